@@ -1,0 +1,391 @@
+"""The `graph` dialect: model-level tensor operations, one op per semantic operation.
+
+Values are ranked `tensor<...xf32>` with static shapes. Weights are handles into a weight store that lives
+outside the IR (`graph.weight "fc0.weight"`), never inline data. ONNX attributes are typed properties, and every
+op verifies its result shape against its operands, naming the op and the mismatch.
+
+    func.func @main(%x: tensor<1x784xf32>) -> tensor<1x128xf32> {
+      %w = graph.weight "fc0.weight" : tensor<128x784xf32>
+      %b = graph.weight "fc0.bias" : tensor<128xf32>
+      %y = graph.gemm %x, %w, %b {trans_b} : (tensor<1x784xf32>, tensor<128x784xf32>, tensor<128xf32>) -> tensor<1x128xf32>
+      %r = graph.relu %y : tensor<1x128xf32>
+      func.return %r : tensor<1x128xf32>
+    }
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+Shape = tuple[int, ...]
+
+
+def shape_of(value: SSAValue | Attribute) -> Shape:
+    """The static shape of a tensor value or type."""
+    ty = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(ty, TensorType), f"expected a tensor, got {ty}"
+    return tuple(ty.get_shape())
+
+
+def tensor_type(shape: Sequence[int]) -> TensorType[Float32Type]:
+    """`tensor<shape x f32>`."""
+    return TensorType(f32, list(shape))
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape | None:
+    """Numpy (multidirectional) broadcasting of shapes; None when they are incompatible."""
+    rank = max((len(s) for s in shapes), default=0)
+    result: list[int] = []
+    for axis in range(rank):
+        dims = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
+        dims.discard(1)
+        if len(dims) > 1:
+            return None
+        result.append(dims.pop() if dims else 1)
+    return tuple(result)
+
+
+def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:
+    """Result shape of numpy `matmul` (batch broadcasting, 1-D operands); None when incompatible."""
+    if not lhs or not rhs:
+        return None
+    left = (1, *lhs) if len(lhs) == 1 else lhs
+    right = (*rhs, 1) if len(rhs) == 1 else rhs
+    if left[-1] != right[-2]:
+        return None
+    batch = broadcast_shapes(left[:-2], right[:-2])
+    if batch is None:
+        return None
+    shape = (*batch, left[-2], right[-1])
+    if len(lhs) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(rhs) == 1:
+        shape = shape[:-1]
+    return shape
+
+
+def _check_result(op: IRDLOperation, expected: Shape) -> None:
+    actual = shape_of(op.results[0])
+    if actual != expected:
+        raise VerifyException(f"{op.name}: result shape {actual} does not match expected shape {expected}")
+
+
+_F32Tensor = base(TensorType)
+
+
+@irdl_op_definition
+class WeightOp(IRDLOperation):
+    """A handle to a named constant tensor in the weight store: `graph.weight "fc0.bias" : tensor<128xf32>`."""
+
+    name = "graph.weight"
+    weight_name = prop_def(StringAttr)
+    result = result_def(_F32Tensor)
+    assembly_format = "$weight_name attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, weight_name: str, shape: Sequence[int]):
+        super().__init__(properties={"weight_name": StringAttr(weight_name)}, result_types=[tensor_type(shape)])
+
+
+class ElementwiseBinaryOp(IRDLOperation):
+    """Base of binary ops with numpy broadcasting: `graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>`."""
+
+    lhs = operand_def(_F32Tensor)
+    rhs = operand_def(_F32Tensor)
+    result = result_def(_F32Tensor)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
+        assert shape is not None, "operands are not broadcast-compatible"
+        super().__init__(operands=[lhs, rhs], result_types=[tensor_type(shape)])
+
+    def verify_(self) -> None:
+        lhs, rhs = shape_of(self.lhs), shape_of(self.rhs)
+        shape = broadcast_shapes(lhs, rhs)
+        if shape is None:
+            raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not broadcast-compatible")
+        _check_result(self, shape)
+
+
+@irdl_op_definition
+class AddOp(ElementwiseBinaryOp):
+    """Elementwise `lhs + rhs`: `graph.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`."""
+
+    name = "graph.add"
+
+
+@irdl_op_definition
+class SubOp(ElementwiseBinaryOp):
+    """Elementwise `lhs - rhs`: `graph.sub %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+
+    name = "graph.sub"
+
+
+@irdl_op_definition
+class MulOp(ElementwiseBinaryOp):
+    """Elementwise `lhs * rhs`: `graph.mul %a, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>`."""
+
+    name = "graph.mul"
+
+
+@irdl_op_definition
+class DivOp(ElementwiseBinaryOp):
+    """Elementwise `lhs / rhs`: `graph.div %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`."""
+
+    name = "graph.div"
+
+
+class ElementwiseUnaryOp(IRDLOperation):
+    """Base of unary ops whose result has the operand's type: `graph.relu %x : tensor<2x3xf32>`."""
+
+    T: ClassVar = VarConstraint("T", _F32Tensor)
+    input = operand_def(T)
+    result = result_def(T)
+    assembly_format = "$input attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[input.type])
+
+
+@irdl_op_definition
+class ReluOp(ElementwiseUnaryOp):
+    """`max(x, 0)`: `graph.relu %x : tensor<1x128xf32>`."""
+
+    name = "graph.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(ElementwiseUnaryOp):
+    """`1 / (1 + exp(-x))`: `graph.sigmoid %x : tensor<8xf32>`."""
+
+    name = "graph.sigmoid"
+
+
+@irdl_op_definition
+class TanhOp(ElementwiseUnaryOp):
+    """`tanh(x)`: `graph.tanh %x : tensor<8xf32>`."""
+
+    name = "graph.tanh"
+
+
+@irdl_op_definition
+class ExpOp(ElementwiseUnaryOp):
+    """`exp(x)`: `graph.exp %x : tensor<8xf32>`."""
+
+    name = "graph.exp"
+
+
+@irdl_op_definition
+class SoftmaxOp(IRDLOperation):
+    """Softmax along one axis (ONNX opset-13 semantics): `graph.softmax %x {axis = 1 : i64} : tensor<1x10xf32>`."""
+
+    name = "graph.softmax"
+    T: ClassVar = VarConstraint("T", _F32Tensor)
+    input = operand_def(T)
+    result = result_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, axis: int):
+        super().__init__(
+            operands=[input], result_types=[input.type], properties={"axis": IntegerAttr(axis, i64)}
+        )
+
+    def verify_(self) -> None:
+        rank = len(shape_of(self.input))
+        if not 0 <= self.axis.value.data < rank:
+            raise VerifyException(f"{self.name}: axis {self.axis.value.data} is out of range for rank {rank}")
+
+
+@irdl_op_definition
+class GemmOp(IRDLOperation):
+    """`alpha * op(a) @ op(b) + beta * c` with op = optional transpose and `c` broadcast to the result:
+    `graph.gemm %a, %b, %c {trans_b} : (tensor<1x784xf32>, tensor<128x784xf32>, tensor<128xf32>) -> tensor<1x128xf32>`.
+    """
+
+    name = "graph.gemm"
+    a = operand_def(_F32Tensor)
+    b = operand_def(_F32Tensor)
+    c = opt_operand_def(_F32Tensor)
+    result = result_def(_F32Tensor)
+    alpha = opt_prop_def(FloatAttr[Float32Type], FloatAttr(1.0, f32))
+    beta = opt_prop_def(FloatAttr[Float32Type], FloatAttr(1.0, f32))
+    trans_a = opt_prop_def(UnitAttr)
+    trans_b = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        c: SSAValue | None,
+        *,
+        alpha: float = 1.0,
+        beta: float = 1.0,
+        trans_a: bool = False,
+        trans_b: bool = False,
+    ):
+        properties: dict[str, Attribute] = {"alpha": FloatAttr(alpha, f32), "beta": FloatAttr(beta, f32)}
+        if trans_a:
+            properties["trans_a"] = UnitAttr()
+        if trans_b:
+            properties["trans_b"] = UnitAttr()
+        m = shape_of(a)[1 if trans_a else 0]
+        n = shape_of(b)[0 if trans_b else 1]
+        super().__init__(
+            operands=[a, b, [] if c is None else [c]],
+            result_types=[tensor_type((m, n))],
+            properties=properties,
+        )
+
+    def verify_(self) -> None:
+        a, b = shape_of(self.a), shape_of(self.b)
+        if len(a) != 2 or len(b) != 2:
+            raise VerifyException(f"{self.name}: operands must be 2-D, got shapes {a} and {b}")
+        m, k = a[::-1] if self.trans_a else a
+        kb, n = b[::-1] if self.trans_b else b
+        if k != kb:
+            raise VerifyException(
+                f"{self.name}: inner dimensions differ: op(a) is {(m, k)} and op(b) is {(kb, n)}"
+            )
+        if self.c is not None:
+            c = shape_of(self.c)
+            if len(c) > 2 or broadcast_shapes(c, (m, n)) != (m, n):
+                raise VerifyException(f"{self.name}: bias shape {c} does not broadcast to the result shape {(m, n)}")
+        _check_result(self, (m, n))
+
+
+@irdl_op_definition
+class MatMulOp(IRDLOperation):
+    """Numpy `matmul` (batched, broadcasting): `graph.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>`."""
+
+    name = "graph.matmul"
+    lhs = operand_def(_F32Tensor)
+    rhs = operand_def(_F32Tensor)
+    result = result_def(_F32Tensor)
+    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        shape = matmul_shape(shape_of(lhs), shape_of(rhs))
+        assert shape is not None, "operands are not matmul-compatible"
+        super().__init__(operands=[lhs, rhs], result_types=[tensor_type(shape)])
+
+    def verify_(self) -> None:
+        lhs, rhs = shape_of(self.lhs), shape_of(self.rhs)
+        shape = matmul_shape(lhs, rhs)
+        if shape is None:
+            raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not matmul-compatible")
+        _check_result(self, shape)
+
+
+@irdl_op_definition
+class ReshapeOp(IRDLOperation):
+    """Same elements in row-major order, new shape (ONNX Reshape and Flatten):
+    `graph.reshape %x : tensor<1x1x28x28xf32> -> tensor<1x784xf32>`."""
+
+    name = "graph.reshape"
+    input = operand_def(_F32Tensor)
+    result = result_def(_F32Tensor)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, shape: Sequence[int]):
+        super().__init__(operands=[input], result_types=[tensor_type(shape)])
+
+    def verify_(self) -> None:
+        source, target = shape_of(self.input), shape_of(self.result)
+        if math.prod(source) != math.prod(target):
+            raise VerifyException(
+                f"{self.name}: cannot reshape {source} ({math.prod(source)} elements) "
+                f"to {target} ({math.prod(target)} elements)"
+            )
+
+
+@irdl_op_definition
+class TransposeOp(IRDLOperation):
+    """Permute dimensions, result dim i = input dim perm[i]:
+    `graph.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>`."""
+
+    name = "graph.transpose"
+    input = operand_def(_F32Tensor)
+    result = result_def(_F32Tensor)
+    perm = prop_def(DenseArrayBase.constr(i64))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, perm: Sequence[int]):
+        source = shape_of(input)
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type([source[p] for p in perm])],
+            properties={"perm": DenseArrayBase.from_list(i64, perm)},
+        )
+
+    def verify_(self) -> None:
+        perm = self.perm.get_values()
+        source = shape_of(self.input)
+        if sorted(perm) != list(range(len(source))):
+            raise VerifyException(f"{self.name}: perm {list(perm)} is not a permutation of 0..{len(source) - 1}")
+        _check_result(self, tuple(source[p] for p in perm))
+
+
+Graph = Dialect(
+    "graph",
+    [
+        WeightOp,
+        AddOp,
+        SubOp,
+        MulOp,
+        DivOp,
+        ReluOp,
+        SigmoidOp,
+        TanhOp,
+        ExpOp,
+        SoftmaxOp,
+        GemmOp,
+        MatMulOp,
+        ReshapeOp,
+        TransposeOp,
+    ],
+    [],
+)

@@ -1,0 +1,226 @@
+"""The `te` dialect: tensor expressions, TVM's `te.compute` as IR.
+
+A `te.compute` defines every element of its result tensor by a scalar body over the output indices, optionally
+folded over extra reduction indices with a combiner (sum, max, min, prod). The body reads other tensors with
+`te.read` and computes with `arith`/`math`; reads are the only way data enters a body, so inlining one compute into
+another (TVM `compute_inline`) is a substitution of indices.
+
+    %y = te.compute "matmul" (%i, %j) reduce sum (%k : 784) -> tensor<1x128xf32> {
+      %a = te.read %x[%i, %k] : tensor<1x784xf32>
+      %b = te.read %w[%j, %k] : tensor<128x784xf32>
+      %p = arith.mulf %a, %b : f32
+      te.yield %p : f32
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, StringAttr, TensorType, i64
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
+from xdsl.utils.exceptions import VerifyException
+
+COMBINERS = ("sum", "max", "min", "prod")
+"""Reduction combiners a `te.compute` may use."""
+
+
+@irdl_op_definition
+class ComputeOp(IRDLOperation):
+    """A tensor defined elementwise by its body, optionally reduced over extra indices:
+    `%y = te.compute "relu" (%i) -> tensor<8xf32> { ... te.yield %v : f32 }`."""
+
+    name = "te.compute"
+    tag = prop_def(StringAttr)
+    reduce_extents = prop_def(DenseArrayBase[I64])
+    combiner = opt_prop_def(StringAttr)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(RecursiveMemoryEffect())
+
+    def __init__(
+        self,
+        tag: str,
+        result_type: TensorType,
+        body: Region | Block,
+        reduce_extents: Sequence[int] = (),
+        combiner: str | None = None,
+    ):
+        properties: dict[str, Attribute] = {
+            "tag": StringAttr(tag),
+            "reduce_extents": DenseArrayBase.from_list(i64, reduce_extents),
+        }
+        if combiner is not None:
+            properties["combiner"] = StringAttr(combiner)
+        super().__init__(
+            result_types=[result_type],
+            regions=[body if isinstance(body, Region) else Region(body)],
+            properties=properties,
+        )
+
+    @staticmethod
+    def block_for(shape: Sequence[int], reduce_extents: Sequence[int] = ()) -> Block:
+        """An empty body block with one index argument per output dimension and reduction axis."""
+        return Block(arg_types=[IndexType()] * (len(shape) + len(reduce_extents)))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        assert isinstance(self.result.type, TensorType)
+        return tuple(self.result.type.get_shape())
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        """Extents of the reduction axes (empty for a pure elementwise compute)."""
+        return self.reduce_extents.get_values()
+
+    @property
+    def output_indices(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[: len(self.shape)]
+
+    @property
+    def reduce_indices(self) -> tuple[SSAValue, ...]:
+        return self.body.block.args[len(self.shape) :]
+
+    @property
+    def yield_op(self) -> YieldOp:
+        terminator = self.body.block.last_op
+        assert isinstance(terminator, YieldOp)
+        return terminator
+
+    def verify_(self) -> None:
+        result_type = self.result.type
+        assert isinstance(result_type, TensorType)
+        expected_args = len(self.shape) + len(self.extents)
+        args = self.body.block.args
+        if len(args) != expected_args:
+            raise VerifyException(
+                f"{self.name} '{self.tag.data}': body has {len(args)} index arguments, expected {expected_args} "
+                f"({len(self.shape)} output + {len(self.extents)} reduction)"
+            )
+        if any(not isinstance(arg.type, IndexType) for arg in args):
+            raise VerifyException(f"{self.name} '{self.tag.data}': body arguments must be of type index")
+        if bool(self.extents) != (self.combiner is not None):
+            raise VerifyException(
+                f"{self.name} '{self.tag.data}': a combiner is required exactly when there are reduction axes"
+            )
+        if self.combiner is not None and self.combiner.data not in COMBINERS:
+            raise VerifyException(
+                f"{self.name} '{self.tag.data}': unknown combiner '{self.combiner.data}' "
+                f"(expected one of {', '.join(COMBINERS)})"
+            )
+        if any(extent <= 0 for extent in self.extents):
+            raise VerifyException(f"{self.name} '{self.tag.data}': reduction extents must be positive")
+        terminator = self.body.block.last_op
+        if not isinstance(terminator, YieldOp):
+            raise VerifyException(f"{self.name} '{self.tag.data}': body must end with te.yield")
+        if terminator.value.type != result_type.element_type:
+            raise VerifyException(
+                f"{self.name} '{self.tag.data}': yields {terminator.value.type} but the result element type "
+                f"is {result_type.element_type}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.tag)
+        printer.print_string(" (")
+        printer.print_list(self.output_indices, printer.print_ssa_value)
+        printer.print_string(")")
+        if self.combiner is not None:
+            printer.print_string(f" reduce {self.combiner.data} (")
+            printer.print_list(
+                zip(self.reduce_indices, self.extents),
+                lambda pair: (printer.print_ssa_value(pair[0]), printer.print_string(f" : {pair[1]}")),
+            )
+            printer.print_string(")")
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ComputeOp:
+        tag = parser.parse_str_literal("kernel tag")
+        outputs = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
+        )
+        combiner: str | None = None
+        reductions: list[tuple[Parser.UnresolvedArgument, int]] = []
+        if parser.parse_optional_keyword("reduce"):
+            combiner = parser.parse_identifier("reduction combiner")
+
+            def parse_axis() -> tuple[Parser.UnresolvedArgument, int]:
+                arg = parser.parse_argument(expect_type=False)
+                parser.parse_punctuation(":")
+                return arg, parser.parse_integer(allow_boolean=False, allow_negative=False)
+
+            reductions = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_axis)
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        if not isinstance(result_type, TensorType):
+            parser.raise_error(f"te.compute result must be a tensor type, got {result_type}")
+        index = IndexType()
+        args = [arg.resolve(index) for arg in outputs] + [arg.resolve(index) for arg, _ in reductions]
+        body = parser.parse_region(args)
+        op = cls(tag, result_type, body, [extent for _, extent in reductions], combiner)
+        if (extra := parser.parse_optional_attr_dict_with_keyword()) is not None:
+            op.attributes |= extra.data
+        return op
+
+
+@irdl_op_definition
+class ReadOp(IRDLOperation):
+    """One element of a tensor inside a `te.compute` body: `%v = te.read %x[%i, %k] : tensor<1x784xf32>`."""
+
+    name = "te.read"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    tensor = operand_def(TensorType.constr(T))
+    indices = var_operand_def(IndexType())
+    result = result_def(T)
+    assembly_format = "$tensor `[` $indices `]` attr-dict `:` type($tensor)"
+    traits = traits_def(Pure())
+
+    def __init__(self, tensor: SSAValue, indices: Sequence[SSAValue]):
+        assert isinstance(tensor.type, TensorType)
+        super().__init__(operands=[tensor, indices], result_types=[tensor.type.element_type])
+
+    def verify_(self) -> None:
+        assert isinstance(self.tensor.type, TensorType)
+        rank = self.tensor.type.get_num_dims()
+        if len(self.indices) != rank:
+            raise VerifyException(f"{self.name}: {len(self.indices)} indices given for a tensor of rank {rank}")
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """The value of one element (or one reduction term) of a `te.compute`: `te.yield %v : f32`."""
+
+    name = "te.yield"
+    value = operand_def()
+    assembly_format = "$value attr-dict `:` type($value)"
+    traits = traits_def(IsTerminator(), HasParent(ComputeOp), Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value])
+
+
+TE = Dialect("te", [ComputeOp, ReadOp, YieldOp], [])

@@ -1,0 +1,1 @@
+"""ONNX frontend: ModelProto or path -> graph-dialect module + weight store."""

@@ -1,0 +1,78 @@
+"""minimlc's passes and named pipelines.
+
+Every lowering and optimisation is a `ModulePass` registered here by name, so `mini-opt -p NAME` and the
+in-process compiler run exactly the same code. Named pipelines are lists of those names, expanded before the pass
+list is parsed so that `--time-passes` and `--print-between-passes` still see every inner pass.
+"""
+
+from collections.abc import Callable
+from importlib import import_module
+
+from xdsl.passes import ModulePass
+
+_OURS = {
+    "graph-to-te": ("graph_to_te", "GraphToTePass"),
+    "te-inline": ("te_inline", "TeInlinePass"),
+    "te-to-loop": ("te_to_loop", "TeToLoopPass"),
+    "loop-to-scf": ("loop_to_scf", "LoopToScfPass"),
+    "convert-to-llvm": ("convert_to_llvm", "ConvertToLlvmPass"),
+}
+
+_UPSTREAM = (
+    "convert-scf-to-cf",
+    "reconcile-unrealized-casts",
+    "canonicalize",
+    "cse",
+    "dce",
+    "licm",
+)
+
+PIPELINES: dict[str, tuple[str, str]] = {
+    "lower-to-te": ("graph dialect -> te compute definitions", "graph-to-te"),
+    "lower-to-loop": ("graph or te -> loop nests over buffers", "graph-to-te,te-inline,te-to-loop"),
+    "lower-to-scf": (
+        "graph, te or loop -> scf/memref/arith/math/func",
+        "graph-to-te,te-inline,te-to-loop,loop-to-scf",
+    ),
+    "lower-to-llvm": (
+        "any minimlc level -> llvm dialect (print LLVM IR with -t llvm)",
+        "graph-to-te,te-inline,te-to-loop,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
+        "reconcile-unrealized-casts",
+    ),
+}
+"""Pipeline name -> (one-line description, comma-separated pass list)."""
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Pass name -> lazy loader of the pass class, for minimlc's passes and the xDSL ones we use."""
+
+    def loader(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+        return lambda: getattr(import_module(f"minimlc.lowering.{module}"), cls)
+
+    from xdsl.transforms import get_all_passes as xdsl_passes
+
+    upstream = xdsl_passes()
+    ours = {name: loader(module, cls) for name, (module, cls) in _OURS.items()}
+    return {**{name: upstream[name] for name in _UPSTREAM}, **ours}
+
+
+def split_pass_list(spec: str) -> list[str]:
+    """Split `a,b{x=1,2},c` at the commas that are not inside braces."""
+    items: list[str] = []
+    depth = 0
+    start = 0
+    for pos, char in enumerate(spec):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(spec[start:pos])
+            start = pos + 1
+    items.append(spec[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def expand_pipelines(spec: str) -> str:
+    """Replace every named pipeline in a pass list by its passes: `lower-to-te,cse` -> `graph-to-te,cse`."""
+    return ",".join(PIPELINES[item][1] if item in PIPELINES else item for item in split_pass_list(spec))

@@ -1,0 +1,122 @@
+"""`mini-opt`: minimlc's IR driver, a thin subclass of xDSL's `xdsl-opt`.
+
+It registers our dialects, passes, named pipelines (expanded before parsing so `--time-passes` and
+`--print-between-passes` see every inner pass), the `llvm` target (LLVM IR text) and an `.onnx` frontend:
+
+    mini-opt model.mlir -p lower-to-llvm -t llvm
+    mini-opt model.onnx -p lower-to-loop
+    mini-opt --list-passes
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from minimlc.dialects import get_all_dialects
+from minimlc.lowering import PIPELINES, expand_pipelines, get_all_passes
+
+
+class MiniOptMain(xDSLOptMain):
+    """xdsl-opt with minimlc's dialects, passes, pipelines, targets and frontends."""
+
+    def register_all_dialects(self) -> None:
+        for name, factory in get_all_dialects().items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        super().register_all_targets()
+
+        def llvm_ir() -> type[Any]:
+            from minimlc.lowering.llvm_translate import LlvmIrTarget
+
+            return LlvmIrTarget
+
+        self.available_targets["llvm"] = llvm_ir
+
+    def register_all_frontends(self) -> None:
+        super().register_all_frontends()
+
+        def parse_onnx(stream: IO[bytes]) -> ModuleOp:
+            from minimlc.frontend.onnx import import_model
+
+            return import_model(stream.read()).module
+
+        self.available_frontends["onnx"] = parse_onnx
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--list-passes",
+            action=_ListPassesAction,
+            nargs=0,
+            help="List every pass and named pipeline with a one-line description and its options, then exit",
+        )
+
+    def setup_pipeline(self) -> None:
+        self.args.passes = expand_pipelines(self.args.passes)
+        super().setup_pipeline()
+
+
+class _ListPassesAction(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(describe_passes())
+        parser.exit()
+
+
+def describe_passes() -> str:
+    """A table of every pass (name, description, options) and named pipeline."""
+    lines = ["Passes:"]
+    for name, factory in sorted(get_all_passes().items()):
+        pass_class = factory()
+        lines.append(f"  {name:<28} {_summary(pass_class)}")
+        for option, (kind, default) in _options(pass_class).items():
+            lines.append(f"  {'':<28}   {option}: {kind} = {default}")
+    lines.append("Pipelines:")
+    for name, (description, passes) in PIPELINES.items():
+        lines.append(f"  {name:<28} {description}")
+        lines.append(f"  {'':<28}   = {passes}")
+    return "\n".join(lines)
+
+
+def _summary(pass_class: type[ModulePass]) -> str:
+    doc = (pass_class.__doc__ or "").strip()
+    return doc.splitlines()[0] if doc else "(no description)"
+
+
+def _options(pass_class: type[ModulePass]) -> dict[str, tuple[str, str]]:
+    import dataclasses
+
+    if not dataclasses.is_dataclass(pass_class):
+        return {}
+    options: dict[str, tuple[str, str]] = {}
+    for field in dataclasses.fields(pass_class):
+        kind = getattr(field.type, "__name__", str(field.type))
+        default = "required" if field.default is dataclasses.MISSING else repr(field.default)
+        options[field.name] = (kind, default)
+    return options
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `mini-opt` console script."""
+    try:
+        MiniOptMain(args=argv).run()
+    except (ArgSpecParseError, DiagnosticException, ValueError) as error:
+        print(f"mini-opt: error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
