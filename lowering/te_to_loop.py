@@ -1,0 +1,313 @@
+"""Lower `te` computes over tensors to `loop` nests over buffers (bufferization + kernel extraction).
+
+Every function whose signature holds tensors is rewritten to take buffers: inputs first, then one output buffer per
+result, and no results. Each `te.compute` becomes a private kernel function `@<tag>_<n>(inputs..., out)` holding
+its loop nest, called from the function; a compute whose value is returned writes straight into that output
+buffer, any other into a `loop.alloc "global"` buffer. `graph.weight` becomes `loop.weight`. Returned values that
+are not freshly computed (function arguments, weights, a value returned twice) are copied by a copy kernel.
+Structurally identical kernels are emitted once and shared.
+
+Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register by LLVM): init, update in the
+innermost loops, final store. Float contraction (fused multiply-add) is allowed in kernels, and sums may be
+reassociated, as ONNX Runtime and TVM do.
+
+Assumes static shapes, float element types, and te bodies that only read tensors through `te.read`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    UnitAttr,
+    f32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.dialects import graph, loop, te
+
+ENTRY_ATTR = "minimlc.entry"
+"""Unit attribute on the functions that are a model's native entry points."""
+
+_COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}
+_FUSED_FLAGS = arith.FastMathFlagsAttr(("contract",))
+_REDUCE_FLAGS = arith.FastMathFlagsAttr(("reassoc", "contract"))
+
+
+def _combine(combiner: str, acc: SSAValue, value: SSAValue) -> Operation:
+    if combiner == "sum":
+        return arith.AddfOp(acc, value, _REDUCE_FLAGS)
+    if combiner == "prod":
+        return arith.MulfOp(acc, value, _REDUCE_FLAGS)
+    if combiner == "max":
+        return arith.MaximumfOp(acc, value)
+    return arith.MinimumfOp(acc, value)
+
+
+class TeToLoopPass(ModulePass):
+    """Bufferize tensor functions and turn each te.compute into a loop-nest kernel function."""
+
+    name = "te-to-loop"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = _KernelTable(op)
+        for function in list(op.ops):
+            if isinstance(function, func.FuncOp) and _has_tensors(function):
+                _bufferize_function(function, kernels)
+
+
+def _has_tensors(function: func.FuncOp) -> bool:
+    types = (*function.function_type.inputs, *function.function_type.outputs)
+    return any(isinstance(t, TensorType) for t in types)
+
+
+def _buffer_type(value: SSAValue) -> Attribute:
+    tensor = value.type
+    if not isinstance(tensor, TensorType):
+        raise DiagnosticException(f"te-to-loop: expected a tensor value, got {tensor}")
+    return loop.memref_of(tensor.get_shape(), tensor.element_type)
+
+
+class _KernelTable:
+    """Kernel functions of one module, deduplicated by their printed body."""
+
+    def __init__(self, module: ModuleOp):
+        self.module = module
+        self.by_body: dict[str, str] = {}
+        self.count = 0
+
+    def intern(self, tag: str, kernel: func.FuncOp) -> str:
+        key = str(kernel)
+        if key not in self.by_body:
+            name = f"{tag}_{self.count}"
+            self.count += 1
+            kernel.sym_name = StringAttr(name)
+            self.module.body.block.add_op(kernel)
+            self.by_body[key] = name
+        return self.by_body[key]
+
+
+@dataclass
+class _FunctionState:
+    builder: Builder
+    buffers: dict[SSAValue, SSAValue]
+    kernels: _KernelTable
+
+    def call_kernel(self, tag: str, kernel: func.FuncOp, operands: Sequence[SSAValue]) -> None:
+        name = self.kernels.intern(tag, kernel)
+        self.builder.insert(func.CallOp(SymbolRefAttr(name), list(operands), []))
+
+
+def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
+    old_block = function.body.block
+    results = function.function_type.outputs.data
+    terminator = old_block.last_op
+    assert isinstance(terminator, func.ReturnOp)
+    returned = list(terminator.arguments)
+
+    arg_types = [_buffer_type(arg) for arg in old_block.args] + [
+        loop.memref_of(t.get_shape(), t.element_type) for t in results if isinstance(t, TensorType)
+    ]
+    new_block = Block(arg_types=arg_types)
+    for old, new in zip(old_block.args, new_block.args):
+        new.name_hint = old.name_hint
+    out_params = new_block.args[len(old_block.args) :]
+    for index, param in enumerate(out_params):
+        param.name_hint = f"out{index}"
+
+    # A computed value returned (first time) is written directly into its output buffer.
+    direct_output: dict[SSAValue, SSAValue] = {}
+    for value, param in zip(returned, out_params):
+        if isinstance(value.owner, te.ComputeOp) and value not in direct_output:
+            direct_output[value] = param
+
+    state = _FunctionState(Builder(InsertPoint.at_end(new_block)), dict(zip(old_block.args, new_block.args)), kernels)
+    for op in old_block.ops:
+        if isinstance(op, graph.WeightOp):
+            weight = loop.WeightOp(op.weight_name.data, _buffer_type(op.result))
+            weight.result.name_hint = op.result.name_hint
+            state.builder.insert(weight)
+            state.buffers[op.result] = weight.result
+        elif isinstance(op, te.ComputeOp):
+            _lower_compute(op, state, direct_output.get(op.result))
+        elif isinstance(op, func.ReturnOp):
+            for value, param in zip(returned, out_params):
+                if direct_output.get(value) is not param:
+                    _copy(state, state.buffers[value], param)
+            state.builder.insert(func.ReturnOp())
+        else:
+            raise DiagnosticException(
+                f"te-to-loop: cannot bufferize '{op.name}' in @{function.sym_name.data}; "
+                "lower graph ops with graph-to-te first"
+            )
+
+    function.body.detach_block(old_block)
+    function.body.add_block(new_block)
+    function.function_type = func.FunctionType.from_lists(arg_types, [])
+    function.attributes[ENTRY_ATTR] = UnitAttr()
+
+
+def _lower_compute(compute: te.ComputeOp, state: _FunctionState, output: SSAValue | None) -> None:
+    inputs = _read_tensors(compute)
+    if output is None:
+        alloc = loop.AllocOp(_buffer_type(compute.result), "global")
+        alloc.result.name_hint = compute.result.name_hint
+        state.builder.insert(alloc)
+        output = alloc.result
+    state.buffers[compute.result] = output
+    kernel = _kernel_function([state.buffers[t].type for t in inputs], output.type)
+    params = kernel.body.block.args
+    _emit_loops(compute, Builder(InsertPoint.at_start(kernel.body.block)), dict(zip(inputs, params)), params[-1])
+    state.call_kernel(compute.tag.data, kernel, [*(state.buffers[t] for t in inputs), output])
+
+
+def _copy(state: _FunctionState, source: SSAValue, target: SSAValue) -> None:
+    kernel = _kernel_function([source.type], target.type)
+    src, dst = kernel.body.block.args
+    shape = target.type.get_shape()  # type: ignore[union-attr]
+
+    def store_element(builder: Builder, ivs: list[SSAValue]) -> None:
+        load = builder.insert(memref.LoadOp.get(src, ivs))
+        builder.insert(memref.StoreOp.get(load.res, dst, ivs))
+
+    _build_nest(Builder(InsertPoint.at_start(kernel.body.block)), _index_names(len(shape)), shape, store_element)
+    state.call_kernel("copy", kernel, [source, target])
+
+
+def _kernel_function(input_types: Sequence[Attribute], output_type: Attribute) -> func.FuncOp:
+    """An empty private kernel `(inputs..., out) -> ()` whose buffer parameters do not alias."""
+    types = [*input_types, output_type]
+    kernel = func.FuncOp("kernel", (types, []), Region(Block([func.ReturnOp()], arg_types=types)), "private")
+    kernel.arg_attrs = _noalias_attrs(len(types))
+    for index, param in enumerate(kernel.body.block.args):
+        param.name_hint = "out" if index == len(types) - 1 else f"in{index}"
+    return kernel
+
+
+def _noalias_attrs(count: int) -> ArrayAttr[DictionaryAttr]:
+    return ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()}) for _ in range(count)])
+
+
+def _read_tensors(compute: te.ComputeOp) -> list[SSAValue]:
+    """The tensors a compute reads, in first-read order; any other value from outside the body is an error."""
+    tensors: list[SSAValue] = []
+    for op in compute.body.walk():
+        for operand in op.operands:
+            if _defined_inside(operand, compute):
+                continue
+            if isinstance(op, te.ReadOp) and operand is op.tensor:
+                if operand not in tensors:
+                    tensors.append(operand)
+                continue
+            raise DiagnosticException(
+                f"te-to-loop: te.compute '{compute.tag.data}' uses a value defined outside its body "
+                f"other than through te.read (operand of {op.name})"
+            )
+    return tensors
+
+
+def _defined_inside(value: SSAValue, compute: te.ComputeOp) -> bool:
+    owner = value.owner
+    block = owner if isinstance(owner, Block) else owner.parent_block()
+    while block is not None:
+        if block is compute.body.block:
+            return True
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+    return False
+
+
+def _index_names(count: int, prefix: str = "i") -> list[str]:
+    return [f"{prefix}{n}" for n in range(count)]
+
+
+def _loop_names(compute: te.ComputeOp) -> list[str]:
+    """Loop names from the compute's index names (`%i` -> "i"), made unique."""
+    names: list[str] = []
+    for position, arg in enumerate(compute.body.block.args):
+        name = arg.name_hint or f"{'i' if position < len(compute.shape) else 'k'}{position}"
+        while name in names:
+            name += "_"
+        names.append(name)
+    return names
+
+
+def _build_nest(
+    builder: Builder,
+    names: Sequence[str],
+    extents: Sequence[int],
+    inner: Callable[[Builder, list[SSAValue]], None],
+    ivs: tuple[SSAValue, ...] = (),
+) -> None:
+    if not extents:
+        inner(builder, list(ivs))
+        return
+    body = loop.ForOp.empty_body()
+    body.args[0].name_hint = names[0]
+    builder.insert(loop.ForOp(names[0], 0, extents[0], body))
+    _build_nest(Builder(InsertPoint.at_end(body)), names[1:], extents[1:], inner, (*ivs, body.args[0]))
+
+
+def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue], params: dict[SSAValue, SSAValue]):
+    """Clone the compute body at `builder` with indices `ivs`, reading buffers; returns the yielded value."""
+    mapping: dict[SSAValue, SSAValue] = dict(zip(compute.body.block.args, ivs))
+    for op in compute.body.block.ops:
+        if isinstance(op, te.YieldOp):
+            return mapping.get(op.value, op.value)
+        if isinstance(op, te.ReadOp):
+            load = builder.insert(memref.LoadOp.get(params[op.tensor], [mapping[i] for i in op.indices]))
+            load.res.name_hint = op.result.name_hint
+            mapping[op.result] = load.res
+            continue
+        clone = builder.insert(op.clone(value_mapper=mapping))
+        if isinstance(clone, arith.MulfOp | arith.AddfOp | arith.SubfOp) and clone.fastmath == arith.FastMathFlagsAttr(
+            "none"
+        ):
+            clone.fastmath = _FUSED_FLAGS
+    raise AssertionError("te.compute body without te.yield")
+
+
+def _emit_loops(compute: te.ComputeOp, builder: Builder, params: dict[SSAValue, SSAValue], out: SSAValue) -> None:
+    names = _loop_names(compute)
+    rank = len(compute.shape)
+    if compute.combiner is None:
+
+        def store_element(inner: Builder, ivs: list[SSAValue]) -> None:
+            inner.insert(memref.StoreOp.get(_emit_body(compute, inner, ivs, params), out, ivs))
+
+        _build_nest(builder, names, compute.shape, store_element)
+        return
+
+    combiner = compute.combiner.data
+    accumulator = builder.insert(loop.AllocOp(loop.memref_of((), f32), "local")).result
+    accumulator.name_hint = "acc"
+
+    def reduce_element(inner: Builder, ivs: list[SSAValue]) -> None:
+        init = inner.insert(arith.ConstantOp(FloatAttr(_COMBINER_INIT[combiner], f32)))
+        inner.insert(memref.StoreOp.get(init.result, accumulator, []))
+
+        def update(innermost: Builder, reduce_ivs: list[SSAValue]) -> None:
+            value = _emit_body(compute, innermost, [*ivs, *reduce_ivs], params)
+            current = innermost.insert(memref.LoadOp.get(accumulator, []))
+            combined = innermost.insert(_combine(combiner, current.res, value))
+            innermost.insert(memref.StoreOp.get(combined.results[0], accumulator, []))
+
+        _build_nest(inner, names[rank:], compute.extents, update)
+        final = inner.insert(memref.LoadOp.get(accumulator, []))
+        inner.insert(memref.StoreOp.get(final.res, out, ivs))
+
+    _build_nest(builder, names[:rank], compute.shape, reduce_element)
