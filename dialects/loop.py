@@ -110,7 +110,7 @@ class ForOp(IRDLOperation):
         printer.print_ssa_value(self.induction_var)
         printer.print_string(f" = {self.lower.value.data} to {self.upper.value.data} step {self.step.value.data}")
         printer.print_string(f" {self.kind.data} ")
-        printer.print_region(self.body, print_entry_block_args=False)
+        printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
         printer.print_op_attributes(self.attributes, print_keyword=True)
 
     @classmethod
@@ -125,6 +125,8 @@ class ForOp(IRDLOperation):
         step = parser.parse_integer(allow_boolean=False)
         kind = parser.parse_identifier("loop kind")
         body = parser.parse_region([induction_var.resolve(IndexType())])
+        if not body.blocks:
+            body.add_block(cls.empty_body())
         op = cls(loop_name, lower, upper, body, step, kind)
         if (extra := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes |= extra.data

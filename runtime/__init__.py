@@ -1,1 +1,14 @@
 """Compile ONNX models to native code and run them: `from minimlc.runtime import InferenceSession`."""
+
+from typing import Any
+
+__all__ = ["InferenceSession", "InvalidInputError"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that `minimlc.runtime.jit` can be used without importing the ONNX frontend.
+    if name in __all__:
+        from minimlc.runtime import session
+
+        return getattr(session, name)
+    raise AttributeError(f"module 'minimlc.runtime' has no attribute {name!r}")

@@ -1,0 +1,110 @@
+"""`InferenceSession`: ONNX Runtime's Python API over a model minimlc compiled to native code.
+
+    from minimlc.runtime import InferenceSession
+    session = InferenceSession("examples/mlp.onnx")
+    (logits,) = session.run(None, {"input": x})
+
+Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
+wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call. `run` is safe to call from several
+threads: each call builds its own argument array and intermediate buffers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+
+from minimlc.frontend.onnx import TensorInfo, import_model
+from minimlc.runtime.compiler import CompiledModel, compile_model
+
+
+class InvalidInputError(ValueError):
+    """A feed does not match the model's inputs (unknown or missing name, wrong dtype or shape)."""
+
+
+class InferenceSession:
+    """Compile an ONNX model (path, bytes or `onnx.ModelProto`) and run it like `onnxruntime.InferenceSession`."""
+
+    def __init__(
+        self,
+        model: onnx.ModelProto | str | os.PathLike[str] | bytes,
+        *,
+        input_shapes: Mapping[str, Sequence[int]] | None = None,
+    ):
+        """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size)."""
+        self._model: CompiledModel = compile_model(import_model(model, input_shapes))
+        self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
+        self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
+        self._output_shapes = [info.shape for info in self._model.outputs]
+
+    def get_inputs(self) -> list[TensorInfo]:
+        """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""
+        return list(self._model.inputs)
+
+    def get_outputs(self) -> list[TensorInfo]:
+        """The model's outputs: name, shape, dtype."""
+        return list(self._model.outputs)
+
+    @property
+    def compile_seconds(self) -> float:
+        """Wall time spent lowering, translating and JIT-compiling the model."""
+        return self._model.compile_seconds
+
+    @property
+    def llvm_ir(self) -> str:
+        """The LLVM IR handed to the JIT (before LLVM's own optimisation)."""
+        return self._model.llvm_ir
+
+    def run(
+        self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any], run_options: object = None
+    ) -> list[np.ndarray]:
+        """Run the model on `input_feed` (name -> array); returns the named outputs (all when None), in order."""
+        wanted = self._output_positions(output_names)
+        inputs = self._checked_inputs(input_feed)
+        outputs = [np.empty(shape, dtype=np.float32) for shape in self._output_shapes]
+        buffers = [array.ctypes.data for array in inputs] + [array.ctypes.data for array in outputs]
+        args = np.concatenate((np.array(buffers, dtype=np.uintp), self._model.weight_addresses))
+        self._model.entry(args.ctypes.data)
+        return [outputs[position] for position in wanted]
+
+    def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
+        if output_names is None:
+            return list(range(len(self._output_shapes)))
+        unknown = [name for name in output_names if name not in self._output_index]
+        if unknown:
+            raise InvalidInputError(
+                f"unknown output name(s) {', '.join(map(repr, unknown))}; "
+                f"the model's outputs are: {', '.join(self._output_index)}"
+            )
+        return [self._output_index[name] for name in output_names]
+
+    def _checked_inputs(self, input_feed: Mapping[str, Any]) -> list[np.ndarray]:
+        unknown = [name for name in input_feed if name not in self._input_index]
+        missing = [info.name for info in self._model.inputs if info.name not in input_feed]
+        if unknown or missing:
+            problems = []
+            if unknown:
+                problems.append(f"unknown input name(s) {', '.join(map(repr, unknown))}")
+            if missing:
+                problems.append(f"missing input(s) {', '.join(map(repr, missing))}")
+            expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._model.inputs)
+            raise InvalidInputError(f"{'; '.join(problems)}; the model's inputs are: {expected}")
+        return [_checked_array(info, input_feed[info.name]) for info in self._model.inputs]
+
+
+def _checked_array(info: TensorInfo, value: Any) -> np.ndarray:
+    array = value if isinstance(value, np.ndarray) else np.asarray(value)
+    if array.dtype != info.dtype:
+        raise InvalidInputError(
+            f"input '{info.name}': expected dtype {info.dtype} ({info.type}), got {array.dtype}; "
+            f"convert it with .astype(np.{info.dtype})"
+        )
+    if array.shape != info.shape:
+        raise InvalidInputError(f"input '{info.name}': expected shape {info.shape}, got {array.shape}")
+    if not array.flags.c_contiguous or not array.flags.aligned:
+        array = np.ascontiguousarray(array)
+    return array

@@ -1,0 +1,110 @@
+// RUN: mini-opt %s --split-input-file --verify-diagnostics -p te-to-loop | filecheck %s
+
+// A reduction feeding an elementwise compute: the intermediate gets a global buffer, the returned value is written
+// straight into the output parameter, and the reduction accumulates in a local scalar.
+func.func @matmul_relu(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
+  %y = te.compute "matmul" (%i, %j) reduce sum (%k : 8) -> tensor<2x4xf32> {
+    %a = te.read %x[%i, %k] : tensor<2x8xf32>
+    %b = te.read %w[%j, %k] : tensor<4x8xf32>
+    %p = arith.mulf %a, %b : f32
+    te.yield %p : f32
+  }
+  %z = te.compute "relu" (%i, %j) -> tensor<2x4xf32> {
+    %a = te.read %y[%i, %j] : tensor<2x4xf32>
+    %c = arith.constant 0.000000e+00 : f32
+    %m = arith.maximumf %a, %c : f32
+    te.yield %m : f32
+  }
+  func.return %z : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @matmul_relu(%x: memref<2x8xf32>, %w: memref<4x8xf32>, %out0: memref<2x4xf32>) attributes {minimlc.entry} {
+// CHECK-NEXT:    %y = loop.alloc "global" : memref<2x4xf32>
+// CHECK-NEXT:    func.call @matmul_0(%x, %w, %y) : (memref<2x8xf32>, memref<4x8xf32>, memref<2x4xf32>) -> ()
+// CHECK-NEXT:    func.call @relu_1(%y, %out0) : (memref<2x4xf32>, memref<2x4xf32>) -> ()
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func private @matmul_0(%in0: memref<2x8xf32> {llvm.noalias}, %in1: memref<4x8xf32> {llvm.noalias}, %out: memref<2x4xf32> {llvm.noalias}) {
+// CHECK-NEXT:    %acc = loop.alloc "local" : memref<f32>
+// CHECK-NEXT:    loop.for "i" %i = 0 to 2 step 1 serial {
+// CHECK-NEXT:      loop.for "j" %j = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %0 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        memref.store %0, %acc[] : memref<f32>
+// CHECK-NEXT:        loop.for "k" %k = 0 to 8 step 1 serial {
+// CHECK-NEXT:          %a = memref.load %in0[%i, %k] : memref<2x8xf32>
+// CHECK-NEXT:          %b = memref.load %in1[%j, %k] : memref<4x8xf32>
+// CHECK-NEXT:          %p = arith.mulf %a, %b fastmath<contract> : f32
+// CHECK-NEXT:          %1 = memref.load %acc[] : memref<f32>
+// CHECK-NEXT:          %2 = arith.addf %1, %p fastmath<reassoc,contract> : f32
+// CHECK-NEXT:          memref.store %2, %acc[] : memref<f32>
+// CHECK-NEXT:        }
+// CHECK-NEXT:        %3 = memref.load %acc[] : memref<f32>
+// CHECK-NEXT:        memref.store %3, %out[%i, %j] : memref<2x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func private @relu_1(%in0: memref<2x4xf32> {llvm.noalias}, %out: memref<2x4xf32> {llvm.noalias}) {
+// CHECK-NEXT:    loop.for "i" %i = 0 to 2 step 1 serial {
+// CHECK-NEXT:      loop.for "j" %j = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %a = memref.load %in0[%i, %j] : memref<2x4xf32>
+// CHECK-NEXT:        %c = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %m = arith.maximumf %a, %c : f32
+// CHECK-NEXT:        memref.store %m, %out[%i, %j] : memref<2x4xf32>
+
+// -----
+
+// Max reduction over two axes starts from -inf; weights become loop.weight.
+func.func @reduce_max(%x: tensor<3x5xf32>) -> tensor<1xf32> {
+  %w = graph.weight "bias" : tensor<3x5xf32>
+  %m = te.compute "reduce_max" (%n) reduce max (%h : 3, %v : 5) -> tensor<1xf32> {
+    %a = te.read %x[%h, %v] : tensor<3x5xf32>
+    %b = te.read %w[%h, %v] : tensor<3x5xf32>
+    %s = arith.addf %a, %b : f32
+    te.yield %s : f32
+  }
+  func.return %m : tensor<1xf32>
+}
+
+// CHECK-LABEL: func.func @reduce_max(%x: memref<3x5xf32>, %out0: memref<1xf32>) attributes {minimlc.entry} {
+// CHECK-NEXT:    %w = loop.weight "bias" : memref<3x5xf32>
+// CHECK-NEXT:    func.call @reduce_max_0(%x, %w, %out0)
+// CHECK:       func.func private @reduce_max_0(
+// CHECK:         %0 = arith.constant 0xff800000 : f32
+// CHECK:         loop.for "h" %h = 0 to 3 step 1 serial {
+// CHECK-NEXT:      loop.for "v" %v = 0 to 5 step 1 serial {
+// CHECK:             arith.maximumf
+
+// -----
+
+// Identical computes share one kernel; an argument returned directly and a value returned twice are copied.
+func.func @dedup_and_copies(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = te.compute "exp" (%i) -> tensor<4xf32> {
+    %v = te.read %x[%i] : tensor<4xf32>
+    %e = math.exp %v : f32
+    te.yield %e : f32
+  }
+  %b = te.compute "exp" (%i) -> tensor<4xf32> {
+    %v = te.read %a[%i] : tensor<4xf32>
+    %e = math.exp %v : f32
+    te.yield %e : f32
+  }
+  func.return %a, %b, %x, %a : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @dedup_and_copies(%x: memref<4xf32>, %out0: memref<4xf32>, %out1: memref<4xf32>, %out2: memref<4xf32>, %out3: memref<4xf32>)
+// CHECK-NEXT:    func.call @exp_0(%x, %out0)
+// CHECK-NEXT:    func.call @exp_0(%out0, %out1)
+// CHECK-NEXT:    func.call @copy_1(%x, %out2)
+// CHECK-NEXT:    func.call @copy_1(%out0, %out3)
+// CHECK-NEXT:    func.return
+// CHECK-NOT:   func.func private @exp_2
+
+// -----
+
+func.func @leftover_graph_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = graph.relu %x : tensor<4xf32>
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK: te-to-loop: cannot bufferize 'graph.relu' in @leftover_graph_op; lower graph ops with graph-to-te first
