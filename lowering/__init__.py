@@ -18,14 +18,15 @@ _OURS = {
     "convert-to-llvm": ("convert_to_llvm", "ConvertToLlvmPass"),
 }
 
-_UPSTREAM = (
-    "convert-scf-to-cf",
-    "reconcile-unrealized-casts",
-    "canonicalize",
-    "cse",
-    "dce",
-    "licm",
-)
+UPSTREAM_PASSES = {
+    "convert-scf-to-cf": "Lower scf.for and scf.if to unstructured control flow (xDSL).",
+    "reconcile-unrealized-casts": "Fold away pairs of unrealized conversion casts (xDSL).",
+    "canonicalize": "Apply every op's canonicalization patterns (xDSL).",
+    "cse": "Common subexpression elimination (xDSL).",
+    "dce": "Remove operations whose results are unused and that have no side effects (xDSL).",
+    "licm": "Hoist side-effect-free operations that do not depend on the loop out of loops (xDSL).",
+}
+"""xDSL passes our pipelines use, with a one-line description each (some have no docstring upstream)."""
 
 PIPELINES: dict[str, tuple[str, str]] = {
     "lower-to-te": ("graph dialect -> te compute definitions", "graph-to-te"),
@@ -53,7 +54,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
     upstream = xdsl_passes()
     ours = {name: loader(module, cls) for name, (module, cls) in _OURS.items()}
-    return {**{name: upstream[name] for name in _UPSTREAM}, **ours}
+    return {**{name: upstream[name] for name in UPSTREAM_PASSES}, **ours}
 
 
 def split_pass_list(spec: str) -> list[str]:

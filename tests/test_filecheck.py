@@ -1,5 +1,6 @@
 """Runs the lit + filecheck IR tests under tests/filecheck/ as part of pytest, so one command runs everything."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -9,16 +10,17 @@ FILECHECK_DIR = Path(__file__).parent / "filecheck"
 
 
 def test_lit_filecheck_suite() -> None:
-    assert shutil.which("mini-opt"), "mini-opt is not on PATH: install the package with `pip install -e .[test]`"
-    assert shutil.which("filecheck"), "filecheck is not on PATH: install the test extras"
-    tests = sorted(FILECHECK_DIR.rglob("*.mlir"))
-    assert tests, "no filecheck tests found"
+    # The venv's scripts (mini-opt, filecheck, lit) may not be on PATH when pytest runs as .venv/bin/python.
+    scripts = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": scripts + os.pathsep + os.environ.get("PATH", "")}
+    for tool in ("mini-opt", "filecheck", "lit"):
+        assert shutil.which(tool, path=env["PATH"]), f"{tool} not found: install the package with `pip install -e .[test]`"
+    assert sorted(FILECHECK_DIR.rglob("*.mlir")), "no filecheck tests found"
     result = subprocess.run(
-        [_lit_executable(), "-q", str(FILECHECK_DIR)], capture_output=True, text=True, check=False
+        [shutil.which("lit", path=env["PATH"]) or "lit", "-q", str(FILECHECK_DIR)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
     assert result.returncode == 0, f"lit failed:\n{result.stdout}\n{result.stderr}"
-
-
-def _lit_executable() -> str:
-    beside_python = Path(sys.executable).parent / "lit"
-    return str(beside_python) if beside_python.exists() else shutil.which("lit") or "lit"

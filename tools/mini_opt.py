@@ -17,11 +17,12 @@ from typing import IO, Any
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from minimlc.dialects import get_all_dialects
-from minimlc.lowering import PIPELINES, expand_pipelines, get_all_passes
+
+from minimlc.lowering import PIPELINES, UPSTREAM_PASSES, expand_pipelines, get_all_passes
 
 
 class MiniOptMain(xDSLOptMain):
@@ -91,8 +92,10 @@ def describe_passes() -> str:
 
 
 def _summary(pass_class: type[ModulePass]) -> str:
-    doc = (pass_class.__doc__ or "").strip()
-    return doc.splitlines()[0] if doc else "(no description)"
+    if pass_class.name in UPSTREAM_PASSES:
+        return UPSTREAM_PASSES[pass_class.name]
+    paragraph = (pass_class.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split()) or "(no description)"
 
 
 def _options(pass_class: type[ModulePass]) -> dict[str, tuple[str, str]]:
@@ -112,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `mini-opt` console script."""
     try:
         MiniOptMain(args=argv).run()
-    except (ArgSpecParseError, DiagnosticException, ValueError) as error:
+    except (ArgSpecParseError, DiagnosticException, ParseError, ValueError) as error:
         print(f"mini-opt: error: {error}", file=sys.stderr)
         return 1
     return 0

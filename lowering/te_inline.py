@@ -1,0 +1,67 @@
+"""Inline elementwise `te.compute`s into the computes that read them (TVM `compute_inline`).
+
+The rule is TVM's, kept simple on purpose: a compute without reduction axes whose every use is a
+`te.read` directly inside another `te.compute` body is substituted into each such read (a clone of
+its body with its index arguments replaced by the read's indices) and then erased. Applied to a
+fixpoint, so elementwise chains collapse into their final consumer.
+
+Reduction computes are never inlined: they stay kernels. Elementwise producers are inlined into
+reduction bodies too, although that recomputes them at every reduction step, and into every
+consumer and every read, duplicating their work: no cost model vetoes either. A compute used
+anywhere else (returned from the function, for instance) is materialised and stays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from minimlc.dialects import te
+
+
+def _is_read_in_compute(user: Operation) -> bool:
+    return isinstance(user, te.ReadOp) and isinstance(user.parent_op(), te.ComputeOp)
+
+
+class InlineElementwiseCompute(RewritePattern):
+    """Substitute an elementwise compute's body into every `te.read` of it, then erase it."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, producer: te.ComputeOp, rewriter: PatternRewriter) -> None:
+        if producer.extents:
+            return
+        reads = [use.operation for use in producer.result.uses]
+        if not reads or not all(_is_read_in_compute(read) for read in reads):
+            return
+        body = list(producer.body.block.ops)[:-1]
+        for read in reads:
+            assert isinstance(read, te.ReadOp)
+            mapping: dict[SSAValue, SSAValue] = dict(zip(producer.output_indices, read.indices))
+            for body_op in body:
+                rewriter.insert(body_op.clone(mapping), InsertPoint.before(read))
+            value = producer.yield_op.value
+            rewriter.replace(read, [], [mapping.get(value, value)])
+        rewriter.erase(producer)
+
+
+@dataclass(frozen=True)
+class TeInlinePass(ModulePass):
+    """Inline elementwise te.computes into the te.compute bodies that read them, to a fixpoint."""
+
+    name = "te-inline"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        patterns = GreedyRewritePatternApplier([InlineElementwiseCompute()], dce_enabled=False)
+        PatternRewriteWalker(patterns).rewrite_module(op)

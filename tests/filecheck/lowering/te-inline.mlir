@@ -1,0 +1,160 @@
+// RUN: mini-opt %s -p te-inline | filecheck %s
+
+// An elementwise chain sub -> exp -> div collapses into its last compute.
+func.func @chain(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %s = te.compute "sub" (%i) -> tensor<4xf32> {
+    %a = te.read %x[%i] : tensor<4xf32>
+    %b = te.read %y[%i] : tensor<4xf32>
+    %d = arith.subf %a, %b : f32
+    te.yield %d : f32
+  }
+  %e = te.compute "exp" (%i) -> tensor<4xf32> {
+    %v = te.read %s[%i] : tensor<4xf32>
+    %w = math.exp %v : f32
+    te.yield %w : f32
+  }
+  %q = te.compute "div" (%i) -> tensor<4xf32> {
+    %n = te.read %e[%i] : tensor<4xf32>
+    %m = te.read %y[%i] : tensor<4xf32>
+    %r = arith.divf %n, %m : f32
+    te.yield %r : f32
+  }
+  func.return %q : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @chain(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %q = te.compute "div" (%i) -> tensor<4xf32> {
+// CHECK-NEXT:   %a = te.read %x[%i] : tensor<4xf32>
+// CHECK-NEXT:   %b = te.read %y[%i] : tensor<4xf32>
+// CHECK-NEXT:   %d = arith.subf %a, %b : f32
+// CHECK-NEXT:   %w = math.exp %d : f32
+// CHECK-NEXT:   %m = te.read %y[%i] : tensor<4xf32>
+// CHECK-NEXT:   %r = arith.divf %w, %m : f32
+// CHECK-NEXT:   te.yield %r : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %q : tensor<4xf32>
+// CHECK-NEXT: }
+
+// An elementwise producer is inlined into a reduction body, at the reduction index.
+func.func @into_reduction(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %r = te.compute "relu" (%i, %j) -> tensor<2x3xf32> {
+    %a = te.read %x[%i, %j] : tensor<2x3xf32>
+    %z = arith.constant 0.000000e+00 : f32
+    %m = arith.maximumf %a, %z : f32
+    te.yield %m : f32
+  }
+  %y = te.compute "matmul" (%i, %j) reduce sum (%k : 3) -> tensor<2x4xf32> {
+    %a = te.read %r[%i, %k] : tensor<2x3xf32>
+    %b = te.read %w[%k, %j] : tensor<3x4xf32>
+    %p = arith.mulf %a, %b : f32
+    te.yield %p : f32
+  }
+  func.return %y : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @into_reduction(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {
+// CHECK-NEXT: %y = te.compute "matmul" (%i, %j) reduce sum (%k : 3) -> tensor<2x4xf32> {
+// CHECK-NEXT:   %a = te.read %x[%i, %k] : tensor<2x3xf32>
+// CHECK-NEXT:   %z = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:   %m = arith.maximumf %a, %z : f32
+// CHECK-NEXT:   %b = te.read %w[%k, %j] : tensor<3x4xf32>
+// CHECK-NEXT:   %p = arith.mulf %m, %b : f32
+// CHECK-NEXT:   te.yield %p : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %y : tensor<2x4xf32>
+// CHECK-NEXT: }
+
+// A reduction producer stays a kernel even when an elementwise compute reads it.
+func.func @reduction_stays(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  %s = te.compute "sum" (%i) reduce sum (%k : 3) -> tensor<2xf32> {
+    %a = te.read %x[%i, %k] : tensor<2x3xf32>
+    te.yield %a : f32
+  }
+  %t = te.compute "tanh" (%i) -> tensor<2xf32> {
+    %a = te.read %s[%i] : tensor<2xf32>
+    %b = math.tanh %a : f32
+    te.yield %b : f32
+  }
+  func.return %t : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @reduction_stays(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+// CHECK-NEXT: %s = te.compute "sum" (%i) reduce sum (%k : 3) -> tensor<2xf32> {
+// CHECK-NEXT:   %a = te.read %x[%i, %k] : tensor<2x3xf32>
+// CHECK-NEXT:   te.yield %a : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %t = te.compute "tanh" (%i_1) -> tensor<2xf32> {
+// CHECK-NEXT:   %a_1 = te.read %s[%i_1] : tensor<2xf32>
+// CHECK-NEXT:   %b = math.tanh %a_1 : f32
+// CHECK-NEXT:   te.yield %b : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %t : tensor<2xf32>
+// CHECK-NEXT: }
+
+// A compute that is returned is materialised, even if another compute also reads it.
+func.func @returned_stays(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = te.compute "exp" (%i) -> tensor<4xf32> {
+    %a = te.read %x[%i] : tensor<4xf32>
+    %b = math.exp %a : f32
+    te.yield %b : f32
+  }
+  %n = te.compute "neg" (%i) -> tensor<4xf32> {
+    %a = te.read %e[%i] : tensor<4xf32>
+    %b = arith.negf %a : f32
+    te.yield %b : f32
+  }
+  func.return %e, %n : tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @returned_stays(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+// CHECK-NEXT: %e = te.compute "exp" (%i) -> tensor<4xf32> {
+// CHECK-NEXT:   %a = te.read %x[%i] : tensor<4xf32>
+// CHECK-NEXT:   %b = math.exp %a : f32
+// CHECK-NEXT:   te.yield %b : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %n = te.compute "neg" (%i_1) -> tensor<4xf32> {
+// CHECK-NEXT:   %a_1 = te.read %e[%i_1] : tensor<4xf32>
+// CHECK-NEXT:   %b_1 = arith.negf %a_1 : f32
+// CHECK-NEXT:   te.yield %b_1 : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %e, %n : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: }
+
+// A producer with two consumers (one reading it twice, once at a constant index) is inlined at every read.
+func.func @two_consumers(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<2x3xf32>) {
+  %p = te.compute "add" (%i) -> tensor<3xf32> {
+    %a = te.read %x[%i] : tensor<3xf32>
+    %b = arith.addf %a, %a : f32
+    te.yield %b : f32
+  }
+  %s = te.compute "mul" (%i) -> tensor<3xf32> {
+    %c0 = arith.constant 0 : index
+    %a = te.read %p[%i] : tensor<3xf32>
+    %b = te.read %p[%c0] : tensor<3xf32>
+    %c = arith.mulf %a, %b : f32
+    te.yield %c : f32
+  }
+  %t = te.compute "broadcast" (%i, %j) -> tensor<2x3xf32> {
+    %a = te.read %p[%j] : tensor<3xf32>
+    te.yield %a : f32
+  }
+  func.return %s, %t : tensor<3xf32>, tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @two_consumers(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<2x3xf32>) {
+// CHECK-NEXT: %s = te.compute "mul" (%i) -> tensor<3xf32> {
+// CHECK-NEXT:   %c0 = arith.constant 0 : index
+// CHECK-NEXT:   %a = te.read %x[%i] : tensor<3xf32>
+// CHECK-NEXT:   %b = arith.addf %a, %a : f32
+// CHECK-NEXT:   %a_1 = te.read %x[%c0] : tensor<3xf32>
+// CHECK-NEXT:   %b_1 = arith.addf %a_1, %a_1 : f32
+// CHECK-NEXT:   %c = arith.mulf %b, %b_1 : f32
+// CHECK-NEXT:   te.yield %c : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: %t = te.compute "broadcast" (%i_1, %j) -> tensor<2x3xf32> {
+// CHECK-NEXT:   %a_2 = te.read %x[%j] : tensor<3xf32>
+// CHECK-NEXT:   %b_2 = arith.addf %a_2, %a_2 : f32
+// CHECK-NEXT:   te.yield %b_2 : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %s, %t : tensor<3xf32>, tensor<2x3xf32>
+// CHECK-NEXT: }

@@ -1,0 +1,142 @@
+"""InferenceSession: the MLP end to end, ONNX Runtime's API surface, and every input-validation error."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+from minimlc.frontend.onnx import ModelImportError, UnsupportedOpsError
+from minimlc.runtime import InferenceSession, InvalidInputError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from make_mlp import build_mlp  # noqa: E402
+
+RTOL, ATOL = 1e-5, 1e-6
+
+
+@pytest.fixture(scope="module")
+def mlp() -> onnx.ModelProto:
+    return build_mlp(batch=1)
+
+
+@pytest.fixture(scope="module")
+def mlp_session(mlp: onnx.ModelProto) -> InferenceSession:
+    return InferenceSession(mlp)
+
+
+@pytest.mark.parametrize("batch", [1, 3, 64])
+def test_mlp_matches_reference(batch: int) -> None:
+    model = build_mlp(batch=batch)
+    x = np.random.default_rng(batch).standard_normal((batch, 784)).astype(np.float32)
+    (expected,) = ReferenceEvaluator(model).run(None, {"input": x})
+    (actual,) = InferenceSession(model).run(None, {"input": x})
+    np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL)
+
+
+def test_symbolic_batch_is_fixed_by_input_shapes() -> None:
+    model = build_mlp(batch="N")
+    with pytest.raises(ModelImportError, match="symbolic dimension 'N'"):
+        InferenceSession(model)
+    session = InferenceSession(model, input_shapes={"input": [5, 784]})
+    assert session.get_inputs()[0].shape == (5, 784)
+    x = np.ones((5, 784), np.float32)
+    (expected,) = ReferenceEvaluator(model).run(None, {"input": x})
+    np.testing.assert_allclose(session.run(None, {"input": x})[0], expected, rtol=RTOL, atol=ATOL)
+
+
+def test_session_from_path_and_bytes(mlp: onnx.ModelProto, tmp_path: Path) -> None:
+    path = tmp_path / "mlp.onnx"
+    onnx.save(mlp, path)
+    x = np.zeros((1, 784), np.float32)
+    from_path = InferenceSession(str(path)).run(None, {"input": x})[0]
+    from_bytes = InferenceSession(mlp.SerializeToString()).run(None, {"input": x})[0]
+    np.testing.assert_array_equal(from_path, from_bytes)
+
+
+def test_signature_like_onnxruntime(mlp_session: InferenceSession) -> None:
+    (inp,) = mlp_session.get_inputs()
+    (out,) = mlp_session.get_outputs()
+    assert (inp.name, inp.shape, inp.dtype, inp.type) == ("input", (1, 784), np.dtype("float32"), "tensor(float)")
+    assert (out.name, out.shape, out.dtype) == ("logits", (1, 10), np.dtype("float32"))
+    assert mlp_session.compile_seconds > 0
+
+
+def test_outputs_are_fresh_and_selectable(mlp_session: InferenceSession) -> None:
+    x = np.random.default_rng(1).standard_normal((1, 784)).astype(np.float32)
+    first = mlp_session.run(["logits"], {"input": x})[0]
+    second = mlp_session.run(None, {"input": x})[0]
+    assert first is not second
+    np.testing.assert_array_equal(first, second)
+
+
+def test_non_contiguous_input_is_copied(mlp_session: InferenceSession) -> None:
+    wide = np.random.default_rng(2).standard_normal((1, 1568)).astype(np.float32)
+    strided = wide[:, ::2]
+    assert not strided.flags.c_contiguous
+    expected = mlp_session.run(None, {"input": np.ascontiguousarray(strided)})[0]
+    np.testing.assert_array_equal(mlp_session.run(None, {"input": strided})[0], expected)
+
+
+@pytest.mark.parametrize(
+    ("feeds", "message"),
+    [
+        ({"input": np.zeros((2, 784), np.float32)}, r"input 'input': expected shape \(1, 784\), got \(2, 784\)"),
+        ({"input": np.zeros((784,), np.float32)}, r"input 'input': expected shape \(1, 784\), got \(784,\)"),
+        (
+            {"input": np.zeros((1, 784), np.float64)},
+            r"input 'input': expected dtype float32 \(tensor\(float\)\), got float64",
+        ),
+        ({"input": np.zeros((1, 784), np.int32)}, r"expected dtype float32 .*got int32"),
+        ({}, r"missing input\(s\) 'input'; the model's inputs are: input \[1, 784\] float32"),
+        (
+            {"input": np.zeros((1, 784), np.float32), "extra": np.zeros(1, np.float32)},
+            r"unknown input name\(s\) 'extra'",
+        ),
+    ],
+)
+def test_bad_feeds_are_rejected_before_native_code(
+    mlp_session: InferenceSession, feeds: dict[str, np.ndarray], message: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=message):
+        mlp_session.run(None, feeds)
+
+
+def test_unknown_output_name(mlp_session: InferenceSession) -> None:
+    with pytest.raises(InvalidInputError, match=r"unknown output name\(s\) 'probs'; the model's outputs are: logits"):
+        mlp_session.run(["probs"], {"input": np.zeros((1, 784), np.float32)})
+
+
+def test_unsupported_ops_are_listed_together() -> None:
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"], name="ok"),
+        helper.make_node("Erf", ["a"], ["b"], name="erf_1"),
+        helper.make_node("Erf", ["b"], ["c"], name="erf_2"),
+        helper.make_node("Floor", ["c"], ["y"], name="floor_1"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    with pytest.raises(UnsupportedOpsError, match=r"Erf \(opset 13\): erf_1, erf_2.*Floor \(opset 13\): floor_1"):
+        InferenceSession(model)
+
+
+def test_malformed_file(tmp_path: Path) -> None:
+    path = tmp_path / "broken.onnx"
+    path.write_bytes(b"\x08\x07this is not a protobuf\xff\xff")
+    with pytest.raises(ModelImportError, match="broken.onnx"):
+        InferenceSession(str(path))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises((ModelImportError, FileNotFoundError), match="nowhere.onnx"):
+        InferenceSession(str(tmp_path / "nowhere.onnx"))

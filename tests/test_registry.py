@@ -1,0 +1,27 @@
+"""The registries: every key is the registered object's own name, and every pipeline names registered passes."""
+
+import pytest
+
+from minimlc.dialects import get_all_dialects
+from minimlc.lowering import PIPELINES, expand_pipelines, get_all_passes, split_pass_list
+
+
+@pytest.mark.parametrize(("name", "factory"), sorted(get_all_passes().items()))
+def test_pass_key_is_pass_name(name, factory) -> None:
+    assert factory().name == name
+
+
+@pytest.mark.parametrize(("name", "factory"), sorted(get_all_dialects().items()))
+def test_dialect_key_is_dialect_name(name, factory) -> None:
+    assert factory().name == name
+
+
+@pytest.mark.parametrize("pipeline", sorted(PIPELINES))
+def test_pipelines_name_registered_passes(pipeline: str) -> None:
+    passes = get_all_passes()
+    for item in split_pass_list(expand_pipelines(pipeline)):
+        assert item in passes, f"pipeline {pipeline} names unknown pass {item}"
+
+
+def test_split_pass_list_respects_braces() -> None:
+    assert split_pass_list("a, b{x=1,2 y=3},c") == ["a", "b{x=1,2 y=3}", "c"]

@@ -1,0 +1,101 @@
+"""`mini-opt`: the lower-to-llvm pipeline from every level's printed text, -t llvm, --list-passes, bad options."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(sys.executable).parent
+
+MLP_GRAPH = """
+func.func @main(%x: tensor<1x16xf32>) -> tensor<1x4xf32> {
+  %w0 = graph.weight "fc0.weight" : tensor<8x16xf32>
+  %b0 = graph.weight "fc0.bias" : tensor<8xf32>
+  %h = graph.gemm %x, %w0, %b0 {trans_b} : (tensor<1x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<1x8xf32>
+  %r = graph.relu %h : tensor<1x8xf32>
+  %w1 = graph.weight "fc1.weight" : tensor<4x8xf32>
+  %b1 = graph.weight "fc1.bias" : tensor<4xf32>
+  %y = graph.gemm %r, %w1, %b1 {trans_b} : (tensor<1x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+  func.return %y : tensor<1x4xf32>
+}
+"""
+
+
+def mini_opt(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPTS / "mini-opt"), *args], input=stdin, capture_output=True, text=True, check=False
+    )
+
+
+def lowered(pipeline: str) -> str:
+    result = mini_opt("-p", pipeline, stdin=MLP_GRAPH)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("level", ["graph", "lower-to-te", "lower-to-loop", "lower-to-scf"])
+def test_each_level_reparses_and_continues_to_llvm(level: str) -> None:
+    text = MLP_GRAPH if level == "graph" else lowered(level)
+    result = mini_opt("-p", "lower-to-llvm", "-t", "llvm", stdin=text)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r'define void @"?main_packed"?\(ptr', result.stdout)
+    assert "fmul" in result.stdout
+
+
+def test_one_pipeline_reaches_llvm_dialect() -> None:
+    text = lowered("lower-to-llvm")
+    assert "llvm.func @main" in text
+    for leftover in ("graph.", "te.", "loop.", "scf.", "memref.", "func.func", "builtin.unrealized_conversion_cast"):
+        assert leftover not in text
+
+
+def test_pipelines_expand_for_time_passes() -> None:
+    result = mini_opt("-p", "lower-to-loop", "--time-passes", stdin=MLP_GRAPH)
+    assert result.returncode == 0, result.stderr
+    for name in ("graph-to-te", "te-inline", "te-to-loop"):
+        assert f"Pass {name} took" in result.stdout
+
+
+def test_list_passes_describes_everything() -> None:
+    result = subprocess.run([str(SCRIPTS / "mini-opt"), "--list-passes"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    for name in ("graph-to-te", "te-inline", "te-to-loop", "loop-to-scf", "convert-to-llvm", "lower-to-llvm"):
+        assert name in result.stdout
+    assert "(no description)" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("passes", "message"),
+    [("no-such-pass", "no-such-pass"), ("cse{bogus=1}", "bogus")],
+)
+def test_bad_pass_lists_are_reported(passes: str, message: str) -> None:
+    result = mini_opt("-p", passes, stdin=MLP_GRAPH)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_type_mismatch_is_a_parse_error() -> None:
+    bad = MLP_GRAPH.replace("tensor<1x8xf32>\n  %r", "tensor<1x9xf32>\n  %r")
+    result = mini_opt(stdin=bad)
+    assert result.returncode == 1
+    assert "operand is used with type tensor<1x8xf32>" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_verifier_error_is_reported() -> None:
+    bad = """
+func.func @f(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  %c = graph.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  func.return %c : tensor<2x3xf32>
+}
+"""
+    result = mini_opt(stdin=bad)
+    assert result.returncode == 1
+    assert "graph.add: operand shapes (2, 3) and (4,) are not broadcast-compatible" in result.stderr
+    assert "Traceback" not in result.stderr
