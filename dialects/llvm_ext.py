@@ -69,4 +69,4 @@ class UIToFPOp(IntToFloatCastOp):
     name = "llvmx.uitofp"
 
 
-LlvmExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp], [])
+LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp], [])

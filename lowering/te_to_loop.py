@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     f32,
 )
+from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -44,8 +45,8 @@ ENTRY_ATTR = "minimlc.entry"
 """Unit attribute on the functions that are a model's native entry points."""
 
 _COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}
-_FUSED_FLAGS = arith.FastMathFlagsAttr(("contract",))
-_REDUCE_FLAGS = arith.FastMathFlagsAttr(("reassoc", "contract"))
+_FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))
+_REDUCE_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT))
 
 
 def _combine(combiner: str, acc: SSAValue, value: SSAValue) -> Operation:

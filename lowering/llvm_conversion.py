@@ -1,0 +1,109 @@
+"""Type mapping and cast bridging shared by the `convert-to-llvm` patterns.
+
+`index` becomes `i64`, every `memref` becomes a bare `!llvm.ptr`, other scalar and vector types
+stay as they are. Patterns read operands through `as_llvm` and replace ops through
+`replace_lowered`, so converted and not-yet-converted ops meet at
+`builtin.unrealized_conversion_cast`s that `reconcile-unrealized-casts` removes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import builtin, llvm
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    VectorType,
+    i64,
+)
+from xdsl.dialects.utils.fast_math import FastMathAttrBase, FastMathFlag
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import DiagnosticException
+
+
+def llvm_type(type: Attribute) -> Attribute:
+    """The LLVM dialect type that stands for `type`."""
+    if isinstance(type, IndexType):
+        return i64
+    if isinstance(type, MemRefType):
+        return llvm.LLVMPointerType()
+    if isinstance(type, VectorType) and isinstance(type.element_type, IndexType):
+        return VectorType(i64, type.get_shape())
+    return type
+
+
+def as_llvm(rewriter: PatternRewriter, value: SSAValue) -> SSAValue:
+    """`value` with its LLVM type, through a cast inserted at the rewriter's insertion point."""
+    target = llvm_type(value.type)
+    if target == value.type:
+        return value
+    cast = rewriter.insert(builtin.UnrealizedConversionCastOp.get([value], [target]))
+    return cast.results[0]
+
+
+def replace_lowered(
+    rewriter: PatternRewriter,
+    op: Operation,
+    new_ops: Sequence[Operation],
+    new_results: Sequence[SSAValue] | None = None,
+) -> None:
+    """Replace `op` by `new_ops`, casting new results back to the types of the old ones."""
+    if new_results is None:
+        new_results = new_ops[-1].results if new_ops else ()
+    ops = list(new_ops)
+    results: list[SSAValue] = []
+    for old, new in zip(op.results, new_results, strict=True):
+        if new.type != old.type:
+            cast = builtin.UnrealizedConversionCastOp.get([new], [old.type])
+            ops.append(cast)
+            new = cast.results[0]
+        results.append(new)
+    rewriter.replace(op, ops, results)
+
+
+def llvm_fastmath(flags: FastMathAttrBase) -> llvm.FastMathAttr:
+    """The `#llvm.fastmath` attribute with the same flags as an `arith`/`math` one."""
+    # FastMathFlag(...) also accepts the plain strings an attribute may have been built from.
+    return llvm.FastMathAttr(FastMathFlag(flag) for flag in flags.data)
+
+
+def declare_function(
+    rewriter: PatternRewriter, user: Operation, name: str, type: llvm.LLVMFunctionType
+) -> None:
+    """Declare the external function `name` in the module around `user`, unless it exists."""
+    module = user.get_toplevel_object()
+    assert isinstance(module, builtin.ModuleOp)
+    if SymbolTable.lookup_symbol(module, name) is None:
+        declaration = llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external"))
+        rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
+
+
+def type_suffix(type: Attribute) -> str:
+    """The overload suffix LLVM mangles into intrinsic names: `f32`, `i64`, `v8f32`."""
+    if isinstance(type, VectorType):
+        (count,) = type.get_shape()
+        return f"v{count}{type_suffix(type.element_type)}"
+    if isinstance(type, Float16Type | Float32Type | Float64Type):
+        return f"f{type.bitwidth}"
+    if isinstance(type, IntegerType):
+        return f"i{type.width.data}"
+    raise DiagnosticException(f"convert-to-llvm: no intrinsic overload for type {type}")
+
+
+def byte_size(type: Attribute) -> int:
+    """Bytes one element of `type` occupies in memory (`i1` takes a byte, `index` eight)."""
+    if isinstance(type, IndexType):
+        return 8
+    if isinstance(type, Float16Type | Float32Type | Float64Type):
+        return type.bitwidth // 8
+    if isinstance(type, IntegerType):
+        return max(1, (type.width.data + 7) // 8)
+    raise DiagnosticException(f"convert-to-llvm: unsupported memref element type {type}")

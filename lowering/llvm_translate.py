@@ -1,0 +1,177 @@
+"""The `llvm` dialect (plus `llvmx`) -> LLVM IR text, through `llvmlite.ir`.
+
+Reuses xDSL's `convert_op` for the instructions it translates faithfully, and owns what xDSL's
+`convert_module` drops or lacks: function linkage, parameter attributes (`noalias`, ...),
+fast-math flags on `llvm.call_intrinsic` and `llvm.fcmp`, and the `llvmx` casts. Expects a
+module of `llvm.func`s, as `convert-to-llvm` produces; the triple is the module's
+`llvm.target_triple` or the host's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO
+
+from llvmlite import binding, ir
+from llvmlite.ir import instructions
+from xdsl.backend.llvm.convert_op import convert_op
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import LLVMTranslationException
+from xdsl.utils.target import Target
+
+from minimlc.dialects import llvm_ext
+
+_PARAM_FLAGS = {
+    "llvm.noalias": "noalias",
+    "llvm.nocapture": "captures(none)",
+    "llvm.nofree": "nofree",
+    "llvm.nonnull": "nonnull",
+    "llvm.noundef": "noundef",
+}
+
+_PARAM_INTS = {
+    "llvm.align": "align",
+    "llvm.dereferenceable": "dereferenceable",
+}
+
+_LLVMX_CASTS: dict[type[Operation], Callable[[ir.IRBuilder, ir.Value, ir.Type], ir.Value]] = {
+    llvm_ext.FPToSIOp: ir.IRBuilder.fptosi,
+    llvm_ext.FPToUIOp: ir.IRBuilder.fptoui,
+    llvm_ext.UIToFPOp: ir.IRBuilder.uitofp,
+}
+
+_ValueMap = dict[SSAValue, ir.Value]
+
+_QUOTED_NAME = re.compile(r'([%@])"([-a-zA-Z$._][-a-zA-Z$._0-9]*)"')
+
+
+def translate_to_llvm_ir(module: ModuleOp) -> str:
+    """Translate a module of `llvm.func`s to LLVM IR text.
+
+    Raises `LLVMTranslationException` naming the first op it cannot translate.
+    """
+    # llvmlite quotes every name; LLVM needs quotes only outside its identifier syntax.
+    return _QUOTED_NAME.sub(r"\1\2", str(to_llvmlite(module)))
+
+
+def to_llvmlite(module: ModuleOp) -> ir.Module:
+    """Translate a module of `llvm.func`s to an `llvmlite.ir.Module`."""
+    llvm_module = ir.Module()
+    triple = module.attributes.get("llvm.target_triple")
+    host = binding.get_default_triple()
+    llvm_module.triple = triple.data if isinstance(triple, StringAttr) else host
+    functions: list[llvm.FuncOp] = []
+    for op in module.ops:
+        if not isinstance(op, llvm.FuncOp):
+            raise LLVMTranslationException(f"cannot translate '{op.name}' at module level")
+        functions.append(op)
+    for function in functions:
+        _declare_function(function, llvm_module)
+    for function in functions:
+        if function.body.blocks:
+            _define_function(function, llvm_module)
+    return llvm_module
+
+
+def _declare_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
+    function_type = convert_type(op.function_type)
+    assert isinstance(function_type, ir.FunctionType)
+    function = ir.Function(llvm_module, function_type, name=op.sym_name.data)
+    if op.linkage.linkage.data != "external":
+        function.linkage = op.linkage.linkage.data
+    if op.arg_attrs is None:
+        return
+    for arg, attrs in zip(function.args, op.arg_attrs, strict=True):
+        for name, value in attrs.data.items():
+            if name in _PARAM_FLAGS:
+                arg.add_attribute(_PARAM_FLAGS[name])
+            elif name in _PARAM_INTS and isinstance(value, IntegerAttr):
+                setattr(arg.attributes, _PARAM_INTS[name], value.value.data)
+
+
+def _define_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
+    function = llvm_module.get_global(op.sym_name.data)
+    val_map: _ValueMap = {}
+    block_map: dict[Block, ir.Block] = {}
+    for block in op.body.blocks:
+        block_map[block] = function.append_basic_block(name=block.name_hint or "")
+    entry = op.body.blocks.first
+    assert entry is not None
+    val_map.update(zip(entry.args, function.args))
+    for block in op.body.blocks:
+        if block is entry:
+            continue
+        builder = ir.IRBuilder(block_map[block])
+        for arg in block.args:
+            val_map[arg] = builder.phi(convert_type(arg.type), name=arg.name_hint or "")
+    for block in op.body.blocks:
+        builder = ir.IRBuilder(block_map[block])
+        for inner in block.ops:
+            _convert_op(inner, builder, val_map, block_map)
+
+
+def _convert_op(
+    op: Operation, builder: ir.IRBuilder, val_map: _ValueMap, block_map: dict[Block, ir.Block]
+) -> None:
+    match op:
+        case llvm.CallIntrinsicOp():
+            _convert_call_intrinsic(op, builder, val_map)
+        case llvm.FCmpOp():
+            predicate = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data).value
+            instr = instructions.FCMPInstr(
+                builder.block,
+                predicate.lstrip("_"),
+                val_map[op.lhs],
+                val_map[op.rhs],
+                flags=_fastmath_flags(op),
+            )
+            builder._insert(instr)  # pyright: ignore[reportPrivateUsage]
+            val_map[op.res] = instr
+        case _ if (cast := _LLVMX_CASTS.get(type(op))) is not None:
+            val_map[op.results[0]] = cast(
+                builder, val_map[op.operands[0]], convert_type(op.results[0].type)
+            )
+        case _:
+            try:
+                convert_op(op, builder, val_map, block_map)
+            except NotImplementedError as error:
+                raise LLVMTranslationException(f"cannot translate '{op.name}': {error}") from error
+
+
+def _convert_call_intrinsic(
+    op: llvm.CallIntrinsicOp, builder: ir.IRBuilder, val_map: _ValueMap
+) -> None:
+    args = [val_map[arg] for arg in op.args]
+    result = convert_type(op.ress.type) if op.ress is not None else ir.VoidType()
+    name = op.intrin.data
+    intrinsic = builder.module.globals.get(name)
+    if intrinsic is None:
+        function_type = ir.FunctionType(result, [arg.type for arg in args])
+        intrinsic = ir.Function(builder.module, function_type, name)
+    call = builder.call(intrinsic, args, fastmath=_fastmath_flags(op))
+    if op.ress is not None:
+        val_map[op.ress] = call
+
+
+def _fastmath_flags(op: llvm.FCmpOp | llvm.CallIntrinsicOp) -> list[str]:
+    """The op's fast-math flags, from its property or, as xDSL parses `llvm.fcmp`, attribute."""
+    flags = set(op.fastmathFlags.data)
+    if isinstance(attribute := op.attributes.get("fastmathFlags"), llvm.FastMathAttr):
+        flags |= attribute.data
+    return sorted(flag.value for flag in flags)
+
+
+@dataclass(frozen=True)
+class LlvmIrTarget(Target):
+    """`-t llvm`: prints the module as LLVM IR."""
+
+    name = "llvm"
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        output.write(translate_to_llvm_ir(module))

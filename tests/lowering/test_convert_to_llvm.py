@@ -1,0 +1,197 @@
+"""The `convert-to-llvm` pass and the LLVM IR translation, checked on their output IR."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, LLVMTranslationException
+
+from minimlc.dialects import get_all_dialects
+from minimlc.lowering import get_all_passes
+from minimlc.lowering.convert_to_llvm import ConvertToLlvmPass
+from minimlc.lowering.llvm_translate import LlvmIrTarget, translate_to_llvm_ir
+
+
+def make_context() -> Context:
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def lower(source: str) -> ModuleOp:
+    ctx = make_context()
+    module = Parser(ctx, source).parse_module()
+    ConvertToLlvmPass().apply(ctx, module)
+    module.verify()
+    return module
+
+
+KERNEL = """
+func.func private @square(%x: f32) -> f32 {
+  %y = arith.mulf %x, %x fastmath<fast> : f32
+  func.return %y : f32
+}
+func.func private @log_value(f32)
+func.func @main(%in: memref<2x3xf32> {llvm.noalias}, %out: memref<2x3xf32> {llvm.noalias})
+    attributes {minimlc.entry} {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  cf.br ^head(%c1 : index)
+^head(%i: index):
+  %more = arith.cmpi slt, %i, %c2 : index
+  cf.cond_br %more, ^body, ^exit
+^body:
+  %acc = memref.alloca() : memref<1xf32>
+  %v = memref.load %in[%i, %c2] : memref<2x3xf32>
+  %s = func.call @square(%v) : (f32) -> f32
+  %t = math.tanh %s fastmath<afn> : f32
+  memref.store %t, %out[%i, %c2] : memref<2x3xf32>
+  %next = arith.addi %i, %c1 : index
+  cf.br ^head(%next : index)
+^exit:
+  func.return
+}
+"""
+
+
+def functions(module: ModuleOp) -> dict[str, llvm.FuncOp]:
+    return {op.sym_name.data: op for op in module.ops if isinstance(op, llvm.FuncOp)}
+
+
+def test_pass_is_registered_under_its_name() -> None:
+    assert ConvertToLlvmPass.name == "convert-to-llvm"
+    assert get_all_passes()["convert-to-llvm"]() is ConvertToLlvmPass
+
+
+def test_output_is_pure_llvm() -> None:
+    module = lower(KERNEL)
+    names = {op.name.split(".")[0] for op in module.walk() if op is not module}
+    assert names == {"llvm"}
+
+
+def test_linkage_follows_visibility() -> None:
+    funcs = functions(lower(KERNEL))
+    assert funcs["square"].linkage.linkage.data == "internal"
+    assert funcs["log_value"].linkage.linkage.data == "external"
+    assert not funcs["log_value"].body.blocks
+    assert funcs["main"].linkage.linkage.data == "external"
+    assert funcs["main_packed"].linkage.linkage.data == "external"
+
+
+def test_noalias_survives_and_packed_entry_takes_one_pointer() -> None:
+    funcs = functions(lower(KERNEL))
+    assert funcs["main"].arg_attrs is not None
+    assert all("llvm.noalias" in attrs.data for attrs in funcs["main"].arg_attrs)
+    assert "minimlc.entry" in funcs["main"].attributes
+    packed = funcs["main_packed"]
+    assert list(packed.function_type.inputs) == [llvm.LLVMPointerType()]
+    calls = [op for op in packed.walk() if isinstance(op, llvm.CallOp)]
+    assert [c.callee.string_value() for c in calls if c.callee] == ["main"]
+    assert len(calls[0].args) == 2
+
+
+def test_alloca_is_hoisted_into_the_entry_block() -> None:
+    main = functions(lower(KERNEL))["main"]
+    allocas = [op for op in main.walk() if isinstance(op, llvm.AllocaOp)]
+    assert len(allocas) == 1
+    assert allocas[0].parent_block() is main.body.blocks.first
+
+
+def test_translation_keeps_linkage_noalias_and_fastmath() -> None:
+    text = translate_to_llvm_ir(lower(KERNEL))
+    assert "define internal float @square(float" in text
+    assert "define void @main(ptr noalias %.1, ptr noalias %.2)" in text
+    assert "define void @main_packed(ptr %.1)" in text
+    assert "declare void @log_value(float" in text
+    assert "call afn float @llvm.tanh.f32(float" in text
+    fmul = next(line for line in text.splitlines() if " fmul " in line)
+    flags = fmul.split(" fmul ")[1].split(" float ")[0].split()
+    assert set(flags) == {"reassoc", "nnan", "ninf", "nsz", "arcp", "contract", "afn"}
+
+
+def test_target_prints_the_same_ir() -> None:
+    module = lower(KERNEL)
+    output = io.StringIO()
+    LlvmIrTarget().emit(make_context(), module, output)
+    assert output.getvalue() == translate_to_llvm_ir(module)
+    assert LlvmIrTarget.name == "llvm"
+
+
+def test_fcmp_fastmath_survives_a_text_round_trip() -> None:
+    source = """
+func.func @f(%x: f32, %y: f32) -> i1 {
+  %c = arith.cmpf olt, %x, %y fastmath<nnan,nsz> : f32
+  func.return %c : i1
+}
+"""
+    printed = str(lower(source))
+    reparsed = Parser(make_context(), printed).parse_module()
+    assert "fcmp nnan nsz olt float" in translate_to_llvm_ir(reparsed)
+
+
+UNSUPPORTED = {
+    "math.ctlz": """func.func @f(%x: i32) -> i32 {
+  %y = math.ctlz %x : i32
+  func.return %y : i32
+}""",
+    "scf.for": """func.func @f() {
+  %c0 = arith.constant 0 : index
+  scf.for %i = %c0 to %c0 step %c0 {
+  }
+  func.return
+}""",
+    "memref.alloc": """func.func @f(%n: index) {
+  %m = memref.alloc(%n) : memref<?xf32>
+  func.return
+}""",
+    "entry": """func.func @f(%x: f32) attributes {minimlc.entry} {
+  func.return
+}""",
+    "results": "func.func private @g() -> (f32, f32)",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNSUPPORTED))
+def test_unsupported_input_raises_a_diagnostic_naming_it(case: str) -> None:
+    expected = {"entry": "entry @f takes a non-memref f32", "results": "@g returns >1 value"}
+    with pytest.raises(DiagnosticException, match=expected.get(case, f"'{case}'")):
+        lower(UNSUPPORTED[case])
+
+
+def test_translation_rejects_unlowered_ops() -> None:
+    module = Parser(make_context(), "func.func @f() {\n  func.return\n}").parse_module()
+    with pytest.raises(LLVMTranslationException, match="func.func"):
+        translate_to_llvm_ir(module)
+
+
+LLVMX = {
+    "llvmx.fptosi %x : f32 to i64": "fptosi float %.1 to i64",
+    "llvmx.fptoui %x : f32 to i32": "fptoui float %.1 to i32",
+    "llvmx.uitofp %i : i64 to f32": "uitofp i64 %.2 to float",
+}
+
+
+@pytest.mark.parametrize("op", sorted(LLVMX))
+def test_llvmx_ops_round_trip_and_translate(op: str) -> None:
+    source = f"llvm.func @f(%x: f32, %i: i64) {{\n  %r = {op}\n  llvm.return\n}}"
+    module = Parser(make_context(), source).parse_module()
+    module.verify()
+    assert f"%r = {op}" in str(module)
+    generic = io.StringIO()
+    Printer(generic, print_generic_format=True).print_op(module)
+    assert str(Parser(make_context(), generic.getvalue()).parse_module()) == str(module)
+    assert LLVMX[op] in translate_to_llvm_ir(module)
+
+
+def test_llvmx_cast_rejects_wrong_operand_kind() -> None:
+    source = "llvm.func @f(%i: i64) {\n  %r = llvmx.fptosi %i : i64 to i64\n  llvm.return\n}"
+    with pytest.raises(DiagnosticException):
+        Parser(make_context(), source).parse_module().verify()
