@@ -1,0 +1,290 @@
+"""Import an ONNX model into the `graph` dialect: `import_model(model) -> ImportedModel`.
+
+The model becomes `func.func @main(inputs...) -> (outputs...)` in a `builtin.module`, with every
+shape static and computed here (value_info is not trusted). Initializers and Constant outputs are
+compile-time constants: the ones used as data operands become `graph.weight` handles into the
+returned weight store, the others (such as Reshape's shape) are consumed at import time. Only
+float32 data is supported. The converters, one per ONNX op type, live in `onnx_ops`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import helper, numpy_helper
+from xdsl.builder import Builder
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
+
+from minimlc.dialects import graph
+from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_ops import (
+    CONVERTERS,
+    ConstantValue,
+    NodeContext,
+    NodeError,
+    Value,
+    WeightStore,
+    sanitise,
+)
+
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    """Name, static shape and element type of a model input or output (like ORT's NodeArg)."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def type(self) -> str:
+        """ONNX Runtime's type string, e.g. "tensor(float)"."""
+        element = onnx.TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(self.dtype))
+        return f"tensor({element.lower()})"
+
+
+@dataclass
+class ImportedModel:
+    """A model in the graph dialect, its weight store and its signature."""
+
+    module: ModuleOp
+    weights: dict[str, np.ndarray]
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+
+
+class ModelImportError(ValueError):
+    """The model is malformed or cannot be imported (bad attribute, shape, dtype, ...)."""
+
+
+class UnsupportedOpsError(ModelImportError, NotImplementedError):
+    """The model uses unsupported operators; `.ops` lists (op_type, opset, node names)."""
+
+    def __init__(self, ops: list[tuple[str, int | None, list[str]]]):
+        self.ops = ops
+        kinds = "type" if len(ops) == 1 else "types"
+        listing = "; ".join(f"{op} (opset {opset}): {', '.join(names)}" for op, opset, names in ops)
+        super().__init__(f"model has {len(ops)} unsupported operator {kinds}: {listing}")
+
+
+def import_model(
+    model: onnx.ModelProto | str | os.PathLike[str] | bytes,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> ImportedModel:
+    """Import an ONNX model (a ModelProto, a path or serialized bytes) into the graph dialect.
+
+    `input_shapes` gives the shape of inputs with symbolic or unknown dimensions, and may override
+    static ones. Raises `UnsupportedOpsError` listing every unsupported node before converting
+    anything, `ModelImportError` for any other problem (unparsable or invalid model, bad attribute,
+    shape mismatch, non-float32 data), and `FileNotFoundError` when a path does not exist.
+    """
+    proto = _load(model)
+    try:
+        onnx.checker.check_model(proto)  # pyright: ignore[reportUnknownMemberType]
+    except (onnx.checker.ValidationError, ValueError) as error:
+        raise ModelImportError(f"invalid ONNX model: {error}") from error
+    opsets = {entry.domain or "": entry.version for entry in proto.opset_import}
+    opsets.setdefault("", opsets.get("ai.onnx", 0))
+    _check_supported(proto.graph, opsets)
+    return _Importer(proto.graph, opsets[""], dict(input_shapes or {})).run()
+
+
+def _load(model: onnx.ModelProto | str | os.PathLike[str] | bytes) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    try:
+        if isinstance(model, bytes):
+            return onnx.load_model_from_string(model)
+        if not Path(model).is_file():
+            raise FileNotFoundError(2, "no such ONNX model file", str(model))
+        return onnx.load(model)  # pyright: ignore[reportUnknownMemberType]
+    except (DecodeError, ValueError) as error:
+        source = "the given bytes" if isinstance(model, bytes) else f"'{model}'"
+        raise ModelImportError(f"cannot parse an ONNX model from {source}: {error}") from error
+
+
+def _node_label(node: onnx.NodeProto, index: int) -> str:
+    return node.name or f"<unnamed node #{index}>"
+
+
+def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> None:
+    unsupported: dict[tuple[str, int | None], list[str]] = {}
+    for index, node in enumerate(graph_proto.node):
+        domain = node.domain if node.domain not in _DEFAULT_DOMAINS else ""
+        if domain == "" and node.op_type in CONVERTERS:
+            continue
+        op_type = f"{domain}.{node.op_type}" if domain else node.op_type
+        unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))
+    if unsupported:
+        raise UnsupportedOpsError(
+            [(op, opset, names) for (op, opset), names in unsupported.items()]
+        )
+
+
+class _Importer:
+    """Converts one checked, fully supported ONNX graph into @main."""
+
+    def __init__(
+        self, graph_proto: onnx.GraphProto, opset: int, input_shapes: dict[str, Sequence[int]]
+    ):
+        self.graph = graph_proto
+        self.opset = opset
+        self.input_shapes = input_shapes
+        self.values: dict[str, Value] = {}
+
+    def run(self) -> ImportedModel:
+        """Build the module, verify it and return it with its weight store and signature."""
+        for tensor in self.graph.initializer:
+            self.values[tensor.name] = ConstantValue(tensor.name, self._initializer(tensor))
+        if self.graph.sparse_initializer:
+            raise ModelImportError("sparse initializers are not supported")
+        input_infos = [vi for vi in self.graph.input if vi.name not in self.values]
+        unknown = sorted(set(self.input_shapes) - {vi.name for vi in input_infos})
+        if unknown:
+            names = ", ".join(repr(vi.name) for vi in input_infos)
+            raise ModelImportError(
+                f"input_shapes names unknown inputs {unknown}; the model's inputs are {names}"
+            )
+        inputs = [self._input(vi) for vi in input_infos]
+
+        block = Block(arg_types=[graph.tensor_type(info.shape) for info in inputs])
+        for info, arg in zip(inputs, block.args):
+            arg.name_hint = sanitise(info.name)
+            self.values[info.name] = arg
+        builder = Builder(InsertPoint.at_end(block))
+        weights = WeightStore(builder)
+        for index, node in enumerate(self.graph.node):
+            self._convert(node, index, builder, weights)
+
+        results: list[SSAValue] = []
+        for vi in self.graph.output:
+            _check_float32(vi, "output")
+            if vi.name not in self.values:
+                raise ModelImportError(f"output '{vi.name}' is not produced by any node")
+            value = self.values[vi.name]
+            if isinstance(value, ConstantValue):
+                try:
+                    value = weights.handle(value, sanitise(vi.name))
+                except NodeError as error:
+                    raise ModelImportError(f"output '{vi.name}': {error}") from error
+            results.append(value)
+        builder.insert(func.ReturnOp(*results))
+
+        main = func.FuncOp(
+            "main", ([arg.type for arg in block.args], [r.type for r in results]), Region(block)
+        )
+        module = ModuleOp([main])
+        try:
+            module.verify()
+        except VerifyException as error:
+            raise ModelImportError(
+                f"internal error: the imported module does not verify: {error}"
+            ) from error
+        outputs = [
+            TensorInfo(vi.name, shape_of(value), np.dtype(np.float32))
+            for vi, value in zip(self.graph.output, results)
+        ]
+        return ImportedModel(module, weights.arrays, inputs, outputs)
+
+    def _initializer(self, tensor: onnx.TensorProto) -> np.ndarray:
+        try:
+            return numpy_helper.to_array(tensor)
+        except (ValueError, TypeError, OSError) as error:
+            raise ModelImportError(f"cannot read initializer '{tensor.name}': {error}") from error
+
+    def _input(self, vi: onnx.ValueInfoProto) -> TensorInfo:
+        _check_float32(vi, "input")
+        declared = vi.type.tensor_type
+        if vi.name in self.input_shapes:
+            given = tuple(int(d) for d in self.input_shapes[vi.name])
+            if declared.HasField("shape") and len(given) != len(declared.shape.dim):
+                raise ModelImportError(
+                    f"input_shapes gives input '{vi.name}' rank {len(given)}, "
+                    f"but the model declares rank {len(declared.shape.dim)}"
+                )
+            if any(d < 0 for d in given):
+                raise ModelImportError(
+                    f"input_shapes gives input '{vi.name}' a negative dimension: {given}"
+                )
+            return TensorInfo(vi.name, given, np.dtype(np.float32))
+        hint = f"pass input_shapes={{'{vi.name}': [...]}}"
+        if not declared.HasField("shape"):
+            raise ModelImportError(f"input '{vi.name}' has an unknown rank; {hint}")
+        shape: list[int] = []
+        for axis, dim in enumerate(declared.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value >= 0:
+                shape.append(dim.dim_value)
+            elif dim.HasField("dim_param"):
+                symbol = dim.dim_param
+                raise ModelImportError(
+                    f"input '{vi.name}' has a symbolic dimension '{symbol}' at axis {axis}; {hint}"
+                )
+            else:
+                raise ModelImportError(
+                    f"input '{vi.name}' has an unknown dimension at axis {axis}; {hint}"
+                )
+        return TensorInfo(vi.name, tuple(shape), np.dtype(np.float32))
+
+    def _convert(
+        self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore
+    ) -> None:
+        label = f"node '{_node_label(node, index)}' ({node.op_type})"
+        converter = CONVERTERS[node.op_type]
+        parameters = list(inspect.signature(converter).parameters.values())[1:]
+        slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        required = sum(p.default is inspect.Parameter.empty for p in slots)
+        if not required <= len(node.input) <= len(slots):
+            raise ModelImportError(
+                f"{label}: has {len(node.input)} inputs, expected {required} to {len(slots)}"
+            )
+        if len(node.output) != 1:
+            raise ModelImportError(f"{label}: has {len(node.output)} outputs, only 1 is supported")
+        inputs: list[Value | None] = []
+        for name in node.input:
+            if name and name not in self.values:
+                raise ModelImportError(f"{label}: input '{name}' refers to an unknown value")
+            inputs.append(self.values[name] if name else None)
+        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        unexpected = sorted(attributes.keys() - keywords)
+        if unexpected:
+            raise ModelImportError(
+                f"{label}: attributes {unexpected} are not supported (opset {self.opset})"
+            )
+
+        builder.name_hint = sanitise(node.output[0])
+        try:
+            value = converter(
+                NodeContext(node, self.opset, builder, weights), *inputs, **attributes
+            )
+        except NodeError as error:
+            raise ModelImportError(f"{label}: {error}") from error
+        finally:
+            builder.name_hint = None
+        self.values[node.output[0]] = value
+
+
+def _check_float32(vi: onnx.ValueInfoProto, kind: str) -> None:
+    if not vi.type.HasField("tensor_type"):
+        raise ModelImportError(
+            f"{kind} '{vi.name}' is not a tensor; only float32 tensors are supported"
+        )
+    element = vi.type.tensor_type.elem_type
+    if element != onnx.TensorProto.FLOAT:
+        name = onnx.TensorProto.DataType.Name(element)
+        raise ModelImportError(
+            f"{kind} '{vi.name}' has element type {name}; only FLOAT (float32) is supported"
+        )

@@ -1,0 +1,333 @@
+"""ONNX op converters for `minimlc.frontend.onnx`: one function per ONNX op type, in `CONVERTERS`.
+
+A converter takes a `NodeContext`, the node's inputs in ONNX order (`None` for an omitted optional
+input) and the node's attributes as keyword arguments with their ONNX defaults. It returns the value
+of the node's single output: an SSA value of the `graph` dialect, or a `ConstantValue` when the
+output is known at import time. Converters check shapes and attributes and raise `NodeError`; the
+importer adds the node's name to the message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from xdsl.builder import Builder
+from xdsl.ir import Operation, SSAValue
+
+from minimlc.dialects import graph
+from minimlc.dialects.graph import Shape, shape_of
+
+
+class NodeError(Exception):
+    """A node cannot be converted (bad attribute, operand or shape)."""
+
+
+@dataclass(frozen=True)
+class ConstantValue:
+    """A compile-time constant: an initializer or the output of a Constant node."""
+
+    name: str
+    array: np.ndarray
+
+
+Value = SSAValue | ConstantValue
+
+
+@dataclass
+class WeightStore:
+    """Turns constants used as data operands into `graph.weight` handles, one per constant."""
+
+    builder: Builder
+    arrays: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray], init=False)
+    _handles: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue], init=False)
+
+    def handle(self, constant: ConstantValue, name_hint: str) -> SSAValue:
+        """The `graph.weight` value of `constant`, created at its first use."""
+        if constant.name in self._handles:
+            return self._handles[constant.name]
+        if constant.array.dtype != np.float32:
+            raise NodeError(
+                f"constant '{constant.name}' has element type {constant.array.dtype}, "
+                "but only float32 data operands are supported"
+            )
+        op = graph.WeightOp(constant.name, constant.array.shape)
+        op.result.name_hint = name_hint
+        self.builder.insert(op)
+        self.arrays[constant.name] = np.asarray(constant.array, order="C")
+        self._handles[constant.name] = op.result
+        return op.result
+
+
+@dataclass
+class NodeContext:
+    """What a converter may use: the node, its opset, and the builder of @main's body."""
+
+    node: onnx.NodeProto
+    opset: int
+    builder: Builder
+    weights: WeightStore
+
+    def data(self, value: Value) -> SSAValue:
+        """`value` as a data operand: constants become weights."""
+        if isinstance(value, SSAValue):
+            return value
+        return self.weights.handle(value, sanitise(value.name))
+
+    def emit(self, op: Operation) -> SSAValue:
+        """Insert `op` and return its single result."""
+        return self.builder.insert(op).results[0]
+
+
+def sanitise(name: str) -> str:
+    """An SSA name hint derived from an ONNX name: [A-Za-z0-9_], not starting with a digit."""
+    hint = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name)
+    return hint if hint and not hint[0].isdigit() else f"v{hint}"
+
+
+def _axis(axis: int, rank: int, *, inclusive: bool = False) -> int:
+    """`axis` normalised to [0, rank) (or [0, rank] when `inclusive`)."""
+    upper = rank + 1 if inclusive else rank
+    if not -rank <= axis < upper:
+        raise NodeError(f"axis {axis} is out of range for an input of rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def _reshape(ctx: NodeContext, value: SSAValue, shape: Shape) -> SSAValue:
+    return ctx.emit(graph.ReshapeOp(value, shape))
+
+
+def _binary(ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], a: Value, b: Value) -> SSAValue:
+    lhs, rhs = ctx.data(a), ctx.data(b)
+    if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
+        raise NodeError(
+            f"input shapes {shape_of(lhs)} and {shape_of(rhs)} are not broadcast-compatible"
+        )
+    return ctx.emit(op(lhs, rhs))
+
+
+# Linear algebra
+
+
+def Gemm(
+    ctx: NodeContext,
+    A: Value,
+    B: Value,
+    C: Value | None = None,
+    *,
+    alpha: float = 1.0,
+    beta: float = 1.0,
+    transA: int = 0,
+    transB: int = 0,
+) -> Value:
+    """`alpha * op(A) @ op(B) + beta * C` -> graph.gemm."""
+    a, b = ctx.data(A), ctx.data(B)
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    if len(a_shape) != 2 or len(b_shape) != 2:
+        raise NodeError(f"A and B must be 2-D, got shapes {a_shape} and {b_shape}")
+    m, k = a_shape[::-1] if transA else a_shape
+    kb, n = b_shape[::-1] if transB else b_shape
+    if k != kb:
+        raise NodeError(f"inner dimensions differ: op(A) is {(m, k)} and op(B) is {(kb, n)}")
+    c = None if C is None else ctx.data(C)
+    if c is not None and (
+        len(shape_of(c)) > 2 or graph.broadcast_shapes(shape_of(c), (m, n)) != (m, n)
+    ):
+        raise NodeError(f"C of shape {shape_of(c)} does not broadcast to the result shape {(m, n)}")
+    op = graph.GemmOp(a, b, c, alpha=alpha, beta=beta, trans_a=bool(transA), trans_b=bool(transB))
+    return ctx.emit(op)
+
+
+def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """Numpy matmul -> graph.matmul."""
+    a, b = ctx.data(A), ctx.data(B)
+    if graph.matmul_shape(shape_of(a), shape_of(b)) is None:
+        raise NodeError(f"input shapes {shape_of(a)} and {shape_of(b)} are not matmul-compatible")
+    return ctx.emit(graph.MatMulOp(a, b))
+
+
+# Elementwise binary (numpy broadcasting)
+
+
+def Add(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A + B` -> graph.add."""
+    return _binary(ctx, graph.AddOp, A, B)
+
+
+def Sub(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A - B` -> graph.sub."""
+    return _binary(ctx, graph.SubOp, A, B)
+
+
+def Mul(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A * B` -> graph.mul."""
+    return _binary(ctx, graph.MulOp, A, B)
+
+
+def Div(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A / B` -> graph.div."""
+    return _binary(ctx, graph.DivOp, A, B)
+
+
+# Elementwise unary
+
+
+def Relu(ctx: NodeContext, X: Value) -> Value:
+    """`max(X, 0)` -> graph.relu."""
+    return ctx.emit(graph.ReluOp(ctx.data(X)))
+
+
+def Sigmoid(ctx: NodeContext, X: Value) -> Value:
+    """`1 / (1 + exp(-X))` -> graph.sigmoid."""
+    return ctx.emit(graph.SigmoidOp(ctx.data(X)))
+
+
+def Tanh(ctx: NodeContext, X: Value) -> Value:
+    """`tanh(X)` -> graph.tanh."""
+    return ctx.emit(graph.TanhOp(ctx.data(X)))
+
+
+def Exp(ctx: NodeContext, X: Value) -> Value:
+    """`exp(X)` -> graph.exp."""
+    return ctx.emit(graph.ExpOp(ctx.data(X)))
+
+
+# Normalisation
+
+
+def Softmax(ctx: NodeContext, input: Value, *, axis: int | None = None) -> Value:
+    """Softmax -> graph.softmax; before opset 13, on the input coerced to 2-D at `axis`."""
+    x = ctx.data(input)
+    shape = shape_of(x)
+    if ctx.opset >= 13:
+        return ctx.emit(graph.SoftmaxOp(x, _axis(-1 if axis is None else axis, len(shape))))
+    split = _axis(1 if axis is None else axis, len(shape))
+    coerced = (math.prod(shape[:split]), math.prod(shape[split:]))
+    if coerced == shape:
+        return ctx.emit(graph.SoftmaxOp(x, 1))
+    y = ctx.emit(graph.SoftmaxOp(_reshape(ctx, x, coerced), 1))
+    return _reshape(ctx, y, shape)
+
+
+# Shape manipulation
+
+
+def Flatten(ctx: NodeContext, input: Value, *, axis: int = 1) -> Value:
+    """Flatten to 2-D at `axis` -> graph.reshape."""
+    x = ctx.data(input)
+    shape = shape_of(x)
+    split = _axis(axis, len(shape), inclusive=True)
+    return _reshape(ctx, x, (math.prod(shape[:split]), math.prod(shape[split:])))
+
+
+def Reshape(ctx: NodeContext, data: Value, shape: Value, *, allowzero: int = 0) -> Value:
+    """Reshape to a compile-time constant shape -> graph.reshape."""
+    if not isinstance(shape, ConstantValue):
+        raise NodeError(
+            "the shape input must be a compile-time constant (an initializer or a Constant output)"
+        )
+    x = ctx.data(data)
+    return _reshape(ctx, x, _reshape_target(shape_of(x), shape.array, allowzero=bool(allowzero)))
+
+
+def _reshape_target(source: Shape, requested: np.ndarray, *, allowzero: bool) -> Shape:
+    """ONNX Reshape's output shape: 0 copies the input dim (unless allowzero), -1 is inferred."""
+    if requested.ndim != 1 or not np.issubdtype(requested.dtype, np.integer):
+        kind = f"{requested.dtype} of shape {requested.shape}"
+        raise NodeError(f"shape must be a 1-D integer tensor, got {kind}")
+    wanted = [int(d) for d in requested]
+    if allowzero and 0 in wanted and -1 in wanted:
+        raise NodeError(f"shape {wanted} has both 0 and -1, which allowzero=1 forbids")
+    if wanted.count(-1) > 1 or any(d < -1 for d in wanted):
+        raise NodeError(f"shape {wanted} may hold at most one -1 and no other negative value")
+    copied = [i for i, d in enumerate(wanted) if d == 0 and not allowzero]
+    if copied and copied[-1] >= len(source):
+        raise NodeError(
+            f"shape {wanted} copies dimension {copied[-1]}, but the input has rank {len(source)}"
+        )
+    dims = [source[i] if i in copied else d for i, d in enumerate(wanted)]
+    total = math.prod(source)
+    if -1 in dims:
+        known = math.prod(d for d in dims if d != -1)
+        if known == 0 or total % known:
+            raise NodeError(f"cannot infer the -1 in shape {wanted} for an input of shape {source}")
+        dims[dims.index(-1)] = total // known
+    if math.prod(dims) != total:
+        raise NodeError(
+            f"cannot reshape an input of shape {source} ({total} elements) to {tuple(dims)}"
+        )
+    return tuple(dims)
+
+
+def Transpose(ctx: NodeContext, data: Value, *, perm: Sequence[int] | None = None) -> Value:
+    """Permute dimensions (default: reverse them) -> graph.transpose."""
+    x = ctx.data(data)
+    rank = len(shape_of(x))
+    order = list(range(rank))[::-1] if perm is None else list(perm)
+    if sorted(order) != list(range(rank)):
+        raise NodeError(f"perm {order} is not a permutation of 0..{rank - 1}")
+    return ctx.emit(graph.TransposeOp(x, order))
+
+
+def Identity(ctx: NodeContext, input: Value) -> Value:
+    """No op: the output names the input value."""
+    return input
+
+
+# Constants
+
+
+def Constant(
+    ctx: NodeContext,
+    *,
+    value: onnx.TensorProto | None = None,
+    value_float: float | None = None,
+    value_floats: Sequence[float] | None = None,
+    value_int: int | None = None,
+    value_ints: Sequence[int] | None = None,
+) -> Value:
+    """A compile-time constant; it becomes a graph.weight only where it is used as data."""
+    given = [v for v in (value, value_float, value_floats, value_int, value_ints) if v is not None]
+    if len(given) != 1:
+        names = "value, value_float, value_floats, value_int, value_ints"
+        raise NodeError(f"exactly one of the attributes {names} is required")
+    if value is not None:
+        array = numpy_helper.to_array(value)
+    elif value_float is not None or value_floats is not None:
+        array = np.array(value_float if value_floats is None else value_floats, dtype=np.float32)
+    else:
+        array = np.array(value_int if value_ints is None else value_ints, dtype=np.int64)
+    return ConstantValue(ctx.node.output[0], array)
+
+
+Converter = Callable[..., Value]
+
+CONVERTERS: dict[str, Converter] = {
+    # linear algebra
+    "Gemm": Gemm,
+    "MatMul": MatMul,
+    # elementwise binary
+    "Add": Add,
+    "Sub": Sub,
+    "Mul": Mul,
+    "Div": Div,
+    # elementwise unary
+    "Relu": Relu,
+    "Sigmoid": Sigmoid,
+    "Tanh": Tanh,
+    "Exp": Exp,
+    # normalisation
+    "Softmax": Softmax,
+    # shape manipulation
+    "Flatten": Flatten,
+    "Reshape": Reshape,
+    "Transpose": Transpose,
+    "Identity": Identity,
+    # constants
+    "Constant": Constant,
+}
+"""ONNX op type (default domain) -> converter."""

@@ -1,0 +1,6 @@
+// RUN: %python %S/make_onnx.py unsupported %t.onnx
+// RUN: not mini-opt %t.onnx 2>&1 | filecheck %s
+
+// Every unsupported node is reported at once, with its opset and node names, before anything is converted.
+
+// CHECK: mini-opt: error: model has 1 unsupported operator type: Conv (opset 13): conv1, conv2

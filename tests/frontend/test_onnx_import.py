@@ -1,0 +1,540 @@
+"""The ONNX importer: graph ops, shapes, weights and signature it builds; every error it raises."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.dialects import func
+from xdsl.ir import Operation
+
+from minimlc.dialects import graph
+from minimlc.frontend.onnx import (
+    ImportedModel,
+    ModelImportError,
+    TensorInfo,
+    UnsupportedOpsError,
+    import_model,
+)
+
+Dims = Sequence[int | str | None]
+
+
+def _info(name: str, shape: Dims, element: int = TensorProto.FLOAT) -> onnx.ValueInfoProto:
+    return helper.make_tensor_value_info(name, element, list(shape))
+
+
+def _model(
+    nodes: Sequence[onnx.NodeProto],
+    inputs: Sequence[onnx.ValueInfoProto],
+    outputs: Sequence[onnx.ValueInfoProto],
+    initializers: dict[str, np.ndarray] | None = None,
+    *,
+    opset: int = 13,
+    ir_version: int = 8,
+    extra_opsets: Sequence[tuple[str, int]] = (),
+) -> onnx.ModelProto:
+    graph_proto = helper.make_graph(
+        list(nodes),
+        "test",
+        list(inputs),
+        list(outputs),
+        [numpy_helper.from_array(array, name) for name, array in (initializers or {}).items()],
+    )
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    return helper.make_model(graph_proto, opset_imports=opsets, ir_version=ir_version)
+
+
+def _unary_model(
+    op_type: str, shape: Dims, *, opset: int = 13, **attributes: object
+) -> onnx.ModelProto:
+    node = helper.make_node(op_type, ["x"], ["y"], name="n", **attributes)
+    return _model([node], [_info("x", shape)], [_info("y", ["?"])], opset=opset)
+
+
+def _ops(imported: ImportedModel) -> list[Operation]:
+    main = imported.module.body.block.first_op
+    assert isinstance(main, func.FuncOp)
+    return list(main.body.block.ops)
+
+
+def _weight(shape: Sequence[int], seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def _mlp() -> onnx.ModelProto:
+    nodes = [
+        helper.make_node("Flatten", ["image"], ["flat"], name="flatten"),
+        helper.make_node(
+            "Gemm", ["flat", "fc0/weight:0", "fc0.bias"], ["hidden"], name="fc0", transB=1
+        ),
+        helper.make_node("Relu", ["hidden"], ["act"], name="relu"),
+        helper.make_node("MatMul", ["act", "fc1.weight"], ["logits"], name="fc1"),
+        helper.make_node("Softmax", ["logits"], ["probs"], name="softmax"),
+    ]
+    weights = {
+        "fc0/weight:0": _weight((8, 12), 1),
+        "fc0.bias": _weight((8,), 2),
+        "fc1.weight": _weight((8, 4), 3),
+    }
+    return _model(nodes, [_info("image", ["N", 3, 4])], [_info("probs", ["N", 4])], weights)
+
+
+def test_mlp_ops_shapes_and_weights() -> None:
+    model = _mlp()
+    imported = import_model(model, input_shapes={"image": [2, 3, 4]})
+    ops = _ops(imported)
+    assert [op.name for op in ops] == [
+        "graph.reshape",
+        "graph.weight",
+        "graph.weight",
+        "graph.gemm",
+        "graph.relu",
+        "graph.weight",
+        "graph.matmul",
+        "graph.softmax",
+        "func.return",
+    ]
+    assert [graph.shape_of(op.results[0]) for op in ops[:-1]] == [
+        (2, 12), (8, 12), (8,), (2, 8), (2, 8), (8, 4), (2, 4), (2, 4)
+    ]  # fmt: skip
+    gemm, softmax = ops[3], ops[7]
+    assert isinstance(gemm, graph.GemmOp)
+    assert gemm.trans_b is not None
+    assert gemm.trans_a is None
+    assert isinstance(softmax, graph.SoftmaxOp)
+    assert softmax.axis.value.data == 1
+    names = [op.weight_name.data for op in ops if isinstance(op, graph.WeightOp)]
+    assert names == list(imported.weights) == ["fc0/weight:0", "fc0.bias", "fc1.weight"]
+    for tensor in model.graph.initializer:
+        stored = imported.weights[tensor.name]
+        assert stored.dtype == np.float32
+        assert stored.flags.c_contiguous
+        np.testing.assert_array_equal(stored, numpy_helper.to_array(tensor))
+    assert imported.inputs == [TensorInfo("image", (2, 3, 4), np.dtype("float32"))]
+    assert imported.outputs == [TensorInfo("probs", (2, 4), np.dtype("float32"))]
+    assert imported.outputs[0].type == "tensor(float)"
+
+
+def test_readable_name_hints() -> None:
+    text = str(import_model(_mlp(), input_shapes={"image": [1, 3, 4]}).module)
+    assert "func.func @main(%image: tensor<1x3x4xf32>) -> tensor<1x4xf32>" in text
+    assert '%fc0_weight = graph.weight "fc0/weight:0" : tensor<8x12xf32>' in text
+    assert "%hidden = graph.gemm %flat, %fc0_weight, %fc0_bias {trans_b}" in text
+    assert "func.return %probs : tensor<1x4xf32>" in text
+
+
+@pytest.mark.parametrize("form", ["proto", "bytes", "str", "path"])
+def test_model_forms(form: str, tmp_path: Path) -> None:
+    model = _unary_model("Relu", [2, 3])
+    path = tmp_path / "relu.onnx"
+    onnx.save(model, path)
+    source = {"proto": model, "bytes": model.SerializeToString(), "str": str(path), "path": path}[
+        form
+    ]
+    imported = import_model(source)
+    assert [op.name for op in _ops(imported)] == ["graph.relu", "func.return"]
+    assert imported.outputs == [TensorInfo("y", (2, 3), np.dtype("float32"))]
+
+
+def test_signature_order_and_returned_values() -> None:
+    nodes = [
+        helper.make_node("Sub", ["b", "a"], ["d"], name="sub"),
+        helper.make_node("Identity", ["d"], ["e"], name="id"),
+    ]
+    outputs = [_info("e", [2, 3]), _info("a", [2, 3]), _info("d", [2, 3]), _info("e", [2, 3])]
+    model = _model(nodes, [_info("b", [3]), _info("a", [2, 3])], outputs)
+    imported = import_model(model)
+    assert [i.name for i in imported.inputs] == ["b", "a"]
+    assert [o.name for o in imported.outputs] == ["e", "a", "d", "e"]
+    main = imported.module.body.block.first_op
+    assert isinstance(main, func.FuncOp)
+    sub, ret = _ops(imported)
+    assert isinstance(sub, graph.SubOp)
+    assert isinstance(ret, func.ReturnOp)
+    b, a = main.body.block.args
+    assert (sub.lhs, sub.rhs) == (b, a)
+    assert list(ret.arguments) == [sub.result, a, sub.result, sub.result]
+    assert [graph.shape_of(t) for t in main.function_type.inputs] == [(3,), (2, 3)]
+
+
+def test_ir3_initializers_listed_as_inputs_are_constants() -> None:
+    node = helper.make_node("Add", ["x", "bias"], ["y"], name="add")
+    inputs = [_info("x", [2, 3]), _info("bias", [3])]
+    model = _model(
+        [node], inputs, [_info("y", [2, 3])], {"bias": _weight((3,))}, opset=7, ir_version=3
+    )
+    imported = import_model(model)
+    assert [i.name for i in imported.inputs] == ["x"]
+    assert list(imported.weights) == ["bias"]
+
+
+def test_constants_become_weights_only_when_used_as_data() -> None:
+    nodes = [
+        helper.make_node("Constant", [], ["shape"], value_ints=[3, -1]),
+        helper.make_node("Reshape", ["x", "target"], ["r"], name="r0"),
+        helper.make_node("Reshape", ["r", "shape"], ["s"], name="r1"),
+        helper.make_node("Constant", [], ["two"], value_float=2.0),
+        helper.make_node("Mul", ["s", "two"], ["m"], name="mul"),
+        helper.make_node("Add", ["m", "two"], ["y"], name="add"),
+    ]
+    target = {"target": np.array([0, -1], dtype=np.int64)}
+    imported = import_model(_model(nodes, [_info("x", [2, 3, 2])], [_info("y", [3, 4])], target))
+    ops = _ops(imported)
+    assert [op.name for op in ops] == [
+        "graph.reshape", "graph.reshape", "graph.weight", "graph.mul", "graph.add", "func.return"
+    ]  # fmt: skip
+    assert [graph.shape_of(op.results[0]) for op in ops[:2]] == [(2, 6), (3, 4)]
+    assert list(imported.weights) == ["two"]
+    assert imported.weights["two"].shape == ()
+    assert imported.weights["two"].dtype == np.float32
+    assert ops[3].operands[1] is ops[4].operands[1] is ops[2].results[0]
+
+
+@pytest.mark.parametrize(
+    ("shape", "target", "allowzero", "expected"),
+    [
+        ((2, 3, 4), [4, -1], 0, (4, 6)),
+        ((2, 3, 4), [0, -1], 0, (2, 12)),
+        ((2, 3, 4), [-1], 0, (24,)),
+        ((2, 3, 4), [2, 0, 2, 2], 0, (2, 3, 2, 2)),
+        ((2, 0, 4), [0, 8], 1, (0, 8)),
+    ],
+)
+def test_reshape_target_shape(
+    shape: tuple[int, ...], target: list[int], allowzero: int, expected: tuple[int, ...]
+) -> None:
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"], allowzero=allowzero)
+    initializers = {"shape": np.array(target, dtype=np.int64)}
+    model = _model(
+        [node], [_info("x", shape)], [_info("y", ["?"] * len(expected))], initializers, opset=14
+    )
+    reshape, _ = _ops(import_model(model))
+    assert isinstance(reshape, graph.ReshapeOp)
+    assert graph.shape_of(reshape.result) == expected
+
+
+@pytest.mark.parametrize(
+    ("axis", "expected"), [(0, (1, 24)), (1, (2, 12)), (2, (6, 4)), (3, (24, 1)), (-1, (6, 4))]
+)
+def test_flatten_shape(axis: int, expected: tuple[int, int]) -> None:
+    reshape, _ = _ops(import_model(_unary_model("Flatten", [2, 3, 4], axis=axis)))
+    assert isinstance(reshape, graph.ReshapeOp)
+    assert graph.shape_of(reshape.result) == expected
+
+
+@pytest.mark.parametrize(("perm", "expected"), [(None, (4, 3, 2)), ([1, 2, 0], (3, 4, 2))])
+def test_transpose_perm(perm: list[int] | None, expected: tuple[int, ...]) -> None:
+    attributes = {} if perm is None else {"perm": perm}
+    transpose, _ = _ops(import_model(_unary_model("Transpose", [2, 3, 4], **attributes)))
+    assert isinstance(transpose, graph.TransposeOp)
+    assert list(transpose.perm.get_values()) == (perm or [2, 1, 0])
+    assert graph.shape_of(transpose.result) == expected
+
+
+@pytest.mark.parametrize(("axis", "expected"), [(None, 2), (-2, 1), (0, 0)])
+def test_softmax_13_axis(axis: int | None, expected: int) -> None:
+    attributes = {} if axis is None else {"axis": axis}
+    softmax, _ = _ops(import_model(_unary_model("Softmax", [2, 3, 4], **attributes)))
+    assert isinstance(softmax, graph.SoftmaxOp)
+    assert softmax.axis.value.data == expected
+
+
+@pytest.mark.parametrize(
+    ("shape", "axis", "coerced"),
+    [((2, 3, 4), None, (2, 12)), ((2, 3, 4), -1, (6, 4)), ((2, 3, 4), 0, (1, 24))],
+)
+def test_softmax_11_coerces_to_2d(
+    shape: tuple[int, ...], axis: int | None, coerced: tuple[int, int]
+) -> None:
+    attributes = {} if axis is None else {"axis": axis}
+    ops = _ops(import_model(_unary_model("Softmax", shape, opset=11, **attributes)))
+    assert [op.name for op in ops] == [
+        "graph.reshape",
+        "graph.softmax",
+        "graph.reshape",
+        "func.return",
+    ]
+    assert [graph.shape_of(op.results[0]) for op in ops[:3]] == [coerced, coerced, shape]
+    assert isinstance(ops[1], graph.SoftmaxOp)
+    assert ops[1].axis.value.data == 1
+
+
+def test_softmax_11_on_2d_needs_no_reshape() -> None:
+    ops = _ops(import_model(_unary_model("Softmax", [3, 5], opset=11)))
+    assert [op.name for op in ops] == ["graph.softmax", "func.return"]
+
+
+@pytest.mark.parametrize(
+    ("declared", "given", "expected"),
+    [(["N", 3], [5, 3], (5, 3)), ([None, 3], [1, 3], (1, 3)), ([2, 3], [4, 3], (4, 3))],
+)
+def test_input_shapes(declared: Dims, given: list[int], expected: tuple[int, ...]) -> None:
+    imported = import_model(_unary_model("Relu", declared), input_shapes={"x": given})
+    assert imported.inputs[0].shape == imported.outputs[0].shape == expected
+
+
+def test_unsupported_ops_are_all_reported_before_converting() -> None:
+    conv = {"kernel_shape": [3, 3]}
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c1"], name="conv1", **conv),
+        helper.make_node("Add", ["c1", "bad"], ["a"], name="add_with_bad_shapes"),
+        helper.make_node("Conv", ["a", "w"], ["c2"], name="conv2", **conv),
+        helper.make_node("LSTM", ["seq", "lw", "lr"], ["h"], name="lstm_0", hidden_size=2),
+        helper.make_node("Conv", ["c2", "w"], ["c3"], **conv),
+        helper.make_node("Frobnicate", ["c3"], ["y"], name="frob", domain="com.example"),
+    ]
+    inputs = [_info("x", [1, 1, 9, 9]), _info("bad", [5]), _info("seq", [1, 1, 2])]
+    initializers = {"w": _weight((1, 1, 3, 3)), "lw": _weight((1, 8, 2)), "lr": _weight((1, 8, 2))}
+    outputs = [_info("y", [1, 1, 3, 3]), _info("h", [1, 1, 1, 2])]
+    model = _model(nodes, inputs, outputs, initializers, extra_opsets=[("com.example", 2)])
+    message = (
+        "model has 3 unsupported operator types: Conv (opset 13): conv1, conv2, <unnamed node #4>; "
+        "LSTM (opset 13): lstm_0; com.example.Frobnicate (opset 2): frob"
+    )
+    with pytest.raises(UnsupportedOpsError, match=re.escape(message)) as caught:
+        import_model(model)
+    assert caught.value.ops == [
+        ("Conv", 13, ["conv1", "conv2", "<unnamed node #4>"]),
+        ("LSTM", 13, ["lstm_0"]),
+        ("com.example.Frobnicate", 2, ["frob"]),
+    ]
+    assert isinstance(caught.value, ModelImportError | NotImplementedError | ValueError)
+
+
+def test_one_unsupported_op_message() -> None:
+    with pytest.raises(
+        UnsupportedOpsError, match=r"^model has 1 unsupported operator type: Abs \(opset 13\): n$"
+    ):
+        import_model(_unary_model("Abs", [2]))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.onnx"
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        import_model(missing)
+
+
+def test_unparsable_file(tmp_path: Path) -> None:
+    path = tmp_path / "garbage.onnx"
+    path.write_bytes(b"\xff\xff\xff\xff not a model")
+    with pytest.raises(
+        ModelImportError, match=f"cannot parse an ONNX model from '{re.escape(str(path))}'"
+    ):
+        import_model(path)
+
+
+def _with_node(
+    op_type: str, inputs: list[str], name: str = "n", **attributes: object
+) -> Callable[[], onnx.ModelProto]:
+    """One node over inputs x (2, 3) and y (4,), and initializers i64 (int64) and f64 (float64)."""
+
+    def build() -> onnx.ModelProto:
+        node = helper.make_node(op_type, inputs, ["out"], name=name, **attributes)
+        constants = {
+            "i64": np.array([2, 3], dtype=np.int64),
+            "f64": np.ones((3,), dtype=np.float64),
+        }
+        return _model(
+            [node], [_info("x", [2, 3]), _info("y", [4])], [_info("out", ["?"])], constants
+        )
+
+    return build
+
+
+ERROR_CASES: list[tuple[str, Callable[[], object], str]] = [
+    (
+        "unparsable bytes",
+        lambda: b"\xff\xff\xff\xff",
+        "cannot parse an ONNX model from the given bytes",
+    ),
+    (
+        "empty bytes",
+        lambda: b"",
+        r"invalid ONNX model: The model does not have an ir_version set properly",
+    ),
+    (
+        "checker failure",
+        lambda: _unary_model("Softmax", [2, 3], axis=1.5),
+        r"invalid ONNX model: Mismatched attribute type in 'n : axis'",
+    ),
+    (
+        "input of an unknown value",
+        lambda: _with_node("Relu", ["nowhere"])(),
+        r"(?s)invalid ONNX model: .*input 'nowhere' of node.*is not output of any previous nodes",
+    ),
+    (
+        "non-float input",
+        lambda: _model(
+            [], [_info("x", [2], TensorProto.INT64)], [_info("x", [2], TensorProto.INT64)]
+        ),
+        r"^input 'x' has element type INT64; only FLOAT \(float32\) is supported$",
+    ),
+    (
+        "non-float constant output",
+        lambda: _model(
+            [helper.make_node("Constant", [], ["c"], value_ints=[1])],
+            [],
+            [_info("c", [1], TensorProto.INT64)],
+        ),
+        r"^output 'c' has element type INT64; only FLOAT \(float32\) is supported$",
+    ),
+    (
+        "symbolic dim",
+        lambda: _unary_model("Relu", [2, "N"]),
+        r"^input 'x' has a symbolic dimension 'N' at axis 1; "
+        r"pass input_shapes=\{'x': \[\.\.\.\]\}$",
+    ),
+    (
+        "unknown dim",
+        lambda: _unary_model("Relu", [None]),
+        r"^input 'x' has an unknown dimension at axis 0; pass input_shapes=\{'x': \[\.\.\.\]\}$",
+    ),
+    (
+        "reshape shape from an int64 graph input",
+        lambda: _model(
+            [helper.make_node("Reshape", ["x", "s"], ["y"], name="r")],
+            [_info("x", [2, 3]), _info("s", [2], TensorProto.INT64)],
+            [_info("y", [3, 2])],
+        ),
+        r"^input 's' has element type INT64",
+    ),
+    (
+        "reshape shape computed from data",
+        _with_node("Reshape", ["x", "y"], name="r"),
+        r"^node 'r' \(Reshape\): the shape input must be a compile-time constant",
+    ),
+    (
+        "reshape shape of floats",
+        _with_node("Reshape", ["x", "f64"], name="r"),
+        r"^node 'r' \(Reshape\): shape must be a 1-D integer tensor, got float64 of shape \(3,\)$",
+    ),
+    (
+        "bad broadcast",
+        _with_node("Add", ["x", "y"], name="add"),
+        r"^node 'add' \(Add\): input shapes \(2, 3\) and \(4,\) are not broadcast-compatible$",
+    ),
+    (
+        "unnamed node",
+        _with_node("Mul", ["y", "x"], name=""),
+        r"^node '<unnamed node #0>' \(Mul\): "
+        r"input shapes \(4,\) and \(2, 3\) are not broadcast-compatible$",
+    ),
+    (
+        "matmul mismatch",
+        _with_node("MatMul", ["x", "y"]),
+        r"^node 'n' \(MatMul\): input shapes \(2, 3\) and \(4,\) are not matmul-compatible$",
+    ),
+    (
+        "gemm inner dims",
+        _with_node("Gemm", ["x", "x"]),
+        r"^node 'n' \(Gemm\): "
+        r"inner dimensions differ: op\(A\) is \(2, 3\) and op\(B\) is \(2, 3\)$",
+    ),
+    (
+        "gemm rank",
+        _with_node("Gemm", ["x", "y"]),
+        r"^node 'n' \(Gemm\): A and B must be 2-D, got shapes \(2, 3\) and \(4,\)$",
+    ),
+    (
+        "gemm bias",
+        _with_node("Gemm", ["x", "x", "y"], transB=1),
+        r"^node 'n' \(Gemm\): C of shape \(4,\) does not broadcast to the result shape \(2, 2\)$",
+    ),
+    (
+        "softmax axis",
+        _with_node("Softmax", ["x"], axis=2),
+        r"^node 'n' \(Softmax\): axis 2 is out of range for an input of rank 2$",
+    ),
+    (
+        "flatten axis",
+        _with_node("Flatten", ["x"], axis=-3),
+        r"^node 'n' \(Flatten\): axis -3 is out of range for an input of rank 2$",
+    ),
+    (
+        "transpose perm",
+        _with_node("Transpose", ["x"], perm=[0, 0]),
+        r"^node 'n' \(Transpose\): perm \[0, 0\] is not a permutation of 0\.\.1$",
+    ),
+    (
+        "float64 weight",
+        _with_node("Add", ["x", "f64"]),
+        r"^node 'n' \(Add\): constant 'f64' has element type float64, but only float32 data",
+    ),
+    (
+        "int64 weight",
+        _with_node("Add", ["x", "i64"]),
+        r"^node 'n' \(Add\): constant 'i64' has element type int64, but only float32 data operands",
+    ),
+    (
+        "old-opset attribute",
+        lambda: _model(
+            [helper.make_node("Add", ["x", "y"], ["z"], name="add", broadcast=1)],
+            [_info("x", [2, 3]), _info("y", [3])],
+            [_info("z", [2, 3])],
+            opset=6,
+        ),
+        r"^node 'add' \(Add\): attributes \['broadcast'\] are not supported \(opset 6\)$",
+    ),
+    (
+        "constant without a value",
+        lambda: _model([helper.make_node("Constant", [], ["c"], name="c")], [], [_info("c", [1])]),
+        r"^node 'c' \(Constant\): exactly one of the attributes value, value_float, value_floats, "
+        r"value_int, value_ints is required$",
+    ),
+    (
+        "constant with a string value",
+        lambda: _model(
+            [helper.make_node("Constant", [], ["c"], name="c", value_string="hi")],
+            [],
+            [_info("c", [1])],
+        ),
+        r"^node 'c' \(Constant\): attributes \['value_string'\] are not supported \(opset 13\)$",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"), [c[1:] for c in ERROR_CASES], ids=[c[0] for c in ERROR_CASES]
+)
+def test_import_errors(source: Callable[[], onnx.ModelProto | bytes], message: str) -> None:
+    with pytest.raises(ModelImportError, match=message):
+        import_model(source())
+
+
+@pytest.mark.parametrize(
+    ("input_shapes", "message"),
+    [
+        ({"z": [2]}, r"^input_shapes names unknown inputs \['z'\]; the model's inputs are 'x'$"),
+        ({"x": [2, 3]}, r"^input_shapes gives input 'x' rank 2, but the model declares rank 1$"),
+        ({"x": [-2]}, r"^input_shapes gives input 'x' a negative dimension: \(-2,\)$"),
+    ],
+)
+def test_bad_input_shapes(input_shapes: dict[str, list[int]], message: str) -> None:
+    with pytest.raises(ModelImportError, match=message):
+        import_model(_unary_model("Relu", ["N"]), input_shapes=input_shapes)
+
+
+@pytest.mark.parametrize(
+    ("target", "allowzero", "message"),
+    [
+        ([-1, -1], 0, r"shape \[-1, -1\] may hold at most one -1 and no other negative value"),
+        ([2, -3], 0, r"shape \[2, -3\] may hold at most one -1 and no other negative value"),
+        ([5, -1], 0, r"cannot infer the -1 in shape \[5, -1\] for an input of shape \(2, 3\)"),
+        ([0, 0, 0], 0, r"shape \[0, 0, 0\] copies dimension 2, but the input has rank 2"),
+        ([3, 3], 0, r"cannot reshape an input of shape \(2, 3\) \(6 elements\) to \(3, 3\)"),
+        ([0, -1], 1, r"shape \[0, -1\] has both 0 and -1, which allowzero=1 forbids"),
+        ([0, 6], 1, r"cannot reshape an input of shape \(2, 3\) \(6 elements\) to \(0, 6\)"),
+    ],
+)
+def test_bad_reshape_shapes(target: list[int], allowzero: int, message: str) -> None:
+    node = helper.make_node("Reshape", ["x", "shape"], ["y"], name="r", allowzero=allowzero)
+    shape = {"shape": np.array(target, dtype=np.int64)}
+    model = _model([node], [_info("x", [2, 3])], [_info("y", ["?"])], shape, opset=14)
+    with pytest.raises(ModelImportError, match=r"^node 'r' \(Reshape\): " + message + "$"):
+        import_model(model)
