@@ -28,8 +28,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend import onnx_nn, onnx_ops, onnx_tensor
 from minimlc.frontend.onnx_ops import (
-    CONVERTERS,
     ConstantValue,
     NodeContext,
     NodeError,
@@ -39,6 +39,9 @@ from minimlc.frontend.onnx_ops import (
 )
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+
+CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_nn.CONVERTERS, **onnx_tensor.CONVERTERS}
+"""ONNX op type -> converter, over every op family."""
 
 
 @dataclass(frozen=True)

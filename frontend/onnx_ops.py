@@ -89,7 +89,7 @@ def sanitise(name: str) -> str:
     return hint if hint and not hint[0].isdigit() else f"v{hint}"
 
 
-def _axis(axis: int, rank: int, *, inclusive: bool = False) -> int:
+def normalise_axis(axis: int, rank: int, *, inclusive: bool = False) -> int:
     """`axis` normalised to [0, rank) (or [0, rank] when `inclusive`)."""
     upper = rank + 1 if inclusive else rank
     if not -rank <= axis < upper:
@@ -97,11 +97,11 @@ def _axis(axis: int, rank: int, *, inclusive: bool = False) -> int:
     return axis + rank if axis < 0 else axis
 
 
-def _reshape(ctx: NodeContext, value: SSAValue, shape: Shape) -> SSAValue:
+def emit_reshape(ctx: NodeContext, value: SSAValue, shape: Shape) -> SSAValue:
     return ctx.emit(graph.ReshapeOp(value, shape))
 
 
-def _binary(ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], a: Value, b: Value) -> SSAValue:
+def emit_binary(ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], a: Value, b: Value) -> SSAValue:
     lhs, rhs = ctx.data(a), ctx.data(b)
     if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
         raise NodeError(
@@ -155,22 +155,22 @@ def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
 
 def Add(ctx: NodeContext, A: Value, B: Value) -> Value:
     """`A + B` -> graph.add."""
-    return _binary(ctx, graph.AddOp, A, B)
+    return emit_binary(ctx, graph.AddOp, A, B)
 
 
 def Sub(ctx: NodeContext, A: Value, B: Value) -> Value:
     """`A - B` -> graph.sub."""
-    return _binary(ctx, graph.SubOp, A, B)
+    return emit_binary(ctx, graph.SubOp, A, B)
 
 
 def Mul(ctx: NodeContext, A: Value, B: Value) -> Value:
     """`A * B` -> graph.mul."""
-    return _binary(ctx, graph.MulOp, A, B)
+    return emit_binary(ctx, graph.MulOp, A, B)
 
 
 def Div(ctx: NodeContext, A: Value, B: Value) -> Value:
     """`A / B` -> graph.div."""
-    return _binary(ctx, graph.DivOp, A, B)
+    return emit_binary(ctx, graph.DivOp, A, B)
 
 
 # Elementwise unary
@@ -204,13 +204,13 @@ def Softmax(ctx: NodeContext, input: Value, *, axis: int | None = None) -> Value
     x = ctx.data(input)
     shape = shape_of(x)
     if ctx.opset >= 13:
-        return ctx.emit(graph.SoftmaxOp(x, _axis(-1 if axis is None else axis, len(shape))))
-    split = _axis(1 if axis is None else axis, len(shape))
+        return ctx.emit(graph.SoftmaxOp(x, normalise_axis(-1 if axis is None else axis, len(shape))))
+    split = normalise_axis(1 if axis is None else axis, len(shape))
     coerced = (math.prod(shape[:split]), math.prod(shape[split:]))
     if coerced == shape:
         return ctx.emit(graph.SoftmaxOp(x, 1))
-    y = ctx.emit(graph.SoftmaxOp(_reshape(ctx, x, coerced), 1))
-    return _reshape(ctx, y, shape)
+    y = ctx.emit(graph.SoftmaxOp(emit_reshape(ctx, x, coerced), 1))
+    return emit_reshape(ctx, y, shape)
 
 
 # Shape manipulation
@@ -220,8 +220,8 @@ def Flatten(ctx: NodeContext, input: Value, *, axis: int = 1) -> Value:
     """Flatten to 2-D at `axis` -> graph.reshape."""
     x = ctx.data(input)
     shape = shape_of(x)
-    split = _axis(axis, len(shape), inclusive=True)
-    return _reshape(ctx, x, (math.prod(shape[:split]), math.prod(shape[split:])))
+    split = normalise_axis(axis, len(shape), inclusive=True)
+    return emit_reshape(ctx, x, (math.prod(shape[:split]), math.prod(shape[split:])))
 
 
 def Reshape(ctx: NodeContext, data: Value, shape: Value, *, allowzero: int = 0) -> Value:
@@ -231,7 +231,7 @@ def Reshape(ctx: NodeContext, data: Value, shape: Value, *, allowzero: int = 0) 
             "the shape input must be a compile-time constant (an initializer or a Constant output)"
         )
     x = ctx.data(data)
-    return _reshape(ctx, x, _reshape_target(shape_of(x), shape.array, allowzero=bool(allowzero)))
+    return emit_reshape(ctx, x, _reshape_target(shape_of(x), shape.array, allowzero=bool(allowzero)))
 
 
 def _reshape_target(source: Shape, requested: np.ndarray, *, allowzero: bool) -> Shape:

@@ -9,12 +9,9 @@ lowering makes the pass fail, naming the op.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from math import prod
 
-from xdsl.builder import ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, math
 from xdsl.ir import SSAValue
@@ -29,95 +26,21 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
-
-Shape = tuple[int, ...]
-Indices = Sequence[SSAValue]
-
-
-def build_compute(
-    tag: str,
-    shape: Shape,
-    body: Callable[[Indices], SSAValue],
-    reduce_extents: Shape = (),
-    combiner: str | None = None,
-) -> te.ComputeOp:
-    """A `te.compute` over `shape` (then `reduce_extents`) yielding `body(indices)`; the ops that
-    `body` creates land in the compute's body."""
-    block = te.ComputeOp.block_for(shape, reduce_extents)
-    with ImplicitBuilder(block) as indices:
-        te.YieldOp(body(indices))
-    return te.ComputeOp(tag, graph.tensor_type(shape), block, reduce_extents, combiner)
-
-
-def _f32(value: float) -> SSAValue:
-    return arith.ConstantOp(builtin.FloatAttr(value, builtin.f32)).result
-
-
-def _index(value: int) -> SSAValue:
-    return arith.ConstantOp(builtin.IntegerAttr(value, builtin.IndexType())).result
-
-
-def _read(tensor: SSAValue, indices: Indices) -> SSAValue:
-    return te.ReadOp(tensor, indices).result
-
-
-def _scaled(value: SSAValue, factor: float) -> SSAValue:
-    return value if factor == 1.0 else arith.MulfOp(value, _f32(factor)).result
-
-
-def _broadcast_indices(source: Shape, target: Shape, indices: Indices) -> list[SSAValue]:
-    """Indices into a `source`-shaped operand numpy-broadcast to `target`, at `indices` of it."""
-    offset = len(target) - len(source)
-    zero = functools.cache(lambda: _index(0))
-    return [
-        indices[offset + axis] if extent == target[offset + axis] else zero()
-        for axis, extent in enumerate(source)
-    ]
-
-
-def _shared_prefix(lhs: Shape, rhs: Shape) -> int:
-    return next((n for n, (a, b) in enumerate(zip(lhs, rhs)) if a != b), min(len(lhs), len(rhs)))
-
-
-def _linearise(indices: Indices, extents: Shape) -> SSAValue:
-    """Row-major linear index of `indices` in `extents`; needs at least one extent other than 1."""
-    terms: list[SSAValue] = []
-    stride = 1
-    for index, extent in zip(reversed(indices), reversed(extents)):
-        if extent != 1:
-            terms.append(index if stride == 1 else arith.MuliOp(index, _index(stride)).result)
-        stride *= extent
-    linear = terms[0]
-    for term in terms[1:]:
-        linear = arith.AddiOp(linear, term).result
-    return linear
-
-
-def _reshape_indices(indices: Indices, target: Shape, source: Shape) -> list[SSAValue]:
-    """Indices into `source` of the element at `indices` of `target` (same elements, row-major).
-
-    Dims of a shared prefix or suffix map one to one; only the middle goes through a linear index.
-    """
-    prefix = _shared_prefix(source, target)
-    suffix = _shared_prefix(source[prefix:][::-1], target[prefix:][::-1])
-    source_middle = source[prefix : len(source) - suffix]
-    end = len(target) - suffix
-    zero = functools.cache(lambda: _index(0))
-    linear = functools.cache(lambda: _linearise(indices[prefix:end], target[prefix:end]))
-    middle: list[SSAValue] = []
-    for axis, extent in enumerate(source_middle):
-        stride = prod(source_middle[axis + 1 :])
-        if extent == 1:
-            middle.append(zero())
-            continue
-        quotient = linear() if stride == 1 else arith.DivUIOp(linear(), _index(stride)).result
-        outermost = prod(source_middle[:axis]) == 1
-        middle.append(quotient if outermost else arith.RemUIOp(quotient, _index(extent)).result)
-    return [*indices[:prefix], *middle, *indices[end:]]
+from minimlc.lowering import graph_to_te_nn, graph_to_te_tensor
+from minimlc.lowering.te_builder import (
+    Indices,
+    Shape,
+    broadcast_indices,
+    build_compute,
+    f32_constant,
+    read,
+    reshape_indices,
+    scaled,
+)
 
 
 def _sigmoid(x: SSAValue) -> SSAValue:
-    one = _f32(1.0)
+    one = f32_constant(1.0)
     exp = math.ExpOp(arith.NegfOp(x).result).result
     return arith.DivfOp(one, arith.AddfOp(one, exp).result).result
 
@@ -133,7 +56,7 @@ _BINARY: dict[type[graph.ElementwiseBinaryOp], tuple[str, _BinaryScalarOp]] = {
 """Binary op -> (tag, scalar op)."""
 
 _UNARY: dict[type[graph.ElementwiseUnaryOp], tuple[str, Callable[[SSAValue], SSAValue]]] = {
-    graph.ReluOp: ("relu", lambda x: arith.MaximumfOp(x, _f32(0.0)).result),
+    graph.ReluOp: ("relu", lambda x: arith.MaximumfOp(x, f32_constant(0.0)).result),
     graph.SigmoidOp: ("sigmoid", _sigmoid),
     graph.TanhOp: ("tanh", lambda x: math.TanhOp(x).result),
     graph.ExpOp: ("exp", lambda x: math.ExpOp(x).result),
@@ -150,8 +73,8 @@ class ElementwiseBinaryLowering(RewritePattern):
         shape = graph.shape_of(op.result)
 
         def body(indices: Indices) -> SSAValue:
-            lhs = _read(op.lhs, _broadcast_indices(graph.shape_of(op.lhs), shape, indices))
-            rhs = _read(op.rhs, _broadcast_indices(graph.shape_of(op.rhs), shape, indices))
+            lhs = read(op.lhs, broadcast_indices(graph.shape_of(op.lhs), shape, indices))
+            rhs = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
             return scalar_op(lhs, rhs).result
 
         rewriter.replace(op, build_compute(tag, shape, body))
@@ -165,7 +88,7 @@ class ElementwiseUnaryLowering(RewritePattern):
         tag, function = _UNARY[type(op)]
 
         def body(indices: Indices) -> SSAValue:
-            return function(_read(op.input, indices))
+            return function(read(op.input, indices))
 
         rewriter.replace(op, build_compute(tag, graph.shape_of(op.result), body))
 
@@ -180,9 +103,9 @@ class GemmLowering(RewritePattern):
 
         def product(indices: Indices) -> SSAValue:
             i, j, k = indices
-            a = _read(op.a, [k, i] if op.trans_a else [i, k])
-            b = _read(op.b, [j, k] if op.trans_b else [k, j])
-            return _scaled(arith.MulfOp(a, b).result, op.alpha.value.data)
+            a = read(op.a, [k, i] if op.trans_a else [i, k])
+            b = read(op.b, [j, k] if op.trans_b else [k, j])
+            return scaled(arith.MulfOp(a, b).result, op.alpha.value.data)
 
         gemm = build_compute("gemm", shape, product, (depth,), "sum")
         if (bias := op.c) is None:
@@ -190,8 +113,8 @@ class GemmLowering(RewritePattern):
             return
 
         def biased(indices: Indices) -> SSAValue:
-            c = _read(bias, _broadcast_indices(graph.shape_of(bias), shape, indices))
-            return arith.AddfOp(_read(gemm.result, indices), _scaled(c, op.beta.value.data)).result
+            c = read(bias, broadcast_indices(graph.shape_of(bias), shape, indices))
+            return arith.AddfOp(read(gemm.result, indices), scaled(c, op.beta.value.data)).result
 
         rewriter.replace(op, [gemm, build_compute("gemm_bias", shape, biased)])
 
@@ -208,10 +131,10 @@ class MatMulLowering(RewritePattern):
             outer, k = indices[:-1], indices[-1]
 
             def batched(operand: Shape, *rows_cols: SSAValue) -> list[SSAValue]:
-                return [*_broadcast_indices(operand[:-2], batch, outer[: len(batch)]), *rows_cols]
+                return [*broadcast_indices(operand[:-2], batch, outer[: len(batch)]), *rows_cols]
 
-            a = _read(op.lhs, [k] if len(lhs) == 1 else batched(lhs, outer[len(batch)], k))
-            b = _read(op.rhs, [k] if len(rhs) == 1 else batched(rhs, k, outer[-1]))
+            a = read(op.lhs, [k] if len(lhs) == 1 else batched(lhs, outer[len(batch)], k))
+            b = read(op.rhs, [k] if len(rhs) == 1 else batched(rhs, k, outer[-1]))
             return arith.MulfOp(a, b).result
 
         rewriter.replace(op, build_compute("matmul", shape, product, (lhs[-1],), "sum"))
@@ -228,19 +151,19 @@ class SoftmaxLowering(RewritePattern):
 
         def reduce(tag: str, tensor: SSAValue, combiner: str) -> te.ComputeOp:
             def body(indices: Indices) -> SSAValue:
-                return _read(tensor, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
+                return read(tensor, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
 
             return build_compute(tag, kept, body, (shape[axis],), combiner)
 
         def per_row(tensor: te.ComputeOp, indices: Indices) -> SSAValue:
-            return _read(tensor.result, _broadcast_indices(kept, shape, indices))
+            return read(tensor.result, broadcast_indices(kept, shape, indices))
 
         def exp_body(indices: Indices) -> SSAValue:
-            shifted = arith.SubfOp(_read(op.input, indices), per_row(peak, indices)).result
+            shifted = arith.SubfOp(read(op.input, indices), per_row(peak, indices)).result
             return math.ExpOp(shifted).result
 
         def div_body(indices: Indices) -> SSAValue:
-            return arith.DivfOp(_read(exp.result, indices), per_row(total, indices)).result
+            return arith.DivfOp(read(exp.result, indices), per_row(total, indices)).result
 
         peak = reduce("softmax_max", op.input, "max")
         exp = build_compute("softmax_exp", shape, exp_body)
@@ -256,7 +179,7 @@ class ReshapeLowering(RewritePattern):
         source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
 
         def body(indices: Indices) -> SSAValue:
-            return _read(op.input, _reshape_indices(indices, shape, source))
+            return read(op.input, reshape_indices(indices, shape, source))
 
         rewriter.replace(op, build_compute("reshape", shape, body))
 
@@ -269,7 +192,7 @@ class TransposeLowering(RewritePattern):
         perm = op.perm.get_values()
 
         def body(indices: Indices) -> SSAValue:
-            return _read(op.input, [indices[perm.index(axis)] for axis in range(len(perm))])
+            return read(op.input, [indices[perm.index(axis)] for axis in range(len(perm))])
 
         rewriter.replace(op, build_compute("transpose", graph.shape_of(op.result), body))
 
@@ -290,6 +213,8 @@ class GraphToTePass(ModulePass):
                 SoftmaxLowering(),
                 ReshapeLowering(),
                 TransposeLowering(),
+                *graph_to_te_nn.PATTERNS,
+                *graph_to_te_tensor.PATTERNS,
             ],
             dce_enabled=False,
         )

@@ -1,16 +1,6 @@
-"""The `graph` dialect: model-level tensor operations, one op per semantic operation.
+"""Core graph ops: weights, elementwise arithmetic and activations, GEMM/MatMul, softmax, reshape, transpose.
 
-Values are ranked `tensor<...xf32>` with static shapes. Weights are handles into a weight store that lives
-outside the IR (`graph.weight "fc0.weight"`), never inline data. ONNX attributes are typed properties, and every
-op verifies its result shape against its operands, naming the op and the mismatch.
-
-    func.func @main(%x: tensor<1x784xf32>) -> tensor<1x128xf32> {
-      %w = graph.weight "fc0.weight" : tensor<128x784xf32>
-      %b = graph.weight "fc0.bias" : tensor<128xf32>
-      %y = graph.gemm %x, %w, %b {trans_b} : (tensor<1x784xf32>, tensor<128x784xf32>, tensor<128xf32>) -> tensor<1x128xf32>
-      %r = graph.relu %y : tensor<1x128xf32>
-      func.return %r : tensor<1x128xf32>
-    }
+Shared shape helpers and op base classes live here too; see the package docstring for the dialect itself.
 """
 
 from __future__ import annotations
@@ -31,7 +21,7 @@ from xdsl.dialects.builtin import (
     f32,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -47,6 +37,32 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
+
+__all__ = [
+    "AddOp",
+    "DivOp",
+    "ElementwiseBinaryOp",
+    "ElementwiseUnaryOp",
+    "ExpOp",
+    "F32Tensor",
+    "GemmOp",
+    "MatMulOp",
+    "MulOp",
+    "ReluOp",
+    "ReshapeOp",
+    "Shape",
+    "SigmoidOp",
+    "SoftmaxOp",
+    "SubOp",
+    "TanhOp",
+    "TransposeOp",
+    "WeightOp",
+    "broadcast_shapes",
+    "check_result_shape",
+    "matmul_shape",
+    "shape_of",
+    "tensor_type",
+]
 
 Shape = tuple[int, ...]
 
@@ -95,13 +111,13 @@ def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:
     return shape
 
 
-def _check_result(op: IRDLOperation, expected: Shape) -> None:
+def check_result_shape(op: IRDLOperation, expected: Shape) -> None:
     actual = shape_of(op.results[0])
     if actual != expected:
         raise VerifyException(f"{op.name}: result shape {actual} does not match expected shape {expected}")
 
 
-_F32Tensor = base(TensorType)
+F32Tensor = base(TensorType)
 
 
 @irdl_op_definition
@@ -110,7 +126,7 @@ class WeightOp(IRDLOperation):
 
     name = "graph.weight"
     weight_name = prop_def(StringAttr)
-    result = result_def(_F32Tensor)
+    result = result_def(F32Tensor)
     assembly_format = "$weight_name attr-dict `:` type($result)"
     traits = traits_def(Pure())
 
@@ -121,9 +137,9 @@ class WeightOp(IRDLOperation):
 class ElementwiseBinaryOp(IRDLOperation):
     """Base of binary ops with numpy broadcasting: `graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>`."""
 
-    lhs = operand_def(_F32Tensor)
-    rhs = operand_def(_F32Tensor)
-    result = result_def(_F32Tensor)
+    lhs = operand_def(F32Tensor)
+    rhs = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
     assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
     traits = traits_def(Pure())
 
@@ -137,7 +153,7 @@ class ElementwiseBinaryOp(IRDLOperation):
         shape = broadcast_shapes(lhs, rhs)
         if shape is None:
             raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not broadcast-compatible")
-        _check_result(self, shape)
+        check_result_shape(self, shape)
 
 
 @irdl_op_definition
@@ -171,7 +187,7 @@ class DivOp(ElementwiseBinaryOp):
 class ElementwiseUnaryOp(IRDLOperation):
     """Base of unary ops whose result has the operand's type: `graph.relu %x : tensor<2x3xf32>`."""
 
-    T: ClassVar = VarConstraint("T", _F32Tensor)
+    T: ClassVar = VarConstraint("T", F32Tensor)
     input = operand_def(T)
     result = result_def(T)
     assembly_format = "$input attr-dict `:` type($result)"
@@ -214,7 +230,7 @@ class SoftmaxOp(IRDLOperation):
     """Softmax along one axis (ONNX opset-13 semantics): `graph.softmax %x {axis = 1 : i64} : tensor<1x10xf32>`."""
 
     name = "graph.softmax"
-    T: ClassVar = VarConstraint("T", _F32Tensor)
+    T: ClassVar = VarConstraint("T", F32Tensor)
     input = operand_def(T)
     result = result_def(T)
     axis = prop_def(IntegerAttr[I64])
@@ -240,10 +256,10 @@ class GemmOp(IRDLOperation):
     """
 
     name = "graph.gemm"
-    a = operand_def(_F32Tensor)
-    b = operand_def(_F32Tensor)
-    c = opt_operand_def(_F32Tensor)
-    result = result_def(_F32Tensor)
+    a = operand_def(F32Tensor)
+    b = operand_def(F32Tensor)
+    c = opt_operand_def(F32Tensor)
+    result = result_def(F32Tensor)
     alpha = opt_prop_def(FloatAttr[Float32Type], FloatAttr(1.0, f32))
     beta = opt_prop_def(FloatAttr[Float32Type], FloatAttr(1.0, f32))
     trans_a = opt_prop_def(UnitAttr)
@@ -290,7 +306,7 @@ class GemmOp(IRDLOperation):
             c = shape_of(self.c)
             if len(c) > 2 or broadcast_shapes(c, (m, n)) != (m, n):
                 raise VerifyException(f"{self.name}: bias shape {c} does not broadcast to the result shape {(m, n)}")
-        _check_result(self, (m, n))
+        check_result_shape(self, (m, n))
 
 
 @irdl_op_definition
@@ -298,9 +314,9 @@ class MatMulOp(IRDLOperation):
     """Numpy `matmul` (batched, broadcasting): `graph.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>`."""
 
     name = "graph.matmul"
-    lhs = operand_def(_F32Tensor)
-    rhs = operand_def(_F32Tensor)
-    result = result_def(_F32Tensor)
+    lhs = operand_def(F32Tensor)
+    rhs = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
     assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
     traits = traits_def(Pure())
 
@@ -314,7 +330,7 @@ class MatMulOp(IRDLOperation):
         shape = matmul_shape(lhs, rhs)
         if shape is None:
             raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not matmul-compatible")
-        _check_result(self, shape)
+        check_result_shape(self, shape)
 
 
 @irdl_op_definition
@@ -323,8 +339,8 @@ class ReshapeOp(IRDLOperation):
     `graph.reshape %x : tensor<1x1x28x28xf32> -> tensor<1x784xf32>`."""
 
     name = "graph.reshape"
-    input = operand_def(_F32Tensor)
-    result = result_def(_F32Tensor)
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
 
@@ -346,8 +362,8 @@ class TransposeOp(IRDLOperation):
     `graph.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>`."""
 
     name = "graph.transpose"
-    input = operand_def(_F32Tensor)
-    result = result_def(_F32Tensor)
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
     perm = prop_def(DenseArrayBase.constr(i64))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -366,26 +382,22 @@ class TransposeOp(IRDLOperation):
         source = shape_of(self.input)
         if sorted(perm) != list(range(len(source))):
             raise VerifyException(f"{self.name}: perm {list(perm)} is not a permutation of 0..{len(source) - 1}")
-        _check_result(self, tuple(source[p] for p in perm))
+        check_result_shape(self, tuple(source[p] for p in perm))
 
 
-Graph = Dialect(
-    "graph",
-    [
-        WeightOp,
-        AddOp,
-        SubOp,
-        MulOp,
-        DivOp,
-        ReluOp,
-        SigmoidOp,
-        TanhOp,
-        ExpOp,
-        SoftmaxOp,
-        GemmOp,
-        MatMulOp,
-        ReshapeOp,
-        TransposeOp,
-    ],
-    [],
-)
+OPS = [
+    WeightOp,
+    AddOp,
+    SubOp,
+    MulOp,
+    DivOp,
+    ReluOp,
+    SigmoidOp,
+    TanhOp,
+    ExpOp,
+    SoftmaxOp,
+    GemmOp,
+    MatMulOp,
+    ReshapeOp,
+    TransposeOp,
+]

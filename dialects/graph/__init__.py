@@ -1,0 +1,26 @@
+"""The `graph` dialect: model-level tensor operations, one op per semantic operation.
+
+Values are ranked `tensor<...xf32>` with static shapes. Weights are handles into a weight store that lives
+outside the IR (`graph.weight "fc0.weight"`), never inline data. ONNX attributes are typed properties, and every
+op verifies its result shape against its operands, naming the op and the mismatch.
+
+    func.func @main(%x: tensor<1x784xf32>) -> tensor<1x128xf32> {
+      %w = graph.weight "fc0.weight" : tensor<128x784xf32>
+      %b = graph.weight "fc0.bias" : tensor<128xf32>
+      %y = graph.gemm %x, %w, %b {trans_b} : (tensor<1x784xf32>, tensor<128x784xf32>, tensor<128xf32>) -> tensor<1x128xf32>
+      %r = graph.relu %y : tensor<1x128xf32>
+      func.return %r : tensor<1x128xf32>
+    }
+
+The ops are grouped by family in the modules of this package (`core`, `nn`, `tensor`); each module lists its ops in
+`OPS`, and all of them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
+"""
+
+from xdsl.ir import Dialect
+
+from minimlc.dialects.graph import core, nn, tensor
+from minimlc.dialects.graph.core import *  # noqa: F403
+from minimlc.dialects.graph.nn import *  # noqa: F403
+from minimlc.dialects.graph.tensor import *  # noqa: F403
+
+Graph = Dialect("graph", [*core.OPS, *nn.OPS, *tensor.OPS], [])

@@ -1,0 +1,10 @@
+"""graph-to-te patterns for neural-network ops: convolution, pooling, normalisation, parameterised activations.
+
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te_builder.py`.
+"""
+
+from __future__ import annotations
+
+from xdsl.pattern_rewriter import RewritePattern
+
+PATTERNS: list[RewritePattern] = []

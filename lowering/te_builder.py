@@ -1,0 +1,104 @@
+"""Helpers for building `te.compute`s from graph ops: scalar constants, reads, broadcast and reshape indexing.
+
+Used by every graph-to-te pattern module. Bodies are built with xDSL's `ImplicitBuilder`: the ops a body function
+creates land in the compute's block.
+
+    build_compute("relu", (4,), lambda idx: arith.MaximumfOp(read(x, idx), f32_constant(0.0)).result)
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from math import prod
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith, builtin
+from xdsl.ir import SSAValue
+
+from minimlc.dialects import graph, te
+
+Shape = tuple[int, ...]
+Indices = Sequence[SSAValue]
+
+
+def build_compute(
+    tag: str,
+    shape: Shape,
+    body: Callable[[Indices], SSAValue],
+    reduce_extents: Shape = (),
+    combiner: str | None = None,
+) -> te.ComputeOp:
+    """A `te.compute` over `shape` (then `reduce_extents`) yielding `body(indices)`; the ops that
+    `body` creates land in the compute's body."""
+    block = te.ComputeOp.block_for(shape, reduce_extents)
+    with ImplicitBuilder(block) as indices:
+        te.YieldOp(body(indices))
+    return te.ComputeOp(tag, graph.tensor_type(shape), block, reduce_extents, combiner)
+
+
+def f32_constant(value: float) -> SSAValue:
+    return arith.ConstantOp(builtin.FloatAttr(value, builtin.f32)).result
+
+
+def index_constant(value: int) -> SSAValue:
+    return arith.ConstantOp(builtin.IntegerAttr(value, builtin.IndexType())).result
+
+
+def read(tensor: SSAValue, indices: Indices) -> SSAValue:
+    return te.ReadOp(tensor, indices).result
+
+
+def scaled(value: SSAValue, factor: float) -> SSAValue:
+    return value if factor == 1.0 else arith.MulfOp(value, f32_constant(factor)).result
+
+
+def broadcast_indices(source: Shape, target: Shape, indices: Indices) -> list[SSAValue]:
+    """Indices into a `source`-shaped operand numpy-broadcast to `target`, at `indices` of it."""
+    offset = len(target) - len(source)
+    zero = functools.cache(lambda: index_constant(0))
+    return [
+        indices[offset + axis] if extent == target[offset + axis] else zero()
+        for axis, extent in enumerate(source)
+    ]
+
+
+def _shared_prefix(lhs: Shape, rhs: Shape) -> int:
+    return next((n for n, (a, b) in enumerate(zip(lhs, rhs)) if a != b), min(len(lhs), len(rhs)))
+
+
+def _linearise(indices: Indices, extents: Shape) -> SSAValue:
+    """Row-major linear index of `indices` in `extents`; needs at least one extent other than 1."""
+    terms: list[SSAValue] = []
+    stride = 1
+    for index, extent in zip(reversed(indices), reversed(extents)):
+        if extent != 1:
+            terms.append(index if stride == 1 else arith.MuliOp(index, index_constant(stride)).result)
+        stride *= extent
+    linear = terms[0]
+    for term in terms[1:]:
+        linear = arith.AddiOp(linear, term).result
+    return linear
+
+
+def reshape_indices(indices: Indices, target: Shape, source: Shape) -> list[SSAValue]:
+    """Indices into `source` of the element at `indices` of `target` (same elements, row-major).
+
+    Dims of a shared prefix or suffix map one to one; only the middle goes through a linear index.
+    """
+    prefix = _shared_prefix(source, target)
+    suffix = _shared_prefix(source[prefix:][::-1], target[prefix:][::-1])
+    source_middle = source[prefix : len(source) - suffix]
+    end = len(target) - suffix
+    zero = functools.cache(lambda: index_constant(0))
+    linear = functools.cache(lambda: _linearise(indices[prefix:end], target[prefix:end]))
+    middle: list[SSAValue] = []
+    for axis, extent in enumerate(source_middle):
+        stride = prod(source_middle[axis + 1 :])
+        if extent == 1:
+            middle.append(zero())
+            continue
+        quotient = linear() if stride == 1 else arith.DivUIOp(linear(), index_constant(stride)).result
+        outermost = prod(source_middle[:axis]) == 1
+        middle.append(quotient if outermost else arith.RemUIOp(quotient, index_constant(extent)).result)
+    return [*indices[:prefix], *middle, *indices[end:]]
