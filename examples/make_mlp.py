@@ -17,6 +17,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 SIZES = (784, 128, 10)
 OPSET = 17
+IR_VERSION = 8
+"""The oldest IR version that carries opset 17, so ONNX Runtime (IR <= 13 in 1.31) and older tools read it too."""
 
 
 def build_mlp(batch: int | str = 1, seed: int = 0) -> onnx.ModelProto:
@@ -49,7 +51,9 @@ def build_mlp(batch: int | str = 1, seed: int = 0) -> onnx.ModelProto:
         [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, SIZES[-1]])],
         initializers,
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="minimlc")
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="minimlc", ir_version=IR_VERSION
+    )
     onnx.checker.check_model(model)
     return model
 
