@@ -1,0 +1,42 @@
+"""The README's commands and code work as written (the install commands themselves are what CI runs)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def code_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
+
+
+def test_readme_names_the_ci_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'python3 -m venv .venv && .venv/bin/pip install -e ".[test]" && .venv/bin/python -m pytest' in README
+    assert '.venv/bin/pip install -q -e ".[test]" && .venv/bin/python -m pytest' in ci
+
+
+def test_python_api_snippet_runs(tmp_path: Path) -> None:
+    (snippet,) = code_blocks("python")
+    (tmp_path / "examples").mkdir()
+    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), "examples/mlp.onnx"], cwd=tmp_path, check=True)
+    result = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "input (1, 784)"
+
+
+def test_benchmark_command_runs() -> None:
+    assert ".venv/bin/python bench/bench_mlp.py" in README
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_mlp.py"), "--runs", "3", "--warmup", "1", "--batches", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^\s+1\s+[\d.]+", result.stdout, flags=re.MULTILINE), result.stdout
