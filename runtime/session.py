@@ -11,6 +11,7 @@ threads: each call builds its own argument array and intermediate buffers.
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,6 +41,9 @@ class InferenceSession:
         self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
         self._output_shapes = [info.shape for info in self._model.outputs]
+        io_slots = np.zeros(len(self._model.inputs) + len(self._model.outputs), dtype=np.uintp)
+        self._args_template = np.concatenate((io_slots, self._model.weight_addresses))
+        """The entry's argument array with the weights' addresses filled in; copied and completed per call."""
 
     def get_inputs(self) -> list[TensorInfo]:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""
@@ -66,9 +70,10 @@ class InferenceSession:
         wanted = self._output_positions(output_names)
         inputs = self._checked_inputs(input_feed)
         outputs = [np.empty(shape, dtype=np.float32) for shape in self._output_shapes]
-        buffers = [array.ctypes.data for array in inputs] + [array.ctypes.data for array in outputs]
-        args = np.concatenate((np.array(buffers, dtype=np.uintp), self._model.weight_addresses))
-        self._model.entry(args.ctypes.data)
+        args = self._args_template.copy()
+        for slot, array in enumerate((*inputs, *outputs)):
+            args[slot] = _address(array)
+        self._model.entry(_address(args))
         return [outputs[position] for position in wanted]
 
     def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
@@ -94,6 +99,14 @@ class InferenceSession:
             expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._model.inputs)
             raise InvalidInputError(f"{'; '.join(problems)}; the model's inputs are: {expected}")
         return [_checked_array(info, input_feed[info.name]) for info in self._model.inputs]
+
+
+def _address(array: np.ndarray) -> int:
+    # ctypes' buffer protocol is several times cheaper than `array.ctypes.data`; it needs a writable, non-empty buffer.
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    except (TypeError, ValueError):
+        return array.ctypes.data
 
 
 def _checked_array(info: TensorInfo, value: Any) -> np.ndarray:
