@@ -6,7 +6,7 @@ Shared shape helpers and op base classes live here too; see the package docstrin
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -40,6 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 
 __all__ = [
     "AddOp",
+    "BinaryShapeRuleOp",
     "DivOp",
     "ElementwiseBinaryOp",
     "ElementwiseUnaryOp",
@@ -134,26 +135,36 @@ class WeightOp(IRDLOperation):
         super().__init__(properties={"weight_name": StringAttr(weight_name)}, result_types=[tensor_type(shape)])
 
 
-class ElementwiseBinaryOp(IRDLOperation):
-    """Base of binary ops with numpy broadcasting: `graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>`."""
+class BinaryShapeRuleOp(IRDLOperation):
+    """Base of two-operand ops whose result shape is a function of the operand shapes (`SHAPE_RULE`)."""
 
     lhs = operand_def(F32Tensor)
     rhs = operand_def(F32Tensor)
     result = result_def(F32Tensor)
     assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
     traits = traits_def(Pure())
+    SHAPE_RULE: ClassVar[Callable[[Shape, Shape], Shape | None]]
+    RELATION: ClassVar[str]
+    """How compatible operands are called in messages: `broadcast-compatible`, `matmul-compatible`."""
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
-        assert shape is not None, "operands are not broadcast-compatible"
+        shape = type(self).SHAPE_RULE(shape_of(lhs), shape_of(rhs))
+        assert shape is not None, f"operands are not {self.RELATION}"
         super().__init__(operands=[lhs, rhs], result_types=[tensor_type(shape)])
 
     def verify_(self) -> None:
         lhs, rhs = shape_of(self.lhs), shape_of(self.rhs)
-        shape = broadcast_shapes(lhs, rhs)
+        shape = type(self).SHAPE_RULE(lhs, rhs)
         if shape is None:
-            raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not broadcast-compatible")
+            raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not {self.RELATION}")
         check_result_shape(self, shape)
+
+
+class ElementwiseBinaryOp(BinaryShapeRuleOp):
+    """Base of binary ops with numpy broadcasting: `graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>`."""
+
+    SHAPE_RULE: ClassVar[Callable[[Shape, Shape], Shape | None]] = staticmethod(broadcast_shapes)
+    RELATION: ClassVar[str] = "broadcast-compatible"
 
 
 @irdl_op_definition
@@ -310,27 +321,12 @@ class GemmOp(IRDLOperation):
 
 
 @irdl_op_definition
-class MatMulOp(IRDLOperation):
+class MatMulOp(BinaryShapeRuleOp):
     """Numpy `matmul` (batched, broadcasting): `graph.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>`."""
 
     name = "graph.matmul"
-    lhs = operand_def(F32Tensor)
-    rhs = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
-    assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        shape = matmul_shape(shape_of(lhs), shape_of(rhs))
-        assert shape is not None, "operands are not matmul-compatible"
-        super().__init__(operands=[lhs, rhs], result_types=[tensor_type(shape)])
-
-    def verify_(self) -> None:
-        lhs, rhs = shape_of(self.lhs), shape_of(self.rhs)
-        shape = matmul_shape(lhs, rhs)
-        if shape is None:
-            raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not matmul-compatible")
-        check_result_shape(self, shape)
+    SHAPE_RULE: ClassVar[Callable[[Shape, Shape], Shape | None]] = staticmethod(matmul_shape)
+    RELATION: ClassVar[str] = "matmul-compatible"
 
 
 @irdl_op_definition
