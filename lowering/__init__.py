@@ -11,6 +11,7 @@ from importlib import import_module
 from xdsl.passes import ModulePass
 
 _OURS = {
+    "graph-simplify": ("graph_simplify", "GraphSimplifyPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-inline": ("te_inline", "TeInlinePass"),
     "te-to-loop": ("te_to_loop", "TeToLoopPass"),
