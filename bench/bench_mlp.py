@@ -16,6 +16,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -64,7 +65,18 @@ def ort_sessions(model: onnx.ModelProto) -> dict[str, Callable[[np.ndarray], obj
     return sessions
 
 
-def bench_batch(batch: int, runs: int, warmup: int) -> dict[str, object]:
+@dataclass
+class BatchResult:
+    """Medians for one batch size; `median_us` maps contender -> microseconds per call."""
+
+    batch: int
+    compile_seconds: float
+    max_abs_error_vs_numpy: float
+    median_us: dict[str, float]
+    minimlc_gflops: float
+
+
+def bench_batch(batch: int, runs: int, warmup: int) -> BatchResult:
     model = build_mlp(batch=batch)
     x = np.random.default_rng(batch).standard_normal((batch, SIZES[0])).astype(np.float32)
     session = InferenceSession(model)
@@ -77,26 +89,26 @@ def bench_batch(batch: int, runs: int, warmup: int) -> dict[str, object]:
     max_error = float(np.abs(ours - reference(x)).max())
     medians = interleaved_medians(contenders, runs, warmup)
     flops = 2 * batch * sum(a * b for a, b in zip(SIZES, SIZES[1:]))
-    return {
-        "batch": batch,
-        "compile_seconds": session.compile_seconds,
-        "max_abs_error_vs_numpy": max_error,
-        "median_us": {name: seconds * 1e6 for name, seconds in medians.items()},
-        "minimlc_gflops": flops / medians["minimlc"] / 1e9,
-    }
+    return BatchResult(
+        batch=batch,
+        compile_seconds=session.compile_seconds,
+        max_abs_error_vs_numpy=max_error,
+        median_us={name: seconds * 1e6 for name, seconds in medians.items()},
+        minimlc_gflops=flops / medians["minimlc"] / 1e9,
+    )
 
 
-def print_table(results: list[dict[str, object]]) -> None:
-    names = list(results[0]["median_us"])  # type: ignore[arg-type]
+def print_table(results: list[BatchResult]) -> None:
+    names = list(results[0].median_us)
     header = f"{'batch':>5} " + "".join(f"{name + ' us':>14}" for name in names)
     header += "".join(f"{'minimlc/' + name:>16}" for name in names if name != "minimlc")
     header += f"{'GFLOP/s':>10}{'compile s':>11}"
     print(header)
     for result in results:
-        medians: dict[str, float] = result["median_us"]  # type: ignore[assignment]
-        row = f"{result['batch']:>5} " + "".join(f"{medians[name]:>14.1f}" for name in names)
+        medians = result.median_us
+        row = f"{result.batch:>5} " + "".join(f"{medians[name]:>14.1f}" for name in names)
         row += "".join(f"{medians['minimlc'] / medians[name]:>16.2f}" for name in names if name != "minimlc")
-        row += f"{result['minimlc_gflops']:>10.2f}{result['compile_seconds']:>11.2f}"
+        row += f"{result.minimlc_gflops:>10.2f}{result.compile_seconds:>11.2f}"
         print(row)
 
 
@@ -114,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     print_table(results)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        Path(args.json).write_text(json.dumps([asdict(result) for result in results], indent=2))
     return 0
 
 
