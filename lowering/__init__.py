@@ -15,6 +15,7 @@ _OURS = {
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-inline": ("te_inline", "TeInlinePass"),
     "te-to-loop": ("te_to_loop", "TeToLoopPass"),
+    "loop-plan-memory": ("loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-to-scf": ("loop_to_scf", "LoopToScfPass"),
     "convert-to-llvm": ("convert_to_llvm", "ConvertToLlvmPass"),
 }
