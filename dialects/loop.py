@@ -3,7 +3,8 @@
 Buffers are static-shaped `memref`s read and written with `memref.load` / `memref.store`; scalar work is `arith` and
 `math`. A `loop.for` has static bounds, a kind (serial, parallel, vectorize, unroll) that schedule passes set and
 lowerings honour, and a name that schedule options refer to. Buffers come from `loop.alloc` (global: heap, one per
-intermediate tensor; local: a scalar or small tile on the stack) or are weights, named handles bound at run time.
+intermediate tensor; local: a scalar or small tile on the stack), are weights (named handles bound at run time),
+or are precomputed once at load time from weights (`loop.precompute`, e.g. weights packed for a kernel's layout).
 
     func.func private @relu_0(%x: memref<128xf32>, %y: memref<128xf32>) {
       loop.for "i" %i = 0 to 128 step 1 vectorize {
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, MemRefType, StringAttr, i64
-from xdsl.ir import Attribute, Block, Dialect, Region
+from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -29,6 +30,7 @@ from xdsl.irdl import (
     region_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -169,9 +171,32 @@ class WeightOp(IRDLOperation):
         super().__init__(properties={"weight_name": StringAttr(weight_name)}, result_types=[memref_type])
 
 
+@irdl_op_definition
+class PrecomputeOp(IRDLOperation):
+    """A constant buffer computed once at load time by a kernel from weights:
+    `%bp = loop.precompute @pack_0(%b) : (memref<64x48xf32>) -> memref<3x64x16xf32>`."""
+
+    name = "loop.precompute"
+    kernel = prop_def(SymbolRefAttr)
+    sources = var_operand_def(MemRefType)
+    result = result_def(MemRefType)
+    assembly_format = "$kernel `(` $sources `)` attr-dict `:` functional-type($sources, $result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, kernel: str, sources: Sequence[SSAValue], memref_type: MemRefType):
+        super().__init__(
+            operands=[sources], properties={"kernel": SymbolRefAttr(kernel)}, result_types=[memref_type]
+        )
+
+    def verify_(self) -> None:
+        for source in self.sources:
+            if not isinstance(source.owner, WeightOp | PrecomputeOp):
+                raise VerifyException(f"{self.name}: operands must be weights or precomputed buffers")
+
+
 def memref_of(shape: Sequence[int], element_type: Attribute) -> MemRefType:
     """`memref<shape x element_type>`."""
     return MemRefType(element_type, list(shape))
 
 
-Loop = Dialect("loop", [ForOp, AllocOp, WeightOp], [])
+Loop = Dialect("loop", [ForOp, AllocOp, WeightOp, PrecomputeOp], [])

@@ -15,6 +15,15 @@ _OURS = {
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-inline": ("te_inline", "TeInlinePass"),
     "te-to-loop": ("te_to_loop", "TeToLoopPass"),
+    "loop-split": ("loop_split", "LoopSplitPass"),
+    "loop-reorder": ("loop_reorder", "LoopReorderPass"),
+    "loop-decompose-reduction": ("loop_decompose_reduction", "LoopDecomposeReductionPass"),
+    "loop-unroll": ("loop_unroll", "LoopUnrollPass"),
+    "loop-vectorize": ("loop_vectorize", "LoopVectorizePass"),
+    "loop-parallel": ("loop_parallel", "LoopParallelPass"),
+    "loop-pack": ("loop_pack", "LoopPackPass"),
+    "loop-cache-write": ("loop_cache_write", "LoopCacheWritePass"),
+    "default-schedule": ("default_schedule", "DefaultSchedulePass"),
     "loop-plan-memory": ("loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-to-scf": ("loop_to_scf", "LoopToScfPass"),
     "convert-to-llvm": ("convert_to_llvm", "ConvertToLlvmPass"),
@@ -34,11 +43,16 @@ PIPELINES: dict[str, tuple[str, str]] = {
     "lower-to-te": ("graph dialect -> te compute definitions", "graph-to-te"),
     "lower-to-loop": ("graph or te -> loop nests over buffers", "graph-to-te,te-inline,te-to-loop"),
     "lower-to-scf": (
-        "graph, te or loop -> scf/memref/arith/math/func",
-        "graph-to-te,te-inline,te-to-loop,loop-to-scf",
+        "graph, te or loop -> scf/memref/arith/math/func, with default schedules",
+        "graph-to-te,te-inline,te-to-loop,default-schedule,loop-to-scf",
     ),
     "lower-to-llvm": (
-        "any minimlc level -> llvm dialect (print LLVM IR with -t llvm)",
+        "any minimlc level -> llvm dialect with default schedules (print LLVM IR with -t llvm)",
+        "graph-to-te,te-inline,te-to-loop,default-schedule,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
+        "reconcile-unrealized-casts",
+    ),
+    "lower-to-llvm-unscheduled": (
+        "as lower-to-llvm, but kernels keep the loops te-to-loop (or the user's schedule passes) gave them",
         "graph-to-te,te-inline,te-to-loop,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
         "reconcile-unrealized-casts",
     ),

@@ -44,12 +44,16 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 from minimlc.lowering.convert_to_llvm_arith import ARITH_MATH_PATTERNS
 from minimlc.lowering.te_to_loop import ENTRY_ATTR
+from minimlc.lowering.convert_to_llvm_vector import VECTOR_PATTERNS
 from minimlc.lowering.llvm_conversion import (
     as_llvm,
     byte_size,
     declare_function,
+    element_pointer,
+    i64_constant,
     llvm_type,
     replace_lowered,
+    static_memref,
 )
 
 """Unit attribute marking a function that gets a `<name>_packed` entry."""
@@ -58,38 +62,6 @@ ALLOC_ALIGNMENT = 64
 """Byte alignment of heap buffers: a cache line, and enough for any vector load."""
 
 _PTR = llvm.LLVMPointerType()
-
-
-def _static_memref(op: Operation, type: Attribute) -> MemRefType:
-    if not isinstance(type, MemRefType) or not isinstance(type.layout, NoneAttr):
-        raise DiagnosticException(f"convert-to-llvm: '{op.name}' needs an identity-layout memref")
-    if not type.has_static_shape():
-        raise DiagnosticException(f"convert-to-llvm: '{op.name}' needs a static shape, got {type}")
-    return type
-
-
-def _i64_constant(value: int) -> llvm.ConstantOp:
-    return llvm.ConstantOp(IntegerAttr(value, i64), i64)
-
-
-def _element_pointer(
-    rewriter: PatternRewriter, op: Operation, buffer: SSAValue, indices: tuple[SSAValue, ...]
-) -> SSAValue:
-    """The address of `buffer[indices]`, computed by ops inserted before `op`."""
-    type = _static_memref(op, buffer.type)
-    base = as_llvm(rewriter, buffer)
-    if not indices:
-        return base
-    overflow = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
-    linear = as_llvm(rewriter, indices[0])
-    for size, index in zip(type.get_shape()[1:], indices[1:]):
-        stride = rewriter.insert(_i64_constant(size)).result
-        scaled = rewriter.insert(llvm.MulOp(linear, stride, overflow=overflow)).res
-        offset = as_llvm(rewriter, index)
-        linear = rewriter.insert(llvm.AddOp(scaled, offset, overflow=overflow)).res
-    element = llvm_type(type.element_type)
-    gep = llvm.GEPOp.from_mixed_indices(base, [linear], element, inbounds=True)
-    return rewriter.insert(gep).result
 
 
 class FuncLowering(RewritePattern):
@@ -222,7 +194,7 @@ class LoadLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
-        pointer = _element_pointer(rewriter, op, op.memref, tuple(op.indices))
+        pointer = element_pointer(rewriter, op, op.memref, tuple(op.indices))
         replace_lowered(rewriter, op, [llvm.LoadOp(pointer, llvm_type(op.res.type))])
 
 
@@ -231,7 +203,7 @@ class StoreLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
-        pointer = _element_pointer(rewriter, op, op.memref, tuple(op.indices))
+        pointer = element_pointer(rewriter, op, op.memref, tuple(op.indices))
         rewriter.replace(op, llvm.StoreOp(as_llvm(rewriter, op.value), pointer))
 
 
@@ -240,14 +212,14 @@ class AllocLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter) -> None:
-        type = _static_memref(op, op.memref.type)
+        type = static_memref(op, op.memref.type)
         alignment = max(ALLOC_ALIGNMENT, op.alignment.value.data if op.alignment else 0)
         size = type.element_count() * byte_size(type.element_type)
         size = max(alignment, -(-size // alignment) * alignment)
         alloc_type = llvm.LLVMFunctionType([i64, i64], _PTR)
         declare_function(rewriter, op, "aligned_alloc", alloc_type)
-        align_op = rewriter.insert(_i64_constant(alignment))
-        size_op = rewriter.insert(_i64_constant(size))
+        align_op = rewriter.insert(i64_constant(alignment))
+        size_op = rewriter.insert(i64_constant(size))
         call = llvm.CallOp("aligned_alloc", align_op, size_op, return_type=_PTR)
         replace_lowered(rewriter, op, [call])
 
@@ -266,7 +238,7 @@ class AllocaLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter) -> None:
-        type = _static_memref(op, op.memref.type)
+        type = static_memref(op, op.memref.type)
         function = op.parent_op()
         while function is not None and not isinstance(function, func.FuncOp | llvm.FuncOp):
             function = function.parent_op()
@@ -274,7 +246,7 @@ class AllocaLowering(RewritePattern):
             raise DiagnosticException("convert-to-llvm: 'memref.alloca' outside a function")
         element = llvm_type(type.element_type)
         alignment = op.alignment.value.data if op.alignment else byte_size(element)
-        count = _i64_constant(type.element_count())
+        count = i64_constant(type.element_count())
         alloca = llvm.AllocaOp(count, element, alignment)
         entry = function.regions[0].blocks.first
         assert entry is not None
@@ -301,6 +273,7 @@ class ConvertToLlvmPass(ModulePass):
             DeallocLowering(),
             AllocaLowering(),
             *ARITH_MATH_PATTERNS,
+            *VECTOR_PATTERNS,
         ]
         applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
         PatternRewriteWalker(applier).rewrite_module(op)

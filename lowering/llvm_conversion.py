@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects import builtin, llvm
 from xdsl.dialects.builtin import (
+    IntegerAttr,
+    NoneAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -107,3 +109,37 @@ def byte_size(type: Attribute) -> int:
     if isinstance(type, IntegerType):
         return max(1, (type.width.data + 7) // 8)
     raise DiagnosticException(f"convert-to-llvm: unsupported memref element type {type}")
+
+
+def static_memref(op: Operation, type: Attribute) -> MemRefType:
+    """`type` as a static identity-layout memref, or an error naming `op`."""
+    if not isinstance(type, MemRefType) or not isinstance(type.layout, NoneAttr):
+        raise DiagnosticException(f"convert-to-llvm: '{op.name}' needs an identity-layout memref")
+    if not type.has_static_shape():
+        raise DiagnosticException(f"convert-to-llvm: '{op.name}' needs a static shape, got {type}")
+    return type
+
+
+def i64_constant(value: int) -> llvm.ConstantOp:
+    """An `i64` LLVM constant."""
+    return llvm.ConstantOp(IntegerAttr(value, i64), i64)
+
+
+def element_pointer(
+    rewriter: PatternRewriter, op: Operation, buffer: SSAValue, indices: tuple[SSAValue, ...]
+) -> SSAValue:
+    """The address of `buffer[indices]`, computed by ops inserted before `op`."""
+    type = static_memref(op, buffer.type)
+    base = as_llvm(rewriter, buffer)
+    if not indices:
+        return base
+    overflow = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+    linear = as_llvm(rewriter, indices[0])
+    for size, index in zip(type.get_shape()[1:], indices[1:]):
+        stride = rewriter.insert(i64_constant(size)).result
+        scaled = rewriter.insert(llvm.MulOp(linear, stride, overflow=overflow)).res
+        offset = as_llvm(rewriter, index)
+        linear = rewriter.insert(llvm.AddOp(scaled, offset, overflow=overflow)).res
+    element = llvm_type(type.element_type)
+    gep = llvm.GEPOp.from_mixed_indices(base, [linear], element, inbounds=True)
+    return rewriter.insert(gep).result

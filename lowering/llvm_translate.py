@@ -20,7 +20,7 @@ from xdsl.backend.llvm.convert_op import convert_op
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, VectorType
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 from xdsl.utils.target import Target
@@ -133,6 +133,13 @@ def _convert_op(
             )
             builder._insert(instr)  # pyright: ignore[reportPrivateUsage]
             val_map[op.res] = instr
+        case llvm.StoreOp() if isinstance(op.value.type, VectorType):
+            # llvmlite checks the value against the pointer's element type; a vector store goes through a cast.
+            value = val_map[op.value]
+            pointer = builder.bitcast(val_map[op.ptr], value.type.as_pointer())
+            store = builder.store(value, pointer)
+            if op.alignment:
+                store.align = op.alignment.value.data
         case _ if (cast := _LLVMX_CASTS.get(type(op))) is not None:
             val_map[op.results[0]] = cast(
                 builder, val_map[op.operands[0]], convert_type(op.results[0].type)

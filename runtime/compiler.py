@@ -3,7 +3,9 @@
 The graph-level module goes through the `lower-to-llvm` pipeline in memory (no text round trips, no verification
 between passes), is translated to LLVM IR, optimised at O3 for the host CPU and JIT-compiled. The entry
 `@main_packed(ptr args)` takes one array of buffer addresses: inputs, then outputs, then weights in the order
-`loop-to-scf` recorded; weights are bound by address when the model loads and never copied into the IR.
+`loop-to-scf` recorded, then precomputed buffers (packed weights); weights are bound by address when the model loads
+and never copied into the IR. Precomputed buffers are allocated here and filled once, by `@main_init_packed`, which
+takes the same trailing addresses (weights, then precomputed buffers).
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr
 
 from minimlc.dialects import get_all_dialects
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.lowering import PIPELINES, get_all_passes, split_pass_list
 from minimlc.lowering.llvm_translate import translate_to_llvm_ir
-from minimlc.lowering.loop_to_scf import WEIGHTS_ATTR
+from minimlc.lowering.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
 from minimlc.runtime.jit import JitModule
 
 ENTRY_FUNCTION = "main"
@@ -45,26 +47,54 @@ def run_passes(module: ModuleOp, pass_names: Sequence[str], ctx: Context | None 
         registry[name]()().apply(ctx, module)
 
 
-def lower_to_llvm_dialect(module: ModuleOp) -> list[str]:
-    """Lower a graph-level module to the llvm dialect in place; returns the entry's weight names in order."""
-    passes = split_pass_list(PIPELINES["lower-to-llvm"][1])
+@dataclass
+class EntrySignature:
+    """What the runtime binds after the entry's inputs and outputs."""
+
+    weight_names: list[str]
+    precomputed_shapes: list[tuple[int, ...]]
+    """Shapes of the precomputed (f32) buffers, after the weights; non-empty only with an init entry."""
+
+
+def lower_to_llvm_dialect(module: ModuleOp, pipeline: str = "lower-to-llvm") -> EntrySignature:
+    """Lower a graph-level module to the llvm dialect in place with `pipeline`; returns the entry's trailing ABI."""
+    passes = split_pass_list(PIPELINES[pipeline][1])
     split = passes.index("loop-to-scf") + 1
     ctx = make_context()
     run_passes(module, passes[:split], ctx)
-    weight_names = _entry_weight_names(module)
+    signature = _entry_signature(module)
     run_passes(module, passes[split:], ctx)
-    return weight_names
+    return signature
 
 
-def _entry_weight_names(module: ModuleOp) -> list[str]:
+def _entry_signature(module: ModuleOp) -> EntrySignature:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == ENTRY_FUNCTION:
-            names = op.attributes.get(WEIGHTS_ATTR)
-            if names is None:
-                return []
+            names = op.attributes.get(WEIGHTS_ATTR, ArrayAttr([]))
             assert isinstance(names, ArrayAttr)
-            return [name.data for name in names.data if isinstance(name, StringAttr)]
+            weight_names = [name.data for name in names.data if isinstance(name, StringAttr)]
+            shapes: list[tuple[int, ...]] = []
+            if INIT_ATTR in op.attributes:
+                types = op.function_type.inputs.data
+                count = len(_function(module, f"{ENTRY_FUNCTION}_init").function_type.inputs) - len(weight_names)
+                shapes = [tuple(t.get_shape()) for t in types[len(types) - count :] if isinstance(t, MemRefType)]
+            return EntrySignature(weight_names, shapes)
     raise ValueError(f"the module has no @{ENTRY_FUNCTION} function")
+
+
+def _function(module: ModuleOp, name: str) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
+            return op
+    raise ValueError(f"the module has no @{name} function")
+
+
+def _aligned_empty(shape: tuple[int, ...], alignment: int = 64) -> np.ndarray:
+    """A float32 array whose data starts on an `alignment`-byte boundary."""
+    count = int(np.prod(shape))
+    raw = np.empty(count + alignment // 4, dtype=np.float32)
+    offset = (-raw.ctypes.data % alignment) // 4
+    return raw[offset : offset + count].reshape(shape)
 
 
 @dataclass
@@ -79,20 +109,26 @@ class CompiledModel:
     """uintp array: the weights' addresses, in entry parameter order (appended after inputs and outputs)."""
     weights: dict[str, np.ndarray] = field(repr=False)
     """The weight store; kept alive for as long as native code may read it."""
+    precomputed: list[np.ndarray] = field(repr=False)
+    """Buffers the init entry filled from the weights (packed layouts), in entry parameter order."""
     llvm_ir: str = field(repr=False)
     compile_seconds: float = 0.0
 
 
-def compile_model(imported: ImportedModel) -> CompiledModel:
-    """Lower, translate, optimise and JIT an imported model."""
+def compile_model(imported: ImportedModel, pipeline: str = "lower-to-llvm") -> CompiledModel:
+    """Lower (with the named `pipeline`), translate, optimise and JIT an imported model, and run its init entry."""
     start = time.perf_counter()
-    weight_names = lower_to_llvm_dialect(imported.module)
+    signature = lower_to_llvm_dialect(imported.module, pipeline)
     llvm_ir = translate_to_llvm_ir(imported.module)
     jit = JitModule(llvm_ir)
-    address = jit.function_address(f"{ENTRY_FUNCTION}_packed")
-    entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-    weights = {name: np.ascontiguousarray(imported.weights[name]) for name in weight_names}
-    addresses = np.array([weights[name].ctypes.data for name in weight_names], dtype=np.uintp)
+    entry = _packed_function(jit, ENTRY_FUNCTION)
+    weight_names = signature.weight_names
+    weights = {name: np.ascontiguousarray(imported.weights[name], dtype=np.float32) for name in weight_names}
+    precomputed = [_aligned_empty(shape) for shape in signature.precomputed_shapes]
+    buffers = [weights[name] for name in weight_names] + precomputed
+    addresses = np.array([buffer.ctypes.data for buffer in buffers], dtype=np.uintp)
+    if precomputed:
+        _packed_function(jit, f"{ENTRY_FUNCTION}_init")(addresses.ctypes.data)
     return CompiledModel(
         inputs=imported.inputs,
         outputs=imported.outputs,
@@ -100,6 +136,12 @@ def compile_model(imported: ImportedModel) -> CompiledModel:
         entry=entry,
         weight_addresses=addresses,
         weights=weights,
+        precomputed=precomputed,
         llvm_ir=llvm_ir,
         compile_seconds=time.perf_counter() - start,
     )
+
+
+def _packed_function(jit: JitModule, name: str) -> _EntryFunction:
+    address = jit.function_address(f"{name}_packed")
+    return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)

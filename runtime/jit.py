@@ -8,6 +8,7 @@ the module runs LLVM's O3 pipeline (new pass manager) before MCJIT compiles it. 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
@@ -39,6 +40,25 @@ def optimize(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, opt_lev
     tuning.slp_vectorization = opt_level >= 2
     builder = llvm.create_pass_builder(target_machine, tuning)
     builder.getModulePassManager().run(module, builder)
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    """What schedules need to know about the host CPU."""
+
+    vector_lanes: int
+    """f32 lanes of the widest vector registers: 16 with AVX-512, 8 with AVX2, else 4."""
+    vector_registers: int
+    """Vector registers LLVM may allocate: 32 with AVX-512VL, else 16."""
+
+
+@functools.cache
+def host_info() -> HostInfo:
+    """The host's vector width and register count, from LLVM's view of the CPU features."""
+    _initialize_llvm()
+    features = llvm.get_host_cpu_features()
+    lanes = 16 if features.get("avx512f") else 8 if features.get("avx") else 4
+    return HostInfo(vector_lanes=lanes, vector_registers=32 if features.get("avx512vl") else 16)
 
 
 class JitModule:

@@ -35,8 +35,18 @@ class InferenceSession:
         model: onnx.ModelProto | str | os.PathLike[str] | bytes,
         *,
         input_shapes: Mapping[str, Sequence[int]] | None = None,
+        num_threads: int | None = None,
     ):
-        """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size)."""
+        """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
+
+        `num_threads` (a positive int, or None for the default) bounds the threads parallel loops may use; until
+        minimlc has a thread pool every kernel runs on the calling thread.
+        """
+        if num_threads is not None and (
+            isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1
+        ):
+            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
+        self.num_threads = num_threads
         self._model: CompiledModel = compile_model(import_model(model, input_shapes))
         self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}

@@ -1,0 +1,145 @@
+"""What the schedule passes share: finding kernels and loops by name, and reading index expressions.
+
+A schedule pass names a kernel function (`kernel=matmul_0`) and loops in it (`loop=j`); both lookups fail with a
+message naming the pass, the missing name and what exists. Index expressions are read as affine forms over loop
+induction variables (`%i = arith.addi %i_o, %i_i` -> {i_o: 1, i_i: 1}), which split, cache-write, pack and the
+vector code generator need to tell outer from inner parts of an index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.dialects import loop
+
+Affine = dict[SSAValue | None, int]
+"""`{iv: coefficient, None: constant}`: an index as a sum of induction variables times constants."""
+
+
+def find_kernel(module: ModuleOp, pass_name: str, name: str) -> func.FuncOp:
+    """The function `@name` of `module`, or an error listing the kernels."""
+    kernels = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    for kernel in kernels:
+        if kernel.sym_name.data == name:
+            return kernel
+    names = ", ".join(k.sym_name.data for k in kernels) or "none"
+    raise DiagnosticException(f"{pass_name}: no kernel named '{name}' (kernels: {names})")
+
+
+def loops_of(root: Operation) -> list[loop.ForOp]:
+    """Every `loop.for` under `root`, outermost first."""
+    return [op for op in root.walk() if isinstance(op, loop.ForOp)]
+
+
+def find_loop(kernel: func.FuncOp, pass_name: str, name: str) -> loop.ForOp:
+    """The loop named `name` in `kernel`, or an error listing its loops."""
+    loops = loops_of(kernel)
+    for candidate in loops:
+        if candidate.loop_name.data == name:
+            return candidate
+    names = ", ".join(candidate.loop_name.data for candidate in loops) or "none"
+    raise DiagnosticException(
+        f"{pass_name}: no loop named '{name}' in kernel '{kernel.sym_name.data}' (loops: {names})"
+    )
+
+
+def check_new_names(kernel: func.FuncOp, pass_name: str, names: Iterable[str]) -> None:
+    """Fail if a loop the pass is about to create would repeat an existing name."""
+    existing = {candidate.loop_name.data for candidate in loops_of(kernel)}
+    for name in names:
+        if name in existing:
+            raise DiagnosticException(f"{pass_name}: kernel '{kernel.sym_name.data}' already has a loop named '{name}'")
+
+
+def new_loop(name: str, lower: int, upper: int, step: int = 1, kind: str = "serial") -> loop.ForOp:
+    """An empty `loop.for` whose induction variable is named like the loop."""
+    body = loop.ForOp.empty_body()
+    body.args[0].name_hint = name
+    return loop.ForOp(name, lower, upper, body, step, kind)
+
+
+def loop_of(value: SSAValue) -> loop.ForOp | None:
+    """The loop whose induction variable `value` is, if any."""
+    if isinstance(value, BlockArgument) and isinstance(value.owner.parent_op(), loop.ForOp):
+        return value.owner.parent_op()  # type: ignore[return-value]
+    return None
+
+
+def affine_form(value: SSAValue) -> Affine | None:
+    """`value` as an affine form over loop induction variables, or None if it is not one."""
+    if loop_of(value) is not None:
+        return {value: 1}
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return {None: owner.value.value.data}
+    if isinstance(owner, arith.AddiOp | arith.MuliOp):
+        lhs, rhs = affine_form(owner.lhs), affine_form(owner.rhs)
+        if lhs is None or rhs is None:
+            return None
+        if isinstance(owner, arith.AddiOp):
+            return {key: lhs.get(key, 0) + rhs.get(key, 0) for key in lhs.keys() | rhs.keys()}
+        for scale, form in ((lhs, rhs), (rhs, lhs)):
+            if set(scale) <= {None}:
+                return {key: coeff * scale.get(None, 0) for key, coeff in form.items()}
+    return None
+
+
+def form_range(form: Affine) -> tuple[int, int]:
+    """The smallest and largest value `form` takes over its loops' iteration spaces."""
+    low = high = form.get(None, 0)
+    for value, coeff in form.items():
+        if value is None or coeff == 0:
+            continue
+        owner = loop_of(value)
+        assert owner is not None
+        first = owner.lower.value.data
+        last = first + (owner.trip_count - 1) * owner.step.value.data
+        low += min(coeff * first, coeff * last)
+        high += max(coeff * first, coeff * last)
+    return low, high
+
+
+def build_form(builder: Builder, form: Affine) -> SSAValue:
+    """Materialise `form` as index arithmetic at `builder`."""
+    total: SSAValue | None = None
+    for value, coeff in form.items():
+        if value is None or coeff == 0:
+            continue
+        term = value
+        if coeff != 1:
+            term = builder.insert(arith.MuliOp(value, index_constant(builder, coeff))).result
+        total = term if total is None else builder.insert(arith.AddiOp(total, term)).result
+    constant = form.get(None, 0)
+    if total is None:
+        return index_constant(builder, constant)
+    if constant:
+        total = builder.insert(arith.AddiOp(total, index_constant(builder, constant))).result
+    return total
+
+
+def index_constant(builder: Builder, value: int) -> SSAValue:
+    """`arith.constant value : index` at `builder`."""
+    return builder.insert(arith.ConstantOp(IntegerAttr(value, IndexType()))).result
+
+
+def defined_within(value: SSAValue, block: Block) -> bool:
+    """True if `value` is defined in `block` or in a region nested in it."""
+    owner = value.owner
+    current = owner if isinstance(owner, Block) else owner.parent_block()
+    while current is not None:
+        if current is block:
+            return True
+        parent = current.parent_op()
+        current = parent.parent_block() if parent is not None else None
+    return False
+
+
+def is_movable(op: Operation) -> bool:
+    """Index arithmetic and constants: ops a schedule may move to another loop level."""
+    return isinstance(op, arith.ConstantOp | arith.AddiOp | arith.MuliOp | arith.DivUIOp | arith.RemUIOp)

@@ -1,0 +1,124 @@
+"""Every schedule primitive, and default-schedule, keeps a kernel's numbers: JIT the scheduled and the unscheduled
+module and compare them on the same inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering import PIPELINES, split_pass_list
+from minimlc.lowering.default_schedule import apply_steps
+from minimlc.runtime.compiler import compile_model, make_context, run_passes
+from minimlc.runtime.session import InferenceSession
+
+M, K, N = 24, 40, 48
+
+
+def matmul_model(m: int = M, k: int = K, n: int = N, relu: bool = False) -> onnx.ModelProto:
+    b = np.random.default_rng(0).standard_normal((k, n)).astype(np.float32)
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["c" if not relu else "t"])]
+    if relu:
+        nodes.append(helper.make_node("Relu", ["t"], ["c"]))
+    graph = helper.make_graph(
+        nodes,
+        "mm",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [m, k])],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [m, n])],
+        [numpy_helper.from_array(b, "b")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def run_scheduled(model: onnx.ModelProto, steps: list[str], a: np.ndarray) -> np.ndarray:
+    imported = import_model(model)
+    ctx = make_context()
+    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-loop"][1]), ctx)
+    apply_steps(ctx, imported.module, steps)
+    imported.module.verify()
+    compiled = compile_model(imported, "lower-to-llvm-unscheduled")
+    out = np.empty(compiled.outputs[0].shape, dtype=np.float32)
+    args = np.concatenate((np.array([a.ctypes.data, out.ctypes.data], dtype=np.uintp), compiled.weight_addresses))
+    compiled.entry(args.ctypes.data)
+    return out
+
+
+K0 = "kernel=matmul_0"
+SCHEDULES = {
+    "none": [],
+    "split": [f"loop-split{{{K0} loop=i1 factor=8}}"],
+    "reorder": [f"loop-decompose-reduction{{{K0}}}", f"loop-reorder{{{K0} order=k2,i1,i0}}"],
+    "unroll": [f"loop-split{{{K0} loop=i0 factor=4}}", f"loop-unroll{{{K0} loop=i0_i}}"],
+    "parallel": [f"loop-parallel{{{K0} loop=i0}}"],
+    "vectorize": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-reorder{{{K0} order=i0,k2,i1}}",
+        f"loop-split{{{K0} loop=i1 factor=16}}",
+        f"loop-vectorize{{{K0} loop=i1_i}}",
+    ],
+    "pack": [
+        f"loop-split{{{K0} loop=i1 factor=16}}",
+        f"loop-pack{{{K0} operand=1 dim=1 factor=16}}",
+    ],
+    "cache-write": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-split{{{K0} loop=i0 factor=4}}",
+        f"loop-reorder{{{K0} order=i0_o,i1,k2,i0_i}}",
+        f"loop-cache-write{{{K0} loop=i1}}",
+    ],
+    "cache-write-accumulate": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-split{{{K0} loop=k2 factor=8}}",
+        f"loop-reorder{{{K0} order=k2_o,i0,i1,k2_i}}",
+        f"loop-cache-write{{{K0} loop=i1 accumulate=true}}",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_schedule_keeps_numbers(name: str) -> None:
+    model = matmul_model()
+    a = np.random.default_rng(1).standard_normal((M, K)).astype(np.float32)
+    expected = run_scheduled(model, [], a)
+    np.testing.assert_allclose(run_scheduled(model, SCHEDULES[name], a), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(("m", "k", "n", "relu"), [(24, 40, 48, False), (64, 512, 64, True), (1, 784, 128, False)])
+def test_default_schedule_keeps_numbers(m: int, k: int, n: int, relu: bool) -> None:
+    model = matmul_model(m, k, n, relu)
+    a = np.random.default_rng(2).standard_normal((m, k)).astype(np.float32)
+    expected = run_scheduled(model, [], a)
+    (actual,) = InferenceSession(model).run(None, {"a": a})
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("step", "message"),
+    [
+        (f"loop-split{{{K0} loop=q factor=8}}", r"no loop named 'q' in kernel 'matmul_0' \(loops: i0, i1, k2\)"),
+        ("loop-split{kernel=nope loop=i0 factor=8}", "no kernel named 'nope'"),
+        (f"loop-split{{{K0} loop=i1 factor=7}}", "factor 7 does not divide the 48 iterations"),
+        (f"loop-reorder{{{K0} order=k2,i1}}", "not perfectly nested"),
+        (f"loop-cache-write{{{K0} loop=i1}}", "must write exactly one buffer, not 2"),
+        (f"loop-pack{{{K0} operand=0 dim=0 factor=8}}", "not a weight"),
+    ],
+)
+def test_bad_options_are_named(step: str, message: str) -> None:
+    imported = import_model(matmul_model())
+    ctx = make_context()
+    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-loop"][1]), ctx)
+    with pytest.raises(DiagnosticException, match=message):
+        apply_steps(ctx, imported.module, [step])
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])
+def test_num_threads_is_validated(bad: object) -> None:
+    with pytest.raises(ValueError, match="num_threads"):
+        InferenceSession(matmul_model(), num_threads=bad)  # type: ignore[arg-type]
+
+
+def test_num_threads_one_is_accepted() -> None:
+    assert InferenceSession(matmul_model(), num_threads=1).num_threads == 1
