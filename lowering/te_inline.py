@@ -5,10 +5,13 @@ The rule is TVM's, kept simple on purpose: a compute without reduction axes whos
 its body with its index arguments replaced by the read's indices) and then erased. Applied to a
 fixpoint, so elementwise chains collapse into their final consumer.
 
-Reduction computes are never inlined: they stay kernels. Elementwise producers are inlined into
-reduction bodies too, although that recomputes them at every reduction step, and into every
-consumer and every read, duplicating their work: no cost model vetoes either. A compute used
-anywhere else (returned from the function, for instance) is materialised and stays.
+Reduction computes are never inlined: they stay kernels. An elementwise producer is inlined into a
+reduction consumer only when each read's indices depend on every loop index of the consumer, so
+that no producer element is computed twice: `sum_k exp(x[i, k] - m[i])` fuses, but a ReLU feeding
+a GEMM (read at `[i, k]` by a compute over `(i, j, k)`) stays its own kernel instead of being
+recomputed for every `j`. Into elementwise consumers producers are always inlined, as TVM does
+with injective ops. A compute used anywhere else (returned from the function, for instance) is
+materialised and stays.
 """
 
 from __future__ import annotations
@@ -35,6 +38,23 @@ def _is_read_in_compute(user: Operation) -> bool:
     return isinstance(user, te.ReadOp) and isinstance(user.parent_op(), te.ComputeOp)
 
 
+def _recompute_free(read: te.ReadOp) -> bool:
+    """Whether inlining at `read` computes each producer element once: always for elementwise consumers, and for
+    reductions when the read's indices depend on every index of the consumer."""
+    consumer = read.parent_op()
+    assert isinstance(consumer, te.ComputeOp)
+    if not consumer.extents:
+        return True
+    missing = set(consumer.body.block.args)
+    pending = list(read.indices)
+    while pending and missing:
+        value = pending.pop()
+        missing.discard(value)
+        if isinstance(value.owner, Operation):
+            pending.extend(value.owner.operands)
+    return not missing
+
+
 class InlineElementwiseCompute(RewritePattern):
     """Substitute an elementwise compute's body into every `te.read` of it, then erase it."""
 
@@ -43,7 +63,7 @@ class InlineElementwiseCompute(RewritePattern):
         if producer.extents:
             return
         reads = [use.operation for use in producer.result.uses]
-        if not reads or not all(_is_read_in_compute(read) for read in reads):
+        if not reads or not all(_is_read_in_compute(read) and _recompute_free(read) for read in reads):  # type: ignore[arg-type]
             return
         body = list(producer.body.block.ops)[:-1]
         for read in reads:

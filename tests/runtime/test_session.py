@@ -115,9 +115,9 @@ def test_unknown_output_name(mlp_session: InferenceSession) -> None:
 def test_unsupported_ops_are_listed_together() -> None:
     nodes = [
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
-        helper.make_node("Erf", ["a"], ["b"], name="erf_1"),
-        helper.make_node("Erf", ["b"], ["c"], name="erf_2"),
-        helper.make_node("Floor", ["c"], ["y"], name="floor_1"),
+        helper.make_node("Bernoulli", ["a"], ["b"], name="coin_1"),
+        helper.make_node("Bernoulli", ["b"], ["c"], name="coin_2"),
+        helper.make_node("Unique", ["c"], ["y"], name="unique_1"),
     ]
     graph = helper.make_graph(
         nodes,
@@ -125,8 +125,8 @@ def test_unsupported_ops_are_listed_together() -> None:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    with pytest.raises(UnsupportedOpsError, match=r"Erf \(opset 13\): erf_1, erf_2.*Floor \(opset 13\): floor_1"):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+    with pytest.raises(UnsupportedOpsError, match=r"Bernoulli \(opset 15\): coin_1, coin_2.*Unique \(opset 15\): unique_1"):
         InferenceSession(model)
 
 
