@@ -24,6 +24,7 @@ _OURS = {
     "loop-pack": ("loop_pack", "LoopPackPass"),
     "loop-cache-write": ("loop_cache_write", "LoopCacheWritePass"),
     "default-schedule": ("default_schedule", "DefaultSchedulePass"),
+    "loop-hoist-constants": ("loop_hoist_constants", "LoopHoistConstantsPass"),
     "loop-plan-memory": ("loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-to-scf": ("loop_to_scf", "LoopToScfPass"),
     "convert-to-llvm": ("convert_to_llvm", "ConvertToLlvmPass"),
@@ -44,11 +45,11 @@ PIPELINES: dict[str, tuple[str, str]] = {
     "lower-to-loop": ("graph or te -> loop nests over buffers", "graph-to-te,te-inline,te-to-loop"),
     "lower-to-scf": (
         "graph, te or loop -> scf/memref/arith/math/func, with default schedules",
-        "graph-to-te,te-inline,te-to-loop,default-schedule,loop-to-scf",
+        "graph-to-te,te-inline,te-to-loop,loop-hoist-constants,default-schedule,loop-to-scf",
     ),
     "lower-to-llvm": (
         "any minimlc level -> llvm dialect with default schedules (print LLVM IR with -t llvm)",
-        "graph-to-te,te-inline,te-to-loop,default-schedule,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
+        "graph-to-te,te-inline,te-to-loop,loop-hoist-constants,default-schedule,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
         "reconcile-unrealized-casts",
     ),
     "lower-to-llvm-unscheduled": (

@@ -11,7 +11,8 @@ that no producer element is computed twice: `sum_k exp(x[i, k] - m[i])` fuses, b
 a GEMM (read at `[i, k]` by a compute over `(i, j, k)`) stays its own kernel instead of being
 recomputed for every `j`. Into elementwise consumers producers are always inlined, as TVM does
 with injective ops. A compute used anywhere else (returned from the function, for instance) is
-materialised and stays.
+materialised and stays. A compute of weights alone is not inlined into one that reads run-time
+data: as its own kernel it is computed once, at load time (see `loop-hoist-constants`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from minimlc.dialects import te
+from minimlc.dialects import graph, te
 
 
 def _is_read_in_compute(user: Operation) -> bool:
@@ -55,6 +56,17 @@ def _recompute_free(read: te.ReadOp) -> bool:
     return not missing
 
 
+def is_constant(tensor: SSAValue) -> bool:
+    """Whether `tensor` is a weight or computed from weights alone."""
+    owner = tensor.owner
+    if isinstance(owner, graph.WeightOp):
+        return True
+    if not isinstance(owner, te.ComputeOp):
+        return False
+    reads = [op for op in owner.body.walk() if isinstance(op, te.ReadOp)]
+    return all(is_constant(read.tensor) for read in reads)
+
+
 class InlineElementwiseCompute(RewritePattern):
     """Substitute an elementwise compute's body into every `te.read` of it, then erase it."""
 
@@ -64,6 +76,8 @@ class InlineElementwiseCompute(RewritePattern):
             return
         reads = [use.operation for use in producer.result.uses]
         if not reads or not all(_is_read_in_compute(read) and _recompute_free(read) for read in reads):  # type: ignore[arg-type]
+            return
+        if is_constant(producer.result) and not all(is_constant(read.parent_op().result) for read in reads):  # type: ignore[union-attr]
             return
         body = list(producer.body.block.ops)[:-1]
         for read in reads:

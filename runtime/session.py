@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from minimlc.frontend.onnx import TensorInfo, import_model
+from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
 from minimlc.runtime.compiler import CompiledModel, compile_model
 
 
@@ -42,12 +42,22 @@ class InferenceSession:
         `num_threads` (a positive int, or None for the default) bounds the threads parallel loops may use; until
         minimlc has a thread pool every kernel runs on the calling thread.
         """
+        self._compile(import_model(model, input_shapes), num_threads)
+
+    @classmethod
+    def from_imported(cls, imported: ImportedModel, *, num_threads: int | None = None) -> InferenceSession:
+        """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
+        session = cls.__new__(cls)
+        session._compile(imported, num_threads)
+        return session
+
+    def _compile(self, imported: ImportedModel, num_threads: int | None) -> None:
         if num_threads is not None and (
             isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1
         ):
             raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
         self.num_threads = num_threads
-        self._model: CompiledModel = compile_model(import_model(model, input_shapes))
+        self._model: CompiledModel = compile_model(imported)
         self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
         self._output_shapes = [info.shape for info in self._model.outputs]

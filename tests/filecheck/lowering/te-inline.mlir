@@ -174,3 +174,36 @@ func.func @two_consumers(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<2x3xf32>) 
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %s, %t : tensor<3xf32>, tensor<2x3xf32>
 // CHECK-NEXT: }
+
+// A compute of weights alone is not inlined into one that reads run-time data (it is computed once at load time),
+// but constant computes still fuse with each other.
+func.func @constants_stay_apart(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %w = graph.weight "w" : tensor<4xf32>
+  %n = te.compute "neg" (%i) -> tensor<4xf32> {
+    %a = te.read %w[%i] : tensor<4xf32>
+    %b = arith.negf %a : f32
+    te.yield %b : f32
+  }
+  %e = te.compute "exp" (%i) -> tensor<4xf32> {
+    %a = te.read %n[%i] : tensor<4xf32>
+    %b = math.exp %a : f32
+    te.yield %b : f32
+  }
+  %y = te.compute "add" (%i) -> tensor<4xf32> {
+    %a = te.read %x[%i] : tensor<4xf32>
+    %b = te.read %e[%i] : tensor<4xf32>
+    %c = arith.addf %a, %b : f32
+    te.yield %c : f32
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @constants_stay_apart(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    %w = graph.weight "w" : tensor<4xf32>
+// CHECK-NEXT:    %e = te.compute "exp" (%{{.*}}) -> tensor<4xf32> {
+// CHECK-NEXT:      %{{.*}} = te.read %w[%{{.*}}] : tensor<4xf32>
+// CHECK-NEXT:      %{{.*}} = arith.negf
+// CHECK-NEXT:      %{{.*}} = math.exp
+// CHECK:         %y = te.compute "add" (%{{.*}}) -> tensor<4xf32> {
+// CHECK-NEXT:      %{{.*}} = te.read %x
+// CHECK-NEXT:      %{{.*}} = te.read %e

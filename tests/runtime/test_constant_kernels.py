@@ -1,0 +1,47 @@
+"""Kernels that read only weights run once, at load time (loop-hoist-constants + the init entry)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from xdsl.parser import Parser
+
+from minimlc.frontend.onnx import ImportedModel, TensorInfo
+from minimlc.runtime import InferenceSession
+from minimlc.runtime.compiler import make_context
+
+GRAPH = """
+func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %w1 = graph.weight "w1" : tensor<3x4xf32>
+  %w2 = graph.weight "w2" : tensor<4xf32>
+  %p = graph.mul %w1, %w2 : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+  %e = graph.exp %p : tensor<3x4xf32>
+  %y = graph.add %x, %e : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>
+  func.return %y : tensor<3x4xf32>
+}
+"""
+
+
+def test_weight_only_subgraph_is_precomputed_once() -> None:
+    rng = np.random.default_rng(0)
+    weights = {
+        "w1": rng.standard_normal((3, 4)).astype(np.float32),
+        "w2": rng.standard_normal(4).astype(np.float32),
+    }
+    float32 = np.dtype("float32")
+    imported = ImportedModel(
+        Parser(make_context(), GRAPH).parse_module(),
+        weights,
+        [TensorInfo("x", (3, 4), float32)],
+        [TensorInfo("y", (3, 4), float32)],
+    )
+    session = InferenceSession.from_imported(imported)
+    main = session.llvm_ir.split("define void @main(")[1].split("\n}\n")[0]
+    init = session.llvm_ir.split("define void @main_init(")[1].split("\n}\n")[0]
+    assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", main) == ["add"], "only the add kernel may run per call"
+    assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", init) == ["exp"], "mul fused into exp, run at load time"
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    expected = x + np.exp(weights["w1"] * weights["w2"])
+    for _ in range(3):
+        np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, rtol=1e-5, atol=1e-6)
