@@ -26,6 +26,7 @@ _OURS = {
     "default-schedule": ("default_schedule", "DefaultSchedulePass"),
     "loop-hoist-constants": ("loop_hoist_constants", "LoopHoistConstantsPass"),
     "loop-plan-memory": ("loop_plan_memory", "LoopPlanMemoryPass"),
+    "loop-outline-parallel": ("loop_outline_parallel", "LoopOutlineParallelPass"),
     "loop-to-scf": ("loop_to_scf", "LoopToScfPass"),
     "convert-to-llvm": ("convert_to_llvm", "ConvertToLlvmPass"),
 }

@@ -1,0 +1,123 @@
+"""`ThreadPool`: the native pool that runs a model's parallel loops, started once per session.
+
+The pool's code (`runtime.threadpool_ir`) is JIT-compiled once per process; each `ThreadPool` owns one native pool
+(its own workers), so two sessions never share threads or state. Model code calls `minimlc_parallel_for` as an
+external function: `register_symbols()` binds that name to the one compiled copy with `llvmlite.binding.add_symbol`
+before a model's module is JIT-compiled. The binding is process-global but cannot collide, since every session binds
+the same name to the same address; which pool to use is a run-time argument (the entry's `minimlc.pool` parameter).
+
+    pool = ThreadPool(2)
+    register_symbols()                       # before JIT-compiling a module that calls minimlc_parallel_for
+    args[pool_slot] = pool.address           # the pool parameter of the entry
+    pool.close()                             # or let the finalizer destroy it
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+from minimlc.runtime.jit import JitModule
+from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
+
+PARALLEL_FOR = "minimlc_parallel_for"
+"""The function model code calls: `void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`."""
+
+
+@dataclass(frozen=True)
+class NativePool:
+    """The compiled pool functions of one `PoolOptions`, callable from Python."""
+
+    jit: JitModule
+    create: Callable[[int], int | None]
+    destroy: Callable[[int], None]
+    num_threads: Callable[[int], int]
+    parallel_for: Callable[[int, int, int, int], None]
+
+
+@functools.cache
+def native_pool(options: PoolOptions = PoolOptions()) -> NativePool:
+    """The pool code for `options`, compiled on first use and kept for the life of the process."""
+    jit = JitModule(str(build_pool_module(options)))
+    address = jit.function_address
+    return NativePool(
+        jit=jit,
+        create=ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int32)(address("minimlc_pool_create")),
+        destroy=ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address("minimlc_pool_destroy")),
+        num_threads=ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(address("minimlc_pool_num_threads")),
+        parallel_for=ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
+            address(PARALLEL_FOR)
+        ),
+    )
+
+
+def symbol_addresses() -> dict[str, int]:
+    """Name -> address of every pool function model code may call (the default pool code)."""
+    return {PARALLEL_FOR: native_pool().jit.function_address(PARALLEL_FOR)}
+
+
+@functools.cache
+def register_symbols() -> None:
+    """Bind `symbol_addresses()` for MCJIT (once per process); call it before JIT-compiling model code."""
+    for name, address in symbol_addresses().items():
+        llvm.add_symbol(name, address)
+
+
+def resolve_num_threads(num_threads: int | None) -> int:
+    """`num_threads`, or the machine's core count for None; raises on anything but a positive int."""
+    if num_threads is None:
+        return os.cpu_count() or 1
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be a positive integer or None, got {num_threads!r}")
+    return num_threads
+
+
+class ThreadPool:
+    """A native pool of `num_threads` threads (the calling thread included; None: one per core).
+
+    Workers start here and wait for work; `close()` (or garbage collection) joins them. `run_tasks` and model
+    entries may be called from several threads at once: a call that finds the pool busy runs its tasks inline.
+    """
+
+    def __init__(self, num_threads: int | None = None, options: PoolOptions = PoolOptions()) -> None:
+        """Start the workers; raises `ValueError` for a bad `num_threads`, `MemoryError` if allocation fails."""
+        requested = resolve_num_threads(num_threads)
+        self._native = native_pool(options)
+        handle = self._native.create(requested)
+        if not handle:
+            raise MemoryError("minimlc_pool_create could not allocate the pool")
+        self._handle: int | None = handle
+        self._finalizer = weakref.finalize(self, self._native.destroy, handle)
+
+    @property
+    def address(self) -> int:
+        """The native `Pool *`, for the entry's pool parameter; raises `RuntimeError` once closed."""
+        if self._handle is None:
+            raise RuntimeError("the thread pool is closed")
+        return self._handle
+
+    @property
+    def num_threads(self) -> int:
+        """Threads that run tasks, the caller included (fewer than requested only if thread creation failed)."""
+        return int(self._native.num_threads(self.address))
+
+    def run_tasks(self, body: int, ctx: int, n_tasks: int) -> None:
+        """Call the native `body(ctx, task)` for every task in [0, n_tasks), on the pool."""
+        self._native.parallel_for(self.address, body, ctx, n_tasks)
+
+    def close(self) -> None:
+        """Join the workers and free the pool; the pool must be idle. Closing twice is harmless."""
+        self._handle = None
+        self._finalizer()
+
+    def __enter__(self) -> ThreadPool:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

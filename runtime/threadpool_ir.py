@@ -1,0 +1,368 @@
+"""The native thread pool as LLVM IR, built with `llvmlite.ir`; `runtime.threadpool` compiles it once per process.
+
+C ABI (all functions external, `ptr` is an opaque `Pool *`):
+
+    ptr  minimlc_pool_create(i32 num_threads)        starts num_threads - 1 workers; the caller is thread 0
+    void minimlc_pool_destroy(ptr pool)              wakes and joins the workers, frees the pool (pool idle)
+    i32  minimlc_pool_num_threads(ptr pool)          threads that run tasks, the caller included
+    void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)
+                                                     calls body(ctx, task) once for each task in [0, n_tasks)
+
+Protocol. The caller takes the pool with a `busy` try-lock; if it is taken (a nested call from inside a task, or a
+concurrent call from another thread) or the pool has one thread, the tasks run inline on the caller, serially. The
+owner writes the job (body, ctx, n_tasks, task counter, pending = workers), then bumps `generation` (release:
+publishes the job) and wakes sleeping workers. Every thread, caller included, takes tasks (`dynamic`: an atomic
+counter, `static`: one contiguous chunk per thread); each worker then decrements `pending` (release: publishes its
+writes), and the caller waits for zero (acquire) before it releases `busy`. Waiting spins `spin` times with a CPU
+pause, then sleeps on a futex; a waker calls `futex_wake` only when a waiter counter says someone sleeps. Counter
+increment and word re-check are sequentially consistent on both sides, so a wake-up cannot be lost, and the kernel
+re-checks the word inside `futex_wait`.
+
+    module = build_pool_module(PoolOptions(distribution="static", spin=0))
+    print(module)  # LLVM IR text for runtime.jit.JitModule
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+
+from llvmlite import ir
+from llvmlite.ir import instructions
+
+I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+PTR = ir.PointerType()
+VOID = ir.VoidType()
+BODY = ir.FunctionType(VOID, [PTR, I64]).as_pointer()
+"""`void (*)(ptr ctx, i64 task)`; prints as `ptr`, but llvmlite needs the pointee type for indirect calls."""
+
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}
+_FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
+_CACHE_LINE = 64
+
+
+class Field(IntEnum):
+    """Pool members; the descriptor, the task counter and the completion counter have a cache line each."""
+
+    GENERATION = 0  # i32 futex word, bumped once per job and at shutdown
+    SLEEPERS = 1  # i32 workers asleep on GENERATION
+    SHUTDOWN = 2  # i32
+    BUSY = 3  # i32 try-lock held by the thread running a parallel_for
+    NUM_THREADS = 4  # i32 caller + workers
+    BODY = 5  # ptr
+    CTX = 6  # ptr
+    N_TASKS = 7  # i64
+    WORKERS = 8  # ptr to num_threads - 1 WORKER records
+    NEXT_TASK = 10  # i64 (dynamic distribution)
+    PENDING = 12  # i32 futex word: workers yet to finish the job
+    CALLER_WAITING = 13  # i32 1 while the caller is asleep on PENDING
+
+
+POOL_SIZE = 3 * _CACHE_LINE
+POOL = ir.LiteralStructType(
+    [
+        *(I32, I32, I32, I32, I32, PTR, PTR, I64, PTR, ir.ArrayType(I8, 8)),
+        *(I64, ir.ArrayType(I8, 56)),
+        *(I32, I32, ir.ArrayType(I8, 56)),
+    ]
+)
+"""Three cache lines (`tests/runtime/test_threadpool.py` checks the layout against the host's data layout)."""
+WORKER = ir.LiteralStructType([I64, PTR, I64, ir.ArrayType(I8, 40)])
+"""One worker record per cache line: pthread id, pool, thread index (1..num_threads-1)."""
+
+
+@dataclass(frozen=True)
+class PoolOptions:
+    """Task distribution (`dynamic` or `static`) and how many pause iterations a waiter spins before it sleeps."""
+
+    distribution: str = "dynamic"
+    spin: int = 2048
+
+    def __post_init__(self) -> None:
+        if self.distribution not in ("dynamic", "static"):
+            raise ValueError(f"distribution must be 'dynamic' or 'static', got {self.distribution!r}")
+        if self.spin < 0:
+            raise ValueError(f"spin must be >= 0, got {self.spin}")
+
+
+def _const(type: ir.IntType, value: int) -> ir.Constant:
+    return ir.Constant(type, value)
+
+
+def _store_atomic(b: ir.IRBuilder, value: ir.Value, pointer: ir.Value, ordering: str) -> None:
+    # `IRBuilder.store_atomic` insists on a typed pointer, which opaque-pointer GEPs do not give.
+    size = value.type.width // 8
+    b._insert(instructions.StoreAtomicInstr(b.block, value, pointer, ordering, size))  # pyright: ignore[reportPrivateUsage]
+
+
+class _PoolModule:
+    """Builds the pool's functions into one `ir.Module`."""
+
+    def __init__(self, options: PoolOptions) -> None:
+        self.options = options
+        self.module = ir.Module(name="minimlc_threadpool")
+        machine = platform.machine()
+        if machine not in _SYS_FUTEX:
+            raise NotImplementedError(f"the minimlc thread pool has no futex syscall number for {machine}")
+        self.sys_futex = _SYS_FUTEX[machine]
+        declare = self._declare
+        self.aligned_alloc = declare("aligned_alloc", PTR, [I64, I64])
+        self.free = declare("free", VOID, [PTR])
+        self.syscall = declare("syscall", I64, [I64], var_arg=True)
+        self.pthread_create = declare("pthread_create", I32, [PTR, PTR, PTR, PTR])
+        self.pthread_join = declare("pthread_join", I32, [I64, PTR])
+        self.pause = declare("llvm.x86.sse2.pause", VOID, []) if machine == "x86_64" else None
+
+    def _declare(self, name: str, ret: ir.Type, args: list[ir.Type], var_arg: bool = False) -> ir.Function:
+        return ir.Function(self.module, ir.FunctionType(ret, args, var_arg=var_arg), name)
+
+    def _define(self, name: str, ret: ir.Type, args: list[ir.Type], internal: bool = False):
+        function = self._declare(name, ret, args)
+        if internal:
+            function.linkage = "internal"
+        return function, ir.IRBuilder(function.append_basic_block("entry"))
+
+    @staticmethod
+    def field(b: ir.IRBuilder, pool: ir.Value, member: Field) -> ir.Value:
+        return b.gep(pool, [_const(I32, 0), _const(I32, member)], inbounds=True, source_etype=POOL)
+
+    def futex(self, b: ir.IRBuilder, word: ir.Value, op: int, value: ir.Value) -> None:
+        number, null = _const(I64, self.sys_futex), ir.Constant(PTR, None)
+        b.call(self.syscall, [number, word, _const(I64, op), b.zext(value, I64), null, null, _const(I64, 0)])
+
+    def build(self) -> ir.Module:
+        self.serial = self._build_serial()
+        self.await_change = self._build_await_change()
+        self.notify = self._build_notify()
+        self.run_tasks = self._build_run_tasks()
+        self.worker_main = self._build_worker_main()
+        self._build_create()
+        self._build_destroy()
+        self._build_num_threads()
+        self._build_parallel_for()
+        return self.module
+
+    @staticmethod
+    def count_up(b: ir.IRBuilder, begin: ir.Value, end: ir.Value, body: Callable[[ir.Value], None]) -> None:
+        """Emit `for (i = begin; i < end; i++) body(i)` (signed); `b` continues after the loop."""
+        function, before = b.function, b.block
+        loop, done = function.append_basic_block("loop"), function.append_basic_block("done")
+        b.cbranch(b.icmp_signed("<", begin, end), loop, done)
+        b.position_at_end(loop)
+        index = b.phi(begin.type, "i")
+        index.add_incoming(begin, before)
+        body(index)
+        next_index = b.add(index, ir.Constant(begin.type, 1))
+        index.add_incoming(next_index, b.block)
+        b.cbranch(b.icmp_signed("<", next_index, end), loop, done)
+        b.position_at_end(done)
+
+    def _build_serial(self) -> ir.Function:
+        """`serial(body, ctx, begin, end)`: body(ctx, t) for t in [begin, end), on this thread."""
+        function, b = self._define("serial", VOID, [BODY, PTR, I64, I64], internal=True)
+        body, ctx, begin, end = function.args
+        self.count_up(b, begin, end, lambda task: b.call(body, [ctx, task]))
+        b.ret_void()
+        return function
+
+    def _build_await_change(self) -> ir.Function:
+        """`await_change(word, old, waiters) -> i32`: the first value of `*word` other than `old` (acquire)."""
+        function, b = self._define("await_change", I32, [PTR, I32, PTR], internal=True)
+        word, old, waiters = function.args
+        check, pause = function.append_basic_block("check"), function.append_basic_block("pause")
+        sleep, changed = function.append_basic_block("sleep"), function.append_basic_block("changed")
+        spin_limit = _const(I32, self.options.spin)
+        b.branch(check)
+        b.position_at_end(check)
+        spins = b.phi(I32, "spins")
+        current = b.load_atomic(word, "acquire", 4, typ=I32)
+        waiting = function.append_basic_block("waiting")
+        b.cbranch(b.icmp_unsigned("!=", current, old), changed, waiting)
+        b.position_at_end(waiting)
+        b.cbranch(b.icmp_unsigned("<", spins, spin_limit), pause, sleep)
+        b.position_at_end(pause)
+        if self.pause is not None:
+            b.call(self.pause, [])
+        spun = b.add(spins, _const(I32, 1))
+        b.branch(check)
+        b.position_at_end(sleep)
+        # Counted as a sleeper before the kernel re-checks `*word == old`: a waker that bumps `*word` (seq_cst)
+        # and then reads `waiters` (seq_cst) either sees this increment or changed the word before the check.
+        b.atomic_rmw("add", waiters, _const(I32, 1), "seq_cst")
+        self.futex(b, word, _FUTEX_WAIT_PRIVATE, old)
+        b.atomic_rmw("sub", waiters, _const(I32, 1), "seq_cst")
+        b.branch(check)
+        spins.add_incoming(_const(I32, 0), function.entry_basic_block)
+        spins.add_incoming(spun, pause)
+        spins.add_incoming(spin_limit, sleep)
+        b.position_at_end(changed)
+        b.ret(current)
+        return function
+
+    def _build_notify(self) -> ir.Function:
+        """`notify(word, waiters, count)`: wake up to `count` threads sleeping on `word`, if any sleeps."""
+        function, b = self._define("notify", VOID, [PTR, PTR, I32], internal=True)
+        word, waiters, count = function.args
+        asleep = b.load_atomic(waiters, "seq_cst", 4, typ=I32)
+        with b.if_then(b.icmp_unsigned("!=", asleep, _const(I32, 0)), likely=False):
+            self.futex(b, word, _FUTEX_WAKE_PRIVATE, count)
+        b.ret_void()
+        return function
+
+    def _build_run_tasks(self) -> ir.Function:
+        """`run_tasks(pool, index)`: thread `index`'s share of the current job."""
+        function, b = self._define("run_tasks", VOID, [PTR, I64], internal=True)
+        pool, index = function.args
+        body = b.load(self.field(b, pool, Field.BODY), typ=BODY)
+        ctx = b.load(self.field(b, pool, Field.CTX), typ=PTR)
+        n_tasks = b.load(self.field(b, pool, Field.N_TASKS), typ=I64)
+        if self.options.distribution == "static":
+            threads = b.zext(b.load(self.field(b, pool, Field.NUM_THREADS), typ=I32), I64)
+            begin = b.udiv(b.mul(n_tasks, index), threads)
+            end = b.udiv(b.mul(n_tasks, b.add(index, _const(I64, 1))), threads)
+            b.call(self.serial, [body, ctx, begin, end])
+            b.ret_void()
+            return function
+        take, done = function.append_basic_block("take"), function.append_basic_block("done")
+        b.branch(take)
+        b.position_at_end(take)
+        task = b.atomic_rmw("add", self.field(b, pool, Field.NEXT_TASK), _const(I64, 1), "monotonic")
+        with b.if_then(b.icmp_signed(">=", task, n_tasks)):
+            b.branch(done)
+        b.call(body, [ctx, task])
+        b.branch(take)
+        b.position_at_end(done)
+        b.ret_void()
+        return function
+
+    def _build_worker_main(self) -> ir.Function:
+        """`worker_main(record) -> null`: the pthread start routine; one job per generation until shutdown."""
+        function, b = self._define("worker_main", PTR, [PTR], internal=True)
+        record = function.args[0]
+        zero = _const(I32, 0)
+        pool = b.load(b.gep(record, [zero, _const(I32, 1)], source_etype=WORKER), typ=PTR)
+        index = b.load(b.gep(record, [zero, _const(I32, 2)], source_etype=WORKER), typ=I64)
+        entry, wait = b.block, function.append_basic_block("wait")
+        work, stop = function.append_basic_block("work"), function.append_basic_block("stop")
+        b.branch(wait)
+        b.position_at_end(wait)
+        seen = b.phi(I32, "seen")
+        generation_word, sleepers = self.field(b, pool, Field.GENERATION), self.field(b, pool, Field.SLEEPERS)
+        generation = b.call(self.await_change, [generation_word, seen, sleepers])
+        shutdown = b.load_atomic(self.field(b, pool, Field.SHUTDOWN), "monotonic", 4, typ=I32)
+        b.cbranch(b.icmp_unsigned("!=", shutdown, zero), stop, work)
+        b.position_at_end(work)
+        b.call(self.run_tasks, [pool, index])
+        pending = self.field(b, pool, Field.PENDING)
+        left = b.atomic_rmw("sub", pending, _const(I32, 1), "seq_cst")
+        with b.if_then(b.icmp_unsigned("==", left, _const(I32, 1))):
+            b.call(self.notify, [pending, self.field(b, pool, Field.CALLER_WAITING), _const(I32, 1)])
+        seen.add_incoming(zero, entry)
+        seen.add_incoming(generation, b.block)
+        b.branch(wait)
+        b.position_at_end(stop)
+        b.ret(ir.Constant(PTR, None))
+        return function
+
+    def _build_create(self) -> None:
+        """`minimlc_pool_create(num_threads)`: a zeroed pool plus its workers; fewer if pthread_create fails."""
+        function, b = self._define("minimlc_pool_create", PTR, [I32])
+        requested = b.select(b.icmp_signed("<", function.args[0], _const(I32, 1)), _const(I32, 1), function.args[0])
+        line = _const(I64, _CACHE_LINE)
+        null = ir.Constant(PTR, None)
+        pool = b.call(self.aligned_alloc, [line, _const(I64, POOL_SIZE)])
+        with b.if_then(b.icmp_unsigned("==", pool, null), likely=False):
+            b.ret(null)
+        b.store(ir.Constant(POOL, None), pool)
+        b.store(requested, self.field(b, pool, Field.NUM_THREADS))
+        workers = b.call(self.aligned_alloc, [line, b.mul(line, b.zext(requested, I64))])
+        with b.if_then(b.icmp_unsigned("==", workers, null), likely=False):
+            b.call(self.free, [pool])
+            b.ret(null)
+        b.store(workers, self.field(b, pool, Field.WORKERS))
+
+        def spawn(index: ir.Value) -> None:
+            zero = _const(I32, 0)
+            record = b.gep(workers, [b.sub(index, _const(I32, 1))], source_etype=WORKER)
+            b.store(pool, b.gep(record, [zero, _const(I32, 1)], source_etype=WORKER))
+            b.store(b.zext(index, I64), b.gep(record, [zero, _const(I32, 2)], source_etype=WORKER))
+            status = b.call(self.pthread_create, [record, null, self.worker_main, record])
+            with b.if_then(b.icmp_signed("!=", status, zero), likely=False):
+                b.store(index, self.field(b, pool, Field.NUM_THREADS))  # workers 1..index-1 and the caller
+                b.ret(pool)
+
+        self.count_up(b, _const(I32, 1), requested, spawn)
+        b.ret(pool)
+
+    def _build_destroy(self) -> None:
+        """`minimlc_pool_destroy(pool)`: stop and join the workers, free the pool; the pool must be idle."""
+        function, b = self._define("minimlc_pool_destroy", VOID, [PTR])
+        pool = function.args[0]
+        _store_atomic(b, _const(I32, 1), self.field(b, pool, Field.SHUTDOWN), "monotonic")
+        generation = self.field(b, pool, Field.GENERATION)
+        b.atomic_rmw("add", generation, _const(I32, 1), "seq_cst")  # release: workers see SHUTDOWN with it
+        b.call(self.notify, [generation, self.field(b, pool, Field.SLEEPERS), _const(I32, 0x7FFFFFFF)])
+        threads = b.load(self.field(b, pool, Field.NUM_THREADS), typ=I32)
+        workers = b.load(self.field(b, pool, Field.WORKERS), typ=PTR)
+
+        def join(index: ir.Value) -> None:
+            record = b.gep(workers, [b.sub(index, _const(I32, 1))], source_etype=WORKER)
+            thread_id = b.load(b.gep(record, [_const(I32, 0), _const(I32, 0)], source_etype=WORKER), typ=I64)
+            b.call(self.pthread_join, [thread_id, ir.Constant(PTR, None)])
+
+        self.count_up(b, _const(I32, 1), threads, join)
+        b.call(self.free, [workers])
+        b.call(self.free, [pool])
+        b.ret_void()
+
+    def _build_num_threads(self) -> None:
+        """`minimlc_pool_num_threads(pool)`: the threads that run tasks, the caller included."""
+        function, b = self._define("minimlc_pool_num_threads", I32, [PTR])
+        b.ret(b.load(self.field(b, function.args[0], Field.NUM_THREADS), typ=I32))
+
+    def _build_parallel_for(self) -> None:
+        """`minimlc_parallel_for(pool, body, ctx, n_tasks)`: run the tasks on the pool, or inline when it is busy."""
+        function, b = self._define("minimlc_parallel_for", VOID, [PTR, BODY, PTR, I64])
+        pool, body, ctx, n_tasks = function.args
+        inline, dispatch = function.append_basic_block("inline"), function.append_basic_block("dispatch")
+        threads = b.load(self.field(b, pool, Field.NUM_THREADS), typ=I32)
+        alone = b.or_(b.icmp_signed("==", threads, _const(I32, 1)), b.icmp_signed("<", n_tasks, _const(I64, 2)))
+        with b.if_then(alone):
+            b.branch(inline)
+        taken = b.cmpxchg(self.field(b, pool, Field.BUSY), _const(I32, 0), _const(I32, 1), "acquire", "monotonic")
+        b.cbranch(b.extract_value(taken, 1), dispatch, inline)
+        b.position_at_end(inline)
+        b.call(self.serial, [body, ctx, _const(I64, 0), n_tasks])
+        b.ret_void()
+
+        b.position_at_end(dispatch)
+        b.store(body, self.field(b, pool, Field.BODY))
+        b.store(ctx, self.field(b, pool, Field.CTX))
+        b.store(n_tasks, self.field(b, pool, Field.N_TASKS))
+        _store_atomic(b, _const(I64, 0), self.field(b, pool, Field.NEXT_TASK), "monotonic")
+        pending = self.field(b, pool, Field.PENDING)
+        _store_atomic(b, b.sub(threads, _const(I32, 1)), pending, "monotonic")
+        generation = self.field(b, pool, Field.GENERATION)
+        b.atomic_rmw("add", generation, _const(I32, 1), "seq_cst")  # release: publishes the job
+        b.call(self.notify, [generation, self.field(b, pool, Field.SLEEPERS), _const(I32, 0x7FFFFFFF)])
+        b.call(self.run_tasks, [pool, _const(I64, 0)])
+        before_wait, wait = b.block, function.append_basic_block("wait")
+        finish = function.append_basic_block("finish")
+        first = b.load_atomic(pending, "acquire", 4, typ=I32)
+        b.cbranch(b.icmp_unsigned("==", first, _const(I32, 0)), finish, wait)
+        b.position_at_end(wait)
+        left = b.phi(I32, "left")
+        left.add_incoming(first, before_wait)
+        now = b.call(self.await_change, [pending, left, self.field(b, pool, Field.CALLER_WAITING)])
+        left.add_incoming(now, wait)
+        b.cbranch(b.icmp_unsigned("==", now, _const(I32, 0)), finish, wait)
+        b.position_at_end(finish)
+        _store_atomic(b, _const(I32, 0), self.field(b, pool, Field.BUSY), "release")
+        b.ret_void()
+
+
+def build_pool_module(options: PoolOptions = PoolOptions()) -> ir.Module:
+    """The pool's LLVM module: the four `minimlc_pool_*`/`minimlc_parallel_for` functions and their helpers."""
+    return _PoolModule(options).build()

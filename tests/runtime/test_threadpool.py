@@ -1,0 +1,216 @@
+"""The native thread pool: every task exactly once, real concurrency, inline paths, independent pools, shutdown."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+
+import numpy as np
+import pytest
+from llvmlite import ir
+
+from minimlc.runtime.jit import JitModule, host_target_machine
+from minimlc.runtime.threadpool import ThreadPool, register_symbols, resolve_num_threads
+from minimlc.runtime.threadpool_ir import POOL, POOL_SIZE, WORKER, Field, PoolOptions
+
+BODIES = """
+declare void @minimlc_parallel_for(ptr, ptr, ptr, i64)
+declare i64 @pthread_self()
+
+; counts[task] += 1
+define void @count(ptr %counts, i64 %task) {
+  %slot = getelementptr inbounds i64, ptr %counts, i64 %task
+  %old = atomicrmw add ptr %slot, i64 1 monotonic
+  ret void
+}
+
+; threads[task] = pthread_self()
+define void @record_thread(ptr %threads, i64 %task) {
+  %slot = getelementptr inbounds i64, ptr %threads, i64 %task
+  %self = call i64 @pthread_self()
+  store i64 %self, ptr %slot
+  ret void
+}
+
+; ctx = {i64 arrived, i64 seen[2]}: arrive, then wait (bounded) for the other task; seen[task] = arrivals seen
+define void @rendezvous(ptr %ctx, i64 %task) {
+entry:
+  %ignored = atomicrmw add ptr %ctx, i64 1 seq_cst
+  br label %wait
+wait:
+  %spins = phi i64 [ 0, %entry ], [ %next, %wait ]
+  %arrived = load atomic i64, ptr %ctx acquire, align 8
+  %next = add i64 %spins, 1
+  %both = icmp sge i64 %arrived, 2
+  %gave_up = icmp sge i64 %next, 4000000000
+  %stop = or i1 %both, %gave_up
+  br i1 %stop, label %done, label %wait
+done:
+  %index = add i64 %task, 1
+  %slot = getelementptr inbounds i64, ptr %ctx, i64 %index
+  store i64 %arrived, ptr %slot
+  ret void
+}
+
+; ctx = {ptr pool, ptr threads, i64 inner}: runs record_thread over row `task` (inner tasks) on the same pool
+define void @nested(ptr %ctx, i64 %task) {
+  %pool = load ptr, ptr %ctx
+  %threads_slot = getelementptr inbounds ptr, ptr %ctx, i64 1
+  %threads = load ptr, ptr %threads_slot
+  %inner_slot = getelementptr inbounds ptr, ptr %ctx, i64 2
+  %inner = load i64, ptr %inner_slot
+  %offset = mul i64 %task, %inner
+  %row = getelementptr inbounds i64, ptr %threads, i64 %offset
+  call void @minimlc_parallel_for(ptr %pool, ptr @record_thread, ptr %row, i64 %inner)
+  ret void
+}
+"""
+
+OPTIONS = [PoolOptions(), PoolOptions(distribution="static"), PoolOptions(spin=0)]
+
+
+@pytest.fixture(scope="module")
+def bodies() -> JitModule:
+    register_symbols()
+    return JitModule(BODIES)
+
+
+def run(pool: ThreadPool, bodies: JitModule, name: str, ctx: np.ndarray, n_tasks: int) -> None:
+    pool.run_tasks(bodies.function_address(name), ctx.ctypes.data, n_tasks)
+
+
+def caller_thread() -> int:
+    pthread_self = ctypes.CDLL(None).pthread_self
+    pthread_self.restype = ctypes.c_ulong
+    return pthread_self()
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["dynamic", "static", "no-spin"])
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
+@pytest.mark.parametrize("n_tasks", [0, 1, 2, 5, 1000])
+def test_every_task_runs_exactly_once(bodies: JitModule, options: PoolOptions, num_threads: int, n_tasks: int) -> None:
+    counts = np.zeros(max(n_tasks, 1) + 1, np.int64)
+    with ThreadPool(num_threads, options) as pool:
+        assert pool.num_threads == num_threads
+        for _ in range(50):
+            run(pool, bodies, "count", counts, n_tasks)
+    np.testing.assert_array_equal(counts[:n_tasks], 50)
+    assert counts[n_tasks:].sum() == 0, "a task index outside [0, n_tasks) ran"
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["dynamic", "static", "no-spin"])
+def test_two_threads_run_tasks_concurrently(bodies: JitModule, options: PoolOptions) -> None:
+    ctx = np.zeros(3, np.int64)
+    with ThreadPool(2, options) as pool:
+        run(pool, bodies, "rendezvous", ctx, 2)
+    np.testing.assert_array_equal(ctx, [2, 2, 2], "each task should have seen the other arrive")
+
+
+def test_static_chunks_give_the_caller_the_first_and_a_worker_the_second(bodies: JitModule) -> None:
+    threads = np.zeros(2, np.uint64)
+    with ThreadPool(2, PoolOptions(distribution="static")) as pool:
+        run(pool, bodies, "record_thread", threads, 2)
+    assert threads[0] == caller_thread()
+    assert threads[1] not in (0, caller_thread())
+
+
+def test_one_thread_runs_inline_on_the_caller(bodies: JitModule) -> None:
+    threads = np.zeros(64, np.uint64)
+    before = len(os.listdir("/proc/self/task"))
+    with ThreadPool(1) as pool:
+        assert len(os.listdir("/proc/self/task")) == before, "a 1-thread pool starts no worker"
+        run(pool, bodies, "record_thread", threads, 64)
+    assert set(threads) == {caller_thread()}
+
+
+def test_nested_parallel_for_runs_inline_in_its_task(bodies: JitModule) -> None:
+    outer, inner = 6, 50
+    threads = np.zeros((outer, inner), np.uint64)
+    with ThreadPool(2) as pool:
+        ctx = np.array([pool.address, threads.ctypes.data, inner], np.uint64)
+        run(pool, bodies, "nested", ctx, outer)
+    assert all(len(set(row)) == 1 for row in threads), "each row should run on its outer task's thread"
+    assert np.all(threads != 0)
+
+
+def test_workers_start_once_and_are_joined_on_close(bodies: JitModule) -> None:
+    counts = np.zeros(8, np.int64)
+    before = len(os.listdir("/proc/self/task"))
+    pool = ThreadPool(3)
+    assert len(os.listdir("/proc/self/task")) == before + 2
+    for _ in range(200):
+        run(pool, bodies, "count", counts, 8)
+    assert len(os.listdir("/proc/self/task")) == before + 2, "parallel_for must not create threads"
+    pool.close()
+    assert len(os.listdir("/proc/self/task")) == before
+    pool.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        run(pool, bodies, "count", counts, 8)
+
+
+def test_garbage_collected_pool_joins_its_workers() -> None:
+    before = len(os.listdir("/proc/self/task"))
+    pool = ThreadPool(2)
+    assert len(os.listdir("/proc/self/task")) == before + 1
+    del pool
+    assert len(os.listdir("/proc/self/task")) == before
+
+
+def test_two_pools_work_at_once_from_two_threads(bodies: JitModule) -> None:
+    counts = [np.zeros(100, np.int64) for _ in range(2)]
+    with ThreadPool(2) as first, ThreadPool(2) as second:
+        assert first.address != second.address
+        workers = [
+            threading.Thread(target=lambda p=p, c=c: [run(p, bodies, "count", c, 100) for _ in range(500)])
+            for p, c in ((first, counts[0]), (second, counts[1]))
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
+    for c in counts:
+        np.testing.assert_array_equal(c, 500)
+
+
+def test_concurrent_calls_on_one_pool_all_complete(bodies: JitModule) -> None:
+    counts = np.zeros(64, np.int64)
+    with ThreadPool(2) as pool:
+        callers = [
+            threading.Thread(target=lambda: [run(pool, bodies, "count", counts, 64) for _ in range(1000)])
+            for _ in range(3)
+        ]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join()
+    np.testing.assert_array_equal(counts, 3000)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["dynamic", "static", "no-spin"])
+def test_many_rapid_calls(bodies: JitModule, options: PoolOptions) -> None:
+    counts = np.zeros(2, np.int64)
+    with ThreadPool(2, options) as pool:
+        for _ in range(10_000):
+            run(pool, bodies, "count", counts, 2)
+    np.testing.assert_array_equal(counts, 10_000)
+
+
+def test_num_threads_defaults_to_the_core_count() -> None:
+    assert resolve_num_threads(None) == os.cpu_count()
+    assert resolve_num_threads(3) == 3
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.0, True, "2"])
+def test_num_threads_must_be_a_positive_int(bad: object) -> None:
+    with pytest.raises(ValueError, match="num_threads"):
+        ThreadPool(bad)  # type: ignore[arg-type]
+
+
+def test_pool_layout_keeps_hot_counters_on_their_own_cache_lines() -> None:
+    data = host_target_machine().target_data
+    prefix = lambda field: ir.LiteralStructType(POOL.elements[:field]).get_abi_size(data)  # noqa: E731
+    assert POOL.get_abi_size(data) == POOL_SIZE == 192
+    assert prefix(Field.NEXT_TASK) == 64
+    assert prefix(Field.PENDING) == 128
+    assert WORKER.get_abi_size(data) == 64
