@@ -2,10 +2,11 @@
 
     python bench/bench_kernels.py                        # table on stdout
     python bench/bench_kernels.py --runs 30 --json bench/results/kernels.json
+    python bench/bench_kernels.py --all-convs
 
 - MatMul 1024^3 fp32 with a constant B: minimlc vs numpy (`a @ b`, OpenBLAS) vs ONNX Runtime; GFLOP/s and % of numpy.
-- Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU: minimlc vs ONNX Runtime, once the graph dialect has `ConvOp`
-  (skipped with a note until then).
+- Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU: minimlc vs ONNX Runtime (GFLOP/s, time as a multiple of ONNX
+  Runtime's); with `--all-convs` also ResNet-50's kinds of convolution (`CONV_SHAPES`).
 
 numpy's BLAS and ONNX Runtime are pinned to one thread (the environment variables are set before numpy loads).
 Contenders run interleaved, one call each per round after a warm-up, so noise hits them alike; figures are medians.
@@ -94,34 +95,63 @@ def bench_matmul(size: int, runs: int, warmup: int) -> dict[str, object]:
     }
 
 
-def bench_conv(runs: int, warmup: int) -> dict[str, object]:
-    if not hasattr(minimlc.dialects.graph, "ConvOp"):
-        return {"kernel": "Conv 1x64x56x56 3x3 64 pad 1 + ReLU", "skipped": "the graph dialect has no ConvOp yet"}
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.05
+CONV_SHAPES = [
+    # (label, C, H=W, F, kernel, stride, pad): the bench row of issue 5, then ResNet-50's kinds of convolution.
+    ("Conv 1x64x56x56 3x3 64 pad 1 + ReLU", 64, 56, 64, 3, 1, 1),
+    ("ResNet-50 stem 7x7/2 3->64 @224", 3, 224, 64, 7, 2, 3),
+    ("ResNet-50 1x1 64->256 @56", 64, 56, 256, 1, 1, 0),
+    ("ResNet-50 1x1 256->64 @56", 256, 56, 64, 1, 1, 0),
+    ("ResNet-50 3x3/2 128->128 @56", 128, 56, 128, 3, 2, 1),
+    ("ResNet-50 1x1/2 256->512 @56", 256, 56, 512, 1, 2, 0),
+    ("ResNet-50 3x3 256->256 @14", 256, 14, 256, 3, 1, 1),
+    ("ResNet-50 1x1 1024->256 @14", 1024, 14, 256, 1, 1, 0),
+    ("ResNet-50 1x1 512->2048 @7", 512, 7, 2048, 1, 1, 0),
+]
+
+
+def conv_model(c: int, size: int, f: int, kernel: int, stride: int, pad: int) -> onnx.ModelProto:
+    """Conv (no bias) + ReLU on a 1 x c x size x size input, with seeded weights."""
+    w = (np.random.default_rng(0).standard_normal((f, c, kernel, kernel)) * 0.05).astype(np.float32)
+    out = (size + 2 * pad - kernel) // stride + 1
     graph = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["t"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["t"], ["y"])],
+        [
+            helper.make_node("Conv", ["x", "w"], ["t"], pads=[pad] * 4, strides=[stride] * 2),
+            helper.make_node("Relu", ["t"], ["y"]),
+        ],
         "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 56, 56])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 56, 56])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, f, out, out])],
         [numpy_helper.from_array(w, "w")],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-    x = rng.standard_normal((1, 64, 56, 56)).astype(np.float32)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def bench_conv(label: str, c: int, size: int, f: int, kernel: int, stride: int, pad: int, runs: int, warmup: int):
+    """One convolution (+ ReLU): minimlc vs ONNX Runtime, GFLOP/s and time relative to ONNX Runtime."""
+    if not hasattr(minimlc.dialects.graph, "ConvOp"):
+        return {"kernel": label, "skipped": "the graph dialect has no ConvOp yet"}
+    model = conv_model(c, size, f, kernel, stride, pad)
+    x = np.random.default_rng(1).standard_normal((1, c, size, size)).astype(np.float32)
     try:
         session = InferenceSession(model, num_threads=1)
     except PassFailedException as error:
-        return {"kernel": "Conv 1x64x56x56 3x3 64 pad 1 + ReLU", "skipped": f"minimlc cannot compile it yet ({error})"}
+        return {"kernel": label, "skipped": f"minimlc cannot compile it yet ({error})"}
     feeds = {"x": x}
     contenders: dict[str, Callable[[], object]] = {"minimlc": lambda: session.run(None, feeds)}
     if (ort := _ort_session(model)) is not None:
         contenders["onnxruntime"] = lambda: ort(feeds)
+        (ours,), (theirs,) = session.run(None, feeds), ort(feeds)  # type: ignore[misc]
+        np.testing.assert_allclose(ours, theirs, rtol=1e-3, atol=1e-3)
     medians = interleaved_medians(contenders, runs, warmup)
+    out = (size + 2 * pad - kernel) // stride + 1
+    flops = 2 * c * f * kernel * kernel * out * out
     base = medians.get("onnxruntime", medians["minimlc"])
     return {
-        "kernel": "Conv 1x64x56x56 3x3 64 pad 1 + ReLU",
+        "kernel": label,
         "compile_seconds": session.compile_seconds,
-        "results": {name: {"ms": s * 1e3, "x_onnxruntime": s / base} for name, s in medians.items()},
+        "results": {
+            name: {"ms": s * 1e3, "gflops": flops / s / 1e9, "x_onnxruntime": s / base} for name, s in medians.items()
+        },
     }
 
 
@@ -130,9 +160,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--size", type=int, default=1024, help="MatMul size (default 1024)")
+    parser.add_argument("--all-convs", action="store_true", help="also the ResNet-50 convolution shapes")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
-    reports = [bench_matmul(args.size, args.runs, args.warmup), bench_conv(args.runs, args.warmup)]
+    shapes = CONV_SHAPES if args.all_convs else CONV_SHAPES[:1]
+    reports = [bench_matmul(args.size, args.runs, args.warmup)]
+    reports += [bench_conv(*shape, runs=args.runs, warmup=args.warmup) for shape in shapes]
     for report in reports:
         print(f"\n{report['kernel']}" + (f"  (compile {report['compile_seconds']:.2f} s)" if "compile_seconds" in report else ""))
         if "skipped" in report:

@@ -1,10 +1,12 @@
 """Import an ONNX model into the `graph` dialect: `import_model(model) -> ImportedModel`.
 
 The model becomes `func.func @main(inputs...) -> (outputs...)` in a `builtin.module`, with every
-shape static and computed here (value_info is not trusted). Initializers and Constant outputs are
-compile-time constants: the ones used as data operands become `graph.weight` handles into the
-returned weight store, the others (such as Reshape's shape) are consumed at import time. Only
-float32 data is supported. The converters, one per ONNX op type, live in `onnx_ops`.
+shape static and computed here (value_info is not trusted). Initializers, Constant outputs, shapes,
+and the outputs of every node whose inputs are all constants (evaluated at import time by
+`onnx_fold`) are compile-time constants: the ones used as data operands become `graph.weight`
+handles into the returned weight store, the others (such as Reshape's shape) are consumed at import
+time. Only float32 data is supported. The converters, one per ONNX op type, live in `onnx_ops`
+(core), `onnx_nn` and `onnx_tensor`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_nn, onnx_ops, onnx_tensor
+from minimlc.frontend import onnx_fold, onnx_nn, onnx_ops, onnx_tensor
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     NodeContext,
@@ -38,7 +40,7 @@ from minimlc.frontend.onnx_ops import (
     sanitise,
 )
 
-_DEFAULT_DOMAINS = ("", "ai.onnx")
+_DEFAULT_DOMAINS = onnx_fold.DEFAULT_DOMAINS
 
 CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_nn.CONVERTERS, **onnx_tensor.CONVERTERS}
 """ONNX op type -> converter, over every op family."""
@@ -91,7 +93,8 @@ def import_model(
 
     `input_shapes` gives the shape of inputs with symbolic or unknown dimensions, and may override
     static ones. Raises `UnsupportedOpsError` listing every unsupported node before converting
-    anything, `ModelImportError` for any other problem (unparsable or invalid model, bad attribute,
+    anything (a node of any op type whose inputs are all compile-time constants is supported: it
+    is evaluated at import time), `ModelImportError` for any other problem (unparsable or invalid model, bad attribute,
     shape mismatch, non-float32 data), and `FileNotFoundError` when a path does not exist.
     """
     proto = _load(model)
@@ -102,7 +105,7 @@ def import_model(
     opsets = {entry.domain or "": entry.version for entry in proto.opset_import}
     opsets.setdefault("", opsets.get("ai.onnx", 0))
     _check_supported(proto.graph, opsets)
-    return _Importer(proto.graph, opsets[""], dict(input_shapes or {})).run()
+    return _Importer(proto.graph, opsets, dict(input_shapes or {})).run()
 
 
 def _load(model: onnx.ModelProto | str | os.PathLike[str] | bytes) -> onnx.ModelProto:
@@ -124,10 +127,15 @@ def _node_label(node: onnx.NodeProto, index: int) -> str:
 
 
 def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> None:
+    """Raise `UnsupportedOpsError` naming every node that has no converter and is not foldable."""
     unsupported: dict[tuple[str, int | None], list[str]] = {}
+    constants = {tensor.name for tensor in graph_proto.initializer}
     for index, node in enumerate(graph_proto.node):
         domain = node.domain if node.domain not in _DEFAULT_DOMAINS else ""
-        if domain == "" and node.op_type in CONVERTERS:
+        foldable = onnx_fold.is_foldable(node, constants.__contains__)
+        if onnx_fold.is_constant_output(node, constants.__contains__):
+            constants.update(node.output)
+        if foldable or (domain == "" and node.op_type in CONVERTERS):
             continue
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))
@@ -141,12 +149,19 @@ class _Importer:
     """Converts one checked, fully supported ONNX graph into @main."""
 
     def __init__(
-        self, graph_proto: onnx.GraphProto, opset: int, input_shapes: dict[str, Sequence[int]]
+        self,
+        graph_proto: onnx.GraphProto,
+        opsets: dict[str, int],
+        input_shapes: dict[str, Sequence[int]],
     ):
         self.graph = graph_proto
-        self.opset = opset
+        self.opsets = opsets
+        self.opset = opsets[""]
         self.input_shapes = input_shapes
         self.values: dict[str, Value] = {}
+        self.used = {name for node in graph_proto.node for name in node.input} | {
+            vi.name for vi in graph_proto.output
+        }
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -245,22 +260,50 @@ class _Importer:
         self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore
     ) -> None:
         label = f"node '{_node_label(node, index)}' ({node.op_type})"
-        converter = CONVERTERS[node.op_type]
-        parameters = list(inspect.signature(converter).parameters.values())[1:]
-        slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
-        keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
-        required = sum(p.default is inspect.Parameter.empty for p in slots)
-        if not required <= len(node.input) <= len(slots):
-            raise ModelImportError(
-                f"{label}: has {len(node.input)} inputs, expected {required} to {len(slots)}"
-            )
-        if len(node.output) != 1:
-            raise ModelImportError(f"{label}: has {len(node.output)} outputs, only 1 is supported")
         inputs: list[Value | None] = []
         for name in node.input:
             if name and name not in self.values:
                 raise ModelImportError(f"{label}: input '{name}' refers to an unknown value")
             inputs.append(self.values[name] if name else None)
+        # Constant keeps its converter, which checks its attributes; any other node on constants folds.
+        if node.op_type != "Constant" and onnx_fold.is_foldable(node, self._is_constant):
+            outputs = self._fold(node, label, inputs)
+        else:
+            outputs = self._call_converter(node, label, inputs, builder, weights)
+        for name, value in zip(node.output, outputs):
+            if name:
+                self.values[name] = value
+
+    def _is_constant(self, name: str) -> bool:
+        return isinstance(self.values.get(name), ConstantValue)
+
+    def _fold(
+        self, node: onnx.NodeProto, label: str, inputs: Sequence[Value | None]
+    ) -> list[ConstantValue]:
+        arrays = [value.array if isinstance(value, ConstantValue) else None for value in inputs]
+        try:
+            results = onnx_fold.fold(node, arrays, self.opsets)
+        except NodeError as error:
+            raise ModelImportError(f"{label}: {error}") from error
+        return [ConstantValue(name, array) for name, array in zip(node.output, results)]
+
+    def _call_converter(
+        self,
+        node: onnx.NodeProto,
+        label: str,
+        inputs: Sequence[Value | None],
+        builder: Builder,
+        weights: WeightStore,
+    ) -> tuple[Value, ...]:
+        converter = CONVERTERS[node.op_type]
+        parameters = list(inspect.signature(converter).parameters.values())[1:]
+        slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
+        variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)
+        required = sum(p.default is inspect.Parameter.empty for p in slots) + variadic
+        if len(node.input) < required or (not variadic and len(node.input) > len(slots)):
+            expected = f"at least {required}" if variadic else f"{required} to {len(slots)}"
+            raise ModelImportError(f"{label}: has {len(node.input)} inputs, expected {expected}")
         attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         unexpected = sorted(attributes.keys() - keywords)
         if unexpected:
@@ -277,7 +320,16 @@ class _Importer:
             raise ModelImportError(f"{label}: {error}") from error
         finally:
             builder.name_hint = None
-        self.values[node.output[0]] = value
+        results = value if isinstance(value, tuple) else (value,)
+        if extra := [name for name in node.output[len(results) :] if name in self.used]:
+            raise ModelImportError(
+                f"{label}: outputs {extra} are used, but only the first {len(results)} is supported"
+            )
+        if len(results) > 1:
+            for name, result in zip(node.output, results):
+                if isinstance(result, SSAValue):
+                    result.name_hint = sanitise(name)
+        return results
 
 
 def _check_float32(vi: onnx.ValueInfoProto, kind: str) -> None:

@@ -1,11 +1,573 @@
-"""ONNX converters for neural-network ops: convolution, pooling, normalisation, parameterised activations.
+"""ONNX converters for neural-network ops: convolution, pooling, normalisation, padding, parameterised activations.
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
+Where an opset turned an attribute into an input of the same name (Clip's min/max, Pad's pads, Dropout's ratio),
+the input slot is suffixed `_input`. `auto_pad` is resolved here into explicit pads; inference-only ops (Dropout,
+BatchNormalization) reject training mode.
 """
 
 from __future__ import annotations
 
-from minimlc.frontend.onnx_ops import Converter
+import math
+from collections.abc import Sequence
 
-CONVERTERS: dict[str, Converter] = {}
+import numpy as np
+from xdsl.ir import SSAValue
+
+from minimlc.dialects import graph
+from minimlc.dialects.graph import Shape, shape_of
+from minimlc.frontend.onnx_ops import (
+    ConstantValue,
+    Converter,
+    NodeContext,
+    NodeError,
+    Value,
+    emit_reshape,
+    normalise_axis,
+)
+
+_AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _constant_array(value: Value, what: str) -> np.ndarray:
+    if not isinstance(value, ConstantValue):
+        raise NodeError(
+            f"{what} must be a compile-time constant (an initializer or a Constant output)"
+        )
+    return value.array
+
+
+def _scalar(value: Value | None, what: str) -> float | SSAValue | None:
+    """A one-element parameter: a float when constant, else the runtime value (None when omitted)."""
+    if value is None:
+        return None
+    if isinstance(value, ConstantValue):
+        if value.array.size != 1:
+            raise NodeError(f"{what} must hold one element, got shape {value.array.shape}")
+        return float(value.array.reshape(()))
+    if math.prod(shape_of(value)) != 1:
+        raise NodeError(f"{what} must hold one element, got shape {shape_of(value)}")
+    return value
+
+
+def _window(
+    x: Shape,
+    kernel: Sequence[int],
+    *,
+    auto_pad: str | bytes,
+    pads: Sequence[int] | None,
+    strides: Sequence[int] | None,
+    dilations: Sequence[int] | None,
+    ceil_mode: int = 0,
+) -> tuple[list[int], list[int], list[int]]:
+    """Checked strides, explicit pads (auto_pad resolved) and dilations of a window over `x`'s spatial axes."""
+    spatial = len(x) - 2
+    if spatial < 1:
+        raise NodeError(f"input must have rank 3 or more (N, C, spatial...), got shape {x}")
+    strides = [1] * spatial if strides is None else list(strides)
+    dilations = [1] * spatial if dilations is None else list(dilations)
+    pads = [0] * (2 * spatial) if pads is None else list(pads)
+    for name, values, count in (
+        ("kernel_shape", kernel, spatial),
+        ("strides", strides, spatial),
+        ("dilations", dilations, spatial),
+        ("pads", pads, 2 * spatial),
+    ):
+        if len(values) != count:
+            raise NodeError(
+                f"attribute {name} has {len(values)} values, expected {count} for input shape {x}"
+            )
+    if any(v < 1 for v in (*kernel, *strides, *dilations)):
+        raise NodeError(
+            f"kernel_shape, strides and dilations must be positive, got {kernel}, {strides}, {dilations}"
+        )
+    if any(p < 0 for p in pads):
+        raise NodeError(f"attribute pads must be non-negative, got {pads}")
+    mode = _text(auto_pad)
+    if mode not in _AUTO_PADS:
+        raise NodeError(
+            f"attribute auto_pad='{mode}' is not supported (expected one of {', '.join(_AUTO_PADS)})"
+        )
+    if mode == "VALID":
+        pads = [0] * (2 * spatial)
+    elif mode != "NOTSET":
+        for axis in range(spatial):
+            out = -(-x[2 + axis] // strides[axis])
+            total = max(
+                0,
+                (out - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] + 1 - x[2 + axis],
+            )
+            small, large = total // 2, total - total // 2
+            pads[axis], pads[spatial + axis] = (
+                (small, large) if mode == "SAME_UPPER" else (large, small)
+            )
+    for axis in range(spatial):
+        if (
+            graph.pooled_size(
+                x[2 + axis],
+                kernel[axis],
+                strides[axis],
+                pads[axis],
+                pads[spatial + axis],
+                dilations[axis],
+                bool(ceil_mode) and mode == "NOTSET",
+            )
+            is None
+        ):
+            raise NodeError(
+                f"kernel_shape {list(kernel)} (dilations {dilations}, pads {pads}) does not fit input shape {x}"
+            )
+    return strides, pads, dilations
+
+
+# Convolution
+
+
+def Conv(
+    ctx: NodeContext,
+    X: Value,
+    W: Value,
+    B: Value | None = None,
+    *,
+    auto_pad: str | bytes = "NOTSET",
+    dilations: Sequence[int] | None = None,
+    group: int = 1,
+    kernel_shape: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
+) -> Value:
+    """N-d grouped convolution -> graph.conv (auto_pad resolved into pads)."""
+    x, w = ctx.data(X), ctx.data(W)
+    x_shape, w_shape = shape_of(x), shape_of(w)
+    if len(w_shape) != len(x_shape) or len(x_shape) < 3:
+        raise NodeError(
+            f"X of shape {x_shape} and W of shape {w_shape} must have the same rank, 3 or more"
+        )
+    if kernel_shape is not None and tuple(kernel_shape) != w_shape[2:]:
+        raise NodeError(
+            f"attribute kernel_shape {list(kernel_shape)} differs from W's spatial shape {w_shape[2:]}"
+        )
+    if group < 1 or x_shape[1] != w_shape[1] * group or w_shape[0] % group:
+        raise NodeError(
+            f"attribute group={group} does not match X's {x_shape[1]} channels and W's shape {w_shape} "
+            "(need C == W[1] * group and W[0] divisible by group)"
+        )
+    bias = None if B is None else ctx.data(B)
+    if bias is not None and shape_of(bias) != (w_shape[0],):
+        raise NodeError(f"B of shape {shape_of(bias)} must have shape ({w_shape[0]},)")
+    strides, pads, dilations = _window(
+        x_shape, w_shape[2:], auto_pad=auto_pad, pads=pads, strides=strides, dilations=dilations
+    )
+    return ctx.emit(
+        graph.ConvOp(x, w, bias, strides=strides, pads=pads, dilations=dilations, group=group)
+    )
+
+
+# Pooling
+
+
+def _pool(
+    ctx: NodeContext,
+    op: type[graph.PoolOp],
+    X: Value,
+    kernel_shape: Sequence[int] | None,
+    *,
+    auto_pad: str | bytes,
+    ceil_mode: int,
+    dilations: Sequence[int] | None,
+    pads: Sequence[int] | None,
+    strides: Sequence[int] | None,
+    count_include_pad: int = 0,
+) -> Value:
+    if kernel_shape is None:
+        raise NodeError("attribute kernel_shape is required")
+    x = ctx.data(X)
+    strides, pads, dilations = _window(
+        shape_of(x),
+        kernel_shape,
+        auto_pad=auto_pad,
+        pads=pads,
+        strides=strides,
+        dilations=dilations,
+        ceil_mode=ceil_mode,
+    )
+    for axis, extent in enumerate(kernel_shape):
+        window = (extent - 1) * dilations[axis] + 1
+        if max(pads[axis], pads[len(kernel_shape) + axis]) >= window:
+            raise NodeError(
+                f"attribute pads {pads} must be smaller than the window extent {window} on every axis"
+            )
+    return ctx.emit(
+        op(
+            x,
+            kernel_shape=kernel_shape,
+            strides=strides,
+            pads=pads,
+            dilations=dilations,
+            ceil_mode=bool(ceil_mode) and _text(auto_pad) == "NOTSET",
+            count_include_pad=bool(count_include_pad),
+        )
+    )
+
+
+def MaxPool(
+    ctx: NodeContext,
+    X: Value,
+    *,
+    auto_pad: str | bytes = "NOTSET",
+    ceil_mode: int = 0,
+    dilations: Sequence[int] | None = None,
+    kernel_shape: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    storage_order: int = 0,
+    strides: Sequence[int] | None = None,
+) -> Value:
+    """Max pooling -> graph.max_pool (the Indices output is not supported; storage_order only affects it)."""
+    return _pool(
+        ctx,
+        graph.MaxPoolOp,
+        X,
+        kernel_shape,
+        auto_pad=auto_pad,
+        ceil_mode=ceil_mode,
+        dilations=dilations,
+        pads=pads,
+        strides=strides,
+    )
+
+
+def AveragePool(
+    ctx: NodeContext,
+    X: Value,
+    *,
+    auto_pad: str | bytes = "NOTSET",
+    ceil_mode: int = 0,
+    count_include_pad: int = 0,
+    dilations: Sequence[int] | None = None,
+    kernel_shape: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
+) -> Value:
+    """Average pooling -> graph.average_pool."""
+    return _pool(
+        ctx,
+        graph.AveragePoolOp,
+        X,
+        kernel_shape,
+        auto_pad=auto_pad,
+        ceil_mode=ceil_mode,
+        dilations=dilations,
+        pads=pads,
+        strides=strides,
+        count_include_pad=count_include_pad,
+    )
+
+
+def _global_pool(ctx: NodeContext, op: type[graph.PoolOp], X: Value) -> Value:
+    x = ctx.data(X)
+    shape = shape_of(x)
+    if len(shape) < 3:
+        raise NodeError(f"input must have rank 3 or more (N, C, spatial...), got shape {shape}")
+    spatial = len(shape) - 2
+    ones = [1] * spatial
+    return ctx.emit(
+        op(x, kernel_shape=shape[2:], strides=ones, pads=[0] * (2 * spatial), dilations=ones)
+    )
+
+
+def GlobalAveragePool(ctx: NodeContext, X: Value) -> Value:
+    """Mean over all spatial axes -> graph.average_pool with the whole spatial extent as kernel."""
+    return _global_pool(ctx, graph.AveragePoolOp, X)
+
+
+def GlobalMaxPool(ctx: NodeContext, X: Value) -> Value:
+    """Max over all spatial axes -> graph.max_pool with the whole spatial extent as kernel."""
+    return _global_pool(ctx, graph.MaxPoolOp, X)
+
+
+# Normalisation
+
+
+def BatchNormalization(
+    ctx: NodeContext,
+    X: Value,
+    scale: Value,
+    B: Value,
+    input_mean: Value,
+    input_var: Value,
+    *,
+    epsilon: float = 1e-5,
+    momentum: float = 0.9,
+    training_mode: int = 0,
+    spatial: int = 1,
+    is_test: int = 0,
+    consumed_inputs: Sequence[int] | None = None,
+) -> Value:
+    """Inference batch normalisation -> graph.batch_norm (training_mode=1 and spatial=0 are not supported)."""
+    if training_mode:
+        raise NodeError(
+            f"attribute training_mode={training_mode} is not supported (inference only)"
+        )
+    if not spatial:
+        raise NodeError("attribute spatial=0 (per-activation statistics) is not supported")
+    x = ctx.data(X)
+    params = [ctx.data(v) for v in (scale, B, input_mean, input_var)]
+    shape = shape_of(x)
+    if len(shape) < 2:
+        raise NodeError(f"X must have rank 2 or more, got shape {shape}")
+    for name, value in zip(("scale", "B", "input_mean", "input_var"), params):
+        if shape_of(value) != (shape[1],):
+            raise NodeError(f"{name} of shape {shape_of(value)} must have shape ({shape[1]},)")
+    return ctx.emit(graph.BatchNormOp(x, *params, epsilon))
+
+
+def LRN(
+    ctx: NodeContext,
+    X: Value,
+    *,
+    alpha: float = 1e-4,
+    beta: float = 0.75,
+    bias: float = 1.0,
+    size: int | None = None,
+) -> Value:
+    """Local response normalisation across channels -> graph.lrn."""
+    if size is None or size < 1:
+        raise NodeError(f"attribute size must be given and positive, got {size}")
+    x = ctx.data(X)
+    if len(shape_of(x)) < 2:
+        raise NodeError(f"X must have rank 2 or more, got shape {shape_of(x)}")
+    return ctx.emit(graph.LRNOp(x, size=size, alpha=alpha, beta=beta, bias=bias))
+
+
+def LogSoftmax(ctx: NodeContext, input: Value, *, axis: int | None = None) -> Value:
+    """LogSoftmax -> graph.log_softmax; before opset 13, on the input coerced to 2-D at `axis`."""
+    x = ctx.data(input)
+    shape = shape_of(x)
+    if ctx.opset >= 13:
+        return ctx.emit(
+            graph.LogSoftmaxOp(x, normalise_axis(-1 if axis is None else axis, len(shape)))
+        )
+    split = normalise_axis(1 if axis is None else axis, len(shape))
+    coerced = (math.prod(shape[:split]), math.prod(shape[split:]))
+    if coerced == shape:
+        return ctx.emit(graph.LogSoftmaxOp(x, 1))
+    y = ctx.emit(graph.LogSoftmaxOp(emit_reshape(ctx, x, coerced), 1))
+    return emit_reshape(ctx, y, shape)
+
+
+def Dropout(
+    ctx: NodeContext,
+    data: Value,
+    ratio_input: Value | None = None,
+    training_mode: Value | None = None,
+    *,
+    ratio: float = 0.5,
+    seed: int | None = None,
+    is_test: int = 0,
+    consumed_inputs: Sequence[int] | None = None,
+) -> Value:
+    """Inference dropout is the identity (the mask output is not supported; training mode is rejected)."""
+    if training_mode is not None and _constant_array(training_mode, "input training_mode").any():
+        raise NodeError("input training_mode=true is not supported (inference only)")
+    return data
+
+
+# Padding and clipping
+
+
+def Pad(
+    ctx: NodeContext,
+    data: Value,
+    pads_input: Value | None = None,
+    constant_value: Value | None = None,
+    axes: Value | None = None,
+    *,
+    mode: str | bytes = "constant",
+    pads: Sequence[int] | None = None,
+    value: float = 0.0,
+) -> Value:
+    """Pad with a constant, or by reflecting, repeating the edge or wrapping around -> graph.pad."""
+    x = ctx.data(data)
+    shape = shape_of(x)
+    rank = len(shape)
+    if ctx.opset >= 11:
+        if pads_input is None:
+            raise NodeError("input pads is required")
+        pads = [int(p) for p in _constant_array(pads_input, "input pads").reshape(-1)]
+        fill = _scalar(constant_value, "input constant_value")
+        value_or_operand = 0.0 if fill is None else fill
+    elif pads is None:
+        raise NodeError("attribute pads is required")
+    else:
+        value_or_operand = value
+    pads = list(pads)
+    chosen = list(range(rank))
+    if axes is not None:
+        chosen = [
+            normalise_axis(int(a), rank) for a in _constant_array(axes, "input axes").reshape(-1)
+        ]
+    if len(pads) != 2 * len(chosen):
+        raise NodeError(
+            f"pads has {len(pads)} values, expected {2 * len(chosen)} for {len(chosen)} axes"
+        )
+    full = [0] * (2 * rank)
+    for position, axis in enumerate(chosen):
+        full[axis], full[rank + axis] = pads[position], pads[len(chosen) + position]
+    mode = _text(mode)
+    if mode not in graph.PAD_MODES:
+        raise NodeError(
+            f"attribute mode='{mode}' is not supported (expected one of {', '.join(graph.PAD_MODES)})"
+        )
+    for axis, size in enumerate(shape):
+        begin, end = full[axis], full[rank + axis]
+        if size + begin + end < 0:
+            raise NodeError(f"pads {full} crop more than axis {axis} of size {size}")
+        padding = max(begin, end)
+        if (
+            mode != "constant"
+            and padding > 0
+            and (size == 0 or (mode == "reflect" and padding >= size))
+        ):
+            raise NodeError(f"mode '{mode}' cannot pad axis {axis} of size {size} by {padding}")
+    return ctx.emit(graph.PadOp(x, full, mode, value_or_operand if mode == "constant" else 0.0))
+
+
+def Clip(
+    ctx: NodeContext,
+    input: Value,
+    min_input: Value | None = None,
+    max_input: Value | None = None,
+    *,
+    min: float | None = None,
+    max: float | None = None,
+) -> Value:
+    """Clamp to [min, max] (attributes before opset 11, optional inputs from 11) -> graph.clip."""
+    low = _scalar(min_input, "input min") if min is None else min
+    high = _scalar(max_input, "input max") if max is None else max
+    if low is None and high is None:
+        return input
+    return ctx.emit(graph.ClipOp(ctx.data(input), low, high))
+
+
+# Activations with parameters
+
+
+def PRelu(ctx: NodeContext, X: Value, slope: Value) -> Value:
+    """`X < 0 ? slope * X : X`, slope broadcast to X -> graph.prelu."""
+    x, s = ctx.data(X), ctx.data(slope)
+    if graph.broadcast_shapes(shape_of(x), shape_of(s)) != shape_of(x):
+        raise NodeError(
+            f"slope of shape {shape_of(s)} does not broadcast to X's shape {shape_of(x)}"
+        )
+    return ctx.emit(graph.PReluOp(x, s))
+
+
+def LeakyRelu(ctx: NodeContext, X: Value, *, alpha: float = 0.01) -> Value:
+    """-> graph.leaky_relu."""
+    return ctx.emit(graph.LeakyReluOp(ctx.data(X), alpha))
+
+
+def Elu(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
+    """-> graph.elu."""
+    return ctx.emit(graph.EluOp(ctx.data(X), alpha))
+
+
+def Celu(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
+    """-> graph.celu."""
+    if alpha == 0:
+        raise NodeError("attribute alpha=0 is not allowed (it divides x)")
+    return ctx.emit(graph.CeluOp(ctx.data(X), alpha))
+
+
+def ThresholdedRelu(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
+    """-> graph.thresholded_relu."""
+    return ctx.emit(graph.ThresholdedReluOp(ctx.data(X), alpha))
+
+
+def Swish(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
+    """-> graph.swish."""
+    return ctx.emit(graph.SwishOp(ctx.data(X), alpha))
+
+
+def HardSigmoid(ctx: NodeContext, X: Value, *, alpha: float = 0.2, beta: float = 0.5) -> Value:
+    """-> graph.hard_sigmoid."""
+    return ctx.emit(graph.HardSigmoidOp(ctx.data(X), alpha, beta))
+
+
+def Selu(
+    ctx: NodeContext,
+    X: Value,
+    *,
+    alpha: float = 1.67326319217681884765625,
+    gamma: float = 1.05070102214813232421875,
+) -> Value:
+    """-> graph.selu (gamma becomes the op's beta)."""
+    return ctx.emit(graph.SeluOp(ctx.data(X), alpha, gamma))
+
+
+def Gelu(ctx: NodeContext, X: Value, *, approximate: str | bytes = "none") -> Value:
+    """-> graph.gelu."""
+    if _text(approximate) not in ("none", "tanh"):
+        raise NodeError(
+            f"attribute approximate='{_text(approximate)}' is not supported (expected none or tanh)"
+        )
+    return ctx.emit(graph.GeluOp(ctx.data(X), _text(approximate)))
+
+
+def HardSwish(ctx: NodeContext, X: Value) -> Value:
+    """-> graph.hard_swish."""
+    return ctx.emit(graph.HardSwishOp(ctx.data(X)))
+
+
+def Softplus(ctx: NodeContext, X: Value) -> Value:
+    """-> graph.softplus."""
+    return ctx.emit(graph.SoftplusOp(ctx.data(X)))
+
+
+def Softsign(ctx: NodeContext, X: Value) -> Value:
+    """-> graph.softsign."""
+    return ctx.emit(graph.SoftsignOp(ctx.data(X)))
+
+
+def Mish(ctx: NodeContext, X: Value) -> Value:
+    """-> graph.mish."""
+    return ctx.emit(graph.MishOp(ctx.data(X)))
+
+
+CONVERTERS: dict[str, Converter] = {
+    # convolution
+    "Conv": Conv,
+    # pooling
+    "MaxPool": MaxPool,
+    "AveragePool": AveragePool,
+    "GlobalAveragePool": GlobalAveragePool,
+    "GlobalMaxPool": GlobalMaxPool,
+    # normalisation
+    "BatchNormalization": BatchNormalization,
+    "LRN": LRN,
+    "LogSoftmax": LogSoftmax,
+    "Dropout": Dropout,
+    # padding and clipping
+    "Pad": Pad,
+    "Clip": Clip,
+    # activations with parameters
+    "PRelu": PRelu,
+    "LeakyRelu": LeakyRelu,
+    "Elu": Elu,
+    "Celu": Celu,
+    "ThresholdedRelu": ThresholdedRelu,
+    "Swish": Swish,
+    "HardSigmoid": HardSigmoid,
+    "Selu": Selu,
+    "Gelu": Gelu,
+    "HardSwish": HardSwish,
+    "Softplus": Softplus,
+    "Softsign": Softsign,
+    "Mish": Mish,
+}
+"""ONNX op type (default domain) -> converter, neural-network family."""

@@ -2,9 +2,9 @@
 
 A converter takes a `NodeContext`, the node's inputs in ONNX order (`None` for an omitted optional
 input) and the node's attributes as keyword arguments with their ONNX defaults. It returns the value
-of the node's single output: an SSA value of the `graph` dialect, or a `ConstantValue` when the
-output is known at import time. Converters check shapes and attributes and raise `NodeError`; the
-importer adds the node's name to the message.
+of the node's output (a tuple of them for several outputs): an SSA value of the `graph` dialect, or
+a `ConstantValue` when the output is known at import time. Converters check shapes and attributes
+and raise `NodeError`; the importer adds the node's name to the message.
 """
 
 from __future__ import annotations
@@ -101,7 +101,9 @@ def emit_reshape(ctx: NodeContext, value: SSAValue, shape: Shape) -> SSAValue:
     return ctx.emit(graph.ReshapeOp(value, shape))
 
 
-def emit_binary(ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], a: Value, b: Value) -> SSAValue:
+def emit_binary(
+    ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], a: Value, b: Value
+) -> SSAValue:
     lhs, rhs = ctx.data(a), ctx.data(b)
     if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
         raise NodeError(
@@ -173,6 +175,93 @@ def Div(ctx: NodeContext, A: Value, B: Value) -> Value:
     return emit_binary(ctx, graph.DivOp, A, B)
 
 
+def Pow(ctx: NodeContext, X: Value, Y: Value) -> Value:
+    """`X ** Y` -> graph.pow."""
+    return emit_binary(ctx, graph.PowOp, X, Y)
+
+
+# Elementwise variadic (numpy broadcasting over all inputs)
+
+
+def _chain(ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], inputs: Sequence[Value]) -> Value:
+    """`op` folded left over `inputs`; one input is returned as it is."""
+    result = inputs[0]
+    for value in inputs[1:]:
+        result = emit_binary(ctx, op, result, value)
+    return result
+
+
+def Sum(ctx: NodeContext, *data_0: Value) -> Value:
+    """Elementwise sum of all inputs -> a chain of graph.add."""
+    return _chain(ctx, graph.AddOp, data_0)
+
+
+def Mean(ctx: NodeContext, *data_0: Value) -> Value:
+    """Elementwise mean of all inputs -> a chain of graph.add, then graph.div by the count."""
+    count = ConstantValue(f"{ctx.node.output[0]}.count", np.array(len(data_0), dtype=np.float32))
+    return emit_binary(ctx, graph.DivOp, _chain(ctx, graph.AddOp, data_0), count)
+
+
+def Max(ctx: NodeContext, *data_0: Value) -> Value:
+    """Elementwise maximum of all inputs -> a chain of graph.max."""
+    return _chain(ctx, graph.MaxOp, data_0)
+
+
+def Min(ctx: NodeContext, *data_0: Value) -> Value:
+    """Elementwise minimum of all inputs -> a chain of graph.min."""
+    return _chain(ctx, graph.MinOp, data_0)
+
+
+# Comparison and logic: booleans computed at runtime are 0/1 float32 masks (runtime tensors are float32)
+
+
+def as_mask(value: Value) -> Value:
+    """A boolean constant as a 0/1 float32 constant (a weight where used as data); other values as they are."""
+    if isinstance(value, ConstantValue) and value.array.dtype == np.bool_:
+        return ConstantValue(f"{value.name}.mask", value.array.astype(np.float32))
+    return value
+
+
+def Equal(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A == B` as a mask -> graph.equal."""
+    return emit_binary(ctx, graph.EqualOp, as_mask(A), as_mask(B))
+
+
+def Less(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A < B` as a mask -> graph.less."""
+    return emit_binary(ctx, graph.LessOp, A, B)
+
+
+def LessOrEqual(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A <= B` as a mask -> graph.less_or_equal."""
+    return emit_binary(ctx, graph.LessOrEqualOp, A, B)
+
+
+def Greater(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A > B` as a mask -> graph.greater."""
+    return emit_binary(ctx, graph.GreaterOp, A, B)
+
+
+def GreaterOrEqual(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """`A >= B` as a mask -> graph.greater_or_equal."""
+    return emit_binary(ctx, graph.GreaterOrEqualOp, A, B)
+
+
+def And(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """Logical and of masks -> graph.and."""
+    return emit_binary(ctx, graph.AndOp, as_mask(A), as_mask(B))
+
+
+def Or(ctx: NodeContext, A: Value, B: Value) -> Value:
+    """Logical or of masks -> graph.or."""
+    return emit_binary(ctx, graph.OrOp, as_mask(A), as_mask(B))
+
+
+def Not(ctx: NodeContext, X: Value) -> Value:
+    """Logical not of a mask -> graph.not."""
+    return ctx.emit(graph.NotOp(ctx.data(as_mask(X))))
+
+
 # Elementwise unary
 
 
@@ -196,6 +285,111 @@ def Exp(ctx: NodeContext, X: Value) -> Value:
     return ctx.emit(graph.ExpOp(ctx.data(X)))
 
 
+def Neg(ctx: NodeContext, X: Value) -> Value:
+    """`-X` -> graph.neg."""
+    return ctx.emit(graph.NegOp(ctx.data(X)))
+
+
+def Abs(ctx: NodeContext, X: Value) -> Value:
+    """`|X|` -> graph.abs."""
+    return ctx.emit(graph.AbsOp(ctx.data(X)))
+
+
+def Sqrt(ctx: NodeContext, X: Value) -> Value:
+    """`sqrt(X)` -> graph.sqrt."""
+    return ctx.emit(graph.SqrtOp(ctx.data(X)))
+
+
+def Reciprocal(ctx: NodeContext, X: Value) -> Value:
+    """`1 / X` -> graph.reciprocal."""
+    return ctx.emit(graph.ReciprocalOp(ctx.data(X)))
+
+
+def Log(ctx: NodeContext, X: Value) -> Value:
+    """`log(X)` -> graph.log."""
+    return ctx.emit(graph.LogOp(ctx.data(X)))
+
+
+def Floor(ctx: NodeContext, X: Value) -> Value:
+    """`floor(X)` -> graph.floor."""
+    return ctx.emit(graph.FloorOp(ctx.data(X)))
+
+
+def Ceil(ctx: NodeContext, X: Value) -> Value:
+    """`ceil(X)` -> graph.ceil."""
+    return ctx.emit(graph.CeilOp(ctx.data(X)))
+
+
+def Round(ctx: NodeContext, X: Value) -> Value:
+    """Round half to even -> graph.round."""
+    return ctx.emit(graph.RoundOp(ctx.data(X)))
+
+
+def Sign(ctx: NodeContext, X: Value) -> Value:
+    """`sign(X)` -> graph.sign."""
+    return ctx.emit(graph.SignOp(ctx.data(X)))
+
+
+def Erf(ctx: NodeContext, X: Value) -> Value:
+    """`erf(X)` -> graph.erf."""
+    return ctx.emit(graph.ErfOp(ctx.data(X)))
+
+
+def Sin(ctx: NodeContext, X: Value) -> Value:
+    """`sin(X)` -> graph.sin."""
+    return ctx.emit(graph.SinOp(ctx.data(X)))
+
+
+def Cos(ctx: NodeContext, X: Value) -> Value:
+    """`cos(X)` -> graph.cos."""
+    return ctx.emit(graph.CosOp(ctx.data(X)))
+
+
+def Tan(ctx: NodeContext, X: Value) -> Value:
+    """`tan(X)` -> graph.tan."""
+    return ctx.emit(graph.TanOp(ctx.data(X)))
+
+
+def Asin(ctx: NodeContext, X: Value) -> Value:
+    """`asin(X)` -> graph.asin."""
+    return ctx.emit(graph.AsinOp(ctx.data(X)))
+
+
+def Acos(ctx: NodeContext, X: Value) -> Value:
+    """`acos(X)` -> graph.acos."""
+    return ctx.emit(graph.AcosOp(ctx.data(X)))
+
+
+def Atan(ctx: NodeContext, X: Value) -> Value:
+    """`atan(X)` -> graph.atan."""
+    return ctx.emit(graph.AtanOp(ctx.data(X)))
+
+
+def Sinh(ctx: NodeContext, X: Value) -> Value:
+    """`sinh(X)` -> graph.sinh."""
+    return ctx.emit(graph.SinhOp(ctx.data(X)))
+
+
+def Cosh(ctx: NodeContext, X: Value) -> Value:
+    """`cosh(X)` -> graph.cosh."""
+    return ctx.emit(graph.CoshOp(ctx.data(X)))
+
+
+def Asinh(ctx: NodeContext, X: Value) -> Value:
+    """`asinh(X)` -> graph.asinh."""
+    return ctx.emit(graph.AsinhOp(ctx.data(X)))
+
+
+def Acosh(ctx: NodeContext, X: Value) -> Value:
+    """`acosh(X)` -> graph.acosh."""
+    return ctx.emit(graph.AcoshOp(ctx.data(X)))
+
+
+def Atanh(ctx: NodeContext, X: Value) -> Value:
+    """`atanh(X)` -> graph.atanh."""
+    return ctx.emit(graph.AtanhOp(ctx.data(X)))
+
+
 # Normalisation
 
 
@@ -204,7 +398,9 @@ def Softmax(ctx: NodeContext, input: Value, *, axis: int | None = None) -> Value
     x = ctx.data(input)
     shape = shape_of(x)
     if ctx.opset >= 13:
-        return ctx.emit(graph.SoftmaxOp(x, normalise_axis(-1 if axis is None else axis, len(shape))))
+        return ctx.emit(
+            graph.SoftmaxOp(x, normalise_axis(-1 if axis is None else axis, len(shape)))
+        )
     split = normalise_axis(1 if axis is None else axis, len(shape))
     coerced = (math.prod(shape[:split]), math.prod(shape[split:]))
     if coerced == shape:
@@ -231,7 +427,9 @@ def Reshape(ctx: NodeContext, data: Value, shape: Value, *, allowzero: int = 0) 
             "the shape input must be a compile-time constant (an initializer or a Constant output)"
         )
     x = ctx.data(data)
-    return emit_reshape(ctx, x, _reshape_target(shape_of(x), shape.array, allowzero=bool(allowzero)))
+    return emit_reshape(
+        ctx, x, _reshape_target(shape_of(x), shape.array, allowzero=bool(allowzero))
+    )
 
 
 def _reshape_target(source: Shape, requested: np.ndarray, *, allowzero: bool) -> Shape:
@@ -304,7 +502,7 @@ def Constant(
     return ConstantValue(ctx.node.output[0], array)
 
 
-Converter = Callable[..., Value]
+Converter = Callable[..., Value | tuple[Value, ...]]
 
 CONVERTERS: dict[str, Converter] = {
     # linear algebra
@@ -315,11 +513,47 @@ CONVERTERS: dict[str, Converter] = {
     "Sub": Sub,
     "Mul": Mul,
     "Div": Div,
+    "Pow": Pow,
+    # elementwise variadic
+    "Sum": Sum,
+    "Mean": Mean,
+    "Max": Max,
+    "Min": Min,
+    # comparison and logic
+    "Equal": Equal,
+    "Less": Less,
+    "LessOrEqual": LessOrEqual,
+    "Greater": Greater,
+    "GreaterOrEqual": GreaterOrEqual,
+    "And": And,
+    "Or": Or,
+    "Not": Not,
     # elementwise unary
     "Relu": Relu,
     "Sigmoid": Sigmoid,
     "Tanh": Tanh,
     "Exp": Exp,
+    "Neg": Neg,
+    "Abs": Abs,
+    "Sqrt": Sqrt,
+    "Reciprocal": Reciprocal,
+    "Log": Log,
+    "Floor": Floor,
+    "Ceil": Ceil,
+    "Round": Round,
+    "Sign": Sign,
+    "Erf": Erf,
+    "Sin": Sin,
+    "Cos": Cos,
+    "Tan": Tan,
+    "Asin": Asin,
+    "Acos": Acos,
+    "Atan": Atan,
+    "Sinh": Sinh,
+    "Cosh": Cosh,
+    "Asinh": Asinh,
+    "Acosh": Acosh,
+    "Atanh": Atanh,
     # normalisation
     "Softmax": Softmax,
     # shape manipulation

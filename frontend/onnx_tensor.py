@@ -2,10 +2,503 @@
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
+Index-valued inputs (axes, split sizes, starts, indices, repeats, shapes) must be compile-time constants; they
+become typed properties. A node whose inputs are all constants never gets here: `onnx_fold` evaluates it.
+Where an ONNX input and an attribute share a name (Split's `split`, Squeeze's `axes` before and after opset 13,
+Slice's before opset 10), the input takes an `_input` suffix: inputs are passed by position.
 """
 
 from __future__ import annotations
 
-from minimlc.frontend.onnx_ops import Converter
+import math
+from collections.abc import Sequence
 
-CONVERTERS: dict[str, Converter] = {}
+import numpy as np
+import onnx
+
+from minimlc.dialects import graph
+from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_ops import (
+    ConstantValue,
+    Converter,
+    NodeContext,
+    NodeError,
+    Value,
+    as_mask,
+    emit_reshape,
+    normalise_axis,
+)
+
+
+def _shape(value: Value) -> tuple[int, ...]:
+    return tuple(value.array.shape) if isinstance(value, ConstantValue) else shape_of(value)
+
+
+def _constant_ints(value: Value | None, what: str) -> list[int] | None:
+    """The integers of a constant index input (None when omitted), as a flat list."""
+    if value is None:
+        return None
+    if not isinstance(value, ConstantValue):
+        raise NodeError(
+            f"{what} must be a compile-time constant (an initializer or computed from constants)"
+        )
+    if not np.issubdtype(value.array.dtype, np.integer) or value.array.ndim > 1:
+        raise NodeError(
+            f"{what} must be a 0-D or 1-D integer tensor, got {value.array.dtype} of shape {value.array.shape}"
+        )
+    return [int(v) for v in value.array.reshape(-1)]
+
+
+def _either(
+    input_value: Value | None, attribute: Sequence[int] | None, what: str
+) -> list[int] | None:
+    """An index list given as an input (opset >= 13 style) or as an attribute (older opsets)."""
+    from_input = _constant_ints(input_value, what)
+    if from_input is not None and attribute is not None:
+        raise NodeError(f"{what} is given both as an input and as an attribute")
+    return from_input if attribute is None else list(attribute)
+
+
+def _unique_axes(axes: Sequence[int], rank: int) -> list[int]:
+    normalised = [normalise_axis(axis, rank) for axis in axes]
+    if len(set(normalised)) != len(normalised):
+        raise NodeError(f"axes {list(axes)} repeat an axis")
+    return sorted(normalised)
+
+
+# Shape plumbing (outputs are compile-time constants)
+
+
+def Shape(ctx: NodeContext, data: Value, *, start: int = 0, end: int | None = None) -> Value:
+    """The (static) shape of `data`, dims `start` to `end`: a compile-time constant."""
+    return ConstantValue(ctx.node.output[0], np.array(_shape(data)[start:end], dtype=np.int64))
+
+
+def Size(ctx: NodeContext, data: Value) -> Value:
+    """The (static) element count of `data`: a compile-time constant."""
+    return ConstantValue(ctx.node.output[0], np.array(math.prod(_shape(data)), dtype=np.int64))
+
+
+def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value:
+    """A cast of float32 data to float32 is the identity; casts of constants are folded."""
+    if to != onnx.TensorProto.FLOAT:
+        name = onnx.TensorProto.DataType.Name(to)
+        raise NodeError(f"casting float32 data to {name} is not supported: only float32 data is")
+    return input
+
+
+def CastLike(ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1) -> Value:
+    """Cast to the element type of `target_type` (float32 data: runtime tensors are float32 only)."""
+    if isinstance(target_type, ConstantValue) and target_type.array.dtype != np.float32:
+        raise NodeError(
+            f"casting to {target_type.array.dtype} is not supported: only float32 data is"
+        )
+    if isinstance(input, ConstantValue):
+        return ConstantValue(ctx.node.output[0], input.array.astype(np.float32))
+    return input
+
+
+def Where(ctx: NodeContext, condition: Value, X: Value, Y: Value) -> Value:
+    """`X` where `condition` holds, else `Y` -> graph.where on a 0/1 mask (one side for a uniform constant)."""
+    x, y = ctx.data(X), ctx.data(Y)
+    if isinstance(condition, ConstantValue):
+        mask = condition.array.astype(bool)
+        shape = graph.broadcast_shapes(mask.shape, shape_of(x), shape_of(y))
+        if shape is not None and (mask.all() or not mask.any()):
+            chosen = x if mask.all() else y
+            return chosen if shape_of(chosen) == shape else ctx.emit(graph.ExpandOp(chosen, shape))
+    selector = ctx.data(as_mask(condition))
+    shapes = shape_of(selector), shape_of(x), shape_of(y)
+    if graph.broadcast_shapes(*shapes) is None:
+        raise NodeError(f"input shapes {', '.join(map(str, shapes))} are not broadcast-compatible")
+    return ctx.emit(graph.WhereOp(selector, x, y))
+
+
+# Shape manipulation
+
+
+def Squeeze(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+) -> Value:
+    """Drop size-1 dims (the given ones, or all) -> graph.reshape."""
+    x = ctx.data(data)
+    shape = shape_of(x)
+    given = _either(axes_input, axes, "axes")
+    dropped = (
+        [d for d, extent in enumerate(shape) if extent == 1]
+        if given is None
+        else _unique_axes(given, len(shape))
+    )
+    wide = [axis for axis in dropped if shape[axis] != 1]
+    if wide:
+        raise NodeError(f"cannot squeeze axis {wide[0]} of extent {shape[wide[0]]} (shape {shape})")
+    target = tuple(extent for d, extent in enumerate(shape) if d not in dropped)
+    return x if target == shape else emit_reshape(ctx, x, target)
+
+
+def Unsqueeze(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+) -> Value:
+    """Insert size-1 dims at the given axes of the result -> graph.reshape."""
+    x = ctx.data(data)
+    shape = shape_of(x)
+    given = _either(axes_input, axes, "axes")
+    if given is None:
+        raise NodeError("axes are required")
+    inserted = _unique_axes(given, len(shape) + len(given))
+    rest = iter(shape)
+    target = tuple(1 if d in inserted else next(rest) for d in range(len(shape) + len(given)))
+    return emit_reshape(ctx, x, target)
+
+
+def Expand(ctx: NodeContext, input: Value, shape: Value) -> Value:
+    """Broadcast to a constant shape (both ways, as numpy) -> graph.expand."""
+    x = ctx.data(input)
+    requested = _constant_ints(shape, "shape")
+    assert requested is not None
+    target = graph.broadcast_shapes(shape_of(x), tuple(requested))
+    if target is None:
+        raise NodeError(
+            f"input shape {shape_of(x)} does not broadcast with the requested shape {tuple(requested)}"
+        )
+    return x if target == shape_of(x) else ctx.emit(graph.ExpandOp(x, target))
+
+
+def Tile(ctx: NodeContext, input: Value, repeats: Value) -> Value:
+    """Repeat along each dim a constant number of times -> graph.tile."""
+    x = ctx.data(input)
+    counts = _constant_ints(repeats, "repeats")
+    assert counts is not None
+    if len(counts) != len(shape_of(x)) or any(c < 0 for c in counts):
+        raise NodeError(
+            f"repeats {counts} must hold one non-negative count per input dim ({len(shape_of(x))})"
+        )
+    return x if all(c == 1 for c in counts) else ctx.emit(graph.TileOp(x, counts))
+
+
+# Joining and splitting
+
+
+def Concat(ctx: NodeContext, *inputs: Value, axis: int | None = None) -> Value:
+    """Join along `axis` -> graph.concat (an input alone is returned as it is)."""
+    if axis is None:
+        raise NodeError("attribute axis is required")
+    values = [ctx.data(value) for value in inputs]
+    shapes = [shape_of(value) for value in values]
+    along = normalise_axis(axis, len(shapes[0]))
+    for shape in shapes[1:]:
+        if len(shape) != len(shapes[0]) or any(
+            a != b for d, (a, b) in enumerate(zip(shape, shapes[0])) if d != along
+        ):
+            raise NodeError(
+                f"input shapes {shapes[0]} and {shape} differ outside the concatenation axis {along}"
+            )
+    return values[0] if len(values) == 1 else ctx.emit(graph.ConcatOp(values, along))
+
+
+def Split(
+    ctx: NodeContext,
+    input: Value,
+    split_input: Value | None = None,
+    *,
+    axis: int = 0,
+    split: Sequence[int] | None = None,
+    num_outputs: int | None = None,
+) -> tuple[Value, ...]:
+    """Split along `axis` into given sizes, `num_outputs` parts, or one equal part per output -> graph.slice each."""
+    x = ctx.data(input)
+    shape = shape_of(x)
+    along = normalise_axis(axis, len(shape))
+    extent = shape[along]
+    sizes = _either(split_input, split, "split")
+    outputs = len(ctx.node.output)
+    if sizes is None:
+        parts = outputs if num_outputs is None else num_outputs
+        chunk = -(-extent // parts) if num_outputs is not None else extent // parts
+        if num_outputs is None and extent % parts:
+            raise NodeError(f"cannot split an axis of extent {extent} into {parts} equal parts")
+        sizes = [min(chunk, extent - chunk * part) for part in range(parts)]
+    if len(sizes) != outputs or sum(sizes) != extent or any(s < 0 for s in sizes):
+        raise NodeError(
+            f"split sizes {sizes} do not cut the axis of extent {extent} into {outputs} outputs"
+        )
+    results: list[Value] = []
+    offset = 0
+    for size in sizes:
+        starts = [offset if d == along else 0 for d in range(len(shape))]
+        part = tuple(size if d == along else e for d, e in enumerate(shape))
+        results.append(ctx.emit(graph.SliceOp(x, starts, [1] * len(shape), part)))
+        offset += size
+    return tuple(results)
+
+
+def Slice(
+    ctx: NodeContext,
+    data: Value,
+    starts_input: Value | None = None,
+    ends_input: Value | None = None,
+    axes_input: Value | None = None,
+    steps_input: Value | None = None,
+    *,
+    starts: Sequence[int] | None = None,
+    ends: Sequence[int] | None = None,
+    axes: Sequence[int] | None = None,
+) -> Value:
+    """Strided box with constant starts/ends/axes/steps (numpy slicing, clamped) -> graph.slice."""
+    x = ctx.data(data)
+    shape = shape_of(x)
+    first = _either(starts_input, starts, "starts")
+    last = _either(ends_input, ends, "ends")
+    if first is None or last is None or len(first) != len(last):
+        raise NodeError(f"starts {first} and ends {last} must both be given, of the same length")
+    chosen = _either(axes_input, axes, "axes")
+    dims = (
+        list(range(len(first)))
+        if chosen is None
+        else [normalise_axis(a, len(shape)) for a in chosen]
+    )
+    strides = _constant_ints(steps_input, "steps") or [1] * len(first)
+    if not len(dims) == len(strides) == len(first) or len(set(dims)) != len(dims) or 0 in strides:
+        raise NodeError(
+            f"axes {dims} and steps {strides} must match starts, without repeats or zero steps"
+        )
+    box = [range(extent) for extent in shape]
+    for dim, start, end, step in zip(dims, first, last, strides):
+        box[dim] = range(shape[dim])[slice(start, end, step)]
+    if all(len(r) == e and r.step == 1 for r, e in zip(box, shape)):
+        return x
+    return ctx.emit(
+        graph.SliceOp(
+            x, [r.start if len(r) else 0 for r in box], [r.step for r in box], [len(r) for r in box]
+        )
+    )
+
+
+def Gather(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> Value:
+    """Entries of `data` along `axis` at constant `indices` (negative counts from the end) -> graph.gather."""
+    x = ctx.data(data)
+    shape = shape_of(x)
+    along = normalise_axis(axis, len(shape))
+    if not isinstance(indices, ConstantValue) or not np.issubdtype(indices.array.dtype, np.integer):
+        raise NodeError("indices must be a compile-time constant integer tensor")
+    extent = shape[along]
+    flat = [int(i) for i in indices.array.reshape(-1)]
+    bad = [i for i in flat if not -extent <= i < extent]
+    if bad:
+        raise NodeError(f"indices {bad} are out of range for axis {along} of extent {extent}")
+    normalised = [i + extent if i < 0 else i for i in flat]
+    return ctx.emit(graph.GatherOp(x, along, normalised, indices.array.shape))
+
+
+# Reductions
+
+
+_IDENTITY_OVER_NO_AXES = (
+    graph.ReduceSumOp,
+    graph.ReduceMeanOp,
+    graph.ReduceMaxOp,
+    graph.ReduceMinOp,
+    graph.ReduceProdOp,
+    graph.ReduceLogSumExpOp,
+)
+
+
+def _reduce(
+    ctx: NodeContext,
+    op: type[graph.ReduceOp],
+    data: Value,
+    axes_input: Value | None,
+    axes: Sequence[int] | None,
+    keepdims: int,
+    noop_with_empty_axes: int,
+) -> Value:
+    x = ctx.data(data)
+    shape = shape_of(x)
+    given = _either(axes_input, axes, "axes")
+    if not given:
+        if (
+            noop_with_empty_axes
+        ):  # a reduction of each element alone: identity for most, |x| for L1, ...
+            return x if op in _IDENTITY_OVER_NO_AXES else ctx.emit(op(x, [], bool(keepdims)))
+        given = list(range(len(shape)))
+    reduced = _unique_axes(given, len(shape))
+    empty = [axis for axis in reduced if shape[axis] == 0]
+    if empty:
+        raise NodeError(f"reducing the empty axis {empty[0]} of shape {shape} is not supported")
+    return ctx.emit(op(x, reduced, bool(keepdims)))
+
+
+def ReduceSum(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Sum over axes -> graph.reduce_sum."""
+    return _reduce(ctx, graph.ReduceSumOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+
+def ReduceMean(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Mean over axes -> graph.reduce_mean."""
+    return _reduce(ctx, graph.ReduceMeanOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+
+def ReduceMax(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Maximum over axes -> graph.reduce_max."""
+    return _reduce(ctx, graph.ReduceMaxOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+
+def ReduceMin(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Minimum over axes -> graph.reduce_min."""
+    return _reduce(ctx, graph.ReduceMinOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+
+def ReduceProd(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Product over axes -> graph.reduce_prod."""
+    return _reduce(ctx, graph.ReduceProdOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+
+def ReduceL1(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Sum of absolute values over axes -> graph.reduce_l1."""
+    return _reduce(ctx, graph.ReduceL1Op, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+
+def ReduceL2(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Euclidean norm over axes -> graph.reduce_l2."""
+    return _reduce(ctx, graph.ReduceL2Op, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+
+def ReduceLogSum(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """`log(sum(x))` over axes -> graph.reduce_log_sum."""
+    return _reduce(
+        ctx, graph.ReduceLogSumOp, data, axes_input, axes, keepdims, noop_with_empty_axes
+    )
+
+
+def ReduceLogSumExp(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """`log(sum(exp(x)))` over axes -> graph.reduce_log_sum_exp."""
+    return _reduce(
+        ctx, graph.ReduceLogSumExpOp, data, axes_input, axes, keepdims, noop_with_empty_axes
+    )
+
+
+def ReduceSumSquare(
+    ctx: NodeContext,
+    data: Value,
+    axes_input: Value | None = None,
+    *,
+    axes: Sequence[int] | None = None,
+    keepdims: int = 1,
+    noop_with_empty_axes: int = 0,
+) -> Value:
+    """Sum of squares over axes -> graph.reduce_sum_square."""
+    return _reduce(
+        ctx, graph.ReduceSumSquareOp, data, axes_input, axes, keepdims, noop_with_empty_axes
+    )
+
+
+CONVERTERS: dict[str, Converter] = {
+    # shape plumbing
+    "Shape": Shape,
+    "Size": Size,
+    "Cast": Cast,
+    "CastLike": CastLike,
+    # shape manipulation
+    "Squeeze": Squeeze,
+    "Unsqueeze": Unsqueeze,
+    "Expand": Expand,
+    "Tile": Tile,
+    # joining and splitting
+    "Concat": Concat,
+    "Split": Split,
+    "Slice": Slice,
+    "Gather": Gather,
+    "Where": Where,
+    # reductions
+    "ReduceSum": ReduceSum,
+    "ReduceMean": ReduceMean,
+    "ReduceMax": ReduceMax,
+    "ReduceMin": ReduceMin,
+    "ReduceProd": ReduceProd,
+    "ReduceL1": ReduceL1,
+    "ReduceL2": ReduceL2,
+    "ReduceLogSum": ReduceLogSum,
+    "ReduceLogSumExp": ReduceLogSumExp,
+    "ReduceSumSquare": ReduceSumSquare,
+}
+"""ONNX op type (default domain) -> converter, for the tensor family."""

@@ -12,11 +12,15 @@ from xdsl.passes import ModulePass
 
 _OURS = {
     "graph-simplify": ("graph_simplify", "GraphSimplifyPass"),
+    "graph-pad-conv": ("graph_pad_conv", "GraphPadConvPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
+    "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
     "te-inline": ("te_inline", "TeInlinePass"),
     "te-to-loop": ("te_to_loop", "TeToLoopPass"),
     "loop-split": ("loop_split", "LoopSplitPass"),
     "loop-reorder": ("loop_reorder", "LoopReorderPass"),
+    "loop-tile": ("loop_tile", "LoopTilePass"),
+    "loop-fuse": ("loop_fuse", "LoopFusePass"),
     "loop-decompose-reduction": ("loop_decompose_reduction", "LoopDecomposeReductionPass"),
     "loop-unroll": ("loop_unroll", "LoopUnrollPass"),
     "loop-vectorize": ("loop_vectorize", "LoopVectorizePass"),
@@ -44,18 +48,23 @@ UPSTREAM_PASSES = {
 PIPELINES: dict[str, tuple[str, str]] = {
     "lower-to-te": ("graph dialect -> te compute definitions", "graph-to-te"),
     "lower-to-loop": ("graph or te -> loop nests over buffers", "graph-to-te,te-inline,te-to-loop"),
+    "lower-to-schedule": (
+        "graph -> the loop nests default-schedule schedules (as in lower-to-llvm: convolutions padded first)",
+        "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,loop-hoist-constants",
+    ),
     "lower-to-scf": (
         "graph, te or loop -> scf/memref/arith/math/func, with default schedules",
-        "graph-to-te,te-inline,te-to-loop,loop-hoist-constants,default-schedule,loop-to-scf",
+        "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,loop-hoist-constants,default-schedule,"
+        "loop-outline-parallel,loop-to-scf",
     ),
     "lower-to-llvm": (
         "any minimlc level -> llvm dialect with default schedules (print LLVM IR with -t llvm)",
-        "graph-to-te,te-inline,te-to-loop,loop-hoist-constants,default-schedule,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
-        "reconcile-unrealized-casts",
+        "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,loop-hoist-constants,default-schedule,"
+        "loop-outline-parallel,loop-to-scf,cse,convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts",
     ),
     "lower-to-llvm-unscheduled": (
         "as lower-to-llvm, but kernels keep the loops te-to-loop (or the user's schedule passes) gave them",
-        "graph-to-te,te-inline,te-to-loop,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
+        "graph-to-te,te-inline,te-to-loop,loop-outline-parallel,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
         "reconcile-unrealized-casts",
     ),
 }

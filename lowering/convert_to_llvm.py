@@ -127,8 +127,8 @@ def _packed_entry(op: func.FuncOp) -> llvm.FuncOp:
     """`@<name>_packed(%args)`: calls `@<name>(args[0], args[1], ...)` and returns nothing."""
     name = op.sym_name.data
     for type in op.function_type.inputs:
-        if not isinstance(type, MemRefType):
-            raise DiagnosticException(f"convert-to-llvm: entry @{name} takes a non-memref {type}")
+        if not isinstance(type, MemRefType | llvm.LLVMPointerType):
+            raise DiagnosticException(f"convert-to-llvm: entry @{name} takes {type}, neither a memref nor a pointer")
     if op.function_type.outputs.data:
         raise DiagnosticException(f"convert-to-llvm: entry @{name} must not return values")
     block = Block(arg_types=[_PTR])

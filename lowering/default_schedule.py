@@ -9,7 +9,15 @@ Kernels are recognised by structure, not by name:
   vectorize `j_i` and keep the `MR x NR` tile in registers (`loop-cache-write` at `i_o`): a register-blocked
   micro-kernel streaming packed panels, as in BLIS. MR is the largest candidate that divides the rows and leaves
   the accumulators, B vectors and a broadcast within the host's vector registers.
-- **Elementwise/injective** (no reduction): split the innermost loop by the vector width and vectorize it.
+- **Elementwise/injective** (no reduction): split the innermost loop by the vector width and vectorize it, if
+  every access walks its buffer's last dimension with unit stride (or not at all).
+- **Direct convolution** (a sum of input x weight reads in which one output loop, the output channels, indexes the
+  weight and not the input; see `_conv_shape`): vectorize over NR output channels (weights packed into NR-wide
+  panels at load time), register-block MR output columns, reduce with the input's innermost dimension innermost,
+  and keep the MR x NR tile in registers (`loop-cache-write` at the column loop: the tile goes back to the NCHW
+  output through a staging tile). With `graph-pad-conv` (no bounds checks in the body) and `te-conv-layout`
+  (channels-last input, unit-stride reduction) before it. The im2col + GEMM alternative was not built: it copies
+  the input KHxKW times, and 1x1 convolutions on 14x14 and 7x7 maps have no column count divisible by 16.
 
 Each schedule is a list of primitive passes (`schedule_for` returns it as text, the trace `minimlc compile
 --emit schedule` prints); replaying that list with `mini-opt -p` gives the same IR. A schedule that the vector code
@@ -31,7 +39,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop_expand import expand_loops
-from minimlc.lowering.loop_nest import loops_of
+from minimlc.lowering.loop_nest import affine_form, loops_of
 from minimlc.runtime.jit import HostInfo, host_info
 
 
@@ -56,15 +64,32 @@ def schedule_for(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> list[
     gemm = _gemm_shape(kernel)
     if gemm is not None:
         return _gemm_schedule(module, name, gemm, host)
+    conv = _conv_shape(module, kernel, host)
+    if conv is not None:
+        return _conv_schedule(name, conv, host)
     if any(isinstance(op, loop.AllocOp) for op in kernel.walk()):
         return []
     innermost = loops[-1]
     lanes, trip, inner = host.vector_lanes, innermost.trip_count, innermost.loop_name.data
+    if not _unit_stride(innermost):
+        return []
     if trip == lanes:
         return [f"loop-vectorize{{kernel={name} loop={inner}}}"]
     if trip % lanes:
         return []
     return [f"loop-split{{kernel={name} loop={inner} factor={lanes}}}", f"loop-vectorize{{kernel={name} loop={inner}_i}}"]
+
+
+def _unit_stride(target: loop.ForOp) -> bool:
+    """True if every access in `target` is to one element or walks the buffer's last dimension with stride 1
+    (strided accesses vectorize lane by lane, slower than LLVM's scalar loop)."""
+    iv = target.induction_var
+    for access in target.walk():
+        if isinstance(access, memref.LoadOp | memref.StoreOp):
+            strides = [(affine_form(index) or {}).get(iv, 0) for index in access.indices]
+            if any(strides[:-1]) or (strides and strides[-1] not in (0, 1)):
+                return False
+    return True
 
 
 @dataclass
@@ -146,6 +171,111 @@ def _gemm_schedule(module: ModuleOp, name: str, g: _Gemm, host: HostInfo) -> lis
     return steps
 
 
+@dataclass
+class _Conv:
+    spatial: list[str]
+    """The output loops, outermost first; the last one indexes the output's innermost (width) dimension."""
+    reduction: list[str]
+    channels: str
+    """The output-channel loop: it indexes the weight and not the input."""
+    channel_count: int
+    width: int
+    """Iterations of the innermost output loop."""
+    weight_operand: int
+    weight_dim: int
+
+
+def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv | None:
+    """The loops and weight of a direct-convolution-like kernel (a sum of input x weight reads), or None.
+
+    The weight is read at loop indices only, and one output loop (the channel loop) indexes the weight and not
+    the other read; that loop, a multiple of the vector width, becomes the vector dimension.
+    """
+    accs = [op for op in kernel.walk() if isinstance(op, loop.AllocOp) and op.scope.data == "local"]
+    if len(accs) != 1:
+        return None
+    update = [op for op in kernel.walk() if isinstance(op, arith.AddfOp) and accs[0].result in _loaded(op)]
+    if len(update) != 1:
+        return None
+    product = next((v.owner for v in update[0].operands if isinstance(v.owner, arith.MulfOp)), None)
+    if product is None:
+        return None
+    reads = [product.lhs.owner, product.rhs.owner]
+    if not all(isinstance(read, memref.LoadOp) for read in reads):
+        return None
+    init = next(op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is accs[0].result)
+    spatial_loops = []
+    parent = init.parent_op()
+    while isinstance(parent, loop.ForOp):
+        spatial_loops.insert(0, parent)
+        parent = parent.parent_op()
+    reduction_loops = [lp for lp in loops_of(kernel) if lp not in spatial_loops]
+    if len(spatial_loops) < 2 or not reduction_loops:
+        return None
+    params = list(kernel.body.block.args)
+    ivs = {lp.induction_var: lp for lp in loops_of(kernel)}
+    for weight, data in (reads, reads[::-1]):
+        assert isinstance(weight, memref.LoadOp) and isinstance(data, memref.LoadOp)
+        if weight.memref not in params or not all(index in ivs for index in weight.indices):
+            continue
+        operand = params.index(weight.memref)
+        if not _is_weight_at_every_call(module, kernel.sym_name.data, operand):
+            continue
+        data_loops = {v for index in data.indices for v in (affine_form(index) or {None: 0}) if v is not None}
+        channels = [
+            (dim, ivs[index]) for dim, index in enumerate(weight.indices)
+            if ivs[index] in spatial_loops and index not in data_loops
+        ]
+        if len(channels) != 1 or channels[0][1] is spatial_loops[-1]:
+            continue
+        dim, channel_loop = channels[0]
+        if channel_loop.trip_count % host.vector_lanes:
+            continue
+        # The reduction loop that walks the input's innermost dimension goes innermost (unit stride).
+        innermost = affine_form(data.indices[-1]) or {}
+        reduction_loops.sort(key=lambda lp: innermost.get(lp.induction_var, 0) == 1)
+        return _Conv(
+            [lp.loop_name.data for lp in spatial_loops],
+            [lp.loop_name.data for lp in reduction_loops],
+            channel_loop.loop_name.data,
+            channel_loop.trip_count,
+            spatial_loops[-1].trip_count,
+            operand,
+            dim,
+        )
+    return None
+
+
+CONV_COLUMNS = (14, 8, 7, 6, 4, 2, 1)
+"""Output columns a convolution tile may cover (largest first that divides the width and fits the registers):
+ResNet widths 112, 56, 28, 14 take 14 and 7 takes 7."""
+
+
+def _conv_schedule(name: str, c: _Conv, host: HostInfo) -> list[str]:
+    """Direct convolution, vectorized over output channels (NR of them, weights packed in NR-wide panels at load
+    time) and register-blocked over MR output columns; the MR x NR tile is accumulated in registers and stored
+    back into the (NCHW) output once per tile."""
+    lanes = host.vector_lanes
+    nr = 2 * lanes if c.channel_count % (2 * lanes) == 0 else lanes
+    vectors = nr // lanes
+    mr = next(
+        f for f in CONV_COLUMNS if c.width % f == 0 and f * vectors + vectors + 1 <= host.vector_registers
+    )
+    f, w = c.channels, c.spatial[-1]
+    outer = [lp for lp in c.spatial[:-1] if lp != f]
+    order = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *c.reduction, f"{w}_i", f"{f}_i"]
+    return [
+        f"loop-decompose-reduction{{kernel={name}}}",
+        f"loop-split{{kernel={name} loop={f} factor={nr}}}",
+        f"loop-split{{kernel={name} loop={w} factor={mr}}}",
+        f"loop-reorder{{kernel={name} order={','.join(order)}}}",
+        f"loop-pack{{kernel={name} operand={c.weight_operand} dim={c.weight_dim} factor={nr}}}",
+        f"loop-unroll{{kernel={name} loop={w}_i}}",
+        f"loop-vectorize{{kernel={name} loop={f}_i}}",
+        f"loop-cache-write{{kernel={name} loop={w}_o accumulate=true}}",
+    ]
+
+
 def _is_weight_at_every_call(module: ModuleOp, name: str, operand: int) -> bool:
     calls = [op for op in module.walk() if isinstance(op, func.CallOp) and op.callee.string_value() == name]
     return bool(calls) and all(
@@ -159,12 +289,38 @@ class DefaultSchedulePass(ModulePass):
 
     name = "default-schedule"
 
+    lanes: int = 0
+    """f32 lanes of a vector register to schedule for (0: the host's)."""
+    registers: int = 0
+    """Vector registers to schedule for (0: the host's)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        apply_default_schedules(ctx, op, self.host())
+
+    def host(self) -> HostInfo:
         host = host_info()
-        for kernel in kernels_of(op):
-            steps = schedule_for(op, kernel, host)
-            if steps and _lowers(ctx, op, kernel, steps):
-                apply_steps(ctx, op, steps)
+        return HostInfo(self.lanes or host.vector_lanes, self.registers or host.vector_registers)
+
+
+def apply_default_schedules(ctx: Context, module: ModuleOp, host: HostInfo) -> list[tuple[str, list[str]]]:
+    """Schedule every kernel of `module`; returns the trace: (kernel, the passes applied to it) per kernel."""
+    trace: list[tuple[str, list[str]]] = []
+    for kernel in kernels_of(module):
+        steps = schedule_for(module, kernel, host)
+        if steps and _lowers(ctx, module, kernel, steps):
+            apply_steps(ctx, module, steps)
+            trace.append((kernel.sym_name.data, steps))
+    return trace
+
+
+def schedule_trace(ctx: Context, module: ModuleOp, host: HostInfo | None = None) -> str:
+    """What `minimlc compile --emit schedule` prints: per scheduled kernel, a comment and its pass list; then the
+    whole list, which `mini-opt -p` replays on the same loop IR to the IR default-schedule gives."""
+    trace = apply_default_schedules(ctx, module, host or host_info())
+    lines = [f"// {kernel}\n{','.join(steps)}" for kernel, steps in trace]
+    lines.append("// all kernels, in order (mini-opt -p)")
+    lines.append(",".join(step for _, steps in trace for step in steps))
+    return "\n".join(lines) + "\n"
 
 
 def apply_steps(ctx: Context, module: ModuleOp, steps: list[str]) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, math
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -39,19 +39,46 @@ from minimlc.lowering.te_builder import (
 )
 
 
+def _sign(x: SSAValue) -> SSAValue:
+    """-1, 0 or 1 by the sign of x; NaN stays NaN and a zero keeps its sign bit, as in numpy."""
+    negative = arith.SelectOp(arith.CmpfOp(x, f32_constant(0.0), "olt"), f32_constant(-1.0), x).result
+    return arith.SelectOp(arith.CmpfOp(x, f32_constant(0.0), "ogt"), f32_constant(1.0), negative).result
+
+
 def _sigmoid(x: SSAValue) -> SSAValue:
     one = f32_constant(1.0)
     exp = math.ExpOp(arith.NegfOp(x).result).result
     return arith.DivfOp(one, arith.AddfOp(one, exp).result).result
 
 
-_BinaryScalarOp = type[arith.FloatingPointLikeBinaryOperation]
+_BinaryScalarOp = Callable[[SSAValue, SSAValue], Operation]
+
+
+def _compare(predicate: str) -> _BinaryScalarOp:
+    """A comparison yielding a 0/1 float mask (unordered, i.e. NaN, compares false)."""
+
+    def mask(lhs: SSAValue, rhs: SSAValue) -> Operation:
+        holds = arith.CmpfOp(lhs, rhs, predicate).result
+        return arith.SelectOp(holds, f32_constant(1.0), f32_constant(0.0))
+
+    return mask
+
 
 _BINARY: dict[type[graph.ElementwiseBinaryOp], tuple[str, _BinaryScalarOp]] = {
     graph.AddOp: ("add", arith.AddfOp),
     graph.SubOp: ("sub", arith.SubfOp),
     graph.MulOp: ("mul", arith.MulfOp),
     graph.DivOp: ("div", arith.DivfOp),
+    graph.MaxOp: ("max", arith.MaximumfOp),
+    graph.MinOp: ("min", arith.MinimumfOp),
+    graph.PowOp: ("pow", math.PowFOp),
+    graph.EqualOp: ("equal", _compare("oeq")),
+    graph.LessOp: ("less", _compare("olt")),
+    graph.LessOrEqualOp: ("less_or_equal", _compare("ole")),
+    graph.GreaterOp: ("greater", _compare("ogt")),
+    graph.GreaterOrEqualOp: ("greater_or_equal", _compare("oge")),
+    graph.AndOp: ("and", arith.MinimumfOp),
+    graph.OrOp: ("or", arith.MaximumfOp),
 }
 """Binary op -> (tag, scalar op)."""
 
@@ -60,6 +87,28 @@ _UNARY: dict[type[graph.ElementwiseUnaryOp], tuple[str, Callable[[SSAValue], SSA
     graph.SigmoidOp: ("sigmoid", _sigmoid),
     graph.TanhOp: ("tanh", lambda x: math.TanhOp(x).result),
     graph.ExpOp: ("exp", lambda x: math.ExpOp(x).result),
+    graph.NegOp: ("neg", lambda x: arith.NegfOp(x).result),
+    graph.AbsOp: ("abs", lambda x: math.AbsFOp(x).result),
+    graph.SqrtOp: ("sqrt", lambda x: math.SqrtOp(x).result),
+    graph.ReciprocalOp: ("reciprocal", lambda x: arith.DivfOp(f32_constant(1.0), x).result),
+    graph.LogOp: ("log", lambda x: math.LogOp(x).result),
+    graph.FloorOp: ("floor", lambda x: math.FloorOp(x).result),
+    graph.CeilOp: ("ceil", lambda x: math.CeilOp(x).result),
+    graph.RoundOp: ("round", lambda x: math.RoundEvenOp(x).result),
+    graph.SignOp: ("sign", _sign),
+    graph.ErfOp: ("erf", lambda x: math.ErfOp(x).result),
+    graph.SinOp: ("sin", lambda x: math.SinOp(x).result),
+    graph.CosOp: ("cos", lambda x: math.CosOp(x).result),
+    graph.TanOp: ("tan", lambda x: math.TanOp(x).result),
+    graph.AsinOp: ("asin", lambda x: math.AsinOp(x).result),
+    graph.AcosOp: ("acos", lambda x: math.AcosOp(x).result),
+    graph.AtanOp: ("atan", lambda x: math.AtanOp(x).result),
+    graph.SinhOp: ("sinh", lambda x: math.SinhOp(x).result),
+    graph.CoshOp: ("cosh", lambda x: math.CoshOp(x).result),
+    graph.AsinhOp: ("asinh", lambda x: math.AsinhOp(x).result),
+    graph.AcoshOp: ("acosh", lambda x: math.AcoshOp(x).result),
+    graph.AtanhOp: ("atanh", lambda x: math.AtanhOp(x).result),
+    graph.NotOp: ("not", lambda x: arith.SubfOp(f32_constant(1.0), x).result),
 }
 """Unary op -> (tag, scalar function)."""
 
@@ -85,6 +134,8 @@ class ElementwiseUnaryLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ElementwiseUnaryOp, rewriter: PatternRewriter) -> None:
+        if type(op) not in _UNARY:
+            return  # another family's unary op (graph_to_te_nn lowers the activations with parameters)
         tag, function = _UNARY[type(op)]
 
         def body(indices: Indices) -> SSAValue:

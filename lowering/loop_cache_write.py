@@ -4,7 +4,10 @@
 that one iteration touches (indices are affine: a part fixed per iteration plus inner loop indices), and redirects
 every access in the body to a `loop.alloc "local"` tile, loaded before and stored after the body by copy loops
 `<loop>_ld<d>` / `<loop>_st<d>` (with `accumulate=true`: zeroed before, added to the output after). A copy loop takes the kind of the loop that indexes its dimension, so that an
-unrolled, vectorized tile (a GEMM micro-kernel's accumulators) stays in registers:
+unrolled, vectorized tile (a GEMM micro-kernel's accumulators) stays in registers. The tile keeps the buffer's
+dimension order except that a vectorized dimension goes last, so that the body's tile accesses are whole vectors
+even when the buffer's vectorized dimension is not its innermost (a convolution vectorized over output channels
+of an NCHW output: only the copy back is strided):
 
     loop.for "i_o" %i_o = 0 to 64 step 4 serial {
       loop.for "k" ... { loop.for "i_i" ... unroll { loop.for "j_i" ... vectorize {
@@ -82,14 +85,17 @@ class LoopCacheWritePass(ModulePass):
         rank = len(buffer_type.get_shape())
         extents = [max(form_range(parts[d])[1] for parts in inner_parts) + 1 for d in range(rank)]
         kinds = [self.kind_of(inner_parts, d) for d in range(rank)]
-        check_new_names(kernel, self.name, [f"{self.loop}_{io}{d}" for io in ("ld", "st") for d in range(rank)])
+        order = sorted(range(rank), key=lambda d: kinds[d] == "vectorize")
+        names = [f"{self.loop}_{io}{d}" for io in ("ld", "st", "ldt", "stt") for d in range(rank)]
+        check_new_names(kernel, self.name, names)
 
-        tile = loop.AllocOp(MemRefType(buffer_type.element_type, extents), "local")
+        tile_type = MemRefType(buffer_type.element_type, [extents[d] for d in order])
+        tile = loop.AllocOp(tile_type, "local")
         tile.result.name_hint = "tile"
         kernel.body.block.insert_op_before(tile, kernel.body.block.first_op)  # type: ignore[arg-type]
         for access, parts in zip(accesses, inner_parts):
             builder = Builder(InsertPoint.before(access))
-            indices = [build_form(builder, part) for part in parts]
+            indices = [build_form(builder, parts[d]) for d in order]
             if isinstance(access, memref.LoadOp):
                 new_access = builder.insert(memref.LoadOp.get(tile.result, indices))
                 access.res.replace_all_uses_with(new_access.res)
@@ -99,9 +105,25 @@ class LoopCacheWritePass(ModulePass):
             access.erase()
         start = Builder(InsertPoint.at_start(body))
         bases = [build_form(start, part) for part in outer_parts]
-        self.copy_nest(start, "ld", extents, kinds, bases, buffer, tile.result)
+        copies = _Copies(self.loop, self.accumulate, order, extents, kinds, bases, buffer)
         end = Builder(InsertPoint.at_end(body))
-        self.copy_nest(end, "st", extents, kinds, bases, buffer, tile.result)
+        if order == list(range(rank)):
+            copies.load(start, tile.result)
+            copies.store(end, tile.result)
+            return
+        # The vector dimension is not the buffer's innermost: copy through a staging tile in memory, so that the
+        # register tile is only ever accessed by whole vectors (LLVM keeps it in registers) and the transposed
+        # copy is a small run-time loop instead of unrolled per-lane code.
+        stage = loop.AllocOp(tile_type, "local")
+        stage.result.name_hint = "stage"
+        kernel.body.block.insert_op_before(stage, tile)
+        if self.accumulate:
+            copies.load(start, tile.result)
+        else:
+            copies.load(start, stage.result, serial=True)
+            copies.move(start, "ldt", stage.result, tile.result)
+        copies.move(end, "stt", tile.result, stage.result)
+        copies.store(end, stage.result, serial=True)
 
     def split_indices(self, accesses: list[_Access], inner_ivs: set[SSAValue]):
         """Per access and dimension: the part fixed in one iteration (same for all) and the inner-loop part."""
@@ -139,36 +161,57 @@ class LoopCacheWritePass(ModulePass):
             return "serial"
         return owner.kind.data
 
-    def copy_nest(
-        self,
-        builder: Builder,
-        direction: str,
-        extents: list[int],
-        kinds: list[str],
-        bases: list[SSAValue],
-        buffer: SSAValue,
-        tile: SSAValue,
-    ) -> None:
-        loops = [new_loop(f"{self.loop}_{direction}{d}", 0, e, 1, k) for d, (e, k) in enumerate(zip(extents, kinds))]
+
+
+@dataclass
+class _Copies:
+    """The copy nests between a buffer's tile and a local tile of the same extents (dimensions in `order`)."""
+
+    loop: str
+    accumulate: bool
+    order: list[int]
+    extents: list[int]
+    kinds: list[str]
+    bases: list[SSAValue]
+    buffer: SSAValue
+
+    def nest(self, builder: Builder, prefix: str, serial: bool) -> tuple[Builder, list[SSAValue], list[SSAValue]]:
+        """Loops `<loop>_<prefix><d>` over the tile; returns the innermost builder and buffer and tile indices.
+
+        Register copies run in tile order with the indexing loops' kinds; `serial` ones in buffer order."""
+        dims = list(range(len(self.extents))) if serial else self.order
+        loops = [
+            new_loop(f"{self.loop}_{prefix}{d}", 0, self.extents[d], 1, "serial" if serial else self.kinds[d])
+            for d in dims
+        ]
         builder.insert(loops[0])
         for outer, inner in zip(loops, loops[1:]):
             outer.body.block.add_op(inner)
         innermost: Block = loops[-1].body.block
-        element_type = buffer.type.element_type  # type: ignore[union-attr]
         inner_builder = Builder(InsertPoint.at_end(innermost))
-        offsets = [lp.induction_var for lp in loops]
-        indices = [inner_builder.insert(arith.AddiOp(b, o)).result for b, o in zip(bases, offsets)]
-        if direction == "ld":
-            if self.accumulate:
-                value = inner_builder.insert(arith.ConstantOp(FloatAttr(0.0, element_type))).result
-            else:
-                value = inner_builder.insert(memref.LoadOp.get(buffer, indices)).res
-            inner_builder.insert(memref.StoreOp.get(value, tile, offsets))
+        by_dim = {d: lp.induction_var for d, lp in zip(dims, loops)}
+        buffer_indices = [inner_builder.insert(arith.AddiOp(b, by_dim[d])).result for d, b in enumerate(self.bases)]
+        return inner_builder, buffer_indices, [by_dim[d] for d in self.order]
+
+    def load(self, builder: Builder, tile: SSAValue, serial: bool = False) -> None:
+        inner, buffer_indices, tile_indices = self.nest(builder, "ld", serial)
+        if self.accumulate:
+            element_type = self.buffer.type.element_type  # type: ignore[union-attr]
+            value = inner.insert(arith.ConstantOp(FloatAttr(0.0, element_type))).result
         else:
-            value = inner_builder.insert(memref.LoadOp.get(tile, offsets)).res
-            if self.accumulate:
-                old = inner_builder.insert(memref.LoadOp.get(buffer, indices))
-                value = inner_builder.insert(arith.AddfOp(old.res, value, _SUM_FLAGS)).result
-            inner_builder.insert(memref.StoreOp.get(value, buffer, indices))
+            value = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices)).res
+        inner.insert(memref.StoreOp.get(value, tile, tile_indices))
 
+    def store(self, builder: Builder, tile: SSAValue, serial: bool = False) -> None:
+        inner, buffer_indices, tile_indices = self.nest(builder, "st", serial)
+        value = inner.insert(memref.LoadOp.get(tile, tile_indices)).res
+        if self.accumulate:
+            old = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices))
+            value = inner.insert(arith.AddfOp(old.res, value, _SUM_FLAGS)).result
+        inner.insert(memref.StoreOp.get(value, self.buffer, buffer_indices))
 
+    def move(self, builder: Builder, prefix: str, source: SSAValue, target: SSAValue) -> None:
+        """Copy one local tile into another, in registers."""
+        inner, _, tile_indices = self.nest(builder, prefix, serial=False)
+        value = inner.insert(memref.LoadOp.get(source, tile_indices)).res
+        inner.insert(memref.StoreOp.get(value, target, tile_indices))

@@ -3,8 +3,9 @@
 A `vectorize` loop of N iterations (from 0, step 1) becomes its body on `vector<N x T>` values. Each value of the
 body is either uniform (the same in every lane: cloned once as a scalar) or varying (one vector). Index values are
 tracked as affine in the loop index: an access whose last index has stride 1 and others stride 0 is a contiguous
-`vector.load`/`vector.store` at the lane-0 indices; an access with stride 0 everywhere is a scalar access. A
-contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`:
+`vector.load`/`vector.store` at the lane-0 indices; an access with stride 0 everywhere is a scalar access; any other
+affine access (a column of a row-major tile, say) is one scalar access per lane through a small stack buffer, which
+LLVM turns into insert/extract-element (cheap where it is rare: a register tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`:
 
     loop.for "j" %j = 0 to 8 step 1 vectorize {
       %x = memref.load %a[%i, %j] ; %y = memref.load %s[%i] ; %p = arith.mulf %x, %y ; ...
@@ -22,7 +23,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.dialects.utils.fast_math import FastMathFlag
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -104,34 +105,64 @@ class _Vectorizer:
         self.scalar[op.results[0]] = clone.results[0]
         self.stride[op.results[0]] = stride
 
-    def access_kind(self, op: Operation, indices: list[SSAValue]) -> str:
+    def access_kind(self, indices: list[SSAValue]) -> str:
         strides = [self.stride.get(index, 0) for index in indices]
         if not any(strides):
             return "scalar"
         if strides[-1] == 1 and not any(strides[:-1]):
             return "contiguous"
-        raise self.fail(op, f"accesses memory with strides {strides} in the loop index (need 0 except a last 1)")
+        return "strided"
+
+    def lane_indices(self, indices: list[SSAValue], lane: int) -> list[SSAValue]:
+        """The indices lane `lane` of a strided access reads or writes."""
+        result: list[SSAValue] = []
+        for index in indices:
+            base, stride = self.scalar.get(index, index), self.stride.get(index, 0)
+            if stride and lane:
+                offset = index_constant(self.builder, stride * lane)
+                base = self.builder.insert(arith.AddiOp(base, offset)).result
+            result.append(base)
+        return result
+
+    def lanes_buffer(self, element_type: Attribute) -> SSAValue:
+        """A stack buffer of one vector, to move lanes between a vector and scalar accesses."""
+        return self.builder.insert(memref.AllocaOp.get(element_type, 64, [self.lanes])).memref
 
     def indices(self, indices: list[SSAValue]) -> list[SSAValue]:
         return [self.scalar.get(index, index) for index in indices]
 
     def load(self, op: memref.LoadOp) -> None:
-        if self.access_kind(op, list(op.indices)) == "scalar":
+        kind = self.access_kind(list(op.indices))
+        if kind == "scalar":
             self.builder.insert(op.clone(value_mapper=self.scalar))
             return
         vector_type = VectorType(op.res.type, [self.lanes])
-        load = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), vector_type))
+        if kind == "contiguous":
+            load = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), vector_type))
+        else:
+            lanes = self.lanes_buffer(op.res.type)
+            for lane in range(self.lanes):
+                value = self.builder.insert(memref.LoadOp.get(op.memref, self.lane_indices(list(op.indices), lane)))
+                self.builder.insert(memref.StoreOp.get(value.res, lanes, [index_constant(self.builder, lane)]))
+            load = self.builder.insert(vector.LoadOp(lanes, [index_constant(self.builder, 0)], vector_type))
         self.vector[op.res] = load.result
 
     def store(self, op: memref.StoreOp) -> None:
-        kind = self.access_kind(op, list(op.indices))
+        kind = self.access_kind(list(op.indices))
         if kind == "scalar":
             if op.value in self.vector:
                 raise self.fail(op, "stores a value that differs per lane to one address (a reduction)")
             self.builder.insert(op.clone(value_mapper=self.scalar))
             return
         value = self.as_vector(op.value)
-        self.builder.insert(vector.StoreOp(value, op.memref, self.indices(list(op.indices))))
+        if kind == "contiguous":
+            self.builder.insert(vector.StoreOp(value, op.memref, self.indices(list(op.indices))))
+            return
+        lanes = self.lanes_buffer(op.value.type)
+        self.builder.insert(vector.StoreOp(value, lanes, [index_constant(self.builder, 0)]))
+        for lane in range(self.lanes):
+            element = self.builder.insert(memref.LoadOp.get(lanes, [index_constant(self.builder, lane)]))
+            self.builder.insert(memref.StoreOp.get(element.res, op.memref, self.lane_indices(list(op.indices), lane)))
 
     def as_vector(self, value: SSAValue) -> SSAValue:
         if value in self.vector:

@@ -1,7 +1,7 @@
 """`loop-parallel`: mark a loop's iterations as independent, to run on several threads (TVM `parallel`).
 
-`loop-parallel{kernel=matmul_0 loop=i_o}` sets the loop's kind to `parallel`. Until minimlc has a thread pool,
-`loop-to-scf` runs parallel loops serially, so the mark is a promise about the schedule, not yet a speed-up.
+`loop-parallel{kernel=matmul_0 loop=i_o}` sets the loop's kind to `parallel`; `loop-outline-parallel` then runs the
+loop's iterations as tasks on the session's thread pool (a parallel loop nested in another one runs serially).
 
     loop.for "i_o" %i_o = 0 to 64 step 8 serial { ... }
     // becomes

@@ -1,8 +1,8 @@
 """Lower the `loop` dialect to `scf`, `memref` and `func`.
 
 - `loop.for` of kind `vectorize` -> straight-line `vector` code, of kind `unroll` -> one body copy per iteration
-  (see `loop_expand`); every other loop -> `scf.for` over index constants (`parallel` loops run serially until
-  minimlc has a thread pool).
+  (see `loop_expand`); every other loop -> `scf.for` over index constants (`loop-outline-parallel`, which runs
+  first, has turned outermost `parallel` loops into thread-pool calls; nested ones run serially).
 - `loop.alloc "global"` -> `memref.alloc`, freed by `memref.dealloc` before every return of its function;
   `loop.alloc "local"` -> `memref.alloca` (LLVM promotes scalar ones to registers).
 - `loop.weight` -> a trailing buffer parameter of the enclosing function. The function records the weight names in

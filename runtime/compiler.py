@@ -5,7 +5,9 @@ between passes), is translated to LLVM IR, optimised at O3 for the host CPU and 
 `@main_packed(ptr args)` takes one array of buffer addresses: inputs, then outputs, then weights in the order
 `loop-to-scf` recorded, then precomputed buffers (packed weights); weights are bound by address when the model loads
 and never copied into the IR. Precomputed buffers are allocated here and filled once, by `@main_init_packed`, which
-takes the same trailing addresses (weights, then precomputed buffers).
+takes the same trailing addresses (weights, then precomputed buffers). An entry that runs parallel loops takes the
+thread pool's address right after the outputs (`pool_slot`, from the entry's `minimlc.pool`); the session owns the
+pool, so one compiled module can serve any pool.
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
 
 from minimlc.dialects import get_all_dialects
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.lowering import PIPELINES, get_all_passes, split_pass_list
 from minimlc.lowering.llvm_translate import translate_to_llvm_ir
+from minimlc.lowering.loop_outline_parallel import POOL_ATTR
 from minimlc.lowering.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
 from minimlc.runtime.jit import JitModule
+from minimlc.runtime.threadpool import register_symbols
 
 ENTRY_FUNCTION = "main"
 _EntryFunction = Callable[[int], None]
@@ -54,6 +58,8 @@ class EntrySignature:
     weight_names: list[str]
     precomputed_shapes: list[tuple[int, ...]]
     """Shapes of the precomputed (f32) buffers, after the weights; non-empty only with an init entry."""
+    pool_slot: int | None = None
+    """Index of the thread-pool parameter (right after the outputs), if the entry runs parallel loops."""
 
 
 def lower_to_llvm_dialect(module: ModuleOp, pipeline: str = "lower-to-llvm") -> EntrySignature:
@@ -78,7 +84,9 @@ def _entry_signature(module: ModuleOp) -> EntrySignature:
                 types = op.function_type.inputs.data
                 count = len(_function(module, f"{ENTRY_FUNCTION}_init").function_type.inputs) - len(weight_names)
                 shapes = [tuple(t.get_shape()) for t in types[len(types) - count :] if isinstance(t, MemRefType)]
-            return EntrySignature(weight_names, shapes)
+            pool = op.attributes.get(POOL_ATTR)
+            pool_slot = pool.value.data if isinstance(pool, IntegerAttr) else None
+            return EntrySignature(weight_names, shapes, pool_slot)
     raise ValueError(f"the module has no @{ENTRY_FUNCTION} function")
 
 
@@ -111,6 +119,8 @@ class CompiledModel:
     """The weight store; kept alive for as long as native code may read it."""
     precomputed: list[np.ndarray] = field(repr=False)
     """Buffers the init entry filled from the weights (packed layouts), in entry parameter order."""
+    pool_slot: int | None
+    """Where the entry takes the thread pool's address (None: the model has no parallel loop)."""
     llvm_ir: str = field(repr=False)
     compile_seconds: float = 0.0
 
@@ -120,6 +130,8 @@ def compile_model(imported: ImportedModel, pipeline: str = "lower-to-llvm") -> C
     start = time.perf_counter()
     signature = lower_to_llvm_dialect(imported.module, pipeline)
     llvm_ir = translate_to_llvm_ir(imported.module)
+    if signature.pool_slot is not None:
+        register_symbols()
     jit = JitModule(llvm_ir)
     entry = _packed_function(jit, ENTRY_FUNCTION)
     weight_names = signature.weight_names
@@ -137,6 +149,7 @@ def compile_model(imported: ImportedModel, pipeline: str = "lower-to-llvm") -> C
         weight_addresses=addresses,
         weights=weights,
         precomputed=precomputed,
+        pool_slot=signature.pool_slot,
         llvm_ir=llvm_ir,
         compile_seconds=time.perf_counter() - start,
     )

@@ -6,7 +6,9 @@
 
 Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
 wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call. `run` is safe to call from several
-threads: each call builds its own argument array and intermediate buffers.
+threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the session's own
+thread pool, started once here (`num_threads`, default one per core); a `run` that finds the pool busy with another
+thread's call runs its parallel loops on its own thread.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import onnx
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
 from minimlc.runtime.compiler import CompiledModel, compile_model
+from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
 
 class InvalidInputError(ValueError):
@@ -39,8 +42,8 @@ class InferenceSession:
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
-        `num_threads` (a positive int, or None for the default) bounds the threads parallel loops may use; until
-        minimlc has a thread pool every kernel runs on the calling thread.
+        `num_threads` (a positive int, or None for one per core) is the number of threads parallel loops run on,
+        the calling thread included; the pool starts only if the model has a parallel loop.
         """
         self._compile(import_model(model, input_shapes), num_threads)
 
@@ -52,18 +55,18 @@ class InferenceSession:
         return session
 
     def _compile(self, imported: ImportedModel, num_threads: int | None) -> None:
-        if num_threads is not None and (
-            isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1
-        ):
-            raise ValueError(f"num_threads must be a positive int or None, got {num_threads!r}")
-        self.num_threads = num_threads
+        self.num_threads = resolve_num_threads(num_threads)
         self._model: CompiledModel = compile_model(imported)
         self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
         self._output_shapes = [info.shape for info in self._model.outputs]
         io_slots = np.zeros(len(self._model.inputs) + len(self._model.outputs), dtype=np.uintp)
         self._args_template = np.concatenate((io_slots, self._model.weight_addresses))
-        """The entry's argument array with the weights' addresses filled in; copied and completed per call."""
+        """The entry's argument array with the weights' (and the pool's) addresses filled in; copied per call."""
+        self._pool: ThreadPool | None = None
+        if self._model.pool_slot is not None:
+            self._pool = ThreadPool(self.num_threads)
+            self._args_template = np.insert(self._args_template, self._model.pool_slot, self._pool.address)
 
     def get_inputs(self) -> list[TensorInfo]:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""

@@ -1,8 +1,11 @@
-"""`minimlc`: compile and run ONNX models.
+"""`minimlc`: compile and run ONNX models, compare them with ONNX Runtime, run onnx's conformance tests.
 
     minimlc run examples/mlp.onnx --repeat 100            # random inputs, output summary, median latency
     minimlc run model.onnx --input x=x.npy --save-outputs out/
     minimlc compile model.onnx --emit loop -o model.loop.mlir
+    minimlc compile model.onnx --stats                    # time of the frontend, each pass, translation, JIT
+    minimlc compare model.onnx --random-weights --per-layer   # minimlc vs ONNX Runtime, tensor by tensor
+    minimlc conformance --ops Conv,Relu                   # onnx's node tests: passed/failed/unsupported by op
 """
 
 from __future__ import annotations
@@ -13,13 +16,18 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import onnx
 
 EMIT_LEVELS = {
     "graph": (),
     "te": ("lower-to-te",),
     "loop": ("lower-to-loop",),
+    "schedule": ("lower-to-schedule",),
     "scf": ("lower-to-scf",),
     "llvm-dialect": ("lower-to-llvm",),
     "llvm-ir": ("lower-to-llvm",),
@@ -36,13 +44,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         return args.command(args)
-    except (ModelImportError, InvalidInputError, FileNotFoundError, _UsageError) as error:
+    except (ModelImportError, InvalidInputError, FileNotFoundError, _UsageError, _OracleError) as error:
         print(f"minimlc: error: {error}", file=sys.stderr)
         return 1
 
 
 class _UsageError(ValueError):
     """A command-line argument is malformed."""
+
+
+class _OracleError(RuntimeError):
+    """The oracle runtime (ONNX Runtime or onnx.reference) could not run the model."""
 
 
 def _argument_parser() -> argparse.ArgumentParser:
@@ -55,14 +67,55 @@ def _argument_parser() -> argparse.ArgumentParser:
     run.add_argument("--repeat", type=_positive_int, default=20, help="timed runs after one warm-up (default 20)")
     run.add_argument("--seed", type=int, default=0, help="seed for the random inputs not given with --input")
     run.add_argument("--save-outputs", metavar="DIR", help="write each output to DIR/NAME.npy")
+    run.add_argument("--threads", type=_positive_int, help="threads for parallel loops (default: one per core)")
     run.set_defaults(command=_run)
 
     compile_ = commands.add_parser("compile", help="write the model's IR at one level of the pipeline")
     compile_.add_argument("model", help="path to an .onnx file")
     compile_.add_argument("--emit", choices=list(EMIT_LEVELS), default="llvm-ir", help="IR level (default llvm-ir)")
     compile_.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output)")
+    compile_.add_argument(
+        "--stats", action="store_true", help="print the time of each stage to stderr (with --emit llvm-ir: and the JIT)"
+    )
     compile_.set_defaults(command=_compile)
+
+    compare = commands.add_parser("compare", help="run minimlc and an oracle on the same inputs, print the errors")
+    compare.add_argument("model", help="path to an .onnx file")
+    compare.add_argument("--oracle", choices=["onnxruntime", "reference"], default="onnxruntime")
+    compare.add_argument(
+        "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file"
+    )
+    compare.add_argument("--seed", type=int, default=0, help="seed for the random inputs (and --random-weights)")
+    compare.add_argument(
+        "--random-weights", action="store_true", help="replace ConstantOfShape weights by seeded random ones"
+    )
+    compare.add_argument(
+        "--per-layer", action="store_true", help="compare every intermediate tensor, in topological order"
+    )
+    compare.add_argument("--rtol", type=float, default=1e-3, help="tolerance relative to max |expected| (1e-3)")
+    compare.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
+    compare.set_defaults(command=_compare)
+
+    conformance = commands.add_parser("conformance", help="run onnx's node tests, print passed/failed by op")
+    conformance.add_argument(
+        "--ops", type=_op_list, metavar="OP,OP", help="only these ops (e.g. Conv,Relu; light_models: the light CNNs)"
+    )
+    conformance.add_argument("--light", action="store_true", help="also run the nine light CNNs (slow)")
+    conformance.add_argument(
+        "--write-expected-failures",
+        metavar="FILE",
+        help="write the tests that did not pass to FILE (entries for tests not run are kept)",
+    )
+    conformance.add_argument("-v", "--verbose", action="store_true", help="list unsupported tests too")
+    conformance.set_defaults(command=_conformance)
     return parser
+
+
+def _op_list(text: str) -> list[str]:
+    ops = [op.strip() for op in text.split(",") if op.strip()]
+    if not ops:
+        raise argparse.ArgumentTypeError("expects a comma-separated list of op types")
+    return ops
 
 
 def _positive_int(text: str) -> int:
@@ -91,7 +144,7 @@ def _run(args: argparse.Namespace) -> int:
     feeds = _load_inputs(args.input)
     shapes = {name: array.shape for name, array in feeds.items()}
     print(f"compiling {args.model} ...", file=sys.stderr, flush=True)
-    session = InferenceSession(args.model, input_shapes=shapes or None)
+    session = InferenceSession(args.model, input_shapes=shapes or None, num_threads=args.threads)
     rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():
         if info.name not in feeds:
@@ -125,13 +178,31 @@ def _compile(args: argparse.Namespace) -> int:
     from minimlc.runtime.compiler import run_passes
 
     print(f"compiling {args.model} to {args.emit} ...", file=sys.stderr, flush=True)
+    timings: list[tuple[str, float]] = []
+    start = time.perf_counter()
     module = import_model(args.model).module
-    pipeline = ",".join(EMIT_LEVELS[args.emit])
-    run_passes(module, split_pass_list(expand_pipelines(pipeline)))
+    timings.append(("import (frontend)", time.perf_counter() - start))
+    for name in split_pass_list(expand_pipelines(",".join(EMIT_LEVELS[args.emit]))):
+        start = time.perf_counter()
+        run_passes(module, [name])
+        timings.append((name, time.perf_counter() - start))
     if args.emit == "llvm-ir":
         from minimlc.lowering.llvm_translate import translate_to_llvm_ir
 
+        start = time.perf_counter()
         text = translate_to_llvm_ir(module)
+        timings.append(("translate to LLVM IR", time.perf_counter() - start))
+        if args.stats:
+            from minimlc.runtime.jit import JitModule
+
+            start = time.perf_counter()
+            JitModule(text)
+            timings.append(("JIT (llvmlite O3)", time.perf_counter() - start))
+    elif args.emit == "schedule":
+        from minimlc.lowering.default_schedule import schedule_trace
+        from minimlc.runtime.compiler import make_context
+
+        text = schedule_trace(make_context(), module)
     else:
         module.verify()
         text = f"{module}\n"
@@ -140,6 +211,124 @@ def _compile(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    if args.stats:
+        print(_timing_table(args.model, timings), file=sys.stderr)
+    return 0
+
+
+def _timing_table(model: str, timings: Sequence[tuple[str, float]]) -> str:
+    width = max(len(stage) for stage, _ in (*timings, ("total", 0.0)))
+    lines = [f"compile time of {model}:"]
+    lines += [f"  {stage:<{width}}  {seconds:8.3f} s" for stage, seconds in timings]
+    lines.append(f"  {'total':<{width}}  {sum(seconds for _, seconds in timings):8.3f} s")
+    return "\n".join(lines)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from minimlc.runtime import InferenceSession
+    from minimlc.tools import model_tools
+
+    model = _load_model(args.model)
+    if args.random_weights:
+        model = model_tools.randomise_weights(model, seed=args.seed)
+    names = [vi.name for vi in model.graph.output]
+    producers = {output: node.op_type for node in model.graph.node for output in node.output}
+    if args.per_layer:
+        model, names = model_tools.expose_intermediates(model)
+    feeds = model_tools.random_inputs(model, args.seed, _load_inputs(args.input))
+    shapes = {name: array.shape for name, array in feeds.items()}
+    print(f"compiling {args.model} ({len(names)} outputs) ...", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    session = InferenceSession(model, input_shapes=shapes)
+    compile_seconds = time.perf_counter() - start
+    outputs = dict(zip((info.name for info in session.get_outputs()), session.run(None, feeds)))
+    print(f"running the oracle ({args.oracle}) ...", file=sys.stderr, flush=True)
+    try:
+        expected = model_tools.run_oracle(model, feeds, args.oracle)
+    except Exception as error:  # ORT and onnx.reference raise their own exception types
+        raise _OracleError(f"{args.oracle} cannot run the model: {error}") from error
+    errors = model_tools.compare(outputs, expected, names, args.rtol, args.atol)
+
+    import_seconds = compile_seconds - session.compile_seconds
+    print(
+        f"minimlc compiled {args.model} in {compile_seconds:.3f} s (import {import_seconds:.3f} s, "
+        f"lowering + JIT {session.compile_seconds:.3f} s); oracle: {args.oracle}; seed {args.seed}"
+        f"{'; random weights' if args.random_weights else ''}"
+    )
+    print(f"tolerance: max|minimlc - oracle| <= {args.atol:g} + {args.rtol:g} * max|oracle|")
+    first_bad = next((error.name for error in errors if not error.within_tolerance), None)
+    name_width = max(len("tensor"), *(len(error.name) for error in errors))
+    op_width = max(len("op"), *(len(producers.get(error.name, "")) for error in errors))
+    print(f"{'tensor':<{name_width}}  {'op':<{op_width}}  {'shape':<18}  {'max abs err':>11}  {'max rel err':>11}")
+    for error in errors:
+        verdict = "ok" if error.within_tolerance else "MISMATCH"
+        if error.name == first_bad and args.per_layer:
+            verdict += "  <- first mismatch"
+        shape = str(list(error.shape))
+        print(
+            f"{error.name:<{name_width}}  {producers.get(error.name, ''):<{op_width}}  {shape:<18}  "
+            f"{error.max_abs:11.3e}  {error.max_rel:11.3e}  {verdict}"
+        )
+    bad = sum(not error.within_tolerance for error in errors)
+    if bad:
+        print(f"minimlc: {bad} of {len(errors)} tensors exceed the tolerance", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _load_model(path: str) -> onnx.ModelProto:
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from minimlc.frontend.onnx import ModelImportError
+
+    if not Path(path).is_file():
+        raise FileNotFoundError(2, "no such ONNX model file", path)
+    try:
+        return onnx.load(path)
+    except (DecodeError, ValueError) as error:
+        raise ModelImportError(f"cannot parse an ONNX model from '{path}': {error}") from error
+
+
+def _conformance(args: argparse.Namespace) -> int:
+    import onnx
+
+    from minimlc.tools import conformance
+
+    unknown = [op for op in args.ops or [] if op != conformance.LIGHT_MODEL_GROUP and not onnx.defs.has(op)]
+    if unknown:
+        raise _UsageError(f"--ops names unknown ONNX operator(s): {', '.join(unknown)}")
+    all_tests = [*conformance.node_tests(), *conformance.light_model_tests()]
+    tests = conformance.select(conformance.node_tests(), args.ops)
+    if args.light or conformance.LIGHT_MODEL_GROUP in (args.ops or []):
+        tests += conformance.light_model_tests()
+    if not tests:
+        raise _UsageError(f"no node tests for ops {args.ops}")
+    results = []
+    start = time.perf_counter()
+    interactive = sys.stderr.isatty()
+    for index, test in enumerate(tests, 1):
+        if interactive:
+            print(f"\r\033[K[{index}/{len(tests)}] {test.name}", end="", file=sys.stderr, flush=True)
+        elif index % 100 == 1 or test.op == conformance.LIGHT_MODEL_GROUP:
+            print(f"[{index}/{len(tests)}] {test.name} ...", file=sys.stderr, flush=True)
+        results.append(conformance.run_test(test))
+    if interactive:
+        print(file=sys.stderr)
+    print(conformance.summary_table(results))
+    print(f"{len(results)} tests in {time.perf_counter() - start:.1f} s")
+    listed = (
+        {conformance.Outcome.FAILED, conformance.Outcome.UNSUPPORTED} if args.verbose else {conformance.Outcome.FAILED}
+    )
+    shown = [result for result in results if result.outcome in listed]
+    if shown:
+        print()
+    for result in shown:
+        print(f"{result.outcome.value:<11}  {result.test.name}: {result.message}")
+    if args.write_expected_failures:
+        path = Path(args.write_expected_failures)
+        path.write_text(conformance.updated_expected_failures(path, results, all_tests))
+        print(f"wrote {path}", file=sys.stderr)
     return 0
 
 

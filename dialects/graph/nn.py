@@ -1,9 +1,705 @@
-"""Neural-network ops: convolution, pooling, normalisation, and activations with parameters."""
+"""Neural-network ops: convolution, pooling, normalisation, padding, and activations with parameters.
+
+Windowed ops (conv, pooling) carry explicit `pads` (begin values of every spatial axis, then end values, as in
+ONNX); the frontend resolves `auto_pad`. Scalar parameters are typed properties; the few that ONNX allows to be
+runtime tensors (Clip's bounds, Pad's value) may instead be scalar operands.
+"""
 
 from __future__ import annotations
 
-from xdsl.irdl import IRDLOperation
+import math
+from collections.abc import Sequence
+from typing import ClassVar
 
-__all__: list[str] = []
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
 
-OPS: list[type[IRDLOperation]] = []
+from minimlc.dialects.graph.core import (
+    BinaryShapeRuleOp,
+    ElementwiseUnaryOp,
+    F32Tensor,
+    Shape,
+    broadcast_shapes,
+    check_result_shape,
+    shape_of,
+    tensor_type,
+)
+
+__all__ = [
+    "PAD_MODES",
+    "AveragePoolOp",
+    "BatchNormOp",
+    "CeluOp",
+    "ClipOp",
+    "ConvOp",
+    "EluOp",
+    "GeluOp",
+    "HardSigmoidOp",
+    "HardSwishOp",
+    "LRNOp",
+    "LeakyReluOp",
+    "LogSoftmaxOp",
+    "MaxPoolOp",
+    "MishOp",
+    "PReluOp",
+    "PadOp",
+    "PoolOp",
+    "SeluOp",
+    "SoftplusOp",
+    "SoftsignOp",
+    "SwishOp",
+    "ThresholdedReluOp",
+    "pooled_size",
+]
+
+_I64Array = DenseArrayBase.constr(i64)
+_F32 = FloatAttr[Float32Type]
+
+
+def _f32(value: float) -> FloatAttr[Float32Type]:
+    return FloatAttr(value, f32)
+
+
+def _i64s(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, values)
+
+
+def pooled_size(
+    size: int,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool = False,
+) -> int | None:
+    """Output extent of a sliding window along one axis (ONNX rule); None when no window fits."""
+    span = size + pad_begin + pad_end - ((kernel - 1) * dilation + 1)
+    if span < 0 or stride < 1:
+        return None
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_begin:
+        out -= 1  # the last window would start in the end padding
+    return out
+
+
+class _WindowOp(IRDLOperation):
+    """Shared checks of ops sliding a window over the spatial axes (all but the first two) of NC... tensors."""
+
+    strides = prop_def(_I64Array)
+    pads = prop_def(_I64Array)
+    dilations = prop_def(_I64Array)
+
+    def window_shape(self, input: Shape, kernel: Sequence[int], ceil_mode: bool = False) -> Shape:
+        """The spatial output extents, after checking the window attributes against `input`."""
+        if len(input) < 3:
+            raise VerifyException(
+                f"{self.name}: input must have rank 3 or more (N, C, spatial...), got {input}"
+            )
+        spatial = len(input) - 2
+        strides, pads, dilations = (
+            self.strides.get_values(),
+            self.pads.get_values(),
+            self.dilations.get_values(),
+        )
+        for name, values, count in (
+            ("kernel", kernel, spatial),
+            ("strides", strides, spatial),
+            ("dilations", dilations, spatial),
+            ("pads", pads, 2 * spatial),
+        ):
+            if len(values) != count:
+                raise VerifyException(
+                    f"{self.name}: {name} has {len(values)} values, expected {count} for {spatial} spatial axes"
+                )
+        if any(v < 1 for v in (*kernel, *strides, *dilations)) or any(p < 0 for p in pads):
+            raise VerifyException(
+                f"{self.name}: kernel, strides and dilations must be positive and pads non-negative"
+            )
+        out: list[int] = []
+        for axis in range(spatial):
+            size = pooled_size(
+                input[2 + axis],
+                kernel[axis],
+                strides[axis],
+                pads[axis],
+                pads[spatial + axis],
+                dilations[axis],
+                ceil_mode,
+            )
+            if size is None:
+                raise VerifyException(
+                    f"{self.name}: window of extent {(kernel[axis] - 1) * dilations[axis] + 1} does not fit "
+                    f"spatial axis {axis} of size {input[2 + axis]} with pads "
+                    f"({pads[axis]}, {pads[spatial + axis]})"
+                )
+            out.append(size)
+        return tuple(out)
+
+
+@irdl_op_definition
+class ConvOp(_WindowOp):
+    """N-d grouped convolution (ONNX Conv with explicit pads): `graph.conv %x, %w, %b {strides = array<i64: 1, 1>,
+    pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64}
+    : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>`."""
+
+    name = "graph.conv"
+    input = operand_def(F32Tensor)
+    weight = operand_def(F32Tensor)
+    bias = opt_operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    group = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
+    )
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue | None,
+        *,
+        strides: Sequence[int],
+        pads: Sequence[int],
+        dilations: Sequence[int],
+        group: int = 1,
+    ):
+        x, w = shape_of(input), shape_of(weight)
+        spatial = [
+            pooled_size(
+                x[2 + a], w[2 + a], strides[a], pads[a], pads[len(strides) + a], dilations[a]
+            )
+            for a in range(len(strides))
+        ]
+        assert None not in spatial, "the kernel does not fit the input"
+        super().__init__(
+            operands=[input, weight, [] if bias is None else [bias]],
+            result_types=[tensor_type((x[0], w[0], *spatial))],  # pyright: ignore[reportArgumentType]
+            properties={
+                "strides": _i64s(strides),
+                "pads": _i64s(pads),
+                "dilations": _i64s(dilations),
+                "group": IntegerAttr(group, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        x, w = shape_of(self.input), shape_of(self.weight)
+        group = self.group.value.data
+        if len(w) != len(x):
+            raise VerifyException(
+                f"{self.name}: weight rank {len(w)} differs from input rank {len(x)}"
+            )
+        if group < 1 or len(x) < 3 or x[1] != w[1] * group or w[0] % group:
+            raise VerifyException(
+                f"{self.name}: input channels {x[1] if len(x) > 1 else '?'} and weight shape {w} do not match "
+                f"group {group} (need C_in == weight[1] * group and weight[0] divisible by group)"
+            )
+        if self.bias is not None and shape_of(self.bias) != (w[0],):
+            raise VerifyException(f"{self.name}: bias shape {shape_of(self.bias)} is not ({w[0]},)")
+        check_result_shape(self, (x[0], w[0], *self.window_shape(x, w[2:])))
+
+
+class PoolOp(_WindowOp):
+    """Base of max and average pooling: a window of `kernel_shape` over each channel."""
+
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    kernel_shape = prop_def(_I64Array)
+    ceil_mode = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        input: SSAValue,
+        *,
+        kernel_shape: Sequence[int],
+        strides: Sequence[int],
+        pads: Sequence[int],
+        dilations: Sequence[int],
+        ceil_mode: bool = False,
+        count_include_pad: bool = False,
+    ):
+        x = shape_of(input)
+        rank = len(kernel_shape)
+        spatial = [
+            pooled_size(
+                x[2 + a],
+                kernel_shape[a],
+                strides[a],
+                pads[a],
+                pads[rank + a],
+                dilations[a],
+                ceil_mode,
+            )
+            for a in range(rank)
+        ]
+        assert None not in spatial, "the kernel does not fit the input"
+        properties: dict[str, Attribute] = {
+            "kernel_shape": _i64s(kernel_shape),
+            "strides": _i64s(strides),
+            "pads": _i64s(pads),
+            "dilations": _i64s(dilations),
+        }
+        if ceil_mode:
+            properties["ceil_mode"] = UnitAttr()
+        if count_include_pad:
+            properties["count_include_pad"] = UnitAttr()
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type((*x[:2], *spatial))],  # pyright: ignore[reportArgumentType]
+            properties=properties,
+        )
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        kernel = self.kernel_shape.get_values()
+        spatial = self.window_shape(x, kernel, self.ceil_mode is not None)
+        pads, dilations = self.pads.get_values(), self.dilations.get_values()
+        for axis, extent in enumerate(kernel):
+            if max(pads[axis], pads[len(kernel) + axis]) >= (extent - 1) * dilations[axis] + 1:
+                raise VerifyException(
+                    f"{self.name}: pads of spatial axis {axis} must be smaller than the window extent "
+                    f"{(extent - 1) * dilations[axis] + 1}"
+                )
+        check_result_shape(self, (*x[:2], *spatial))
+
+
+@irdl_op_definition
+class MaxPoolOp(PoolOp):
+    """Max over each window, padding never wins: `graph.max_pool %x {kernel_shape = array<i64: 2, 2>,
+    strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+    : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>`."""
+
+    name = "graph.max_pool"
+
+
+@irdl_op_definition
+class AveragePoolOp(PoolOp):
+    """Mean over each window, counting padded positions only with `count_include_pad`: `graph.average_pool %x
+    {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+    dilations = array<i64: 1, 1>, count_include_pad} : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>`."""
+
+    name = "graph.average_pool"
+    count_include_pad = opt_prop_def(UnitAttr)
+
+
+@irdl_op_definition
+class BatchNormOp(IRDLOperation):
+    """Inference batch normalisation over axis 1, `(x - mean) * scale / sqrt(var + epsilon) + bias`:
+    `graph.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.0e-05 : f32}
+    : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>`."""
+
+    name = "graph.batch_norm"
+    input = operand_def(F32Tensor)
+    scale = operand_def(F32Tensor)
+    bias = operand_def(F32Tensor)
+    mean = operand_def(F32Tensor)
+    var = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    epsilon = prop_def(_F32)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        input: SSAValue,
+        scale: SSAValue,
+        bias: SSAValue,
+        mean: SSAValue,
+        var: SSAValue,
+        epsilon: float,
+    ):
+        super().__init__(
+            operands=[input, scale, bias, mean, var],
+            result_types=[input.type],
+            properties={"epsilon": _f32(epsilon)},
+        )
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        if len(x) < 2:
+            raise VerifyException(f"{self.name}: input must have rank 2 or more, got {x}")
+        for name in ("scale", "bias", "mean", "var"):
+            if shape_of(getattr(self, name)) != (x[1],):
+                raise VerifyException(
+                    f"{self.name}: {name} shape {shape_of(getattr(self, name))} is not ({x[1]},) "
+                    "(one value per channel)"
+                )
+        check_result_shape(self, x)
+
+
+@irdl_op_definition
+class LRNOp(IRDLOperation):
+    """Local response normalisation across channels, `x / (bias + alpha / size * sum(x^2 over window))^beta`:
+    `graph.lrn %x {size = 5 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32}
+    : tensor<1x8x4x4xf32>`."""
+
+    name = "graph.lrn"
+    T: ClassVar = VarConstraint("T", F32Tensor)
+    input = operand_def(T)
+    result = result_def(T)
+    size = prop_def(IntegerAttr[I64])
+    alpha = prop_def(_F32)
+    beta = prop_def(_F32)
+    bias = prop_def(_F32)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, *, size: int, alpha: float, beta: float, bias: float):
+        super().__init__(
+            operands=[input],
+            result_types=[input.type],
+            properties={
+                "size": IntegerAttr(size, i64),
+                "alpha": _f32(alpha),
+                "beta": _f32(beta),
+                "bias": _f32(bias),
+            },
+        )
+
+    def verify_(self) -> None:
+        if len(shape_of(self.input)) < 2:
+            raise VerifyException(
+                f"{self.name}: input must have rank 2 or more, got {shape_of(self.input)}"
+            )
+        if self.size.value.data < 1:
+            raise VerifyException(f"{self.name}: size must be positive, got {self.size.value.data}")
+
+
+@irdl_op_definition
+class LogSoftmaxOp(IRDLOperation):
+    """`log(softmax(x))` along one axis (ONNX opset-13 semantics):
+    `graph.log_softmax %x {axis = 1 : i64} : tensor<1x10xf32>`."""
+
+    name = "graph.log_softmax"
+    T: ClassVar = VarConstraint("T", F32Tensor)
+    input = operand_def(T)
+    result = result_def(T)
+    axis = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, axis: int):
+        super().__init__(
+            operands=[input], result_types=[input.type], properties={"axis": IntegerAttr(axis, i64)}
+        )
+
+    def verify_(self) -> None:
+        rank = len(shape_of(self.input))
+        if not 0 <= self.axis.value.data < rank:
+            raise VerifyException(
+                f"{self.name}: axis {self.axis.value.data} is out of range for rank {rank}"
+            )
+
+
+PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+def _is_scalar(value: SSAValue) -> bool:
+    return math.prod(shape_of(value)) == 1
+
+
+@irdl_op_definition
+class PadOp(IRDLOperation):
+    """Pad (or, with negative pads, crop) every axis; `pads` holds all begin values, then all end values:
+    `graph.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "constant", value = 0.0 : f32}
+    : (tensor<2x3xf32>) -> tensor<2x5xf32>`. A runtime constant value is a scalar operand instead of `value`."""
+
+    name = "graph.pad"
+    input = operand_def(F32Tensor)
+    fill = opt_operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    pads = prop_def(_I64Array)
+    mode = prop_def(StringAttr)
+    value = opt_prop_def(_F32)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input (`,` $fill^)? attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        input: SSAValue,
+        pads: Sequence[int],
+        mode: str = "constant",
+        value: float | SSAValue = 0.0,
+    ):
+        x = shape_of(input)
+        properties: dict[str, Attribute] = {"pads": _i64s(pads), "mode": StringAttr(mode)}
+        if not isinstance(value, SSAValue) and mode == "constant":
+            properties["value"] = _f32(value)
+        shape = [size + pads[axis] + pads[len(x) + axis] for axis, size in enumerate(x)]
+        fill = [value] if isinstance(value, SSAValue) else []
+        super().__init__(
+            operands=[input, fill], result_types=[tensor_type(shape)], properties=properties
+        )
+
+    def verify_(self) -> None:
+        x, pads, mode = shape_of(self.input), self.pads.get_values(), self.mode.data
+        if len(pads) != 2 * len(x):
+            raise VerifyException(
+                f"{self.name}: pads has {len(pads)} values, expected {2 * len(x)}"
+            )
+        if mode not in PAD_MODES:
+            raise VerifyException(
+                f"{self.name}: unknown mode '{mode}' (expected one of {', '.join(PAD_MODES)})"
+            )
+        if self.fill is not None and (
+            mode != "constant" or self.value is not None or not _is_scalar(self.fill)
+        ):
+            raise VerifyException(
+                f"{self.name}: a fill operand must be a one-element tensor, in constant mode, without `value`"
+            )
+        shape = tuple(size + pads[axis] + pads[len(x) + axis] for axis, size in enumerate(x))
+        if any(size < 0 for size in shape):
+            raise VerifyException(
+                f"{self.name}: pads {list(pads)} crop more than the input shape {x}"
+            )
+        for axis, size in enumerate(x):
+            padding = max(pads[axis], pads[len(x) + axis])
+            if (
+                mode != "constant"
+                and padding > 0
+                and (size == 0 or (mode == "reflect" and padding >= size))
+            ):
+                raise VerifyException(
+                    f"{self.name}: {mode} padding of axis {axis} by {padding} needs a larger input dimension "
+                    f"than {size}"
+                )
+        check_result_shape(self, shape)
+
+
+@irdl_op_definition
+class ClipOp(IRDLOperation):
+    """`min(max(x, min), max)` with optional bounds, each a property or a runtime scalar operand:
+    `graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8xf32>`, `graph.clip %x low %lo : tensor<f32> : tensor<8xf32>`."""
+
+    name = "graph.clip"
+    T: ClassVar = VarConstraint("T", F32Tensor)
+    input = operand_def(T)
+    low = opt_operand_def(F32Tensor)
+    high = opt_operand_def(F32Tensor)
+    result = result_def(T)
+    min = opt_prop_def(_F32)
+    max = opt_prop_def(_F32)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = "$input (`low` $low^ `:` type($low))? (`high` $high^ `:` type($high))? attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, input: SSAValue, low: float | SSAValue | None, high: float | SSAValue | None
+    ):
+        properties: dict[str, Attribute] = {}
+        if low is not None and not isinstance(low, SSAValue):
+            properties["min"] = _f32(low)
+        if high is not None and not isinstance(high, SSAValue):
+            properties["max"] = _f32(high)
+        operands = [[bound] if isinstance(bound, SSAValue) else [] for bound in (low, high)]
+        super().__init__(
+            operands=[input, *operands], result_types=[input.type], properties=properties
+        )
+
+    def verify_(self) -> None:
+        for operand, prop, name in ((self.low, self.min, "min"), (self.high, self.max, "max")):
+            if operand is not None and (prop is not None or not _is_scalar(operand)):
+                raise VerifyException(
+                    f"{self.name}: the {name} bound operand must be a one-element tensor, given without `{name}`"
+                )
+
+
+@irdl_op_definition
+class PReluOp(BinaryShapeRuleOp):
+    """`x < 0 ? slope * x : x`, slope broadcast to x: `graph.prelu %x, %slope
+    : (tensor<1x4x8x8xf32>, tensor<4x1x1xf32>) -> tensor<1x4x8x8xf32>`."""
+
+    name = "graph.prelu"
+    SHAPE_RULE = staticmethod(lambda x, slope: x if broadcast_shapes(x, slope) == x else None)
+    RELATION: ClassVar[str] = "unidirectionally broadcastable (slope to input)"
+
+
+class _AlphaActivationOp(ElementwiseUnaryOp):
+    """Base of unary activations with one parameter `alpha`."""
+
+    alpha = prop_def(_F32)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, alpha: float):
+        IRDLOperation.__init__(
+            self, operands=[input], result_types=[input.type], properties={"alpha": _f32(alpha)}
+        )
+
+
+@irdl_op_definition
+class LeakyReluOp(_AlphaActivationOp):
+    """`x < 0 ? alpha * x : x`: `graph.leaky_relu %x {alpha = 0.01 : f32} : tensor<8xf32>`."""
+
+    name = "graph.leaky_relu"
+
+
+@irdl_op_definition
+class EluOp(_AlphaActivationOp):
+    """`x < 0 ? alpha * (exp(x) - 1) : x`: `graph.elu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.elu"
+
+
+@irdl_op_definition
+class CeluOp(_AlphaActivationOp):
+    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`: `graph.celu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.celu"
+
+
+@irdl_op_definition
+class ThresholdedReluOp(_AlphaActivationOp):
+    """`x > alpha ? x : 0`: `graph.thresholded_relu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.thresholded_relu"
+
+
+@irdl_op_definition
+class SwishOp(_AlphaActivationOp):
+    """`x * sigmoid(alpha * x)`: `graph.swish %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.swish"
+
+
+class _AlphaBetaActivationOp(ElementwiseUnaryOp):
+    """Base of unary activations with parameters `alpha` and `beta`."""
+
+    alpha = prop_def(_F32)
+    beta = prop_def(_F32)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, alpha: float, beta: float):
+        IRDLOperation.__init__(
+            self,
+            operands=[input],
+            result_types=[input.type],
+            properties={"alpha": _f32(alpha), "beta": _f32(beta)},
+        )
+
+
+@irdl_op_definition
+class HardSigmoidOp(_AlphaBetaActivationOp):
+    """`max(0, min(1, alpha * x + beta))`: `graph.hard_sigmoid %x {alpha = 0.2 : f32, beta = 0.5 : f32}
+    : tensor<8xf32>`."""
+
+    name = "graph.hard_sigmoid"
+
+
+@irdl_op_definition
+class SeluOp(_AlphaBetaActivationOp):
+    """`beta * (x <= 0 ? alpha * (exp(x) - 1) : x)` (ONNX calls beta gamma):
+    `graph.selu %x {alpha = 1.67 : f32, beta = 1.05 : f32} : tensor<8xf32>`."""
+
+    name = "graph.selu"
+
+
+@irdl_op_definition
+class GeluOp(ElementwiseUnaryOp):
+    """`x * Phi(x)`, exact (erf) or with the tanh approximation:
+    `graph.gelu %x {approximate = "tanh"} : tensor<8xf32>`."""
+
+    name = "graph.gelu"
+    approximate = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, approximate: str = "none"):
+        IRDLOperation.__init__(
+            self,
+            operands=[input],
+            result_types=[input.type],
+            properties={"approximate": StringAttr(approximate)},
+        )
+
+    def verify_(self) -> None:
+        if self.approximate.data not in ("none", "tanh"):
+            raise VerifyException(
+                f'{self.name}: approximate must be "none" or "tanh", got "{self.approximate.data}"'
+            )
+
+
+@irdl_op_definition
+class HardSwishOp(ElementwiseUnaryOp):
+    """`x * max(0, min(1, x / 6 + 1 / 2))`: `graph.hard_swish %x : tensor<8xf32>`."""
+
+    name = "graph.hard_swish"
+
+
+@irdl_op_definition
+class SoftplusOp(ElementwiseUnaryOp):
+    """`log(1 + exp(x))`: `graph.softplus %x : tensor<8xf32>`."""
+
+    name = "graph.softplus"
+
+
+@irdl_op_definition
+class SoftsignOp(ElementwiseUnaryOp):
+    """`x / (1 + |x|)`: `graph.softsign %x : tensor<8xf32>`."""
+
+    name = "graph.softsign"
+
+
+@irdl_op_definition
+class MishOp(ElementwiseUnaryOp):
+    """`x * tanh(softplus(x))`: `graph.mish %x : tensor<8xf32>`."""
+
+    name = "graph.mish"
+
+
+OPS: list[type[IRDLOperation]] = [
+    ConvOp,
+    MaxPoolOp,
+    AveragePoolOp,
+    BatchNormOp,
+    LRNOp,
+    LogSoftmaxOp,
+    PadOp,
+    ClipOp,
+    PReluOp,
+    LeakyReluOp,
+    EluOp,
+    CeluOp,
+    ThresholdedReluOp,
+    SwishOp,
+    HardSigmoidOp,
+    SeluOp,
+    GeluOp,
+    HardSwishOp,
+    SoftplusOp,
+    SoftsignOp,
+    MishOp,
+]

@@ -1,9 +1,417 @@
-"""Tensor ops: shape manipulation, concatenation, slicing, gathering, and reductions."""
+"""Tensor ops: concatenation, slicing, gathering, broadcasting, tiling, and reductions.
+
+Index-valued ONNX inputs (axes, starts, indices, repeats) are compile-time constants, so they are typed properties
+here, already normalised by the frontend (non-negative axes and indices); the result type carries every output
+extent. Squeeze, Unsqueeze and Flatten are plain `graph.reshape`s, and Split is one `graph.slice` per output.
+"""
 
 from __future__ import annotations
 
-from xdsl.irdl import IRDLOperation
+import math
+from collections.abc import Sequence
 
-__all__: list[str] = []
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, UnitAttr, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
 
-OPS: list[type[IRDLOperation]] = []
+from minimlc.dialects.graph.core import (
+    F32Tensor,
+    Shape,
+    broadcast_shapes,
+    check_result_shape,
+    shape_of,
+    tensor_type,
+)
+
+__all__ = [
+    "ConcatOp",
+    "ExpandOp",
+    "GatherOp",
+    "ReduceL1Op",
+    "ReduceL2Op",
+    "ReduceLogSumExpOp",
+    "ReduceLogSumOp",
+    "ReduceMaxOp",
+    "ReduceMeanOp",
+    "ReduceMinOp",
+    "ReduceOp",
+    "ReduceProdOp",
+    "ReduceSumOp",
+    "ReduceSumSquareOp",
+    "SliceOp",
+    "TileOp",
+    "WhereOp",
+    "reduced_shape",
+]
+
+
+def _i64_array(values: Sequence[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+def _check_axis(op: IRDLOperation, axis: int, rank: int) -> None:
+    if not 0 <= axis < rank:
+        raise VerifyException(f"{op.name}: axis {axis} is out of range for rank {rank}")
+
+
+@irdl_op_definition
+class ConcatOp(IRDLOperation):
+    """Join tensors along one axis:
+    `graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>`."""
+
+    name = "graph.concat"
+    inputs = var_operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    axis = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, inputs: Sequence[SSAValue], axis: int):
+        shapes = [shape_of(value) for value in inputs]
+        shape = list(shapes[0])
+        shape[axis] = sum(s[axis] for s in shapes)
+        super().__init__(
+            operands=[list(inputs)],
+            result_types=[tensor_type(shape)],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    def verify_(self) -> None:
+        shapes = [shape_of(value) for value in self.inputs]
+        if not shapes:
+            raise VerifyException(f"{self.name}: needs at least one input")
+        axis = self.axis.value.data
+        _check_axis(self, axis, len(shapes[0]))
+        first = shapes[0]
+        for shape in shapes[1:]:
+            if len(shape) != len(first) or any(
+                a != b for d, (a, b) in enumerate(zip(shape, first)) if d != axis
+            ):
+                raise VerifyException(
+                    f"{self.name}: input shapes {first} and {shape} differ outside the concatenation axis {axis}"
+                )
+        check_result_shape(self, (*first[:axis], sum(s[axis] for s in shapes), *first[axis + 1 :]))
+
+
+@irdl_op_definition
+class SliceOp(IRDLOperation):
+    """A strided box of the input, one (start, step) per dim, extents given by the result type:
+    `graph.slice %x {starts = array<i64: 0, 3>, steps = array<i64: 1, -1>} : tensor<2x4xf32> -> tensor<2x4xf32>`."""
+
+    name = "graph.slice"
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    starts = prop_def(DenseArrayBase.constr(i64))
+    steps = prop_def(DenseArrayBase.constr(i64))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], shape: Sequence[int]
+    ):
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type(shape)],
+            properties={"starts": _i64_array(starts), "steps": _i64_array(steps)},
+        )
+
+    def verify_(self) -> None:
+        source, shape = shape_of(self.input), shape_of(self.result)
+        starts, steps = self.starts.get_values(), self.steps.get_values()
+        if not len(starts) == len(steps) == len(source) == len(shape):
+            raise VerifyException(
+                f"{self.name}: starts {list(starts)}, steps {list(steps)}, input rank {len(source)} and "
+                f"result rank {len(shape)} must all agree"
+            )
+        for axis, (extent, start, step, count) in enumerate(zip(source, starts, steps, shape)):
+            if step == 0:
+                raise VerifyException(f"{self.name}: step of axis {axis} is zero")
+            last = start + (count - 1) * step
+            if count and not (0 <= start < extent and 0 <= last < extent):
+                raise VerifyException(
+                    f"{self.name}: axis {axis} reads indices {start} to {last} of an extent of {extent}"
+                )
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """Pick entries along `axis` at constant indices (row-major, shaped by the result's middle dims):
+    `graph.gather %x {axis = 0 : i64, indices = array<i64: 2, 0>} : tensor<3x4xf32> -> tensor<2x4xf32>`."""
+
+    name = "graph.gather"
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    axis = prop_def(IntegerAttr[I64])
+    indices = prop_def(DenseArrayBase.constr(i64))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, input: SSAValue, axis: int, indices: Sequence[int], indices_shape: Sequence[int]
+    ):
+        source = shape_of(input)
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type((*source[:axis], *indices_shape, *source[axis + 1 :]))],
+            properties={"axis": IntegerAttr(axis, i64), "indices": _i64_array(indices)},
+        )
+
+    @property
+    def indices_shape(self) -> Shape:
+        """The shape of the indices tensor: the result dims that replace the input's `axis`."""
+        source, shape = shape_of(self.input), shape_of(self.result)
+        axis = self.axis.value.data
+        return shape[axis : len(shape) - (len(source) - axis - 1)]
+
+    def verify_(self) -> None:
+        source, shape = shape_of(self.input), shape_of(self.result)
+        axis = self.axis.value.data
+        _check_axis(self, axis, len(source))
+        indices = self.indices.get_values()
+        bad = [i for i in indices if not 0 <= i < source[axis]]
+        if bad:
+            raise VerifyException(
+                f"{self.name}: indices {bad} are out of range for axis {axis} of extent {source[axis]}"
+            )
+        suffix = len(source) - axis - 1
+        middle = self.indices_shape
+        if (
+            len(shape) < len(source) - 1
+            or shape[:axis] != source[:axis]
+            or shape[len(shape) - suffix :] != source[axis + 1 :]
+        ):
+            raise VerifyException(
+                f"{self.name}: result shape {shape} does not keep the input's dims {source} around axis {axis}"
+            )
+        if math.prod(middle) != len(indices):
+            raise VerifyException(
+                f"{self.name}: result dims {middle} at axis {axis} hold {math.prod(middle)} entries, "
+                f"but {len(indices)} indices are given"
+            )
+
+
+@irdl_op_definition
+class ExpandOp(IRDLOperation):
+    """Numpy-broadcast the input to the result shape: `graph.expand %x : tensor<3x1xf32> -> tensor<2x3x4xf32>`."""
+
+    name = "graph.expand"
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, shape: Sequence[int]):
+        super().__init__(operands=[input], result_types=[tensor_type(shape)])
+
+    def verify_(self) -> None:
+        source, shape = shape_of(self.input), shape_of(self.result)
+        if len(source) > len(shape) or broadcast_shapes(source, shape) != shape:
+            raise VerifyException(
+                f"{self.name}: input shape {source} does not broadcast to the result shape {shape}"
+            )
+
+
+@irdl_op_definition
+class TileOp(IRDLOperation):
+    """Repeat the input along each dim:
+    `graph.tile %x {repeats = array<i64: 2, 1>} : tensor<2x3xf32> -> tensor<4x3xf32>`."""
+
+    name = "graph.tile"
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    repeats = prop_def(DenseArrayBase.constr(i64))
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, repeats: Sequence[int]):
+        source = shape_of(input)
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type([d * r for d, r in zip(source, repeats)])],
+            properties={"repeats": _i64_array(repeats)},
+        )
+
+    def verify_(self) -> None:
+        source, repeats = shape_of(self.input), self.repeats.get_values()
+        if len(repeats) != len(source) or any(r < 0 for r in repeats):
+            raise VerifyException(
+                f"{self.name}: repeats {list(repeats)} must be {len(source)} non-negative counts, one per input dim"
+            )
+        check_result_shape(self, tuple(d * r for d, r in zip(source, repeats)))
+
+
+@irdl_op_definition
+class WhereOp(IRDLOperation):
+    """Elementwise choice, `x` where `condition` is nonzero and `y` elsewhere, all three numpy-broadcast:
+    `graph.where %c, %x, %y : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`.
+
+    The condition is a float tensor (nonzero is true) because tensors at runtime are float32 only."""
+
+    name = "graph.where"
+    condition = operand_def(F32Tensor)
+    x = operand_def(F32Tensor)
+    y = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(self, condition: SSAValue, x: SSAValue, y: SSAValue):
+        shape = broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
+        assert shape is not None, "operands are not broadcast-compatible"
+        super().__init__(operands=[condition, x, y], result_types=[tensor_type(shape)])
+
+    def verify_(self) -> None:
+        shapes = shape_of(self.condition), shape_of(self.x), shape_of(self.y)
+        shape = broadcast_shapes(*shapes)
+        if shape is None:
+            raise VerifyException(
+                f"{self.name}: operand shapes {', '.join(map(str, shapes))} are not broadcast-compatible"
+            )
+        check_result_shape(self, shape)
+
+
+def reduced_shape(source: Shape, axes: Sequence[int], keepdims: bool) -> Shape:
+    """The shape of `source` reduced over `axes`: reduced dims become 1 (`keepdims`) or disappear."""
+    if keepdims:
+        return tuple(1 if axis in axes else extent for axis, extent in enumerate(source))
+    return tuple(extent for axis, extent in enumerate(source) if axis not in axes)
+
+
+class ReduceOp(IRDLOperation):
+    """Base of reductions over a set of axes:
+    `graph.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<2x3xf32> -> tensor<2x1xf32>`."""
+
+    input = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    axes = prop_def(DenseArrayBase.constr(i64))
+    keepdims = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, axes: Sequence[int], keepdims: bool):
+        properties: dict[str, Attribute] = {"axes": _i64_array(sorted(axes))}
+        if keepdims:
+            properties["keepdims"] = UnitAttr()
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type(reduced_shape(shape_of(input), axes, keepdims))],
+            properties=properties,
+        )
+
+    def verify_(self) -> None:
+        source = shape_of(self.input)
+        axes = self.axes.get_values()
+        if list(axes) != sorted(set(axes)) or any(not 0 <= a < len(source) for a in axes):
+            raise VerifyException(
+                f"{self.name}: axes {list(axes)} must be sorted, unique and in range for rank {len(source)}"
+            )
+        if any(source[a] == 0 for a in axes):
+            raise VerifyException(f"{self.name}: reduces an empty axis of the input shape {source}")
+        check_result_shape(self, reduced_shape(source, axes, self.keepdims is not None))
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    """Sum: `graph.reduce_sum %x {axes = array<i64: 0>} : tensor<4x2xf32> -> tensor<2xf32>`."""
+
+    name = "graph.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    """Arithmetic mean: `graph.reduce_mean %x {axes = array<i64: 1>, keepdims} : tensor<4x2xf32> -> tensor<4x1xf32>`."""
+
+    name = "graph.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    """Maximum: `graph.reduce_max %x {axes = array<i64: 0, 1>} : tensor<4x2xf32> -> tensor<f32>`."""
+
+    name = "graph.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    """Minimum: `graph.reduce_min %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
+
+    name = "graph.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    """Product: `graph.reduce_prod %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
+
+    name = "graph.reduce_prod"
+
+
+@irdl_op_definition
+class ReduceL1Op(ReduceOp):
+    """Sum of absolute values: `graph.reduce_l1 %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
+
+    name = "graph.reduce_l1"
+
+
+@irdl_op_definition
+class ReduceL2Op(ReduceOp):
+    """Euclidean norm: `graph.reduce_l2 %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
+
+    name = "graph.reduce_l2"
+
+
+@irdl_op_definition
+class ReduceLogSumOp(ReduceOp):
+    """`log(sum(x))`: `graph.reduce_log_sum %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
+
+    name = "graph.reduce_log_sum"
+
+
+@irdl_op_definition
+class ReduceLogSumExpOp(ReduceOp):
+    """`log(sum(exp(x)))`: `graph.reduce_log_sum_exp %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
+
+    name = "graph.reduce_log_sum_exp"
+
+
+@irdl_op_definition
+class ReduceSumSquareOp(ReduceOp):
+    """Sum of squares: `graph.reduce_sum_square %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
+
+    name = "graph.reduce_sum_square"
+
+
+OPS: list[type[IRDLOperation]] = [
+    ConcatOp,
+    SliceOp,
+    GatherOp,
+    ExpandOp,
+    TileOp,
+    WhereOp,
+    ReduceSumOp,
+    ReduceMeanOp,
+    ReduceMaxOp,
+    ReduceMinOp,
+    ReduceProdOp,
+    ReduceL1Op,
+    ReduceL2Op,
+    ReduceLogSumOp,
+    ReduceLogSumExpOp,
+    ReduceSumSquareOp,
+]

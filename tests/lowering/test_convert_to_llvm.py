@@ -161,7 +161,7 @@ UNSUPPORTED = {
 
 @pytest.mark.parametrize("case", sorted(UNSUPPORTED))
 def test_unsupported_input_raises_a_diagnostic_naming_it(case: str) -> None:
-    expected = {"entry": "entry @f takes a non-memref f32", "results": "@g returns >1 value"}
+    expected = {"entry": "entry @f takes f32, neither a memref nor a pointer", "results": "@g returns >1 value"}
     with pytest.raises(DiagnosticException, match=expected.get(case, f"'{case}'")):
         lower(UNSUPPORTED[case])
 

@@ -132,7 +132,6 @@ def test_pool_parameter_is_threaded_from_the_entry_to_the_loop() -> None:
     assert POOL_ATTR not in functions["scale_rows_c_o_body"].attributes
 
 
-@pytest.mark.xfail(strict=True, reason="needs /tmp/h_pool/integration.diff: packed entries accept !llvm.ptr")
 def test_packed_entry_takes_the_pool_in_its_argument_array() -> None:
     source = MATMUL.replace("KIND", "parallel").replace(
         "%c: memref<64x40xf32> {llvm.noalias}) {", "%c: memref<64x40xf32> {llvm.noalias}) attributes {minimlc.entry} {"

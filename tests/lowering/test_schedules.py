@@ -14,6 +14,7 @@ from minimlc.lowering import PIPELINES, split_pass_list
 from minimlc.lowering.default_schedule import apply_steps
 from minimlc.runtime.compiler import compile_model, make_context, run_passes
 from minimlc.runtime.session import InferenceSession
+from minimlc.runtime.threadpool import ThreadPool
 
 M, K, N = 24, 40, 48
 
@@ -42,7 +43,11 @@ def run_scheduled(model: onnx.ModelProto, steps: list[str], a: np.ndarray) -> np
     compiled = compile_model(imported, "lower-to-llvm-unscheduled")
     out = np.empty(compiled.outputs[0].shape, dtype=np.float32)
     args = np.concatenate((np.array([a.ctypes.data, out.ctypes.data], dtype=np.uintp), compiled.weight_addresses))
-    compiled.entry(args.ctypes.data)
+    if compiled.pool_slot is None:
+        compiled.entry(args.ctypes.data)
+        return out
+    pool = ThreadPool(2)  # a parallel loop's entry takes the pool's address right after the outputs
+    compiled.entry(np.insert(args, compiled.pool_slot, pool.address).ctypes.data)
     return out
 
 
@@ -58,6 +63,28 @@ SCHEDULES = {
         f"loop-reorder{{{K0} order=i0,k2,i1}}",
         f"loop-split{{{K0} loop=i1 factor=16}}",
         f"loop-vectorize{{{K0} loop=i1_i}}",
+    ],
+    "vectorize-strided": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-reorder{{{K0} order=i1,k2,i0}}",
+        f"loop-split{{{K0} loop=i0 factor=8}}",
+        f"loop-vectorize{{{K0} loop=i0_i}}",
+    ],
+    "cache-write-transposed": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-split{{{K0} loop=i0 factor=8}}",
+        f"loop-split{{{K0} loop=i1 factor=4}}",
+        f"loop-reorder{{{K0} order=i0_o,i1_o,k2,i1_i,i0_i}}",
+        f"loop-unroll{{{K0} loop=i1_i}}",
+        f"loop-vectorize{{{K0} loop=i0_i}}",
+        f"loop-cache-write{{{K0} loop=i1_o}}",
+    ],
+    "tile": [f"loop-decompose-reduction{{{K0}}}", f"loop-tile{{{K0} loops=i0,i1,k2 sizes=8,16,8}}"],
+    "fuse": [f"loop-decompose-reduction{{{K0}}}", f"loop-fuse{{{K0} first=i0_init second=i0}}"],
+    "fuse-twice": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-fuse{{{K0} first=i0_init second=i0}}",
+        f"loop-fuse{{{K0} first=i1_init second=i1}}",
     ],
     "pack": [
         f"loop-split{{{K0} loop=i1 factor=16}}",
@@ -104,6 +131,8 @@ def test_default_schedule_keeps_numbers(m: int, k: int, n: int, relu: bool) -> N
         (f"loop-reorder{{{K0} order=k2,i1}}", "not perfectly nested"),
         (f"loop-cache-write{{{K0} loop=i1}}", "must write exactly one buffer, not 2"),
         (f"loop-pack{{{K0} operand=0 dim=0 factor=8}}", "not a weight"),
+        (f"loop-tile{{{K0} loops=i0,i1 sizes=8}}", "2 loops but 1 sizes"),
+        (f"loop-fuse{{{K0} first=i0 second=i1}}", "not adjacent"),
     ],
 )
 def test_bad_options_are_named(step: str, message: str) -> None:

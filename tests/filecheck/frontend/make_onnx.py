@@ -43,11 +43,11 @@ def mlp() -> onnx.ModelProto:
 
 
 def unsupported() -> onnx.ModelProto:
-    """Two Conv nodes, an op the importer does not support (opset 13)."""
+    """Two ConvTranspose nodes, an op the importer does not support (opset 13)."""
     w = numpy_helper.from_array(np.ones((1, 1, 1, 1), dtype=np.float32), "w")
     nodes = [
-        helper.make_node("Conv", ["x", "w"], ["c1"], name="conv1"),
-        helper.make_node("Conv", ["c1", "w"], ["c2"], name="conv2"),
+        helper.make_node("ConvTranspose", ["x", "w"], ["c1"], name="conv1"),
+        helper.make_node("ConvTranspose", ["c1", "w"], ["c2"], name="conv2"),
         helper.make_node("Relu", ["c2"], ["y"], name="relu"),
     ]
     graph = helper.make_graph(

@@ -1,0 +1,90 @@
+"""Compile time and run time of onnx's nine light CNNs (1x3x224x224), beside ONNX Runtime's run time.
+
+    python bench/bench_compile.py                       # every light model
+    python bench/bench_compile.py --models resnet50,squeezenet --runs 10
+
+Compile time is wall time from the ONNX model to callable native code (import, lowering, LLVM O3, JIT), split into
+the frontend and the rest; run time is the median of `--runs` calls after one warm-up. A model that does not
+compile is listed with its error instead of figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from minimlc.runtime import InferenceSession
+from minimlc.tools.conformance import light_model_paths
+
+
+def median_seconds(call: Callable[[], object], runs: int) -> float:
+    call()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def ort_run_seconds(model: onnx.ModelProto, feeds: dict[str, np.ndarray], runs: int) -> float | None:
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        return None
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return median_seconds(lambda: session.run(None, feeds), runs)
+
+
+def bench_model(path: Path, runs: int) -> str:
+    """One table row: compile seconds (total, of which frontend), minimlc and ONNX Runtime run milliseconds."""
+    model = onnx.load(path)
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    feeds = {
+        vi.name: np.random.default_rng(0)
+        .standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim])
+        .astype(np.float32)
+        for vi in model.graph.input
+        if vi.name not in initializers
+    }
+    name = path.stem.removeprefix("light_")
+    start = time.perf_counter()
+    try:
+        session = InferenceSession(model)
+    except Exception as error:  # report every model, whatever stops one of them
+        return f"{name:<14}  not compiled: {type(error).__name__}: {str(error).splitlines()[0][:150]}"
+    compile_seconds = time.perf_counter() - start
+    run_ms = median_seconds(lambda: session.run(None, feeds), runs) * 1e3
+    ort_seconds = ort_run_seconds(model, feeds, runs)
+    ort_ms = f"{ort_seconds * 1e3:10.1f}" if ort_seconds is not None else f"{'-':>10}"
+    frontend = compile_seconds - session.compile_seconds
+    return f"{name:<14}  {compile_seconds:9.2f}  {frontend:9.2f}  {run_ms:10.1f}  {ort_ms}  {len(model.graph.node):5d}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", help="comma-separated names (e.g. resnet50,vgg19); default: all nine")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per model after one warm-up (default 5)")
+    args = parser.parse_args()
+    wanted = set(args.models.split(",")) if args.models else None
+    paths = [p for p in light_model_paths() if wanted is None or p.stem.removeprefix("light_") in wanted]
+    if not paths:
+        parser.error(f"no light model named {sorted(wanted or [])}")
+    print(f"{'model':<14}  {'compile s':>9}  {'frontend':>9}  {'minimlc ms':>10}  {'ORT ms':>10}  {'nodes':>5}")
+    for path in paths:
+        print(f"{path.stem.removeprefix('light_')} ...", file=sys.stderr, flush=True)
+        print(bench_model(path, args.runs), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+// RUN: mini-opt %s | mini-opt | filecheck %s
+// RUN: mini-opt %s --print-op-generic | mini-opt | filecheck %s
+
+// Round trip of the tensor-family graph ops and the elementwise math, comparison and logic ops.
+
+func.func @tensor_ops(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %c: tensor<3x1xf32>, %d: tensor<1x3xf32>) -> (tensor<2x4xf32>, tensor<2x2xf32>, tensor<2x2x2xf32>, tensor<2x3x2xf32>, tensor<4x3xf32>, tensor<2x3xf32>) {
+  %cat = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %sl = graph.slice %cat {starts = array<i64: 0, 3>, steps = array<i64: 1, -2>} : tensor<2x4xf32> -> tensor<2x2xf32>
+  %g = graph.gather %a {axis = 1 : i64, indices = array<i64: 2, 0, 1, 1>} : tensor<2x3xf32> -> tensor<2x2x2xf32>
+  %e = graph.expand %c : tensor<3x1xf32> -> tensor<2x3x2xf32>
+  %t = graph.tile %a {repeats = array<i64: 2, 1>} : tensor<2x3xf32> -> tensor<4x3xf32>
+  %w = graph.where %b, %a, %d : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  func.return %cat, %sl, %g, %e, %t, %w : tensor<2x4xf32>, tensor<2x2xf32>, tensor<2x2x2xf32>, tensor<2x3x2xf32>, tensor<4x3xf32>, tensor<2x3xf32>
+}
+
+// CHECK:      func.func @tensor_ops(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %c: tensor<3x1xf32>, %d: tensor<1x3xf32>) -> (tensor<2x4xf32>, tensor<2x2xf32>, tensor<2x2x2xf32>, tensor<2x3x2xf32>, tensor<4x3xf32>, tensor<2x3xf32>) {
+// CHECK-NEXT:   %cat = graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT:   %sl = graph.slice %cat {starts = array<i64: 0, 3>, steps = array<i64: 1, -2>} : tensor<2x4xf32> -> tensor<2x2xf32>
+// CHECK-NEXT:   %g = graph.gather %a {axis = 1 : i64, indices = array<i64: 2, 0, 1, 1>} : tensor<2x3xf32> -> tensor<2x2x2xf32>
+// CHECK-NEXT:   %e = graph.expand %c : tensor<3x1xf32> -> tensor<2x3x2xf32>
+// CHECK-NEXT:   %t = graph.tile %a {repeats = array<i64: 2, 1>} : tensor<2x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT:   %w = graph.where %b, %a, %d : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   func.return %cat, %sl, %g, %e, %t, %w : tensor<2x4xf32>, tensor<2x2xf32>, tensor<2x2x2xf32>, tensor<2x3x2xf32>, tensor<4x3xf32>, tensor<2x3xf32>
+// CHECK-NEXT: }
+
+func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<4xf32>, tensor<f32>, tensor<2x3x4xf32>) {
+  %sum = graph.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+  %mean = graph.reduce_mean %x {axes = array<i64: 0, 1>} : tensor<2x3x4xf32> -> tensor<4xf32>
+  %max = graph.reduce_max %x {axes = array<i64: 0, 1, 2>} : tensor<2x3x4xf32> -> tensor<f32>
+  %min = graph.reduce_min %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %prod = graph.reduce_prod %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %l1 = graph.reduce_l1 %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %l2 = graph.reduce_l2 %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %ls = graph.reduce_log_sum %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %lse = graph.reduce_log_sum_exp %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %ss = graph.reduce_sum_square %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  %each = graph.reduce_l1 %x {axes = array<i64>} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+  func.return %sum, %mean, %max, %each : tensor<2x1x4xf32>, tensor<4xf32>, tensor<f32>, tensor<2x3x4xf32>
+}
+
+// CHECK:      func.func @reductions(%x: tensor<2x3x4xf32>) -> (tensor<2x1x4xf32>, tensor<4xf32>, tensor<f32>, tensor<2x3x4xf32>) {
+// CHECK-NEXT:   %sum = graph.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<2x3x4xf32> -> tensor<2x1x4xf32>
+// CHECK-NEXT:   %mean = graph.reduce_mean %x {axes = array<i64: 0, 1>} : tensor<2x3x4xf32> -> tensor<4xf32>
+// CHECK-NEXT:   %max = graph.reduce_max %x {axes = array<i64: 0, 1, 2>} : tensor<2x3x4xf32> -> tensor<f32>
+// CHECK-NEXT:   %min = graph.reduce_min %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %prod = graph.reduce_prod %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %l1 = graph.reduce_l1 %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %l2 = graph.reduce_l2 %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %ls = graph.reduce_log_sum %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %lse = graph.reduce_log_sum_exp %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %ss = graph.reduce_sum_square %x {axes = array<i64: 1>} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:   %each = graph.reduce_l1 %x {axes = array<i64>} : tensor<2x3x4xf32> -> tensor<2x3x4xf32>
+// CHECK-NEXT:   func.return %sum, %mean, %max, %each : tensor<2x1x4xf32>, tensor<4xf32>, tensor<f32>, tensor<2x3x4xf32>
+// CHECK-NEXT: }
+
+func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %max = graph.max %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %min = graph.min %max, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %pow = graph.pow %min, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %eq = graph.equal %pow, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %lt = graph.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %le = graph.less_or_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %gt = graph.greater %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %ge = graph.greater_or_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %and = graph.and %eq, %lt : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %or = graph.or %and, %le : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %not = graph.not %or : tensor<2x3xf32>
+  %neg = graph.neg %not : tensor<2x3xf32>
+  %abs = graph.abs %neg : tensor<2x3xf32>
+  %sqrt = graph.sqrt %abs : tensor<2x3xf32>
+  %rec = graph.reciprocal %sqrt : tensor<2x3xf32>
+  %log = graph.log %rec : tensor<2x3xf32>
+  %floor = graph.floor %log : tensor<2x3xf32>
+  %ceil = graph.ceil %floor : tensor<2x3xf32>
+  %round = graph.round %ceil : tensor<2x3xf32>
+  %sign = graph.sign %round : tensor<2x3xf32>
+  %erf = graph.erf %sign : tensor<2x3xf32>
+  %sin = graph.sin %erf : tensor<2x3xf32>
+  %cos = graph.cos %sin : tensor<2x3xf32>
+  %tan = graph.tan %cos : tensor<2x3xf32>
+  %asin = graph.asin %tan : tensor<2x3xf32>
+  %acos = graph.acos %asin : tensor<2x3xf32>
+  %atan = graph.atan %acos : tensor<2x3xf32>
+  %sinh = graph.sinh %atan : tensor<2x3xf32>
+  %cosh = graph.cosh %sinh : tensor<2x3xf32>
+  %asinh = graph.asinh %cosh : tensor<2x3xf32>
+  %acosh = graph.acosh %asinh : tensor<2x3xf32>
+  %atanh = graph.atanh %acosh : tensor<2x3xf32>
+  func.return %atanh : tensor<2x3xf32>
+}
+
+// CHECK:      func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+// CHECK-NEXT:   %max = graph.max %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %min = graph.min %max, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %pow = graph.pow %min, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %eq = graph.equal %pow, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %lt = graph.less %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %le = graph.less_or_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %gt = graph.greater %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %ge = graph.greater_or_equal %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %and = graph.and %eq, %lt : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %or = graph.or %and, %le : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT:   %not = graph.not %or : tensor<2x3xf32>
+// CHECK-NEXT:   %neg = graph.neg %not : tensor<2x3xf32>
+// CHECK-NEXT:   %abs = graph.abs %neg : tensor<2x3xf32>
+// CHECK-NEXT:   %sqrt = graph.sqrt %abs : tensor<2x3xf32>
+// CHECK-NEXT:   %rec = graph.reciprocal %sqrt : tensor<2x3xf32>
+// CHECK-NEXT:   %log = graph.log %rec : tensor<2x3xf32>
+// CHECK-NEXT:   %floor = graph.floor %log : tensor<2x3xf32>
+// CHECK-NEXT:   %ceil = graph.ceil %floor : tensor<2x3xf32>
+// CHECK-NEXT:   %round = graph.round %ceil : tensor<2x3xf32>
+// CHECK-NEXT:   %sign = graph.sign %round : tensor<2x3xf32>
+// CHECK-NEXT:   %erf = graph.erf %sign : tensor<2x3xf32>
+// CHECK-NEXT:   %sin = graph.sin %erf : tensor<2x3xf32>
+// CHECK-NEXT:   %cos = graph.cos %sin : tensor<2x3xf32>
+// CHECK-NEXT:   %tan = graph.tan %cos : tensor<2x3xf32>
+// CHECK-NEXT:   %asin = graph.asin %tan : tensor<2x3xf32>
+// CHECK-NEXT:   %acos = graph.acos %asin : tensor<2x3xf32>
+// CHECK-NEXT:   %atan = graph.atan %acos : tensor<2x3xf32>
+// CHECK-NEXT:   %sinh = graph.sinh %atan : tensor<2x3xf32>
+// CHECK-NEXT:   %cosh = graph.cosh %sinh : tensor<2x3xf32>
+// CHECK-NEXT:   %asinh = graph.asinh %cosh : tensor<2x3xf32>
+// CHECK-NEXT:   %acosh = graph.acosh %asinh : tensor<2x3xf32>
+// CHECK-NEXT:   %atanh = graph.atanh %acosh : tensor<2x3xf32>
+// CHECK-NEXT:   func.return %atanh : tensor<2x3xf32>
+// CHECK-NEXT: }

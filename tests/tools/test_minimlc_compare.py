@@ -1,0 +1,139 @@
+"""`minimlc compare` (minimlc vs an oracle, per output or per layer), `minimlc conformance`, `compile --stats`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from test_model_tools import small_cnn
+
+from minimlc.tools import minimlc_cli, model_tools
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(sys.executable).parent
+
+
+def minimlc(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPTS / "minimlc"), *args], capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def mlp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("models") / "mlp.onnx"
+    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), str(path)], check=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def cnn_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("models") / "cnn.onnx"
+    onnx.save(small_cnn(), path)
+    return path
+
+
+ROW = r"\s+\[[\d, ]+\]\s+\d\.\d{3}e[-+]\d\d\s+\d\.\d{3}e[-+]\d\d\s+ok"
+
+
+@pytest.mark.parametrize("oracle", ["onnxruntime", "reference"])
+def test_compare_prints_errors_per_output(mlp_path: Path, oracle: str) -> None:
+    result = minimlc("compare", str(mlp_path), "--oracle", oracle)
+    assert result.returncode == 0, result.stderr
+    assert re.search(rf"compiled .*mlp.onnx in [\d.]+ s .*oracle: {oracle}; seed 0", result.stdout)
+    assert re.search(r"^tensor\s+op\s+shape\s+max abs err\s+max rel err$", result.stdout, flags=re.MULTILINE)
+    assert re.search(rf"^logits\s+Gemm{ROW}$", result.stdout, flags=re.MULTILINE), result.stdout
+
+
+def test_compare_per_layer_with_random_weights(cnn_path: Path) -> None:
+    result = minimlc("compare", str(cnn_path), "--per-layer", "--random-weights", "--seed", "2")
+    assert result.returncode == 0, result.stderr
+    assert "random weights" in result.stdout
+    rows = re.findall(rf"^(\w+)\s+(\w+){ROW}$", result.stdout, flags=re.MULTILINE)
+    assert rows == [
+        ("conv", "Conv"),
+        ("bn", "BatchNormalization"),
+        ("relu", "Relu"),
+        ("flat", "Flatten"),
+        ("logits", "Gemm"),
+        ("probs", "Softmax"),
+    ], result.stdout
+
+
+def test_compare_marks_the_first_mismatch(cnn_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    real_oracle = model_tools.run_oracle
+
+    def oracle_off_from_relu_on(model: onnx.ModelProto, feeds: dict[str, np.ndarray], oracle: str) -> dict:
+        outputs = real_oracle(model, feeds, oracle)
+        return {name: value + 1.0 if name in ("relu", "logits") else value for name, value in outputs.items()}
+
+    monkeypatch.setattr(model_tools, "run_oracle", oracle_off_from_relu_on)
+    assert minimlc_cli.main(["compare", str(cnn_path), "--per-layer", "--random-weights"]) == 1
+    out, err = capsys.readouterr()
+    assert re.search(r"^bn\s.*\sok$", out, flags=re.MULTILINE)
+    assert re.search(r"^relu\s.*\sMISMATCH  <- first mismatch$", out, flags=re.MULTILINE), out
+    assert re.search(r"^logits\s.*\sMISMATCH$", out, flags=re.MULTILINE)
+    assert "2 of 6 tensors exceed the tolerance" in err
+
+
+def test_compare_with_given_input(mlp_path: Path, tmp_path: Path) -> None:
+    np.save(tmp_path / "x.npy", np.ones((1, 784), np.float32))
+    result = minimlc("compare", str(mlp_path), "--input", f"input={tmp_path / 'x.npy'}", "--atol", "0", "--rtol", "1")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^logits\s+Gemm", result.stdout, flags=re.MULTILINE)
+
+
+def test_compare_errors_are_reported_without_traceback(tmp_path: Path) -> None:
+    missing = minimlc("compare", str(tmp_path / "nowhere.onnx"))
+    assert missing.returncode == 1
+    assert "nowhere.onnx" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    graph = helper.make_graph(
+        [helper.make_node("NotAnOnnxOp", ["x"], ["y"], domain="com.example")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)]
+    onnx.save(helper.make_model(graph, opset_imports=opsets), tmp_path / "custom.onnx")
+    unsupported = minimlc("compare", str(tmp_path / "custom.onnx"))
+    assert unsupported.returncode == 1
+    assert "unsupported operator type: com.example.NotAnOnnxOp" in unsupported.stderr
+    assert "Traceback" not in unsupported.stderr
+
+
+def test_compile_stats_times_every_stage(mlp_path: Path) -> None:
+    result = minimlc("compile", str(mlp_path), "--stats", "-o", "/dev/null")
+    assert result.returncode == 0, result.stderr
+    for stage in ("import (frontend)", "graph-to-te", "convert-to-llvm", "translate to LLVM IR", "JIT", "total"):
+        assert re.search(rf"^  {re.escape(stage)}.*\s[\d.]+ s$", result.stderr, flags=re.MULTILINE), stage
+
+
+def test_conformance_table_and_expected_failures(tmp_path: Path) -> None:
+    listing = tmp_path / "expected_failures.txt"
+    listing.write_text("# old\ntest_relu\ntest_some_other_op  # kept: not run\ntest_basic_conv_with_padding\n")
+    result = minimlc("conformance", "--ops", "Relu,Cast", "--write-expected-failures", str(listing))
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^Relu\s+2\s+0\s+0$", result.stdout, flags=re.MULTILINE), result.stdout
+    cast = re.search(r"^Cast\s+(\d+)\s+(\d+)\s+(\d+)$", result.stdout, flags=re.MULTILINE)
+    assert cast, result.stdout
+    assert int(cast.group(3)) > 0
+    assert re.search(r"^total\s+\d+\s+\d+\s+\d+$", result.stdout, flags=re.MULTILINE)
+    assert re.search(r"\[1/\d+\] test_cast_", result.stderr)
+    written = listing.read_text()
+    names = [line for line in written.splitlines() if line and not line.startswith("#")]
+    assert "test_relu" not in names  # it passes now
+    assert "test_basic_conv_with_padding" in names  # not run: kept
+    assert "test_some_other_op" not in names  # no such test: dropped
+    assert "test_cast_FLOAT_to_DOUBLE" in names
+    assert written.index("# Cast") < written.index("test_cast_FLOAT_to_DOUBLE") < written.index("# Conv")
+
+
+def test_conformance_rejects_unknown_ops() -> None:
+    result = minimlc("conformance", "--ops", "NoSuchOp")
+    assert result.returncode == 1
+    assert "--ops names unknown ONNX operator(s): NoSuchOp" in result.stderr

@@ -1,0 +1,230 @@
+"""ONNX conformance: onnx's node tests and light models through minimlc's backend, and the expected-failures list.
+
+The node tests are the ones onnx ships as code (`onnx.backend.test.case.node.collect_testcases()`, built in memory,
+one model per test) and are compared exactly as onnx's `BackendTest` compares them (`Runner.assert_similar_outputs`
+with each test's rtol/atol, 1e-3/1e-7). The light models are the nine CNNs in `onnx/backend/test/data/light` (weights
+are ConstantOfShape(0.02)); like onnx's runner, they get `Runner.generate_dummy_data` inputs and are compared with
+the shipped `light_*_output_0.pb`. Used by `tests/conformance/` and `minimlc conformance`.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+from onnx.backend.test.case.test_case import TestCase
+from onnx.backend.test.runner import Runner
+
+from minimlc.runtime import backend
+
+LIGHT_MODELS_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+LIGHT_MODEL_GROUP = "light_models"
+"""The `op` (table row, expected-failures group, `--ops` name) of the light-model tests."""
+LIGHT_RTOL, LIGHT_ATOL = 1e-3, 1e-7
+"""onnx's tolerances for its light-model tests (`data/real/test_*/data.json`)."""
+
+
+@dataclass(frozen=True)
+class ConformanceTest:
+    """One onnx conformance test: its name, the op it tests (or the light-model group) and how to run it."""
+
+    name: str
+    op: str
+    run: Callable[[], None] = field(default=lambda: None, compare=False, repr=False)
+    """Runs the test through minimlc's backend; raises on failure (NotImplementedError: unsupported)."""
+
+
+class Outcome(enum.Enum):
+    PASSED = "passed"
+    FAILED = "failed"
+    UNSUPPORTED = "unsupported"
+
+
+@dataclass(frozen=True)
+class Result:
+    test: ConformanceTest
+    outcome: Outcome
+    message: str
+    seconds: float
+
+
+@functools.cache
+def node_tests() -> tuple[ConformanceTest, ...]:
+    """Every onnx node test (the `_expanded` function-body variants too), sorted by name."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        # onnx computes some expected outputs with numpy on purpose-made overflowing or zero data.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        cases = collect_testcases()
+    ops = {case.name: _op_type(case) for case in cases if "_expanded" not in case.name}
+    tests = [
+        ConformanceTest(case.name, ops[case.name.split("_expanded")[0]], functools.partial(_run_node_case, case))
+        for case in cases
+    ]
+    return tuple(sorted(tests, key=lambda test: test.name))
+
+
+def _op_type(case: TestCase) -> str:
+    assert case.model is not None
+    return case.model.graph.node[0].op_type
+
+
+def _run_node_case(case: TestCase) -> None:
+    assert case.model is not None
+    assert case.data_sets is not None
+    rep = backend.prepare(case.model)
+    for inputs, expected in case.data_sets:
+        outputs = rep.run([_as_array(value) for value in inputs])
+        Runner.assert_similar_outputs([_as_array(value) for value in expected], outputs, rtol=case.rtol, atol=case.atol)
+
+
+def _as_array(value: object) -> np.ndarray:
+    return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
+
+
+def light_model_paths() -> list[Path]:
+    """The light models' .onnx files, sorted."""
+    return sorted(LIGHT_MODELS_DIR.glob("light_*.onnx"))
+
+
+def light_model_tests() -> tuple[ConformanceTest, ...]:
+    """One test per light model, named after the file (`light_resnet50`)."""
+    return tuple(
+        ConformanceTest(path.stem, LIGHT_MODEL_GROUP, functools.partial(run_light_model, path))
+        for path in light_model_paths()
+    )
+
+
+def light_model_feeds(model: onnx.ModelProto) -> list[np.ndarray]:
+    """The inputs onnx's runner gives a light model: `arange(n).reshape(shape) / n` per input, in order."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    return [
+        Runner.generate_dummy_data(vi, seed=0, random=False) for vi in model.graph.input if vi.name not in initializers
+    ]
+
+
+def run_light_model(path: Path) -> None:
+    """Compile and run one light model, compare with its shipped expected output at onnx's tolerances."""
+    model = onnx.load(path)
+    outputs = backend.prepare(model).run(light_model_feeds(model))
+    expected = [
+        numpy_helper.to_array(onnx.load_tensor(path.with_name(f"{path.stem}_output_{index}.pb")))
+        for index in range(len(model.graph.output))
+    ]
+    Runner.assert_similar_outputs(expected, outputs, rtol=LIGHT_RTOL, atol=LIGHT_ATOL)
+
+
+def select(tests: Iterable[ConformanceTest], ops: Collection[str] | None) -> list[ConformanceTest]:
+    """The tests of the given ops (all when None); the light models are the op `light_models`."""
+    return [test for test in tests if ops is None or test.op in ops]
+
+
+def run_test(test: ConformanceTest) -> Result:
+    """Run one test and classify it: NotImplementedError is unsupported, any other exception a failure."""
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            test.run()
+    except NotImplementedError as error:
+        return Result(test, Outcome.UNSUPPORTED, _first_line(error), time.perf_counter() - start)
+    except Exception as error:  # a conformance run reports every failure and goes on
+        message = _first_line(error) or traceback.format_exception_only(error)[-1].strip()
+        return Result(test, Outcome.FAILED, f"{type(error).__name__}: {message}", time.perf_counter() - start)
+    return Result(test, Outcome.PASSED, "", time.perf_counter() - start)
+
+
+def _first_line(error: BaseException) -> str:
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    return lines[0].strip() if lines else ""
+
+
+def summary_table(results: Iterable[Result]) -> str:
+    """A table by op (sorted): passed, failed, unsupported; then the totals."""
+    counts: dict[str, dict[Outcome, int]] = {}
+    for result in results:
+        counts.setdefault(result.test.op, dict.fromkeys(Outcome, 0))[result.outcome] += 1
+    totals = {outcome: sum(row[outcome] for row in counts.values()) for outcome in Outcome}
+    width = max([len("total"), len("op"), *map(len, counts)])
+    header = f"{'op':<{width}}  {'passed':>6}  {'failed':>6}  {'unsupported':>11}"
+    lines = [header, "-" * len(header)]
+    for op, row in sorted(counts.items()):
+        lines.append(
+            f"{op:<{width}}  {row[Outcome.PASSED]:>6}  {row[Outcome.FAILED]:>6}  {row[Outcome.UNSUPPORTED]:>11}"
+        )
+    lines += [
+        "-" * len(header),
+        f"{'total':<{width}}  {totals[Outcome.PASSED]:>6}  {totals[Outcome.FAILED]:>6}  "
+        f"{totals[Outcome.UNSUPPORTED]:>11}",
+    ]
+    return "\n".join(lines)
+
+
+_ENTRY = re.compile(r"^\s*([^#\s]+)\s*(?:#\s*(.*))?$")
+
+
+def read_expected_failures(path: Path) -> dict[str, str]:
+    """The test names listed in an expected-failures file, each with its comment ("" if none).
+
+    One name per line; `#` starts a comment, on a line of its own or after the name.
+    """
+    entries: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        match = _ENTRY.match(line)
+        if match:
+            entries[match.group(1)] = (match.group(2) or "").strip()
+    return entries
+
+
+def expected_failures_text(failing: Mapping[ConformanceTest, str], header: str) -> str:
+    """The expected-failures file for the `failing` tests (test -> comment): grouped by op, light models last."""
+    groups: dict[str, list[ConformanceTest]] = {}
+    for test in failing:
+        groups.setdefault(test.op, []).append(test)
+    order = sorted(groups, key=lambda op: (op == LIGHT_MODEL_GROUP, op))
+    lines = [f"# {line}".rstrip() for line in header.splitlines()]
+    for op in order:
+        lines += ["", f"# {op}"]
+        for test in sorted(groups[op], key=lambda test: test.name):
+            lines.append(f"{test.name}  # {failing[test]}" if failing[test] else test.name)
+    return "\n".join(lines) + "\n"
+
+
+EXPECTED_FAILURES_HEADER = """\
+Conformance tests minimlc is expected to fail (tests/conformance/test_onnx_node_tests.py, test_onnx_light_models.py).
+A listed test that fails is an xfail; one that passes fails the run (strict), and so does an unlisted test that
+fails. Regenerate this file (about 4 minutes for the node tests, more for the light models) with
+    minimlc conformance --light --write-expected-failures tests/conformance/expected_failures.txt
+or update the entries of some ops only with --ops Conv,Relu (light_models: the light CNNs).
+One test name per line, grouped by op; '#' starts a comment. Tests that fail, rather than being unsupported
+(NotImplementedError: an unsupported op or a non-float32 input or output), carry the reason."""
+
+
+def _shortened(message: str, limit: int = 160) -> str:
+    return message if len(message) <= limit else message[: limit - 3] + "..."
+
+
+def updated_expected_failures(path: Path, results: Iterable[Result], all_tests: Iterable[ConformanceTest]) -> str:
+    """The expected-failures file after a run: the run's tests listed iff they did not pass, other entries kept."""
+    results = list(results)
+    ran = {result.test.name for result in results}
+    by_name = {test.name: test for test in all_tests}
+    kept = read_expected_failures(path) if path.exists() else {}
+    failing = {by_name[name]: comment for name, comment in kept.items() if name in by_name and name not in ran}
+    for result in results:
+        if result.outcome is Outcome.FAILED:
+            failing[result.test] = f"failed: {_shortened(result.message)}"
+        elif result.outcome is Outcome.UNSUPPORTED:
+            failing[result.test] = ""
+    return expected_failures_text(failing, EXPECTED_FAILURES_HEADER)
