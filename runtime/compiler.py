@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.context import Context
@@ -133,26 +133,59 @@ def compile_model(imported: ImportedModel, pipeline: str = "lower-to-llvm") -> C
     if signature.pool_slot is not None:
         register_symbols()
     jit = JitModule(llvm_ir)
-    entry = _packed_function(jit, ENTRY_FUNCTION)
-    weight_names = signature.weight_names
-    weights = {name: np.ascontiguousarray(imported.weights[name], dtype=np.float32) for name in weight_names}
+    weights = {
+        name: np.ascontiguousarray(imported.weights[name], dtype=np.float32) for name in signature.weight_names
+    }
     precomputed = [_aligned_empty(shape) for shape in signature.precomputed_shapes]
-    buffers = [weights[name] for name in weight_names] + precomputed
-    addresses = np.array([buffer.ctypes.data for buffer in buffers], dtype=np.uintp)
-    if precomputed:
-        _packed_function(jit, f"{ENTRY_FUNCTION}_init")(addresses.ctypes.data)
-    return CompiledModel(
+    compiled = CompiledModel(
         inputs=imported.inputs,
         outputs=imported.outputs,
         jit=jit,
-        entry=entry,
-        weight_addresses=addresses,
+        entry=_packed_function(jit, ENTRY_FUNCTION),
+        weight_addresses=_addresses([*weights.values(), *precomputed]),
         weights=weights,
         precomputed=precomputed,
         pool_slot=signature.pool_slot,
         llvm_ir=llvm_ir,
-        compile_seconds=time.perf_counter() - start,
     )
+    _run_init(compiled)
+    compiled.compile_seconds = time.perf_counter() - start
+    return compiled
+
+
+def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -> CompiledModel:
+    """The same native code bound to other weights (same names, shapes and dtype float32), with its init entry rerun.
+
+    Weights are parameters of the compiled code, never part of it, so a model whose graph is unchanged (fine-tuned,
+    or re-randomised for testing) needs no new compile. Raises ValueError naming each missing or mismatched weight.
+    """
+    problems = [f"missing weight '{name}'" for name in compiled.weights if name not in weights]
+    for name, current in compiled.weights.items():
+        given = weights.get(name)
+        if given is not None and (np.shape(given) != current.shape or np.asarray(given).dtype != current.dtype):
+            problems.append(
+                f"weight '{name}': expected {current.dtype}{list(current.shape)}, "
+                f"got {np.asarray(given).dtype}{list(np.shape(given))}"
+            )
+    if problems:
+        raise ValueError("cannot rebind weights: " + "; ".join(problems))
+    bound = {name: np.ascontiguousarray(weights[name]) for name in compiled.weights}
+    precomputed = [_aligned_empty(buffer.shape) for buffer in compiled.precomputed]
+    rebound = replace(
+        compiled, weights=bound, precomputed=precomputed, weight_addresses=_addresses([*bound.values(), *precomputed])
+    )
+    _run_init(rebound)
+    return rebound
+
+
+def _addresses(buffers: Sequence[np.ndarray]) -> np.ndarray:
+    return np.array([buffer.ctypes.data for buffer in buffers], dtype=np.uintp)
+
+
+def _run_init(compiled: CompiledModel) -> None:
+    """Fill the precomputed buffers (packed weights) from the weights, once per binding."""
+    if compiled.precomputed:
+        _packed_function(compiled.jit, f"{ENTRY_FUNCTION}_init")(compiled.weight_addresses.ctypes.data)
 
 
 def _packed_function(jit: JitModule, name: str) -> _EntryFunction:

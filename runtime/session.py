@@ -22,7 +22,7 @@ import numpy as np
 import onnx
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
-from minimlc.runtime.compiler import CompiledModel, compile_model
+from minimlc.runtime.compiler import CompiledModel, compile_model, rebind_weights
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
 
@@ -54,9 +54,22 @@ class InferenceSession:
         session._compile(imported, num_threads)
         return session
 
+    def with_weights(self, weights: Mapping[str, np.ndarray]) -> InferenceSession:
+        """A session running this session's native code on other weights (same names, shapes, float32), e.g. a
+        fine-tuned copy of the model: no recompile, only the load-time packing reruns.
+
+            tuned = session.with_weights(import_model("tuned.onnx").weights)
+        """
+        session = InferenceSession.__new__(InferenceSession)
+        session._bind(rebind_weights(self._model, weights), self.num_threads)
+        return session
+
     def _compile(self, imported: ImportedModel, num_threads: int | None) -> None:
+        self._bind(compile_model(imported), num_threads)
+
+    def _bind(self, model: CompiledModel, num_threads: int | None) -> None:
         self.num_threads = resolve_num_threads(num_threads)
-        self._model: CompiledModel = compile_model(imported)
+        self._model = model
         self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
         self._output_shapes = [info.shape for info in self._model.outputs]

@@ -140,3 +140,30 @@ def test_malformed_file(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises((ModelImportError, FileNotFoundError), match="nowhere.onnx"):
         InferenceSession(str(tmp_path / "nowhere.onnx"))
+
+
+def test_with_weights_reuses_the_code_with_new_weights(mlp: onnx.ModelProto, mlp_session: InferenceSession) -> None:
+    rng = np.random.default_rng(7)
+    retrained = onnx.ModelProto()
+    retrained.CopyFrom(mlp)
+    for tensor in retrained.graph.initializer:
+        array = onnx.numpy_helper.to_array(tensor)
+        tensor.CopyFrom(onnx.numpy_helper.from_array(rng.standard_normal(array.shape).astype(np.float32), tensor.name))
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in retrained.graph.initializer}
+    tuned = mlp_session.with_weights(weights)
+    x = rng.standard_normal((1, 784)).astype(np.float32)
+    (expected,) = ReferenceEvaluator(retrained).run(None, {"input": x})
+    np.testing.assert_allclose(tuned.run(None, {"input": x})[0], expected, rtol=RTOL, atol=1e-5)
+    (original,) = ReferenceEvaluator(mlp).run(None, {"input": x})
+    np.testing.assert_allclose(mlp_session.run(None, {"input": x})[0], original, rtol=RTOL, atol=ATOL)
+
+
+def test_with_weights_names_missing_and_mismatched_weights(mlp_session: InferenceSession, mlp: onnx.ModelProto) -> None:
+    weights = {t.name: onnx.numpy_helper.to_array(t) for t in mlp.graph.initializer}
+    name, first = next(iter(weights.items()))
+    with pytest.raises(ValueError, match=f"missing weight '{name}'"):
+        mlp_session.with_weights({k: v for k, v in weights.items() if k != name})
+    with pytest.raises(ValueError, match=rf"weight '{name}': expected float32\[.*\], got float64"):
+        mlp_session.with_weights({**weights, name: first.astype(np.float64)})
+    with pytest.raises(ValueError, match=rf"weight '{name}': expected float32\[.*\], got float32\[3\]"):
+        mlp_session.with_weights({**weights, name: np.zeros(3, np.float32)})
