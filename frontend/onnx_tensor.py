@@ -324,9 +324,7 @@ def _reduce(
     shape = shape_of(x)
     given = _either(axes_input, axes, "axes")
     if not given:
-        if (
-            noop_with_empty_axes
-        ):  # a reduction of each element alone: identity for most, |x| for L1, ...
+        if noop_with_empty_axes:  # each element reduced alone: the identity for most, |x| for L1, ...
             return x if op in _IDENTITY_OVER_NO_AXES else ctx.emit(op(x, [], bool(keepdims)))
         given = list(range(len(shape)))
     reduced = _unique_axes(given, len(shape))
@@ -336,140 +334,34 @@ def _reduce(
     return ctx.emit(op(x, reduced, bool(keepdims)))
 
 
-def ReduceSum(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Sum over axes -> graph.reduce_sum."""
-    return _reduce(ctx, graph.ReduceSumOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
+def _reducer(op: type[graph.ReduceOp], doc: str) -> Converter:
+    """The converter of one Reduce* op: they share inputs, attributes and checks, and differ in the graph op."""
+
+    def convert(
+        ctx: NodeContext,
+        data: Value,
+        axes_input: Value | None = None,
+        *,
+        axes: Sequence[int] | None = None,
+        keepdims: int = 1,
+        noop_with_empty_axes: int = 0,
+    ) -> Value:
+        return _reduce(ctx, op, data, axes_input, axes, keepdims, noop_with_empty_axes)
+
+    convert.__doc__ = doc
+    return convert
 
 
-def ReduceMean(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Mean over axes -> graph.reduce_mean."""
-    return _reduce(ctx, graph.ReduceMeanOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
-
-
-def ReduceMax(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Maximum over axes -> graph.reduce_max."""
-    return _reduce(ctx, graph.ReduceMaxOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
-
-
-def ReduceMin(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Minimum over axes -> graph.reduce_min."""
-    return _reduce(ctx, graph.ReduceMinOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
-
-
-def ReduceProd(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Product over axes -> graph.reduce_prod."""
-    return _reduce(ctx, graph.ReduceProdOp, data, axes_input, axes, keepdims, noop_with_empty_axes)
-
-
-def ReduceL1(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Sum of absolute values over axes -> graph.reduce_l1."""
-    return _reduce(ctx, graph.ReduceL1Op, data, axes_input, axes, keepdims, noop_with_empty_axes)
-
-
-def ReduceL2(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Euclidean norm over axes -> graph.reduce_l2."""
-    return _reduce(ctx, graph.ReduceL2Op, data, axes_input, axes, keepdims, noop_with_empty_axes)
-
-
-def ReduceLogSum(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """`log(sum(x))` over axes -> graph.reduce_log_sum."""
-    return _reduce(
-        ctx, graph.ReduceLogSumOp, data, axes_input, axes, keepdims, noop_with_empty_axes
-    )
-
-
-def ReduceLogSumExp(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """`log(sum(exp(x)))` over axes -> graph.reduce_log_sum_exp."""
-    return _reduce(
-        ctx, graph.ReduceLogSumExpOp, data, axes_input, axes, keepdims, noop_with_empty_axes
-    )
-
-
-def ReduceSumSquare(
-    ctx: NodeContext,
-    data: Value,
-    axes_input: Value | None = None,
-    *,
-    axes: Sequence[int] | None = None,
-    keepdims: int = 1,
-    noop_with_empty_axes: int = 0,
-) -> Value:
-    """Sum of squares over axes -> graph.reduce_sum_square."""
-    return _reduce(
-        ctx, graph.ReduceSumSquareOp, data, axes_input, axes, keepdims, noop_with_empty_axes
-    )
+ReduceSum = _reducer(graph.ReduceSumOp, "Sum over axes -> graph.reduce_sum.")
+ReduceMean = _reducer(graph.ReduceMeanOp, "Mean over axes -> graph.reduce_mean.")
+ReduceMax = _reducer(graph.ReduceMaxOp, "Maximum over axes -> graph.reduce_max.")
+ReduceMin = _reducer(graph.ReduceMinOp, "Minimum over axes -> graph.reduce_min.")
+ReduceProd = _reducer(graph.ReduceProdOp, "Product over axes -> graph.reduce_prod.")
+ReduceL1 = _reducer(graph.ReduceL1Op, "Sum of absolute values over axes -> graph.reduce_l1.")
+ReduceL2 = _reducer(graph.ReduceL2Op, "Euclidean norm over axes -> graph.reduce_l2.")
+ReduceLogSum = _reducer(graph.ReduceLogSumOp, "`log(sum(x))` over axes -> graph.reduce_log_sum.")
+ReduceLogSumExp = _reducer(graph.ReduceLogSumExpOp, "`log(sum(exp(x)))` over axes -> graph.reduce_log_sum_exp.")
+ReduceSumSquare = _reducer(graph.ReduceSumSquareOp, "Sum of squares over axes -> graph.reduce_sum_square.")
 
 
 CONVERTERS: dict[str, Converter] = {

@@ -25,10 +25,11 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from minimlc.dialects import graph, te
+from minimlc.dialects import graph
 from minimlc.lowering import graph_to_te_nn, graph_to_te_tensor
 from minimlc.lowering.te_builder import (
     Indices,
+    Reader,
     Shape,
     broadcast_indices,
     build_compute,
@@ -36,6 +37,7 @@ from minimlc.lowering.te_builder import (
     read,
     reshape_indices,
     scaled,
+    softmax_computes,
 )
 
 
@@ -192,34 +194,14 @@ class MatMulLowering(RewritePattern):
 
 
 class SoftmaxLowering(RewritePattern):
-    """Lower softmax to max, exp(x - max), sum and divide computes (reductions keep the axis)."""
+    """Lower softmax to max, exp(x - max), sum and `exp(x - max) / sum` computes."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.SoftmaxOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
-        axis = op.axis.value.data
-        kept = (*shape[:axis], 1, *shape[axis + 1 :])
+        def normalise(x: Reader, exp: Reader, peak: Reader, total: Reader) -> SSAValue:
+            return arith.DivfOp(exp(), total()).result
 
-        def reduce(tag: str, tensor: SSAValue, combiner: str) -> te.ComputeOp:
-            def body(indices: Indices) -> SSAValue:
-                return read(tensor, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
-
-            return build_compute(tag, kept, body, (shape[axis],), combiner)
-
-        def per_row(tensor: te.ComputeOp, indices: Indices) -> SSAValue:
-            return read(tensor.result, broadcast_indices(kept, shape, indices))
-
-        def exp_body(indices: Indices) -> SSAValue:
-            shifted = arith.SubfOp(read(op.input, indices), per_row(peak, indices)).result
-            return math.ExpOp(shifted).result
-
-        def div_body(indices: Indices) -> SSAValue:
-            return arith.DivfOp(read(exp.result, indices), per_row(total, indices)).result
-
-        peak = reduce("softmax_max", op.input, "max")
-        exp = build_compute("softmax_exp", shape, exp_body)
-        total = reduce("softmax_sum", exp.result, "sum")
-        rewriter.replace(op, [peak, exp, total, build_compute("softmax_div", shape, div_body)])
+        rewriter.replace(op, softmax_computes(op, "softmax", "softmax_div", normalise))
 
 
 class ReshapeLowering(RewritePattern):

@@ -23,11 +23,13 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from minimlc.dialects import graph, te
 from minimlc.lowering.te_builder import (
     Indices,
+    Reader,
     broadcast_indices,
     build_compute,
     f32_constant,
     index_constant,
     read,
+    softmax_computes,
 )
 
 
@@ -304,36 +306,14 @@ def _affine_sum(index: SSAValue, tap: SSAValue, offset: int) -> SSAValue:
 
 
 class LogSoftmaxLowering(RewritePattern):
-    """Lower log_softmax to max, exp(x - max), sum and `x - max - log(sum)` computes (reductions keep the axis)."""
+    """Lower log_softmax to max, exp(x - max), sum and `x - max - log(sum)` computes."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.LogSoftmaxOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
-        axis = op.axis.value.data
-        kept = (*shape[:axis], 1, *shape[axis + 1 :])
+        def normalise(x: Reader, exp: Reader, peak: Reader, total: Reader) -> SSAValue:
+            return arith.SubfOp(arith.SubfOp(x(), peak()).result, math.LogOp(total()).result).result
 
-        def reduce(tag: str, tensor: SSAValue, combiner: str) -> te.ComputeOp:
-            def body(indices: Indices) -> SSAValue:
-                return read(tensor, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
-
-            return build_compute(tag, kept, body, (shape[axis],), combiner)
-
-        def per_row(tensor: te.ComputeOp, indices: Indices) -> SSAValue:
-            return read(tensor.result, broadcast_indices(kept, shape, indices))
-
-        def exp_body(indices: Indices) -> SSAValue:
-            return math.ExpOp(
-                arith.SubfOp(read(op.input, indices), per_row(peak, indices)).result
-            ).result
-
-        def log_body(indices: Indices) -> SSAValue:
-            shifted = arith.SubfOp(read(op.input, indices), per_row(peak, indices)).result
-            return arith.SubfOp(shifted, math.LogOp(per_row(total, indices)).result).result
-
-        peak = reduce("log_softmax_max", op.input, "max")
-        exp = build_compute("log_softmax_exp", shape, exp_body)
-        total = reduce("log_softmax_sum", exp.result, "sum")
-        rewriter.replace(op, [peak, exp, total, build_compute("log_softmax", shape, log_body)])
+        rewriter.replace(op, softmax_computes(op, "log_softmax", "log_softmax", normalise))
 
 
 def _scalar_read(value: SSAValue) -> SSAValue:

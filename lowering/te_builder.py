@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from math import prod
 
 from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import arith, builtin
+from xdsl.dialects import arith, builtin, math
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph, te
@@ -57,10 +57,7 @@ def broadcast_indices(source: Shape, target: Shape, indices: Indices) -> list[SS
     """Indices into a `source`-shaped operand numpy-broadcast to `target`, at `indices` of it."""
     offset = len(target) - len(source)
     zero = functools.cache(lambda: index_constant(0))
-    return [
-        indices[offset + axis] if extent == target[offset + axis] else zero()
-        for axis, extent in enumerate(source)
-    ]
+    return [indices[offset + axis] if extent == target[offset + axis] else zero() for axis, extent in enumerate(source)]
 
 
 def _shared_prefix(lhs: Shape, rhs: Shape) -> int:
@@ -102,3 +99,44 @@ def reshape_indices(indices: Indices, target: Shape, source: Shape) -> list[SSAV
         outermost = prod(source_middle[:axis]) == 1
         middle.append(quotient if outermost else arith.RemUIOp(quotient, index_constant(extent)).result)
     return [*indices[:prefix], *middle, *indices[end:]]
+
+
+Reader = Callable[[], SSAValue]
+Normalise = Callable[[Reader, Reader, Reader, Reader], SSAValue]
+"""The last step of a softmax-like op at one index, from readers (call only those needed, in the order the reads
+should appear) of x, of exp(x - max), of the row's max and of the row's sum of exp(x - max)."""
+
+
+def softmax_computes(
+    op: graph.SoftmaxOp | graph.LogSoftmaxOp, tag: str, final_tag: str, normalise: Normalise
+) -> list[te.ComputeOp]:
+    """The computes of softmax-like ops along `op.axis`: `<tag>_max`, `<tag>_exp` (exp(x - max)), `<tag>_sum` (the
+    reductions keep the axis), then `<final_tag>` = normalise(...) elementwise."""
+    shape = graph.shape_of(op.result)
+    axis = op.axis.value.data
+    kept = (*shape[:axis], 1, *shape[axis + 1 :])
+
+    def reduce(suffix: str, tensor: SSAValue, combiner: str) -> te.ComputeOp:
+        def body(indices: Indices) -> SSAValue:
+            return read(tensor, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
+
+        return build_compute(f"{tag}_{suffix}", kept, body, (shape[axis],), combiner)
+
+    def per_row(tensor: te.ComputeOp, indices: Indices) -> SSAValue:
+        return read(tensor.result, broadcast_indices(kept, shape, indices))
+
+    def exp_body(indices: Indices) -> SSAValue:
+        return math.ExpOp(arith.SubfOp(read(op.input, indices), per_row(peak, indices)).result).result
+
+    def final_body(indices: Indices) -> SSAValue:
+        return normalise(
+            lambda: read(op.input, indices),
+            lambda: read(exp.result, indices),
+            lambda: per_row(peak, indices),
+            lambda: per_row(total, indices),
+        )
+
+    peak = reduce("max", op.input, "max")
+    exp = build_compute(f"{tag}_exp", shape, exp_body)
+    total = reduce("sum", exp.result, "sum")
+    return [peak, exp, total, build_compute(final_tag, shape, final_body)]

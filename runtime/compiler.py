@@ -133,9 +133,7 @@ def compile_model(imported: ImportedModel, pipeline: str = "lower-to-llvm") -> C
     if signature.pool_slot is not None:
         register_symbols()
     jit = JitModule(llvm_ir)
-    weights = {
-        name: np.ascontiguousarray(imported.weights[name], dtype=np.float32) for name in signature.weight_names
-    }
+    weights = {name: np.ascontiguousarray(imported.weights[name], dtype=np.float32) for name in signature.weight_names}
     precomputed = [_aligned_empty(shape) for shape in signature.precomputed_shapes]
     compiled = CompiledModel(
         inputs=imported.inputs,
