@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 
 _OURS = {
     "graph-simplify": ("graph_simplify", "GraphSimplifyPass"),
+    "graph-fold-batch-norm": ("graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-pad-conv": ("graph_pad_conv", "GraphPadConvPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
