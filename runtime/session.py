@@ -22,6 +22,7 @@ import numpy as np
 import onnx
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
+from minimlc.lowering import opt_level_pipeline
 from minimlc.runtime.compiler import CompiledModel, compile_model
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
@@ -38,25 +39,31 @@ class InferenceSession:
         model: onnx.ModelProto | str | os.PathLike[str] | bytes,
         *,
         input_shapes: Mapping[str, Sequence[int]] | None = None,
+        opt_level: int = 3,
         num_threads: int | None = None,
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
-        `num_threads` (a positive int, or None for one per core) is the number of threads parallel loops run on,
-        the calling thread included; the pool starts only if the model has a parallel loop.
+        `opt_level` (0-3, see `minimlc.lowering.OPT_LEVELS`) chooses the optimisation pipeline. `num_threads` (a
+        positive int, or None for one per core) is the number of threads parallel loops run on, the calling thread
+        included; the pool starts only if the model has a parallel loop.
         """
-        self._compile(import_model(model, input_shapes), num_threads)
+        opt_level_pipeline(opt_level)  # reject a bad level before importing
+        self._compile(import_model(model, input_shapes), opt_level, num_threads)
 
     @classmethod
-    def from_imported(cls, imported: ImportedModel, *, num_threads: int | None = None) -> InferenceSession:
+    def from_imported(
+        cls, imported: ImportedModel, *, opt_level: int = 3, num_threads: int | None = None
+    ) -> InferenceSession:
         """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
         session = cls.__new__(cls)
-        session._compile(imported, num_threads)
+        session._compile(imported, opt_level, num_threads)
         return session
 
-    def _compile(self, imported: ImportedModel, num_threads: int | None) -> None:
+    def _compile(self, imported: ImportedModel, opt_level: int, num_threads: int | None) -> None:
         self.num_threads = resolve_num_threads(num_threads)
-        self._model: CompiledModel = compile_model(imported)
+        self.opt_level = opt_level
+        self._model: CompiledModel = compile_model(imported, opt_level=opt_level)
         self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
         self._output_shapes = [info.shape for info in self._model.outputs]
