@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 
 _OURS = {
     "graph-simplify": ("graph_simplify", "GraphSimplifyPass"),
+    "graph-fold-batch-norm": ("graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-pad-conv": ("graph_pad_conv", "GraphPadConvPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
@@ -45,22 +46,48 @@ UPSTREAM_PASSES = {
 }
 """xDSL passes our pipelines use, with a one-line description each (some have no docstring upstream)."""
 
+_TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
+_GRAPH_CLEANUPS = "graph-simplify,cse,dce"
+_SCHEDULED = (
+    "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,loop-outline-parallel,"
+    "loop-to-scf,cse," + _TO_LLVM
+)
+OPT_LEVELS: dict[int, str] = {
+    0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
+    1: f"{_GRAPH_CLEANUPS},graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
+    2: f"{_GRAPH_CLEANUPS}," + _SCHEDULED.format(hoist=""),
+    3: "graph-simplify,graph-fold-batch-norm,cse,dce," + _SCHEDULED.format(hoist="loop-hoist-constants,"),
+}
+"""Optimisation level -> the pass list that compiles a graph-level module to the llvm dialect at that level.
+
+O0 lowers op by op: one kernel per graph op, loops as te-to-loop builds them. O1 adds the graph cleanups (no-op
+reshapes and transposes, common subexpressions, dead ops and unused weights). O2 adds fusion (te-inline) and the
+default schedules, with convolutions padded and made channels-last for them. O3 adds the whole-model constant work:
+batch norms folded into the preceding conv/gemm/matmul, and every computation on weights alone hoisted to load time
+(the two go together: without hoisting, folded weights would be recomputed on every call).
+"""
+
 PIPELINES: dict[str, tuple[str, str]] = {
     "lower-to-te": ("graph dialect -> te compute definitions", "graph-to-te"),
     "lower-to-loop": ("graph or te -> loop nests over buffers", "graph-to-te,te-inline,te-to-loop"),
     "lower-to-schedule": (
-        "graph -> the loop nests default-schedule schedules (as in lower-to-llvm: convolutions padded first)",
-        "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,loop-hoist-constants",
+        "graph -> the loop nests default-schedule schedules (as in lower-to-llvm, before default-schedule)",
+        OPT_LEVELS[3].split(",default-schedule,")[0],
     ),
     "lower-to-scf": (
-        "graph, te or loop -> scf/memref/arith/math/func, with default schedules",
-        "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,loop-hoist-constants,default-schedule,"
-        "loop-outline-parallel,loop-to-scf",
+        "graph, te or loop -> scf/memref/arith/math/func, as lower-to-llvm",
+        OPT_LEVELS[3].split(",loop-to-scf,")[0] + ",loop-to-scf",
     ),
     "lower-to-llvm": (
-        "any minimlc level -> llvm dialect with default schedules (print LLVM IR with -t llvm)",
-        "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,loop-hoist-constants,default-schedule,"
-        "loop-outline-parallel,loop-to-scf,cse,convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts",
+        "any minimlc level -> llvm dialect, fully optimised (= lower-to-llvm-O3; print LLVM IR with -t llvm)",
+        OPT_LEVELS[3],
+    ),
+    "lower-to-llvm-O0": ("-> llvm dialect, no optimisation: one kernel per graph op, unscheduled", OPT_LEVELS[0]),
+    "lower-to-llvm-O1": ("-> llvm dialect, O0 + graph cleanups (simplify, cse, dce)", OPT_LEVELS[1]),
+    "lower-to-llvm-O2": ("-> llvm dialect, O1 + fusion (te-inline) and default schedules", OPT_LEVELS[2]),
+    "lower-to-llvm-O3": (
+        "-> llvm dialect, O2 + batch-norm folding and load-time evaluation of weight-only computations",
+        OPT_LEVELS[3],
     ),
     "lower-to-llvm-unscheduled": (
         "as lower-to-llvm, but kernels keep the loops te-to-loop (or the user's schedule passes) gave them",
@@ -104,3 +131,11 @@ def split_pass_list(spec: str) -> list[str]:
 def expand_pipelines(spec: str) -> str:
     """Replace every named pipeline in a pass list by its passes: `lower-to-te,cse` -> `graph-to-te,cse`."""
     return ",".join(PIPELINES[item][1] if item in PIPELINES else item for item in split_pass_list(spec))
+
+
+def opt_level_pipeline(opt_level: int) -> str:
+    """The named pipeline of an optimisation level (0-3): `3` -> `lower-to-llvm-O3`."""
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or opt_level not in OPT_LEVELS:
+        allowed = ", ".join(str(level) for level in OPT_LEVELS)
+        raise ValueError(f"opt_level must be one of {allowed}, got {opt_level!r}")
+    return f"lower-to-llvm-O{opt_level}"

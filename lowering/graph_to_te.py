@@ -230,6 +230,15 @@ class TransposeLowering(RewritePattern):
         rewriter.replace(op, build_compute("transpose", graph.shape_of(op.result), body))
 
 
+class ConstantLowering(RewritePattern):
+    """Lower constant to an elementwise "constant" compute yielding the value (te-inline folds it into its readers)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ConstantOp, rewriter: PatternRewriter) -> None:
+        value = op.value.value.data
+        rewriter.replace(op, build_compute("constant", graph.shape_of(op.result), lambda _: f32_constant(value)))
+
+
 @dataclass(frozen=True)
 class GraphToTePass(ModulePass):
     """Lower graph compute ops to te.compute definitions (graph.weight stays)."""
@@ -239,6 +248,7 @@ class GraphToTePass(ModulePass):
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
         patterns = GreedyRewritePatternApplier(
             [
+                ConstantLowering(),
                 ElementwiseBinaryLowering(),
                 ElementwiseUnaryLowering(),
                 GemmLowering(),

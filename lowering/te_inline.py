@@ -12,7 +12,8 @@ a GEMM (read at `[i, k]` by a compute over `(i, j, k)`) stays its own kernel ins
 recomputed for every `j`. Into elementwise consumers producers are always inlined, as TVM does
 with injective ops. A compute used anywhere else (returned from the function, for instance) is
 materialised and stays. A compute of weights alone is not inlined into one that reads run-time
-data: as its own kernel it is computed once, at load time (see `loop-hoist-constants`).
+data: as its own kernel it is computed once, at load time (see `loop-hoist-constants`). A compute that reads no
+tensor at all (a `graph.constant` fill) is a literal and is always inlined.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ class InlineElementwiseCompute(RewritePattern):
         reads = [use.operation for use in producer.result.uses]
         if not reads or not all(_is_read_in_compute(read) and _recompute_free(read) for read in reads):  # type: ignore[arg-type]
             return
-        if is_constant(producer.result) and not all(is_constant(read.parent_op().result) for read in reads):  # type: ignore[union-attr]
+        reads_weights = any(isinstance(op, te.ReadOp) for op in producer.body.walk())
+        if reads_weights and is_constant(producer.result) and not all(is_constant(read.parent_op().result) for read in reads):  # type: ignore[union-attr]
             return
         body = list(producer.body.block.ops)[:-1]
         for read in reads:

@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, 
 
 from minimlc.dialects import get_all_dialects
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
-from minimlc.lowering import PIPELINES, get_all_passes, split_pass_list
+from minimlc.lowering import PIPELINES, get_all_passes, opt_level_pipeline, split_pass_list
 from minimlc.lowering.llvm_translate import translate_to_llvm_ir
 from minimlc.lowering.loop_outline_parallel import POOL_ATTR
 from minimlc.lowering.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
@@ -125,9 +125,11 @@ class CompiledModel:
     compile_seconds: float = 0.0
 
 
-def compile_model(imported: ImportedModel, pipeline: str = "lower-to-llvm") -> CompiledModel:
-    """Lower (with the named `pipeline`), translate, optimise and JIT an imported model, and run its init entry."""
+def compile_model(imported: ImportedModel, pipeline: str | None = None, *, opt_level: int = 3) -> CompiledModel:
+    """Lower (with the named `pipeline`, by default the one of `opt_level`, 0-3), translate, optimise and JIT an
+    imported model, and run its init entry."""
     start = time.perf_counter()
+    pipeline = pipeline or opt_level_pipeline(opt_level)
     signature = lower_to_llvm_dialect(imported.module, pipeline)
     llvm_ir = translate_to_llvm_ir(imported.module)
     if signature.pool_slot is not None:

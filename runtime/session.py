@@ -22,6 +22,7 @@ import numpy as np
 import onnx
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
+from minimlc.lowering import opt_level_pipeline
 from minimlc.runtime.compiler import CompiledModel, compile_model, rebind_weights
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
@@ -38,20 +39,25 @@ class InferenceSession:
         model: onnx.ModelProto | str | os.PathLike[str] | bytes,
         *,
         input_shapes: Mapping[str, Sequence[int]] | None = None,
+        opt_level: int = 3,
         num_threads: int | None = None,
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
-        `num_threads` (a positive int, or None for one per core) is the number of threads parallel loops run on,
-        the calling thread included; the pool starts only if the model has a parallel loop.
+        `opt_level` (0-3, see `minimlc.lowering.OPT_LEVELS`) chooses the optimisation pipeline. `num_threads` (a
+        positive int, or None for one per core) is the number of threads parallel loops run on, the calling thread
+        included; the pool starts only if the model has a parallel loop.
         """
-        self._compile(import_model(model, input_shapes), num_threads)
+        opt_level_pipeline(opt_level)  # reject a bad level before importing
+        self._compile(import_model(model, input_shapes), opt_level, num_threads)
 
     @classmethod
-    def from_imported(cls, imported: ImportedModel, *, num_threads: int | None = None) -> InferenceSession:
+    def from_imported(
+        cls, imported: ImportedModel, *, opt_level: int = 3, num_threads: int | None = None
+    ) -> InferenceSession:
         """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
         session = cls.__new__(cls)
-        session._compile(imported, num_threads)
+        session._compile(imported, opt_level, num_threads)
         return session
 
     def with_weights(self, weights: Mapping[str, np.ndarray]) -> InferenceSession:
@@ -61,14 +67,15 @@ class InferenceSession:
             tuned = session.with_weights(import_model("tuned.onnx").weights)
         """
         session = InferenceSession.__new__(InferenceSession)
-        session._bind(rebind_weights(self._model, weights), self.num_threads)
+        session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
         return session
 
-    def _compile(self, imported: ImportedModel, num_threads: int | None) -> None:
-        self._bind(compile_model(imported), num_threads)
+    def _compile(self, imported: ImportedModel, opt_level: int, num_threads: int | None) -> None:
+        self._bind(compile_model(imported, opt_level=opt_level), opt_level, num_threads)
 
-    def _bind(self, model: CompiledModel, num_threads: int | None) -> None:
+    def _bind(self, model: CompiledModel, opt_level: int, num_threads: int | None) -> None:
         self.num_threads = resolve_num_threads(num_threads)
+        self.opt_level = opt_level
         self._model = model
         self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}

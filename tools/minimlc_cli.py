@@ -3,6 +3,7 @@
     minimlc run examples/mlp.onnx --repeat 100            # random inputs, output summary, median latency
     minimlc run model.onnx --input x=x.npy --save-outputs out/
     minimlc compile model.onnx --emit loop -o model.loop.mlir
+    minimlc compile model.onnx --emit graph -O1           # the graph after O1's cleanups
     minimlc compile model.onnx --stats                    # time of the frontend, each pass, translation, JIT
     minimlc compare model.onnx --random-weights --per-layer   # minimlc vs ONNX Runtime, tensor by tensor
     minimlc conformance --ops Conv,Relu                   # onnx's node tests: passed/failed/unsupported by op
@@ -23,16 +24,16 @@ import numpy as np
 if TYPE_CHECKING:
     import onnx
 
-EMIT_LEVELS = {
-    "graph": (),
-    "te": ("lower-to-te",),
-    "loop": ("lower-to-loop",),
-    "schedule": ("lower-to-schedule",),
-    "scf": ("lower-to-scf",),
-    "llvm-dialect": ("lower-to-llvm",),
-    "llvm-ir": ("lower-to-llvm",),
+EMIT_LEVELS: dict[str, tuple[str, int] | None] = {
+    "graph": ("graph-to-te", 0),
+    "te": ("te-to-loop", 0),
+    "loop": ("te-to-loop", 1),
+    "schedule": ("default-schedule", 0),
+    "scf": ("loop-to-scf", 1),
+    "llvm-dialect": None,
+    "llvm-ir": None,
 }
-"""`--emit` level -> named pipelines that take the imported graph there."""
+"""`--emit` level -> where it ends in the opt level's pipeline: before (0) or after (1) that pass (None: the end)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,6 +69,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed for the random inputs not given with --input")
     run.add_argument("--save-outputs", metavar="DIR", help="write each output to DIR/NAME.npy")
     run.add_argument("--threads", type=_positive_int, help="threads for parallel loops (default: one per core)")
+    _add_opt_level(run)
     run.set_defaults(command=_run)
 
     compile_ = commands.add_parser("compile", help="write the model's IR at one level of the pipeline")
@@ -77,6 +79,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     compile_.add_argument(
         "--stats", action="store_true", help="print the time of each stage to stderr (with --emit llvm-ir: and the JIT)"
     )
+    _add_opt_level(compile_)
     compile_.set_defaults(command=_compile)
 
     compare = commands.add_parser("compare", help="run minimlc and an oracle on the same inputs, print the errors")
@@ -94,6 +97,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--rtol", type=float, default=1e-3, help="tolerance relative to max |expected| (1e-3)")
     compare.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
+    _add_opt_level(compare)
     compare.set_defaults(command=_compare)
 
     conformance = commands.add_parser("conformance", help="run onnx's node tests, print passed/failed by op")
@@ -109,6 +113,26 @@ def _argument_parser() -> argparse.ArgumentParser:
     conformance.add_argument("-v", "--verbose", action="store_true", help="list unsupported tests too")
     conformance.set_defaults(command=_conformance)
     return parser
+
+
+def _add_opt_level(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-O",
+        "--opt-level",
+        type=_opt_level,
+        default=3,
+        metavar="{0,1,2,3}",
+        help="optimisation level: 0 none, 1 graph cleanups, 2 + fusion and schedules, 3 + batch-norm folding and "
+        "load-time constants (default 3; -O2 is --opt-level 2)",
+    )
+
+
+def _opt_level(text: str) -> int:
+    from minimlc.lowering import OPT_LEVELS
+
+    if not text.isdigit() or int(text) not in OPT_LEVELS:
+        raise argparse.ArgumentTypeError(f"expects one of {', '.join(map(str, OPT_LEVELS))}, got '{text}'")
+    return int(text)
 
 
 def _op_list(text: str) -> list[str]:
@@ -144,7 +168,9 @@ def _run(args: argparse.Namespace) -> int:
     feeds = _load_inputs(args.input)
     shapes = {name: array.shape for name, array in feeds.items()}
     print(f"compiling {args.model} ...", file=sys.stderr, flush=True)
-    session = InferenceSession(args.model, input_shapes=shapes or None, num_threads=args.threads)
+    session = InferenceSession(
+        args.model, input_shapes=shapes or None, opt_level=args.opt_level, num_threads=args.threads
+    )
     rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():
         if info.name not in feeds:
@@ -174,15 +200,15 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     from minimlc.frontend.onnx import import_model
-    from minimlc.lowering import expand_pipelines, split_pass_list
     from minimlc.runtime.compiler import run_passes
 
-    print(f"compiling {args.model} to {args.emit} ...", file=sys.stderr, flush=True)
+    passes = _passes_to_level(args.emit, args.opt_level)
+    print(f"compiling {args.model} to {args.emit} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     timings: list[tuple[str, float]] = []
     start = time.perf_counter()
     module = import_model(args.model).module
     timings.append(("import (frontend)", time.perf_counter() - start))
-    for name in split_pass_list(expand_pipelines(",".join(EMIT_LEVELS[args.emit]))):
+    for name in passes:
         start = time.perf_counter()
         run_passes(module, [name])
         timings.append((name, time.perf_counter() - start))
@@ -216,6 +242,20 @@ def _compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _passes_to_level(emit: str, opt_level: int) -> list[str]:
+    """The passes of the opt level's pipeline that take an imported graph to the `--emit` level."""
+    from minimlc.lowering import OPT_LEVELS, split_pass_list
+
+    passes = split_pass_list(OPT_LEVELS[opt_level])
+    end = EMIT_LEVELS[emit]
+    if end is None:
+        return passes
+    name, after = end
+    if name not in passes:
+        raise _UsageError(f"--emit {emit} needs --opt-level 2 or 3 (O{opt_level} does not run {name})")
+    return passes[: passes.index(name) + after]
+
+
 def _timing_table(model: str, timings: Sequence[tuple[str, float]]) -> str:
     width = max(len(stage) for stage, _ in (*timings, ("total", 0.0)))
     lines = [f"compile time of {model}:"]
@@ -239,7 +279,7 @@ def _compare(args: argparse.Namespace) -> int:
     shapes = {name: array.shape for name, array in feeds.items()}
     print(f"compiling {args.model} ({len(names)} outputs) ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    session = InferenceSession(model, input_shapes=shapes)
+    session = InferenceSession(model, input_shapes=shapes, opt_level=args.opt_level)
     compile_seconds = time.perf_counter() - start
     outputs = dict(zip((info.name for info in session.get_outputs()), session.run(None, feeds)))
     print(f"running the oracle ({args.oracle}) ...", file=sys.stderr, flush=True)

@@ -50,6 +50,7 @@ __all__ = [
     "AtanhOp",
     "BinaryShapeRuleOp",
     "CeilOp",
+    "ConstantOp",
     "CosOp",
     "CoshOp",
     "DivOp",
@@ -165,6 +166,22 @@ class WeightOp(IRDLOperation):
 
     def __init__(self, weight_name: str, shape: Sequence[int]):
         super().__init__(properties={"weight_name": StringAttr(weight_name)}, result_types=[tensor_type(shape)])
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A tensor whose every element is `value`, for scalars the compiler introduces (model constants are weights):
+    `graph.constant {value = 1.0e-05 : f32} : tensor<4xf32>`."""
+
+    name = "graph.constant"
+    value = prop_def(FloatAttr[Float32Type])
+    result = result_def(F32Tensor)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, value: float, shape: Sequence[int]):
+        super().__init__(properties={"value": FloatAttr(value, f32)}, result_types=[tensor_type(shape)])
 
 
 class BinaryShapeRuleOp(IRDLOperation):
@@ -639,6 +656,7 @@ class TransposeOp(IRDLOperation):
 
 OPS = [
     WeightOp,
+    ConstantOp,
     AddOp,
     SubOp,
     MulOp,

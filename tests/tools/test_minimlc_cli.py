@@ -88,3 +88,44 @@ def test_compile_emits_each_level(mlp_path: Path, tmp_path: Path, level: str, ma
     result = minimlc("compile", str(mlp_path), "--emit", level, "-o", str(out))
     assert result.returncode == 0, result.stderr
     assert re.search(marker, out.read_text())
+
+
+@pytest.mark.parametrize("flag", ["-O0", "--opt-level=2"])
+def test_run_at_an_opt_level(mlp_path: Path, flag: str) -> None:
+    result = minimlc("run", str(mlp_path), flag, "--repeat", "1")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("flag", ["-O4", "-Ofast", "--opt-level=-1"])
+def test_bad_opt_level_names_the_allowed_values(mlp_path: Path, flag: str) -> None:
+    result = minimlc("compile", str(mlp_path), flag)
+    assert result.returncode == 2
+    assert "argument -O/--opt-level: expects one of 0, 1, 2, 3, got" in result.stderr
+
+
+def test_emit_schedule_needs_a_scheduling_level(mlp_path: Path) -> None:
+    result = minimlc("compile", str(mlp_path), "--emit", "schedule", "-O1")
+    assert result.returncode == 1
+    assert "--emit schedule needs --opt-level 2 or 3 (O1 does not run default-schedule)" in result.stderr
+
+
+def test_emit_graph_shows_the_optimised_graph(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper, numpy_helper
+
+    params = {name: np.full(shape, 0.5, np.float32) for name, shape in [("w", (2, 1, 1, 1)), *[(p, (2,)) for p in "gbmv"]]}
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[1, 1]),
+            helper.make_node("BatchNormalization", ["y", "g", "b", "m", "v"], ["z"]),
+        ],
+        "conv_bn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 2, 2])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2, 2, 2])],
+        [numpy_helper.from_array(value, name) for name, value in params.items()],
+    )
+    path = tmp_path / "conv_bn.onnx"
+    path.write_bytes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    unoptimised = minimlc("compile", str(path), "--emit", "graph", "-O0")
+    optimised = minimlc("compile", str(path), "--emit", "graph", "-O3")
+    assert "graph.batch_norm" in unoptimised.stdout
+    assert "graph.batch_norm" not in optimised.stdout and "graph.conv" in optimised.stdout

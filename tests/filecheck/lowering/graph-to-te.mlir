@@ -445,6 +445,19 @@ func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
 // CHECK-NEXT: func.return %[[V0]] : tensor<4x2x3xf32>
 // CHECK-NEXT: }
 
+func.func @constant(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %c = graph.constant {value = 5.000000e-01 : f32} : tensor<2xf32>
+  func.return %c : tensor<2xf32>
+}
+
+// CHECK-LABEL: func.func @constant(%x: tensor<2xf32>) -> tensor<2xf32> {
+// CHECK-NEXT: %c = te.compute "constant" (%{{.*}}) -> tensor<2xf32> {
+// CHECK-NEXT:   %[[V1:[0-9]+]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT:   te.yield %[[V1]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %c : tensor<2xf32>
+// CHECK-NEXT: }
+
 // -----
 
 func.func @no_lowering(%x: tensor<2xf32>) -> tensor<2xf32> {

@@ -207,3 +207,27 @@ func.func @constants_stay_apart(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK:         %y = te.compute "add" (%{{.*}}) -> tensor<4xf32> {
 // CHECK-NEXT:      %{{.*}} = te.read %x
 // CHECK-NEXT:      %{{.*}} = te.read %e
+
+// A compute that reads no tensor (a graph.constant fill) is a literal: inlined even into run-time computes.
+func.func @literal_inlined(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = te.compute "constant" (%i) -> tensor<4xf32> {
+    %v = arith.constant 2.000000e+00 : f32
+    te.yield %v : f32
+  }
+  %y = te.compute "mul" (%i) -> tensor<4xf32> {
+    %a = te.read %x[%i] : tensor<4xf32>
+    %b = te.read %c[%i] : tensor<4xf32>
+    %m = arith.mulf %a, %b : f32
+    te.yield %m : f32
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @literal_inlined(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:    %y = te.compute "mul" (%{{.*}}) -> tensor<4xf32> {
+// CHECK-NEXT:      %{{.*}} = te.read %x[%{{.*}}] : tensor<4xf32>
+// CHECK-NEXT:      %{{.*}} = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:      %{{.*}} = arith.mulf
+// CHECK-NEXT:      te.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y : tensor<4xf32>

@@ -123,3 +123,12 @@ func.func @weight_not_a_tensor() -> f32 {
 }
 
 // CHECK: f32 should be of base attribute tensor
+
+// -----
+
+func.func @constant_not_f32() -> tensor<4xf32> {
+  %c = graph.constant {value = 1.0 : f64} : tensor<4xf32>
+  func.return %c : tensor<4xf32>
+}
+
+// CHECK: f64 should be of base attribute f32

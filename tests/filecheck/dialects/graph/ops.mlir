@@ -70,3 +70,11 @@ func.func @shapes(%x: tensor<2x3x4xf32>, %v: tensor<4xf32>, %m: tensor<2x4x5xf32
 // CHECK-NEXT:   %r = graph.reshape %t : tensor<4x2x3xf32> -> tensor<24xf32>
 // CHECK-NEXT:   %mv = graph.matmul %x, %v : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT:   %bm = graph.matmul %x, %m : (tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+
+func.func @constant() -> tensor<2x3xf32> {
+  %c = graph.constant {value = 1.000000e-05 : f32} : tensor<2x3xf32>
+  func.return %c : tensor<2x3xf32>
+}
+
+// CHECK:      func.func @constant
+// CHECK-NEXT:   %c = graph.constant {value = 1.000000e-05 : f32} : tensor<2x3xf32>
