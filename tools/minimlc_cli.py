@@ -231,7 +231,7 @@ def _compile(args: argparse.Namespace) -> int:
         text = schedule_trace(make_context(), module)
     else:
         module.verify()
-        text = f"{module}\n"
+        text = str(module) + "\n"  # str(), not format(): an f-string prints the op's repr
     if args.output:
         Path(args.output).write_text(text)
         print(f"wrote {args.output}", file=sys.stderr)

@@ -84,10 +84,17 @@ def test_run_malformed_model(tmp_path: Path) -> None:
     ],
 )
 def test_compile_emits_each_level(mlp_path: Path, tmp_path: Path, level: str, marker: str) -> None:
-    out = tmp_path / f"mlp.{level}"
+    out = tmp_path / f"mlp.{level}.{'ll' if level == 'llvm-ir' else 'mlir'}"
     result = minimlc("compile", str(mlp_path), "--emit", level, "-o", str(out))
     assert result.returncode == 0, result.stderr
-    assert re.search(marker, out.read_text())
+    text = out.read_text()
+    assert re.search(marker, text)
+    if level != "llvm-ir":  # plain IR that mini-opt parses back, not a Python repr of the module
+        assert text.startswith("builtin.module {"), text[:80]
+        reparsed = subprocess.run(
+            [sys.executable, "-m", "minimlc.tools.mini_opt", str(out)], capture_output=True, text=True, check=False
+        )
+        assert reparsed.returncode == 0, reparsed.stderr
 
 
 @pytest.mark.parametrize("flag", ["-O0", "--opt-level=2"])
