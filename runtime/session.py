@@ -9,6 +9,8 @@ wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call
 threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the session's own
 thread pool, started once here (`num_threads`, default one per core); a `run` that finds the pool busy with another
 thread's call runs its parallel loops on its own thread.
+`with_num_threads(n)` gives a second session over the same compiled module with a pool of its own (the
+compiled code does not depend on the thread count).
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ class InferenceSession:
         """
         session = InferenceSession.__new__(InferenceSession)
         session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
+        return session
+
+    def with_num_threads(self, num_threads: int | None) -> InferenceSession:
+        """A session over this session's compiled module (no recompilation) with its own pool of `num_threads`."""
+        session = InferenceSession.__new__(InferenceSession)
+        session._bind(self._model, self.opt_level, num_threads)
         return session
 
     def _compile(self, imported: ImportedModel, opt_level: int, num_threads: int | None) -> None:

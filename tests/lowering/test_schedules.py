@@ -151,3 +151,21 @@ def test_num_threads_is_validated(bad: object) -> None:
 
 def test_num_threads_one_is_accepted() -> None:
     assert InferenceSession(matmul_model(), num_threads=1).num_threads == 1
+
+
+def test_with_num_threads_shares_the_compiled_module() -> None:
+    imported = import_model(matmul_model())
+    ctx = make_context()
+    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-loop"][1]), ctx)
+    apply_steps(ctx, imported.module, [f"loop-parallel{{{K0} loop=i0}}"])
+    one = InferenceSession.from_imported(imported, num_threads=1)
+    two = one.with_num_threads(2)
+    assert (one.num_threads, two.num_threads) == (1, 2)
+    assert two.llvm_ir is one.llvm_ir
+    assert "minimlc_parallel_for" in one.llvm_ir
+    a = np.random.default_rng(3).standard_normal((M, K)).astype(np.float32)
+    expected = a @ numpy_helper.to_array(matmul_model().graph.initializer[0])
+    for session in (one, two):
+        np.testing.assert_allclose(session.run(None, {"a": a})[0], expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="num_threads"):
+        one.with_num_threads(0)
