@@ -1,0 +1,324 @@
+"""Whole-model benchmark: minimlc vs ONNX Runtime on the MLP, a MatMul, a Conv+ReLU block and onnx's light CNNs.
+
+    python bench/bench_models.py                                  # every workload at 1 and 2 threads
+    python bench/bench_models.py --models resnet50,squeezenet --threads 1 --json bench/results/models.json
+    python bench/bench_models.py --quick --models mlp,matmul --matmul-size 256
+
+Workloads: `mlp` (the example MLP 784-128-10, batch 1), `matmul` (MatMul `--matmul-size`^3 with a constant B),
+`conv_relu` (Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU) and the nine light models (1x3x224x224 CNNs whose
+weights are ConstantOfShape(0.02): fine for timing). Inputs are seeded random normals.
+
+Each workload compiles once (the compile time is the wall time to a ready `InferenceSession`); every thread count
+runs that same compiled module (`InferenceSession.with_num_threads`) against an ONNX Runtime session pinned to the
+same thread count (intra-op threads = N, inter-op 1, sequential; its idle workers sleep instead of spinning, see
+`ort_session`). After a warm-up the two run interleaved, one call each per round with the order swapped every round,
+so machine noise hits both alike, until `--runs` rounds or `--budget-seconds` of timing (at least 3 rounds if `--runs`
+allows); figures are medians. FLOPs count Conv, Gemm and MatMul (2 x MACs, shapes from onnx shape inference,
+`model_flops.py`); every other op is ignored. "% peak" is of this machine's measured one-core fp32 peak (a
+JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX Runtime is optional: without it its columns
+show "-". Progress goes to stderr, the table to stdout; `--json` also writes every figure.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_variable] = "1"  # numpy's sgemm peak is a one-core figure
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import asdict, dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import llvmlite.binding as llvm  # noqa: E402
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+from bench_kernels import conv_model, matmul_model  # noqa: E402
+from machine_peak import MachinePeak, measure  # noqa: E402
+from make_mlp import build_mlp  # noqa: E402
+from model_flops import count_flops  # noqa: E402
+
+from minimlc.runtime import InferenceSession  # noqa: E402
+from minimlc.tools.conformance import light_model_paths  # noqa: E402
+
+MIN_ROUNDS = 3
+Feeds = dict[str, np.ndarray]
+
+
+def workloads(matmul_size: int) -> dict[str, Callable[[], onnx.ModelProto]]:
+    """Workload name -> a function building its model, in table order."""
+    rng = np.random.default_rng(0)
+    builders: dict[str, Callable[[], onnx.ModelProto]] = {
+        "mlp": lambda: build_mlp(batch=1),
+        "matmul": lambda: matmul_model(
+            matmul_size, rng.standard_normal((matmul_size, matmul_size), dtype=np.float32)
+        ),
+        "conv_relu": lambda: conv_model(64, 56, 64, 3, 1, 1),
+    }
+    for path in light_model_paths():
+        builders[path.stem.removeprefix("light_")] = lambda path=path: onnx.load(path)
+    return builders
+
+
+def ort_module() -> Any | None:
+    """The onnxruntime module, or None when it is not installed."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    return onnxruntime
+
+
+def ort_session(ort: Any, model: onnx.ModelProto, threads: int) -> Callable[[Feeds], list[np.ndarray]]:
+    """An ONNX Runtime CPU session: `threads` intra-op threads that sleep when idle, one inter-op, sequential."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3
+    # Spinning workers would take the core the interleaved minimlc call needs (on a loaded 2-core machine a 1-thread
+    # minimlc conv measured 20 ms beside a spinning 2-thread ORT, 8 ms beside a non-spinning one; ORT 18 vs 7 ms).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return lambda feeds: session.run(None, feeds)
+
+
+def interleaved_medians(
+    contenders: dict[str, Callable[[], object]], warmup: int, max_rounds: int, budget_seconds: float
+) -> tuple[dict[str, float], int]:
+    """Median seconds per call of each contender and the rounds timed; the call order flips every round."""
+    order = list(contenders)
+    for _ in range(warmup):
+        for name in order:
+            contenders[name]()
+    samples: dict[str, list[float]] = {name: [] for name in order}
+    rounds, start = 0, time.perf_counter()
+    while rounds < max_rounds and (rounds < MIN_ROUNDS or time.perf_counter() - start < budget_seconds):
+        for name in order if rounds % 2 == 0 else reversed(order):
+            begin = time.perf_counter()
+            contenders[name]()
+            samples[name].append(time.perf_counter() - begin)
+        rounds += 1
+    return {name: statistics.median(times) for name, times in samples.items()}, rounds
+
+
+@dataclass
+class Row:
+    """One workload at one thread count; None where a figure is missing (no ONNX Runtime, or an error)."""
+
+    workload: str
+    threads: int
+    gflop: float | None = None
+    compile_seconds: float | None = None
+    minimlc_ms: float | None = None
+    ort_ms: float | None = None
+    minimlc_over_ort: float | None = None
+    minimlc_gflops: float | None = None
+    minimlc_pct_peak: float | None = None
+    ort_gflops: float | None = None
+    ort_pct_peak: float | None = None
+    max_abs_diff_vs_ort: float | None = None
+    rounds: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Settings:
+    """How every workload is timed (after the defaults and `--quick` are applied)."""
+
+    threads: list[int]
+    warmup: int
+    runs: int
+    budget_seconds: float
+
+
+def _error(error: Exception) -> str:
+    return f"{type(error).__name__}: {(str(error).splitlines() or [''])[0][:200]}"
+
+
+def bench_workload(
+    name: str, build: Callable[[], onnx.ModelProto], settings: Settings, peak: MachinePeak, ort: Any | None
+) -> list[Row]:
+    """Compile `name` once, then time it at every thread count against ONNX Runtime."""
+    rows = [Row(name, threads) for threads in settings.threads]
+    model = build()
+    try:
+        flops: int | None = count_flops(model)
+    except Exception as error:  # a benchmark reports every workload, whatever stops one of them
+        flops = None
+        rows[0].errors.append(f"FLOPs: {_error(error)}")
+    for row in rows:
+        row.gflop = flops / 1e9 if flops is not None else None
+    print(f"{name}: compiling ...", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    try:
+        compiled = InferenceSession(model, num_threads=settings.threads[0])
+    except Exception as error:
+        for row in rows:
+            row.errors.append(f"minimlc: {_error(error)}")
+        print(f"{name}: not compiled ({rows[0].errors[-1]})", file=sys.stderr, flush=True)
+        return rows
+    compile_seconds = time.perf_counter() - start
+    rng = np.random.default_rng(1)
+    feeds = {info.name: rng.standard_normal(info.shape).astype(info.dtype) for info in compiled.get_inputs()}
+    for row in rows:
+        print(f"{name}: compiled in {compile_seconds:.1f} s; timing at {row.threads} thread(s) ...", file=sys.stderr)
+        row.compile_seconds = compile_seconds
+        session = compiled if row.threads == compiled.num_threads else compiled.with_num_threads(row.threads)
+        contenders: dict[str, Callable[[], object]] = {"minimlc": lambda session=session: session.run(None, feeds)}
+        if ort is not None:
+            try:
+                run_ort = ort_session(ort, model, row.threads)
+                theirs = run_ort(feeds)
+            except Exception as error:
+                row.errors.append(f"onnxruntime: {_error(error)}")
+            else:
+                ours = session.run(None, feeds)
+                row.max_abs_diff_vs_ort = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
+                contenders["onnxruntime"] = lambda run_ort=run_ort: run_ort(feeds)
+        medians, row.rounds = interleaved_medians(contenders, settings.warmup, settings.runs, settings.budget_seconds)
+        row.minimlc_ms = medians["minimlc"] * 1e3
+        if "onnxruntime" in medians:
+            row.ort_ms = medians["onnxruntime"] * 1e3
+            row.minimlc_over_ort = medians["minimlc"] / medians["onnxruntime"]
+        if flops is not None:
+            core_peak = peak.fma_gflops * row.threads
+            row.minimlc_gflops = flops / medians["minimlc"] / 1e9
+            row.minimlc_pct_peak = 100 * row.minimlc_gflops / core_peak
+            if "onnxruntime" in medians:
+                row.ort_gflops = flops / medians["onnxruntime"] / 1e9
+                row.ort_pct_peak = 100 * row.ort_gflops / core_peak
+    return rows
+
+
+COLUMNS = (
+    # (header, Row field, width, format spec)
+    ("workload", "workload", 14, ""),
+    ("thr", "threads", 3, "d"),
+    ("GFLOP", "gflop", 8, ".3g"),
+    ("compile s", "compile_seconds", 9, ".1f"),
+    ("minimlc ms", "minimlc_ms", 10, ".3f"),
+    ("ORT ms", "ort_ms", 9, ".3f"),
+    ("mlc/ORT", "minimlc_over_ort", 7, ".2f"),
+    ("GFLOP/s", "minimlc_gflops", 8, ".1f"),
+    ("%peak", "minimlc_pct_peak", 6, ".1f"),
+    ("ORT GFLOP/s", "ort_gflops", 11, ".1f"),
+    ("ORT %peak", "ort_pct_peak", 9, ".1f"),
+    ("max|diff|", "max_abs_diff_vs_ort", 9, ".1e"),
+    ("rounds", "rounds", 6, "d"),
+)
+
+
+def table_header() -> str:
+    return "  ".join(
+        f"{header:<{width}}" if index == 0 else f"{header:>{width}}"
+        for index, (header, _, width, _) in enumerate(COLUMNS)
+    )
+
+
+def table_row(row: Row) -> str:
+    """One fixed-width line (missing figures show "-"), then a line per error."""
+    cells = [f"{row.workload:<{COLUMNS[0][2]}}"]
+    for _, key, width, spec in COLUMNS[1:]:
+        value = getattr(row, key)
+        cells.append(f"{'-':>{width}}" if value is None else f"{value:>{width}{spec}}")
+    return "\n".join(["  ".join(cells), *(f"    error: {error}" for error in row.errors)])
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _non_negative_int(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return int(text)
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
+def _thread_counts(text: str) -> list[int]:
+    try:
+        return [_positive_int(part) for part in text.split(",")]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", help="comma-separated workload names (default: all); see the module docstring")
+    parser.add_argument("--threads", type=_thread_counts, default=[1, 2], help="thread counts (default 1,2)")
+    parser.add_argument(
+        "--runs", type=_positive_int, help="most timed rounds per workload and thread count (default 1000)"
+    )
+    parser.add_argument(
+        "--budget-seconds", type=_non_negative_float, help="timing budget per workload and thread count (default 10)"
+    )
+    parser.add_argument("--warmup", type=_non_negative_int, help="untimed rounds first (default 3)")
+    parser.add_argument("--matmul-size", type=_positive_int, default=1024, help="MatMul M=K=N (default 1024)")
+    parser.add_argument("--quick", action="store_true", help="few rounds and a short peak measurement (for tests)")
+    parser.add_argument("--json", metavar="FILE", help="also write the machine, settings and rows as JSON")
+    args = parser.parse_args(argv)
+    builders = workloads(args.matmul_size)
+    names = args.models.split(",") if args.models else list(builders)
+    if unknown := [name for name in names if name not in builders]:
+        parser.error(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(builders)}")
+    settings = Settings(
+        threads=args.threads,
+        warmup=args.warmup if args.warmup is not None else 1 if args.quick else 3,
+        runs=args.runs if args.runs is not None else 5 if args.quick else 1000,
+        budget_seconds=args.budget_seconds if args.budget_seconds is not None else 1.0 if args.quick else 10.0,
+    )
+    ort = ort_module()
+    notes = ["FLOPs count Conv, Gemm and MatMul (2 x MACs); every other op is ignored."]
+    if ort is None:
+        notes.append('onnxruntime is not installed: its columns show "-".')
+    load = os.getloadavg()[0]
+    print("measuring this machine's peak ...", file=sys.stderr, flush=True)
+    peak = measure(*((0.01, 3) if args.quick else (0.05, 7)))
+    cpu = llvm.get_host_cpu_name()
+    print(
+        f"machine: {cpu}, {os.cpu_count()} cores, load average {load:.1f} at start; one core's fp32 peak: "
+        f"FMA loop {peak.fma_gflops:.1f} GFLOP/s ({peak.vector_lanes} lanes), numpy sgemm 1024^3 "
+        f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads"
+    )
+    print(table_header(), flush=True)
+    rows: list[Row] = []
+    for name in names:
+        rows += bench_workload(name, builders[name], settings, peak, ort)
+        print("\n".join(table_row(row) for row in rows[-len(settings.threads) :]), flush=True)
+    for note in notes:
+        print(f"note: {note}")
+    if args.json:
+        report = {
+            "machine": {"cpu": cpu, "cores": os.cpu_count(), "load_average_at_start": load, **asdict(peak)},
+            "onnxruntime": getattr(ort, "__version__", None),
+            "settings": asdict(settings),
+            "notes": notes,
+            "rows": [asdict(row) for row in rows],
+        }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

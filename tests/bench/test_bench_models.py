@@ -1,0 +1,143 @@
+"""bench/bench_models.py: a quick run's table and JSON, ONNX Runtime absent, bad options; FLOP counting."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench" / "bench_models.py"
+sys.path.insert(0, str(ROOT / "bench"))
+from machine_peak import MachinePeak  # noqa: E402
+from model_flops import count_flops  # noqa: E402
+
+QUICK = ["--quick", "--matmul-size", "128"]
+
+
+def run_bench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-W", "error", str(BENCH), *args], capture_output=True, text=True, check=False, env=env
+    )
+
+
+def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
+    report_path = tmp_path / "models.json"
+    result = run_bench(*QUICK, "--models", "mlp,matmul,conv_relu", "--threads", "1,2", "--json", str(report_path))
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"FMA loop [\d.]+ GFLOP/s \(\d+ lanes\), numpy sgemm 1024\^3 [\d.]+ GFLOP/s", result.stdout)
+    assert re.search(r"^workload\s+thr\s+GFLOP\s+compile s\s+minimlc ms\s+ORT ms\s+mlc/ORT", result.stdout, re.M)
+    for workload in ("mlp", "matmul", "conv_relu"):
+        for threads in (1, 2):
+            assert re.search(rf"^{workload}\s+{threads}(\s+[\d.e+-]+){{11}}$", result.stdout, re.M), result.stdout
+        assert f"{workload}: compiling ..." in result.stderr
+    assert "note: FLOPs count Conv, Gemm and MatMul" in result.stdout
+
+    report = json.loads(report_path.read_text())
+    assert report["machine"]["fma_gflops"] > 0
+    assert report["machine"]["numpy_sgemm_gflops"] > 0
+    assert report["onnxruntime"]
+    assert report["settings"]["threads"] == [1, 2]
+    rows = report["rows"]
+    assert [(row["workload"], row["threads"]) for row in rows] == [
+        (name, threads) for name in ("mlp", "matmul", "conv_relu") for threads in (1, 2)
+    ]
+    flops = {"mlp": 2 * (784 * 128 + 128 * 10), "matmul": 2 * 128**3, "conv_relu": 2 * 64 * 64 * 9 * 56 * 56}
+    for row in rows:
+        assert row["errors"] == []
+        assert row["gflop"] == pytest.approx(flops[row["workload"]] / 1e9)
+        assert row["minimlc_ms"] > 0
+        assert row["ort_ms"] > 0
+        assert row["minimlc_over_ort"] == pytest.approx(row["minimlc_ms"] / row["ort_ms"])
+        expected_pct = 100 * row["minimlc_gflops"] / (report["machine"]["fma_gflops"] * row["threads"])
+        assert row["minimlc_pct_peak"] == pytest.approx(expected_pct)
+        assert row["max_abs_diff_vs_ort"] < 1e-3
+        assert row["rounds"] == 5
+    assert rows[0]["compile_seconds"] == rows[1]["compile_seconds"]  # one compile serves both thread counts
+
+
+def test_without_onnxruntime_its_columns_show_a_dash(tmp_path: Path) -> None:
+    blocker = tmp_path / "onnxruntime"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('onnxruntime is hidden for this test')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    result = run_bench(*QUICK, "--models", "mlp", "--threads", "1", "--json", str(tmp_path / "r.json"), env=env)
+    assert result.returncode == 0, result.stderr
+    row = r"^mlp\s+1\s+[\d.e-]+\s+[\d.]+\s+[\d.]+\s+-\s+-\s+[\d.]+\s+[\d.]+\s+-\s+-\s+-\s+5$"
+    assert re.search(row, result.stdout, re.M), result.stdout
+    assert 'note: onnxruntime is not installed: its columns show "-".' in result.stdout
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["onnxruntime"] is None
+    assert report["rows"][0]["ort_ms"] is None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--models", "mlp,nope"], "unknown workload(s) nope; choose from mlp, matmul, conv_relu, bvlc_alexnet"),
+        (["--threads", "0"], "argument --threads: expected comma-separated positive integers, got '0'"),
+        (["--threads", "1,x"], "argument --threads: expected comma-separated positive integers, got '1,x'"),
+    ],
+)
+def test_bad_options_are_rejected(args: list[str], message: str) -> None:
+    result = run_bench(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+def _model(
+    nodes: list[onnx.NodeProto], inputs: dict[str, list[int | str]], output: str, output_shape: list[int] | None = None
+) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "flops",
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name, shape in inputs.items()],
+        [helper.make_tensor_value_info(output, TensorProto.FLOAT, output_shape)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_flops_of_conv_gemm_matmul_and_nothing_else() -> None:
+    conv = helper.make_node("Conv", ["x", "w"], ["c"], group=2, strides=[2, 2], pads=[1, 1, 1, 1])
+    relu = helper.make_node("Relu", ["c"], ["r"])
+    model = _model([conv, relu], {"x": [1, 8, 10, 10], "w": [6, 4, 3, 3]}, "r")
+    assert count_flops(model) == 2 * (6 * 5 * 5) * (4 * 3 * 3)
+    gemm = helper.make_node("Gemm", ["a", "b"], ["y"], transA=1)
+    assert count_flops(_model([gemm], {"a": [7, 3], "b": [7, 5]}, "y")) == 2 * 3 * 5 * 7
+    matmul = helper.make_node("MatMul", ["a", "b"], ["y"])
+    assert count_flops(_model([matmul], {"a": [2, 3, 4], "b": [4, 5]}, "y")) == 2 * 2 * 3 * 5 * 4
+
+
+def test_flops_need_known_shapes() -> None:
+    matmul = helper.make_node("MatMul", ["a", "b"], ["y"], name="mm")
+    with pytest.raises(ValueError, match="MatMul node 'mm': the shape of 'y' is unknown"):
+        count_flops(_model([matmul], {"a": ["n", 4], "b": [4, 5]}, "y"))
+
+
+def test_a_workload_that_does_not_compile_is_listed_with_its_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(variable, "1")  # bench_models sets them on import; monkeypatch restores them afterwards
+    bench_models = importlib.import_module("bench_models")
+    matmul = helper.make_node("MatMul", ["a", "b"], ["m"])
+    coin = helper.make_node("Bernoulli", ["m"], ["y"], name="coin")
+    model = _model([matmul, coin], {"a": [2, 3], "b": [3, 4]}, "y", [2, 4])
+    settings = bench_models.Settings(threads=[1, 2], warmup=0, runs=1, budget_seconds=0.0)
+    rows = bench_models.bench_workload("coin", lambda: model, settings, MachinePeak(100.0, 50.0, 16), None)
+    assert [row.threads for row in rows] == [1, 2]
+    for row in rows:
+        assert row.gflop == pytest.approx(2 * 2 * 4 * 3 / 1e9)
+        assert row.minimlc_ms is None
+        assert row.errors == [
+            "minimlc: UnsupportedOpsError: model has 1 unsupported operator type: Bernoulli (opset 17): coin"
+        ]
+    line, error = bench_models.table_row(rows[0]).splitlines()
+    assert re.fullmatch(r"coin\s+1\s+4\.8e-08(\s+-){9}\s+0", line), line
+    assert error == f"    error: {rows[0].errors[0]}"
