@@ -6,8 +6,9 @@ The FMA loop is LLVM IR built here and compiled by minimlc's JIT (`runtime.jit`,
 `llvm.fma.v<lanes>f32` per accumulator per iteration, with as many independent accumulators as half the vector
 registers, so the FMA units' latency is hidden and nothing but FMA throughput bounds the loop. numpy's figure is a
 1024^3 float32 matmul with its BLAS pinned to one thread (the environment variables must be set before numpy loads:
-run this file, or set OPENBLAS_NUM_THREADS=1 yourself). Both are the best of several repeats: a peak is what the core
-can do, and on a loaded machine the best repeat comes closest to it.
+run this file, or set OPENBLAS_NUM_THREADS=1 yourself). Both time the calling thread's CPU time (not wall time) and
+keep the best of several repeats: a peak is what the core can do, and on a machine other processes load, wall time
+would count the slices they take.
 """
 
 from __future__ import annotations
@@ -74,13 +75,13 @@ def fma_loop_ir(lanes: int, accumulators: int) -> str:
     )
 
 
-def best_seconds(call: Callable[[], object], repeats: int) -> float:
-    """The fastest of `repeats` timed calls of `call()`."""
+def best_cpu_seconds(call: Callable[[], object], repeats: int) -> float:
+    """The least CPU time (of this thread) any of `repeats` calls of `call()` took."""
     best = float("inf")
     for _ in range(repeats):
-        start = time.perf_counter()
+        start = time.thread_time()
         call()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.thread_time() - start)
     return best
 
 
@@ -95,10 +96,10 @@ def fma_peak_gflops(seconds_per_repeat: float = 0.05, repeats: int = 7) -> float
     address = state.ctypes.data
     flops_per_iteration = 2 * lanes * accumulators
     iterations = 1000
-    while (elapsed := best_seconds(lambda: run(address, iterations), 1)) < seconds_per_repeat / 4:
+    while (elapsed := best_cpu_seconds(lambda: run(address, iterations), 1)) < seconds_per_repeat / 4:
         iterations *= 4
     iterations = max(1, int(iterations * seconds_per_repeat / elapsed))
-    seconds = best_seconds(lambda: run(address, iterations), repeats)
+    seconds = best_cpu_seconds(lambda: run(address, iterations), repeats)
     return flops_per_iteration * iterations / seconds / 1e9
 
 
@@ -108,7 +109,7 @@ def numpy_sgemm_gflops(size: int = 1024, repeats: int = 7) -> float:
     a = rng.standard_normal((size, size), dtype=np.float32)
     b = rng.standard_normal((size, size), dtype=np.float32)
     a @ b
-    return 2 * size**3 / best_seconds(lambda: a @ b, repeats) / 1e9
+    return 2 * size**3 / best_cpu_seconds(lambda: a @ b, repeats) / 1e9
 
 
 @dataclass(frozen=True)

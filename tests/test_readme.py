@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from minimlc.tools.conformance import light_model_paths
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 
@@ -40,3 +42,17 @@ def test_benchmark_command_runs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert re.search(r"^\s+1\s+[\d.]+", result.stdout, flags=re.MULTILINE), result.stdout
+
+
+def test_models_benchmark_lines_use_real_options() -> None:
+    lines = [line for line in code_blocks("sh")[-1].splitlines() if "bench/bench_models.py" in line]
+    assert len(lines) == 2, lines
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "bench_models.py"), "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    for option in re.findall(r"--[a-z-]+", " ".join(lines)):
+        assert f"{option} " in result.stdout, option
+    light_models = {path.stem.removeprefix("light_") for path in light_model_paths()}
+    for names in re.findall(r"--models (\S+)", " ".join(lines)):
+        assert set(names.split(",")) <= light_models | {"mlp", "matmul", "conv_relu"}, names
