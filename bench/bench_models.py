@@ -47,6 +47,7 @@ from make_mlp import build_mlp  # noqa: E402
 from model_flops import count_flops  # noqa: E402
 
 from minimlc.runtime import InferenceSession  # noqa: E402
+from minimlc.runtime.threadpool import PARALLEL_FOR  # noqa: E402
 from minimlc.tools.conformance import light_model_paths  # noqa: E402
 
 MIN_ROUNDS = 3
@@ -127,6 +128,8 @@ class Row:
     ort_pct_peak: float | None = None
     max_abs_diff_vs_ort: float | None = None
     rounds: int = 0
+    minimlc_parallel: bool | None = None
+    """Whether minimlc's compiled module has a parallel loop (if not, it runs on one thread whatever `threads`)."""
     errors: list[str] = field(default_factory=list)
 
 
@@ -172,6 +175,7 @@ def bench_workload(
     for row in rows:
         print(f"{name}: compiled in {compile_seconds:.1f} s; timing at {row.threads} thread(s) ...", file=sys.stderr)
         row.compile_seconds = compile_seconds
+        row.minimlc_parallel = PARALLEL_FOR in compiled.llvm_ir
         session = compiled if row.threads == compiled.num_threads else compiled.with_num_threads(row.threads)
         contenders: dict[str, Callable[[], object]] = {"minimlc": lambda session=session: session.run(None, feeds)}
         if ort is not None:
@@ -305,13 +309,15 @@ def main(argv: list[str] | None = None) -> int:
     for name in names:
         rows += bench_workload(name, builders[name], settings, peak, ort)
         print("\n".join(table_row(row) for row in rows[-len(settings.threads) :]), flush=True)
+    if serial := [row.workload for row in rows if row.threads > 1 and row.minimlc_parallel is False]:
+        notes.append(f"minimlc compiled no parallel loop for {', '.join(serial)}: it ran on one thread in those rows.")
     for note in notes:
         print(f"note: {note}")
     if args.json:
         report = {
             "machine": {"cpu": cpu, "cores": os.cpu_count(), "load_average_at_start": load, **asdict(peak)},
             "onnxruntime": getattr(ort, "__version__", None),
-            "settings": asdict(settings),
+            "settings": {**asdict(settings), "matmul_size": args.matmul_size, "quick": args.quick},
             "notes": notes,
             "rows": [asdict(row) for row in rows],
         }

@@ -45,7 +45,9 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     assert report["machine"]["fma_gflops"] > 0
     assert report["machine"]["numpy_sgemm_gflops"] > 0
     assert report["onnxruntime"]
-    assert report["settings"]["threads"] == [1, 2]
+    assert report["settings"] == {
+        "threads": [1, 2], "warmup": 1, "runs": 5, "budget_seconds": 1.0, "matmul_size": 128, "quick": True
+    }
     rows = report["rows"]
     assert [(row["workload"], row["threads"]) for row in rows] == [
         (name, threads) for name in ("mlp", "matmul", "conv_relu") for threads in (1, 2)
@@ -61,6 +63,9 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
         assert row["minimlc_pct_peak"] == pytest.approx(expected_pct)
         assert row["max_abs_diff_vs_ort"] < 1e-3
         assert row["rounds"] == 5
+        assert isinstance(row["minimlc_parallel"], bool)
+    if serial := [row["workload"] for row in rows if row["threads"] == 2 and not row["minimlc_parallel"]]:
+        assert f"minimlc compiled no parallel loop for {', '.join(serial)}: it ran on one thread" in result.stdout
     assert rows[0]["compile_seconds"] == rows[1]["compile_seconds"]  # one compile serves both thread counts
 
 
