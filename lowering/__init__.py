@@ -49,22 +49,23 @@ UPSTREAM_PASSES = {
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,loop-outline-parallel,"
-    "loop-to-scf,cse," + _TO_LLVM
+    "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,loop-plan-memory,"
+    "loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
     0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
-    1: f"{_GRAPH_CLEANUPS},graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
+    1: f"{_GRAPH_CLEANUPS},graph-to-te,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
     2: f"{_GRAPH_CLEANUPS}," + _SCHEDULED.format(hoist=""),
     3: "graph-simplify,graph-fold-batch-norm,cse,dce," + _SCHEDULED.format(hoist="loop-hoist-constants,"),
 }
 """Optimisation level -> the pass list that compiles a graph-level module to the llvm dialect at that level.
 
-O0 lowers op by op: one kernel per graph op, loops as te-to-loop builds them. O1 adds the graph cleanups (no-op
-reshapes and transposes, common subexpressions, dead ops and unused weights). O2 adds fusion (te-inline) and the
-default schedules, with convolutions padded and made channels-last for them. O3 adds the whole-model constant work:
-batch norms folded into the preceding conv/gemm/matmul, and every computation on weights alone hoisted to load time
-(the two go together: without hoisting, folded weights would be recomputed on every call).
+O0 lowers op by op: one kernel per graph op, loops as te-to-loop builds them, one allocation per intermediate. O1
+adds the graph cleanups (no-op reshapes and transposes, common subexpressions, dead ops and unused weights) and
+memory planning (intermediates share one arena by liveness; it runs after any schedule and before outlining). O2 adds
+fusion (te-inline) and the default schedules, with convolutions padded and made channels-last for them. O3 adds the
+whole-model constant work: batch norms folded into the preceding conv/gemm/matmul, and every computation on weights
+alone hoisted to load time (the two go together: without hoisting, folded weights would be recomputed on every call).
 """
 
 PIPELINES: dict[str, tuple[str, str]] = {
@@ -83,7 +84,10 @@ PIPELINES: dict[str, tuple[str, str]] = {
         OPT_LEVELS[3],
     ),
     "lower-to-llvm-O0": ("-> llvm dialect, no optimisation: one kernel per graph op, unscheduled", OPT_LEVELS[0]),
-    "lower-to-llvm-O1": ("-> llvm dialect, O0 + graph cleanups (simplify, cse, dce)", OPT_LEVELS[1]),
+    "lower-to-llvm-O1": (
+        "-> llvm dialect, O0 + graph cleanups (simplify, cse, dce) and memory planning",
+        OPT_LEVELS[1],
+    ),
     "lower-to-llvm-O2": ("-> llvm dialect, O1 + fusion (te-inline) and default schedules", OPT_LEVELS[2]),
     "lower-to-llvm-O3": (
         "-> llvm dialect, O2 + batch-norm folding and load-time evaluation of weight-only computations",
@@ -91,8 +95,8 @@ PIPELINES: dict[str, tuple[str, str]] = {
     ),
     "lower-to-llvm-unscheduled": (
         "as lower-to-llvm, but kernels keep the loops te-to-loop (or the user's schedule passes) gave them",
-        "graph-to-te,te-inline,te-to-loop,loop-outline-parallel,loop-to-scf,convert-scf-to-cf,convert-to-llvm,"
-        "reconcile-unrealized-casts",
+        "graph-to-te,te-inline,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,convert-scf-to-cf,"
+        "convert-to-llvm,reconcile-unrealized-casts",
     ),
 }
 """Pipeline name -> (one-line description, comma-separated pass list)."""

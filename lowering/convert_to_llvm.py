@@ -3,8 +3,9 @@
 Input is what `loop-to-scf` followed by `convert-scf-to-cf` produce: functions of `cf` blocks over
 static-shaped, identity-layout memrefs. A memref becomes a bare `!llvm.ptr` to its first element
 and an access a `getelementptr` on the row-major linear index; `index` becomes `i64`.
-`memref.alloc`/`dealloc` call `aligned_alloc`/`free`, and `memref.alloca` becomes an `llvm.alloca`
-in the entry block, where `mem2reg` promotes it. Private functions get internal linkage;
+`memref.alloc`/`dealloc` call `aligned_alloc`/`free`, `memref.alloca` becomes an `llvm.alloca`
+in the entry block, where `mem2reg` promotes it, and `memref.view` (a typed buffer inside a byte
+arena, from `loop-plan-memory`) a byte `getelementptr` to its offset. Private functions get internal linkage;
 `llvm.*` argument attributes (such as `llvm.noalias`) and `minimlc.*` function attributes (for
 the runtime: `minimlc.entry`, `minimlc.weights`) are kept. For every function marked
 `minimlc.entry`, the pass adds `@<name>_packed(%args: !llvm.ptr)`, which loads the i-th
@@ -24,6 +25,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
@@ -254,6 +256,18 @@ class AllocaLowering(RewritePattern):
         replace_lowered(rewriter, op, [], [alloca.res])
 
 
+class ViewLowering(RewritePattern):
+    """Lowers `memref.view` of a byte arena to the address `arena + byte_shift` (a byte `getelementptr`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter) -> None:
+        static_memref(op, op.result.type)
+        arena = as_llvm(rewriter, op.source)
+        shift = as_llvm(rewriter, op.byte_shift)
+        gep = llvm.GEPOp.from_mixed_indices(arena, [shift], IntegerType(8), inbounds=True)
+        replace_lowered(rewriter, op, [gep])
+
+
 @dataclass(frozen=True)
 class ConvertToLlvmPass(ModulePass):
     """Lowers func/cf/memref/arith/math to the llvm dialect (see the module docstring)."""
@@ -272,6 +286,7 @@ class ConvertToLlvmPass(ModulePass):
             AllocLowering(),
             DeallocLowering(),
             AllocaLowering(),
+            ViewLowering(),
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,
         ]

@@ -5,7 +5,13 @@ Runs at the loop level on every function with `loop.alloc "global"` buffers in i
 64-byte-aligned offset that overlaps no buffer alive at the same time (greedy best fit, as TVM's and ONNX
 Runtime's planners do). The buffers become `memref.view`s of one `loop.alloc "global"` byte arena, and the function
 records `minimlc.arena_bytes` and `minimlc.intermediate_bytes` (the sum of the buffers' sizes) for the runtime's
-statistics.
+statistics; a function that already has them is left alone.
+
+The pipelines run it after the schedules (which only touch kernels) and `loop-hoist-constants` (whose constants
+leave the arena as precomputed buffers), and before `loop-outline-parallel`: afterwards a buffer that a parallel task
+reads would travel through a context struct, hiding its last use from this liveness. Only top-level buffers of a
+function are planned; `"local"` ones stay on the stack. The arena itself is allocated once per call like any global
+buffer, so concurrent calls never share it.
 
     %a = loop.alloc "global" : memref<1x128xf32>
     %b = loop.alloc "global" : memref<1x128xf32>
@@ -90,6 +96,8 @@ def _lifetime(alloc: loop.AllocOp, body: Block, position: dict[Operation, int]) 
 
 
 def _plan_function(function: func.FuncOp) -> None:
+    if ARENA_BYTES_ATTR in function.attributes:
+        return
     body = function.body.block
     position = {op: index for index, op in enumerate(body.ops)}
     allocs = [op for op in body.ops if isinstance(op, loop.AllocOp) and op.scope.data == "global"]

@@ -7,7 +7,9 @@ between passes), is translated to LLVM IR, optimised at O3 for the host CPU and 
 and never copied into the IR. Precomputed buffers are allocated here and filled once, by `@main_init_packed`, which
 takes the same trailing addresses (weights, then precomputed buffers). An entry that runs parallel loops takes the
 thread pool's address right after the outputs (`pool_slot`, from the entry's `minimlc.pool`); the session owns the
-pool, so one compiled module can serve any pool.
+pool, so one compiled module can serve any pool. Intermediate buffers live in one arena (`loop-plan-memory`) that
+the entry allocates and frees on every call. `model_stats` reads what the lowered module does per call (kernel calls,
+arena size) for `InferenceSession.stats` and `minimlc compile --stats`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
 
 from minimlc.dialects import get_all_dialects
@@ -27,6 +29,7 @@ from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.lowering import PIPELINES, get_all_passes, opt_level_pipeline, split_pass_list
 from minimlc.lowering.llvm_translate import translate_to_llvm_ir
 from minimlc.lowering.loop_outline_parallel import POOL_ATTR
+from minimlc.lowering.loop_plan_memory import ARENA_BYTES_ATTR, INTERMEDIATE_BYTES_ATTR
 from minimlc.lowering.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import register_symbols
@@ -90,6 +93,41 @@ def _entry_signature(module: ModuleOp) -> EntrySignature:
     raise ValueError(f"the module has no @{ENTRY_FUNCTION} function")
 
 
+def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str, int]:
+    """What the entry of a module lowered past `loop-to-scf` does per call, and the bytes it binds.
+
+    `kernels`: kernel calls per run (load-time precompute kernels excluded); `kernel_functions`: distinct kernels
+    they call; `arena_bytes`: the intermediate-buffer arena; `intermediate_bytes`: the intermediates' summed sizes
+    (what one buffer each would take), both 0 if memory was not planned (O0: one allocation per intermediate);
+    `weight_bytes`: the weights the entry binds, from `weights`.
+    """
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)]
+    entry = next((op for op in functions if op.sym_name.data == ENTRY_FUNCTION), None)
+    if entry is None:
+        raise ValueError(f"the module has no @{ENTRY_FUNCTION} function")
+    defined = {op.sym_name.data for op in functions if op.body.blocks}
+    callees = [
+        op.callee.string_value()
+        for op in entry.walk()
+        if isinstance(op, func.CallOp | llvm.CallOp) and op.callee is not None
+    ]
+    kernels = [callee for callee in callees if callee in defined]
+    names = entry.attributes.get(WEIGHTS_ATTR, ArrayAttr([]))
+    assert isinstance(names, ArrayAttr)
+    return {
+        "kernels": len(kernels),
+        "kernel_functions": len(set(kernels)),
+        "arena_bytes": _int_attribute(entry, ARENA_BYTES_ATTR),
+        "intermediate_bytes": _int_attribute(entry, INTERMEDIATE_BYTES_ATTR),
+        "weight_bytes": sum(weights[name.data].nbytes for name in names.data if isinstance(name, StringAttr)),
+    }
+
+
+def _int_attribute(op: func.FuncOp | llvm.FuncOp, name: str) -> int:
+    value = op.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else 0
+
+
 def _function(module: ModuleOp, name: str) -> func.FuncOp:
     for op in module.ops:
         if isinstance(op, func.FuncOp) and op.sym_name.data == name:
@@ -123,6 +161,8 @@ class CompiledModel:
     """Where the entry takes the thread pool's address (None: the model has no parallel loop)."""
     llvm_ir: str = field(repr=False)
     compile_seconds: float = 0.0
+    stats: dict[str, int | float] = field(default_factory=dict)
+    """`model_stats`, plus `compile_seconds` and its stages: `lower_seconds`, `translate_seconds`, `jit_seconds`."""
 
 
 def compile_model(imported: ImportedModel, pipeline: str | None = None, *, opt_level: int = 3) -> CompiledModel:
@@ -131,7 +171,9 @@ def compile_model(imported: ImportedModel, pipeline: str | None = None, *, opt_l
     start = time.perf_counter()
     pipeline = pipeline or opt_level_pipeline(opt_level)
     signature = lower_to_llvm_dialect(imported.module, pipeline)
+    lowered = time.perf_counter()
     llvm_ir = translate_to_llvm_ir(imported.module)
+    translated = time.perf_counter()
     if signature.pool_slot is not None:
         register_symbols()
     jit = JitModule(llvm_ir)
@@ -149,7 +191,15 @@ def compile_model(imported: ImportedModel, pipeline: str | None = None, *, opt_l
         llvm_ir=llvm_ir,
     )
     _run_init(compiled)
-    compiled.compile_seconds = time.perf_counter() - start
+    end = time.perf_counter()
+    compiled.compile_seconds = end - start
+    compiled.stats = {
+        **model_stats(imported.module, weights),
+        "compile_seconds": compiled.compile_seconds,
+        "lower_seconds": lowered - start,
+        "translate_seconds": translated - lowered,
+        "jit_seconds": end - translated,
+    }
     return compiled
 
 

@@ -110,6 +110,18 @@ class InferenceSession:
         return self._model.compile_seconds
 
     @property
+    def stats(self) -> dict[str, int | float]:
+        """What the session built, in a new dict.
+
+        `kernels` (kernel calls per run), `kernel_functions` (distinct compiled kernels they call), `arena_bytes`
+        (the one buffer every run's intermediates share, allocated per run), `intermediate_bytes` (their summed
+        sizes; both 0 at O0, which allocates each intermediate on its own), `weight_bytes` (weights bound),
+        `compile_seconds` and its stages `lower_seconds`, `translate_seconds`, `jit_seconds` (JIT and load-time
+        precomputation).
+        """
+        return dict(self._model.stats)
+
+    @property
     def llvm_ir(self) -> str:
         """The LLVM IR handed to the JIT (before LLVM's own optimisation)."""
         return self._model.llvm_ir

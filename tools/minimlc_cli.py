@@ -4,7 +4,7 @@
     minimlc run model.onnx --input x=x.npy --save-outputs out/
     minimlc compile model.onnx --emit loop -o model.loop.mlir
     minimlc compile model.onnx --emit graph -O1           # the graph after O1's cleanups
-    minimlc compile model.onnx --stats                    # time of the frontend, each pass, translation, JIT
+    minimlc compile model.onnx --stats                    # stage times; kernels, arena and weight bytes
     minimlc compare model.onnx --random-weights --per-layer   # minimlc vs ONNX Runtime, tensor by tensor
     minimlc conformance --ops Conv,Relu                   # onnx's node tests: passed/failed/unsupported by op
 """
@@ -34,6 +34,9 @@ EMIT_LEVELS: dict[str, tuple[str, int] | None] = {
     "llvm-ir": None,
 }
 """`--emit` level -> where it ends in the opt level's pipeline: before (0) or after (1) that pass (None: the end)."""
+
+STATS_LEVELS = ("scf", "llvm-dialect", "llvm-ir")
+"""`--emit` levels past memory planning and weight binding, where `--stats` can report the model's statistics."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -77,7 +80,10 @@ def _argument_parser() -> argparse.ArgumentParser:
     compile_.add_argument("--emit", choices=list(EMIT_LEVELS), default="llvm-ir", help="IR level (default llvm-ir)")
     compile_.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output)")
     compile_.add_argument(
-        "--stats", action="store_true", help="print the time of each stage to stderr (with --emit llvm-ir: and the JIT)"
+        "--stats",
+        action="store_true",
+        help="print the time of each stage to stderr (with --emit llvm-ir: and the JIT), and from --emit scf on "
+        "the model's statistics (kernel calls, arena and intermediate bytes, weight bytes)",
     )
     _add_opt_level(compile_)
     compile_.set_defaults(command=_compile)
@@ -206,7 +212,8 @@ def _compile(args: argparse.Namespace) -> int:
     print(f"compiling {args.model} to {args.emit} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     timings: list[tuple[str, float]] = []
     start = time.perf_counter()
-    module = import_model(args.model).module
+    imported = import_model(args.model)
+    module = imported.module
     timings.append(("import (frontend)", time.perf_counter() - start))
     for name in passes:
         start = time.perf_counter()
@@ -239,6 +246,11 @@ def _compile(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     if args.stats:
         print(_timing_table(args.model, timings), file=sys.stderr)
+        if args.emit in STATS_LEVELS:
+            from minimlc.runtime.compiler import model_stats
+
+            stats = {**model_stats(module, imported.weights), "compile_seconds": sum(t for _, t in timings)}
+            print(_stats_table(args.model, stats), file=sys.stderr)
     return 0
 
 
@@ -261,6 +273,18 @@ def _timing_table(model: str, timings: Sequence[tuple[str, float]]) -> str:
     lines = [f"compile time of {model}:"]
     lines += [f"  {stage:<{width}}  {seconds:8.3f} s" for stage, seconds in timings]
     lines.append(f"  {'total':<{width}}  {sum(seconds for _, seconds in timings):8.3f} s")
+    return "\n".join(lines)
+
+
+def _stats_table(model: str, stats: dict[str, int | float]) -> str:
+    """The keys of `InferenceSession.stats`, aligned, with the arena as a share of the intermediates."""
+    width = max(len(key) for key in stats)
+    lines = [f"statistics of {model}:"]
+    for key, value in stats.items():
+        text = f"{value:12.3f}" if isinstance(value, float) else f"{value:12,d}"
+        if key == "arena_bytes" and stats.get("intermediate_bytes"):
+            text += f"  ({value / stats['intermediate_bytes']:.0%} of intermediate_bytes)"
+        lines.append(f"  {key:<{width}}  {text}")
     return "\n".join(lines)
 
 

@@ -1,14 +1,17 @@
-"""The `minimlc` console script: run (the README's first command) and compile --emit at every level."""
+"""The `minimlc` console script: run (the README's first command), compile --emit at every level, compile --stats."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+from onnx import numpy_helper
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(sys.executable).parent
@@ -136,3 +139,27 @@ def test_emit_graph_shows_the_optimised_graph(tmp_path: Path) -> None:
     optimised = minimlc("compile", str(path), "--emit", "graph", "-O3")
     assert "graph.batch_norm" in unoptimised.stdout
     assert "graph.batch_norm" not in optimised.stdout and "graph.conv" in optimised.stdout
+
+
+def test_compile_stats_prints_timings_and_model_statistics(mlp_path: Path) -> None:
+    result = minimlc("compile", str(mlp_path), "--emit", "scf", "--stats", "-o", os.devnull)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^  loop-plan-memory +\d+\.\d{3} s$", result.stderr, re.MULTILINE)
+    table = result.stderr[result.stderr.index("statistics of") :]
+    values = {
+        key: int(value.replace(",", ""))
+        for key, value in re.findall(r"^  (\w+) +([\d,]+)(?:  \(.*\))?$", table, re.MULTILINE)
+    }
+    assert set(values) == {"kernels", "kernel_functions", "arena_bytes", "intermediate_bytes", "weight_bytes"}
+    assert re.search(r"^  compile_seconds +\d+\.\d{3}$", table, re.MULTILINE)
+    assert 1 <= values["kernel_functions"] <= values["kernels"]
+    assert 0 < values["arena_bytes"] <= values["intermediate_bytes"]
+    weights = onnx.load(mlp_path).graph.initializer
+    assert values["weight_bytes"] == sum(numpy_helper.to_array(weight).nbytes for weight in weights)
+
+
+def test_compile_stats_before_memory_planning_prints_timings_only(mlp_path: Path) -> None:
+    result = minimlc("compile", str(mlp_path), "--emit", "loop", "--stats", "-o", os.devnull)
+    assert result.returncode == 0, result.stderr
+    assert "compile time of" in result.stderr
+    assert "statistics of" not in result.stderr

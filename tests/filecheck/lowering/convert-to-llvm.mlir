@@ -298,3 +298,41 @@ func.func @dynamic(%n: index) {
 }
 
 // CHECK: convert-to-llvm: 'memref.alloc' needs a static shape, got memref<?xf32>
+
+// -----
+
+// Views of a byte arena (from loop-plan-memory) are addresses at a byte offset; no copy, no allocation.
+func.func @views() {
+  %arena = memref.alloc() {alignment = 64 : i64} : memref<1024xi8>
+  %c0 = arith.constant 0 : index
+  %c512 = arith.constant 512 : index
+  %a = memref.view %arena[%c0][] : memref<1024xi8> to memref<4x8xf32>
+  %b = memref.view %arena[%c512][] : memref<1024xi8> to memref<128xf32>
+  %v = memref.load %a[%c0, %c0] : memref<4x8xf32>
+  memref.store %v, %b[%c0] : memref<128xf32>
+  memref.dealloc %arena : memref<1024xi8>
+  func.return
+}
+
+// CHECK:      llvm.func @views() {
+// CHECK-NEXT:   %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+// CHECK-NEXT:   %[[SIZE:.*]] = llvm.mlir.constant(1024) : i64
+// CHECK-NEXT:   %arena = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
+// CHECK-NEXT:   %c0 = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:   %c512 = llvm.mlir.constant(512) : i64
+// CHECK-NEXT:   %a = llvm.getelementptr inbounds %arena[%c0] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK-NEXT:   %b = llvm.getelementptr inbounds %arena[%c512] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK:        llvm.load
+// CHECK:        llvm.store
+// CHECK:        llvm.call @free(%arena) : (!llvm.ptr) -> ()
+
+// -----
+
+func.func @dynamic_view(%n: index) {
+  %arena = memref.alloc() : memref<64xi8>
+  %c0 = arith.constant 0 : index
+  %0 = memref.view %arena[%c0][%n] : memref<64xi8> to memref<?xf32>
+  func.return
+}
+
+// CHECK: convert-to-llvm: 'memref.view' needs a static shape, got memref<?xf32>

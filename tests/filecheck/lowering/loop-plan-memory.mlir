@@ -46,3 +46,13 @@ func.func @nothing(%x: memref<4xf32>) {
 
 // CHECK-LABEL: func.func @nothing(%x: memref<4xf32>) {
 // CHECK-NEXT:    %acc = loop.alloc "local" : memref<f32>
+
+// A function already planned keeps its arena: running the pass again changes nothing.
+func.func @planned(%x: memref<4xf32>) attributes {minimlc.arena_bytes = 64 : i64, minimlc.intermediate_bytes = 16 : i64} {
+  %arena = loop.alloc "global" : memref<64xi8>
+  func.return
+}
+
+// CHECK-LABEL: func.func @planned(%x: memref<4xf32>) attributes {minimlc.arena_bytes = 64 : i64, minimlc.intermediate_bytes = 16 : i64} {
+// CHECK-NEXT:    %arena = loop.alloc "global" : memref<64xi8>
+// CHECK-NEXT:    func.return
