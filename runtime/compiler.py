@@ -111,6 +111,7 @@ class CompiledModel:
 
     inputs: list[TensorInfo]
     outputs: list[TensorInfo]
+    """The outputs the entry computes (the imported model's `computed_outputs`), in order."""
     jit: JitModule
     entry: _EntryFunction
     weight_addresses: np.ndarray
@@ -143,7 +144,7 @@ def compile_model(imported: ImportedModel, pipeline: str = "lower-to-llvm") -> C
         _packed_function(jit, f"{ENTRY_FUNCTION}_init")(addresses.ctypes.data)
     return CompiledModel(
         inputs=imported.inputs,
-        outputs=imported.outputs,
+        outputs=imported.computed_outputs,
         jit=jit,
         entry=entry,
         weight_addresses=addresses,

@@ -5,10 +5,12 @@
     (logits,) = session.run(None, {"input": x})
 
 Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
-wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call. `run` is safe to call from several
-threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the session's own
-thread pool, started once here (`num_threads`, default one per core); a `run` that finds the pool busy with another
-thread's call runs its parallel loops on its own thread.
+wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the float32
+ones, and outputs that are compile-time constants (`ImportedModel.constant_outputs`) are copies of their values,
+with their own dtype. `run` is safe to call from several threads: each call builds its own argument array and
+intermediate buffers. Parallel loops run on the session's own thread pool, started once here (`num_threads`,
+default one per core); a `run` that finds the pool busy with another thread's call runs its parallel loops on its
+own thread.
 """
 
 from __future__ import annotations
@@ -56,35 +58,41 @@ class InferenceSession:
 
     def _compile(self, imported: ImportedModel, num_threads: int | None) -> None:
         self.num_threads = resolve_num_threads(num_threads)
-        self._model: CompiledModel = compile_model(imported)
-        self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
-        self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
+        self._inputs = list(imported.inputs)
+        self._outputs = list(imported.outputs)
+        self._constant_outputs = dict(imported.constant_outputs)
+        self._input_index = {info.name: index for index, info in enumerate(self._inputs)}
+        self._output_index = {info.name: index for index, info in enumerate(self._outputs)}
+        # A model whose outputs are all constants needs no native code.
+        self._model: CompiledModel | None = compile_model(imported) if imported.computed_outputs else None
+        self._pool: ThreadPool | None = None
+        if self._model is None:
+            return
         self._output_shapes = [info.shape for info in self._model.outputs]
         io_slots = np.zeros(len(self._model.inputs) + len(self._model.outputs), dtype=np.uintp)
         self._args_template = np.concatenate((io_slots, self._model.weight_addresses))
         """The entry's argument array with the weights' (and the pool's) addresses filled in; copied per call."""
-        self._pool: ThreadPool | None = None
         if self._model.pool_slot is not None:
             self._pool = ThreadPool(self.num_threads)
             self._args_template = np.insert(self._args_template, self._model.pool_slot, self._pool.address)
 
     def get_inputs(self) -> list[TensorInfo]:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""
-        return list(self._model.inputs)
+        return list(self._inputs)
 
     def get_outputs(self) -> list[TensorInfo]:
-        """The model's outputs: name, shape, dtype."""
-        return list(self._model.outputs)
+        """The model's outputs: name, shape, dtype (float32 unless a compile-time constant)."""
+        return list(self._outputs)
 
     @property
     def compile_seconds(self) -> float:
-        """Wall time spent lowering, translating and JIT-compiling the model."""
-        return self._model.compile_seconds
+        """Wall time spent lowering, translating and JIT-compiling the model (0 without native code)."""
+        return 0.0 if self._model is None else self._model.compile_seconds
 
     @property
     def llvm_ir(self) -> str:
-        """The LLVM IR handed to the JIT (before LLVM's own optimisation)."""
-        return self._model.llvm_ir
+        """The LLVM IR handed to the JIT (before LLVM's own optimisation; empty without native code)."""
+        return "" if self._model is None else self._model.llvm_ir
 
     def run(
         self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any], run_options: object = None
@@ -92,16 +100,24 @@ class InferenceSession:
         """Run the model on `input_feed` (name -> array); returns the named outputs (all when None), in order."""
         wanted = self._output_positions(output_names)
         inputs = self._checked_inputs(input_feed)
-        outputs = [np.empty(shape, dtype=np.float32) for shape in self._output_shapes]
-        args = self._args_template.copy()
-        for slot, array in enumerate((*inputs, *outputs)):
-            args[slot] = _address(array)
-        self._model.entry(_address(args))
+        outputs: list[np.ndarray] = []
+        if self._model is not None:
+            outputs = [np.empty(shape, dtype=np.float32) for shape in self._output_shapes]
+            args = self._args_template.copy()
+            for slot, array in enumerate((*inputs, *outputs)):
+                args[slot] = _address(array)
+            self._model.entry(_address(args))
+        if self._constant_outputs:
+            computed = iter(outputs)
+            outputs = [
+                self._constant_outputs[info.name].copy() if info.name in self._constant_outputs else next(computed)
+                for info in self._outputs
+            ]
         return [outputs[position] for position in wanted]
 
     def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:
-            return list(range(len(self._output_shapes)))
+            return list(range(len(self._outputs)))
         unknown = [name for name in output_names if name not in self._output_index]
         if unknown:
             raise InvalidInputError(
@@ -112,16 +128,16 @@ class InferenceSession:
 
     def _checked_inputs(self, input_feed: Mapping[str, Any]) -> list[np.ndarray]:
         unknown = [name for name in input_feed if name not in self._input_index]
-        missing = [info.name for info in self._model.inputs if info.name not in input_feed]
+        missing = [info.name for info in self._inputs if info.name not in input_feed]
         if unknown or missing:
             problems = []
             if unknown:
                 problems.append(f"unknown input name(s) {', '.join(map(repr, unknown))}")
             if missing:
                 problems.append(f"missing input(s) {', '.join(map(repr, missing))}")
-            expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._model.inputs)
+            expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._inputs)
             raise InvalidInputError(f"{'; '.join(problems)}; the model's inputs are: {expected}")
-        return [_checked_array(info, input_feed[info.name]) for info in self._model.inputs]
+        return [_checked_array(info, input_feed[info.name]) for info in self._inputs]
 
 
 def _address(array: np.ndarray) -> int:
