@@ -38,6 +38,7 @@ from minimlc.frontend.onnx_ops import (
     ConstantValue,
     NodeContext,
     NodeError,
+    UnsupportedNodeError,
     Value,
     WeightStore,
     sanitise,
@@ -330,6 +331,8 @@ class _Importer:
             value = converter(
                 NodeContext(node, self.opset, builder, weights), *inputs, **attributes
             )
+        except UnsupportedNodeError as error:
+            raise UnsupportedFeatureError(f"{label}: {error}") from error
         except NodeError as error:
             raise ModelImportError(f"{label}: {error}") from error
         finally:

@@ -24,6 +24,7 @@ from minimlc.frontend.onnx_ops import (
     Converter,
     NodeContext,
     NodeError,
+    UnsupportedNodeError,
     Value,
     as_mask,
     emit_reshape,
@@ -84,14 +85,16 @@ def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value
     """A cast of float32 data to float32 is the identity; casts of constants are folded."""
     if to != onnx.TensorProto.FLOAT:
         name = onnx.TensorProto.DataType.Name(to)
-        raise NodeError(f"casting float32 data to {name} is not supported: only float32 data is")
+        raise UnsupportedNodeError(
+            f"casting float32 data to {name} is not supported: only float32 data is"
+        )
     return input
 
 
 def CastLike(ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1) -> Value:
     """Cast to the element type of `target_type` (float32 data: runtime tensors are float32 only)."""
     if isinstance(target_type, ConstantValue) and target_type.array.dtype != np.float32:
-        raise NodeError(
+        raise UnsupportedNodeError(
             f"casting to {target_type.array.dtype} is not supported: only float32 data is"
         )
     if isinstance(input, ConstantValue):

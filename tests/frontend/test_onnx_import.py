@@ -18,6 +18,7 @@ from minimlc.frontend.onnx import (
     ImportedModel,
     ModelImportError,
     TensorInfo,
+    UnsupportedFeatureError,
     UnsupportedOpsError,
     import_model,
 )
@@ -538,6 +539,28 @@ ERROR_CASES: list[tuple[str, Callable[[], object], str]] = [
 def test_import_errors(source: Callable[[], onnx.ModelProto | bytes], message: str) -> None:
     with pytest.raises(ModelImportError, match=message):
         import_model(source())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        _with_node("Add", ["x", "i64"]),
+        _with_node("Cast", ["x"], to=TensorProto.DOUBLE),
+        lambda: _model(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            [_info("x", [2])],
+            [_info("y", [2], TensorProto.BOOL)],
+        ),
+    ],
+    ids=["int64 data operand", "cast to double", "bool computed output"],
+)
+def test_valid_but_unsupported_models_are_not_implemented(
+    source: Callable[[], onnx.ModelProto],
+) -> None:
+    """What minimlc lacks (non-float32 data) is a NotImplementedError, not a malformed model."""
+    with pytest.raises(UnsupportedFeatureError) as caught:
+        import_model(source())
+    assert isinstance(caught.value, NotImplementedError)
 
 
 @pytest.mark.parametrize(
