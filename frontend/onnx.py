@@ -5,8 +5,11 @@ shape static and computed here (value_info is not trusted). Initializers, Consta
 and the outputs of every node whose inputs are all constants (evaluated at import time by
 `onnx_fold`) are compile-time constants: the ones used as data operands become `graph.weight`
 handles into the returned weight store, the others (such as Reshape's shape) are consumed at import
-time. Only float32 data is supported. The converters, one per ONNX op type, live in `onnx_ops`
-(core), `onnx_nn` and `onnx_tensor`.
+time. A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
+chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
+its own element type (int64, bool, ...); @main returns the other outputs, which, like the
+inputs, must be float32. The converters, one per ONNX op type, live in `onnx_ops` (core),
+`onnx_nn` and `onnx_tensor`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +38,7 @@ from minimlc.frontend.onnx_ops import (
     ConstantValue,
     NodeContext,
     NodeError,
+    UnsupportedNodeError,
     Value,
     WeightStore,
     sanitise,
@@ -69,13 +73,25 @@ class ImportedModel:
     weights: dict[str, np.ndarray]
     inputs: list[TensorInfo]
     outputs: list[TensorInfo]
+    """Every graph output, in order; @main returns those not in `constant_outputs`, in order."""
+    constant_outputs: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
+    """Outputs known at compile time, by name, with their own element types."""
+
+    @property
+    def computed_outputs(self) -> list[TensorInfo]:
+        """The outputs @main computes (float32), in its result order."""
+        return [info for info in self.outputs if info.name not in self.constant_outputs]
 
 
 class ModelImportError(ValueError):
     """The model is malformed or cannot be imported (bad attribute, shape, dtype, ...)."""
 
 
-class UnsupportedOpsError(ModelImportError, NotImplementedError):
+class UnsupportedFeatureError(ModelImportError, NotImplementedError):
+    """A valid model needing what minimlc lacks (e.g. an int64 output computed at run time)."""
+
+
+class UnsupportedOpsError(UnsupportedFeatureError):
     """The model uses unsupported operators; `.ops` lists (op_type, opset, node names)."""
 
     def __init__(self, ops: list[tuple[str, int | None, list[str]]]):
@@ -188,17 +204,20 @@ class _Importer:
             self._convert(node, index, builder, weights)
 
         results: list[SSAValue] = []
+        outputs: list[TensorInfo] = []
+        constant_outputs: dict[str, np.ndarray] = {}
         for vi in self.graph.output:
-            _check_float32(vi, "output")
             if vi.name not in self.values:
                 raise ModelImportError(f"output '{vi.name}' is not produced by any node")
             value = self.values[vi.name]
             if isinstance(value, ConstantValue):
-                try:
-                    value = weights.handle(value, sanitise(vi.name))
-                except NodeError as error:
-                    raise ModelImportError(f"output '{vi.name}': {error}") from error
-            results.append(value)
+                _check_constant_output(vi, value.array)
+                constant_outputs[vi.name] = value.array
+                outputs.append(TensorInfo(vi.name, value.array.shape, value.array.dtype))
+            else:
+                _check_float32(vi, "output")
+                results.append(value)
+                outputs.append(TensorInfo(vi.name, shape_of(value), np.dtype(np.float32)))
         builder.insert(func.ReturnOp(*results))
 
         main = func.FuncOp(
@@ -211,11 +230,7 @@ class _Importer:
             raise ModelImportError(
                 f"internal error: the imported module does not verify: {error}"
             ) from error
-        outputs = [
-            TensorInfo(vi.name, shape_of(value), np.dtype(np.float32))
-            for vi, value in zip(self.graph.output, results)
-        ]
-        return ImportedModel(module, weights.arrays, inputs, outputs)
+        return ImportedModel(module, weights.arrays, inputs, outputs, constant_outputs)
 
     def _initializer(self, tensor: onnx.TensorProto) -> np.ndarray:
         try:
@@ -316,13 +331,15 @@ class _Importer:
             value = converter(
                 NodeContext(node, self.opset, builder, weights), *inputs, **attributes
             )
+        except UnsupportedNodeError as error:
+            raise UnsupportedFeatureError(f"{label}: {error}") from error
         except NodeError as error:
             raise ModelImportError(f"{label}: {error}") from error
         finally:
             builder.name_hint = None
         results = value if isinstance(value, tuple) else (value,)
         if extra := [name for name in node.output[len(results) :] if name in self.used]:
-            raise ModelImportError(
+            raise UnsupportedFeatureError(
                 f"{label}: outputs {extra} are used, but only the first {len(results)} is supported"
             )
         if len(results) > 1:
@@ -333,13 +350,29 @@ class _Importer:
 
 
 def _check_float32(vi: onnx.ValueInfoProto, kind: str) -> None:
+    computed = " and is computed at run time" if kind == "output" else ""
     if not vi.type.HasField("tensor_type"):
-        raise ModelImportError(
-            f"{kind} '{vi.name}' is not a tensor; only float32 tensors are supported"
+        raise UnsupportedFeatureError(
+            f"{kind} '{vi.name}' is not a tensor{computed}; only float32 tensors are supported"
         )
     element = vi.type.tensor_type.elem_type
     if element != onnx.TensorProto.FLOAT:
         name = onnx.TensorProto.DataType.Name(element)
+        raise UnsupportedFeatureError(
+            f"{kind} '{vi.name}' has element type {name}{computed}; "
+            "only FLOAT (float32) is supported"
+        )
+
+
+def _check_constant_output(vi: onnx.ValueInfoProto, array: np.ndarray) -> None:
+    """A constant output must be the tensor the model declares (element type unset: any)."""
+    if not vi.type.HasField("tensor_type"):
+        raise ModelImportError(f"output '{vi.name}' is a constant tensor, but declared otherwise")
+    declared = vi.type.tensor_type.elem_type
+    if declared != onnx.TensorProto.UNDEFINED and declared != helper.np_dtype_to_tensor_dtype(
+        array.dtype
+    ):
+        name = onnx.TensorProto.DataType.Name(declared)
         raise ModelImportError(
-            f"{kind} '{vi.name}' has element type {name}; only FLOAT (float32) is supported"
+            f"output '{vi.name}' is declared {name}, but its constant value is {array.dtype}"
         )

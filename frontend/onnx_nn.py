@@ -370,11 +370,18 @@ def Dropout(
     seed: int | None = None,
     is_test: int = 0,
     consumed_inputs: Sequence[int] | None = None,
-) -> Value:
-    """Inference dropout is the identity (the mask output is not supported; training mode is rejected)."""
+) -> Value | tuple[Value, Value]:
+    """Inference dropout: the identity, and a constant all-true mask (training mode is rejected).
+
+    The mask is supported from opset 12 on: before, ONNX Runtime's inference mask is all false and
+    onnx's reference evaluator's all true.
+    """
     if training_mode is not None and _constant_array(training_mode, "input training_mode").any():
         raise NodeError("input training_mode=true is not supported (inference only)")
-    return data
+    if ctx.opset < 12 or len(ctx.node.output) < 2 or not ctx.node.output[1]:
+        return data
+    shape = data.array.shape if isinstance(data, ConstantValue) else shape_of(data)
+    return data, ConstantValue(ctx.node.output[1], np.ones(shape, np.bool_))
 
 
 # Padding and clipping

@@ -27,6 +27,10 @@ class NodeError(Exception):
     """A node cannot be converted (bad attribute, operand or shape)."""
 
 
+class UnsupportedNodeError(NodeError):
+    """A valid node needs what minimlc lacks (data of another element type than float32)."""
+
+
 @dataclass(frozen=True)
 class ConstantValue:
     """A compile-time constant: an initializer or the output of a Constant node."""
@@ -51,7 +55,7 @@ class WeightStore:
         if constant.name in self._handles:
             return self._handles[constant.name]
         if constant.array.dtype != np.float32:
-            raise NodeError(
+            raise UnsupportedNodeError(
                 f"constant '{constant.name}' has element type {constant.array.dtype}, "
                 "but only float32 data operands are supported"
             )

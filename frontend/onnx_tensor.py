@@ -18,11 +18,13 @@ import onnx
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend import onnx_fold
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
     NodeContext,
     NodeError,
+    UnsupportedNodeError,
     Value,
     as_mask,
     emit_reshape,
@@ -83,14 +85,16 @@ def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value
     """A cast of float32 data to float32 is the identity; casts of constants are folded."""
     if to != onnx.TensorProto.FLOAT:
         name = onnx.TensorProto.DataType.Name(to)
-        raise NodeError(f"casting float32 data to {name} is not supported: only float32 data is")
+        raise UnsupportedNodeError(
+            f"casting float32 data to {name} is not supported: only float32 data is"
+        )
     return input
 
 
 def CastLike(ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1) -> Value:
     """Cast to the element type of `target_type` (float32 data: runtime tensors are float32 only)."""
     if isinstance(target_type, ConstantValue) and target_type.array.dtype != np.float32:
-        raise NodeError(
+        raise UnsupportedNodeError(
             f"casting to {target_type.array.dtype} is not supported: only float32 data is"
         )
     if isinstance(input, ConstantValue):
@@ -328,10 +332,21 @@ def _reduce(
             return x if op in _IDENTITY_OVER_NO_AXES else ctx.emit(op(x, [], bool(keepdims)))
         given = list(range(len(shape)))
     reduced = _unique_axes(given, len(shape))
-    empty = [axis for axis in reduced if shape[axis] == 0]
-    if empty:
-        raise NodeError(f"reducing the empty axis {empty[0]} of shape {shape} is not supported")
+    if any(shape[axis] == 0 for axis in reduced):
+        return _reduction_of_nothing(ctx, shape, axes_input)
     return ctx.emit(op(x, reduced, bool(keepdims)))
+
+
+def _reduction_of_nothing(
+    ctx: NodeContext, shape: tuple[int, ...], axes_input: Value | None
+) -> ConstantValue:
+    """The node's result over an empty axis: a constant (0 for a sum, -inf for a max, ...).
+
+    It reads no data, so the reference evaluator computes it at import time.
+    """
+    axes = axes_input.array if isinstance(axes_input, ConstantValue) else None
+    (result,) = onnx_fold.fold(ctx.node, [np.zeros(shape, np.float32), axes], {"": ctx.opset})
+    return ConstantValue(ctx.node.output[0], result)
 
 
 def _reducer(op: type[graph.ReduceOp], doc: str) -> Converter:

@@ -1,51 +1,73 @@
 """minimlc as an ONNX backend (`onnx.backend.base`): what onnx's conformance runner and other tools drive.
 
     import minimlc.runtime.backend as backend
-    rep = backend.prepare(model)              # compiles now when every input dimension is static
+    rep = backend.prepare(model)              # compiles now when every input is float32 with static dimensions
     (y,) = rep.run([x])                       # a list (in the model's input order), a dict, or one array
     (y,) = backend.run_model(model, [x])
     (y,) = backend.run_node(onnx.helper.make_node("Relu", ["x"], ["y"]), [x])
 
-A model with symbolic input dimensions compiles on its first run, with the shapes of the given inputs, and keeps one
-compiled session per input-shape signature. minimlc computes in float32 only: a model whose inputs or outputs are
-not float32 tensors raises `NotImplementedError` at `prepare`, as do unsupported operators
-(`UnsupportedOpsError`). Arrays are checked against the model's declared dtype (a float64 array given for a float32
-input is an error, as in ONNX Runtime); Python and numpy scalars and nested lists are converted to it.
+minimlc computes in float32 and specialises everything else, as TVM's `bind_params` and ONNX Runtime's constant
+inputs do. A model with symbolic input dimensions compiles on its first run, with the shapes of the given inputs.
+Integer (int32, int64) graph inputs, such as Reshape's shape, Squeeze's axes or Gather's indices, are bound as
+constants when the model runs: their values become initializers of a copy of the model, which is then compiled, so
+they fold at import time like any constant. The prepared model keeps one compiled session per `Signature` (every
+input's shape and the integer inputs' values) and reuses it whenever the same signature comes again. Outputs that
+are compile-time constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own dtype
+(int64, bool, ...); outputs computed by native code must be float32.
+
+Inputs of any other type raise `NotImplementedError` at `prepare`; unsupported operators (`UnsupportedOpsError`) and
+non-float32 outputs computed at run time (`UnsupportedFeatureError`) raise it when the model compiles: at `prepare`,
+or at the first run of a signature. Arrays are checked against the model's declared dtype (a float64 array given
+for a float32 input is an error, as in ONNX Runtime); Python and numpy scalars and nested lists are converted to it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
-from onnx import helper
+from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
-_SUPPORTED_ELEMENT_TYPES = {onnx.TensorProto.FLOAT: np.dtype(np.float32)}
+_COMPUTED_ELEMENT_TYPES = {onnx.TensorProto.FLOAT: np.dtype(np.float32)}
+_BOUND_ELEMENT_TYPES = {onnx.TensorProto.INT64: np.dtype(np.int64), onnx.TensorProto.INT32: np.dtype(np.int32)}
+"""Integer inputs: bound as constants when the model runs."""
+_INPUT_ELEMENT_TYPES = {**_COMPUTED_ELEMENT_TYPES, **_BOUND_ELEMENT_TYPES}
+
+
+class Signature(NamedTuple):
+    """What one compiled session is specialised for."""
+
+    shapes: tuple[tuple[int, ...], ...]
+    """Every input's shape, in the model's input order."""
+    bound_values: tuple[tuple[int, ...], ...] = ()
+    """The integer inputs' values (flattened, in input order), bound as constants."""
 
 
 class MinimlcBackendRep(BackendRep):
-    """A prepared model: compiled sessions keyed by the shapes of the inputs they were compiled for."""
+    """A prepared model: compiled sessions keyed by the `Signature` of the inputs they were compiled for."""
 
     def __init__(self, model: onnx.ModelProto):
         self._model = model
         initializers = {tensor.name for tensor in model.graph.initializer}
         self._inputs = [vi for vi in model.graph.input if vi.name not in initializers]
-        self._input_dtypes = [_SUPPORTED_ELEMENT_TYPES[vi.type.tensor_type.elem_type] for vi in self._inputs]
+        element_types = [vi.type.tensor_type.elem_type for vi in self._inputs]
+        self._bound = [element in _BOUND_ELEMENT_TYPES for element in element_types]
+        self._input_dtypes = [_INPUT_ELEMENT_TYPES[element] for element in element_types]
         self._output_names = [vi.name for vi in model.graph.output]
         self._declared_shapes = [_declared_shape(vi) for vi in self._inputs]
-        self._sessions: dict[tuple[tuple[int, ...], ...], InferenceSession] = {}
+        self._sessions: dict[Signature, InferenceSession] = {}
         static_shapes = [shape for shape in self._declared_shapes if shape is not None and None not in shape]
-        if len(static_shapes) == len(self._inputs):
-            self._session(tuple(static_shapes))  # pyright: ignore[reportArgumentType]
+        if len(static_shapes) == len(self._inputs) and not any(self._bound):
+            self._session(Signature(tuple(static_shapes)), {})  # pyright: ignore[reportArgumentType]
 
     @property
-    def sessions(self) -> dict[tuple[tuple[int, ...], ...], InferenceSession]:
-        """The sessions compiled so far, by input-shape signature (read-only use: timing, inspection)."""
+    def sessions(self) -> dict[Signature, InferenceSession]:
+        """The sessions compiled so far, by signature (read-only use: timing, inspection)."""
         return dict(self._sessions)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
@@ -58,8 +80,22 @@ class MinimlcBackendRep(BackendRep):
             if declared is not None and not _matches(declared, array.shape):
                 expected = tuple("?" if dim is None else dim for dim in declared)
                 raise InvalidInputError(f"input '{vi.name}': expected shape {expected}, got {array.shape}")
-        session = self._session(tuple(array.shape for array in arrays))
-        outputs = session.run(None, {vi.name: array for vi, array in zip(self._inputs, arrays)})
+        bound: dict[str, np.ndarray] = {}
+        feeds: dict[str, np.ndarray] = {}
+        for vi, dtype, is_bound, array in zip(self._inputs, self._input_dtypes, self._bound, arrays):
+            if not is_bound:
+                feeds[vi.name] = array  # the session checks its dtype
+            elif array.dtype != dtype:
+                raise InvalidInputError(
+                    f"input '{vi.name}': expected dtype {dtype}, got {array.dtype}; convert it with .astype(np.{dtype})"
+                )
+            else:
+                bound[vi.name] = array
+        signature = Signature(
+            tuple(array.shape for array in arrays), tuple(tuple(array.ravel().tolist()) for array in bound.values())
+        )
+        session = self._session(signature, bound)
+        outputs = session.run(None, feeds)
         return namedtupledict("Outputs", self._output_names)(*outputs)
 
     def _ordered(self, inputs: Any) -> list[Any]:
@@ -80,29 +116,50 @@ class MinimlcBackendRep(BackendRep):
             raise InvalidInputError(f"the model takes {len(names)} input(s) {names}, got {len(values)}")
         return values
 
-    def _session(self, shapes: tuple[tuple[int, ...], ...]) -> InferenceSession:
-        session = self._sessions.get(shapes)
+    def _session(self, signature: Signature, bound: Mapping[str, np.ndarray]) -> InferenceSession:
+        """The session compiled for `signature`, compiling it (with the `bound` inputs as initializers) if new."""
+        session = self._sessions.get(signature)
         if session is None:
-            input_shapes = {vi.name: shape for vi, shape in zip(self._inputs, shapes)}
-            session = InferenceSession(self._model, input_shapes=input_shapes)
-            self._sessions[shapes] = session
+            session = InferenceSession(
+                _with_initializers(self._model, bound),
+                input_shapes={
+                    vi.name: shape
+                    for vi, shape, is_bound in zip(self._inputs, signature.shapes, self._bound)
+                    if not is_bound
+                },
+            )
+            self._sessions[signature] = session
         return session
 
 
+def _with_initializers(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
+    """`model`, or a copy of it in which the named inputs are initializers holding `values`."""
+    if not values:
+        return model
+    bound = onnx.ModelProto()
+    bound.CopyFrom(model)
+    bound.graph.initializer.extend(numpy_helper.from_array(array, name) for name, array in values.items())
+    return bound
+
+
 class MinimlcBackend(Backend):
-    """The ONNX backend API over minimlc's compiler (CPU only, float32 only)."""
+    """The ONNX backend API over minimlc's compiler (CPU only, float32 computation, integer inputs bound)."""
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
-        """Whether the device is supported and every graph input and output is a float32 tensor."""
+        """Whether the device is supported, every graph input is a float32 or integer tensor, every output a tensor.
+
+        A non-float32 output is supported only if it is a compile-time constant, which only compiling tells.
+        """
         return cls.supports_device(device) and _unsupported_types(model) is None
 
     @classmethod
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> MinimlcBackendRep:
-        """Check the model, and compile it now unless an input has a symbolic or unknown dimension.
+        """Check the model, and compile it now if every input is float32 with static dimensions.
 
-        Raises `NotImplementedError` for a device other than CPU, non-float32 graph inputs or outputs, and
-        unsupported operators (`UnsupportedOpsError`); `ModelImportError` for any other import problem.
+        Raises `NotImplementedError` for a device other than CPU, graph inputs other than float32, int32 or int64
+        tensors, non-tensor outputs, unsupported operators (`UnsupportedOpsError`) and, when compiling now, non-float32
+        outputs computed at run time (`UnsupportedFeatureError`); `ModelImportError` for any other import problem.
         """
         if not cls.supports_device(device):
             raise NotImplementedError(f"minimlc runs on the CPU only, not on '{device}'")
@@ -175,17 +232,21 @@ def _matches(declared: tuple[int | None, ...], shape: tuple[int, ...]) -> bool:
 
 def _unsupported_types(model: onnx.ModelProto) -> str | None:
     initializers = {tensor.name for tensor in model.graph.initializer}
-    for kind, values in (("input", model.graph.input), ("output", model.graph.output)):
-        for vi in values:
-            if kind == "input" and vi.name in initializers:
-                continue
-            if not vi.type.HasField("tensor_type"):
-                which = vi.type.WhichOneof("value")
-                return f"graph {kind} '{vi.name}' is a {which}; minimlc supports float32 tensors only"
-            element = vi.type.tensor_type.elem_type
-            if element not in _SUPPORTED_ELEMENT_TYPES:
-                name = onnx.TensorProto.DataType.Name(element)
-                return f"graph {kind} '{vi.name}' has element type {name}; minimlc supports float32 (FLOAT) only"
+    for vi in model.graph.input:
+        if vi.name in initializers:
+            continue
+        if not vi.type.HasField("tensor_type"):
+            return f"graph input '{vi.name}' is a {vi.type.WhichOneof('value')}; minimlc supports tensors only"
+        element = vi.type.tensor_type.elem_type
+        if element not in _INPUT_ELEMENT_TYPES:
+            name = onnx.TensorProto.DataType.Name(element)
+            return (
+                f"graph input '{vi.name}' has element type {name}; minimlc supports float32 (FLOAT) inputs, "
+                "and int32 and int64 inputs it binds as constants"
+            )
+    for vi in model.graph.output:
+        if not vi.type.HasField("tensor_type"):
+            return f"graph output '{vi.name}' is a {vi.type.WhichOneof('value')}; minimlc supports tensors only"
     return None
 
 

@@ -149,6 +149,7 @@ class CompiledModel:
 
     inputs: list[TensorInfo]
     outputs: list[TensorInfo]
+    """The outputs the entry computes (the imported model's `computed_outputs`), in order."""
     jit: JitModule
     entry: _EntryFunction
     weight_addresses: np.ndarray
@@ -181,7 +182,7 @@ def compile_model(imported: ImportedModel, pipeline: str | None = None, *, opt_l
     precomputed = [_aligned_empty(shape) for shape in signature.precomputed_shapes]
     compiled = CompiledModel(
         inputs=imported.inputs,
-        outputs=imported.outputs,
+        outputs=imported.computed_outputs,
         jit=jit,
         entry=_packed_function(jit, ENTRY_FUNCTION),
         weight_addresses=_addresses([*weights.values(), *precomputed]),

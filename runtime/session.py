@@ -5,10 +5,12 @@
     (logits,) = session.run(None, {"input": x})
 
 Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
-wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call. `run` is safe to call from several
-threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the session's own
-thread pool, started once here (`num_threads`, default one per core); a `run` that finds the pool busy with another
-thread's call runs its parallel loops on its own thread.
+wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the float32
+ones, and outputs that are compile-time constants (`ImportedModel.constant_outputs`) are copies of their values,
+with their own dtype. `run` is safe to call from several threads: each call builds its own argument array and
+intermediate buffers. Parallel loops run on the session's own thread pool, started once here (`num_threads`,
+default one per core); a `run` that finds the pool busy with another thread's call runs its parallel loops on its
+own thread.
 `with_num_threads(n)` gives a second session over the same compiled module with a pool of its own (the
 compiled code does not depend on the thread count).
 """
@@ -27,6 +29,18 @@ from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
 from minimlc.lowering import opt_level_pipeline
 from minimlc.runtime.compiler import CompiledModel, compile_model, rebind_weights
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
+
+_STAT_KEYS = (
+    "kernels",
+    "kernel_functions",
+    "arena_bytes",
+    "intermediate_bytes",
+    "weight_bytes",
+    "compile_seconds",
+    "lower_seconds",
+    "translate_seconds",
+    "jit_seconds",
+)
 
 
 class InvalidInputError(ValueError):
@@ -67,47 +81,68 @@ class InferenceSession:
         fine-tuned copy of the model: no recompile, only the load-time packing reruns.
 
             tuned = session.with_weights(import_model("tuned.onnx").weights)
+
+        Raises ValueError if an output is a compile-time constant (folded from the original weights).
         """
+        if self._constant_outputs or self._model is None:
+            raise ValueError(
+                f"outputs {sorted(self._constant_outputs)} were folded to constants at import time: "
+                "they would not follow new weights; compile the new model instead"
+            )
         session = InferenceSession.__new__(InferenceSession)
+        session._set_signature(self._inputs, self._outputs, self._constant_outputs)
         session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
         return session
 
     def with_num_threads(self, num_threads: int | None) -> InferenceSession:
         """A session over this session's compiled module (no recompilation) with its own pool of `num_threads`."""
         session = InferenceSession.__new__(InferenceSession)
+        session._set_signature(self._inputs, self._outputs, self._constant_outputs)
         session._bind(self._model, self.opt_level, num_threads)
         return session
 
     def _compile(self, imported: ImportedModel, opt_level: int, num_threads: int | None) -> None:
-        self._bind(compile_model(imported, opt_level=opt_level), opt_level, num_threads)
+        self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs)
+        # A model whose outputs are all constants needs no native code.
+        model = compile_model(imported, opt_level=opt_level) if imported.computed_outputs else None
+        self._bind(model, opt_level, num_threads)
 
-    def _bind(self, model: CompiledModel, opt_level: int, num_threads: int | None) -> None:
+    def _set_signature(
+        self, inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo], constant_outputs: Mapping[str, np.ndarray]
+    ) -> None:
+        self._inputs = list(inputs)
+        self._outputs = list(outputs)
+        self._constant_outputs = dict(constant_outputs)
+        self._input_index = {info.name: index for index, info in enumerate(self._inputs)}
+        self._output_index = {info.name: index for index, info in enumerate(self._outputs)}
+
+    def _bind(self, model: CompiledModel | None, opt_level: int, num_threads: int | None) -> None:
         self.num_threads = resolve_num_threads(num_threads)
         self.opt_level = opt_level
         self._model = model
-        self._input_index = {info.name: index for index, info in enumerate(self._model.inputs)}
-        self._output_index = {info.name: index for index, info in enumerate(self._model.outputs)}
+        self._pool: ThreadPool | None = None
+        if self._model is None:
+            return
         self._output_shapes = [info.shape for info in self._model.outputs]
         io_slots = np.zeros(len(self._model.inputs) + len(self._model.outputs), dtype=np.uintp)
         self._args_template = np.concatenate((io_slots, self._model.weight_addresses))
         """The entry's argument array with the weights' (and the pool's) addresses filled in; copied per call."""
-        self._pool: ThreadPool | None = None
         if self._model.pool_slot is not None:
             self._pool = ThreadPool(self.num_threads)
             self._args_template = np.insert(self._args_template, self._model.pool_slot, self._pool.address)
 
     def get_inputs(self) -> list[TensorInfo]:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""
-        return list(self._model.inputs)
+        return list(self._inputs)
 
     def get_outputs(self) -> list[TensorInfo]:
-        """The model's outputs: name, shape, dtype."""
-        return list(self._model.outputs)
+        """The model's outputs: name, shape, dtype (float32 unless a compile-time constant)."""
+        return list(self._outputs)
 
     @property
     def compile_seconds(self) -> float:
-        """Wall time spent lowering, translating and JIT-compiling the model."""
-        return self._model.compile_seconds
+        """Wall time spent lowering, translating and JIT-compiling the model (0 without native code)."""
+        return 0.0 if self._model is None else self._model.compile_seconds
 
     @property
     def stats(self) -> dict[str, int | float]:
@@ -117,14 +152,16 @@ class InferenceSession:
         (the one buffer every run's intermediates share, allocated per run), `intermediate_bytes` (their summed
         sizes; both 0 at O0, which allocates each intermediate on its own), `weight_bytes` (weights bound),
         `compile_seconds` and its stages `lower_seconds`, `translate_seconds`, `jit_seconds` (JIT and load-time
-        precomputation).
+        precomputation). All 0 when every output is a compile-time constant (nothing compiled).
         """
+        if self._model is None:
+            return dict.fromkeys(_STAT_KEYS, 0)
         return dict(self._model.stats)
 
     @property
     def llvm_ir(self) -> str:
-        """The LLVM IR handed to the JIT (before LLVM's own optimisation)."""
-        return self._model.llvm_ir
+        """The LLVM IR handed to the JIT (before LLVM's own optimisation; empty without native code)."""
+        return "" if self._model is None else self._model.llvm_ir
 
     def run(
         self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any], run_options: object = None
@@ -132,16 +169,24 @@ class InferenceSession:
         """Run the model on `input_feed` (name -> array); returns the named outputs (all when None), in order."""
         wanted = self._output_positions(output_names)
         inputs = self._checked_inputs(input_feed)
-        outputs = [np.empty(shape, dtype=np.float32) for shape in self._output_shapes]
-        args = self._args_template.copy()
-        for slot, array in enumerate((*inputs, *outputs)):
-            args[slot] = _address(array)
-        self._model.entry(_address(args))
+        outputs: list[np.ndarray] = []
+        if self._model is not None:
+            outputs = [np.empty(shape, dtype=np.float32) for shape in self._output_shapes]
+            args = self._args_template.copy()
+            for slot, array in enumerate((*inputs, *outputs)):
+                args[slot] = _address(array)
+            self._model.entry(_address(args))
+        if self._constant_outputs:
+            computed = iter(outputs)
+            outputs = [
+                self._constant_outputs[info.name].copy() if info.name in self._constant_outputs else next(computed)
+                for info in self._outputs
+            ]
         return [outputs[position] for position in wanted]
 
     def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:
-            return list(range(len(self._output_shapes)))
+            return list(range(len(self._outputs)))
         unknown = [name for name in output_names if name not in self._output_index]
         if unknown:
             raise InvalidInputError(
@@ -152,16 +197,16 @@ class InferenceSession:
 
     def _checked_inputs(self, input_feed: Mapping[str, Any]) -> list[np.ndarray]:
         unknown = [name for name in input_feed if name not in self._input_index]
-        missing = [info.name for info in self._model.inputs if info.name not in input_feed]
+        missing = [info.name for info in self._inputs if info.name not in input_feed]
         if unknown or missing:
             problems = []
             if unknown:
                 problems.append(f"unknown input name(s) {', '.join(map(repr, unknown))}")
             if missing:
                 problems.append(f"missing input(s) {', '.join(map(repr, missing))}")
-            expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._model.inputs)
+            expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._inputs)
             raise InvalidInputError(f"{'; '.join(problems)}; the model's inputs are: {expected}")
-        return [_checked_array(info, input_feed[info.name]) for info in self._model.inputs]
+        return [_checked_array(info, input_feed[info.name]) for info in self._inputs]
 
 
 def _address(array: np.ndarray) -> int:

@@ -18,6 +18,7 @@ from minimlc.frontend.onnx import (
     ImportedModel,
     ModelImportError,
     TensorInfo,
+    UnsupportedFeatureError,
     UnsupportedOpsError,
     import_model,
 )
@@ -140,6 +141,29 @@ def test_model_forms(form: str, tmp_path: Path) -> None:
     imported = import_model(source)
     assert [op.name for op in _ops(imported)] == ["graph.relu", "func.return"]
     assert imported.outputs == [TensorInfo("y", (2, 3), np.dtype("float32"))]
+
+
+def test_constant_outputs_are_kept_apart_with_their_own_type() -> None:
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Relu", ["x"], ["y"]),
+        helper.make_node("Constant", [], ["c"], value_floats=[1.5]),
+    ]
+    outputs = [_info("shape", [2], TensorProto.INT64), _info("y", [2, 3]), _info("c", [1])]
+    imported = import_model(_model(nodes, [_info("x", [2, 3])], outputs))
+    assert imported.outputs == [
+        TensorInfo("shape", (2,), np.dtype("int64")),
+        TensorInfo("y", (2, 3), np.dtype("float32")),
+        TensorInfo("c", (1,), np.dtype("float32")),
+    ]
+    assert imported.computed_outputs == [imported.outputs[1]]
+    assert imported.outputs[0].type == "tensor(int64)"
+    np.testing.assert_array_equal(imported.constant_outputs["shape"], [2, 3])
+    np.testing.assert_array_equal(imported.constant_outputs["c"], [1.5])
+    assert imported.weights == {}
+    text = str(imported.module)
+    assert "func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32>" in text
+    assert "func.return %y : tensor<2x3xf32>" in text
 
 
 def test_signature_order_and_returned_values() -> None:
@@ -376,13 +400,23 @@ ERROR_CASES: list[tuple[str, Callable[[], object], str]] = [
         r"^input 'x' has element type INT64; only FLOAT \(float32\) is supported$",
     ),
     (
-        "non-float constant output",
+        "non-float computed output",
+        lambda: _model(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            [_info("x", [2])],
+            [_info("y", [2], TensorProto.INT64)],
+        ),
+        r"^output 'y' has element type INT64 and is computed at run time; "
+        r"only FLOAT \(float32\) is supported$",
+    ),
+    (
+        "constant output of another type than declared",
         lambda: _model(
             [helper.make_node("Constant", [], ["c"], value_ints=[1])],
             [],
-            [_info("c", [1], TensorProto.INT64)],
+            [_info("c", [1], TensorProto.FLOAT)],
         ),
-        r"^output 'c' has element type INT64; only FLOAT \(float32\) is supported$",
+        r"^output 'c' is declared FLOAT, but its constant value is int64$",
     ),
     (
         "symbolic dim",
@@ -505,6 +539,28 @@ ERROR_CASES: list[tuple[str, Callable[[], object], str]] = [
 def test_import_errors(source: Callable[[], onnx.ModelProto | bytes], message: str) -> None:
     with pytest.raises(ModelImportError, match=message):
         import_model(source())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        _with_node("Add", ["x", "i64"]),
+        _with_node("Cast", ["x"], to=TensorProto.DOUBLE),
+        lambda: _model(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            [_info("x", [2])],
+            [_info("y", [2], TensorProto.BOOL)],
+        ),
+    ],
+    ids=["int64 data operand", "cast to double", "bool computed output"],
+)
+def test_valid_but_unsupported_models_are_not_implemented(
+    source: Callable[[], onnx.ModelProto],
+) -> None:
+    """What minimlc lacks (non-float32 data) is a NotImplementedError, not a malformed model."""
+    with pytest.raises(UnsupportedFeatureError) as caught:
+        import_model(source())
+    assert isinstance(caught.value, NotImplementedError)
 
 
 @pytest.mark.parametrize(

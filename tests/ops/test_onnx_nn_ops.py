@@ -432,9 +432,37 @@ def test_max_pool_indices_output_is_rejected() -> None:
     )
 
 
-def test_dropout_mask_output_is_rejected_when_used() -> None:
+@pytest.mark.parametrize("opset", [12, 13, 22])
+def test_dropout_mask_output_is_all_true_in_inference(opset: int) -> None:
+    """The mask is a constant bool output; compared with ONNX Runtime (or the reference)."""
+    graph = helper.make_graph(
+        [helper.make_node("Dropout", ["X"], ["Y", "mask"])],
+        "test",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, (2, 3))],
+        [
+            helper.make_tensor_value_info("Y", TensorProto.FLOAT, (2, 3)),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, (2, 3)),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+    feeds = {"X": np.random.default_rng(0).uniform(-2.0, 2.0, (2, 3)).astype(np.float32)}
+    try:
+        reference = onnxruntime.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        expected = reference.run(None, feeds)
+    except Exception:  # an opset ONNX Runtime does not implement yet: use the reference evaluator
+        expected = ReferenceEvaluator(model).run(None, feeds)
+    session = InferenceSession(model)
+    assert [info.type for info in session.get_outputs()] == ["tensor(float)", "tensor(bool)"]
+    for got, want in zip(session.run(None, feeds), expected, strict=True):
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_dropout_mask_output_is_rejected_before_opset_12() -> None:
     node = helper.make_node("Dropout", ["X"], ["Y", "mask"], name="drop")
-    message = _import_error(node, {"X": (2, 2)}, 13)
+    message = _import_error(node, {"X": (2, 2)}, 10)
     assert (
         message
         == "node 'drop' (Dropout): outputs ['mask'] are used, but only the first 1 is supported"

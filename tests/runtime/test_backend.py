@@ -1,4 +1,5 @@
-"""The ONNX backend API (`minimlc.runtime.backend`): prepare/run, lazy compilation per shape, inputs, errors."""
+"""The ONNX backend API (`minimlc.runtime.backend`): prepare/run, lazy compilation per shape and per integer input
+value, constant outputs, inputs, errors."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import minimlc.runtime.backend as backend
-from minimlc.frontend.onnx import UnsupportedOpsError
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError
 from minimlc.runtime import InvalidInputError
+from minimlc.runtime.backend import Signature
 
 
 def one_node_model(
@@ -33,7 +35,7 @@ def one_node_model(
 
 def test_static_model_compiles_at_prepare_and_runs_from_a_list_dict_or_array() -> None:
     rep = backend.prepare(one_node_model("Sub", {"a": [2, 3], "b": [2, 3]}, [2, 3]))
-    assert list(rep.sessions) == [((2, 3), (2, 3))]
+    assert list(rep.sessions) == [Signature(((2, 3), (2, 3)))]
     a, b = np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((2, 3), np.float32)
     np.testing.assert_array_equal(rep.run([a, b])[0], a - b)
     np.testing.assert_array_equal(rep.run({"b": b, "a": a})[0], a - b)
@@ -53,7 +55,7 @@ def test_symbolic_dimensions_compile_once_per_input_shape() -> None:
     for batch in (2, 5, 2):
         x = np.random.default_rng(batch).standard_normal((batch, 3)).astype(np.float32)
         np.testing.assert_array_equal(rep.run([x])[0], np.maximum(x, 0))
-    assert sorted(rep.sessions) == [((2, 3),), ((5, 3),)]
+    assert sorted(rep.sessions) == [Signature(((2, 3),)), Signature(((5, 3),))]
     with pytest.raises(InvalidInputError, match=r"input 'x': expected shape \('\?', 3\), got \(2, 4\)"):
         rep.run([np.zeros((2, 4), np.float32)])
 
@@ -89,13 +91,178 @@ def test_bad_inputs(inputs: object, message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("element_type", "name"), [(TensorProto.DOUBLE, "DOUBLE"), (TensorProto.INT64, "INT64"), (TensorProto.BOOL, "BOOL")]
+    ("element_type", "name"), [(TensorProto.DOUBLE, "DOUBLE"), (TensorProto.UINT8, "UINT8"), (TensorProto.BOOL, "BOOL")]
 )
-def test_non_float32_models_are_not_implemented(element_type: int, name: str) -> None:
+def test_inputs_neither_float32_nor_int32_int64_are_not_implemented(element_type: int, name: str) -> None:
     model = one_node_model("Identity", {"x": [3]}, [3], element_type)
     assert not backend.is_compatible(model)
-    with pytest.raises(NotImplementedError, match=rf"graph input 'x' has element type {name}; .*float32"):
+    with pytest.raises(
+        NotImplementedError,
+        match=rf"^graph input 'x' has element type {name}; minimlc supports float32 \(FLOAT\) inputs, "
+        "and int32 and int64 inputs it binds as constants$",
+    ):
         backend.prepare(model)
+
+
+def test_non_tensor_outputs_are_not_implemented() -> None:
+    model = one_node_model("Relu", {"x": [3]}, [3])
+    sequence = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [3]))
+    model.graph.output[0].CopyFrom(helper.make_value_info("y", sequence))
+    assert not backend.is_compatible(model)
+    with pytest.raises(
+        NotImplementedError, match=r"^graph output 'y' is a sequence_type; minimlc supports tensors only"
+    ):
+        backend.prepare(model)
+
+
+def reshape_model(shape_type: int = TensorProto.INT64) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])],
+        "reshape",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("shape", shape_type, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b"])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_integer_inputs_are_bound_and_compiled_once_per_value() -> None:
+    rep = backend.prepare(reshape_model())
+    assert backend.is_compatible(reshape_model())
+    assert rep.sessions == {}, "integer inputs are known only when the model runs"
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(rep.run([x, np.array([3, 2])])[0], x.reshape(3, 2))
+    first = rep.sessions[Signature(((2, 3), (2,)), ((3, 2),))]
+    np.testing.assert_array_equal(rep.run({"x": x + 1, "shape": [3, -1]})[0], (x + 1).reshape(3, 2))
+    np.testing.assert_array_equal(rep.run([x, np.array([3, 2])])[0], x.reshape(3, 2))
+    assert rep.sessions[Signature(((2, 3), (2,)), ((3, 2),))] is first, "the same value reuses its session"
+    assert sorted(rep.sessions) == [
+        Signature(((2, 3), (2,)), ((3, -1),)),
+        Signature(((2, 3), (2,)), ((3, 2),)),
+    ]
+    assert [info.name for info in first.get_inputs()] == ["x"], "a bound input is not fed to native code"
+    assert first.get_outputs()[0].shape == (3, 2)
+
+
+def test_int32_inputs_are_bound_too() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["data", "indices"], ["y"], axis=1)],
+        "gather",
+        [
+            helper.make_tensor_value_info("data", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("indices", TensorProto.INT32, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])],
+    )
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for indices in ([2, 0], [-1, 1]):
+        (y,) = rep.run([data, np.array(indices, np.int32)])
+        np.testing.assert_array_equal(y, data[:, indices])
+    assert len(rep.sessions) == 2
+
+
+def test_bound_inputs_are_checked() -> None:
+    rep = backend.prepare(reshape_model())
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(InvalidInputError, match=r"^input 'shape': expected dtype int64, got int32; convert it with"):
+        rep.run([x, np.array([3, 2], np.int32)])
+    with pytest.raises(InvalidInputError, match=r"^input 'shape': expected shape \(2,\), got \(3,\)$"):
+        rep.run([x, np.array([3, 2, 1])])
+    with pytest.raises(
+        ModelImportError, match=r"\(Reshape\): cannot reshape an input of shape \(2, 3\) \(6 elements\) to"
+    ):
+        rep.run([x, np.array([4, 2])])
+    assert rep.sessions == {}
+
+
+def test_constant_outputs_keep_their_dtype_and_need_no_native_code() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["shape"]), helper.make_node("ConstantOfShape", ["shape"], ["zeros"])],
+        "shape",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [
+            helper.make_tensor_value_info("shape", TensorProto.INT64, [2]),
+            helper.make_tensor_value_info("zeros", TensorProto.FLOAT, [2, 3]),
+        ],
+    )
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    (session,) = rep.sessions.values()
+    assert [(info.name, info.shape, info.type) for info in session.get_outputs()] == [
+        ("shape", (2,), "tensor(int64)"),
+        ("zeros", (2, 3), "tensor(float)"),
+    ]
+    assert session.llvm_ir == ""
+    shape, zeros = rep.run([np.ones((2, 3), np.float32)])
+    assert shape.dtype == np.int64
+    np.testing.assert_array_equal(shape, [2, 3])
+    np.testing.assert_array_equal(zeros, np.zeros((2, 3), np.float32))
+    shape[0] = 7  # outputs are fresh arrays
+    np.testing.assert_array_equal(rep.run([np.ones((2, 3), np.float32)])[0], [2, 3])
+    with pytest.raises(InvalidInputError, match=r"input 'x': expected shape"):
+        session.run(None, {"x": np.ones((3, 2), np.float32)})
+
+
+def test_constant_and_computed_outputs_interleave() -> None:
+    (y, mask) = backend.run_node(
+        helper.make_node("Dropout", ["x"], ["y", "mask"]), [np.array([-1.0, 2.0], np.float32)], opset_version=13
+    )
+    np.testing.assert_array_equal(y, [-1.0, 2.0])
+    assert mask.dtype == np.bool_
+    np.testing.assert_array_equal(mask, [True, True])
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"]), helper.make_node("Relu", ["x"], ["r"])],
+        "mixed",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [
+            helper.make_tensor_value_info(name, element, [dim])
+            for name, element, dim in (
+                ("r", TensorProto.FLOAT, 3),
+                ("s", TensorProto.INT64, 1),
+                ("r", TensorProto.FLOAT, 3),
+            )
+        ],
+    )
+    r, s, r_again = backend.run_model(
+        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), [np.array([-1, 0, 2], np.float32)]
+    )
+    np.testing.assert_array_equal(r, [0, 0, 2])
+    np.testing.assert_array_equal(s, [3])
+    np.testing.assert_array_equal(r_again, [0, 0, 2])
+
+
+def test_non_float32_outputs_computed_at_run_time_are_not_implemented() -> None:
+    model = one_node_model("Relu", {"x": [3]}, [3])
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+    with pytest.raises(
+        UnsupportedFeatureError,
+        match=r"^output 'y' has element type INT64 and is computed at run time; only FLOAT \(float32\) is supported$",
+    ):
+        backend.prepare(model)
+    graph = helper.make_graph(
+        [helper.make_node("MaxPool", ["x"], ["y", "indices"], kernel_shape=[2])],
+        "argmax",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4])],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 3]),
+            helper.make_tensor_value_info("indices", TensorProto.INT64, [1, 1, 3]),
+        ],
+    )
+    with pytest.raises(NotImplementedError, match=r"outputs \['indices'\] are used, but only the first 1 is supported"):
+        backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_constant_outputs_must_match_their_declared_type() -> None:
+    graph = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"])],
+        "shape",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [1])],
+    )
+    with pytest.raises(ModelImportError, match=r"^output 's' is declared FLOAT, but its constant value is int64$"):
+        backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
 
 
 def test_unsupported_ops_are_not_implemented() -> None:
@@ -131,8 +298,8 @@ def test_run_node() -> None:
     np.testing.assert_allclose(
         y, np.exp(a) / np.exp(a).sum(), rtol=1e-5, atol=1e-6
     )  # opset < 13: over all axes from 0 on
-    with pytest.raises(NotImplementedError, match="INT64"):
-        backend.run_node(helper.make_node("Relu", ["x"], ["y"]), [np.array([1, -1])])
+    with pytest.raises(NotImplementedError, match="UINT8"):
+        backend.run_node(helper.make_node("Relu", ["x"], ["y"]), [np.array([1, 2], np.uint8)])
 
 
 def test_onnx_backend_test_runner_drives_the_backend() -> None:
