@@ -3,6 +3,7 @@
     python bench/bench_kernels.py                        # table on stdout
     python bench/bench_kernels.py --runs 30 --json bench/results/kernels.json
     python bench/bench_kernels.py --all-convs
+    python bench/bench_kernels.py --resnet50-convs      # every distinct ResNet-50 convolution, weighted total
 
 - MatMul 1024^3 fp32 with a constant B: minimlc vs numpy (`a @ b`, OpenBLAS) vs ONNX Runtime; GFLOP/s and % of numpy.
 - Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU: minimlc vs ONNX Runtime (GFLOP/s, time as a multiple of ONNX
@@ -109,6 +110,54 @@ CONV_SHAPES = [
 ]
 
 
+RESNET50_CONVS = [
+    # (C, H=W, F, kernel, stride, pad, calls per inference): every distinct convolution of ResNet-50 (light model).
+    (3, 224, 64, 7, 2, 3, 1),
+    (64, 56, 64, 1, 1, 0, 1),
+    (64, 56, 64, 3, 1, 1, 3),
+    (64, 56, 256, 1, 1, 0, 4),
+    (256, 56, 64, 1, 1, 0, 2),
+    (256, 56, 128, 1, 1, 0, 1),
+    (128, 56, 128, 3, 2, 1, 1),
+    (128, 28, 512, 1, 1, 0, 4),
+    (256, 56, 512, 1, 2, 0, 1),
+    (512, 28, 128, 1, 1, 0, 3),
+    (128, 28, 128, 3, 1, 1, 3),
+    (512, 28, 256, 1, 1, 0, 1),
+    (256, 28, 256, 3, 2, 1, 1),
+    (256, 14, 1024, 1, 1, 0, 6),
+    (512, 28, 1024, 1, 2, 0, 1),
+    (1024, 14, 256, 1, 1, 0, 5),
+    (256, 14, 256, 3, 1, 1, 5),
+    (1024, 14, 512, 1, 1, 0, 1),
+    (512, 14, 512, 3, 2, 1, 1),
+    (512, 7, 2048, 1, 1, 0, 3),
+    (1024, 14, 2048, 1, 2, 0, 1),
+    (2048, 7, 512, 1, 1, 0, 2),
+    (512, 7, 512, 3, 1, 1, 2),
+]
+
+
+def resnet50_convs(runs: int, warmup: int) -> list[dict[str, object]]:
+    """Every distinct ResNet-50 convolution (+ ReLU), with its calls per inference, and a weighted total row."""
+    reports = []
+    totals = {"minimlc": 0.0, "onnxruntime": 0.0}
+    for c, size, f, kernel, stride, pad, calls in RESNET50_CONVS:
+        label = f"{kernel}x{kernel}/{stride} {c}->{f} @{size} (x{calls})"
+        report = bench_conv(label, c, size, f, kernel, stride, pad, runs, warmup)
+        for name, row in report.get("results", {}).items():  # type: ignore[union-attr]
+            totals[name] = totals.get(name, 0.0) + row["ms"] * calls
+        reports.append(report)
+    base = totals["onnxruntime"] or totals["minimlc"]
+    reports.append(
+        {
+            "kernel": "ResNet-50 convolutions, weighted by calls per inference",
+            "results": {name: {"ms": ms, "x_onnxruntime": ms / base} for name, ms in totals.items()},
+        }
+    )
+    return reports
+
+
 def conv_model(c: int, size: int, f: int, kernel: int, stride: int, pad: int) -> onnx.ModelProto:
     """Conv (no bias) + ReLU on a 1 x c x size x size input, with seeded weights."""
     w = (np.random.default_rng(0).standard_normal((f, c, kernel, kernel)) * 0.05).astype(np.float32)
@@ -161,11 +210,17 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--size", type=int, default=1024, help="MatMul size (default 1024)")
     parser.add_argument("--all-convs", action="store_true", help="also the ResNet-50 convolution shapes")
+    parser.add_argument(
+        "--resnet50-convs", action="store_true", help="only every distinct ResNet-50 convolution, with a weighted total"
+    )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()
-    shapes = CONV_SHAPES if args.all_convs else CONV_SHAPES[:1]
-    reports = [bench_matmul(args.size, args.runs, args.warmup)]
-    reports += [bench_conv(*shape, runs=args.runs, warmup=args.warmup) for shape in shapes]
+    if args.resnet50_convs:
+        reports = resnet50_convs(args.runs, args.warmup)
+    else:
+        shapes = CONV_SHAPES if args.all_convs else CONV_SHAPES[:1]
+        reports = [bench_matmul(args.size, args.runs, args.warmup)]
+        reports += [bench_conv(*shape, runs=args.runs, warmup=args.warmup) for shape in shapes]
     for report in reports:
         print(f"\n{report['kernel']}" + (f"  (compile {report['compile_seconds']:.2f} s)" if "compile_seconds" in report else ""))
         if "skipped" in report:

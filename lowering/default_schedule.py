@@ -19,6 +19,15 @@ Kernels are recognised by structure, not by name:
   (channels-last input, unit-stride reduction) before it. The im2col + GEMM alternative was not built: it copies
   the input KHxKW times, and 1x1 convolutions on 14x14 and 7x7 maps have no column count divisible by 16.
 
+**Parallelism**, after any of these (and for kernels none applies to: layout copies, pooling): in every top-level
+loop nest with at least `PARALLEL_MIN_WORK` innermost iterations, the outermost loop with at least
+`PARALLEL_MIN_TASKS` iterations becomes `parallel` (`loop-parallel`), if every store under it to a buffer the kernel
+does not own indexes with its induction variable (distinct iterations write distinct elements; local scratch
+buffers become private to each task in `loop-outline-parallel`). The search descends through a nest only while each
+loop holds one loop, so one nest makes one dispatch per iteration of the loops around the chosen one: for GEMM the
+row blocks inside the KC loop, for a convolution the output-channel panels (or, with fewer than
+`PARALLEL_MIN_TASKS` of them, the output rows), for elementwise kernels the outermost sizeable dimension.
+
 Each schedule is a list of primitive passes (`schedule_for` returns it as text, the trace `minimlc compile
 --emit schedule` prints); replaying that list with `mini-opt -p` gives the same IR. A schedule that the vector code
 generator cannot lower (non-contiguous accesses, say) is dropped, leaving the kernel to LLVM. Kernels with any
@@ -39,7 +48,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop_expand import expand_loops
-from minimlc.lowering.loop_nest import affine_form, loops_of
+from minimlc.lowering.loop_nest import affine_form, find_kernel, loops_of
 from minimlc.runtime.jit import HostInfo, host_info
 
 
@@ -78,6 +87,47 @@ def schedule_for(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> list[
     if trip % lanes:
         return []
     return [f"loop-split{{kernel={name} loop={inner} factor={lanes}}}", f"loop-vectorize{{kernel={name} loop={inner}_i}}"]
+
+
+PARALLEL_MIN_TASKS = 4
+"""Fewest iterations a loop needs to be made parallel: enough to balance two threads under a dynamic schedule."""
+PARALLEL_MIN_WORK = 1 << 15
+"""Fewest innermost iterations a loop nest needs to be run in parallel (a dispatch costs about 0.5 us)."""
+
+
+def parallel_steps(kernel: func.FuncOp) -> list[str]:
+    """The `loop-parallel` items for `kernel` as scheduled so far (see the module docstring)."""
+    steps = []
+    name = kernel.sym_name.data
+    for nest in [op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)]:
+        if _work(nest) < PARALLEL_MIN_WORK:
+            continue
+        current: loop.ForOp | None = nest
+        while current is not None and current.kind.data == "serial":
+            if current.trip_count >= PARALLEL_MIN_TASKS and _iterations_independent(kernel, current):
+                steps.append(f"loop-parallel{{kernel={name} loop={current.loop_name.data}}}")
+                break
+            inner = [op for op in current.body.block.ops if isinstance(op, loop.ForOp)]
+            current = inner[0] if len(inner) == 1 else None
+    return steps
+
+
+def _work(nest: loop.ForOp) -> int:
+    """Innermost iterations of a loop nest."""
+    inner = [op for op in nest.body.block.ops if isinstance(op, loop.ForOp)]
+    return nest.trip_count * max(1, sum(_work(child) for child in inner))
+
+
+def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
+    """True if every store under `target` to a kernel parameter has an index that moves with `target`."""
+    params = set(kernel.body.block.args)
+    iv = target.induction_var
+    for store in target.walk():
+        if isinstance(store, memref.StoreOp) and store.memref in params:
+            forms = [affine_form(index) for index in store.indices]
+            if not any(form is not None and form.get(iv, 0) != 0 for form in forms):
+                return False
+    return True
 
 
 def _unit_stride(target: loop.ForOp) -> bool:
@@ -306,10 +356,18 @@ def apply_default_schedules(ctx: Context, module: ModuleOp, host: HostInfo) -> l
     """Schedule every kernel of `module`; returns the trace: (kernel, the passes applied to it) per kernel."""
     trace: list[tuple[str, list[str]]] = []
     for kernel in kernels_of(module):
+        name = kernel.sym_name.data
+        if any(lp.kind.data != "serial" for lp in loops_of(kernel)):
+            continue
         steps = schedule_for(module, kernel, host)
         if steps and _lowers(ctx, module, kernel, steps):
             apply_steps(ctx, module, steps)
-            trace.append((kernel.sym_name.data, steps))
+        else:
+            steps = []
+        parallel = parallel_steps(find_kernel(module, DefaultSchedulePass.name, name))
+        apply_steps(ctx, module, parallel)
+        if steps or parallel:
+            trace.append((name, steps + parallel))
     return trace
 
 

@@ -3,7 +3,9 @@
 Runs before `loop-to-scf`. The body of an outermost parallel loop (one not nested in another parallel loop) moves
 into a private function `@<function>_<loop>_body(%ctx: !llvm.ptr, %task: i64)` whose induction variable is
 `lower + task * step`. Values the body captures from outside (buffers, scalars, outer induction variables) travel in
-`ctx`, a struct on the caller's stack (allocated in its entry block); captured constants are cloned instead. The loop
+`ctx`, a struct on the caller's stack (allocated in its entry block); captured constants are cloned instead, and so
+are `loop.alloc "local"` scratch buffers used only inside the loop (a register tile, an accumulator): each task gets
+its own, instead of every thread sharing the caller's. The loop
 becomes a call `minimlc_parallel_for(%pool, @body, %ctx, trip_count)`, implemented by `runtime/threadpool.py` and
 bound at JIT time. Nested parallel loops stay in the body and run serially; loop weights and precomputed buffers used
 in the body are hoisted in front of the loop, so that `loop-to-scf` still binds them in the caller.
@@ -145,18 +147,27 @@ def _hoist_bindings(loop_op: loop.ForOp) -> None:
         Rewriter.insert_op(op, InsertPoint.before(loop_op))
 
 
-def _body_function(
-    loop_op: loop.ForOp, name: str, packed: list[SSAValue], constants: list[arith.ConstantOp]
-) -> func.FuncOp:
-    """`@name(%ctx, %task)`: unpacks the captured values and runs iteration `lower + task * step` of the loop."""
+def _is_private(value: SSAValue, loop_op: loop.ForOp) -> bool:
+    """Whether `value` is a local scratch buffer that only `loop_op` uses (so each task may have its own)."""
+    owner = value.owner
+    return (
+        isinstance(owner, loop.AllocOp)
+        and owner.scope.data == "local"
+        and all(loop_op.is_ancestor(use.operation) for use in value.uses)
+    )
+
+
+def _body_function(loop_op: loop.ForOp, name: str, packed: list[SSAValue], cloned: list[Operation]) -> func.FuncOp:
+    """`@name(%ctx, %task)`: clones `cloned` (constants, private buffers), unpacks the captured values and runs
+    iteration `lower + task * step` of the loop."""
     entry = Block(arg_types=[_PTR, i64])
     ctx, task = entry.args
     ctx.name_hint, task.name_hint = "ctx", "task"
     replacements: dict[SSAValue, SSAValue] = {}
-    for constant in constants:
-        clone = constant.clone()
+    for op in cloned:
+        clone = op.clone()
         entry.add_op(clone)
-        replacements[constant.result] = clone.result
+        replacements[op.results[0]] = clone.results[0]
     if packed:
         context = llvm.LoadOp(ctx, _context_type(packed))
         entry.add_op(context)
@@ -204,10 +215,11 @@ def _outline(module: ModuleOp, function: func.FuncOp, loop_op: loop.ForOp, pool:
     """Replace `loop_op` by a `minimlc_parallel_for` call on an outlined body function."""
     _hoist_bindings(loop_op)
     captured = _captured_values(loop_op)
-    constants = [value.owner for value in captured if isinstance(value.owner, arith.ConstantOp)]
-    packed = [value for value in captured if not isinstance(value.owner, arith.ConstantOp)]
+    private = [value for value in captured if _is_private(value, loop_op)]
+    cloned = [value.owner for value in captured if isinstance(value.owner, arith.ConstantOp) or value in private]
+    packed = [value for value in captured if not isinstance(value.owner, arith.ConstantOp) and value not in private]
     name = _unique_symbol(module, f"{function.sym_name.data}_{loop_op.loop_name.data}_body")
-    body = _body_function(loop_op, name, packed, constants)
+    body = _body_function(loop_op, name, packed, cloned)  # type: ignore[arg-type]
     Rewriter.insert_op(body, InsertPoint.after(function))
     call_site = InsertPoint.before(loop_op)
     ctx = _pack_context(function, packed, call_site)
@@ -217,6 +229,8 @@ def _outline(module: ModuleOp, function: func.FuncOp, loop_op: loop.ForOp, pool:
     Rewriter.insert_op([address, trip_count, call], call_site)
     loop_op.detach()
     loop_op.erase()
+    for value in private:
+        Rewriter.erase_op(value.owner)  # type: ignore[arg-type]
 
 
 def _pack_context(function: func.FuncOp, packed: list[SSAValue], call_site: InsertPoint) -> SSAValue:

@@ -9,8 +9,11 @@ Reduction computes are never inlined: they stay kernels. An elementwise producer
 reduction consumer only when each read's indices depend on every loop index of the consumer, so
 that no producer element is computed twice: `sum_k exp(x[i, k] - m[i])` fuses, but a ReLU feeding
 a GEMM (read at `[i, k]` by a compute over `(i, j, k)`) stays its own kernel instead of being
-recomputed for every `j`. Into elementwise consumers producers are always inlined, as TVM does
-with injective ops. A compute used anywhere else (returned from the function, for instance) is
+recomputed for every `j`. Into elementwise consumers producers are inlined, as TVM does with
+injective ops, when there is one consumer: a producer read by several computes (a residual sum
+that feeds both the next block and the next residual add) stays its own kernel, written once,
+instead of being recomputed by every consumer (and, down a residual chain, by every consumer of
+those consumers). A compute used anywhere else (returned from the function, for instance) is
 materialised and stays. A compute of weights alone is not inlined into one that reads run-time
 data: as its own kernel it is computed once, at load time (see `loop-hoist-constants`). A compute that reads no
 tensor at all (a `graph.constant` fill) is a literal and is always inlined.
@@ -78,8 +81,10 @@ class InlineElementwiseCompute(RewritePattern):
         reads = [use.operation for use in producer.result.uses]
         if not reads or not all(_is_read_in_compute(read) and _recompute_free(read) for read in reads):  # type: ignore[arg-type]
             return
-        reads_weights = any(isinstance(op, te.ReadOp) for op in producer.body.walk())
-        if reads_weights and is_constant(producer.result) and not all(is_constant(read.parent_op().result) for read in reads):  # type: ignore[union-attr]
+        is_literal = not any(isinstance(op, te.ReadOp) for op in producer.body.walk())
+        if not is_literal and len({read.parent_op() for read in reads}) > 1:
+            return
+        if not is_literal and is_constant(producer.result) and not all(is_constant(read.parent_op().result) for read in reads):  # type: ignore[union-attr]
             return
         body = list(producer.body.block.ops)[:-1]
         for read in reads:

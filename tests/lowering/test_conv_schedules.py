@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering import PIPELINES, split_pass_list
-from minimlc.lowering.default_schedule import kernels_of, schedule_for
+from minimlc.lowering.default_schedule import kernels_of, schedule_for, schedule_trace
 from minimlc.runtime.compiler import compile_model, make_context, run_passes
 from minimlc.runtime.jit import host_info
 from minimlc.runtime.session import InferenceSession
@@ -81,3 +81,49 @@ def test_conv_gets_the_conv_schedule() -> None:
     assert steps[0].startswith("loop-decompose-reduction")
     assert any(step.startswith("loop-pack") for step in steps)
     assert steps[-1].startswith("loop-cache-write")
+
+
+def pool_model(c: int, size: int) -> onnx.ModelProto:
+    """MaxPool 3x3/2 pad 1 then ReLU (ResNet's stem pooling), unscheduled but run in parallel."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("MaxPool", ["x"], ["t"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["t"], ["y"]),
+        ],
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, (size - 1) // 2 + 1, (size - 1) // 2 + 1])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def trace_of(model: onnx.ModelProto) -> str:
+    imported = import_model(model)
+    ctx = make_context()
+    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-schedule"][1]), ctx)
+    return schedule_trace(ctx, imported.module)
+
+
+@pytest.mark.parametrize(
+    ("model", "parallel_loop"),
+    [
+        (conv_model(8, 10, 32, 3, 1, 1), r"loop-parallel\{kernel=conv_\d+ loop=i2\}"),  # 2 channel panels: rows
+        (conv_model(16, 12, 128, 3, 2, 1), r"loop-parallel\{kernel=conv_\d+ loop=i1_o\}"),  # 8 panels
+        (conv_model(3, 20, 16, 7, 2, 3), r"loop-parallel\{kernel=conv_\d+ loop=i2\}"),
+        (pool_model(16, 40), r"loop-parallel\{kernel=max_pool_\d+ loop=i1\}"),
+    ],
+    ids=["conv-rows", "conv-channels", "conv-7x7", "maxpool"],
+)
+def test_parallel_schedules_are_exact_on_two_threads(model: onnx.ModelProto, parallel_loop: str) -> None:
+    """Each task owns whole output tiles and sums them in the same order as one thread: results are bitwise
+    equal, and equal the unscheduled model to float rounding."""
+    assert re.search(parallel_loop, trace_of(model))
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    one_thread = InferenceSession(model, num_threads=1)
+    (one,) = one_thread.run(None, {"x": x})
+    two_threads = one_thread.with_num_threads(2)
+    for _ in range(10):  # the second thread may or may not take tasks in a given run (a busy machine)
+        (two,) = two_threads.run(None, {"x": x})
+        np.testing.assert_array_equal(two, one)
+    np.testing.assert_allclose(two, unscheduled(model, x), rtol=1e-4, atol=1e-4)

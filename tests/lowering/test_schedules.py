@@ -11,7 +11,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering import PIPELINES, split_pass_list
-from minimlc.lowering.default_schedule import apply_steps
+from minimlc.lowering.default_schedule import apply_steps, schedule_trace
 from minimlc.runtime.compiler import compile_model, make_context, run_passes
 from minimlc.runtime.session import InferenceSession
 from minimlc.runtime.threadpool import ThreadPool
@@ -169,3 +169,25 @@ def test_with_num_threads_shares_the_compiled_module() -> None:
         np.testing.assert_allclose(session.run(None, {"a": a})[0], expected, rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="num_threads"):
         one.with_num_threads(0)
+
+
+def _trace(model: onnx.ModelProto) -> str:
+    imported = import_model(model)
+    ctx = make_context()
+    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-schedule"][1]), ctx)
+    return schedule_trace(ctx, imported.module)
+
+
+@pytest.mark.parametrize(("m", "k", "n", "relu"), [(64, 512, 64, True), (96, 64, 256, False)])
+def test_default_schedule_parallel_gemm_is_exact_on_two_threads(m: int, k: int, n: int, relu: bool) -> None:
+    """Tasks own disjoint row blocks and sum in the same order as one thread: results are bitwise equal."""
+    model = matmul_model(m, k, n, relu)
+    assert "loop-parallel{kernel=matmul_0 loop=i0_o}" in _trace(model)
+    a = np.random.default_rng(3).standard_normal((m, k)).astype(np.float32)
+    one_thread = InferenceSession(model, num_threads=1)
+    (one,) = one_thread.run(None, {"a": a})
+    two_threads = one_thread.with_num_threads(2)
+    for _ in range(10):  # the second thread may or may not take tasks in a given run (a busy machine)
+        (two,) = two_threads.run(None, {"a": a})
+        np.testing.assert_array_equal(two, one)
+    np.testing.assert_allclose(two, run_scheduled(model, [], a), rtol=1e-4, atol=1e-4)

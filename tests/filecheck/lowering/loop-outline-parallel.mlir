@@ -146,4 +146,31 @@ func.func @uses_precompute(%x: memref<8xf32>) attributes {minimlc.entry} {
 // CHECK-NEXT:    %packed = loop.precompute @fill(%w) : (memref<8xf32>) -> memref<8xf32>
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
+
+// A local scratch buffer used only inside the parallel loop (a register tile) is private to each task: cloned into
+// the body, not shared through the context.
+func.func private @tiled(%x: memref<4x8xf32> {llvm.noalias}, %y: memref<4x8xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<8xf32>
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "j" %j = 0 to 8 step 1 serial {
+      %v = memref.load %x[%i, %j] : memref<4x8xf32>
+      memref.store %v, %tile[%j] : memref<8xf32>
+    }
+    loop.for "j2" %j2 = 0 to 8 step 1 serial {
+      %w = memref.load %tile[%j2] : memref<8xf32>
+      memref.store %w, %y[%i, %j2] : memref<4x8xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func private @tiled(%x: memref<4x8xf32> {llvm.noalias}, %y: memref<4x8xf32> {llvm.noalias}, %pool: !llvm.ptr) attributes {minimlc.pool = 2 : i64} {
+// CHECK-NEXT:    %0 = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:    %ctx = llvm.alloca %0 x !llvm.struct<(!llvm.ptr, !llvm.ptr)> {alignment = 32 : i64} : (i64) -> !llvm.ptr
+// CHECK-NEXT:    %1 = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, !llvm.ptr)>
+// CHECK-NOT:     loop.alloc
+// CHECK:         func.call @minimlc_parallel_for
+// CHECK-LABEL: func.func private @tiled_i_body(%ctx: !llvm.ptr, %task: i64) {
+// CHECK-NEXT:    %tile = loop.alloc "local" : memref<8xf32>
+// CHECK-NEXT:    %0 = llvm.load %ctx : !llvm.ptr -> !llvm.struct<(!llvm.ptr, !llvm.ptr)>
 // CHECK-LABEL: func.func private @minimlc_parallel_for(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()

@@ -1,0 +1,106 @@
+"""Per-kernel time of a model's native code, sampled with Linux `perf`.
+
+    python bench/profile_kernels.py MODEL.onnx [--random-weights] [--threads N] [--runs 20]
+
+Compiles the model as `InferenceSession` does, except that every kernel function is kept out of line (`noinline`,
+external linkage) so that its address range is known; then runs the model `--runs` times under `perf record`
+(attached to this process) and charges each sample to the function whose code contains it. Prints, per function,
+the share of samples and the implied milliseconds per call. Samples outside the JIT-compiled code (Python, the
+thread pool's waiting) are reported as one line. Needs `perf` on the PATH and perf_event_paranoid <= 2.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_variable] = "1"
+
+import argparse  # noqa: E402
+import bisect  # noqa: E402
+import re  # noqa: E402
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections import Counter  # noqa: E402
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+
+import minimlc.runtime.compiler as compiler  # noqa: E402
+from minimlc.runtime import InferenceSession  # noqa: E402
+from minimlc.tools.model_tools import randomise_weights  # noqa: E402
+
+_DEFINE = re.compile(r"^define internal (.*?)@([\w.]+)\((.*?)\)(.*)$", re.MULTILINE)
+
+
+def out_of_line(llvm_ir: str) -> str:
+    """`llvm_ir` with every internal function external and `noinline`, so it keeps its own address range."""
+    return _DEFINE.sub(lambda m: f"define {m[1]}@{m[2]}({m[3]}) noinline{m[4]}", llvm_ir)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model")
+    parser.add_argument("--random-weights", action="store_true")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--top", type=int, default=40)
+    args = parser.parse_args()
+    model = onnx.load(args.model)
+    if args.random_weights:
+        model = randomise_weights(model, seed=0)
+    translate = compiler.translate_to_llvm_ir
+    compiler.translate_to_llvm_ir = lambda module: out_of_line(translate(module))
+    session = InferenceSession(model, num_threads=args.threads)
+    names = re.findall(r"^define .*?@([\w.]+)\(", session._model.llvm_ir, re.MULTILINE)
+    starts = sorted((session._model.jit.function_address(name), name) for name in names)
+    feeds = {
+        info.name: np.random.default_rng(1).standard_normal(info.shape).astype(np.float32)
+        for info in session.get_inputs()
+    }
+    session.run(None, feeds)
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "perf.data")
+        recorder = subprocess.Popen(
+            ["perf", "record", "-q", "-F", "4000", "-p", str(os.getpid()), "-o", data],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(1.0)  # perf needs a moment to attach before the timed runs
+        start = time.perf_counter()
+        for _ in range(args.runs):
+            session.run(None, feeds)
+        elapsed = (time.perf_counter() - start) / args.runs
+        recorder.send_signal(signal.SIGINT)
+        recorder.wait()
+        script = subprocess.run(
+            ["perf", "script", "-i", data, "-F", "tid,ip,sym,dso"], capture_output=True, text=True, check=True
+        ).stdout
+    addresses = [start for start, _ in starts]
+    counts: Counter[str] = Counter()
+    outside: Counter[str] = Counter()
+    for line in script.splitlines():
+        fields = line.split()
+        if len(fields) < 2:
+            continue
+        ip = int(fields[1], 16)
+        slot = bisect.bisect_right(addresses, ip) - 1
+        # Samples in anonymous memory within 1 MiB after a function's start are the JIT's code.
+        if slot >= 0 and ip - addresses[slot] < 1 << 20 and ("/perf-" in fields[-1] or "unknown" in fields[-1]):
+            counts[starts[slot][1]] += 1
+        else:
+            outside[f"{fields[-1]} {' '.join(fields[2:-1])}"] += 1
+    inside = sum(counts.values())
+    print(f"{args.model}: {elapsed * 1e3:.1f} ms per run (under perf), {inside} samples in model code")
+    for name, n in counts.most_common(args.top):
+        share = n / max(inside, 1)
+        print(f"  {name:40s} {n:7d}  {share * 100:5.1f} %  {share * elapsed * 1e3:7.2f} ms")
+    print(f"outside the model's code: {sum(outside.values())} samples; most frequent:")
+    for name, n in outside.most_common(12):
+        print(f"  {n:7d}  {name[:100]}")
+
+
+if __name__ == "__main__":
+    main()
