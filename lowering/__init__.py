@@ -13,6 +13,7 @@ from xdsl.passes import ModulePass
 _OURS = {
     "graph-simplify": ("graph_simplify", "GraphSimplifyPass"),
     "graph-fold-batch-norm": ("graph_fold_batch_norm", "GraphFoldBatchNormPass"),
+    "graph-split-grouped-conv": ("graph_split_grouped_conv", "GraphSplitGroupedConvPass"),
     "graph-pad-conv": ("graph_pad_conv", "GraphPadConvPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
@@ -49,8 +50,8 @@ UPSTREAM_PASSES = {
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,loop-plan-memory,"
-    "loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
+    "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,"
+    "loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
     0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
