@@ -88,7 +88,8 @@ def test_group_convolutions_get_the_conv_schedule() -> None:
     imported = import_model(grouped_conv_model(16, 7, 64, 4, 1, 1, 0, True))
     run_passes(imported.module, split_pass_list(PIPELINES["lower-to-schedule"][1]), make_context())
     (conv,) = [k for k in kernels_of(imported.module) if re.fullmatch(r"conv_\d+", k.sym_name.data)]
-    calls = [op for op in imported.module.walk() if isinstance(op, func.CallOp) and op.callee.string_value() == conv.sym_name.data]
+    name = conv.sym_name.data
+    calls = [op for op in imported.module.walk() if isinstance(op, func.CallOp) and op.callee.string_value() == name]
     assert len(calls) == 4
     steps = schedule_for(imported.module, conv, host_info())
     assert steps and steps[0].startswith("loop-decompose-reduction")
