@@ -149,6 +149,10 @@ def _convert_op(
                 convert_op(op, builder, val_map, block_map)
             except NotImplementedError as error:
                 raise LLVMTranslationException(f"cannot translate '{op.name}': {error}") from error
+            if op.results and isinstance(instr := val_map.get(op.results[0]), instructions.Instruction):
+                # xDSL lists fast-math flags in set order, which changes with Python's hash seed: sort them so
+                # the same module always prints the same LLVM IR.
+                instr.flags = sorted(instr.flags)
 
 
 def _convert_call_intrinsic(

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -310,3 +314,23 @@ def test_function_address_of_missing_symbol_raises() -> None:
 def test_invalid_ir_is_rejected() -> None:
     with pytest.raises(RuntimeError):
         JitModule("define void @f() {\n  ret i32 0\n}\n")
+
+
+def test_llvm_ir_text_does_not_depend_on_the_hash_seed() -> None:
+    """Fast-math flags print in one order whatever Python's hash seed (xDSL keeps them in a set)."""
+    source = elementwise_kernel("%r = arith.addf %x, %y fastmath<fast> : f32", 16, 2)
+    mini_opt = Path(sys.executable).with_name("mini-opt")
+    texts = {
+        subprocess.run(
+            [mini_opt, "-p", "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts", "-t", "llvm"],
+            input=source,
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in range(6)
+    }
+    assert len(texts) == 1, "the LLVM IR text changed with the hash seed"
+    (text,) = texts
+    assert "fadd afn arcp contract ninf nnan nsz reassoc float" in text, text
