@@ -4,7 +4,7 @@
     python bench/bench_threadpool.py --quick      # fewer repetitions
 
 1. Dispatch latency: an empty `minimlc_parallel_for` (2 tasks) timed inside native code with `clock_gettime`
-   around each call, median of 10k calls, for each pool variant (task distribution x spin before sleeping).
+   around each call, median of 10k calls, for each pool variant (spin before sleeping).
 2. Kernels written as loop IR with a `parallel` outer loop, compiled through `loop-outline-parallel` and the rest of
    the pipeline once, then run on a 1-thread and a 2-thread pool (the pool is a run-time argument): a 20M-element
    `y = 2x + 1` (outer loop of 80 chunks) and a naive 512^3 matmul (parallel over rows). The same kernels with the
@@ -145,18 +145,17 @@ def dispatch_latency(calls: int) -> None:
         driver.function_address("drive")
     )
     print(f"empty parallel_for, 2 tasks, {calls} calls (ns)      median      p90")
-    for distribution in ("dynamic", "static"):
-        for spin in (0, 256, 2048, 16384):
-            options = PoolOptions(distribution, spin)
-            parallel_for = native_pool(options).jit.function_address("minimlc_parallel_for")
-            for threads in (1, 2):
-                if threads == 1 and (distribution, spin) != ("dynamic", 0):
-                    continue
-                times = np.zeros(calls, np.int64)
-                with ThreadPool(threads, options) as pool:
-                    drive(parallel_for, pool.address, 2, calls, times.ctypes.data)
-                label = f"{threads} thread(s), {distribution:7}, spin {spin:5}"
-                print(f"  {label:44} {np.median(times):8.0f} {np.percentile(times, 90):8.0f}")
+    for spin in (0, 256, 2048, 16384):
+        options = PoolOptions(spin)
+        parallel_for = native_pool(options).jit.function_address("minimlc_parallel_for")
+        for threads in (1, 2):
+            if threads == 1 and spin != 0:
+                continue
+            times = np.zeros(calls, np.int64)
+            with ThreadPool(threads, options) as pool:
+                drive(parallel_for, pool.address, 2, calls, times.ctypes.data)
+            label = f"{threads} thread(s), spin {spin:5}"
+            print(f"  {label:44} {np.median(times):8.0f} {np.percentile(times, 90):8.0f}")
 
 
 def speedups(runs: int) -> None:

@@ -10,15 +10,20 @@ C ABI (all functions external, `ptr` is an opaque `Pool *`):
 
 Protocol. The caller takes the pool with a `busy` try-lock; if it is taken (a nested call from inside a task, or a
 concurrent call from another thread) or the pool has one thread, the tasks run inline on the caller, serially. The
-owner writes the job (body, ctx, n_tasks, task counter, pending = workers), then bumps `generation` (release:
-publishes the job) and wakes sleeping workers. Every thread, caller included, takes tasks (`dynamic`: an atomic
-counter, `static`: one contiguous chunk per thread); each worker then decrements `pending` (release: publishes its
-writes), and the caller waits for zero (acquire) before it releases `busy`. Waiting spins `spin` times with a CPU
-pause, then sleeps on a futex; a waker calls `futex_wake` only when a waiter counter says someone sleeps. Counter
-increment and word re-check are sequentially consistent on both sides, so a wake-up cannot be lost, and the kernel
-re-checks the word inside `futex_wait`.
+owner writes the job (body, ctx, `unfinished` = n_tasks), then `unclaimed` = n_tasks (release), then bumps
+`generation` and wakes sleeping workers. Every thread, caller included, claims tasks one at a time by counting
+`unclaimed` down with a compare-and-swap (never below zero), and only then reads the job's body and ctx: the claim
+(acquire) sees what the owner wrote before `unclaimed`, and the job cannot end, so its body and ctx cannot change,
+until the claimed task is finished. A thread runs the task and decrements `unfinished` (release: publishes its
+writes). The caller claims until none are left, then waits for `unfinished` to reach zero (acquire) before it
+releases `busy`. So the caller waits only for tasks that some thread is running: a worker that wakes late
+(descheduled on a busy machine) finds nothing left to claim and never holds the caller up; one that wakes during a
+later job simply helps with that one. Waiting spins `spin`
+times with a CPU pause, then sleeps on a futex; a waker calls `futex_wake` only when a waiter counter says someone
+sleeps. Counter increment and word re-check are sequentially consistent on both sides, so a wake-up cannot be lost,
+and the kernel re-checks the word inside `futex_wait`.
 
-    module = build_pool_module(PoolOptions(distribution="static", spin=0))
+    module = build_pool_module(PoolOptions(spin=0))
     print(module)  # LLVM IR text for runtime.jit.JitModule
 """
 
@@ -44,7 +49,7 @@ _CACHE_LINE = 64
 
 
 class Field(IntEnum):
-    """Pool members; the descriptor, the task counter and the completion counter have a cache line each."""
+    """Pool members; the descriptor, the claim counter and the completion counter have a cache line each."""
 
     GENERATION = 0  # i32 futex word, bumped once per job and at shutdown
     SLEEPERS = 1  # i32 workers asleep on GENERATION
@@ -53,36 +58,32 @@ class Field(IntEnum):
     NUM_THREADS = 4  # i32 caller + workers
     BODY = 5  # ptr
     CTX = 6  # ptr
-    N_TASKS = 7  # i64
-    WORKERS = 8  # ptr to num_threads - 1 WORKER records
-    NEXT_TASK = 10  # i64 (dynamic distribution)
-    PENDING = 12  # i32 futex word: workers yet to finish the job
-    CALLER_WAITING = 13  # i32 1 while the caller is asleep on PENDING
+    WORKERS = 7  # ptr to num_threads - 1 WORKER records
+    UNCLAIMED = 9  # i64 tasks of the current job not yet claimed
+    UNFINISHED = 11  # i32 futex word: tasks not yet finished
+    CALLER_WAITING = 12  # i32 1 while the caller is asleep on UNFINISHED
 
 
 POOL_SIZE = 3 * _CACHE_LINE
 POOL = ir.LiteralStructType(
     [
-        *(I32, I32, I32, I32, I32, PTR, PTR, I64, PTR, ir.ArrayType(I8, 8)),
+        *(I32, I32, I32, I32, I32, PTR, PTR, PTR, ir.ArrayType(I8, 16)),
         *(I64, ir.ArrayType(I8, 56)),
         *(I32, I32, ir.ArrayType(I8, 56)),
     ]
 )
 """Three cache lines (`tests/runtime/test_threadpool.py` checks the layout against the host's data layout)."""
-WORKER = ir.LiteralStructType([I64, PTR, I64, ir.ArrayType(I8, 40)])
-"""One worker record per cache line: pthread id, pool, thread index (1..num_threads-1)."""
+WORKER = ir.LiteralStructType([I64, PTR, ir.ArrayType(I8, 48)])
+"""One worker record per cache line: pthread id, pool."""
 
 
 @dataclass(frozen=True)
 class PoolOptions:
-    """Task distribution (`dynamic` or `static`) and how many pause iterations a waiter spins before it sleeps."""
+    """How many pause iterations a waiter spins before it sleeps."""
 
-    distribution: str = "dynamic"
     spin: int = 2048
 
     def __post_init__(self) -> None:
-        if self.distribution not in ("dynamic", "static"):
-            raise ValueError(f"distribution must be 'dynamic' or 'static', got {self.distribution!r}")
         if self.spin < 0:
             raise ValueError(f"spin must be >= 0, got {self.spin}")
 
@@ -212,27 +213,33 @@ class _PoolModule:
         return function
 
     def _build_run_tasks(self) -> ir.Function:
-        """`run_tasks(pool, index)`: thread `index`'s share of the current job."""
-        function, b = self._define("run_tasks", VOID, [PTR, I64], internal=True)
-        pool, index = function.args
+        """`run_tasks(pool)`: claim and run tasks of the current job until none are left to claim."""
+        function, b = self._define("run_tasks", VOID, [PTR], internal=True)
+        pool = function.args[0]
+        unclaimed_word, unfinished = self.field(b, pool, Field.UNCLAIMED), self.field(b, pool, Field.UNFINISHED)
+        entry = b.block
+        first = b.load_atomic(unclaimed_word, "monotonic", 8, typ=I64)
+        check, claim, run = (function.append_basic_block(name) for name in ("check", "claim", "run"))
+        done = function.append_basic_block("done")
+        b.branch(check)
+        b.position_at_end(check)
+        unclaimed = b.phi(I64, "unclaimed")
+        unclaimed.add_incoming(first, entry)
+        b.cbranch(b.icmp_signed(">", unclaimed, _const(I64, 0)), claim, done)
+        b.position_at_end(claim)
+        task = b.sub(unclaimed, _const(I64, 1))
+        swapped = b.cmpxchg(unclaimed_word, unclaimed, task, "acquire", "monotonic")
+        unclaimed.add_incoming(b.extract_value(swapped, 0), claim)
+        b.cbranch(b.extract_value(swapped, 1), run, check)
+        b.position_at_end(run)
         body = b.load(self.field(b, pool, Field.BODY), typ=BODY)
         ctx = b.load(self.field(b, pool, Field.CTX), typ=PTR)
-        n_tasks = b.load(self.field(b, pool, Field.N_TASKS), typ=I64)
-        if self.options.distribution == "static":
-            threads = b.zext(b.load(self.field(b, pool, Field.NUM_THREADS), typ=I32), I64)
-            begin = b.udiv(b.mul(n_tasks, index), threads)
-            end = b.udiv(b.mul(n_tasks, b.add(index, _const(I64, 1))), threads)
-            b.call(self.serial, [body, ctx, begin, end])
-            b.ret_void()
-            return function
-        take, done = function.append_basic_block("take"), function.append_basic_block("done")
-        b.branch(take)
-        b.position_at_end(take)
-        task = b.atomic_rmw("add", self.field(b, pool, Field.NEXT_TASK), _const(I64, 1), "monotonic")
-        with b.if_then(b.icmp_signed(">=", task, n_tasks)):
-            b.branch(done)
         b.call(body, [ctx, task])
-        b.branch(take)
+        remaining = b.atomic_rmw("sub", unfinished, _const(I32, 1), "seq_cst")
+        with b.if_then(b.icmp_unsigned("==", remaining, _const(I32, 1))):
+            b.call(self.notify, [unfinished, self.field(b, pool, Field.CALLER_WAITING), _const(I32, 1)])
+        unclaimed.add_incoming(b.load_atomic(unclaimed_word, "monotonic", 8, typ=I64), b.block)
+        b.branch(check)
         b.position_at_end(done)
         b.ret_void()
         return function
@@ -243,7 +250,6 @@ class _PoolModule:
         record = function.args[0]
         zero = _const(I32, 0)
         pool = b.load(b.gep(record, [zero, _const(I32, 1)], source_etype=WORKER), typ=PTR)
-        index = b.load(b.gep(record, [zero, _const(I32, 2)], source_etype=WORKER), typ=I64)
         entry, wait = b.block, function.append_basic_block("wait")
         work, stop = function.append_basic_block("work"), function.append_basic_block("stop")
         b.branch(wait)
@@ -254,11 +260,7 @@ class _PoolModule:
         shutdown = b.load_atomic(self.field(b, pool, Field.SHUTDOWN), "monotonic", 4, typ=I32)
         b.cbranch(b.icmp_unsigned("!=", shutdown, zero), stop, work)
         b.position_at_end(work)
-        b.call(self.run_tasks, [pool, index])
-        pending = self.field(b, pool, Field.PENDING)
-        left = b.atomic_rmw("sub", pending, _const(I32, 1), "seq_cst")
-        with b.if_then(b.icmp_unsigned("==", left, _const(I32, 1))):
-            b.call(self.notify, [pending, self.field(b, pool, Field.CALLER_WAITING), _const(I32, 1)])
+        b.call(self.run_tasks, [pool])
         seen.add_incoming(zero, entry)
         seen.add_incoming(generation, b.block)
         b.branch(wait)
@@ -287,7 +289,6 @@ class _PoolModule:
             zero = _const(I32, 0)
             record = b.gep(workers, [b.sub(index, _const(I32, 1))], source_etype=WORKER)
             b.store(pool, b.gep(record, [zero, _const(I32, 1)], source_etype=WORKER))
-            b.store(b.zext(index, I64), b.gep(record, [zero, _const(I32, 2)], source_etype=WORKER))
             status = b.call(self.pthread_create, [record, null, self.worker_main, record])
             with b.if_then(b.icmp_signed("!=", status, zero), likely=False):
                 b.store(index, self.field(b, pool, Field.NUM_THREADS))  # workers 1..index-1 and the caller
@@ -328,7 +329,9 @@ class _PoolModule:
         pool, body, ctx, n_tasks = function.args
         inline, dispatch = function.append_basic_block("inline"), function.append_basic_block("dispatch")
         threads = b.load(self.field(b, pool, Field.NUM_THREADS), typ=I32)
-        alone = b.or_(b.icmp_signed("==", threads, _const(I32, 1)), b.icmp_signed("<", n_tasks, _const(I64, 2)))
+        # One thread, one task, or more tasks than `unfinished` (32 bits) counts: run them here.
+        few_or_many = b.icmp_unsigned(">", b.sub(n_tasks, _const(I64, 2)), _const(I64, 0x7FFFFFFF - 2))
+        alone = b.or_(b.icmp_signed("==", threads, _const(I32, 1)), few_or_many)
         with b.if_then(alone):
             b.branch(inline)
         taken = b.cmpxchg(self.field(b, pool, Field.BUSY), _const(I32, 0), _const(I32, 1), "acquire", "monotonic")
@@ -340,22 +343,21 @@ class _PoolModule:
         b.position_at_end(dispatch)
         b.store(body, self.field(b, pool, Field.BODY))
         b.store(ctx, self.field(b, pool, Field.CTX))
-        b.store(n_tasks, self.field(b, pool, Field.N_TASKS))
-        _store_atomic(b, _const(I64, 0), self.field(b, pool, Field.NEXT_TASK), "monotonic")
-        pending = self.field(b, pool, Field.PENDING)
-        _store_atomic(b, b.sub(threads, _const(I32, 1)), pending, "monotonic")
+        unfinished = self.field(b, pool, Field.UNFINISHED)
+        _store_atomic(b, b.trunc(n_tasks, I32), unfinished, "monotonic")
+        _store_atomic(b, n_tasks, self.field(b, pool, Field.UNCLAIMED), "release")
         generation = self.field(b, pool, Field.GENERATION)
-        b.atomic_rmw("add", generation, _const(I32, 1), "seq_cst")  # release: publishes the job
+        b.atomic_rmw("add", generation, _const(I32, 1), "seq_cst")
         b.call(self.notify, [generation, self.field(b, pool, Field.SLEEPERS), _const(I32, 0x7FFFFFFF)])
-        b.call(self.run_tasks, [pool, _const(I64, 0)])
+        b.call(self.run_tasks, [pool])
         before_wait, wait = b.block, function.append_basic_block("wait")
         finish = function.append_basic_block("finish")
-        first = b.load_atomic(pending, "acquire", 4, typ=I32)
+        first = b.load_atomic(unfinished, "acquire", 4, typ=I32)
         b.cbranch(b.icmp_unsigned("==", first, _const(I32, 0)), finish, wait)
         b.position_at_end(wait)
         left = b.phi(I32, "left")
         left.add_incoming(first, before_wait)
-        now = b.call(self.await_change, [pending, left, self.field(b, pool, Field.CALLER_WAITING)])
+        now = b.call(self.await_change, [unfinished, left, self.field(b, pool, Field.CALLER_WAITING)])
         left.add_incoming(now, wait)
         b.cbranch(b.icmp_unsigned("==", now, _const(I32, 0)), finish, wait)
         b.position_at_end(finish)
