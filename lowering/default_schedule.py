@@ -392,7 +392,8 @@ def apply_steps(ctx: Context, module: ModuleOp, steps: list[str]) -> None:
 
 def _lowers(ctx: Context, module: ModuleOp, kernel: func.FuncOp, steps: list[str]) -> bool:
     """True if `steps` apply to a copy of the kernel and its callers, and its vector code can be generated."""
-    callers = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and f not in kernels_of(module)]
+    kernels = kernels_of(module)
+    callers = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and f not in kernels]
     trial = ModuleOp([kernel.clone(), *callers])
     try:
         apply_steps(ctx, trial, steps)
