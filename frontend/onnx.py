@@ -49,6 +49,21 @@ _DEFAULT_DOMAINS = onnx_fold.DEFAULT_DOMAINS
 CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_nn.CONVERTERS, **onnx_tensor.CONVERTERS}
 """ONNX op type -> converter, over every op family."""
 
+CONSTANT_OPERANDS = onnx_nn.CONSTANT_OPERANDS
+"""ONNX op type -> positions of the inputs that must be compile-time constants whatever their element type (integer
+inputs, such as shapes, axes and indices, always must)."""
+
+
+def constant_operand_names(graph_proto: onnx.GraphProto) -> set[str]:
+    """The names of the values the graph's nodes use where `CONSTANT_OPERANDS` needs a compile-time constant."""
+    return {
+        node.input[position]
+        for node in graph_proto.node
+        if node.domain in _DEFAULT_DOMAINS
+        for position in CONSTANT_OPERANDS.get(node.op_type, ())
+        if position < len(node.input) and node.input[position]
+    }
+
 
 @dataclass(frozen=True)
 class TensorInfo:

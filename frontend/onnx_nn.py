@@ -3,8 +3,9 @@
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
 Where an opset turned an attribute into an input of the same name (Clip's min/max, Pad's pads, Dropout's ratio),
-the input slot is suffixed `_input`. `auto_pad` is resolved here into explicit pads; inference-only ops (Dropout,
-BatchNormalization) reject training mode.
+the input slot is suffixed `_input`; `CONSTANT_OPERANDS` names the input slots that must be compile-time constants
+though their type may be float (a backend binds graph inputs feeding them). `auto_pad` is resolved here into explicit
+pads. Dropout in training mode is supported with ratio 0 only (the identity).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from minimlc.frontend.onnx_ops import (
     Converter,
     NodeContext,
     NodeError,
+    UnsupportedNodeError,
     Value,
     emit_reshape,
     normalise_axis,
@@ -371,13 +373,20 @@ def Dropout(
     is_test: int = 0,
     consumed_inputs: Sequence[int] | None = None,
 ) -> Value | tuple[Value, Value]:
-    """Inference dropout: the identity, and a constant all-true mask (training mode is rejected).
+    """Dropout as the identity with a constant all-true mask: in inference, and in training mode with ratio 0.
 
-    The mask is supported from opset 12 on: before, ONNX Runtime's inference mask is all false and
-    onnx's reference evaluator's all true.
+    Training mode with a ratio above 0 drops elements at random and is not supported. The mask is supported from
+    opset 12 on: before, ONNX Runtime's inference mask is all false and onnx's reference evaluator's all true.
     """
     if training_mode is not None and _constant_array(training_mode, "input training_mode").any():
-        raise NodeError("input training_mode=true is not supported (inference only)")
+        rate = 0.5 if ratio_input is None else _constant_array(ratio_input, "input ratio")
+        if np.size(rate) != 1:
+            raise NodeError(f"input ratio must hold one element, got shape {np.shape(rate)}")
+        if float(np.reshape(rate, ())) != 0.0:
+            raise UnsupportedNodeError(
+                f"training mode with ratio {float(np.reshape(rate, ()))} is not supported: it drops elements at "
+                "random (only ratio 0, the identity, is)"
+            )
     if ctx.opset < 12 or len(ctx.node.output) < 2 or not ctx.node.output[1]:
         return data
     shape = data.array.shape if isinstance(data, ConstantValue) else shape_of(data)
@@ -545,6 +554,9 @@ def Mish(ctx: NodeContext, X: Value) -> Value:
     """-> graph.mish."""
     return ctx.emit(graph.MishOp(ctx.data(X)))
 
+
+CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {"Dropout": (1, 2)}
+"""ONNX op type -> the positions of its inputs that must be compile-time constants (Dropout's ratio, training_mode)."""
 
 CONVERTERS: dict[str, Converter] = {
     # convolution

@@ -8,10 +8,12 @@
 
 minimlc computes in float32 and specialises everything else, as TVM's `bind_params` and ONNX Runtime's constant
 inputs do. A model with symbolic input dimensions compiles on its first run, with the shapes of the given inputs.
-Integer (int32, int64) graph inputs, such as Reshape's shape, Squeeze's axes or Gather's indices, are bound as
-constants when the model runs: their values become initializers of a copy of the model, which is then compiled, so
-they fold at import time like any constant. The prepared model keeps one compiled session per `Signature` (every
-input's shape and the integer inputs' values) and reuses it whenever the same signature comes again. Outputs that
+Integer (int32, int64) and bool graph inputs, such as Reshape's shape, Squeeze's axes, Gather's indices or Dropout's
+training_mode, are bound as constants when the model runs, and so are float32 inputs the frontend needs as
+compile-time constants (`frontend.onnx.CONSTANT_OPERANDS`: Dropout's ratio): their values become initializers of a
+copy of the model, which is then compiled, so they fold at import time like any constant. The prepared model keeps
+one compiled session per `Signature` (every input's shape and the bound inputs' values) and reuses it whenever the
+same signature comes again. Outputs that
 are compile-time constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own dtype
 (int64, bool, ...); outputs computed by native code must be float32.
 
@@ -31,11 +33,16 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
+from minimlc.frontend.onnx import constant_operand_names
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
 _COMPUTED_ELEMENT_TYPES = {onnx.TensorProto.FLOAT: np.dtype(np.float32)}
-_BOUND_ELEMENT_TYPES = {onnx.TensorProto.INT64: np.dtype(np.int64), onnx.TensorProto.INT32: np.dtype(np.int32)}
-"""Integer inputs: bound as constants when the model runs."""
+_BOUND_ELEMENT_TYPES = {
+    onnx.TensorProto.INT64: np.dtype(np.int64),
+    onnx.TensorProto.INT32: np.dtype(np.int32),
+    onnx.TensorProto.BOOL: np.dtype(np.bool_),
+}
+"""Integer and bool inputs: bound as constants when the model runs."""
 _INPUT_ELEMENT_TYPES = {**_COMPUTED_ELEMENT_TYPES, **_BOUND_ELEMENT_TYPES}
 
 
@@ -44,8 +51,8 @@ class Signature(NamedTuple):
 
     shapes: tuple[tuple[int, ...], ...]
     """Every input's shape, in the model's input order."""
-    bound_values: tuple[tuple[int, ...], ...] = ()
-    """The integer inputs' values (flattened, in input order), bound as constants."""
+    bound_values: tuple[tuple[int | float | bool, ...], ...] = ()
+    """The bound inputs' values (flattened, in input order)."""
 
 
 class MinimlcBackendRep(BackendRep):
@@ -56,7 +63,11 @@ class MinimlcBackendRep(BackendRep):
         initializers = {tensor.name for tensor in model.graph.initializer}
         self._inputs = [vi for vi in model.graph.input if vi.name not in initializers]
         element_types = [vi.type.tensor_type.elem_type for vi in self._inputs]
-        self._bound = [element in _BOUND_ELEMENT_TYPES for element in element_types]
+        constant_operands = constant_operand_names(model.graph)
+        self._bound = [
+            element in _BOUND_ELEMENT_TYPES or vi.name in constant_operands
+            for vi, element in zip(self._inputs, element_types)
+        ]
         self._input_dtypes = [_INPUT_ELEMENT_TYPES[element] for element in element_types]
         self._output_names = [vi.name for vi in model.graph.output]
         self._declared_shapes = [_declared_shape(vi) for vi in self._inputs]
@@ -143,11 +154,11 @@ def _with_initializers(model: onnx.ModelProto, values: Mapping[str, np.ndarray])
 
 
 class MinimlcBackend(Backend):
-    """The ONNX backend API over minimlc's compiler (CPU only, float32 computation, integer inputs bound)."""
+    """The ONNX backend API over minimlc's compiler (CPU only, float32 computation, integer and bool inputs bound)."""
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
-        """Whether the device is supported, every graph input is a float32 or integer tensor, every output a tensor.
+        """Whether the device is supported, every graph input a float32, int32, int64 or bool tensor, every output a tensor.
 
         A non-float32 output is supported only if it is a compile-time constant, which only compiling tells.
         """
@@ -157,8 +168,8 @@ class MinimlcBackend(Backend):
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> MinimlcBackendRep:
         """Check the model, and compile it now if every input is float32 with static dimensions.
 
-        Raises `NotImplementedError` for a device other than CPU, graph inputs other than float32, int32 or int64
-        tensors, non-tensor outputs, unsupported operators (`UnsupportedOpsError`) and, when compiling now, non-float32
+        Raises `NotImplementedError` for a device other than CPU, graph inputs other than float32, int32, int64 or
+        bool tensors, non-tensor outputs, unsupported operators (`UnsupportedOpsError`) and, when compiling now, non-float32
         outputs computed at run time (`UnsupportedFeatureError`); `ModelImportError` for any other import problem.
         """
         if not cls.supports_device(device):
@@ -242,7 +253,7 @@ def _unsupported_types(model: onnx.ModelProto) -> str | None:
             name = onnx.TensorProto.DataType.Name(element)
             return (
                 f"graph input '{vi.name}' has element type {name}; minimlc supports float32 (FLOAT) inputs, "
-                "and int32 and int64 inputs it binds as constants"
+                "and int32, int64 and bool inputs it binds as constants"
             )
     for vi in model.graph.output:
         if not vi.type.HasField("tensor_type"):

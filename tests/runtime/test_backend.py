@@ -91,15 +91,15 @@ def test_bad_inputs(inputs: object, message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("element_type", "name"), [(TensorProto.DOUBLE, "DOUBLE"), (TensorProto.UINT8, "UINT8"), (TensorProto.BOOL, "BOOL")]
+    ("element_type", "name"), [(TensorProto.DOUBLE, "DOUBLE"), (TensorProto.UINT8, "UINT8"), (TensorProto.INT16, "INT16")]
 )
-def test_inputs_neither_float32_nor_int32_int64_are_not_implemented(element_type: int, name: str) -> None:
+def test_inputs_neither_float32_nor_int32_int64_bool_are_not_implemented(element_type: int, name: str) -> None:
     model = one_node_model("Identity", {"x": [3]}, [3], element_type)
     assert not backend.is_compatible(model)
     with pytest.raises(
         NotImplementedError,
         match=rf"^graph input 'x' has element type {name}; minimlc supports float32 \(FLOAT\) inputs, "
-        "and int32 and int64 inputs it binds as constants$",
+        "and int32, int64 and bool inputs it binds as constants$",
     ):
         backend.prepare(model)
 
@@ -315,3 +315,53 @@ def test_onnx_backend_test_runner_drives_the_backend() -> None:
     assert result.failures == []
     assert result.testsRun - len(result.skipped) == 1
     assert any("test_relu_cuda" in str(test) for test, _ in result.skipped)
+
+
+def training_dropout_model() -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Dropout", ["x", "r", "t"], ["y", "mask"], seed=0)],
+        "training_dropout",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("r", TensorProto.FLOAT, []),
+            helper.make_tensor_value_info("t", TensorProto.BOOL, []),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, [2, 3]),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_bool_inputs_and_float32_constant_operands_are_bound() -> None:
+    rep = backend.prepare(training_dropout_model())
+    assert rep.sessions == {}, "ratio and training_mode are known only when the model runs"
+    x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+    for training in (True, False):
+        y, mask = rep.run([x, np.float32(0.0), np.bool_(training)])
+        np.testing.assert_array_equal(y, x)
+        assert mask.dtype == np.bool_
+        np.testing.assert_array_equal(mask, np.ones((2, 3), np.bool_))
+    assert sorted(rep.sessions) == [
+        Signature(((2, 3), (), ()), ((0.0,), (False,))),
+        Signature(((2, 3), (), ()), ((0.0,), (True,))),
+    ]
+    session = rep.sessions[Signature(((2, 3), (), ()), ((0.0,), (True,)))]
+    assert [info.name for info in session.get_inputs()] == ["x"]
+    with pytest.raises(InvalidInputError, match=r"^input 'r': expected dtype float32, got float64"):
+        rep.run([x, np.array(0.0), np.bool_(True)])
+
+
+def test_training_dropout_with_a_positive_ratio_is_not_implemented() -> None:
+    rep = backend.prepare(training_dropout_model())
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(
+        UnsupportedFeatureError,
+        match=r"\(Dropout\): training mode with ratio 0\.5 is not supported: it drops elements at random "
+        r"\(only ratio 0, the identity, is\)$",
+    ):
+        rep.run([x, np.float32(0.5), np.bool_(True)])
+    (y, mask) = rep.run([x, np.float32(0.5), np.bool_(False)])  # inference: the ratio does not matter
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(mask, np.ones((2, 3), np.bool_))
