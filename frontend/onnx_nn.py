@@ -309,12 +309,9 @@ def BatchNormalization(
     spatial: int = 1,
     is_test: int = 0,
     consumed_inputs: Sequence[int] | None = None,
-) -> Value:
-    """Inference batch normalisation -> graph.batch_norm (training_mode=1 and spatial=0 are not supported)."""
-    if training_mode:
-        raise NodeError(
-            f"attribute training_mode={training_mode} is not supported (inference only)"
-        )
+) -> Value | tuple[Value, Value, Value]:
+    """Batch normalisation: inference -> graph.batch_norm; training mode -> Y, running_mean, running_var from the
+    batch statistics, as graph ops (spatial=0 is not supported)."""
     if not spatial:
         raise NodeError("attribute spatial=0 (per-activation statistics) is not supported")
     x = ctx.data(X)
@@ -325,7 +322,45 @@ def BatchNormalization(
     for name, value in zip(("scale", "B", "input_mean", "input_var"), params):
         if shape_of(value) != (shape[1],):
             raise NodeError(f"{name} of shape {shape_of(value)} must have shape ({shape[1]},)")
+    if training_mode:
+        return _batch_norm_training(ctx, x, *params, epsilon=epsilon, momentum=momentum)
     return ctx.emit(graph.BatchNormOp(x, *params, epsilon))
+
+
+def _batch_norm_training(
+    ctx: NodeContext,
+    x: SSAValue,
+    scale: SSAValue,
+    bias: SSAValue,
+    mean: SSAValue,
+    var: SSAValue,
+    *,
+    epsilon: float,
+    momentum: float,
+) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """Normalise with the batch's per-channel mean and (population) variance over every axis but 1; the running
+    statistics are `input * momentum + batch * (1 - momentum)`."""
+    shape = shape_of(x)
+    channels = shape[1]
+    axes = [axis for axis in range(len(shape)) if axis != 1]
+    per_channel = (channels, *[1] * (len(shape) - 2))
+
+    def constant(value: float) -> SSAValue:
+        return ctx.emit(graph.ConstantOp(value, (1,)))
+
+    batch_mean = ctx.emit(graph.ReduceMeanOp(x, axes, keepdims=True))
+    centred = ctx.emit(graph.SubOp(x, batch_mean))
+    batch_var = ctx.emit(graph.ReduceMeanOp(ctx.emit(graph.MulOp(centred, centred)), axes, keepdims=True))
+    std = ctx.emit(graph.SqrtOp(ctx.emit(graph.AddOp(batch_var, constant(epsilon)))))
+    scaled = ctx.emit(graph.MulOp(emit_reshape(ctx, scale, per_channel), centred))
+    y = ctx.emit(graph.AddOp(ctx.emit(graph.DivOp(scaled, std)), emit_reshape(ctx, bias, per_channel)))
+
+    def running(statistic: SSAValue, batch: SSAValue) -> SSAValue:
+        kept = ctx.emit(graph.MulOp(statistic, constant(momentum)))
+        new = ctx.emit(graph.MulOp(emit_reshape(ctx, batch, (channels,)), constant(1.0 - momentum)))
+        return ctx.emit(graph.AddOp(kept, new))
+
+    return y, running(mean, batch_mean), running(var, batch_var)
 
 
 def LRN(

@@ -20,6 +20,7 @@ from minimlc.frontend.onnx import (
     TensorInfo,
     UnsupportedFeatureError,
     UnsupportedOpsError,
+    constant_operand_names,
     import_model,
 )
 
@@ -164,6 +165,33 @@ def test_constant_outputs_are_kept_apart_with_their_own_type() -> None:
     text = str(imported.module)
     assert "func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32>" in text
     assert "func.return %y : tensor<2x3xf32>" in text
+
+
+def test_batch_normalization_training_mode_is_batch_statistics_in_graph_ops() -> None:
+    params = {name: _weight([3], seed) for seed, name in enumerate(("scale", "bias", "mean", "var"))}
+    node = helper.make_node(
+        "BatchNormalization", ["x", *params], ["y", "running_mean", "running_var"], training_mode=1, momentum=0.75
+    )
+    outputs = [_info("y", [2, 3, 4]), _info("running_mean", [3]), _info("running_var", [3])]
+    imported = import_model(_model([node], [_info("x", [2, 3, 4])], outputs, params, opset=15))
+    ops = _ops(imported)
+    assert not any(isinstance(op, graph.BatchNormOp) for op in ops)
+    means = [op for op in ops if isinstance(op, graph.ReduceMeanOp)]
+    assert [(op.axes.get_values(), op.keepdims is not None) for op in means] == [((0, 2), True)] * 2
+    constants = sorted(op.value.value.data for op in ops if isinstance(op, graph.ConstantOp))
+    assert constants == [pytest.approx(1e-5), 0.25, 0.25, 0.75, 0.75]
+    assert [info.shape for info in imported.computed_outputs] == [(2, 3, 4), (3,), (3,)]
+    (ret,) = [op for op in ops if isinstance(op, func.ReturnOp)]
+    assert [value.name_hint for value in ret.operands] == ["y", "running_mean", "running_var"]
+
+
+def test_constant_operand_names_are_dropouts_ratio_and_training_mode() -> None:
+    nodes = [
+        helper.make_node("Dropout", ["x", "r", "t"], ["y"]),
+        helper.make_node("Dropout", ["y", "", "t2"], ["z"]),
+        helper.make_node("Clip", ["z", "low"], ["w"]),
+    ]
+    assert constant_operand_names(helper.make_graph(nodes, "g", [], [])) == {"r", "t", "t2"}
 
 
 def test_signature_order_and_returned_values() -> None:

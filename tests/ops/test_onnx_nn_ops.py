@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from minimlc.frontend.onnx import ModelImportError
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
 from minimlc.runtime import InferenceSession
 
 RTOL = 1e-4
@@ -398,6 +398,52 @@ def test_pad_with_runtime_value() -> None:
     np.testing.assert_array_equal(actual, np.pad(x, [(1, 0), (0, 2)], constant_values=-7.0))
 
 
+def _check_outputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """Every output of `model` through minimlc vs ONNX Runtime: same dtypes and shapes, values at RTOL/ATOL."""
+    expected = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, feeds
+    )
+    onnx.checker.check_model(model)
+    actual = InferenceSession(model).run(None, feeds)
+    for got, want in zip(actual, expected, strict=True):
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    return actual
+
+
+@pytest.mark.parametrize(
+    ("opset", "x", "attributes", "constant_parameters"),
+    [
+        (15, (2, 3, 4, 5), {}, True),
+        (14, (4, 2), {"epsilon": 1e-2, "momentum": 0.7}, False),
+        (15, (1, 4, 6), {"momentum": 0.0}, True),
+        (15, (2, 2, 3, 2, 3), {"epsilon": 1e-3}, False),
+    ],
+    ids=str,
+)
+def test_batch_normalization_training_mode(
+    opset: int, x: Shape, attributes: dict[str, Any], constant_parameters: bool
+) -> None:
+    """Y from the batch's mean and population variance, and both running statistics, vs ONNX Runtime."""
+    channels = (x[1],)
+    params = {"scale": _weights(channels, 1), "B": _weights(channels, 2), "mean": _weights(channels, 3)}
+    params["var"] = np.abs(_weights(channels, 4)) + 0.1
+    feeds = {"X": np.random.default_rng(0).uniform(-2.0, 3.0, x).astype(np.float32)}
+    if not constant_parameters:
+        feeds |= params
+    graph = helper.make_graph(
+        [helper.make_node("BatchNormalization", ["X", *params], ["Y", "running_mean", "running_var"], training_mode=1, **attributes)],
+        "test",
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, array.shape) for name, array in feeds.items()],
+        [
+            helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+            for name, shape in (("Y", x), ("running_mean", channels), ("running_var", channels))
+        ],
+        [numpy_helper.from_array(array, name) for name, array in params.items()] if constant_parameters else [],
+    )
+    _check_outputs(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8), feeds)
+
+
 # Import errors name the node and the attribute or input at fault.
 
 
@@ -412,16 +458,6 @@ def _import_error(
     with pytest.raises(ModelImportError) as error:
         InferenceSession(model)
     return str(error.value)
-
-
-def test_batch_normalization_training_mode_is_rejected() -> None:
-    params = {name: np.ones(3, np.float32) for name in ("s", "b", "m", "v")}
-    node = helper.make_node("BatchNormalization", ["X", *params], ["Y"], name="bn", training_mode=1)
-    message = _import_error(node, {"X": (1, 3, 2, 2)}, 15, initializers=params)
-    assert (
-        message
-        == "node 'bn' (BatchNormalization): attribute training_mode=1 is not supported (inference only)"
-    )
 
 
 def test_max_pool_indices_output_is_rejected() -> None:
@@ -469,14 +505,36 @@ def test_dropout_mask_output_is_rejected_before_opset_12() -> None:
     )
 
 
-def test_dropout_training_mode_is_rejected() -> None:
-    initializers = {"ratio": np.array(0.5, np.float32), "training": np.array(True)}
-    node = helper.make_node("Dropout", ["X", *initializers], ["Y"], name="drop")
-    message = _import_error(node, {"X": (2, 2)}, 13, initializers=initializers)
-    assert (
-        message
-        == "node 'drop' (Dropout): input training_mode=true is not supported (inference only)"
+@pytest.mark.parametrize(("ratio", "shown"), [(np.array(0.25, np.float32), "0.25"), (None, "0.5")])
+def test_dropout_training_mode_with_a_positive_ratio_is_not_implemented(ratio: np.ndarray | None, shown: str) -> None:
+    initializers = {"ratio": ratio, "training": np.array(True)} if ratio is not None else {"training": np.array(True)}
+    names = ["X", *initializers] if ratio is not None else ["X", "", "training"]
+    node = helper.make_node("Dropout", names, ["Y"], name="drop")
+    model = _model(node, {"X": (2, 2)}, initializers, opset=13)
+    model.graph.output[0].CopyFrom(helper.make_tensor_value_info("Y", TensorProto.FLOAT, (2, 2)))
+    with pytest.raises(UnsupportedFeatureError) as error:
+        InferenceSession(model)
+    assert str(error.value) == (
+        f"node 'drop' (Dropout): training mode with ratio {shown} is not supported: it drops elements at random "
+        "(only ratio 0, the identity, is)"
     )
+
+
+def test_dropout_training_mode_with_ratio_0_is_the_identity() -> None:
+    initializers = {"ratio": np.array(0.0, np.float32), "training": np.array(True)}
+    graph = helper.make_graph(
+        [helper.make_node("Dropout", ["X", *initializers], ["Y", "mask"])],
+        "test",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, (3, 4))],
+        [
+            helper.make_tensor_value_info("Y", TensorProto.FLOAT, (3, 4)),
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, (3, 4)),
+        ],
+        [numpy_helper.from_array(array, name) for name, array in initializers.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    y, mask = _check_outputs(model, {"X": np.random.default_rng(0).uniform(-2.0, 2.0, (3, 4)).astype(np.float32)})
+    assert mask.all()
 
 
 def test_conv_unknown_auto_pad_is_rejected() -> None:
