@@ -7,8 +7,8 @@ and the outputs of every node whose inputs are all constants (evaluated at impor
 handles into the returned weight store, the others (such as Reshape's shape) are consumed at import
 time. A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
-its own element type (int64, bool, ...); @main returns the other outputs, which, like the
-inputs, must be float32. The converters, one per ONNX op type, live in `onnx_ops` (core),
+its own element type (int64, bool, ...); @main returns the other outputs: float32, like the
+inputs, except index outputs native code computes as int64 (MaxPool's Indices). The converters, one per ONNX op type, live in `onnx_ops` (core),
 `onnx_nn` and `onnx_tensor`.
 """
 
@@ -26,7 +26,7 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
@@ -94,7 +94,7 @@ class ImportedModel:
 
     @property
     def computed_outputs(self) -> list[TensorInfo]:
-        """The outputs @main computes (float32), in its result order."""
+        """The outputs @main computes (float32, or int64 indices), in its result order."""
         return [info for info in self.outputs if info.name not in self.constant_outputs]
 
 
@@ -230,9 +230,10 @@ class _Importer:
                 constant_outputs[vi.name] = value.array
                 outputs.append(TensorInfo(vi.name, value.array.shape, value.array.dtype))
             else:
-                _check_float32(vi, "output")
+                dtype = _computed_dtype(value)
+                _check_computed_output(vi, dtype)
                 results.append(value)
-                outputs.append(TensorInfo(vi.name, shape_of(value), np.dtype(np.float32)))
+                outputs.append(TensorInfo(vi.name, shape_of(value), dtype))
         builder.insert(func.ReturnOp(*results))
 
         main = func.FuncOp(
@@ -377,6 +378,26 @@ def _check_float32(vi: onnx.ValueInfoProto, kind: str) -> None:
             f"{kind} '{vi.name}' has element type {name}{computed}; "
             "only FLOAT (float32) is supported"
         )
+
+
+def _computed_dtype(value: SSAValue) -> np.dtype:
+    """The numpy dtype of a value @main computes: float32, or the int64 of an index output such as MaxPool's."""
+    element = value.type.element_type  # pyright: ignore[reportAttributeAccessIssue]
+    if isinstance(element, IntegerType):
+        return np.dtype(f"int{element.width.data}")
+    assert isinstance(element, Float32Type), f"unexpected computed element type {element}"
+    return np.dtype(np.float32)
+
+
+def _check_computed_output(vi: onnx.ValueInfoProto, dtype: np.dtype) -> None:
+    """A computed output must be a tensor of the element type the model declares (unset: any)."""
+    if dtype == np.float32:
+        _check_float32(vi, "output")
+        return
+    declared = vi.type.tensor_type.elem_type
+    if declared not in (onnx.TensorProto.UNDEFINED, helper.np_dtype_to_tensor_dtype(dtype)):
+        name = onnx.TensorProto.DataType.Name(declared)
+        raise ModelImportError(f"output '{vi.name}' is declared {name}, but it is computed as {dtype}")
 
 
 def _check_constant_output(vi: onnx.ValueInfoProto, array: np.ndarray) -> None:

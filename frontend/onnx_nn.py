@@ -228,9 +228,12 @@ def MaxPool(
     pads: Sequence[int] | None = None,
     storage_order: int = 0,
     strides: Sequence[int] | None = None,
-) -> Value:
-    """Max pooling -> graph.max_pool (the Indices output is not supported; storage_order only affects it)."""
-    return _pool(
+) -> Value | tuple[Value, Value]:
+    """Max pooling -> graph.max_pool, and for the Indices output graph.max_pool_indices (storage_order 1: the
+    spatial axes column-major)."""
+    if storage_order not in (0, 1):
+        raise NodeError(f"attribute storage_order={storage_order} is not supported (expected 0 or 1)")
+    pooled = _pool(
         ctx,
         graph.MaxPoolOp,
         X,
@@ -241,6 +244,11 @@ def MaxPool(
         pads=pads,
         strides=strides,
     )
+    if len(ctx.node.output) < 2 or not ctx.node.output[1]:
+        return pooled
+    assert isinstance(pooled, SSAValue)
+    indices = graph.MaxPoolIndicesOp(ctx.data(X), pooled, column_major=bool(storage_order))
+    return pooled, ctx.emit(indices)
 
 
 def AveragePool(

@@ -6,7 +6,8 @@ Windowed ops read their input at `out * stride + tap * dilation - pad_begin` alo
 coordinate can leave the input (decided statically per axis and side), the body clamps the index before the
 `te.read`, so no load is ever out of bounds, and selects the padding value instead of the loaded one. Tags:
 "conv" (one sum over (c_in / group, kernel...)), "depthwise_conv" when group == C_in == C_out > 1 (same
-structure, extent-1 channel axis), "conv_bias", "max_pool", "avg_pool_sum" / "avg_pool_count" / "avg_pool",
+structure, extent-1 channel axis), "conv_bias", "max_pool", "max_pool_indices" (i64) /
+"max_pool_indices_column_major", "avg_pool_sum" / "avg_pool_count" / "avg_pool",
 "lrn_square_sum" / "lrn", "batch_norm", "log_softmax_*", "pad", "clip", "prelu", and one tag per activation.
 """
 
@@ -16,18 +17,22 @@ import math as pymath
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import Float32Type, FloatAttr
+from xdsl.dialects.builtin import Float32Type, FloatAttr, i64
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, te
+
+INT64_MAX = (1 << 63) - 1
 from minimlc.lowering.te_builder import (
     Indices,
     Reader,
     broadcast_indices,
     build_compute,
     f32_constant,
+    i64_constant,
     index_constant,
+    linear_index,
     read,
     softmax_computes,
 )
@@ -81,17 +86,17 @@ class _Guard:
         return arith.SelectOp(self.valid, value, fill_value).result
 
 
-def _window_read(
+def _window_coordinates(
     tensor: SSAValue,
-    leading: Sequence[SSAValue],
     outputs: Indices,
     taps: Indices,
-    op: graph.ConvOp | graph.PoolOp,
+    op: graph.ConvOp | graph.PoolOp | graph.MaxPoolIndicesOp,
     kernel: Sequence[int],
-    fill: float,
-) -> SSAValue:
-    """`tensor[leading..., window coordinates...]`, or `fill` where the window lies in the padding."""
-    sizes = graph.shape_of(tensor)[len(leading) :]
+) -> tuple[_Guard, list[SSAValue]]:
+    """The window coordinates along `tensor`'s spatial axes (its last ones), clamped into them, and the guard
+    telling whether they all lie inside (not in the padding)."""
+    spatial = len(kernel)
+    sizes = graph.shape_of(tensor)[-spatial:]
     out_sizes = graph.shape_of(op.result)[2:]
     strides, pads, dilations = (
         op.strides.get_values(),
@@ -109,6 +114,20 @@ def _window_read(
             (out_sizes[axis] - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] - begin
         )
         coordinates.append(guard.clamp(coordinate, -begin, highest, size))
+    return guard, coordinates
+
+
+def _window_read(
+    tensor: SSAValue,
+    leading: Sequence[SSAValue],
+    outputs: Indices,
+    taps: Indices,
+    op: graph.ConvOp | graph.PoolOp,
+    kernel: Sequence[int],
+    fill: float,
+) -> SSAValue:
+    """`tensor[leading..., window coordinates...]`, or `fill` where the window lies in the padding."""
+    guard, coordinates = _window_coordinates(tensor, outputs, taps, op, kernel)
     return guard.select(read(tensor, [*leading, *coordinates]), fill)
 
 
@@ -169,6 +188,55 @@ class MaxPoolLowering(RewritePattern):
 
         rewriter.replace(
             op, build_compute("max_pool", graph.shape_of(op.result), body, kernel, "max")
+        )
+
+
+class MaxPoolIndicesLowering(RewritePattern):
+    """Lower max_pool_indices to a min reduction "max_pool_indices" over the window of the row-major flat input
+    index (i64) where the input equals the pooled maximum, INT64_MAX elsewhere and in the padding: the smallest such
+    index is the first maximum in window order. With `column_major`, an elementwise "max_pool_indices_column_major"
+    then reorders the spatial part of each index."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.MaxPoolIndicesOp, rewriter: PatternRewriter) -> None:
+        kernel = op.kernel_shape.get_values()
+        x, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            rank = len(indices) - len(kernel)
+            outputs, taps = indices[2:rank], indices[rank:]
+            guard, coordinates = _window_coordinates(op.input, outputs, taps, op, kernel)
+            position = [*indices[:2], *coordinates]
+            hit = arith.CmpfOp(read(op.input, position), read(op.pooled, indices[:rank]), "oeq").result
+            if guard.valid is not None:
+                hit = arith.AndIOp(hit, guard.valid).result
+            flat = arith.IndexCastOp(linear_index(position, x), i64).result
+            return arith.SelectOp(hit, flat, i64_constant(INT64_MAX)).result
+
+        first = build_compute("max_pool_indices", shape, body, kernel, "min", i64)
+        if op.column_major is None:
+            rewriter.replace(op, first)
+            return
+        spatial = x[2:]
+
+        def column_major(indices: Indices) -> SSAValue:
+            row_major = read(first.result, indices)
+            plane = i64_constant(pymath.prod(spatial))
+            start = arith.MuliOp(arith.DivSIOp(row_major, plane).result, plane).result
+            remainder = arith.RemSIOp(row_major, plane).result
+            reordered = start
+            for axis, extent in enumerate(spatial):
+                inner = pymath.prod(spatial[axis + 1 :])
+                coordinate = remainder if inner == 1 else arith.DivSIOp(remainder, i64_constant(inner)).result
+                if axis > 0:
+                    coordinate = arith.RemSIOp(coordinate, i64_constant(extent)).result
+                stride = pymath.prod(spatial[:axis])
+                term = coordinate if stride == 1 else arith.MuliOp(coordinate, i64_constant(stride)).result
+                reordered = arith.AddiOp(reordered, term).result
+            return reordered
+
+        rewriter.replace(
+            op, [first, build_compute("max_pool_indices_column_major", shape, column_major, element_type=i64)]
         )
 
 
@@ -539,6 +607,7 @@ class ActivationLowering(RewritePattern):
 PATTERNS: list[RewritePattern] = [
     ConvLowering(),
     MaxPoolLowering(),
+    MaxPoolIndicesLowering(),
     AveragePoolLowering(),
     BatchNormLowering(),
     LRNLowering(),

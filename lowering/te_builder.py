@@ -14,7 +14,7 @@ from math import prod
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, builtin, math
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import graph, te
 
@@ -28,13 +28,14 @@ def build_compute(
     body: Callable[[Indices], SSAValue],
     reduce_extents: Shape = (),
     combiner: str | None = None,
+    element_type: Attribute = builtin.f32,
 ) -> te.ComputeOp:
-    """A `te.compute` over `shape` (then `reduce_extents`) yielding `body(indices)`; the ops that
-    `body` creates land in the compute's body."""
+    """A `te.compute` over `shape` (then `reduce_extents`) of `element_type` (f32 unless given) yielding
+    `body(indices)`; the ops that `body` creates land in the compute's body."""
     block = te.ComputeOp.block_for(shape, reduce_extents)
     with ImplicitBuilder(block) as indices:
         te.YieldOp(body(indices))
-    return te.ComputeOp(tag, graph.tensor_type(shape), block, reduce_extents, combiner)
+    return te.ComputeOp(tag, builtin.TensorType(element_type, shape), block, reduce_extents, combiner)
 
 
 def f32_constant(value: float) -> SSAValue:
@@ -43,6 +44,10 @@ def f32_constant(value: float) -> SSAValue:
 
 def index_constant(value: int) -> SSAValue:
     return arith.ConstantOp(builtin.IntegerAttr(value, builtin.IndexType())).result
+
+
+def i64_constant(value: int) -> SSAValue:
+    return arith.ConstantOp(builtin.IntegerAttr(value, builtin.i64)).result
 
 
 def read(tensor: SSAValue, indices: Indices) -> SSAValue:
@@ -62,6 +67,13 @@ def broadcast_indices(source: Shape, target: Shape, indices: Indices) -> list[SS
 
 def _shared_prefix(lhs: Shape, rhs: Shape) -> int:
     return next((n for n, (a, b) in enumerate(zip(lhs, rhs)) if a != b), min(len(lhs), len(rhs)))
+
+
+def linear_index(indices: Indices, extents: Shape) -> SSAValue:
+    """Row-major linear index (an index value) of `indices` in `extents`."""
+    if all(extent == 1 for extent in extents):
+        return index_constant(0)
+    return _linearise(indices, extents)
 
 
 def _linearise(indices: Indices, extents: Shape) -> SSAValue:

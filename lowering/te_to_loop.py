@@ -11,7 +11,9 @@ Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register b
 innermost loops, final store. Float contraction (fused multiply-add) is allowed in kernels, and sums may be
 reassociated, as ONNX Runtime and TVM do.
 
-Assumes static shapes, float element types, and te bodies that only read tensors through `te.read`.
+Element types are the computes' own (f32, or integers such as the i64 of MaxPool's indices: integer reductions
+combine with addi/muli/maxsi/minsi, from 0, 1, or the type's extreme values). Assumes static shapes and te bodies
+that only read tensors through `te.read`.
 """
 
 from __future__ import annotations
@@ -23,15 +25,17 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     DictionaryAttr,
     FloatAttr,
+    IntegerAttr,
+    IntegerType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
     TensorType,
     UnitAttr,
-    f32,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -49,7 +53,20 @@ _FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))
 _REDUCE_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT))
 
 
+def _combiner_init(combiner: str, element: Attribute) -> arith.ConstantOp:
+    """The combiner's identity: for integers (signed), 0, 1, or the type's smallest or largest value."""
+    if isinstance(element, IntegerType):
+        width = element.width.data
+        identities = {"sum": 0, "prod": 1, "max": -(1 << (width - 1)), "min": (1 << (width - 1)) - 1}
+        return arith.ConstantOp(IntegerAttr(identities[combiner], element))
+    assert isinstance(element, AnyFloat)
+    return arith.ConstantOp(FloatAttr(_COMBINER_INIT[combiner], element))
+
+
 def _combine(combiner: str, acc: SSAValue, value: SSAValue) -> Operation:
+    if isinstance(acc.type, IntegerType):
+        integer_ops = {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+        return integer_ops[combiner](acc, value)
     if combiner == "sum":
         return arith.AddfOp(acc, value, _REDUCE_FLAGS)
     if combiner == "prod":
@@ -294,11 +311,14 @@ def _emit_loops(compute: te.ComputeOp, builder: Builder, params: dict[SSAValue, 
         return
 
     combiner = compute.combiner.data
-    accumulator = builder.insert(loop.AllocOp(loop.memref_of((), f32), "local")).result
+    result_type = compute.result.type
+    assert isinstance(result_type, TensorType)
+    element = result_type.element_type
+    accumulator = builder.insert(loop.AllocOp(loop.memref_of((), element), "local")).result
     accumulator.name_hint = "acc"
 
     def reduce_element(inner: Builder, ivs: list[SSAValue]) -> None:
-        init = inner.insert(arith.ConstantOp(FloatAttr(_COMBINER_INIT[combiner], f32)))
+        init = inner.insert(_combiner_init(combiner, element))
         inner.insert(memref.StoreOp.get(init.result, accumulator, []))
 
         def update(innermost: Builder, reduce_ivs: list[SSAValue]) -> None:

@@ -6,7 +6,7 @@
 
 Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
 wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the float32
-ones, and outputs that are compile-time constants (`ImportedModel.constant_outputs`) are copies of their values,
+ones (and int64 index outputs such as MaxPool's Indices), and outputs that are compile-time constants (`ImportedModel.constant_outputs`) are copies of their values,
 with their own dtype. `run` is safe to call from several threads: each call builds its own argument array and
 intermediate buffers. Parallel loops run on the session's own thread pool, started once here (`num_threads`,
 default one per core); a `run` that finds the pool busy with another thread's call runs its parallel loops on its
@@ -123,7 +123,7 @@ class InferenceSession:
         self._pool: ThreadPool | None = None
         if self._model is None:
             return
-        self._output_shapes = [info.shape for info in self._model.outputs]
+        self._output_types = [(info.shape, info.dtype) for info in self._model.outputs]
         io_slots = np.zeros(len(self._model.inputs) + len(self._model.outputs), dtype=np.uintp)
         self._args_template = np.concatenate((io_slots, self._model.weight_addresses))
         """The entry's argument array with the weights' (and the pool's) addresses filled in; copied per call."""
@@ -136,7 +136,7 @@ class InferenceSession:
         return list(self._inputs)
 
     def get_outputs(self) -> list[TensorInfo]:
-        """The model's outputs: name, shape, dtype (float32 unless a compile-time constant)."""
+        """The model's outputs: name, shape, dtype (float32 unless int64 indices or a compile-time constant)."""
         return list(self._outputs)
 
     @property
@@ -171,7 +171,7 @@ class InferenceSession:
         inputs = self._checked_inputs(input_feed)
         outputs: list[np.ndarray] = []
         if self._model is not None:
-            outputs = [np.empty(shape, dtype=np.float32) for shape in self._output_shapes]
+            outputs = [np.empty(shape, dtype=dtype) for shape, dtype in self._output_types]
             args = self._args_template.copy()
             for slot, array in enumerate((*inputs, *outputs)):
                 args[slot] = _address(array)

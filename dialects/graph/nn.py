@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IntegerAttr,
     StringAttr,
+    TensorType,
     UnitAttr,
     f32,
     i64,
@@ -64,6 +65,7 @@ __all__ = [
     "LRNOp",
     "LeakyReluOp",
     "LogSoftmaxOp",
+    "MaxPoolIndicesOp",
     "MaxPoolOp",
     "MishOp",
     "PReluOp",
@@ -301,6 +303,54 @@ class MaxPoolOp(PoolOp):
     : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>`."""
 
     name = "graph.max_pool"
+
+
+@irdl_op_definition
+class MaxPoolIndicesOp(_WindowOp):
+    """Where each window's maximum is (ONNX MaxPool's `Indices`): the int64 flat index into the input of the first
+    window element equal to `pooled` (the `graph.max_pool` of the input with the same window), the spatial axes
+    row-major or, with `column_major` (ONNX storage_order=1), column-major within each (N, C) plane:
+    `graph.max_pool_indices %x, %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+    pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+    : (tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xi64>`."""
+
+    name = "graph.max_pool_indices"
+    input = operand_def(F32Tensor)
+    pooled = operand_def(F32Tensor)
+    result = result_def(F32Tensor)
+    kernel_shape = prop_def(_I64Array)
+    ceil_mode = opt_prop_def(UnitAttr)
+    column_major = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $pooled attr-dict `:` `(` type($input) `,` type($pooled) `)` `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, pooled: SSAValue, *, column_major: bool = False):
+        """The indices of `pooled`, the result of a `graph.max_pool` of `input` (its window attributes are copied)."""
+        pool = pooled.owner
+        assert isinstance(pool, MaxPoolOp) and pool.input == input, "pooled must be a graph.max_pool of input"
+        properties: dict[str, Attribute] = {
+            name: pool.properties[name] for name in ("kernel_shape", "strides", "pads", "dilations", "ceil_mode")
+            if name in pool.properties
+        }
+        if column_major:
+            properties["column_major"] = UnitAttr()
+        super().__init__(
+            operands=[input, pooled],
+            result_types=[TensorType(i64, shape_of(pooled))],
+            properties=properties,
+        )
+
+    def verify_(self) -> None:
+        x = shape_of(self.input)
+        spatial = self.window_shape(x, self.kernel_shape.get_values(), self.ceil_mode is not None)
+        expected = (*x[:2], *spatial)
+        if shape_of(self.pooled) != expected:
+            raise VerifyException(f"{self.name}: pooled shape {shape_of(self.pooled)} does not match {expected}")
+        element = self.result.type.element_type  # pyright: ignore[reportAttributeAccessIssue]
+        if element != i64:
+            raise VerifyException(f"{self.name}: result element type must be i64, got {element}")
+        check_result_shape(self, expected)
 
 
 @irdl_op_definition
@@ -683,6 +733,7 @@ class MishOp(ElementwiseUnaryOp):
 OPS: list[type[IRDLOperation]] = [
     ConvOp,
     MaxPoolOp,
+    MaxPoolIndicesOp,
     AveragePoolOp,
     BatchNormOp,
     LRNOp,

@@ -185,6 +185,25 @@ def test_batch_normalization_training_mode_is_batch_statistics_in_graph_ops() ->
     assert [value.name_hint for value in ret.operands] == ["y", "running_mean", "running_var"]
 
 
+def test_max_pool_indices_are_an_int64_output() -> None:
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2], storage_order=1)
+    outputs = [_info("y", [1, 2, 2, 2]), _info("i", [1, 2, 2, 2], TensorProto.INT64)]
+    imported = import_model(_model([node], [_info("x", [1, 2, 4, 5])], outputs, opset=12))
+    ops = _ops(imported)
+    (pool,) = [op for op in ops if isinstance(op, graph.MaxPoolOp)]
+    (indices,) = [op for op in ops if isinstance(op, graph.MaxPoolIndicesOp)]
+    assert indices.pooled == pool.result and indices.column_major is not None
+    assert indices.kernel_shape == pool.kernel_shape and indices.strides == pool.strides
+    assert imported.computed_outputs == [
+        TensorInfo("y", (1, 2, 2, 2), np.dtype("float32")),
+        TensorInfo("i", (1, 2, 2, 2), np.dtype("int64")),
+    ]
+    assert "-> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)" in str(imported.module)
+    outputs[1] = _info("i", [1, 2, 2, 2], TensorProto.INT32)
+    with pytest.raises(ModelImportError, match=r"^output 'i' is declared INT32, but it is computed as int64$"):
+        import_model(_model([node], [_info("x", [1, 2, 4, 5])], outputs, opset=12))
+
+
 def test_constant_operand_names_are_dropouts_ratio_and_training_mode() -> None:
     nodes = [
         helper.make_node("Dropout", ["x", "r", "t"], ["y"]),

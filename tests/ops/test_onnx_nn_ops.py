@@ -444,6 +444,43 @@ def test_batch_normalization_training_mode(
     _check_outputs(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8), feeds)
 
 
+LARGE_POOLS = [  # kernels default-schedule vectorizes (16-column rows) and runs in parallel (>= 32K elements)
+    ((1, 16, 64, 64), {"kernel_shape": [2, 2], "strides": [2, 2]}),
+    ((2, 8, 66, 64), {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}),
+]
+
+
+@pytest.mark.parametrize(("x", "attributes"), POOLS + LARGE_POOLS, ids=str)
+@pytest.mark.parametrize("storage_order", [0, 1])
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+def test_max_pool_indices(x: Shape, attributes: dict[str, Any], storage_order: int, ties: bool) -> None:
+    """Values and int64 Indices vs ONNX Runtime; with ties (small integers), the first maximum in window order."""
+    node = helper.make_node("MaxPool", ["X"], ["Y", "I"], storage_order=storage_order, **attributes)
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 4, x) if ties else rng.permutation(np.prod(x)).reshape(x)
+    feeds = {"X": values.astype(np.float32)}
+    probe = _model(node, {"X": x}, opset=12)
+    probe.graph.output.append(helper.make_tensor_value_info("I", TensorProto.INT64, None))
+    expected = onnxruntime.InferenceSession(probe.SerializeToString(), providers=["CPUExecutionProvider"]).run(
+        None, feeds
+    )
+    graph = helper.make_graph(
+        [node],
+        "test",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, x)],
+        [
+            helper.make_tensor_value_info("Y", TensorProto.FLOAT, expected[0].shape),
+            helper.make_tensor_value_info("I", TensorProto.INT64, expected[1].shape),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=8)
+    session = InferenceSession(model)
+    assert [info.type for info in session.get_outputs()] == ["tensor(float)", "tensor(int64)"]
+    for got, want in zip(session.run(None, feeds), expected, strict=True):
+        assert (got.dtype, got.shape) == (want.dtype, want.shape)
+        np.testing.assert_array_equal(got, want)
+
+
 # Import errors name the node and the attribute or input at fault.
 
 
@@ -460,12 +497,10 @@ def _import_error(
     return str(error.value)
 
 
-def test_max_pool_indices_output_is_rejected() -> None:
-    node = helper.make_node("MaxPool", ["X"], ["Y", "I"], name="mp", kernel_shape=[2, 2])
+def test_max_pool_storage_order_other_than_0_or_1_is_rejected() -> None:
+    node = helper.make_node("MaxPool", ["X"], ["Y", "I"], name="mp", kernel_shape=[2, 2], storage_order=2)
     message = _import_error(node, {"X": (1, 1, 4, 4)}, 12)
-    assert (
-        message == "node 'mp' (MaxPool): outputs ['I'] are used, but only the first 1 is supported"
-    )
+    assert message == "node 'mp' (MaxPool): attribute storage_order=2 is not supported (expected 0 or 1)"
 
 
 @pytest.mark.parametrize("opset", [12, 13, 22])

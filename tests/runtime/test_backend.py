@@ -241,6 +241,9 @@ def test_non_float32_outputs_computed_at_run_time_are_not_implemented() -> None:
         match=r"^output 'y' has element type INT64 and is computed at run time; only FLOAT \(float32\) is supported$",
     ):
         backend.prepare(model)
+
+
+def test_int64_indices_computed_at_run_time() -> None:
     graph = helper.make_graph(
         [helper.make_node("MaxPool", ["x"], ["y", "indices"], kernel_shape=[2])],
         "argmax",
@@ -250,8 +253,13 @@ def test_non_float32_outputs_computed_at_run_time_are_not_implemented() -> None:
             helper.make_tensor_value_info("indices", TensorProto.INT64, [1, 1, 3]),
         ],
     )
-    with pytest.raises(NotImplementedError, match=r"outputs \['indices'\] are used, but only the first 1 is supported"):
-        backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    (session,) = rep.sessions.values()
+    assert [info.type for info in session.get_outputs()] == ["tensor(float)", "tensor(int64)"]
+    y, indices = rep.run([np.array([[[3.0, 1.0, 1.0, 5.0]]], np.float32)])
+    np.testing.assert_array_equal(y, [[[3.0, 1.0, 5.0]]])
+    assert indices.dtype == np.int64
+    np.testing.assert_array_equal(indices, [[[0, 1, 3]]])  # the first of equal maxima
 
 
 def test_constant_outputs_must_match_their_declared_type() -> None:

@@ -270,3 +270,59 @@ func.func @leaky_relu(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %[[V0]] : tensor<4xf32>
 // CHECK-NEXT: }
+
+// -----
+
+// MaxPool's indices: the first window element equal to the max (min of the row-major flat index, INT64_MAX in
+// the padding), then reordered column-major (storage_order=1) within each (N, C) plane.
+func.func @max_pool_indices_column_major(%x: tensor<1x1x3x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>) {
+  %y = graph.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x1x3x4xf32> -> tensor<1x1x2x2xf32>
+  %i = graph.max_pool_indices %x, %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 0, 0>, dilations = array<i64: 1, 1>, column_major} : (tensor<1x1x3x4xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xi64>
+  func.return %y, %i : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
+}
+
+// CHECK-LABEL: func.func @max_pool_indices_column_major(
+// CHECK: %y = te.compute "max_pool"
+// CHECK: %i = te.compute "max_pool_indices" (%[[V21:[0-9]+]], %[[V22:[0-9]+]], %[[V23:[0-9]+]], %[[V24:[0-9]+]]) reduce min (%[[V25:[0-9]+]] : 2, %[[V26:[0-9]+]] : 2) -> tensor<1x1x2x2xi64> {
+// CHECK-NEXT: %[[V27:[0-9]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V28:[0-9]+]] = arith.muli %[[V23]], %[[V27]] : index
+// CHECK-NEXT: %[[V29:[0-9]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V30:[0-9]+]] = arith.subi %[[V28]], %[[V29]] : index
+// CHECK-NEXT: %[[V31:[0-9]+]] = arith.addi %[[V30]], %[[V25]] : index
+// CHECK-NEXT: %[[V32:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V33:[0-9]+]] = arith.cmpi sge, %[[V31]], %[[V32]] : index
+// CHECK-NEXT: %[[V34:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V35:[0-9]+]] = arith.maxsi %[[V31]], %[[V34]] : index
+// CHECK-NEXT: %[[V36:[0-9]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V37:[0-9]+]] = arith.muli %[[V24]], %[[V36]] : index
+// CHECK-NEXT: %[[V38:[0-9]+]] = arith.addi %[[V37]], %[[V26]] : index
+// CHECK-NEXT: %[[V39:[0-9]+]] = te.read %x[%[[V21]], %[[V22]], %[[V35]], %[[V38]]] : tensor<1x1x3x4xf32>
+// CHECK-NEXT: %[[V40:[0-9]+]] = te.read %y[%[[V21]], %[[V22]], %[[V23]], %[[V24]]] : tensor<1x1x2x2xf32>
+// CHECK-NEXT: %[[V41:[0-9]+]] = arith.cmpf oeq, %[[V39]], %[[V40]] : f32
+// CHECK-NEXT: %[[V42:[0-9]+]] = arith.andi %[[V41]], %[[V33]] : i1
+// CHECK-NEXT: %[[V43:[0-9]+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[V44:[0-9]+]] = arith.muli %[[V35]], %[[V43]] : index
+// CHECK-NEXT: %[[V45:[0-9]+]] = arith.addi %[[V38]], %[[V44]] : index
+// CHECK-NEXT: %[[V46:[0-9]+]] = arith.index_cast %[[V45]] : index to i64
+// CHECK-NEXT: %[[V47:[0-9]+]] = arith.constant 9223372036854775807 : i64
+// CHECK-NEXT: %[[V48:[0-9]+]] = arith.select %[[V42]], %[[V46]], %[[V47]] : i64
+// CHECK-NEXT: te.yield %[[V48]] : i64
+// CHECK-NEXT: }
+// CHECK-NEXT: %i_1 = te.compute "max_pool_indices_column_major" (%[[V49:[0-9]+]], %[[V50:[0-9]+]], %[[V51:[0-9]+]], %[[V52:[0-9]+]]) -> tensor<1x1x2x2xi64> {
+// CHECK-NEXT: %[[V53:[0-9]+]] = te.read %i[%[[V49]], %[[V50]], %[[V51]], %[[V52]]] : tensor<1x1x2x2xi64>
+// CHECK-NEXT: %[[V54:[0-9]+]] = arith.constant 12 : i64
+// CHECK-NEXT: %[[V55:[0-9]+]] = arith.divsi %[[V53]], %[[V54]] : i64
+// CHECK-NEXT: %[[V56:[0-9]+]] = arith.muli %[[V55]], %[[V54]] : i64
+// CHECK-NEXT: %[[V57:[0-9]+]] = arith.remsi %[[V53]], %[[V54]] : i64
+// CHECK-NEXT: %[[V58:[0-9]+]] = arith.constant 4 : i64
+// CHECK-NEXT: %[[V59:[0-9]+]] = arith.divsi %[[V57]], %[[V58]] : i64
+// CHECK-NEXT: %[[V60:[0-9]+]] = arith.addi %[[V56]], %[[V59]] : i64
+// CHECK-NEXT: %[[V61:[0-9]+]] = arith.constant 4 : i64
+// CHECK-NEXT: %[[V62:[0-9]+]] = arith.remsi %[[V57]], %[[V61]] : i64
+// CHECK-NEXT: %[[V63:[0-9]+]] = arith.constant 3 : i64
+// CHECK-NEXT: %[[V64:[0-9]+]] = arith.muli %[[V62]], %[[V63]] : i64
+// CHECK-NEXT: %[[V65:[0-9]+]] = arith.addi %[[V60]], %[[V64]] : i64
+// CHECK-NEXT: te.yield %[[V65]] : i64
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %y, %i_1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
+// CHECK-NEXT: }

@@ -108,3 +108,46 @@ func.func @leftover_graph_op(%x: tensor<4xf32>) -> tensor<4xf32> {
 }
 
 // CHECK: te-to-loop: cannot bufferize 'graph.relu' in @leftover_graph_op; lower graph ops with graph-to-te first
+
+// -----
+
+// An integer reduction accumulates in its own type: an i64 min starts from INT64_MAX and combines with minsi.
+func.func @first_index_of_zero(%x: tensor<2x6xf32>) -> tensor<2xi64> {
+  %first = te.compute "first_zero" (%i) reduce min (%k : 6) -> tensor<2xi64> {
+    %v = te.read %x[%i, %k] : tensor<2x6xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %hit = arith.cmpf oeq, %v, %zero : f32
+    %index = arith.index_cast %k : index to i64
+    %none = arith.constant 9223372036854775807 : i64
+    %candidate = arith.select %hit, %index, %none : i64
+    te.yield %candidate : i64
+  }
+  func.return %first : tensor<2xi64>
+}
+
+// CHECK-LABEL: func.func @first_index_of_zero(%x: memref<2x6xf32>, %out0: memref<2xi64>) attributes {minimlc.entry} {
+// CHECK-NEXT:    func.call @first_zero_0(%x, %out0) : (memref<2x6xf32>, memref<2xi64>) -> ()
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func private @first_zero_0(%in0: memref<2x6xf32> {llvm.noalias}, %out: memref<2xi64> {llvm.noalias}) {
+// CHECK-NEXT:    %acc = loop.alloc "local" : memref<i64>
+// CHECK-NEXT:    loop.for "i" %i = 0 to 2 step 1 serial {
+// CHECK-NEXT:      %0 = arith.constant 9223372036854775807 : i64
+// CHECK-NEXT:      memref.store %0, %acc[] : memref<i64>
+// CHECK-NEXT:      loop.for "k" %k = 0 to 6 step 1 serial {
+// CHECK-NEXT:        %v = memref.load %in0[%i, %k] : memref<2x6xf32>
+// CHECK-NEXT:        %zero = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %hit = arith.cmpf oeq, %v, %zero : f32
+// CHECK-NEXT:        %index = arith.index_cast %k : index to i64
+// CHECK-NEXT:        %none = arith.constant 9223372036854775807 : i64
+// CHECK-NEXT:        %candidate = arith.select %hit, %index, %none : i64
+// CHECK-NEXT:        %1 = memref.load %acc[] : memref<i64>
+// CHECK-NEXT:        %2 = arith.minsi %1, %candidate : i64
+// CHECK-NEXT:        memref.store %2, %acc[] : memref<i64>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %3 = memref.load %acc[] : memref<i64>
+// CHECK-NEXT:      memref.store %3, %out[%i] : memref<2xi64>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  }

@@ -222,3 +222,21 @@ func.func @leaky_relu_type_changes(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 }
 
 // CHECK: attribute tensor<2x3xf32> expected from variable 'T', but got tensor<3x2xf32>
+
+// -----
+
+func.func @max_pool_indices_of_float(%x: tensor<1x1x4x4xf32>, %y: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %i = graph.max_pool_indices %x, %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  func.return %i : tensor<1x1x2x2xf32>
+}
+
+// CHECK: graph.max_pool_indices: result element type must be i64, got f32
+
+// -----
+
+func.func @max_pool_indices_pooled_shape(%x: tensor<1x1x4x4xf32>, %y: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xi64> {
+  %i = graph.max_pool_indices %x, %y {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xi64>
+  func.return %i : tensor<1x1x2x2xi64>
+}
+
+// CHECK: graph.max_pool_indices: pooled shape (1, 1, 3, 3) does not match (1, 1, 2, 2)

@@ -18,6 +18,16 @@ func.func @windows(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<
 // CHECK-NEXT:   %g = graph.average_pool %m {kernel_shape = array<i64: 4, 4>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x6x4x4xf32> -> tensor<1x6x1x1xf32>
 // CHECK-NEXT:   func.return %c, %d, %m, %a, %g
 
+func.func @max_pool_indices(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>) {
+  %m = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>
+  %i = graph.max_pool_indices %x, %m {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, column_major} : (tensor<1x2x5x5xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xi64>
+  func.return %m, %i : tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>
+}
+
+// CHECK:      func.func @max_pool_indices
+// CHECK-NEXT:   %m = graph.max_pool %x
+// CHECK-NEXT:   %i = graph.max_pool_indices %x, %m {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, column_major} : (tensor<1x2x5x5xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xi64>
+
 func.func @normalisation(%x: tensor<2x4x3x3xf32>, %s: tensor<4xf32>, %b: tensor<4xf32>, %mu: tensor<4xf32>, %v: tensor<4xf32>) -> (tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>, tensor<2x4x3x3xf32>) {
   %bn = graph.batch_norm %x, %s, %b, %mu, %v {epsilon = 1.000000e-05 : f32} : (tensor<2x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x3x3xf32>
   %lrn = graph.lrn %bn {size = 3 : i64, alpha = 1.000000e-04 : f32, beta = 7.500000e-01 : f32, bias = 1.000000e+00 : f32} : tensor<2x4x3x3xf32>
