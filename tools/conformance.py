@@ -210,10 +210,10 @@ fails. Regenerate this file (about 4 minutes for the node tests, more for the li
     minimlc conformance --light --write-expected-failures tests/conformance/expected_failures.txt
 or update the entries of some ops only with --ops Conv,Relu (light_models: the light CNNs).
 One test name per line, grouped by op; '#' starts a comment. Tests that fail, rather than being unsupported
-(NotImplementedError: an unsupported op or input type, or a non-float32 output computed at run time), carry the
-reason. Out of scope on purpose: training mode (BatchNormalization, Dropout), data other than float32 (int8,
-uint8, ...; int32/int64 inputs are bound as constants, so only their constant results pass), sequence and optional
-types, and MaxPool's Indices output (int64 computed at run time: native code computes float32 only)."""
+(NotImplementedError: an unsupported op or input type, or an output computed at run time that is neither float32
+nor int64 indices), carry the reason. Out of scope on purpose: Dropout in training mode with a ratio above 0 (its
+expected outputs come from numpy's random generator), data other than float32 (int8, uint8, ...; int32, int64 and
+bool inputs are bound as constants, so only their constant results pass), sequence and optional types."""
 
 
 def _shortened(message: str, limit: int = 160) -> str:
