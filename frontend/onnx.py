@@ -27,7 +27,7 @@ from onnx import helper, numpy_helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
@@ -380,13 +380,17 @@ def _check_float32(vi: onnx.ValueInfoProto, kind: str) -> None:
         )
 
 
-def _computed_dtype(value: SSAValue) -> np.dtype:
-    """The numpy dtype of a value @main computes: float32, or the int64 of an index output such as MaxPool's."""
-    element = value.type.element_type  # pyright: ignore[reportAttributeAccessIssue]
+def element_dtype(element: Attribute) -> np.dtype:
+    """The numpy dtype of a tensor or buffer element type native code computes: f32, or an integer (MaxPool's i64
+    indices)."""
     if isinstance(element, IntegerType):
         return np.dtype(f"int{element.width.data}")
     assert isinstance(element, Float32Type), f"unexpected computed element type {element}"
     return np.dtype(np.float32)
+
+
+def _computed_dtype(value: SSAValue) -> np.dtype:
+    return element_dtype(value.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def _check_computed_output(vi: onnx.ValueInfoProto, dtype: np.dtype) -> None:

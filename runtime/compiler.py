@@ -25,7 +25,7 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
 
 from minimlc.dialects import get_all_dialects
-from minimlc.frontend.onnx import ImportedModel, TensorInfo
+from minimlc.frontend.onnx import ImportedModel, TensorInfo, element_dtype
 from minimlc.lowering import PIPELINES, get_all_passes, opt_level_pipeline, split_pass_list
 from minimlc.lowering.llvm_translate import translate_to_llvm_ir
 from minimlc.lowering.loop_outline_parallel import POOL_ATTR
@@ -59,8 +59,8 @@ class EntrySignature:
     """What the runtime binds after the entry's inputs and outputs."""
 
     weight_names: list[str]
-    precomputed_shapes: list[tuple[int, ...]]
-    """Shapes of the precomputed (f32) buffers, after the weights; non-empty only with an init entry."""
+    precomputed_buffers: list[tuple[tuple[int, ...], np.dtype]]
+    """Shapes and dtypes of the precomputed buffers, after the weights; non-empty only with an init entry."""
     pool_slot: int | None = None
     """Index of the thread-pool parameter (right after the outputs), if the entry runs parallel loops."""
 
@@ -82,14 +82,18 @@ def _entry_signature(module: ModuleOp) -> EntrySignature:
             names = op.attributes.get(WEIGHTS_ATTR, ArrayAttr([]))
             assert isinstance(names, ArrayAttr)
             weight_names = [name.data for name in names.data if isinstance(name, StringAttr)]
-            shapes: list[tuple[int, ...]] = []
+            buffers: list[tuple[tuple[int, ...], np.dtype]] = []
             if INIT_ATTR in op.attributes:
                 types = op.function_type.inputs.data
                 count = len(_function(module, f"{ENTRY_FUNCTION}_init").function_type.inputs) - len(weight_names)
-                shapes = [tuple(t.get_shape()) for t in types[len(types) - count :] if isinstance(t, MemRefType)]
+                buffers = [
+                    (tuple(t.get_shape()), element_dtype(t.element_type))
+                    for t in types[len(types) - count :]
+                    if isinstance(t, MemRefType)
+                ]
             pool = op.attributes.get(POOL_ATTR)
             pool_slot = pool.value.data if isinstance(pool, IntegerAttr) else None
-            return EntrySignature(weight_names, shapes, pool_slot)
+            return EntrySignature(weight_names, buffers, pool_slot)
     raise ValueError(f"the module has no @{ENTRY_FUNCTION} function")
 
 
@@ -135,12 +139,12 @@ def _function(module: ModuleOp, name: str) -> func.FuncOp:
     raise ValueError(f"the module has no @{name} function")
 
 
-def _aligned_empty(shape: tuple[int, ...], alignment: int = 64) -> np.ndarray:
-    """A float32 array whose data starts on an `alignment`-byte boundary."""
-    count = int(np.prod(shape))
-    raw = np.empty(count + alignment // 4, dtype=np.float32)
-    offset = (-raw.ctypes.data % alignment) // 4
-    return raw[offset : offset + count].reshape(shape)
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype, alignment: int = 64) -> np.ndarray:
+    """An array of `dtype` whose data starts on an `alignment`-byte boundary."""
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(size + alignment, dtype=np.uint8)
+    offset = -raw.ctypes.data % alignment
+    return raw[offset : offset + size].view(dtype).reshape(shape)
 
 
 @dataclass
@@ -179,7 +183,7 @@ def compile_model(imported: ImportedModel, pipeline: str | None = None, *, opt_l
         register_symbols()
     jit = JitModule(llvm_ir)
     weights = {name: np.ascontiguousarray(imported.weights[name], dtype=np.float32) for name in signature.weight_names}
-    precomputed = [_aligned_empty(shape) for shape in signature.precomputed_shapes]
+    precomputed = [_aligned_empty(shape, dtype) for shape, dtype in signature.precomputed_buffers]
     compiled = CompiledModel(
         inputs=imported.inputs,
         outputs=imported.computed_outputs,
@@ -221,7 +225,7 @@ def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -
     if problems:
         raise ValueError("cannot rebind weights: " + "; ".join(problems))
     bound = {name: np.ascontiguousarray(weights[name]) for name in compiled.weights}
-    precomputed = [_aligned_empty(buffer.shape) for buffer in compiled.precomputed]
+    precomputed = [_aligned_empty(buffer.shape, buffer.dtype) for buffer in compiled.precomputed]
     rebound = replace(
         compiled, weights=bound, precomputed=precomputed, weight_addresses=_addresses([*bound.values(), *precomputed])
     )
