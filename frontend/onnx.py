@@ -8,8 +8,8 @@ handles into the returned weight store, the others (such as Reshape's shape) are
 time. A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
 its own element type (int64, bool, ...); @main returns the other outputs: float32, like the
-inputs, except index outputs native code computes as int64 (MaxPool's Indices). The converters, one per ONNX op type, live in `onnx_ops` (core),
-`onnx_nn` and `onnx_tensor`.
+inputs, except index outputs native code computes as int64 (MaxPool's Indices). The converters,
+one per ONNX op type, live in `onnx_ops` (core), `onnx_nn` and `onnx_tensor`.
 """
 
 from __future__ import annotations

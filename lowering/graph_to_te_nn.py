@@ -22,8 +22,6 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, te
-
-INT64_MAX = (1 << 63) - 1
 from minimlc.lowering.te_builder import (
     Indices,
     Reader,
@@ -36,6 +34,8 @@ from minimlc.lowering.te_builder import (
     read,
     softmax_computes,
 )
+
+INT64_MAX = (1 << 63) - 1
 
 
 def _affine(index: SSAValue, scale: int, offset: int) -> SSAValue:

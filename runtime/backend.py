@@ -13,13 +13,13 @@ training_mode, are bound as constants when the model runs, and so are float32 in
 compile-time constants (`frontend.onnx.CONSTANT_OPERANDS`: Dropout's ratio): their values become initializers of a
 copy of the model, which is then compiled, so they fold at import time like any constant. The prepared model keeps
 one compiled session per `Signature` (every input's shape and the bound inputs' values) and reuses it whenever the
-same signature comes again. Outputs that
-are compile-time constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own dtype
-(int64, bool, ...); outputs computed by native code must be float32.
+same signature comes again. Outputs that are compile-time constants after that (a Shape, a ConstantOfShape, a Dropout
+mask) come back with their own dtype (int64, bool, ...); outputs computed by native code are float32, or int64 for
+indices (MaxPool's Indices).
 
 Inputs of any other type raise `NotImplementedError` at `prepare`; unsupported operators (`UnsupportedOpsError`) and
-non-float32 outputs computed at run time (`UnsupportedFeatureError`) raise it when the model compiles: at `prepare`,
-or at the first run of a signature. Arrays are checked against the model's declared dtype (a float64 array given
+other outputs computed at run time (`UnsupportedFeatureError`) raise it when the model compiles: at `prepare`, or at
+the first run of a signature. Arrays are checked against the model's declared dtype (a float64 array given
 for a float32 input is an error, as in ONNX Runtime); Python and numpy scalars and nested lists are converted to it.
 """
 
@@ -158,9 +158,11 @@ class MinimlcBackend(Backend):
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
-        """Whether the device is supported, every graph input a float32, int32, int64 or bool tensor, every output a tensor.
+        """Whether the device is supported, every graph input a float32, int32, int64 or bool tensor, every output a
+        tensor.
 
-        A non-float32 output is supported only if it is a compile-time constant, which only compiling tells.
+        An output other than float32 (or int64 indices) is supported only if it is a compile-time constant, which only
+        compiling tells.
         """
         return cls.supports_device(device) and _unsupported_types(model) is None
 
@@ -169,8 +171,9 @@ class MinimlcBackend(Backend):
         """Check the model, and compile it now if every input is float32 with static dimensions.
 
         Raises `NotImplementedError` for a device other than CPU, graph inputs other than float32, int32, int64 or
-        bool tensors, non-tensor outputs, unsupported operators (`UnsupportedOpsError`) and, when compiling now, non-float32
-        outputs computed at run time (`UnsupportedFeatureError`); `ModelImportError` for any other import problem.
+        bool tensors, non-tensor outputs, unsupported operators (`UnsupportedOpsError`) and, when compiling now,
+        outputs computed at run time other than float32 and int64 indices (`UnsupportedFeatureError`);
+        `ModelImportError` for any other import problem.
         """
         if not cls.supports_device(device):
             raise NotImplementedError(f"minimlc runs on the CPU only, not on '{device}'")

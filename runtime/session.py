@@ -6,11 +6,11 @@
 
 Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
 wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the float32
-ones (and int64 index outputs such as MaxPool's Indices), and outputs that are compile-time constants (`ImportedModel.constant_outputs`) are copies of their values,
-with their own dtype. `run` is safe to call from several threads: each call builds its own argument array and
-intermediate buffers. Parallel loops run on the session's own thread pool, started once here (`num_threads`,
-default one per core); a `run` that finds the pool busy with another thread's call runs its parallel loops on its
-own thread.
+ones (and int64 index outputs such as MaxPool's Indices), and outputs that are compile-time constants
+(`ImportedModel.constant_outputs`) are copies of their values, with their own dtype. `run` is safe to call from
+several threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the
+session's own thread pool, started once here (`num_threads`, default one per core); a `run` that finds the pool busy
+with another thread's call runs its parallel loops on its own thread.
 `with_num_threads(n)` gives a second session over the same compiled module with a pool of its own (the
 compiled code does not depend on the thread count).
 """

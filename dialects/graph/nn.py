@@ -328,7 +328,8 @@ class MaxPoolIndicesOp(_WindowOp):
     def __init__(self, input: SSAValue, pooled: SSAValue, *, column_major: bool = False):
         """The indices of `pooled`, the result of a `graph.max_pool` of `input` (its window attributes are copied)."""
         pool = pooled.owner
-        assert isinstance(pool, MaxPoolOp) and pool.input == input, "pooled must be a graph.max_pool of input"
+        assert isinstance(pool, MaxPoolOp), "pooled must be the result of a graph.max_pool"
+        assert pool.input == input, "pooled must be the graph.max_pool of input"
         properties: dict[str, Attribute] = {
             name: pool.properties[name] for name in ("kernel_shape", "strides", "pads", "dilations", "ceil_mode")
             if name in pool.properties

@@ -192,8 +192,9 @@ def test_max_pool_indices_are_an_int64_output() -> None:
     ops = _ops(imported)
     (pool,) = [op for op in ops if isinstance(op, graph.MaxPoolOp)]
     (indices,) = [op for op in ops if isinstance(op, graph.MaxPoolIndicesOp)]
-    assert indices.pooled == pool.result and indices.column_major is not None
-    assert indices.kernel_shape == pool.kernel_shape and indices.strides == pool.strides
+    assert indices.pooled == pool.result
+    assert indices.column_major is not None
+    assert (indices.kernel_shape, indices.strides) == (pool.kernel_shape, pool.strides)
     assert imported.computed_outputs == [
         TensorInfo("y", (1, 2, 2, 2), np.dtype("float32")),
         TensorInfo("i", (1, 2, 2, 2), np.dtype("int64")),

@@ -432,7 +432,15 @@ def test_batch_normalization_training_mode(
     if not constant_parameters:
         feeds |= params
     graph = helper.make_graph(
-        [helper.make_node("BatchNormalization", ["X", *params], ["Y", "running_mean", "running_var"], training_mode=1, **attributes)],
+        [
+            helper.make_node(
+                "BatchNormalization",
+                ["X", *params],
+                ["Y", "running_mean", "running_var"],
+                training_mode=1,
+                **attributes,
+            )
+        ],
         "test",
         [helper.make_tensor_value_info(name, TensorProto.FLOAT, array.shape) for name, array in feeds.items()],
         [
@@ -568,7 +576,7 @@ def test_dropout_training_mode_with_ratio_0_is_the_identity() -> None:
         [numpy_helper.from_array(array, name) for name, array in initializers.items()],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
-    y, mask = _check_outputs(model, {"X": np.random.default_rng(0).uniform(-2.0, 2.0, (3, 4)).astype(np.float32)})
+    _, mask = _check_outputs(model, {"X": np.random.default_rng(0).uniform(-2.0, 2.0, (3, 4)).astype(np.float32)})
     assert mask.all()
 
 

@@ -91,7 +91,8 @@ def test_bad_inputs(inputs: object, message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("element_type", "name"), [(TensorProto.DOUBLE, "DOUBLE"), (TensorProto.UINT8, "UINT8"), (TensorProto.INT16, "INT16")]
+    ("element_type", "name"),
+    [(TensorProto.DOUBLE, "DOUBLE"), (TensorProto.UINT8, "UINT8"), (TensorProto.INT16, "INT16")],
 )
 def test_inputs_neither_float32_nor_int32_int64_bool_are_not_implemented(element_type: int, name: str) -> None:
     model = one_node_model("Identity", {"x": [3]}, [3], element_type)
