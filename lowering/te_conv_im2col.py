@@ -46,7 +46,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
+from minimlc.lowering.default_schedule import conv_tile
 from minimlc.lowering.te_builder import Indices, build_compute, index_constant, read
+from minimlc.runtime.jit import HostInfo, host_info
 
 ALGORITHMS = ("auto", "im2col", "direct")
 ROW_MULTIPLE = 8
@@ -80,10 +82,22 @@ class ConvShape:
         return self.in_channels * self.kernel_height * self.kernel_width
 
 
-def prefers_im2col(shape: ConvShape) -> bool:
-    """The `auto` choice: whether im2col + GEMM beat the direct schedule on this shape (docs/DESIGN.md, "Measured
-    facts", convolution algorithms)."""
-    return shape.rows % ROW_MULTIPLE != 0 or shape.out_width % 7 != 0 and shape.out_width % 8 != 0
+def prefers_im2col(shape: ConvShape, host: HostInfo) -> bool:
+    """The `auto` choice, a rule read off per-shape measurements of both algorithms (docs/DESIGN.md, "Measured
+    facts"): im2col + GEMM where the direct schedule's register tile covers fewer than 6 output columns (odd widths:
+    55, 27, 13; it then streams its weight panel once per column), and for 1x1 convolutions that do not widen
+    (F <= C: no input copy for stride 1, and the GEMM's output transposition, one pass over F x pixels, is small
+    beside the C-deep products) over at least `8 * ROW_MULTIPLE` pixels (fewer pay for row padding). Never for
+    inputs of under 8 channels (RGB stems): their products are 27-147 deep, too shallow for the gather to pay. And
+    wherever the direct schedule does not apply (output channels not a multiple of the vector width)."""
+    if shape.out_channels % host.vector_lanes:
+        return True  # the direct schedule needs whole vectors of output channels
+    if shape.in_channels < 8:
+        return False
+    if conv_tile(shape.out_channels, shape.out_width, host)[1] < 6:
+        return True
+    pointwise = shape.kernel_height == shape.kernel_width == 1
+    return pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -187,7 +201,7 @@ class ConvToIm2colGemm(RewritePattern):
             and graph.shape_of(parts.data.owner.tensor) == (n, c, oh, ow)
         )
         shape = ConvShape(n, c, f, oh, ow, kh, kw, direct)
-        if self.algorithm == "auto" and not prefers_im2col(shape):
+        if self.algorithm == "auto" and not prefers_im2col(shape, host_info()):
             return
         rows, depth = shape.rows, shape.depth
         padded_rows, padded_cols = _round_up(rows, ROW_MULTIPLE), _round_up(f, COLUMN_MULTIPLE)
