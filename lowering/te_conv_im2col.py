@@ -5,19 +5,21 @@ product `g[m, f] = sum_k col[k, m] * wm[k, f]` with rows `m = (n, oh, ow)` and d
 
     %y = te.compute "conv" (%n, %f, %h, %w) reduce sum (%c : 64, %kh : 3, %kw : 3) -> tensor<1x64x14x14xf32> {...}
     // becomes
-    %col = te.compute "conv_im2col" (%k, %m) -> tensor<576x200xf32> { x(...) at the (n, c, oh, ow, kh, kw) of (k, m) }
+    %col = te.compute "conv_im2col" (%k, %n, %h, %w) -> tensor<576x1x14x14xf32> { x(...) at the (c, kh, kw) of k }
     %wm = te.compute "conv_weight_matrix" (%k, %f) -> tensor<576x64xf32> { w[f, c, kh, kw] at the (c, kh, kw) of k }
-    %g = te.compute "conv_gemm" (%m, %f) reduce sum (%k : 576) -> tensor<200x64xf32> { col[k, m] * wm[k, f] }
+    %g = te.compute "conv_gemm" (%m, %f) reduce sum (%k : 576) -> tensor<200x64xf32> { col[k, n, h, w of m] * wm[k, f] }
     %y = te.compute "conv_output" (%n, %f, %h, %w) -> tensor<1x64x14x14xf32> { g[n * 196 + h * 14 + w, f] }
 
 `conv_gemm` is what default-schedule recognises as a GEMM: its B operand, the weight matrix, is computed from
 weights alone, so at O3 it is built once at load time (`loop-hoist-constants`) and packed into panels there. The
 gather reads the input exactly as the convolution did (its body is the convolution's input expression, cloned at the
 decomposed indices: padding, strides and dilations come with it); `te-inline` folds a padding producer into it. A
-1x1 convolution with stride 1 whose row count needs no padding has no gather: the GEMM reads its input directly
-(`x[n, k, oh, ow]` at row `m`). Rows are padded to a multiple of `ROW_MULTIPLE` and columns to one of
-`COLUMN_MULTIPLE` (padded rows repeat the last row, padded columns the last filter; `conv_output` never reads
-them), so the GEMM schedule's register tile always divides the matrix. The output goes back to NCHW in
+1x1 convolution with stride 1 and no padding has no gather: the GEMM reads its input directly (`x[n, k, oh, ow]` at
+the pixel of row `m`). Rows are padded to a multiple of `ROW_MULTIPLE` and columns to one of
+`COLUMN_MULTIPLE` (padded rows repeat the last pixel, padded columns the last filter; `conv_output` never reads
+them), so the GEMM schedule's register tile always divides the matrix. The gather is column-major for the GEMM
+(`col[k, pixel]`): its inner loops walk output pixels without divisions, and the GEMM's division of a row index into
+a pixel does not depend on `k`, so it leaves the inner loops. The output goes back to NCHW in
 `conv_output`, which te-inline folds into an elementwise consumer (a bias, a ReLU).
 
 `algorithm` chooses the convolutions: `im2col` all, `direct` none, `auto` those `prefers_im2col` picks (a rule
@@ -213,21 +215,24 @@ class ConvToIm2colGemm(RewritePattern):
             """(n, oh, ow) of GEMM row `m` (padding rows repeat the last pixel)."""
             return _split_index(_clamped(m, rows, padded_rows), (n, oh, ow))
 
+        # The input expression never reads the output channel (position 1 of its indices): any index will do there.
         if direct:
-            source = parts.data.owner.tensor
+
+            def a_value(k: SSAValue, m: SSAValue) -> SSAValue:
+                batch, row, col = pixel(m)
+                return data_at([batch, batch, row, col, k, index_constant(0), index_constant(0)])
+
         else:
+
             def gather_value(indices: Indices) -> SSAValue:
                 k, batch, row, col = indices
-                # The input expression does not read the output channel (position 1).
                 return data_at([batch, batch, row, col, *_split_index(k, (c, kh, kw))])
 
             gather = build_compute("conv_im2col", (depth, n, oh, ow), gather_value)
             computes.append(gather)
-            source = gather.result
 
-        def a_value(k: SSAValue, m: SSAValue) -> SSAValue:
-            batch, row, col = pixel(m)
-            return read(source, [batch, k, row, col] if direct else [k, batch, row, col])
+            def a_value(k: SSAValue, m: SSAValue) -> SSAValue:
+                return read(gather.result, [k, *pixel(m)])
 
         def weight_value(indices: Indices) -> SSAValue:
             channel, tap_h, tap_w = _split_index(indices[0], (c, kh, kw))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-from bench_kernels import ConvSpec, bench_conv_algorithms, model_convs  # noqa: E402
+from bench_kernels import ConvSpec, bench_conv_algorithms, model_convs
 
 
 def test_model_convs_lists_distinct_shapes_with_calls() -> None:

@@ -35,8 +35,15 @@ def output_size(
 
 
 def conv_model(
-    batch: int, c: int, hw: tuple[int, int], f: int, kernel: tuple[int, int], stride: int, pads: list[int],
-    dilation: int, bias: bool,
+    batch: int,
+    c: int,
+    hw: tuple[int, int],
+    f: int,
+    kernel: tuple[int, int],
+    stride: int,
+    pads: list[int],
+    dilation: int,
+    bias: bool,
 ) -> onnx.ModelProto:
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array((rng.standard_normal((f, c, *kernel)) * 0.2).astype(np.float32), "w")]
@@ -128,5 +135,6 @@ def test_auto_follows_the_rule() -> None:
 def test_bad_algorithm_is_rejected() -> None:
     module = import_model(conv_model(*SHAPES["1x1-s1"])).module
     run_passes(module, ["graph-to-te"])
-    with pytest.raises(PassFailedException, match="te-conv-im2col: algorithm must be one of auto, im2col, direct, got 'gemm'"):
+    message = "te-conv-im2col: algorithm must be one of auto, im2col, direct, got 'gemm'"
+    with pytest.raises(PassFailedException, match=message):
         TeConvIm2colPass("gemm").apply(make_context(), module)

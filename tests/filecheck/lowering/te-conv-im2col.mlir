@@ -2,9 +2,10 @@
 // RUN: mini-opt %s -p 'te-conv-im2col{algorithm=direct}' | filecheck %s --check-prefix=DIRECT
 
 // A 3x3 stride-2 convolution becomes a gather of its input expression into an im2col matrix (k = c, kh, kw by
-// rows; n, oh, ow by columns), a weight matrix (k x output channels, padded to 16 columns with the last filter), a
-// GEMM over 8 rows (the 4 output pixels, padded: rows past the last repeat it) and a read back into NCHW. The 1x1
-// stride-1 convolution needs no gather: its GEMM reads the input itself. `algorithm=direct` leaves both alone.
+// rows; n, oh, ow after), a weight matrix (k x output channels, padded to 16 columns with the last filter), a GEMM
+// over 8 rows (the 4 output pixels, padded: rows past the last repeat it) and a read back into NCHW. The 1x1
+// stride-1 convolution needs no gather: its GEMM reads the input itself (its input expression at kh = kw = 0).
+// `algorithm=direct` leaves both alone.
 
 builtin.module {
   func.func @main(%x: tensor<1x2x5x5xf32>) -> tensor<1x3x2x2xf32> {
@@ -109,17 +110,21 @@ builtin.module {
 // CHECK-NEXT:       %10 = arith.divui %5, %9 : index
 // CHECK-NEXT:       %11 = arith.constant 4 : index
 // CHECK-NEXT:       %12 = arith.remui %5, %11 : index
-// CHECK-NEXT:       %13 = te.read %x[%8, %7, %10, %12] : tensor<1x4x4x4xf32>
-// CHECK-NEXT:       %14 = te.read %y[%7, %6] : tensor<4x16xf32>
-// CHECK-NEXT:       %15 = arith.mulf %13, %14 : f32
-// CHECK-NEXT:       te.yield %15 : f32
+// CHECK-NEXT:       %13 = arith.constant 0 : index
+// CHECK-NEXT:       %14 = arith.constant 0 : index
+// CHECK-NEXT:       %15 = arith.addi %10, %13 : index
+// CHECK-NEXT:       %16 = arith.addi %12, %14 : index
+// CHECK-NEXT:       %17 = te.read %x[%8, %7, %15, %16] : tensor<1x4x4x4xf32>
+// CHECK-NEXT:       %18 = te.read %y[%7, %6] : tensor<4x16xf32>
+// CHECK-NEXT:       %19 = arith.mulf %17, %18 : f32
+// CHECK-NEXT:       te.yield %19 : f32
 // CHECK-NEXT:     }
-// CHECK-NEXT:     %y_2 = te.compute "conv_output" (%16, %17, %18, %19) -> tensor<1x16x4x4xf32> {
-// CHECK-NEXT:       %20 = arith.constant 4 : index
-// CHECK-NEXT:       %21 = arith.muli %18, %20 : index
-// CHECK-NEXT:       %22 = arith.addi %19, %21 : index
-// CHECK-NEXT:       %23 = te.read %y_1[%22, %17] : tensor<16x16xf32>
-// CHECK-NEXT:       te.yield %23 : f32
+// CHECK-NEXT:     %y_2 = te.compute "conv_output" (%20, %21, %22, %23) -> tensor<1x16x4x4xf32> {
+// CHECK-NEXT:       %24 = arith.constant 4 : index
+// CHECK-NEXT:       %25 = arith.muli %22, %24 : index
+// CHECK-NEXT:       %26 = arith.addi %23, %25 : index
+// CHECK-NEXT:       %27 = te.read %y_1[%26, %21] : tensor<16x16xf32>
+// CHECK-NEXT:       te.yield %27 : f32
 // CHECK-NEXT:     }
 // CHECK-NEXT:     func.return %y_2 : tensor<1x16x4x4xf32>
 // CHECK-NEXT:   }
