@@ -138,3 +138,13 @@ def test_bad_algorithm_is_rejected() -> None:
     message = "te-conv-im2col: algorithm must be one of auto, im2col, direct, got 'gemm'"
     with pytest.raises(PassFailedException, match=message):
         TeConvIm2colPass("gemm").apply(make_context(), module)
+
+
+@pytest.mark.parametrize("opt_level", [2, 3])
+def test_auto_at_o2_and_o3(opt_level: int) -> None:
+    """O2 keeps the weight matrix a per-call kernel (unpacked GEMM operand), O3 builds and packs it at load time."""
+    model = conv_model(*SHAPES["3x3-s2-odd"])  # 7 output channels: not whole vectors, so `auto` takes im2col
+    x = np.random.default_rng(2).standard_normal((1, 5, 11, 11)).astype(np.float32)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    (actual,) = InferenceSession(model, opt_level=opt_level).run(None, {"x": x})
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
