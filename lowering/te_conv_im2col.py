@@ -71,9 +71,6 @@ class ConvShape:
     out_width: int
     kernel_height: int
     kernel_width: int
-    direct_input: bool
-    """The input expression is a plain read of an input shaped like the output (1x1 kernel, stride 1, no padding),
-    so the GEMM can read the input itself at row m."""
 
     @property
     def rows(self) -> int:
@@ -202,7 +199,7 @@ class ConvToIm2colGemm(RewritePattern):
             and isinstance(parts.data.owner, te.ReadOp)
             and graph.shape_of(parts.data.owner.tensor) == (n, c, oh, ow)
         )
-        shape = ConvShape(n, c, f, oh, ow, kh, kw, direct)
+        shape = ConvShape(n, c, f, oh, ow, kh, kw)
         if self.algorithm == "auto" and not prefers_im2col(shape, host_info()):
             return
         rows, depth = shape.rows, shape.depth
