@@ -16,6 +16,7 @@ _OURS = {
     "graph-split-grouped-conv": ("graph_split_grouped_conv", "GraphSplitGroupedConvPass"),
     "graph-pad-conv": ("graph_pad_conv", "GraphPadConvPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
+    "te-conv-im2col": ("te_conv_im2col", "TeConvIm2colPass"),
     "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
     "te-inline": ("te_inline", "TeInlinePass"),
     "te-to-loop": ("te_to_loop", "TeToLoopPass"),
@@ -50,7 +51,7 @@ UPSTREAM_PASSES = {
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,"
+    "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-im2col,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,"
     "loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
@@ -93,6 +94,14 @@ PIPELINES: dict[str, tuple[str, str]] = {
     "lower-to-llvm-O3": (
         "-> llvm dialect, O2 + batch-norm folding and load-time evaluation of weight-only computations",
         OPT_LEVELS[3],
+    ),
+    "lower-to-llvm-conv-direct": (
+        "as lower-to-llvm, every convolution with the direct schedule",
+        OPT_LEVELS[3].replace("te-conv-im2col", "te-conv-im2col{algorithm=direct}"),
+    ),
+    "lower-to-llvm-conv-im2col": (
+        "as lower-to-llvm, every convolution as im2col + GEMM",
+        OPT_LEVELS[3].replace("te-conv-im2col", "te-conv-im2col{algorithm=im2col}"),
     ),
     "lower-to-llvm-unscheduled": (
         "as lower-to-llvm, but kernels keep the loops te-to-loop (or the user's schedule passes) gave them",

@@ -16,8 +16,8 @@ Kernels are recognised by structure, not by name:
   panels at load time), register-block MR output columns, reduce with the input's innermost dimension innermost,
   and keep the MR x NR tile in registers (`loop-cache-write` at the column loop: the tile goes back to the NCHW
   output through a staging tile). With `graph-pad-conv` (no bounds checks in the body) and `te-conv-layout`
-  (channels-last input, unit-stride reduction) before it. The im2col + GEMM alternative was not built: it copies
-  the input KHxKW times, and 1x1 convolutions on 14x14 and 7x7 maps have no column count divisible by 16.
+  (channels-last input, unit-stride reduction) before it. The other convolution algorithm, im2col + GEMM, is
+  chosen per shape before this pass (`te-conv-im2col`): it reaches this pass as a GEMM (the `conv_gemm` kernel).
 
 **Parallelism**, after any of these (and for kernels none applies to: layout copies, pooling): in every top-level
 loop nest with at least `PARALLEL_MIN_WORK` innermost iterations, the outermost loop with at least
@@ -301,16 +301,21 @@ CONV_COLUMNS = (14, 8, 7, 6, 4, 2, 1)
 ResNet widths 112, 56, 28, 14 take 14 and 7 takes 7."""
 
 
+def conv_tile(channels: int, width: int, host: HostInfo) -> tuple[int, int]:
+    """The register tile (output channels NR, output columns MR) of the direct schedule for a convolution with
+    `channels` output channels (a multiple of the vector width) and output rows `width` wide."""
+    lanes = host.vector_lanes
+    nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
+    vectors = nr // lanes
+    mr = next(f for f in CONV_COLUMNS if width % f == 0 and f * vectors + vectors + 1 <= host.vector_registers)
+    return nr, mr
+
+
 def _conv_schedule(name: str, c: _Conv, host: HostInfo) -> list[str]:
     """Direct convolution, vectorized over output channels (NR of them, weights packed in NR-wide panels at load
     time) and register-blocked over MR output columns; the MR x NR tile is accumulated in registers and stored
     back into the (NCHW) output once per tile."""
-    lanes = host.vector_lanes
-    nr = 2 * lanes if c.channel_count % (2 * lanes) == 0 else lanes
-    vectors = nr // lanes
-    mr = next(
-        f for f in CONV_COLUMNS if c.width % f == 0 and f * vectors + vectors + 1 <= host.vector_registers
-    )
+    nr, mr = conv_tile(c.channel_count, c.width, host)
     f, w = c.channels, c.spatial[-1]
     outer = [lp for lp in c.spatial[:-1] if lp != f]
     order = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *c.reduction, f"{w}_i", f"{f}_i"]

@@ -23,6 +23,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.utils.arg_spec import parse_pipeline
 
 from minimlc.dialects import get_all_dialects
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, element_dtype
@@ -47,11 +48,15 @@ def make_context() -> Context:
 
 
 def run_passes(module: ModuleOp, pass_names: Sequence[str], ctx: Context | None = None) -> None:
-    """Apply registered passes to `module` in order, in memory."""
+    """Apply registered passes (`name` or `name{option=value ...}`) to `module` in order, in memory."""
     ctx = ctx or make_context()
     registry = get_all_passes()
-    for name in pass_names:
-        registry[name]()().apply(ctx, module)
+    for item in pass_names:
+        if "{" not in item:
+            registry[item]()().apply(ctx, module)
+            continue
+        (spec,) = parse_pipeline(item)
+        registry[spec.name]().from_pass_spec(spec).apply(ctx, module)
 
 
 @dataclass
