@@ -31,6 +31,7 @@ _OURS = {
     "loop-cache-write": ("loop_cache_write", "LoopCacheWritePass"),
     "default-schedule": ("default_schedule", "DefaultSchedulePass"),
     "loop-hoist-constants": ("loop_hoist_constants", "LoopHoistConstantsPass"),
+    "loop-fuse-kernels": ("loop_fuse_kernels", "LoopFuseKernelsPass"),
     "loop-plan-memory": ("loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-outline-parallel": ("loop_outline_parallel", "LoopOutlineParallelPass"),
     "loop-to-scf": ("loop_to_scf", "LoopToScfPass"),
@@ -51,7 +52,7 @@ _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
     "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,"
-    "loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
+    "loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
     0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",

@@ -1,0 +1,259 @@
+"""`loop-fuse-kernels`: merge the kernels of one fusion group into one kernel function, called once (TVM FuseOps).
+
+A fused kernel holds several loop nests (stages), run one after the other, as a TVM fused primitive function does
+(TOPI's conv2d keeps `data_pad` as its own stage). Runs on every public function's kernel calls after
+`default-schedule`, so each stage keeps the schedule it was given, and before `loop-plan-memory`.
+
+Each kernel gets a pattern from its structure (TVM's `OpPatternKind`, weakest first):
+
+- **elementwise**: no reduction, one store, every input read at the store's indices or at an ordered subset of
+  them (broadcast, like a per-channel bias);
+- **injective**: any other kernel without reduction (pad, transpose/layout copy, reshape);
+- **contraction** (TVM's out-elementwise-fusable): a reduction (a `"local"` accumulator or tile, or reads of its own
+  output) that multiplies two input reads: convolution, GEMM;
+- **reduction**: any other reduction (pooling, softmax's max and sum).
+
+Groups grow along producer -> consumer edges of the calling function, visited in program order; an edge is only
+taken when the producer's output is an intermediate buffer (`loop.alloc "global"`) that exactly one call reads, so
+no value read by several groups is ever fused across (nothing is recomputed) and every group has one output, its
+last call's. A group whose strongest pattern is injective or weaker joins its consumer's group, whatever that is
+(pads and layout copies become stages of their convolution); a contraction group absorbs an elementwise consumer
+whose group holds nothing stronger than injective (bias, ReLU, a residual add: the other operand is just another
+input), so a group holds at most one contraction; reduction groups stay as they are.
+
+The fused kernel takes the group's inputs (first use order), then its internal buffers, then its output; internal
+buffers stay `loop.alloc "global"` in the caller, so memory planning still places them in the arena, alive only
+during the fused call. The call replaces the group's last call. Fused kernels are deduplicated by printed body, as
+`te-to-loop` does; kernels nothing refers to any more are erased.
+
+    func.call @pad_0(%x, %p)       // injective, only @conv_1 reads %p
+    func.call @conv_1(%p, %w, %c)  // contraction, only @relu_2 reads %c
+    func.call @relu_2(%c, %b, %y)  // elementwise
+    // becomes
+    func.call @fused_pad_conv_relu_3(%x, %w, %b, %p, %c, %y)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from minimlc.dialects import loop
+from minimlc.lowering.loop_nest import Affine, affine_form
+
+
+class Pattern(IntEnum):
+    """How a kernel may fuse, weakest first (TVM's kElemWise/kBroadcast, kInjective, kOutEWiseFusable, kCommReduce)."""
+
+    ELEMENTWISE = 0
+    INJECTIVE = 1
+    CONTRACTION = 2
+    REDUCTION = 3
+
+
+def kernel_pattern(kernel: func.FuncOp) -> Pattern:
+    """The pattern of a kernel `(inputs..., out)` (see the module docstring)."""
+    *inputs, out = kernel.body.block.args
+    ops = list(kernel.walk())
+    reduces = any(isinstance(op, loop.AllocOp) and op.scope.data == "local" for op in ops) or any(
+        isinstance(op, memref.LoadOp) and op.memref is out for op in ops
+    )
+    if reduces:
+        contracts = any(
+            isinstance(op, arith.MulfOp)
+            and all(isinstance(v.owner, memref.LoadOp) and v.owner.memref in inputs for v in (op.lhs, op.rhs))
+            for op in ops
+        )
+        return Pattern.CONTRACTION if contracts else Pattern.REDUCTION
+    stores = [op for op in ops if isinstance(op, memref.StoreOp)]
+    if len(stores) != 1 or stores[0].memref is not out:
+        return Pattern.INJECTIVE
+    out_forms = [_form(index) for index in stores[0].indices]
+    for load in (op for op in ops if isinstance(op, memref.LoadOp)):
+        if not _reads_along(out_forms, [_form(index) for index in load.indices]):
+            return Pattern.INJECTIVE
+    return Pattern.ELEMENTWISE
+
+
+def _form(index: SSAValue) -> Affine | None:
+    form = affine_form(index)
+    return None if form is None else {key: coeff for key, coeff in form.items() if coeff}
+
+
+def _reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None]) -> bool:
+    """True if each read index is one of the output's indices, in the output's dimension order."""
+    position = 0
+    for form in read_forms:
+        while position < len(out_forms) and (form is None or out_forms[position] != form):
+            position += 1
+        if position == len(out_forms):
+            return False
+        position += 1
+    return True
+
+
+@dataclass
+class _Group:
+    calls: list[func.CallOp]
+    pattern: Pattern
+
+
+@dataclass
+class _FusedTable:
+    """Fused kernels of one module, deduplicated by their printed body."""
+
+    module: ModuleOp
+    by_body: dict[str, str] = field(default_factory=dict)
+    count: int = 0
+
+    def intern(self, base: str, kernel: func.FuncOp) -> str:
+        key = str(kernel)
+        if key not in self.by_body:
+            name = f"{base}_{self.count}"
+            while any(isinstance(op, func.FuncOp) and op.sym_name.data == name for op in self.module.ops):
+                self.count += 1
+                name = f"{base}_{self.count}"
+            self.count += 1
+            kernel.sym_name = StringAttr(name)
+            self.module.body.block.add_op(kernel)
+            self.by_body[key] = name
+        return self.by_body[key]
+
+
+def _kernels(module: ModuleOp) -> dict[str, func.FuncOp]:
+    return {
+        op.sym_name.data: op
+        for op in module.ops
+        if isinstance(op, func.FuncOp)
+        and op.body.blocks
+        and op.sym_visibility is not None
+        and op.sym_visibility.data == "private"
+    }
+
+
+def _only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | None:
+    """The one kernel call that reads `call`'s output, if the output is an intermediate used by nothing else."""
+    output = call.arguments[-1]
+    alloc = output.owner
+    if not isinstance(alloc, loop.AllocOp) or alloc.scope.data != "global":
+        return None
+    readers: set[Operation] = set()
+    for use in output.uses:
+        if use.operation is call and use.index == len(call.arguments) - 1:
+            continue
+        if use.operation not in calls or use.index == len(use.operation.operands) - 1:
+            return None
+        readers.add(use.operation)
+    if len(readers) != 1:
+        return None
+    reader = readers.pop()
+    assert isinstance(reader, func.CallOp)
+    return reader
+
+
+def _can_fuse(producer: Pattern, consumer: Pattern, consumer_group: Pattern) -> bool:
+    if producer <= Pattern.INJECTIVE:
+        return True
+    return producer == Pattern.CONTRACTION and consumer == Pattern.ELEMENTWISE and consumer_group <= Pattern.INJECTIVE
+
+
+def fusion_groups(function: func.FuncOp, kernels: dict[str, func.FuncOp]) -> list[list[func.CallOp]]:
+    """The groups of two or more kernel calls of `function` to fuse, each in program order."""
+    calls = [
+        op for op in function.body.block.ops if isinstance(op, func.CallOp) and op.callee.string_value() in kernels
+    ]
+    patterns = {call: kernel_pattern(kernels[call.callee.string_value()]) for call in calls}
+    group_of = {call: _Group([call], patterns[call]) for call in calls}
+    call_set = set(calls)
+    for producer in calls:
+        consumer = _only_reader(producer, call_set)
+        if consumer is None:
+            continue
+        source, target = group_of[producer], group_of[consumer]
+        if not _can_fuse(source.pattern, patterns[consumer], target.pattern):
+            continue
+        target.calls = source.calls + target.calls
+        target.pattern = max(source.pattern, target.pattern)
+        for call in source.calls:
+            group_of[call] = target
+    order = {call: position for position, call in enumerate(calls)}
+    groups = {id(group): group for group in group_of.values() if len(group.calls) > 1}
+    return [sorted(group.calls, key=order.__getitem__) for group in groups.values()]
+
+
+def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> tuple[func.FuncOp, list[SSAValue]]:
+    """A kernel running the bodies of `calls` in order, and the caller's buffers to pass it."""
+    internal = [call.arguments[-1] for call in calls[:-1]]
+    inputs: list[SSAValue] = []
+    for call in calls:
+        for value in call.arguments[:-1]:
+            if value not in internal and value not in inputs:
+                inputs.append(value)
+    arguments = [*inputs, *internal, calls[-1].arguments[-1]]
+    block = Block(arg_types=[value.type for value in arguments])
+    params = dict(zip(arguments, block.args))
+    for index, param in enumerate(block.args):
+        param.name_hint = "out" if index == len(arguments) - 1 else f"in{index}"
+    for call in calls:
+        kernel = kernels[call.callee.string_value()]
+        mapping: dict[SSAValue, SSAValue] = {
+            param: params[value] for param, value in zip(kernel.body.block.args, call.arguments)
+        }
+        for op in kernel.body.block.ops:
+            if not isinstance(op, func.ReturnOp):
+                block.add_op(op.clone(value_mapper=mapping))
+    block.add_op(func.ReturnOp())
+    types = [value.type for value in arguments]
+    fused = func.FuncOp("fused", (types, []), Region(block), "private")
+    fused.arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()}) for _ in arguments])
+    return fused, arguments
+
+
+def _tag(kernel_name: str) -> str:
+    """`conv_input_nhwc_7` -> `conv_input_nhwc`."""
+    return re.sub(r"_\d+$", "", kernel_name)
+
+
+def _referenced_symbols(module: ModuleOp) -> set[str]:
+    names: set[str] = set()
+    for op in module.walk():
+        values: list[Attribute] = [*op.properties.values(), *op.attributes.values()]
+        names.update(value.root_reference.data for value in values if isinstance(value, SymbolRefAttr))
+    return names
+
+
+class LoopFuseKernelsPass(ModulePass):
+    """Merge each fusion group of kernel calls (TVM FuseOps rules on kernel patterns) into one multi-stage kernel."""
+
+    name = "loop-fuse-kernels"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernels = _kernels(op)
+        table = _FusedTable(op)
+        members: set[str] = set()
+        callers = [
+            function
+            for function in op.ops
+            if isinstance(function, func.FuncOp) and function.body.blocks and function.sym_name.data not in kernels
+        ]
+        for function in callers:
+            for calls in fusion_groups(function, kernels):
+                fused, arguments = _fused_kernel(calls, kernels)
+                names = [call.callee.string_value() for call in calls]
+                base = "fused_" + "_".join(dict.fromkeys(_tag(name) for name in names))
+                call = func.CallOp(SymbolRefAttr(table.intern(base, fused)), arguments, [])
+                Rewriter.insert_op(call, InsertPoint.before(calls[-1]))
+                for member in calls:
+                    Rewriter.erase_op(member)
+                members.update(names)
+        referenced = _referenced_symbols(op)
+        for name in members - referenced:
+            Rewriter.erase_op(kernels[name])
