@@ -65,9 +65,10 @@ OPT_LEVELS: dict[int, str] = {
 O0 lowers op by op: one kernel per graph op, loops as te-to-loop builds them, one allocation per intermediate. O1
 adds the graph cleanups (no-op reshapes and transposes, common subexpressions, dead ops and unused weights) and
 memory planning (intermediates share one arena by liveness; it runs after any schedule and before outlining). O2 adds
-fusion (te-inline) and the default schedules, with convolutions padded and made channels-last for them. O3 adds the
-whole-model constant work: batch norms folded into the preceding conv/gemm/matmul, and every computation on weights
-alone hoisted to load time (the two go together: without hoisting, folded weights would be recomputed on every call).
+fusion (te-inline; loop-fuse-kernels after the schedules) and the default schedules, with convolutions padded and made
+channels-last for them. O3 adds the whole-model constant work: batch norms folded into the preceding conv/gemm/matmul,
+and every computation on weights alone hoisted to load time (the two go together: without hoisting, folded weights
+would be recomputed on every call).
 """
 
 PIPELINES: dict[str, tuple[str, str]] = {
@@ -90,7 +91,7 @@ PIPELINES: dict[str, tuple[str, str]] = {
         "-> llvm dialect, O0 + graph cleanups (simplify, cse, dce) and memory planning",
         OPT_LEVELS[1],
     ),
-    "lower-to-llvm-O2": ("-> llvm dialect, O1 + fusion (te-inline) and default schedules", OPT_LEVELS[2]),
+    "lower-to-llvm-O2": ("-> llvm dialect, O1 + fusion (te-inline, loop-fuse-kernels) and default schedules", OPT_LEVELS[2]),
     "lower-to-llvm-O3": (
         "-> llvm dialect, O2 + batch-norm folding and load-time evaluation of weight-only computations",
         OPT_LEVELS[3],
