@@ -91,7 +91,10 @@ PIPELINES: dict[str, tuple[str, str]] = {
         "-> llvm dialect, O0 + graph cleanups (simplify, cse, dce) and memory planning",
         OPT_LEVELS[1],
     ),
-    "lower-to-llvm-O2": ("-> llvm dialect, O1 + fusion (te-inline, loop-fuse-kernels) and default schedules", OPT_LEVELS[2]),
+    "lower-to-llvm-O2": (
+        "-> llvm dialect, O1 + fusion (te-inline, loop-fuse-kernels) and default schedules",
+        OPT_LEVELS[2],
+    ),
     "lower-to-llvm-O3": (
         "-> llvm dialect, O2 + batch-norm folding and load-time evaluation of weight-only computations",
         OPT_LEVELS[3],

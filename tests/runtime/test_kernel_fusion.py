@@ -40,8 +40,14 @@ class _Builder:
     def conv(self, x: str, c_in: int, c_out: int, name: str, size: int, **attributes: object) -> str:
         weight = self.weight(f"{name}.w", (c_out, c_in, size, size), scale=1.0 / np.sqrt(c_in * size * size))
         pads = [size // 2] * 4
-        return self.node("Conv", [x, weight, self.weight(f"{name}.b", (c_out,))], name, kernel_shape=[size, size],
-                         pads=pads, **attributes)
+        return self.node(
+            "Conv",
+            [x, weight, self.weight(f"{name}.b", (c_out,))],
+            name,
+            kernel_shape=[size, size],
+            pads=pads,
+            **attributes,
+        )
 
     def batch_norm(self, x: str, channels: int, name: str) -> str:
         params = [self.weight(f"{name}.{p}", (channels,)) for p in ("gamma", "beta", "mean")]
