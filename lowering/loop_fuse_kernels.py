@@ -26,6 +26,13 @@ buffers stay `loop.alloc "global"` in the caller, so memory planning still place
 during the fused call. The call replaces the group's last call. Fused kernels are deduplicated by printed body, as
 `te-to-loop` does; kernels nothing refers to any more are erased.
 
+Where a contraction stage zeroes its output and then adds each element's finished sum once, from its register tile
+(`loop-decompose-reduction` + `loop-cache-write accumulate=true` with the whole reduction inside the tile loop, as
+the convolution schedule has it; checked: the write-back loops visit every element exactly once), and its
+elementwise stage follows directly, the elementwise body moves into the write-back (TVM's epilogue at the cache
+write): it reads the tile's value instead of the intermediate, so the zeroing, the intermediate buffer and the
+stage's pass over it disappear. Vectorized write-backs (the GEMM's) keep their epilogue stage.
+
     func.call @pad_0(%x, %p)       // injective, only @conv_1 reads %p
     func.call @conv_1(%p, %w, %c)  // contraction, only @relu_2 reads %c
     func.call @relu_2(%c, %b, %y)  // elementwise
@@ -35,19 +42,29 @@ during the fused call. The call replaces the group's last call. Fused kernels ar
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 
+from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, StringAttr, SymbolRefAttr, UnitAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop_nest import Affine, affine_form
+from minimlc.lowering.loop_nest import Affine, affine_form, loop_of
 
 
 class Pattern(IntEnum):
@@ -211,6 +228,11 @@ def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> 
             if not isinstance(op, func.ReturnOp):
                 block.add_op(op.clone(value_mapper=mapping))
     block.add_op(func.ReturnOp())
+    for value in internal:
+        epilogue = _find_epilogue(block, params[value])
+        if epilogue is not None and _fold_epilogue(epilogue):
+            block.erase_arg(params[value])
+            arguments.remove(value)
     types = [value.type for value in arguments]
     fused = func.FuncOp("fused", (types, []), Region(block), "private")
     fused.arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()}) for _ in arguments])
@@ -251,9 +273,181 @@ class LoopFuseKernelsPass(ModulePass):
                 base = "fused_" + "_".join(dict.fromkeys(_tag(name) for name in names))
                 call = func.CallOp(SymbolRefAttr(table.intern(base, fused)), arguments, [])
                 Rewriter.insert_op(call, InsertPoint.before(calls[-1]))
+                internal = [member.arguments[-1] for member in calls[:-1]]
                 for member in calls:
                     Rewriter.erase_op(member)
+                for buffer in internal:
+                    if not buffer.uses:
+                        Rewriter.erase_op(buffer.owner)  # type: ignore[arg-type]
                 members.update(names)
         referenced = _referenced_symbols(op)
         for name in members - referenced:
             Rewriter.erase_op(kernels[name])
+
+
+@dataclass
+class _Epilogue:
+    """A contraction stage that zeroes buffer `buffer` and adds each element's value once at `write_back`, followed
+    directly by the elementwise stage `stage` whose innermost body `body` reads `buffer` once, at its store's
+    indices."""
+
+    buffer: SSAValue
+    zeroing: Operation
+    write_back: memref.StoreOp
+    stage: loop.ForOp
+    body: Block
+    forms: list[Affine | None]
+
+
+def _top_level(op: Operation, block: Block) -> Operation | None:
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
+def _enclosing_loops(op: Operation, root: Operation) -> list[loop.ForOp]:
+    loops: list[loop.ForOp] = []
+    current = op.parent_op()
+    while isinstance(current, loop.ForOp):
+        loops.append(current)
+        if current is root:
+            break
+        current = current.parent_op()
+    return loops
+
+
+def _writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
+    """True if the loops around `store` (up to `root`) visit every element of its buffer exactly once: each index is
+    a mixed-radix sum of distinct loops, and the iterations number the buffer's elements."""
+    loops = [lp for lp in _enclosing_loops(store, root) if lp.trip_count > 1]
+    if any(lp.kind.data == "vectorize" for lp in _enclosing_loops(store, root)):
+        return False
+    forms = [_form(index) for index in store.indices]
+    if any(form is None for form in forms):
+        return False
+    used: list[SSAValue] = []
+    for form in forms:
+        assert form is not None
+        terms = []
+        for value, coeff in form.items():
+            owner = loop_of(value) if value is not None else None
+            if owner is None or owner.trip_count <= 1:
+                continue
+            terms.append((coeff * owner.step.value.data, owner.trip_count))
+            used.append(value)
+        span = 0
+        for stride, trips in sorted(terms):
+            if stride <= span:
+                return False
+            span += stride * (trips - 1)
+    shape = store.memref.type.get_shape()  # type: ignore[union-attr]
+    return sorted(map(id, used)) == sorted(id(lp.induction_var) for lp in loops) and math.prod(
+        lp.trip_count for lp in loops
+    ) == math.prod(shape)
+
+
+def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
+    """The epilogue pattern on internal buffer `buffer` of a fused kernel's `block`, if it is there."""
+    stores = [use.operation for use in buffer.uses if isinstance(use.operation, memref.StoreOp)]
+    loads = [use.operation for use in buffer.uses if isinstance(use.operation, memref.LoadOp)]
+    if len(stores) != 2 or len(loads) != 2 or len(stores) + len(loads) != len(list(buffer.uses)):
+        return None
+    zero = [s for s in stores if isinstance(s.value.owner, arith.ConstantOp) and s.value.owner.value.value.data == 0.0]
+    if len(zero) != 1:
+        return None
+    write_back = next(s for s in stores if s is not zero[0])
+    total = write_back.value.owner
+    old = next((load for load in loads if load.parent_block() is write_back.parent_block()), None)
+    if (
+        not isinstance(total, arith.AddfOp)
+        or old is None
+        or total.lhs is not old.res
+        or len(list(total.result.uses)) != 1
+    ):
+        return None
+    if list(old.indices) != list(write_back.indices) or len(list(old.res.uses)) != 1:
+        return None
+    read = next(load for load in loads if load is not old)
+    zeroing, nest, stage = (_top_level(op, block) for op in (zero[0], write_back, read))
+    if zeroing is None or nest is None or not isinstance(stage, loop.ForOp) or nest.next_op is not stage:
+        return None
+    if any(isinstance(op, memref.StoreOp | memref.LoadOp) and op is not zero[0] for op in zeroing.walk()):
+        return None
+    if not _writes_each_element_once(write_back, nest):
+        return None
+    for op in nest.walk():
+        if isinstance(op, memref.StoreOp) and op.memref is not buffer:
+            local = op.memref.owner
+            if not (isinstance(local, loop.AllocOp) and local.scope.data == "local"):
+                return None
+    body = read.parent_block()
+    assert body is not None
+    current: Operation = stage
+    while isinstance(current, loop.ForOp) and current.body.block is not body:
+        ops = list(current.body.block.ops)
+        if len(ops) != 1:
+            return None
+        current = ops[0]
+    out_stores = [op for op in stage.walk() if isinstance(op, memref.StoreOp)]
+    if len(out_stores) != 1 or out_stores[0].parent_block() is not body:
+        return None
+    forms = [_form(index) for index in out_stores[0].indices]
+    if [_form(index) for index in read.indices] != forms or any(form is None for form in forms):
+        return None
+    return _Epilogue(buffer, zeroing, write_back, stage, body, forms)
+
+
+def _dims(forms: list[Affine | None], indices: list[SSAValue]) -> list[int] | None:
+    dims = []
+    for index in indices:
+        form = _form(index)
+        if form not in forms:
+            return None
+        dims.append(forms.index(form))
+    return dims
+
+
+def _fold_epilogue(epilogue: _Epilogue) -> bool:
+    """Compute the elementwise stage at the contraction's write-back instead of in a pass of its own."""
+    write_back = epilogue.write_back
+    total = write_back.value.owner
+    assert isinstance(total, arith.AddfOp)
+    value = total.rhs
+    indices = list(write_back.indices)
+    plan: list[tuple[Operation, list[int] | None]] = []
+    skipped: set[SSAValue] = set()
+    for op in epilogue.body.ops:
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            dims = _dims(epilogue.forms, list(op.indices))
+            if dims is None:
+                return False
+            plan.append((op, dims))
+        elif all(isinstance(result.type, IndexType) for result in op.results) and op.results:
+            if any(not isinstance(use.operation, memref.LoadOp | memref.StoreOp) for r in op.results for use in r.uses):
+                return False
+            skipped.update(op.results)
+        else:
+            if any(operand in skipped or loop_of(operand) is not None for operand in op.operands):
+                return False
+            plan.append((op, None))
+    builder = Builder(InsertPoint.before(write_back))
+    mapping: dict[SSAValue, SSAValue] = {}
+    for op, dims in plan:
+        if isinstance(op, memref.LoadOp) and op.memref is epilogue.buffer:
+            mapping[op.res] = value
+        elif isinstance(op, memref.LoadOp):
+            assert dims is not None
+            load = builder.insert(memref.LoadOp.get(op.memref, [indices[d] for d in dims]))
+            load.res.name_hint = op.res.name_hint
+            mapping[op.res] = load.res
+        elif isinstance(op, memref.StoreOp):
+            assert dims is not None
+            stored = mapping.get(op.value, op.value)
+            builder.insert(memref.StoreOp.get(stored, op.memref, [indices[d] for d in dims]))
+        else:
+            builder.insert(op.clone(value_mapper=mapping))
+    old = total.lhs.owner
+    for op in (write_back, total, old, epilogue.zeroing, epilogue.stage):
+        Rewriter.erase_op(op)  # type: ignore[arg-type]
+    return True

@@ -2,8 +2,9 @@
 and residual adds, compiled with and without the pass at O2 and O3 (on one thread and on two, so that parallel loops
 of fused kernels are outlined), against ONNX Runtime.
 
-Tolerance: |minimlc - ort| <= 1e-4 + 1e-4 * |ort|; with and without fusion the same kernels run in the same order on
-the same data, so those two must agree exactly.
+Tolerance: |minimlc - ort| <= 1e-4 + 1e-4 * |ort|; with and without fusion the same loop nests run in the same order
+on the same data (folding an epilogue into a convolution's write-back only drops an addition to zero), so those two
+must agree exactly.
 """
 
 from __future__ import annotations

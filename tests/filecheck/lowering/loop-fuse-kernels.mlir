@@ -210,3 +210,125 @@ func.func private @transpose_8(%in0: memref<4x4xf32> {llvm.noalias}, %out: memre
 // CHECK:       func.func private @exp_7(
 // CHECK:       func.func private @transpose_8(
 // CHECK:       func.func private @fused_matmul_exp_0(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<4x5xf32> {llvm.noalias}, %in2: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+
+// -----
+
+// A scheduled contraction (output zeroed, each element's sum added once from a register tile) followed by its
+// elementwise stage: the stage runs at the write-back, on the tile's value, so neither the zeroing nor the pass over
+// the intermediate remains, and the intermediate buffer is dropped. The second matmul adds two partial sums per
+// element (the write-back is inside the loop over `k_o`), so its epilogue stays a stage of its own.
+func.func @epilogue(%x: memref<4x8xf32>, %w: memref<8x4xf32>, %b: memref<4xf32>, %out0: memref<4x4xf32>, %out1: memref<4x4xf32>) {
+  %y = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_0(%x, %w, %y) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @relu_1(%y, %b, %out0) : (memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+  %z = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_2(%x, %w, %z) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @relu_1(%z, %b, %out1) : (memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "i_ld" %l = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 serial {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      %o = memref.load %out[%i, %st] : memref<4x4xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @matmul_2(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "k_o" %k_o = 0 to 8 step 4 serial {
+    loop.for "i" %i = 0 to 4 step 1 serial {
+      loop.for "i_ld" %l = 0 to 4 step 1 serial {
+        %zero = arith.constant 0.000000e+00 : f32
+        memref.store %zero, %tile[%l] : memref<4xf32>
+      }
+      loop.for "k_i" %k_i = 0 to 4 step 1 serial {
+        loop.for "j" %j = 0 to 4 step 1 serial {
+          %k = arith.addi %k_o, %k_i : index
+          %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+          %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+          %p = arith.mulf %a, %c fastmath<contract> : f32
+          %t = memref.load %tile[%j] : memref<4xf32>
+          %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+          memref.store %s, %tile[%j] : memref<4xf32>
+        }
+      }
+      loop.for "i_st" %st = 0 to 4 step 1 serial {
+        %v = memref.load %tile[%st] : memref<4xf32>
+        %o = memref.load %out[%i, %st] : memref<4x4xf32>
+        %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+        memref.store %n, %out[%i, %st] : memref<4x4xf32>
+      }
+    }
+  }
+  func.return
+}
+func.func private @relu_1(%in0: memref<4x4xf32> {llvm.noalias}, %in1: memref<4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %c = memref.load %in1[%j] : memref<4xf32>
+      %s = arith.addf %a, %c fastmath<contract> : f32
+      %zero = arith.constant 0.000000e+00 : f32
+      %m = arith.maximumf %s, %zero : f32
+      memref.store %m, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @epilogue(
+// CHECK-NEXT:    func.call @fused_matmul_relu_0(%x, %w, %b, %out0) : (memref<4x8xf32>, memref<8x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+// CHECK-NEXT:    %z = loop.alloc "global" : memref<4x4xf32>
+// CHECK-NEXT:    func.call @fused_matmul_relu_1(%x, %w, %b, %z, %out1)
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_relu_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %in2: memref<4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+// CHECK-NEXT:    %tile = loop.alloc "local" : memref<4xf32>
+// CHECK-NEXT:    loop.for "i" %i = 0 to 4 step 1 parallel {
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %c_1 = memref.load %in2[%st] : memref<4xf32>
+// CHECK-NEXT:        %s_1 = arith.addf %v, %c_1 fastmath<contract> : f32
+// CHECK-NEXT:        %zero_1 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %m = arith.maximumf %s_1, %zero_1 : f32
+// CHECK-NEXT:        memref.store %m, %out[%i, %st] : memref<4x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_relu_1(
+// CHECK:         loop.for "i_init"
+// CHECK:         loop.for "k_o"
+// CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
+// CHECK:             %a_1 = memref.load %in3[%i_1, %j_1] : memref<4x4xf32>
