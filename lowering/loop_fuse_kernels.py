@@ -37,7 +37,7 @@ stage's pass over it disappear. Vectorized write-backs (the GEMM's) keep their e
     func.call @conv_1(%p, %w, %c)  // contraction, only @relu_2 reads %c
     func.call @relu_2(%c, %b, %y)  // elementwise
     // becomes
-    func.call @fused_pad_conv_relu_3(%x, %w, %b, %p, %c, %y)
+    func.call @fused_pad_conv_relu_3(%x, %w, %b, %p, %c, %y)  // without %c if relu_2 moved into the write-back
 """
 
 from __future__ import annotations
@@ -53,11 +53,13 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    FloatAttr,
     IndexType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
+    f32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -65,6 +67,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop_nest import Affine, affine_form, loop_of
+
+_ZERO = FloatAttr(0.0, f32)
 
 
 class Pattern(IntEnum):
@@ -353,7 +357,7 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
     loads = [use.operation for use in buffer.uses if isinstance(use.operation, memref.LoadOp)]
     if len(stores) != 2 or len(loads) != 2 or len(stores) + len(loads) != len(list(buffer.uses)):
         return None
-    zero = [s for s in stores if isinstance(s.value.owner, arith.ConstantOp) and s.value.owner.value.value.data == 0.0]
+    zero = [s for s in stores if isinstance(s.value.owner, arith.ConstantOp) and s.value.owner.value == _ZERO]
     if len(zero) != 1:
         return None
     write_back = next(s for s in stores if s is not zero[0])
