@@ -32,6 +32,7 @@ _OURS = {
     "loop-cache-write": ("loop_cache_write", "LoopCacheWritePass"),
     "default-schedule": ("default_schedule", "DefaultSchedulePass"),
     "loop-hoist-constants": ("loop_hoist_constants", "LoopHoistConstantsPass"),
+    "loop-fuse-kernels": ("loop_fuse_kernels", "LoopFuseKernelsPass"),
     "loop-plan-memory": ("loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-outline-parallel": ("loop_outline_parallel", "LoopOutlineParallelPass"),
     "loop-to-scf": ("loop_to_scf", "LoopToScfPass"),
@@ -51,8 +52,8 @@ UPSTREAM_PASSES = {
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-im2col,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,"
-    "loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
+    "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-im2col,te-conv-layout,te-inline,te-to-loop,"
+    "{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
     0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
@@ -65,9 +66,10 @@ OPT_LEVELS: dict[int, str] = {
 O0 lowers op by op: one kernel per graph op, loops as te-to-loop builds them, one allocation per intermediate. O1
 adds the graph cleanups (no-op reshapes and transposes, common subexpressions, dead ops and unused weights) and
 memory planning (intermediates share one arena by liveness; it runs after any schedule and before outlining). O2 adds
-fusion (te-inline) and the default schedules, with convolutions padded and made channels-last for them. O3 adds the
-whole-model constant work: batch norms folded into the preceding conv/gemm/matmul, and every computation on weights
-alone hoisted to load time (the two go together: without hoisting, folded weights would be recomputed on every call).
+fusion (te-inline; loop-fuse-kernels after the schedules) and the default schedules, with convolutions padded and made
+channels-last for them. O3 adds the whole-model constant work: batch norms folded into the preceding conv/gemm/matmul,
+and every computation on weights alone hoisted to load time (the two go together: without hoisting, folded weights
+would be recomputed on every call).
 """
 
 PIPELINES: dict[str, tuple[str, str]] = {
@@ -90,7 +92,10 @@ PIPELINES: dict[str, tuple[str, str]] = {
         "-> llvm dialect, O0 + graph cleanups (simplify, cse, dce) and memory planning",
         OPT_LEVELS[1],
     ),
-    "lower-to-llvm-O2": ("-> llvm dialect, O1 + fusion (te-inline) and default schedules", OPT_LEVELS[2]),
+    "lower-to-llvm-O2": (
+        "-> llvm dialect, O1 + fusion (te-inline, loop-fuse-kernels) and default schedules",
+        OPT_LEVELS[2],
+    ),
     "lower-to-llvm-O3": (
         "-> llvm dialect, O2 + batch-norm folding and load-time evaluation of weight-only computations",
         OPT_LEVELS[3],

@@ -110,8 +110,10 @@ def test_matmul_chain_matches_onnxruntime_and_reuses_memory(opt_level: int) -> N
     stats = session.stats
     if opt_level == 0:  # no planning: every intermediate is allocated on its own
         assert stats["arena_bytes"] == stats["intermediate_bytes"] == 0
-    else:  # at least five [4, 64] intermediates in a chain: two buffers' worth is enough, whatever te-inline fuses
-        assert stats["arena_bytes"] <= 2 * 4 * 64 * 4 < stats["intermediate_bytes"]
+    else:  # at least five [4, 64] intermediates in a chain: two buffers' worth is enough, whatever te-inline fuses;
+        # from O2 on, a fused MatMul + Tanh kernel holds its input, the MatMul's output and its own output at once
+        live = 2 if opt_level == 1 else 3
+        assert stats["arena_bytes"] <= live * 4 * 64 * 4 < stats["intermediate_bytes"]
 
 
 def test_concurrent_runs_on_one_session_are_correct(conv_chain: tuple[onnx.ModelProto, InferenceSession]) -> None:

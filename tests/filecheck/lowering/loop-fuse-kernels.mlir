@@ -1,0 +1,334 @@
+// RUN: mini-opt %s --split-input-file -p loop-fuse-kernels | filecheck %s
+
+// pad (injective, read only by the matmul) -> matmul (contraction) -> bias + residual + ReLU (elementwise, the
+// matmul's only reader): one group, whose stages run in order. Called twice with the same buffers' shapes, the fused
+// kernel is emitted once; the member kernels, no longer called, are erased.
+func.func @pad_matmul_residual(%x: memref<4x6xf32>, %w: memref<8x5xf32>, %b: memref<5xf32>, %r: memref<4x5xf32>, %out0: memref<4x5xf32>, %out1: memref<4x5xf32>) {
+  %p = loop.alloc "global" : memref<4x8xf32>
+  func.call @pad_0(%x, %p) : (memref<4x6xf32>, memref<4x8xf32>) -> ()
+  %y = loop.alloc "global" : memref<4x5xf32>
+  func.call @matmul_1(%p, %w, %y) : (memref<4x8xf32>, memref<8x5xf32>, memref<4x5xf32>) -> ()
+  func.call @relu_2(%y, %b, %r, %out0) : (memref<4x5xf32>, memref<5xf32>, memref<4x5xf32>, memref<4x5xf32>) -> ()
+  %p2 = loop.alloc "global" : memref<4x8xf32>
+  func.call @pad_0(%x, %p2) : (memref<4x6xf32>, memref<4x8xf32>) -> ()
+  %y2 = loop.alloc "global" : memref<4x5xf32>
+  func.call @matmul_1(%p2, %w, %y2) : (memref<4x8xf32>, memref<8x5xf32>, memref<4x5xf32>) -> ()
+  func.call @relu_2(%y2, %b, %out0, %out1) : (memref<4x5xf32>, memref<5xf32>, memref<4x5xf32>, memref<4x5xf32>) -> ()
+  func.return
+}
+func.func private @pad_0(%in0: memref<4x6xf32> {llvm.noalias}, %out: memref<4x8xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      %c1 = arith.constant 1 : index
+      %c7 = arith.constant 7 : index
+      %lo = arith.cmpi uge, %k, %c1 : index
+      %hi = arith.cmpi ult, %k, %c7 : index
+      %in = arith.andi %lo, %hi : i1
+      %km = arith.subi %k, %c1 : index
+      %c0 = arith.constant 0 : index
+      %ks = arith.select %in, %km, %c0 : index
+      %v = memref.load %in0[%i, %ks] : memref<4x6xf32>
+      %z = arith.constant 0.000000e+00 : f32
+      %s = arith.select %in, %v, %z : f32
+      memref.store %s, %out[%i, %k] : memref<4x8xf32>
+    }
+  }
+  func.return
+}
+func.func private @matmul_1(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x5xf32> {llvm.noalias}, %out: memref<4x5xf32> {llvm.noalias}) {
+  %acc = loop.alloc "local" : memref<f32>
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 5 step 1 serial {
+      %0 = arith.constant 0.000000e+00 : f32
+      memref.store %0, %acc[] : memref<f32>
+      loop.for "k" %k = 0 to 8 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x5xf32>
+        %m = arith.mulf %a, %c fastmath<contract> : f32
+        %1 = memref.load %acc[] : memref<f32>
+        %2 = arith.addf %1, %m fastmath<reassoc,contract> : f32
+        memref.store %2, %acc[] : memref<f32>
+      }
+      %3 = memref.load %acc[] : memref<f32>
+      memref.store %3, %out[%i, %j] : memref<4x5xf32>
+    }
+  }
+  func.return
+}
+func.func private @relu_2(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<5xf32> {llvm.noalias}, %in2: memref<4x5xf32> {llvm.noalias}, %out: memref<4x5xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 5 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x5xf32>
+      %c = memref.load %in1[%j] : memref<5xf32>
+      %e = memref.load %in2[%i, %j] : memref<4x5xf32>
+      %s = arith.addf %a, %c fastmath<contract> : f32
+      %t = arith.addf %s, %e fastmath<contract> : f32
+      %zero = arith.constant 0.000000e+00 : f32
+      %m = arith.maximumf %t, %zero : f32
+      memref.store %m, %out[%i, %j] : memref<4x5xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @pad_matmul_residual(
+// CHECK-NEXT:    %p = loop.alloc "global" : memref<4x8xf32>
+// CHECK-NEXT:    %y = loop.alloc "global" : memref<4x5xf32>
+// CHECK-NEXT:    func.call @fused_pad_matmul_relu_0(%x, %w, %b, %r, %p, %y, %out0) : (memref<4x6xf32>, memref<8x5xf32>, memref<5xf32>, memref<4x5xf32>, memref<4x8xf32>, memref<4x5xf32>, memref<4x5xf32>) -> ()
+// CHECK-NEXT:    %p2 = loop.alloc "global" : memref<4x8xf32>
+// CHECK-NEXT:    %y2 = loop.alloc "global" : memref<4x5xf32>
+// CHECK-NEXT:    func.call @fused_pad_matmul_relu_0(%x, %w, %b, %out0, %p2, %y2, %out1)
+// CHECK-NEXT:    func.return
+// CHECK-NOT:   func.func private @pad_0
+// CHECK-NOT:   func.func private @matmul_1
+// CHECK-NOT:   func.func private @relu_2
+
+// The fused kernel: inputs, then the internal buffers, then the output; the stages in program order.
+// CHECK:       func.func private @fused_pad_matmul_relu_0(%in0: memref<4x6xf32> {llvm.noalias}, %in1: memref<8x5xf32> {llvm.noalias}, %in2: memref<5xf32> {llvm.noalias}, %in3: memref<4x5xf32> {llvm.noalias}, %in4: memref<4x8xf32> {llvm.noalias}, %in5: memref<4x5xf32> {llvm.noalias}, %out: memref<4x5xf32> {llvm.noalias}) {
+// CHECK-NEXT:    loop.for "i" %i = 0 to 4 step 1 serial {
+// CHECK:             %v = memref.load %in0[%i, %ks] : memref<4x6xf32>
+// CHECK:             memref.store %s, %in4[%i, %k] : memref<4x8xf32>
+// CHECK:         %acc = loop.alloc "local" : memref<f32>
+// CHECK:               %a = memref.load %in4[%i_1, %k_1] : memref<4x8xf32>
+// CHECK-NEXT:          %c = memref.load %in1[%k_1, %j] : memref<8x5xf32>
+// CHECK:           memref.store %{{.*}}, %in5[%i_1, %j] : memref<4x5xf32>
+// CHECK:             %a_1 = memref.load %in5[%i_2, %j_1] : memref<4x5xf32>
+// CHECK-NEXT:        %c_1 = memref.load %in2[%j_1] : memref<5xf32>
+// CHECK-NEXT:        %e = memref.load %in3[%i_2, %j_1] : memref<4x5xf32>
+// CHECK:             memref.store %m_1, %out[%i_2, %j_1] : memref<4x5xf32>
+// CHECK:         func.return
+// CHECK-NEXT:  }
+
+// -----
+
+// Not fused: a transpose read by two kernels (fusing it into either would leave the other without it), a reduction
+// and its elementwise consumer (reductions are their own groups), and a contraction and an injective consumer.
+// The transpose's elementwise reader is fused as an epilogue of the matmul, its only reader.
+func.func @not_fused(%x: memref<5x4xf32>, %w: memref<4x5xf32>, %out0: memref<4x4xf32>, %out1: memref<4xf32>, %out2: memref<4x4xf32>) {
+  %t = loop.alloc "global" : memref<4x5xf32>
+  func.call @transpose_3(%x, %t) : (memref<5x4xf32>, memref<4x5xf32>) -> ()
+  %y = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_4(%t, %w, %y) : (memref<4x5xf32>, memref<4x5xf32>, memref<4x4xf32>) -> ()
+  func.call @exp_5(%y, %out0) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
+  %m = loop.alloc "global" : memref<4xf32>
+  func.call @row_max_6(%t, %m) : (memref<4x5xf32>, memref<4xf32>) -> ()
+  func.call @exp_7(%m, %out1) : (memref<4xf32>, memref<4xf32>) -> ()
+  %z = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_4(%t, %w, %z) : (memref<4x5xf32>, memref<4x5xf32>, memref<4x4xf32>) -> ()
+  func.call @transpose_8(%z, %out2) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func private @transpose_3(%in0: memref<5x4xf32> {llvm.noalias}, %out: memref<4x5xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 5 step 1 serial {
+      %v = memref.load %in0[%j, %i] : memref<5x4xf32>
+      memref.store %v, %out[%i, %j] : memref<4x5xf32>
+    }
+  }
+  func.return
+}
+func.func private @matmul_4(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<4x5xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %acc = loop.alloc "local" : memref<f32>
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %0 = arith.constant 0.000000e+00 : f32
+      memref.store %0, %acc[] : memref<f32>
+      loop.for "k" %k = 0 to 5 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x5xf32>
+        %c = memref.load %in1[%j, %k] : memref<4x5xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %1 = memref.load %acc[] : memref<f32>
+        %2 = arith.addf %1, %p fastmath<reassoc,contract> : f32
+        memref.store %2, %acc[] : memref<f32>
+      }
+      %3 = memref.load %acc[] : memref<f32>
+      memref.store %3, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @exp_5(%in0: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %v = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %e = math.exp %v : f32
+      memref.store %e, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @row_max_6(%in0: memref<4x5xf32> {llvm.noalias}, %out: memref<4xf32> {llvm.noalias}) {
+  %acc = loop.alloc "local" : memref<f32>
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    %0 = arith.constant 0xFF800000 : f32
+    memref.store %0, %acc[] : memref<f32>
+    loop.for "j" %j = 0 to 5 step 1 serial {
+      %v = memref.load %in0[%i, %j] : memref<4x5xf32>
+      %1 = memref.load %acc[] : memref<f32>
+      %2 = arith.maximumf %1, %v : f32
+      memref.store %2, %acc[] : memref<f32>
+    }
+    %3 = memref.load %acc[] : memref<f32>
+    memref.store %3, %out[%i] : memref<4xf32>
+  }
+  func.return
+}
+func.func private @exp_7(%in0: memref<4xf32> {llvm.noalias}, %out: memref<4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    %v = memref.load %in0[%i] : memref<4xf32>
+    %e = math.exp %v : f32
+    memref.store %e, %out[%i] : memref<4xf32>
+  }
+  func.return
+}
+func.func private @transpose_8(%in0: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %v = memref.load %in0[%j, %i] : memref<4x4xf32>
+      memref.store %v, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @not_fused(
+// CHECK-NEXT:    %t = loop.alloc "global" : memref<4x5xf32>
+// CHECK-NEXT:    func.call @transpose_3(%x, %t)
+// CHECK-NEXT:    %y = loop.alloc "global" : memref<4x4xf32>
+// CHECK-NEXT:    func.call @fused_matmul_exp_0(%t, %w, %y, %out0)
+// CHECK-NEXT:    %m = loop.alloc "global" : memref<4xf32>
+// CHECK-NEXT:    func.call @row_max_6(%t, %m)
+// CHECK-NEXT:    func.call @exp_7(%m, %out1)
+// CHECK-NEXT:    %z = loop.alloc "global" : memref<4x4xf32>
+// CHECK-NEXT:    func.call @matmul_4(%t, %w, %z)
+// CHECK-NEXT:    func.call @transpose_8(%z, %out2)
+// CHECK-NEXT:    func.return
+// CHECK:       func.func private @transpose_3(
+// CHECK:       func.func private @matmul_4(
+// CHECK-NOT:   func.func private @exp_5(
+// CHECK:       func.func private @row_max_6(
+// CHECK:       func.func private @exp_7(
+// CHECK:       func.func private @transpose_8(
+// CHECK:       func.func private @fused_matmul_exp_0(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<4x5xf32> {llvm.noalias}, %in2: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+
+// -----
+
+// A scheduled contraction (output zeroed, each element's sum added once from a register tile) followed by its
+// elementwise stage: the stage runs at the write-back, on the tile's value, so neither the zeroing nor the pass over
+// the intermediate remains, and the intermediate buffer is dropped. The second matmul adds two partial sums per
+// element (the write-back is inside the loop over `k_o`), so its epilogue stays a stage of its own.
+func.func @epilogue(%x: memref<4x8xf32>, %w: memref<8x4xf32>, %b: memref<4xf32>, %out0: memref<4x4xf32>, %out1: memref<4x4xf32>) {
+  %y = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_0(%x, %w, %y) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @relu_1(%y, %b, %out0) : (memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+  %z = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_2(%x, %w, %z) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @relu_1(%z, %b, %out1) : (memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "i_ld" %l = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 serial {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      %o = memref.load %out[%i, %st] : memref<4x4xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @matmul_2(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "k_o" %k_o = 0 to 8 step 4 serial {
+    loop.for "i" %i = 0 to 4 step 1 serial {
+      loop.for "i_ld" %l = 0 to 4 step 1 serial {
+        %zero = arith.constant 0.000000e+00 : f32
+        memref.store %zero, %tile[%l] : memref<4xf32>
+      }
+      loop.for "k_i" %k_i = 0 to 4 step 1 serial {
+        loop.for "j" %j = 0 to 4 step 1 serial {
+          %k = arith.addi %k_o, %k_i : index
+          %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+          %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+          %p = arith.mulf %a, %c fastmath<contract> : f32
+          %t = memref.load %tile[%j] : memref<4xf32>
+          %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+          memref.store %s, %tile[%j] : memref<4xf32>
+        }
+      }
+      loop.for "i_st" %st = 0 to 4 step 1 serial {
+        %v = memref.load %tile[%st] : memref<4xf32>
+        %o = memref.load %out[%i, %st] : memref<4x4xf32>
+        %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+        memref.store %n, %out[%i, %st] : memref<4x4xf32>
+      }
+    }
+  }
+  func.return
+}
+func.func private @relu_1(%in0: memref<4x4xf32> {llvm.noalias}, %in1: memref<4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %c = memref.load %in1[%j] : memref<4xf32>
+      %s = arith.addf %a, %c fastmath<contract> : f32
+      %zero = arith.constant 0.000000e+00 : f32
+      %m = arith.maximumf %s, %zero : f32
+      memref.store %m, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @epilogue(
+// CHECK-NEXT:    func.call @fused_matmul_relu_0(%x, %w, %b, %out0) : (memref<4x8xf32>, memref<8x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+// CHECK-NEXT:    %z = loop.alloc "global" : memref<4x4xf32>
+// CHECK-NEXT:    func.call @fused_matmul_relu_1(%x, %w, %b, %z, %out1)
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_relu_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %in2: memref<4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+// CHECK-NEXT:    %tile = loop.alloc "local" : memref<4xf32>
+// CHECK-NEXT:    loop.for "i" %i = 0 to 4 step 1 parallel {
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %c_1 = memref.load %in2[%st] : memref<4xf32>
+// CHECK-NEXT:        %s_1 = arith.addf %v, %c_1 fastmath<contract> : f32
+// CHECK-NEXT:        %zero_1 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %m = arith.maximumf %s_1, %zero_1 : f32
+// CHECK-NEXT:        memref.store %m, %out[%i, %st] : memref<4x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_relu_1(
+// CHECK:         loop.for "i_init"
+// CHECK:         loop.for "k_o"
+// CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
+// CHECK:             %a_1 = memref.load %in3[%i_1, %j_1] : memref<4x4xf32>
