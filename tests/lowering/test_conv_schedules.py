@@ -129,3 +129,27 @@ def test_parallel_schedules_are_exact_on_two_threads(model: onnx.ModelProto, par
         (two,) = two_threads.run(None, {"x": x})
         np.testing.assert_array_equal(two, one)
     np.testing.assert_allclose(two, unscheduled(model, x), rtol=1e-4, atol=1e-4)
+
+
+# graph-pad-conv-channels: output channels that no vector width divides are padded with zero weight rows so the
+# convolution gets the conv schedule (its padded weight computed once at load time), and sliced back.
+@pytest.mark.parametrize(
+    ("c", "size", "f", "kernel", "stride", "pad", "bias"),
+    [(8, 13, 20, 3, 1, 1, True), (16, 7, 3, 1, 1, 0, False), (4, 11, 40, 3, 2, 0, True)],
+    ids=["3x3-20ch", "1x1-3ch-nobias", "3x3-s2-40ch"],
+)
+def test_padded_channels_keep_numbers(
+    c: int, size: int, f: int, kernel: int, stride: int, pad: int, bias: bool
+) -> None:
+    model = conv_model(c, size, f, kernel, stride, pad, bias)
+    x = np.random.default_rng(2).standard_normal((1, c, size, size)).astype(np.float32)
+    (actual,) = InferenceSession(model).run(None, {"x": x})
+    assert actual.shape[1] == f
+    np.testing.assert_allclose(actual, unscheduled(model, x), rtol=1e-4, atol=1e-4)
+
+
+def test_padded_conv_gets_the_conv_schedule_with_weights_at_load_time() -> None:
+    # loop-pack applies only to a weight handle or a load-time (hoisted) buffer: the padded weight is one.
+    trace = trace_of(conv_model(8, 13, 20, 3, 1, 1))
+    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=\d+\}", trace)
+    assert re.search(r"loop-cache-write\{kernel=conv_\d+ ", trace)
