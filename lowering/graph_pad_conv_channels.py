@@ -16,7 +16,9 @@ schedulable; a `graph.slice` keeps the real channels, and te-inline folds that s
 
 Every group-1 convolution is padded, however few its channels: the scheduled kernel beats the scalar loop even
 when most lanes are padding (measured at one thread, 3x3 over 64 channels on 13x13: 20 output channels went from
-11x ONNX Runtime's time to 0.95x, 3 channels run at 0.7x; 1x1 512 -> 1000 on 13x13 from 5.9x to 1.3x). Run at O3 only, before graph-to-te: the padded weight is computed from the weight alone, which
+11x ONNX Runtime's time to 0.95x, 3 channels run at 0.7x; 1x1 512 -> 1000 on 13x13 from 5.9x to 1.3x).
+
+Run at O3 only, before graph-to-te: the padded weight is computed from the weight alone, which
 `loop-hoist-constants` moves to load time; without it the padding would copy the weight on every call.
 Numerically neutral: the real channels sum the same products in the same order.
 """
