@@ -15,6 +15,7 @@ _OURS = {
     "graph-fold-batch-norm": ("graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-split-grouped-conv": ("graph_split_grouped_conv", "GraphSplitGroupedConvPass"),
     "graph-pad-conv": ("graph_pad_conv", "GraphPadConvPass"),
+    "graph-pad-max-pool": ("graph_pad_max_pool", "GraphPadMaxPoolPass"),
     "graph-pad-conv-channels": ("graph_pad_conv_channels", "GraphPadConvChannelsPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
@@ -51,7 +52,7 @@ UPSTREAM_PASSES = {
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,"
+    "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-layout,te-inline,te-to-loop,{hoist}default-schedule,"
     "loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
