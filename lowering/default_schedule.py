@@ -396,11 +396,9 @@ def _pool_schedule(name: str, p: _Pool) -> list[str]:
         f"loop-reorder{{kernel={name} order={','.join([*p.spatial[:-1], *p.reduction, w])}}}",
     ]
     if p.vectorize:
-        steps += [
-            f"loop-vectorize{{kernel={name} loop={w}_init}}",
-            f"loop-vectorize{{kernel={name} loop={w}}}",
-            f"loop-cache-write{{kernel={name} loop={p.spatial[-2]}}}",
-        ]
+        steps += [f"loop-vectorize{{kernel={name} loop={w}_init}}", f"loop-vectorize{{kernel={name} loop={w}}}"]
+        if len(p.spatial) > 1:
+            steps.append(f"loop-cache-write{{kernel={name} loop={p.spatial[-2]}}}")
     return steps
 
 
