@@ -15,6 +15,8 @@ _OURS = {
     "graph-fold-batch-norm": ("graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-split-grouped-conv": ("graph_split_grouped_conv", "GraphSplitGroupedConvPass"),
     "graph-pad-conv": ("graph_pad_conv", "GraphPadConvPass"),
+    "graph-pad-max-pool": ("graph_pad_max_pool", "GraphPadMaxPoolPass"),
+    "graph-pad-conv-channels": ("graph_pad_conv_channels", "GraphPadConvChannelsPass"),
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-conv-im2col": ("te_conv_im2col", "TeConvIm2colPass"),
     "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
@@ -52,14 +54,16 @@ UPSTREAM_PASSES = {
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-split-grouped-conv,graph-pad-conv,graph-to-te,te-conv-im2col,te-conv-layout,te-inline,te-to-loop,"
-    "{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse," + _TO_LLVM
+    "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,te-inline,"
+    "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,"
+    + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
     0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
     1: f"{_GRAPH_CLEANUPS},graph-to-te,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
     2: f"{_GRAPH_CLEANUPS}," + _SCHEDULED.format(hoist=""),
-    3: "graph-simplify,graph-fold-batch-norm,cse,dce," + _SCHEDULED.format(hoist="loop-hoist-constants,"),
+    3: "graph-simplify,graph-fold-batch-norm,cse,dce,graph-pad-conv-channels,"
+    + _SCHEDULED.format(hoist="loop-hoist-constants,"),
 }
 """Optimisation level -> the pass list that compiles a graph-level module to the llvm dialect at that level.
 
@@ -69,7 +73,8 @@ memory planning (intermediates share one arena by liveness; it runs after any sc
 fusion (te-inline; loop-fuse-kernels after the schedules) and the default schedules, with convolutions padded and made
 channels-last for them. O3 adds the whole-model constant work: batch norms folded into the preceding conv/gemm/matmul,
 and every computation on weights alone hoisted to load time (the two go together: without hoisting, folded weights
-would be recomputed on every call).
+would be recomputed on every call), and convolutions' output channels padded to a multiple of the vector width (zero
+weight rows, also hoisted).
 """
 
 PIPELINES: dict[str, tuple[str, str]] = {

@@ -396,6 +396,8 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
     out_stores = [op for op in stage.walk() if isinstance(op, memref.StoreOp)]
     if len(out_stores) != 1 or out_stores[0].parent_block() is not body:
         return None
+    if out_stores[0].memref.type != buffer.type:
+        return None  # a slice or broadcast: the write-back's elements are not the stage's
     forms = [_form(index) for index in out_stores[0].indices]
     if [_form(index) for index in read.indices] != forms or any(form is None for form in forms):
         return None

@@ -5,15 +5,17 @@ The rule is TVM's, kept simple on purpose: a compute without reduction axes whos
 its body with its index arguments replaced by the read's indices) and then erased. Applied to a
 fixpoint, so elementwise chains collapse into their final consumer.
 
-Reduction computes are never inlined: they stay kernels. An elementwise producer is inlined into a
-reduction consumer only when each read's indices depend on every loop index of the consumer, so
-that no producer element is computed twice: `sum_k exp(x[i, k] - m[i])` fuses, but a ReLU feeding
-a GEMM (read at `[i, k]` by a compute over `(i, j, k)`) stays its own kernel instead of being
-recomputed for every `j`. Into elementwise consumers producers are inlined, as TVM does with
-injective ops, when there is one consumer: a producer read by several computes (a residual sum
-that feeds both the next block and the next residual add) stays its own kernel, written once,
-instead of being recomputed by every consumer (and, down a residual chain, by every consumer of
-those consumers). A compute used anywhere else (returned from the function, for instance) is
+Reduction computes are never inlined: they stay kernels. An elementwise producer is inlined into a reduction
+consumer only when each read's indices depend on every loop index of the consumer, so that no producer element is
+computed twice: `sum_k exp(x[i, k] - m[i])` fuses, but a ReLU feeding a GEMM (read at `[i, k]` by a compute over
+`(i, j, k)`) stays its own kernel instead of being recomputed for every `j`; and no read coordinate may combine
+several consumer indices: a producer read through an overlapping window (`x[i + k]` in a pool) would be recomputed
+for every window covering an element, and a -inf pad inlined into a max pool would put a clamp and a select back at
+every window tap. Into elementwise consumers producers are inlined, as TVM does with injective ops, when there is
+one consumer: a producer read by several computes (a residual sum that feeds both the next block and the next
+residual add) stays its own kernel, written once, instead of being recomputed by every consumer (and, down a
+residual chain, by every consumer of those consumers).
+A compute used anywhere else (returned from the function, for instance) is
 materialised and stays. A compute of weights alone is not inlined into one that reads run-time
 data: as its own kernel it is computed once, at load time (see `loop-hoist-constants`). A compute that reads no
 tensor at all (a `graph.constant` fill) is a literal and is always inlined.
@@ -50,14 +52,27 @@ def _recompute_free(read: te.ReadOp) -> bool:
     assert isinstance(consumer, te.ComputeOp)
     if not consumer.extents:
         return True
-    missing = set(consumer.body.block.args)
-    pending = list(read.indices)
-    while pending and missing:
-        value = pending.pop()
-        missing.discard(value)
-        if isinstance(value.owner, Operation):
-            pending.extend(value.owner.operands)
+    indices = set(consumer.body.block.args)
+    missing = set(indices)
+    for coordinate in read.indices:
+        used = _indices_used(coordinate, indices)
+        if len(used) > 1:
+            return False
+        missing -= used
     return not missing
+
+
+def _indices_used(value: SSAValue, indices: set[SSAValue]) -> set[SSAValue]:
+    """The consumer indices `value` is computed from."""
+    used: set[SSAValue] = set()
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if value in indices:
+            used.add(value)
+        elif isinstance(value.owner, Operation):
+            pending.extend(value.owner.operands)
+    return used
 
 
 def is_constant(tensor: SSAValue) -> bool:

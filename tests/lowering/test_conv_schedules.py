@@ -61,6 +61,8 @@ SHAPES = {
     "1x1-s1": (16, 7, 32, 1, 1, 0),
     "1x1-s2": (16, 14, 32, 1, 2, 0),
     "7x7-s2": (3, 20, 16, 7, 2, 3),
+    "3x3-w13": (8, 13, 16, 3, 1, 1),  # a 13-column register tile
+    "1x1-w27": (16, 27, 32, 1, 1, 0),  # 9 columns of two vectors
 }
 
 
@@ -129,3 +131,61 @@ def test_parallel_schedules_are_exact_on_two_threads(model: onnx.ModelProto, par
         (two,) = two_threads.run(None, {"x": x})
         np.testing.assert_array_equal(two, one)
     np.testing.assert_allclose(two, unscheduled(model, x), rtol=1e-4, atol=1e-4)
+
+
+# graph-pad-conv-channels: output channels that no vector width divides are padded with zero weight rows so the
+# convolution gets the conv schedule (its padded weight computed once at load time), and sliced back.
+@pytest.mark.parametrize(
+    ("c", "size", "f", "kernel", "stride", "pad", "bias"),
+    [(8, 13, 20, 3, 1, 1, True), (16, 7, 3, 1, 1, 0, False), (4, 11, 40, 3, 2, 0, True)],
+    ids=["3x3-20ch", "1x1-3ch-nobias", "3x3-s2-40ch"],
+)
+def test_padded_channels_keep_numbers(
+    c: int, size: int, f: int, kernel: int, stride: int, pad: int, bias: bool
+) -> None:
+    model = conv_model(c, size, f, kernel, stride, pad, bias)
+    x = np.random.default_rng(2).standard_normal((1, c, size, size)).astype(np.float32)
+    (actual,) = InferenceSession(model).run(None, {"x": x})
+    assert actual.shape[1] == f
+    np.testing.assert_allclose(actual, unscheduled(model, x), rtol=1e-4, atol=1e-4)
+
+
+def test_padded_conv_gets_the_conv_schedule_with_weights_at_load_time() -> None:
+    # loop-pack applies only to a weight handle or a load-time (hoisted) buffer: the padded weight is one.
+    trace = trace_of(conv_model(8, 13, 20, 3, 1, 1))
+    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=\d+\}", trace)
+    assert re.search(r"loop-cache-write\{kernel=conv_\d+ ", trace)
+
+
+def max_pool_model(c: int, size: int, stride: int, pad: int, ceil: bool = False) -> onnx.ModelProto:
+    out = (size + 2 * pad - 3 + (stride - 1 if ceil else 0)) // stride + 1
+    graph = helper.make_graph(
+        [
+            helper.make_node(
+                "MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[stride] * 2, pads=[pad] * 4, ceil_mode=ceil
+            )
+        ],
+        "pool",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, out, out])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+@pytest.mark.parametrize(
+    ("c", "size", "stride", "pad", "ceil", "vector"),
+    [(16, 13, 1, 1, False, True), (8, 27, 2, 0, True, True), (4, 80, 2, 1, False, False)],
+    ids=["3x3-s1-p1-w13", "3x3-s2-ceil-w13", "3x3-s2-p1-w40"],
+)
+def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ceil: bool, vector: bool) -> None:
+    """graph-pad-max-pool and the pool schedule (window loops outside the width loop, a vector max per window tap
+    over a row of outputs; none when the row is strided and longer than a vector) give the unscheduled model's
+    results bit for bit, NaN and infinities included."""
+    model = max_pool_model(c, size, stride, pad, ceil)
+    trace = trace_of(model)
+    assert bool(re.search(r"loop-reorder\{kernel=max_pool_\d+ order=i0,i1,i2,k4,k5,i3\}", trace)) == vector
+    assert bool(re.search(r"loop-vectorize\{kernel=max_pool_\d+ loop=i3\}", trace)) == vector
+    x = np.random.default_rng(3).standard_normal((1, c, size, size)).astype(np.float32)
+    x[0, 0, 0, 0], x[0, 1, 5, 7], x[0, 2, 1, 1] = np.nan, -np.inf, np.inf
+    (actual,) = InferenceSession(model).run(None, {"x": x})
+    np.testing.assert_array_equal(actual, unscheduled(model, x))

@@ -332,3 +332,71 @@ func.func private @relu_1(%in0: memref<4x4xf32> {llvm.noalias}, %in1: memref<4xf
 // CHECK:         loop.for "k_o"
 // CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
 // CHECK:             %a_1 = memref.load %in3[%i_1, %j_1] : memref<4x4xf32>
+
+// -----
+
+// The contraction writes 8 columns, its elementwise reader keeps the first 4 (a slice, as graph-pad-conv-channels
+// leaves after a convolution whose channels it rounded up): the write-back visits elements the stage does not, so
+// the stage is fused as a stage of its own, not folded into the write-back (which would store past the output).
+func.func @sliced_epilogue(%x: memref<4x8xf32>, %w: memref<8x8xf32>, %out0: memref<4x4xf32>) {
+  %y = loop.alloc "global" : memref<4x8xf32>
+  func.call @matmul_0(%x, %w, %y) : (memref<4x8xf32>, memref<8x8xf32>, memref<4x8xf32>) -> ()
+  func.call @slice_relu_1(%y, %out0) : (memref<4x8xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x8xf32> {llvm.noalias}, %out: memref<4x8xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<8xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 8 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x8xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "i_ld" %l = 0 to 8 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<8xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 8 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x8xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<8xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<8xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 8 step 1 serial {
+      %v = memref.load %tile[%st] : memref<8xf32>
+      %o = memref.load %out[%i, %st] : memref<4x8xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x8xf32>
+    }
+  }
+  func.return
+}
+func.func private @slice_relu_1(%in0: memref<4x8xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x8xf32>
+      %zero = arith.constant 0.000000e+00 : f32
+      %m = arith.maximumf %a, %zero : f32
+      memref.store %m, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @sliced_epilogue(
+// CHECK-NEXT:    %y = loop.alloc "global" : memref<4x8xf32>
+// CHECK-NEXT:    func.call @fused_matmul_slice_relu_0(%x, %w, %y, %out0)
+// CHECK-NEXT:    func.return
+// CHECK:       func.func private @fused_matmul_slice_relu_0(
+// CHECK:         loop.for "i_init"
+// CHECK:         loop.for "i_st" %st = 0 to 8 step 1 serial {
+// CHECK-NEXT:      %v = memref.load %tile[%st] : memref<8xf32>
+// CHECK-NEXT:      %o = memref.load %in2[%i, %st] : memref<4x8xf32>
+// CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
+// CHECK-NEXT:      loop.for "j" %j_1 = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %a_1 = memref.load %in2[%i_1, %j_1] : memref<4x8xf32>

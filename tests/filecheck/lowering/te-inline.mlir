@@ -272,3 +272,26 @@ func.func @residual(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, ten
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %e, %n : tensor<4xf32>, tensor<4xf32>
 // CHECK-NEXT: }
+
+// A producer read through an overlapping window (a coordinate combining an output index and a window index, as
+// in a pool) stays its own kernel: inlined, each element would be recomputed once per window covering it.
+func.func @window_stays(%x: tensor<6xf32>) -> tensor<4xf32> {
+  %r = te.compute "relu" (%i) -> tensor<6xf32> {
+    %v = te.read %x[%i] : tensor<6xf32>
+    %z = arith.constant 0.0 : f32
+    %m = arith.maximumf %v, %z : f32
+    te.yield %m : f32
+  }
+  %p = te.compute "max_pool" (%i) reduce max (%k : 3) -> tensor<4xf32> {
+    %j = arith.addi %i, %k : index
+    %v = te.read %r[%j] : tensor<6xf32>
+    te.yield %v : f32
+  }
+  func.return %p : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @window_stays(%x: tensor<6xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %r = te.compute "relu" (%i) -> tensor<6xf32> {
+// CHECK:      %p = te.compute "max_pool" (%[[I:.*]]) reduce max (%k : 3) -> tensor<4xf32> {
+// CHECK-NEXT:   %j = arith.addi %[[I]], %k : index
+// CHECK-NEXT:   %{{.*}} = te.read %r[%j] : tensor<6xf32>
