@@ -96,7 +96,10 @@ def schedule_for(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> list[
         return [f"loop-vectorize{{kernel={name} loop={inner}}}"]
     if trip % lanes:
         return []
-    return [f"loop-split{{kernel={name} loop={inner} factor={lanes}}}", f"loop-vectorize{{kernel={name} loop={inner}_i}}"]
+    return [
+        f"loop-split{{kernel={name} loop={inner} factor={lanes}}}",
+        f"loop-vectorize{{kernel={name} loop={inner}_i}}",
+    ]
 
 
 PARALLEL_MIN_TASKS = 4
@@ -245,6 +248,20 @@ class _Conv:
     weight_dim: int
 
 
+def _output_and_reduction_loops(
+    kernel: func.FuncOp, accumulator: loop.AllocOp
+) -> tuple[list[loop.ForOp], list[loop.ForOp]]:
+    """The loops around the accumulator's initialisation (the output loops, outermost first) and all other loops of
+    `kernel` (the reduction loops)."""
+    init = next(op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is accumulator.result)
+    output_loops: list[loop.ForOp] = []
+    parent = init.parent_op()
+    while isinstance(parent, loop.ForOp):
+        output_loops.insert(0, parent)
+        parent = parent.parent_op()
+    return output_loops, [lp for lp in loops_of(kernel) if lp not in output_loops]
+
+
 def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv | None:
     """The loops and weight of a direct-convolution-like kernel (a sum of input x weight reads), or None.
 
@@ -263,19 +280,14 @@ def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv 
     reads = [product.lhs.owner, product.rhs.owner]
     if not all(isinstance(read, memref.LoadOp) for read in reads):
         return None
-    init = next(op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is accs[0].result)
-    spatial_loops = []
-    parent = init.parent_op()
-    while isinstance(parent, loop.ForOp):
-        spatial_loops.insert(0, parent)
-        parent = parent.parent_op()
-    reduction_loops = [lp for lp in loops_of(kernel) if lp not in spatial_loops]
+    spatial_loops, reduction_loops = _output_and_reduction_loops(kernel, accs[0])
     if len(spatial_loops) < 2 or not reduction_loops:
         return None
     params = list(kernel.body.block.args)
     ivs = {lp.induction_var: lp for lp in loops_of(kernel)}
     for weight, data in (reads, reads[::-1]):
-        assert isinstance(weight, memref.LoadOp) and isinstance(data, memref.LoadOp)
+        assert isinstance(weight, memref.LoadOp)
+        assert isinstance(data, memref.LoadOp)
         if weight.memref not in params or not all(index in ivs for index in weight.indices):
             continue
         operand = params.index(weight.memref)
@@ -283,7 +295,8 @@ def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv 
             continue
         data_loops = {v for index in data.indices for v in (affine_form(index) or {None: 0}) if v is not None}
         channels = [
-            (dim, ivs[index]) for dim, index in enumerate(weight.indices)
+            (dim, ivs[index])
+            for dim, index in enumerate(weight.indices)
             if ivs[index] in spatial_loops and index not in data_loops
         ]
         if len(channels) != 1 or channels[0][1] is spatial_loops[-1]:
@@ -320,7 +333,9 @@ def conv_tile(channels: int, width: int, host: HostInfo) -> tuple[int, int]:
     nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
     vectors = nr // lanes
     mr = next(
-        f for f in range(CONV_MAX_COLUMNS, 0, -1) if width % f == 0 and f * vectors + vectors + 1 <= host.vector_registers
+        f
+        for f in range(CONV_MAX_COLUMNS, 0, -1)
+        if width % f == 0 and f * vectors + vectors + 1 <= host.vector_registers
     )
     return nr, mr
 
@@ -364,9 +379,7 @@ def _pool_shape(kernel: func.FuncOp, host: HostInfo) -> _Pool | None:
     if len(accs) != 1:
         return None
     update = [
-        op
-        for op in kernel.walk()
-        if isinstance(op, arith.MaximumfOp | arith.AddfOp) and accs[0].result in _loaded(op)
+        op for op in kernel.walk() if isinstance(op, arith.MaximumfOp | arith.AddfOp) and accs[0].result in _loaded(op)
     ]
     if len(update) != 1:
         return None
@@ -374,13 +387,7 @@ def _pool_shape(kernel: func.FuncOp, host: HostInfo) -> _Pool | None:
     reads = [v.owner for v in update[0].operands if isinstance(v.owner, memref.LoadOp) and v.owner.memref in params]
     if len(reads) != 1:
         return None
-    init = next(op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is accs[0].result)
-    spatial_loops = []
-    parent = init.parent_op()
-    while isinstance(parent, loop.ForOp):
-        spatial_loops.insert(0, parent)
-        parent = parent.parent_op()
-    reduction_loops = [lp for lp in loops_of(kernel) if lp not in spatial_loops]
+    spatial_loops, reduction_loops = _output_and_reduction_loops(kernel, accs[0])
     if not spatial_loops or not reduction_loops:
         return None
     width = spatial_loops[-1]

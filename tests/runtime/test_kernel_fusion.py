@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from model_builder import ModelBuilder
 
 from minimlc.lowering import OPT_LEVELS, PIPELINES
 from minimlc.runtime import InferenceSession
@@ -23,55 +23,10 @@ from minimlc.tools import model_tools
 RTOL = ATOL = 1e-4
 
 
-class _Builder:
-    def __init__(self, seed: int):
-        self.rng = np.random.default_rng(seed)
-        self.nodes: list[onnx.NodeProto] = []
-        self.initializers: list[onnx.TensorProto] = []
-
-    def weight(self, name: str, shape: tuple[int, ...], scale: float = 0.3, low: float | None = None) -> str:
-        values = self.rng.standard_normal(shape) * scale if low is None else self.rng.uniform(low, 2.0, shape)
-        self.initializers.append(numpy_helper.from_array(values.astype(np.float32), name))
-        return name
-
-    def node(self, op: str, inputs: list[str], output: str, **attributes: object) -> str:
-        self.nodes.append(helper.make_node(op, inputs, [output], **attributes))
-        return output
-
-    def conv(self, x: str, c_in: int, c_out: int, name: str, size: int, **attributes: object) -> str:
-        weight = self.weight(f"{name}.w", (c_out, c_in, size, size), scale=1.0 / np.sqrt(c_in * size * size))
-        pads = [size // 2] * 4
-        return self.node(
-            "Conv",
-            [x, weight, self.weight(f"{name}.b", (c_out,))],
-            name,
-            kernel_shape=[size, size],
-            pads=pads,
-            **attributes,
-        )
-
-    def batch_norm(self, x: str, channels: int, name: str) -> str:
-        params = [self.weight(f"{name}.{p}", (channels,)) for p in ("gamma", "beta", "mean")]
-        params.append(self.weight(f"{name}.var", (channels,), low=0.5))
-        return self.node("BatchNormalization", [x, *params], name)
-
-    def model(self, input_shape: list[int], output: str, output_shape: list[int]) -> onnx.ModelProto:
-        graph = helper.make_graph(
-            self.nodes,
-            "fusion",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
-            [helper.make_tensor_value_info(output, TensorProto.FLOAT, output_shape)],
-            self.initializers,
-        )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-        onnx.checker.check_model(model)
-        return model
-
-
 def residual_blocks() -> onnx.ModelProto:
     """Two residual blocks (3x3 conv + bias + ReLU, 3x3 conv + bias, + input, ReLU), the second with a 1x1
     projection on the shortcut, then global pooling, a Gemm and a Softmax: ResNet's kernel kinds in small."""
-    b = _Builder(11)
+    b = ModelBuilder(11)
     y = b.node("Relu", [b.conv("x", 16, 16, "a1", 3)], "a1r")
     y = b.node("Relu", [b.node("Add", [b.conv(y, 16, 16, "a2", 3), "x"], "a_sum")], "a_out")
     z = b.node("Relu", [b.conv(y, 16, 32, "b1", 3)], "b1r")
@@ -84,7 +39,7 @@ def residual_blocks() -> onnx.ModelProto:
 
 def conv_bn_residual() -> onnx.ModelProto:
     """Conv + batch norm + ReLU twice around a residual add, ending on a conv output (no pooling after it)."""
-    b = _Builder(12)
+    b = ModelBuilder(12)
     y = b.node("Relu", [b.batch_norm(b.conv("x", 8, 16, "c1", 3, strides=[2, 2]), 16, "bn1")], "r1")
     y = b.batch_norm(b.conv(y, 16, 16, "c2", 3), 16, "bn2")
     y = b.node("Relu", [b.node("Add", [y, b.conv("x", 8, 16, "c3", 1, strides=[2, 2])], "sum")], "r2")

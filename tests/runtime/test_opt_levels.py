@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from model_builder import ModelBuilder
 
 from minimlc.lowering import OPT_LEVELS
 from minimlc.runtime import InferenceSession
@@ -23,69 +23,21 @@ ROOT = Path(__file__).resolve().parents[2]
 RTOL = ATOL = 1e-4
 
 
-class _Builder:
-    """Collects the nodes and seeded random initializers of a small ONNX model."""
-
-    def __init__(self, seed: int = 0):
-        self.rng = np.random.default_rng(seed)
-        self.nodes: list[onnx.NodeProto] = []
-        self.initializers: list[onnx.TensorProto] = []
-
-    def weight(self, name: str, shape: tuple[int, ...], low: float | None = None) -> str:
-        if low is None:
-            values = self.rng.standard_normal(shape) * 0.5
-        else:
-            values = self.rng.uniform(low, 2.0, shape)
-        self.initializers.append(numpy_helper.from_array(values.astype(np.float32), name))
-        return name
-
-    def node(self, op: str, inputs: list[str], output: str, **attributes: object) -> str:
-        self.nodes.append(helper.make_node(op, inputs, [output], **attributes))
-        return output
-
-    def batch_norm(self, x: str, channels: int, name: str, epsilon: float = 1e-5) -> str:
-        params = [
-            self.weight(f"{name}.gamma", (channels,)),
-            self.weight(f"{name}.beta", (channels,)),
-            self.weight(f"{name}.mean", (channels,)),
-            self.weight(f"{name}.var", (channels,), low=0.2),
-        ]
-        return self.node("BatchNormalization", [x, *params], name, epsilon=epsilon)
-
-    def conv(self, x: str, c_in: int, c_out: int, name: str, bias: bool = True, **attributes: object) -> str:
-        inputs = [x, self.weight(f"{name}.w", (c_out, c_in, 3, 3))]
-        if bias:
-            inputs.append(self.weight(f"{name}.b", (c_out,)))
-        return self.node("Conv", inputs, name, kernel_shape=[3, 3], **attributes)
-
-    def model(self, input_shape: list[int], output: str, output_shape: list[int]) -> onnx.ModelProto:
-        graph = helper.make_graph(
-            self.nodes,
-            "test",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
-            [helper.make_tensor_value_info(output, TensorProto.FLOAT, output_shape)],
-            self.initializers,
-        )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-        onnx.checker.check_model(model)
-        return model
-
-
 def conv_bn() -> onnx.ModelProto:
-    b = _Builder(1)
+    b = ModelBuilder(1)
     y = b.batch_norm(b.conv("x", 3, 8, "conv", bias=False, strides=[2, 2], pads=[1, 1, 1, 1]), 8, "bn", 1e-3)
     return b.model([1, 3, 10, 10], y, [1, 8, 5, 5])
 
 
 def conv_bn_relu_pool() -> onnx.ModelProto:
-    b = _Builder(2)
+    b = ModelBuilder(2)
     y = b.batch_norm(b.conv("x", 3, 16, "conv", pads=[1, 1, 1, 1]), 16, "bn")
     y = b.node("MaxPool", [b.node("Relu", [y], "relu")], "pool", kernel_shape=[2, 2], strides=[2, 2])
     return b.model([1, 3, 16, 16], y, [1, 16, 8, 8])
 
 
 def residual_block() -> onnx.ModelProto:
-    b = _Builder(3)
+    b = ModelBuilder(3)
     y = b.node("Relu", [b.batch_norm(b.conv("x", 8, 8, "conv1", bias=False, pads=[1, 1, 1, 1]), 8, "bn1")], "relu1")
     y = b.batch_norm(b.conv(y, 8, 8, "conv2", bias=False, pads=[1, 1, 1, 1]), 8, "bn2")
     y = b.node("Relu", [b.node("Add", [y, "x"], "sum")], "out")
@@ -93,14 +45,14 @@ def residual_block() -> onnx.ModelProto:
 
 
 def gemm_bn_relu() -> onnx.ModelProto:
-    b = _Builder(4)
+    b = ModelBuilder(4)
     gemm = b.node("Gemm", ["x", b.weight("fc.w", (8, 16)), b.weight("fc.b", (8,))], "fc", transB=1, beta=0.5)
     y = b.node("Relu", [b.batch_norm(gemm, 8, "bn")], "relu")
     return b.model([2, 16], y, [2, 8])
 
 
 def matmul_bn() -> onnx.ModelProto:
-    b = _Builder(5)
+    b = ModelBuilder(5)
     y = b.batch_norm(b.node("MatMul", ["x", b.weight("fc.w", (16, 8))], "fc"), 8, "bn")
     return b.model([3, 16], y, [3, 8])
 
@@ -137,10 +89,13 @@ def _function_body(llvm_ir: str, name: str) -> str:
 
 
 def _per_call_code(session: InferenceSession) -> str:
-    """The LLVM IR of the entry and of every kernel it calls (not of the load-time init entry)."""
+    """The LLVM IR of the entry and of every kernel it calls, with their outlined parallel task bodies
+    (`<kernel>_<loop>_body`), but not of the load-time init entry."""
     main = _function_body(session.llvm_ir, "main")
     kernels = set(re.findall(r"call \w* ?void @(\w+_\d+)\(", main))
-    return "\n".join([main, *(_function_body(session.llvm_ir, kernel) for kernel in kernels)])
+    defined = re.findall(r"define (?:internal )?void @(\w+)\(", session.llvm_ir)
+    called = [n for n in defined if any(n == k or (n.startswith(f"{k}_") and n.endswith("_body")) for k in kernels)]
+    return "\n".join([main, *(_function_body(session.llvm_ir, name) for name in called)])
 
 
 @pytest.mark.parametrize("build", BN_MODELS, ids=lambda build: build.__name__)

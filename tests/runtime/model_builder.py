@@ -1,0 +1,58 @@
+"""`ModelBuilder`: small ONNX models with seeded random initializers, for the runtime tests.
+
+b = ModelBuilder(seed=1)
+y = b.node("Relu", [b.batch_norm(b.conv("x", 3, 8, "conv", strides=[2, 2]), 8, "bn")], "relu")
+model = b.model([1, 3, 16, 16], y, [1, 8, 8, 8])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+class ModelBuilder:
+    """Collects the nodes and seeded random initializers of a small single-input, single-output ONNX model."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+
+    def weight(self, name: str, shape: tuple[int, ...], scale: float = 0.5, low: float | None = None) -> str:
+        """A normal(0, scale) initializer, or uniform(low, 2) when `low` is given (variances)."""
+        values = self.rng.standard_normal(shape) * scale if low is None else self.rng.uniform(low, 2.0, shape)
+        self.initializers.append(numpy_helper.from_array(values.astype(np.float32), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], output: str, **attributes: object) -> str:
+        self.nodes.append(helper.make_node(op, inputs, [output], **attributes))
+        return output
+
+    def conv(
+        self, x: str, c_in: int, c_out: int, name: str, size: int = 3, bias: bool = True, **attributes: object
+    ) -> str:
+        """A `size` x `size` convolution, zero-padded to keep the size unless `pads` is given."""
+        inputs = [x, self.weight(f"{name}.w", (c_out, c_in, size, size), scale=1.0 / np.sqrt(c_in * size * size))]
+        if bias:
+            inputs.append(self.weight(f"{name}.b", (c_out,)))
+        attributes.setdefault("pads", [size // 2] * 4)
+        return self.node("Conv", inputs, name, kernel_shape=[size, size], **attributes)
+
+    def batch_norm(self, x: str, channels: int, name: str, epsilon: float = 1e-5) -> str:
+        params = [self.weight(f"{name}.{p}", (channels,)) for p in ("gamma", "beta", "mean")]
+        params.append(self.weight(f"{name}.var", (channels,), low=0.5))
+        return self.node("BatchNormalization", [x, *params], name, epsilon=epsilon)
+
+    def model(self, input_shape: list[int], output: str, output_shape: list[int]) -> onnx.ModelProto:
+        graph = helper.make_graph(
+            self.nodes,
+            "test",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+            [helper.make_tensor_value_info(output, TensorProto.FLOAT, output_shape)],
+            self.initializers,
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+        onnx.checker.check_model(model)
+        return model
