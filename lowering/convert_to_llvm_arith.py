@@ -106,7 +106,7 @@ _INTRINSICS: dict[type[Operation], str] = {
     math.TruncOp: "llvm.trunc",
 }
 
-_LIBM: dict[type[Operation], str] = {
+LIBM_FUNCTIONS: dict[type[Operation], str] = {
     math.AcoshOp: "acosh",
     math.AsinhOp: "asinh",
     math.AtanhOp: "atanh",
@@ -115,6 +115,7 @@ _LIBM: dict[type[Operation], str] = {
     math.ExpM1Op: "expm1",
     math.Log1pOp: "log1p",
 }
+"""Math ops lowered to scalar libm calls (`erf` -> `erff` for f32): they have no vector form."""
 
 
 def _fastmath_of(op: Operation) -> llvm.FastMathAttr:
@@ -254,7 +255,7 @@ class LibmLowering(RewritePattern):
     """Lowers math functions without an LLVM intrinsic to calls of libm (`erff`, `erf`, ...)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        base = _LIBM.get(type(op))
+        base = LIBM_FUNCTIONS.get(type(op))
         if base is None:
             return
         (arg,) = op.operands

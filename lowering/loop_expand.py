@@ -28,6 +28,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.convert_to_llvm_arith import LIBM_FUNCTIONS
 from minimlc.lowering.loop_nest import index_constant, loops_of
 
 
@@ -174,6 +175,8 @@ class _Vectorizer:
         return self.broadcasts[value]
 
     def vector_op(self, op: Operation) -> None:
+        if type(op) in LIBM_FUNCTIONS:
+            raise self.fail(op, "has no vector form (it is a scalar libm call)")
         if isinstance(op, arith.AddfOp) and _contracts(op) and self.fused(op):
             return
         operands = [self.as_vector(operand) for operand in op.operands]

@@ -3,6 +3,8 @@ module and compare them on the same inputs."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 import pytest
@@ -191,3 +193,23 @@ def test_default_schedule_parallel_gemm_is_exact_on_two_threads(m: int, k: int, 
         (two,) = two_threads.run(None, {"a": a})
         np.testing.assert_array_equal(two, one)
     np.testing.assert_allclose(two, run_scheduled(model, [], a), rtol=1e-4, atol=1e-4)
+
+
+def test_libm_math_is_not_vectorized_and_runs_scalar() -> None:
+    """`math.erf` lowers to a scalar libm call: vectorizing its loop is refused by name, and the default schedule,
+    finding the elementwise schedule refused, leaves the kernel scalar (it used to fail in convert-to-llvm)."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 64])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 64])
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Erf", ["x"], ["y"])], "erf", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
+    module = import_model(model).module
+    run_passes(module, ["graph-to-te", "te-to-loop"])
+    steps = ["loop-split{kernel=erf_0 loop=i1 factor=16}", "loop-vectorize{kernel=erf_0 loop=i1_i}", "loop-to-scf"]
+    with pytest.raises(DiagnosticException, match="cannot vectorize loop 'i1_i'.*math.erf.*no vector form"):
+        apply_steps(make_context(), module, steps)
+    data = np.random.default_rng(3).standard_normal((2, 64)).astype(np.float32)
+    (actual,) = InferenceSession(model).run(None, {"x": data})
+    expected = np.vectorize(math.erf)(data.astype(np.float64))
+    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6)
