@@ -19,7 +19,8 @@ Kernels are recognised by structure, not by name:
   (channels-last input, unit-stride reduction) before it. The other convolution algorithm, im2col + GEMM, is
   chosen per shape before this pass (`te-conv-im2col`): it reaches this pass as a GEMM (the `conv_gemm` kernel).
 
-- **Pooling** (a max or sum over a window of one input read, whose innermost output loop moves the read): accumulate
+- **Pooling and depthwise convolution** (a max or sum over a window of one input read, whose innermost output loop
+  moves the read; for a depthwise convolution each tap times a weight read that loop does not move): accumulate
   in the output, move the window loops outside the width loop and make that loop one vector operation per window
   tap (see `_Pool.vectorize`), the row of outputs kept in a local tile (`loop-cache-write` at the row loop). With
   `graph-pad-max-pool` before it, padded max pools read plain affine coordinates; before this schedule each output
@@ -373,8 +374,9 @@ class _Pool:
 
 
 def _pool_shape(kernel: func.FuncOp, host: HostInfo) -> _Pool | None:
-    """The loops of a window reduction (pooling: a max or sum over a window of one input read, whose innermost
-    output loop moves the read), or None."""
+    """The loops of a window reduction, or None: a max or sum over a window of one input read whose innermost output
+    loop moves the read (pooling), or a sum of that read times reads the width loop does not move (a depthwise
+    convolution: each channel's window times that channel's weights)."""
     accs = [op for op in kernel.walk() if isinstance(op, loop.AllocOp) and op.scope.data == "local"]
     if len(accs) != 1:
         return None
@@ -384,14 +386,23 @@ def _pool_shape(kernel: func.FuncOp, host: HostInfo) -> _Pool | None:
     if len(update) != 1:
         return None
     params = list(kernel.body.block.args)
-    reads = [v.owner for v in update[0].operands if isinstance(v.owner, memref.LoadOp) and v.owner.memref in params]
-    if len(reads) != 1:
+    terms = [
+        v for v in update[0].operands if not (isinstance(v.owner, memref.LoadOp) and v.owner.memref is accs[0].result)
+    ]
+    if len(terms) != 1:
+        return None
+    product = terms[0].owner
+    depthwise = isinstance(update[0], arith.AddfOp) and isinstance(product, arith.MulfOp)
+    factors = [product.lhs, product.rhs] if depthwise else terms
+    reads = [v.owner for v in factors if isinstance(v.owner, memref.LoadOp) and v.owner.memref in params]
+    if len(reads) != len(factors):
         return None
     spatial_loops, reduction_loops = _output_and_reduction_loops(kernel, accs[0])
     if not spatial_loops or not reduction_loops:
         return None
     width = spatial_loops[-1]
-    if not any((affine_form(index) or {}).get(width.induction_var, 0) for index in reads[0].indices):
+    moving = [r for r in reads if any((affine_form(index) or {}).get(width.induction_var, 0) for index in r.indices)]
+    if len(moving) != 1:
         return None
     return _Pool(
         [lp.loop_name.data for lp in spatial_loops],

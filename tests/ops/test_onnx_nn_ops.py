@@ -108,6 +108,9 @@ CONVS = [  # (input shape, weight shape, bias?, attributes)
     ((1, 4, 6, 6), (6, 2, 3, 3), True, {"group": 2, "pads": [1, 1, 1, 1]}),
     ((1, 4, 8, 8), (4, 1, 3, 3), True, {"group": 4, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
     ((1, 3, 6, 6), (6, 1, 3, 3), False, {"group": 3, "pads": [0, 1, 0, 1]}),
+    ((1, 32, 28, 28), (32, 1, 3, 3), True, {"group": 32, "pads": [1, 1, 1, 1]}),  # the depthwise row schedule
+    ((2, 8, 14, 14), (16, 1, 5, 5), False, {"group": 8, "pads": [2, 2, 2, 2]}),  # two outputs per channel
+    ((1, 16, 28, 28), (16, 1, 3, 3), True, {"group": 16, "pads": [1, 1, 1, 1], "strides": [2, 2]}),
     ((1, 3, 7, 6), (4, 3, 3, 3), True, {"auto_pad": "SAME_UPPER", "strides": [2, 2]}),
     ((1, 3, 6, 7), (4, 3, 4, 2), False, {"auto_pad": "SAME_LOWER", "strides": [1, 2]}),
     ((1, 3, 7, 7), (4, 3, 3, 3), False, {"auto_pad": "VALID", "strides": [2, 2]}),
