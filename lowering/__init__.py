@@ -26,6 +26,7 @@ _OURS = {
     "loop-reorder": ("loop_reorder", "LoopReorderPass"),
     "loop-tile": ("loop_tile", "LoopTilePass"),
     "loop-fuse": ("loop_fuse", "LoopFusePass"),
+    "loop-compute-at": ("loop_compute_at", "LoopComputeAtPass"),
     "loop-decompose-reduction": ("loop_decompose_reduction", "LoopDecomposeReductionPass"),
     "loop-unroll": ("loop_unroll", "LoopUnrollPass"),
     "loop-vectorize": ("loop_vectorize", "LoopVectorizePass"),

@@ -88,6 +88,8 @@ SCHEDULES = {
         f"loop-fuse{{{K0} first=i0_init second=i0}}",
         f"loop-fuse{{{K0} first=i1_init second=i1}}",
     ],
+    "compute-at-row": [f"loop-decompose-reduction{{{K0}}}", f"loop-compute-at{{{K0} stage=i0_init at=i0}}"],
+    "compute-at-element": [f"loop-decompose-reduction{{{K0}}}", f"loop-compute-at{{{K0} stage=i0_init at=i1}}"],
     "pack": [
         f"loop-split{{{K0} loop=i1 factor=16}}",
         f"loop-pack{{{K0} operand=1 dim=1 factor=16}}",
@@ -135,6 +137,7 @@ def test_default_schedule_keeps_numbers(m: int, k: int, n: int, relu: bool) -> N
         (f"loop-pack{{{K0} operand=0 dim=0 factor=8}}", "not a weight"),
         (f"loop-tile{{{K0} loops=i0,i1 sizes=8}}", "2 loops but 1 sizes"),
         (f"loop-fuse{{{K0} first=i0 second=i1}}", "not adjacent"),
+        (f"loop-compute-at{{{K0} stage=i0 at=i1}}", "must be the loop nest right before"),
     ],
 )
 def test_bad_options_are_named(step: str, message: str) -> None:
@@ -207,9 +210,27 @@ def test_libm_math_is_not_vectorized_and_runs_scalar() -> None:
     module = import_model(model).module
     run_passes(module, ["graph-to-te", "te-to-loop"])
     steps = ["loop-split{kernel=erf_0 loop=i1 factor=16}", "loop-vectorize{kernel=erf_0 loop=i1_i}", "loop-to-scf"]
-    with pytest.raises(DiagnosticException, match="cannot vectorize loop 'i1_i'.*math.erf.*no vector form"):
+    with pytest.raises(DiagnosticException, match=r"cannot vectorize loop 'i1_i'.*math\.erf.*no vector form"):
         apply_steps(make_context(), module, steps)
     data = np.random.default_rng(3).standard_normal((2, 64)).astype(np.float32)
     (actual,) = InferenceSession(model).run(None, {"x": data})
     expected = np.vectorize(math.erf)(data.astype(np.float64))
     np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        (["loop-compute-at{kernel=matmul_0 stage=i0_init at=k2}"], "not perfectly nested 3 loops deep"),
+        (
+            ["loop-split{kernel=matmul_0 loop=i0 factor=8}", "loop-compute-at{kernel=matmul_0 stage=i0_init at=i0_o}"],
+            r"loops 'i0_init' and 'i0_o' have different bounds \(\(0, 24, 1\) and \(0, 24, 8\)\)",
+        ),
+    ],
+)
+def test_compute_at_refuses_what_would_change_the_result(steps: list[str], message: str) -> None:
+    imported = import_model(matmul_model())
+    ctx = make_context()
+    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-loop"][1]), ctx)
+    with pytest.raises(DiagnosticException, match=message):
+        apply_steps(ctx, imported.module, ["loop-decompose-reduction{kernel=matmul_0}", *steps])
