@@ -5,7 +5,9 @@
 Compiles the model as `InferenceSession` does, except that every kernel function is kept out of line (`noinline`,
 external linkage) so that its address range is known; then runs the model `--runs` times under `perf record`
 (attached to this process) and charges each sample to the function whose code contains it. Prints, per function,
-the share of samples and the implied milliseconds per call. Samples outside the JIT-compiled code (Python, the
+the share of samples and the implied milliseconds per call and, with `--threads` above 1, how many of its samples
+came from the calling thread and how many from the pool's workers (a kernel whose samples are all the caller's ran
+serially while the workers waited). Samples outside the JIT-compiled code (Python, the
 thread pool's waiting) are reported as one line. Needs `perf` on the PATH and perf_event_paranoid <= 2.
 """
 
@@ -80,6 +82,7 @@ def main() -> None:
         ).stdout
     addresses = [start for start, _ in starts]
     counts: Counter[str] = Counter()
+    by_workers: Counter[str] = Counter()
     outside: Counter[str] = Counter()
     for line in script.splitlines():
         fields = line.split()
@@ -87,16 +90,21 @@ def main() -> None:
             continue
         ip = int(fields[1], 16)
         slot = bisect.bisect_right(addresses, ip) - 1
+        worker = int(fields[0]) != os.getpid()
         # Samples in anonymous memory within 1 MiB after a function's start are the JIT's code.
         if slot >= 0 and ip - addresses[slot] < 1 << 20 and ("/perf-" in fields[-1] or "unknown" in fields[-1]):
             counts[starts[slot][1]] += 1
+            by_workers[starts[slot][1]] += worker
         else:
-            outside[f"{fields[-1]} {' '.join(fields[2:-1])}"] += 1
+            outside[f"{'worker' if worker else 'caller'} {fields[-1]} {' '.join(fields[2:-1])}"] += 1
     inside = sum(counts.values())
     print(f"{args.model}: {elapsed * 1e3:.1f} ms per run (under perf), {inside} samples in model code")
+    threads = f"  {'caller':>7s} {'workers':>7s}" if args.threads > 1 else ""
+    print(f"  {'function':40s} {'samples':>7s}  {'share':>7s}  {'ms/run':>7s}{threads}")
     for name, n in counts.most_common(args.top):
         share = n / max(inside, 1)
-        print(f"  {name:40s} {n:7d}  {share * 100:5.1f} %  {share * elapsed * 1e3:7.2f} ms")
+        threads = f"  {n - by_workers[name]:7d} {by_workers[name]:7d}" if args.threads > 1 else ""
+        print(f"  {name:40s} {n:7d}  {share * 100:5.1f} %  {share * elapsed * 1e3:7.2f}{threads}")
     print(f"outside the model's code: {sum(outside.values())} samples; most frequent:")
     for name, n in outside.most_common(12):
         print(f"  {n:7d}  {name[:100]}")
