@@ -145,7 +145,7 @@ def dispatch_latency(calls: int) -> None:
         driver.function_address("drive")
     )
     print(f"empty parallel_for, 2 tasks, {calls} calls (ns)      median      p90")
-    for spin in (0, 256, 2048, 16384):
+    for spin in (0, 256, 2048, 16384, 1 << 15):
         options = PoolOptions(spin)
         parallel_for = native_pool(options).jit.function_address("minimlc_parallel_for")
         for threads in (1, 2):
