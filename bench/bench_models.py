@@ -9,11 +9,13 @@ Workloads: `mlp` (the example MLP 784-128-10, batch 1), `matmul` (MatMul `--matm
 weights are ConstantOfShape(0.02): fine for timing). Inputs are seeded random normals.
 
 Each workload compiles once (the compile time is the wall time to a ready `InferenceSession`); every thread count
-runs that same compiled module (`InferenceSession.with_num_threads`) against an ONNX Runtime session pinned to the
+runs that same compiled module (`InferenceSession.with_num_threads`) beside an ONNX Runtime session pinned to the
 same thread count (intra-op threads = N, inter-op 1, sequential; its idle workers sleep instead of spinning, see
-`ort_session`). After a warm-up the two run interleaved, one call each per round with the order swapped every round,
-so machine noise hits both alike, until `--runs` rounds or `--budget-seconds` of timing (at least 3 rounds if `--runs`
-allows); figures are medians. FLOPs count Conv, Gemm and MatMul (2 x MACs, shapes from onnx shape inference,
+`ort_session`). After a warm-up all of a workload's contenders (minimlc and ONNX Runtime at every thread count) run
+interleaved, one call each per round with the order reversed every round, so machine noise hits them alike, until
+`--runs` rounds or `--budget-seconds` of timing per thread count (at least 3 rounds if `--runs` allows); figures are
+medians. So the thread-scaling columns `mlc/first` and `ORT/first` (latency at this row's thread count over latency
+at the first one, `--threads` order) compare times measured in the same rounds. FLOPs count Conv, Gemm and MatMul (2 x MACs, shapes from onnx shape inference,
 `model_flops.py`); every other op is ignored. "% peak" is of this machine's measured one-core fp32 peak (a
 JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX Runtime is optional: without it its columns
 show "-". Progress goes to stderr, the table to stdout; `--json` also writes every figure.
@@ -122,6 +124,9 @@ class Row:
     minimlc_ms: float | None = None
     ort_ms: float | None = None
     minimlc_over_ort: float | None = None
+    minimlc_over_first: float | None = None
+    """minimlc's latency at `threads` over its latency at the first thread count (1.0 in the first row)."""
+    ort_over_first: float | None = None
     minimlc_gflops: float | None = None
     minimlc_pct_peak: float | None = None
     ort_gflops: float | None = None
@@ -172,12 +177,13 @@ def bench_workload(
     compile_seconds = time.perf_counter() - start
     rng = np.random.default_rng(1)
     feeds = {info.name: rng.standard_normal(info.shape).astype(info.dtype) for info in compiled.get_inputs()}
+    print(f"{name}: compiled in {compile_seconds:.1f} s; timing ...", file=sys.stderr, flush=True)
+    contenders: dict[str, Callable[[], object]] = {}
     for row in rows:
-        print(f"{name}: compiled in {compile_seconds:.1f} s; timing at {row.threads} thread(s) ...", file=sys.stderr)
         row.compile_seconds = compile_seconds
         row.minimlc_parallel = PARALLEL_FOR in compiled.llvm_ir
         session = compiled if row.threads == compiled.num_threads else compiled.with_num_threads(row.threads)
-        contenders: dict[str, Callable[[], object]] = {"minimlc": lambda session=session: session.run(None, feeds)}
+        contenders[f"minimlc {row.threads}"] = lambda session=session: session.run(None, feeds)
         if ort is not None:
             try:
                 run_ort = ort_session(ort, model, row.threads)
@@ -187,18 +193,26 @@ def bench_workload(
             else:
                 ours = session.run(None, feeds)
                 row.max_abs_diff_vs_ort = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
-                contenders["onnxruntime"] = lambda run_ort=run_ort: run_ort(feeds)
-        medians, row.rounds = interleaved_medians(contenders, settings.warmup, settings.runs, settings.budget_seconds)
-        row.minimlc_ms = medians["minimlc"] * 1e3
-        if "onnxruntime" in medians:
-            row.ort_ms = medians["onnxruntime"] * 1e3
-            row.minimlc_over_ort = medians["minimlc"] / medians["onnxruntime"]
+                contenders[f"onnxruntime {row.threads}"] = lambda run_ort=run_ort: run_ort(feeds)
+    budget = settings.budget_seconds * len(rows)
+    medians, rounds = interleaved_medians(contenders, settings.warmup, settings.runs, budget)
+    first = rows[0].threads
+    for row in rows:
+        row.rounds = rounds
+        mini, theirs = medians[f"minimlc {row.threads}"], medians.get(f"onnxruntime {row.threads}")
+        row.minimlc_ms = mini * 1e3
+        row.minimlc_over_first = mini / medians[f"minimlc {first}"]
+        if theirs is not None:
+            row.ort_ms = theirs * 1e3
+            row.minimlc_over_ort = mini / theirs
+            if f"onnxruntime {first}" in medians:
+                row.ort_over_first = theirs / medians[f"onnxruntime {first}"]
         if flops is not None:
             core_peak = peak.fma_gflops * row.threads
-            row.minimlc_gflops = flops / medians["minimlc"] / 1e9
+            row.minimlc_gflops = flops / mini / 1e9
             row.minimlc_pct_peak = 100 * row.minimlc_gflops / core_peak
-            if "onnxruntime" in medians:
-                row.ort_gflops = flops / medians["onnxruntime"] / 1e9
+            if theirs is not None:
+                row.ort_gflops = flops / theirs / 1e9
                 row.ort_pct_peak = 100 * row.ort_gflops / core_peak
     return rows
 
@@ -212,6 +226,8 @@ COLUMNS = (
     ("minimlc ms", "minimlc_ms", 10, ".3f"),
     ("ORT ms", "ort_ms", 9, ".3f"),
     ("mlc/ORT", "minimlc_over_ort", 7, ".2f"),
+    ("mlc/first", "minimlc_over_first", 9, ".2f"),
+    ("ORT/first", "ort_over_first", 9, ".2f"),
     ("GFLOP/s", "minimlc_gflops", 8, ".1f"),
     ("%peak", "minimlc_pct_peak", 6, ".1f"),
     ("ORT GFLOP/s", "ort_gflops", 11, ".1f"),
@@ -271,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", help="comma-separated workload names (default: all); see the module docstring")
     parser.add_argument("--threads", type=_thread_counts, default=[1, 2], help="thread counts (default 1,2)")
     parser.add_argument(
-        "--runs", type=_positive_int, help="most timed rounds per workload and thread count (default 1000)"
+        "--runs", type=_positive_int, help="most timed rounds per workload (default 1000)"
     )
     parser.add_argument(
         "--budget-seconds", type=_non_negative_float, help="timing budget per workload and thread count (default 10)"

@@ -34,10 +34,11 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     result = run_bench(*QUICK, "--models", "mlp,matmul,conv_relu", "--threads", "1,2", "--json", str(report_path))
     assert result.returncode == 0, result.stderr
     assert re.search(r"FMA loop [\d.]+ GFLOP/s \(\d+ lanes\), numpy sgemm 1024\^3 [\d.]+ GFLOP/s", result.stdout)
-    assert re.search(r"^workload\s+thr\s+GFLOP\s+compile s\s+minimlc ms\s+ORT ms\s+mlc/ORT", result.stdout, re.M)
+    header = r"^workload\s+thr\s+GFLOP\s+compile s\s+minimlc ms\s+ORT ms\s+mlc/ORT\s+mlc/first\s+ORT/first"
+    assert re.search(header, result.stdout, re.M)
     for workload in ("mlp", "matmul", "conv_relu"):
         for threads in (1, 2):
-            assert re.search(rf"^{workload}\s+{threads}(\s+[\d.e+-]+){{11}}$", result.stdout, re.M), result.stdout
+            assert re.search(rf"^{workload}\s+{threads}(\s+[\d.e+-]+){{13}}$", result.stdout, re.M), result.stdout
         assert f"{workload}: compiling ..." in result.stderr
     assert "note: FLOPs count Conv, Gemm and MatMul" in result.stdout
 
@@ -59,6 +60,9 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
         assert row["minimlc_ms"] > 0
         assert row["ort_ms"] > 0
         assert row["minimlc_over_ort"] == pytest.approx(row["minimlc_ms"] / row["ort_ms"])
+        first = next(r for r in rows if r["workload"] == row["workload"] and r["threads"] == 1)
+        assert row["minimlc_over_first"] == pytest.approx(row["minimlc_ms"] / first["minimlc_ms"])
+        assert row["ort_over_first"] == pytest.approx(row["ort_ms"] / first["ort_ms"])
         expected_pct = 100 * row["minimlc_gflops"] / (report["machine"]["fma_gflops"] * row["threads"])
         assert row["minimlc_pct_peak"] == pytest.approx(expected_pct)
         assert row["max_abs_diff_vs_ort"] < 1e-3
@@ -76,7 +80,7 @@ def test_without_onnxruntime_its_columns_show_a_dash(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     result = run_bench(*QUICK, "--models", "mlp", "--threads", "1", "--json", str(tmp_path / "r.json"), env=env)
     assert result.returncode == 0, result.stderr
-    row = r"^mlp\s+1\s+[\d.e-]+\s+[\d.]+\s+[\d.]+\s+-\s+-\s+[\d.]+\s+[\d.]+\s+-\s+-\s+-\s+5$"
+    row = r"^mlp\s+1\s+[\d.e-]+\s+[\d.]+\s+[\d.]+\s+-\s+-\s+1.00\s+-\s+[\d.]+\s+[\d.]+\s+-\s+-\s+-\s+5$"
     assert re.search(row, result.stdout, re.M), result.stdout
     assert 'note: onnxruntime is not installed: its columns show "-".' in result.stdout
     report = json.loads((tmp_path / "r.json").read_text())
@@ -144,5 +148,5 @@ def test_a_workload_that_does_not_compile_is_listed_with_its_error(monkeypatch: 
             "minimlc: UnsupportedOpsError: model has 1 unsupported operator type: Bernoulli (opset 17): coin"
         ]
     line, error = bench_models.table_row(rows[0]).splitlines()
-    assert re.fullmatch(r"coin\s+1\s+4\.8e-08(\s+-){9}\s+0", line), line
+    assert re.fullmatch(r"coin\s+1\s+4\.8e-08(\s+-){11}\s+0", line), line
     assert error == f"    error: {rows[0].errors[0]}"
