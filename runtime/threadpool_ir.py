@@ -326,7 +326,8 @@ class _PoolModule:
             b.call(self.free, [pool])
             b.ret(null)
         b.store(ranges, self.field(b, pool, Field.RANGES))
-        self.count_up(b, _const(I32, 0), requested, lambda index: b.store(_const(I64, 0), self.range_word(b, pool, index)))
+        empty = _const(I64, 0)
+        self.count_up(b, _const(I32, 0), requested, lambda index: b.store(empty, self.range_word(b, pool, index)))
 
         def spawn(index: ir.Value) -> None:
             zero = _const(I32, 0)
