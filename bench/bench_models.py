@@ -14,11 +14,12 @@ same thread count (intra-op threads = N, inter-op 1, sequential; its idle worker
 `ort_session`). After a warm-up all of a workload's contenders (minimlc and ONNX Runtime at every thread count) run
 interleaved, one call each per round with the order reversed every round, so machine noise hits them alike, until
 `--runs` rounds or `--budget-seconds` of timing per thread count (at least 3 rounds if `--runs` allows); figures are
-medians. So the thread-scaling columns `mlc/first` and `ORT/first` (latency at this row's thread count over
-latency at the first one, `--threads` order) compare times measured in the same rounds. FLOPs count Conv, Gemm
-and MatMul (2 x MACs, shapes from onnx shape inference, `model_flops.py`); every other op is ignored. "% peak" is of this machine's measured one-core fp32 peak (a
-JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX Runtime is optional: without it its columns
-show "-". Progress goes to stderr, the table to stdout; `--json` also writes every figure.
+medians. So the thread-scaling columns `mlc/first` and `ORT/first` (latency at this row's thread count over latency
+at the first one, `--threads` order) compare times measured in the same rounds. FLOPs count Conv, Gemm and MatMul (2
+x MACs, shapes from onnx shape inference, `model_flops.py`); every other op is ignored. "% peak" is of this
+machine's measured one-core fp32 peak (a JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX
+Runtime is optional: without it its columns show "-". Progress goes to stderr, the table to stdout; `--json` also
+writes every figure.
 """
 
 from __future__ import annotations
