@@ -33,6 +33,36 @@ define void @record_thread(ptr %threads, i64 %task) {
   ret void
 }
 
+; ctx = {i64 arrived, i64 threads[n]}: wait (bounded) until two tasks have started, so that both threads of a
+; two-thread pool take part; threads[task] = pthread_self(); then about 20 us of volatile loads
+define void @record_thread_together(ptr %ctx, i64 %task) {
+entry:
+  %ignored = atomicrmw add ptr %ctx, i64 1 seq_cst
+  br label %wait
+wait:
+  %spins = phi i64 [ 0, %entry ], [ %next, %wait ]
+  %arrived = load atomic i64, ptr %ctx acquire, align 8
+  %next = add i64 %spins, 1
+  %both = icmp sge i64 %arrived, 2
+  %gave_up = icmp sge i64 %next, 4000000000
+  %stop = or i1 %both, %gave_up
+  br i1 %stop, label %record, label %wait
+record:
+  %index = add i64 %task, 1
+  %slot = getelementptr inbounds i64, ptr %ctx, i64 %index
+  %self = call i64 @pthread_self()
+  store i64 %self, ptr %slot
+  br label %busy
+busy:
+  %i = phi i64 [ 0, %record ], [ %i.next, %busy ]
+  %loaded = load volatile i64, ptr %slot
+  %i.next = add i64 %i, 1
+  %done = icmp sge i64 %i.next, 20000
+  br i1 %done, label %exit, label %busy
+exit:
+  ret void
+}
+
 ; ctx = {i64 arrived, i64 seen[2]}: arrive, then wait (bounded) for the other task; seen[task] = arrivals seen
 define void @rendezvous(ptr %ctx, i64 %task) {
 entry:
@@ -105,6 +135,20 @@ def test_two_threads_run_tasks_concurrently(bodies: JitModule, options: PoolOpti
     with ThreadPool(2, options) as pool:
         run(pool, bodies, "rendezvous", ctx, 2)
     np.testing.assert_array_equal(ctx, [2, 2, 2], "each task should have seen the other arrive")
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["spin", "no-spin"])
+def test_two_threads_take_contiguous_ranges(bodies: JitModule, options: PoolOptions) -> None:
+    """Each thread runs the front of its own half and steals from the back of the other's: along the task indices
+    the running thread changes at most twice (with one shared countdown the two threads interleave)."""
+    with ThreadPool(2, options) as pool:
+        for _ in range(5):
+            ctx = np.zeros(1 + 200, np.uint64)
+            run(pool, bodies, "record_thread_together", ctx, 200)
+            threads = ctx[1:]
+            assert len(set(threads.tolist())) == 2
+            changes = int(np.count_nonzero(threads[1:] != threads[:-1]))
+            assert changes <= 2, f"the running thread changed {changes} times along the tasks"
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=["spin", "no-spin"])
