@@ -1,10 +1,10 @@
 """The `llvm` dialect (plus `llvmx`) -> LLVM IR text, through `llvmlite.ir`.
 
 Reuses xDSL's `convert_op` for the instructions it translates faithfully, and owns what xDSL's
-`convert_module` drops or lacks: function linkage, parameter attributes (`noalias`, ...),
-fast-math flags on `llvm.call_intrinsic` and `llvm.fcmp`, and the `llvmx` casts. Expects a
-module of `llvm.func`s, as `convert-to-llvm` produces; the triple is the module's
-`llvm.target_triple` or the host's.
+`convert_module` drops or lacks: function linkage and `passthrough` attributes (`alwaysinline`),
+parameter attributes (`noalias`, ...), fast-math flags on `llvm.call_intrinsic` and `llvm.fcmp`,
+and the `llvmx` casts. Expects a module of `llvm.func`s, as `convert-to-llvm` produces; the
+triple is the module's `llvm.target_triple` or the host's.
 """
 
 from __future__ import annotations
@@ -85,6 +85,10 @@ def _declare_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
     function = ir.Function(llvm_module, function_type, name=op.sym_name.data)
     if op.linkage.linkage.data != "external":
         function.linkage = op.linkage.linkage.data
+    for attribute in op.passthrough.data if op.passthrough is not None else ():
+        if not isinstance(attribute, StringAttr):
+            raise LLVMTranslationException(f"@{op.sym_name.data}: passthrough attribute {attribute} is not a string")
+        function.attributes.add(attribute.data)
     if op.arg_attrs is None:
         return
     for arg, attrs in zip(function.args, op.arg_attrs, strict=True):

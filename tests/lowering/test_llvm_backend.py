@@ -24,7 +24,7 @@ from minimlc.lowering.llvm_translate import translate_to_llvm_ir
 from minimlc.runtime.jit import JitModule
 
 
-def compile_mlir(source: str) -> JitModule:
+def llvm_ir_of(source: str) -> str:
     ctx = Context()
     for name, factory in get_all_dialects().items():
         ctx.register_dialect(name, factory)
@@ -32,7 +32,11 @@ def compile_mlir(source: str) -> JitModule:
     for compiler_pass in (ConvertScfToCf(), ConvertToLlvmPass(), ReconcileUnrealizedCastsPass()):
         compiler_pass.apply(ctx, module)
     module.verify()
-    return JitModule(translate_to_llvm_ir(module))
+    return translate_to_llvm_ir(module)
+
+
+def compile_mlir(source: str) -> JitModule:
+    return JitModule(llvm_ir_of(source))
 
 
 def call_packed(jit: JitModule, name: str, *buffers: np.ndarray) -> None:
@@ -266,6 +270,30 @@ func.func @order(%a: memref<1xf32>, %b: memref<1xf32>, %c: memref<1xf32>)
     a, b, c = (np.array([v], np.float32) for v in (10.0, 3.0, 0.0))
     call_packed(compile_mlir(source), "order", a, b, c)
     assert c[0] == 7.0
+
+
+def test_entry_is_inlined_into_its_packed_wrapper() -> None:
+    """The packed wrapper reads the buffers from its array itself: no call passing one argument per buffer (with a
+    model's hundreds of weights, that call alone took LLVM's instruction selector most of a minute)."""
+    buffers = ", ".join(f"%b{k}: memref<1xf32>" for k in range(40))
+    source = f"""
+func.func @many({buffers}, %out: memref<1xf32>) attributes {{minimlc.entry}} {{
+  %c0 = arith.constant 0 : index
+  %x = memref.load %b39[%c0] : memref<1xf32>
+  memref.store %x, %out[%c0] : memref<1xf32>
+  func.return
+}}
+"""
+    llvm_ir = llvm_ir_of(source)
+    assert re.search(r"^define void @many\(.*\) alwaysinline$", llvm_ir, re.M), llvm_ir
+    jit = JitModule(llvm_ir)
+    packed = re.search(r"define void @many_packed\(.*?^}", jit.optimized_ir(), re.S | re.M)
+    assert packed is not None
+    assert "call" not in packed.group(0)
+    buffers_in = [np.array([float(k)], np.float32) for k in range(40)]
+    out = np.zeros(1, np.float32)
+    call_packed(jit, "many", *buffers_in, out)
+    assert out[0] == 39.0
 
 
 REDUCTION = """

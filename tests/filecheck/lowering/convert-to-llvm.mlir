@@ -78,7 +78,8 @@ func.func @main(%x: memref<2x3xf32> {llvm.noalias}, %y: memref<6xf32> {llvm.noal
   func.return
 }
 
-// CHECK:      llvm.func @main(%x: !llvm.ptr {llvm.noalias}, %y: !llvm.ptr {llvm.noalias}) attributes {minimlc.entry} {
+// The entry is always inlined into its packed wrapper (no call with one argument per buffer).
+// CHECK:      llvm.func @main(%x: !llvm.ptr {llvm.noalias}, %y: !llvm.ptr {llvm.noalias}) attributes {minimlc.entry, passthrough = ["alwaysinline"]} {
 // CHECK-NEXT:   llvm.return
 // CHECK-NEXT: }
 // CHECK-NEXT: llvm.func @main_packed(%args: !llvm.ptr) {
