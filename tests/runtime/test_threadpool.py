@@ -33,28 +33,35 @@ define void @record_thread(ptr %threads, i64 %task) {
   ret void
 }
 
-; ctx = {i64 arrived, i64 threads[n]}: wait (bounded) until two tasks have started, so that both threads of a
-; two-thread pool take part; threads[task] = pthread_self(); then about 20 us of volatile loads
-define void @record_thread_together(ptr %ctx, i64 %task) {
+; *counter += 1, then wait (bounded) until *counter >= 2; returns the count seen
+define i64 @arrive_and_wait(ptr %counter) {
 entry:
-  %ignored = atomicrmw add ptr %ctx, i64 1 seq_cst
+  %ignored = atomicrmw add ptr %counter, i64 1 seq_cst
   br label %wait
 wait:
   %spins = phi i64 [ 0, %entry ], [ %next, %wait ]
-  %arrived = load atomic i64, ptr %ctx acquire, align 8
+  %arrived = load atomic i64, ptr %counter acquire, align 8
   %next = add i64 %spins, 1
   %both = icmp sge i64 %arrived, 2
   %gave_up = icmp sge i64 %next, 4000000000
   %stop = or i1 %both, %gave_up
-  br i1 %stop, label %record, label %wait
-record:
+  br i1 %stop, label %done, label %wait
+done:
+  ret i64 %arrived
+}
+
+; ctx = {i64 arrived, i64 threads[n]}: wait until two tasks have started, so that both threads of a two-thread
+; pool take part; threads[task] = pthread_self(); then about 20 us of volatile loads
+define void @record_thread_together(ptr %ctx, i64 %task) {
+entry:
+  %arrived = call i64 @arrive_and_wait(ptr %ctx)
   %index = add i64 %task, 1
   %slot = getelementptr inbounds i64, ptr %ctx, i64 %index
   %self = call i64 @pthread_self()
   store i64 %self, ptr %slot
   br label %busy
 busy:
-  %i = phi i64 [ 0, %record ], [ %i.next, %busy ]
+  %i = phi i64 [ 0, %entry ], [ %i.next, %busy ]
   %loaded = load volatile i64, ptr %slot
   %i.next = add i64 %i, 1
   %done = icmp sge i64 %i.next, 20000
@@ -63,20 +70,9 @@ exit:
   ret void
 }
 
-; ctx = {i64 arrived, i64 seen[2]}: arrive, then wait (bounded) for the other task; seen[task] = arrivals seen
+; ctx = {i64 arrived, i64 seen[2]}: arrive, then wait for the other task; seen[task] = arrivals seen
 define void @rendezvous(ptr %ctx, i64 %task) {
-entry:
-  %ignored = atomicrmw add ptr %ctx, i64 1 seq_cst
-  br label %wait
-wait:
-  %spins = phi i64 [ 0, %entry ], [ %next, %wait ]
-  %arrived = load atomic i64, ptr %ctx acquire, align 8
-  %next = add i64 %spins, 1
-  %both = icmp sge i64 %arrived, 2
-  %gave_up = icmp sge i64 %next, 4000000000
-  %stop = or i1 %both, %gave_up
-  br i1 %stop, label %done, label %wait
-done:
+  %arrived = call i64 @arrive_and_wait(ptr %ctx)
   %index = add i64 %task, 1
   %slot = getelementptr inbounds i64, ptr %ctx, i64 %index
   store i64 %arrived, ptr %slot
