@@ -7,7 +7,8 @@ import io
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, i64
+from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, LLVMTranslationException
@@ -171,6 +172,18 @@ def test_translation_rejects_unlowered_ops() -> None:
     with pytest.raises(LLVMTranslationException, match="func.func"):
         translate_to_llvm_ir(module)
 
+
+
+def test_translation_rejects_a_passthrough_attribute_that_is_not_a_string() -> None:
+    function = llvm.FuncOp(
+        "f",
+        llvm.LLVMFunctionType([], llvm.LLVMVoidType()),
+        body=Region(Block([llvm.ReturnOp()])),
+        other_props={"passthrough": ArrayAttr([IntegerAttr(1, i64)])},
+    )
+    module = ModuleOp([function])
+    with pytest.raises(LLVMTranslationException, match=r"@f: passthrough attribute 1 : i64 is not a string"):
+        translate_to_llvm_ir(module)
 
 LLVMX = {
     "llvmx.fptosi %x : f32 to i64": "fptosi float %.1 to i64",
