@@ -41,7 +41,7 @@ from enum import IntEnum
 from llvmlite import ir
 from llvmlite.ir import instructions
 
-I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 VOID = ir.VoidType()
 BODY = ir.FunctionType(VOID, [PTR, I64]).as_pointer()
@@ -230,7 +230,7 @@ class _PoolModule:
     def _build_drain(self) -> ir.Function:
         """`drain(pool, word, from_back)`: claim tasks from the range at `word` (from its front, or from its back when
         stealing) and run each, until the range is empty."""
-        function, b = self._define("drain", VOID, [PTR, PTR, ir.IntType(1)], internal=True)
+        function, b = self._define("drain", VOID, [PTR, PTR, I1], internal=True)
         pool, word, from_back = function.args
         unfinished = self.field(b, pool, Field.UNFINISHED)
         entry = b.block
@@ -268,12 +268,12 @@ class _PoolModule:
         range of the current job is empty."""
         function, b = self._define("run_tasks", VOID, [PTR, I64], internal=True)
         pool, thread = function.args
-        b.call(self.drain, [pool, self.range_word(b, pool, thread), ir.Constant(ir.IntType(1), 0)])
+        b.call(self.drain, [pool, self.range_word(b, pool, thread), _const(I1, 0)])
         threads = b.zext(b.load(self.field(b, pool, Field.NUM_THREADS), typ=I32), I64)
 
         def steal(offset: ir.Value) -> None:
             victim = b.urem(b.add(thread, offset), threads)
-            b.call(self.drain, [pool, self.range_word(b, pool, victim), ir.Constant(ir.IntType(1), 1)])
+            b.call(self.drain, [pool, self.range_word(b, pool, victim), _const(I1, 1)])
 
         self.count_up(b, _const(I64, 1), threads, steal)
         b.ret_void()
