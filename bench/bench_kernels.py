@@ -184,18 +184,27 @@ def model_convs(name: str) -> list[tuple[ConvSpec, int]]:
     return list(calls.items())
 
 
-def conv_spec_model(spec: ConvSpec) -> onnx.ModelProto:
-    """Conv (no bias) + ReLU of `spec`, with seeded weights."""
+def conv_spec_model(spec: ConvSpec, channels_last: bool = False) -> onnx.ModelProto:
+    """Conv (no bias) + ReLU of `spec`, with seeded weights. With `channels_last`, input and output are NHWC around
+    the NCHW Conv (Transpose in, Transpose out), as a convolution inside a model sees its neighbours once
+    te-channels-last has made them channels-last: the transposes compile to plain copies, not to transposing ones."""
     w = (np.random.default_rng(0).standard_normal((spec.f, spec.c, spec.kh, spec.kw)) * 0.05).astype(np.float32)
     oh, ow = spec.out_size()
     conv = helper.make_node(
-        "Conv", ["x", "w"], ["t"], pads=list(spec.pads), strides=list(spec.strides), dilations=list(spec.dilations)
+        "Conv", ["x_nchw" if channels_last else "x", "w"], ["t"],
+        pads=list(spec.pads), strides=list(spec.strides), dilations=list(spec.dilations),
     )
+    nodes = [conv, helper.make_node("Relu", ["t"], ["y_nchw" if channels_last else "y"])]
+    x_shape, y_shape = [1, spec.c, spec.h, spec.w], [1, spec.f, oh, ow]
+    if channels_last:
+        nodes.insert(0, helper.make_node("Transpose", ["x"], ["x_nchw"], perm=[0, 3, 1, 2]))
+        nodes.append(helper.make_node("Transpose", ["y_nchw"], ["y"], perm=[0, 2, 3, 1]))
+        x_shape, y_shape = [x_shape[d] for d in (0, 2, 3, 1)], [y_shape[d] for d in (0, 2, 3, 1)]
     graph = helper.make_graph(
-        [conv, helper.make_node("Relu", ["t"], ["y"])],
+        nodes,
         "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, spec.c, spec.h, spec.w])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, spec.f, oh, ow])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
         [numpy_helper.from_array(w, "w")],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
@@ -223,16 +232,17 @@ def bench_conv_algorithms(spec: ConvSpec, calls: int, runs: int, warmup: int) ->
     """One convolution (+ ReLU) with each algorithm vs ONNX Runtime: ms, GFLOP/s, time / ONNX Runtime's."""
     model = conv_spec_model(spec)
     x = np.random.default_rng(1).standard_normal((1, spec.c, spec.h, spec.w)).astype(np.float32)
-    feeds = {"x": x}
+    feeds, feeds_nhwc = {"x": x}, {"x": np.ascontiguousarray(x.transpose(0, 2, 3, 1))}
     contenders: dict[str, Callable[[], object]] = {}
-    sessions = {name: session_with(model, pipeline) for name, pipeline in ALGORITHMS.items()}
+    sessions = {name: session_with(conv_spec_model(spec, True), pipeline) for name, pipeline in ALGORITHMS.items()}
     for name, session in sessions.items():
-        contenders[name] = lambda session=session: session.run(None, feeds)
+        contenders[name] = lambda session=session: session.run(None, feeds_nhwc)
     if (ort := _ort_session(model)) is not None:
         contenders["onnxruntime"] = lambda: ort(feeds)
         (theirs,) = ort(feeds)  # type: ignore[misc]
         for session in sessions.values():
-            np.testing.assert_allclose(session.run(None, feeds)[0], theirs, rtol=1e-3, atol=1e-3)
+            ours = session.run(None, feeds_nhwc)[0].transpose(0, 3, 1, 2)
+            np.testing.assert_allclose(ours, theirs, rtol=1e-3, atol=1e-3)
     medians = interleaved_medians(contenders, runs, warmup)
     base = medians.get("onnxruntime", medians["direct"])
     return {

@@ -20,6 +20,7 @@ _OURS = {
     "graph-to-te": ("graph_to_te", "GraphToTePass"),
     "te-conv-im2col": ("te_conv_im2col", "TeConvIm2colPass"),
     "te-conv-layout": ("te_conv_layout", "TeConvLayoutPass"),
+    "te-channels-last": ("te_channels_last", "TeChannelsLastPass"),
     "te-inline": ("te_inline", "TeInlinePass"),
     "te-to-loop": ("te_to_loop", "TeToLoopPass"),
     "loop-split": ("loop_split", "LoopSplitPass"),
@@ -55,7 +56,8 @@ UPSTREAM_PASSES = {
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,te-inline,"
+    "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,te-channels-last,"
+    "te-inline,"
     "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,"
     + _TO_LLVM
 )

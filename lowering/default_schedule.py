@@ -238,13 +238,15 @@ def _gemm_schedule(module: ModuleOp, name: str, g: _Gemm, host: HostInfo) -> lis
 @dataclass
 class _Conv:
     spatial: list[str]
-    """The output loops, outermost first; the last one indexes the output's innermost (width) dimension."""
+    """The output loops, outermost first."""
     reduction: list[str]
     channels: str
     """The output-channel loop: it indexes the weight and not the input."""
     channel_count: int
+    columns: str
+    """The innermost output loop other than the channel loop (the output's width)."""
     width: int
-    """Iterations of the innermost output loop."""
+    """Iterations of the columns loop."""
     weight_operand: int
     weight_dim: int
 
@@ -300,9 +302,10 @@ def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv 
             for dim, index in enumerate(weight.indices)
             if ivs[index] in spatial_loops and index not in data_loops
         ]
-        if len(channels) != 1 or channels[0][1] is spatial_loops[-1]:
+        if len(channels) != 1:
             continue
         dim, channel_loop = channels[0]
+        width = [lp for lp in spatial_loops if lp is not channel_loop][-1]
         if channel_loop.trip_count % host.vector_lanes:
             continue
         # The reduction loop that walks the input's innermost dimension goes innermost (unit stride).
@@ -313,7 +316,8 @@ def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv 
             [lp.loop_name.data for lp in reduction_loops],
             channel_loop.loop_name.data,
             channel_loop.trip_count,
-            spatial_loops[-1].trip_count,
+            width.loop_name.data,
+            width.trip_count,
             operand,
             dim,
         )
@@ -346,8 +350,8 @@ def _conv_schedule(name: str, c: _Conv, host: HostInfo) -> list[str]:
     time) and register-blocked over MR output columns; the MR x NR tile is accumulated in registers and stored
     back into the (NCHW) output once per tile."""
     nr, mr = conv_tile(c.channel_count, c.width, host)
-    f, w = c.channels, c.spatial[-1]
-    outer = [lp for lp in c.spatial[:-1] if lp != f]
+    f, w = c.channels, c.columns
+    outer = [lp for lp in c.spatial if lp not in (f, w)]
     order = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *c.reduction, f"{w}_i", f"{f}_i"]
     return [
         f"loop-decompose-reduction{{kernel={name}}}",

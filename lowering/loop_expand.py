@@ -180,6 +180,10 @@ class _Vectorizer:
         if isinstance(op, arith.AddfOp) and _contracts(op) and self.fused(op):
             return
         operands = [self.as_vector(operand) for operand in op.operands]
+        if isinstance(op, arith.SelectOp):
+            if op.cond in self.vector:
+                raise self.fail(op, "chooses per lane (its condition must be the same for every lane)")
+            operands[0] = self.scalar.get(op.cond, op.cond)
         result_types = [VectorType(result.type, [self.lanes]) for result in op.results]
         new_op = op.create(
             operands=operands,

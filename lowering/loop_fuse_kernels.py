@@ -31,7 +31,9 @@ Where a contraction stage zeroes its output and then adds each element's finishe
 the convolution schedule has it; checked: the write-back loops visit every element exactly once), and its
 elementwise stage follows directly, the elementwise body moves into the write-back (TVM's epilogue at the cache
 write): it reads the tile's value instead of the intermediate, so the zeroing, the intermediate buffer and the
-stage's pass over it disappear. Vectorized write-backs (the GEMM's) keep their epilogue stage.
+stage's pass over it disappear. In a vectorized write-back (a channels-last convolution's, a GEMM's whose whole
+reduction is in the tile loop) the epilogue becomes vector code too, so one with a libm call (no vector form) stays a
+stage of its own.
 
     func.call @pad_0(%x, %p)       // injective, only @conv_1 reads %p
     func.call @conv_1(%p, %w, %c)  // contraction, only @relu_2 reads %c
@@ -66,6 +68,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
+from minimlc.lowering.convert_to_llvm_arith import LIBM_FUNCTIONS
 from minimlc.lowering.loop_nest import Affine, affine_form, loop_of
 
 _ZERO = FloatAttr(0.0, f32)
@@ -325,8 +328,6 @@ def _writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
     """True if the loops around `store` (up to `root`) visit every element of its buffer exactly once: each index is
     a mixed-radix sum of distinct loops, and the iterations number the buffer's elements."""
     loops = [lp for lp in _enclosing_loops(store, root) if lp.trip_count > 1]
-    if any(lp.kind.data == "vectorize" for lp in _enclosing_loops(store, root)):
-        return False
     forms = [_form(index) for index in store.indices]
     if any(form is None for form in forms):
         return False
@@ -387,6 +388,9 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
                 return None
     body = read.parent_block()
     assert body is not None
+    vectorized = any(lp.kind.data == "vectorize" for lp in _enclosing_loops(write_back, nest))
+    if vectorized and any(type(op) in LIBM_FUNCTIONS for op in body.walk()):
+        return None  # the write-back is one vector operation per tile row; a libm call has no vector form
     current: Operation = stage
     while isinstance(current, loop.ForOp) and current.body.block is not body:
         ops = list(current.body.block.ops)

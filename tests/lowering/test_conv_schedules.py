@@ -111,9 +111,10 @@ def trace_of(model: onnx.ModelProto) -> str:
 @pytest.mark.parametrize(
     ("model", "parallel_loop"),
     [
-        (conv_model(8, 14, 32, 3, 1, 1), r"loop-parallel\{kernel=conv_\d+ loop=i2\}"),  # 2 channel panels: rows
-        (conv_model(16, 12, 128, 3, 2, 1), r"loop-parallel\{kernel=conv_\d+ loop=i1_o\}"),  # 8 panels
-        (conv_model(3, 20, 16, 7, 2, 3), r"loop-parallel\{kernel=conv_\d+ loop=i2\}"),
+        # Convolutions are channels-last (te-channels-last): loops (n, h, w, f) = i0..i3.
+        (conv_model(8, 14, 32, 3, 1, 1), r"loop-parallel\{kernel=conv_\d+ loop=i1\}"),  # 2 channel panels: rows
+        (conv_model(16, 12, 128, 3, 2, 1), r"loop-parallel\{kernel=conv_\d+ loop=i3_o\}"),  # 8 panels
+        (conv_model(3, 20, 16, 7, 2, 3), r"loop-parallel\{kernel=conv_\d+ loop=i1\}"),
         (pool_model(16, 40), r"loop-parallel\{kernel=max_pool_\d+ loop=i1\}"),
     ],
     ids=["conv-rows", "conv-channels", "conv-7x7", "maxpool"],

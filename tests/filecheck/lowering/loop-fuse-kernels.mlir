@@ -400,3 +400,100 @@ func.func private @slice_relu_1(%in0: memref<4x8xf32> {llvm.noalias}, %out: memr
 // CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
 // CHECK-NEXT:      loop.for "j" %j_1 = 0 to 4 step 1 serial {
 // CHECK-NEXT:        %a_1 = memref.load %in2[%i_1, %j_1] : memref<4x8xf32>
+
+// -----
+
+// With a vectorized write-back (a channels-last convolution's tile goes back one vector per row) the epilogue still
+// moves into it, and becomes vector code with it; an epilogue with a libm call (no vector form) stays a stage.
+func.func @vector_epilogue(%x: memref<4x8xf32>, %w: memref<8x4xf32>, %b: memref<4xf32>, %out0: memref<4x4xf32>, %out1: memref<4x4xf32>) {
+  %y = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_0(%x, %w, %y) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @relu_1(%y, %b, %out0) : (memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+  %z = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_0(%x, %w, %z) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @erf_2(%z, %out1) : (memref<4x4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 4 step 1 vectorize {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "i_ld" %l = 0 to 4 step 1 vectorize {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 vectorize {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      %o = memref.load %out[%i, %st] : memref<4x4xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @relu_1(%in0: memref<4x4xf32> {llvm.noalias}, %in1: memref<4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 vectorize {
+      %a = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %c = memref.load %in1[%j] : memref<4xf32>
+      %s = arith.addf %a, %c fastmath<contract> : f32
+      %zero = arith.constant 0.000000e+00 : f32
+      %m = arith.maximumf %s, %zero : f32
+      memref.store %m, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @erf_2(%in0: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %e = math.erf %a : f32
+      memref.store %e, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @vector_epilogue(
+// CHECK-NEXT:    func.call @fused_matmul_relu_0(%x, %w, %b, %out0) : (memref<4x8xf32>, memref<8x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+// CHECK-NEXT:    %z = loop.alloc "global" : memref<4x4xf32>
+// CHECK-NEXT:    func.call @fused_matmul_erf_1(%x, %w, %z, %out1)
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_relu_0(
+// CHECK-NEXT:    %tile = loop.alloc "local" : memref<4xf32>
+// CHECK-NEXT:    loop.for "i" %i = 0 to 4 step 1 serial {
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %c_1 = memref.load %in2[%st] : memref<4xf32>
+// CHECK-NEXT:        %s_1 = arith.addf %v, %c_1 fastmath<contract> : f32
+// CHECK-NEXT:        %zero_1 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %m = arith.maximumf %s_1, %zero_1 : f32
+// CHECK-NEXT:        memref.store %m, %out[%i, %st] : memref<4x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_erf_1(
+// CHECK:         loop.for "i_init"
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %o = memref.load %in2[%i, %st] : memref<4x4xf32>
+// CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
+// CHECK:             %e = math.erf %a_1 : f32
