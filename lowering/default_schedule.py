@@ -43,6 +43,7 @@ non-serial loop count as scheduled and are left alone, so the pass can run twice
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -249,6 +250,8 @@ class _Conv:
     """Iterations of the columns loop."""
     weight_operand: int
     weight_dim: int
+    weight_order: list[int]
+    """The weight's other dimensions in reduction-loop order, outermost first (loop-pack's `order`)."""
 
 
 def _output_and_reduction_loops(
@@ -308,9 +311,21 @@ def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv 
         width = [lp for lp in spatial_loops if lp is not channel_loop][-1]
         if channel_loop.trip_count % host.vector_lanes:
             continue
-        # The reduction loop that walks the input's innermost dimension goes innermost (unit stride).
+        # The reduction loop that walks the input's innermost dimension (the channels) goes innermost (unit stride),
+        # or outermost where that measured faster (see `_channels_outermost`).
         innermost = affine_form(data.indices[-1]) or {}
-        reduction_loops.sort(key=lambda lp: innermost.get(lp.induction_var, 0) == 1)
+        walks_input = {lp: innermost.get(lp.induction_var, 0) == 1 for lp in reduction_loops}
+        stride = max((abs((affine_form(index) or {}).get(width.induction_var, 0)) for index in data.indices), default=1)
+        _, columns = conv_tile(channel_loop.trip_count, width.trip_count, host)
+        depth = math.prod(lp.trip_count for lp in reduction_loops)
+        outermost = _channels_outermost(depth, stride, columns)
+        reduction_loops.sort(key=lambda lp: walks_input[lp] != outermost)
+        # The packed weight keeps its reduction dimensions in loop order: the inner loops walk it front to back.
+        weight_dims = {ivs[index]: d for d, index in enumerate(weight.indices)}
+        weight_order = [weight_dims[lp] for lp in reduction_loops if lp in weight_dims]
+        others = [d for d in range(len(weight.indices)) if d != dim]
+        if weight_order == others or sorted(weight_order) != others:
+            weight_order = []  # the weight's own order, or not one reduction loop per dimension
         return _Conv(
             [lp.loop_name.data for lp in spatial_loops],
             [lp.loop_name.data for lp in reduction_loops],
@@ -320,8 +335,22 @@ def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv 
             width.trip_count,
             operand,
             dim,
+            weight_order,
         )
     return None
+
+
+CHANNELS_OUTERMOST_DEPTH = 2048
+"""Fewest products per output (C x KH x KW) for which `_channels_outermost` may put the channel loop outermost."""
+
+
+def _channels_outermost(depth: int, stride: int, columns: int) -> bool:
+    """Whether a direct convolution reduces with its channel loop outermost, `(c, kh, kw)`, instead of innermost,
+    `(kh, kw, c)`: a rule read off per-shape measurements of both (docs/DESIGN.md, "Measured facts"). Channels
+    outermost won where the weight panel is deep (ResNet-50's 3x3 256->256 at 14x14: 1.17 vs 1.29 x ONNX Runtime;
+    3x3 512->512 at 7x7: 1.10 vs 1.44) unless a stride-2 tile of 14 columns reads 29 input pixels per row, 2 KB
+    apart, for every channel (3x3/2 256->256: 1.59 vs 1.17); shallow ones (3x3 over 64 or 128 channels) were even."""
+    return depth >= CHANNELS_OUTERMOST_DEPTH and (stride == 1 or columns <= 7)
 
 
 CONV_MAX_COLUMNS = 14
@@ -351,6 +380,7 @@ def _conv_schedule(name: str, c: _Conv, host: HostInfo) -> list[str]:
     back into the (NCHW) output once per tile."""
     nr, mr = conv_tile(c.channel_count, c.width, host)
     f, w = c.channels, c.columns
+    pack_order = f" order={','.join(map(str, c.weight_order))}" if c.weight_order else ""
     outer = [lp for lp in c.spatial if lp not in (f, w)]
     order = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *c.reduction, f"{w}_i", f"{f}_i"]
     return [
@@ -358,7 +388,7 @@ def _conv_schedule(name: str, c: _Conv, host: HostInfo) -> list[str]:
         f"loop-split{{kernel={name} loop={f} factor={nr}}}",
         f"loop-split{{kernel={name} loop={w} factor={mr}}}",
         f"loop-reorder{{kernel={name} order={','.join(order)}}}",
-        f"loop-pack{{kernel={name} operand={c.weight_operand} dim={c.weight_dim} factor={nr}}}",
+        f"loop-pack{{kernel={name} operand={c.weight_operand} dim={c.weight_dim} factor={nr}{pack_order}}}",
         f"loop-unroll{{kernel={name} loop={w}_i}}",
         f"loop-vectorize{{kernel={name} loop={f}_i}}",
         f"loop-cache-write{{kernel={name} loop={w}_o accumulate=true}}",

@@ -4,7 +4,10 @@
 out as panels of `factor`: a `KxN` matrix tiled along N becomes `(N/16)xKx16` (GEMM panels the micro-kernel
 streams contiguously; NCHWc weights are the same rule). Every read `B[k, j]` becomes `Bp[j / 16, k, j % 16]`,
 simplified with the loop structure: the loops indexing `dim` must already be split so that `j = j_o + j_i` with
-`j_o` a multiple of 16 and `0 <= j_i < 16`, giving `Bp[j_o / 16, k, j_i]`. Each call site must pass a weight (or a
+`j_o` a multiple of 16 and `0 <= j_i < 16`, giving `Bp[j_o / 16, k, j_i]`. `order` (default: as they are) lists
+the other dimensions in the order the panel keeps them, so that a kernel walks its panel front to back: a
+convolution reducing over (kh, kw, c), innermost last, packs its `FxCxKHxKW` weight with `dim=0 order=2,3,1` into
+`(F/16)xKHxKWxCx16`. Each call site must pass a weight (or a
 precomputed buffer); it now passes `loop.precompute @<kernel>_pack<operand>(%w)`, a copy kernel that `loop-to-scf`
 runs once, when the model is loaded (see docs/DESIGN.md, Runtime ABI):
 
@@ -42,9 +45,10 @@ from minimlc.lowering.loop_nest import (
 )
 
 
-def packed_shape(shape: list[int], dim: int, factor: int) -> list[int]:
-    """The shape of a buffer of `shape` tiled along `dim` by `factor`: panels first, the panel's lanes last."""
-    return [shape[dim] // factor, *shape[:dim], *shape[dim + 1 :], factor]
+def packed_shape(shape: list[int], dim: int, factor: int, order: list[int]) -> list[int]:
+    """The shape of a buffer of `shape` tiled along `dim` by `factor`: panels first, then the other dimensions in
+    `order`, the panel's lanes last."""
+    return [shape[dim] // factor, *(shape[d] for d in order), factor]
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,8 @@ class LoopPackPass(ModulePass):
     operand: int
     dim: int
     factor: int
+    order: tuple[int, ...] = ()
+    """The other dimensions, in the order the packed buffer keeps them (empty: their own order)."""
 
     def fail(self, reason: str) -> DiagnosticException:
         return DiagnosticException(f"{self.name}: operand {self.operand} of kernel '{self.kernel}': {reason}")
@@ -72,7 +78,11 @@ class LoopPackPass(ModulePass):
         shape = list(old_type.get_shape())
         if not 0 <= self.dim < len(shape) or shape[self.dim] % self.factor:
             raise self.fail(f"cannot tile dimension {self.dim} of shape {shape} by {self.factor}")
-        new_type = MemRefType(old_type.element_type, packed_shape(shape, self.dim, self.factor))
+        others = [d for d in range(len(shape)) if d != self.dim]
+        if self.order and sorted(self.order) != others:
+            raise self.fail(f"order {list(self.order)} is not a permutation of the other dimensions {others}")
+        order = list(self.order) or others
+        new_type = MemRefType(old_type.element_type, packed_shape(shape, self.dim, self.factor, order))
         calls = [call for call in op.walk() if isinstance(call, func.CallOp) and call.callee.string_value() == self.kernel]
         for call in calls:
             if not isinstance(call.arguments[self.operand].owner, loop.WeightOp | loop.PrecomputeOp):
@@ -82,12 +92,12 @@ class LoopPackPass(ModulePass):
             access = use.operation
             if not isinstance(access, memref.LoadOp):
                 raise self.fail(f"it is used by '{access.name}', not only read")
-            self.rewrite_load(access)
+            self.rewrite_load(access, order)
         kernel.function_type = func.FunctionType.from_lists(
             [arg.type for arg in kernel.body.block.args], kernel.function_type.outputs.data
         )
         pack_name = f"{self.kernel}_pack{self.operand}"
-        op.body.block.add_op(self.pack_kernel(pack_name, old_type, new_type))
+        op.body.block.add_op(self.pack_kernel(pack_name, old_type, new_type, order))
         for call in calls:
             weight = call.arguments[self.operand]
             precompute = loop.PrecomputeOp(pack_name, [weight], new_type)
@@ -95,7 +105,7 @@ class LoopPackPass(ModulePass):
             Builder(InsertPoint.before(call)).insert(precompute)
             call.operands[self.operand] = precompute.result
 
-    def rewrite_load(self, load: memref.LoadOp) -> None:
+    def rewrite_load(self, load: memref.LoadOp, order: list[int]) -> None:
         indices = list(load.indices)
         form = affine_form(indices[self.dim])
         if form is None:
@@ -120,15 +130,15 @@ class LoopPackPass(ModulePass):
         builder = Builder(InsertPoint.before(load))
         panel = builder.insert(arith.DivUIOp(build_form(builder, outer), index_constant(builder, self.factor)))
         lane = build_form(builder, inner)
-        new_indices: list[SSAValue] = [panel.result, *indices[: self.dim], *indices[self.dim + 1 :], lane]
+        new_indices: list[SSAValue] = [panel.result, *(indices[d] for d in order), lane]
         new_load = builder.insert(memref.LoadOp.get(load.memref, new_indices))
         new_load.res.name_hint = load.res.name_hint
         load.res.replace_all_uses_with(new_load.res)
         load.detach()
         load.erase()
 
-    def pack_kernel(self, name: str, source: MemRefType, packed: MemRefType) -> func.FuncOp:
-        """`@name(%w, %packed)`: `packed[p, ..., l] = w[..., p * factor + l, ...]`."""
+    def pack_kernel(self, name: str, source: MemRefType, packed: MemRefType, order: list[int]) -> func.FuncOp:
+        """`@name(%w, %packed)`: `packed[p, ..., l] = w[..., p * factor + l, ...]` (the middle dims in `order`)."""
         kernel = func.FuncOp(name, ([source, packed], []), visibility="private")
         body = kernel.body.block
         body.args[0].name_hint, body.args[1].name_hint = "in0", "out"
@@ -140,8 +150,9 @@ class LoopPackPass(ModulePass):
         builder = Builder(InsertPoint.at_end(loops[-1].body.block))
         scaled = builder.insert(arith.MuliOp(ivs[0], index_constant(builder, self.factor)))
         index = builder.insert(arith.AddiOp(scaled.result, ivs[-1])).result
-        rest = ivs[1:-1]
-        source_indices = [*rest[: self.dim], index, *rest[self.dim :]]
+        source_indices = [index] * (len(order) + 1)
+        for d, iv in zip(order, ivs[1:-1]):
+            source_indices[d] = iv
         value = builder.insert(memref.LoadOp.get(body.args[0], source_indices))
         builder.insert(memref.StoreOp.get(value.res, body.args[1], ivs))
         body.add_op(func.ReturnOp())

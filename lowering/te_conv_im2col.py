@@ -84,19 +84,16 @@ class ConvShape:
 def prefers_im2col(shape: ConvShape, host: HostInfo) -> bool:
     """The `auto` choice, a rule read off per-shape measurements of both algorithms (docs/DESIGN.md, "Measured
     facts"): im2col + GEMM where the direct schedule's register tile covers fewer than 6 output columns (odd widths:
-    55, 27, 13; it then streams its weight panel once per column), and for 1x1 convolutions that do not widen
-    (F <= C: no input copy for stride 1, and the GEMM's output transposition, one pass over F x pixels, is small
-    beside the C-deep products) over at least `8 * ROW_MULTIPLE` pixels (fewer pay for row padding). Never for
-    inputs of under 8 channels (RGB stems): their products are 27-147 deep, too shallow for the gather to pay. And
-    wherever the direct schedule does not apply (output channels not a multiple of the vector width)."""
+    55, 27, 13; it then streams its weight panel once per column), except for inputs of under 8 channels (RGB
+    stems: their products are 27-147 deep, too shallow for the gather to pay); and wherever the direct schedule does
+    not apply (output channels not a multiple of the vector width). With activations channels-last
+    (`te-channels-last`) the direct schedule won every other convolution of ResNet-50, 1x1 ones included (1x1
+    256->64 at 56x56: 0.98 vs 3.61 x ONNX Runtime), so there is no rule for those any more."""
     if shape.out_channels % host.vector_lanes:
         return True  # the direct schedule needs whole vectors of output channels
     if shape.in_channels < 8:
         return False
-    if conv_tile(shape.out_channels, shape.out_width, host)[1] < 6:
-        return True
-    pointwise = shape.kernel_height == shape.kernel_width == 1
-    return pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
+    return conv_tile(shape.out_channels, shape.out_width, host)[1] < 6
 
 
 def _round_up(value: int, multiple: int) -> int:

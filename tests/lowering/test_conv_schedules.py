@@ -154,7 +154,7 @@ def test_padded_channels_keep_numbers(
 def test_padded_conv_gets_the_conv_schedule_with_weights_at_load_time() -> None:
     # loop-pack applies only to a weight handle or a load-time (hoisted) buffer: the padded weight is one.
     trace = trace_of(conv_model(8, 13, 20, 3, 1, 1))
-    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=\d+\}", trace)
+    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=\d+ order=2,3,1\}", trace)
     assert re.search(r"loop-cache-write\{kernel=conv_\d+ ", trace)
 
 
@@ -190,3 +190,22 @@ def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ce
     x[0, 0, 0, 0], x[0, 1, 5, 7], x[0, 2, 1, 1] = np.nan, -np.inf, np.inf
     (actual,) = InferenceSession(model).run(None, {"x": x})
     np.testing.assert_array_equal(actual, unscheduled(model, x))
+
+
+@pytest.mark.parametrize(
+    ("model", "reduction"),
+    [
+        (conv_model(256, 14, 256, 3, 1, 1), r"k4,k5,k6,i2_i,i3_i\}"),  # deep (2304 products), stride 1: channels out
+        (conv_model(256, 28, 256, 3, 2, 1), r"k5,k6,k4,i2_i,i3_i\}"),  # stride 2 over 14 columns: channels in
+        (conv_model(64, 14, 64, 3, 1, 1), r"k5,k6,k4,i2_i,i3_i\}"),  # shallow (576 products): channels in
+    ],
+    ids=["deep", "deep-stride-2", "shallow"],
+)
+def test_conv_reduction_order_and_weight_panel_order_agree(model: onnx.ModelProto, reduction: str) -> None:
+    """The channel loop (k4) goes innermost or, for deep weight panels at stride 1, outermost of the reduction
+    (`_channels_outermost`); the packed weight keeps its dimensions in the loops' order, so the inner loops walk it
+    front to back (no `order` when that is the weight's own (c, kh, kw) order)."""
+    trace = trace_of(model)
+    assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i3_o,i1,i2_o," + reduction, trace), trace
+    pack = "factor=32}" if reduction.startswith("k4") else "factor=32 order=2,3,1}"
+    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 " + pack, trace), trace
