@@ -13,10 +13,12 @@ Kernels are recognised by structure, not by name:
   every access walks its buffer's last dimension with unit stride (or not at all).
 - **Direct convolution** (a sum of input x weight reads in which one output loop, the output channels, indexes the
   weight and not the input; see `_conv_shape`): vectorize over NR output channels (weights packed into NR-wide
-  panels at load time), register-block MR output columns, reduce with the input's innermost dimension innermost,
-  and keep the MR x NR tile in registers (`loop-cache-write` at the column loop: the tile goes back to the NCHW
-  output through a staging tile). With `graph-pad-conv` (no bounds checks in the body) and `te-conv-layout`
-  (channels-last input, unit-stride reduction) before it. The other convolution algorithm, im2col + GEMM, is
+  panels at load time, in the order the reduction loops walk them), register-block MR output columns, reduce with
+  the input's innermost dimension (its channels) innermost, or outermost for deep panels under narrow tiles
+  (`_channels_outermost`), and keep the MR x NR tile in registers (`loop-cache-write` at the column loop: the tile
+  goes back to a channels-last output one vector per column, or to an NCHW one through a staging tile). With
+  `graph-pad-conv` (no bounds checks in the body), `te-conv-layout` (channels-last input, unit-stride reduction)
+  and `te-channels-last` (channels-last output) before it. The other convolution algorithm, im2col + GEMM, is
   chosen per shape before this pass (`te-conv-im2col`): it reaches this pass as a GEMM (the `conv_gemm` kernel).
 
 - **Pooling and depthwise convolution** (a max or sum over a window of one input read, whose innermost output loop
@@ -315,10 +317,9 @@ def _conv_shape(module: ModuleOp, kernel: func.FuncOp, host: HostInfo) -> _Conv 
         # or outermost where that measured faster (see `_channels_outermost`).
         innermost = affine_form(data.indices[-1]) or {}
         walks_input = {lp: innermost.get(lp.induction_var, 0) == 1 for lp in reduction_loops}
-        stride = max((abs((affine_form(index) or {}).get(width.induction_var, 0)) for index in data.indices), default=1)
         _, columns = conv_tile(channel_loop.trip_count, width.trip_count, host)
         depth = math.prod(lp.trip_count for lp in reduction_loops)
-        outermost = _channels_outermost(depth, stride, columns)
+        outermost = _channels_outermost(depth, columns)
         reduction_loops.sort(key=lambda lp: walks_input[lp] != outermost)
         # The packed weight keeps its reduction dimensions in loop order: the inner loops walk it front to back.
         weight_dims = {ivs[index]: d for d, index in enumerate(weight.indices)}
@@ -344,13 +345,14 @@ CHANNELS_OUTERMOST_DEPTH = 2048
 """Fewest products per output (C x KH x KW) for which `_channels_outermost` may put the channel loop outermost."""
 
 
-def _channels_outermost(depth: int, stride: int, columns: int) -> bool:
+def _channels_outermost(depth: int, columns: int) -> bool:
     """Whether a direct convolution reduces with its channel loop outermost, `(c, kh, kw)`, instead of innermost,
     `(kh, kw, c)`: a rule read off per-shape measurements of both (docs/DESIGN.md, "Measured facts"). Channels
-    outermost won where the weight panel is deep (ResNet-50's 3x3 256->256 at 14x14: 1.17 vs 1.29 x ONNX Runtime;
-    3x3 512->512 at 7x7: 1.10 vs 1.44) unless a stride-2 tile of 14 columns reads 29 input pixels per row, 2 KB
-    apart, for every channel (3x3/2 256->256: 1.59 vs 1.17); shallow ones (3x3 over 64 or 128 channels) were even."""
-    return depth >= CHANNELS_OUTERMOST_DEPTH and (stride == 1 or columns <= 7)
+    outermost won only for deep weight panels under a register tile of at most 7 columns (3x3 512->512 at 7x7: 1.10
+    vs 1.44 x ONNX Runtime; 3x3/2 512->512 from 14x14: 1.54 vs 1.70); with 14 columns it lost or tied (3x3 512->512 at
+    14x14: 1.57 vs 1.18, at 28x28: 1.59 vs 1.17; 3x3/2 256->256 from 28x28: 1.59 vs 1.17; 3x3 256->256 at 14x14: 1.17
+    vs 1.29, the one exception, left to the common rule)."""
+    return depth >= CHANNELS_OUTERMOST_DEPTH and columns <= 7
 
 
 CONV_MAX_COLUMNS = 14
@@ -377,7 +379,7 @@ def conv_tile(channels: int, width: int, host: HostInfo) -> tuple[int, int]:
 def _conv_schedule(name: str, c: _Conv, host: HostInfo) -> list[str]:
     """Direct convolution, vectorized over output channels (NR of them, weights packed in NR-wide panels at load
     time) and register-blocked over MR output columns; the MR x NR tile is accumulated in registers and stored
-    back into the (NCHW) output once per tile."""
+    back into the output once per tile."""
     nr, mr = conv_tile(c.channel_count, c.width, host)
     f, w = c.channels, c.columns
     pack_order = f" order={','.join(map(str, c.weight_order))}" if c.weight_order else ""

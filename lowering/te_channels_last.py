@@ -14,25 +14,29 @@ instead; this pass does the same. A compute stored channels-last has its output 
     %r = te.compute "relu" (%a, %c, %d, %b) -> tensor<1x56x56x64xf32> { %v = te.read %y[%a, %c, %d, %b] ... }
 
 Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output"), and then,
-in program order, every image compute (rank 4, more than one pixel) that reads a channels-last tensor at its own
-batch and channel (elementwise ops, padding, concatenation, slices, and pooling: reductions over one input). A
-depthwise convolution stays NCHW (its schedule vectorizes along rows, reading weights per channel), as do
-tensors of one pixel per channel, whose two layouts are the same bytes. A channels-last copy made for a
-convolution (`conv_input_nhwc`, from te-conv-layout) of a tensor that is now channels-last is that tensor. A
-channels-last result used other than by a read (returned from the function) is copied back to NCHW once.
+in program order, every image compute (rank 4, more than one pixel) whose image reads are all of channels-last
+tensors, each at the compute's own batch and its channel plus a constant (elementwise ops, padding, channel slices,
+and pooling: reductions over one input; not a concatenation, whose reads are selected by channel, which along vector
+lanes would change per lane, nor a reduction across channels such as LRN's window sum, nor what reads those). Of
+those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout) through
+channels-last computes stay channels-last: a chain that ends in NCHW readers (a model's output, a depthwise
+convolution, whose schedule vectorizes along rows, a channel shuffle's reshape) would only move its transposition
+to the end. Tensors of one pixel per channel stay as they are (both layouts are the same bytes). A channels-last
+copy of a tensor that is now channels-last is that tensor. A channels-last result used other than by a read (a
+function result) is copied back to NCHW once.
 Run after te-conv-layout and before te-inline.
 """
 
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from minimlc.dialects import te
+from minimlc.dialects import graph, te
 from minimlc.lowering.te_builder import build_compute, read
 
 CHANNELS_LAST = (0, 2, 3, 1)
@@ -50,27 +54,27 @@ def _is_image(compute: te.ComputeOp) -> bool:
     return len(shape) == 4 and shape[2] * shape[3] > 1
 
 
-def _depends_only_on(value: SSAValue, index: SSAValue, block_args: set[SSAValue]) -> bool:
-    """Whether `value` is computed from block argument `index` (and constants) alone."""
-    pending, seen = [value], False
-    while pending:
-        current = pending.pop()
-        if current is index:
-            seen = True
-        elif current in block_args:
+def _offset_of(value: SSAValue, index: SSAValue) -> bool:
+    """Whether `value` is block argument `index` plus or minus constants (a channel slice's offset)."""
+    while value is not index:
+        op = value.owner
+        if not isinstance(op, arith.AddiOp | arith.SubiOp):
             return False
-        elif isinstance(current.owner, Operation):
-            pending.extend(current.owner.operands)
-    return seen
+        constant = [v for v in op.operands if isinstance(v.owner, arith.ConstantOp)]
+        if len(constant) != 1 or (isinstance(op, arith.SubiOp) and constant[0] is not op.rhs):
+            return False
+        value = op.lhs if constant[0] is op.rhs else op.rhs
+    return True
 
 
 def _keeps_layout(compute: te.ComputeOp, reading: te.ReadOp) -> bool:
-    """Whether `reading` (a rank-4 read in `compute`) takes the compute's own batch index and a channel computed
-    from the compute's channel index alone: elementwise ops, pads, slices, concatenations, pools."""
+    """Whether `reading` (a rank-4 read in `compute`) takes the compute's own batch index and its channel index plus
+    a constant: elementwise ops, pads, channel slices, pools. A concatenation's reads are clamped into each input's
+    channels and selected by channel: channels-last, that choice would change along the vector lanes, so a
+    concatenation stays NCHW."""
     batch, channel = compute.output_indices[:2]
-    args = set(compute.body.block.args)
     indices = reading.indices
-    return indices[0] is batch and _depends_only_on(indices[1], channel, args)
+    return indices[0] is batch and _offset_of(indices[1], channel)
 
 
 def _reads(compute: te.ComputeOp) -> list[te.ReadOp]:
@@ -86,7 +90,22 @@ def _joins(compute: te.ComputeOp, channels_last: set[SSAValue]) -> bool:
     reads = _reads(compute)
     if compute.extents and len({r.tensor for r in reads}) != 1:
         return False
-    return any(r.tensor in channels_last and _keeps_layout(compute, r) for r in reads)
+    images = [r for r in reads if _is_image_tensor(r.tensor)]
+    return bool(images) and all(r.tensor in channels_last and _keeps_layout(compute, r) for r in images)
+
+
+def _is_image_tensor(tensor: SSAValue) -> bool:
+    shape = TensorType.get_shape(tensor.type)  # type: ignore[arg-type]
+    return len(shape) == 4 and shape[2] * shape[3] > 1 and not isinstance(tensor.owner, graph.WeightOp)
+
+
+def _readers(compute: te.ComputeOp) -> set[te.ComputeOp]:
+    """The computes whose bodies read `compute`."""
+    return {
+        reader
+        for use in compute.result.uses
+        if isinstance(use.operation, te.ReadOp) and isinstance(reader := use.operation.parent_op(), te.ComputeOp)
+    }
 
 
 def _stored_channels_last(compute: te.ComputeOp) -> te.ComputeOp:
@@ -129,6 +148,11 @@ def _convert_function(function: func.FuncOp) -> None:
         if isinstance(op, te.ComputeOp) and _joins(op, channels_last):
             channels_last.add(op.result)
             chosen.append(op)
+    kept: set[te.ComputeOp] = set()
+    for compute in reversed(chosen):
+        if any(reader.tag.data == CHANNELS_LAST_COPY or reader in kept for reader in _readers(compute)):
+            kept.add(compute)
+    chosen = [compute for compute in chosen if compute in kept]
     converted: set[SSAValue] = set()
     for compute in chosen:
         new = _stored_channels_last(compute)

@@ -81,19 +81,25 @@ class ConvShape:
         return self.in_channels * self.kernel_height * self.kernel_width
 
 
-def prefers_im2col(shape: ConvShape, host: HostInfo) -> bool:
+def prefers_im2col(shape: ConvShape, host: HostInfo, input_is_concat: bool = False) -> bool:
     """The `auto` choice, a rule read off per-shape measurements of both algorithms (docs/DESIGN.md, "Measured
     facts"): im2col + GEMM where the direct schedule's register tile covers fewer than 6 output columns (odd widths:
     55, 27, 13; it then streams its weight panel once per column), except for inputs of under 8 channels (RGB
     stems: their products are 27-147 deep, too shallow for the gather to pay); and wherever the direct schedule does
     not apply (output channels not a multiple of the vector width). With activations channels-last
     (`te-channels-last`) the direct schedule won every other convolution of ResNet-50, 1x1 ones included (1x1
-    256->64 at 56x56: 0.98 vs 3.61 x ONNX Runtime), so there is no rule for those any more."""
+    256->64 at 56x56: 0.98 vs 3.61 x ONNX Runtime), except where the input is a channel concatenation, which stays
+    NCHW (te-channels-last): a 1x1 convolution that does not widen (F <= C) over at least `8 * ROW_MULTIPLE` pixels
+    then reads it in place as the GEMM's A operand, the concatenation fused into that read, instead of through a
+    transposing copy (SqueezeNet's fire modules: the copy alone took 2.6 of 14 ms)."""
     if shape.out_channels % host.vector_lanes:
         return True  # the direct schedule needs whole vectors of output channels
     if shape.in_channels < 8:
         return False
-    return conv_tile(shape.out_channels, shape.out_width, host)[1] < 6
+    if conv_tile(shape.out_channels, shape.out_width, host)[1] < 6:
+        return True
+    pointwise = shape.kernel_height == shape.kernel_width == 1
+    return input_is_concat and pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -197,7 +203,9 @@ class ConvToIm2colGemm(RewritePattern):
             and graph.shape_of(parts.data.owner.tensor) == (n, c, oh, ow)
         )
         shape = ConvShape(n, c, f, oh, ow, kh, kw)
-        if self.algorithm == "auto" and not prefers_im2col(shape, host_info()):
+        source = parts.data.owner.tensor.owner if isinstance(parts.data.owner, te.ReadOp) else None
+        concat = isinstance(source, te.ComputeOp) and source.tag.data == "concat"
+        if self.algorithm == "auto" and not prefers_im2col(shape, host_info(), concat):
             return
         rows, depth = shape.rows, shape.depth
         padded_rows, padded_cols = _round_up(rows, ROW_MULTIPLE), _round_up(f, COLUMN_MULTIPLE)

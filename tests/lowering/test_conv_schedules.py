@@ -111,10 +111,10 @@ def trace_of(model: onnx.ModelProto) -> str:
 @pytest.mark.parametrize(
     ("model", "parallel_loop"),
     [
-        # Convolutions are channels-last (te-channels-last): loops (n, h, w, f) = i0..i3.
-        (conv_model(8, 14, 32, 3, 1, 1), r"loop-parallel\{kernel=conv_\d+ loop=i1\}"),  # 2 channel panels: rows
-        (conv_model(16, 12, 128, 3, 2, 1), r"loop-parallel\{kernel=conv_\d+ loop=i3_o\}"),  # 8 panels
-        (conv_model(3, 20, 16, 7, 2, 3), r"loop-parallel\{kernel=conv_\d+ loop=i1\}"),
+        # A convolution that feeds only the model's output stays NCHW (te-channels-last): loops (n, f, h, w).
+        (conv_model(8, 14, 32, 3, 1, 1), r"loop-parallel\{kernel=conv_\d+ loop=i2\}"),  # 2 channel panels: rows
+        (conv_model(16, 12, 128, 3, 2, 1), r"loop-parallel\{kernel=conv_\d+ loop=i1_o\}"),  # 8 panels
+        (conv_model(3, 20, 16, 7, 2, 3), r"loop-parallel\{kernel=conv_\d+ loop=i2\}"),
         (pool_model(16, 40), r"loop-parallel\{kernel=max_pool_\d+ loop=i1\}"),
     ],
     ids=["conv-rows", "conv-channels", "conv-7x7", "maxpool"],
@@ -195,17 +195,17 @@ def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ce
 @pytest.mark.parametrize(
     ("model", "reduction"),
     [
-        (conv_model(256, 14, 256, 3, 1, 1), r"k4,k5,k6,i2_i,i3_i\}"),  # deep (2304 products), stride 1: channels out
-        (conv_model(256, 28, 256, 3, 2, 1), r"k5,k6,k4,i2_i,i3_i\}"),  # stride 2 over 14 columns: channels in
-        (conv_model(64, 14, 64, 3, 1, 1), r"k5,k6,k4,i2_i,i3_i\}"),  # shallow (576 products): channels in
+        (conv_model(512, 7, 512, 3, 1, 1), r"k4,k5,k6,"),  # deep (4608 products), 7 columns: channels out
+        (conv_model(256, 14, 256, 3, 1, 1), r"k5,k6,k4,"),  # deep, but 14 columns: channels in
+        (conv_model(64, 14, 64, 3, 1, 1), r"k5,k6,k4,"),  # shallow (576 products): channels in
     ],
-    ids=["deep", "deep-stride-2", "shallow"],
+    ids=["deep-7-columns", "deep-14-columns", "shallow"],
 )
 def test_conv_reduction_order_and_weight_panel_order_agree(model: onnx.ModelProto, reduction: str) -> None:
-    """The channel loop (k4) goes innermost or, for deep weight panels at stride 1, outermost of the reduction
-    (`_channels_outermost`); the packed weight keeps its dimensions in the loops' order, so the inner loops walk it
-    front to back (no `order` when that is the weight's own (c, kh, kw) order)."""
+    """The channel loop (k4) goes innermost or, for deep weight panels under a tile of 7 columns, outermost of the
+    reduction (`_channels_outermost`); the packed weight keeps its dimensions in the loops' order, so the inner loops
+    walk it front to back (no `order` when that is the weight's own (c, kh, kw) order)."""
     trace = trace_of(model)
-    assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i3_o,i1,i2_o," + reduction, trace), trace
+    assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i\d_o,i\d,i\d_o," + reduction + r"i\d_i,i\d_i\}", trace), trace
     pack = "factor=32}" if reduction.startswith("k4") else "factor=32 order=2,3,1}"
     assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 " + pack, trace), trace

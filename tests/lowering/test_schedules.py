@@ -135,7 +135,10 @@ def test_default_schedule_keeps_numbers(m: int, k: int, n: int, relu: bool) -> N
         (f"loop-reorder{{{K0} order=k2,i1}}", "not perfectly nested"),
         (f"loop-cache-write{{{K0} loop=i1}}", "must write exactly one buffer, not 2"),
         (f"loop-pack{{{K0} operand=0 dim=0 factor=8}}", "not a weight"),
-        (f"loop-pack{{{K0} operand=1 dim=1 factor=16 order=1}}", r"order \[1\] is not a permutation of the other dimensions \[0\]"),
+        (
+            f"loop-pack{{{K0} operand=1 dim=1 factor=16 order=1}}",
+            r"order \[1\] is not a permutation of the other dimensions \[0\]",
+        ),
         (f"loop-tile{{{K0} loops=i0,i1 sizes=8}}", "2 loops but 1 sizes"),
         (f"loop-fuse{{{K0} first=i0 second=i1}}", "not adjacent"),
         (f"loop-compute-at{{{K0} stage=i0 at=i1}}", "must be the loop nest right before"),

@@ -1,12 +1,13 @@
 // RUN: mini-opt %s -p te-channels-last | filecheck %s
 
-// Both convolutions and the ReLU between them are stored channels-last (1x3x4x5 -> 1x4x5x3) and every read of them is
-// permuted; te-conv-layout's copy of the ReLU for the second convolution is the ReLU itself now, so it goes; the
-// returned convolution is copied back to NCHW once; the global pool (one pixel per channel: both layouts are the same
-// bytes) stays as it is and reads the ReLU channels-last. The network input stays NCHW, read through its copy.
+// The first convolution and the ReLU after it are stored channels-last (1x3x4x5 -> 1x4x5x3) and every read of them
+// is permuted; te-conv-layout's copy of the ReLU for the second convolution is the ReLU itself now, so it goes; the
+// ReLU is also a result, so it is copied back to NCHW once. The second convolution feeds only the function's result:
+// channels-last would just move the transposition there, so it stays NCHW. The global pool (one pixel per channel:
+// both layouts are the same bytes) stays as it is and reads the ReLU channels-last. The network input stays NCHW.
 
 builtin.module {
-  func.func @main(%x: tensor<1x2x4x5xf32>) -> (tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>) {
+  func.func @main(%x: tensor<1x2x4x5xf32>) -> (tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x5xf32>) {
     %w1 = graph.weight "w1" : tensor<3x2x1x1xf32>
     %w2 = graph.weight "w2" : tensor<5x3x1x1xf32>
     %xt = te.compute "conv_input_nhwc" (%0, %1, %2, %3) -> tensor<1x4x5x2xf32> {
@@ -45,12 +46,12 @@ builtin.module {
       %49 = te.read %r[%41, %42, %47, %48] : tensor<1x3x4x5xf32>
       te.yield %49 : f32
     }
-    func.return %c2, %p : tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>
+    func.return %c2, %p, %r : tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x5xf32>
   }
 }
 
 // CHECK:      builtin.module {
-// CHECK-NEXT:   func.func @main(%x: tensor<1x2x4x5xf32>) -> (tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>) {
+// CHECK-NEXT:   func.func @main(%x: tensor<1x2x4x5xf32>) -> (tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x5xf32>) {
 // CHECK-NEXT:     %w1 = graph.weight "w1" : tensor<3x2x1x1xf32>
 // CHECK-NEXT:     %w2 = graph.weight "w2" : tensor<5x3x1x1xf32>
 // CHECK-NEXT:     %xt = te.compute "conv_input_nhwc" (%0, %1, %2, %3) -> tensor<1x4x5x2xf32> {
@@ -71,16 +72,16 @@ builtin.module {
 // CHECK-NEXT:       %23 = arith.maximumf %21, %22 : f32
 // CHECK-NEXT:       te.yield %23 : f32
 // CHECK-NEXT:     }
-// CHECK-NEXT:     %c2 = te.compute "conv" (%24, %25, %26, %27) reduce sum (%28 : 3, %29 : 1, %30 : 1) -> tensor<1x4x5x5xf32> {
-// CHECK-NEXT:       %31 = arith.addi %25, %29 : index
-// CHECK-NEXT:       %32 = arith.addi %26, %30 : index
-// CHECK-NEXT:       %33 = te.read %r[%24, %31, %32, %28] : tensor<1x4x5x3xf32>
-// CHECK-NEXT:       %34 = te.read %w2[%27, %28, %29, %30] : tensor<5x3x1x1xf32>
-// CHECK-NEXT:       %35 = arith.mulf %33, %34 : f32
-// CHECK-NEXT:       te.yield %35 : f32
+// CHECK-NEXT:     %24 = te.compute "channels_last_to_nchw" (%25, %26, %27, %28) -> tensor<1x3x4x5xf32> {
+// CHECK-NEXT:       %29 = te.read %r[%25, %27, %28, %26] : tensor<1x4x5x3xf32>
+// CHECK-NEXT:       te.yield %29 : f32
 // CHECK-NEXT:     }
-// CHECK-NEXT:     %36 = te.compute "channels_last_to_nchw" (%37, %38, %39, %40) -> tensor<1x5x4x5xf32> {
-// CHECK-NEXT:       %41 = te.read %c2[%37, %39, %40, %38] : tensor<1x4x5x5xf32>
+// CHECK-NEXT:     %c2 = te.compute "conv" (%30, %31, %32, %33) reduce sum (%34 : 3, %35 : 1, %36 : 1) -> tensor<1x5x4x5xf32> {
+// CHECK-NEXT:       %37 = arith.addi %32, %35 : index
+// CHECK-NEXT:       %38 = arith.addi %33, %36 : index
+// CHECK-NEXT:       %39 = te.read %r[%30, %37, %38, %34] : tensor<1x4x5x3xf32>
+// CHECK-NEXT:       %40 = te.read %w2[%31, %34, %35, %36] : tensor<5x3x1x1xf32>
+// CHECK-NEXT:       %41 = arith.mulf %39, %40 : f32
 // CHECK-NEXT:       te.yield %41 : f32
 // CHECK-NEXT:     }
 // CHECK-NEXT:     %p = te.compute "avg_pool_sum" (%42, %43, %44, %45) reduce sum (%46 : 4, %47 : 5) -> tensor<1x3x1x1xf32> {
@@ -89,6 +90,6 @@ builtin.module {
 // CHECK-NEXT:       %50 = te.read %r[%42, %48, %49, %43] : tensor<1x4x5x3xf32>
 // CHECK-NEXT:       te.yield %50 : f32
 // CHECK-NEXT:     }
-// CHECK-NEXT:     func.return %36, %p : tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>
+// CHECK-NEXT:     func.return %c2, %p, %24 : tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x5xf32>
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
