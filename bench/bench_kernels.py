@@ -8,7 +8,9 @@
 - MatMul 1024^3 fp32 with a constant B: minimlc vs numpy (`a @ b`, OpenBLAS) vs ONNX Runtime; GFLOP/s and % of numpy.
 - Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU: minimlc vs ONNX Runtime (GFLOP/s, time as a multiple of ONNX
   Runtime's); with `--all-convs` also ResNet-50's kinds of convolution (`CONV_SHAPES`).
-- `--model-convs`: every distinct convolution of onnx's light models (one Conv + ReLU each), compiled with each
+- `--model-convs`: every distinct convolution of onnx's light models (one Conv + ReLU each, for minimlc between
+  NHWC Transposes, as inside a model where its neighbours are channels-last; ONNX Runtime gets the plain NCHW
+  model), compiled with each
   convolution algorithm (direct schedule, im2col + GEMM: `te-conv-im2col`) next to ONNX Runtime; per shape the
   times as multiples of ONNX Runtime's, the faster algorithm and the one O3's `auto` rule picks, then totals weighted
   by calls per inference (direct, im2col, the per-shape best, auto).
