@@ -38,6 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.te_builder import build_compute, read
+from minimlc.lowering.te_conv_layout import COPY_TAG
 
 CHANNELS_LAST = (0, 2, 3, 1)
 """Dimension d of a channels-last tensor is dimension `CHANNELS_LAST[d]` of its NCHW form."""
@@ -45,13 +46,6 @@ NCHW_POSITION = (0, 3, 1, 2)
 """Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
 CONVOLUTIONS = ("conv", "conv_output")
 """Tags of the computes stored channels-last whatever their inputs."""
-CHANNELS_LAST_COPY = "conv_input_nhwc"
-"""Tag of te-conv-layout's channels-last copy of a convolution's input."""
-
-
-def _is_image(compute: te.ComputeOp) -> bool:
-    shape = compute.shape
-    return len(shape) == 4 and shape[2] * shape[3] > 1
 
 
 def _offset_of(value: SSAValue, index: SSAValue) -> bool:
@@ -83,29 +77,28 @@ def _reads(compute: te.ComputeOp) -> list[te.ReadOp]:
 
 def _joins(compute: te.ComputeOp, channels_last: set[SSAValue]) -> bool:
     """Whether `compute` is stored channels-last, given the tensors before it that are."""
-    if not _is_image(compute) or compute.tag.data == CHANNELS_LAST_COPY:
+    if not _is_image(compute.result) or compute.tag.data == COPY_TAG:
         return False
     if compute.tag.data in CONVOLUTIONS:
         return compute.tag.data != "conv" or len(compute.extents) == 3
     reads = _reads(compute)
     if compute.extents and len({r.tensor for r in reads}) != 1:
         return False
-    images = [r for r in reads if _is_image_tensor(r.tensor)]
+    images = [r for r in reads if _is_image(r.tensor)]
     return bool(images) and all(r.tensor in channels_last and _keeps_layout(compute, r) for r in images)
 
 
-def _is_image_tensor(tensor: SSAValue) -> bool:
-    shape = TensorType.get_shape(tensor.type)  # type: ignore[arg-type]
+def _is_image(tensor: SSAValue) -> bool:
+    """Whether `tensor` is a run-time image: rank 4, more than one pixel per channel, not a weight."""
+    assert isinstance(tensor.type, TensorType)
+    shape = tensor.type.get_shape()
     return len(shape) == 4 and shape[2] * shape[3] > 1 and not isinstance(tensor.owner, graph.WeightOp)
 
 
-def _readers(compute: te.ComputeOp) -> set[te.ComputeOp]:
-    """The computes whose bodies read `compute`."""
-    return {
-        reader
-        for use in compute.result.uses
-        if isinstance(use.operation, te.ReadOp) and isinstance(reader := use.operation.parent_op(), te.ComputeOp)
-    }
+def _readers(compute: te.ComputeOp) -> list[te.ComputeOp]:
+    """The computes whose bodies read `compute`, each once."""
+    readers = [use.operation.parent_op() for use in compute.result.uses if isinstance(use.operation, te.ReadOp)]
+    return list(dict.fromkeys(r for r in readers if isinstance(r, te.ComputeOp)))
 
 
 def _stored_channels_last(compute: te.ComputeOp) -> te.ComputeOp:
@@ -130,8 +123,8 @@ def _stored_channels_last(compute: te.ComputeOp) -> te.ComputeOp:
 
 
 def _nchw_copy(tensor: SSAValue) -> te.ComputeOp:
-    n, h, w, c = TensorType.get_shape(tensor.type)  # type: ignore[arg-type]
     assert isinstance(tensor.type, TensorType)
+    n, h, w, c = tensor.type.get_shape()
     return build_compute(
         "channels_last_to_nchw",
         (n, c, h, w),
@@ -150,14 +143,12 @@ def _convert_function(function: func.FuncOp) -> None:
             chosen.append(op)
     kept: set[te.ComputeOp] = set()
     for compute in reversed(chosen):
-        if any(reader.tag.data == CHANNELS_LAST_COPY or reader in kept for reader in _readers(compute)):
+        if any(reader.tag.data == COPY_TAG or reader in kept for reader in _readers(compute)):
             kept.add(compute)
     chosen = [compute for compute in chosen if compute in kept]
-    converted: set[SSAValue] = set()
     for compute in chosen:
         new = _stored_channels_last(compute)
         rewriter.insert_op(new, InsertPoint.before(compute))
-        converted.add(new.result)
         back: te.ComputeOp | None = None
         for use in list(compute.result.uses):
             user = use.operation
@@ -170,23 +161,19 @@ def _convert_function(function: func.FuncOp) -> None:
                 rewriter.insert_op(back, InsertPoint.after(new))
             user.operands[use.index] = back.result
         rewriter.erase_op(compute)
-    for op in list(function.body.block.ops):
-        if isinstance(op, te.ComputeOp) and (source := _is_copy_of_converted(op, converted)) is not None:
-            op.result.replace_all_uses_with(source)
-            rewriter.erase_op(op)
+        for copy in _readers(new):
+            if copy.tag.data == COPY_TAG and _copies_unchanged(copy):
+                copy.result.replace_all_uses_with(new.result)
+                rewriter.erase_op(copy)
 
 
-def _is_copy_of_converted(compute: te.ComputeOp, converted: set[SSAValue]) -> SSAValue | None:
-    """The channels-last tensor `compute` copies unchanged (a te-conv-layout copy of a converted tensor)."""
-    if compute.tag.data != CHANNELS_LAST_COPY or compute.extents:
-        return None
+def _copies_unchanged(compute: te.ComputeOp) -> bool:
+    """Whether `compute`'s body is one read at its own indices, yielded as it is (a te-conv-layout copy of a tensor
+    that is now channels-last)."""
     body = list(compute.body.block.ops)
-    if len(body) != 2 or not isinstance(body[0], te.ReadOp) or tuple(body[1].operands) != (body[0].result,):
-        return None
-    source = body[0]
-    if source.tensor not in converted or tuple(source.indices) != tuple(compute.output_indices):
-        return None
-    return source.tensor
+    if compute.extents or len(body) != 2 or not isinstance(body[0], te.ReadOp):
+        return False
+    return tuple(body[1].operands) == (body[0].result,) and tuple(body[0].indices) == tuple(compute.output_indices)
 
 
 class TeChannelsLastPass(ModulePass):

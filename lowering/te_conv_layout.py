@@ -35,6 +35,9 @@ from xdsl.rewriter import InsertPoint
 from minimlc.dialects import graph, te
 from minimlc.lowering.te_builder import build_compute, read
 
+COPY_TAG = "conv_input_nhwc"
+"""Tag of the channels-last copy this pass gives a convolution's input."""
+
 
 class ConvInputLayout(RewritePattern):
     """Read a 2-d convolution's input from a channels-last copy."""
@@ -62,7 +65,7 @@ class ConvInputLayout(RewritePattern):
         (source,) = data
         n, c, h, w = graph.shape_of(source.tensor)
         x = source.tensor
-        transposed = build_compute("conv_input_nhwc", (n, h, w, c), lambda i: read(x, [i[0], i[3], i[1], i[2]]))
+        transposed = build_compute(COPY_TAG, (n, h, w, c), lambda i: read(x, [i[0], i[3], i[1], i[2]]))
         rewriter.insert(transposed, InsertPoint.before(op))
         indices = list(source.indices)
         rewriter.replace(source, te.ReadOp(transposed.result, [indices[0], indices[2], indices[3], indices[1]]))
