@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from minimlc.lowering.llvm_translate import translate_to_llvm_ir
+from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.runtime.compiler import make_context, run_passes
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import ThreadPool, native_pool, register_symbols

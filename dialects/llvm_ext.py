@@ -1,6 +1,6 @@
 """LLVM instructions that xDSL's `llvm` dialect lacks, as the `llvmx` dialect.
 
-Each op mirrors the LLVM IR instruction of the same name; `minimlc.lowering.llvm_translate`
+Each op mirrors the LLVM IR instruction of the same name; `minimlc.lowering.llvm.translate`
 emits them as such.
 """
 

@@ -28,10 +28,10 @@ from xdsl.utils.arg_spec import parse_pipeline
 from minimlc.dialects import get_all_dialects
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, element_dtype
 from minimlc.lowering import PIPELINES, get_all_passes, opt_level_pipeline, split_pass_list
-from minimlc.lowering.llvm_translate import translate_to_llvm_ir
-from minimlc.lowering.loop_outline_parallel import POOL_ATTR
-from minimlc.lowering.loop_plan_memory import ARENA_BYTES_ATTR, INTERMEDIATE_BYTES_ATTR
-from minimlc.lowering.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
+from minimlc.lowering.llvm.translate import translate_to_llvm_ir
+from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
+from minimlc.lowering.program.loop_plan_memory import ARENA_BYTES_ATTR, INTERMEDIATE_BYTES_ATTR
+from minimlc.lowering.loop_to_scf.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import register_symbols
 

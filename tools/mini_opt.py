@@ -40,7 +40,7 @@ class MiniOptMain(xDSLOptMain):
         super().register_all_targets()
 
         def llvm_ir() -> type[Any]:
-            from minimlc.lowering.llvm_translate import LlvmIrTarget
+            from minimlc.lowering.llvm.translate import LlvmIrTarget
 
             return LlvmIrTarget
 

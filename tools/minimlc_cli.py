@@ -220,7 +220,7 @@ def _compile(args: argparse.Namespace) -> int:
         run_passes(module, [name])
         timings.append((name, time.perf_counter() - start))
     if args.emit == "llvm-ir":
-        from minimlc.lowering.llvm_translate import translate_to_llvm_ir
+        from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 
         start = time.perf_counter()
         text = translate_to_llvm_ir(module)
@@ -232,7 +232,7 @@ def _compile(args: argparse.Namespace) -> int:
             JitModule(text)
             timings.append(("JIT (llvmlite O3)", time.perf_counter() - start))
     elif args.emit == "schedule":
-        from minimlc.lowering.default_schedule import schedule_trace
+        from minimlc.lowering.schedule.default_schedule import schedule_trace
         from minimlc.runtime.compiler import make_context
 
         text = schedule_trace(make_context(), module)

@@ -15,8 +15,8 @@ from xdsl.utils.exceptions import DiagnosticException, LLVMTranslationException
 
 from minimlc.dialects import get_all_dialects
 from minimlc.lowering import get_all_passes
-from minimlc.lowering.convert_to_llvm import ConvertToLlvmPass
-from minimlc.lowering.llvm_translate import LlvmIrTarget, translate_to_llvm_ir
+from minimlc.lowering.llvm.convert_to_llvm import ConvertToLlvmPass
+from minimlc.lowering.llvm.translate import LlvmIrTarget, translate_to_llvm_ir
 
 
 def make_context() -> Context:

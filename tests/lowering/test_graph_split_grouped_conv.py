@@ -16,7 +16,7 @@ from xdsl.dialects import arith, func
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering import PIPELINES, split_pass_list
-from minimlc.lowering.default_schedule import kernels_of, schedule_for
+from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
 from minimlc.runtime.compiler import compile_model, make_context, run_passes
 from minimlc.runtime.jit import host_info
 from minimlc.runtime.session import InferenceSession

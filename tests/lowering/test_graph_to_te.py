@@ -18,8 +18,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import get_all_dialects, graph, te
-from minimlc.lowering.graph_to_te import GraphToTePass
-from minimlc.lowering.te_inline import TeInlinePass
+from minimlc.lowering.graph_to_te.graph_to_te import GraphToTePass
+from minimlc.lowering.te.te_inline import TeInlinePass
 
 Shape = tuple[int, ...]
 

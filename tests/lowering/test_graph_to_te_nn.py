@@ -19,8 +19,8 @@ from xdsl.ir import SSAValue
 from xdsl.parser import Parser
 
 from minimlc.dialects import get_all_dialects, te
-from minimlc.lowering.graph_to_te import GraphToTePass
-from minimlc.lowering.te_inline import TeInlinePass
+from minimlc.lowering.graph_to_te.graph_to_te import GraphToTePass
+from minimlc.lowering.te.te_inline import TeInlinePass
 
 Shape = tuple[int, ...]
 

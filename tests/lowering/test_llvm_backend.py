@@ -19,8 +19,8 @@ from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 from minimlc.dialects import get_all_dialects
-from minimlc.lowering.convert_to_llvm import ConvertToLlvmPass
-from minimlc.lowering.llvm_translate import translate_to_llvm_ir
+from minimlc.lowering.llvm.convert_to_llvm import ConvertToLlvmPass
+from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.runtime.jit import JitModule
 
 

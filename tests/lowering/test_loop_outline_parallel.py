@@ -11,8 +11,8 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 
-from minimlc.lowering.llvm_translate import translate_to_llvm_ir
-from minimlc.lowering.loop_outline_parallel import POOL_ATTR
+from minimlc.lowering.llvm.translate import translate_to_llvm_ir
+from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
 from minimlc.runtime.compiler import make_context, run_passes
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import ThreadPool, register_symbols

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from minimlc.lowering.loop_plan_memory import ALIGNMENT, Lifetime, plan_offsets
+from minimlc.lowering.program.loop_plan_memory import ALIGNMENT, Lifetime, plan_offsets
 
 
 def check_plan(lifetimes: list[Lifetime], offsets: list[int], arena: int) -> None:

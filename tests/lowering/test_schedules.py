@@ -13,7 +13,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering import PIPELINES, split_pass_list
-from minimlc.lowering.default_schedule import apply_steps, schedule_trace
+from minimlc.lowering.schedule.default_schedule import apply_steps, schedule_trace
 from minimlc.runtime.compiler import compile_model, make_context, run_passes
 from minimlc.runtime.session import InferenceSession
 from minimlc.runtime.threadpool import ThreadPool

@@ -1,0 +1,1 @@
+"""graph -> te: one tensor expression per graph op."""

@@ -1,0 +1,270 @@
+"""Lower the `graph` dialect to `te`: every graph compute op becomes one or more `te.compute`s.
+
+Assumes static shapes and f32 tensors, as the graph verifiers guarantee. `graph.weight` stays:
+computes read weights like any other tensor. Broadcasting follows numpy: an operand is right-aligned
+with the result, and a dim of size 1 against a larger result dim is read at index 0. Each compute's
+tag names the op kind (`add`, `gemm`, `gemm_bias`, `softmax_max`, ...). A graph op left without a
+lowering makes the pass fail, naming the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, builtin, math
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.exceptions import PassFailedException
+
+from minimlc.dialects import graph
+from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
+from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
+from minimlc.lowering.te.builder import (
+    Indices,
+    Reader,
+    Shape,
+    broadcast_indices,
+    build_compute,
+    f32_constant,
+    read,
+    reshape_indices,
+    scaled,
+    softmax_computes,
+)
+
+
+def _sign(x: SSAValue) -> SSAValue:
+    """-1, 0 or 1 by the sign of x; NaN stays NaN and a zero keeps its sign bit, as in numpy."""
+    negative = arith.SelectOp(arith.CmpfOp(x, f32_constant(0.0), "olt"), f32_constant(-1.0), x).result
+    return arith.SelectOp(arith.CmpfOp(x, f32_constant(0.0), "ogt"), f32_constant(1.0), negative).result
+
+
+def _sigmoid(x: SSAValue) -> SSAValue:
+    one = f32_constant(1.0)
+    exp = math.ExpOp(arith.NegfOp(x).result).result
+    return arith.DivfOp(one, arith.AddfOp(one, exp).result).result
+
+
+_BinaryScalarOp = Callable[[SSAValue, SSAValue], Operation]
+
+
+def _compare(predicate: str) -> _BinaryScalarOp:
+    """A comparison yielding a 0/1 float mask (unordered, i.e. NaN, compares false)."""
+
+    def mask(lhs: SSAValue, rhs: SSAValue) -> Operation:
+        holds = arith.CmpfOp(lhs, rhs, predicate).result
+        return arith.SelectOp(holds, f32_constant(1.0), f32_constant(0.0))
+
+    return mask
+
+
+_BINARY: dict[type[graph.ElementwiseBinaryOp], tuple[str, _BinaryScalarOp]] = {
+    graph.AddOp: ("add", arith.AddfOp),
+    graph.SubOp: ("sub", arith.SubfOp),
+    graph.MulOp: ("mul", arith.MulfOp),
+    graph.DivOp: ("div", arith.DivfOp),
+    graph.MaxOp: ("max", arith.MaximumfOp),
+    graph.MinOp: ("min", arith.MinimumfOp),
+    graph.PowOp: ("pow", math.PowFOp),
+    graph.EqualOp: ("equal", _compare("oeq")),
+    graph.LessOp: ("less", _compare("olt")),
+    graph.LessOrEqualOp: ("less_or_equal", _compare("ole")),
+    graph.GreaterOp: ("greater", _compare("ogt")),
+    graph.GreaterOrEqualOp: ("greater_or_equal", _compare("oge")),
+    graph.AndOp: ("and", arith.MinimumfOp),
+    graph.OrOp: ("or", arith.MaximumfOp),
+}
+"""Binary op -> (tag, scalar op)."""
+
+_UNARY: dict[type[graph.ElementwiseUnaryOp], tuple[str, Callable[[SSAValue], SSAValue]]] = {
+    graph.ReluOp: ("relu", lambda x: arith.MaximumfOp(x, f32_constant(0.0)).result),
+    graph.SigmoidOp: ("sigmoid", _sigmoid),
+    graph.TanhOp: ("tanh", lambda x: math.TanhOp(x).result),
+    graph.ExpOp: ("exp", lambda x: math.ExpOp(x).result),
+    graph.NegOp: ("neg", lambda x: arith.NegfOp(x).result),
+    graph.AbsOp: ("abs", lambda x: math.AbsFOp(x).result),
+    graph.SqrtOp: ("sqrt", lambda x: math.SqrtOp(x).result),
+    graph.ReciprocalOp: ("reciprocal", lambda x: arith.DivfOp(f32_constant(1.0), x).result),
+    graph.LogOp: ("log", lambda x: math.LogOp(x).result),
+    graph.FloorOp: ("floor", lambda x: math.FloorOp(x).result),
+    graph.CeilOp: ("ceil", lambda x: math.CeilOp(x).result),
+    graph.RoundOp: ("round", lambda x: math.RoundEvenOp(x).result),
+    graph.SignOp: ("sign", _sign),
+    graph.ErfOp: ("erf", lambda x: math.ErfOp(x).result),
+    graph.SinOp: ("sin", lambda x: math.SinOp(x).result),
+    graph.CosOp: ("cos", lambda x: math.CosOp(x).result),
+    graph.TanOp: ("tan", lambda x: math.TanOp(x).result),
+    graph.AsinOp: ("asin", lambda x: math.AsinOp(x).result),
+    graph.AcosOp: ("acos", lambda x: math.AcosOp(x).result),
+    graph.AtanOp: ("atan", lambda x: math.AtanOp(x).result),
+    graph.SinhOp: ("sinh", lambda x: math.SinhOp(x).result),
+    graph.CoshOp: ("cosh", lambda x: math.CoshOp(x).result),
+    graph.AsinhOp: ("asinh", lambda x: math.AsinhOp(x).result),
+    graph.AcoshOp: ("acosh", lambda x: math.AcoshOp(x).result),
+    graph.AtanhOp: ("atanh", lambda x: math.AtanhOp(x).result),
+    graph.NotOp: ("not", lambda x: arith.SubfOp(f32_constant(1.0), x).result),
+}
+"""Unary op -> (tag, scalar function)."""
+
+
+class ElementwiseBinaryLowering(RewritePattern):
+    """Lower add/sub/mul/div to one compute over the result shape, operands read broadcast."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ElementwiseBinaryOp, rewriter: PatternRewriter) -> None:
+        tag, scalar_op = _BINARY[type(op)]
+        shape = graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            lhs = read(op.lhs, broadcast_indices(graph.shape_of(op.lhs), shape, indices))
+            rhs = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
+            return scalar_op(lhs, rhs).result
+
+        rewriter.replace(op, build_compute(tag, shape, body))
+
+
+class ElementwiseUnaryLowering(RewritePattern):
+    """Lower relu/sigmoid/tanh/exp to one compute applying the scalar function to each element."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ElementwiseUnaryOp, rewriter: PatternRewriter) -> None:
+        if type(op) not in _UNARY:
+            return  # another family's unary op (graph_to_te_nn lowers the activations with parameters)
+        tag, function = _UNARY[type(op)]
+
+        def body(indices: Indices) -> SSAValue:
+            return function(read(op.input, indices))
+
+        rewriter.replace(op, build_compute(tag, graph.shape_of(op.result), body))
+
+
+class GemmLowering(RewritePattern):
+    """Lower gemm to a sum reduction "gemm" and, given `c`, an elementwise "gemm_bias"."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.GemmOp, rewriter: PatternRewriter) -> None:
+        shape = graph.shape_of(op.result)
+        depth = graph.shape_of(op.a)[0 if op.trans_a else 1]
+
+        def product(indices: Indices) -> SSAValue:
+            i, j, k = indices
+            a = read(op.a, [k, i] if op.trans_a else [i, k])
+            b = read(op.b, [j, k] if op.trans_b else [k, j])
+            return scaled(arith.MulfOp(a, b).result, op.alpha.value.data)
+
+        gemm = build_compute("gemm", shape, product, (depth,), "sum")
+        if (bias := op.c) is None:
+            rewriter.replace(op, gemm)
+            return
+
+        def biased(indices: Indices) -> SSAValue:
+            c = read(bias, broadcast_indices(graph.shape_of(bias), shape, indices))
+            return arith.AddfOp(read(gemm.result, indices), scaled(c, op.beta.value.data)).result
+
+        rewriter.replace(op, [gemm, build_compute("gemm_bias", shape, biased)])
+
+
+class MatMulLowering(RewritePattern):
+    """Lower matmul (numpy: 1-D operands, broadcast batch dims) to one sum reduction "matmul"."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.MatMulOp, rewriter: PatternRewriter) -> None:
+        lhs, rhs, shape = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
+        batch = shape[: len(shape) - (len(lhs) > 1) - (len(rhs) > 1)]
+
+        def product(indices: Indices) -> SSAValue:
+            outer, k = indices[:-1], indices[-1]
+
+            def batched(operand: Shape, *rows_cols: SSAValue) -> list[SSAValue]:
+                return [*broadcast_indices(operand[:-2], batch, outer[: len(batch)]), *rows_cols]
+
+            a = read(op.lhs, [k] if len(lhs) == 1 else batched(lhs, outer[len(batch)], k))
+            b = read(op.rhs, [k] if len(rhs) == 1 else batched(rhs, k, outer[-1]))
+            return arith.MulfOp(a, b).result
+
+        rewriter.replace(op, build_compute("matmul", shape, product, (lhs[-1],), "sum"))
+
+
+class SoftmaxLowering(RewritePattern):
+    """Lower softmax to max, exp(x - max), sum and `exp(x - max) / sum` computes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.SoftmaxOp, rewriter: PatternRewriter) -> None:
+        def normalise(x: Reader, exp: Reader, peak: Reader, total: Reader) -> SSAValue:
+            return arith.DivfOp(exp(), total()).result
+
+        rewriter.replace(op, softmax_computes(op, "softmax", "softmax_div", normalise))
+
+
+class ReshapeLowering(RewritePattern):
+    """Lower reshape to a compute reading the input at the same row-major position."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ReshapeOp, rewriter: PatternRewriter) -> None:
+        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            return read(op.input, reshape_indices(indices, shape, source))
+
+        rewriter.replace(op, build_compute("reshape", shape, body))
+
+
+class TransposeLowering(RewritePattern):
+    """Lower transpose to a compute reading input dim perm[d] at output index d."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter) -> None:
+        perm = op.perm.get_values()
+
+        def body(indices: Indices) -> SSAValue:
+            return read(op.input, [indices[perm.index(axis)] for axis in range(len(perm))])
+
+        rewriter.replace(op, build_compute("transpose", graph.shape_of(op.result), body))
+
+
+class ConstantLowering(RewritePattern):
+    """Lower constant to an elementwise "constant" compute yielding the value (te-inline folds it into its readers)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ConstantOp, rewriter: PatternRewriter) -> None:
+        value = op.value.value.data
+        rewriter.replace(op, build_compute("constant", graph.shape_of(op.result), lambda _: f32_constant(value)))
+
+
+@dataclass(frozen=True)
+class GraphToTePass(ModulePass):
+    """Lower graph compute ops to te.compute definitions (graph.weight stays)."""
+
+    name = "graph-to-te"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        patterns = GreedyRewritePatternApplier(
+            [
+                ConstantLowering(),
+                ElementwiseBinaryLowering(),
+                ElementwiseUnaryLowering(),
+                GemmLowering(),
+                MatMulLowering(),
+                SoftmaxLowering(),
+                ReshapeLowering(),
+                TransposeLowering(),
+                *graph_to_te_nn.PATTERNS,
+                *graph_to_te_tensor.PATTERNS,
+            ],
+            dce_enabled=False,
+        )
+        PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)
+        for leftover in op.walk():
+            unregistered = isinstance(leftover, builtin.UnregisteredOp)
+            name = leftover.op_name.data if unregistered else leftover.name
+            if name.startswith("graph.") and not isinstance(leftover, graph.WeightOp):
+                raise PassFailedException(f"graph-to-te: no lowering for '{name}'")

@@ -1,0 +1,619 @@
+"""graph-to-te patterns for neural-network ops: convolution, pooling, normalisation, padding, activations.
+
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te_builder.py`.
+
+Windowed ops read their input at `out * stride + tap * dilation - pad_begin` along each spatial axis. Where that
+coordinate can leave the input (decided statically per axis and side), the body clamps the index before the
+`te.read`, so no load is ever out of bounds, and selects the padding value instead of the loaded one. Tags:
+"conv" (one sum over (c_in / group, kernel...)), "depthwise_conv" when group == C_in == C_out > 1 (same
+structure, extent-1 channel axis), "conv_bias", "max_pool", "max_pool_indices" (i64) /
+"max_pool_indices_column_major", "avg_pool_sum" / "avg_pool_count" / "avg_pool",
+"lrn_square_sum" / "lrn", "batch_norm", "log_softmax_*", "pad", "clip", "prelu", and one tag per activation.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import Float32Type, FloatAttr, i64
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from minimlc.dialects import graph, te
+from minimlc.lowering.te.builder import (
+    Indices,
+    Reader,
+    broadcast_indices,
+    build_compute,
+    f32_constant,
+    i64_constant,
+    index_constant,
+    linear_index,
+    read,
+    softmax_computes,
+)
+
+INT64_MAX = (1 << 63) - 1
+
+
+def _affine(index: SSAValue, scale: int, offset: int) -> SSAValue:
+    """`index * scale + offset` on index values, skipping identities."""
+    value = index if scale == 1 else arith.MuliOp(index, index_constant(scale)).result
+    if offset > 0:
+        return arith.AddiOp(value, index_constant(offset)).result
+    if offset < 0:
+        return arith.SubiOp(value, index_constant(-offset)).result
+    return value
+
+
+def _clamp(coordinate: SSAValue, lowest: int, highest: int, size: int) -> SSAValue:
+    """`coordinate` (statically within [lowest, highest]) clamped into [0, size)."""
+    if lowest < 0:
+        coordinate = arith.MaxSIOp(coordinate, index_constant(0)).result
+    if highest >= size:
+        coordinate = arith.MinSIOp(coordinate, index_constant(size - 1)).result
+    return coordinate
+
+
+class _Guard:
+    """Collects the condition that every coordinate of a read lies in its axis."""
+
+    def __init__(self) -> None:
+        self.valid: SSAValue | None = None
+
+    def check(self, coordinate: SSAValue, lowest: int, highest: int, size: int) -> None:
+        """Require `coordinate` (statically within [lowest, highest]) to lie in [0, size)."""
+        if lowest < 0:
+            self._require(arith.CmpiOp(coordinate, index_constant(0), "sge").result)
+        if highest >= size:
+            self._require(arith.CmpiOp(coordinate, index_constant(size), "slt").result)
+
+    def clamp(self, coordinate: SSAValue, lowest: int, highest: int, size: int) -> SSAValue:
+        """Require `coordinate` to lie in [0, size) and return it clamped there, safe to read at."""
+        self.check(coordinate, lowest, highest, size)
+        return _clamp(coordinate, lowest, highest, size)
+
+    def _require(self, condition: SSAValue) -> None:
+        self.valid = condition if self.valid is None else arith.AndIOp(self.valid, condition).result
+
+    def select(self, value: SSAValue, fill: float | SSAValue) -> SSAValue:
+        """`value` where every coordinate was in bounds, else `fill`."""
+        if self.valid is None:
+            return value
+        fill_value = fill if isinstance(fill, SSAValue) else f32_constant(fill)
+        return arith.SelectOp(self.valid, value, fill_value).result
+
+
+def _window_coordinates(
+    tensor: SSAValue,
+    outputs: Indices,
+    taps: Indices,
+    op: graph.ConvOp | graph.PoolOp | graph.MaxPoolIndicesOp,
+    kernel: Sequence[int],
+) -> tuple[_Guard, list[SSAValue]]:
+    """The window coordinates along `tensor`'s spatial axes (its last ones), clamped into them, and the guard
+    telling whether they all lie inside (not in the padding)."""
+    spatial = len(kernel)
+    sizes = graph.shape_of(tensor)[-spatial:]
+    out_sizes = graph.shape_of(op.result)[2:]
+    strides, pads, dilations = (
+        op.strides.get_values(),
+        op.pads.get_values(),
+        op.dilations.get_values(),
+    )
+    guard = _Guard()
+    coordinates: list[SSAValue] = []
+    for axis, size in enumerate(sizes):
+        begin = pads[axis]
+        coordinate = arith.AddiOp(
+            _affine(outputs[axis], strides[axis], -begin), _affine(taps[axis], dilations[axis], 0)
+        ).result
+        highest = (
+            (out_sizes[axis] - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] - begin
+        )
+        coordinates.append(guard.clamp(coordinate, -begin, highest, size))
+    return guard, coordinates
+
+
+def _window_read(
+    tensor: SSAValue,
+    leading: Sequence[SSAValue],
+    outputs: Indices,
+    taps: Indices,
+    op: graph.ConvOp | graph.PoolOp,
+    kernel: Sequence[int],
+    fill: float,
+) -> SSAValue:
+    """`tensor[leading..., window coordinates...]`, or `fill` where the window lies in the padding."""
+    guard, coordinates = _window_coordinates(tensor, outputs, taps, op, kernel)
+    return guard.select(read(tensor, [*leading, *coordinates]), fill)
+
+
+class ConvLowering(RewritePattern):
+    """Lower conv to a sum reduction "conv" (or "depthwise_conv") and, given a bias, an elementwise "conv_bias"."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ConvOp, rewriter: PatternRewriter) -> None:
+        x, w, shape = graph.shape_of(op.input), graph.shape_of(op.weight), graph.shape_of(op.result)
+        spatial = len(x) - 2
+        group = op.group.value.data
+        in_per_group, out_per_group = w[1], w[0] // group
+
+        def product(indices: Indices) -> SSAValue:
+            n, co = indices[0], indices[1]
+            outputs, c, taps = (
+                indices[2 : 2 + spatial],
+                indices[2 + spatial],
+                indices[3 + spatial :],
+            )
+            if group == 1:
+                ci = c
+            else:
+                g = (
+                    co
+                    if out_per_group == 1
+                    else arith.DivUIOp(co, index_constant(out_per_group)).result
+                )
+                ci = g if in_per_group == 1 else arith.AddiOp(_affine(g, in_per_group, 0), c).result
+            value = _window_read(op.input, [n, ci], outputs, taps, op, w[2:], 0.0)
+            return arith.MulfOp(value, read(op.weight, [co, c, *taps])).result
+
+        depthwise = 1 < group == x[1] == w[0]
+        conv = build_compute(
+            "depthwise_conv" if depthwise else "conv", shape, product, w[1:], "sum"
+        )
+        if (bias := op.bias) is None:
+            rewriter.replace(op, conv)
+            return
+
+        def biased(indices: Indices) -> SSAValue:
+            return arith.AddfOp(read(conv.result, indices), read(bias, [indices[1]])).result
+
+        rewriter.replace(op, [conv, build_compute("conv_bias", shape, biased)])
+
+
+class MaxPoolLowering(RewritePattern):
+    """Lower max_pool to a max reduction "max_pool" over the window; padding reads as -inf."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.MaxPoolOp, rewriter: PatternRewriter) -> None:
+        kernel = op.kernel_shape.get_values()
+
+        def body(indices: Indices) -> SSAValue:
+            rank = len(indices) - len(kernel)
+            outputs, taps = indices[2:rank], indices[rank:]
+            return _window_read(op.input, indices[:2], outputs, taps, op, kernel, float("-inf"))
+
+        rewriter.replace(
+            op, build_compute("max_pool", graph.shape_of(op.result), body, kernel, "max")
+        )
+
+
+class MaxPoolIndicesLowering(RewritePattern):
+    """Lower max_pool_indices to a min reduction "max_pool_indices" over the window of the row-major flat input
+    index (i64) where the input equals the pooled maximum, INT64_MAX elsewhere and in the padding: the smallest such
+    index is the first maximum in window order. With `column_major`, an elementwise "max_pool_indices_column_major"
+    then reorders the spatial part of each index."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.MaxPoolIndicesOp, rewriter: PatternRewriter) -> None:
+        kernel = op.kernel_shape.get_values()
+        x, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            rank = len(indices) - len(kernel)
+            outputs, taps = indices[2:rank], indices[rank:]
+            guard, coordinates = _window_coordinates(op.input, outputs, taps, op, kernel)
+            position = [*indices[:2], *coordinates]
+            hit = arith.CmpfOp(read(op.input, position), read(op.pooled, indices[:rank]), "oeq").result
+            if guard.valid is not None:
+                hit = arith.AndIOp(hit, guard.valid).result
+            flat = arith.IndexCastOp(linear_index(position, x), i64).result
+            return arith.SelectOp(hit, flat, i64_constant(INT64_MAX)).result
+
+        first = build_compute("max_pool_indices", shape, body, kernel, "min", i64)
+        if op.column_major is None:
+            rewriter.replace(op, first)
+            return
+        spatial = x[2:]
+
+        def column_major(indices: Indices) -> SSAValue:
+            row_major = read(first.result, indices)
+            plane = i64_constant(pymath.prod(spatial))
+            start = arith.MuliOp(arith.DivSIOp(row_major, plane).result, plane).result
+            remainder = arith.RemSIOp(row_major, plane).result
+            reordered = start
+            for axis, extent in enumerate(spatial):
+                inner = pymath.prod(spatial[axis + 1 :])
+                coordinate = remainder if inner == 1 else arith.DivSIOp(remainder, i64_constant(inner)).result
+                if axis > 0:
+                    coordinate = arith.RemSIOp(coordinate, i64_constant(extent)).result
+                stride = pymath.prod(spatial[:axis])
+                term = coordinate if stride == 1 else arith.MuliOp(coordinate, i64_constant(stride)).result
+                reordered = arith.AddiOp(reordered, term).result
+            return reordered
+
+        rewriter.replace(
+            op, [first, build_compute("max_pool_indices_column_major", shape, column_major, element_type=i64)]
+        )
+
+
+def _window_counts(op: graph.AveragePoolOp, axis: int) -> list[int]:
+    """Per output position along spatial `axis`, how many window taps the average divides by."""
+    kernel, strides = op.kernel_shape.get_values(), op.strides.get_values()
+    pads, dilations = op.pads.get_values(), op.dilations.get_values()
+    size = graph.shape_of(op.input)[2 + axis]
+    low, high = (
+        (-pads[axis], size + pads[len(kernel) + axis]) if op.count_include_pad else (0, size)
+    )
+    return [
+        sum(
+            low <= out * strides[axis] + tap * dilations[axis] - pads[axis] < high
+            for tap in range(kernel[axis])
+        )
+        for out in range(graph.shape_of(op.result)[2 + axis])
+    ]
+
+
+class AveragePoolLowering(RewritePattern):
+    """Lower average_pool to a sum "avg_pool_sum" and a division "avg_pool" by the window's count: a constant
+    when every window counts the same, else an "avg_pool_count" reduction over the spatial output shape."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.AveragePoolOp, rewriter: PatternRewriter) -> None:
+        kernel = op.kernel_shape.get_values()
+        shape = graph.shape_of(op.result)
+
+        def summand(indices: Indices) -> SSAValue:
+            rank = len(indices) - len(kernel)
+            return _window_read(
+                op.input, indices[:2], indices[2:rank], indices[rank:], op, kernel, 0.0
+            )
+
+        total = build_compute("avg_pool_sum", shape, summand, kernel, "sum")
+        counts = [_window_counts(op, axis) for axis in range(len(kernel))]
+        computes: list[te.ComputeOp] = [total]
+        if all(len(set(c)) == 1 for c in counts):
+            divisor = float(pymath.prod(c[0] for c in counts))
+
+            def average(indices: Indices) -> SSAValue:
+                return arith.DivfOp(read(total.result, indices), f32_constant(divisor)).result
+
+        else:
+            include_pad = op.count_include_pad is not None
+            pads, size = op.pads.get_values(), graph.shape_of(op.input)
+
+            strides, dilations = op.strides.get_values(), op.dilations.get_values()
+
+            def one(indices: Indices) -> SSAValue:
+                """1 for a window tap that counts (inside the input, or the padding too), else 0."""
+                outputs, taps = indices[: len(kernel)], indices[len(kernel) :]
+                guard = _Guard()
+                for axis, extent in enumerate(kernel):
+                    begin, end = pads[axis], pads[len(kernel) + axis]
+                    # Coordinates relative to the start of the counted range, which has `counted` positions.
+                    start = -begin if include_pad else 0
+                    counted = size[2 + axis] + (begin + end if include_pad else 0)
+                    offset = -begin - start
+                    coordinate = arith.AddiOp(
+                        _affine(outputs[axis], strides[axis], offset),
+                        _affine(taps[axis], dilations[axis], 0),
+                    ).result
+                    highest = (
+                        (shape[2 + axis] - 1) * strides[axis]
+                        + (extent - 1) * dilations[axis]
+                        + offset
+                    )
+                    guard.check(coordinate, offset, highest, counted)
+                return guard.select(f32_constant(1.0), 0.0)
+
+            count = build_compute("avg_pool_count", shape[2:], one, kernel, "sum")
+            computes.append(count)
+
+            def average(indices: Indices) -> SSAValue:
+                return arith.DivfOp(
+                    read(total.result, indices), read(count.result, indices[2:])
+                ).result
+
+        computes.append(build_compute("avg_pool", shape, average))
+        rewriter.replace(op, computes)
+
+
+class BatchNormLowering(RewritePattern):
+    """Lower batch_norm to one elementwise "batch_norm": `(x - mean) * (scale / sqrt(var + eps)) + bias`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.BatchNormOp, rewriter: PatternRewriter) -> None:
+        def body(indices: Indices) -> SSAValue:
+            channel = [indices[1]]
+            variance = arith.AddfOp(
+                read(op.var, channel), f32_constant(op.epsilon.value.data)
+            ).result
+            factor = arith.DivfOp(read(op.scale, channel), math.SqrtOp(variance).result).result
+            centred = arith.SubfOp(read(op.input, indices), read(op.mean, channel)).result
+            return arith.AddfOp(arith.MulfOp(centred, factor).result, read(op.bias, channel)).result
+
+        rewriter.replace(op, build_compute("batch_norm", graph.shape_of(op.result), body))
+
+
+class LRNLowering(RewritePattern):
+    """Lower lrn to a sum of squares over the channel window "lrn_square_sum", then the normalisation "lrn"."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.LRNOp, rewriter: PatternRewriter) -> None:
+        shape = graph.shape_of(op.result)
+        size = op.size.value.data
+        before = (size - 1) // 2
+
+        def square(indices: Indices) -> SSAValue:
+            guard = _Guard()
+            highest = shape[1] - 1 + size - 1 - before
+            channel = guard.clamp(
+                _affine_sum(indices[1], indices[-1], -before), -before, highest, shape[1]
+            )
+            value = read(op.input, [indices[0], channel, *indices[2:-1]])
+            return guard.select(arith.MulfOp(value, value).result, 0.0)
+
+        total = build_compute("lrn_square_sum", shape, square, (size,), "sum")
+
+        def normalise(indices: Indices) -> SSAValue:
+            scaled = arith.MulfOp(
+                read(total.result, indices), f32_constant(op.alpha.value.data / size)
+            ).result
+            base = arith.AddfOp(scaled, f32_constant(op.bias.value.data)).result
+            denominator = math.PowFOp(base, f32_constant(op.beta.value.data)).result
+            return arith.DivfOp(read(op.input, indices), denominator).result
+
+        rewriter.replace(op, [total, build_compute("lrn", shape, normalise)])
+
+
+def _affine_sum(index: SSAValue, tap: SSAValue, offset: int) -> SSAValue:
+    return _affine(arith.AddiOp(index, tap).result, 1, offset)
+
+
+class LogSoftmaxLowering(RewritePattern):
+    """Lower log_softmax to max, exp(x - max), sum and `x - max - log(sum)` computes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.LogSoftmaxOp, rewriter: PatternRewriter) -> None:
+        def normalise(x: Reader, exp: Reader, peak: Reader, total: Reader) -> SSAValue:
+            return arith.SubfOp(arith.SubfOp(x(), peak()).result, math.LogOp(total()).result).result
+
+        rewriter.replace(op, softmax_computes(op, "log_softmax", "log_softmax", normalise))
+
+
+def _scalar_read(value: SSAValue) -> SSAValue:
+    """The single element of a one-element tensor."""
+    return read(value, [index_constant(0) for _ in graph.shape_of(value)])
+
+
+class PadLowering(RewritePattern):
+    """Lower pad to one compute "pad" reading the input at the padded coordinate mapped back by the mode."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.PadOp, rewriter: PatternRewriter) -> None:
+        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+        pads, mode = op.pads.get_values(), op.mode.data
+        rank = len(source)
+
+        def body(indices: Indices) -> SSAValue:
+            guard = _Guard()
+            coordinates: list[SSAValue] = []
+            for axis, size in enumerate(source):
+                begin, end = pads[axis], pads[rank + axis]
+                if begin <= 0 and end <= 0:
+                    coordinates.append(_affine(indices[axis], 1, -begin))
+                    continue
+                if mode == "wrap":
+                    shift = -(-begin // size) * size - begin
+                    coordinates.append(
+                        arith.RemUIOp(_affine(indices[axis], 1, shift), index_constant(size)).result
+                    )
+                    continue
+                coordinate = _affine(indices[axis], 1, -begin)
+                if mode == "constant":
+                    coordinate = guard.clamp(coordinate, -begin, shape[axis] - 1 - begin, size)
+                elif mode == "edge":
+                    coordinate = _clamp(coordinate, -begin, shape[axis] - 1 - begin, size)
+                else:  # reflect about the first and last elements
+                    if begin > 0:
+                        coordinate = arith.MaxSIOp(
+                            coordinate, arith.SubiOp(index_constant(0), coordinate).result
+                        ).result
+                    if end > 0:
+                        mirrored = arith.SubiOp(index_constant(2 * (size - 1)), coordinate).result
+                        coordinate = arith.MinSIOp(coordinate, mirrored).result
+                coordinates.append(coordinate)
+            value = read(op.input, coordinates)
+            if guard.valid is None:
+                return value
+            fill = (
+                _scalar_read(op.fill)
+                if op.fill is not None
+                else op.value.value.data
+                if op.value
+                else 0.0
+            )
+            return guard.select(value, fill)
+
+        rewriter.replace(op, build_compute("pad", shape, body))
+
+
+class ClipLowering(RewritePattern):
+    """Lower clip to one compute "clip": `min(max(x, low), high)` with each bound a constant or a scalar read."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ClipOp, rewriter: PatternRewriter) -> None:
+        def bound(operand: SSAValue | None, prop: FloatAttr[Float32Type] | None) -> SSAValue | None:
+            if operand is not None:
+                return _scalar_read(operand)
+            return None if prop is None else f32_constant(prop.value.data)
+
+        def body(indices: Indices) -> SSAValue:
+            value = read(op.input, indices)
+            if (low := bound(op.low, op.min)) is not None:
+                value = arith.MaximumfOp(value, low).result
+            if (high := bound(op.high, op.max)) is not None:
+                value = arith.MinimumfOp(value, high).result
+            return value
+
+        rewriter.replace(op, build_compute("clip", graph.shape_of(op.result), body))
+
+
+class PReluLowering(RewritePattern):
+    """Lower prelu to one compute "prelu": `x < 0 ? slope * x : x`, slope read broadcast."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.PReluOp, rewriter: PatternRewriter) -> None:
+        shape = graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            x = read(op.lhs, indices)
+            slope = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
+            negative = arith.CmpfOp(x, f32_constant(0.0), "olt").result
+            return arith.SelectOp(negative, arith.MulfOp(slope, x).result, x).result
+
+        rewriter.replace(op, build_compute("prelu", shape, body))
+
+
+def _param(op: graph.ElementwiseUnaryOp, name: str) -> float:
+    attr = op.properties[name]
+    assert isinstance(attr, FloatAttr)
+    return attr.value.data
+
+
+def _times(x: SSAValue, factor: float) -> SSAValue:
+    return x if factor == 1.0 else arith.MulfOp(x, f32_constant(factor)).result
+
+
+def _below_zero(x: SSAValue) -> SSAValue:
+    return arith.CmpfOp(x, f32_constant(0.0), "olt").result
+
+
+def _exp_minus_one(x: SSAValue) -> SSAValue:
+    return arith.SubfOp(math.ExpOp(x).result, f32_constant(1.0)).result
+
+
+def _sigmoid(x: SSAValue) -> SSAValue:
+    one = f32_constant(1.0)
+    return arith.DivfOp(
+        one, arith.AddfOp(one, math.ExpOp(arith.NegfOp(x).result).result).result
+    ).result
+
+
+def _hard_sigmoid(x: SSAValue, alpha: float, beta: float) -> SSAValue:
+    linear = arith.AddfOp(_times(x, alpha), f32_constant(beta)).result
+    return arith.MaximumfOp(
+        f32_constant(0.0), arith.MinimumfOp(f32_constant(1.0), linear).result
+    ).result
+
+
+def _softplus(x: SSAValue) -> SSAValue:
+    """`log(1 + exp(x))` as `max(x, 0) + log(1 + exp(-|x|))`, which never overflows."""
+    small = math.ExpOp(arith.NegfOp(math.AbsFOp(x).result).result).result
+    tail = math.LogOp(arith.AddfOp(f32_constant(1.0), small).result).result
+    return arith.AddfOp(arith.MaximumfOp(x, f32_constant(0.0)).result, tail).result
+
+
+def _elu(x: SSAValue, alpha: float) -> SSAValue:
+    return arith.SelectOp(_below_zero(x), _times(_exp_minus_one(x), alpha), x).result
+
+
+def _celu(x: SSAValue, alpha: float) -> SSAValue:
+    negative = _times(_exp_minus_one(_times(x, 1.0 / alpha)), alpha)
+    zero = f32_constant(0.0)
+    return arith.AddfOp(
+        arith.MaximumfOp(x, zero).result, arith.MinimumfOp(negative, zero).result
+    ).result
+
+
+def _gelu(x: SSAValue, approximate: str) -> SSAValue:
+    if approximate == "tanh":
+        cube = arith.MulfOp(arith.MulfOp(x, x).result, x).result
+        inner = _times(arith.AddfOp(x, _times(cube, 0.044715)).result, pymath.sqrt(2.0 / pymath.pi))
+        phi = math.TanhOp(inner).result
+    else:
+        phi = math.ErfOp(_times(x, 1.0 / pymath.sqrt(2.0))).result
+    half_x = _times(x, 0.5)
+    return arith.MulfOp(half_x, arith.AddfOp(f32_constant(1.0), phi).result).result
+
+
+_ACTIVATIONS: dict[
+    type[graph.ElementwiseUnaryOp],
+    tuple[str, Callable[[graph.ElementwiseUnaryOp, SSAValue], SSAValue]],
+] = {
+    graph.LeakyReluOp: (
+        "leaky_relu",
+        lambda op, x: arith.SelectOp(_below_zero(x), _times(x, _param(op, "alpha")), x).result,
+    ),
+    graph.EluOp: ("elu", lambda op, x: _elu(x, _param(op, "alpha"))),
+    graph.CeluOp: ("celu", lambda op, x: _celu(x, _param(op, "alpha"))),
+    graph.ThresholdedReluOp: (
+        "thresholded_relu",
+        lambda op, x: (
+            arith.SelectOp(
+                arith.CmpfOp(x, f32_constant(_param(op, "alpha")), "ogt").result,
+                x,
+                f32_constant(0.0),
+            ).result
+        ),
+    ),
+    graph.SwishOp: (
+        "swish",
+        lambda op, x: arith.MulfOp(x, _sigmoid(_times(x, _param(op, "alpha")))).result,
+    ),
+    graph.HardSigmoidOp: (
+        "hard_sigmoid",
+        lambda op, x: _hard_sigmoid(x, _param(op, "alpha"), _param(op, "beta")),
+    ),
+    graph.SeluOp: ("selu", lambda op, x: _times(_elu(x, _param(op, "alpha")), _param(op, "beta"))),
+    graph.GeluOp: (
+        "gelu",
+        lambda op, x: _gelu(x, op.approximate.data if isinstance(op, graph.GeluOp) else "none"),
+    ),
+    graph.HardSwishOp: (
+        "hard_swish",
+        lambda op, x: arith.MulfOp(x, _hard_sigmoid(x, 1.0 / 6.0, 0.5)).result,
+    ),
+    graph.SoftplusOp: ("softplus", lambda op, x: _softplus(x)),
+    graph.SoftsignOp: (
+        "softsign",
+        lambda op, x: (
+            arith.DivfOp(x, arith.AddfOp(f32_constant(1.0), math.AbsFOp(x).result).result).result
+        ),
+    ),
+    graph.MishOp: ("mish", lambda op, x: arith.MulfOp(x, math.TanhOp(_softplus(x)).result).result),
+}
+"""Activation op -> (tag, scalar function of the op and the element)."""
+
+
+class ActivationLowering(RewritePattern):
+    """Lower a parameterised activation to one elementwise compute tagged by the activation."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ElementwiseUnaryOp, rewriter: PatternRewriter) -> None:
+        if type(op) not in _ACTIVATIONS:
+            return
+        tag, function = _ACTIVATIONS[type(op)]
+
+        def body(indices: Indices) -> SSAValue:
+            return function(op, read(op.input, indices))
+
+        rewriter.replace(op, build_compute(tag, graph.shape_of(op.result), body))
+
+
+PATTERNS: list[RewritePattern] = [
+    ConvLowering(),
+    MaxPoolLowering(),
+    MaxPoolIndicesLowering(),
+    AveragePoolLowering(),
+    BatchNormLowering(),
+    LRNLowering(),
+    LogSoftmaxLowering(),
+    PadLowering(),
+    ClipLowering(),
+    PReluLowering(),
+    ActivationLowering(),
+]

@@ -1,0 +1,307 @@
+"""graph-to-te patterns for tensor ops: concatenation, slicing, gathering, broadcasting, tiling, reductions.
+
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te_builder.py`.
+Data movement becomes index arithmetic on `index` values inside one compute: a slice reads `start + i * step`, a
+tile `i mod extent`, a concat selects among its inputs (each read at an index clamped into its own bounds, so no
+read is ever out of bounds), and a gather looks its constant indices up in the IR (`start + p * step` when they
+form an arithmetic progression, else a chain of `arith.select` over the position, linear in their number).
+Reductions are `te.compute` reductions over the reduced axes, with elementwise pre- and post-steps (mean scales
+the sum, L2 takes the square root of a sum of squares, log-sum-exp subtracts the maximum first).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from math import prod
+
+from xdsl.dialects import arith, math
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from minimlc.dialects import graph, te
+from minimlc.lowering.te.builder import (
+    Indices,
+    Shape,
+    broadcast_indices,
+    build_compute,
+    f32_constant,
+    index_constant,
+    read,
+)
+
+
+def _strided(index: SSAValue, start: int, step: int) -> SSAValue:
+    """`start + index * step` as index arithmetic, folding the trivial cases."""
+    if step != 1:
+        index = arith.MuliOp(index, index_constant(step)).result
+    return index if start == 0 else arith.AddiOp(index, index_constant(start)).result
+
+
+def _linear_position(indices: Indices, extents: Shape) -> SSAValue:
+    """Row-major position of `indices` within `extents` (0 for no dims)."""
+    position: SSAValue | None = None
+    for index, extent in zip(indices, extents):
+        if extent == 1:
+            continue
+        if position is None:
+            position = index
+        else:
+            scaled_position = arith.MuliOp(position, index_constant(extent)).result
+            position = arith.AddiOp(scaled_position, index).result
+    return index_constant(0) if position is None else position
+
+
+def _lookup(position: SSAValue, table: Sequence[int]) -> SSAValue:
+    """`table[position]` for a compile-time `table`: affine when it is an arithmetic progression."""
+    if len(table) == 1:
+        return index_constant(table[0])
+    step = table[1] - table[0]
+    if all(b - a == step for a, b in itertools.pairwise(table)):
+        return _strided(position, table[0], step)
+    value = index_constant(table[-1])
+    for entry, index in reversed(list(enumerate(table[:-1]))):
+        is_entry = arith.CmpiOp(position, index_constant(entry), "eq").result
+        value = arith.SelectOp(is_entry, index_constant(index), value).result
+    return value
+
+
+def _clamped_offset(along: SSAValue, offset: int, extent: int, *, last: bool) -> SSAValue:
+    """`along - offset` clamped into [0, extent), so that a read of an input not selected stays in bounds
+    (the last input is never read below its offset, only clamped from below)."""
+    if extent == 1:
+        return index_constant(0)
+    if offset == 0:
+        local = along
+    else:
+        shifted = arith.SubiOp(along, index_constant(offset)).result
+        local = arith.MaxSIOp(shifted, index_constant(0)).result
+    return local if last else arith.MinSIOp(local, index_constant(extent - 1)).result
+
+
+class ConcatLowering(RewritePattern):
+    """Lower concat to one compute selecting, by the index along the axis, among the inputs' clamped reads."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ConcatOp, rewriter: PatternRewriter) -> None:
+        axis = op.axis.value.data
+        parts = [
+            (value, graph.shape_of(value)[axis])
+            for value in op.inputs
+            if graph.shape_of(value)[axis]
+        ]
+        shape = graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            along = indices[axis]
+            offset, value = 0, None
+            for number, (part, extent) in enumerate(parts):
+                local = _clamped_offset(along, offset, extent, last=number == len(parts) - 1)
+                element = read(part, [*indices[:axis], local, *indices[axis + 1 :]])
+                if value is None:
+                    value = element
+                else:
+                    before = arith.CmpiOp(along, index_constant(offset), "slt").result
+                    value = arith.SelectOp(before, value, element).result
+                offset += extent
+            assert value is not None
+            return value
+
+        rewriter.replace(op, build_compute("concat", shape, body))
+
+
+class SliceLowering(RewritePattern):
+    """Lower slice to one compute reading the input at `start + index * step` in every dim."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.SliceOp, rewriter: PatternRewriter) -> None:
+        starts, steps = op.starts.get_values(), op.steps.get_values()
+
+        def body(indices: Indices) -> SSAValue:
+            return read(
+                op.input,
+                [_strided(i, start, step) for i, start, step in zip(indices, starts, steps)],
+            )
+
+        rewriter.replace(op, build_compute("slice", graph.shape_of(op.result), body))
+
+
+class GatherLowering(RewritePattern):
+    """Lower gather to one compute reading the input at the constant index its position selects."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.GatherOp, rewriter: PatternRewriter) -> None:
+        axis = op.axis.value.data
+        table = op.indices.get_values()
+        middle = op.indices_shape
+
+        def body(indices: Indices) -> SSAValue:
+            position = _linear_position(indices[axis : axis + len(middle)], middle)
+            picked = _lookup(position, table)
+            return read(op.input, [*indices[:axis], picked, *indices[axis + len(middle) :]])
+
+        rewriter.replace(op, build_compute("gather", graph.shape_of(op.result), body))
+
+
+class ExpandLowering(RewritePattern):
+    """Lower expand to one compute reading the input numpy-broadcast to the result."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ExpandOp, rewriter: PatternRewriter) -> None:
+        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            return read(op.input, broadcast_indices(source, shape, indices))
+
+        rewriter.replace(op, build_compute("expand", shape, body))
+
+
+class TileLowering(RewritePattern):
+    """Lower tile to one compute reading the input at each index modulo the input's extent."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.TileOp, rewriter: PatternRewriter) -> None:
+        source = graph.shape_of(op.input)
+        repeats = op.repeats.get_values()
+
+        def body(indices: Indices) -> SSAValue:
+            wrapped = [
+                index if repeat == 1 else arith.RemUIOp(index, index_constant(extent)).result
+                for index, extent, repeat in zip(indices, source, repeats)
+            ]
+            return read(op.input, wrapped)
+
+        rewriter.replace(op, build_compute("tile", graph.shape_of(op.result), body))
+
+
+class WhereLowering(RewritePattern):
+    """Lower where to one compute selecting between broadcast reads of `x` and `y` by `condition != 0`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.WhereOp, rewriter: PatternRewriter) -> None:
+        shape = graph.shape_of(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            def operand(value: SSAValue) -> SSAValue:
+                return read(value, broadcast_indices(graph.shape_of(value), shape, indices))
+
+            chosen = arith.CmpfOp(operand(op.condition), f32_constant(0.0), "une").result
+            return arith.SelectOp(chosen, operand(op.x), operand(op.y)).result
+
+        rewriter.replace(op, build_compute("where", shape, body))
+
+
+_Scalar = Callable[[SSAValue], SSAValue]
+
+
+def _square(x: SSAValue) -> SSAValue:
+    return arith.MulfOp(x, x).result
+
+
+_REDUCTIONS: dict[type[graph.ReduceOp], tuple[str, _Scalar | None, _Scalar | None]] = {
+    graph.ReduceSumOp: ("sum", None, None),
+    graph.ReduceMeanOp: ("sum", None, None),
+    graph.ReduceMaxOp: ("max", None, None),
+    graph.ReduceMinOp: ("min", None, None),
+    graph.ReduceProdOp: ("prod", None, None),
+    graph.ReduceL1Op: ("sum", lambda x: math.AbsFOp(x).result, None),
+    graph.ReduceL2Op: ("sum", _square, lambda x: math.SqrtOp(x).result),
+    graph.ReduceLogSumOp: ("sum", None, lambda x: math.LogOp(x).result),
+    graph.ReduceSumSquareOp: ("sum", _square, None),
+}
+"""Reduction op -> (combiner, elementwise step before it, step after it); mean and log-sum-exp add their own."""
+
+
+class ReduceLowering(RewritePattern):
+    """Lower a reduction to a `te.compute` reduction over its axes, plus an elementwise post-step when it has one."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ReduceOp, rewriter: PatternRewriter) -> None:
+        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+        axes = op.axes.get_values()
+        keepdims = op.keepdims is not None
+        tag = op.name.removeprefix("graph.")
+        extents = tuple(source[axis] for axis in axes)
+
+        def input_indices(indices: Indices) -> list[SSAValue]:
+            outputs, reduced = iter(indices[: len(shape)]), iter(indices[len(shape) :])
+            picked: list[SSAValue] = []
+            for axis in range(len(source)):
+                if axis in axes:
+                    picked.append(next(reduced))
+                    if keepdims:
+                        next(outputs)
+                else:
+                    picked.append(next(outputs))
+            return picked
+
+        def reduction(name: str, combiner: str, element: _Scalar) -> te.ComputeOp:
+            return build_compute(
+                name,
+                shape,
+                lambda idx: element(read(op.input, input_indices(idx))),
+                extents,
+                combiner,
+            )
+
+        def elementwise(name: str, reduced: te.ComputeOp, function: _Scalar) -> te.ComputeOp:
+            return build_compute(name, shape, lambda idx: function(read(reduced.result, idx)))
+
+        if not axes:  # each element reduced alone: only the elementwise steps remain
+            combiner, before, after = _REDUCTIONS.get(type(op), ("sum", None, None))
+
+            def alone(idx: Indices) -> SSAValue:
+                value = read(op.input, idx)
+                value = value if before is None else before(value)
+                return value if after is None else after(value)
+
+            rewriter.replace(op, build_compute(tag, shape, alone))
+            return
+        if isinstance(op, graph.ReduceLogSumExpOp):
+            peak = reduction(f"{tag}_max", "max", lambda x: x)
+
+            def shifted_exp(x: SSAValue, idx: Indices) -> SSAValue:
+                return math.ExpOp(
+                    arith.SubfOp(x, read(peak.result, idx[: len(shape)])).result
+                ).result
+
+            total = build_compute(
+                f"{tag}_sum",
+                shape,
+                lambda idx: shifted_exp(read(op.input, input_indices(idx)), idx),
+                extents,
+                "sum",
+            )
+
+            def log_plus_peak(idx: Indices) -> SSAValue:
+                log = math.LogOp(read(total.result, idx)).result
+                return arith.AddfOp(log, read(peak.result, idx)).result
+
+            rewriter.replace(op, [peak, total, build_compute(tag, shape, log_plus_peak)])
+            return
+
+        combiner, before, after = _REDUCTIONS[type(op)]
+        if isinstance(op, graph.ReduceMeanOp):
+            count = float(prod(extents))
+            total = reduction(f"{tag}_sum", combiner, lambda x: x)
+            mean = elementwise(tag, total, lambda x: arith.DivfOp(x, f32_constant(count)).result)
+            rewriter.replace(op, [total, mean])
+            return
+        reduced = reduction(
+            tag if after is None else f"{tag}_sum", combiner, before or (lambda x: x)
+        )
+        if after is None:
+            rewriter.replace(op, reduced)
+            return
+        rewriter.replace(op, [reduced, elementwise(tag, reduced, after)])
+
+
+PATTERNS: list[RewritePattern] = [
+    ConcatLowering(),
+    SliceLowering(),
+    GatherLowering(),
+    ExpandLowering(),
+    TileLowering(),
+    WhereLowering(),
+    ReduceLowering(),
+]

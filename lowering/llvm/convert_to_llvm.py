@@ -1,0 +1,316 @@
+"""`convert-to-llvm`: `func`, `cf`, `memref`, `arith` and `math` -> the `llvm` dialect.
+
+Input is what `loop-to-scf` followed by `convert-scf-to-cf` produce: functions of `cf` blocks over
+static-shaped, identity-layout memrefs. A memref becomes a bare `!llvm.ptr` to its first element
+and an access a `getelementptr` on the row-major linear index; `index` becomes `i64`.
+`memref.alloc`/`dealloc` call `aligned_alloc`/`free`, `memref.alloca` becomes an `llvm.alloca`
+in the entry block, where `mem2reg` promotes it, and `memref.view` (a typed buffer inside a byte
+arena, from `loop-plan-memory`) a byte `getelementptr` to its offset. Private functions get internal linkage;
+`llvm.*` argument attributes (such as `llvm.noalias`) and `minimlc.*` function attributes (for
+the runtime: `minimlc.entry`, `minimlc.weights`) are kept. For every function marked
+`minimlc.entry`, the pass adds `@<name>_packed(%args: !llvm.ptr)`, which loads the i-th
+memref pointer from `args[i]` and calls `@<name>`: the one native entry the runtime calls. The
+entry itself is marked `alwaysinline` (`passthrough`), so that LLVM compiles the wrapper as the
+entry's body reading its buffers from `args`, not as a call with hundreds of arguments: a model's
+entry takes every weight, and passing ~480 of them on the stack cost LLVM's store merging in the
+instruction selector 108 of light DenseNet-121's 129 s of code generation.
+
+The arith/math patterns live in `convert_to_llvm_arith`. Patterns bridge types with unrealized
+casts, and the pass resolves them at the end, so its output is pure `llvm`/`llvmx`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, cf, func, llvm, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException
+
+from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
+from minimlc.lowering.te_to_loop.te_to_loop import ENTRY_ATTR
+from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
+from minimlc.lowering.llvm.conversion import (
+    as_llvm,
+    byte_size,
+    declare_function,
+    element_pointer,
+    i64_constant,
+    llvm_type,
+    replace_lowered,
+    static_memref,
+)
+
+"""Unit attribute marking a function that gets a `<name>_packed` entry."""
+
+ALLOC_ALIGNMENT = 64
+"""Byte alignment of heap buffers: a cache line, and enough for any vector load."""
+
+_PTR = llvm.LLVMPointerType()
+
+
+class FuncLowering(RewritePattern):
+    """Lowers `func.func` to `llvm.func`, plus `<name>_packed` for entry functions."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        outputs = op.function_type.outputs.data
+        if len(outputs) > 1:
+            raise DiagnosticException(f"convert-to-llvm: @{op.sym_name.data} returns >1 value")
+        inputs = [llvm_type(t) for t in op.function_type.inputs]
+        output = llvm_type(outputs[0]) if outputs else llvm.LLVMVoidType()
+        defined = bool(op.body.blocks)
+        private = op.sym_visibility is not None and op.sym_visibility.data == "private"
+        linkage = "internal" if defined and private else "external"
+        body = rewriter.move_region_contents_to_new_regions(op.body)
+        for block in body.blocks:
+            self._convert_arguments(block, rewriter)
+        props: dict[str, Attribute | None] = {}
+        if (arg_attrs := self._llvm_arg_attrs(op)) is not None:
+            props["arg_attrs"] = arg_attrs
+        if ENTRY_ATTR in op.attributes:
+            props["passthrough"] = ArrayAttr([StringAttr("alwaysinline")])
+        new_func = llvm.FuncOp(
+            op.sym_name,
+            llvm.LLVMFunctionType(inputs, output),
+            linkage=llvm.LinkageAttr(linkage),
+            body=body,
+            other_props=props,
+            extra_attrs={k: v for k, v in op.attributes.items() if k.startswith("minimlc.")},
+        )
+        new_ops: list[Operation] = [new_func]
+        if ENTRY_ATTR in op.attributes:
+            new_ops.append(_packed_entry(op))
+        rewriter.replace(op, new_ops, [])
+
+    @staticmethod
+    def _convert_arguments(block: Block, rewriter: PatternRewriter) -> None:
+        for arg in block.args:
+            target = llvm_type(arg.type)
+            if target == arg.type:
+                continue
+            old_type = arg.type
+            new_arg = rewriter.replace_value_with_new_type(arg, target)
+            cast = builtin.UnrealizedConversionCastOp.get([new_arg], [old_type])
+            rewriter.insert(cast, InsertPoint.at_start(block))
+            rewriter.replace_uses_with_if(
+                new_arg, cast.results[0], lambda use, cast=cast: use.operation is not cast
+            )
+
+    @staticmethod
+    def _llvm_arg_attrs(op: func.FuncOp) -> ArrayAttr[DictionaryAttr] | None:
+        if op.arg_attrs is None:
+            return None
+        kept = [
+            DictionaryAttr({k: v for k, v in attrs.data.items() if k.startswith("llvm.")})
+            for attrs in op.arg_attrs
+        ]
+        if not any(attrs.data for attrs in kept):
+            return None
+        return ArrayAttr(kept)
+
+
+def _packed_entry(op: func.FuncOp) -> llvm.FuncOp:
+    """`@<name>_packed(%args)`: calls `@<name>(args[0], args[1], ...)` and returns nothing."""
+    name = op.sym_name.data
+    for type in op.function_type.inputs:
+        if not isinstance(type, MemRefType | llvm.LLVMPointerType):
+            raise DiagnosticException(f"convert-to-llvm: entry @{name} takes {type}, neither a memref nor a pointer")
+    if op.function_type.outputs.data:
+        raise DiagnosticException(f"convert-to-llvm: entry @{name} must not return values")
+    block = Block(arg_types=[_PTR])
+    block.args[0].name_hint = "args"
+    pointers: list[SSAValue] = []
+    for i in range(len(op.function_type.inputs)):
+        slot = llvm.GEPOp(block.args[0], [i], _PTR, inbounds=True)
+        pointer = llvm.LoadOp(slot, _PTR)
+        block.add_ops([slot, pointer])
+        pointers.append(pointer.dereferenced_value)
+    block.add_ops([llvm.CallOp(name, *pointers), llvm.ReturnOp()])
+    return llvm.FuncOp(
+        f"{name}_packed",
+        llvm.LLVMFunctionType([_PTR], llvm.LLVMVoidType()),
+        linkage=llvm.LinkageAttr("external"),
+        body=builtin.Region(block),
+    )
+
+
+class CallLowering(RewritePattern):
+    """Lowers `func.call` to `llvm.call`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter) -> None:
+        if len(op.res) > 1:
+            raise DiagnosticException(f"convert-to-llvm: call to {op.callee} returns >1 value")
+        args = [as_llvm(rewriter, arg) for arg in op.arguments]
+        result = llvm_type(op.res[0].type) if op.res else None
+        replace_lowered(rewriter, op, [llvm.CallOp(op.callee, *args, return_type=result)])
+
+
+class ReturnLowering(RewritePattern):
+    """Lowers `func.return` to `llvm.return`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter) -> None:
+        value = as_llvm(rewriter, op.arguments[0]) if op.arguments else None
+        rewriter.replace(op, llvm.ReturnOp(value))
+
+
+class BranchLowering(RewritePattern):
+    """Lowers `cf.br` to `llvm.br`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: cf.BranchOp, rewriter: PatternRewriter) -> None:
+        args = [as_llvm(rewriter, arg) for arg in op.arguments]
+        rewriter.replace(op, llvm.BrOp(op.successor, *args))
+
+
+class CondBranchLowering(RewritePattern):
+    """Lowers `cf.cond_br` to `llvm.cond_br`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: cf.ConditionalBranchOp, rewriter: PatternRewriter) -> None:
+        then_args = [as_llvm(rewriter, arg) for arg in op.then_arguments]
+        else_args = [as_llvm(rewriter, arg) for arg in op.else_arguments]
+        new_op = llvm.CondBrOp(op.cond, op.then_block, then_args, op.else_block, else_args)
+        rewriter.replace(op, new_op)
+
+
+class LoadLowering(RewritePattern):
+    """Lowers `memref.load` to `llvm.load` from the element's address."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
+        pointer = element_pointer(rewriter, op, op.memref, tuple(op.indices))
+        replace_lowered(rewriter, op, [llvm.LoadOp(pointer, llvm_type(op.res.type))])
+
+
+class StoreLowering(RewritePattern):
+    """Lowers `memref.store` to `llvm.store` to the element's address."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
+        pointer = element_pointer(rewriter, op, op.memref, tuple(op.indices))
+        rewriter.replace(op, llvm.StoreOp(as_llvm(rewriter, op.value), pointer))
+
+
+class AllocLowering(RewritePattern):
+    """Lowers `memref.alloc` to `aligned_alloc(64, size rounded up to 64)`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter) -> None:
+        type = static_memref(op, op.memref.type)
+        alignment = max(ALLOC_ALIGNMENT, op.alignment.value.data if op.alignment else 0)
+        size = type.element_count() * byte_size(type.element_type)
+        size = max(alignment, -(-size // alignment) * alignment)
+        alloc_type = llvm.LLVMFunctionType([i64, i64], _PTR)
+        declare_function(rewriter, op, "aligned_alloc", alloc_type)
+        align_op = rewriter.insert(i64_constant(alignment))
+        size_op = rewriter.insert(i64_constant(size))
+        call = llvm.CallOp("aligned_alloc", align_op, size_op, return_type=_PTR)
+        replace_lowered(rewriter, op, [call])
+
+
+class DeallocLowering(RewritePattern):
+    """Lowers `memref.dealloc` to `free`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter) -> None:
+        declare_function(rewriter, op, "free", llvm.LLVMFunctionType([_PTR], llvm.LLVMVoidType()))
+        rewriter.replace(op, llvm.CallOp("free", as_llvm(rewriter, op.memref)))
+
+
+class AllocaLowering(RewritePattern):
+    """Lowers `memref.alloca` to an `llvm.alloca` hoisted into the function's entry block."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter) -> None:
+        type = static_memref(op, op.memref.type)
+        function = op.parent_op()
+        while function is not None and not isinstance(function, func.FuncOp | llvm.FuncOp):
+            function = function.parent_op()
+        if function is None:
+            raise DiagnosticException("convert-to-llvm: 'memref.alloca' outside a function")
+        element = llvm_type(type.element_type)
+        alignment = op.alignment.value.data if op.alignment else byte_size(element)
+        count = i64_constant(type.element_count())
+        alloca = llvm.AllocaOp(count, element, alignment)
+        entry = function.regions[0].blocks.first
+        assert entry is not None
+        rewriter.insert([count, alloca], InsertPoint.at_start(entry))
+        replace_lowered(rewriter, op, [], [alloca.res])
+
+
+class ViewLowering(RewritePattern):
+    """Lowers `memref.view` of a byte arena to the address `arena + byte_shift` (a byte `getelementptr`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter) -> None:
+        static_memref(op, op.result.type)
+        arena = as_llvm(rewriter, op.source)
+        shift = as_llvm(rewriter, op.byte_shift)
+        gep = llvm.GEPOp.from_mixed_indices(arena, [shift], IntegerType(8), inbounds=True)
+        replace_lowered(rewriter, op, [gep])
+
+
+@dataclass(frozen=True)
+class ConvertToLlvmPass(ModulePass):
+    """Lowers func/cf/memref/arith/math to the llvm dialect (see the module docstring)."""
+
+    name = "convert-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns: list[RewritePattern] = [
+            FuncLowering(),
+            CallLowering(),
+            ReturnLowering(),
+            BranchLowering(),
+            CondBranchLowering(),
+            LoadLowering(),
+            StoreLowering(),
+            AllocLowering(),
+            DeallocLowering(),
+            AllocaLowering(),
+            ViewLowering(),
+            *ARITH_MATH_PATTERNS,
+            *VECTOR_PATTERNS,
+        ]
+        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
+        PatternRewriteWalker(applier).rewrite_module(op)
+        _check_lowered(op)
+        reconcile_unrealized_casts(op, warn_on_failure=False)
+        for cast in op.walk():
+            if isinstance(cast, builtin.UnrealizedConversionCastOp):
+                types = f"{cast.inputs.types} to {cast.result_types}"
+                raise PassFailedException(f"convert-to-llvm: unresolved cast from {types}")
+
+
+def _check_lowered(module: ModuleOp) -> None:
+    for op in module.walk():
+        if isinstance(op, ModuleOp | builtin.UnrealizedConversionCastOp):
+            continue
+        if not op.name.startswith(("llvm.", "llvmx.")):
+            raise PassFailedException(f"convert-to-llvm: cannot lower '{op.name}'")
+

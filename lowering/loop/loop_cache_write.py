@@ -1,0 +1,217 @@
+"""`loop-cache-write`: accumulate a loop's output tile in local storage (TVM `cache_write`).
+
+`loop-cache-write{kernel=matmul_0 loop=i_o}` finds the one buffer the body of loop `i_o` writes, the tile of it
+that one iteration touches (indices are affine: a part fixed per iteration plus inner loop indices), and redirects
+every access in the body to a `loop.alloc "local"` tile, loaded before and stored after the body by copy loops
+`<loop>_ld<d>` / `<loop>_st<d>` (with `accumulate=true`: zeroed before, added to the output after). A copy loop takes the kind of the loop that indexes its dimension, so that an
+unrolled, vectorized tile (a GEMM micro-kernel's accumulators) stays in registers. The tile keeps the buffer's
+dimension order except that a vectorized dimension goes last, so that the body's tile accesses are whole vectors
+even when the buffer's vectorized dimension is not its innermost (a convolution vectorized over output channels
+of an NCHW output: only the copy back is strided):
+
+    loop.for "i_o" %i_o = 0 to 64 step 4 serial {
+      loop.for "k" ... { loop.for "i_i" ... unroll { loop.for "j_i" ... vectorize {
+        %i = arith.addi %i_o, %i_i ; ... out[%i, %j] = out[%i, %j] + ... } } }
+    }
+    // becomes
+    %tile = loop.alloc "local" : memref<4x16xf32>
+    loop.for "i_o" %i_o = 0 to 64 step 4 serial {
+      loop.for "i_o_ld0" ... unroll { loop.for "i_o_ld1" ... vectorize { tile[a, b] = out[%i_o + a, %j_o + b] } }
+      loop.for "k" ... { ... tile[%i_i, %j_i] = tile[%i_i, %j_i] + ... }
+      loop.for "i_o_st0" ... unroll { loop.for "i_o_st1" ... vectorize { out[%i_o + a, %j_o + b] = tile[a, b] } }
+    }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp
+from xdsl.dialects.utils.fast_math import FastMathFlag
+from xdsl.ir import Block, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.dialects import loop
+from minimlc.lowering.loop.analysis import (
+    Affine,
+    affine_form,
+    build_form,
+    check_new_names,
+    find_kernel,
+    find_loop,
+    form_range,
+    loop_of,
+    loops_of,
+    new_loop,
+)
+
+_Access = memref.LoadOp | memref.StoreOp
+_SUM_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT))
+
+
+@dataclass(frozen=True)
+class LoopCacheWritePass(ModulePass):
+    """Accumulate the tile of the output that one iteration of `loop` writes in a local buffer."""
+
+    name = "loop-cache-write"
+
+    kernel: str
+    loop: str
+    accumulate: bool = False
+    """Start the tile at zero and add it to the output afterwards (for a sum into the output): a blocked sum,
+    more accurate than one long chain, and no load of the output before the body."""
+
+    def fail(self, reason: str) -> DiagnosticException:
+        return DiagnosticException(f"{self.name}: loop '{self.loop}' of kernel '{self.kernel}': {reason}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kernel = find_kernel(op, self.name, self.kernel)
+        target = find_loop(kernel, self.name, self.loop)
+        body = target.body.block
+        written = {store.memref for store in target.walk() if isinstance(store, memref.StoreOp)}
+        if len(written) != 1:
+            raise self.fail(f"its body must write exactly one buffer, not {len(written)}")
+        (buffer,) = written
+        buffer_type = buffer.type
+        assert isinstance(buffer_type, MemRefType)
+        inner_ivs = {lp.induction_var for lp in loops_of(target) if lp is not target}
+        accesses = [a for a in target.walk() if isinstance(a, _Access) and a.memref is buffer]
+        outer_parts, inner_parts = self.split_indices(accesses, inner_ivs)
+        rank = len(buffer_type.get_shape())
+        extents = [max(form_range(parts[d])[1] for parts in inner_parts) + 1 for d in range(rank)]
+        kinds = [self.kind_of(inner_parts, d) for d in range(rank)]
+        order = sorted(range(rank), key=lambda d: kinds[d] == "vectorize")
+        names = [f"{self.loop}_{io}{d}" for io in ("ld", "st", "ldt", "stt") for d in range(rank)]
+        check_new_names(kernel, self.name, names)
+
+        tile_type = MemRefType(buffer_type.element_type, [extents[d] for d in order])
+        tile = loop.AllocOp(tile_type, "local")
+        tile.result.name_hint = "tile"
+        kernel.body.block.insert_op_before(tile, kernel.body.block.first_op)  # type: ignore[arg-type]
+        for access, parts in zip(accesses, inner_parts):
+            builder = Builder(InsertPoint.before(access))
+            indices = [build_form(builder, parts[d]) for d in order]
+            if isinstance(access, memref.LoadOp):
+                new_access = builder.insert(memref.LoadOp.get(tile.result, indices))
+                access.res.replace_all_uses_with(new_access.res)
+            else:
+                builder.insert(memref.StoreOp.get(access.value, tile.result, indices))
+            access.detach()
+            access.erase()
+        start = Builder(InsertPoint.at_start(body))
+        bases = [build_form(start, part) for part in outer_parts]
+        copies = _Copies(self.loop, self.accumulate, order, extents, kinds, bases, buffer)
+        end = Builder(InsertPoint.at_end(body))
+        if order == list(range(rank)):
+            copies.load(start, tile.result)
+            copies.store(end, tile.result)
+            return
+        # The vector dimension is not the buffer's innermost: copy through a staging tile in memory, so that the
+        # register tile is only ever accessed by whole vectors (LLVM keeps it in registers) and the transposed
+        # copy is a small run-time loop instead of unrolled per-lane code.
+        stage = loop.AllocOp(tile_type, "local")
+        stage.result.name_hint = "stage"
+        kernel.body.block.insert_op_before(stage, tile)
+        if self.accumulate:
+            copies.load(start, tile.result)
+        else:
+            copies.load(start, stage.result, serial=True)
+            copies.move(start, "ldt", stage.result, tile.result)
+        copies.move(end, "stt", tile.result, stage.result)
+        copies.store(end, stage.result, serial=True)
+
+    def split_indices(self, accesses: list[_Access], inner_ivs: set[SSAValue]):
+        """Per access and dimension: the part fixed in one iteration (same for all) and the inner-loop part."""
+        outer_parts: list[Affine] | None = None
+        inner_parts: list[list[Affine]] = []
+        for access in accesses:
+            forms = [affine_form(index) for index in access.indices]
+            outer: list[Affine] = []
+            inner: list[Affine] = []
+            for form in forms:
+                if form is None:
+                    raise self.fail(f"an index of '{access.name}' is not affine in the loop indices")
+                outer.append({v: c for v, c in form.items() if v not in inner_ivs})
+                inner.append({v: c for v, c in form.items() if v in inner_ivs})
+            if outer_parts is None:
+                outer_parts = outer
+            elif outer != outer_parts:
+                raise self.fail("its accesses to the output do not share one tile origin")
+            if any(form_range(part)[0] < 0 for part in inner):
+                raise self.fail("an inner index may be negative")
+            inner_parts.append(inner)
+        if outer_parts is None:
+            raise self.fail("it does not access the buffer it writes")
+        return outer_parts, inner_parts
+
+    @staticmethod
+    def kind_of(inner_parts: list[list[Affine]], dim: int) -> str:
+        """The kind of the loop that alone indexes `dim` (unit stride, from 0), else serial."""
+        owners = {next(iter(parts[dim])) for parts in inner_parts if len(parts[dim]) == 1}
+        if len(owners) != 1 or any(len(parts[dim]) != 1 for parts in inner_parts):
+            return "serial"
+        (iv,) = owners
+        owner = loop_of(iv) if iv is not None else None
+        if owner is None or inner_parts[0][dim][iv] != 1 or owner.step.value.data != 1:
+            return "serial"
+        return owner.kind.data
+
+
+
+@dataclass
+class _Copies:
+    """The copy nests between a buffer's tile and a local tile of the same extents (dimensions in `order`)."""
+
+    loop: str
+    accumulate: bool
+    order: list[int]
+    extents: list[int]
+    kinds: list[str]
+    bases: list[SSAValue]
+    buffer: SSAValue
+
+    def nest(self, builder: Builder, prefix: str, serial: bool) -> tuple[Builder, list[SSAValue], list[SSAValue]]:
+        """Loops `<loop>_<prefix><d>` over the tile; returns the innermost builder and buffer and tile indices.
+
+        Register copies run in tile order with the indexing loops' kinds; `serial` ones in buffer order."""
+        dims = list(range(len(self.extents))) if serial else self.order
+        loops = [
+            new_loop(f"{self.loop}_{prefix}{d}", 0, self.extents[d], 1, "serial" if serial else self.kinds[d])
+            for d in dims
+        ]
+        builder.insert(loops[0])
+        for outer, inner in zip(loops, loops[1:]):
+            outer.body.block.add_op(inner)
+        innermost: Block = loops[-1].body.block
+        inner_builder = Builder(InsertPoint.at_end(innermost))
+        by_dim = {d: lp.induction_var for d, lp in zip(dims, loops)}
+        buffer_indices = [inner_builder.insert(arith.AddiOp(b, by_dim[d])).result for d, b in enumerate(self.bases)]
+        return inner_builder, buffer_indices, [by_dim[d] for d in self.order]
+
+    def load(self, builder: Builder, tile: SSAValue, serial: bool = False) -> None:
+        inner, buffer_indices, tile_indices = self.nest(builder, "ld", serial)
+        if self.accumulate:
+            element_type = self.buffer.type.element_type  # type: ignore[union-attr]
+            value = inner.insert(arith.ConstantOp(FloatAttr(0.0, element_type))).result
+        else:
+            value = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices)).res
+        inner.insert(memref.StoreOp.get(value, tile, tile_indices))
+
+    def store(self, builder: Builder, tile: SSAValue, serial: bool = False) -> None:
+        inner, buffer_indices, tile_indices = self.nest(builder, "st", serial)
+        value = inner.insert(memref.LoadOp.get(tile, tile_indices)).res
+        if self.accumulate:
+            old = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices))
+            value = inner.insert(arith.AddfOp(old.res, value, _SUM_FLAGS)).result
+        inner.insert(memref.StoreOp.get(value, self.buffer, buffer_indices))
+
+    def move(self, builder: Builder, prefix: str, source: SSAValue, target: SSAValue) -> None:
+        """Copy one local tile into another, in registers."""
+        inner, _, tile_indices = self.nest(builder, prefix, serial=False)
+        value = inner.insert(memref.LoadOp.get(source, tile_indices)).res
+        inner.insert(memref.StoreOp.get(value, target, tile_indices))

@@ -1,0 +1,1 @@
+"""loop -> scf/memref/arith/vector (vector and unroll loops expanded first)."""

@@ -1,0 +1,208 @@
+"""Code generation for the `vectorize` and `unroll` loop kinds, run by `loop-to-scf` before it lowers loops.
+
+A `vectorize` loop of N iterations (from 0, step 1) becomes its body on `vector<N x T>` values. Each value of the
+body is either uniform (the same in every lane: cloned once as a scalar) or varying (one vector). Index values are
+tracked as affine in the loop index: an access whose last index has stride 1 and others stride 0 is a contiguous
+`vector.load`/`vector.store` at the lane-0 indices; an access with stride 0 everywhere is a scalar access; any other
+affine access (a column of a row-major tile, say) is one scalar access per lane through a small stack buffer, which
+LLVM turns into insert/extract-element (cheap where it is rare: a register tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`:
+
+    loop.for "j" %j = 0 to 8 step 1 vectorize {
+      %x = memref.load %a[%i, %j] ; %y = memref.load %s[%i] ; %p = arith.mulf %x, %y ; ...
+    }
+    // becomes
+    %x = vector.load %a[%i, %c0] : memref<4x8xf32>, vector<8xf32>
+    %y = memref.load %s[%i] ; %yv = vector.broadcast %y : f32 to vector<8xf32> ; ...
+
+An `unroll` loop becomes one copy of its body per iteration, with the index a constant.
+"""
+
+from __future__ import annotations
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, memref, vector
+from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.utils.fast_math import FastMathFlag
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.dialects import loop
+from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
+from minimlc.lowering.loop.analysis import index_constant, loops_of
+
+
+def expand_loops(root: Operation) -> None:
+    """Generate code for every `vectorize` and `unroll` loop under `root`, innermost first."""
+    for target in reversed(loops_of(root)):
+        if target.kind.data == "vectorize":
+            _Vectorizer(target).run()
+        elif target.kind.data == "unroll":
+            unroll(target)
+
+
+def unroll(target: loop.ForOp) -> None:
+    """Replace `target` by one copy of its body per iteration."""
+    builder = Builder(InsertPoint.before(target))
+    lower, step = target.lower.value.data, target.step.value.data
+    for iteration in range(target.trip_count):
+        mapping: dict[SSAValue, SSAValue] = {target.induction_var: index_constant(builder, lower + iteration * step)}
+        for op in target.body.block.ops:
+            builder.insert(op.clone(value_mapper=mapping))
+    target.detach()
+    target.erase()
+
+
+def _contracts(op: Operation) -> bool:
+    flags = getattr(op, "fastmath", None)
+    return flags is not None and FastMathFlag.ALLOW_CONTRACT in flags.data
+
+
+class _Vectorizer:
+    """Rewrites one `vectorize` loop into straight-line vector code before it."""
+
+    def __init__(self, target: loop.ForOp):
+        self.target = target
+        self.lanes = target.trip_count
+        self.builder = Builder(InsertPoint.before(target))
+        self.scalar: dict[SSAValue, SSAValue] = {target.induction_var: index_constant(self.builder, 0)}
+        self.stride: dict[SSAValue, int] = {target.induction_var: 1}
+        self.vector: dict[SSAValue, SSAValue] = {}
+        self.broadcasts: dict[SSAValue, SSAValue] = {}
+
+    def fail(self, op: Operation, reason: str) -> DiagnosticException:
+        return DiagnosticException(f"loop-vectorize: cannot vectorize loop '{self.target.loop_name.data}': "
+                                   f"'{op.name}' {reason}")
+
+    def run(self) -> None:
+        for op in self.target.body.block.ops:
+            if isinstance(op, memref.LoadOp):
+                self.load(op)
+            elif isinstance(op, memref.StoreOp):
+                self.store(op)
+            elif any(operand in self.stride for operand in op.operands):
+                self.index_op(op)
+            elif any(operand in self.vector for operand in op.operands):
+                self.vector_op(op)
+            elif op.regions:
+                raise self.fail(op, "has regions (only the innermost loop can be vectorized)")
+            else:
+                self.builder.insert(op.clone(value_mapper=self.scalar))
+        self.target.detach()
+        self.target.erase()
+
+    def index_op(self, op: Operation) -> None:
+        strides = [self.stride.get(operand, 0) for operand in op.operands]
+        if isinstance(op, arith.AddiOp):
+            stride = strides[0] + strides[1]
+        elif isinstance(op, arith.MuliOp) and 0 in strides:
+            other = op.operands[strides.index(0)].owner
+            if not isinstance(other, arith.ConstantOp):
+                raise self.fail(op, "scales the loop index by a non-constant")
+            stride = max(strides) * other.value.value.data  # type: ignore[union-attr]
+        else:
+            raise self.fail(op, "uses the loop index in a non-affine way")
+        clone = self.builder.insert(op.clone(value_mapper=self.scalar))
+        self.scalar[op.results[0]] = clone.results[0]
+        self.stride[op.results[0]] = stride
+
+    def access_kind(self, indices: list[SSAValue]) -> str:
+        strides = [self.stride.get(index, 0) for index in indices]
+        if not any(strides):
+            return "scalar"
+        if strides[-1] == 1 and not any(strides[:-1]):
+            return "contiguous"
+        return "strided"
+
+    def lane_indices(self, indices: list[SSAValue], lane: int) -> list[SSAValue]:
+        """The indices lane `lane` of a strided access reads or writes."""
+        result: list[SSAValue] = []
+        for index in indices:
+            base, stride = self.scalar.get(index, index), self.stride.get(index, 0)
+            if stride and lane:
+                offset = index_constant(self.builder, stride * lane)
+                base = self.builder.insert(arith.AddiOp(base, offset)).result
+            result.append(base)
+        return result
+
+    def lanes_buffer(self, element_type: Attribute) -> SSAValue:
+        """A stack buffer of one vector, to move lanes between a vector and scalar accesses."""
+        return self.builder.insert(memref.AllocaOp.get(element_type, 64, [self.lanes])).memref
+
+    def indices(self, indices: list[SSAValue]) -> list[SSAValue]:
+        return [self.scalar.get(index, index) for index in indices]
+
+    def load(self, op: memref.LoadOp) -> None:
+        kind = self.access_kind(list(op.indices))
+        if kind == "scalar":
+            self.builder.insert(op.clone(value_mapper=self.scalar))
+            return
+        vector_type = VectorType(op.res.type, [self.lanes])
+        if kind == "contiguous":
+            load = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), vector_type))
+        else:
+            lanes = self.lanes_buffer(op.res.type)
+            for lane in range(self.lanes):
+                value = self.builder.insert(memref.LoadOp.get(op.memref, self.lane_indices(list(op.indices), lane)))
+                self.builder.insert(memref.StoreOp.get(value.res, lanes, [index_constant(self.builder, lane)]))
+            load = self.builder.insert(vector.LoadOp(lanes, [index_constant(self.builder, 0)], vector_type))
+        self.vector[op.res] = load.result
+
+    def store(self, op: memref.StoreOp) -> None:
+        kind = self.access_kind(list(op.indices))
+        if kind == "scalar":
+            if op.value in self.vector:
+                raise self.fail(op, "stores a value that differs per lane to one address (a reduction)")
+            self.builder.insert(op.clone(value_mapper=self.scalar))
+            return
+        value = self.as_vector(op.value)
+        if kind == "contiguous":
+            self.builder.insert(vector.StoreOp(value, op.memref, self.indices(list(op.indices))))
+            return
+        lanes = self.lanes_buffer(op.value.type)
+        self.builder.insert(vector.StoreOp(value, lanes, [index_constant(self.builder, 0)]))
+        for lane in range(self.lanes):
+            element = self.builder.insert(memref.LoadOp.get(lanes, [index_constant(self.builder, lane)]))
+            self.builder.insert(memref.StoreOp.get(element.res, op.memref, self.lane_indices(list(op.indices), lane)))
+
+    def as_vector(self, value: SSAValue) -> SSAValue:
+        if value in self.vector:
+            return self.vector[value]
+        if value not in self.broadcasts:
+            scalar = self.scalar.get(value, value)
+            broadcast = vector.BroadcastOp(scalar, VectorType(scalar.type, [self.lanes]))
+            self.broadcasts[value] = self.builder.insert(broadcast).vector
+        return self.broadcasts[value]
+
+    def vector_op(self, op: Operation) -> None:
+        if type(op) in LIBM_FUNCTIONS:
+            raise self.fail(op, "has no vector form (it is a scalar libm call)")
+        if isinstance(op, arith.AddfOp) and _contracts(op) and self.fused(op):
+            return
+        operands = [self.as_vector(operand) for operand in op.operands]
+        if isinstance(op, arith.SelectOp):
+            if op.cond in self.vector:
+                raise self.fail(op, "chooses per lane (its condition must be the same for every lane)")
+            operands[0] = self.scalar.get(op.cond, op.cond)
+        result_types = [VectorType(result.type, [self.lanes]) for result in op.results]
+        new_op = op.create(
+            operands=operands,
+            result_types=result_types,
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        self.builder.insert(new_op)
+        for old, new in zip(op.results, new_op.results):
+            self.vector[old] = new
+
+    def fused(self, op: arith.AddfOp) -> bool:
+        """Emit `op` as `vector.fma` if one operand is a contracting vector product used only here."""
+        for product, addend in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            mul = self.vector[product].owner if product in self.vector else None
+            if isinstance(mul, arith.MulfOp) and _contracts(mul) and product.has_one_use():
+                fma = vector.FMAOp(mul.lhs, mul.rhs, self.as_vector(addend))
+                self.vector[op.result] = self.builder.insert(fma).res
+                mul.detach()
+                mul.erase()
+                return True
+        return False

@@ -1,0 +1,162 @@
+"""Lower the `loop` dialect to `scf`, `memref` and `func`.
+
+- `loop.for` of kind `vectorize` -> straight-line `vector` code, of kind `unroll` -> one body copy per iteration
+  (see `loop_expand`); every other loop -> `scf.for` over index constants (`loop-outline-parallel`, which runs
+  first, has turned outermost `parallel` loops into thread-pool calls; nested ones run serially).
+- `loop.alloc "global"` -> `memref.alloc`, freed by `memref.dealloc` before every return of its function;
+  `loop.alloc "local"` -> `memref.alloca` (LLVM promotes scalar ones to registers).
+- `loop.weight` -> a trailing buffer parameter of the enclosing function. The function records the weight names in
+  parameter order in `minimlc.weights`, so the runtime knows which buffer to bind to which parameter.
+- `loop.precompute` -> a further trailing parameter (after the weights), filled once at load time by a new entry
+  `@<name>_init` that takes the same trailing parameters (weights, then precomputed buffers) and calls each
+  precompute kernel; the function names it in `minimlc.init`.
+
+    loop.for "i" %i = 0 to 128 step 4 serial { ... }
+    // becomes
+    %lb = arith.constant 0 : index  ...
+    scf.for %i = %lb to %ub step %step { ... }
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+)
+from xdsl.ir import BlockArgument
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from minimlc.dialects import loop
+from minimlc.lowering.loop_to_scf.expand import expand_loops
+from minimlc.lowering.te_to_loop.te_to_loop import ENTRY_ATTR
+
+WEIGHTS_ATTR = "minimlc.weights"
+"""Array of weight names on a function, one per trailing weight parameter, in order."""
+
+INIT_ATTR = "minimlc.init"
+"""Symbol of the function that fills a function's precomputed-buffer parameters, run once at load time."""
+
+
+class ForLowering(RewritePattern):
+    """`loop.for` -> `scf.for` with constant bounds."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
+        bounds = [
+            arith.ConstantOp(IntegerAttr(attr.value.data, IndexType())) for attr in (op.lower, op.upper, op.step)
+        ]
+        body = op.body.detach_block(0)
+        body.add_op(scf.YieldOp())
+        for_op = scf.ForOp(*bounds, [], body)
+        rewriter.replace(op, [*bounds, for_op], [])
+
+
+class AllocLowering(RewritePattern):
+    """`loop.alloc` -> `memref.alloca` (local) or `memref.alloc` + `memref.dealloc` at every return (global)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.AllocOp, rewriter: PatternRewriter) -> None:
+        if op.scope.data == "local":
+            memref_type = op.result.type
+            rewriter.replace(op, memref.AllocaOp.get(memref_type.element_type, 64, memref_type.get_shape()))
+            return
+        alloc = memref.AllocOp([], [], op.result.type, IntegerAttr(64, 64))
+        rewriter.replace(op, alloc)
+        function = alloc.parent_op()
+        while function is not None and not isinstance(function, func.FuncOp):
+            function = function.parent_op()
+        assert function is not None, "loop.alloc outside a function"
+        for block in function.body.blocks:
+            if isinstance(block.last_op, func.ReturnOp):
+                rewriter.insert(memref.DeallocOp.get(alloc), InsertPoint.before(block.last_op))
+
+
+def bind_weights_as_parameters(function: func.FuncOp) -> None:
+    """Turn each distinct `loop.weight` of `function` into a trailing parameter and record the names."""
+    entry = function.body.block
+    names: list[str] = []
+    params: dict[str, BlockArgument] = {}
+    for weight in [op for op in function.walk() if isinstance(op, loop.WeightOp)]:
+        name = weight.weight_name.data
+        if name not in params:
+            param = entry.insert_arg(weight.result.type, len(entry.args))
+            param.name_hint = weight.result.name_hint
+            params[name] = param
+            names.append(name)
+        weight.result.replace_all_uses_with(params[name])
+        weight.detach()
+        weight.erase()
+    if not names:
+        return
+    function.function_type = func.FunctionType.from_lists(
+        [arg.type for arg in entry.args], function.function_type.outputs.data
+    )
+    if function.arg_attrs is not None:
+        padding = [DictionaryAttr({})] * len(names)
+        function.arg_attrs = ArrayAttr([*function.arg_attrs.data, *padding])
+    function.attributes[WEIGHTS_ATTR] = ArrayAttr([StringAttr(name) for name in names])
+
+
+def bind_precomputed_as_parameters(function: func.FuncOp) -> func.FuncOp | None:
+    """Turn each `loop.precompute` of `function` into a trailing parameter; returns the init function, if any."""
+    precomputes = [op for op in function.walk() if isinstance(op, loop.PrecomputeOp)]
+    if not precomputes:
+        return None
+    entry = function.body.block
+    first_trailing = len(entry.args) - len(function.attributes.get(WEIGHTS_ATTR, ArrayAttr([])))
+    for precompute in precomputes:
+        param = entry.insert_arg(precompute.result.type, len(entry.args))
+        param.name_hint = precompute.result.name_hint
+        precompute.result.replace_all_uses_with(param)
+    trailing_types = [arg.type for arg in entry.args[first_trailing:]]
+    init = func.FuncOp(f"{function.sym_name.data}_init", (trailing_types, []))
+    init.attributes[ENTRY_ATTR] = UnitAttr()
+    init_args = dict(zip(entry.args[first_trailing:], init.body.block.args))
+    for precompute, param in zip(precomputes, entry.args[len(entry.args) - len(precomputes) :]):
+        sources = [init_args[source] if source in init_args else source for source in precompute.sources]
+        init.body.block.add_op(func.CallOp(precompute.kernel, [*sources, init_args[param]], []))
+        precompute.detach()
+        precompute.erase()
+    init.body.block.add_op(func.ReturnOp())
+    function.function_type = func.FunctionType.from_lists(
+        [arg.type for arg in entry.args], function.function_type.outputs.data
+    )
+    if function.arg_attrs is not None:
+        padding = [DictionaryAttr({})] * len(precomputes)
+        function.arg_attrs = ArrayAttr([*function.arg_attrs.data, *padding])
+    function.attributes[INIT_ATTR] = SymbolRefAttr(init.sym_name.data)
+    return init
+
+
+class LoopToScfPass(ModulePass):
+    """Lower loop.for/alloc/weight to scf, memref and function parameters."""
+
+    name = "loop-to-scf"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        expand_loops(op)
+        for function in list(op.ops):
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                bind_weights_as_parameters(function)
+                if (init := bind_precomputed_as_parameters(function)) is not None:
+                    op.body.block.add_op(init)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([ForLowering(), AllocLowering()], dce_enabled=False),
+            apply_recursively=True,
+        ).rewrite_module(op)

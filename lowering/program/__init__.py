@@ -1,0 +1,1 @@
+"""Loop-level passes over the whole program: kernel fusion, constant hoisting, memory planning, parallel outlining."""

@@ -1,0 +1,1 @@
+"""Schedule rules and the `default-schedule` pass that applies them."""

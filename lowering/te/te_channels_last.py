@@ -1,0 +1,187 @@
+"""`te-channels-last`: store convolution outputs, and the image computes that follow them, channels-last (NHWC).
+
+A direct convolution vectorized over output channels writes a register tile of (columns x channels); into an NCHW
+output that tile goes back through a transposing copy, and the next convolution's input is transposed back to
+channels-last (`te-conv-layout`). ONNX Runtime keeps a blocked channels-last layout between its convolutions
+instead; this pass does the same. A compute stored channels-last has its output indices reordered to
+`(n, h, w, c)`, and every read of it is permuted to match, so the values are the same and only the memory order
+(and the loop order te-to-loop gives the compute) changes:
+
+    %y = te.compute "conv" (%n, %f, %h, %w) reduce sum (...) -> tensor<1x64x56x56xf32> {...}
+    %r = te.compute "relu" (%a, %b, %c, %d) -> tensor<1x64x56x56xf32> { %v = te.read %y[%a, %b, %c, %d] ... }
+    // becomes
+    %y = te.compute "conv" (%n, %h, %w, %f) reduce sum (...) -> tensor<1x56x56x64xf32> {...}
+    %r = te.compute "relu" (%a, %c, %d, %b) -> tensor<1x56x56x64xf32> { %v = te.read %y[%a, %c, %d, %b] ... }
+
+Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output"), and then,
+in program order, every image compute (rank 4, more than one pixel) whose image reads are all of channels-last
+tensors, each at the compute's own batch and its channel plus a constant (elementwise ops, padding, channel slices,
+and pooling: reductions over one input; not a concatenation, whose reads are selected by channel, which along vector
+lanes would change per lane, nor a reduction across channels such as LRN's window sum, nor what reads those). Of
+those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout) through
+channels-last computes stay channels-last: a chain that ends in NCHW readers (a model's output, a depthwise
+convolution, whose schedule vectorizes along rows, a channel shuffle's reshape) would only move its transposition
+to the end. Tensors of one pixel per channel stay as they are (both layouts are the same bytes). A channels-last
+copy of a tensor that is now channels-last is that tensor. A channels-last result used other than by a read (a
+function result) is copied back to NCHW once.
+Run after te-conv-layout and before te-inline.
+"""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from minimlc.dialects import graph, te
+from minimlc.lowering.te.builder import build_compute, read
+from minimlc.lowering.te.te_conv_layout import COPY_TAG
+
+CHANNELS_LAST = (0, 2, 3, 1)
+"""Dimension d of a channels-last tensor is dimension `CHANNELS_LAST[d]` of its NCHW form."""
+NCHW_POSITION = (0, 3, 1, 2)
+"""Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
+CONVOLUTIONS = ("conv", "conv_output")
+"""Tags of the computes stored channels-last whatever their inputs."""
+
+
+def _offset_of(value: SSAValue, index: SSAValue) -> bool:
+    """Whether `value` is block argument `index` plus or minus constants (a channel slice's offset)."""
+    while value is not index:
+        op = value.owner
+        if not isinstance(op, arith.AddiOp | arith.SubiOp):
+            return False
+        constant = [v for v in op.operands if isinstance(v.owner, arith.ConstantOp)]
+        if len(constant) != 1 or (isinstance(op, arith.SubiOp) and constant[0] is not op.rhs):
+            return False
+        value = op.lhs if constant[0] is op.rhs else op.rhs
+    return True
+
+
+def _keeps_layout(compute: te.ComputeOp, reading: te.ReadOp) -> bool:
+    """Whether `reading` (a rank-4 read in `compute`) takes the compute's own batch index and its channel index plus
+    a constant: elementwise ops, pads, channel slices, pools. A concatenation's reads are clamped into each input's
+    channels and selected by channel: channels-last, that choice would change along the vector lanes, so a
+    concatenation stays NCHW."""
+    batch, channel = compute.output_indices[:2]
+    indices = reading.indices
+    return indices[0] is batch and _offset_of(indices[1], channel)
+
+
+def _reads(compute: te.ComputeOp) -> list[te.ReadOp]:
+    return [op for op in compute.body.walk() if isinstance(op, te.ReadOp)]
+
+
+def _joins(compute: te.ComputeOp, channels_last: set[SSAValue]) -> bool:
+    """Whether `compute` is stored channels-last, given the tensors before it that are."""
+    if not _is_image(compute.result) or compute.tag.data == COPY_TAG:
+        return False
+    if compute.tag.data in CONVOLUTIONS:
+        return compute.tag.data != "conv" or len(compute.extents) == 3
+    reads = _reads(compute)
+    if compute.extents and len({r.tensor for r in reads}) != 1:
+        return False
+    images = [r for r in reads if _is_image(r.tensor)]
+    return bool(images) and all(r.tensor in channels_last and _keeps_layout(compute, r) for r in images)
+
+
+def _is_image(tensor: SSAValue) -> bool:
+    """Whether `tensor` is a run-time image: rank 4, more than one pixel per channel, not a weight."""
+    assert isinstance(tensor.type, TensorType)
+    shape = tensor.type.get_shape()
+    return len(shape) == 4 and shape[2] * shape[3] > 1 and not isinstance(tensor.owner, graph.WeightOp)
+
+
+def _readers(compute: te.ComputeOp) -> list[te.ComputeOp]:
+    """The computes whose bodies read `compute`, each once."""
+    readers = [use.operation.parent_op() for use in compute.result.uses if isinstance(use.operation, te.ReadOp)]
+    return list(dict.fromkeys(r for r in readers if isinstance(r, te.ComputeOp)))
+
+
+def _stored_channels_last(compute: te.ComputeOp) -> te.ComputeOp:
+    """`compute` with its output indices in (n, h, w, c) order; the body moves over."""
+    shape = compute.shape
+    old = compute.body.block
+    new_shape = tuple(shape[d] for d in CHANNELS_LAST)
+    block = te.ComputeOp.block_for(new_shape, compute.extents)
+    for position, arg in enumerate(old.args):
+        target = NCHW_POSITION[position] if position < 4 else position
+        arg.replace_all_uses_with(block.args[target])
+    for op in list(old.ops):
+        op.detach()
+        block.add_op(op)
+    combiner = compute.combiner.data if compute.combiner is not None else None
+    assert isinstance(compute.result.type, TensorType)
+    element = compute.result.type.element_type
+    result = te.ComputeOp(compute.tag.data, TensorType(element, new_shape), block, compute.extents, combiner)
+    result.attributes |= compute.attributes
+    result.result.name_hint = compute.result.name_hint
+    return result
+
+
+def _nchw_copy(tensor: SSAValue) -> te.ComputeOp:
+    assert isinstance(tensor.type, TensorType)
+    n, h, w, c = tensor.type.get_shape()
+    return build_compute(
+        "channels_last_to_nchw",
+        (n, c, h, w),
+        lambda i: read(tensor, [i[0], i[2], i[3], i[1]]),
+        element_type=tensor.type.element_type,
+    )
+
+
+def _convert_function(function: func.FuncOp) -> None:
+    rewriter = Rewriter()
+    channels_last: set[SSAValue] = set()
+    chosen = []
+    for op in function.body.block.ops:
+        if isinstance(op, te.ComputeOp) and _joins(op, channels_last):
+            channels_last.add(op.result)
+            chosen.append(op)
+    kept: set[te.ComputeOp] = set()
+    for compute in reversed(chosen):
+        if any(reader.tag.data == COPY_TAG or reader in kept for reader in _readers(compute)):
+            kept.add(compute)
+    chosen = [compute for compute in chosen if compute in kept]
+    for compute in chosen:
+        new = _stored_channels_last(compute)
+        rewriter.insert_op(new, InsertPoint.before(compute))
+        back: te.ComputeOp | None = None
+        for use in list(compute.result.uses):
+            user = use.operation
+            if isinstance(user, te.ReadOp):
+                indices = [user.indices[d] for d in CHANNELS_LAST]
+                rewriter.replace_op(user, te.ReadOp(new.result, indices))
+                continue
+            if back is None:
+                back = _nchw_copy(new.result)
+                rewriter.insert_op(back, InsertPoint.after(new))
+            user.operands[use.index] = back.result
+        rewriter.erase_op(compute)
+        for copy in _readers(new):
+            if copy.tag.data == COPY_TAG and _copies_unchanged(copy):
+                copy.result.replace_all_uses_with(new.result)
+                rewriter.erase_op(copy)
+
+
+def _copies_unchanged(compute: te.ComputeOp) -> bool:
+    """Whether `compute`'s body is one read at its own indices, yielded as it is (a te-conv-layout copy of a tensor
+    that is now channels-last)."""
+    body = list(compute.body.block.ops)
+    if compute.extents or len(body) != 2 or not isinstance(body[0], te.ReadOp):
+        return False
+    return tuple(body[1].operands) == (body[0].result,) and tuple(body[0].indices) == tuple(compute.output_indices)
+
+
+class TeChannelsLastPass(ModulePass):
+    """Store convolutions and the image computes after them channels-last (see the module docstring)."""
+
+    name = "te-channels-last"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in op.ops:
+            if isinstance(function, func.FuncOp) and function.body.blocks:
+                _convert_function(function)

@@ -1,0 +1,1 @@
+"""te -> loop: loop nests over buffers, one kernel function per compute."""
