@@ -42,9 +42,10 @@ from xdsl.utils.exceptions import PassFailedException  # noqa: E402
 import minimlc.dialects.graph  # noqa: E402
 from minimlc.dialects import te  # noqa: E402
 from minimlc.frontend.onnx import import_model  # noqa: E402
-from minimlc.lowering import PIPELINES, split_pass_list  # noqa: E402
+from minimlc.lowering.pipeline import PIPELINES, split_pass_list  # noqa: E402
 from minimlc.runtime import InferenceSession  # noqa: E402
-from minimlc.runtime.compiler import compile_model, run_passes  # noqa: E402
+from minimlc.lowering.pipeline import run_passes  # noqa: E402
+from minimlc.runtime.compiler import compile_model  # noqa: E402
 
 
 def interleaved_medians(contenders: dict[str, Callable[[], object]], runs: int, warmup: int) -> dict[str, float]:

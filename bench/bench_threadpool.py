@@ -24,7 +24,7 @@ from collections.abc import Callable
 import numpy as np
 
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.runtime.compiler import make_context, run_passes
+from minimlc.lowering.pipeline import make_context, run_passes
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import ThreadPool, native_pool, register_symbols
 from minimlc.runtime.threadpool_ir import PoolOptions

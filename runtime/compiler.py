@@ -20,14 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
-from xdsl.utils.arg_spec import parse_pipeline
 
-from minimlc.dialects import get_all_dialects
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, element_dtype
-from minimlc.lowering import PIPELINES, get_all_passes, opt_level_pipeline, split_pass_list
+from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
 from minimlc.lowering.program.loop_plan_memory import ARENA_BYTES_ATTR, INTERMEDIATE_BYTES_ATTR
@@ -37,26 +34,6 @@ from minimlc.runtime.threadpool import register_symbols
 
 ENTRY_FUNCTION = "main"
 _EntryFunction = Callable[[int], None]
-
-
-def make_context() -> Context:
-    """A context with every dialect minimlc's pipeline uses."""
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
-def run_passes(module: ModuleOp, pass_names: Sequence[str], ctx: Context | None = None) -> None:
-    """Apply registered passes (`name` or `name{option=value ...}`) to `module` in order, in memory."""
-    ctx = ctx or make_context()
-    registry = get_all_passes()
-    for item in pass_names:
-        if "{" not in item:
-            registry[item]()().apply(ctx, module)
-            continue
-        (spec,) = parse_pipeline(item)
-        registry[spec.name]().from_pass_spec(spec).apply(ctx, module)
 
 
 @dataclass
@@ -70,14 +47,13 @@ class EntrySignature:
     """Index of the thread-pool parameter (right after the outputs), if the entry runs parallel loops."""
 
 
-def lower_to_llvm_dialect(module: ModuleOp, pipeline: str = "lower-to-llvm") -> EntrySignature:
-    """Lower a graph-level module to the llvm dialect in place with `pipeline`; returns the entry's trailing ABI."""
-    passes = split_pass_list(PIPELINES[pipeline][1])
-    split = passes.index("loop-to-scf") + 1
+def lower_to_llvm_dialect(module: ModuleOp, pipeline: Pipeline = 3) -> EntrySignature:
+    """Lower a graph-level module to the llvm dialect in place with `pipeline` (an opt level, a named pipeline or a
+    pass list); returns the entry's trailing ABI."""
     ctx = make_context()
-    run_passes(module, passes[:split], ctx)
+    run_pipeline(module, pipeline, stop_after="scf", ctx=ctx)
     signature = _entry_signature(module)
-    run_passes(module, passes[split:], ctx)
+    run_pipeline(module, pipeline, start_after="scf", ctx=ctx)
     return signature
 
 
@@ -175,11 +151,13 @@ class CompiledModel:
     """`model_stats`, plus `compile_seconds` and its stages: `lower_seconds`, `translate_seconds`, `jit_seconds`."""
 
 
-def compile_model(imported: ImportedModel, pipeline: str | None = None, *, opt_level: int = 3) -> CompiledModel:
-    """Lower (with the named `pipeline`, by default the one of `opt_level`, 0-3), translate, optimise and JIT an
-    imported model, and run its init entry."""
+def compile_model(
+    imported: ImportedModel, pipeline: Pipeline | None = None, *, opt_level: int = 3
+) -> CompiledModel:
+    """Lower (with `pipeline`: a named pipeline or a pass list; by default the one of `opt_level`, 0-3), translate,
+    optimise and JIT an imported model, and run its init entry."""
     start = time.perf_counter()
-    pipeline = pipeline or opt_level_pipeline(opt_level)
+    pipeline = pipeline if pipeline is not None else opt_level
     signature = lower_to_llvm_dialect(imported.module, pipeline)
     lowered = time.perf_counter()
     llvm_ir = translate_to_llvm_ir(imported.module)

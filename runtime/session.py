@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
-from minimlc.lowering import opt_level_pipeline
+from minimlc.lowering.pipeline import opt_level_pipeline
 from minimlc.runtime.compiler import CompiledModel, compile_model, rebind_weights
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 

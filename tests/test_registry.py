@@ -3,7 +3,8 @@
 import pytest
 
 from minimlc.dialects import get_all_dialects
-from minimlc.lowering import PIPELINES, expand_pipelines, get_all_passes, split_pass_list
+from minimlc.lowering import get_all_passes
+from minimlc.lowering.pipeline import PIPELINES, expand_pipelines, split_pass_list
 
 
 @pytest.mark.parametrize(("name", "factory"), sorted(get_all_passes().items()))

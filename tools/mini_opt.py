@@ -22,7 +22,9 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from minimlc.dialects import get_all_dialects
 
-from minimlc.lowering import PIPELINES, UPSTREAM_PASSES, expand_pipelines, get_all_passes
+from minimlc.lowering import UPSTREAM_PASSES, get_all_passes
+
+from minimlc.lowering.pipeline import PIPELINES, expand_pipelines
 
 
 class MiniOptMain(xDSLOptMain):

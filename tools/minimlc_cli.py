@@ -134,7 +134,7 @@ def _add_opt_level(parser: argparse.ArgumentParser) -> None:
 
 
 def _opt_level(text: str) -> int:
-    from minimlc.lowering import OPT_LEVELS
+    from minimlc.lowering.pipeline import OPT_LEVELS
 
     if not text.isdigit() or int(text) not in OPT_LEVELS:
         raise argparse.ArgumentTypeError(f"expects one of {', '.join(map(str, OPT_LEVELS))}, got '{text}'")
@@ -206,7 +206,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     from minimlc.frontend.onnx import import_model
-    from minimlc.runtime.compiler import run_passes
+    from minimlc.lowering.pipeline import run_passes
 
     passes = _passes_to_level(args.emit, args.opt_level)
     print(f"compiling {args.model} to {args.emit} at O{args.opt_level} ...", file=sys.stderr, flush=True)
@@ -233,7 +233,7 @@ def _compile(args: argparse.Namespace) -> int:
             timings.append(("JIT (llvmlite O3)", time.perf_counter() - start))
     elif args.emit == "schedule":
         from minimlc.lowering.schedule.default_schedule import schedule_trace
-        from minimlc.runtime.compiler import make_context
+        from minimlc.lowering.pipeline import make_context
 
         text = schedule_trace(make_context(), module)
     else:
@@ -256,7 +256,7 @@ def _compile(args: argparse.Namespace) -> int:
 
 def _passes_to_level(emit: str, opt_level: int) -> list[str]:
     """The passes of the opt level's pipeline that take an imported graph to the `--emit` level."""
-    from minimlc.lowering import OPT_LEVELS, split_pass_list
+    from minimlc.lowering.pipeline import OPT_LEVELS, split_pass_list
 
     passes = split_pass_list(OPT_LEVELS[opt_level])
     end = EMIT_LEVELS[emit]

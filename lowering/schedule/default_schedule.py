@@ -53,13 +53,13 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.loop.analysis import affine_form, find_kernel, loops_of
 from minimlc.lowering.loop.loop_vectorize import MAX_LANES
+from minimlc.lowering.target import copy_target
 from minimlc.runtime.jit import HostInfo, host_info
 
 
@@ -521,11 +521,9 @@ def schedule_trace(ctx: Context, module: ModuleOp, host: HostInfo | None = None)
 
 def apply_steps(ctx: Context, module: ModuleOp, steps: list[str]) -> None:
     """Apply pass-pipeline items (`loop-split{kernel=k loop=i factor=8}`) to `module`."""
-    from minimlc.lowering import get_all_passes
+    from minimlc.lowering.pipeline import run_passes
 
-    registry = get_all_passes()
-    for spec in parse_pipeline(",".join(steps)):
-        registry[spec.name]().from_pass_spec(spec).apply(ctx, module)
+    run_passes(module, steps, ctx)
 
 
 def _lowers(ctx: Context, module: ModuleOp, kernel: func.FuncOp, steps: list[str]) -> bool:
@@ -533,6 +531,7 @@ def _lowers(ctx: Context, module: ModuleOp, kernel: func.FuncOp, steps: list[str
     kernels = kernels_of(module)
     callers = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and f not in kernels]
     trial = ModuleOp([kernel.clone(), *callers])
+    copy_target(module, trial)
     try:
         apply_steps(ctx, trial, steps)
         expand_loops(trial)

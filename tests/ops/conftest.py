@@ -6,7 +6,7 @@ import functools
 
 import pytest
 
-from minimlc.lowering import OPT_LEVELS
+from minimlc.lowering.pipeline import OPT_LEVELS
 from minimlc.runtime import InferenceSession
 
 

@@ -9,7 +9,7 @@ from xdsl.parser import Parser
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.runtime import InferenceSession
-from minimlc.runtime.compiler import make_context
+from minimlc.lowering.pipeline import make_context
 
 GRAPH = """
 func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {

@@ -16,7 +16,7 @@ import onnx
 import pytest
 from model_builder import ModelBuilder
 
-from minimlc.lowering import OPT_LEVELS, PIPELINES
+from minimlc.lowering.pipeline import OPT_LEVELS, PIPELINES
 from minimlc.runtime import InferenceSession
 from minimlc.tools import model_tools
 

@@ -15,7 +15,7 @@ import onnx
 import pytest
 from model_builder import ModelBuilder
 
-from minimlc.lowering import OPT_LEVELS
+from minimlc.lowering.pipeline import OPT_LEVELS
 from minimlc.runtime import InferenceSession
 from minimlc.tools import model_tools
 

@@ -1,0 +1,214 @@
+"""The pipeline: opt levels as named pass lists, the stages a pipeline can stop at, and the one pass runner.
+
+Everything that lowers IR goes through `run_pipeline` or `run_passes`: `InferenceSession` (via the compile driver),
+`minimlc compile --emit LEVEL`, the schedule rules' trial lowering and the benchmarks; `mini-opt` expands the same
+named pipelines before xDSL parses its pass list, so `--print-between-passes` sees every inner pass. A pipeline is
+an opt level (0-3), a named pipeline (`lower-to-llvm-O2`), a comma-separated pass list or a list of pass items:
+
+    run_pipeline(module, 3, stop_after="loop")                       # graph -> loop nests, as O3 builds them
+    run_pipeline(module, "graph-to-te,te-inline,te-to-loop")
+    run_pipeline(module, ["graph-to-te", "te-to-loop", "loop-split{kernel=k loop=i factor=4}"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.arg_spec import parse_pipeline
+
+from minimlc.dialects import get_all_dialects
+from minimlc.lowering import get_all_passes
+from minimlc.lowering.target import Target, set_target
+
+_TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
+_GRAPH_CLEANUPS = "graph-simplify,cse,dce"
+_SCHEDULED = (
+    "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,te-channels-last,"
+    "te-inline,"
+    "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,"
+    + _TO_LLVM
+)
+OPT_LEVELS: dict[int, str] = {
+    0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
+    1: f"{_GRAPH_CLEANUPS},graph-to-te,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
+    2: f"{_GRAPH_CLEANUPS}," + _SCHEDULED.format(hoist=""),
+    3: "graph-simplify,graph-fold-batch-norm,cse,dce,graph-pad-conv-channels,"
+    + _SCHEDULED.format(hoist="loop-hoist-constants,"),
+}
+"""Optimisation level -> the pass list that compiles a graph-level module to the llvm dialect at that level.
+
+O0 lowers op by op: one kernel per graph op, loops as te-to-loop builds them, one allocation per intermediate. O1
+adds the graph cleanups (no-op reshapes and transposes, common subexpressions, dead ops and unused weights) and
+memory planning (intermediates share one arena by liveness; it runs after any schedule and before outlining). O2 adds
+fusion (te-inline; loop-fuse-kernels after the schedules) and the default schedules, with convolutions padded and made
+channels-last for them. O3 adds the whole-model constant work: batch norms folded into the preceding conv/gemm/matmul,
+and every computation on weights alone hoisted to load time (the two go together: without hoisting, folded weights
+would be recomputed on every call), and convolutions' output channels padded to a multiple of the vector width (zero
+weight rows, also hoisted).
+"""
+
+PIPELINES: dict[str, tuple[str, str]] = {
+    "lower-to-te": ("graph dialect -> te compute definitions", "graph-to-te"),
+    "lower-to-loop": ("graph or te -> loop nests over buffers", "graph-to-te,te-inline,te-to-loop"),
+    "lower-to-schedule": (
+        "graph -> the loop nests default-schedule schedules (as in lower-to-llvm, before default-schedule)",
+        OPT_LEVELS[3].split(",default-schedule,")[0],
+    ),
+    "lower-to-scf": (
+        "graph, te or loop -> scf/memref/arith/math/func, as lower-to-llvm",
+        OPT_LEVELS[3].split(",loop-to-scf,")[0] + ",loop-to-scf",
+    ),
+    "lower-to-llvm": (
+        "any minimlc level -> llvm dialect, fully optimised (= lower-to-llvm-O3; print LLVM IR with -t llvm)",
+        OPT_LEVELS[3],
+    ),
+    "lower-to-llvm-O0": ("-> llvm dialect, no optimisation: one kernel per graph op, unscheduled", OPT_LEVELS[0]),
+    "lower-to-llvm-O1": (
+        "-> llvm dialect, O0 + graph cleanups (simplify, cse, dce) and memory planning",
+        OPT_LEVELS[1],
+    ),
+    "lower-to-llvm-O2": (
+        "-> llvm dialect, O1 + fusion (te-inline, loop-fuse-kernels) and default schedules",
+        OPT_LEVELS[2],
+    ),
+    "lower-to-llvm-O3": (
+        "-> llvm dialect, O2 + batch-norm folding and load-time evaluation of weight-only computations",
+        OPT_LEVELS[3],
+    ),
+    "lower-to-llvm-conv-direct": (
+        "as lower-to-llvm, every convolution with the direct schedule",
+        OPT_LEVELS[3].replace("te-conv-im2col", "te-conv-im2col{algorithm=direct}"),
+    ),
+    "lower-to-llvm-conv-im2col": (
+        "as lower-to-llvm, every convolution as im2col + GEMM",
+        OPT_LEVELS[3].replace("te-conv-im2col", "te-conv-im2col{algorithm=im2col}"),
+    ),
+    "lower-to-llvm-unscheduled": (
+        "as lower-to-llvm, but kernels keep the loops te-to-loop (or the user's schedule passes) gave them",
+        "graph-to-te,te-inline,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,convert-scf-to-cf,"
+        "convert-to-llvm,reconcile-unrealized-casts",
+    ),
+}
+"""Pipeline name -> (one-line description, comma-separated pass list)."""
+
+
+def split_pass_list(spec: str) -> list[str]:
+    """Split `a,b{x=1,2},c` at the commas that are not inside braces."""
+    items: list[str] = []
+    depth = 0
+    start = 0
+    for pos, char in enumerate(spec):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(spec[start:pos])
+            start = pos + 1
+    items.append(spec[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def expand_pipelines(spec: str) -> str:
+    """Replace every named pipeline in a pass list by its passes: `lower-to-te,cse` -> `graph-to-te,cse`."""
+    return ",".join(PIPELINES[item][1] if item in PIPELINES else item for item in split_pass_list(spec))
+
+
+def opt_level_pipeline(opt_level: int) -> str:
+    """The named pipeline of an optimisation level (0-3): `3` -> `lower-to-llvm-O3`."""
+    if isinstance(opt_level, bool) or not isinstance(opt_level, int) or opt_level not in OPT_LEVELS:
+        allowed = ", ".join(str(level) for level in OPT_LEVELS)
+        raise ValueError(f"opt_level must be one of {allowed}, got {opt_level!r}")
+    return f"lower-to-llvm-O{opt_level}"
+
+
+STAGES: dict[str, tuple[str, bool] | None] = {
+    "graph": ("graph-to-te", False),
+    "te": ("te-to-loop", False),
+    "loop": ("te-to-loop", True),
+    "schedule": ("default-schedule", False),
+    "scf": ("loop-to-scf", True),
+    "llvm": None,
+}
+"""Stage name -> where it ends in a pipeline: before (False) or after (True) that pass; None: the pipeline's end.
+`schedule` is the loop IR default-schedule receives, the input of `--emit schedule` and `--emit space`."""
+
+Pipeline = int | str | Sequence[str]
+"""An opt level, a named pipeline, a comma-separated pass list, or a list of pass items."""
+
+
+def pipeline_passes(pipeline: Pipeline) -> list[str]:
+    """The pass items of `pipeline`, named pipelines expanded: `2` -> `["graph-simplify", "cse", ...]`."""
+    if isinstance(pipeline, int):
+        pipeline = opt_level_pipeline(pipeline)
+    if isinstance(pipeline, str):
+        return split_pass_list(expand_pipelines(pipeline))
+    return [item for entry in pipeline for item in split_pass_list(expand_pipelines(entry))]
+
+
+def stage_passes(pipeline: Pipeline, stop_after: str | None = None, start_after: str | None = None) -> list[str]:
+    """The passes of `pipeline` that lie after stage `start_after` (None: from the start) up to the end of stage
+    `stop_after` (None: to the end); raises ValueError for an unknown stage or one the pipeline does not reach."""
+    passes = pipeline_passes(pipeline)
+    return passes[_stage_end(passes, start_after, 0) : _stage_end(passes, stop_after, len(passes))]
+
+
+def _stage_end(passes: list[str], stage: str | None, default: int) -> int:
+    if stage is None:
+        return default
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
+    end = STAGES[stage]
+    if end is None:
+        return len(passes)
+    name, after = end
+    names = [item.split("{")[0] for item in passes]
+    if name not in names:
+        raise ValueError(f"the pipeline does not reach stage '{stage}' (it does not run {name})")
+    return names.index(name) + after
+
+
+def make_context() -> Context:
+    """A context with every dialect minimlc's pipeline uses."""
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def run_passes(
+    module: ModuleOp,
+    passes: Sequence[str],
+    ctx: Context | None = None,
+    on_pass: Callable[[str], None] | None = None,
+) -> None:
+    """Apply pass items (`name` or `name{option=value ...}`) to `module` in order, in memory; `on_pass(item)` is
+    called after each (timings, progress). Raises ValueError naming an unknown pass."""
+    ctx = ctx or make_context()
+    registry = get_all_passes()
+    for item in passes:
+        (spec,) = parse_pipeline(item)
+        if spec.name not in registry:
+            raise ValueError(f"unknown pass '{spec.name}'")
+        registry[spec.name]().from_pass_spec(spec).apply(ctx, module)
+        if on_pass is not None:
+            on_pass(item)
+
+
+def run_pipeline(
+    module: ModuleOp,
+    pipeline: Pipeline = 3,
+    *,
+    stop_after: str | None = None,
+    start_after: str | None = None,
+    target: str | Target | None = None,
+    ctx: Context | None = None,
+    on_pass: Callable[[str], None] | None = None,
+) -> None:
+    """Lower `module` in place with `pipeline` (default: O3), between the stages `start_after` and `stop_after`
+    (see `STAGES`); `target` pins the module's target CPU first (see `minimlc.lowering.target`)."""
+    if target is not None:
+        set_target(module, target)
+    run_passes(module, stage_passes(pipeline, stop_after, start_after), ctx, on_pass)
