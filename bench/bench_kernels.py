@@ -42,9 +42,12 @@ from xdsl.utils.exceptions import PassFailedException  # noqa: E402
 import minimlc.dialects.graph  # noqa: E402
 from minimlc.dialects import te  # noqa: E402
 from minimlc.frontend.onnx import import_model  # noqa: E402
-from minimlc.lowering.pipeline import PIPELINES, split_pass_list  # noqa: E402
+from minimlc.lowering.pipeline import (  # noqa: E402
+    PIPELINES,
+    run_passes,
+    split_pass_list,
+)
 from minimlc.runtime import InferenceSession  # noqa: E402
-from minimlc.lowering.pipeline import run_passes  # noqa: E402
 from minimlc.runtime.compiler import compile_model  # noqa: E402
 
 

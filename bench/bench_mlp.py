@@ -24,9 +24,9 @@ import onnx
 from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
-from make_mlp import SIZES, build_mlp  # noqa: E402
+from make_mlp import SIZES, build_mlp
 
-from minimlc.runtime import InferenceSession  # noqa: E402
+from minimlc.runtime import InferenceSession
 
 
 def interleaved_medians(contenders: dict[str, Callable[[], object]], runs: int, warmup: int) -> dict[str, float]:

@@ -24,11 +24,11 @@ from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, element_dtype
-from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
+from minimlc.lowering.loop_to_scf.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
+from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline
 from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
 from minimlc.lowering.program.loop_plan_memory import ARENA_BYTES_ATTR, INTERMEDIATE_BYTES_ATTR
-from minimlc.lowering.loop_to_scf.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import register_symbols
 

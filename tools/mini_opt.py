@@ -21,9 +21,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseE
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from minimlc.dialects import get_all_dialects
-
 from minimlc.lowering import UPSTREAM_PASSES, get_all_passes
-
 from minimlc.lowering.pipeline import PIPELINES, expand_pipelines
 
 

@@ -232,8 +232,8 @@ def _compile(args: argparse.Namespace) -> int:
             JitModule(text)
             timings.append(("JIT (llvmlite O3)", time.perf_counter() - start))
     elif args.emit == "schedule":
-        from minimlc.lowering.schedule.default_schedule import schedule_trace
         from minimlc.lowering.pipeline import make_context
+        from minimlc.lowering.schedule.default_schedule import schedule_trace
 
         text = schedule_trace(make_context(), module)
     else:

@@ -23,6 +23,7 @@ reassociated).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -159,6 +160,7 @@ class BatchNormFolding(RewritePattern):
         return [*build.ops, graph.AddOp(product, bias)]
 
 
+@dataclass(frozen=True)
 class GraphFoldBatchNormPass(ModulePass):
     """Fold inference batch norms into the preceding conv, gemm or matmul, as graph ops on its weights."""
 

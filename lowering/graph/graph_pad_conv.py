@@ -16,6 +16,8 @@ is vectorized). Numerically neutral: the padded taps add the same zeros.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -53,6 +55,7 @@ class ConvPadding(RewritePattern):
         rewriter.replace(op, [padded, conv])
 
 
+@dataclass(frozen=True)
 class GraphPadConvPass(ModulePass):
     """Give every padded convolution an explicit zero-padded input (see the module docstring)."""
 

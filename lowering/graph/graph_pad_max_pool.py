@@ -20,6 +20,8 @@ input element (pads are smaller than the window), and max(-inf, x) is x, NaN inc
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -59,6 +61,7 @@ class MaxPoolPadding(RewritePattern):
         rewriter.replace(op, [padded, pool])
 
 
+@dataclass(frozen=True)
 class GraphPadMaxPoolPass(ModulePass):
     """Give every padded (or ceil-mode) max pool an explicit -inf-padded input (see the module docstring)."""
 

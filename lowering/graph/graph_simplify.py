@@ -14,6 +14,8 @@ Producers left without uses are erased (they are pure).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -56,6 +58,7 @@ class TransposeSimplification(RewritePattern):
             rewriter.replace(op, graph.TransposeOp(producer.input, [inner[axis] for axis in perm]))
 
 
+@dataclass(frozen=True)
 class GraphSimplifyPass(ModulePass):
     """Remove no-op reshapes and transposes and compose chains of them (numerically neutral)."""
 

@@ -23,6 +23,8 @@ pipelines. Numerically neutral: each output sums the same products in the same o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -78,6 +80,7 @@ class GroupedConvSplit(RewritePattern):
         rewriter.replace(op, [*new_ops, concat])
 
 
+@dataclass(frozen=True)
 class GraphSplitGroupedConvPass(ModulePass):
     """Split every grouped, non-depthwise convolution into one convolution per group (see the module docstring)."""
 

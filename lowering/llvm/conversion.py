@@ -12,14 +12,14 @@ from collections.abc import Sequence
 
 from xdsl.dialects import builtin, llvm
 from xdsl.dialects.builtin import (
-    IntegerAttr,
-    NoneAttr,
     Float16Type,
     Float32Type,
     Float64Type,
     IndexType,
+    IntegerAttr,
     IntegerType,
     MemRefType,
+    NoneAttr,
     VectorType,
     i64,
 )

@@ -28,11 +28,9 @@ from xdsl.dialects import builtin, cf, func, llvm, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
-    NoneAttr,
     StringAttr,
     i64,
 )
@@ -50,8 +48,6 @@ from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_cast
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
-from minimlc.lowering.te_to_loop.te_to_loop import ENTRY_ATTR
-from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
 from minimlc.lowering.llvm.conversion import (
     as_llvm,
     byte_size,
@@ -62,6 +58,8 @@ from minimlc.lowering.llvm.conversion import (
     replace_lowered,
     static_memref,
 )
+from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
+from minimlc.lowering.te_to_loop.te_to_loop import ENTRY_ATTR
 
 """Unit attribute marking a function that gets a `<name>_packed` entry."""
 

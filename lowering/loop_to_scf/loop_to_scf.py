@@ -19,6 +19,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -144,6 +146,7 @@ def bind_precomputed_as_parameters(function: func.FuncOp) -> func.FuncOp | None:
     return init
 
 
+@dataclass(frozen=True)
 class LoopToScfPass(ModulePass):
     """Lower loop.for/alloc/weight to scf, memref and function parameters."""
 

@@ -259,6 +259,7 @@ def _referenced_symbols(module: ModuleOp) -> set[str]:
     return names
 
 
+@dataclass(frozen=True)
 class LoopFuseKernelsPass(ModulePass):
     """Merge each fusion group of kernel calls (TVM FuseOps rules on kernel patterns) into one multi-stage kernel."""
 

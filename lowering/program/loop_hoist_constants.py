@@ -15,6 +15,8 @@ function output stay, since outputs are fresh buffers on every call.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -61,6 +63,7 @@ def hoist_constant_kernels(function: func.FuncOp) -> None:
         Rewriter.erase_op(alloc)
 
 
+@dataclass(frozen=True)
 class LoopHoistConstantsPass(ModulePass):
     """Run kernels whose inputs are all weights once at load time (as loop.precompute), not on every call."""
 

@@ -26,6 +26,8 @@ parallel loops run serially.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func, llvm
 from xdsl.dialects.builtin import (
@@ -275,6 +277,7 @@ def _declare_parallel_for(module: ModuleOp) -> None:
         module.body.block.add_op(declaration)
 
 
+@dataclass(frozen=True)
 class LoopOutlineParallelPass(ModulePass):
     """Outline outermost parallel loops into task functions run by `minimlc_parallel_for` on the entry's pool."""
 

@@ -120,6 +120,7 @@ def _plan_function(function: func.FuncOp) -> None:
     function.attributes[INTERMEDIATE_BYTES_ATTR] = IntegerAttr(sum(item.size for item in lifetimes), i64)
 
 
+@dataclass(frozen=True)
 class LoopPlanMemoryPass(ModulePass):
     """Place intermediate buffers in one arena by liveness (greedy best fit, 64-byte aligned)."""
 

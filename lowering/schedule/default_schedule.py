@@ -56,9 +56,9 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.loop.analysis import affine_form, find_kernel, loops_of
 from minimlc.lowering.loop.loop_vectorize import MAX_LANES
+from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.target import copy_target
 from minimlc.runtime.jit import HostInfo, host_info
 

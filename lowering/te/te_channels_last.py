@@ -29,6 +29,8 @@ Run after te-conv-layout and before te-inline.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -176,6 +178,7 @@ def _copies_unchanged(compute: te.ComputeOp) -> bool:
     return tuple(body[1].operands) == (body[0].result,) and tuple(body[0].indices) == tuple(compute.output_indices)
 
 
+@dataclass(frozen=True)
 class TeChannelsLastPass(ModulePass):
     """Store convolutions and the image computes after them channels-last (see the module docstring)."""
 

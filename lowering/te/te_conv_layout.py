@@ -20,6 +20,8 @@ Applies to "conv" computes (group 1) only; run between graph-to-te and te-inline
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -71,6 +73,7 @@ class ConvInputLayout(RewritePattern):
         rewriter.replace(source, te.ReadOp(transposed.result, [indices[0], indices[2], indices[3], indices[1]]))
 
 
+@dataclass(frozen=True)
 class TeConvLayoutPass(ModulePass):
     """Make every group-1 2-d convolution read its input channels-last (see the module docstring)."""
 

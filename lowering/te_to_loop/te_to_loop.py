@@ -76,6 +76,7 @@ def _combine(combiner: str, acc: SSAValue, value: SSAValue) -> Operation:
     return arith.MinimumfOp(acc, value)
 
 
+@dataclass(frozen=True)
 class TeToLoopPass(ModulePass):
     """Bufferize tensor functions and turn each te.compute into a loop-nest kernel function."""
 

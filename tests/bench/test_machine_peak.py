@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from machine_peak import FMA_FUNCTION, fma_loop_ir, fma_peak_gflops, numpy_sgemm_gflops  # noqa: E402
+from machine_peak import FMA_FUNCTION, fma_loop_ir, fma_peak_gflops, numpy_sgemm_gflops
 
-from minimlc.runtime.jit import JitModule  # noqa: E402
+from minimlc.runtime.jit import JitModule
 
 
 @pytest.mark.parametrize(("lanes", "accumulators"), [(4, 1), (8, 3), (16, 16)])

@@ -18,10 +18,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import te
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import PIPELINES, split_pass_list
+from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
 from minimlc.lowering.te.te_conv_im2col import ConvShape, TeConvIm2colPass, prefers_im2col
-from minimlc.lowering.pipeline import make_context, run_passes
 from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.jit import host_info
 from minimlc.runtime.session import InferenceSession

@@ -15,9 +15,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import PIPELINES, split_pass_list
+from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for, schedule_trace
-from minimlc.lowering.pipeline import make_context, run_passes
 from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.jit import host_info
 from minimlc.runtime.session import InferenceSession

@@ -12,8 +12,8 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.parser import Parser
 
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
 from minimlc.lowering.pipeline import make_context, run_passes
+from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import ThreadPool, register_symbols
 

@@ -8,8 +8,8 @@ import numpy as np
 from xdsl.parser import Parser
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
-from minimlc.runtime import InferenceSession
 from minimlc.lowering.pipeline import make_context
+from minimlc.runtime import InferenceSession
 
 GRAPH = """
 func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
