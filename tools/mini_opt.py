@@ -6,6 +6,10 @@ It registers our dialects, passes, named pipelines (expanded before parsing so `
     mini-opt model.mlir -p lower-to-llvm -t llvm
     mini-opt model.onnx -p lower-to-loop
     mini-opt --list-passes
+    mini-opt kernel.mlir --mcpu x86-64-v3 -p default-schedule   # schedule for AVX2, whatever the host
+
+`--mcpu NAME` (llc's spelling; xdsl-opt's `-t/--target` already names the output format) pins the module's target
+CPU (`minimlc.target`, see `minimlc.lowering.target`) before the passes run.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from minimlc.dialects import get_all_dialects
 from minimlc.lowering import UPSTREAM_PASSES, get_all_passes
 from minimlc.lowering.pipeline import PIPELINES, expand_pipelines
+from minimlc.lowering.target import known_targets, set_target, target_from_name
 
 
 class MiniOptMain(xDSLOptMain):
@@ -64,10 +69,30 @@ class MiniOptMain(xDSLOptMain):
             nargs=0,
             help="List every pass and named pipeline with a one-line description and its options, then exit",
         )
+        arg_parser.add_argument(
+            "--mcpu",
+            metavar="CPU",
+            type=_target_name,
+            help=f"target CPU for the schedules and code generation (default: the module's, else the host): "
+            f"{', '.join(known_targets())}",
+        )
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        if self.args.mcpu is not None:
+            set_target(prog, self.args.mcpu)
+        super().apply_passes(prog)
 
     def setup_pipeline(self) -> None:
         self.args.passes = expand_pipelines(self.args.passes)
         super().setup_pipeline()
+
+
+def _target_name(name: str) -> str:
+    try:
+        target_from_name(name)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return name
 
 
 class _ListPassesAction(argparse.Action):
