@@ -49,8 +49,8 @@ from machine_peak import MachinePeak, measure  # noqa: E402
 from make_mlp import build_mlp  # noqa: E402
 from model_flops import count_flops  # noqa: E402
 
+from minimlc.lowering.abi import PARALLEL_FOR  # noqa: E402
 from minimlc.runtime import InferenceSession  # noqa: E402
-from minimlc.runtime.threadpool import PARALLEL_FOR  # noqa: E402
 from minimlc.tools.conformance import light_model_paths  # noqa: E402
 
 MIN_ROUNDS = 3

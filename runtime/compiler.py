@@ -21,30 +21,27 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, MemRefType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ModuleOp
 
-from minimlc.frontend.onnx import ImportedModel, TensorInfo, element_dtype
+from minimlc.frontend.onnx import ImportedModel, TensorInfo
+from minimlc.lowering.abi import (
+    ARENA_BYTES_ATTR,
+    ENTRY_FUNCTION,
+    INTERMEDIATE_BYTES_ATTR,
+    EntrySignature,
+    entry_function,
+    entry_signature,
+    init_name,
+    int_attribute,
+    packed_name,
+    weight_names_of,
+)
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.loop_to_scf.loop_to_scf import INIT_ATTR, WEIGHTS_ATTR
 from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline
-from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
-from minimlc.lowering.program.loop_plan_memory import ARENA_BYTES_ATTR, INTERMEDIATE_BYTES_ATTR
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import register_symbols
 
-ENTRY_FUNCTION = "main"
 _EntryFunction = Callable[[int], None]
-
-
-@dataclass
-class EntrySignature:
-    """What the runtime binds after the entry's inputs and outputs."""
-
-    weight_names: list[str]
-    precomputed_buffers: list[tuple[tuple[int, ...], np.dtype]]
-    """Shapes and dtypes of the precomputed buffers, after the weights; non-empty only with an init entry."""
-    pool_slot: int | None = None
-    """Index of the thread-pool parameter (right after the outputs), if the entry runs parallel loops."""
 
 
 def lower_to_llvm_dialect(module: ModuleOp, pipeline: Pipeline = 3) -> EntrySignature:
@@ -52,30 +49,9 @@ def lower_to_llvm_dialect(module: ModuleOp, pipeline: Pipeline = 3) -> EntrySign
     pass list); returns the entry's trailing ABI."""
     ctx = make_context()
     run_pipeline(module, pipeline, stop_after="scf", ctx=ctx)
-    signature = _entry_signature(module)
+    signature = entry_signature(module)
     run_pipeline(module, pipeline, start_after="scf", ctx=ctx)
     return signature
-
-
-def _entry_signature(module: ModuleOp) -> EntrySignature:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == ENTRY_FUNCTION:
-            names = op.attributes.get(WEIGHTS_ATTR, ArrayAttr([]))
-            assert isinstance(names, ArrayAttr)
-            weight_names = [name.data for name in names.data if isinstance(name, StringAttr)]
-            buffers: list[tuple[tuple[int, ...], np.dtype]] = []
-            if INIT_ATTR in op.attributes:
-                types = op.function_type.inputs.data
-                count = len(_function(module, f"{ENTRY_FUNCTION}_init").function_type.inputs) - len(weight_names)
-                buffers = [
-                    (tuple(t.get_shape()), element_dtype(t.element_type))
-                    for t in types[len(types) - count :]
-                    if isinstance(t, MemRefType)
-                ]
-            pool = op.attributes.get(POOL_ATTR)
-            pool_slot = pool.value.data if isinstance(pool, IntegerAttr) else None
-            return EntrySignature(weight_names, buffers, pool_slot)
-    raise ValueError(f"the module has no @{ENTRY_FUNCTION} function")
 
 
 def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str, int]:
@@ -87,9 +63,7 @@ def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str
     `weight_bytes`: the weights the entry binds, from `weights`.
     """
     functions = [op for op in module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)]
-    entry = next((op for op in functions if op.sym_name.data == ENTRY_FUNCTION), None)
-    if entry is None:
-        raise ValueError(f"the module has no @{ENTRY_FUNCTION} function")
+    entry = entry_function(module)
     defined = {op.sym_name.data for op in functions if op.body.blocks}
     callees = [
         op.callee.string_value()
@@ -97,27 +71,13 @@ def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str
         if isinstance(op, func.CallOp | llvm.CallOp) and op.callee is not None
     ]
     kernels = [callee for callee in callees if callee in defined]
-    names = entry.attributes.get(WEIGHTS_ATTR, ArrayAttr([]))
-    assert isinstance(names, ArrayAttr)
     return {
         "kernels": len(kernels),
         "kernel_functions": len(set(kernels)),
-        "arena_bytes": _int_attribute(entry, ARENA_BYTES_ATTR),
-        "intermediate_bytes": _int_attribute(entry, INTERMEDIATE_BYTES_ATTR),
-        "weight_bytes": sum(weights[name.data].nbytes for name in names.data if isinstance(name, StringAttr)),
+        "arena_bytes": int_attribute(entry, ARENA_BYTES_ATTR) or 0,
+        "intermediate_bytes": int_attribute(entry, INTERMEDIATE_BYTES_ATTR) or 0,
+        "weight_bytes": sum(weights[name].nbytes for name in weight_names_of(entry)),
     }
-
-
-def _int_attribute(op: func.FuncOp | llvm.FuncOp, name: str) -> int:
-    value = op.attributes.get(name)
-    return value.value.data if isinstance(value, IntegerAttr) else 0
-
-
-def _function(module: ModuleOp, name: str) -> func.FuncOp:
-    for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name:
-            return op
-    raise ValueError(f"the module has no @{name} function")
 
 
 def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype, alignment: int = 64) -> np.ndarray:
@@ -223,9 +183,9 @@ def _addresses(buffers: Sequence[np.ndarray]) -> np.ndarray:
 def _run_init(compiled: CompiledModel) -> None:
     """Fill the precomputed buffers (packed weights) from the weights, once per binding."""
     if compiled.precomputed:
-        _packed_function(compiled.jit, f"{ENTRY_FUNCTION}_init")(compiled.weight_addresses.ctypes.data)
+        _packed_function(compiled.jit, init_name(ENTRY_FUNCTION))(compiled.weight_addresses.ctypes.data)
 
 
 def _packed_function(jit: JitModule, name: str) -> _EntryFunction:
-    address = jit.function_address(f"{name}_packed")
+    address = jit.function_address(packed_name(name))
     return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)

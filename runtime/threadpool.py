@@ -23,11 +23,9 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from minimlc.lowering.abi import PARALLEL_FOR
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
-
-PARALLEL_FOR = "minimlc_parallel_for"
-"""The function model code calls: `void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`."""
 
 
 @dataclass(frozen=True)

@@ -58,8 +58,8 @@ from minimlc.lowering.llvm.conversion import (
     replace_lowered,
     static_memref,
 )
+from minimlc.lowering.abi import ENTRY_ATTR, packed_name
 from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
-from minimlc.lowering.te_to_loop.te_to_loop import ENTRY_ATTR
 
 """Unit attribute marking a function that gets a `<name>_packed` entry."""
 
@@ -148,7 +148,7 @@ def _packed_entry(op: func.FuncOp) -> llvm.FuncOp:
         pointers.append(pointer.dereferenced_value)
     block.add_ops([llvm.CallOp(name, *pointers), llvm.ReturnOp()])
     return llvm.FuncOp(
-        f"{name}_packed",
+        packed_name(name),
         llvm.LLVMFunctionType([_PTR], llvm.LLVMVoidType()),
         linkage=llvm.LinkageAttr("external"),
         body=builtin.Region(block),

@@ -46,13 +46,8 @@ from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop_to_scf.expand import expand_loops
-from minimlc.lowering.te_to_loop.te_to_loop import ENTRY_ATTR
+from minimlc.lowering.abi import ENTRY_ATTR, INIT_ATTR, WEIGHTS_ATTR, init_name
 
-WEIGHTS_ATTR = "minimlc.weights"
-"""Array of weight names on a function, one per trailing weight parameter, in order."""
-
-INIT_ATTR = "minimlc.init"
-"""Symbol of the function that fills a function's precomputed-buffer parameters, run once at load time."""
 
 
 class ForLowering(RewritePattern):
@@ -127,7 +122,7 @@ def bind_precomputed_as_parameters(function: func.FuncOp) -> func.FuncOp | None:
         param.name_hint = precompute.result.name_hint
         precompute.result.replace_all_uses_with(param)
     trailing_types = [arg.type for arg in entry.args[first_trailing:]]
-    init = func.FuncOp(f"{function.sym_name.data}_init", (trailing_types, []))
+    init = func.FuncOp(init_name(function.sym_name.data), (trailing_types, []))
     init.attributes[ENTRY_ATTR] = UnitAttr()
     init_args = dict(zip(entry.args[first_trailing:], init.body.block.args))
     for precompute, param in zip(precomputes, entry.args[len(entry.args) - len(precomputes) :]):

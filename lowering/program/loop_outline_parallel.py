@@ -46,13 +46,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
+from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
 from minimlc.lowering.llvm.conversion import llvm_type
 
-POOL_ATTR = "minimlc.pool"
-"""Index of the `!llvm.ptr` thread-pool parameter of a function that runs parallel loops."""
-
-PARALLEL_FOR = "minimlc_parallel_for"
-"""`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`, from `runtime/threadpool.py`."""
 
 _PTR = llvm.LLVMPointerType()
 _CONTEXT_ALIGNMENT = 32

@@ -34,10 +34,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
+from minimlc.lowering.abi import ARENA_BYTES_ATTR, INTERMEDIATE_BYTES_ATTR
 
 ALIGNMENT = 64
-ARENA_BYTES_ATTR = "minimlc.arena_bytes"
-INTERMEDIATE_BYTES_ATTR = "minimlc.intermediate_bytes"
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import graph, loop, te
-
-ENTRY_ATTR = "minimlc.entry"
-"""Unit attribute on the functions that are a model's native entry points."""
+from minimlc.lowering.abi import ENTRY_ATTR
 
 _COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}
 _FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))

@@ -13,7 +13,7 @@ from xdsl.parser import Parser
 
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.pipeline import make_context, run_passes
-from minimlc.lowering.program.loop_outline_parallel import POOL_ATTR
+from minimlc.lowering.abi import POOL_ATTR
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import ThreadPool, register_symbols
 

@@ -1,0 +1,124 @@
+"""The contract between compiled code and the runtime: entry names, the attributes passes leave for the runtime,
+and reading an entry's signature. The passes that write these (te-to-loop, loop-to-scf, loop-plan-memory,
+loop-outline-parallel, convert-to-llvm) and the runtime that reads them (compile driver, thread pool) import them
+from here.
+
+A model compiles to `@main`; convert-to-llvm adds `@main_packed(ptr args)`, which takes one array of buffer
+addresses: inputs, outputs, the thread pool (if `minimlc.pool` is set, at that index), weights (in the order of
+`minimlc.weights`), then precomputed buffers. `@main_init_packed` (if `minimlc.init` is set) takes the trailing
+weights and precomputed buffers and fills the latter once, at load time:
+
+    func.func @main(%x: memref<1x784xf32>, %y: memref<1x10xf32>, %w: memref<10x784xf32>)
+        attributes {minimlc.entry, minimlc.weights = ["fc.weight"], minimlc.arena_bytes = 512 : i64} { ... }
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute
+
+ENTRY_FUNCTION = "main"
+"""The model's entry function."""
+ENTRY_ATTR = "minimlc.entry"
+"""Unit attribute on the functions that are native entry points (each gets a `<name>_packed` wrapper)."""
+WEIGHTS_ATTR = "minimlc.weights"
+"""Array of weight names on a function, one per trailing weight parameter, in order."""
+INIT_ATTR = "minimlc.init"
+"""Symbol of the function that fills a function's precomputed-buffer parameters, run once at load time."""
+POOL_ATTR = "minimlc.pool"
+"""Index of the `!llvm.ptr` thread-pool parameter of a function that runs parallel loops."""
+ARENA_BYTES_ATTR = "minimlc.arena_bytes"
+"""Bytes of the one arena a function's intermediates share (loop-plan-memory)."""
+INTERMEDIATE_BYTES_ATTR = "minimlc.intermediate_bytes"
+"""The intermediates' summed sizes: what one buffer each would take."""
+PARALLEL_FOR = "minimlc_parallel_for"
+"""`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`: the thread pool's one entry point."""
+
+
+def packed_name(function: str) -> str:
+    """The symbol of a function's one-pointer wrapper: `main` -> `main_packed`."""
+    return f"{function}_packed"
+
+
+def init_name(function: str) -> str:
+    """The symbol of a function's load-time init function: `main` -> `main_init`."""
+    return f"{function}_init"
+
+
+@dataclass
+class EntrySignature:
+    """What the runtime binds after the entry's inputs and outputs."""
+
+    weight_names: list[str]
+    precomputed_buffers: list[tuple[tuple[int, ...], np.dtype]]
+    """Shapes and dtypes of the precomputed buffers, after the weights; non-empty only with an init entry."""
+    pool_slot: int | None = None
+    """Index of the thread-pool parameter (right after the outputs), if the entry runs parallel loops."""
+
+
+def buffer_dtype(element: Attribute) -> np.dtype:
+    """The numpy dtype of a buffer element type: f32, f64 or a signless integer."""
+    if isinstance(element, IntegerType):
+        return np.dtype(f"int{element.width.data}") if element.width.data > 1 else np.dtype(np.bool_)
+    if isinstance(element, Float64Type):
+        return np.dtype(np.float64)
+    if not isinstance(element, Float32Type):
+        raise ValueError(f"no runtime buffer type for element type {element}")
+    return np.dtype(np.float32)
+
+
+def entry_signature(module: ModuleOp) -> EntrySignature:
+    """Read the entry's weights, precomputed buffers and pool slot from a module lowered past `loop-to-scf`."""
+    entry = _function(module, ENTRY_FUNCTION)
+    assert isinstance(entry, func.FuncOp)
+    weight_names = weight_names_of(entry)
+    buffers: list[tuple[tuple[int, ...], np.dtype]] = []
+    if INIT_ATTR in entry.attributes:
+        types = entry.function_type.inputs.data
+        init = _function(module, init_name(ENTRY_FUNCTION))
+        assert isinstance(init, func.FuncOp)
+        count = len(init.function_type.inputs) - len(weight_names)
+        buffers = [
+            (tuple(t.get_shape()), buffer_dtype(t.element_type))
+            for t in types[len(types) - count :]
+            if isinstance(t, MemRefType)
+        ]
+    return EntrySignature(weight_names, buffers, int_attribute(entry, POOL_ATTR, None))
+
+
+def weight_names_of(function: func.FuncOp | llvm.FuncOp) -> list[str]:
+    """The names of a function's trailing weight parameters, in order."""
+    names = function.attributes.get(WEIGHTS_ATTR, ArrayAttr([]))
+    assert isinstance(names, ArrayAttr)
+    return [name.data for name in names.data if isinstance(name, StringAttr)]
+
+
+def int_attribute(function: func.FuncOp | llvm.FuncOp, name: str, default: int | None = 0) -> int | None:
+    """An integer attribute of a function (`minimlc.arena_bytes`, `minimlc.pool`), or `default`."""
+    value = function.attributes.get(name)
+    return value.value.data if isinstance(value, IntegerAttr) else default
+
+
+def entry_function(module: ModuleOp) -> func.FuncOp | llvm.FuncOp:
+    """The model's entry function, before or after convert-to-llvm; ValueError if there is none."""
+    return _function(module, ENTRY_FUNCTION)
+
+
+def _function(module: ModuleOp, name: str) -> func.FuncOp | llvm.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp | llvm.FuncOp) and op.sym_name.data == name:
+            return op
+    raise ValueError(f"the module has no @{name} function")
