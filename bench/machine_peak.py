@@ -25,7 +25,8 @@ from dataclasses import dataclass  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from minimlc.runtime.jit import JitModule, host_info  # noqa: E402
+from minimlc.lowering.target import target_from_name  # noqa: E402
+from minimlc.runtime.jit import JitModule  # noqa: E402
 
 FMA_FUNCTION = "fma_peak"
 
@@ -87,7 +88,7 @@ def best_cpu_seconds(call: Callable[[], object], repeats: int) -> float:
 
 def fma_peak_gflops(seconds_per_repeat: float = 0.05, repeats: int = 7) -> float:
     """Single-core fp32 GFLOP/s of the FMA loop (2 FLOPs per lane per FMA), best of `repeats`."""
-    info = host_info()
+    info = target_from_name("host")
     lanes, accumulators = info.vector_lanes, info.vector_registers // 2
     jit = JitModule(fma_loop_ir(lanes, accumulators))
     run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(jit.function_address(FMA_FUNCTION))
@@ -124,7 +125,7 @@ class MachinePeak:
 def measure(seconds_per_repeat: float = 0.05, repeats: int = 7) -> MachinePeak:
     """Measure both figures on this machine (the FMA loop runs about `seconds_per_repeat` per repeat)."""
     return MachinePeak(
-        fma_peak_gflops(seconds_per_repeat, repeats), numpy_sgemm_gflops(repeats=repeats), host_info().vector_lanes
+        fma_peak_gflops(seconds_per_repeat, repeats), numpy_sgemm_gflops(repeats=repeats), target_from_name("host").vector_lanes
     )
 
 

@@ -166,7 +166,7 @@ def _stage_end(passes: list[str], stage: str | None, default: int) -> int:
     name, after = end
     names = [item.split("{")[0] for item in passes]
     if name not in names:
-        raise ValueError(f"the pipeline does not reach stage '{stage}' (it does not run {name})")
+        raise ValueError(f"the pipeline does not run {name}, so it cannot stop at stage '{stage}'")
     return names.index(name) + after
 
 

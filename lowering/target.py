@@ -95,6 +95,12 @@ class Target:
         host = _host_features()
         return [feature for feature in self.required_features if not host.get(feature)]
 
+    def check_runs_on_host(self) -> None:
+        """Raise ValueError naming the missing features if the host cannot run code built for this target."""
+        missing = self.missing_on_host()
+        if missing:
+            raise ValueError(f"this host cannot run code for target '{self.name}': it lacks {', '.join(missing)}")
+
     def describe(self) -> str:
         """One line for logs and `--stats`: `x86-64-v3 (avx2, 8 f32 lanes, 16 vector registers)`."""
         isa = "avx512" if self.vector_bits == 512 else "avx2" if self.vector_bits == 256 else "sse"

@@ -38,6 +38,7 @@ from minimlc.lowering.abi import (
 )
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline
+from minimlc.lowering.target import Target, set_target, target_from_name
 from minimlc.runtime.jit import JitModule
 from minimlc.runtime.threadpool import register_symbols
 
@@ -112,11 +113,20 @@ class CompiledModel:
 
 
 def compile_model(
-    imported: ImportedModel, pipeline: Pipeline | None = None, *, opt_level: int = 3
+    imported: ImportedModel,
+    pipeline: Pipeline | None = None,
+    *,
+    opt_level: int = 3,
+    target: str | Target = "host",
 ) -> CompiledModel:
     """Lower (with `pipeline`: a named pipeline or a pass list; by default the one of `opt_level`, 0-3), translate,
-    optimise and JIT an imported model, and run its init entry."""
+    optimise and JIT an imported model for `target` (an LLVM CPU name, default the host's), and run its init entry.
+
+    Raises ValueError for an unknown target or one whose code this host cannot run, before any work."""
     start = time.perf_counter()
+    target = target_from_name(target) if isinstance(target, str) else target
+    target.check_runs_on_host()
+    set_target(imported.module, target)
     pipeline = pipeline if pipeline is not None else opt_level
     signature = lower_to_llvm_dialect(imported.module, pipeline)
     lowered = time.perf_counter()
@@ -124,7 +134,7 @@ def compile_model(
     translated = time.perf_counter()
     if signature.pool_slot is not None:
         register_symbols()
-    jit = JitModule(llvm_ir)
+    jit = JitModule(llvm_ir, target=target)
     weights = {name: np.ascontiguousarray(imported.weights[name], dtype=np.float32) for name in signature.weight_names}
     precomputed = [_aligned_empty(shape, dtype) for shape, dtype in signature.precomputed_buffers]
     compiled = CompiledModel(

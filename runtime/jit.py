@@ -1,34 +1,25 @@
 """llvmlite JIT: LLVM IR text -> optimised native code in this process.
 
-The target machine is the host's CPU with all its features (AVX2/FMA/AVX-512 where present), and
-the module runs LLVM's O3 pipeline (new pass manager) before MCJIT compiles it. External symbols
+The target machine is the module's target (`minimlc.lowering.target`): by default the host's CPU with all its
+features (AVX2/FMA/AVX-512 where present), or a named CPU such as `x86-64-v3`, whose code runs here if the host has
+its features. The module runs LLVM's O3 pipeline (new pass manager) before MCJIT compiles it. External symbols
 (`aligned_alloc`, `free`, libm) resolve against the running process.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-
-@functools.cache
-def _initialize_llvm() -> None:
-    """Initialise the native target once per process (`llvm.initialize()` raises in 0.50)."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
+from minimlc.lowering.target import Target, target_from_name
 
 
-def host_target_machine(opt_level: int = 3) -> llvm.TargetMachine:
-    """A new target machine for the host CPU name and features."""
-    _initialize_llvm()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=opt_level,
-        jit=True,
+def target_machine(target: Target | None = None, opt_level: int = 3) -> llvm.TargetMachine:
+    """A new LLVM target machine for `target` (default: the host), its CPU name and features."""
+    target = target or target_from_name("host")
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=target.cpu, features=target.features, opt=opt_level, jit=True
     )
 
 
@@ -44,21 +35,16 @@ def optimize(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, opt_lev
 
 @dataclass(frozen=True)
 class HostInfo:
-    """What schedules need to know about the host CPU."""
+    """What schedules need to know about the host CPU (being replaced by `minimlc.lowering.target.Target`)."""
 
     vector_lanes: int
-    """f32 lanes of the widest vector registers: 16 with AVX-512, 8 with AVX2, else 4."""
     vector_registers: int
-    """Vector registers LLVM may allocate: 32 with AVX-512VL, else 16."""
 
 
-@functools.cache
 def host_info() -> HostInfo:
-    """The host's vector width and register count, from LLVM's view of the CPU features."""
-    _initialize_llvm()
-    features = llvm.get_host_cpu_features()
-    lanes = 16 if features.get("avx512f") else 8 if features.get("avx") else 4
-    return HostInfo(vector_lanes=lanes, vector_registers=32 if features.get("avx512vl") else 16)
+    """The host's vector width and register count."""
+    host = target_from_name("host")
+    return HostInfo(host.vector_lanes, host.vector_registers)
 
 
 class JitModule:
@@ -68,20 +54,24 @@ class JitModule:
     `function_address` may be called.
     """
 
-    def __init__(self, llvm_ir: str, *, opt_level: int = 3) -> None:
-        """Parse and verify `llvm_ir`, optimise it at `opt_level` (0-3), and compile it.
+    def __init__(self, llvm_ir: str, *, opt_level: int = 3, target: Target | None = None) -> None:
+        """Parse and verify `llvm_ir`, optimise it at `opt_level` (0-3) for `target` (default: the host), and
+        compile it.
 
-        Raises `RuntimeError` (from llvmlite) if the IR does not parse or verify.
+        Raises `RuntimeError` (from llvmlite) if the IR does not parse or verify, ValueError if the host cannot run
+        code built for `target`.
         """
-        target_machine = host_target_machine(opt_level)
+        self.target = target or target_from_name("host")
+        self.target.check_runs_on_host()
+        machine = target_machine(self.target, opt_level)
         module = llvm.parse_assembly(llvm_ir)
-        module.triple = target_machine.triple
-        module.data_layout = str(target_machine.target_data)
+        module.triple = machine.triple
+        module.data_layout = str(machine.target_data)
         module.verify()
         if opt_level > 0:
-            optimize(module, target_machine, opt_level)
+            optimize(module, machine, opt_level)
         self._module = module
-        self._engine = llvm.create_mcjit_compiler(module, target_machine)
+        self._engine = llvm.create_mcjit_compiler(module, machine)
         self._engine.finalize_object()
 
     def function_address(self, name: str) -> int:
@@ -96,5 +86,5 @@ class JitModule:
         return str(self._module)
 
     def asm(self) -> str:
-        """Host assembly for the optimised module (compiled anew; for debugging and tests)."""
-        return host_target_machine().emit_assembly(llvm.parse_assembly(self.optimized_ir()))
+        """Assembly for the optimised module on its target (compiled anew; for debugging and tests)."""
+        return target_machine(self.target).emit_assembly(llvm.parse_assembly(self.optimized_ir()))

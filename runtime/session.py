@@ -27,6 +27,7 @@ import onnx
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
 from minimlc.lowering.pipeline import opt_level_pipeline
+from minimlc.lowering.target import target_from_name
 from minimlc.runtime.compiler import CompiledModel, compile_model, rebind_weights
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
@@ -57,23 +58,26 @@ class InferenceSession:
         input_shapes: Mapping[str, Sequence[int]] | None = None,
         opt_level: int = 3,
         num_threads: int | None = None,
+        target: str = "host",
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
-        `opt_level` (0-3, see `minimlc.lowering.OPT_LEVELS`) chooses the optimisation pipeline. `num_threads` (a
-        positive int, or None for one per core) is the number of threads parallel loops run on, the calling thread
-        included; the pool starts only if the model has a parallel loop.
+        `opt_level` (0-3, see `minimlc.lowering.pipeline.OPT_LEVELS`) chooses the optimisation pipeline. `num_threads`
+        (a positive int, or None for one per core) is the number of threads parallel loops run on, the calling thread
+        included; the pool starts only if the model has a parallel loop. `target` is the CPU to compile for: `host`
+        or an LLVM CPU name (`x86-64-v3`, `skylake-avx512`, `znver4`, ...) whose features this host has.
         """
-        opt_level_pipeline(opt_level)  # reject a bad level before importing
-        self._compile(import_model(model, input_shapes), opt_level, num_threads)
+        opt_level_pipeline(opt_level)  # reject a bad level or target before importing
+        target_from_name(target)
+        self._compile(import_model(model, input_shapes), opt_level, num_threads, target)
 
     @classmethod
     def from_imported(
-        cls, imported: ImportedModel, *, opt_level: int = 3, num_threads: int | None = None
+        cls, imported: ImportedModel, *, opt_level: int = 3, num_threads: int | None = None, target: str = "host"
     ) -> InferenceSession:
         """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
         session = cls.__new__(cls)
-        session._compile(imported, opt_level, num_threads)
+        session._compile(imported, opt_level, num_threads, target)
         return session
 
     def with_weights(self, weights: Mapping[str, np.ndarray]) -> InferenceSession:
@@ -101,10 +105,10 @@ class InferenceSession:
         session._bind(self._model, self.opt_level, num_threads)
         return session
 
-    def _compile(self, imported: ImportedModel, opt_level: int, num_threads: int | None) -> None:
+    def _compile(self, imported: ImportedModel, opt_level: int, num_threads: int | None, target: str) -> None:
         self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs)
         # A model whose outputs are all constants needs no native code.
-        model = compile_model(imported, opt_level=opt_level) if imported.computed_outputs else None
+        model = compile_model(imported, opt_level=opt_level, target=target) if imported.computed_outputs else None
         self._bind(model, opt_level, num_threads)
 
     def _set_signature(

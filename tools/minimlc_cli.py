@@ -24,16 +24,16 @@ import numpy as np
 if TYPE_CHECKING:
     import onnx
 
-EMIT_LEVELS: dict[str, tuple[str, int] | None] = {
-    "graph": ("graph-to-te", 0),
-    "te": ("te-to-loop", 0),
-    "loop": ("te-to-loop", 1),
-    "schedule": ("default-schedule", 0),
-    "scf": ("loop-to-scf", 1),
-    "llvm-dialect": None,
-    "llvm-ir": None,
+EMIT_LEVELS: dict[str, str] = {
+    "graph": "graph",
+    "te": "te",
+    "loop": "loop",
+    "schedule": "schedule",
+    "scf": "scf",
+    "llvm-dialect": "llvm",
+    "llvm-ir": "llvm",
 }
-"""`--emit` level -> where it ends in the opt level's pipeline: before (0) or after (1) that pass (None: the end)."""
+"""`--emit` level -> the pipeline stage it stops after (`minimlc.lowering.pipeline.STAGES`)."""
 
 STATS_LEVELS = ("scf", "llvm-dialect", "llvm-ir")
 """`--emit` levels past memory planning and weight binding, where `--stats` can report the model's statistics."""
@@ -122,6 +122,14 @@ def _argument_parser() -> argparse.ArgumentParser:
 
 
 def _add_opt_level(parser: argparse.ArgumentParser) -> None:
+    """The options every compiling command takes: the opt level and the target CPU."""
+    parser.add_argument(
+        "--target",
+        type=_target_name,
+        default="host",
+        metavar="CPU",
+        help="CPU to compile for: host (default) or an LLVM CPU name (x86-64-v3, skylake-avx512, znver4, ...)",
+    )
     parser.add_argument(
         "-O",
         "--opt-level",
@@ -139,6 +147,16 @@ def _opt_level(text: str) -> int:
     if not text.isdigit() or int(text) not in OPT_LEVELS:
         raise argparse.ArgumentTypeError(f"expects one of {', '.join(map(str, OPT_LEVELS))}, got '{text}'")
     return int(text)
+
+
+def _target_name(text: str) -> str:
+    from minimlc.lowering.target import target_from_name
+
+    try:
+        target_from_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def _op_list(text: str) -> list[str]:
@@ -175,7 +193,11 @@ def _run(args: argparse.Namespace) -> int:
     shapes = {name: array.shape for name, array in feeds.items()}
     print(f"compiling {args.model} ...", file=sys.stderr, flush=True)
     session = InferenceSession(
-        args.model, input_shapes=shapes or None, opt_level=args.opt_level, num_threads=args.threads
+        args.model,
+        input_shapes=shapes or None,
+        opt_level=args.opt_level,
+        num_threads=args.threads,
+        target=args.target,
     )
     rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():
@@ -206,19 +228,29 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     from minimlc.frontend.onnx import import_model
-    from minimlc.lowering.pipeline import run_passes
+    from minimlc.lowering.pipeline import STAGES, run_pipeline, stage_passes
 
-    passes = _passes_to_level(args.emit, args.opt_level)
+    try:
+        stage_passes(args.opt_level, stop_after=EMIT_LEVELS[args.emit])
+    except ValueError:
+        pass_name = STAGES[EMIT_LEVELS[args.emit]][0]  # pyright: ignore[reportOptionalSubscript]
+        raise _UsageError(
+            f"--emit {args.emit} needs --opt-level 2 or 3 (O{args.opt_level} does not run {pass_name})"
+        ) from None
     print(f"compiling {args.model} to {args.emit} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     timings: list[tuple[str, float]] = []
     start = time.perf_counter()
     imported = import_model(args.model)
     module = imported.module
     timings.append(("import (frontend)", time.perf_counter() - start))
-    for name in passes:
+
+    def record(item: str) -> None:
+        nonlocal start
+        timings.append((item, time.perf_counter() - start))
         start = time.perf_counter()
-        run_passes(module, [name])
-        timings.append((name, time.perf_counter() - start))
+
+    start = time.perf_counter()
+    run_pipeline(module, args.opt_level, stop_after=EMIT_LEVELS[args.emit], target=args.target, on_pass=record)
     if args.emit == "llvm-ir":
         from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 
@@ -226,10 +258,11 @@ def _compile(args: argparse.Namespace) -> int:
         text = translate_to_llvm_ir(module)
         timings.append(("translate to LLVM IR", time.perf_counter() - start))
         if args.stats:
+            from minimlc.lowering.target import target_of
             from minimlc.runtime.jit import JitModule
 
             start = time.perf_counter()
-            JitModule(text)
+            JitModule(text, target=target_of(module))
             timings.append(("JIT (llvmlite O3)", time.perf_counter() - start))
     elif args.emit == "schedule":
         from minimlc.lowering.pipeline import make_context
@@ -252,20 +285,6 @@ def _compile(args: argparse.Namespace) -> int:
             stats = {**model_stats(module, imported.weights), "compile_seconds": sum(t for _, t in timings)}
             print(_stats_table(args.model, stats), file=sys.stderr)
     return 0
-
-
-def _passes_to_level(emit: str, opt_level: int) -> list[str]:
-    """The passes of the opt level's pipeline that take an imported graph to the `--emit` level."""
-    from minimlc.lowering.pipeline import OPT_LEVELS, split_pass_list
-
-    passes = split_pass_list(OPT_LEVELS[opt_level])
-    end = EMIT_LEVELS[emit]
-    if end is None:
-        return passes
-    name, after = end
-    if name not in passes:
-        raise _UsageError(f"--emit {emit} needs --opt-level 2 or 3 (O{opt_level} does not run {name})")
-    return passes[: passes.index(name) + after]
 
 
 def _timing_table(model: str, timings: Sequence[tuple[str, float]]) -> str:
@@ -303,7 +322,7 @@ def _compare(args: argparse.Namespace) -> int:
     shapes = {name: array.shape for name, array in feeds.items()}
     print(f"compiling {args.model} ({len(names)} outputs) ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    session = InferenceSession(model, input_shapes=shapes, opt_level=args.opt_level)
+    session = InferenceSession(model, input_shapes=shapes, opt_level=args.opt_level, target=args.target)
     compile_seconds = time.perf_counter() - start
     outputs = dict(zip((info.name for info in session.get_outputs()), session.run(None, feeds)))
     print(f"running the oracle ({args.oracle}) ...", file=sys.stderr, flush=True)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from llvmlite import ir
 
-from minimlc.runtime.jit import JitModule, host_target_machine
+from minimlc.runtime.jit import JitModule, target_machine
 from minimlc.runtime.threadpool import ThreadPool, register_symbols, resolve_num_threads
 from minimlc.runtime.threadpool_ir import POOL, POOL_SIZE, RANGE, WORKER, Field, PoolOptions
 
@@ -250,7 +250,7 @@ def test_num_threads_must_be_a_positive_int(bad: object) -> None:
 
 
 def test_pool_layout_keeps_hot_counters_on_their_own_cache_lines() -> None:
-    data = host_target_machine().target_data
+    data = target_machine().target_data
     prefix = lambda field: ir.LiteralStructType(POOL.elements[:field]).get_abi_size(data)  # noqa: E731
     assert POOL.get_abi_size(data) == POOL_SIZE == 128
     assert prefix(Field.UNFINISHED) == 64
