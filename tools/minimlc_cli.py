@@ -4,6 +4,7 @@
     minimlc run model.onnx --input x=x.npy --save-outputs out/
     minimlc compile model.onnx --emit loop -o model.loop.mlir
     minimlc compile model.onnx --emit graph -O1           # the graph after O1's cleanups
+    minimlc compile model.onnx --emit space --json       # each kernel's schedule rule and knobs
     minimlc compile model.onnx --stats                    # stage times; kernels, arena and weight bytes
     minimlc compare model.onnx --random-weights --per-layer   # minimlc vs ONNX Runtime, tensor by tensor
     minimlc conformance --ops Conv,Relu                   # onnx's node tests: passed/failed/unsupported by op
@@ -12,12 +13,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +31,7 @@ EMIT_LEVELS: dict[str, str] = {
     "te": "te",
     "loop": "loop",
     "schedule": "schedule",
+    "space": "schedule",
     "scf": "scf",
     "llvm-dialect": "llvm",
     "llvm-ir": "llvm",
@@ -79,6 +82,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     compile_.add_argument("model", help="path to an .onnx file")
     compile_.add_argument("--emit", choices=list(EMIT_LEVELS), default="llvm-ir", help="IR level (default llvm-ir)")
     compile_.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output)")
+    compile_.add_argument("--json", action="store_true", help="with --emit space: print the spaces as JSON")
     compile_.add_argument(
         "--stats",
         action="store_true",
@@ -269,6 +273,11 @@ def _compile(args: argparse.Namespace) -> int:
         from minimlc.lowering.schedule.default_schedule import schedule_trace
 
         text = schedule_trace(make_context(), module)
+    elif args.emit == "space":
+        from minimlc.lowering.schedule.default_schedule import describe_spaces
+
+        spaces = describe_spaces(module)
+        text = json.dumps(spaces, indent=1) + "\n" if args.json else _space_table(spaces)
     else:
         module.verify()
         text = str(module) + "\n"  # str(), not format(): an f-string prints the op's repr
@@ -285,6 +294,18 @@ def _compile(args: argparse.Namespace) -> int:
             stats = {**model_stats(module, imported.weights), "compile_seconds": sum(t for _, t in timings)}
             print(_stats_table(args.model, stats), file=sys.stderr)
     return 0
+
+
+def _space_table(spaces: list[dict[str, Any]]) -> str:
+    """Per kernel a header (kernel, rule, calls), then one line per knob: its name, default and range."""
+    lines: list[str] = []
+    for space in spaces:
+        lines.append(f"{space['kernel']}  rule {space['rule']}  calls {space['calls']}")
+        width = max((len(knob["name"]) for knob in space["knobs"]), default=0)
+        for knob in space["knobs"]:
+            values = ", ".join(json.dumps(value) for value in knob["values"])
+            lines.append(f"  {knob['name']:<{width}}  default {json.dumps(knob['default']):<8}  of {values}")
+    return "\n".join(lines) + "\n"
 
 
 def _timing_table(model: str, timings: Sequence[tuple[str, float]]) -> str:

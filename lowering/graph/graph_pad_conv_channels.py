@@ -1,4 +1,4 @@
-"""`graph-pad-conv-channels`: round a convolution's output channels up to a multiple of the vector width.
+"""`graph-pad-conv-channels`: round a convolution's output channels up to the conv schedule rule's multiple.
 
 default-schedule vectorizes a convolution over its output channels, so a channel count that no vector width
 divides (SqueezeNet's last 1x1 convolution to 1000 classes) leaves the kernel unscheduled: a scalar loop 4-6x
@@ -7,7 +7,7 @@ schedulable; a `graph.slice` keeps the real channels, and te-inline folds that s
 
     %y = graph.conv %x, %w, %b {...} : (tensor<1x8x4x4xf32>, tensor<12x8x1x1xf32>, tensor<12xf32>)
         -> tensor<1x12x4x4xf32>
-    // becomes (lanes=8)
+    // becomes (x86-64-v3: 8 lanes)
     %wp = graph.pad %w {pads = array<i64: 0, 0, 0, 0, 4, 0, 0, 0>, ...} : (...) -> tensor<16x8x1x1xf32>
     %bp = graph.pad %b {pads = array<i64: 0, 4>, ...} : (tensor<12xf32>) -> tensor<16xf32>
     %c = graph.conv %x, %wp, %bp {...} : (...) -> tensor<1x16x4x4xf32>
@@ -18,7 +18,8 @@ Every group-1 convolution is padded, however few its channels: the scheduled ker
 when most lanes are padding (measured at one thread, 3x3 over 64 channels on 13x13: 20 output channels went from
 11x ONNX Runtime's time to 0.95x, 3 channels run at 0.7x; 1x1 512 -> 1000 on 13x13 from 5.9x to 1.3x).
 
-Run at O3 only, before graph-to-te: the padded weight is computed from the weight alone, which
+The multiple is `channel_padding_multiple` of the module's target (`schedule/conv.py`: the vector width). Run at O3
+only, before graph-to-te: the padded weight is computed from the weight alone, which
 `loop-hoist-constants` moves to load time; without it the padding would copy the weight on every call.
 Numerically neutral: the real channels sum the same products in the same order.
 """
@@ -37,25 +38,25 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import graph
-from minimlc.runtime.jit import host_info
+from minimlc.lowering.schedule.conv import channel_padding_multiple
+from minimlc.lowering.target import target_of
 
 
 @dataclass
 class ConvChannelPadding(RewritePattern):
-    """Pad a convolution's output channels to a multiple of `lanes` and slice the real ones back out."""
+    """Pad a convolution's output channels to a multiple of `multiple` and slice the real ones back out."""
 
-    lanes: int
+    multiple: int
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConvOp, rewriter: PatternRewriter) -> None:
         weight_shape = graph.shape_of(op.weight)
         channels = weight_shape[0]
-        if op.group.value.data != 1 or channels % self.lanes == 0:
+        if op.group.value.data != 1 or channels % self.multiple == 0:
             return
-        extra = -channels % self.lanes
+        extra = -channels % self.multiple
         rank = len(weight_shape)
         weight = graph.PadOp(op.weight, [0] * rank + [extra] + [0] * (rank - 1))
         weight.result.name_hint = "weight_padded"
@@ -87,11 +88,6 @@ class GraphPadConvChannelsPass(ModulePass):
 
     name = "graph-pad-conv-channels"
 
-    lanes: int = 0
-    """f32 lanes of a vector register to pad for (0: the host's)."""
-
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.lanes < 0:
-            raise DiagnosticException(f"{self.name}: lanes must be positive (0: the host's), got {self.lanes}")
-        lanes = self.lanes or host_info().vector_lanes
-        PatternRewriteWalker(GreedyRewritePatternApplier([ConvChannelPadding(lanes)])).rewrite_module(op)
+        padding = ConvChannelPadding(channel_padding_multiple(target_of(op)))
+        PatternRewriteWalker(GreedyRewritePatternApplier([padding])).rewrite_module(op)

@@ -52,6 +52,12 @@ def perfect_chain(kernel: func.FuncOp, names: Sequence[str], pass_name: str) -> 
         for op in list(outer.body.block.ops):
             if op is inner:
                 continue
+            if isinstance(op, loop.ForOp) and op.loop_name.data.endswith("_t"):
+                raise DiagnosticException(
+                    f"{pass_name}: loops '{outer.loop_name.data}' and '{inner.loop_name.data}' of kernel "
+                    f"'{kernel.sym_name.data}' are not perfectly nested: loop '{op.loop_name.data}' lies beside them: "
+                    "the tail of a split by a factor that does not divide its loop"
+                )
             if not is_movable(op):
                 raise DiagnosticException(
                     f"{pass_name}: loops '{outer.loop_name.data}' and '{inner.loop_name.data}' of kernel "

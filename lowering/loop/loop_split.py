@@ -1,7 +1,7 @@
-"""`loop-split`: split one loop into an outer and an inner loop (TVM `split`).
+"""`loop-split`: split one loop into an outer and an inner loop (TVM `split`), peeling off a tail if needed.
 
-`loop-split{kernel=matmul_0 loop=j factor=8}` turns loop `j` (trip count a multiple of 8) into `j_o` (the original
-range, step multiplied by 8, same kind) around `j_i` (8 iterations, serial); the old index is `j_o + j_i`:
+`loop-split{kernel=matmul_0 loop=j factor=8}` turns loop `j` into `j_o` (step multiplied by 8, same kind) around
+`j_i` (8 iterations, serial); the old index is `j_o + j_i`:
 
     loop.for "j" %j = 0 to 64 step 1 serial { body(%j) }
     // becomes
@@ -11,6 +11,25 @@ range, step multiplied by 8, same kind) around `j_i` (8 iterations, serial); the
         body(%j)
       }
     }
+
+A factor that does not divide the trip count is accepted, as TVM's split accepts it, but with the tail peeled off
+instead of guarded: `j_o`/`j_i` cover the largest multiple of the factor, and a copy of the loop named `j_t` runs
+the remaining iterations right after them. The main nest stays perfect and its inner loop keeps a constant trip
+count (what `loop-vectorize`, `loop-unroll`, `loop-reorder` and `loop-tile` need); the tail stays as it was, a scalar
+loop the later primitives do not touch (its own loops are renamed `<name>_in_j_t` so that names stay unique). With
+10 iterations and factor 4:
+
+    loop.for "j" %j = 0 to 10 step 1 serial { loop.for "k" ... { body(%j) } }
+    // becomes
+    loop.for "j_o" %j_o = 0 to 8 step 4 serial {
+      loop.for "j_i" %j_i = 0 to 4 step 1 serial {
+        %j = arith.addi %j_o, %j_i : index
+        loop.for "k" ... { body(%j) }
+      }
+    }
+    loop.for "j_t" %j_t = 8 to 10 step 1 serial { loop.for "k_in_j_t" ... { body(%j_t) } }
+
+A factor larger than the trip count (no main nest at all) is refused.
 """
 
 from __future__ import annotations
@@ -20,26 +39,31 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i64
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, new_loop
+from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, loops_of, new_loop
 
 
 def split_loop(kernel: func.FuncOp, target: loop.ForOp, factor: int, names: tuple[str, str], pass_name: str):
-    """Split `target` by `factor` into loops named `names`; returns (outer, inner)."""
+    """Split `target` by `factor` into loops named `names`, peeling a tail `<loop>_t` off after them if `factor`
+    does not divide the trip count; returns (outer, inner)."""
     name = target.loop_name.data
-    if factor < 1 or target.trip_count % factor:
+    trip = target.trip_count
+    if factor < 1 or factor > trip:
         raise DiagnosticException(
-            f"{pass_name}: factor {factor} does not divide the {target.trip_count} iterations of loop '{name}' "
+            f"{pass_name}: factor {factor} is not between 1 and the {trip} iterations of loop '{name}' "
             f"in kernel '{kernel.sym_name.data}'"
         )
     check_new_names(kernel, pass_name, names)
-    step = target.step.value.data
-    outer = new_loop(names[0], target.lower.value.data, target.upper.value.data, step * factor, target.kind.data)
+    lower, step = target.lower.value.data, target.step.value.data
+    main_upper = lower + (trip - trip % factor) * step
+    if trip % factor:
+        _peel_tail(kernel, target, main_upper, pass_name)
+    outer = new_loop(names[0], lower, main_upper, step * factor, target.kind.data)
     inner = new_loop(names[1], 0, step * factor, step)
     outer.body.block.add_op(inner)
     index = Builder(InsertPoint.at_start(inner.body.block)).insert(
@@ -55,9 +79,25 @@ def split_loop(kernel: func.FuncOp, target: loop.ForOp, factor: int, names: tupl
     return outer, inner
 
 
+def _peel_tail(kernel: func.FuncOp, target: loop.ForOp, start: int, pass_name: str) -> None:
+    """Insert after `target` a copy of it named `<loop>_t` over the iterations from `start` on."""
+    name = target.loop_name.data
+    tail = target.clone()
+    tail_name = f"{name}_t"
+    renamed = {lp: f"{lp.loop_name.data}_in_{tail_name}" for lp in loops_of(tail) if lp is not tail}
+    check_new_names(kernel, pass_name, [tail_name, *renamed.values()])
+    tail.loop_name = StringAttr(tail_name)
+    tail.lower = IntegerAttr(start, i64)
+    tail.body.block.args[0].name_hint = tail_name
+    for inner, inner_name in renamed.items():
+        inner.loop_name = StringAttr(inner_name)
+        inner.induction_var.name_hint = inner_name
+    Rewriter.insert_op(tail, InsertPoint.after(target))
+
+
 @dataclass(frozen=True)
 class LoopSplitPass(ModulePass):
-    """Split loop `loop` of kernel `kernel` by `factor` into `<loop>_o` and `<loop>_i`."""
+    """Split loop `loop` of kernel `kernel` by `factor` into `<loop>_o` and `<loop>_i` (and a tail `<loop>_t`)."""
 
     name = "loop-split"
 

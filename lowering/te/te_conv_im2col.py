@@ -22,8 +22,9 @@ them), so the GEMM schedule's register tile always divides the matrix. The gathe
 a pixel does not depend on `k`, so it leaves the inner loops. The output goes back to NCHW in
 `conv_output`, which te-inline folds into an elementwise consumer (a bias, a ReLU).
 
-`algorithm` chooses the convolutions: `im2col` all, `direct` none, `auto` those `prefers_im2col` picks (a rule
-derived from per-shape measurements, see docs/DESIGN.md "Measured facts"). Applies to "conv" computes of rank 4
+`algorithm` chooses the convolutions: `im2col` all, `direct` none, `auto` those the conv schedule rule's
+`prefers_im2col` picks for the module's target (a rule derived from per-shape measurements, see docs/DESIGN.md
+"Measured facts"). Applies to "conv" computes of rank 4
 (group 1; `graph-split-grouped-conv` splits grouped ones); run after graph-to-te and before te-conv-layout, which
 then gives the remaining (direct) convolutions their channels-last input.
 """
@@ -48,58 +49,11 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.schedule.default_schedule import conv_tile
+from minimlc.lowering.schedule.conv import COLUMN_MULTIPLE, ROW_MULTIPLE, ConvShape, prefers_im2col
 from minimlc.lowering.te.builder import Indices, build_compute, index_constant, read
-from minimlc.runtime.jit import HostInfo, host_info
+from minimlc.lowering.target import Target, target_of
 
 ALGORITHMS = ("auto", "im2col", "direct")
-ROW_MULTIPLE = 8
-"""GEMM rows (output pixels) are padded to a multiple of this: the largest register tile height the GEMM schedule
-uses, so that it never falls back to a one-row tile on odd feature maps (55x55, 13x13, 7x7)."""
-COLUMN_MULTIPLE = 16
-"""GEMM columns (output channels) are padded to a multiple of this: a whole vector register (AVX-512) or two."""
-
-
-@dataclass(frozen=True)
-class ConvShape:
-    """A group-1 2-d convolution as the GEMM sees it."""
-
-    batch: int
-    in_channels: int
-    out_channels: int
-    out_height: int
-    out_width: int
-    kernel_height: int
-    kernel_width: int
-
-    @property
-    def rows(self) -> int:
-        return self.batch * self.out_height * self.out_width
-
-    @property
-    def depth(self) -> int:
-        return self.in_channels * self.kernel_height * self.kernel_width
-
-
-def prefers_im2col(shape: ConvShape, host: HostInfo, input_is_concat: bool = False) -> bool:
-    """The `auto` choice, a rule read off per-shape measurements of both algorithms (docs/DESIGN.md, "Measured
-    facts"): im2col + GEMM where the direct schedule's register tile covers fewer than 6 output columns (odd widths:
-    55, 27, 13; it then streams its weight panel once per column), except for inputs of under 8 channels (RGB
-    stems: their products are 27-147 deep, too shallow for the gather to pay); and wherever the direct schedule does
-    not apply (output channels not a multiple of the vector width). With activations channels-last
-    (`te-channels-last`) the direct schedule won every other convolution of ResNet-50, 1x1 ones included (1x1
-    256->64 at 56x56: 0.98 vs 3.61 x ONNX Runtime), except where the input is a channel concatenation, which stays
-    NCHW (te-channels-last): a 1x1 convolution that does not widen (F <= C) over at least `8 * ROW_MULTIPLE` pixels
-    then reads it in place as the GEMM's A operand, the concatenation fused into that read, instead of through a
-    transposing copy (SqueezeNet's fire modules: the copy alone took 2.6 of 14 ms)."""
-    if shape.out_channels % host.vector_lanes:
-        return True  # the direct schedule needs whole vectors of output channels
-    if shape.in_channels < 8:
-        return False
-    if conv_tile(shape.out_channels, shape.out_width, host)[1] < 6:
-        return True
-    pointwise = shape.kernel_height == shape.kernel_width == 1
-    return input_is_concat and pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -186,8 +140,9 @@ def _data_at(op: te.ComputeOp, data: SSAValue) -> Callable[[list[SSAValue]], SSA
 class ConvToIm2colGemm(RewritePattern):
     """Rewrite a chosen convolution compute into im2col gather, weight matrix, GEMM and NCHW output computes."""
 
-    def __init__(self, algorithm: str):
+    def __init__(self, algorithm: str, target: Target):
         self.algorithm = algorithm
+        self.target = target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
@@ -205,7 +160,7 @@ class ConvToIm2colGemm(RewritePattern):
         shape = ConvShape(n, c, f, oh, ow, kh, kw)
         source = parts.data.owner.tensor.owner if isinstance(parts.data.owner, te.ReadOp) else None
         concat = isinstance(source, te.ComputeOp) and source.tag.data == "concat"
-        if self.algorithm == "auto" and not prefers_im2col(shape, host_info(), concat):
+        if self.algorithm == "auto" and not prefers_im2col(shape, self.target, concat):
             return
         rows, depth = shape.rows, shape.depth
         padded_rows, padded_cols = _round_up(rows, ROW_MULTIPLE), _round_up(f, COLUMN_MULTIPLE)
@@ -278,4 +233,5 @@ class TeConvIm2colPass(ModulePass):
             raise PassFailedException(
                 f"{self.name}: algorithm must be one of {', '.join(ALGORITHMS)}, got '{self.algorithm}'"
             )
-        PatternRewriteWalker(ConvToIm2colGemm(self.algorithm), apply_recursively=False).rewrite_module(op)
+        pattern = ConvToIm2colGemm(self.algorithm, target_of(op))
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

@@ -21,8 +21,8 @@ from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
 from minimlc.lowering.te.te_conv_im2col import ConvShape, TeConvIm2colPass, prefers_im2col
+from minimlc.lowering.target import target_from_name, target_of
 from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.jit import host_info
 from minimlc.runtime.session import InferenceSession
 
 
@@ -112,7 +112,7 @@ def test_gemm_gets_the_gemm_schedule(name: str, gather: bool) -> None:
     assert any(re.fullmatch(r"conv_im2col_\d+", n) for n in names) == gather
     assert not any(re.fullmatch(r"conv_\d+", n) for n in names)
     (gemm,) = [k for k in kernels_of(module) if re.fullmatch(r"conv_gemm_\d+", k.sym_name.data)]
-    steps = schedule_for(module, gemm, host_info())
+    steps = schedule_for(module, gemm, target_of(module))
     # The micro-kernel, with the weight matrix (computed once at load time) packed into panels.
     assert any(step.startswith("loop-pack{") for step in steps)
     assert any(step.startswith("loop-cache-write{") for step in steps)
@@ -128,7 +128,7 @@ def test_auto_follows_the_rule() -> None:
         run_passes(imported.module, passes[: passes.index("te-conv-im2col") + 1])
         tags = {op.tag.data for op in imported.module.walk() if isinstance(op, te.ComputeOp)}
         oh, ow = output_size((h, w), (kh, kw), stride, pads, dilation)
-        expected = prefers_im2col(ConvShape(batch, c, f, oh, ow, kh, kw), host_info())
+        expected = prefers_im2col(ConvShape(batch, c, f, oh, ow, kh, kw), target_from_name())
         assert ("conv_gemm" in tags) == expected, name
 
 

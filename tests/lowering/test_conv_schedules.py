@@ -17,8 +17,8 @@ from onnx import TensorProto, helper, numpy_helper
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for, schedule_trace
+from minimlc.lowering.target import target_of
 from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.jit import host_info
 from minimlc.runtime.session import InferenceSession
 
 
@@ -81,7 +81,7 @@ def test_conv_gets_the_conv_schedule() -> None:
     ctx = make_context()
     run_passes(imported.module, split_pass_list(PIPELINES["lower-to-schedule"][1]), ctx)
     (conv,) = [k for k in kernels_of(imported.module) if re.fullmatch(r"conv_\d+", k.sym_name.data)]
-    steps = schedule_for(imported.module, conv, host_info())
+    steps = schedule_for(imported.module, conv, target_of(imported.module))
     assert steps[0].startswith("loop-decompose-reduction")
     assert any(step.startswith("loop-pack") for step in steps)
     assert steps[-1].startswith("loop-cache-write")

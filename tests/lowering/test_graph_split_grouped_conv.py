@@ -17,8 +17,8 @@ from xdsl.dialects import arith, func
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
+from minimlc.lowering.target import target_of
 from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.jit import host_info
 from minimlc.runtime.session import InferenceSession
 
 
@@ -91,6 +91,6 @@ def test_group_convolutions_get_the_conv_schedule() -> None:
     name = conv.sym_name.data
     calls = [op for op in imported.module.walk() if isinstance(op, func.CallOp) and op.callee.string_value() == name]
     assert len(calls) == 4
-    steps = schedule_for(imported.module, conv, host_info())
+    steps = schedule_for(imported.module, conv, target_of(imported.module))
     assert steps and steps[0].startswith("loop-decompose-reduction")
     assert not [op for op in conv.walk() if isinstance(op, arith.DivUIOp)]

@@ -106,6 +106,25 @@ SCHEDULES = {
         f"loop-reorder{{{K0} order=k2_o,i0,i1,k2_i}}",
         f"loop-cache-write{{{K0} loop=i1 accumulate=true}}",
     ],
+    "split-tail": [f"loop-split{{{K0} loop=i0 factor=5}}"],
+    "split-tail-vectorize": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-reorder{{{K0} order=i0,k2,i1}}",
+        f"loop-split{{{K0} loop=i1 factor=20}}",
+        f"loop-vectorize{{{K0} loop=i1_i}}",
+    ],
+    "tile-tail": [f"loop-decompose-reduction{{{K0}}}", f"loop-tile{{{K0} loops=i0,i1 sizes=5,16}}"],
+    "gemm-tail": [
+        f"loop-decompose-reduction{{{K0}}}",
+        f"loop-split{{{K0} loop=i1 factor=16}}",
+        f"loop-split{{{K0} loop=k2 factor=8}}",
+        f"loop-split{{{K0} loop=i0 factor=7}}",
+        f"loop-reorder{{{K0} order=k2_o,i0_o,i1_o,k2_i,i0_i,i1_i}}",
+        f"loop-pack{{{K0} operand=1 dim=1 factor=16}}",
+        f"loop-unroll{{{K0} loop=i0_i}}",
+        f"loop-vectorize{{{K0} loop=i1_i}}",
+        f"loop-cache-write{{{K0} loop=i1_o accumulate=true}}",
+    ],
 }
 
 
@@ -115,6 +134,16 @@ def test_schedule_keeps_numbers(name: str) -> None:
     a = np.random.default_rng(1).standard_normal((M, K)).astype(np.float32)
     expected = run_scheduled(model, [], a)
     np.testing.assert_allclose(run_scheduled(model, SCHEDULES[name], a), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows", [3, 4])
+def test_split_by_an_imperfect_factor_matches_numpy(rows: int) -> None:
+    """10 rows split by 3 (or 4): a main nest over 9 (or 8) rows and a peeled tail over the rest."""
+    model = matmul_model(10, K, N)
+    a = np.random.default_rng(3).standard_normal((10, K)).astype(np.float32)
+    b = numpy_helper.to_array(model.graph.initializer[0]).astype(np.float64)
+    steps = [f"loop-decompose-reduction{{{K0}}}", f"loop-split{{{K0} loop=i0 factor={rows}}}"]
+    np.testing.assert_allclose(run_scheduled(model, steps, a), a.astype(np.float64) @ b, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize(("m", "k", "n", "relu"), [(24, 40, 48, False), (64, 512, 64, True), (1, 784, 128, False)])
@@ -131,7 +160,8 @@ def test_default_schedule_keeps_numbers(m: int, k: int, n: int, relu: bool) -> N
     [
         (f"loop-split{{{K0} loop=q factor=8}}", r"no loop named 'q' in kernel 'matmul_0' \(loops: i0, i1, k2\)"),
         ("loop-split{kernel=nope loop=i0 factor=8}", "no kernel named 'nope'"),
-        (f"loop-split{{{K0} loop=i1 factor=7}}", "factor 7 does not divide the 48 iterations"),
+        (f"loop-split{{{K0} loop=i1 factor=49}}", "factor 49 is not between 1 and the 48 iterations"),
+        (f"loop-split{{{K0} loop=i1 factor=0}}", "factor 0 is not between 1 and the 48 iterations"),
         (f"loop-reorder{{{K0} order=k2,i1}}", "not perfectly nested"),
         (f"loop-cache-write{{{K0} loop=i1}}", "must write exactly one buffer, not 2"),
         (f"loop-pack{{{K0} operand=0 dim=0 factor=8}}", "not a weight"),
@@ -150,6 +180,15 @@ def test_bad_options_are_named(step: str, message: str) -> None:
     run_passes(imported.module, split_pass_list(PIPELINES["lower-to-loop"][1]), ctx)
     with pytest.raises(DiagnosticException, match=message):
         apply_steps(ctx, imported.module, [step])
+
+
+def test_split_tail_is_named_where_it_breaks_a_nest() -> None:
+    imported = import_model(matmul_model())
+    ctx = make_context()
+    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-loop"][1]), ctx)
+    apply_steps(ctx, imported.module, [f"loop-decompose-reduction{{{K0}}}", f"loop-split{{{K0} loop=i1 factor=5}}"])
+    with pytest.raises(DiagnosticException, match="loop 'i1_t' lies beside them: the tail of a split"):
+        apply_steps(ctx, imported.module, [f"loop-reorder{{{K0} order=i1_o,i0}}"])
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, "2", True])

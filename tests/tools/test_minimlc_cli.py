@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -163,3 +164,18 @@ def test_compile_stats_before_memory_planning_prints_timings_only(mlp_path: Path
     assert result.returncode == 0, result.stderr
     assert "compile time of" in result.stderr
     assert "statistics of" not in result.stderr
+
+
+def test_compile_emit_space_prints_rules_and_knobs(mlp_path: Path) -> None:
+    table = minimlc("compile", str(mlp_path), "--emit", "space")
+    assert table.returncode == 0, table.stderr
+    assert re.search(r"^\w+  rule gemm  calls 1$", table.stdout, re.MULTILINE)
+    assert re.search(r"^  nr +default \d+ +of \d+, \d+", table.stdout, re.MULTILINE)
+    listed = minimlc("compile", str(mlp_path), "--emit", "space", "--json")
+    assert listed.returncode == 0, listed.stderr
+    spaces = json.loads(listed.stdout)
+    gemm = next(space for space in spaces if space["rule"] == "gemm")
+    assert set(gemm) == {"kernel", "rule", "calls", "knobs"}
+    knobs = {knob["name"]: knob for knob in gemm["knobs"]}
+    assert knobs["parallel"] == {"name": "parallel", "values": [True, False], "default": True}
+    assert knobs["mr"]["default"] in knobs["mr"]["values"]

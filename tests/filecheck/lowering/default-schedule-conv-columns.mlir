@@ -1,4 +1,4 @@
-// RUN: mini-opt %s -p 'default-schedule{lanes=8 registers=16}' | filecheck %s
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p 'default-schedule' | filecheck %s
 
 // A convolution's register tile covers the most output columns (at most 14) that divide the width and fit the
 // registers, not only 14, 8, 7, 6, 4, 2 or 1: a 1x1 convolution over a 13-wide row (SqueezeNet's and Inception

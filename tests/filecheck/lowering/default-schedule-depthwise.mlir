@@ -1,4 +1,4 @@
-// RUN: mini-opt %s -p 'graph-pad-conv,graph-to-te,te-inline,te-to-loop,default-schedule{lanes=8 registers=16}' | filecheck %s
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p 'graph-pad-conv,graph-to-te,te-inline,te-to-loop,default-schedule' | filecheck %s
 
 // A depthwise convolution is a window reduction like a pool, with each tap multiplied by its channel's weight (a
 // read the width loop does not move): the same schedule applies. The sum accumulates in the output, the window loops

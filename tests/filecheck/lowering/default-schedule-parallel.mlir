@@ -1,4 +1,4 @@
-// RUN: mini-opt %s -p 'default-schedule{lanes=8 registers=16}' | filecheck %s
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p 'default-schedule' | filecheck %s
 
 // default-schedule's parallel loops: after the vector schedule, the outermost loop of a big enough nest with at
 // least 4 iterations, among those every store to a parameter moves with, becomes parallel.

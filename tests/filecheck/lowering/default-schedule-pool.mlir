@@ -1,4 +1,4 @@
-// RUN: mini-opt %s -p 'graph-to-te,te-inline,te-to-loop,default-schedule{lanes=8 registers=16}' | filecheck %s
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p 'graph-to-te,te-inline,te-to-loop,default-schedule' | filecheck %s
 
 // A max pool over an input already padded with -inf (graph-pad-max-pool) is a window reduction of plain affine
 // reads: default-schedule accumulates it in the output, moves the window loops outside the width loop, makes the

@@ -1,5 +1,5 @@
-// RUN: mini-opt %s -p 'default-schedule{lanes=8 registers=16}' | filecheck %s
-// RUN: mini-opt %s -p 'loop-decompose-reduction{kernel=conv_0},loop-split{kernel=conv_0 loop=i1 factor=16},loop-split{kernel=conv_0 loop=i3 factor=4},loop-reorder{kernel=conv_0 order=i0,i1_o,i2,i3_o,k4,k5,k6,i3_i,i1_i},loop-pack{kernel=conv_0 operand=1 dim=0 factor=16},loop-unroll{kernel=conv_0 loop=i3_i},loop-vectorize{kernel=conv_0 loop=i1_i},loop-cache-write{kernel=conv_0 loop=i3_o accumulate=true}' | filecheck %s
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p 'default-schedule' | filecheck %s
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p 'loop-decompose-reduction{kernel=conv_0},loop-split{kernel=conv_0 loop=i1 factor=16},loop-split{kernel=conv_0 loop=i3 factor=4},loop-reorder{kernel=conv_0 order=i0,i1_o,i2,i3_o,k4,k5,k6,i3_i,i1_i},loop-pack{kernel=conv_0 operand=1 dim=0 factor=16},loop-unroll{kernel=conv_0 loop=i3_i},loop-vectorize{kernel=conv_0 loop=i1_i},loop-cache-write{kernel=conv_0 loop=i3_o accumulate=true}' | filecheck %s
 
 // The trace default-schedule applies (what `minimlc compile --emit schedule` prints) replays to the same IR: both
 // RUN lines are checked against the same lines. A 3x3 convolution (input already padded) with 16 output channels:
@@ -45,7 +45,7 @@ builtin.module {
   }
 }
 
-// CHECK:      builtin.module {
+// CHECK:      builtin.module attributes {minimlc.target = "x86-64-v3"} {
 // CHECK-NEXT:   func.func @main(%x: memref<1x2x6x6xf32>, %out0: memref<1x16x4x4xf32>) attributes {minimlc.entry} {
 // CHECK-NEXT:     %w = loop.weight "w" : memref<16x2x3x3xf32>
 // CHECK-NEXT:     %w_packed = loop.precompute @conv_0_pack1(%w) : (memref<16x2x3x3xf32>) -> memref<1x2x3x3x16xf32>

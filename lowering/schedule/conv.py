@@ -1,0 +1,274 @@
+"""The convolution rule, and every decision about convolutions: the algorithm (`prefers_im2col`, read by
+`te-conv-im2col`), the channel padding (`channel_padding_multiple`, read by `graph-pad-conv-channels`), the im2col
+GEMM's padding (`ROW_MULTIPLE`, `COLUMN_MULTIPLE`) and the direct schedule's tile and reduction order.
+
+Applies to a direct convolution: a sum of input x weight reads in which one output loop, the output channels,
+indexes the weight and not the input, its trip count a multiple of the vector width:
+
+    loop.for "i0" n { "i1" f { "i2" oh { "i3" ow { acc = 0; loop.for "k4" kh { "k5" kw { "k6" c {
+      acc += x[i0, i2 + k4, i3 + k5, k6] * w[i1, k6, k4, k5] } } } ... } } } }
+
+Schedule: vectorize over `nr` output channels (weights packed into `nr`-wide panels at load time, in the order the
+reduction loops walk them), register-block `mr` output columns, reduce with the input's innermost dimension (its
+channels) innermost, or outermost for deep panels under narrow tiles (`channels_outermost`), and keep the
+`mr x nr` tile in registers (`loop-cache-write` at the column loop). Knobs: `nr` (multiples of the vector width that
+divide the channels), `mr` (divisors of the width up to `CONV_MAX_COLUMNS`: the column loop is reordered after the
+split, so a tail would break the nest), `channels` (`innermost`/`outermost`), `unroll`, `pack`. The other algorithm,
+im2col + GEMM, is chosen before this rule runs (`te-conv-im2col`, per shape by `prefers_im2col`, or for all
+convolutions with its `algorithm` option) and reaches the schedules as a GEMM (the `conv_gemm` kernel).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import ModuleOp
+
+from minimlc.lowering.loop.analysis import affine_form, loops_of
+from minimlc.lowering.schedule.kernel_analysis import (
+    accumulator_of,
+    is_weight_at_every_call,
+    output_and_reduction_loops,
+    product_of,
+    updates_of,
+)
+from minimlc.lowering.schedule.space import Config, Knob, Space, divisors
+from minimlc.lowering.target import Target
+
+ROW_MULTIPLE = 8
+"""im2col GEMM rows (output pixels) are padded to a multiple of this: the largest register tile height the GEMM
+schedule uses, so that it never falls back to a one-row tile on odd feature maps (55x55, 13x13, 7x7)."""
+COLUMN_MULTIPLE = 16
+"""im2col GEMM columns (output channels) are padded to a multiple of this: a whole vector register (AVX-512) or
+two."""
+CHANNELS_OUTERMOST_DEPTH = 2048
+"""Fewest products per output (C x KH x KW) for which `channels_outermost` may put the channel loop outermost."""
+CONV_MAX_COLUMNS = 14
+"""Most output columns a convolution tile covers. The tile takes the largest count up to this that divides the
+width and fits the registers: ResNet widths 112, 56, 28, 14 take 14 and 7 takes 7; the 55, 27 and 13 of SqueezeNet
+and Inception v1 take 11, 9 (or 27's 9 with two vectors) and 13. A tile of one column reloads every weight vector
+for each multiply-add (3-4x slower than ONNX Runtime on those widths when only 14, 8, 7, 6, 4, 2, 1 were allowed)."""
+
+
+@dataclass(frozen=True)
+class ConvShape:
+    """A group-1 2-d convolution as the GEMM sees it."""
+
+    batch: int
+    in_channels: int
+    out_channels: int
+    out_height: int
+    out_width: int
+    kernel_height: int
+    kernel_width: int
+
+    @property
+    def rows(self) -> int:
+        return self.batch * self.out_height * self.out_width
+
+    @property
+    def depth(self) -> int:
+        return self.in_channels * self.kernel_height * self.kernel_width
+
+
+def channel_padding_multiple(target: Target) -> int:
+    """What `graph-pad-conv-channels` rounds output channels up to: the vector width, which the direct schedule
+    vectorizes over."""
+    return target.vector_lanes
+
+
+def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = False) -> bool:
+    """The `auto` choice of `te-conv-im2col`, a rule read off per-shape measurements of both algorithms
+    (docs/DESIGN.md, "Measured facts"): im2col + GEMM where the direct schedule's register tile covers fewer than 6
+    output columns (odd widths: 55, 27, 13; it then streams its weight panel once per column), except for inputs of
+    under 8 channels (RGB stems: their products are 27-147 deep, too shallow for the gather to pay); and wherever the
+    direct schedule does not apply (output channels not a multiple of the vector width). With activations
+    channels-last (`te-channels-last`) the direct schedule won every other convolution of ResNet-50, 1x1 ones
+    included (1x1 256->64 at 56x56: 0.98 vs 3.61 x ONNX Runtime), except where the input is a channel
+    concatenation, which stays NCHW (te-channels-last): a 1x1 convolution that does not widen (F <= C) over at least
+    `8 * ROW_MULTIPLE` pixels then reads it in place as the GEMM's A operand, the concatenation fused into that
+    read, instead of through a transposing copy (SqueezeNet's fire modules: the copy alone took 2.6 of 14 ms)."""
+    if shape.out_channels % target.vector_lanes:
+        return True  # the direct schedule needs whole vectors of output channels
+    if shape.in_channels < 8:
+        return False
+    if conv_tile(shape.out_channels, shape.out_width, target)[1] < 6:
+        return True
+    pointwise = shape.kernel_height == shape.kernel_width == 1
+    return input_is_concat and pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
+
+
+def channels_outermost(depth: int, columns: int) -> bool:
+    """Whether a direct convolution reduces with its channel loop outermost, `(c, kh, kw)`, instead of innermost,
+    `(kh, kw, c)`: a rule read off per-shape measurements of both (docs/DESIGN.md, "Measured facts"). Channels
+    outermost won only for deep weight panels under a register tile of at most 7 columns (3x3 512->512 at 7x7: 1.10
+    vs 1.44 x ONNX Runtime; 3x3/2 512->512 from 14x14: 1.54 vs 1.70); with 14 columns it lost or tied (3x3 512->512 at
+    14x14: 1.57 vs 1.18, at 28x28: 1.59 vs 1.17; 3x3/2 256->256 from 28x28: 1.59 vs 1.17; 3x3 256->256 at 14x14: 1.17
+    vs 1.29, the one exception, left to the common rule)."""
+    return depth >= CHANNELS_OUTERMOST_DEPTH and columns <= 7
+
+
+def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:
+    """The register tile (output channels NR, output columns MR) of the direct schedule for a convolution with
+    `channels` output channels (a multiple of the vector width) and output rows `width` wide."""
+    lanes = target.vector_lanes
+    nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
+    vectors = nr // lanes
+    mr = next(
+        f
+        for f in range(CONV_MAX_COLUMNS, 0, -1)
+        if width % f == 0 and f * vectors + vectors + 1 <= target.vector_registers
+    )
+    return nr, mr
+
+
+@dataclass(frozen=True)
+class ConvWorkload:
+    """A direct convolution: its loops and its weight."""
+
+    kernel: str
+    spatial: tuple[str, ...]
+    """The output loops, outermost first."""
+    reduction: tuple[str, ...]
+    """The reduction loops, outermost first."""
+    walks_input_channels: tuple[bool, ...]
+    """Per reduction loop: whether it walks the input's innermost dimension (its channels) with unit stride."""
+    weight_dims: tuple[int | None, ...]
+    """Per reduction loop: the weight dimension it indexes, if any."""
+    channels: str
+    """The output-channel loop: it indexes the weight and not the input."""
+    channel_count: int
+    columns: str
+    """The innermost output loop other than the channel loop (the output's width)."""
+    width: int
+    depth: int
+    """Products per output (C x KH x KW)."""
+    weight_operand: int
+    weight_dim: int
+    weight_rank: int
+
+
+@dataclass(frozen=True)
+class ConvRule:
+    """Direct convolution: register tile mr columns x nr channels over packed weight panels (see the module
+    docstring)."""
+
+    name: str = "conv"
+
+    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> ConvWorkload | None:
+        accumulator = accumulator_of(kernel)
+        if accumulator is None:
+            return None
+        update = updates_of(kernel, accumulator, (arith.AddfOp,))
+        if len(update) != 1:
+            return None
+        product = product_of(update[0])
+        if product is None:
+            return None
+        reads = [product.lhs.owner, product.rhs.owner]
+        if not all(isinstance(read, memref.LoadOp) for read in reads):
+            return None
+        spatial_loops, reduction_loops = output_and_reduction_loops(kernel, accumulator)
+        if len(spatial_loops) < 2 or not reduction_loops:
+            return None
+        params = list(kernel.body.block.args)
+        ivs = {lp.induction_var: lp for lp in loops_of(kernel)}
+        for weight, data in (reads, reads[::-1]):
+            assert isinstance(weight, memref.LoadOp)
+            assert isinstance(data, memref.LoadOp)
+            if weight.memref not in params or not all(index in ivs for index in weight.indices):
+                continue
+            operand = params.index(weight.memref)
+            if not is_weight_at_every_call(module, kernel.sym_name.data, operand):
+                continue
+            data_loops = {v for index in data.indices for v in (affine_form(index) or {None: 0}) if v is not None}
+            channels = [
+                (dim, ivs[index])
+                for dim, index in enumerate(weight.indices)
+                if ivs[index] in spatial_loops and index not in data_loops
+            ]
+            if len(channels) != 1:
+                continue
+            dim, channel_loop = channels[0]
+            if channel_loop.trip_count % target.vector_lanes:
+                continue
+            width = [lp for lp in spatial_loops if lp is not channel_loop][-1]
+            innermost = affine_form(data.indices[-1]) or {}
+            weight_dims = {ivs[index]: d for d, index in enumerate(weight.indices)}
+            return ConvWorkload(
+                kernel.sym_name.data,
+                tuple(lp.loop_name.data for lp in spatial_loops),
+                tuple(lp.loop_name.data for lp in reduction_loops),
+                tuple(innermost.get(lp.induction_var, 0) == 1 for lp in reduction_loops),
+                tuple(weight_dims.get(lp) for lp in reduction_loops),
+                channel_loop.loop_name.data,
+                channel_loop.trip_count,
+                width.loop_name.data,
+                width.trip_count,
+                math.prod(lp.trip_count for lp in reduction_loops),
+                operand,
+                dim,
+                len(weight.indices),
+            )
+        return None
+
+    def space(self, workload: ConvWorkload, target: Target) -> Space:
+        default = self.default(workload, target)
+        lanes, c = target.vector_lanes, workload
+        return Space(
+            (
+                Knob("nr", tuple(f * lanes for f in (1, 2, 4) if c.channel_count % (f * lanes) == 0), default["nr"]),
+                Knob("mr", divisors(c.width, CONV_MAX_COLUMNS), default["mr"]),
+                Knob("channels", ("innermost", "outermost"), default["channels"]),
+                Knob("unroll", (True, False), True),
+                Knob("pack", (True, False), True),
+            )
+        )
+
+    def default(self, workload: ConvWorkload, target: Target) -> Config:
+        nr, mr = conv_tile(workload.channel_count, workload.width, target)
+        outermost = channels_outermost(workload.depth, mr)
+        return {"nr": nr, "mr": mr, "channels": "outermost" if outermost else "innermost", "unroll": True, "pack": True}
+
+    def apply(self, workload: ConvWorkload, config: Config) -> list[str]:
+        c, name = workload, workload.kernel
+        f, w = c.channels, c.columns
+        outermost = config["channels"] == "outermost"
+        # The reduction loop that walks the input's channels goes innermost (unit stride) or outermost.
+        order = sorted(range(len(c.reduction)), key=lambda r: c.walks_input_channels[r] != outermost)
+        reduction = [c.reduction[r] for r in order]
+        outer = [lp for lp in c.spatial if lp not in (f, w)]
+        loops = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *reduction, f"{w}_i", f"{f}_i"]
+        steps = [
+            f"loop-decompose-reduction{{kernel={name}}}",
+            f"loop-split{{kernel={name} loop={f} factor={config['nr']}}}",
+            f"loop-split{{kernel={name} loop={w} factor={config['mr']}}}",
+            f"loop-reorder{{kernel={name} order={','.join(loops)}}}",
+        ]
+        if config["pack"]:
+            pack_order = _pack_order(c, order)
+            option = f" order={','.join(map(str, pack_order))}" if pack_order else ""
+            pack = f"operand={c.weight_operand} dim={c.weight_dim} factor={config['nr']}{option}"
+            steps.append(f"loop-pack{{kernel={name} {pack}}}")
+        if config["unroll"]:
+            steps.append(f"loop-unroll{{kernel={name} loop={w}_i}}")
+        steps += [
+            f"loop-vectorize{{kernel={name} loop={f}_i}}",
+            f"loop-cache-write{{kernel={name} loop={w}_o accumulate=true}}",
+        ]
+        return steps
+
+
+def _pack_order(c: ConvWorkload, order: list[int]) -> list[int]:
+    """The packed weight's other dimensions in reduction-loop order (the inner loops walk it front to back); empty
+    where that is the weight's own order, or not one reduction loop per dimension."""
+    weight_order = [d for d in (c.weight_dims[r] for r in order) if d is not None]
+    others = [d for d in range(c.weight_rank) if d != c.weight_dim]
+    if weight_order == others or sorted(weight_order) != others:
+        return []
+    return weight_order
+
+
+CONV = ConvRule()

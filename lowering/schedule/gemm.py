@@ -1,0 +1,168 @@
+"""The GEMM rule: a register-blocked micro-kernel streaming packed panels, as in BLIS.
+
+Applies to a sum reduction over one loop `k` whose update adds the product of two reads, one (A) indexed by the row
+loop `i` and `k`, the other (B) by `k` and the column loop `j`:
+
+    loop.for "i0" { loop.for "i1" { acc = 0; loop.for "k2" { acc += a[i0, k2] * b[k2, i1] } ; c[i0, i1] = acc } }
+
+Schedule: accumulate in the output (`loop-decompose-reduction`), split `i` by `mr`, `j` by `nr` (a multiple of the
+vector width) and `k` by `kc`, order the outer parts `k_o, i_o, j_o` (or `i_o, k_o, j_o`) then `k_i, i_i, j_i`, pack
+B into `nr`-wide panels at load time when it is a weight, unroll `i_i`, vectorize `j_i` and keep the `mr x nr` tile in
+registers (`loop-cache-write` at `j_o`). Knobs: `mr` (1-8 rows, any of them: a row count it does not divide gets a
+peeled tail of rows, see `loop-split`, split after the columns so that the tail reads packed B too), `nr` (multiples
+of the vector width that divide the columns), `kc` (divisors of the depth up to 256), `order`, `unroll`, `pack`.
+Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that divides the rows and leaves the accumulators, B vectors and a
+broadcast within the vector registers; `nr` two vectors if they divide the columns, else one; `kc` the largest
+divisor of the depth up to 256.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import ModuleOp
+
+from minimlc.dialects import loop
+from minimlc.lowering.schedule.kernel_analysis import (
+    accumulator_of,
+    is_weight_at_every_call,
+    product_of,
+    updates_of,
+)
+from minimlc.lowering.schedule.space import Config, Knob, Space, divisors
+from minimlc.lowering.target import Target
+
+GEMM_MAX_ROWS = 8
+"""Most rows a register tile covers."""
+GEMM_MAX_DEPTH_BLOCK = 256
+"""Largest depth block `kc`: a 256 x nr panel of B stays in L1."""
+ORDERS = {"k,i,j": "{k}_o,{i}_o,{j}_o", "i,k,j": "{i}_o,{k}_o,{j}_o"}
+"""`order` knob -> the outer loops, outermost first."""
+
+
+@dataclass(frozen=True)
+class GemmWorkload:
+    """A GEMM-like kernel: its loops, their trip counts and its B operand."""
+
+    kernel: str
+    rows: str
+    cols: str
+    depth: str
+    m: int
+    n: int
+    k: int
+    b_operand: int
+    b_dim: int
+    """The dimension of B the column loop indexes."""
+    b_is_weight: bool
+
+
+@dataclass(frozen=True)
+class GemmRule:
+    """GEMM: register tile mr x nr over packed B panels (see the module docstring)."""
+
+    name: str = "gemm"
+
+    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> GemmWorkload | None:
+        accumulator = accumulator_of(kernel)
+        if accumulator is None:
+            return None
+        update = updates_of(kernel, accumulator, (arith.AddfOp,))
+        if len(update) != 1:
+            return None
+        product = product_of(update[0])
+        if product is None:
+            return None
+        reduction = update[0].parent_op()
+        spatial = reduction.parent_op() if isinstance(reduction, loop.ForOp) else None
+        rows = spatial.parent_op() if isinstance(spatial, loop.ForOp) else None
+        if not all(isinstance(lp, loop.ForOp) for lp in (reduction, spatial, rows)):
+            return None
+        assert isinstance(reduction, loop.ForOp) and isinstance(spatial, loop.ForOp) and isinstance(rows, loop.ForOp)
+        k_iv, j_iv = reduction.induction_var, spatial.induction_var
+        params = list(kernel.body.block.args)
+        name = kernel.sym_name.data
+        for read in (product.lhs.owner, product.rhs.owner):
+            if isinstance(read, memref.LoadOp) and read.memref in params and set(read.indices) == {k_iv, j_iv}:
+                operand = params.index(read.memref)
+                return GemmWorkload(
+                    name,
+                    rows.loop_name.data,
+                    spatial.loop_name.data,
+                    reduction.loop_name.data,
+                    rows.trip_count,
+                    spatial.trip_count,
+                    reduction.trip_count,
+                    operand,
+                    list(read.indices).index(j_iv),
+                    is_weight_at_every_call(module, name, operand),
+                )
+        return None
+
+    def space(self, workload: GemmWorkload, target: Target) -> Space:
+        """No knobs (no schedule) where no vector width divides the columns, or B is neither a weight to pack nor
+        walked by the columns with unit stride."""
+        default = self.default(workload, target)
+        if not default:
+            return Space()
+        lanes = target.vector_lanes
+        g = workload
+        return Space(
+            (
+                Knob("mr", tuple(range(1, min(GEMM_MAX_ROWS, g.m) + 1)), default["mr"]),
+                Knob("nr", tuple(f * lanes for f in (1, 2, 3, 4) if g.n % (f * lanes) == 0), default["nr"]),
+                Knob("kc", divisors(g.k, GEMM_MAX_DEPTH_BLOCK), default["kc"]),
+                Knob("order", tuple(ORDERS), default["order"]),
+                Knob("unroll", (True, False), True),
+                Knob("pack", _pack_choices(g), g.b_is_weight),
+            )
+        )
+
+    def default(self, workload: GemmWorkload, target: Target) -> Config:
+        g, lanes = workload, target.vector_lanes
+        nr = next((f for f in (2 * lanes, lanes) if g.n % f == 0), None)
+        if nr is None or (not g.b_is_weight and g.b_dim != 1):
+            return {}
+        vectors = nr // lanes
+        registers = target.vector_registers
+        mr = next(f for f in (8, 6, 4, 3, 2, 1) if g.m % f == 0 and f * vectors + vectors + 1 <= registers)
+        kc = next((f for f in range(min(g.k, GEMM_MAX_DEPTH_BLOCK), 0, -1) if g.k % f == 0), g.k)
+        return {"mr": mr, "nr": nr, "kc": kc, "order": "k,i,j", "unroll": True, "pack": g.b_is_weight}
+
+    def apply(self, workload: GemmWorkload, config: Config) -> list[str]:
+        name, i, j, k = workload.kernel, workload.rows, workload.cols, workload.depth
+        mr, nr, kc = config["mr"], config["nr"], config["kc"]
+        outer = ORDERS[str(config["order"])].format(i=i, j=j, k=k)
+        steps = [
+            f"loop-decompose-reduction{{kernel={name}}}",
+            f"loop-split{{kernel={name} loop={j}_init factor={nr}}}",
+            f"loop-vectorize{{kernel={name} loop={j}_init_i}}",
+        ]
+        splits = [
+            f"loop-split{{kernel={name} loop={i} factor={mr}}}",
+            f"loop-split{{kernel={name} loop={j} factor={nr}}}",
+            f"loop-split{{kernel={name} loop={k} factor={kc}}}",
+        ]
+        # With a tail of rows, split them last: the tail then has the column split that packing B needs.
+        steps += splits if workload.m % int(mr) == 0 else [*splits[1:], splits[0]]
+        steps.append(f"loop-reorder{{kernel={name} order={outer},{k}_i,{i}_i,{j}_i}}")
+        if config["pack"]:
+            steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
+        if config["unroll"]:
+            steps.append(f"loop-unroll{{kernel={name} loop={i}_i}}")
+        steps += [
+            f"loop-vectorize{{kernel={name} loop={j}_i}}",
+            f"loop-cache-write{{kernel={name} loop={j}_o accumulate=true}}",
+        ]
+        return steps
+
+
+def _pack_choices(g: GemmWorkload) -> tuple[bool, ...]:
+    """Packing needs a weight; not packing needs B walked by the columns with unit stride."""
+    if not g.b_is_weight:
+        return (False,)
+    return (True, False) if g.b_dim == 1 else (True,)
+
+
+GEMM = GemmRule()

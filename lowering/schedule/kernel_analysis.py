@@ -1,0 +1,86 @@
+"""What the schedule rules read off a kernel: its accumulator and update, output and reduction loops, strides.
+
+A kernel is a private function as te-to-loop extracts it; a reduction accumulates in one `loop.alloc "local"`
+scalar, initialised inside the output loops and updated inside the reduction loops:
+
+    loop.for "i0" ... { loop.for "i1" ... {                      // output loops
+      memref.store %zero, %acc[]
+      loop.for "k2" ... { %s = arith.addf %old, %product; memref.store %s, %acc[] }   // reduction loops
+    } }
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+
+from minimlc.dialects import loop
+from minimlc.lowering.loop.analysis import affine_form, loops_of
+
+
+def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
+    """The private kernel functions (the ones te-to-loop extracts) of `module`."""
+    return [
+        op
+        for op in module.ops
+        if isinstance(op, func.FuncOp)
+        and op.body.blocks
+        and op.sym_visibility is not None
+        and op.sym_visibility.data == "private"
+    ]
+
+
+def accumulator_of(kernel: func.FuncOp) -> loop.AllocOp | None:
+    """The kernel's one local scalar accumulator, or None (no reduction, or more than one)."""
+    accs = [op for op in kernel.walk() if isinstance(op, loop.AllocOp) and op.scope.data == "local"]
+    return accs[0] if len(accs) == 1 else None
+
+
+def updates_of(kernel: func.FuncOp, accumulator: loop.AllocOp, kinds: tuple[type[Operation], ...]) -> list[Operation]:
+    """The ops of the given kinds that combine a load of `accumulator` with something else."""
+    return [op for op in kernel.walk() if isinstance(op, kinds) and accumulator.result in loaded_buffers(op)]
+
+
+def loaded_buffers(op: Operation) -> list[SSAValue]:
+    """The buffers the operands of `op` are loaded from."""
+    return [v.owner.memref for v in op.operands if isinstance(v.owner, memref.LoadOp)]
+
+
+def product_of(update: Operation) -> arith.MulfOp | None:
+    """The product an update adds (`acc + a * b`), or None."""
+    return next((v.owner for v in update.operands if isinstance(v.owner, arith.MulfOp)), None)
+
+
+def output_and_reduction_loops(
+    kernel: func.FuncOp, accumulator: loop.AllocOp
+) -> tuple[list[loop.ForOp], list[loop.ForOp]]:
+    """The loops around the accumulator's initialisation (the output loops, outermost first) and all other loops of
+    `kernel` (the reduction loops)."""
+    init = next(op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is accumulator.result)
+    output_loops: list[loop.ForOp] = []
+    parent = init.parent_op()
+    while isinstance(parent, loop.ForOp):
+        output_loops.insert(0, parent)
+        parent = parent.parent_op()
+    return output_loops, [lp for lp in loops_of(kernel) if lp not in output_loops]
+
+
+def unit_stride(target: loop.ForOp) -> bool:
+    """True if every access in `target` is to one element or walks the buffer's last dimension with stride 1
+    (strided accesses vectorize lane by lane, slower than LLVM's scalar loop)."""
+    iv = target.induction_var
+    for access in target.walk():
+        if isinstance(access, memref.LoadOp | memref.StoreOp):
+            strides = [(affine_form(index) or {}).get(iv, 0) for index in access.indices]
+            if any(strides[:-1]) or (strides and strides[-1] not in (0, 1)):
+                return False
+    return True
+
+
+def is_weight_at_every_call(module: ModuleOp, name: str, operand: int) -> bool:
+    """True if operand `operand` of kernel `name` is a weight (or a load-time computation) at every call."""
+    calls = [op for op in module.walk() if isinstance(op, func.CallOp) and op.callee.string_value() == name]
+    return bool(calls) and all(
+        isinstance(call.arguments[operand].owner, loop.WeightOp | loop.PrecomputeOp) for call in calls
+    )

@@ -1,0 +1,105 @@
+"""The types every schedule rule shares: knobs, spaces, configs and the `Rule` protocol (TVM's MetaSchedule
+`ScheduleRule` with its sampled decisions, kept to named finite choices).
+
+A rule recognises one kind of kernel and says which decisions a tuner could make about it:
+
+    workload = GEMM.match(module, kernel, target)      # None: not a GEMM
+    space = GEMM.space(workload, target)               # Space((Knob("mr", (1, 2, ..., 8), 8), Knob("nr", ...)))
+    config = GEMM.default(workload, target)            # {"mr": 8, "nr": 16, ...}: the measured heuristics
+    GEMM.apply(workload, config)                       # ["loop-decompose-reduction{kernel=matmul_0}", ...]
+
+`apply` returns primitive pass items (a trace) that `mini-opt -p` replays. A space with no knobs means the rule
+claims the kernel but has no schedule for it (it stays as te-to-loop left it).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+from minimlc.lowering.target import Target
+
+KnobValue = int | bool | str
+Config = dict[str, KnobValue]
+"""Knob name -> the value chosen for it."""
+
+
+class ConfigError(ValueError):
+    """A config that names an unknown knob, misses one, or picks a value outside a knob's range."""
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One decision of a schedule: its name, the values it may take and the one the default schedule takes."""
+
+    name: str
+    values: tuple[KnobValue, ...]
+    default: KnobValue
+
+    def __post_init__(self) -> None:
+        if self.default not in self.values:
+            raise ValueError(f"knob '{self.name}': default {self.default!r} is not one of {list(self.values)}")
+
+
+@dataclass(frozen=True)
+class Space:
+    """The knobs of one kernel's schedule; their product is every schedule the rule can apply to it."""
+
+    knobs: tuple[Knob, ...] = ()
+
+    def default(self) -> Config:
+        return {knob.name: knob.default for knob in self.knobs}
+
+    def sample(self, rng: random.Random) -> Config:
+        """A config with each knob's value drawn uniformly from its range."""
+        return {knob.name: rng.choice(knob.values) for knob in self.knobs}
+
+    def check(self, config: Config, kernel: str) -> None:
+        """Raise ConfigError naming the kernel, the knob and its range unless `config` picks one value per knob."""
+        names = {knob.name for knob in self.knobs}
+        unknown = sorted(set(config) - names)
+        if unknown:
+            raise ConfigError(f"kernel '{kernel}': unknown knob(s) {', '.join(unknown)} (knobs: {', '.join(names)})")
+        for knob in self.knobs:
+            if knob.name not in config:
+                raise ConfigError(f"kernel '{kernel}': no value for knob '{knob.name}'")
+            value = config[knob.name]
+            if value not in knob.values or type(value) is not type(knob.default):
+                raise ConfigError(
+                    f"kernel '{kernel}': knob '{knob.name}' = {value!r} is not in its range {list(knob.values)}"
+                )
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The knobs as JSON-ready dicts: `{"name", "values", "default"}`."""
+        return [{"name": k.name, "values": list(k.values), "default": k.default} for k in self.knobs]
+
+
+class Rule(Protocol):
+    """A schedule rule: which kernels it applies to, their knobs, today's choice, and the trace of a choice."""
+
+    name: str
+
+    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> Any | None:
+        """The workload (the rule's description of the kernel) if the rule applies to `kernel`, else None."""
+        ...
+
+    def space(self, workload: Any, target: Target) -> Space:
+        """The knobs of `workload`'s schedule, each with its default from `default`."""
+        ...
+
+    def default(self, workload: Any, target: Target) -> Config:
+        """The default schedule's choice for `workload` (the measured heuristics)."""
+        ...
+
+    def apply(self, workload: Any, config: Config) -> list[str]:
+        """The primitive pass items that schedule `workload` as `config` says."""
+        ...
+
+
+def divisors(value: int, largest: int) -> tuple[int, ...]:
+    """The divisors of `value` up to `largest`, ascending."""
+    return tuple(d for d in range(1, min(value, largest) + 1) if value % d == 0)

@@ -1,0 +1,144 @@
+"""Schedule spaces: every sampled config of a conv, a GEMM and a pool kernel keeps the numbers (against numpy in
+float64, rtol/atol 1e-4, and against the default config), bad configs are named, and light ResNet-50's convolutions
+and GEMMs each have a knob with a choice."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+from onnx import TensorProto, helper, numpy_helper
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.pipeline import make_context, run_pipeline, stage_passes
+from minimlc.lowering.schedule.default_schedule import KernelSpace, apply_steps, kernel_space
+from minimlc.lowering.schedule.kernel_analysis import kernels_of
+from minimlc.lowering.schedule.space import ConfigError
+from minimlc.lowering.target import target_of
+from minimlc.runtime.compiler import compile_model
+
+SAMPLES, SEED = 20, 0
+RTOL = ATOL = 1e-4
+RNG = np.random.default_rng(0)
+W_CONV = (RNG.standard_normal((32, 16, 3, 3)) * 0.2).astype(np.float32)
+B_GEMM = RNG.standard_normal((40, 48)).astype(np.float32)
+
+
+def _model(node: onnx.NodeProto, x: tuple[int, ...], y: tuple[int, ...], inits: list[np.ndarray]) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [node],
+        "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y))],
+        [numpy_helper.from_array(value, name) for name, value in zip(("w",), inits)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def _conv_reference(x: np.ndarray) -> np.ndarray:
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = sliding_window_view(padded, (3, 3), axis=(2, 3))  # n, c, oh, ow, kh, kw
+    return np.einsum("nchwij,fcij->nfhw", windows, W_CONV.astype(np.float64))
+
+
+def _pool_reference(x: np.ndarray) -> np.ndarray:
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-np.inf)
+    return sliding_window_view(padded, (3, 3), axis=(2, 3)).max(axis=(4, 5))
+
+
+CASES = {
+    "conv": (
+        _model(helper.make_node("Conv", ["x", "w"], ["y"], pads=[1] * 4), (1, 16, 14, 14), (1, 32, 14, 14), [W_CONV]),
+        (1, 16, 14, 14),
+        _conv_reference,
+    ),
+    "gemm": (
+        _model(helper.make_node("MatMul", ["x", "w"], ["y"]), (24, 40), (24, 48), [B_GEMM]),
+        (24, 40),
+        lambda x: x.astype(np.float64) @ B_GEMM.astype(np.float64),
+    ),
+    "pool": (
+        _model(
+            helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1] * 4),
+            (1, 8, 14, 14),
+            (1, 8, 14, 14),
+            [],
+        ),
+        (1, 8, 14, 14),
+        _pool_reference,
+    ),
+}
+
+
+def _scheduled_run(rule: str, config_of: object, x: np.ndarray) -> np.ndarray:
+    """Lower the case's model to the schedule stage, schedule its `rule` kernel with `config_of(space)`, run it."""
+    model = CASES[rule][0]
+    imported = import_model(model)
+    run_pipeline(imported.module, 3, stop_after="schedule")
+    space = _space_of(imported.module, rule)
+    apply_steps(make_context(), imported.module, space.steps(config_of(space)))  # type: ignore[operator]
+    rest = [item for item in stage_passes(3, start_after="schedule") if item != "default-schedule"]
+    compiled = compile_model(imported, rest)
+    out = np.empty(compiled.outputs[0].shape, dtype=np.float32)
+    args = np.concatenate((np.array([x.ctypes.data, out.ctypes.data], dtype=np.uintp), compiled.weight_addresses))
+    compiled.entry(args.ctypes.data)
+    return out
+
+
+def _space_of(module: onnx.ModelProto, rule: str) -> KernelSpace:
+    target = target_of(module)  # type: ignore[arg-type]
+    spaces = [kernel_space(module, kernel, target) for kernel in kernels_of(module)]  # type: ignore[arg-type]
+    (space,) = [s for s in spaces if s is not None and s.rule is not None and s.rule.name == rule]
+    return space
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_sampled_configs_keep_the_numbers(rule: str) -> None:
+    _, shape, reference = CASES[rule]
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    expected = reference(x)
+    default = _scheduled_run(rule, lambda space: space.space.default(), x)
+    np.testing.assert_allclose(default, expected, rtol=RTOL, atol=ATOL)
+    rng = random.Random(SEED)
+    for _ in range(SAMPLES):
+        config = {}
+        actual = _scheduled_run(rule, lambda space: config.update(space.space.sample(rng)) or config, x)
+        np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL, err_msg=str(config))
+        np.testing.assert_allclose(actual, default, rtol=RTOL, atol=ATOL, err_msg=str(config))
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"mr": 9}, r"knob 'mr' = 9 is not in its range \[1, 2, 3, 4, 5, 6, 7, 8\]"),
+        ({"unroll": 1}, "knob 'unroll' = 1 is not in its range"),
+        ({"tile": 4}, r"unknown knob\(s\) tile"),
+    ],
+)
+def test_bad_config_values_are_named(change: dict[str, object], message: str) -> None:
+    imported = import_model(CASES["gemm"][0])
+    run_pipeline(imported.module, 3, stop_after="schedule")
+    space = _space_of(imported.module, "gemm")
+    with pytest.raises(ConfigError, match=message):
+        space.steps({**space.space.default(), **change})  # type: ignore[dict-item]
+
+
+def test_light_resnet50_convs_and_gemms_have_choices() -> None:
+    path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"
+    script = Path(sys.executable).parent / "minimlc"
+    result = subprocess.run(
+        [str(script), "compile", str(path), "--emit", "space", "--json"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    spaces = json.loads(result.stdout)
+    scheduled = [space for space in spaces if space["rule"] in ("conv", "gemm")]
+    assert {space["rule"] for space in scheduled} == {"conv", "gemm"}
+    for space in scheduled:
+        assert any(len(knob["values"]) >= 2 for knob in space["knobs"]), space
