@@ -1,8 +1,8 @@
-"""ONNX converters for neural-network ops: convolution, pooling, normalisation, padding, parameterised activations.
+"""ONNX converters for neural-network ops: convolution, pooling, normalisation, dropout, padding.
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
-Where an opset turned an attribute into an input of the same name (Clip's min/max, Pad's pads, Dropout's ratio),
+Where an opset turned an attribute into an input of the same name (Pad's pads, Dropout's ratio),
 the input slot is suffixed `_input`; `CONSTANT_OPERANDS` names the input slots that must be compile-time constants
 though their type may be float (a backend binds graph inputs feeding them). `auto_pad` is resolved here into explicit
 pads. Dropout in training mode is supported with ratio 0 only (the identity).
@@ -10,7 +10,6 @@ pads. Dropout in training mode is supported with ratio 0 only (the identity).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -25,15 +24,14 @@ from minimlc.frontend.onnx_ops import (
     NodeError,
     UnsupportedNodeError,
     Value,
+    as_text,
     emit_reshape,
+    emit_softmax,
     normalise_axis,
+    scalar_parameter,
 )
 
 _AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
-
-
-def _text(value: str | bytes) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def _constant_array(value: Value, what: str) -> np.ndarray:
@@ -42,19 +40,6 @@ def _constant_array(value: Value, what: str) -> np.ndarray:
             f"{what} must be a compile-time constant (an initializer or a Constant output)"
         )
     return value.array
-
-
-def _scalar(value: Value | None, what: str) -> float | SSAValue | None:
-    """A one-element parameter: a float when constant, else the runtime value (None when omitted)."""
-    if value is None:
-        return None
-    if isinstance(value, ConstantValue):
-        if value.array.size != 1:
-            raise NodeError(f"{what} must hold one element, got shape {value.array.shape}")
-        return float(value.array.reshape(()))
-    if math.prod(shape_of(value)) != 1:
-        raise NodeError(f"{what} must hold one element, got shape {shape_of(value)}")
-    return value
 
 
 def _window(
@@ -90,7 +75,7 @@ def _window(
         )
     if any(p < 0 for p in pads):
         raise NodeError(f"attribute pads must be non-negative, got {pads}")
-    mode = _text(auto_pad)
+    mode = as_text(auto_pad)
     if mode not in _AUTO_PADS:
         raise NodeError(
             f"attribute auto_pad='{mode}' is not supported (expected one of {', '.join(_AUTO_PADS)})"
@@ -211,7 +196,7 @@ def _pool(
             strides=strides,
             pads=pads,
             dilations=dilations,
-            ceil_mode=bool(ceil_mode) and _text(auto_pad) == "NOTSET",
+            ceil_mode=bool(ceil_mode) and as_text(auto_pad) == "NOTSET",
             count_include_pad=bool(count_include_pad),
         )
     )
@@ -391,18 +376,7 @@ def LRN(
 
 def LogSoftmax(ctx: NodeContext, input: Value, *, axis: int | None = None) -> Value:
     """LogSoftmax -> graph.log_softmax; before opset 13, on the input coerced to 2-D at `axis`."""
-    x = ctx.data(input)
-    shape = shape_of(x)
-    if ctx.opset >= 13:
-        return ctx.emit(
-            graph.LogSoftmaxOp(x, normalise_axis(-1 if axis is None else axis, len(shape)))
-        )
-    split = normalise_axis(1 if axis is None else axis, len(shape))
-    coerced = (math.prod(shape[:split]), math.prod(shape[split:]))
-    if coerced == shape:
-        return ctx.emit(graph.LogSoftmaxOp(x, 1))
-    y = ctx.emit(graph.LogSoftmaxOp(emit_reshape(ctx, x, coerced), 1))
-    return emit_reshape(ctx, y, shape)
+    return emit_softmax(ctx, graph.LogSoftmaxOp, input, axis)
 
 
 def Dropout(
@@ -436,7 +410,7 @@ def Dropout(
     return data, ConstantValue(ctx.node.output[1], np.ones(shape, np.bool_))
 
 
-# Padding and clipping
+# Padding
 
 
 def Pad(
@@ -458,7 +432,7 @@ def Pad(
         if pads_input is None:
             raise NodeError("input pads is required")
         pads = [int(p) for p in _constant_array(pads_input, "input pads").reshape(-1)]
-        fill = _scalar(constant_value, "input constant_value")
+        fill = scalar_parameter(constant_value, "input constant_value")
         value_or_operand = 0.0 if fill is None else fill
     elif pads is None:
         raise NodeError("attribute pads is required")
@@ -477,7 +451,7 @@ def Pad(
     full = [0] * (2 * rank)
     for position, axis in enumerate(chosen):
         full[axis], full[rank + axis] = pads[position], pads[len(chosen) + position]
-    mode = _text(mode)
+    mode = as_text(mode)
     if mode not in graph.PAD_MODES:
         raise NodeError(
             f"attribute mode='{mode}' is not supported (expected one of {', '.join(graph.PAD_MODES)})"
@@ -496,108 +470,6 @@ def Pad(
     return ctx.emit(graph.PadOp(x, full, mode, value_or_operand if mode == "constant" else 0.0))
 
 
-def Clip(
-    ctx: NodeContext,
-    input: Value,
-    min_input: Value | None = None,
-    max_input: Value | None = None,
-    *,
-    min: float | None = None,
-    max: float | None = None,
-) -> Value:
-    """Clamp to [min, max] (attributes before opset 11, optional inputs from 11) -> graph.clip."""
-    low = _scalar(min_input, "input min") if min is None else min
-    high = _scalar(max_input, "input max") if max is None else max
-    if low is None and high is None:
-        return input
-    return ctx.emit(graph.ClipOp(ctx.data(input), low, high))
-
-
-# Activations with parameters
-
-
-def PRelu(ctx: NodeContext, X: Value, slope: Value) -> Value:
-    """`X < 0 ? slope * X : X`, slope broadcast to X -> graph.prelu."""
-    x, s = ctx.data(X), ctx.data(slope)
-    if graph.broadcast_shapes(shape_of(x), shape_of(s)) != shape_of(x):
-        raise NodeError(
-            f"slope of shape {shape_of(s)} does not broadcast to X's shape {shape_of(x)}"
-        )
-    return ctx.emit(graph.PReluOp(x, s))
-
-
-def LeakyRelu(ctx: NodeContext, X: Value, *, alpha: float = 0.01) -> Value:
-    """-> graph.leaky_relu."""
-    return ctx.emit(graph.LeakyReluOp(ctx.data(X), alpha))
-
-
-def Elu(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
-    """-> graph.elu."""
-    return ctx.emit(graph.EluOp(ctx.data(X), alpha))
-
-
-def Celu(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
-    """-> graph.celu."""
-    if alpha == 0:
-        raise NodeError("attribute alpha=0 is not allowed (it divides x)")
-    return ctx.emit(graph.CeluOp(ctx.data(X), alpha))
-
-
-def ThresholdedRelu(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
-    """-> graph.thresholded_relu."""
-    return ctx.emit(graph.ThresholdedReluOp(ctx.data(X), alpha))
-
-
-def Swish(ctx: NodeContext, X: Value, *, alpha: float = 1.0) -> Value:
-    """-> graph.swish."""
-    return ctx.emit(graph.SwishOp(ctx.data(X), alpha))
-
-
-def HardSigmoid(ctx: NodeContext, X: Value, *, alpha: float = 0.2, beta: float = 0.5) -> Value:
-    """-> graph.hard_sigmoid."""
-    return ctx.emit(graph.HardSigmoidOp(ctx.data(X), alpha, beta))
-
-
-def Selu(
-    ctx: NodeContext,
-    X: Value,
-    *,
-    alpha: float = 1.67326319217681884765625,
-    gamma: float = 1.05070102214813232421875,
-) -> Value:
-    """-> graph.selu (gamma becomes the op's beta)."""
-    return ctx.emit(graph.SeluOp(ctx.data(X), alpha, gamma))
-
-
-def Gelu(ctx: NodeContext, X: Value, *, approximate: str | bytes = "none") -> Value:
-    """-> graph.gelu."""
-    if _text(approximate) not in ("none", "tanh"):
-        raise NodeError(
-            f"attribute approximate='{_text(approximate)}' is not supported (expected none or tanh)"
-        )
-    return ctx.emit(graph.GeluOp(ctx.data(X), _text(approximate)))
-
-
-def HardSwish(ctx: NodeContext, X: Value) -> Value:
-    """-> graph.hard_swish."""
-    return ctx.emit(graph.HardSwishOp(ctx.data(X)))
-
-
-def Softplus(ctx: NodeContext, X: Value) -> Value:
-    """-> graph.softplus."""
-    return ctx.emit(graph.SoftplusOp(ctx.data(X)))
-
-
-def Softsign(ctx: NodeContext, X: Value) -> Value:
-    """-> graph.softsign."""
-    return ctx.emit(graph.SoftsignOp(ctx.data(X)))
-
-
-def Mish(ctx: NodeContext, X: Value) -> Value:
-    """-> graph.mish."""
-    return ctx.emit(graph.MishOp(ctx.data(X)))
-
-
 CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {"Dropout": (1, 2)}
 """ONNX op type -> the positions of its inputs that must be compile-time constants (Dropout's ratio, training_mode)."""
 
@@ -614,22 +486,7 @@ CONVERTERS: dict[str, Converter] = {
     "LRN": LRN,
     "LogSoftmax": LogSoftmax,
     "Dropout": Dropout,
-    # padding and clipping
+    # padding
     "Pad": Pad,
-    "Clip": Clip,
-    # activations with parameters
-    "PRelu": PRelu,
-    "LeakyRelu": LeakyRelu,
-    "Elu": Elu,
-    "Celu": Celu,
-    "ThresholdedRelu": ThresholdedRelu,
-    "Swish": Swish,
-    "HardSigmoid": HardSigmoid,
-    "Selu": Selu,
-    "Gelu": Gelu,
-    "HardSwish": HardSwish,
-    "Softplus": Softplus,
-    "Softsign": Softsign,
-    "Mish": Mish,
 }
 """ONNX op type (default domain) -> converter, neural-network family."""

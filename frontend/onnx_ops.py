@@ -1,16 +1,19 @@
-"""ONNX op converters for `minimlc.frontend.onnx`: one function per ONNX op type, in `CONVERTERS`.
+"""ONNX op converters for `minimlc.frontend.onnx`, in `CONVERTERS`: the shared converter machinery, and the core ops
+(linear algebra, elementwise arithmetic, comparison, logic and math, softmax, shapes, constants).
 
-A converter takes a `NodeContext`, the node's inputs in ONNX order (`None` for an omitted optional
-input) and the node's attributes as keyword arguments with their ONNX defaults. It returns the value
-of the node's output (a tuple of them for several outputs): an SSA value of the `graph` dialect, or
-a `ConstantValue` when the output is known at import time. Converters check shapes and attributes
-and raise `NodeError`; the importer adds the node's name to the message.
+A converter is a function per ONNX op type, or an `Elementwise` row for an op that is one graph op. It takes a
+`NodeContext`, the node's inputs in ONNX order (`None` for an omitted optional input) and the node's attributes
+as keyword arguments with their ONNX defaults. It returns the value of the node's output (a tuple of them for
+several outputs): an SSA value of the `graph` dialect, or a `ConstantValue` when the output is known at import
+time. Converters check shapes and attributes and raise `NodeError`; the importer adds the node's name to the
+message.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -116,6 +119,80 @@ def emit_binary(
     return ctx.emit(op(lhs, rhs))
 
 
+def as_mask(value: Value) -> Value:
+    """A boolean constant as a 0/1 float32 constant (a weight where used as data); other values as they are.
+
+    Booleans computed at runtime are 0/1 float32 masks: runtime tensors are float32."""
+    if isinstance(value, ConstantValue) and value.array.dtype == np.bool_:
+        return ConstantValue(f"{value.name}.mask", value.array.astype(np.float32))
+    return value
+
+
+def as_text(value: str | bytes) -> str:
+    """A string attribute as text (onnx gives bytes)."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def scalar_parameter(value: Value | None, what: str) -> float | SSAValue | None:
+    """A one-element parameter: a float when constant, else the runtime value (None when omitted)."""
+    if value is None:
+        return None
+    if isinstance(value, ConstantValue):
+        if value.array.size != 1:
+            raise NodeError(f"{what} must hold one element, got shape {value.array.shape}")
+        return float(value.array.reshape(()))
+    if math.prod(shape_of(value)) != 1:
+        raise NodeError(f"{what} must hold one element, got shape {shape_of(value)}")
+    return value
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    """A converter as a table row: an ONNX op that is one elementwise graph op of its inputs (broadcast as numpy
+    when binary), its float attributes (name -> ONNX default) passed to the op's constructor in this order."""
+
+    op: type[graph.ElementwiseUnaryOp] | type[graph.ElementwiseBinaryOp]
+    attributes: Mapping[str, float] = field(default_factory=dict[str, float])
+    masks: bool = False
+    """Whether boolean constant inputs are read as 0/1 masks (`as_mask`)."""
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        """What the importer checks a node against, as for a converter function: inputs, then attributes."""
+        arity = 2 if issubclass(self.op, graph.ElementwiseBinaryOp) else 1
+        parameter = inspect.Parameter
+        return inspect.Signature(
+            [
+                parameter("ctx", parameter.POSITIONAL_OR_KEYWORD),
+                *(parameter(f"X{i}", parameter.POSITIONAL_OR_KEYWORD) for i in range(arity)),
+                *(parameter(name, parameter.KEYWORD_ONLY, default=v) for name, v in self.attributes.items()),
+            ]
+        )
+
+    def __call__(self, ctx: NodeContext, *inputs: Value, **attributes: float) -> Value:
+        values = [as_mask(value) for value in inputs] if self.masks else list(inputs)
+        if issubclass(self.op, graph.ElementwiseBinaryOp):
+            return emit_binary(ctx, self.op, *values)
+        parameters = [attributes.get(name, default) for name, default in self.attributes.items()]
+        return ctx.emit(self.op(ctx.data(values[0]), *parameters))  # pyright: ignore[reportCallIssue]
+
+
+def emit_softmax(
+    ctx: NodeContext, op: type[graph.SoftmaxOp | graph.LogSoftmaxOp], input: Value, axis: int | None
+) -> Value:
+    """Softmax or LogSoftmax along `axis`; before opset 13, on the input coerced to 2-D at `axis`."""
+    x = ctx.data(input)
+    shape = shape_of(x)
+    if ctx.opset >= 13:
+        return ctx.emit(op(x, normalise_axis(-1 if axis is None else axis, len(shape))))
+    split = normalise_axis(1 if axis is None else axis, len(shape))
+    coerced = (math.prod(shape[:split]), math.prod(shape[split:]))
+    if coerced == shape:
+        return ctx.emit(op(x, 1))
+    y = ctx.emit(op(emit_reshape(ctx, x, coerced), 1))
+    return emit_reshape(ctx, y, shape)
+
+
 # Linear algebra
 
 
@@ -156,34 +233,6 @@ def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
     return ctx.emit(graph.MatMulOp(a, b))
 
 
-# Elementwise binary (numpy broadcasting)
-
-
-def Add(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A + B` -> graph.add."""
-    return emit_binary(ctx, graph.AddOp, A, B)
-
-
-def Sub(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A - B` -> graph.sub."""
-    return emit_binary(ctx, graph.SubOp, A, B)
-
-
-def Mul(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A * B` -> graph.mul."""
-    return emit_binary(ctx, graph.MulOp, A, B)
-
-
-def Div(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A / B` -> graph.div."""
-    return emit_binary(ctx, graph.DivOp, A, B)
-
-
-def Pow(ctx: NodeContext, X: Value, Y: Value) -> Value:
-    """`X ** Y` -> graph.pow."""
-    return emit_binary(ctx, graph.PowOp, X, Y)
-
-
 # Elementwise variadic (numpy broadcasting over all inputs)
 
 
@@ -216,201 +265,12 @@ def Min(ctx: NodeContext, *data_0: Value) -> Value:
     return _chain(ctx, graph.MinOp, data_0)
 
 
-# Comparison and logic: booleans computed at runtime are 0/1 float32 masks (runtime tensors are float32)
-
-
-def as_mask(value: Value) -> Value:
-    """A boolean constant as a 0/1 float32 constant (a weight where used as data); other values as they are."""
-    if isinstance(value, ConstantValue) and value.array.dtype == np.bool_:
-        return ConstantValue(f"{value.name}.mask", value.array.astype(np.float32))
-    return value
-
-
-def Equal(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A == B` as a mask -> graph.equal."""
-    return emit_binary(ctx, graph.EqualOp, as_mask(A), as_mask(B))
-
-
-def Less(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A < B` as a mask -> graph.less."""
-    return emit_binary(ctx, graph.LessOp, A, B)
-
-
-def LessOrEqual(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A <= B` as a mask -> graph.less_or_equal."""
-    return emit_binary(ctx, graph.LessOrEqualOp, A, B)
-
-
-def Greater(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A > B` as a mask -> graph.greater."""
-    return emit_binary(ctx, graph.GreaterOp, A, B)
-
-
-def GreaterOrEqual(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """`A >= B` as a mask -> graph.greater_or_equal."""
-    return emit_binary(ctx, graph.GreaterOrEqualOp, A, B)
-
-
-def And(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """Logical and of masks -> graph.and."""
-    return emit_binary(ctx, graph.AndOp, as_mask(A), as_mask(B))
-
-
-def Or(ctx: NodeContext, A: Value, B: Value) -> Value:
-    """Logical or of masks -> graph.or."""
-    return emit_binary(ctx, graph.OrOp, as_mask(A), as_mask(B))
-
-
-def Not(ctx: NodeContext, X: Value) -> Value:
-    """Logical not of a mask -> graph.not."""
-    return ctx.emit(graph.NotOp(ctx.data(as_mask(X))))
-
-
-# Elementwise unary
-
-
-def Relu(ctx: NodeContext, X: Value) -> Value:
-    """`max(X, 0)` -> graph.relu."""
-    return ctx.emit(graph.ReluOp(ctx.data(X)))
-
-
-def Sigmoid(ctx: NodeContext, X: Value) -> Value:
-    """`1 / (1 + exp(-X))` -> graph.sigmoid."""
-    return ctx.emit(graph.SigmoidOp(ctx.data(X)))
-
-
-def Tanh(ctx: NodeContext, X: Value) -> Value:
-    """`tanh(X)` -> graph.tanh."""
-    return ctx.emit(graph.TanhOp(ctx.data(X)))
-
-
-def Exp(ctx: NodeContext, X: Value) -> Value:
-    """`exp(X)` -> graph.exp."""
-    return ctx.emit(graph.ExpOp(ctx.data(X)))
-
-
-def Neg(ctx: NodeContext, X: Value) -> Value:
-    """`-X` -> graph.neg."""
-    return ctx.emit(graph.NegOp(ctx.data(X)))
-
-
-def Abs(ctx: NodeContext, X: Value) -> Value:
-    """`|X|` -> graph.abs."""
-    return ctx.emit(graph.AbsOp(ctx.data(X)))
-
-
-def Sqrt(ctx: NodeContext, X: Value) -> Value:
-    """`sqrt(X)` -> graph.sqrt."""
-    return ctx.emit(graph.SqrtOp(ctx.data(X)))
-
-
-def Reciprocal(ctx: NodeContext, X: Value) -> Value:
-    """`1 / X` -> graph.reciprocal."""
-    return ctx.emit(graph.ReciprocalOp(ctx.data(X)))
-
-
-def Log(ctx: NodeContext, X: Value) -> Value:
-    """`log(X)` -> graph.log."""
-    return ctx.emit(graph.LogOp(ctx.data(X)))
-
-
-def Floor(ctx: NodeContext, X: Value) -> Value:
-    """`floor(X)` -> graph.floor."""
-    return ctx.emit(graph.FloorOp(ctx.data(X)))
-
-
-def Ceil(ctx: NodeContext, X: Value) -> Value:
-    """`ceil(X)` -> graph.ceil."""
-    return ctx.emit(graph.CeilOp(ctx.data(X)))
-
-
-def Round(ctx: NodeContext, X: Value) -> Value:
-    """Round half to even -> graph.round."""
-    return ctx.emit(graph.RoundOp(ctx.data(X)))
-
-
-def Sign(ctx: NodeContext, X: Value) -> Value:
-    """`sign(X)` -> graph.sign."""
-    return ctx.emit(graph.SignOp(ctx.data(X)))
-
-
-def Erf(ctx: NodeContext, X: Value) -> Value:
-    """`erf(X)` -> graph.erf."""
-    return ctx.emit(graph.ErfOp(ctx.data(X)))
-
-
-def Sin(ctx: NodeContext, X: Value) -> Value:
-    """`sin(X)` -> graph.sin."""
-    return ctx.emit(graph.SinOp(ctx.data(X)))
-
-
-def Cos(ctx: NodeContext, X: Value) -> Value:
-    """`cos(X)` -> graph.cos."""
-    return ctx.emit(graph.CosOp(ctx.data(X)))
-
-
-def Tan(ctx: NodeContext, X: Value) -> Value:
-    """`tan(X)` -> graph.tan."""
-    return ctx.emit(graph.TanOp(ctx.data(X)))
-
-
-def Asin(ctx: NodeContext, X: Value) -> Value:
-    """`asin(X)` -> graph.asin."""
-    return ctx.emit(graph.AsinOp(ctx.data(X)))
-
-
-def Acos(ctx: NodeContext, X: Value) -> Value:
-    """`acos(X)` -> graph.acos."""
-    return ctx.emit(graph.AcosOp(ctx.data(X)))
-
-
-def Atan(ctx: NodeContext, X: Value) -> Value:
-    """`atan(X)` -> graph.atan."""
-    return ctx.emit(graph.AtanOp(ctx.data(X)))
-
-
-def Sinh(ctx: NodeContext, X: Value) -> Value:
-    """`sinh(X)` -> graph.sinh."""
-    return ctx.emit(graph.SinhOp(ctx.data(X)))
-
-
-def Cosh(ctx: NodeContext, X: Value) -> Value:
-    """`cosh(X)` -> graph.cosh."""
-    return ctx.emit(graph.CoshOp(ctx.data(X)))
-
-
-def Asinh(ctx: NodeContext, X: Value) -> Value:
-    """`asinh(X)` -> graph.asinh."""
-    return ctx.emit(graph.AsinhOp(ctx.data(X)))
-
-
-def Acosh(ctx: NodeContext, X: Value) -> Value:
-    """`acosh(X)` -> graph.acosh."""
-    return ctx.emit(graph.AcoshOp(ctx.data(X)))
-
-
-def Atanh(ctx: NodeContext, X: Value) -> Value:
-    """`atanh(X)` -> graph.atanh."""
-    return ctx.emit(graph.AtanhOp(ctx.data(X)))
-
-
 # Normalisation
 
 
 def Softmax(ctx: NodeContext, input: Value, *, axis: int | None = None) -> Value:
     """Softmax -> graph.softmax; before opset 13, on the input coerced to 2-D at `axis`."""
-    x = ctx.data(input)
-    shape = shape_of(x)
-    if ctx.opset >= 13:
-        return ctx.emit(
-            graph.SoftmaxOp(x, normalise_axis(-1 if axis is None else axis, len(shape)))
-        )
-    split = normalise_axis(1 if axis is None else axis, len(shape))
-    coerced = (math.prod(shape[:split]), math.prod(shape[split:]))
-    if coerced == shape:
-        return ctx.emit(graph.SoftmaxOp(x, 1))
-    y = ctx.emit(graph.SoftmaxOp(emit_reshape(ctx, x, coerced), 1))
-    return emit_reshape(ctx, y, shape)
+    return emit_softmax(ctx, graph.SoftmaxOp, input, axis)
 
 
 # Shape manipulation
@@ -513,51 +373,49 @@ CONVERTERS: dict[str, Converter] = {
     "Gemm": Gemm,
     "MatMul": MatMul,
     # elementwise binary
-    "Add": Add,
-    "Sub": Sub,
-    "Mul": Mul,
-    "Div": Div,
-    "Pow": Pow,
+    "Add": Elementwise(graph.AddOp),
+    "Sub": Elementwise(graph.SubOp),
+    "Mul": Elementwise(graph.MulOp),
+    "Div": Elementwise(graph.DivOp),
+    "Pow": Elementwise(graph.PowOp),
     # elementwise variadic
     "Sum": Sum,
     "Mean": Mean,
     "Max": Max,
     "Min": Min,
     # comparison and logic
-    "Equal": Equal,
-    "Less": Less,
-    "LessOrEqual": LessOrEqual,
-    "Greater": Greater,
-    "GreaterOrEqual": GreaterOrEqual,
-    "And": And,
-    "Or": Or,
-    "Not": Not,
-    # elementwise unary
-    "Relu": Relu,
-    "Sigmoid": Sigmoid,
-    "Tanh": Tanh,
-    "Exp": Exp,
-    "Neg": Neg,
-    "Abs": Abs,
-    "Sqrt": Sqrt,
-    "Reciprocal": Reciprocal,
-    "Log": Log,
-    "Floor": Floor,
-    "Ceil": Ceil,
-    "Round": Round,
-    "Sign": Sign,
-    "Erf": Erf,
-    "Sin": Sin,
-    "Cos": Cos,
-    "Tan": Tan,
-    "Asin": Asin,
-    "Acos": Acos,
-    "Atan": Atan,
-    "Sinh": Sinh,
-    "Cosh": Cosh,
-    "Asinh": Asinh,
-    "Acosh": Acosh,
-    "Atanh": Atanh,
+    "Equal": Elementwise(graph.EqualOp, masks=True),
+    "Less": Elementwise(graph.LessOp),
+    "LessOrEqual": Elementwise(graph.LessOrEqualOp),
+    "Greater": Elementwise(graph.GreaterOp),
+    "GreaterOrEqual": Elementwise(graph.GreaterOrEqualOp),
+    "And": Elementwise(graph.AndOp, masks=True),
+    "Or": Elementwise(graph.OrOp, masks=True),
+    "Not": Elementwise(graph.NotOp, masks=True),
+    # elementwise unary math
+    "Tanh": Elementwise(graph.TanhOp),
+    "Exp": Elementwise(graph.ExpOp),
+    "Neg": Elementwise(graph.NegOp),
+    "Abs": Elementwise(graph.AbsOp),
+    "Sqrt": Elementwise(graph.SqrtOp),
+    "Reciprocal": Elementwise(graph.ReciprocalOp),
+    "Log": Elementwise(graph.LogOp),
+    "Floor": Elementwise(graph.FloorOp),
+    "Ceil": Elementwise(graph.CeilOp),
+    "Round": Elementwise(graph.RoundOp),
+    "Sign": Elementwise(graph.SignOp),
+    "Erf": Elementwise(graph.ErfOp),
+    "Sin": Elementwise(graph.SinOp),
+    "Cos": Elementwise(graph.CosOp),
+    "Tan": Elementwise(graph.TanOp),
+    "Asin": Elementwise(graph.AsinOp),
+    "Acos": Elementwise(graph.AcosOp),
+    "Atan": Elementwise(graph.AtanOp),
+    "Sinh": Elementwise(graph.SinhOp),
+    "Cosh": Elementwise(graph.CoshOp),
+    "Asinh": Elementwise(graph.AsinhOp),
+    "Acosh": Elementwise(graph.AcoshOp),
+    "Atanh": Elementwise(graph.AtanhOp),
     # normalisation
     "Softmax": Softmax,
     # shape manipulation
@@ -568,4 +426,4 @@ CONVERTERS: dict[str, Converter] = {
     # constants
     "Constant": Constant,
 }
-"""ONNX op type (default domain) -> converter."""
+"""ONNX op type (default domain) -> converter: a function, or an `Elementwise` row."""

@@ -1,21 +1,18 @@
-"""Neural-network ops: convolution, pooling, normalisation, padding, and activations with parameters.
+"""Neural-network ops: convolution, pooling, normalisation and padding (activations live in `activation`).
 
 Windowed ops (conv, pooling) carry explicit `pads` (begin values of every spatial axis, then end values, as in
-ONNX); the frontend resolves `auto_pad`. Scalar parameters are typed properties; the few that ONNX allows to be
-runtime tensors (Clip's bounds, Pad's value) may instead be scalar operands.
+ONNX); the frontend resolves `auto_pad`. Scalar parameters are typed properties; Pad's value, which ONNX allows
+to be a runtime tensor, may instead be a scalar operand.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
-    Float32Type,
-    FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
@@ -25,7 +22,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
-    AttrSizedOperandSegments,
     IRDLOperation,
     ParsePropInAttrDict,
     VarConstraint,
@@ -41,12 +37,12 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.core import (
-    BinaryShapeRuleOp,
-    ElementwiseUnaryOp,
+    F32Attr,
     F32Tensor,
     Shape,
-    broadcast_shapes,
     check_result_shape,
+    f32_attr,
+    is_scalar,
     shape_of,
     tensor_type,
 )
@@ -55,38 +51,17 @@ __all__ = [
     "PAD_MODES",
     "AveragePoolOp",
     "BatchNormOp",
-    "CeluOp",
-    "ClipOp",
     "ConvOp",
-    "EluOp",
-    "GeluOp",
-    "HardSigmoidOp",
-    "HardSwishOp",
     "LRNOp",
-    "LeakyReluOp",
     "LogSoftmaxOp",
     "MaxPoolIndicesOp",
     "MaxPoolOp",
-    "MishOp",
-    "PReluOp",
     "PadOp",
     "PoolOp",
-    "SeluOp",
-    "SoftplusOp",
-    "SoftsignOp",
-    "SwishOp",
-    "ThresholdedReluOp",
     "pooled_size",
 ]
 
 _I64Array = DenseArrayBase.constr(i64)
-_F32 = FloatAttr[Float32Type]
-
-
-def _f32(value: float) -> FloatAttr[Float32Type]:
-    return FloatAttr(value, f32)
-
-
 def _i64s(values: Sequence[int]) -> DenseArrayBase:
     return DenseArrayBase.from_list(i64, values)
 
@@ -377,7 +352,7 @@ class BatchNormOp(IRDLOperation):
     mean = operand_def(F32Tensor)
     var = operand_def(F32Tensor)
     result = result_def(F32Tensor)
-    epsilon = prop_def(_F32)
+    epsilon = prop_def(F32Attr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure())
@@ -394,7 +369,7 @@ class BatchNormOp(IRDLOperation):
         super().__init__(
             operands=[input, scale, bias, mean, var],
             result_types=[input.type],
-            properties={"epsilon": _f32(epsilon)},
+            properties={"epsilon": f32_attr(epsilon)},
         )
 
     def verify_(self) -> None:
@@ -421,9 +396,9 @@ class LRNOp(IRDLOperation):
     input = operand_def(T)
     result = result_def(T)
     size = prop_def(IntegerAttr[I64])
-    alpha = prop_def(_F32)
-    beta = prop_def(_F32)
-    bias = prop_def(_F32)
+    alpha = prop_def(F32Attr)
+    beta = prop_def(F32Attr)
+    bias = prop_def(F32Attr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($result)"
     traits = traits_def(Pure())
@@ -434,9 +409,9 @@ class LRNOp(IRDLOperation):
             result_types=[input.type],
             properties={
                 "size": IntegerAttr(size, i64),
-                "alpha": _f32(alpha),
-                "beta": _f32(beta),
-                "bias": _f32(bias),
+                "alpha": f32_attr(alpha),
+                "beta": f32_attr(beta),
+                "bias": f32_attr(bias),
             },
         )
 
@@ -479,10 +454,6 @@ class LogSoftmaxOp(IRDLOperation):
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
-def _is_scalar(value: SSAValue) -> bool:
-    return math.prod(shape_of(value)) == 1
-
-
 @irdl_op_definition
 class PadOp(IRDLOperation):
     """Pad (or, with negative pads, crop) every axis; `pads` holds all begin values, then all end values:
@@ -495,7 +466,7 @@ class PadOp(IRDLOperation):
     result = result_def(F32Tensor)
     pads = prop_def(_I64Array)
     mode = prop_def(StringAttr)
-    value = opt_prop_def(_F32)
+    value = opt_prop_def(F32Attr)
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input (`,` $fill^)? attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure())
@@ -510,7 +481,7 @@ class PadOp(IRDLOperation):
         x = shape_of(input)
         properties: dict[str, Attribute] = {"pads": _i64s(pads), "mode": StringAttr(mode)}
         if not isinstance(value, SSAValue) and mode == "constant":
-            properties["value"] = _f32(value)
+            properties["value"] = f32_attr(value)
         shape = [size + pads[axis] + pads[len(x) + axis] for axis, size in enumerate(x)]
         fill = [value] if isinstance(value, SSAValue) else []
         super().__init__(
@@ -528,7 +499,7 @@ class PadOp(IRDLOperation):
                 f"{self.name}: unknown mode '{mode}' (expected one of {', '.join(PAD_MODES)})"
             )
         if self.fill is not None and (
-            mode != "constant" or self.value is not None or not _is_scalar(self.fill)
+            mode != "constant" or self.value is not None or not is_scalar(self.fill)
         ):
             raise VerifyException(
                 f"{self.name}: a fill operand must be a one-element tensor, in constant mode, without `value`"
@@ -552,185 +523,6 @@ class PadOp(IRDLOperation):
         check_result_shape(self, shape)
 
 
-@irdl_op_definition
-class ClipOp(IRDLOperation):
-    """`min(max(x, min), max)` with optional bounds, each a property or a runtime scalar operand:
-    `graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8xf32>`, `graph.clip %x low %lo : tensor<f32> : tensor<8xf32>`."""
-
-    name = "graph.clip"
-    T: ClassVar = VarConstraint("T", F32Tensor)
-    input = operand_def(T)
-    low = opt_operand_def(F32Tensor)
-    high = opt_operand_def(F32Tensor)
-    result = result_def(T)
-    min = opt_prop_def(_F32)
-    max = opt_prop_def(_F32)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    assembly_format = "$input (`low` $low^ `:` type($low))? (`high` $high^ `:` type($high))? attr-dict `:` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(
-        self, input: SSAValue, low: float | SSAValue | None, high: float | SSAValue | None
-    ):
-        properties: dict[str, Attribute] = {}
-        if low is not None and not isinstance(low, SSAValue):
-            properties["min"] = _f32(low)
-        if high is not None and not isinstance(high, SSAValue):
-            properties["max"] = _f32(high)
-        operands = [[bound] if isinstance(bound, SSAValue) else [] for bound in (low, high)]
-        super().__init__(
-            operands=[input, *operands], result_types=[input.type], properties=properties
-        )
-
-    def verify_(self) -> None:
-        for operand, prop, name in ((self.low, self.min, "min"), (self.high, self.max, "max")):
-            if operand is not None and (prop is not None or not _is_scalar(operand)):
-                raise VerifyException(
-                    f"{self.name}: the {name} bound operand must be a one-element tensor, given without `{name}`"
-                )
-
-
-@irdl_op_definition
-class PReluOp(BinaryShapeRuleOp):
-    """`x < 0 ? slope * x : x`, slope broadcast to x: `graph.prelu %x, %slope
-    : (tensor<1x4x8x8xf32>, tensor<4x1x1xf32>) -> tensor<1x4x8x8xf32>`."""
-
-    name = "graph.prelu"
-    SHAPE_RULE = staticmethod(lambda x, slope: x if broadcast_shapes(x, slope) == x else None)
-    RELATION: ClassVar[str] = "unidirectionally broadcastable (slope to input)"
-
-
-class _AlphaActivationOp(ElementwiseUnaryOp):
-    """Base of unary activations with one parameter `alpha`."""
-
-    alpha = prop_def(_F32)
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def __init__(self, input: SSAValue, alpha: float):
-        IRDLOperation.__init__(
-            self, operands=[input], result_types=[input.type], properties={"alpha": _f32(alpha)}
-        )
-
-
-@irdl_op_definition
-class LeakyReluOp(_AlphaActivationOp):
-    """`x < 0 ? alpha * x : x`: `graph.leaky_relu %x {alpha = 0.01 : f32} : tensor<8xf32>`."""
-
-    name = "graph.leaky_relu"
-
-
-@irdl_op_definition
-class EluOp(_AlphaActivationOp):
-    """`x < 0 ? alpha * (exp(x) - 1) : x`: `graph.elu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
-
-    name = "graph.elu"
-
-
-@irdl_op_definition
-class CeluOp(_AlphaActivationOp):
-    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`: `graph.celu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
-
-    name = "graph.celu"
-
-
-@irdl_op_definition
-class ThresholdedReluOp(_AlphaActivationOp):
-    """`x > alpha ? x : 0`: `graph.thresholded_relu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
-
-    name = "graph.thresholded_relu"
-
-
-@irdl_op_definition
-class SwishOp(_AlphaActivationOp):
-    """`x * sigmoid(alpha * x)`: `graph.swish %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
-
-    name = "graph.swish"
-
-
-class _AlphaBetaActivationOp(ElementwiseUnaryOp):
-    """Base of unary activations with parameters `alpha` and `beta`."""
-
-    alpha = prop_def(_F32)
-    beta = prop_def(_F32)
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def __init__(self, input: SSAValue, alpha: float, beta: float):
-        IRDLOperation.__init__(
-            self,
-            operands=[input],
-            result_types=[input.type],
-            properties={"alpha": _f32(alpha), "beta": _f32(beta)},
-        )
-
-
-@irdl_op_definition
-class HardSigmoidOp(_AlphaBetaActivationOp):
-    """`max(0, min(1, alpha * x + beta))`: `graph.hard_sigmoid %x {alpha = 0.2 : f32, beta = 0.5 : f32}
-    : tensor<8xf32>`."""
-
-    name = "graph.hard_sigmoid"
-
-
-@irdl_op_definition
-class SeluOp(_AlphaBetaActivationOp):
-    """`beta * (x <= 0 ? alpha * (exp(x) - 1) : x)` (ONNX calls beta gamma):
-    `graph.selu %x {alpha = 1.67 : f32, beta = 1.05 : f32} : tensor<8xf32>`."""
-
-    name = "graph.selu"
-
-
-@irdl_op_definition
-class GeluOp(ElementwiseUnaryOp):
-    """`x * Phi(x)`, exact (erf) or with the tanh approximation:
-    `graph.gelu %x {approximate = "tanh"} : tensor<8xf32>`."""
-
-    name = "graph.gelu"
-    approximate = prop_def(StringAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-
-    def __init__(self, input: SSAValue, approximate: str = "none"):
-        IRDLOperation.__init__(
-            self,
-            operands=[input],
-            result_types=[input.type],
-            properties={"approximate": StringAttr(approximate)},
-        )
-
-    def verify_(self) -> None:
-        if self.approximate.data not in ("none", "tanh"):
-            raise VerifyException(
-                f'{self.name}: approximate must be "none" or "tanh", got "{self.approximate.data}"'
-            )
-
-
-@irdl_op_definition
-class HardSwishOp(ElementwiseUnaryOp):
-    """`x * max(0, min(1, x / 6 + 1 / 2))`: `graph.hard_swish %x : tensor<8xf32>`."""
-
-    name = "graph.hard_swish"
-
-
-@irdl_op_definition
-class SoftplusOp(ElementwiseUnaryOp):
-    """`log(1 + exp(x))`: `graph.softplus %x : tensor<8xf32>`."""
-
-    name = "graph.softplus"
-
-
-@irdl_op_definition
-class SoftsignOp(ElementwiseUnaryOp):
-    """`x / (1 + |x|)`: `graph.softsign %x : tensor<8xf32>`."""
-
-    name = "graph.softsign"
-
-
-@irdl_op_definition
-class MishOp(ElementwiseUnaryOp):
-    """`x * tanh(softplus(x))`: `graph.mish %x : tensor<8xf32>`."""
-
-    name = "graph.mish"
-
-
 OPS: list[type[IRDLOperation]] = [
     ConvOp,
     MaxPoolOp,
@@ -740,18 +532,4 @@ OPS: list[type[IRDLOperation]] = [
     LRNOp,
     LogSoftmaxOp,
     PadOp,
-    ClipOp,
-    PReluOp,
-    LeakyReluOp,
-    EluOp,
-    CeluOp,
-    ThresholdedReluOp,
-    SwishOp,
-    HardSigmoidOp,
-    SeluOp,
-    GeluOp,
-    HardSwishOp,
-    SoftplusOp,
-    SoftsignOp,
-    MishOp,
 ]

@@ -26,6 +26,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph
+from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
 from minimlc.lowering.te.builder import (
@@ -48,12 +49,6 @@ def _sign(x: SSAValue) -> SSAValue:
     return arith.SelectOp(arith.CmpfOp(x, f32_constant(0.0), "ogt"), f32_constant(1.0), negative).result
 
 
-def _sigmoid(x: SSAValue) -> SSAValue:
-    one = f32_constant(1.0)
-    exp = math.ExpOp(arith.NegfOp(x).result).result
-    return arith.DivfOp(one, arith.AddfOp(one, exp).result).result
-
-
 _BinaryScalarOp = Callable[[SSAValue, SSAValue], Operation]
 
 
@@ -67,61 +62,59 @@ def _compare(predicate: str) -> _BinaryScalarOp:
     return mask
 
 
-_BINARY: dict[type[graph.ElementwiseBinaryOp], tuple[str, _BinaryScalarOp]] = {
-    graph.AddOp: ("add", arith.AddfOp),
-    graph.SubOp: ("sub", arith.SubfOp),
-    graph.MulOp: ("mul", arith.MulfOp),
-    graph.DivOp: ("div", arith.DivfOp),
-    graph.MaxOp: ("max", arith.MaximumfOp),
-    graph.MinOp: ("min", arith.MinimumfOp),
-    graph.PowOp: ("pow", math.PowFOp),
-    graph.EqualOp: ("equal", _compare("oeq")),
-    graph.LessOp: ("less", _compare("olt")),
-    graph.LessOrEqualOp: ("less_or_equal", _compare("ole")),
-    graph.GreaterOp: ("greater", _compare("ogt")),
-    graph.GreaterOrEqualOp: ("greater_or_equal", _compare("oge")),
-    graph.AndOp: ("and", arith.MinimumfOp),
-    graph.OrOp: ("or", arith.MaximumfOp),
+_BINARY: dict[type[graph.ElementwiseBinaryOp], _BinaryScalarOp] = {
+    graph.AddOp: arith.AddfOp,
+    graph.SubOp: arith.SubfOp,
+    graph.MulOp: arith.MulfOp,
+    graph.DivOp: arith.DivfOp,
+    graph.MaxOp: arith.MaximumfOp,
+    graph.MinOp: arith.MinimumfOp,
+    graph.PowOp: math.PowFOp,
+    graph.EqualOp: _compare("oeq"),
+    graph.LessOp: _compare("olt"),
+    graph.LessOrEqualOp: _compare("ole"),
+    graph.GreaterOp: _compare("ogt"),
+    graph.GreaterOrEqualOp: _compare("oge"),
+    graph.AndOp: arith.MinimumfOp,
+    graph.OrOp: arith.MaximumfOp,
 }
-"""Binary op -> (tag, scalar op)."""
+"""Binary op -> its scalar op (the compute is tagged by the op's name)."""
 
-_UNARY: dict[type[graph.ElementwiseUnaryOp], tuple[str, Callable[[SSAValue], SSAValue]]] = {
-    graph.ReluOp: ("relu", lambda x: arith.MaximumfOp(x, f32_constant(0.0)).result),
-    graph.SigmoidOp: ("sigmoid", _sigmoid),
-    graph.TanhOp: ("tanh", lambda x: math.TanhOp(x).result),
-    graph.ExpOp: ("exp", lambda x: math.ExpOp(x).result),
-    graph.NegOp: ("neg", lambda x: arith.NegfOp(x).result),
-    graph.AbsOp: ("abs", lambda x: math.AbsFOp(x).result),
-    graph.SqrtOp: ("sqrt", lambda x: math.SqrtOp(x).result),
-    graph.ReciprocalOp: ("reciprocal", lambda x: arith.DivfOp(f32_constant(1.0), x).result),
-    graph.LogOp: ("log", lambda x: math.LogOp(x).result),
-    graph.FloorOp: ("floor", lambda x: math.FloorOp(x).result),
-    graph.CeilOp: ("ceil", lambda x: math.CeilOp(x).result),
-    graph.RoundOp: ("round", lambda x: math.RoundEvenOp(x).result),
-    graph.SignOp: ("sign", _sign),
-    graph.ErfOp: ("erf", lambda x: math.ErfOp(x).result),
-    graph.SinOp: ("sin", lambda x: math.SinOp(x).result),
-    graph.CosOp: ("cos", lambda x: math.CosOp(x).result),
-    graph.TanOp: ("tan", lambda x: math.TanOp(x).result),
-    graph.AsinOp: ("asin", lambda x: math.AsinOp(x).result),
-    graph.AcosOp: ("acos", lambda x: math.AcosOp(x).result),
-    graph.AtanOp: ("atan", lambda x: math.AtanOp(x).result),
-    graph.SinhOp: ("sinh", lambda x: math.SinhOp(x).result),
-    graph.CoshOp: ("cosh", lambda x: math.CoshOp(x).result),
-    graph.AsinhOp: ("asinh", lambda x: math.AsinhOp(x).result),
-    graph.AcoshOp: ("acosh", lambda x: math.AcoshOp(x).result),
-    graph.AtanhOp: ("atanh", lambda x: math.AtanhOp(x).result),
-    graph.NotOp: ("not", lambda x: arith.SubfOp(f32_constant(1.0), x).result),
+_UNARY: dict[type[graph.ElementwiseUnaryOp], Callable[[SSAValue], SSAValue]] = {
+    graph.TanhOp: lambda x: math.TanhOp(x).result,
+    graph.ExpOp: lambda x: math.ExpOp(x).result,
+    graph.NegOp: lambda x: arith.NegfOp(x).result,
+    graph.AbsOp: lambda x: math.AbsFOp(x).result,
+    graph.SqrtOp: lambda x: math.SqrtOp(x).result,
+    graph.ReciprocalOp: lambda x: arith.DivfOp(f32_constant(1.0), x).result,
+    graph.LogOp: lambda x: math.LogOp(x).result,
+    graph.FloorOp: lambda x: math.FloorOp(x).result,
+    graph.CeilOp: lambda x: math.CeilOp(x).result,
+    graph.RoundOp: lambda x: math.RoundEvenOp(x).result,
+    graph.SignOp: _sign,
+    graph.ErfOp: lambda x: math.ErfOp(x).result,
+    graph.SinOp: lambda x: math.SinOp(x).result,
+    graph.CosOp: lambda x: math.CosOp(x).result,
+    graph.TanOp: lambda x: math.TanOp(x).result,
+    graph.AsinOp: lambda x: math.AsinOp(x).result,
+    graph.AcosOp: lambda x: math.AcosOp(x).result,
+    graph.AtanOp: lambda x: math.AtanOp(x).result,
+    graph.SinhOp: lambda x: math.SinhOp(x).result,
+    graph.CoshOp: lambda x: math.CoshOp(x).result,
+    graph.AsinhOp: lambda x: math.AsinhOp(x).result,
+    graph.AcoshOp: lambda x: math.AcoshOp(x).result,
+    graph.AtanhOp: lambda x: math.AtanhOp(x).result,
+    graph.NotOp: lambda x: arith.SubfOp(f32_constant(1.0), x).result,
 }
-"""Unary op -> (tag, scalar function)."""
+"""Unary math op -> its scalar function (the compute is tagged by the op's name)."""
 
 
 class ElementwiseBinaryLowering(RewritePattern):
-    """Lower add/sub/mul/div to one compute over the result shape, operands read broadcast."""
+    """Lower a binary op (add, less, and, ...) to one compute over the result shape, operands read broadcast."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ElementwiseBinaryOp, rewriter: PatternRewriter) -> None:
-        tag, scalar_op = _BINARY[type(op)]
+        scalar_op = _BINARY[type(op)]
         shape = graph.shape_of(op.result)
 
         def body(indices: Indices) -> SSAValue:
@@ -129,22 +122,21 @@ class ElementwiseBinaryLowering(RewritePattern):
             rhs = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
             return scalar_op(lhs, rhs).result
 
-        rewriter.replace(op, build_compute(tag, shape, body))
+        rewriter.replace(op, build_compute(op.name.removeprefix("graph."), shape, body))
 
 
 class ElementwiseUnaryLowering(RewritePattern):
-    """Lower relu/sigmoid/tanh/exp to one compute applying the scalar function to each element."""
+    """Lower a unary math op (exp, sqrt, sin, ...) to one compute applying its scalar function to each element."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ElementwiseUnaryOp, rewriter: PatternRewriter) -> None:
-        if type(op) not in _UNARY:
-            return  # another family's unary op (graph_to_te_nn lowers the activations with parameters)
-        tag, function = _UNARY[type(op)]
+        if (function := _UNARY.get(type(op))) is None:
+            return  # an activation: graph_to_te_activation lowers it
 
         def body(indices: Indices) -> SSAValue:
             return function(read(op.input, indices))
 
-        rewriter.replace(op, build_compute(tag, graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute(op.name.removeprefix("graph."), graph.shape_of(op.result), body))
 
 
 class GemmLowering(RewritePattern):
@@ -257,6 +249,7 @@ class GraphToTePass(ModulePass):
                 SoftmaxLowering(),
                 ReshapeLowering(),
                 TransposeLowering(),
+                *graph_to_te_activation.PATTERNS,
                 *graph_to_te_nn.PATTERNS,
                 *graph_to_te_tensor.PATTERNS,
             ],

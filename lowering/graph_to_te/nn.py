@@ -1,6 +1,6 @@
-"""graph-to-te patterns for neural-network ops: convolution, pooling, normalisation, padding, activations.
+"""graph-to-te patterns for neural-network ops: convolution, pooling, normalisation, padding.
 
-Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te_builder.py`.
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
 
 Windowed ops read their input at `out * stride + tap * dilation - pad_begin` along each spatial axis. Where that
 coordinate can leave the input (decided statically per axis and side), the body clamps the index before the
@@ -8,16 +8,16 @@ coordinate can leave the input (decided statically per axis and side), the body 
 "conv" (one sum over (c_in / group, kernel...)), "depthwise_conv" when group == C_in == C_out > 1 (same
 structure, extent-1 channel axis), "conv_bias", "max_pool", "max_pool_indices" (i64) /
 "max_pool_indices_column_major", "avg_pool_sum" / "avg_pool_count" / "avg_pool",
-"lrn_square_sum" / "lrn", "batch_norm", "log_softmax_*", "pad", "clip", "prelu", and one tag per activation.
+"lrn_square_sum" / "lrn", "batch_norm", "log_softmax_*", "pad".
 """
 
 from __future__ import annotations
 
 import math as pymath
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import Float32Type, FloatAttr, i64
+from xdsl.dialects.builtin import i64
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -25,7 +25,6 @@ from minimlc.dialects import graph, te
 from minimlc.lowering.te.builder import (
     Indices,
     Reader,
-    broadcast_indices,
     build_compute,
     f32_constant,
     i64_constant,
@@ -384,7 +383,7 @@ class LogSoftmaxLowering(RewritePattern):
         rewriter.replace(op, softmax_computes(op, "log_softmax", "log_softmax", normalise))
 
 
-def _scalar_read(value: SSAValue) -> SSAValue:
+def scalar_read(value: SSAValue) -> SSAValue:
     """The single element of a one-element tensor."""
     return read(value, [index_constant(0) for _ in graph.shape_of(value)])
 
@@ -430,7 +429,7 @@ class PadLowering(RewritePattern):
             if guard.valid is None:
                 return value
             fill = (
-                _scalar_read(op.fill)
+                scalar_read(op.fill)
                 if op.fill is not None
                 else op.value.value.data
                 if op.value
@@ -439,169 +438,6 @@ class PadLowering(RewritePattern):
             return guard.select(value, fill)
 
         rewriter.replace(op, build_compute("pad", shape, body))
-
-
-class ClipLowering(RewritePattern):
-    """Lower clip to one compute "clip": `min(max(x, low), high)` with each bound a constant or a scalar read."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.ClipOp, rewriter: PatternRewriter) -> None:
-        def bound(operand: SSAValue | None, prop: FloatAttr[Float32Type] | None) -> SSAValue | None:
-            if operand is not None:
-                return _scalar_read(operand)
-            return None if prop is None else f32_constant(prop.value.data)
-
-        def body(indices: Indices) -> SSAValue:
-            value = read(op.input, indices)
-            if (low := bound(op.low, op.min)) is not None:
-                value = arith.MaximumfOp(value, low).result
-            if (high := bound(op.high, op.max)) is not None:
-                value = arith.MinimumfOp(value, high).result
-            return value
-
-        rewriter.replace(op, build_compute("clip", graph.shape_of(op.result), body))
-
-
-class PReluLowering(RewritePattern):
-    """Lower prelu to one compute "prelu": `x < 0 ? slope * x : x`, slope read broadcast."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.PReluOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
-
-        def body(indices: Indices) -> SSAValue:
-            x = read(op.lhs, indices)
-            slope = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
-            negative = arith.CmpfOp(x, f32_constant(0.0), "olt").result
-            return arith.SelectOp(negative, arith.MulfOp(slope, x).result, x).result
-
-        rewriter.replace(op, build_compute("prelu", shape, body))
-
-
-def _param(op: graph.ElementwiseUnaryOp, name: str) -> float:
-    attr = op.properties[name]
-    assert isinstance(attr, FloatAttr)
-    return attr.value.data
-
-
-def _times(x: SSAValue, factor: float) -> SSAValue:
-    return x if factor == 1.0 else arith.MulfOp(x, f32_constant(factor)).result
-
-
-def _below_zero(x: SSAValue) -> SSAValue:
-    return arith.CmpfOp(x, f32_constant(0.0), "olt").result
-
-
-def _exp_minus_one(x: SSAValue) -> SSAValue:
-    return arith.SubfOp(math.ExpOp(x).result, f32_constant(1.0)).result
-
-
-def _sigmoid(x: SSAValue) -> SSAValue:
-    one = f32_constant(1.0)
-    return arith.DivfOp(
-        one, arith.AddfOp(one, math.ExpOp(arith.NegfOp(x).result).result).result
-    ).result
-
-
-def _hard_sigmoid(x: SSAValue, alpha: float, beta: float) -> SSAValue:
-    linear = arith.AddfOp(_times(x, alpha), f32_constant(beta)).result
-    return arith.MaximumfOp(
-        f32_constant(0.0), arith.MinimumfOp(f32_constant(1.0), linear).result
-    ).result
-
-
-def _softplus(x: SSAValue) -> SSAValue:
-    """`log(1 + exp(x))` as `max(x, 0) + log(1 + exp(-|x|))`, which never overflows."""
-    small = math.ExpOp(arith.NegfOp(math.AbsFOp(x).result).result).result
-    tail = math.LogOp(arith.AddfOp(f32_constant(1.0), small).result).result
-    return arith.AddfOp(arith.MaximumfOp(x, f32_constant(0.0)).result, tail).result
-
-
-def _elu(x: SSAValue, alpha: float) -> SSAValue:
-    return arith.SelectOp(_below_zero(x), _times(_exp_minus_one(x), alpha), x).result
-
-
-def _celu(x: SSAValue, alpha: float) -> SSAValue:
-    negative = _times(_exp_minus_one(_times(x, 1.0 / alpha)), alpha)
-    zero = f32_constant(0.0)
-    return arith.AddfOp(
-        arith.MaximumfOp(x, zero).result, arith.MinimumfOp(negative, zero).result
-    ).result
-
-
-def _gelu(x: SSAValue, approximate: str) -> SSAValue:
-    if approximate == "tanh":
-        cube = arith.MulfOp(arith.MulfOp(x, x).result, x).result
-        inner = _times(arith.AddfOp(x, _times(cube, 0.044715)).result, pymath.sqrt(2.0 / pymath.pi))
-        phi = math.TanhOp(inner).result
-    else:
-        phi = math.ErfOp(_times(x, 1.0 / pymath.sqrt(2.0))).result
-    half_x = _times(x, 0.5)
-    return arith.MulfOp(half_x, arith.AddfOp(f32_constant(1.0), phi).result).result
-
-
-_ACTIVATIONS: dict[
-    type[graph.ElementwiseUnaryOp],
-    tuple[str, Callable[[graph.ElementwiseUnaryOp, SSAValue], SSAValue]],
-] = {
-    graph.LeakyReluOp: (
-        "leaky_relu",
-        lambda op, x: arith.SelectOp(_below_zero(x), _times(x, _param(op, "alpha")), x).result,
-    ),
-    graph.EluOp: ("elu", lambda op, x: _elu(x, _param(op, "alpha"))),
-    graph.CeluOp: ("celu", lambda op, x: _celu(x, _param(op, "alpha"))),
-    graph.ThresholdedReluOp: (
-        "thresholded_relu",
-        lambda op, x: (
-            arith.SelectOp(
-                arith.CmpfOp(x, f32_constant(_param(op, "alpha")), "ogt").result,
-                x,
-                f32_constant(0.0),
-            ).result
-        ),
-    ),
-    graph.SwishOp: (
-        "swish",
-        lambda op, x: arith.MulfOp(x, _sigmoid(_times(x, _param(op, "alpha")))).result,
-    ),
-    graph.HardSigmoidOp: (
-        "hard_sigmoid",
-        lambda op, x: _hard_sigmoid(x, _param(op, "alpha"), _param(op, "beta")),
-    ),
-    graph.SeluOp: ("selu", lambda op, x: _times(_elu(x, _param(op, "alpha")), _param(op, "beta"))),
-    graph.GeluOp: (
-        "gelu",
-        lambda op, x: _gelu(x, op.approximate.data if isinstance(op, graph.GeluOp) else "none"),
-    ),
-    graph.HardSwishOp: (
-        "hard_swish",
-        lambda op, x: arith.MulfOp(x, _hard_sigmoid(x, 1.0 / 6.0, 0.5)).result,
-    ),
-    graph.SoftplusOp: ("softplus", lambda op, x: _softplus(x)),
-    graph.SoftsignOp: (
-        "softsign",
-        lambda op, x: (
-            arith.DivfOp(x, arith.AddfOp(f32_constant(1.0), math.AbsFOp(x).result).result).result
-        ),
-    ),
-    graph.MishOp: ("mish", lambda op, x: arith.MulfOp(x, math.TanhOp(_softplus(x)).result).result),
-}
-"""Activation op -> (tag, scalar function of the op and the element)."""
-
-
-class ActivationLowering(RewritePattern):
-    """Lower a parameterised activation to one elementwise compute tagged by the activation."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.ElementwiseUnaryOp, rewriter: PatternRewriter) -> None:
-        if type(op) not in _ACTIVATIONS:
-            return
-        tag, function = _ACTIVATIONS[type(op)]
-
-        def body(indices: Indices) -> SSAValue:
-            return function(op, read(op.input, indices))
-
-        rewriter.replace(op, build_compute(tag, graph.shape_of(op.result), body))
 
 
 PATTERNS: list[RewritePattern] = [
@@ -613,7 +449,4 @@ PATTERNS: list[RewritePattern] = [
     LRNLowering(),
     LogSoftmaxLowering(),
     PadLowering(),
-    ClipLowering(),
-    PReluLowering(),
-    ActivationLowering(),
 ]

@@ -1,6 +1,6 @@
 """graph-to-te patterns for tensor ops: concatenation, slicing, gathering, broadcasting, tiling, reductions.
 
-Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te_builder.py`.
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
 Data movement becomes index arithmetic on `index` values inside one compute: a slice reads `start + i * step`, a
 tile `i mod extent`, a concat selects among its inputs (each read at an index clamped into its own bounds, so no
 read is ever out of bounds), and a gather looks its constant indices up in the IR (`start + p * step` when they

@@ -1,0 +1,270 @@
+"""Activations: unary elementwise functions of one tensor, some with float parameters (`alpha`, `beta`), PReLU with a
+slope tensor, and Clip with bounds that may be runtime scalars.
+
+The parameterless ones share `ElementwiseUnaryOp` with the math ops in `core`; those with parameters keep them as
+typed properties.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from minimlc.dialects.graph.core import (
+    BinaryShapeRuleOp,
+    ElementwiseUnaryOp,
+    F32Attr,
+    F32Tensor,
+    broadcast_shapes,
+    f32_attr,
+    is_scalar,
+)
+
+__all__ = [
+    "CeluOp",
+    "ClipOp",
+    "EluOp",
+    "GeluOp",
+    "HardSigmoidOp",
+    "HardSwishOp",
+    "LeakyReluOp",
+    "MishOp",
+    "PReluOp",
+    "ReluOp",
+    "SeluOp",
+    "SigmoidOp",
+    "SoftplusOp",
+    "SoftsignOp",
+    "SwishOp",
+    "ThresholdedReluOp",
+]
+
+
+@irdl_op_definition
+class ReluOp(ElementwiseUnaryOp):
+    """`max(x, 0)`: `graph.relu %x : tensor<1x128xf32>`."""
+
+    name = "graph.relu"
+
+
+@irdl_op_definition
+class SigmoidOp(ElementwiseUnaryOp):
+    """`1 / (1 + exp(-x))`: `graph.sigmoid %x : tensor<8xf32>`."""
+
+    name = "graph.sigmoid"
+
+
+@irdl_op_definition
+class ClipOp(IRDLOperation):
+    """`min(max(x, min), max)` with optional bounds, each a property or a runtime scalar operand:
+    `graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8xf32>`, `graph.clip %x low %lo : tensor<f32> : tensor<8xf32>`."""
+
+    name = "graph.clip"
+    T: ClassVar = VarConstraint("T", F32Tensor)
+    input = operand_def(T)
+    low = opt_operand_def(F32Tensor)
+    high = opt_operand_def(F32Tensor)
+    result = result_def(T)
+    min = opt_prop_def(F32Attr)
+    max = opt_prop_def(F32Attr)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = "$input (`low` $low^ `:` type($low))? (`high` $high^ `:` type($high))? attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, input: SSAValue, low: float | SSAValue | None, high: float | SSAValue | None
+    ):
+        properties: dict[str, Attribute] = {}
+        if low is not None and not isinstance(low, SSAValue):
+            properties["min"] = f32_attr(low)
+        if high is not None and not isinstance(high, SSAValue):
+            properties["max"] = f32_attr(high)
+        operands = [[bound] if isinstance(bound, SSAValue) else [] for bound in (low, high)]
+        super().__init__(
+            operands=[input, *operands], result_types=[input.type], properties=properties
+        )
+
+    def verify_(self) -> None:
+        for operand, prop, name in ((self.low, self.min, "min"), (self.high, self.max, "max")):
+            if operand is not None and (prop is not None or not is_scalar(operand)):
+                raise VerifyException(
+                    f"{self.name}: the {name} bound operand must be a one-element tensor, given without `{name}`"
+                )
+
+
+@irdl_op_definition
+class PReluOp(BinaryShapeRuleOp):
+    """`x < 0 ? slope * x : x`, slope broadcast to x: `graph.prelu %x, %slope
+    : (tensor<1x4x8x8xf32>, tensor<4x1x1xf32>) -> tensor<1x4x8x8xf32>`."""
+
+    name = "graph.prelu"
+    SHAPE_RULE = staticmethod(lambda x, slope: x if broadcast_shapes(x, slope) == x else None)
+    RELATION: ClassVar[str] = "unidirectionally broadcastable (slope to input)"
+
+
+class _AlphaActivationOp(ElementwiseUnaryOp):
+    """Base of unary activations with one parameter `alpha`."""
+
+    alpha = prop_def(F32Attr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, alpha: float):
+        IRDLOperation.__init__(
+            self, operands=[input], result_types=[input.type], properties={"alpha": f32_attr(alpha)}
+        )
+
+
+@irdl_op_definition
+class LeakyReluOp(_AlphaActivationOp):
+    """`x < 0 ? alpha * x : x`: `graph.leaky_relu %x {alpha = 0.01 : f32} : tensor<8xf32>`."""
+
+    name = "graph.leaky_relu"
+
+
+@irdl_op_definition
+class EluOp(_AlphaActivationOp):
+    """`x < 0 ? alpha * (exp(x) - 1) : x`: `graph.elu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.elu"
+
+
+@irdl_op_definition
+class CeluOp(_AlphaActivationOp):
+    """`max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`: `graph.celu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.celu"
+
+
+@irdl_op_definition
+class ThresholdedReluOp(_AlphaActivationOp):
+    """`x > alpha ? x : 0`: `graph.thresholded_relu %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.thresholded_relu"
+
+
+@irdl_op_definition
+class SwishOp(_AlphaActivationOp):
+    """`x * sigmoid(alpha * x)`: `graph.swish %x {alpha = 1.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.swish"
+
+
+class _AlphaBetaActivationOp(ElementwiseUnaryOp):
+    """Base of unary activations with parameters `alpha` and `beta`."""
+
+    alpha = prop_def(F32Attr)
+    beta = prop_def(F32Attr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, alpha: float, beta: float):
+        IRDLOperation.__init__(
+            self,
+            operands=[input],
+            result_types=[input.type],
+            properties={"alpha": f32_attr(alpha), "beta": f32_attr(beta)},
+        )
+
+
+@irdl_op_definition
+class HardSigmoidOp(_AlphaBetaActivationOp):
+    """`max(0, min(1, alpha * x + beta))`: `graph.hard_sigmoid %x {alpha = 0.2 : f32, beta = 0.5 : f32}
+    : tensor<8xf32>`."""
+
+    name = "graph.hard_sigmoid"
+
+
+@irdl_op_definition
+class SeluOp(_AlphaBetaActivationOp):
+    """`beta * (x <= 0 ? alpha * (exp(x) - 1) : x)` (ONNX calls beta gamma):
+    `graph.selu %x {alpha = 1.67 : f32, beta = 1.05 : f32} : tensor<8xf32>`."""
+
+    name = "graph.selu"
+
+
+@irdl_op_definition
+class GeluOp(ElementwiseUnaryOp):
+    """`x * Phi(x)`, exact (erf) or with the tanh approximation:
+    `graph.gelu %x {approximate = "tanh"} : tensor<8xf32>`."""
+
+    name = "graph.gelu"
+    approximate = prop_def(StringAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, approximate: str = "none"):
+        IRDLOperation.__init__(
+            self,
+            operands=[input],
+            result_types=[input.type],
+            properties={"approximate": StringAttr(approximate)},
+        )
+
+    def verify_(self) -> None:
+        if self.approximate.data not in ("none", "tanh"):
+            raise VerifyException(
+                f'{self.name}: approximate must be "none" or "tanh", got "{self.approximate.data}"'
+            )
+
+
+@irdl_op_definition
+class HardSwishOp(ElementwiseUnaryOp):
+    """`x * max(0, min(1, x / 6 + 1 / 2))`: `graph.hard_swish %x : tensor<8xf32>`."""
+
+    name = "graph.hard_swish"
+
+
+@irdl_op_definition
+class SoftplusOp(ElementwiseUnaryOp):
+    """`log(1 + exp(x))`: `graph.softplus %x : tensor<8xf32>`."""
+
+    name = "graph.softplus"
+
+
+@irdl_op_definition
+class SoftsignOp(ElementwiseUnaryOp):
+    """`x / (1 + |x|)`: `graph.softsign %x : tensor<8xf32>`."""
+
+    name = "graph.softsign"
+
+
+@irdl_op_definition
+class MishOp(ElementwiseUnaryOp):
+    """`x * tanh(softplus(x))`: `graph.mish %x : tensor<8xf32>`."""
+
+    name = "graph.mish"
+
+
+OPS: list[type[IRDLOperation]] = [
+    ReluOp,
+    SigmoidOp,
+    PReluOp,
+    LeakyReluOp,
+    EluOp,
+    CeluOp,
+    ThresholdedReluOp,
+    SwishOp,
+    HardSigmoidOp,
+    SeluOp,
+    GeluOp,
+    HardSwishOp,
+    SoftplusOp,
+    SoftsignOp,
+    MishOp,
+    ClipOp,
+]
