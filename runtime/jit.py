@@ -8,8 +8,6 @@ its features. The module runs LLVM's O3 pipeline (new pass manager) before MCJIT
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import llvmlite.binding as llvm
 
 from minimlc.lowering.target import Target, target_from_name
@@ -31,20 +29,6 @@ def optimize(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, opt_lev
     tuning.slp_vectorization = opt_level >= 2
     builder = llvm.create_pass_builder(target_machine, tuning)
     builder.getModulePassManager().run(module, builder)
-
-
-@dataclass(frozen=True)
-class HostInfo:
-    """What schedules need to know about the host CPU (being replaced by `minimlc.lowering.target.Target`)."""
-
-    vector_lanes: int
-    vector_registers: int
-
-
-def host_info() -> HostInfo:
-    """The host's vector width and register count."""
-    host = target_from_name("host")
-    return HostInfo(host.vector_lanes, host.vector_registers)
 
 
 class JitModule:

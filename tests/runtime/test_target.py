@@ -16,6 +16,7 @@ from model_builder import ModelBuilder
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering import target as target_module
+from minimlc.lowering.pipeline import run_pipeline
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime import InferenceSession
 from minimlc.runtime.compiler import compile_model
@@ -56,6 +57,15 @@ def test_avx2_build_uses_no_avx512_registers() -> None:
     assert "%ymm" in assembly
     assert "%zmm" not in assembly
     assert compiled.jit.target.vector_lanes == 8
+
+
+@pytest.mark.parametrize(("target", "lanes"), [("x86-64-v3", 8), ("skylake-avx512", 16), ("x86-64-v2", 4)])
+def test_schedules_vectorize_for_the_target_not_the_host(target: str, lanes: int) -> None:
+    module = import_model(conv_gemm_model()).module
+    run_pipeline(module, 3, stop_after="scf", target=target)
+    widths = {int(width) for width in re.findall(r"vector<(\d+)xf32>", str(module))}
+    # The widest vector loop is one register's lanes or a register tile's two vectors, never a wider target's.
+    assert max(widths) in (lanes, 2 * lanes), widths
 
 
 def test_unknown_target_is_refused_by_name() -> None:
