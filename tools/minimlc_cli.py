@@ -300,7 +300,8 @@ def _space_table(spaces: list[dict[str, Any]]) -> str:
     """Per kernel a header (kernel, rule, calls), then one line per knob: its name, default and range."""
     lines: list[str] = []
     for space in spaces:
-        lines.append(f"{space['kernel']}  rule {space['rule']}  calls {space['calls']}")
+        calls = space["calls"] or "0 (load time only)"
+        lines.append(f"{space['kernel']}  rule {space['rule']}  calls {calls}")
         width = max((len(knob["name"]) for knob in space["knobs"]), default=0)
         for knob in space["knobs"]:
             values = ", ".join(json.dumps(value) for value in knob["values"])
