@@ -49,16 +49,66 @@ would be recomputed on every call), and convolutions' output channels padded to 
 weight rows, also hoisted).
 """
 
+STAGES: dict[str, tuple[str, bool] | None] = {
+    "graph": ("graph-to-te", False),
+    "te": ("te-to-loop", False),
+    "loop": ("te-to-loop", True),
+    "schedule": ("default-schedule", False),
+    "scf": ("loop-to-scf", True),
+    "llvm": None,
+}
+"""Stage name -> where it ends in a pipeline: before (False) or after (True) that pass; None: the pipeline's end.
+`schedule` is the loop IR default-schedule receives, the input of `--emit schedule` and `--emit space`."""
+
+
+def split_pass_list(spec: str) -> list[str]:
+    """Split `a,b{x=1,2},c` at the commas that are not inside braces."""
+    items: list[str] = []
+    depth = 0
+    start = 0
+    for pos, char in enumerate(spec):
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            items.append(spec[start:pos])
+            start = pos + 1
+    items.append(spec[start:])
+    return [item.strip() for item in items if item.strip()]
+
+
+def _stage_end(passes: list[str], stage: str | None, default: int) -> int:
+    if stage is None:
+        return default
+    if stage not in STAGES:
+        raise ValueError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
+    end = STAGES[stage]
+    if end is None:
+        return len(passes)
+    name, after = end
+    names = [item.split("{")[0] for item in passes]
+    if name not in names:
+        raise ValueError(f"the pipeline does not run {name}, so it cannot stop at stage '{stage}'")
+    return names.index(name) + after
+
+
+def _level_until(level: int, stage: str) -> str:
+    """The passes of an opt level up to the end of `stage`, as a comma list (for the named pipelines below)."""
+    passes = split_pass_list(OPT_LEVELS[level])
+    return ",".join(passes[: _stage_end(passes, stage, len(passes))])
+
+
 PIPELINES: dict[str, tuple[str, str]] = {
     "lower-to-te": ("graph dialect -> te compute definitions", "graph-to-te"),
     "lower-to-loop": ("graph or te -> loop nests over buffers", "graph-to-te,te-inline,te-to-loop"),
     "lower-to-schedule": (
         "graph -> the loop nests default-schedule schedules (as in lower-to-llvm, before default-schedule)",
-        OPT_LEVELS[3].split(",default-schedule,")[0],
+        _level_until(3, "schedule"),
     ),
     "lower-to-scf": (
         "graph, te or loop -> scf/memref/arith/math/func, as lower-to-llvm",
-        OPT_LEVELS[3].split(",loop-to-scf,")[0] + ",loop-to-scf",
+        _level_until(3, "scf"),
     ),
     "lower-to-llvm": (
         "any minimlc level -> llvm dialect, fully optimised (= lower-to-llvm-O3; print LLVM IR with -t llvm)",
@@ -94,23 +144,6 @@ PIPELINES: dict[str, tuple[str, str]] = {
 """Pipeline name -> (one-line description, comma-separated pass list)."""
 
 
-def split_pass_list(spec: str) -> list[str]:
-    """Split `a,b{x=1,2},c` at the commas that are not inside braces."""
-    items: list[str] = []
-    depth = 0
-    start = 0
-    for pos, char in enumerate(spec):
-        if char == "{":
-            depth += 1
-        elif char == "}":
-            depth -= 1
-        elif char == "," and depth == 0:
-            items.append(spec[start:pos])
-            start = pos + 1
-    items.append(spec[start:])
-    return [item.strip() for item in items if item.strip()]
-
-
 def expand_pipelines(spec: str) -> str:
     """Replace every named pipeline in a pass list by its passes: `lower-to-te,cse` -> `graph-to-te,cse`."""
     return ",".join(PIPELINES[item][1] if item in PIPELINES else item for item in split_pass_list(spec))
@@ -123,17 +156,6 @@ def opt_level_pipeline(opt_level: int) -> str:
         raise ValueError(f"opt_level must be one of {allowed}, got {opt_level!r}")
     return f"lower-to-llvm-O{opt_level}"
 
-
-STAGES: dict[str, tuple[str, bool] | None] = {
-    "graph": ("graph-to-te", False),
-    "te": ("te-to-loop", False),
-    "loop": ("te-to-loop", True),
-    "schedule": ("default-schedule", False),
-    "scf": ("loop-to-scf", True),
-    "llvm": None,
-}
-"""Stage name -> where it ends in a pipeline: before (False) or after (True) that pass; None: the pipeline's end.
-`schedule` is the loop IR default-schedule receives, the input of `--emit schedule` and `--emit space`."""
 
 Pipeline = int | str | Sequence[str]
 """An opt level, a named pipeline, a comma-separated pass list, or a list of pass items."""
@@ -153,21 +175,6 @@ def stage_passes(pipeline: Pipeline, stop_after: str | None = None, start_after:
     `stop_after` (None: to the end); raises ValueError for an unknown stage or one the pipeline does not reach."""
     passes = pipeline_passes(pipeline)
     return passes[_stage_end(passes, start_after, 0) : _stage_end(passes, stop_after, len(passes))]
-
-
-def _stage_end(passes: list[str], stage: str | None, default: int) -> int:
-    if stage is None:
-        return default
-    if stage not in STAGES:
-        raise ValueError(f"unknown stage '{stage}'; stages: {', '.join(STAGES)}")
-    end = STAGES[stage]
-    if end is None:
-        return len(passes)
-    name, after = end
-    names = [item.split("{")[0] for item in passes]
-    if name not in names:
-        raise ValueError(f"the pipeline does not run {name}, so it cannot stop at stage '{stage}'")
-    return names.index(name) + after
 
 
 def make_context() -> Context:

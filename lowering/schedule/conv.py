@@ -23,16 +23,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 from minimlc.lowering.loop.analysis import affine_form, loops_of
 from minimlc.lowering.schedule.kernel_analysis import (
-    accumulator_of,
     is_weight_at_every_call,
     output_and_reduction_loops,
-    product_of,
-    updates_of,
+    sum_of_products,
 )
 from minimlc.lowering.schedule.space import Config, Knob, Space, divisors
 from minimlc.lowering.target import Target
@@ -158,15 +156,10 @@ class ConvRule:
     name: str = "conv"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> ConvWorkload | None:
-        accumulator = accumulator_of(kernel)
-        if accumulator is None:
+        found = sum_of_products(kernel)
+        if found is None:
             return None
-        update = updates_of(kernel, accumulator, (arith.AddfOp,))
-        if len(update) != 1:
-            return None
-        product = product_of(update[0])
-        if product is None:
-            return None
+        accumulator, _, product = found
         reads = [product.lhs.owner, product.rhs.owner]
         if not all(isinstance(read, memref.LoadOp) for read in reads):
             return None

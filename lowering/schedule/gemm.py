@@ -20,15 +20,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 from minimlc.dialects import loop
 from minimlc.lowering.schedule.kernel_analysis import (
-    accumulator_of,
     is_weight_at_every_call,
-    product_of,
-    updates_of,
+    sum_of_products,
 )
 from minimlc.lowering.schedule.space import Config, Knob, Space, divisors
 from minimlc.lowering.target import Target
@@ -65,16 +63,11 @@ class GemmRule:
     name: str = "gemm"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> GemmWorkload | None:
-        accumulator = accumulator_of(kernel)
-        if accumulator is None:
+        found = sum_of_products(kernel)
+        if found is None:
             return None
-        update = updates_of(kernel, accumulator, (arith.AddfOp,))
-        if len(update) != 1:
-            return None
-        product = product_of(update[0])
-        if product is None:
-            return None
-        reduction = update[0].parent_op()
+        _, update, product = found
+        reduction = update.parent_op()
         spatial = reduction.parent_op() if isinstance(reduction, loop.ForOp) else None
         rows = spatial.parent_op() if isinstance(spatial, loop.ForOp) else None
         if not all(isinstance(lp, loop.ForOp) for lp in (reduction, spatial, rows)):

@@ -52,6 +52,22 @@ def product_of(update: Operation) -> arith.MulfOp | None:
     return next((v.owner for v in update.operands if isinstance(v.owner, arith.MulfOp)), None)
 
 
+def sum_of_products(kernel: func.FuncOp) -> tuple[loop.AllocOp, arith.AddfOp, arith.MulfOp] | None:
+    """A kernel's one accumulator, its one `acc + a * b` update and that product (GEMM and convolution kernels),
+    or None."""
+    accumulator = accumulator_of(kernel)
+    if accumulator is None:
+        return None
+    updates = updates_of(kernel, accumulator, (arith.AddfOp,))
+    if len(updates) != 1:
+        return None
+    product = product_of(updates[0])
+    if product is None:
+        return None
+    assert isinstance(updates[0], arith.AddfOp)
+    return accumulator, updates[0], product
+
+
 def output_and_reduction_loops(
     kernel: func.FuncOp, accumulator: loop.AllocOp
 ) -> tuple[list[loop.ForOp], list[loop.ForOp]]:
