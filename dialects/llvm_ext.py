@@ -7,17 +7,22 @@ emits them as such.
 from __future__ import annotations
 
 from abc import ABC
+from typing import ClassVar
 
-from xdsl.dialects.builtin import AnyFloatConstr, SignlessIntegerConstraint, VectorType
+from xdsl.dialects.builtin import AnyFloatConstr, IntegerAttr, IntegerType, SignlessIntegerConstraint, VectorType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
     irdl_op_definition,
     operand_def,
+    prop_def,
     result_def,
     traits_def,
 )
-from xdsl.traits import NoMemoryEffect
+from xdsl.traits import NoMemoryEffect, Pure
+from xdsl.utils.exceptions import VerifyException
 
 
 class FloatToIntCastOp(IRDLOperation, ABC):
@@ -69,4 +74,58 @@ class UIToFPOp(IntToFloatCastOp):
     name = "llvmx.uitofp"
 
 
-LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp], [])
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """A select with one condition per lane, which xDSL's `arith.select` and `llvm.select` (both `i1`) cannot
+    express: `%r = llvmx.select %c, %a, %b : vector<8xi1>, vector<8xf32>`."""
+
+    name = "llvmx.select"
+
+    T: ClassVar = VarConstraint("T", VectorType.constr())
+    cond = operand_def(VectorType.constr(IntegerType(1)))
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)"
+
+    def __init__(self, cond: Operation | SSAValue, lhs: Operation | SSAValue, rhs: Operation | SSAValue):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[SSAValue.get(lhs).type])
+
+    def verify_(self) -> None:
+        cond, value = self.cond.type, self.result.type
+        assert isinstance(cond, VectorType) and isinstance(value, VectorType)
+        if cond.get_shape() != value.get_shape():
+            raise VerifyException(f"{self.name}: condition {cond} and values {value} differ in lanes")
+
+
+@irdl_op_definition
+class FCmpOp(IRDLOperation):
+    """A float comparison lane by lane, which xDSL's `llvm.fcmp` (an `i1` result) cannot express; the predicate
+    numbers are `llvm.fcmp`'s: `%c = llvmx.fcmp %a, %b {predicate = 4 : i64} : vector<8xf32> -> vector<8xi1>`."""
+
+    name = "llvmx.fcmp"
+
+    T: ClassVar = VarConstraint("T", VectorType.constr(AnyFloatConstr))
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(VectorType.constr(IntegerType(1)))
+    predicate = prop_def(IntegerAttr)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs) `->` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: int):
+        lanes = lhs.type.get_shape() if isinstance(lhs.type, VectorType) else ()
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[VectorType(IntegerType(1), lanes)],
+            properties={"predicate": IntegerAttr(predicate, 64)},
+        )
+
+
+LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp], [])

@@ -47,6 +47,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
+from minimlc.lowering.abi import ENTRY_ATTR, packed_name
 from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
 from minimlc.lowering.llvm.conversion import (
     as_llvm,
@@ -58,7 +59,6 @@ from minimlc.lowering.llvm.conversion import (
     replace_lowered,
     static_memref,
 )
-from minimlc.lowering.abi import ENTRY_ATTR, packed_name
 from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
 
 """Unit attribute marking a function that gets a `<name>_packed` entry."""

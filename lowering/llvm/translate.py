@@ -126,17 +126,17 @@ def _convert_op(
     match op:
         case llvm.CallIntrinsicOp():
             _convert_call_intrinsic(op, builder, val_map)
-        case llvm.FCmpOp():
+        case llvm.FCmpOp() | llvm_ext.FCmpOp():
             predicate = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data).value
             instr = instructions.FCMPInstr(
                 builder.block,
                 predicate.lstrip("_"),
                 val_map[op.lhs],
                 val_map[op.rhs],
-                flags=_fastmath_flags(op),
+                flags=_fastmath_flags(op) if isinstance(op, llvm.FCmpOp) else (),
             )
             builder._insert(instr)  # pyright: ignore[reportPrivateUsage]
-            val_map[op.res] = instr
+            val_map[op.results[0]] = instr
         case llvm.StoreOp() if isinstance(op.value.type, VectorType):
             # llvmlite checks the value against the pointer's element type; a vector store goes through a cast.
             value = val_map[op.value]
@@ -144,6 +144,8 @@ def _convert_op(
             store = builder.store(value, pointer)
             if op.alignment:
                 store.align = op.alignment.value.data
+        case llvm_ext.SelectOp():
+            val_map[op.result] = builder.select(val_map[op.cond], val_map[op.lhs], val_map[op.rhs])
         case _ if (cast := _LLVMX_CASTS.get(type(op))) is not None:
             val_map[op.results[0]] = cast(
                 builder, val_map[op.operands[0]], convert_type(op.results[0].type)

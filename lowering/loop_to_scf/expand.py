@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
-from minimlc.dialects import loop
+from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
 from minimlc.lowering.loop.analysis import index_constant, loops_of
 
@@ -180,9 +180,15 @@ class _Vectorizer:
         if isinstance(op, arith.AddfOp) and _contracts(op) and self.fused(op):
             return
         operands = [self.as_vector(operand) for operand in op.operands]
+        if isinstance(op, arith.SelectOp) and op.cond in self.vector:
+            # One condition per lane: LLVM's vector compare and select, which arith's ops (one i1) cannot express.
+            self.vector[op.result] = self.builder.insert(llvm_ext.SelectOp(*operands)).result
+            return
+        if isinstance(op, arith.CmpfOp):
+            compare = llvm_ext.FCmpOp(operands[0], operands[1], op.predicate.value.data)
+            self.vector[op.result] = self.builder.insert(compare).result
+            return
         if isinstance(op, arith.SelectOp):
-            if op.cond in self.vector:
-                raise self.fail(op, "chooses per lane (its condition must be the same for every lane)")
             operands[0] = self.scalar.get(op.cond, op.cond)
         result_types = [VectorType(result.type, [self.lanes]) for result in op.results]
         new_op = op.create(
