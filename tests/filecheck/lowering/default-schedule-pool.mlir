@@ -4,6 +4,12 @@
 // reads: default-schedule accumulates it in the output, moves the window loops outside the width loop, makes the
 // width loop one vector max per window tap and keeps the row of outputs in a local tile. The -inf pad stays its
 // own kernel (te-inline does not inline into overlapping windows).
+//
+// Checked in full: the pad kernel writes -inf (0xff800000) outside rows/columns 1..8 of the 10x10 plane and
+// x[.., h - 1, w - 1] inside; the pool kernel first fills the output with -inf (the max's identity), then per
+// output row (i0, i1, i2) copies out[i0, i1, i2, 0..8] into the 1x1x1x8 tile, takes
+// tile[0, 0, 0, i3] = max(tile[0, 0, 0, i3], in0[i0, i1, i2 + k4, i3 + k5]) over the 3x3 taps (k4 over rows, k5
+// over columns) with the width loop i3 innermost and vectorized, and copies the tile back to the same row.
 
 builtin.module {
   func.func @main(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
@@ -13,20 +19,116 @@ builtin.module {
   }
 }
 
-// CHECK:      func.call @pad_0(%x, %{{.*}}) : (memref<1x2x8x8xf32>, memref<1x2x10x10xf32>) -> ()
-// CHECK:      func.func private @max_pool_1(%in0: memref<1x2x10x10xf32> {llvm.noalias}, %out: memref<1x2x8x8xf32> {llvm.noalias}) {
-// CHECK-NEXT:   %tile = loop.alloc "local" : memref<1x1x1x8xf32>
-// CHECK:        loop.for "i3_init" %i3_init = 0 to 8 step 1 vectorize {
-// CHECK-NEXT:     %0 = arith.constant 0xff800000 : f32
-// CHECK:        loop.for "i2" %i2 = 0 to 8 step 1 serial {
-// CHECK:          loop.for "i2_ld3" %i2_ld3 = 0 to 8 step 1 vectorize {
-// CHECK:          loop.for "k4" %k4 = 0 to 3 step 1 serial {
-// CHECK-NEXT:       loop.for "k5" %k5 = 0 to 3 step 1 serial {
-// CHECK-NEXT:         loop.for "i3" %i3 = 0 to 8 step 1 vectorize {
-// CHECK-NEXT:           %7 = arith.addi %i2, %k4 : index
-// CHECK-NEXT:           %8 = arith.addi %i3, %k5 : index
-// CHECK-NEXT:           %9 = memref.load %in0[%i0, %i1, %7, %8] : memref<1x2x10x10xf32>
-// CHECK:                %13 = memref.load %tile[%10, %11, %12, %i3] : memref<1x1x1x8xf32>
-// CHECK-NEXT:           %14 = arith.maximumf %13, %9 : f32
-// CHECK:                memref.store %14, %tile[%15, %16, %17, %i3] : memref<1x1x1x8xf32>
-// CHECK:          loop.for "i2_st3" %i2_st3 = 0 to 8 step 1 vectorize {
+// CHECK:      builtin.module attributes {minimlc.target = "x86-64-v3"} {
+// CHECK-NEXT:   func.func @main(%x: memref<1x2x8x8xf32>, %out0: memref<1x2x8x8xf32>) attributes {minimlc.entry} {
+// CHECK-NEXT:     %[[P:.*]] = loop.alloc "global" : memref<1x2x10x10xf32>
+// CHECK-NEXT:     func.call @pad_0(%x, %[[P]]) : (memref<1x2x8x8xf32>, memref<1x2x10x10xf32>) -> ()
+// CHECK-NEXT:     func.call @max_pool_1(%[[P]], %out0) : (memref<1x2x10x10xf32>, memref<1x2x8x8xf32>) -> ()
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT:   func.func private @pad_0(%in0: memref<1x2x8x8xf32> {llvm.noalias}, %out: memref<1x2x10x10xf32> {llvm.noalias}) {
+// CHECK-NEXT:     loop.for "i0" %[[I0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:       loop.for "i1" %[[I1:.*]] = 0 to 2 step 1 serial {
+// CHECK-NEXT:         loop.for "i2" %[[I2:.*]] = 0 to 10 step 1 serial {
+// CHECK-NEXT:           loop.for "i3" %[[I3:.*]] = 0 to 10 step 1 serial {
+// CHECK-NEXT:             %[[V0:.*]] = arith.constant 1 : index
+// CHECK-NEXT:             %[[H:.*]] = arith.subi %[[I2]], %[[V0]] : index
+// CHECK-NEXT:             %[[V2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V3:.*]] = arith.cmpi sge, %[[H]], %[[V2]] : index
+// CHECK-NEXT:             %[[V4:.*]] = arith.constant 8 : index
+// CHECK-NEXT:             %[[V5:.*]] = arith.cmpi slt, %[[H]], %[[V4]] : index
+// CHECK-NEXT:             %[[V6:.*]] = arith.andi %[[V3]], %[[V5]] : i1
+// CHECK-NEXT:             %[[V7:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V8:.*]] = arith.maxsi %[[H]], %[[V7]] : index
+// CHECK-NEXT:             %[[V9:.*]] = arith.constant 7 : index
+// CHECK-NEXT:             %[[H_IN:.*]] = arith.minsi %[[V8]], %[[V9]] : index
+// CHECK-NEXT:             %[[V11:.*]] = arith.constant 1 : index
+// CHECK-NEXT:             %[[W:.*]] = arith.subi %[[I3]], %[[V11]] : index
+// CHECK-NEXT:             %[[V13:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V14:.*]] = arith.cmpi sge, %[[W]], %[[V13]] : index
+// CHECK-NEXT:             %[[V15:.*]] = arith.andi %[[V6]], %[[V14]] : i1
+// CHECK-NEXT:             %[[V16:.*]] = arith.constant 8 : index
+// CHECK-NEXT:             %[[V17:.*]] = arith.cmpi slt, %[[W]], %[[V16]] : index
+// CHECK-NEXT:             %[[INSIDE:.*]] = arith.andi %[[V15]], %[[V17]] : i1
+// CHECK-NEXT:             %[[V19:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V20:.*]] = arith.maxsi %[[W]], %[[V19]] : index
+// CHECK-NEXT:             %[[V21:.*]] = arith.constant 7 : index
+// CHECK-NEXT:             %[[W_IN:.*]] = arith.minsi %[[V20]], %[[V21]] : index
+// CHECK-NEXT:             %[[X:.*]] = memref.load %in0[%[[I0]], %[[I1]], %[[H_IN]], %[[W_IN]]] : memref<1x2x8x8xf32>
+// CHECK-NEXT:             %[[NEG_INF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:             %[[VALUE:.*]] = arith.select %[[INSIDE]], %[[X]], %[[NEG_INF]] : f32
+// CHECK-NEXT:             memref.store %[[VALUE]], %out[%[[I0]], %[[I1]], %[[I2]], %[[I3]]] : memref<1x2x10x10xf32>
+// CHECK-NEXT:           }
+// CHECK-NEXT:         }
+// CHECK-NEXT:       }
+// CHECK-NEXT:     }
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT:   func.func private @max_pool_1(%in0: memref<1x2x10x10xf32> {llvm.noalias}, %out: memref<1x2x8x8xf32> {llvm.noalias}) {
+// CHECK-NEXT:     %[[TILE:.*]] = loop.alloc "local" : memref<1x1x1x8xf32>
+// CHECK-NEXT:     loop.for "i0_init" %[[I0_INIT:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:       loop.for "i1_init" %[[I1_INIT:.*]] = 0 to 2 step 1 serial {
+// CHECK-NEXT:         loop.for "i2_init" %[[I2_INIT:.*]] = 0 to 8 step 1 serial {
+// CHECK-NEXT:           loop.for "i3_init" %[[I3_INIT:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:             %[[NEG_INF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:             memref.store %[[NEG_INF]], %out[%[[I0_INIT]], %[[I1_INIT]], %[[I2_INIT]], %[[I3_INIT]]] : memref<1x2x8x8xf32>
+// CHECK-NEXT:           }
+// CHECK-NEXT:         }
+// CHECK-NEXT:       }
+// CHECK-NEXT:     }
+// CHECK-NEXT:     loop.for "i0" %[[I0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:       loop.for "i1" %[[I1:.*]] = 0 to 2 step 1 serial {
+// CHECK-NEXT:         loop.for "i2" %[[I2:.*]] = 0 to 8 step 1 serial {
+// CHECK-NEXT:           %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:           loop.for "i2_ld0" %[[I2_LD0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:             loop.for "i2_ld1" %[[I2_LD1:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:               loop.for "i2_ld2" %[[I2_LD2:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:                 loop.for "i2_ld3" %[[I2_LD3:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:                   %[[LD_N:.*]] = arith.addi %[[I0]], %[[I2_LD0]] : index
+// CHECK-NEXT:                   %[[LD_C:.*]] = arith.addi %[[I1]], %[[I2_LD1]] : index
+// CHECK-NEXT:                   %[[LD_H:.*]] = arith.addi %[[I2]], %[[I2_LD2]] : index
+// CHECK-NEXT:                   %[[LD_W:.*]] = arith.addi %[[ZERO]], %[[I2_LD3]] : index
+// CHECK-NEXT:                   %[[INIT:.*]] = memref.load %out[%[[LD_N]], %[[LD_C]], %[[LD_H]], %[[LD_W]]] : memref<1x2x8x8xf32>
+// CHECK-NEXT:                   memref.store %[[INIT]], %[[TILE]][%[[I2_LD0]], %[[I2_LD1]], %[[I2_LD2]], %[[I2_LD3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                 }
+// CHECK-NEXT:               }
+// CHECK-NEXT:             }
+// CHECK-NEXT:           }
+// CHECK-NEXT:           loop.for "k4" %[[K4:.*]] = 0 to 3 step 1 serial {
+// CHECK-NEXT:             loop.for "k5" %[[K5:.*]] = 0 to 3 step 1 serial {
+// CHECK-NEXT:               loop.for "i3" %[[I3:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:                 %[[ROW:.*]] = arith.addi %[[I2]], %[[K4]] : index
+// CHECK-NEXT:                 %[[COL:.*]] = arith.addi %[[I3]], %[[K5]] : index
+// CHECK-NEXT:                 %[[X:.*]] = memref.load %in0[%[[I0]], %[[I1]], %[[ROW]], %[[COL]]] : memref<1x2x10x10xf32>
+// CHECK-NEXT:                 %[[T0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                 %[[T1:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                 %[[T2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                 %[[ACC:.*]] = memref.load %[[TILE]][%[[T0]], %[[T1]], %[[T2]], %[[I3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                 %[[MAX:.*]] = arith.maximumf %[[ACC]], %[[X]] : f32
+// CHECK-NEXT:                 %[[T3:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                 %[[T4:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                 %[[T5:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                 memref.store %[[MAX]], %[[TILE]][%[[T3]], %[[T4]], %[[T5]], %[[I3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:               }
+// CHECK-NEXT:             }
+// CHECK-NEXT:           }
+// CHECK-NEXT:           loop.for "i2_st0" %[[I2_ST0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:             loop.for "i2_st1" %[[I2_ST1:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:               loop.for "i2_st2" %[[I2_ST2:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:                 loop.for "i2_st3" %[[I2_ST3:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:                   %[[ST_N:.*]] = arith.addi %[[I0]], %[[I2_ST0]] : index
+// CHECK-NEXT:                   %[[ST_C:.*]] = arith.addi %[[I1]], %[[I2_ST1]] : index
+// CHECK-NEXT:                   %[[ST_H:.*]] = arith.addi %[[I2]], %[[I2_ST2]] : index
+// CHECK-NEXT:                   %[[ST_W:.*]] = arith.addi %[[ZERO]], %[[I2_ST3]] : index
+// CHECK-NEXT:                   %[[RESULT:.*]] = memref.load %[[TILE]][%[[I2_ST0]], %[[I2_ST1]], %[[I2_ST2]], %[[I2_ST3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                   memref.store %[[RESULT]], %out[%[[ST_N]], %[[ST_C]], %[[ST_H]], %[[ST_W]]] : memref<1x2x8x8xf32>
+// CHECK-NEXT:                 }
+// CHECK-NEXT:               }
+// CHECK-NEXT:             }
+// CHECK-NEXT:           }
+// CHECK-NEXT:         }
+// CHECK-NEXT:       }
+// CHECK-NEXT:     }
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
