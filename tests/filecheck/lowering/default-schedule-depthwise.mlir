@@ -4,6 +4,13 @@
 // read the width loop does not move): the same schedule applies. The sum accumulates in the output, the window loops
 // move outside the width loop, which becomes one vector multiply-add per tap (the weight broadcast), and the row of
 // outputs stays in a local tile.
+//
+// Checked in full: graph-pad-conv's kernel writes 0 outside rows/columns 1..8 of the 10x10 plane and
+// x[.., h - 1, w - 1] inside; the convolution kernel zeroes the output, then per output row (i0, i1, i2) copies
+// out[i0, i1, i2, 0..8] into the 1x1x1x8 tile, accumulates
+// tile[0, 0, 0, i3] += in0[i0, i1, i2 + k5, i3 + k6] * in1[i1, k4, k5, k6] over the taps (one input channel per
+// group, so channel i1 reads its own input channel i1 and its own filter i1; k4 has extent 1) with the width loop
+// i3 innermost and vectorized (the weight read does not depend on i3: a broadcast), and copies the tile back.
 
 builtin.module {
   func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
@@ -13,16 +20,121 @@ builtin.module {
   }
 }
 
-// CHECK:      func.func private @depthwise_conv_1(%in0: memref<1x4x10x10xf32> {llvm.noalias}, %in1: memref<4x1x3x3xf32> {llvm.noalias}, %out: memref<1x4x8x8xf32> {llvm.noalias}) {
-// CHECK-NEXT:   %tile = loop.alloc "local" : memref<1x1x1x8xf32>
-// CHECK:        loop.for "i3_init" %i3_init = 0 to 8 step 1 vectorize {
-// CHECK:        loop.for "i2" %i2 = 0 to 8 step 1 serial {
-// CHECK:          loop.for "k4" %k4 = 0 to 1 step 1 serial {
-// CHECK-NEXT:       loop.for "k5" %k5 = 0 to 3 step 1 serial {
-// CHECK-NEXT:         loop.for "k6" %k6 = 0 to 3 step 1 serial {
-// CHECK-NEXT:           loop.for "i3" %i3 = 0 to 8 step 1 vectorize {
-// CHECK:                  memref.load %in0[
-// CHECK:                  memref.load %in1[
-// CHECK:                  arith.mulf
-// CHECK:                  memref.load %tile[
-// CHECK-NEXT:             arith.addf
+// CHECK:      builtin.module attributes {minimlc.target = "x86-64-v3"} {
+// CHECK-NEXT:   func.func @main(%x: memref<1x4x8x8xf32>, %out0: memref<1x4x8x8xf32>) attributes {minimlc.entry} {
+// CHECK-NEXT:     %[[W:.*]] = loop.weight "w" : memref<4x1x3x3xf32>
+// CHECK-NEXT:     %[[Y:.*]] = loop.alloc "global" : memref<1x4x10x10xf32>
+// CHECK-NEXT:     func.call @pad_0(%x, %[[Y]]) : (memref<1x4x8x8xf32>, memref<1x4x10x10xf32>) -> ()
+// CHECK-NEXT:     func.call @depthwise_conv_1(%[[Y]], %[[W]], %out0) : (memref<1x4x10x10xf32>, memref<4x1x3x3xf32>, memref<1x4x8x8xf32>) -> ()
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT:   func.func private @pad_0(%in0: memref<1x4x8x8xf32> {llvm.noalias}, %out: memref<1x4x10x10xf32> {llvm.noalias}) {
+// CHECK-NEXT:     loop.for "i0" %[[I0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:       loop.for "i1" %[[I1:.*]] = 0 to 4 step 1 serial {
+// CHECK-NEXT:         loop.for "i2" %[[I2:.*]] = 0 to 10 step 1 serial {
+// CHECK-NEXT:           loop.for "i3" %[[I3:.*]] = 0 to 10 step 1 serial {
+// CHECK-NEXT:             %[[V0:.*]] = arith.constant 1 : index
+// CHECK-NEXT:             %[[H:.*]] = arith.subi %[[I2]], %[[V0]] : index
+// CHECK-NEXT:             %[[V2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V3:.*]] = arith.cmpi sge, %[[H]], %[[V2]] : index
+// CHECK-NEXT:             %[[V4:.*]] = arith.constant 8 : index
+// CHECK-NEXT:             %[[V5:.*]] = arith.cmpi slt, %[[H]], %[[V4]] : index
+// CHECK-NEXT:             %[[V6:.*]] = arith.andi %[[V3]], %[[V5]] : i1
+// CHECK-NEXT:             %[[V7:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V8:.*]] = arith.maxsi %[[H]], %[[V7]] : index
+// CHECK-NEXT:             %[[V9:.*]] = arith.constant 7 : index
+// CHECK-NEXT:             %[[H_IN:.*]] = arith.minsi %[[V8]], %[[V9]] : index
+// CHECK-NEXT:             %[[V11:.*]] = arith.constant 1 : index
+// CHECK-NEXT:             %[[W:.*]] = arith.subi %[[I3]], %[[V11]] : index
+// CHECK-NEXT:             %[[V13:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V14:.*]] = arith.cmpi sge, %[[W]], %[[V13]] : index
+// CHECK-NEXT:             %[[V15:.*]] = arith.andi %[[V6]], %[[V14]] : i1
+// CHECK-NEXT:             %[[V16:.*]] = arith.constant 8 : index
+// CHECK-NEXT:             %[[V17:.*]] = arith.cmpi slt, %[[W]], %[[V16]] : index
+// CHECK-NEXT:             %[[INSIDE:.*]] = arith.andi %[[V15]], %[[V17]] : i1
+// CHECK-NEXT:             %[[V19:.*]] = arith.constant 0 : index
+// CHECK-NEXT:             %[[V20:.*]] = arith.maxsi %[[W]], %[[V19]] : index
+// CHECK-NEXT:             %[[V21:.*]] = arith.constant 7 : index
+// CHECK-NEXT:             %[[W_IN:.*]] = arith.minsi %[[V20]], %[[V21]] : index
+// CHECK-NEXT:             %[[X:.*]] = memref.load %in0[%[[I0]], %[[I1]], %[[H_IN]], %[[W_IN]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:             %[[ZERO_F:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:             %[[VALUE:.*]] = arith.select %[[INSIDE]], %[[X]], %[[ZERO_F]] : f32
+// CHECK-NEXT:             memref.store %[[VALUE]], %out[%[[I0]], %[[I1]], %[[I2]], %[[I3]]] : memref<1x4x10x10xf32>
+// CHECK-NEXT:           }
+// CHECK-NEXT:         }
+// CHECK-NEXT:       }
+// CHECK-NEXT:     }
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT:   func.func private @depthwise_conv_1(%in0: memref<1x4x10x10xf32> {llvm.noalias}, %in1: memref<4x1x3x3xf32> {llvm.noalias}, %out: memref<1x4x8x8xf32> {llvm.noalias}) {
+// CHECK-NEXT:     %[[TILE:.*]] = loop.alloc "local" : memref<1x1x1x8xf32>
+// CHECK-NEXT:     loop.for "i0_init" %[[I0_INIT:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:       loop.for "i1_init" %[[I1_INIT:.*]] = 0 to 4 step 1 serial {
+// CHECK-NEXT:         loop.for "i2_init" %[[I2_INIT:.*]] = 0 to 8 step 1 serial {
+// CHECK-NEXT:           loop.for "i3_init" %[[I3_INIT:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:             %[[ZERO_F:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:             memref.store %[[ZERO_F]], %out[%[[I0_INIT]], %[[I1_INIT]], %[[I2_INIT]], %[[I3_INIT]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:           }
+// CHECK-NEXT:         }
+// CHECK-NEXT:       }
+// CHECK-NEXT:     }
+// CHECK-NEXT:     loop.for "i0" %[[I0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:       loop.for "i1" %[[I1:.*]] = 0 to 4 step 1 serial {
+// CHECK-NEXT:         loop.for "i2" %[[I2:.*]] = 0 to 8 step 1 serial {
+// CHECK-NEXT:           %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT:           loop.for "i2_ld0" %[[I2_LD0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:             loop.for "i2_ld1" %[[I2_LD1:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:               loop.for "i2_ld2" %[[I2_LD2:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:                 loop.for "i2_ld3" %[[I2_LD3:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:                   %[[LD_N:.*]] = arith.addi %[[I0]], %[[I2_LD0]] : index
+// CHECK-NEXT:                   %[[LD_C:.*]] = arith.addi %[[I1]], %[[I2_LD1]] : index
+// CHECK-NEXT:                   %[[LD_H:.*]] = arith.addi %[[I2]], %[[I2_LD2]] : index
+// CHECK-NEXT:                   %[[LD_W:.*]] = arith.addi %[[ZERO]], %[[I2_LD3]] : index
+// CHECK-NEXT:                   %[[INIT:.*]] = memref.load %out[%[[LD_N]], %[[LD_C]], %[[LD_H]], %[[LD_W]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:                   memref.store %[[INIT]], %[[TILE]][%[[I2_LD0]], %[[I2_LD1]], %[[I2_LD2]], %[[I2_LD3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                 }
+// CHECK-NEXT:               }
+// CHECK-NEXT:             }
+// CHECK-NEXT:           }
+// CHECK-NEXT:           loop.for "k4" %[[K4:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:             loop.for "k5" %[[K5:.*]] = 0 to 3 step 1 serial {
+// CHECK-NEXT:               loop.for "k6" %[[K6:.*]] = 0 to 3 step 1 serial {
+// CHECK-NEXT:                 loop.for "i3" %[[I3:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:                   %[[ROW:.*]] = arith.addi %[[I2]], %[[K5]] : index
+// CHECK-NEXT:                   %[[COL:.*]] = arith.addi %[[I3]], %[[K6]] : index
+// CHECK-NEXT:                   %[[X:.*]] = memref.load %in0[%[[I0]], %[[I1]], %[[ROW]], %[[COL]]] : memref<1x4x10x10xf32>
+// CHECK-NEXT:                   %[[WT:.*]] = memref.load %in1[%[[I1]], %[[K4]], %[[K5]], %[[K6]]] : memref<4x1x3x3xf32>
+// CHECK-NEXT:                   %[[PROD:.*]] = arith.mulf %[[X]], %[[WT]] fastmath<contract> : f32
+// CHECK-NEXT:                   %[[T0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                   %[[T1:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                   %[[T2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                   %[[ACC:.*]] = memref.load %[[TILE]][%[[T0]], %[[T1]], %[[T2]], %[[I3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                   %[[SUM:.*]] = arith.addf %[[ACC]], %[[PROD]] fastmath<reassoc,contract> : f32
+// CHECK-NEXT:                   %[[T3:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                   %[[T4:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                   %[[T5:.*]] = arith.constant 0 : index
+// CHECK-NEXT:                   memref.store %[[SUM]], %[[TILE]][%[[T3]], %[[T4]], %[[T5]], %[[I3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                 }
+// CHECK-NEXT:               }
+// CHECK-NEXT:             }
+// CHECK-NEXT:           }
+// CHECK-NEXT:           loop.for "i2_st0" %[[I2_ST0:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:             loop.for "i2_st1" %[[I2_ST1:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:               loop.for "i2_st2" %[[I2_ST2:.*]] = 0 to 1 step 1 serial {
+// CHECK-NEXT:                 loop.for "i2_st3" %[[I2_ST3:.*]] = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:                   %[[ST_N:.*]] = arith.addi %[[I0]], %[[I2_ST0]] : index
+// CHECK-NEXT:                   %[[ST_C:.*]] = arith.addi %[[I1]], %[[I2_ST1]] : index
+// CHECK-NEXT:                   %[[ST_H:.*]] = arith.addi %[[I2]], %[[I2_ST2]] : index
+// CHECK-NEXT:                   %[[ST_W:.*]] = arith.addi %[[ZERO]], %[[I2_ST3]] : index
+// CHECK-NEXT:                   %[[RESULT:.*]] = memref.load %[[TILE]][%[[I2_ST0]], %[[I2_ST1]], %[[I2_ST2]], %[[I2_ST3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                   memref.store %[[RESULT]], %out[%[[ST_N]], %[[ST_C]], %[[ST_H]], %[[ST_W]]] : memref<1x4x8x8xf32>
+// CHECK-NEXT:                 }
+// CHECK-NEXT:               }
+// CHECK-NEXT:             }
+// CHECK-NEXT:           }
+// CHECK-NEXT:         }
+// CHECK-NEXT:       }
+// CHECK-NEXT:     }
+// CHECK-NEXT:     func.return
+// CHECK-NEXT:   }
+// CHECK-NEXT: }
