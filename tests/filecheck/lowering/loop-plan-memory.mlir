@@ -1,6 +1,15 @@
 // RUN: mini-opt %s -p loop-plan-memory | filecheck %s
 
+// Every global buffer becomes a memref.view of one byte arena at a concrete offset. The offsets follow from the
+// rule alone (loop_plan_memory.py): a buffer lives from the first to the last top-level op that uses it; buffers
+// are placed largest first (ties: earlier first use first), each at the lowest 64-byte-aligned offset where it
+// overlaps no placed buffer alive at the same time; the arena is the highest end rounded up to 64 bytes;
+// intermediate_bytes is the unrounded sum of the buffer sizes.
+
 // A chain a -> b -> c -> out: %a is dead once %b is computed, so %c reuses %a's bytes; %b overlaps both.
+// Each buffer is 256 x 4 = 1024 bytes (already 64-aligned). Lifetimes (calls 1..4): a 1-2, b 2-3, c 3-4.
+// a goes first, at 0; b is alive with a at call 2, so it goes past a, at 1024; c is alive with b (call 3) but not
+// with a, and 0 + 1024 <= 1024 fits below b: c at 0. Arena 2048 bytes; intermediates 3 x 1024 = 3072 bytes.
 func.func @chain(%x: memref<256xf32>, %out: memref<256xf32>) {
   %a = loop.alloc "global" : memref<256xf32>
   %b = loop.alloc "global" : memref<256xf32>
@@ -14,15 +23,25 @@ func.func @chain(%x: memref<256xf32>, %out: memref<256xf32>) {
 func.func private @k(%in: memref<256xf32>, %out: memref<256xf32>)
 
 // CHECK-LABEL: func.func @chain(%x: memref<256xf32>, %out: memref<256xf32>) attributes {minimlc.arena_bytes = 2048 : i64, minimlc.intermediate_bytes = 3072 : i64} {
-// CHECK-NEXT:    %arena = loop.alloc "global" : memref<2048xi8>
-// CHECK-NEXT:    %0 = arith.constant 0 : index
-// CHECK-NEXT:    %a = memref.view %arena[%0][] : memref<2048xi8> to memref<256xf32>
-// CHECK-NEXT:    %1 = arith.constant 1024 : index
-// CHECK-NEXT:    %b = memref.view %arena[%1][] : memref<2048xi8> to memref<256xf32>
-// CHECK-NEXT:    %2 = arith.constant 0 : index
-// CHECK-NEXT:    %c = memref.view %arena[%2][] : memref<2048xi8> to memref<256xf32>
+// CHECK-NEXT:    %[[ARENA:.*]] = loop.alloc "global" : memref<2048xi8>
+// CHECK-NEXT:    %[[OFF_A:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[A:.*]] = memref.view %[[ARENA]][%[[OFF_A]]][] : memref<2048xi8> to memref<256xf32>
+// CHECK-NEXT:    %[[OFF_B:.*]] = arith.constant 1024 : index
+// CHECK-NEXT:    %[[B:.*]] = memref.view %[[ARENA]][%[[OFF_B]]][] : memref<2048xi8> to memref<256xf32>
+// CHECK-NEXT:    %[[OFF_C:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[C:.*]] = memref.view %[[ARENA]][%[[OFF_C]]][] : memref<2048xi8> to memref<256xf32>
+// CHECK-NEXT:    func.call @k(%x, %[[A]]) : (memref<256xf32>, memref<256xf32>) -> ()
+// CHECK-NEXT:    func.call @k(%[[A]], %[[B]]) : (memref<256xf32>, memref<256xf32>) -> ()
+// CHECK-NEXT:    func.call @k(%[[B]], %[[C]]) : (memref<256xf32>, memref<256xf32>) -> ()
+// CHECK-NEXT:    func.call @k(%[[C]], %out) : (memref<256xf32>, memref<256xf32>) -> ()
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func private @k(memref<256xf32>, memref<256xf32>) -> ()
 
-// Sizes are rounded up to 64 bytes; a buffer used by no call still gets its own place.
+// Offsets are 64-byte aligned and the arena is rounded up to 64 bytes; intermediate_bytes is not rounded.
+// a = 3 x 4 = 12 bytes (calls 1-2), b = 5 x 4 = 20 bytes (call 2): 32 intermediate bytes. b, the larger, goes
+// first, at 0; a is alive with b at call 2, and 0 + 12 > 0 (b's start), so a goes to the first aligned offset past
+// b's 20 bytes: 64. Arena 64 + 12 = 76 bytes, rounded up to 128. The views keep the allocations' order (a, then b).
 func.func @odd_sizes(%x: memref<3xf32>, %out: memref<3xf32>) {
   %a = loop.alloc "global" : memref<3xf32>
   %b = loop.alloc "global" : memref<5xf32>
@@ -33,10 +52,18 @@ func.func @odd_sizes(%x: memref<3xf32>, %out: memref<3xf32>) {
 func.func private @k3(%in: memref<3xf32>, %out: memref<3xf32>)
 func.func private @k35(%in: memref<3xf32>, %out: memref<5xf32>)
 
-// CHECK-LABEL: func.func @odd_sizes(
-// CHECK-SAME:    minimlc.arena_bytes = 128 : i64, minimlc.intermediate_bytes = 32 : i64
-// CHECK:         memref.view %arena[%{{.*}}][] : memref<128xi8> to memref<3xf32>
-// CHECK:         memref.view %arena[%{{.*}}][] : memref<128xi8> to memref<5xf32>
+// CHECK-LABEL: func.func @odd_sizes(%x: memref<3xf32>, %out: memref<3xf32>) attributes {minimlc.arena_bytes = 128 : i64, minimlc.intermediate_bytes = 32 : i64} {
+// CHECK-NEXT:    %[[ARENA:.*]] = loop.alloc "global" : memref<128xi8>
+// CHECK-NEXT:    %[[OFF_A:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    %[[A:.*]] = memref.view %[[ARENA]][%[[OFF_A]]][] : memref<128xi8> to memref<3xf32>
+// CHECK-NEXT:    %[[OFF_B:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[B:.*]] = memref.view %[[ARENA]][%[[OFF_B]]][] : memref<128xi8> to memref<5xf32>
+// CHECK-NEXT:    func.call @k3(%x, %[[A]]) : (memref<3xf32>, memref<3xf32>) -> ()
+// CHECK-NEXT:    func.call @k35(%[[A]], %[[B]]) : (memref<3xf32>, memref<5xf32>) -> ()
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT:  func.func private @k3(memref<3xf32>, memref<3xf32>) -> ()
+// CHECK-NEXT:  func.func private @k35(memref<3xf32>, memref<5xf32>) -> ()
 
 // Functions without global buffers are left alone.
 func.func @nothing(%x: memref<4xf32>) {
@@ -45,7 +72,9 @@ func.func @nothing(%x: memref<4xf32>) {
 }
 
 // CHECK-LABEL: func.func @nothing(%x: memref<4xf32>) {
-// CHECK-NEXT:    %acc = loop.alloc "local" : memref<f32>
+// CHECK-NEXT:    %[[ACC:.*]] = loop.alloc "local" : memref<f32>
+// CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
 
 // A function already planned keeps its arena: running the pass again changes nothing.
 func.func @planned(%x: memref<4xf32>) attributes {minimlc.arena_bytes = 64 : i64, minimlc.intermediate_bytes = 16 : i64} {
@@ -54,5 +83,8 @@ func.func @planned(%x: memref<4xf32>) attributes {minimlc.arena_bytes = 64 : i64
 }
 
 // CHECK-LABEL: func.func @planned(%x: memref<4xf32>) attributes {minimlc.arena_bytes = 64 : i64, minimlc.intermediate_bytes = 16 : i64} {
-// CHECK-NEXT:    %arena = loop.alloc "global" : memref<64xi8>
+// CHECK-NEXT:    %[[ARENA:.*]] = loop.alloc "global" : memref<64xi8>
 // CHECK-NEXT:    func.return
+// CHECK-NEXT:  }
+// CHECK-NEXT: }
+// CHECK-EMPTY:
