@@ -111,6 +111,10 @@ class UnsupportedFeatureError(ModelImportError, NotImplementedError):
     """A valid model needing what minimlc lacks (e.g. an int64 output computed at run time)."""
 
 
+class UnsupportedTypeError(UnsupportedFeatureError):
+    """A graph input or output, or an output computed at run time, of a type minimlc lacks (e.g. float16, sequence)."""
+
+
 class UnsupportedOpsError(UnsupportedFeatureError):
     """The model uses unsupported operators; `.ops` lists (op_type, opset, node names)."""
 
@@ -342,8 +346,8 @@ class _Importer:
             raise ModelImportError(f"{label}: has {len(node.input)} inputs, expected {expected}")
         attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         unexpected = sorted(attributes.keys() - keywords)
-        if unexpected:
-            raise ModelImportError(
+        if unexpected:  # onnx.checker accepted them: a valid model using what minimlc lacks
+            raise UnsupportedFeatureError(
                 f"{label}: attributes {unexpected} are not supported (opset {self.opset})"
             )
 
@@ -373,13 +377,13 @@ class _Importer:
 def _check_float32(vi: onnx.ValueInfoProto, kind: str) -> None:
     computed = " and is computed at run time" if kind == "output" else ""
     if not vi.type.HasField("tensor_type"):
-        raise UnsupportedFeatureError(
+        raise UnsupportedTypeError(
             f"{kind} '{vi.name}' is not a tensor{computed}; only float32 tensors are supported"
         )
     element = vi.type.tensor_type.elem_type
     if element != onnx.TensorProto.FLOAT:
         name = onnx.TensorProto.DataType.Name(element)
-        raise UnsupportedFeatureError(
+        raise UnsupportedTypeError(
             f"{kind} '{vi.name}' has element type {name}{computed}; "
             "only FLOAT (float32) is supported"
         )

@@ -17,9 +17,9 @@ same signature comes again. Outputs that are compile-time constants after that (
 mask) come back with their own dtype (int64, bool, ...); outputs computed by native code are float32, or int64 for
 indices (MaxPool's Indices).
 
-Inputs of any other type raise `NotImplementedError` at `prepare`; unsupported operators (`UnsupportedOpsError`) and
-other outputs computed at run time (`UnsupportedFeatureError`) raise it when the model compiles: at `prepare`, or at
-the first run of a signature. Arrays are checked against the model's declared dtype (a float64 array given
+Inputs of any other type raise `UnsupportedTypeError` (a `NotImplementedError`) at `prepare`; unsupported operators
+(`UnsupportedOpsError`) and other outputs computed at run time (`UnsupportedTypeError`) raise it when the model
+compiles: at `prepare`, or at the first run of a signature. Arrays are checked against the model's declared dtype (a float64 array given
 for a float32 input is an error, as in ONNX Runtime); Python and numpy scalars and nested lists are converted to it.
 """
 
@@ -33,7 +33,7 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
-from minimlc.frontend.onnx import constant_operand_names
+from minimlc.frontend.onnx import UnsupportedTypeError, constant_operand_names
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
 _COMPUTED_ELEMENT_TYPES = {onnx.TensorProto.FLOAT: np.dtype(np.float32)}
@@ -170,16 +170,16 @@ class MinimlcBackend(Backend):
     def prepare(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> MinimlcBackendRep:
         """Check the model, and compile it now if every input is float32 with static dimensions.
 
-        Raises `NotImplementedError` for a device other than CPU, graph inputs other than float32, int32, int64 or
-        bool tensors, non-tensor outputs, unsupported operators (`UnsupportedOpsError`) and, when compiling now,
-        outputs computed at run time other than float32 and int64 indices (`UnsupportedFeatureError`);
+        Raises `NotImplementedError` for a device other than CPU; its subclasses `UnsupportedTypeError` for graph
+        inputs other than float32, int32, int64 or bool tensors, non-tensor outputs and, when compiling now, outputs
+        computed at run time other than float32 and int64 indices, and `UnsupportedOpsError` for unsupported operators;
         `ModelImportError` for any other import problem.
         """
         if not cls.supports_device(device):
             raise NotImplementedError(f"minimlc runs on the CPU only, not on '{device}'")
         problem = _unsupported_types(model)
         if problem is not None:
-            raise NotImplementedError(problem)
+            raise UnsupportedTypeError(problem)
         return MinimlcBackendRep(model)
 
     @classmethod

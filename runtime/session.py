@@ -135,6 +135,11 @@ class InferenceSession:
             self._pool = ThreadPool(self.num_threads)
             self._args_template = np.insert(self._args_template, self._model.pool_slot, self._pool.address)
 
+    def task_counts(self) -> list[int]:
+        """Parallel-loop tasks each pool thread ran in this session's runs (`ThreadPool.task_counts`); [] without a
+        pool (a model with no parallel loop)."""
+        return [] if self._pool is None else self._pool.task_counts()
+
     def get_inputs(self) -> list[TensorInfo]:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""
         return list(self._inputs)

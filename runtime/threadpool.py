@@ -36,6 +36,7 @@ class NativePool:
     create: Callable[[int], int | None]
     destroy: Callable[[int], None]
     num_threads: Callable[[int], int]
+    tasks_run: Callable[[int, int], int]
     parallel_for: Callable[[int, int, int, int], None]
 
 
@@ -49,6 +50,7 @@ def native_pool(options: PoolOptions = PoolOptions()) -> NativePool:
         create=ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_int32)(address("minimlc_pool_create")),
         destroy=ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address("minimlc_pool_destroy")),
         num_threads=ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p)(address("minimlc_pool_num_threads")),
+        tasks_run=ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int32)(address("minimlc_pool_tasks_run")),
         parallel_for=ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
             address(PARALLEL_FOR)
         ),
@@ -104,6 +106,11 @@ class ThreadPool:
     def num_threads(self) -> int:
         """Threads that run tasks, the caller included (fewer than requested only if thread creation failed)."""
         return int(self._native.num_threads(self.address))
+
+    def task_counts(self) -> list[int]:
+        """Tasks each thread (the caller first) ran in the pool's jobs since it started; tasks run inline (a one-thread
+        pool, a nested or concurrent call) are not counted. Read it while the pool is idle."""
+        return [int(self._native.tasks_run(self.address, thread)) for thread in range(self.num_threads)]
 
     def run_tasks(self, body: int, ctx: int, n_tasks: int) -> None:
         """Call the native `body(ctx, task)` for every task in [0, n_tasks), on the pool."""

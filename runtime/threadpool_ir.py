@@ -5,6 +5,7 @@ C ABI (all functions external, `ptr` is an opaque `Pool *`):
     ptr  minimlc_pool_create(i32 num_threads)        starts num_threads - 1 workers; the caller is thread 0
     void minimlc_pool_destroy(ptr pool)              wakes and joins the workers, frees the pool (pool idle)
     i32  minimlc_pool_num_threads(ptr pool)          threads that run tasks, the caller included
+    i64  minimlc_pool_tasks_run(ptr pool, i32 thread) tasks thread `thread` ran in the pool's jobs so far
     void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)
                                                      calls body(ctx, task) once for each task in [0, n_tasks)
 
@@ -19,7 +20,8 @@ the owner wrote before the range, and the job cannot end, so its body and ctx ca
 is finished. Contiguous ranges keep the data of consecutive tasks on one core, and a thread takes the same share of
 every job, so a kernel's consumer tends to find its input in the cache of the core that wrote it (interleaved
 claims from one shared counter cost light ResNet-50 a third more CPU time at two threads than at one). A thread runs
-the task and decrements `unfinished` (release: publishes its writes). The caller claims and steals until every
+the task, adds one to its own `tasks_run` counter (a plain increment: only that thread writes it, on the cache line
+of its own range word, which it already holds) and decrements `unfinished` (release: publishes its writes). The caller claims and steals until every
 range is empty, then waits for `unfinished` to reach zero (acquire) before it releases `busy`. So the caller waits
 only for tasks that some thread is running: a worker that wakes late (descheduled on a busy machine) has its range
 emptied by the others and never holds the caller up; one that wakes during a later job simply helps with that one.
@@ -78,8 +80,9 @@ POOL = ir.LiteralStructType(
 """Two cache lines (`tests/runtime/test_threadpool.py` checks the layout against the host's data layout)."""
 WORKER = ir.LiteralStructType([I64, PTR, I64, ir.ArrayType(I8, 40)])
 """One worker record per cache line: pthread id, pool, the worker's thread index (1..num_threads-1)."""
-RANGE = ir.LiteralStructType([I64, ir.ArrayType(I8, 56)])
-"""One thread's unclaimed tasks of the current job, `end << 32 | begin`, on a cache line of its own."""
+RANGE = ir.LiteralStructType([I64, I64, ir.ArrayType(I8, 48)])
+"""One thread's unclaimed tasks of the current job, `end << 32 | begin`, and the tasks that thread ran (in the pool's
+jobs, not inline), on a cache line of its own."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ class _PoolModule:
         self._build_create()
         self._build_destroy()
         self._build_num_threads()
+        self._build_tasks_run()
         self._build_parallel_for()
         return self.module
 
@@ -222,16 +226,16 @@ class _PoolModule:
         return function
 
     @staticmethod
-    def range_word(b: ir.IRBuilder, pool: ir.Value, thread: ir.Value) -> ir.Value:
-        """The address of thread `thread`'s range word."""
+    def range_word(b: ir.IRBuilder, pool: ir.Value, thread: ir.Value, member: int = 0) -> ir.Value:
+        """The address of thread `thread`'s range word (member 0) or `tasks_run` counter (member 1)."""
         ranges = b.load(_PoolModule.field(b, pool, Field.RANGES), typ=PTR)
-        return b.gep(ranges, [thread, _const(I32, 0)], inbounds=True, source_etype=RANGE)
+        return b.gep(ranges, [thread, _const(I32, member)], inbounds=True, source_etype=RANGE)
 
     def _build_drain(self) -> ir.Function:
-        """`drain(pool, word, from_back)`: claim tasks from the range at `word` (from its front, or from its back when
-        stealing) and run each, until the range is empty."""
-        function, b = self._define("drain", VOID, [PTR, PTR, I1], internal=True)
-        pool, word, from_back = function.args
+        """`drain(pool, word, from_back, tasks_run)`: claim tasks from the range at `word` (from its front, or from its
+        back when stealing) and run each, counting it in `*tasks_run`, until the range is empty."""
+        function, b = self._define("drain", VOID, [PTR, PTR, I1, PTR], internal=True)
+        pool, word, from_back, tasks_run = function.args
         unfinished = self.field(b, pool, Field.UNFINISHED)
         entry = b.block
         first = b.load_atomic(word, "monotonic", 8, typ=I64)
@@ -254,6 +258,7 @@ class _PoolModule:
         body = b.load(self.field(b, pool, Field.BODY), typ=BODY)
         ctx = b.load(self.field(b, pool, Field.CTX), typ=PTR)
         b.call(body, [ctx, task])
+        b.store(b.add(b.load(tasks_run, typ=I64), _const(I64, 1)), tasks_run)
         remaining = b.atomic_rmw("sub", unfinished, _const(I32, 1), "seq_cst")
         with b.if_then(b.icmp_unsigned("==", remaining, _const(I32, 1))):
             b.call(self.notify, [unfinished, self.field(b, pool, Field.CALLER_WAITING), _const(I32, 1)])
@@ -268,12 +273,13 @@ class _PoolModule:
         range of the current job is empty."""
         function, b = self._define("run_tasks", VOID, [PTR, I64], internal=True)
         pool, thread = function.args
-        b.call(self.drain, [pool, self.range_word(b, pool, thread), _const(I1, 0)])
+        tasks_run = self.range_word(b, pool, thread, member=1)
+        b.call(self.drain, [pool, self.range_word(b, pool, thread), _const(I1, 0), tasks_run])
         threads = b.zext(b.load(self.field(b, pool, Field.NUM_THREADS), typ=I32), I64)
 
         def steal(offset: ir.Value) -> None:
             victim = b.urem(b.add(thread, offset), threads)
-            b.call(self.drain, [pool, self.range_word(b, pool, victim), _const(I1, 1)])
+            b.call(self.drain, [pool, self.range_word(b, pool, victim), _const(I1, 1), tasks_run])
 
         self.count_up(b, _const(I64, 1), threads, steal)
         b.ret_void()
@@ -326,8 +332,10 @@ class _PoolModule:
             b.call(self.free, [pool])
             b.ret(null)
         b.store(ranges, self.field(b, pool, Field.RANGES))
-        empty = _const(I64, 0)
-        self.count_up(b, _const(I32, 0), requested, lambda index: b.store(empty, self.range_word(b, pool, index)))
+        empty = ir.Constant(RANGE, None)
+        self.count_up(
+            b, _const(I32, 0), requested, lambda index: b.store(empty, b.gep(ranges, [index], source_etype=RANGE))
+        )
 
         def spawn(index: ir.Value) -> None:
             zero = _const(I32, 0)
@@ -368,6 +376,12 @@ class _PoolModule:
         """`minimlc_pool_num_threads(pool)`: the threads that run tasks, the caller included."""
         function, b = self._define("minimlc_pool_num_threads", I32, [PTR])
         b.ret(b.load(self.field(b, function.args[0], Field.NUM_THREADS), typ=I32))
+
+    def _build_tasks_run(self) -> None:
+        """`minimlc_pool_tasks_run(pool, thread)`: the tasks thread `thread` ran in the pool's jobs so far."""
+        function, b = self._define("minimlc_pool_tasks_run", I64, [PTR, I32])
+        pool, thread = function.args
+        b.ret(b.load(self.range_word(b, pool, thread, member=1), typ=I64))
 
     def _build_parallel_for(self) -> None:
         """`minimlc_parallel_for(pool, body, ctx, n_tasks)`: run the tasks on the pool, or inline when it is busy."""
@@ -420,5 +434,5 @@ class _PoolModule:
 
 
 def build_pool_module(options: PoolOptions = PoolOptions()) -> ir.Module:
-    """The pool's LLVM module: the four `minimlc_pool_*`/`minimlc_parallel_for` functions and their helpers."""
+    """The pool's LLVM module: the five `minimlc_pool_*`/`minimlc_parallel_for` functions and their helpers."""
     return _PoolModule(options).build()

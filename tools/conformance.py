@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -25,6 +26,12 @@ from onnx import numpy_helper
 from onnx.backend.test.case.test_case import TestCase
 from onnx.backend.test.runner import Runner
 
+from minimlc.frontend.onnx import (
+    ModelImportError,
+    UnsupportedFeatureError,
+    UnsupportedOpsError,
+    UnsupportedTypeError,
+)
 from minimlc.runtime import backend
 
 LIGHT_MODELS_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
@@ -56,6 +63,36 @@ class Result:
     outcome: Outcome
     message: str
     seconds: float
+    kind: str = ""
+    """`failure_kind` of what the test raised; "" when it passed."""
+
+
+class OutputMismatch(AssertionError):
+    """minimlc's outputs differ from the expected ones beyond the test's tolerances."""
+
+
+FAILURE_KINDS: dict[str, type[BaseException]] = {
+    "unsupported-op": UnsupportedOpsError,
+    "unsupported-type": UnsupportedTypeError,
+    "unsupported-feature": UnsupportedFeatureError,
+    "import-error": ModelImportError,
+    "mismatch": OutputMismatch,
+}
+"""Kinds of failure an expected-failures entry may declare, the most specific first; any other exception's kind is
+its class name (`NotImplementedError`, `DiagnosticException`, ...)."""
+
+
+def failure_kind(error: BaseException) -> str:
+    """The kind of failure `error` is: the first `FAILURE_KINDS` entry it is an instance of, else its class name."""
+    return next((kind for kind, cls in FAILURE_KINDS.items() if isinstance(error, cls)), type(error).__name__)
+
+
+def assert_similar_outputs(expected: list[np.ndarray], actual: object, rtol: float, atol: float) -> None:
+    """onnx's `Runner.assert_similar_outputs`, raising `OutputMismatch` when the outputs differ."""
+    try:
+        Runner.assert_similar_outputs(expected, actual, rtol=rtol, atol=atol)
+    except AssertionError as error:
+        raise OutputMismatch(str(error)) from error
 
 
 @functools.cache
@@ -86,7 +123,7 @@ def _run_node_case(case: TestCase) -> None:
     rep = backend.prepare(case.model)
     for inputs, expected in case.data_sets:
         outputs = rep.run([_as_array(value) for value in inputs])
-        Runner.assert_similar_outputs([_as_array(value) for value in expected], outputs, rtol=case.rtol, atol=case.atol)
+        assert_similar_outputs([_as_array(value) for value in expected], outputs, rtol=case.rtol, atol=case.atol)
 
 
 def _as_array(value: object) -> np.ndarray:
@@ -118,7 +155,7 @@ def run_light_model(path: Path) -> None:
     """Compile and run one light model, compare with its shipped expected output at onnx's tolerances."""
     model = onnx.load(path)
     outputs = backend.prepare(model).run(light_model_feeds(model))
-    Runner.assert_similar_outputs(light_model_outputs(path), outputs, rtol=LIGHT_RTOL, atol=LIGHT_ATOL)
+    assert_similar_outputs(light_model_outputs(path), outputs, rtol=LIGHT_RTOL, atol=LIGHT_ATOL)
 
 
 def light_model_outputs(path: Path) -> list[np.ndarray]:
@@ -140,10 +177,11 @@ def run_test(test: ConformanceTest) -> Result:
             warnings.simplefilter("error")
             test.run()
     except NotImplementedError as error:
-        return Result(test, Outcome.UNSUPPORTED, _first_line(error), time.perf_counter() - start)
+        return Result(test, Outcome.UNSUPPORTED, _first_line(error), time.perf_counter() - start, failure_kind(error))
     except Exception as error:  # a conformance run reports every failure and goes on
         message = _first_line(error) or traceback.format_exception_only(error)[-1].strip()
-        return Result(test, Outcome.FAILED, f"{type(error).__name__}: {message}", time.perf_counter() - start)
+        seconds = time.perf_counter() - start
+        return Result(test, Outcome.FAILED, f"{type(error).__name__}: {message}", seconds, failure_kind(error))
     return Result(test, Outcome.PASSED, "", time.perf_counter() - start)
 
 
@@ -173,24 +211,36 @@ def summary_table(results: Iterable[Result]) -> str:
     return "\n".join(lines)
 
 
-_ENTRY = re.compile(r"^\s*([^#\s]+)\s*(?:#\s*(.*))?$")
+class ExpectedFailure(NamedTuple):
+    """An expected-failures entry: the `failure_kind` the test must fail with, and a comment ("" if none)."""
+
+    kind: str
+    comment: str = ""
 
 
-def read_expected_failures(path: Path) -> dict[str, str]:
-    """The test names listed in an expected-failures file, each with its comment ("" if none).
+_ENTRY = re.compile(r"^\s*([^#\s]+)(?:\s+([^#\s]+))?\s*(?:#\s*(.*))?$")
 
-    One name per line; `#` starts a comment, on a line of its own or after the name.
+
+def read_expected_failures(path: Path) -> dict[str, ExpectedFailure]:
+    """The test names listed in an expected-failures file, each with its expected failure.
+
+    One `name kind` per line; `#` starts a comment, on a line of its own or after the kind. Raises `ValueError` for an
+    entry without a kind.
     """
-    entries: dict[str, str] = {}
-    for line in path.read_text().splitlines():
+    entries: dict[str, ExpectedFailure] = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
         match = _ENTRY.match(line)
-        if match:
-            entries[match.group(1)] = (match.group(2) or "").strip()
+        if not match:
+            continue
+        name, kind, comment = match.groups()
+        if kind is None:
+            raise ValueError(f"{path}:{number}: '{name}' names no failure kind (one of {', '.join(FAILURE_KINDS)})")
+        entries[name] = ExpectedFailure(kind, (comment or "").strip())
     return entries
 
 
-def expected_failures_text(failing: Mapping[ConformanceTest, str], header: str) -> str:
-    """The expected-failures file for the `failing` tests (test -> comment): grouped by op, light models last."""
+def expected_failures_text(failing: Mapping[ConformanceTest, ExpectedFailure], header: str) -> str:
+    """The expected-failures file for the `failing` tests: grouped by op, light models last."""
     groups: dict[str, list[ConformanceTest]] = {}
     for test in failing:
         groups.setdefault(test.op, []).append(test)
@@ -199,21 +249,30 @@ def expected_failures_text(failing: Mapping[ConformanceTest, str], header: str) 
     for op in order:
         lines += ["", f"# {op}"]
         for test in sorted(groups[op], key=lambda test: test.name):
-            lines.append(f"{test.name}  # {failing[test]}" if failing[test] else test.name)
+            kind, comment = failing[test]
+            lines.append(f"{test.name}  {kind}  # {comment}" if comment else f"{test.name}  {kind}")
     return "\n".join(lines) + "\n"
 
 
 EXPECTED_FAILURES_HEADER = """\
-Conformance tests minimlc is expected to fail (tests/conformance/test_onnx_node_tests.py, test_onnx_light_models.py).
-A listed test that fails is an xfail; one that passes fails the run (strict), and so does an unlisted test that
-fails. Regenerate this file (about 4 minutes for the node tests, more for the light models) with
+Conformance tests minimlc is expected to fail (tests/conformance/test_onnx_node_tests.py, test_onnx_light_models.py),
+each with the kind of failure it must fail with. A listed test that fails with its kind is an xfail; one that fails
+otherwise (a refusal that became a wrong answer or a crash) or passes fails the run (strict), and so does an unlisted
+test that fails. Regenerate this file (about 1.5 minutes for the node tests, more for the light models) with
     minimlc conformance --light --write-expected-failures tests/conformance/expected_failures.txt
 or update the entries of some ops only with --ops Conv,Relu (light_models: the light CNNs).
-One test name per line, grouped by op; '#' starts a comment. Tests that fail, rather than being unsupported
-(NotImplementedError: an unsupported op or input type, or an output computed at run time that is neither float32
-nor int64 indices), carry the reason. Out of scope on purpose: Dropout in training mode with a ratio above 0 (its
-expected outputs come from numpy's random generator), data other than float32 (int8, uint8, ...; int32, int64 and
-bool inputs are bound as constants, so only their constant results pass), sequence and optional types."""
+One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tools/conformance.py FAILURE_KINDS):
+    unsupported-op       UnsupportedOpsError: an op minimlc has no converter for
+    unsupported-type     UnsupportedTypeError: a graph input or output, or an output computed at run time, of a type
+                         minimlc lacks (float16, int8, string, sequence, ...)
+    unsupported-feature  UnsupportedFeatureError: an attribute, attribute value or cast minimlc lacks
+    import-error         ModelImportError: minimlc rejects the model as invalid
+    mismatch             OutputMismatch: outputs differ from the expected ones beyond the test's tolerances
+    any other word       the class name of the exception the run raises (a crash)
+Tests that fail, rather than being refused with a NotImplementedError, carry the message. Out of scope on purpose:
+Dropout in training mode with a ratio above 0 (its expected outputs come from numpy's random generator), data other
+than float32 (int8, uint8, ...; int32, int64 and bool inputs are bound as constants, so only their constant results
+pass), sequence and optional types."""
 
 
 def _shortened(message: str, limit: int = 160) -> str:
@@ -226,10 +285,10 @@ def updated_expected_failures(path: Path, results: Iterable[Result], all_tests: 
     ran = {result.test.name for result in results}
     by_name = {test.name: test for test in all_tests}
     kept = read_expected_failures(path) if path.exists() else {}
-    failing = {by_name[name]: comment for name, comment in kept.items() if name in by_name and name not in ran}
+    failing = {by_name[name]: entry for name, entry in kept.items() if name in by_name and name not in ran}
     for result in results:
         if result.outcome is Outcome.FAILED:
-            failing[result.test] = f"failed: {_shortened(result.message)}"
+            failing[result.test] = ExpectedFailure(result.kind, _shortened(result.message))
         elif result.outcome is Outcome.UNSUPPORTED:
-            failing[result.test] = ""
+            failing[result.test] = ExpectedFailure(result.kind)
     return expected_failures_text(failing, EXPECTED_FAILURES_HEADER)

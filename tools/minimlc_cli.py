@@ -403,6 +403,12 @@ def _conformance(args: argparse.Namespace) -> int:
     unknown = [op for op in args.ops or [] if op != conformance.LIGHT_MODEL_GROUP and not onnx.defs.has(op)]
     if unknown:
         raise _UsageError(f"--ops names unknown ONNX operator(s): {', '.join(unknown)}")
+    listing = Path(args.write_expected_failures) if args.write_expected_failures else None
+    if listing is not None and listing.exists():
+        try:
+            conformance.read_expected_failures(listing)
+        except ValueError as error:
+            raise _UsageError(str(error)) from error
     all_tests = [*conformance.node_tests(), *conformance.light_model_tests()]
     tests = conformance.select(conformance.node_tests(), args.ops)
     if args.light or conformance.LIGHT_MODEL_GROUP in (args.ops or []):
@@ -430,10 +436,9 @@ def _conformance(args: argparse.Namespace) -> int:
         print()
     for result in shown:
         print(f"{result.outcome.value:<11}  {result.test.name}: {result.message}")
-    if args.write_expected_failures:
-        path = Path(args.write_expected_failures)
-        path.write_text(conformance.updated_expected_failures(path, results, all_tests))
-        print(f"wrote {path}", file=sys.stderr)
+    if listing is not None:
+        listing.write_text(conformance.updated_expected_failures(listing, results, all_tests))
+        print(f"wrote {listing}", file=sys.stderr)
     return 0
 
 

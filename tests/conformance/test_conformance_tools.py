@@ -9,9 +9,18 @@ import numpy as np
 import onnx
 import pytest
 
+from minimlc.frontend.onnx import (
+    ModelImportError,
+    UnsupportedFeatureError,
+    UnsupportedOpsError,
+    UnsupportedTypeError,
+)
 from minimlc.tools.conformance import (
     ConformanceTest,
+    ExpectedFailure,
     Outcome,
+    OutputMismatch,
+    failure_kind,
     light_model_feeds,
     read_expected_failures,
     run_test,
@@ -47,6 +56,31 @@ def test_run_test_classifies_outcomes(run, outcome: Outcome, message: str) -> No
     assert result.seconds >= 0
 
 
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (UnsupportedOpsError([("Foo", 13, ["foo"])]), "unsupported-op"),
+        (UnsupportedTypeError("input 'x' has element type FLOAT16"), "unsupported-type"),
+        (UnsupportedFeatureError("attribute 'bar'"), "unsupported-feature"),
+        (ModelImportError("bad shape"), "import-error"),
+        (OutputMismatch("Mismatched elements"), "mismatch"),
+        (AssertionError("an assert in the compiler"), "AssertionError"),
+        (NotImplementedError("device"), "NotImplementedError"),
+        (RuntimeError("boom"), "RuntimeError"),
+    ],
+)
+def test_failure_kind_is_the_most_specific_kind_or_the_class_name(error: Exception, kind: str) -> None:
+    assert failure_kind(error) == kind
+    assert run_test(ConformanceTest("test_x", "Foo", raises(error))).kind == kind
+
+
+def test_an_entry_without_a_kind_is_an_error(tmp_path: Path) -> None:
+    listing = tmp_path / "expected.txt"
+    listing.write_text("# header\ntest_a  unsupported-op\ntest_b  # a comment only\n")
+    with pytest.raises(ValueError, match=r"expected.txt:3: 'test_b' names no failure kind"):
+        read_expected_failures(listing)
+
+
 def test_summary_table_counts_by_op() -> None:
     tests = {
         "a": ConformanceTest("test_a", "Relu", lambda: None),
@@ -62,18 +96,18 @@ def test_summary_table_counts_by_op() -> None:
 def test_expected_failures_update(tmp_path: Path) -> None:
     listing = tmp_path / "expected.txt"
     listing.write_text(
-        "# header\n\n# Relu\ntest_relu_a\ntest_relu_b  # failed: old reason\n"
-        "# Cast\ntest_cast  # failed: still failing\ntest_gone\n"
+        "# header\n\n# Relu\ntest_relu_a  unsupported-op\ntest_relu_b  mismatch  # old reason\n"
+        "# Cast\ntest_cast  RuntimeError  # still failing\ntest_gone  unsupported-type\n"
     )
     assert read_expected_failures(listing) == {
-        "test_relu_a": "",
-        "test_relu_b": "failed: old reason",
-        "test_cast": "failed: still failing",
-        "test_gone": "",
+        "test_relu_a": ExpectedFailure("unsupported-op"),
+        "test_relu_b": ExpectedFailure("mismatch", "old reason"),
+        "test_cast": ExpectedFailure("RuntimeError", "still failing"),
+        "test_gone": ExpectedFailure("unsupported-type"),
     }
     relu_a = ConformanceTest("test_relu_a", "Relu", lambda: None)
-    relu_b = ConformanceTest("test_relu_b", "Relu", raises(AssertionError("\nMismatched elements: 1 / 4")))
-    relu_c = ConformanceTest("test_relu_c", "Relu", raises(NotImplementedError("float64")))
+    relu_b = ConformanceTest("test_relu_b", "Relu", raises(OutputMismatch("\nMismatched elements: 1 / 4")))
+    relu_c = ConformanceTest("test_relu_c", "Relu", raises(UnsupportedTypeError("float64")))
     cast = ConformanceTest("test_cast", "Cast")
     light = ConformanceTest("light_x", "light_models", raises(RuntimeError("boom")))
     results = [run_test(test) for test in (relu_a, relu_b, relu_c, light)]
@@ -81,9 +115,10 @@ def test_expected_failures_update(tmp_path: Path) -> None:
     assert text.startswith("# Conformance tests minimlc is expected to fail")
     body = text[text.index("\n\n") :]
     assert body == (
-        "\n\n# Cast\ntest_cast  # failed: still failing\n"
-        "\n# Relu\ntest_relu_b  # failed: AssertionError: Mismatched elements: 1 / 4\ntest_relu_c\n"
-        "\n# light_models\nlight_x  # failed: RuntimeError: boom\n"
+        "\n\n# Cast\ntest_cast  RuntimeError  # still failing\n"
+        "\n# Relu\ntest_relu_b  mismatch  # OutputMismatch: Mismatched elements: 1 / 4\n"
+        "test_relu_c  unsupported-type\n"
+        "\n# light_models\nlight_x  RuntimeError  # RuntimeError: boom\n"
     )
 
 

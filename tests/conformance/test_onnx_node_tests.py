@@ -1,8 +1,9 @@
 """onnx's node conformance tests (1,884 one-node models, built in memory) through minimlc's ONNX backend.
 
 Each test runs as onnx's `BackendTest` runs it (`minimlc.tools.conformance`). `expected_failures.txt` lists the
-tests minimlc does not pass yet: a listed test that fails is an xfail, a listed test that passes fails the run
-(strict), and an unlisted test that fails fails the run. Regenerate the list with
+tests minimlc does not pass yet, each with the kind of failure it must fail with: a listed test that fails with that
+kind is an xfail, a listed test that passes or fails otherwise fails the run (strict), and an unlisted test that fails
+fails the run. Regenerate the list with
 `minimlc conformance --light --write-expected-failures tests/conformance/expected_failures.txt`.
 """
 
@@ -11,14 +12,30 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from expected_failures import EXPECTED_FAILURES, EXPECTED_FAILURES_FILE, conformance_params
-
-from minimlc.tools.conformance import ConformanceTest, light_model_tests, node_tests
+from expected_failures import (
+    EXPECTED_FAILURES,
+    EXPECTED_FAILURES_FILE,
+    ListedFailure,
+    conformance_params,
+    run_conformance_test,
+)
+from minimlc.frontend import onnx as onnx_frontend
+from minimlc.frontend import onnx_ops
+from minimlc.frontend.onnx import UnsupportedOpsError
+from minimlc.frontend.onnx_ops import NodeContext, Value
+from minimlc.tools.conformance import (
+    FAILURE_KINDS,
+    ConformanceTest,
+    OutputMismatch,
+    failure_kind,
+    light_model_tests,
+    node_tests,
+)
 
 
 @pytest.mark.parametrize("test", conformance_params(node_tests()))
 def test_node(test: ConformanceTest) -> None:
-    test.run()
+    run_conformance_test(test.name, test.run)
 
 
 def test_expected_failures_name_existing_tests() -> None:
@@ -27,8 +44,14 @@ def test_expected_failures_name_existing_tests() -> None:
 
 
 def test_expected_failures_list_each_test_once() -> None:
-    names = [line.split("#")[0].strip() for line in EXPECTED_FAILURES_FILE.read_text().splitlines()]
-    assert [name for name, count in Counter(filter(None, names)).items() if count > 1] == []
+    entries = [line.split("#")[0].split() for line in EXPECTED_FAILURES_FILE.read_text().splitlines()]
+    names = [entry[0] for entry in entries if entry]
+    assert [name for name, count in Counter(names).items() if count > 1] == []
+
+
+def test_expected_failures_declare_a_known_kind_or_an_exception_class() -> None:
+    kinds = {entry.kind for entry in EXPECTED_FAILURES.values()}
+    assert [kind for kind in kinds if kind not in FAILURE_KINDS and not kind[:1].isupper()] == []
 
 
 def test_node_tests_cover_every_op_with_its_function_expansions() -> None:
@@ -37,3 +60,43 @@ def test_node_tests_cover_every_op_with_its_function_expansions() -> None:
     by_name = {test.name: test for test in tests}
     assert by_name["test_relu"].op == "Relu"
     assert by_name["test_softmax_axis_0_expanded"].op == "Softmax"
+
+
+def shrink_as_relu(ctx: NodeContext, input: Value, *, bias: float = 0.0, lambd: float = 0.5) -> Value:
+    """A wrong Shrink: Relu."""
+    return onnx_ops.Relu(ctx, input)
+
+
+def shrink_that_crashes(ctx: NodeContext, input: Value, *, bias: float = 0.0, lambd: float = 0.5) -> Value:
+    raise RuntimeError("converter bug")
+
+
+def listed_test(name: str) -> tuple[ConformanceTest, pytest.Mark]:
+    (param,) = [param for param in conformance_params(node_tests()) if param.id == name]  # type: ignore[attr-defined]
+    (mark,) = param.marks
+    return param.values[0], mark
+
+
+def test_listed_test_fails_with_its_declared_kind() -> None:
+    test, mark = listed_test("test_shrink_soft")
+    assert EXPECTED_FAILURES[test.name].kind == "unsupported-op"
+    assert (mark.name, mark.kwargs["strict"], mark.kwargs["raises"]) == ("xfail", True, ListedFailure)
+    with pytest.raises(ListedFailure) as caught:
+        run_conformance_test(test.name, test.run)
+    assert isinstance(caught.value.__cause__, UnsupportedOpsError)
+
+
+@pytest.mark.parametrize(
+    ("converter", "error"), [(shrink_as_relu, OutputMismatch), (shrink_that_crashes, RuntimeError)]
+)
+def test_listed_test_that_regresses_to_a_wrong_answer_or_a_crash_fails(
+    monkeypatch: pytest.MonkeyPatch, converter: object, error: type[Exception]
+) -> None:
+    """With Shrink 'supported' by a wrong converter, test_shrink_soft no longer raises what its strict xfail accepts
+    (`ListedFailure`): pytest reports a failure, not an xfail."""
+    monkeypatch.setitem(onnx_frontend.CONVERTERS, "Shrink", converter)
+    test, _mark = listed_test("test_shrink_soft")
+    with pytest.raises(error) as caught:
+        run_conformance_test(test.name, test.run)
+    assert not isinstance(caught.value, ListedFailure)
+    assert failure_kind(caught.value) != "unsupported-op"

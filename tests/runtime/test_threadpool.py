@@ -17,6 +17,8 @@ from minimlc.runtime.threadpool_ir import POOL, POOL_SIZE, RANGE, WORKER, Field,
 BODIES = """
 declare void @minimlc_parallel_for(ptr, ptr, ptr, i64)
 declare i64 @pthread_self()
+declare i64 @time(ptr)
+declare i32 @sched_yield()
 
 ; counts[task] += 1
 define void @count(ptr %counts, i64 %task) {
@@ -33,19 +35,25 @@ define void @record_thread(ptr %threads, i64 %task) {
   ret void
 }
 
-; *counter += 1, then wait (bounded) until *counter >= 2; returns the count seen
+; *counter += 1, then wait until *counter >= 2, yielding the core between checks, for at most 60 s of wall time;
+; returns the count seen (1 if the other task never arrived)
 define i64 @arrive_and_wait(ptr %counter) {
 entry:
   %ignored = atomicrmw add ptr %counter, i64 1 seq_cst
+  %now = call i64 @time(ptr null)
+  %deadline = add i64 %now, 60
   br label %wait
 wait:
-  %spins = phi i64 [ 0, %entry ], [ %next, %wait ]
   %arrived = load atomic i64, ptr %counter acquire, align 8
-  %next = add i64 %spins, 1
   %both = icmp sge i64 %arrived, 2
-  %gave_up = icmp sge i64 %next, 4000000000
-  %stop = or i1 %both, %gave_up
-  br i1 %stop, label %done, label %wait
+  br i1 %both, label %done, label %check_time
+check_time:
+  %time = call i64 @time(ptr null)
+  %late = icmp sgt i64 %time, %deadline
+  br i1 %late, label %done, label %yield
+yield:
+  %yielded = call i32 @sched_yield()
+  br label %wait
 done:
   ret i64 %arrived
 }
@@ -121,6 +129,8 @@ def test_every_task_runs_exactly_once(bodies: JitModule, options: PoolOptions, n
         assert pool.num_threads == num_threads
         for _ in range(50):
             run(pool, bodies, "count", counts, n_tasks)
+        dispatched = num_threads > 1 and n_tasks > 1  # else the caller runs the tasks inline, uncounted
+        assert sum(pool.task_counts()) == (50 * n_tasks if dispatched else 0)
     np.testing.assert_array_equal(counts[:n_tasks], 50)
     assert counts[n_tasks:].sum() == 0, "a task index outside [0, n_tasks) ran"
 
@@ -130,6 +140,7 @@ def test_two_threads_run_tasks_concurrently(bodies: JitModule, options: PoolOpti
     ctx = np.zeros(3, np.int64)
     with ThreadPool(2, options) as pool:
         run(pool, bodies, "rendezvous", ctx, 2)
+        assert pool.task_counts() == [1, 1]
     np.testing.assert_array_equal(ctx, [2, 2, 2], "each task should have seen the other arrive")
 
 
@@ -145,6 +156,29 @@ def test_two_threads_take_contiguous_ranges(bodies: JitModule, options: PoolOpti
             assert len(set(threads.tolist())) == 2
             changes = int(np.count_nonzero(threads[1:] != threads[:-1]))
             assert changes <= 2, f"the running thread changed {changes} times along the tasks"
+        counts = pool.task_counts()
+        assert sum(counts) == 5 * 200
+        assert min(counts) > 0, counts
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=["spin", "no-spin"])
+@pytest.mark.parametrize("num_threads", [2, 3])
+def test_task_counts_add_up_and_every_thread_takes_part(bodies: JitModule, options: PoolOptions, num_threads: int) -> None:
+    """Each job's tasks are counted once, by the thread that ran them; with each task waiting (bounded) for a second
+    one to start, no job runs on the caller alone."""
+    with ThreadPool(num_threads, options) as pool:
+        assert pool.task_counts() == [0] * num_threads
+        counts = np.zeros(1001, np.int64)
+        for _ in range(20):
+            run(pool, bodies, "count", counts, 1000)
+        assert sum(pool.task_counts()) == 20 * 1000
+        before = pool.task_counts()
+        ctx = np.zeros(1 + 2 * num_threads, np.uint64)
+        run(pool, bodies, "record_thread_together", ctx, 2 * num_threads)
+        ran = [after - earlier for after, earlier in zip(pool.task_counts(), before)]
+    np.testing.assert_array_equal(counts[:1000], 20)
+    assert sum(ran) == 2 * num_threads
+    assert len(set(ctx[1:].tolist())) == sum(1 for tasks in ran if tasks > 0) >= 2, ran
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=["spin", "no-spin"])
@@ -163,6 +197,7 @@ def test_one_thread_runs_inline_on_the_caller(bodies: JitModule) -> None:
     with ThreadPool(1) as pool:
         assert len(os.listdir("/proc/self/task")) == before, "a 1-thread pool starts no worker"
         run(pool, bodies, "record_thread", threads, 64)
+        assert pool.task_counts() == [0], "inline tasks are not counted"
     assert set(threads) == {caller_thread()}
 
 

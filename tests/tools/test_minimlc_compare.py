@@ -115,7 +115,10 @@ def test_compile_stats_times_every_stage(mlp_path: Path) -> None:
 
 def test_conformance_table_and_expected_failures(tmp_path: Path) -> None:
     listing = tmp_path / "expected_failures.txt"
-    listing.write_text("# old\ntest_relu\ntest_some_other_op  # kept: not run\ntest_basic_conv_with_padding\n")
+    listing.write_text(
+        "# old\ntest_relu  mismatch\ntest_some_other_op  RuntimeError  # kept: not run\n"
+        "test_basic_conv_with_padding  mismatch\n"
+    )
     result = minimlc("conformance", "--ops", "Relu,Cast", "--write-expected-failures", str(listing))
     assert result.returncode == 0, result.stderr
     assert re.search(r"^Relu\s+2\s+0\s+0$", result.stdout, flags=re.MULTILINE), result.stdout
@@ -125,12 +128,22 @@ def test_conformance_table_and_expected_failures(tmp_path: Path) -> None:
     assert re.search(r"^total\s+\d+\s+\d+\s+\d+$", result.stdout, flags=re.MULTILINE)
     assert re.search(r"\[1/\d+\] test_cast_", result.stderr)
     written = listing.read_text()
-    names = [line for line in written.splitlines() if line and not line.startswith("#")]
+    names = [line.split()[0] for line in written.splitlines() if line and not line.startswith("#")]
     assert "test_relu" not in names  # it passes now
     assert "test_basic_conv_with_padding" in names  # not run: kept
     assert "test_some_other_op" not in names  # no such test: dropped
     assert "test_cast_FLOAT_to_DOUBLE" in names
+    assert "test_cast_FLOAT_to_DOUBLE  unsupported-feature" in written
     assert written.index("# Cast") < written.index("test_cast_FLOAT_to_DOUBLE") < written.index("# Conv")
+
+
+def test_conformance_rejects_an_expected_failures_file_without_kinds(tmp_path: Path) -> None:
+    listing = tmp_path / "expected_failures.txt"
+    listing.write_text("test_relu\n")
+    result = minimlc("conformance", "--ops", "Relu", "--write-expected-failures", str(listing))
+    assert result.returncode == 1
+    assert "minimlc: error: " in result.stderr and "'test_relu' names no failure kind" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_conformance_rejects_unknown_ops() -> None:

@@ -1,0 +1,119 @@
+"""Differential fuzzing in the suite (small, fixed-seed slices; `bench/fuzz.py` runs the long version).
+
+1. Random valid graphs (`strategies.onnx_graphs`) through minimlc at O0 and at O3 (one thread) against ONNX Runtime,
+   at |minimlc - ORT| <= 1e-4 * max(1, max|ORT|) + 1e-4 * |ORT|. 100 graphs per level (different graphs: each level
+   has its own seed). A clear refusal (`NotImplementedError`, `ModelImportError`) is counted, not a failure; a known,
+   reported bug is counted apart; any other exception or a mismatch fails.
+2. Bytes into the ONNX loader: random and mutated valid models give a model or a `ModelImportError`.
+3. Text into `mini-opt`: mutated `.mlir` test inputs give output or `mini-opt: error:`, never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from oracles import differential, load_bytes, mlir_seeds, mutate, parse_text
+from onnx import TensorProto, helper, numpy_helper
+from strategies import onnx_graphs
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.runtime import InferenceSession
+
+GRAPHS_PER_LEVEL = 100
+FUZZ_SETTINGS = settings(
+    max_examples=GRAPHS_PER_LEVEL,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@pytest.mark.parametrize("opt_level", [0, 3])
+def test_random_graphs_match_onnxruntime(opt_level: int) -> None:
+    outcomes: Counter[str] = Counter()
+    failures: list[str] = []
+
+    @seed(opt_level)
+    @FUZZ_SETTINGS
+    @given(case=onnx_graphs())
+    def check(case: tuple[onnx.ModelProto, dict[str, np.ndarray]]) -> None:
+        model, feeds = case
+        outcome = differential(model, feeds, opt_level)
+        outcomes[outcome.kind] += 1
+        if outcome.kind in ("mismatch", "crash"):
+            ops = " -> ".join(node.op_type for node in model.graph.node)
+            failures.append(f"{ops}: {outcome.message}")
+
+    check()
+    assert failures == []
+    assert sum(outcomes.values()) >= GRAPHS_PER_LEVEL
+    assert outcomes["ok"] >= 0.8 * GRAPHS_PER_LEVEL, outcomes  # refusals must not hollow the fuzzer out
+
+
+def test_gemm_per_feature_prelu_tanh_at_o3_is_a_known_schedule_bug() -> None:
+    """Reported: loop-vectorize refuses the per-lane select of a per-feature PRelu after a Gemm at O3."""
+    rng = np.random.default_rng(0)
+    nodes = [
+        helper.make_node("Gemm", ["x", "w"], ["h"]),
+        helper.make_node("PRelu", ["h", "slope"], ["p"]),
+        helper.make_node("Tanh", ["p"], ["y"]),
+    ]
+    weights = [
+        numpy_helper.from_array(rng.uniform(-1, 1, (16, 32)).astype(np.float32), "w"),
+        numpy_helper.from_array(rng.uniform(-1, 1, (32,)).astype(np.float32), "slope"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 32])],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    feeds = {"x": rng.uniform(-1, 1, (4, 16)).astype(np.float32)}
+    assert differential(model, feeds, 0).kind == "ok"
+    assert differential(model, feeds, 3).kind == "known"
+    with pytest.raises(DiagnosticException, match="'arith.select' chooses per lane"):
+        InferenceSession(model, opt_level=3, num_threads=1)
+
+
+def test_random_and_mutated_bytes_give_clear_import_errors(mlp_bytes: bytes) -> None:
+    rng = np.random.default_rng(0)
+    inputs = [rng.bytes(int(rng.integers(0, 200))) for _ in range(150)]
+    inputs += [mutate(mlp_bytes, rng) for _ in range(150)]
+    crashes = [(data[:40], outcome.message) for data in inputs if (outcome := load_bytes(data)).kind == "crash"]
+    assert crashes == []
+
+
+def test_mutated_mlir_gives_diagnostics_not_tracebacks(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    seeds = mlir_seeds()
+    assert len(seeds) >= 5
+    crashes = []
+    for index in range(60):
+        text = mutate(seeds[index % len(seeds)].encode(), rng).decode(errors="replace")
+        outcome = parse_text(text, tmp_path)
+        if outcome.kind == "crash":
+            crashes.append((index, outcome.message))
+    assert crashes == []
+
+
+@pytest.fixture(scope="module")
+def mlp_bytes() -> bytes:
+    rng = np.random.default_rng(1)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["y"])],
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [
+            numpy_helper.from_array(rng.uniform(-1, 1, (4, 8)).astype(np.float32), "w"),
+            numpy_helper.from_array(rng.uniform(-1, 1, (4,)).astype(np.float32), "b"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
