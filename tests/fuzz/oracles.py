@@ -1,14 +1,13 @@
 """The checks the fuzzers apply to one case, shared by `test_differential.py` and `bench/fuzz.py`.
 
 Each returns an `Outcome`: `ok`, `refused` (a clear `NotImplementedError`/`ModelImportError` for what minimlc lacks),
-`known` (a reported bug, see KNOWN_BUGS) or `mismatch`/`crash` with a message.
+or `mismatch`/`crash` with a message.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -23,13 +22,6 @@ from minimlc.tools import mini_opt
 RTOL = 1e-4
 ATOL = 1e-4
 """Per tensor: |minimlc - ORT| <= ATOL * max(1, max|ORT|) + RTOL * |ORT| (float32, sums in other orders)."""
-
-KNOWN_BUGS = {
-    "loop-vectorize refuses a per-lane arith.select (Gemm -> per-feature PRelu at O3)": re.compile(
-        r"loop-vectorize: cannot vectorize loop .*'arith.select' chooses per lane", re.DOTALL
-    ),
-}
-"""Failures already reported to the schedule's owner: counted apart, not failures of the fuzzer."""
 
 FILECHECK_DIR = Path(__file__).parents[1] / "filecheck"
 
@@ -48,9 +40,6 @@ def differential(model: onnx.ModelProto, feeds: dict[str, np.ndarray], opt_level
     except (NotImplementedError, ModelImportError) as error:
         return Outcome("refused", str(error).splitlines()[0])
     except Exception as error:
-        for name, pattern in KNOWN_BUGS.items():
-            if pattern.search(str(error)):
-                return Outcome("known", name)
         return Outcome("crash", f"{type(error).__name__}: {str(error)[:300]}")
     for got, want in zip(actual, expected, strict=True):
         if got.shape != want.shape or got.dtype != want.dtype:
