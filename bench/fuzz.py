@@ -36,13 +36,14 @@ SHOWN_FAILURES = 10
 class Tally:
     """Outcome counts of one fuzzer, its first failures, and a progress line every few seconds."""
 
-    def __init__(self, name: str, total: int) -> None:
-        self.name, self.total = name, total
+    def __init__(self, name: str, total: int, timeout: float) -> None:
+        self.name, self.total, self.timeout = name, total, timeout
         self.counts: Counter[str] = Counter()
         self.failures: list[str] = []
         self.start = self.last_report = time.perf_counter()
 
     def add(self, outcome: Outcome, label: str) -> None:
+        faulthandler.dump_traceback_later(self.timeout, exit=True)  # re-armed: the next case gets the whole timeout
         self.counts[outcome.kind] += 1
         if outcome.kind in ("mismatch", "crash") and len(self.failures) < SHOWN_FAILURES:
             self.failures.append(f"{outcome.kind}: {label}: {outcome.message}")
@@ -60,8 +61,8 @@ class Tally:
         return not (self.counts["mismatch"] or self.counts["crash"])
 
 
-def fuzz_graphs(count: int, level: int, seed_value: int) -> Tally:
-    tally = Tally(f"graphs O{level}", count)
+def fuzz_graphs(count: int, level: int, seed_value: int, timeout: float) -> Tally:
+    tally = Tally(f"graphs O{level}", count, timeout)
 
     @seed(seed_value * 10 + level)
     @settings(
@@ -79,8 +80,8 @@ def fuzz_graphs(count: int, level: int, seed_value: int) -> Tally:
     return tally
 
 
-def fuzz_inputs(name: str, count: int, make: Callable[[int], tuple[Outcome, str]]) -> Tally:
-    tally = Tally(name, count)
+def fuzz_inputs(name: str, count: int, make: Callable[[int], tuple[Outcome, str]], timeout: float) -> Tally:
+    tally = Tally(name, count, timeout)
     for index in range(count):
         tally.add(*make(index))
     return tally
@@ -95,11 +96,11 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=120, help="seconds one case may take before it is a hang")
     args = parser.parse_args()
-    faulthandler.dump_traceback_later(args.timeout, repeat=True, exit=True)
+    faulthandler.dump_traceback_later(args.timeout, exit=True)
     rng = np.random.default_rng(args.seed)
     tallies: list[Tally] = []
     for level in (int(text) for text in args.levels.split(",")):
-        tallies.append(fuzz_graphs(args.graphs, level, args.seed))
+        tallies.append(fuzz_graphs(args.graphs, level, args.seed, args.timeout))
     valid = Path(__file__).resolve().parents[1] / "examples" / "make_mlp.py"
     seed_model = _mlp_bytes(valid)
 
@@ -107,7 +108,7 @@ def main() -> int:
         data = rng.bytes(int(rng.integers(0, 400))) if index % 2 else mutate(seed_model, rng)
         return load_bytes(data), f"input {index} ({len(data)} bytes)"
 
-    tallies.append(fuzz_inputs("loader", args.loader, loader_case))
+    tallies.append(fuzz_inputs("loader", args.loader, loader_case, args.timeout))
     seeds = mlir_seeds()
     with tempfile.TemporaryDirectory() as tmp:
 
@@ -115,7 +116,7 @@ def main() -> int:
             text = mutate(seeds[index % len(seeds)].encode(), rng).decode(errors="replace")
             return parse_text(text, Path(tmp)), f"input {index} (seed file {index % len(seeds)})"
 
-        tallies.append(fuzz_inputs("parser", args.parser, parser_case))
+        tallies.append(fuzz_inputs("parser", args.parser, parser_case, args.timeout))
     faulthandler.cancel_dump_traceback_later()
     print()
     clean = [tally.report() for tally in tallies]
