@@ -21,6 +21,7 @@ def register_driver_arguments(parser: argparse.ArgumentParser) -> None:
     helps = {
         "verify_diagnostics": "check the diagnostics against the input's `// expected-error {{...}}` annotations "
         "(also @+N, @-N, @above, @below, @unknown; expected-warning, expected-note); exit 1 on any mismatch",
+        "target": "output format: mlir (default) or llvm (LLVM IR text)",
         "time_passes": "print each pass's wall time to stderr (a flat list; --mlir-timing for the tree)",
     }
     for action in parser._actions:  # pyright: ignore[reportPrivateUsage]
