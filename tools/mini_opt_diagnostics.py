@@ -41,13 +41,13 @@ class Diagnostic:
 
     message: str
     location: SourceLocation | None = None
-    op_text: str | None = None
+    detail: str = ""
+    """Lines printed below the message: the source line of a parse error, the op of a verifier error."""
     severity: str = "error"
 
     def __str__(self) -> str:
         where = f"{self.location[0]}:{self.location[1]}:{self.location[2]}: " if self.location else ""
-        note = f"\nnote: see current operation: {self.op_text}" if self.op_text else ""
-        return f"{where}{self.message}{note}"
+        return f"{where}{self.message}" + (f"\n{self.detail}" if self.detail else "")
 
 
 class CompileError(Exception):
@@ -61,7 +61,8 @@ class CompileError(Exception):
 def from_parse_error(error: ParseError) -> Diagnostic:
     """The diagnostic of a parse error, at the error's position."""
     file, line, col = error.span.get_location()
-    return Diagnostic(error.msg, (file, line, col))
+    source = str(error).rstrip("\n").split("\n")[1:-1]
+    return Diagnostic(error.msg, (file, line, col), "\n".join(source))
 
 
 def verify_error(
@@ -72,7 +73,8 @@ def verify_error(
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as op_error:
-            return Diagnostic(context + str(op_error), locate(op, locations), _op_text(op))
+            note = f"note: see current operation: {_op_text(op)}"
+            return Diagnostic(context + str(op_error), locate(op, locations), note)
     return Diagnostic(context + str(error))
 
 
