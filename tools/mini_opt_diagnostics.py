@@ -124,10 +124,8 @@ def check_expectations(name: str, expected: list[Expectation], produced: list[Di
     errors: list[str] = []
     for diagnostic in produced:
         line = diagnostic.location[1] if diagnostic.location else None
-        match = next(
-            (e for e in unmatched if e.severity == diagnostic.severity and e.target == line and e.text in diagnostic.message),
-            None,
-        )
+        candidates = [e for e in unmatched if e.severity == diagnostic.severity and e.target == line]
+        match = next((e for e in candidates if e.text in diagnostic.message), None)
         if match is None:
             where = f"{name}:{line}" if line is not None else f"{name}:<unknown location>"
             errors.append(f"{where}: unexpected {diagnostic.severity}: {diagnostic.message}")

@@ -24,6 +24,9 @@ from minimlc.tools.mini_opt_pipeline import PassEntry
 
 REPRODUCER_TAG = "// mini-opt-reproducer:"
 
+Timing = tuple[str, float, PassEntry | None]
+"""(label, seconds, pass) of a timed step; the pass is None for parsing and output."""
+
 
 @dataclass
 class Instrumentation:
@@ -41,8 +44,8 @@ class Instrumentation:
     generic: bool = False
     reproducer: Path | None = None
     reproducer_flags: str = ""
-    timings: list[tuple[str, float, PassEntry | None]] = field(default_factory=list[tuple[str, float, PassEntry | None]])
-    """(label, seconds, pass) of every timed step, in order; the pass is None for parsing and output."""
+    timings: list[Timing] = field(default_factory=list[Timing])
+    """Every timed step, in order."""
 
 
 def print_ir(module: Operation, generic: bool = False) -> str:

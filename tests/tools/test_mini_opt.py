@@ -127,8 +127,17 @@ FAILING_PASS = ["-p", "lower-to-loop,loop-split{kernel=nope loop=i factor=2}"]
         (FAILING_PASS, MLP_GRAPH, "pass 'loop-split' failed"),
         (["--run-reproducer", "/no/such/reproducer.mlir"], "", "No such file or directory"),
     ],
-    ids=["missing-file", "directory", "binary", "parse-error", "bad-option", "unknown-pass", "bad-pipeline", "pass-failure",
-         "missing-reproducer"],
+    ids=[
+        "missing-file",
+        "directory",
+        "binary",
+        "parse-error",
+        "bad-option",
+        "unknown-pass",
+        "bad-pipeline",
+        "pass-failure",
+        "missing-reproducer",
+    ],
 )
 def test_user_errors_have_no_traceback(args: list[str], stdin: str, message: str) -> None:
     result = mini_opt(*args, stdin=stdin)
@@ -139,7 +148,8 @@ def test_user_errors_have_no_traceback(args: list[str], stdin: str, message: str
 
 
 def test_closed_stdout_pipe_exits_quietly() -> None:
-    functions = "".join(f"func.func @f{i}(%x: tensor<4xf32>) -> tensor<4xf32> {{\n  func.return %x : tensor<4xf32>\n}}\n" for i in range(3000))
+    function = "func.func @f{}(%x: tensor<4xf32>) -> tensor<4xf32> {{\n  func.return %x : tensor<4xf32>\n}}\n"
+    functions = "".join(function.format(i) for i in range(3000))
     result = subprocess.run(
         f"'{SCRIPTS / 'mini-opt'}' | head -1", shell=True, input=functions, capture_output=True, text=True, check=False
     )
