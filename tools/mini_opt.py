@@ -9,29 +9,59 @@ It registers our dialects, passes, named pipelines (expanded before parsing so `
     mini-opt kernel.mlir --mcpu x86-64-v3 -p default-schedule   # schedule for AVX2, whatever the host
 
 `--mcpu NAME` (llc's spelling; xdsl-opt's `-t/--target` already names the output format) pins the module's target
-CPU (`minimlc.target`, see `minimlc.lowering.target`) before the passes run.
+CPU (`minimlc.target`, see `minimlc.lowering.target`) before the passes run. Beyond xdsl-opt it has mlir-opt's pass
+writer flags: `--pass-pipeline`, `--print-ir-*`, `--mlir-timing`, `--verify-each`, `--verify-diagnostics` with
+`// expected-error` annotations, `file:line:col` in errors, crash reproducers and "did you mean" for pass names.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import os
 import sys
+import time
 from collections.abc import Sequence
-from typing import IO, Any
+from importlib.metadata import version
+from io import BytesIO
+from typing import IO, Any, ClassVar
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, ShrinkException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from minimlc.dialects import get_all_dialects
 from minimlc.lowering import UPSTREAM_PASSES, get_all_passes
-from minimlc.lowering.pipeline import PIPELINES, expand_pipelines
+from minimlc.lowering.pipeline import PIPELINES
 from minimlc.lowering.target import known_targets, set_target, target_from_name
+from minimlc.tools.mini_opt_diagnostics import (
+    CompileError,
+    Diagnostic,
+    LocatingParser,
+    SourceLocation,
+    check_expectations,
+    expectations,
+    from_parse_error,
+    verify_error,
+)
+from minimlc.tools.mini_opt_instrument import Instrumentation, read_reproducer, run_passes, write_timing_report
+from minimlc.tools.mini_opt_options import register_driver_arguments, validate_pass_names
+from minimlc.tools.mini_opt_pipeline import PassEntry, build_pipeline, from_pass_pipeline
 
 
 class MiniOptMain(xDSLOptMain):
-    """xdsl-opt with minimlc's dialects, passes, pipelines, targets and frontends."""
+    """xdsl-opt with minimlc's dialects, passes, pipelines, targets and frontends, and mlir-opt's driver flags."""
+
+    version_format: ClassVar[str] = f"mini-opt (minimlc {version('minimlc')}) on xDSL {{xdsl_version}}"
+
+    def __init__(self, args: Sequence[str] | None = None) -> None:
+        self.locations: dict[Operation, SourceLocation] = {}
+        self.entries: list[PassEntry] = []
+        self.inst = Instrumentation()
+        super().__init__("mini-opt: minimlc's IR driver (xdsl-opt with minimlc's dialects and passes)", args)
 
     def register_all_dialects(self) -> None:
         for name, factory in get_all_dialects().items():
@@ -42,7 +72,8 @@ class MiniOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
-        super().register_all_targets()
+        """Only the targets that print our IR: `mlir` (xDSL's) and `llvm` (LLVM IR text)."""
+        self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
 
         def llvm_ir() -> type[Any]:
             from minimlc.lowering.llvm.translate import LlvmIrTarget
@@ -63,6 +94,7 @@ class MiniOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        register_driver_arguments(arg_parser)
         arg_parser.add_argument(
             "--list-passes",
             action=_ListPassesAction,
@@ -77,15 +109,102 @@ class MiniOptMain(xDSLOptMain):
             f"{', '.join(known_targets())}",
         )
 
+    def setup_pipeline(self) -> None:
+        args = self.args
+        if args.pass_pipeline is not None:
+            if args.passes:
+                raise ValueError("use either -p or --pass-pipeline, not both")
+            args.passes = from_pass_pipeline(args.pass_pipeline)
+        self.entries = build_pipeline(args.passes, self.available_passes)
+        validate_pass_names([*args.print_ir_before, *args.print_ir_after], self.available_passes)
+        flags = " --allow-unregistered-dialect" if args.allow_unregistered_dialect else ""
+        self.inst = Instrumentation(
+            print_before=set(args.print_ir_before),
+            print_after=set(args.print_ir_after),
+            print_after_all=args.print_ir_after_all,
+            print_after_change=args.print_ir_after_change,
+            print_after_failure=args.print_ir_after_failure,
+            print_between_passes=args.print_between_passes,
+            tree_dir=args.print_ir_tree_dir,
+            verify_each=args.verify_each,
+            verify=not args.disable_verify,
+            generic=args.print_op_generic,
+            reproducer=args.crash_reproducer,
+            reproducer_flags=flags,
+        )
+
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
+        if file_extension != "mlir":
+            return super().parse_chunk(chunk, file_extension, start_offset)
+        parser = LocatingParser(self.ctx, chunk.read().decode(), self.get_input_name(), self.locations, start_offset)
+        return parser.parse_module(not self.args.no_implicit_module)
+
     def apply_passes(self, prog: ModuleOp) -> None:
         if self.args.mcpu is not None:
             set_target(prog, self.args.mcpu)
-        super().apply_passes(prog)
+        if not self.args.disable_verify:
+            try:
+                prog.verify()
+            except VerifyException as error:
+                raise CompileError(verify_error(prog, error, self.locations)) from None
+        run_passes(prog, self.entries, self.ctx, self.inst, self.locations)
 
-    def setup_pipeline(self) -> None:
-        self.args.passes = expand_pipelines(self.args.passes)
-        super().setup_pipeline()
+    def run(self) -> int:  # pyright: ignore[reportIncompatibleMethodOverride]
+        """Parse, transform and print every chunk; report diagnostics (or check them); the exit status."""
+        chunks, file_extension = self.prepare_input()
+        output = self.prepare_output()
+        failed = False
+        try:
+            for index, (chunk, offset) in enumerate(chunks):
+                if index > 0:
+                    output.write("// -----\n")
+                data = chunk.read()
+                chunk.close()
+                diagnostics = self._process_chunk(data, file_extension, offset, output)
+                if self.args.verify_diagnostics:
+                    expected = expectations(data.decode(errors="replace"), offset)
+                    problems = check_expectations(self.get_input_name(), expected, diagnostics)
+                else:
+                    problems = [str(diagnostic) for diagnostic in diagnostics]
+                for problem in problems:
+                    print(f"mini-opt: error: {problem}", file=sys.stderr)
+                failed = failed or bool(problems)
+        except ShrinkException:
+            print("Success, can shrink")
+            return 0
+        finally:
+            if output is not sys.stdout:
+                output.close()
+        if self.args.mlir_timing or self.args.time_passes:
+            write_timing_report(self.inst, self.args.mlir_timing, sys.stderr)
+        if self.args.shrink:
+            print("Failure, can't shrink")
+        return 1 if failed or self.args.shrink else 0
 
+    def _process_chunk(self, data: bytes, file_extension: str, offset: int, output: IO[str]) -> list[Diagnostic]:
+        """Parse, transform and print one chunk; the diagnostics it raised (at most one: the first stops it)."""
+        start = time.perf_counter()
+        try:
+            module = self.parse_chunk(BytesIO(data), file_extension, offset)
+            self.inst.timings.append(("Parser", time.perf_counter() - start, None))
+            if module is None:
+                return []
+            self.apply_passes(module)
+            start = time.perf_counter()
+            output.write(self.output_resulting_program(module))
+            output.flush()
+            self.inst.timings.append(("Output", time.perf_counter() - start, None))
+        except ParseError as error:
+            error.span = dataclasses.replace(error.span, line_offset=offset)
+            if self.args.parsing_diagnostics:
+                print(error)
+                return []
+            return [from_parse_error(error)]
+        except CompileError as error:
+            return [error.diagnostic]
+        except DiagnosticException as error:
+            return [Diagnostic(str(error))]
+        return []
 
 def _target_name(name: str) -> str:
     try:
@@ -137,13 +256,29 @@ def _options(pass_class: type[ModulePass]) -> dict[str, tuple[str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `mini-opt` console script."""
+    """Entry point of the `mini-opt` console script: the exit status, and no traceback for a user's mistake."""
     try:
-        MiniOptMain(args=argv).run()
+        return MiniOptMain(args=_replay_reproducer(list(sys.argv[1:] if argv is None else argv))).run()
     except (ArgSpecParseError, DiagnosticException, ParseError, ValueError) as error:
         print(f"mini-opt: error: {error}", file=sys.stderr)
-        return 1
-    return 0
+    except BrokenPipeError:
+        # The reader (`| head -1`) has gone: stop quietly, and keep Python from complaining at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as error:
+        print(f"mini-opt: error: {error.filename or ''}: {error.strerror or error}", file=sys.stderr)
+    return 1
+
+
+def _replay_reproducer(argv: list[str]) -> list[str]:
+    """`--run-reproducer FILE` as the arguments the reproducer recorded, with FILE as the input."""
+    for index, arg in enumerate(argv):
+        if arg.startswith("--run-reproducer"):
+            inline = arg.partition("=")[2]
+            path = inline or (argv[index + 1] if index + 1 < len(argv) else "")
+            rest = argv[:index] + argv[index + (1 if inline else 2) :]
+            return [path, *read_reproducer(path), *rest]
+    return argv
 
 
 if __name__ == "__main__":

@@ -5,9 +5,16 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from minimlc.tools.mini_opt import MiniOptMain
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = Path(sys.executable).parent
@@ -54,11 +61,13 @@ def test_one_pipeline_reaches_llvm_dialect() -> None:
         assert leftover not in text
 
 
-def test_pipelines_expand_for_time_passes() -> None:
+def test_time_passes_lists_inner_passes_on_stderr() -> None:
     result = mini_opt("-p", "lower-to-loop", "--time-passes", stdin=MLP_GRAPH)
     assert result.returncode == 0, result.stderr
     for name in ("graph-to-te", "te-inline", "te-to-loop"):
-        assert f"Pass {name} took" in result.stdout
+        assert re.search(rf"%\)  {name}$", result.stderr, flags=re.MULTILINE), result.stderr
+    assert result.stdout.startswith("builtin.module"), "the report must not go into the IR on stdout"
+    assert "Execution time report" not in result.stdout
 
 
 def test_list_passes_describes_everything() -> None:
@@ -99,3 +108,109 @@ func.func @f(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
     assert result.returncode == 1
     assert "graph.add: operand shapes (2, 3) and (4,) are not broadcast-compatible" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+PARSE_ERROR = "func.func @f() {\n  %0 = arith.constant 1 : i3x\n}\n"
+FAILING_PASS = ["-p", "lower-to-loop,loop-split{kernel=nope loop=i factor=2}"]
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        (["/no/such/file.mlir"], "", "/no/such/file.mlir: No such file or directory"),
+        ([str(ROOT / "tests")], "", "Is a directory"),
+        (["-f", "mlir", sys.executable], "", "utf-8"),
+        ([], PARSE_ERROR, "stdin:2:27: type expected\n  %0 = arith.constant 1 : i3x\n"),
+        (["--no-such-flag"], MLP_GRAPH, "unrecognized arguments: --no-such-flag"),
+        (["-p", "lower-to-lop"], MLP_GRAPH, "did you mean 'lower-to-loop'?"),
+        (["-p", "cse{"], MLP_GRAPH, "cannot parse pass"),
+        (FAILING_PASS, MLP_GRAPH, "pass 'loop-split' failed"),
+        (["--run-reproducer", "/no/such/reproducer.mlir"], "", "No such file or directory"),
+    ],
+    ids=[
+        "missing-file",
+        "directory",
+        "binary",
+        "parse-error",
+        "bad-option",
+        "unknown-pass",
+        "bad-pipeline",
+        "pass-failure",
+        "missing-reproducer",
+    ],
+)
+def test_user_errors_have_no_traceback(args: list[str], stdin: str, message: str) -> None:
+    result = mini_opt(*args, stdin=stdin)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert "mini-opt: error:" in result.stderr
+    assert message in result.stderr
+
+
+def test_closed_stdout_pipe_exits_quietly() -> None:
+    function = "func.func @f{}(%x: tensor<4xf32>) -> tensor<4xf32> {{\n  func.return %x : tensor<4xf32>\n}}\n"
+    functions = "".join(function.format(i) for i in range(3000))
+    result = subprocess.run(
+        f"'{SCRIPTS / 'mini-opt'}' | head -1", shell=True, input=functions, capture_output=True, text=True, check=False
+    )
+    assert result.stdout == "builtin.module {\n"
+    assert result.stderr == ""
+
+
+@dataclass(frozen=True)
+class DropReturnsPass(ModulePass):
+    """Leaves invalid IR: erases every func.return."""
+
+    name = "drop-returns"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in list(op.walk()):
+            if isinstance(inner, func.ReturnOp):
+                inner.detach()
+                inner.erase()
+
+
+@dataclass(frozen=True)
+class CrashPass(ModulePass):
+    """Crashes, as a buggy pass does."""
+
+    name = "crash"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        raise AssertionError("a bug in the pass")
+
+
+class BrokenPassesMain(MiniOptMain):
+    def register_all_passes(self) -> None:
+        super().register_all_passes()
+        self.register_pass("drop-returns", lambda: DropReturnsPass)
+        self.register_pass("crash", lambda: CrashPass)
+
+
+def run_in_process(args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    source = tmp_path / "input.mlir"
+    source.write_text(MLP_GRAPH)
+    status = BrokenPassesMain(args=[str(source), *args]).run()
+    return status, capsys.readouterr().err
+
+
+def test_verify_each_names_the_pass_that_broke_the_ir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = run_in_process(["-p", "drop-returns,cse", "--verify-each"], tmp_path, capsys)
+    assert status == 1
+    assert "after pass 'drop-returns': the IR does not verify: Operation graph.gemm terminates block" in err
+    assert re.search(r"input\.mlir:9:3: ", err), err
+
+
+def test_without_verify_each_the_final_ir_is_verified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, err = run_in_process(["-p", "drop-returns,cse"], tmp_path, capsys)
+    assert status == 1
+    assert "after the pipeline (--verify-each names the pass that broke it): the IR does not verify" in err
+
+
+def test_a_crashing_pass_is_reported_with_its_reproducer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reproducer = tmp_path / "repro.mlir"
+    status, err = run_in_process(["-p", "cse,crash", f"--crash-reproducer={reproducer}"], tmp_path, capsys)
+    assert status == 1
+    assert "mini-opt: error: pass 'crash' crashed: AssertionError: a bug in the pass (at test_mini_opt.py:" in err
+    assert "Traceback" not in err
+    assert reproducer.read_text().startswith("// mini-opt-reproducer: -p cse,crash\nbuiltin.module {")

@@ -289,7 +289,7 @@ func.func @unsupported(%x: i32) -> i32 {
   func.return %0 : i32
 }
 
-// CHECK: convert-to-llvm: cannot lower 'math.ctlz'
+// expected-error@unknown {{convert-to-llvm: cannot lower 'math.ctlz'}}
 
 // -----
 
@@ -298,7 +298,7 @@ func.func @dynamic(%n: index) {
   func.return
 }
 
-// CHECK: convert-to-llvm: 'memref.alloc' needs a static shape, got memref<?xf32>
+// expected-error@unknown {{convert-to-llvm: 'memref.alloc' needs a static shape, got memref<?xf32>}}
 
 // -----
 
@@ -336,4 +336,4 @@ func.func @dynamic_view(%n: index) {
   func.return
 }
 
-// CHECK: convert-to-llvm: 'memref.view' needs a static shape, got memref<?xf32>
+// expected-error@unknown {{convert-to-llvm: 'memref.view' needs a static shape, got memref<?xf32>}}

@@ -465,4 +465,4 @@ func.func @no_lowering(%x: tensor<2xf32>) -> tensor<2xf32> {
   func.return %0 : tensor<2xf32>
 }
 
-// CHECK: graph-to-te: no lowering for 'graph.frobnicate'
+// expected-error@unknown {{graph-to-te: no lowering for 'graph.frobnicate'}}

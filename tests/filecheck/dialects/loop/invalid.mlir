@@ -1,47 +1,42 @@
-// RUN: mini-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: mini-opt %s --split-input-file --verify-diagnostics
 
 func.func @zero_step() {
+  // expected-error@+1 {{loop.for 'i': step must be positive, got 0}}
   loop.for "i" %i = 0 to 4 step 0 serial {
   }
   func.return
 }
 
-// CHECK: loop.for 'i': step must be positive, got 0
-
 // -----
 
 func.func @reversed_bounds() {
+  // expected-error@+1 {{loop.for 'i': upper bound 4 is below lower bound 8}}
   loop.for "i" %i = 8 to 4 step 1 serial {
   }
   func.return
 }
 
-// CHECK: loop.for 'i': upper bound 4 is below lower bound 8
-
 // -----
 
 func.func @unknown_kind() {
+  // expected-error@+1 {{loop.for 'i': unknown kind 'gpu' (expected one of serial, parallel, vectorize, unroll)}}
   loop.for "i" %i = 0 to 4 step 1 gpu {
   }
   func.return
 }
 
-// CHECK: loop.for 'i': unknown kind 'gpu' (expected one of serial, parallel, vectorize, unroll)
-
 // -----
 
 func.func @unknown_scope() {
+  // expected-error@+1 {{loop.alloc: unknown scope 'shared' (expected one of global, local)}}
   %t = loop.alloc "shared" : memref<4xf32>
   func.return
 }
 
-// CHECK: loop.alloc: unknown scope 'shared' (expected one of global, local)
-
 // -----
 
 func.func @dynamic_alloc() {
+  // expected-error@+1 {{loop.alloc: buffer shape must be static, got memref<?xf32>}}
   %t = loop.alloc "global" : memref<?xf32>
   func.return
 }
-
-// CHECK: loop.alloc: buffer shape must be static, got memref<?xf32>

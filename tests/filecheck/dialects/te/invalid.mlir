@@ -1,6 +1,7 @@
-// RUN: mini-opt %s --split-input-file --verify-diagnostics | filecheck %s
+// RUN: mini-opt %s --split-input-file --verify-diagnostics
 
 func.func @wrong_arg_count(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{te.compute 'bad': body has 2 index arguments, expected 1 (1 output + 0 reduction)}}
   %y = "te.compute"() <{tag = "bad", reduce_extents = array<i64>}> ({
   ^bb0(%i: index, %j: index):
     %v = te.read %x[%i] : tensor<4xf32>
@@ -9,11 +10,10 @@ func.func @wrong_arg_count(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %y : tensor<4xf32>
 }
 
-// CHECK: te.compute 'bad': body has 2 index arguments, expected 1 (1 output + 0 reduction)
-
 // -----
 
 func.func @reduce_without_combiner(%x: tensor<4xf32>) -> tensor<1xf32> {
+  // expected-error@+1 {{te.compute 'bad': a combiner is required exactly when there are reduction axes}}
   %y = "te.compute"() <{tag = "bad", reduce_extents = array<i64: 4>}> ({
   ^bb0(%i: index, %k: index):
     %v = te.read %x[%k] : tensor<4xf32>
@@ -22,11 +22,10 @@ func.func @reduce_without_combiner(%x: tensor<4xf32>) -> tensor<1xf32> {
   func.return %y : tensor<1xf32>
 }
 
-// CHECK: te.compute 'bad': a combiner is required exactly when there are reduction axes
-
 // -----
 
 func.func @unknown_combiner(%x: tensor<4xf32>) -> tensor<1xf32> {
+  // expected-error@+1 {{te.compute 'bad': unknown combiner 'mean' (expected one of sum, max, min, prod)}}
   %y = te.compute "bad" (%i) reduce mean (%k : 4) -> tensor<1xf32> {
     %v = te.read %x[%k] : tensor<4xf32>
     te.yield %v : f32
@@ -34,11 +33,10 @@ func.func @unknown_combiner(%x: tensor<4xf32>) -> tensor<1xf32> {
   func.return %y : tensor<1xf32>
 }
 
-// CHECK: te.compute 'bad': unknown combiner 'mean' (expected one of sum, max, min, prod)
-
 // -----
 
 func.func @wrong_yield_type(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{te.compute 'bad': yields i32 but the result element type is f32}}
   %y = te.compute "bad" (%i) -> tensor<4xf32> {
     %c = arith.constant 1 : i32
     te.yield %c : i32
@@ -46,16 +44,13 @@ func.func @wrong_yield_type(%x: tensor<4xf32>) -> tensor<4xf32> {
   func.return %y : tensor<4xf32>
 }
 
-// CHECK: te.compute 'bad': yields i32 but the result element type is f32
-
 // -----
 
 func.func @read_rank_mismatch(%x: tensor<4x4xf32>) -> tensor<4xf32> {
   %y = te.compute "bad" (%i) -> tensor<4xf32> {
+    // expected-error@+1 {{te.read: 1 indices given for a tensor of rank 2}}
     %v = te.read %x[%i] : tensor<4x4xf32>
     te.yield %v : f32
   }
   func.return %y : tensor<4xf32>
 }
-
-// CHECK: te.read: 1 indices given for a tensor of rank 2
