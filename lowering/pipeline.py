@@ -211,7 +211,11 @@ def with_extra_passes(pipeline: Pipeline, extra: ExtraPasses) -> list[str]:
             name = item.split("{", 1)[0].strip()
             if name not in known:
                 raise ValueError(f"unknown pass '{name}' in the passes after stage '{stage}'")
-        inserts.setdefault(_stage_end(passes, stage, len(passes)), []).extend(added)
+        try:
+            position = _stage_end(passes, stage, len(passes))
+        except ValueError as error:
+            raise ValueError(f"cannot insert passes after stage '{stage}': {error}") from None
+        inserts.setdefault(position, []).extend(added)
     result: list[str] = []
     for position in range(len(passes) + 1):
         result += inserts.get(position, [])

@@ -29,8 +29,8 @@ class MatmulReluFusion(RewritePattern):
         matmul = op.input.owner
         if not isinstance(matmul, graph.MatMulOp) or not matmul.result.has_one_use():
             return
-        rewriter.replace_op(op, toy.MatmulReluOp(matmul.lhs, matmul.rhs))
-        rewriter.erase_op(matmul)
+        rewriter.replace(op, toy.MatmulReluOp(matmul.lhs, matmul.rhs))
+        rewriter.erase(matmul)
 
 
 @dataclass(frozen=True)

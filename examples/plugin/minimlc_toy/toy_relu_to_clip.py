@@ -27,7 +27,7 @@ class ReluToClip(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ReluOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace_op(op, graph.ClipOp(op.input, 0.0, self.high))
+        rewriter.replace(op, graph.ClipOp(op.input, 0.0, self.high))
 
 
 @dataclass(frozen=True)

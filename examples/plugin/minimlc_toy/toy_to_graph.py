@@ -42,7 +42,7 @@ class GeluLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: toy.GeluOp, rewriter: PatternRewriter) -> None:
         if not self.expand:
-            rewriter.replace_op(op, graph.GeluOp(op.input, approximate="tanh"))
+            rewriter.replace(op, graph.GeluOp(op.input, approximate="tanh"))
             return
         x = op.input
         shape = shape_of(x)
@@ -62,7 +62,7 @@ class GeluLowering(RewritePattern):
         new.append(tanh)
         one_plus = binary(graph.AddOp, constant(1.0), tanh.result)
         binary(graph.MulOp, binary(graph.MulOp, constant(0.5), x), one_plus)
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 class MatmulReluLowering(RewritePattern):
@@ -71,7 +71,7 @@ class MatmulReluLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: toy.MatmulReluOp, rewriter: PatternRewriter) -> None:
         matmul = graph.MatMulOp(op.lhs, op.rhs)
-        rewriter.replace_op(op, [matmul, graph.ReluOp(matmul.result)])
+        rewriter.replace(op, [matmul, graph.ReluOp(matmul.result)])
 
 
 @dataclass(frozen=True)
