@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections import ChainMap
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -62,7 +63,8 @@ class Registry:
 
     dialects: dict[str, DialectLoader]
     passes: dict[str, PassLoader]
-    pipelines: dict[str, tuple[str, str]]
+    pipelines: Mapping[str, tuple[str, str]]
+    """`minimlc.lowering.pipeline.PIPELINES` (seen live, not copied) and then the plugins' pipelines."""
     origin: dict[tuple[str, str], str]
     """(kind, name) -> `minimlc` or the plugin's name; kind is `dialect`, `pass` or `pipeline`."""
 
@@ -121,9 +123,10 @@ def registry() -> Registry:
 def _build() -> Registry:
     from minimlc.lowering.pipeline import PIPELINES
 
-    merged = Registry(get_all_dialects(), get_all_passes(), dict(PIPELINES), {})
-    for kind, table in (("dialect", merged.dialects), ("pass", merged.passes), ("pipeline", merged.pipelines)):
-        merged.origin.update(dict.fromkeys(((kind, name) for name in table), MINIMLC))
+    plugin_pipelines: dict[str, tuple[str, str]] = {}
+    merged = Registry(get_all_dialects(), get_all_passes(), ChainMap(PIPELINES, plugin_pipelines), {})
+    for kind, names in (("dialect", merged.dialects), ("pass", merged.passes), ("pipeline", PIPELINES)):
+        merged.origin.update(dict.fromkeys(((kind, name) for name in names), MINIMLC))
     functions = [(point.name, point.load, point.value) for point in entry_points(group=ENTRY_POINT_GROUP)]
     functions += [(name, lambda f=function: f, spec) for name, (function, spec) in _loaded.items()]
     seen: set[object] = set()
@@ -138,7 +141,7 @@ def _build() -> Registry:
             raise
         except Exception as error:
             raise PluginError(f"plugin '{name}' ({where}) failed to load: {type(error).__name__}: {error}") from None
-        for kind, table in (("dialect", merged.dialects), ("pass", merged.passes), ("pipeline", merged.pipelines)):
+        for kind, table in (("dialect", merged.dialects), ("pass", merged.passes), ("pipeline", plugin_pipelines)):
             for item, value in provided[kind].items():
                 owner = merged.origin.get((kind, item))
                 if owner is not None:
