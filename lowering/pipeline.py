@@ -8,18 +8,20 @@ an opt level (0-3), a named pipeline (`lower-to-llvm-O2`), a comma-separated pas
     run_pipeline(module, 3, stop_after="loop")                       # graph -> loop nests, as O3 builds them
     run_pipeline(module, "graph-to-te,te-inline,te-to-loop")
     run_pipeline(module, ["graph-to-te", "te-to-loop", "loop-split{kernel=k loop=i factor=4}"])
+    run_pipeline(module, with_extra_passes(2, {"graph": ["toy-relu-to-clip"]}))   # O2 plus a plugin's pass
+
+Passes, dialects and pipelines come from `minimlc.lowering.plugins.registry()`: minimlc's own and its plugins'.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.arg_spec import parse_pipeline
 
-from minimlc.dialects import get_all_dialects
-from minimlc.lowering import get_all_passes
+from minimlc.lowering.plugins import registry
 from minimlc.lowering.target import Target, set_target
 
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
@@ -145,8 +147,18 @@ PIPELINES: dict[str, tuple[str, str]] = {
 
 
 def expand_pipelines(spec: str) -> str:
-    """Replace every named pipeline in a pass list by its passes: `lower-to-te,cse` -> `graph-to-te,cse`."""
-    return ",".join(PIPELINES[item][1] if item in PIPELINES else item for item in split_pass_list(spec))
+    """Replace every named pipeline in a pass list by its passes, recursively (a plugin's pipeline may name ours):
+    `lower-to-te,cse` -> `graph-to-te,cse`."""
+    pipelines = registry().pipelines
+
+    def expand(item: str, inside: tuple[str, ...]) -> list[str]:
+        if item not in pipelines:
+            return [item]
+        if item in inside:
+            raise ValueError(f"pipeline '{item}' names itself: {' -> '.join((*inside, item))}")
+        return [inner for part in split_pass_list(pipelines[item][1]) for inner in expand(part, (*inside, item))]
+
+    return ",".join(inner for item in split_pass_list(spec) for inner in expand(item, ()))
 
 
 def opt_level_pipeline(opt_level: int) -> str:
@@ -177,10 +189,44 @@ def stage_passes(pipeline: Pipeline, stop_after: str | None = None, start_after:
     return passes[_stage_end(passes, start_after, 0) : _stage_end(passes, stop_after, len(passes))]
 
 
+ExtraPasses = Mapping[str, str | Sequence[str]]
+"""Passes to insert into a pipeline, by the stage they run after: `{"graph": ["toy-relu-to-clip"], "loop": "cse"}`
+(a stage's passes as a list of pass items or one comma-separated pass list; named pipelines are expanded)."""
+
+
+def with_extra_passes(pipeline: Pipeline, extra: ExtraPasses) -> list[str]:
+    """The pass items of `pipeline` with `extra[stage]` inserted where `stage` ends (see `STAGES`): after the
+    `graph` stage is before `graph-to-te`, after `loop` is right after `te-to-loop`, after `llvm` is the end.
+
+        with_extra_passes(3, {"graph": "toy-relu-to-clip", "schedule": ["loop-unroll{kernel=k loop=j}"]})
+
+    Raises ValueError for an unknown stage, one the pipeline does not reach (`schedule` at O0/O1), or an unknown pass.
+    """
+    passes = pipeline_passes(pipeline)
+    known = registry().passes
+    inserts: dict[int, list[str]] = {}
+    for stage, items in extra.items():
+        added = pipeline_passes([items] if isinstance(items, str) else items)
+        for item in added:
+            name = item.split("{", 1)[0].strip()
+            if name not in known:
+                raise ValueError(f"unknown pass '{name}' in the passes after stage '{stage}'")
+        try:
+            position = _stage_end(passes, stage, len(passes))
+        except ValueError as error:
+            raise ValueError(f"cannot insert passes after stage '{stage}': {error}") from None
+        inserts.setdefault(position, []).extend(added)
+    result: list[str] = []
+    for position in range(len(passes) + 1):
+        result += inserts.get(position, [])
+        result += passes[position : position + 1]
+    return result
+
+
 def make_context() -> Context:
-    """A context with every dialect minimlc's pipeline uses."""
+    """A context with every dialect minimlc's pipeline uses, and those of its plugins."""
     ctx = Context()
-    for name, factory in get_all_dialects().items():
+    for name, factory in registry().dialects.items():
         ctx.register_dialect(name, factory)
     return ctx
 
@@ -194,12 +240,12 @@ def run_passes(
     """Apply pass items (`name` or `name{option=value ...}`) to `module` in order, in memory; `on_pass(item)` is
     called after each (timings, progress). Raises ValueError naming an unknown pass."""
     ctx = ctx or make_context()
-    registry = get_all_passes()
+    known = registry().passes
     for item in passes:
         (spec,) = parse_pipeline(item)
-        if spec.name not in registry:
+        if spec.name not in known:
             raise ValueError(f"unknown pass '{spec.name}'")
-        registry[spec.name]().from_pass_spec(spec).apply(ctx, module)
+        known[spec.name]().from_pass_spec(spec).apply(ctx, module)
         if on_pass is not None:
             on_pass(item)
 

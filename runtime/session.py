@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
-from minimlc.lowering.pipeline import opt_level_pipeline
+from minimlc.lowering.pipeline import ExtraPasses, opt_level_pipeline, with_extra_passes
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.compiler import CompiledModel, compile_model, rebind_weights
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
@@ -59,6 +59,7 @@ class InferenceSession:
         opt_level: int = 3,
         num_threads: int | None = None,
         target: str = "host",
+        extra_passes: ExtraPasses | None = None,
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
@@ -66,18 +67,29 @@ class InferenceSession:
         (a positive int, or None for one per core) is the number of threads parallel loops run on, the calling thread
         included; the pool starts only if the model has a parallel loop. `target` is the CPU to compile for: `host`
         or an LLVM CPU name (`x86-64-v3`, `skylake-avx512`, `znver4`, ...) whose features this host has.
+        `extra_passes` inserts passes (minimlc's or a plugin's) into the opt level's pipeline, by the stage they run
+        after (`graph`, `te`, `loop`, `schedule`, `scf`, `llvm`; see `minimlc.lowering.pipeline.with_extra_passes`):
+        `extra_passes={"graph": ["toy-relu-to-clip"]}`.
         """
-        opt_level_pipeline(opt_level)  # reject a bad level or target before importing
+        opt_level_pipeline(opt_level)  # reject a bad level, target or pass list before importing
         target_from_name(target)
-        self._compile(import_model(model, input_shapes), opt_level, num_threads, target)
+        pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
+        self._compile(import_model(model, input_shapes), opt_level, num_threads, target, pipeline)
 
     @classmethod
     def from_imported(
-        cls, imported: ImportedModel, *, opt_level: int = 3, num_threads: int | None = None, target: str = "host"
+        cls,
+        imported: ImportedModel,
+        *,
+        opt_level: int = 3,
+        num_threads: int | None = None,
+        target: str = "host",
+        extra_passes: ExtraPasses | None = None,
     ) -> InferenceSession:
         """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
         session = cls.__new__(cls)
-        session._compile(imported, opt_level, num_threads, target)
+        pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
+        session._compile(imported, opt_level, num_threads, target, pipeline)
         return session
 
     def with_weights(self, weights: Mapping[str, np.ndarray]) -> InferenceSession:
@@ -105,10 +117,18 @@ class InferenceSession:
         session._bind(self._model, self.opt_level, num_threads)
         return session
 
-    def _compile(self, imported: ImportedModel, opt_level: int, num_threads: int | None, target: str) -> None:
+    def _compile(
+        self,
+        imported: ImportedModel,
+        opt_level: int,
+        num_threads: int | None,
+        target: str,
+        pipeline: list[str] | None = None,
+    ) -> None:
         self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs)
         # A model whose outputs are all constants needs no native code.
-        model = compile_model(imported, opt_level=opt_level, target=target) if imported.computed_outputs else None
+        compiled = imported.computed_outputs
+        model = compile_model(imported, pipeline, opt_level=opt_level, target=target) if compiled else None
         self._bind(model, opt_level, num_threads)
 
     def _set_signature(

@@ -56,3 +56,23 @@ def test_models_benchmark_lines_use_real_options() -> None:
     light_models = {path.stem.removeprefix("light_") for path in light_model_paths()}
     for names in re.findall(r"--models (\S+)", " ".join(lines)):
         assert set(names.split(",")) <= light_models | {"mlp", "matmul", "conv_relu"}, names
+
+
+def test_extending_commands_use_real_options_and_files() -> None:
+    (block,) = [block for block in code_blocks("sh") if "examples/plugin" in block]
+    helps = {
+        tool: subprocess.run([sys.executable, "-m", module, *args, "--help"], capture_output=True, text=True).stdout
+        for tool, module, args in (
+            ("mini-opt", "minimlc.tools.mini_opt", []),
+            ("minimlc", "minimlc.tools.minimlc_cli", ["compile"]),
+        )
+    }
+    for line in block.splitlines():
+        for command in line.split("&&"):
+            words = command.split()
+            tool = Path(words[0]).name
+            if tool in helps:
+                for option in (word for word in words if word.startswith("--")):
+                    assert option in helps[tool], f"{tool} has no {option}"
+            for path in (word for word in words if word.startswith(("examples/", "./examples/"))):
+                assert (ROOT / path).exists() or path == "examples/mlp.onnx", path

@@ -6,6 +6,7 @@ It registers our dialects, passes, named pipelines (expanded before parsing so `
     mini-opt model.mlir -p lower-to-llvm -t llvm
     mini-opt model.onnx -p lower-to-loop
     mini-opt --list-passes
+    mini-opt toy.mlir --load-plugin my_toy.py -p toy-to-graph   # a plugin's dialects and passes (repeatable)
     mini-opt kernel.mlir --mcpu x86-64-v3 -p default-schedule   # schedule for AVX2, whatever the host
 
 `--mcpu NAME` (llc's spelling; xdsl-opt's `-t/--target` already names the output format) pins the module's target
@@ -33,9 +34,8 @@ from xdsl.universe import Universe
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException, ParseError, ShrinkException, VerifyException
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from minimlc.dialects import get_all_dialects
-from minimlc.lowering import UPSTREAM_PASSES, get_all_passes
-from minimlc.lowering.pipeline import PIPELINES
+from minimlc.lowering import UPSTREAM_PASSES
+from minimlc.lowering.plugins import load_plugin, registry
 from minimlc.lowering.target import known_targets, set_target, target_from_name
 from minimlc.tools.mini_opt_diagnostics import (
     CompileError,
@@ -53,7 +53,8 @@ from minimlc.tools.mini_opt_pipeline import PassEntry, build_pipeline, from_pass
 
 
 class MiniOptMain(xDSLOptMain):
-    """xdsl-opt with minimlc's dialects, passes, pipelines, targets and frontends, and mlir-opt's driver flags."""
+    """xdsl-opt with minimlc's dialects, passes, pipelines, targets and frontends, those of its plugins, and
+    mlir-opt's driver flags."""
 
     version_format: ClassVar[str] = f"mini-opt (minimlc {version('minimlc')}) on xDSL {{xdsl_version}}"
 
@@ -61,14 +62,18 @@ class MiniOptMain(xDSLOptMain):
         self.locations: dict[Operation, SourceLocation] = {}
         self.entries: list[PassEntry] = []
         self.inst = Instrumentation()
+        # Plugins must be loaded before xdsl-opt registers dialects and passes, which is before it parses arguments.
+        plugins, _ = _plugin_arguments().parse_known_args(args)
+        for spec in plugins.load_plugin:
+            load_plugin(spec)
         super().__init__("mini-opt: minimlc's IR driver (xdsl-opt with minimlc's dialects and passes)", args)
 
     def register_all_dialects(self) -> None:
-        for name, factory in get_all_dialects().items():
+        for name, factory in registry().dialects.items():
             self.ctx.register_dialect(name, factory)
 
     def register_all_passes(self) -> None:
-        for name, factory in get_all_passes().items():
+        for name, factory in registry().passes.items():
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
@@ -95,6 +100,7 @@ class MiniOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         register_driver_arguments(arg_parser)
+        _plugin_arguments(arg_parser)
         arg_parser.add_argument(
             "--list-passes",
             action=_ListPassesAction,
@@ -206,6 +212,18 @@ class MiniOptMain(xDSLOptMain):
             return [Diagnostic(str(error))]
         return []
 
+def _plugin_arguments(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(add_help=False)
+    parser.add_argument(
+        "--load-plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        help="load a plugin's dialects, passes and pipelines from a file or module defining plugin() (repeatable)",
+    )
+    return parser
+
+
 def _target_name(name: str) -> str:
     try:
         target_from_name(name)
@@ -222,15 +240,18 @@ class _ListPassesAction(argparse.Action):
 
 def describe_passes() -> str:
     """A table of every pass (name, description, options) and named pipeline."""
+    known = registry()
     lines = ["Passes:"]
-    for name, factory in sorted(get_all_passes().items()):
+    for name, factory in sorted(known.passes.items()):
         pass_class = factory()
-        lines.append(f"  {name:<28} {_summary(pass_class)}")
+        plugin = known.plugin_of("pass", name)
+        lines.append(f"  {name:<28} {_summary(pass_class)}" + (f" [from plugin {plugin}]" if plugin else ""))
         for option, (kind, default) in _options(pass_class).items():
             lines.append(f"  {'':<28}   {option}: {kind} = {default}")
     lines.append("Pipelines:")
-    for name, (description, passes) in PIPELINES.items():
-        lines.append(f"  {name:<28} {description}")
+    for name, (description, passes) in known.pipelines.items():
+        plugin = known.plugin_of("pipeline", name)
+        lines.append(f"  {name:<28} {description}" + (f" [from plugin {plugin}]" if plugin else ""))
         lines.append(f"  {'':<28}   = {passes}")
     return "\n".join(lines)
 

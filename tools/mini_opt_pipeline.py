@@ -13,7 +13,8 @@ from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError
 
-from minimlc.lowering.pipeline import PIPELINES, split_pass_list
+from minimlc.lowering.pipeline import expand_pipelines, split_pass_list
+from minimlc.lowering.plugins import registry
 
 
 class PipelineError(ValueError):
@@ -55,18 +56,24 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
 
 
 def build_pipeline(spec: str, passes: dict[str, Callable[[], type[ModulePass]]]) -> list[PassEntry]:
-    """The passes of a `-p` list, named pipelines expanded; raises PipelineError for anything unknown."""
+    """The passes of a `-p` list, named pipelines (ours and the plugins') expanded; raises PipelineError for anything
+    unknown."""
+    pipelines = registry().pipelines
     entries: list[PassEntry] = []
     for group, item in enumerate(split_pass_list(spec)):
         name = item.split("{")[0].strip()
-        if name in PIPELINES:
+        if name in pipelines:
             if "{" in item:
-                raise PipelineError(f"pipeline '{name}' takes no options (its passes: {PIPELINES[name][1]})")
-            entries += [_entry(inner, passes, name, group) for inner in split_pass_list(PIPELINES[name][1])]
+                raise PipelineError(f"pipeline '{name}' takes no options (its passes: {pipelines[name][1]})")
+            try:
+                inner_items = split_pass_list(expand_pipelines(name))
+            except ValueError as error:
+                raise PipelineError(str(error)) from None
+            entries += [_entry(inner, passes, name, group) for inner in inner_items]
         elif name in passes:
             entries.append(_entry(item, passes, None, group))
         else:
-            hint = did_you_mean(name, [*passes, *PIPELINES])
+            hint = did_you_mean(name, [*passes, *pipelines])
             raise PipelineError(f"unknown pass or pipeline '{name}'{hint} (mini-opt --list-passes lists them)")
     return entries
 

@@ -6,6 +6,7 @@
     minimlc compile model.onnx --emit graph -O1           # the graph after O1's cleanups
     minimlc compile model.onnx --emit space --json       # each kernel's schedule rule and knobs
     minimlc compile model.onnx --stats                    # stage times; kernels, arena and weight bytes
+    minimlc compile model.onnx --emit graph --passes-after graph:toy-relu-to-clip   # a plugin's pass in the pipeline
     minimlc compare model.onnx --random-weights --per-layer   # minimlc vs ONNX Runtime, tensor by tensor
     minimlc conformance --ops Conv,Relu                   # onnx's node tests: passed/failed/unsupported by op
 """
@@ -143,6 +144,50 @@ def _add_opt_level(parser: argparse.ArgumentParser) -> None:
         help="optimisation level: 0 none, 1 graph cleanups, 2 + fusion and schedules, 3 + batch-norm folding and "
         "load-time constants (default 3; -O2 is --opt-level 2)",
     )
+    parser.add_argument(
+        "--passes-after",
+        action="append",
+        default=[],
+        type=_passes_after,
+        metavar="STAGE:PASS[,PASS]",
+        help="insert passes (minimlc's or a plugin's) into the opt level's pipeline after STAGE: graph, te, loop, "
+        "schedule, scf or llvm (repeatable)",
+    )
+    parser.add_argument(
+        "--load-plugin",
+        action="append",
+        default=[],
+        metavar="FILE.py|MODULE",
+        help="load a plugin's dialects, passes and pipelines from a file or module defining plugin() (repeatable; "
+        "installed plugins load without it)",
+    )
+
+
+def _passes_after(text: str) -> tuple[str, str]:
+    from minimlc.lowering.pipeline import STAGES
+
+    stage, sep, passes = text.partition(":")
+    if not sep or stage not in STAGES or not passes.strip():
+        raise argparse.ArgumentTypeError(f"expects STAGE:PASS[,PASS] with STAGE one of {', '.join(STAGES)}, got '{text}'")
+    return stage, passes
+
+
+def _extra_passes(args: argparse.Namespace) -> dict[str, list[str]] | None:
+    """The `--passes-after` passes by stage (None: none), after loading the `--load-plugin` plugins; checked against
+    the opt level's pipeline, so a bad stage or pass is a usage error before any work."""
+    from minimlc.lowering.pipeline import with_extra_passes
+    from minimlc.lowering.plugins import load_plugin
+
+    extra: dict[str, list[str]] = {}
+    for stage, passes in args.passes_after:
+        extra.setdefault(stage, []).append(passes)
+    try:
+        for spec in args.load_plugin:
+            load_plugin(spec)
+        with_extra_passes(args.opt_level, extra)
+    except ValueError as error:
+        raise _UsageError(str(error)) from None
+    return extra or None
 
 
 def _opt_level(text: str) -> int:
@@ -195,6 +240,7 @@ def _run(args: argparse.Namespace) -> int:
 
     feeds = _load_inputs(args.input)
     shapes = {name: array.shape for name, array in feeds.items()}
+    extra_passes = _extra_passes(args)
     print(f"compiling {args.model} ...", file=sys.stderr, flush=True)
     session = InferenceSession(
         args.model,
@@ -202,6 +248,7 @@ def _run(args: argparse.Namespace) -> int:
         opt_level=args.opt_level,
         num_threads=args.threads,
         target=args.target,
+        extra_passes=extra_passes,
     )
     rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():
@@ -232,10 +279,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     from minimlc.frontend.onnx import import_model
-    from minimlc.lowering.pipeline import STAGES, run_pipeline, stage_passes
+    from minimlc.lowering.pipeline import STAGES, run_pipeline, stage_passes, with_extra_passes
 
+    extra_passes = _extra_passes(args)
+    pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
     try:
-        stage_passes(args.opt_level, stop_after=EMIT_LEVELS[args.emit])
+        stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])
     except ValueError:
         pass_name = STAGES[EMIT_LEVELS[args.emit]][0]  # pyright: ignore[reportOptionalSubscript]
         raise _UsageError(
@@ -254,7 +303,7 @@ def _compile(args: argparse.Namespace) -> int:
         start = time.perf_counter()
 
     start = time.perf_counter()
-    run_pipeline(module, args.opt_level, stop_after=EMIT_LEVELS[args.emit], target=args.target, on_pass=record)
+    run_pipeline(module, pipeline, stop_after=EMIT_LEVELS[args.emit], target=args.target, on_pass=record)
     if args.emit == "llvm-ir":
         from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 
@@ -342,9 +391,12 @@ def _compare(args: argparse.Namespace) -> int:
         model, names = model_tools.expose_intermediates(model)
     feeds = model_tools.random_inputs(model, args.seed, _load_inputs(args.input))
     shapes = {name: array.shape for name, array in feeds.items()}
+    extra_passes = _extra_passes(args)
     print(f"compiling {args.model} ({len(names)} outputs) ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    session = InferenceSession(model, input_shapes=shapes, opt_level=args.opt_level, target=args.target)
+    session = InferenceSession(
+        model, input_shapes=shapes, opt_level=args.opt_level, target=args.target, extra_passes=extra_passes
+    )
     compile_seconds = time.perf_counter() - start
     outputs = dict(zip((info.name for info in session.get_outputs()), session.run(None, feeds)))
     print(f"running the oracle ({args.oracle}) ...", file=sys.stderr, flush=True)
