@@ -56,7 +56,8 @@ class ElementwiseRule:
 
     def default(self, workload: ElementwiseWorkload, target: Target) -> Config:
         lanes = target.vector_lanes
-        return {"width": lanes if workload.trip % lanes == 0 else 0}
+        # An empty loop (a zero-size tensor) gets no vector code: 0 would otherwise divide evenly.
+        return {"width": lanes if workload.trip >= lanes and workload.trip % lanes == 0 else 0}
 
     def apply(self, workload: ElementwiseWorkload, config: Config) -> list[str]:
         width, name, inner = config["width"], workload.kernel, workload.loop
