@@ -54,9 +54,32 @@ CONVERTERS = {
 }
 """ONNX op type -> converter, over every op family."""
 
-CONSTANT_OPERANDS = onnx_nn.CONSTANT_OPERANDS
-"""ONNX op type -> positions of the inputs that must be compile-time constants whatever their element type (integer
-inputs, such as shapes, axes and indices, always must)."""
+CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
+    # operands that set the output's shape (or which axes it has)
+    "Reshape": (1,),
+    "Expand": (1,),
+    "ConstantOfShape": (0,),
+    "Tile": (1,),
+    "Slice": (1, 2, 3, 4),
+    "Pad": (1, 3),
+    "TopK": (1,),
+    "Range": (0, 1, 2),
+    "OneHot": (1,),
+    "Resize": (1, 2, 3),
+    "Upsample": (1,),
+    "Split": (1,),
+    "Squeeze": (1,),
+    "Unsqueeze": (1,),
+    **{
+        f"Reduce{kind}": (1,)
+        for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
+    },
+    # float operands the converters need as constants
+    "Dropout": (1, 2),
+}
+"""ONNX op type -> the positions of its inputs that must be compile-time constants: shape-setting operands (shapes,
+axes, pads, repeats, sizes) and Dropout's ratio and training_mode. The backend binds graph inputs read there, and
+only there: an integer or bool graph input read anywhere else is data, and refused."""
 
 
 def constant_operand_names(graph_proto: onnx.GraphProto) -> set[str]:

@@ -3,9 +3,9 @@
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
 Where an opset turned an attribute into an input of the same name (Pad's pads, Dropout's ratio),
-the input slot is suffixed `_input`; `CONSTANT_OPERANDS` names the input slots that must be compile-time constants
-though their type may be float (a backend binds graph inputs feeding them). `auto_pad` is resolved here into explicit
-pads. Dropout in training mode is supported with ratio 0 only (the identity).
+the input slot is suffixed `_input`; `onnx.CONSTANT_OPERANDS` names the input slots that must be compile-time
+constants though their type may be float (a backend binds graph inputs feeding them). `auto_pad` is resolved here
+into explicit pads. Dropout in training mode is supported with ratio 0 only (the identity).
 """
 
 from __future__ import annotations
@@ -469,9 +469,6 @@ def Pad(
             raise NodeError(f"mode '{mode}' cannot pad axis {axis} of size {size} by {padding}")
     return ctx.emit(graph.PadOp(x, full, mode, value_or_operand if mode == "constant" else 0.0))
 
-
-CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {"Dropout": (1, 2)}
-"""ONNX op type -> the positions of its inputs that must be compile-time constants (Dropout's ratio, training_mode)."""
 
 CONVERTERS: dict[str, Converter] = {
     # convolution

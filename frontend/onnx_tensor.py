@@ -18,7 +18,6 @@ import onnx
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_fold
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
@@ -332,21 +331,25 @@ def _reduce(
             return x if op in _IDENTITY_OVER_NO_AXES else ctx.emit(op(x, [], bool(keepdims)))
         given = list(range(len(shape)))
     reduced = _unique_axes(given, len(shape))
-    if any(shape[axis] == 0 for axis in reduced):
-        return _reduction_of_nothing(ctx, shape, axes_input)
+    if any(shape[axis] == 0 for axis in reduced):  # no values to combine: the combiner's identity, everywhere
+        kept = [1 if axis in reduced else size for axis, size in enumerate(shape) if keepdims or axis not in reduced]
+        return ctx.emit(graph.ConstantOp(_EMPTY_REDUCTION[op], kept))
     return ctx.emit(op(x, reduced, bool(keepdims)))
 
 
-def _reduction_of_nothing(
-    ctx: NodeContext, shape: tuple[int, ...], axes_input: Value | None
-) -> ConstantValue:
-    """The node's result over an empty axis: a constant (0 for a sum, -inf for a max, ...).
-
-    It reads no data, so the reference evaluator computes it at import time.
-    """
-    axes = axes_input.array if isinstance(axes_input, ConstantValue) else None
-    (result,) = onnx_fold.fold(ctx.node, [np.zeros(shape, np.float32), axes], {"": ctx.opset})
-    return ConstantValue(ctx.node.output[0], result)
+_EMPTY_REDUCTION: dict[type[graph.ReduceOp], float] = {
+    graph.ReduceSumOp: 0.0,
+    graph.ReduceL1Op: 0.0,
+    graph.ReduceL2Op: 0.0,
+    graph.ReduceSumSquareOp: 0.0,
+    graph.ReduceProdOp: 1.0,
+    graph.ReduceMaxOp: -np.inf,
+    graph.ReduceMinOp: np.inf,
+    graph.ReduceLogSumOp: -np.inf,  # log(0)
+    graph.ReduceLogSumExpOp: -np.inf,  # log(0)
+    graph.ReduceMeanOp: np.nan,  # 0 / 0
+}
+"""Each reduction over no values (an empty axis among the reduced ones)."""
 
 
 def _reducer(op: type[graph.ReduceOp], doc: str) -> Converter:

@@ -6,26 +6,28 @@
     (y,) = backend.run_model(model, [x])
     (y,) = backend.run_node(onnx.helper.make_node("Relu", ["x"], ["y"]), [x])
 
-minimlc computes in float32 and specialises everything else, as TVM's `bind_params` and ONNX Runtime's constant
-inputs do. A model with symbolic input dimensions compiles on its first run, with the shapes of the given inputs.
-Integer (int32, int64) and bool graph inputs, such as Reshape's shape, Squeeze's axes, Gather's indices or Dropout's
-training_mode, are bound as constants when the model runs, and so are float32 inputs the frontend needs as
-compile-time constants (`frontend.onnx.CONSTANT_OPERANDS`: Dropout's ratio): their values become initializers of a
-copy of the model, which is then compiled, so they fold at import time like any constant. The prepared model keeps
-one compiled session per `Signature` (every input's shape and the bound inputs' values) and reuses it whenever the
-same signature comes again. Outputs that are compile-time constants after that (a Shape, a ConstantOfShape, a Dropout
-mask) come back with their own dtype (int64, bool, ...); outputs computed by native code are float32, or int64 for
-indices (MaxPool's Indices).
+minimlc computes in float32 and specialises the operands that set shapes, as TVM's `bind_params` and ONNX Runtime's
+constant inputs do. A model with symbolic input dimensions compiles on its first run, with the shapes of the given
+inputs. Graph inputs read only where the frontend needs a compile-time constant (`frontend.onnx.CONSTANT_OPERANDS`:
+Reshape's shape, Slice's starts, a reduction's axes, ..., and Dropout's float ratio and bool training_mode) are bound
+when the model runs: their values become initializers of a copy of the model, which is then compiled. An integer or bool
+input read anywhere else (Gather's indices, Where's condition, an Add operand) is data that native code would have to
+compute with, which minimlc does not do yet: `prepare` refuses it (`UnsupportedTypeError`), rather than binding it and
+computing the node's result at import time. The prepared model keeps one compiled session per `Signature` (every input's
+shape and the bound inputs' values) and reuses it whenever the same signature comes again. Outputs that are compile-time
+constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own dtype (int64, bool, ...);
+outputs computed by native code are float32, or int64 for indices (MaxPool's Indices).
 
-Inputs of any other type raise `UnsupportedTypeError` (a `NotImplementedError`) at `prepare`; unsupported operators
-(`UnsupportedOpsError`) and other outputs computed at run time (`UnsupportedTypeError`) raise it when the model
-compiles: at `prepare`, or at the first run of a signature. Arrays are checked against the model's declared dtype (a float64 array given
-for a float32 input is an error, as in ONNX Runtime); Python and numpy scalars and nested lists are converted to it.
+Inputs of any other type, and integer and bool inputs read as data, raise `UnsupportedTypeError` (a
+`NotImplementedError`) at `prepare`; unsupported operators (`UnsupportedOpsError`) and other outputs computed at run
+time (`UnsupportedTypeError`) raise it when the model compiles: at `prepare`, or at the first run of a signature. Arrays
+are checked against the model's declared dtype (a float64 array given for a float32 input is an error, as in ONNX
+Runtime); Python and numpy scalars and nested lists are converted to it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -33,7 +35,7 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
-from minimlc.frontend.onnx import UnsupportedTypeError, constant_operand_names
+from minimlc.frontend.onnx import CONSTANT_OPERANDS, UnsupportedTypeError, constant_operand_names
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
 _COMPUTED_ELEMENT_TYPES = {onnx.TensorProto.FLOAT: np.dtype(np.float32)}
@@ -42,7 +44,7 @@ _BOUND_ELEMENT_TYPES = {
     onnx.TensorProto.INT32: np.dtype(np.int32),
     onnx.TensorProto.BOOL: np.dtype(np.bool_),
 }
-"""Integer and bool inputs: bound as constants when the model runs."""
+"""Integer and bool inputs: bound as constants when the model runs (read only as `CONSTANT_OPERANDS`)."""
 _INPUT_ELEMENT_TYPES = {**_COMPUTED_ELEMENT_TYPES, **_BOUND_ELEMENT_TYPES}
 
 
@@ -75,6 +77,16 @@ class MinimlcBackendRep(BackendRep):
         static_shapes = [shape for shape in self._declared_shapes if shape is not None and None not in shape]
         if len(static_shapes) == len(self._inputs) and not any(self._bound):
             self._session(Signature(tuple(static_shapes)), {})  # pyright: ignore[reportArgumentType]
+
+    @property
+    def model(self) -> onnx.ModelProto:
+        """The model as prepared (bound inputs still graph inputs)."""
+        return self._model
+
+    @property
+    def bound_inputs(self) -> list[str]:
+        """The inputs bound as constants when the model runs, in input order."""
+        return [vi.name for vi, is_bound in zip(self._inputs, self._bound) if is_bound]
 
     @property
     def sessions(self) -> dict[Signature, InferenceSession]:
@@ -154,12 +166,12 @@ def _with_initializers(model: onnx.ModelProto, values: Mapping[str, np.ndarray])
 
 
 class MinimlcBackend(Backend):
-    """The ONNX backend API over minimlc's compiler (CPU only, float32 computation, integer and bool inputs bound)."""
+    """The ONNX backend API over minimlc's compiler (CPU only, float32 computation, shape-setting inputs bound)."""
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
-        """Whether the device is supported, every graph input a float32, int32, int64 or bool tensor, every output a
-        tensor.
+        """Whether the device is supported, every graph input a float32, int32, int64 or bool tensor (integer and bool
+        ones read only as `CONSTANT_OPERANDS`), every output a tensor.
 
         An output other than float32 (or int64 indices) is supported only if it is a compile-time constant, which only
         compiling tells.
@@ -171,7 +183,8 @@ class MinimlcBackend(Backend):
         """Check the model, and compile it now if every input is float32 with static dimensions.
 
         Raises `NotImplementedError` for a device other than CPU; its subclasses `UnsupportedTypeError` for graph
-        inputs other than float32, int32, int64 or bool tensors, non-tensor outputs and, when compiling now, outputs
+        inputs other than float32, int32, int64 or bool tensors, integer and bool inputs read as data, non-tensor
+        outputs and, when compiling now, outputs
         computed at run time other than float32 and int64 indices, and `UnsupportedOpsError` for unsupported operators;
         `ModelImportError` for any other import problem.
         """
@@ -261,7 +274,41 @@ def _unsupported_types(model: onnx.ModelProto) -> str | None:
     for vi in model.graph.output:
         if not vi.type.HasField("tensor_type"):
             return f"graph output '{vi.name}' is a {vi.type.WhichOneof('value')}; minimlc supports tensors only"
+    return _bound_input_read_as_data(model.graph, initializers)
+
+
+def _bound_input_read_as_data(graph: onnx.GraphProto, initializers: set[str]) -> str | None:
+    """Why an integer or bool graph input cannot be bound: a reader that is not one of its `CONSTANT_OPERANDS`."""
+    bound = {
+        vi.name: onnx.TensorProto.DataType.Name(vi.type.tensor_type.elem_type)
+        for vi in graph.input
+        if vi.name not in initializers and vi.type.tensor_type.elem_type in _BOUND_ELEMENT_TYPES
+    }
+    for name, reader in _data_readers(graph):
+        if name in bound:
+            return (
+                f"graph input '{name}' ({bound[name]}) is read as data by {reader}; run-time {bound[name].lower()} "
+                "tensors are not supported yet (integer and bool inputs are bound only where they set a shape, "
+                "frontend.onnx.CONSTANT_OPERANDS)"
+            )
     return None
+
+
+def _data_readers(graph: onnx.GraphProto) -> Iterator[tuple[str, str]]:
+    """(value name, reader) for every read of a value outside `CONSTANT_OPERANDS`: node inputs, values a node's
+    subgraphs use, graph outputs."""
+    for index, node in enumerate(graph.node):
+        label = f"node '{node.name or f'#{index}'}' ({node.op_type})"
+        constant = CONSTANT_OPERANDS.get(node.op_type, ()) if node.domain in ("", "ai.onnx") else ()
+        for position, name in enumerate(node.input):
+            if name and position not in constant:
+                yield name, f"{label} as input {position}"
+        for attribute in node.attribute:
+            for subgraph in (*attribute.graphs, *([attribute.g] if attribute.HasField("g") else [])):
+                for name, _ in _data_readers(subgraph):
+                    yield name, f"{label} in its subgraph '{attribute.name}'"
+    for vi in graph.output:
+        yield vi.name, "the graph's outputs"
 
 
 is_compatible = MinimlcBackend.is_compatible

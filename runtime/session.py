@@ -164,6 +164,11 @@ class InferenceSession:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""
         return list(self._inputs)
 
+    @property
+    def constant_output_names(self) -> list[str]:
+        """The outputs that are compile-time constants (not computed by native code), in output order."""
+        return [info.name for info in self._outputs if info.name in self._constant_outputs]
+
     def get_outputs(self) -> list[TensorInfo]:
         """The model's outputs: name, shape, dtype (float32 unless int64 indices or a compile-time constant)."""
         return list(self._outputs)

@@ -5,6 +5,11 @@ one model per test) and are compared exactly as onnx's `BackendTest` compares th
 with each test's rtol/atol, 1e-3/1e-7). The light models are the nine CNNs in `onnx/backend/test/data/light` (weights
 are ConstantOfShape(0.02)); like onnx's runner, they get `Runner.generate_dummy_data` inputs and are compared with
 the shipped `light_*_output_0.pb`. Used by `tests/conformance/` and `minimlc conformance`.
+
+A case passes only for the right reason: native code computed its outputs (`Outcome.NATIVE`), or they are
+compile-time constants independent of the inputs' values (`Outcome.CONSTANT`: a Shape, a ConstantOfShape of a shape
+input). Outputs computed at import time from input values (by onnx's reference evaluator, which also computed the
+expected ones) raise `FoldedOutputError`: such a case fails, whatever its outputs.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import re
 import time
 import traceback
 import warnings
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -27,6 +32,7 @@ from onnx.backend.test.case.test_case import TestCase
 from onnx.backend.test.runner import Runner
 
 from minimlc.frontend.onnx import (
+    CONSTANT_OPERANDS,
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,
@@ -47,14 +53,26 @@ class ConformanceTest:
 
     name: str
     op: str
-    run: Callable[[], None] = field(default=lambda: None, compare=False, repr=False)
-    """Runs the test through minimlc's backend; raises on failure (NotImplementedError: unsupported)."""
+    run: Callable[[], Outcome] = field(default=lambda: _no_runner(), compare=False, repr=False)
+    """Runs the test through minimlc's backend; returns how it passed (`how_it_passed`), raises on failure
+    (NotImplementedError: unsupported)."""
+
+
+def _no_runner() -> Outcome:
+    raise NotImplementedError("this test has no runner")
 
 
 class Outcome(enum.Enum):
-    PASSED = "passed"
+    NATIVE = "native"
+    """Passed: native code computed at least one output, and every other output is an independent constant."""
+    CONSTANT = "constant"
+    """Passed: every output is a compile-time constant independent of the inputs' values."""
     FAILED = "failed"
     UNSUPPORTED = "unsupported"
+
+    @property
+    def passed(self) -> bool:
+        return self in (Outcome.NATIVE, Outcome.CONSTANT)
 
 
 @dataclass(frozen=True)
@@ -71,12 +89,17 @@ class OutputMismatch(AssertionError):
     """minimlc's outputs differ from the expected ones beyond the test's tolerances."""
 
 
+class FoldedOutputError(AssertionError):
+    """Outputs came from import-time folding of input values, not from native code: the case does not count."""
+
+
 FAILURE_KINDS: dict[str, type[BaseException]] = {
     "unsupported-op": UnsupportedOpsError,
     "unsupported-type": UnsupportedTypeError,
     "unsupported-feature": UnsupportedFeatureError,
     "import-error": ModelImportError,
     "mismatch": OutputMismatch,
+    "folded": FoldedOutputError,
 }
 """Kinds of failure an expected-failures entry may declare, the most specific first; any other exception's kind is
 its class name (`NotImplementedError`, `DiagnosticException`, ...)."""
@@ -117,13 +140,53 @@ def _op_type(case: TestCase) -> str:
     return case.model.graph.node[0].op_type
 
 
-def _run_node_case(case: TestCase) -> None:
+def _run_node_case(case: TestCase) -> Outcome:
     assert case.model is not None
     assert case.data_sets is not None
     rep = backend.prepare(case.model)
+    runs: list[tuple[list[np.ndarray], Sequence[np.ndarray]]] = []
     for inputs, expected in case.data_sets:
-        outputs = rep.run([_as_array(value) for value in inputs])
+        feeds = [_as_array(value) for value in inputs]
+        outputs = rep.run(feeds)
         assert_similar_outputs([_as_array(value) for value in expected], outputs, rtol=case.rtol, atol=case.atol)
+        runs.append((feeds, outputs))
+    return how_it_passed(rep, runs)
+
+
+def how_it_passed(
+    rep: backend.MinimlcBackendRep, runs: Sequence[tuple[list[np.ndarray], Sequence[np.ndarray]]]
+) -> Outcome:
+    """How a case whose `runs` (feeds in input order, outputs) matched the expected outputs passed.
+
+    `NATIVE` if a session compiled native code (its kernels compute outputs), `CONSTANT` if none did. Either way, the
+    outputs that are compile-time constants must be independent of the inputs' values: every bound input is read only
+    as a `CONSTANT_OPERANDS` operand (a shape, axes, Dropout's ratio), and rerunning with every float input fed at run
+    time replaced by other random values gives the same constants. Raises `FoldedOutputError` otherwise.
+    """
+    bound = set(rep.bound_inputs)
+    graph = rep.model.graph
+    as_data = sorted(
+        f"'{name}' ({node.op_type} input {position})"
+        for node in graph.node
+        for position, name in enumerate(node.input)
+        if name in bound and position not in CONSTANT_OPERANDS.get(node.op_type, ())
+    ) + sorted(f"'{vi.name}' (a graph output)" for vi in graph.output if vi.name in bound)
+    if as_data:
+        raise FoldedOutputError(f"inputs bound as constants but read as data: {', '.join(as_data)}")
+    sessions = rep.sessions.values()
+    constant = {name for session in sessions for name in session.constant_output_names}
+    names = [vi.name for vi in graph.output]
+    inputs = [vi.name for vi in graph.input if vi.name not in {tensor.name for tensor in graph.initializer}]
+    rng = np.random.default_rng(0)
+    for feeds, outputs in runs:
+        other = [
+            feed if feed.dtype != np.float32 or name in bound else rng.standard_normal(feed.shape).astype(np.float32)
+            for name, feed in zip(inputs, feeds)
+        ]
+        for name, before, after in zip(names, outputs, rep.run(other)):
+            if name in constant and not np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"):
+                raise FoldedOutputError(f"constant output '{name}' changes with the values of the float inputs")
+    return Outcome.NATIVE if any(session.stats["kernels"] for session in sessions) else Outcome.CONSTANT
 
 
 def _as_array(value: object) -> np.ndarray:
@@ -151,11 +214,14 @@ def light_model_feeds(model: onnx.ModelProto) -> list[np.ndarray]:
     ]
 
 
-def run_light_model(path: Path) -> None:
+def run_light_model(path: Path) -> Outcome:
     """Compile and run one light model, compare with its shipped expected output at onnx's tolerances."""
     model = onnx.load(path)
-    outputs = backend.prepare(model).run(light_model_feeds(model))
+    rep = backend.prepare(model)
+    feeds = light_model_feeds(model)
+    outputs = rep.run(feeds)
     assert_similar_outputs(light_model_outputs(path), outputs, rtol=LIGHT_RTOL, atol=LIGHT_ATOL)
+    return how_it_passed(rep, [(feeds, outputs)])
 
 
 def light_model_outputs(path: Path) -> list[np.ndarray]:
@@ -175,14 +241,14 @@ def run_test(test: ConformanceTest) -> Result:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            test.run()
+            outcome = test.run()
     except NotImplementedError as error:
         return Result(test, Outcome.UNSUPPORTED, _first_line(error), time.perf_counter() - start, failure_kind(error))
     except Exception as error:  # a conformance run reports every failure and goes on
         message = _first_line(error) or traceback.format_exception_only(error)[-1].strip()
         seconds = time.perf_counter() - start
         return Result(test, Outcome.FAILED, f"{type(error).__name__}: {message}", seconds, failure_kind(error))
-    return Result(test, Outcome.PASSED, "", time.perf_counter() - start)
+    return Result(test, outcome, "", time.perf_counter() - start)
 
 
 def _first_line(error: BaseException) -> str:
@@ -191,24 +257,28 @@ def _first_line(error: BaseException) -> str:
 
 
 def summary_table(results: Iterable[Result]) -> str:
-    """A table by op (sorted): passed, failed, unsupported; then the totals."""
+    """A table by op (sorted): passed natively, passed as constants, failed, unsupported; then the totals."""
     counts: dict[str, dict[Outcome, int]] = {}
     for result in results:
         counts.setdefault(result.test.op, dict.fromkeys(Outcome, 0))[result.outcome] += 1
     totals = {outcome: sum(row[outcome] for row in counts.values()) for outcome in Outcome}
     width = max([len("total"), len("op"), *map(len, counts)])
-    header = f"{'op':<{width}}  {'passed':>6}  {'failed':>6}  {'unsupported':>11}"
-    lines = [header, "-" * len(header)]
-    for op, row in sorted(counts.items()):
-        lines.append(
-            f"{op:<{width}}  {row[Outcome.PASSED]:>6}  {row[Outcome.FAILED]:>6}  {row[Outcome.UNSUPPORTED]:>11}"
-        )
-    lines += [
-        "-" * len(header),
-        f"{'total':<{width}}  {totals[Outcome.PASSED]:>6}  {totals[Outcome.FAILED]:>6}  "
-        f"{totals[Outcome.UNSUPPORTED]:>11}",
+    widths = {outcome: max(len(outcome.value), 6) for outcome in Outcome}
+
+    def line(label: str, row: Mapping[Outcome, object]) -> str:
+        return "  ".join([f"{label:<{width}}", *(f"{row[outcome]!s:>{widths[outcome]}}" for outcome in Outcome)])
+
+    header = line("op", {outcome: outcome.value for outcome in Outcome})
+    rows = [line(op, row) for op, row in sorted(counts.items())]
+    return "\n".join([header, "-" * len(header), *rows, "-" * len(header), line("total", totals)])
+
+
+def results_json(results: Iterable[Result]) -> list[dict[str, object]]:
+    """Each case's classification: name, op, outcome (native, constant, failed, unsupported), kind, message."""
+    return [
+        {"name": r.test.name, "op": r.test.op, "outcome": r.outcome.value, "kind": r.kind, "message": r.message}
+        for r in results
     ]
-    return "\n".join(lines)
 
 
 class ExpectedFailure(NamedTuple):
@@ -268,11 +338,12 @@ One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tool
     unsupported-feature  UnsupportedFeatureError: an attribute, attribute value or cast minimlc lacks
     import-error         ModelImportError: minimlc rejects the model as invalid
     mismatch             OutputMismatch: outputs differ from the expected ones beyond the test's tolerances
+    folded               FoldedOutputError: outputs computed at import time from input values, not by native code
     any other word       the class name of the exception the run raises (a crash)
 Tests that fail, rather than being refused with a NotImplementedError, carry the message. Out of scope on purpose:
 Dropout in training mode with a ratio above 0 (its expected outputs come from numpy's random generator), data other
-than float32 (int8, uint8, ...; int32, int64 and bool inputs are bound as constants, so only their constant results
-pass), sequence and optional types."""
+than float32 (int8, uint8, ...; int32, int64 and bool inputs are bound only where they set a shape, such as Reshape's
+shape or a reduction's axes, and are unsupported-type where they are data), sequence and optional types."""
 
 
 def _shortened(message: str, limit: int = 160) -> str:

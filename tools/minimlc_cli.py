@@ -8,7 +8,7 @@
     minimlc compile model.onnx --stats                    # stage times; kernels, arena and weight bytes
     minimlc compile model.onnx --emit graph --passes-after graph:toy-relu-to-clip   # a plugin's pass in the pipeline
     minimlc compare model.onnx --random-weights --per-layer   # minimlc vs ONNX Runtime, tensor by tensor
-    minimlc conformance --ops Conv,Relu                   # onnx's node tests: passed/failed/unsupported by op
+    minimlc conformance --ops Conv,Relu                   # onnx's node tests: native/constant/failed/... by op
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     _add_opt_level(compare)
     compare.set_defaults(command=_compare)
 
-    conformance = commands.add_parser("conformance", help="run onnx's node tests, print passed/failed by op")
+    conformance = commands.add_parser("conformance", help="run onnx's node tests, print outcomes by op")
     conformance.add_argument(
         "--ops", type=_op_list, metavar="OP,OP", help="only these ops (e.g. Conv,Relu; light_models: the light CNNs)"
     )
@@ -120,6 +120,9 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--write-expected-failures",
         metavar="FILE",
         help="write the tests that did not pass to FILE (entries for tests not run are kept)",
+    )
+    conformance.add_argument(
+        "--json", metavar="FILE", help="write each test's classification (native, constant, failed, ...) to FILE"
     )
     conformance.add_argument("-v", "--verbose", action="store_true", help="list unsupported tests too")
     conformance.set_defaults(command=_conformance)
@@ -491,6 +494,9 @@ def _conformance(args: argparse.Namespace) -> int:
     if listing is not None:
         listing.write_text(conformance.updated_expected_failures(listing, results, all_tests))
         print(f"wrote {listing}", file=sys.stderr)
+    if args.json:
+        Path(args.json).write_text(json.dumps(conformance.results_json(results), indent=1) + "\n")
+        print(f"wrote {args.json}", file=sys.stderr)
     return 0
 
 

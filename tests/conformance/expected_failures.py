@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from minimlc.tools.conformance import ConformanceTest, failure_kind, read_expected_failures
+from minimlc.tools.conformance import ConformanceTest, Outcome, failure_kind, read_expected_failures
 
 EXPECTED_FAILURES_FILE = Path(__file__).with_name("expected_failures.txt")
 EXPECTED_FAILURES = read_expected_failures(EXPECTED_FAILURES_FILE)
@@ -30,11 +30,12 @@ def conformance_params(tests: Iterable[ConformanceTest]) -> list[object]:
     ]
 
 
-def run_conformance_test(name: str, run: Callable[[], None]) -> None:
-    """Run a conformance test; if it is listed and fails with its declared kind, raise `ListedFailure`."""
+def run_conformance_test(name: str, run: Callable[[], Outcome]) -> Outcome:
+    """Run a conformance test and return how it passed; if it is listed and fails with its declared kind, raise
+    `ListedFailure`."""
     expected = EXPECTED_FAILURES.get(name)
     try:
-        run()
+        return run()
     except Exception as error:
         if expected is not None and failure_kind(error) == expected.kind:
             raise ListedFailure(f"{name} failed as listed ({expected.kind})") from error

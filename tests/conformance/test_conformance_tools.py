@@ -18,11 +18,13 @@ from minimlc.frontend.onnx import (
 from minimlc.tools.conformance import (
     ConformanceTest,
     ExpectedFailure,
+    FoldedOutputError,
     Outcome,
     OutputMismatch,
     failure_kind,
     light_model_feeds,
     read_expected_failures,
+    results_json,
     run_test,
     summary_table,
     updated_expected_failures,
@@ -43,7 +45,8 @@ def warns() -> None:
 @pytest.mark.parametrize(
     ("run", "outcome", "message"),
     [
-        (lambda: None, Outcome.PASSED, ""),
+        (lambda: Outcome.NATIVE, Outcome.NATIVE, ""),
+        (lambda: Outcome.CONSTANT, Outcome.CONSTANT, ""),
         (raises(NotImplementedError("no Foo yet\ndetails")), Outcome.UNSUPPORTED, "no Foo yet"),
         (raises(AssertionError("\nNot equal to tolerance")), Outcome.FAILED, "AssertionError: Not equal to tolerance"),
         (raises(ValueError("bad attribute")), Outcome.FAILED, "ValueError: bad attribute"),
@@ -64,6 +67,7 @@ def test_run_test_classifies_outcomes(run, outcome: Outcome, message: str) -> No
         (UnsupportedFeatureError("attribute 'bar'"), "unsupported-feature"),
         (ModelImportError("bad shape"), "import-error"),
         (OutputMismatch("Mismatched elements"), "mismatch"),
+        (FoldedOutputError("constant output 'y' changes"), "folded"),
         (AssertionError("an assert in the compiler"), "AssertionError"),
         (NotImplementedError("device"), "NotImplementedError"),
         (RuntimeError("boom"), "RuntimeError"),
@@ -83,14 +87,26 @@ def test_an_entry_without_a_kind_is_an_error(tmp_path: Path) -> None:
 
 def test_summary_table_counts_by_op() -> None:
     tests = {
-        "a": ConformanceTest("test_a", "Relu", lambda: None),
+        "a": ConformanceTest("test_a", "Relu", lambda: Outcome.NATIVE),
         "b": ConformanceTest("test_b", "Relu", raises(AssertionError("x"))),
         "c": ConformanceTest("test_c", "Cast", raises(NotImplementedError("y"))),
+        "d": ConformanceTest("test_d", "Shape", lambda: Outcome.CONSTANT),
     }
-    table = summary_table(run_test(test) for test in tests.values()).splitlines()
-    assert table[0].split() == ["op", "passed", "failed", "unsupported"]
-    assert [line.split() for line in table[2:4]] == [["Cast", "0", "0", "1"], ["Relu", "1", "1", "0"]]
-    assert table[-1].split() == ["total", "1", "1", "1"]
+    results = [run_test(test) for test in tests.values()]
+    table = summary_table(results).splitlines()
+    assert table[0].split() == ["op", "native", "constant", "failed", "unsupported"]
+    assert [line.split() for line in table[2:5]] == [
+        ["Cast", "0", "0", "0", "1"],
+        ["Relu", "1", "0", "1", "0"],
+        ["Shape", "0", "1", "0", "0"],
+    ]
+    assert table[-1].split() == ["total", "1", "1", "1", "1"]
+    assert [(case["name"], case["outcome"], case["kind"]) for case in results_json(results)] == [
+        ("test_a", "native", ""),
+        ("test_b", "failed", "AssertionError"),
+        ("test_c", "unsupported", "NotImplementedError"),
+        ("test_d", "constant", ""),
+    ]
 
 
 def test_expected_failures_update(tmp_path: Path) -> None:
@@ -105,7 +121,7 @@ def test_expected_failures_update(tmp_path: Path) -> None:
         "test_cast": ExpectedFailure("RuntimeError", "still failing"),
         "test_gone": ExpectedFailure("unsupported-type"),
     }
-    relu_a = ConformanceTest("test_relu_a", "Relu", lambda: None)
+    relu_a = ConformanceTest("test_relu_a", "Relu", lambda: Outcome.NATIVE)
     relu_b = ConformanceTest("test_relu_b", "Relu", raises(OutputMismatch("\nMismatched elements: 1 / 4")))
     relu_c = ConformanceTest("test_relu_c", "Relu", raises(UnsupportedTypeError("float64")))
     cast = ConformanceTest("test_cast", "Cast")

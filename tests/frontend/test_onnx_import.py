@@ -205,13 +205,16 @@ def test_max_pool_indices_are_an_int64_output() -> None:
         import_model(_model([node], [_info("x", [1, 2, 4, 5])], outputs, opset=12))
 
 
-def test_constant_operand_names_are_dropouts_ratio_and_training_mode() -> None:
+def test_constant_operand_names_are_shape_setting_operands_and_dropouts_ratio_and_training_mode() -> None:
     nodes = [
         helper.make_node("Dropout", ["x", "r", "t"], ["y"]),
         helper.make_node("Dropout", ["y", "", "t2"], ["z"]),
         helper.make_node("Clip", ["z", "low"], ["w"]),
+        helper.make_node("Reshape", ["w", "shape"], ["v"]),
+        helper.make_node("ReduceMax", ["v", "axes"], ["u"]),
+        helper.make_node("Gather", ["u", "indices"], ["o"]),
     ]
-    assert constant_operand_names(helper.make_graph(nodes, "g", [], [])) == {"r", "t", "t2"}
+    assert constant_operand_names(helper.make_graph(nodes, "g", [], [])) == {"r", "t", "t2", "shape", "axes"}
 
 
 def test_signature_order_and_returned_values() -> None:

@@ -1,9 +1,10 @@
 """default-schedule's convolution schedule (pad, read the input channels-last, then a register-blocked direct
-convolution vectorized over output channels) keeps a convolution's numbers: the scheduled model equals the unscheduled one (clamped reads, no explicit
-padding) on the ResNet-50 kinds of convolution, at small channel counts. Sums are reassociated (blocked per tile),
-so results agree to float rounding: rtol = atol = 1e-4 on values of order 1. The shapes are ones `te-conv-im2col`'s
-`auto` rule leaves to the direct schedule (output widths with a register tile of at least 6 columns, 1x1
-convolutions that widen); im2col + GEMM has its own tests (test_conv_im2col.py)."""
+convolution vectorized over output channels) keeps a convolution's numbers: the scheduled model equals numpy's float64
+convolution (`reference`), and the unscheduled model (clamped reads, no explicit padding), on the ResNet-50 kinds of
+convolution, at small channel counts. Sums are reassociated (blocked per tile), so results agree to float rounding: rtol
+= atol = 1e-4 on values of order 1 (at most 784 products). Max pooling is exact: bit for bit. The shapes are ones
+`te-conv-im2col`'s `auto` rule leaves to the direct schedule (output widths with a register tile of at least 6 columns,
+1x1 convolutions that widen); im2col + GEMM has its own tests (test_conv_im2col.py)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,50 @@ def unscheduled(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
     return out
 
 
+def reference(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    """The model (Conv or MaxPool 3x3, then ReLU if any) in float64 numpy, from its own weights and attributes."""
+    weights = {tensor.name: numpy_helper.to_array(tensor).astype(np.float64) for tensor in model.graph.initializer}
+    y = x.astype(np.float64)
+    for node in model.graph.node:
+        attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if node.op_type == "Relu":
+            y = np.maximum(y, 0)
+            continue
+        stride, pad = attributes["strides"][0], attributes["pads"][0]
+        if node.op_type == "Conv":
+            y = conv(y, weights["w"], weights.get("b"), stride, pad)
+        else:
+            assert node.op_type == "MaxPool"
+            y = max_pool_3x3(y, stride, pad, bool(attributes.get("ceil_mode", 0)))
+    return y
+
+
+def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int, pad: int) -> np.ndarray:
+    """NCHW convolution with square kernel, stride and zero padding: a sum over the kernel's taps."""
+    kernel = w.shape[2]
+    padded = np.pad(x, [(0, 0), (0, 0), (pad, pad), (pad, pad)])
+    out = (x.shape[2] + 2 * pad - kernel) // stride + 1
+    y = sum(
+        np.einsum("nchw,fc->nfhw", window(padded, i, j, stride, out), w[..., i, j])
+        for i in range(kernel)
+        for j in range(kernel)
+    )
+    return y if b is None else y + b[None, :, None, None]
+
+
+def max_pool_3x3(x: np.ndarray, stride: int, pad: int, ceil: bool) -> np.ndarray:
+    """NCHW 3x3 max pooling, padding with -inf; a NaN in a window makes its maximum NaN (np.maximum)."""
+    out = -(-(x.shape[2] + 2 * pad - 3) // stride) + 1 if ceil else (x.shape[2] + 2 * pad - 3) // stride + 1
+    extra = (out - 1) * stride + 3 - x.shape[2] - 2 * pad  # the ceil mode's last window may reach past the padding
+    padded = np.pad(x, [(0, 0), (0, 0), (pad, pad + extra), (pad, pad + extra)], constant_values=-np.inf)
+    return np.maximum.reduce([window(padded, i, j, stride, out) for i in range(3) for j in range(3)])
+
+
+def window(padded: np.ndarray, i: int, j: int, stride: int, out: int) -> np.ndarray:
+    """The input elements kernel tap (i, j) meets, one per output position."""
+    return padded[:, :, i : i + stride * out : stride, j : j + stride * out : stride]
+
+
 SHAPES = {
     "3x3-s1": (8, 14, 32, 3, 1, 1),
     "3x3-s2": (8, 11, 16, 3, 2, 1),
@@ -74,6 +119,7 @@ def test_conv_schedule_keeps_numbers(name: str, bias: bool, relu: bool) -> None:
     model = conv_model(c, size, f, kernel, stride, pad, bias, relu)
     x = np.random.default_rng(1).standard_normal((1, c, size, size)).astype(np.float32)
     (actual,) = InferenceSession(model).run(None, {"x": x})
+    np.testing.assert_allclose(actual, reference(model, x), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(actual, unscheduled(model, x), rtol=1e-4, atol=1e-4)
 
 
@@ -122,7 +168,7 @@ def trace_of(model: onnx.ModelProto) -> str:
 )
 def test_parallel_schedules_are_exact_on_two_threads(model: onnx.ModelProto, parallel_loop: str) -> None:
     """Each task owns whole output tiles and sums them in the same order as one thread: results are bitwise
-    equal, and equal the unscheduled model to float rounding."""
+    equal, and equal numpy's float64 model to float rounding (max pooling: exactly)."""
     assert re.search(parallel_loop, trace_of(model))
     shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
     x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
@@ -136,7 +182,7 @@ def test_parallel_schedules_are_exact_on_two_threads(model: onnx.ModelProto, par
         if min(two_threads.task_counts()) > 0 or time.monotonic() > deadline:
             break
     assert min(two_threads.task_counts()) > 0, two_threads.task_counts()
-    np.testing.assert_allclose(two, unscheduled(model, x), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(two, reference(model, x), rtol=1e-4, atol=1e-4)
 
 
 # graph-pad-conv-channels: output channels that no vector width divides are padded with zero weight rows so the
@@ -153,6 +199,7 @@ def test_padded_channels_keep_numbers(
     x = np.random.default_rng(2).standard_normal((1, c, size, size)).astype(np.float32)
     (actual,) = InferenceSession(model).run(None, {"x": x})
     assert actual.shape[1] == f
+    np.testing.assert_allclose(actual, reference(model, x), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(actual, unscheduled(model, x), rtol=1e-4, atol=1e-4)
 
 
@@ -185,8 +232,8 @@ def max_pool_model(c: int, size: int, stride: int, pad: int, ceil: bool = False)
 )
 def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ceil: bool, vector: bool) -> None:
     """graph-pad-max-pool and the pool schedule (window loops outside the width loop, a vector max per window tap
-    over a row of outputs; none when the row is strided and longer than a vector) give the unscheduled model's
-    results bit for bit, NaN and infinities included."""
+    over a row of outputs; none when the row is strided and longer than a vector) give numpy's and the unscheduled
+    model's results bit for bit, NaN and infinities included."""
     model = max_pool_model(c, size, stride, pad, ceil)
     trace = trace_of(model)
     assert bool(re.search(r"loop-reorder\{kernel=max_pool_\d+ order=i0,i1,i2,k4,k5,i3\}", trace)) == vector
@@ -194,6 +241,7 @@ def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ce
     x = np.random.default_rng(3).standard_normal((1, c, size, size)).astype(np.float32)
     x[0, 0, 0, 0], x[0, 1, 5, 7], x[0, 2, 1, 1] = np.nan, -np.inf, np.inf
     (actual,) = InferenceSession(model).run(None, {"x": x})
+    np.testing.assert_array_equal(actual, reference(model, x).astype(np.float32))
     np.testing.assert_array_equal(actual, unscheduled(model, x))
 
 

@@ -1,4 +1,6 @@
-"""Parallel loops end to end: loop-outline-parallel, the pipeline and the JIT, on 1 and 2 threads vs the serial loop."""
+"""Parallel loops end to end: loop-outline-parallel, the pipeline and the JIT, on 1 and 2 threads, against numpy in
+float64 (rtol = atol = 1e-5: float32 rounding, 48 products per matmul element) and bit for bit against the serial
+loop."""
 
 from __future__ import annotations
 
@@ -88,10 +90,18 @@ def compile_kernel(source: str, parameters: int) -> tuple[JitModule, Callable[..
     return jit, ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * parameters)(jit.function_address("kernel"))
 
 
+def scale_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """ELEMENTWISE in float64: columns 8..999 of row r become 1.5 x + r + 1; the others keep y's zeros."""
+    expected = y.astype(np.float64)
+    expected[:, 8:] = 1.5 * x[:, 8:].astype(np.float64) + np.arange(6)[:, None] + 1
+    return expected
+
+
 CASES = {
     "elementwise": (
         ELEMENTWISE,
         lambda rng: [rng.standard_normal((6, 1000), dtype=np.float32), np.zeros((6, 1000), np.float32)],
+        scale_rows,
     ),
     "matmul": (
         MATMUL,
@@ -100,16 +110,18 @@ CASES = {
             rng.standard_normal((48, 40), dtype=np.float32),
             np.zeros((64, 40), np.float32),
         ],
+        lambda a, b, c: a.astype(np.float64) @ b.astype(np.float64),
     ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("num_threads", [1, 2])
-def test_parallel_loop_matches_serial_loop(case: str, num_threads: int) -> None:
-    source, make_buffers = CASES[case]
+def test_parallel_loop_matches_numpy_and_the_serial_loop(case: str, num_threads: int) -> None:
+    source, make_buffers, numpy_reference = CASES[case]
     serial_buffers = make_buffers(np.random.default_rng(7))
     parallel_buffers = [buffer.copy() for buffer in serial_buffers]
+    expected = numpy_reference(*serial_buffers)
     _serial_jit, serial = compile_kernel(source.replace("KIND", "serial"), len(serial_buffers))
     parallel_jit, parallel = compile_kernel(source.replace("KIND", "parallel"), len(serial_buffers) + 1)
     assert "@minimlc_parallel_for" in parallel_jit.optimized_ir()
@@ -118,11 +130,12 @@ def test_parallel_loop_matches_serial_loop(case: str, num_threads: int) -> None:
     with ThreadPool(num_threads) as pool:
         while True:  # a busy machine may keep a worker out of a run: repeat until every thread took tasks
             parallel(*(buffer.ctypes.data for buffer in parallel_buffers), pool.address)
+            np.testing.assert_allclose(parallel_buffers[-1], expected, rtol=1e-5, atol=1e-5)
             np.testing.assert_array_equal(parallel_buffers[-1], serial_buffers[-1])
             if num_threads == 1 or min(pool.task_counts()) > 0 or time.monotonic() > deadline:
                 break
         assert num_threads == 1 or min(pool.task_counts()) > 0, pool.task_counts()
-    assert np.any(serial_buffers[-1] != 0)
+    np.testing.assert_allclose(serial_buffers[-1], expected, rtol=1e-5, atol=1e-5)
 
 
 def test_pool_parameter_is_threaded_from_the_entry_to_the_loop() -> None:

@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import minimlc.runtime.backend as backend
-from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError, UnsupportedTypeError
 from minimlc.runtime import InvalidInputError
 from minimlc.runtime.backend import Signature
 
@@ -149,20 +149,67 @@ def test_integer_inputs_are_bound_and_compiled_once_per_value() -> None:
 
 def test_int32_inputs_are_bound_too() -> None:
     graph = helper.make_graph(
-        [helper.make_node("Gather", ["data", "indices"], ["y"], axis=1)],
-        "gather",
+        [helper.make_node("Unsqueeze", ["data", "axes"], ["y"])],
+        "unsqueeze",
         [
             helper.make_tensor_value_info("data", TensorProto.FLOAT, [2, 3]),
-            helper.make_tensor_value_info("indices", TensorProto.INT32, [2]),
+            helper.make_tensor_value_info("axes", TensorProto.INT32, [1]),
         ],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3])],
     )
     rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert rep.bound_inputs == ["axes"]
     data = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for indices in ([2, 0], [-1, 1]):
-        (y,) = rep.run([data, np.array(indices, np.int32)])
-        np.testing.assert_array_equal(y, data[:, indices])
+    for axis in (0, -3):
+        (y,) = rep.run([data, np.array([axis], np.int32)])
+        np.testing.assert_array_equal(y, np.expand_dims(data, axis))
     assert len(rep.sessions) == 2
+
+
+FLOAT = TensorProto.FLOAT
+
+
+def data_model(nodes: list[onnx.NodeProto], inputs: dict[str, int]) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        nodes,
+        "reads_data",
+        [helper.make_tensor_value_info(name, element, [2]) for name, element in inputs.items()],
+        [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, [2])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (
+            data_model([helper.make_node("Gather", ["x", "i"], ["y"])], {"x": FLOAT, "i": TensorProto.INT64}),
+            r"^graph input 'i' \(INT64\) is read as data by node '#0' \(Gather\) as input 1; run-time int64 tensors "
+            r"are not supported yet",
+        ),
+        (
+            data_model([helper.make_node("Where", ["c", "x", "x"], ["y"])], {"c": TensorProto.BOOL, "x": FLOAT}),
+            r"^graph input 'c' \(BOOL\) is read as data by node '#0' \(Where\) as input 0; run-time bool tensors",
+        ),
+        (
+            data_model(
+                [
+                    helper.make_node("Reshape", ["x", "s"], ["r"]),
+                    helper.make_node("Cast", ["s"], ["f"], to=TensorProto.FLOAT, name="cast"),
+                    helper.make_node("Add", ["r", "f"], ["y"]),
+                ],
+                {"x": FLOAT, "s": TensorProto.INT32},
+            ),
+            r"^graph input 's' \(INT32\) is read as data by node 'cast' \(Cast\) as input 0; run-time int32 tensors",
+        ),
+    ],
+    ids=["gather_indices", "where_condition", "a_shape_also_read_as_data"],
+)
+def test_integer_and_bool_inputs_read_as_data_are_refused_at_prepare(model: onnx.ModelProto, message: str) -> None:
+    """Binding them would let the importer compute the nodes reading them at import time, not native code."""
+    assert not backend.is_compatible(model)
+    with pytest.raises(UnsupportedTypeError, match=message):
+        backend.prepare(model)
 
 
 def test_bound_inputs_are_checked() -> None:

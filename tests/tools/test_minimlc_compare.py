@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -119,13 +120,20 @@ def test_conformance_table_and_expected_failures(tmp_path: Path) -> None:
         "# old\ntest_relu  mismatch\ntest_some_other_op  RuntimeError  # kept: not run\n"
         "test_basic_conv_with_padding  mismatch\n"
     )
-    result = minimlc("conformance", "--ops", "Relu,Cast", "--write-expected-failures", str(listing))
+    classification = tmp_path / "cases.json"
+    result = minimlc(
+        "conformance", "--ops", "Relu,Cast", "--write-expected-failures", str(listing), "--json", str(classification)
+    )
     assert result.returncode == 0, result.stderr
-    assert re.search(r"^Relu\s+2\s+0\s+0$", result.stdout, flags=re.MULTILINE), result.stdout
-    cast = re.search(r"^Cast\s+(\d+)\s+(\d+)\s+(\d+)$", result.stdout, flags=re.MULTILINE)
+    assert re.search(r"^op\s+native\s+constant\s+failed\s+unsupported$", result.stdout, flags=re.MULTILINE)
+    assert re.search(r"^Relu\s+2\s+0\s+0\s+0$", result.stdout, flags=re.MULTILINE), result.stdout
+    cast = re.search(r"^Cast\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", result.stdout, flags=re.MULTILINE)
     assert cast, result.stdout
-    assert int(cast.group(3)) > 0
-    assert re.search(r"^total\s+\d+\s+\d+\s+\d+$", result.stdout, flags=re.MULTILINE)
+    assert int(cast.group(4)) > 0
+    assert re.search(r"^total(\s+\d+){4}$", result.stdout, flags=re.MULTILINE)
+    cases = {case["name"]: case for case in json.loads(classification.read_text())}
+    assert cases["test_relu"] == {"name": "test_relu", "op": "Relu", "outcome": "native", "kind": "", "message": ""}
+    assert cases["test_cast_FLOAT_to_DOUBLE"]["kind"] == "unsupported-feature"
     assert re.search(r"\[1/\d+\] test_cast_", result.stderr)
     written = listing.read_text()
     names = [line.split()[0] for line in written.splitlines() if line and not line.startswith("#")]
