@@ -20,9 +20,11 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from minimlc.tools import cli_tables
 
 if TYPE_CHECKING:
     import onnx
@@ -171,7 +173,8 @@ def _passes_after(text: str) -> tuple[str, str]:
 
     stage, sep, passes = text.partition(":")
     if not sep or stage not in STAGES or not passes.strip():
-        raise argparse.ArgumentTypeError(f"expects STAGE:PASS[,PASS] with STAGE one of {', '.join(STAGES)}, got '{text}'")
+        stages = ", ".join(STAGES)
+        raise argparse.ArgumentTypeError(f"expects STAGE:PASS[,PASS] with STAGE one of {stages}, got '{text}'")
     return stage, passes
 
 
@@ -329,7 +332,7 @@ def _compile(args: argparse.Namespace) -> int:
         from minimlc.lowering.schedule.default_schedule import describe_spaces
 
         spaces = describe_spaces(module)
-        text = json.dumps(spaces, indent=1) + "\n" if args.json else _space_table(spaces)
+        text = json.dumps(spaces, indent=1) + "\n" if args.json else cli_tables.space_table(spaces)
     else:
         module.verify()
         text = str(module) + "\n"  # str(), not format(): an f-string prints the op's repr
@@ -339,46 +342,13 @@ def _compile(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     if args.stats:
-        print(_timing_table(args.model, timings), file=sys.stderr)
+        print(cli_tables.timing_table(args.model, timings), file=sys.stderr)
         if args.emit in STATS_LEVELS:
             from minimlc.runtime.compiler import model_stats
 
             stats = {**model_stats(module, imported.weights), "compile_seconds": sum(t for _, t in timings)}
-            print(_stats_table(args.model, stats), file=sys.stderr)
+            print(cli_tables.stats_table(args.model, stats), file=sys.stderr)
     return 0
-
-
-def _space_table(spaces: list[dict[str, Any]]) -> str:
-    """Per kernel a header (kernel, rule, calls), then one line per knob: its name, default and range."""
-    lines: list[str] = []
-    for space in spaces:
-        calls = space["calls"] or "0 (load time only)"
-        lines.append(f"{space['kernel']}  rule {space['rule']}  calls {calls}")
-        width = max((len(knob["name"]) for knob in space["knobs"]), default=0)
-        for knob in space["knobs"]:
-            values = ", ".join(json.dumps(value) for value in knob["values"])
-            lines.append(f"  {knob['name']:<{width}}  default {json.dumps(knob['default']):<8}  of {values}")
-    return "\n".join(lines) + "\n"
-
-
-def _timing_table(model: str, timings: Sequence[tuple[str, float]]) -> str:
-    width = max(len(stage) for stage, _ in (*timings, ("total", 0.0)))
-    lines = [f"compile time of {model}:"]
-    lines += [f"  {stage:<{width}}  {seconds:8.3f} s" for stage, seconds in timings]
-    lines.append(f"  {'total':<{width}}  {sum(seconds for _, seconds in timings):8.3f} s")
-    return "\n".join(lines)
-
-
-def _stats_table(model: str, stats: dict[str, int | float]) -> str:
-    """The keys of `InferenceSession.stats`, aligned, with the arena as a share of the intermediates."""
-    width = max(len(key) for key in stats)
-    lines = [f"statistics of {model}:"]
-    for key, value in stats.items():
-        text = f"{value:12.3f}" if isinstance(value, float) else f"{value:12,d}"
-        if key == "arena_bytes" and stats.get("intermediate_bytes"):
-            text += f"  ({value / stats['intermediate_bytes']:.0%} of intermediate_bytes)"
-        lines.append(f"  {key:<{width}}  {text}")
-    return "\n".join(lines)
 
 
 def _compare(args: argparse.Namespace) -> int:
