@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,30 +50,19 @@ def test_plugin_lit_suite() -> None:
     assert result.returncode == 0, f"lit failed:\n{result.stdout}\n{result.stderr}"
 
 
-def install_like_pip(target: Path) -> None:
-    """Lay out `examples/plugin` in `target` as `pip install --target target ./examples/plugin` does: the package
-    and a `.dist-info` holding its METADATA and `entry_points.txt`, the latter written from pyproject.toml.
-
-    Why not run pip: building the wheel needs the build backend's own dependencies (setuptools with `wheel`, or
-    network access for build isolation), which a test environment need not have, and it takes seconds; installing
-    into the running venv would outlive the test. `importlib.metadata` (what minimlc's discovery reads) sees exactly
-    what a real install gives, and the entry points come from the pyproject.toml a real install reads.
-    """
-    project = tomllib.loads((PLUGIN / "pyproject.toml").read_text())["project"]
-    shutil.copytree(PLUGIN / "minimlc_toy", target / "minimlc_toy", ignore=shutil.ignore_patterns("__pycache__"))
-    dist_info = target / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
-    dist_info.mkdir()
-    (dist_info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+def pip_install(target: Path) -> None:
+    """`pip install --no-deps --target target ./examples/plugin`: a real build and install of the plugin (its
+    entry point included) into a folder the test puts on PYTHONPATH, so the running venv is left as it was."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(PLUGIN)],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
-    lines = []
-    for group, points in project["entry-points"].items():
-        lines += [f"[{group}]", *(f"{name} = {value}" for name, value in points.items()), ""]
-    (dist_info / "entry_points.txt").write_text("\n".join(lines))
 
 
 def test_installed_plugin_is_found_by_mini_opt(tmp_path: Path) -> None:
-    install_like_pip(tmp_path)
+    pip_install(tmp_path)
     env = tool_env(PYTHONPATH=str(tmp_path))
     listing = subprocess.run(["mini-opt", "--list-passes"], capture_output=True, text=True, check=True, env=env)
     assert "[from plugin toy]" in listing.stdout
