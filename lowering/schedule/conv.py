@@ -32,7 +32,7 @@ from minimlc.lowering.schedule.kernel_analysis import (
     output_and_reduction_loops,
     sum_of_products,
 )
-from minimlc.lowering.schedule.space import Config, Knob, Space, divisors
+from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
 from minimlc.lowering.target import Target
 
 ROW_MULTIPLE = 8
@@ -245,13 +245,7 @@ class ConvRule:
             option = f" order={','.join(map(str, pack_order))}" if pack_order else ""
             pack = f"operand={c.weight_operand} dim={c.weight_dim} factor={config['nr']}{option}"
             steps.append(f"loop-pack{{kernel={name} {pack}}}")
-        if config["unroll"]:
-            steps.append(f"loop-unroll{{kernel={name} loop={w}_i}}")
-        steps += [
-            f"loop-vectorize{{kernel={name} loop={f}_i}}",
-            f"loop-cache-write{{kernel={name} loop={w}_o accumulate=true}}",
-        ]
-        return steps
+        return steps + register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", bool(config["unroll"]))
 
 
 def _pack_order(c: ConvWorkload, order: list[int]) -> list[int]:

@@ -28,7 +28,7 @@ from minimlc.lowering.schedule.kernel_analysis import (
     is_weight_at_every_call,
     sum_of_products,
 )
-from minimlc.lowering.schedule.space import Config, Knob, Space, divisors
+from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
 from minimlc.lowering.target import Target
 
 GEMM_MAX_ROWS = 8
@@ -142,13 +142,7 @@ class GemmRule:
         steps.append(f"loop-reorder{{kernel={name} order={outer},{k}_i,{i}_i,{j}_i}}")
         if config["pack"]:
             steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
-        if config["unroll"]:
-            steps.append(f"loop-unroll{{kernel={name} loop={i}_i}}")
-        steps += [
-            f"loop-vectorize{{kernel={name} loop={j}_i}}",
-            f"loop-cache-write{{kernel={name} loop={j}_o accumulate=true}}",
-        ]
-        return steps
+        return steps + register_tile_steps(name, f"{i}_i", f"{j}_i", f"{j}_o", bool(config["unroll"]))
 
 
 def _pack_choices(g: GemmWorkload) -> tuple[bool, ...]:

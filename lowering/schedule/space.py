@@ -103,3 +103,14 @@ class Rule(Protocol):
 def divisors(value: int, largest: int) -> tuple[int, ...]:
     """The divisors of `value` up to `largest`, ascending."""
     return tuple(d for d in range(1, min(value, largest) + 1) if value % d == 0)
+
+
+def register_tile_steps(kernel: str, rows: str, columns: str, tile: str, unroll: bool) -> list[str]:
+    """The end of a register-blocked schedule (GEMM, direct convolution): unroll the tile's `rows` loop (if asked),
+    vectorize its `columns` loop and keep the tile in registers, accumulated and written back once at loop `tile`."""
+    steps = [f"loop-unroll{{kernel={kernel} loop={rows}}}"] if unroll else []
+    return [
+        *steps,
+        f"loop-vectorize{{kernel={kernel} loop={columns}}}",
+        f"loop-cache-write{{kernel={kernel} loop={tile} accumulate=true}}",
+    ]
