@@ -43,6 +43,7 @@ from minimlc.frontend.onnx_ops import (
     WeightStore,
     sanitise,
 )
+from minimlc.frontend.signature import TensorInfo
 
 _DEFAULT_DOMAINS = onnx_fold.DEFAULT_DOMAINS
 
@@ -91,21 +92,6 @@ def constant_operand_names(graph_proto: onnx.GraphProto) -> set[str]:
         for position in CONSTANT_OPERANDS.get(node.op_type, ())
         if position < len(node.input) and node.input[position]
     }
-
-
-@dataclass(frozen=True)
-class TensorInfo:
-    """Name, static shape and element type of a model input or output (like ORT's NodeArg)."""
-
-    name: str
-    shape: tuple[int, ...]
-    dtype: np.dtype
-
-    @property
-    def type(self) -> str:
-        """ONNX Runtime's type string, e.g. "tensor(float)"."""
-        element = onnx.TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(self.dtype))
-        return f"tensor({element.lower()})"
 
 
 @dataclass

@@ -4,10 +4,14 @@ Every lowering and optimisation is a `ModulePass` registered here by name, so `m
 in-process compiler run exactly the same code. The named pipelines and the pass runner are in `pipeline.py`.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
 from importlib import import_module
+from typing import TYPE_CHECKING
 
-from xdsl.passes import ModulePass
+if TYPE_CHECKING:  # xDSL loads only with the passes, so that loading a saved model stays light
+    from xdsl.passes import ModulePass
 
 _OURS = {
     "graph-simplify": ("graph.graph_simplify", "GraphSimplifyPass"),

@@ -10,25 +10,22 @@ weights and precomputed buffers and fills the latter once, at load time:
 
     func.func @main(%x: memref<1x784xf32>, %y: memref<1x10xf32>, %w: memref<10x784xf32>)
         attributes {minimlc.entry, minimlc.weights = ["fc.weight"], minimlc.arena_bytes = 512 : i64} { ... }
+
+The names and `EntrySignature` need no xDSL (a saved model loads without it); the readers of lowered
+modules import it when called.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import (
-    ArrayAttr,
-    Float32Type,
-    Float64Type,
-    IntegerAttr,
-    IntegerType,
-    MemRefType,
-    ModuleOp,
-    StringAttr,
-)
-from xdsl.ir import Attribute
+
+if TYPE_CHECKING:
+    from xdsl.dialects import func, llvm
+    from xdsl.dialects.builtin import ModuleOp
+    from xdsl.ir import Attribute
 
 ENTRY_FUNCTION = "main"
 """The model's entry function."""
@@ -71,6 +68,8 @@ class EntrySignature:
 
 def buffer_dtype(element: Attribute) -> np.dtype:
     """The numpy dtype of a buffer element type: f32, f64 or a signless integer."""
+    from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
+
     if isinstance(element, IntegerType):
         return np.dtype(f"int{element.width.data}") if element.width.data > 1 else np.dtype(np.bool_)
     if isinstance(element, Float64Type):
@@ -82,6 +81,9 @@ def buffer_dtype(element: Attribute) -> np.dtype:
 
 def entry_signature(module: ModuleOp) -> EntrySignature:
     """Read the entry's weights, precomputed buffers and pool slot from a module lowered past `loop-to-scf`."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import MemRefType
+
     entry = _function(module, ENTRY_FUNCTION)
     assert isinstance(entry, func.FuncOp)
     weight_names = weight_names_of(entry)
@@ -101,6 +103,8 @@ def entry_signature(module: ModuleOp) -> EntrySignature:
 
 def weight_names_of(function: func.FuncOp | llvm.FuncOp) -> list[str]:
     """The names of a function's trailing weight parameters, in order."""
+    from xdsl.dialects.builtin import ArrayAttr, StringAttr
+
     names = function.attributes.get(WEIGHTS_ATTR, ArrayAttr([]))
     assert isinstance(names, ArrayAttr)
     return [name.data for name in names.data if isinstance(name, StringAttr)]
@@ -108,6 +112,8 @@ def weight_names_of(function: func.FuncOp | llvm.FuncOp) -> list[str]:
 
 def int_attribute(function: func.FuncOp | llvm.FuncOp, name: str, default: int | None = 0) -> int | None:
     """An integer attribute of a function (`minimlc.arena_bytes`, `minimlc.pool`), or `default`."""
+    from xdsl.dialects.builtin import IntegerAttr
+
     value = function.attributes.get(name)
     return value.value.data if isinstance(value, IntegerAttr) else default
 
@@ -118,6 +124,8 @@ def entry_function(module: ModuleOp) -> func.FuncOp | llvm.FuncOp:
 
 
 def _function(module: ModuleOp, name: str) -> func.FuncOp | llvm.FuncOp:
+    from xdsl.dialects import func, llvm
+
     for op in module.ops:
         if isinstance(op, func.FuncOp | llvm.FuncOp) and op.sym_name.data == name:
             return op

@@ -16,9 +16,12 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+
+if TYPE_CHECKING:  # the runtime checks targets of saved models without loading xDSL
+    from xdsl.dialects.builtin import ModuleOp
 
 TARGET_ATTR = "minimlc.target"
 """Module attribute naming the target CPU (absent: the host)."""
@@ -126,12 +129,16 @@ def target_from_name(name: str = "host") -> Target:
 
 def target_of(module: ModuleOp) -> Target:
     """The target a module is compiled for: its `minimlc.target` attribute, else the host."""
+    from xdsl.dialects.builtin import StringAttr
+
     attr = module.attributes.get(TARGET_ATTR)
     return target_from_name(attr.data) if isinstance(attr, StringAttr) else target_from_name("host")
 
 
 def set_target(module: ModuleOp, target: str | Target) -> None:
     """Pin `module` to a target (a name, checked, or a Target); `host` removes the attribute."""
+    from xdsl.dialects.builtin import StringAttr
+
     name = target if isinstance(target, str) else target.name
     target_from_name(name)
     if name == "host":

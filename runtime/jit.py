@@ -4,6 +4,10 @@ The target machine is the module's target (`minimlc.lowering.target`): by defaul
 features (AVX2/FMA/AVX-512 where present), or a named CPU such as `x86-64-v3`, whose code runs here if the host has
 its features. The module runs LLVM's O3 pipeline (new pass manager) before MCJIT compiles it. External symbols
 (`aligned_alloc`, `free`, libm) resolve against the running process.
+
+`JitModule.object_code` is the object file MCJIT compiled (caught with its object cache, so nothing is compiled
+twice); `ObjectModule` loads such an object file into a new engine, with no IR, no optimisation and no code
+generation, for saved models and the compile cache.
 """
 
 from __future__ import annotations
@@ -56,7 +60,11 @@ class JitModule:
             optimize(module, machine, opt_level)
         self._module = module
         self._engine = llvm.create_mcjit_compiler(module, machine)
+        compiled: list[bytes] = []
+        self._engine.set_object_cache(lambda _module, buffer: compiled.append(bytes(buffer)))
         self._engine.finalize_object()
+        self.object_code = compiled[0]
+        """The native object file of the optimised module (for `ObjectModule`)."""
 
     def function_address(self, name: str) -> int:
         """The native address of function `name`; raises `KeyError` if there is none."""
@@ -72,3 +80,29 @@ class JitModule:
     def asm(self) -> str:
         """Assembly for the optimised module on its target (compiled anew; for debugging and tests)."""
         return target_machine(self.target).emit_assembly(llvm.parse_assembly(self.optimized_ir()))
+
+
+class ObjectModule:
+    """Native code loaded from an object file `JitModule.object_code` gave; `function_address` as `JitModule`'s.
+
+    External symbols resolve as they do for `JitModule` (register the pool's first where the code calls it).
+    """
+
+    def __init__(self, object_code: bytes, target: Target) -> None:
+        """Load `object_code`, built for `target`; ValueError if the host cannot run code built for it."""
+        target.check_runs_on_host()
+        self.target = target
+        self.object_code = object_code
+        machine = target_machine(target)
+        empty = llvm.parse_assembly("")
+        empty.triple = machine.triple
+        self._engine = llvm.create_mcjit_compiler(empty, machine)
+        self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        self._engine.finalize_object()
+
+    def function_address(self, name: str) -> int:
+        """The native address of function `name`; raises `KeyError` if there is none."""
+        address = self._engine.get_function_address(name)
+        if address == 0:
+            raise KeyError(f"no function '{name}' in the loaded object code")
+        return address

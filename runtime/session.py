@@ -13,23 +13,33 @@ session's own thread pool, started once here (`num_threads`, default one per cor
 with another thread's call runs its parallel loops on its own thread.
 `with_num_threads(n)` gives a second session over the same compiled module with a pool of its own (the
 compiled code does not depend on the thread count).
+
+`save(path)` writes the session to one file (`minimlc.runtime.artifact`: object code, weights, signature) that
+`load(path)` turns back into a session in a fraction of a second, without xDSL or ONNX. Sessions compile through
+the compile cache (`minimlc.runtime.cache`) unless `cache=False`.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import onnx
 
-from minimlc.frontend.onnx import ImportedModel, TensorInfo, import_model
-from minimlc.lowering.pipeline import ExtraPasses, opt_level_pipeline, with_extra_passes
+from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.compiler import CompiledModel, compile_model, rebind_weights
+from minimlc.runtime import artifact
+from minimlc.runtime.compiled import CompiledModel, rebind_weights
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
+
+if TYPE_CHECKING:  # the compiler (xDSL, ONNX) loads only to compile: `load` runs a saved model without it
+    import onnx
+
+    from minimlc.frontend.onnx import ImportedModel
+    from minimlc.lowering.pipeline import ExtraPasses
 
 _STAT_KEYS = (
     "kernels",
@@ -41,6 +51,7 @@ _STAT_KEYS = (
     "lower_seconds",
     "translate_seconds",
     "jit_seconds",
+    "cache_hit",
 )
 
 
@@ -60,6 +71,7 @@ class InferenceSession:
         num_threads: int | None = None,
         target: str = "host",
         extra_passes: ExtraPasses | None = None,
+        cache: bool = True,
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
@@ -69,12 +81,16 @@ class InferenceSession:
         or an LLVM CPU name (`x86-64-v3`, `skylake-avx512`, `znver4`, ...) whose features this host has.
         `extra_passes` inserts passes (minimlc's or a plugin's) into the opt level's pipeline, by the stage they run
         after (`graph`, `te`, `loop`, `schedule`, `scf`, `llvm`; see `minimlc.lowering.pipeline.with_extra_passes`):
-        `extra_passes={"graph": ["toy-relu-to-clip"]}`.
+        `extra_passes={"graph": ["toy-relu-to-clip"]}`. `cache` looks the compiled code up in (and adds it to)
+        the compile cache, which `MINIMLC_CACHE=0` turns off (`minimlc.runtime.cache`).
         """
+        from minimlc.frontend.onnx import import_model
+        from minimlc.lowering.pipeline import opt_level_pipeline, with_extra_passes
+
         opt_level_pipeline(opt_level)  # reject a bad level, target or pass list before importing
         target_from_name(target)
         pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
-        self._compile(import_model(model, input_shapes), opt_level, num_threads, target, pipeline)
+        self._compile(import_model(model, input_shapes), opt_level, num_threads, target, pipeline, cache)
 
     @classmethod
     def from_imported(
@@ -87,10 +103,28 @@ class InferenceSession:
         extra_passes: ExtraPasses | None = None,
     ) -> InferenceSession:
         """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
+        from minimlc.lowering.pipeline import with_extra_passes
+
         session = cls.__new__(cls)
         pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
-        session._compile(imported, opt_level, num_threads, target, pipeline)
+        session._compile(imported, opt_level, num_threads, target, pipeline, cache=False)
         return session
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write this session to `path` (object code, weights, signature, target, versions) for `load`."""
+        meta: dict[str, Any] = {"kind": "model", "opt_level": self.opt_level}
+        blobs: dict[str, np.ndarray] = {}
+        if self._model is not None:
+            meta.update(artifact.code_meta(self._model, self.opt_level))
+            blobs["code"] = np.frombuffer(self._model.jit.object_code, dtype=np.uint8)
+            blobs.update({f"weight:{name}": value for name, value in self._model.weights.items()})
+        else:
+            meta["target"] = artifact.target_meta(target_from_name("x86-64"))  # no code: runs anywhere
+        meta["outputs"] = [artifact.tensor_meta(info) for info in self._outputs]
+        meta["model_inputs"] = [artifact.tensor_meta(info) for info in self._inputs]
+        meta["constant_outputs"] = list(self._constant_outputs)
+        blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
+        artifact.write_file(path, meta, blobs)
 
     def with_weights(self, weights: Mapping[str, np.ndarray]) -> InferenceSession:
         """A session running this session's native code on other weights (same names, shapes, float32), e.g. a
@@ -123,12 +157,15 @@ class InferenceSession:
         opt_level: int,
         num_threads: int | None,
         target: str,
-        pipeline: list[str] | None = None,
+        pipeline: list[str] | None,
+        cache: bool,
     ) -> None:
+        from minimlc.runtime.cache import compile_cached
+
         self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs)
         # A model whose outputs are all constants needs no native code.
         compiled = imported.computed_outputs
-        model = compile_model(imported, pipeline, opt_level=opt_level, target=target) if compiled else None
+        model = compile_cached(imported, pipeline, opt_level=opt_level, target=target, cache=cache) if compiled else None
         self._bind(model, opt_level, num_threads)
 
     def _set_signature(
@@ -241,6 +278,31 @@ class InferenceSession:
             expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._inputs)
             raise InvalidInputError(f"{'; '.join(problems)}; the model's inputs are: {expected}")
         return [_checked_array(info, input_feed[info.name]) for info in self._inputs]
+
+
+def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> InferenceSession:
+    """The session `InferenceSession.save` wrote to `path`, with a pool of `num_threads`; loads neither xDSL nor ONNX.
+
+    Raises `ArtifactError` (a ValueError) if the file is not a minimlc model, is truncated or corrupt, was written by
+    another minimlc or llvmlite version, or holds code this host's CPU cannot run.
+    """
+    start = time.perf_counter()
+    meta, blobs = artifact.read_file(path)
+    if meta.get("kind") != "model":
+        raise artifact.ArtifactError(f"'{path}' is a compile-cache entry, not a saved model")
+    model = None
+    if "code" in blobs:
+        weights = {name: blobs[f"weight:{name}"] for name in meta["entry"]["weights"]}
+        model = artifact.bind_code(meta, blobs["code"], weights)
+        model.stats["load_seconds"] = time.perf_counter() - start
+    session = InferenceSession.__new__(InferenceSession)
+    session._set_signature(
+        [artifact.tensor_from_meta(info) for info in meta["model_inputs"]],
+        [artifact.tensor_from_meta(info) for info in meta["outputs"]],
+        {name: np.array(blobs[f"constant:{name}"]) for name in meta["constant_outputs"]},
+    )
+    session._bind(model, meta["opt_level"], num_threads)
+    return session
 
 
 def _address(array: np.ndarray) -> int:

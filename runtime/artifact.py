@@ -1,0 +1,191 @@
+"""Saved models and compile-cache entries: one file of native object code, arrays and JSON metadata.
+
+Nothing in the file is executed to read it (no pickle): a 64-byte header, then the metadata as UTF-8 JSON, then the
+arrays, each at a 64-byte aligned offset, so that loading is one read and the weights are views of that buffer.
+
+    header:   b"MINIMLC\\0", format version (u32), 0 (u32), file bytes (u64), metadata bytes (u64),
+              sha256 of everything after the header (32 bytes)
+    metadata: {"minimlc": ..., "llvmlite": ..., "target": {...}, "blobs": {name: {offset, dtype, shape}}, ...}
+    blobs:    the object code ("code", uint8), weights, constant outputs
+
+`read_file` raises one `ArtifactError` per problem: not a minimlc file, truncated, corrupt (checksum), made by
+another minimlc or llvmlite version, or built for a CPU this host is not.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import struct
+import tempfile
+from collections.abc import Mapping
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import llvmlite
+import numpy as np
+
+from minimlc.frontend.signature import TensorInfo
+from minimlc.lowering.abi import EntrySignature
+from minimlc.lowering.target import Target
+from minimlc.runtime.compiled import CompiledModel, bind
+from minimlc.runtime.jit import ObjectModule
+from minimlc.runtime.threadpool import register_symbols
+
+MAGIC = b"MINIMLC\x00"
+FORMAT_VERSION = 1
+_HEADER = struct.Struct("<8sIIQQ32s")
+_ALIGNMENT = 64
+
+
+class ArtifactError(ValueError):
+    """A file is not a loadable minimlc model or cache entry; the message says why."""
+
+
+def versions() -> dict[str, str]:
+    """The versions a file must have been written by: this minimlc and this llvmlite."""
+    return {"minimlc": version("minimlc"), "llvmlite": llvmlite.__version__}
+
+
+def target_meta(target: Target) -> dict[str, Any]:
+    """`target` as JSON, with the features code built for it needs (for the host: every feature the host has)."""
+    required = target.required_features
+    if target.name == "host":
+        required = tuple(feature[1:] for feature in target.features.split(",") if feature.startswith("+"))
+    return dataclasses.asdict(dataclasses.replace(target, required_features=required))
+
+
+def target_from_meta(meta: Mapping[str, Any]) -> Target:
+    """The target `target_meta` wrote."""
+    fields = {**meta, "required_features": tuple(meta["required_features"]), "cache_bytes": tuple(meta["cache_bytes"])}
+    return Target(**fields)
+
+
+def tensor_meta(info: TensorInfo) -> dict[str, Any]:
+    """An input's or output's signature as JSON."""
+    return {"name": info.name, "shape": list(info.shape), "dtype": info.dtype.str}
+
+
+def tensor_from_meta(meta: Mapping[str, Any]) -> TensorInfo:
+    """The signature `tensor_meta` wrote."""
+    return TensorInfo(meta["name"], tuple(meta["shape"]), np.dtype(meta["dtype"]))
+
+
+def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
+    """What loading `compiled`'s object code needs besides the code and the weights: its target, entry signature,
+    inputs, computed outputs, opt level and statistics."""
+    signature = compiled.signature
+    return {
+        "opt_level": opt_level,
+        "target": target_meta(compiled.jit.target),
+        "entry": {
+            "weights": signature.weight_names,
+            "precomputed": [[list(shape), np.dtype(dtype).str] for shape, dtype in signature.precomputed_buffers],
+            "pool_slot": signature.pool_slot,
+        },
+        "inputs": [tensor_meta(info) for info in compiled.inputs],
+        "computed_outputs": [tensor_meta(info) for info in compiled.outputs],
+        "stats": dict(compiled.stats),
+    }
+
+
+def bind_code(meta: Mapping[str, Any], code: np.ndarray, weights: Mapping[str, np.ndarray]) -> CompiledModel:
+    """Load the object code `code` (a uint8 array) that `code_meta` described and bind it to `weights`."""
+    entry = meta["entry"]
+    buffers = [(tuple(shape), np.dtype(dtype)) for shape, dtype in entry["precomputed"]]
+    signature = EntrySignature(list(entry["weights"]), buffers, entry["pool_slot"])
+    if signature.pool_slot is not None:
+        register_symbols()
+    native = ObjectModule(code.tobytes(), target_from_meta(meta["target"]))
+    inputs = [tensor_from_meta(info) for info in meta["inputs"]]
+    outputs = [tensor_from_meta(info) for info in meta["computed_outputs"]]
+    compiled = bind(inputs, outputs, native, signature, weights)
+    compiled.stats = dict(meta["stats"])
+    return compiled
+
+
+def write_file(path: str | os.PathLike[str], meta: Mapping[str, Any], blobs: Mapping[str, np.ndarray]) -> None:
+    """Write `meta` (JSON-able; `blobs` and version keys are added) and `blobs` to `path`, atomically: a reader or
+    another writer never sees a half-written file."""
+    layout: dict[str, dict[str, Any]] = {}
+    offset = 0
+    for name, array in blobs.items():
+        if array.dtype.hasobject:
+            raise ValueError(f"blob '{name}' has dtype {array.dtype}: only plain numeric arrays can be saved")
+        layout[name] = {"offset": offset, "dtype": array.dtype.str, "shape": list(array.shape)}
+        offset = _aligned(offset + array.nbytes)
+    text = json.dumps({**meta, **versions(), "blobs": layout}).encode()
+    payload_start = _aligned(_HEADER.size + len(text))
+    body = bytearray(payload_start - _HEADER.size + offset)
+    body[: len(text)] = text
+    for name, array in blobs.items():
+        start = payload_start - _HEADER.size + layout[name]["offset"]
+        body[start : start + array.nbytes] = np.ascontiguousarray(array).tobytes()
+    header = _HEADER.pack(MAGIC, FORMAT_VERSION, 0, _HEADER.size + len(body), len(text), hashlib.sha256(body).digest())
+    path = Path(path)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(header)
+            file.write(body)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The metadata and blobs of a file `write_file` wrote, checked (see the module docstring); blobs are read-only
+    64-byte aligned views of one buffer."""
+    size = os.path.getsize(path)
+    buffer = _aligned_bytes(size)
+    with open(path, "rb") as file:
+        file.readinto(memoryview(buffer))
+    if size < len(MAGIC) or bytes(buffer[: len(MAGIC)]) != MAGIC:
+        raise ArtifactError(f"'{path}' is not a minimlc model file (it does not start with the minimlc header)")
+    if size < _HEADER.size:
+        raise ArtifactError(f"'{path}' is truncated: {size} bytes, shorter than the header")
+    _, format_version, _, total, meta_bytes, checksum = _HEADER.unpack_from(buffer)
+    if size < total:
+        raise ArtifactError(f"'{path}' is truncated: {size} of its {total} bytes")
+    if size > total or hashlib.sha256(buffer[_HEADER.size :]).digest() != checksum:
+        raise ArtifactError(f"'{path}' is corrupt: its checksum does not match its contents")
+    try:
+        meta = json.loads(bytes(buffer[_HEADER.size : _HEADER.size + meta_bytes]))
+    except ValueError as error:
+        raise ArtifactError(f"'{path}' is corrupt: unreadable metadata ({error})") from None
+    found = {key: meta.get(key) for key in versions()}
+    if format_version != FORMAT_VERSION or found != versions():
+        made = ", ".join(f"{key} {value}" for key, value in found.items())
+        ours = ", ".join(f"{key} {value}" for key, value in versions().items())
+        raise ArtifactError(f"'{path}' was written by {made} (format {format_version}); this is {ours} "
+                            f"(format {FORMAT_VERSION}): compile the model again")
+    target = target_from_meta(meta["target"])
+    missing = target.missing_on_host()
+    if missing:
+        raise ArtifactError(
+            f"'{path}' holds code for target '{target.name}' (CPU {target.cpu}) and this host lacks "
+            f"{', '.join(missing)}: compile the model on this host"
+        )
+    buffer.flags.writeable = False
+    payload = buffer[_aligned(_HEADER.size + meta_bytes) :]
+    blobs = {}
+    for name, blob in meta["blobs"].items():
+        dtype = np.dtype(blob["dtype"])
+        count = int(np.prod(blob["shape"]))
+        start = blob["offset"]
+        blobs[name] = payload[start : start + count * dtype.itemsize].view(dtype).reshape(blob["shape"])
+    return meta, blobs
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // _ALIGNMENT) * _ALIGNMENT
+
+
+def _aligned_bytes(size: int) -> np.ndarray:
+    raw = np.empty(size + _ALIGNMENT, dtype=np.uint8)
+    start = -raw.ctypes.data % _ALIGNMENT
+    return raw[start : start + size]

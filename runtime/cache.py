@@ -1,0 +1,123 @@
+"""The compile cache: object code of models compiled before, keyed by everything that changes the code.
+
+A session compiles a model once per machine: the next session of the same graph (in any process) loads the object
+code, binds the weights and reruns the init entry, which refills the precomputed (packed) buffers. The key hashes
+the imported graph-level module's IR (weights are handles there, so new weight values hit the cache), the weights'
+names and shapes, the pipeline (opt level and extra passes), the target and this host's CPU name and features, and
+the minimlc and llvmlite versions. An entry is an `artifact` file (object code, entry signature, statistics; no
+weights) written to a temporary name and renamed into place, so concurrent writers never leave half a file; an
+entry that fails its checks is rebuilt with a warning.
+
+The cache lives in `$MINIMLC_CACHE_DIR`, else `~/.cache/minimlc` (created user-only); `MINIMLC_CACHE=0` turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from minimlc.lowering.target import target_from_name
+from minimlc.runtime import artifact
+from minimlc.runtime.compiled import CompiledModel
+
+if TYPE_CHECKING:
+    from minimlc.frontend.onnx import ImportedModel
+    from minimlc.lowering.pipeline import Pipeline
+
+SUFFIX = ".mlc"
+
+
+def cache_dir() -> Path:
+    """Where entries live: `$MINIMLC_CACHE_DIR`, else `~/.cache/minimlc`."""
+    return Path(os.environ.get("MINIMLC_CACHE_DIR") or Path.home() / ".cache" / "minimlc")
+
+
+def cache_enabled() -> bool:
+    """False when `MINIMLC_CACHE` is `0` (or `false`, `no`, `off`)."""
+    return os.environ.get("MINIMLC_CACHE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def cache_key(imported: ImportedModel, pipeline: Pipeline, opt_level: int, target: str) -> str:
+    """The hex digest of everything that changes the code `compile_model` makes of `imported` (before it runs)."""
+    host = target_from_name("host")
+    parts: dict[str, Any] = {
+        "module": str(imported.module),
+        "weights": {name: list(np.shape(value)) for name, value in imported.weights.items()},
+        "inputs": [artifact.tensor_meta(info) for info in imported.inputs],
+        "pipeline": pipeline if isinstance(pipeline, int | str) else list(pipeline),
+        "opt_level": opt_level,
+        "target": target,
+        "host": [host.cpu, host.features],
+        **artifact.versions(),
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def compile_cached(
+    imported: ImportedModel, pipeline: Pipeline | None, *, opt_level: int, target: str, cache: bool = True
+) -> CompiledModel:
+    """`compile_model`, through the cache unless `cache` is False or the cache is off; `stats["cache_hit"]` is 1 when
+    the code came from the cache."""
+    from minimlc.runtime.compiler import compile_model
+
+    if not (cache and cache_enabled()):
+        compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target)
+        compiled.stats["cache_hit"] = 0
+        return compiled
+    start = time.perf_counter()
+    path = cache_dir() / (cache_key(imported, pipeline if pipeline is not None else opt_level, opt_level, target) + SUFFIX)
+    hit = _load_entry(path, imported)
+    if hit is not None:
+        elapsed = time.perf_counter() - start
+        hit.compile_seconds = elapsed
+        hit.stats.update(compile_seconds=elapsed, lower_seconds=0.0, translate_seconds=0.0, jit_seconds=elapsed)
+        hit.stats["cache_hit"] = 1
+        return hit
+    compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target)
+    compiled.stats["cache_hit"] = 0
+    _store_entry(path, compiled, opt_level)
+    return compiled
+
+
+def entries() -> list[Path]:
+    """The cache's entries."""
+    directory = cache_dir()
+    return sorted(directory.glob(f"*{SUFFIX}")) if directory.is_dir() else []
+
+
+def clear() -> int:
+    """Remove every entry; returns how many there were."""
+    removed = entries()
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return len(removed)
+
+
+def _load_entry(path: Path, imported: ImportedModel) -> CompiledModel | None:
+    if not path.exists():
+        return None
+    try:
+        meta, blobs = artifact.read_file(path)
+        if meta.get("kind") != "cache-entry":
+            raise artifact.ArtifactError(f"'{path}' is not a compile-cache entry")
+        return artifact.bind_code(meta, blobs["code"], imported.weights)
+    except (artifact.ArtifactError, KeyError, OSError) as error:
+        warnings.warn(f"minimlc: rebuilding a bad compile-cache entry: {error}", RuntimeWarning, stacklevel=4)
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _store_entry(path: Path, compiled: CompiledModel, opt_level: int) -> None:
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        meta = {"kind": "cache-entry", **artifact.code_meta(compiled, opt_level)}
+        artifact.write_file(path, meta, {"code": np.frombuffer(compiled.jit.object_code, dtype=np.uint8)})
+    except OSError as error:
+        warnings.warn(f"minimlc: cannot write the compile cache ({error}); compiled without it", RuntimeWarning)

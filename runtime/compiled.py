@@ -1,0 +1,136 @@
+"""`CompiledModel`: native code bound to its weights, whichever way the code was made (compiled now, or loaded from
+a saved model or the compile cache).
+
+The code's entry `@main_packed(ptr args)` takes inputs, outputs, the pool (at `pool_slot`), weights, then
+precomputed buffers (see `minimlc.lowering.abi`). Binding allocates the precomputed buffers and runs
+`@main_init_packed` to fill them from the weights, so code never holds weight values: the same code serves any
+weights of the same names and shapes (`rebind_weights`).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+import numpy as np
+
+from minimlc.frontend.signature import TensorInfo
+from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, init_name, packed_name
+from minimlc.lowering.target import Target
+
+_EntryFunction = Callable[[int], None]
+
+
+class NativeCode(Protocol):
+    """Loaded native code: a `JitModule` or an `ObjectModule`."""
+
+    target: Target
+    object_code: bytes
+
+    def function_address(self, name: str) -> int: ...
+
+
+@dataclass
+class CompiledModel:
+    """A model compiled to native code: its entry point, the weights it is bound to, and its signature."""
+
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+    """The outputs the entry computes (the imported model's `computed_outputs`), in order."""
+    jit: NativeCode
+    entry: _EntryFunction
+    weight_addresses: np.ndarray
+    """uintp array: the weights' addresses, in entry parameter order (appended after inputs and outputs)."""
+    weights: dict[str, np.ndarray] = field(repr=False)
+    """The weight store; kept alive for as long as native code may read it."""
+    precomputed: list[np.ndarray] = field(repr=False)
+    """Buffers the init entry filled from the weights (packed layouts), in entry parameter order."""
+    pool_slot: int | None
+    """Where the entry takes the thread pool's address (None: the model has no parallel loop)."""
+    llvm_ir: str = field(default="", repr=False)
+    """The LLVM IR the code was compiled from (empty for code loaded from object code)."""
+    compile_seconds: float = 0.0
+    stats: dict[str, int | float] = field(default_factory=dict)
+    """`model_stats`, plus `compile_seconds` and its stages: `lower_seconds`, `translate_seconds`, `jit_seconds`."""
+
+    @property
+    def signature(self) -> EntrySignature:
+        """The entry's trailing ABI, as bound."""
+        buffers = [(buffer.shape, buffer.dtype) for buffer in self.precomputed]
+        return EntrySignature(list(self.weights), buffers, self.pool_slot)
+
+
+def bind(
+    inputs: Sequence[TensorInfo],
+    outputs: Sequence[TensorInfo],
+    code: NativeCode,
+    signature: EntrySignature,
+    weights: Mapping[str, np.ndarray],
+    llvm_ir: str = "",
+) -> CompiledModel:
+    """Bind `code` to `weights` (the store, with at least the signature's names) and run its init entry."""
+    bound = {name: np.ascontiguousarray(weights[name], dtype=np.float32) for name in signature.weight_names}
+    precomputed = [_aligned_empty(shape, np.dtype(dtype)) for shape, dtype in signature.precomputed_buffers]
+    compiled = CompiledModel(
+        inputs=list(inputs),
+        outputs=list(outputs),
+        jit=code,
+        entry=_packed_function(code, ENTRY_FUNCTION),
+        weight_addresses=_addresses([*bound.values(), *precomputed]),
+        weights=bound,
+        precomputed=precomputed,
+        pool_slot=signature.pool_slot,
+        llvm_ir=llvm_ir,
+    )
+    _run_init(compiled)
+    return compiled
+
+
+def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -> CompiledModel:
+    """The same native code bound to other weights (same names, shapes and dtype float32), with its init entry rerun.
+
+    Weights are parameters of the compiled code, never part of it, so a model whose graph is unchanged (fine-tuned,
+    or re-randomised for testing) needs no new compile. Raises ValueError naming each missing or mismatched weight.
+    """
+    problems = [f"missing weight '{name}'" for name in compiled.weights if name not in weights]
+    for name, current in compiled.weights.items():
+        given = weights.get(name)
+        if given is not None and (np.shape(given) != current.shape or np.asarray(given).dtype != current.dtype):
+            problems.append(
+                f"weight '{name}': expected {current.dtype}{list(current.shape)}, "
+                f"got {np.asarray(given).dtype}{list(np.shape(given))}"
+            )
+    if problems:
+        raise ValueError("cannot rebind weights: " + "; ".join(problems))
+    bound = {name: np.ascontiguousarray(weights[name]) for name in compiled.weights}
+    precomputed = [_aligned_empty(buffer.shape, buffer.dtype) for buffer in compiled.precomputed]
+    rebound = replace(
+        compiled, weights=bound, precomputed=precomputed, weight_addresses=_addresses([*bound.values(), *precomputed])
+    )
+    _run_init(rebound)
+    return rebound
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype, alignment: int = 64) -> np.ndarray:
+    """An array of `dtype` whose data starts on an `alignment`-byte boundary."""
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(size + alignment, dtype=np.uint8)
+    offset = -raw.ctypes.data % alignment
+    return raw[offset : offset + size].view(dtype).reshape(shape)
+
+
+def _addresses(buffers: Sequence[np.ndarray]) -> np.ndarray:
+    return np.array([buffer.ctypes.data for buffer in buffers], dtype=np.uintp)
+
+
+def _run_init(compiled: CompiledModel) -> None:
+    """Fill the precomputed buffers (packed weights) from the weights, once per binding."""
+    if compiled.precomputed:
+        _packed_function(compiled.jit, init_name(ENTRY_FUNCTION))(compiled.weight_addresses.ctypes.data)
+
+
+def _packed_function(code: NativeCode, name: str) -> _EntryFunction:
+    address = code.function_address(packed_name(name))
+    return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
