@@ -3,6 +3,8 @@
     minimlc run examples/mlp.onnx --repeat 100            # random inputs, output summary, median latency
     minimlc run model.onnx --input x=x.npy --save-outputs out/
     minimlc compile model.onnx --emit loop -o model.loop.mlir
+    minimlc compile model.onnx -o model.mlc                # a saved model: minimlc.runtime.load("model.mlc")
+    minimlc cache info                                    # the compile cache's folder and entries (clear: empty it)
     minimlc compile model.onnx --emit graph -O1           # the graph after O1's cleanups
     minimlc compile model.onnx --emit space --json       # each kernel's schedule rule and knobs
     minimlc compile model.onnx --stats                    # stage times; kernels, arena and weight bytes
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minimlc.tools import cli_tables
+from minimlc.tools import cli_cache, cli_tables
 
 if TYPE_CHECKING:
     import onnx
@@ -50,11 +52,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _argument_parser()
     args = parser.parse_args(argv)
     from minimlc.frontend.onnx import ModelImportError
+    from minimlc.runtime.artifact import ArtifactError
     from minimlc.runtime.session import InvalidInputError
 
     try:
         return args.command(args)
-    except (ModelImportError, InvalidInputError, FileNotFoundError, _UsageError, _OracleError) as error:
+    except (ModelImportError, InvalidInputError, FileNotFoundError, _UsageError, _OracleError, ArtifactError) as error:
         print(f"minimlc: error: {error}", file=sys.stderr)
         return 1
 
@@ -78,13 +81,17 @@ def _argument_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed for the random inputs not given with --input")
     run.add_argument("--save-outputs", metavar="DIR", help="write each output to DIR/NAME.npy")
     run.add_argument("--threads", type=_positive_int, help="threads for parallel loops (default: one per core)")
+    run.add_argument("--no-cache", action="store_true", help="compile anew, without the compile cache")
     _add_opt_level(run)
     run.set_defaults(command=_run)
 
     compile_ = commands.add_parser("compile", help="write the model's IR at one level of the pipeline")
     compile_.add_argument("model", help="path to an .onnx file")
     compile_.add_argument("--emit", choices=list(EMIT_LEVELS), default="llvm-ir", help="IR level (default llvm-ir)")
-    compile_.add_argument("-o", "--output", metavar="FILE", help="output file (default: standard output)")
+    compile_.add_argument(
+        "-o", "--output", metavar="FILE", help="output file (default: standard output); FILE.mlc: a saved model"
+    )
+    compile_.add_argument("--no-cache", action="store_true", help="with -o FILE.mlc: compile without the cache")
     compile_.add_argument("--json", action="store_true", help="with --emit space: print the spaces as JSON")
     compile_.add_argument(
         "--stats",
@@ -128,6 +135,10 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     conformance.add_argument("-v", "--verbose", action="store_true", help="list unsupported tests too")
     conformance.set_defaults(command=_conformance)
+
+    cache = commands.add_parser("cache", help="show or clear the compile cache")
+    cache.add_argument("action", choices=["info", "clear"])
+    cache.set_defaults(command=cli_cache.cache_command)
     return parser
 
 
@@ -255,6 +266,7 @@ def _run(args: argparse.Namespace) -> int:
         num_threads=args.threads,
         target=args.target,
         extra_passes=extra_passes,
+        cache=not args.no_cache,
     )
     rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():
@@ -288,6 +300,8 @@ def _compile(args: argparse.Namespace) -> int:
     from minimlc.lowering.pipeline import STAGES, run_pipeline, stage_passes, with_extra_passes
 
     extra_passes = _extra_passes(args)
+    if args.output and args.output.endswith(".mlc"):
+        return cli_cache.save_model(args, extra_passes)
     pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
     try:
         stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])

@@ -179,3 +179,22 @@ def test_compile_emit_space_prints_rules_and_knobs(mlp_path: Path) -> None:
     knobs = {knob["name"]: knob for knob in gemm["knobs"]}
     assert knobs["parallel"] == {"name": "parallel", "values": [True, False], "default": True}
     assert knobs["mr"]["default"] in knobs["mr"]["values"]
+
+
+def test_compile_to_mlc_saves_a_loadable_model(mlp_path: Path, tmp_path: Path) -> None:
+    from minimlc.runtime import InferenceSession, load
+
+    result = minimlc("compile", str(mlp_path), "-o", str(tmp_path / "mlp.mlc"), "--no-cache")
+    assert result.returncode == 0, result.stderr
+    x = {"input": np.ones((1, 784), np.float32)}
+    np.testing.assert_array_equal(load(tmp_path / "mlp.mlc").run(None, x)[0], InferenceSession(mlp_path).run(None, x)[0])
+
+
+def test_cache_info_and_clear(tmp_path: Path) -> None:
+    env = {**os.environ, "MINIMLC_CACHE_DIR": str(tmp_path)}
+    info = subprocess.run([sys.executable, "-m", "minimlc.tools.minimlc_cli", "cache", "info"], env=env, text=True,
+                          capture_output=True, check=True)
+    assert f"cache: {tmp_path} (off (MINIMLC_CACHE=0))" in info.stdout and "entries: 0, 0 bytes" in info.stdout
+    cleared = subprocess.run([sys.executable, "-m", "minimlc.tools.minimlc_cli", "cache", "clear"], env=env, text=True,
+                             capture_output=True, check=True)
+    assert cleared.stdout.strip() == f"removed 0 entries from {tmp_path}"

@@ -1,0 +1,34 @@
+"""`minimlc compile -o MODEL.mlc` (a saved model) and `minimlc cache info|clear`, out of minimlc_cli.py."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def save_model(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> int:
+    """Compile `args.model` (through the cache unless `--no-cache`) and save it to `args.output` for
+    `minimlc.runtime.load`."""
+    from minimlc.runtime import InferenceSession
+
+    print(f"compiling {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
+    session = InferenceSession(
+        args.model, opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache
+    )
+    session.save(args.output)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def cache_command(args: argparse.Namespace) -> int:
+    """`info`: where the compile cache is, its entries and bytes; `clear`: empty it."""
+    from minimlc.runtime import cache
+
+    if args.action == "clear":
+        print(f"removed {cache.clear()} entries from {cache.cache_dir()}")
+        return 0
+    entries = cache.entries()
+    state = "on" if cache.cache_enabled() else "off (MINIMLC_CACHE=0)"
+    print(f"cache: {cache.cache_dir()} ({state})")
+    print(f"entries: {len(entries)}, {sum(path.stat().st_size for path in entries)} bytes")
+    return 0
