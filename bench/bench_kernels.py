@@ -93,7 +93,7 @@ def bench_matmul(size: int, runs: int, warmup: int) -> dict[str, object]:
     a = rng.standard_normal((size, size)).astype(np.float32)
     b = rng.standard_normal((size, size)).astype(np.float32)
     model = matmul_model(size, b)
-    session = InferenceSession(model, num_threads=1)
+    session = InferenceSession(model, num_threads=1, cache=False)
     feeds = {"a": a}
     (ours,) = session.run(None, feeds)
     np.testing.assert_allclose(ours, a @ b, rtol=1e-3, atol=1e-3)
@@ -333,7 +333,7 @@ def bench_conv(label: str, c: int, size: int, f: int, kernel: int, stride: int, 
     model = conv_model(c, size, f, kernel, stride, pad)
     x = np.random.default_rng(1).standard_normal((1, c, size, size)).astype(np.float32)
     try:
-        session = InferenceSession(model, num_threads=1)
+        session = InferenceSession(model, num_threads=1, cache=False)
     except PassFailedException as error:
         return {"kernel": label, "skipped": f"minimlc cannot compile it yet ({error})"}
     feeds = {"x": x}

@@ -79,7 +79,7 @@ class BatchResult:
 def bench_batch(batch: int, runs: int, warmup: int) -> BatchResult:
     model = build_mlp(batch=batch)
     x = np.random.default_rng(batch).standard_normal((batch, SIZES[0])).astype(np.float32)
-    session = InferenceSession(model)
+    session = InferenceSession(model, cache=False)
     contenders: dict[str, Callable[[], object]] = {"minimlc": lambda: session.run(None, {"input": x})}
     reference = numpy_mlp(model)
     contenders["numpy"] = lambda: reference(x)

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
         if ops and single.graph.node[0].op_type not in ops:
             continue
         if description not in timed:
-            session = InferenceSession(single, num_threads=1)
+            session = InferenceSession(single, num_threads=1, cache=False)
             ort = ort_session(onnxruntime, single, 1)
             rng = np.random.default_rng(1)
             feeds = {i.name: rng.standard_normal(i.shape).astype(np.float32) for i in session.get_inputs()}

@@ -55,7 +55,7 @@ def main() -> None:
         model = randomise_weights(model, seed=0)
     translate = compiler.translate_to_llvm_ir
     compiler.translate_to_llvm_ir = lambda module: out_of_line(translate(module))
-    session = InferenceSession(model, num_threads=args.threads)
+    session = InferenceSession(model, num_threads=args.threads, cache=False)
     names = re.findall(r"^define .*?@([\w.]+)\(", session._model.llvm_ir, re.MULTILINE)
     starts = sorted((session._model.jit.function_address(name), name) for name in names)
     feeds = {
