@@ -8,8 +8,8 @@ Workloads: `mlp` (the example MLP 784-128-10, batch 1), `matmul` (MatMul `--matm
 `conv_relu` (Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU) and the nine light models (1x3x224x224 CNNs whose
 weights are ConstantOfShape(0.02): fine for timing). Inputs are seeded random normals.
 
-Each workload compiles once (the compile time is the wall time to a ready `InferenceSession`, compile cache off); every thread count
-runs that same compiled module (`InferenceSession.with_num_threads`) beside an ONNX Runtime session pinned to the
+Each workload compiles once (the compile time is the wall time to a ready `InferenceSession`, compile cache off);
+every thread count runs that same compiled module (`InferenceSession.with_num_threads`) beside an ONNX Runtime session pinned to the
 same thread count (intra-op threads = N, inter-op 1, sequential; its idle workers sleep instead of spinning, see
 `ort_session`). After a warm-up all of a workload's contenders (minimlc and ONNX Runtime at every thread count) run
 interleaved, one call each per round with the order reversed every round, so machine noise hits them alike, until
