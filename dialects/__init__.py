@@ -1,8 +1,17 @@
 """minimlc's dialects (`graph`, `te`, `loop`, `llvmx`) and the registry of every dialect our tools load."""
 
+import re
 from collections.abc import Callable
 
 from xdsl.ir import Dialect
+from xdsl.utils.mlir_lexer import MLIRLexer
+
+# xDSL 0.74's string-literal pattern nests a `+` inside a `*` ("(?:[^"...]+|escape)*"), so an unterminated string on
+# a long line backtracks exponentially: a stray quote in a .mlir file hung the parser (found by bench/fuzz.py). One
+# character per repetition matches the same language in linear time. Every tool that parses our IR loads this module.
+MLIRLexer._unescaped_characters_regex = re.compile(  # pyright: ignore[reportPrivateUsage]
+    r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*"'
+)
 
 
 def get_all_dialects() -> dict[str, Callable[[], Dialect]]:

@@ -214,3 +214,15 @@ def test_a_crashing_pass_is_reported_with_its_reproducer(tmp_path: Path, capsys:
     assert "mini-opt: error: pass 'crash' crashed: AssertionError: a bug in the pass (at test_mini_opt.py:" in err
     assert "Traceback" not in err
     assert reproducer.read_text().startswith("// mini-opt-reproducer: -p cse,crash\nbuiltin.module {")
+
+
+def test_unterminated_string_on_a_long_line_is_a_quick_error() -> None:
+    """Found by bench/fuzz.py: xDSL's string-literal pattern backtracked exponentially on a stray quote (2^n in the
+    rest of the line); minimlc.dialects replaces it with a linear one. A regression would hang until the timeout."""
+    text = 'func.func @f() {\n  %x = "test.op"() {a = "' + "x " * 40 + "} : () -> i32\n  func.return\n}\n"
+    result = subprocess.run(
+        [str(SCRIPTS / "mini-opt")], input=text, capture_output=True, text=True, check=False, timeout=60
+    )
+    assert result.returncode == 1
+    assert "closing string literal" in result.stderr
+    assert "Traceback" not in result.stderr
