@@ -140,8 +140,8 @@ def import_model(
 ) -> ImportedModel:
     """Import an ONNX model (a ModelProto, a path or serialized bytes) into the graph dialect.
 
-    `input_shapes` gives the shape of inputs with symbolic or unknown dimensions, and may override
-    static ones. Raises `UnsupportedOpsError` listing every unsupported node before converting
+    `input_shapes` gives the shape of inputs with symbolic or unknown dimensions; a shape that contradicts a
+    dimension the model declares is refused, as ONNX Runtime refuses such inputs. Raises `UnsupportedOpsError` listing every unsupported node before converting
     anything (a node of any op type whose inputs are all compile-time constants is supported: it
     is evaluated at import time), `ModelImportError` for any other problem (unparsable or invalid model, bad attribute,
     shape mismatch, non-float32 data), and `FileNotFoundError` when a path does not exist.
@@ -169,6 +169,12 @@ def _load(model: onnx.ModelProto | str | os.PathLike[str] | bytes) -> onnx.Model
     except (DecodeError, ValueError) as error:
         source = "the given bytes" if isinstance(model, bytes) else f"'{model}'"
         raise ModelImportError(f"cannot parse an ONNX model from {source}: {error}") from error
+
+
+def _declared_shape(dims: Sequence[onnx.TensorShapeProto.Dimension]) -> str:
+    """A declared shape as `[N, 3, 224, 224]`: sizes, symbols, and `?` for unknown dimensions."""
+    sizes = [str(dim.dim_value) if dim.HasField("dim_value") else dim.dim_param or "?" for dim in dims]
+    return f"[{', '.join(sizes)}]"
 
 
 def _node_label(node: onnx.NodeProto, index: int) -> str:
@@ -285,6 +291,13 @@ class _Importer:
             if any(d < 0 for d in given):
                 raise ModelImportError(
                     f"input_shapes gives input '{vi.name}' a negative dimension: {given}"
+                )
+            dims = declared.shape.dim if declared.HasField("shape") else []
+            if any(dim.HasField("dim_value") and dim.dim_value != size for dim, size in zip(dims, given)):
+                # As ONNX Runtime: a model is compiled for the shapes it declares, only symbolic ones can be chosen.
+                raise ModelImportError(
+                    f"input '{vi.name}' is given shape {list(given)}, but the model declares "
+                    f"{_declared_shape(dims)}: only symbolic or unknown dimensions can be set"
                 )
             return TensorInfo(vi.name, given, np.dtype(np.float32))
         hint = f"pass input_shapes={{'{vi.name}': [...]}}"

@@ -107,7 +107,7 @@ def _load_entry(path: Path, imported: ImportedModel) -> CompiledModel | None:
         meta, blobs = artifact.read_file(path)
         if meta.get("kind") != "cache-entry":
             raise artifact.ArtifactError(f"'{path}' is not a compile-cache entry")
-        return artifact.bind_code(meta, blobs["code"], imported.weights)
+        return artifact.bind_code(meta, blobs, imported.weights)
     except (artifact.ArtifactError, KeyError, OSError) as error:
         warnings.warn(f"minimlc: rebuilding a bad compile-cache entry: {error}", RuntimeWarning, stacklevel=4)
         path.unlink(missing_ok=True)
@@ -118,6 +118,6 @@ def _store_entry(path: Path, compiled: CompiledModel, opt_level: int) -> None:
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         meta = {"kind": "cache-entry", **artifact.code_meta(compiled, opt_level)}
-        artifact.write_file(path, meta, {"code": np.frombuffer(compiled.jit.object_code, dtype=np.uint8)})
+        artifact.write_file(path, meta, artifact.code_blobs(compiled))
     except OSError as error:
         warnings.warn(f"minimlc: cannot write the compile cache ({error}); compiled without it", RuntimeWarning)

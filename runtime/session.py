@@ -116,7 +116,7 @@ class InferenceSession:
         blobs: dict[str, np.ndarray] = {}
         if self._model is not None:
             meta.update(artifact.code_meta(self._model, self.opt_level))
-            blobs["code"] = np.frombuffer(self._model.jit.object_code, dtype=np.uint8)
+            blobs.update(artifact.code_blobs(self._model))
             blobs.update({f"weight:{name}": value for name, value in self._model.weights.items()})
         else:
             meta["target"] = artifact.target_meta(target_from_name("x86-64"))  # no code: runs anywhere
@@ -293,7 +293,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
     model = None
     if "code" in blobs:
         weights = {name: blobs[f"weight:{name}"] for name in meta["entry"]["weights"]}
-        model = artifact.bind_code(meta, blobs["code"], weights)
+        model = artifact.bind_code(meta, blobs, weights)
         model.stats["load_seconds"] = time.perf_counter() - start
     session = InferenceSession.__new__(InferenceSession)
     session._set_signature(

@@ -1,6 +1,7 @@
 """`ThreadPool`: the native pool that runs a model's parallel loops, started once per session.
 
-The pool's code (`runtime.threadpool_ir`) is JIT-compiled once per process; each `ThreadPool` owns one native pool
+The pool's code (`runtime.threadpool_ir`) is JIT-compiled once per process, or loaded from the copy a saved model
+holds (`load_pool_code`: ten times cheaper than compiling it); each `ThreadPool` owns one native pool
 (its own workers), so two sessions never share threads or state. Model code calls `minimlc_parallel_for` as an
 external function: `register_symbols()` binds that name to the one compiled copy with `llvmlite.binding.add_symbol`
 before a model's module is JIT-compiled. The binding is process-global but cannot collide, since every session binds
@@ -24,15 +25,19 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 
 from minimlc.lowering.abi import PARALLEL_FOR
-from minimlc.runtime.jit import JitModule
+from minimlc.lowering.target import Target
+from minimlc.runtime.compiled import NativeCode
+from minimlc.runtime.jit import JitModule, ObjectModule
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
+
+_native_pools: dict[PoolOptions, NativePool] = {}
 
 
 @dataclass(frozen=True)
 class NativePool:
     """The compiled pool functions of one `PoolOptions`, callable from Python."""
 
-    jit: JitModule
+    jit: NativeCode
     create: Callable[[int], int | None]
     destroy: Callable[[int], None]
     num_threads: Callable[[int], int]
@@ -40,10 +45,31 @@ class NativePool:
     parallel_for: Callable[[int, int, int, int], None]
 
 
-@functools.cache
 def native_pool(options: PoolOptions = PoolOptions()) -> NativePool:
-    """The pool code for `options`, compiled on first use and kept for the life of the process."""
-    jit = JitModule(str(build_pool_module(options)))
+    """The pool code for `options`, compiled on first use (or loaded by `load_pool_code`) and kept for the life of the
+    process."""
+    pool = _native_pools.get(options)
+    if pool is None:
+        pool = _native_pools.setdefault(options, _bind_pool(JitModule(str(build_pool_module(options)))))
+    return pool
+
+
+def pool_object_code(target: Target) -> bytes:
+    """The default pool code compiled for `target`, as an object file for `load_pool_code` (saved with a model)."""
+    jit = native_pool().jit
+    if jit.target == target:
+        return jit.object_code
+    return JitModule(str(build_pool_module(PoolOptions())), target=target).object_code
+
+
+def load_pool_code(object_code: bytes, target: Target) -> None:
+    """Make `object_code` (`pool_object_code(target)`, from a saved model) this process's default pool code, unless it
+    has one already; ValueError if the host cannot run code built for `target`."""
+    if PoolOptions() not in _native_pools:
+        _native_pools.setdefault(PoolOptions(), _bind_pool(ObjectModule(object_code, target)))
+
+
+def _bind_pool(jit: NativeCode) -> NativePool:
     address = jit.function_address
     return NativePool(
         jit=jit,

@@ -6,14 +6,18 @@ import argparse
 import sys
 
 
-def save_model(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> int:
-    """Compile `args.model` (through the cache unless `--no-cache`) and save it to `args.output` for
-    `minimlc.runtime.load`."""
+def save_model(
+    args: argparse.Namespace, extra_passes: dict[str, list[str]] | None, input_shapes: dict[str, tuple[int, ...]]
+) -> int:
+    """Compile `args.model` for `input_shapes` (through the cache unless `--no-cache`) and save it to `args.output`
+    for `minimlc.runtime.load`."""
     from minimlc.runtime import InferenceSession
 
     print(f"compiling {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     session = InferenceSession(
-        args.model, opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache
+        args.model,
+        input_shapes=input_shapes,
+        opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache
     )
     session.save(args.output)
     print(f"wrote {args.output}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
     minimlc run examples/mlp.onnx --repeat 100            # random inputs, output summary, median latency
     minimlc run model.onnx --input x=x.npy --save-outputs out/
+    minimlc run model.onnx --input-shape x=8,3,224,224   # fixes the symbolic dimensions of input x
     minimlc compile model.onnx --emit loop -o model.loop.mlir
     minimlc compile model.onnx -o model.mlc                # a saved model: minimlc.runtime.load("model.mlc")
     minimlc cache info                                    # the compile cache's folder and entries (clear: empty it)
@@ -77,6 +78,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="compile a model, run it, print outputs and latency")
     run.add_argument("model", help="path to an .onnx file")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file")
+    _add_input_shape(run)
     run.add_argument("--repeat", type=_positive_int, default=20, help="timed runs after one warm-up (default 20)")
     run.add_argument("--seed", type=int, default=0, help="seed for the random inputs not given with --input")
     run.add_argument("--save-outputs", metavar="DIR", help="write each output to DIR/NAME.npy")
@@ -88,6 +90,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     compile_ = commands.add_parser("compile", help="write the model's IR at one level of the pipeline")
     compile_.add_argument("model", help="path to an .onnx file")
     compile_.add_argument("--emit", choices=list(EMIT_LEVELS), default="llvm-ir", help="IR level (default llvm-ir)")
+    _add_input_shape(compile_)
     compile_.add_argument(
         "-o", "--output", metavar="FILE", help="output file (default: standard output); FILE.mlc: a saved model"
     )
@@ -108,6 +111,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file"
     )
+    _add_input_shape(compare)
     compare.add_argument("--seed", type=int, default=0, help="seed for the random inputs (and --random-weights)")
     compare.add_argument(
         "--random-weights", action="store_true", help="replace ConstantOfShape weights by seeded random ones"
@@ -140,6 +144,35 @@ def _argument_parser() -> argparse.ArgumentParser:
     cache.add_argument("action", choices=["info", "clear"])
     cache.set_defaults(command=cli_cache.cache_command)
     return parser
+
+
+def _add_input_shape(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--input-shape",
+        action="append",
+        default=[],
+        type=_input_shape,
+        metavar="NAME=D,D,...",
+        help="the shape of input NAME, fixing its symbolic dimensions (e.g. data=1,3,224,224; repeatable); "
+        "it must agree with the dimensions the model declares",
+    )
+
+
+def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, sep, dims = text.rpartition("=")
+    sizes = dims.split(",")
+    if not sep or not name or not all(size.strip().isdigit() for size in sizes):
+        raise argparse.ArgumentTypeError(f"expects NAME=D,D,... with non-negative sizes, got '{text}'")
+    return name, tuple(int(size) for size in sizes)
+
+
+def _input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
+    """The `--input-shape` shapes by input name; naming an input twice with two shapes is a usage error."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    for name, shape in args.input_shape:
+        if shapes.setdefault(name, shape) != shape:
+            raise _UsageError(f"--input-shape gives input '{name}' two shapes: {list(shapes[name])} and {list(shape)}")
+    return shapes
 
 
 def _add_opt_level(parser: argparse.ArgumentParser) -> None:
@@ -256,7 +289,7 @@ def _run(args: argparse.Namespace) -> int:
     from minimlc.runtime import InferenceSession
 
     feeds = _load_inputs(args.input)
-    shapes = {name: array.shape for name, array in feeds.items()}
+    shapes = {**{name: array.shape for name, array in feeds.items()}, **_input_shapes(args)}
     extra_passes = _extra_passes(args)
     print(f"compiling {args.model} ...", file=sys.stderr, flush=True)
     session = InferenceSession(
@@ -301,7 +334,7 @@ def _compile(args: argparse.Namespace) -> int:
 
     extra_passes = _extra_passes(args)
     if args.output and args.output.endswith(".mlc"):
-        return cli_cache.save_model(args, extra_passes)
+        return cli_cache.save_model(args, extra_passes, _input_shapes(args))
     pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
     try:
         stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])
@@ -313,7 +346,7 @@ def _compile(args: argparse.Namespace) -> int:
     print(f"compiling {args.model} to {args.emit} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     timings: list[tuple[str, float]] = []
     start = time.perf_counter()
-    imported = import_model(args.model)
+    imported = import_model(args.model, _input_shapes(args))
     module = imported.module
     timings.append(("import (frontend)", time.perf_counter() - start))
 
@@ -376,7 +409,11 @@ def _compare(args: argparse.Namespace) -> int:
     producers = {output: node.op_type for node in model.graph.node for output in node.output}
     if args.per_layer:
         model, names = model_tools.expose_intermediates(model)
-    feeds = model_tools.random_inputs(model, args.seed, _load_inputs(args.input))
+    given = _load_inputs(args.input)
+    try:
+        feeds = model_tools.random_inputs(model, args.seed, given, _input_shapes(args))
+    except ValueError as error:  # a symbolic dimension no --input or --input-shape sets
+        raise _UsageError(f"{error}: pass --input-shape NAME=D,D,... or --input NAME=FILE.npy") from None
     shapes = {name: array.shape for name, array in feeds.items()}
     extra_passes = _extra_passes(args)
     print(f"compiling {args.model} ({len(names)} outputs) ...", file=sys.stderr, flush=True)

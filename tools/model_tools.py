@@ -179,15 +179,27 @@ def graph_inputs(model: onnx.ModelProto) -> list[onnx.ValueInfoProto]:
 
 
 def random_inputs(
-    model: onnx.ModelProto, seed: int = 0, given: Mapping[str, np.ndarray] | None = None
+    model: onnx.ModelProto,
+    seed: int = 0,
+    given: Mapping[str, np.ndarray] | None = None,
+    shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Standard-normal float32 inputs from a seeded generator (symbolic dimensions are 1); `given` ones are kept."""
+    """Standard-normal inputs (of each input's element type) from a seeded generator; `given` ones are kept. An input
+    with a symbolic or unknown dimension takes its shape from `shapes`; ValueError naming it if `shapes` has none."""
     rng = np.random.default_rng(seed)
     feeds = dict(given or {})
     for vi in graph_inputs(model):
         if vi.name in feeds:
             continue
-        shape = [d.dim_value if d.HasField("dim_value") else 1 for d in vi.type.tensor_type.shape.dim]
+        dims = vi.type.tensor_type.shape.dim
+        if shapes is not None and vi.name in shapes:
+            shape = list(shapes[vi.name])
+        elif vi.type.tensor_type.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            shape = [d.dim_value for d in dims]
+        else:
+            symbols = [d.dim_param or "?" for d in dims if not d.HasField("dim_value")]
+            what = f"symbolic dimension(s) {', '.join(symbols)}" if dims else "an unknown rank"
+            raise ValueError(f"input '{vi.name}' has {what}")
         dtype = helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type)
         feeds[vi.name] = rng.standard_normal(shape).astype(dtype)
     return feeds

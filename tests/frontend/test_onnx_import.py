@@ -347,11 +347,24 @@ def test_softmax_11_on_2d_needs_no_reshape() -> None:
 
 @pytest.mark.parametrize(
     ("declared", "given", "expected"),
-    [(["N", 3], [5, 3], (5, 3)), ([None, 3], [1, 3], (1, 3)), ([2, 3], [4, 3], (4, 3))],
+    [(["N", 3], [5, 3], (5, 3)), ([None, 3], [1, 3], (1, 3)), ([2, 3], [2, 3], (2, 3))],
 )
 def test_input_shapes(declared: Dims, given: list[int], expected: tuple[int, ...]) -> None:
     imported = import_model(_unary_model("Relu", declared), input_shapes={"x": given})
     assert imported.inputs[0].shape == imported.outputs[0].shape == expected
+
+
+@pytest.mark.parametrize(
+    ("declared", "given", "shown"),
+    [([2, 3], [4, 3], "[2, 3]"), (["N", 3], [5, 4], "[N, 3]"), ([None, 3, 8], [1, 3, 9], "[?, 3, 8]")],
+)
+def test_input_shapes_cannot_change_a_static_dimension(declared: Dims, given: list[int], shown: str) -> None:
+    message = (
+        rf"^input 'x' is given shape {re.escape(str(given))}, but the model declares {re.escape(shown)}: "
+        r"only symbolic or unknown dimensions can be set$"
+    )
+    with pytest.raises(ModelImportError, match=message):
+        import_model(_unary_model("Relu", declared), input_shapes={"x": given})
 
 
 def test_unsupported_ops_are_all_reported_before_converting() -> None:

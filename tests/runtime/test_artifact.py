@@ -12,6 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc.lowering.target import target_from_name
 from minimlc.runtime import InferenceSession, load
 from minimlc.runtime import artifact
 from minimlc.runtime.artifact import ArtifactError
@@ -75,9 +76,23 @@ from minimlc.runtime import load
 session = load({str(saved)!r})
 session.run(None, {{"x": np.zeros((1, 3, 16, 16), np.float32)}})
 print(sorted(m for m in sys.modules if m.split(".")[0] in ("xdsl", "onnx")))
+from minimlc.runtime import threadpool
+print(type(threadpool.native_pool().jit).__name__)
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == "[]"
+    assert result.stdout.split("\n")[:2] == ["[]", "ObjectModule"]  # the pool's code came from the file, not the JIT
+
+
+def test_checksum_covers_every_chunk(tmp_path: Path) -> None:
+    path = tmp_path / "big.mlc"
+    blob = np.arange(5 << 20, dtype=np.float32)  # 20 MiB: three checksum chunks
+    artifact.write_file(path, {"target": artifact.target_meta(target_from_name("host"))}, {"blob": blob})
+    np.testing.assert_array_equal(artifact.read_file(path)[1]["blob"], blob)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 1
+    path.write_bytes(data)
+    with pytest.raises(ArtifactError, match="is corrupt: its checksum"):
+        artifact.read_file(path)
 
 
 def test_truncated_file(saved: Path, tmp_path: Path) -> None:

@@ -66,6 +66,12 @@ def test_symbolic_batch_is_fixed_by_input_shapes() -> None:
     np.testing.assert_allclose(session.run(None, {"input": x})[0], expected, rtol=RTOL, atol=ATOL)
 
 
+def test_input_shapes_cannot_change_a_static_batch() -> None:
+    message = r"^input 'input' is given shape \[4, 784\], but the model declares \[1, 784\]: only symbolic"
+    with pytest.raises(ModelImportError, match=message):
+        InferenceSession(build_mlp(batch=1), input_shapes={"input": [4, 784]})
+
+
 def test_session_from_path_and_bytes(mlp: onnx.ModelProto, tmp_path: Path) -> None:
     path = tmp_path / "mlp.onnx"
     onnx.save(mlp, path)

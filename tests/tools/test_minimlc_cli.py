@@ -198,3 +198,54 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
     cleared = subprocess.run([sys.executable, "-m", "minimlc.tools.minimlc_cli", "cache", "clear"], env=env, text=True,
                              capture_output=True, check=True)
     assert cleared.stdout.strip() == f"removed 0 entries from {tmp_path}"
+
+
+@pytest.fixture(scope="module")
+def symbolic_mlp_path(mlp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    model = onnx.load(mlp_path)
+    for value in (*model.graph.input, *model.graph.output):
+        value.type.tensor_type.shape.dim[0].dim_param = "N"
+    path = tmp_path_factory.mktemp("models") / "mlp_n.onnx"
+    onnx.save(model, path)
+    return path
+
+
+def test_input_shape_fixes_a_symbolic_batch(symbolic_mlp_path: Path, tmp_path: Path, capsys) -> None:
+    from minimlc.runtime import load
+    from minimlc.tools import minimlc_cli
+
+    assert minimlc_cli.main(["run", str(symbolic_mlp_path), "--input-shape", "input=3,784", "--repeat", "1"]) == 0
+    assert "output logits: shape [3, 10]" in capsys.readouterr().out
+    saved = tmp_path / "mlp3.mlc"
+    assert minimlc_cli.main(["compile", str(symbolic_mlp_path), "--input-shape", "input=3,784", "-o", str(saved)]) == 0
+    assert load(saved).get_inputs()[0].shape == (3, 784)
+    assert minimlc_cli.main(["compile", str(symbolic_mlp_path), "--emit", "graph", "--input-shape", "input=2,784"]) == 0
+    assert "tensor<2x784xf32>" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("command", "shape", "message"),
+    [
+        ("run", "input=4,784", "input 'input' is given shape [4, 784], but the model declares [1, 784]"),
+        ("compile", "input=4,784", "input 'input' is given shape [4, 784], but the model declares [1, 784]"),
+        ("compare", "input=4,784", "input 'input' is given shape [4, 784], but the model declares [1, 784]"),
+        ("run", "input=1,78x", "argument --input-shape: expects NAME=D,D,... with non-negative sizes, got 'input=1,78x'"),
+        ("run", "1,784", "argument --input-shape: expects NAME=D,D,... with non-negative sizes, got '1,784'"),
+    ],
+)
+def test_input_shape_cannot_change_a_static_dimension(mlp_path: Path, command: str, shape: str, message: str) -> None:
+    result = minimlc(command, str(mlp_path), "--input-shape", shape)
+    assert result.returncode != 0
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_compare_needs_the_shape_of_a_symbolic_input(symbolic_mlp_path: Path, capsys) -> None:
+    from minimlc.tools import minimlc_cli
+
+    assert minimlc_cli.main(["compare", str(symbolic_mlp_path)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        "minimlc: error: input 'input' has symbolic dimension(s) N: pass --input-shape NAME=D,D,... "
+        "or --input NAME=FILE.npy"
+    )
+    assert minimlc_cli.main(["compare", str(symbolic_mlp_path), "--input-shape", "input=2,784"]) == 0
+    assert re.search(r"^logits\s+Gemm\s+\[2, 10\]", capsys.readouterr().out, flags=re.MULTILINE)
