@@ -36,7 +36,8 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from minimlc.lowering import UPSTREAM_PASSES
 from minimlc.lowering.plugins import load_plugin, registry
-from minimlc.lowering.target import known_targets, set_target, target_from_name
+from minimlc.lowering.target import known_targets, set_target
+from minimlc.tools import cli_options
 from minimlc.tools.mini_opt_diagnostics import (
     CompileError,
     Diagnostic,
@@ -110,7 +111,7 @@ class MiniOptMain(xDSLOptMain):
         arg_parser.add_argument(
             "--mcpu",
             metavar="CPU",
-            type=_target_name,
+            type=cli_options.target_name,
             help=f"target CPU for the schedules and code generation (default: the module's, else the host): "
             f"{', '.join(known_targets())}",
         )
@@ -222,14 +223,6 @@ def _plugin_arguments(parser: argparse.ArgumentParser | None = None) -> argparse
         help="load a plugin's dialects, passes and pipelines from a file or module defining plugin() (repeatable)",
     )
     return parser
-
-
-def _target_name(name: str) -> str:
-    try:
-        target_from_name(name)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return name
 
 
 class _ListPassesAction(argparse.Action):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minimlc.tools import cli_cache, cli_tables
+from minimlc.tools import cli_cache, cli_options, cli_tables
 
 if TYPE_CHECKING:
     import onnx
@@ -56,15 +56,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from minimlc.runtime.artifact import ArtifactError
     from minimlc.runtime.session import InvalidInputError
 
+    user_errors = (ModelImportError, InvalidInputError, FileNotFoundError, cli_options.UsageError, _OracleError)
     try:
         return args.command(args)
-    except (ModelImportError, InvalidInputError, FileNotFoundError, _UsageError, _OracleError, ArtifactError) as error:
+    except (*user_errors, ArtifactError) as error:
         print(f"minimlc: error: {error}", file=sys.stderr)
         return 1
-
-
-class _UsageError(ValueError):
-    """A command-line argument is malformed."""
 
 
 class _OracleError(RuntimeError):
@@ -78,19 +75,23 @@ def _argument_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="compile a model, run it, print outputs and latency")
     run.add_argument("model", help="path to an .onnx file")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file")
-    _add_input_shape(run)
-    run.add_argument("--repeat", type=_positive_int, default=20, help="timed runs after one warm-up (default 20)")
+    cli_options.add_input_shape(run)
+    run.add_argument(
+        "--repeat", type=cli_options.positive_int, default=20, help="timed runs after one warm-up (default 20)"
+    )
     run.add_argument("--seed", type=int, default=0, help="seed for the random inputs not given with --input")
     run.add_argument("--save-outputs", metavar="DIR", help="write each output to DIR/NAME.npy")
-    run.add_argument("--threads", type=_positive_int, help="threads for parallel loops (default: one per core)")
+    run.add_argument(
+        "--threads", type=cli_options.positive_int, help="threads for parallel loops (default: one per core)"
+    )
     run.add_argument("--no-cache", action="store_true", help="compile anew, without the compile cache")
-    _add_opt_level(run)
+    cli_options.add_opt_level(run)
     run.set_defaults(command=_run)
 
     compile_ = commands.add_parser("compile", help="write the model's IR at one level of the pipeline")
     compile_.add_argument("model", help="path to an .onnx file")
     compile_.add_argument("--emit", choices=list(EMIT_LEVELS), default="llvm-ir", help="IR level (default llvm-ir)")
-    _add_input_shape(compile_)
+    cli_options.add_input_shape(compile_)
     compile_.add_argument(
         "-o", "--output", metavar="FILE", help="output file (default: standard output); FILE.mlc: a saved model"
     )
@@ -102,7 +103,7 @@ def _argument_parser() -> argparse.ArgumentParser:
         help="print the time of each stage to stderr (with --emit llvm-ir: and the JIT), and from --emit scf on "
         "the model's statistics (kernel calls, arena and intermediate bytes, weight bytes)",
     )
-    _add_opt_level(compile_)
+    cli_options.add_opt_level(compile_)
     compile_.set_defaults(command=_compile)
 
     compare = commands.add_parser("compare", help="run minimlc and an oracle on the same inputs, print the errors")
@@ -111,7 +112,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file"
     )
-    _add_input_shape(compare)
+    cli_options.add_input_shape(compare)
     compare.add_argument("--seed", type=int, default=0, help="seed for the random inputs (and --random-weights)")
     compare.add_argument(
         "--random-weights", action="store_true", help="replace ConstantOfShape weights by seeded random ones"
@@ -121,12 +122,15 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--rtol", type=float, default=1e-3, help="tolerance relative to max |expected| (1e-3)")
     compare.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
-    _add_opt_level(compare)
+    cli_options.add_opt_level(compare)
     compare.set_defaults(command=_compare)
 
     conformance = commands.add_parser("conformance", help="run onnx's node tests, print outcomes by op")
     conformance.add_argument(
-        "--ops", type=_op_list, metavar="OP,OP", help="only these ops (e.g. Conv,Relu; light_models: the light CNNs)"
+        "--ops",
+        type=cli_options.op_list,
+        metavar="OP,OP",
+        help="only these ops (e.g. Conv,Relu; light_models: the light CNNs)",
     )
     conformance.add_argument("--light", action="store_true", help="also run the nine light CNNs (slow)")
     conformance.add_argument(
@@ -146,142 +150,16 @@ def _argument_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_input_shape(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--input-shape",
-        action="append",
-        default=[],
-        type=_input_shape,
-        metavar="NAME=D,D,...",
-        help="the shape of input NAME, fixing its symbolic dimensions (e.g. data=1,3,224,224; repeatable); "
-        "it must agree with the dimensions the model declares",
-    )
-
-
-def _input_shape(text: str) -> tuple[str, tuple[int, ...]]:
-    name, sep, dims = text.rpartition("=")
-    sizes = dims.split(",")
-    if not sep or not name or not all(size.strip().isdigit() for size in sizes):
-        raise argparse.ArgumentTypeError(f"expects NAME=D,D,... with non-negative sizes, got '{text}'")
-    return name, tuple(int(size) for size in sizes)
-
-
-def _input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
-    """The `--input-shape` shapes by input name; naming an input twice with two shapes is a usage error."""
-    shapes: dict[str, tuple[int, ...]] = {}
-    for name, shape in args.input_shape:
-        if shapes.setdefault(name, shape) != shape:
-            raise _UsageError(f"--input-shape gives input '{name}' two shapes: {list(shapes[name])} and {list(shape)}")
-    return shapes
-
-
-def _add_opt_level(parser: argparse.ArgumentParser) -> None:
-    """The options every compiling command takes: the opt level and the target CPU."""
-    parser.add_argument(
-        "--target",
-        type=_target_name,
-        default="host",
-        metavar="CPU",
-        help="CPU to compile for: host (default) or an LLVM CPU name (x86-64-v3, skylake-avx512, znver4, ...)",
-    )
-    parser.add_argument(
-        "-O",
-        "--opt-level",
-        type=_opt_level,
-        default=3,
-        metavar="{0,1,2,3}",
-        help="optimisation level: 0 none, 1 graph cleanups, 2 + fusion and schedules, 3 + batch-norm folding and "
-        "load-time constants (default 3; -O2 is --opt-level 2)",
-    )
-    parser.add_argument(
-        "--passes-after",
-        action="append",
-        default=[],
-        type=_passes_after,
-        metavar="STAGE:PASS[,PASS]",
-        help="insert passes (minimlc's or a plugin's) into the opt level's pipeline after STAGE: graph, te, loop, "
-        "schedule, scf or llvm (repeatable)",
-    )
-    parser.add_argument(
-        "--load-plugin",
-        action="append",
-        default=[],
-        metavar="FILE.py|MODULE",
-        help="load a plugin's dialects, passes and pipelines from a file or module defining plugin() (repeatable; "
-        "installed plugins load without it)",
-    )
-
-
-def _passes_after(text: str) -> tuple[str, str]:
-    from minimlc.lowering.pipeline import STAGES
-
-    stage, sep, passes = text.partition(":")
-    if not sep or stage not in STAGES or not passes.strip():
-        stages = ", ".join(STAGES)
-        raise argparse.ArgumentTypeError(f"expects STAGE:PASS[,PASS] with STAGE one of {stages}, got '{text}'")
-    return stage, passes
-
-
-def _extra_passes(args: argparse.Namespace) -> dict[str, list[str]] | None:
-    """The `--passes-after` passes by stage (None: none), after loading the `--load-plugin` plugins; checked against
-    the opt level's pipeline, so a bad stage or pass is a usage error before any work."""
-    from minimlc.lowering.pipeline import with_extra_passes
-    from minimlc.lowering.plugins import load_plugin
-
-    extra: dict[str, list[str]] = {}
-    for stage, passes in args.passes_after:
-        extra.setdefault(stage, []).append(passes)
-    try:
-        for spec in args.load_plugin:
-            load_plugin(spec)
-        with_extra_passes(args.opt_level, extra)
-    except ValueError as error:
-        raise _UsageError(str(error)) from None
-    return extra or None
-
-
-def _opt_level(text: str) -> int:
-    from minimlc.lowering.pipeline import OPT_LEVELS
-
-    if not text.isdigit() or int(text) not in OPT_LEVELS:
-        raise argparse.ArgumentTypeError(f"expects one of {', '.join(map(str, OPT_LEVELS))}, got '{text}'")
-    return int(text)
-
-
-def _target_name(text: str) -> str:
-    from minimlc.lowering.target import target_from_name
-
-    try:
-        target_from_name(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
-
-
-def _op_list(text: str) -> list[str]:
-    ops = [op.strip() for op in text.split(",") if op.strip()]
-    if not ops:
-        raise argparse.ArgumentTypeError("expects a comma-separated list of op types")
-    return ops
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
-
-
 def _load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
     feeds: dict[str, np.ndarray] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
-            raise _UsageError(f"--input expects NAME=FILE.npy, got '{spec}'")
+            raise cli_options.UsageError(f"--input expects NAME=FILE.npy, got '{spec}'")
         try:
             feeds[name] = np.load(path, allow_pickle=False)
         except (OSError, ValueError) as error:
-            raise _UsageError(f"cannot read input '{name}' from '{path}': {error}") from error
+            raise cli_options.UsageError(f"cannot read input '{name}' from '{path}': {error}") from error
     return feeds
 
 
@@ -289,8 +167,8 @@ def _run(args: argparse.Namespace) -> int:
     from minimlc.runtime import InferenceSession
 
     feeds = _load_inputs(args.input)
-    shapes = {**{name: array.shape for name, array in feeds.items()}, **_input_shapes(args)}
-    extra_passes = _extra_passes(args)
+    shapes = {**{name: array.shape for name, array in feeds.items()}, **cli_options.input_shapes(args)}
+    extra_passes = cli_options.extra_passes(args)
     print(f"compiling {args.model} ...", file=sys.stderr, flush=True)
     session = InferenceSession(
         args.model,
@@ -332,21 +210,21 @@ def _compile(args: argparse.Namespace) -> int:
     from minimlc.frontend.onnx import import_model
     from minimlc.lowering.pipeline import STAGES, run_pipeline, stage_passes, with_extra_passes
 
-    extra_passes = _extra_passes(args)
+    extra_passes = cli_options.extra_passes(args)
     if args.output and args.output.endswith(".mlc"):
-        return cli_cache.save_model(args, extra_passes, _input_shapes(args))
+        return cli_cache.save_model(args, extra_passes, cli_options.input_shapes(args))
     pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
     try:
         stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])
     except ValueError:
         pass_name = STAGES[EMIT_LEVELS[args.emit]][0]  # pyright: ignore[reportOptionalSubscript]
-        raise _UsageError(
+        raise cli_options.UsageError(
             f"--emit {args.emit} needs --opt-level 2 or 3 (O{args.opt_level} does not run {pass_name})"
         ) from None
     print(f"compiling {args.model} to {args.emit} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     timings: list[tuple[str, float]] = []
     start = time.perf_counter()
-    imported = import_model(args.model, _input_shapes(args))
+    imported = import_model(args.model, cli_options.input_shapes(args))
     module = imported.module
     timings.append(("import (frontend)", time.perf_counter() - start))
 
@@ -411,11 +289,11 @@ def _compare(args: argparse.Namespace) -> int:
         model, names = model_tools.expose_intermediates(model)
     given = _load_inputs(args.input)
     try:
-        feeds = model_tools.random_inputs(model, args.seed, given, _input_shapes(args))
+        feeds = model_tools.random_inputs(model, args.seed, given, cli_options.input_shapes(args))
     except ValueError as error:  # a symbolic dimension no --input or --input-shape sets
-        raise _UsageError(f"{error}: pass --input-shape NAME=D,D,... or --input NAME=FILE.npy") from None
+        raise cli_options.UsageError(f"{error}: pass --input-shape NAME=D,D,... or --input NAME=FILE.npy") from None
     shapes = {name: array.shape for name, array in feeds.items()}
-    extra_passes = _extra_passes(args)
+    extra_passes = cli_options.extra_passes(args)
     print(f"compiling {args.model} ({len(names)} outputs) ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
     session = InferenceSession(
@@ -478,19 +356,19 @@ def _conformance(args: argparse.Namespace) -> int:
 
     unknown = [op for op in args.ops or [] if op != conformance.LIGHT_MODEL_GROUP and not onnx.defs.has(op)]
     if unknown:
-        raise _UsageError(f"--ops names unknown ONNX operator(s): {', '.join(unknown)}")
+        raise cli_options.UsageError(f"--ops names unknown ONNX operator(s): {', '.join(unknown)}")
     listing = Path(args.write_expected_failures) if args.write_expected_failures else None
     if listing is not None and listing.exists():
         try:
             conformance.read_expected_failures(listing)
         except ValueError as error:
-            raise _UsageError(str(error)) from error
+            raise cli_options.UsageError(str(error)) from error
     all_tests = [*conformance.node_tests(), *conformance.light_model_tests()]
     tests = conformance.select(conformance.node_tests(), args.ops)
     if args.light or conformance.LIGHT_MODEL_GROUP in (args.ops or []):
         tests += conformance.light_model_tests()
     if not tests:
-        raise _UsageError(f"no node tests for ops {args.ops}")
+        raise cli_options.UsageError(f"no node tests for ops {args.ops}")
     results = []
     start = time.perf_counter()
     interactive = sys.stderr.isatty()
