@@ -376,6 +376,7 @@ def export_library(
     start = time.perf_counter()
     pool_code = pool_object_code(model.target)
     library = Path(path)
+    library.parent.mkdir(parents=True, exist_ok=True)
     header = library.with_suffix(".h")
     weights = library.with_suffix(".weights")
     header.write_text(c_header(model, prefix, str(library), source))
