@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minimlc.tools import cli_cache, cli_tables
+from minimlc.tools import cli_build, cli_cache, cli_tables
 
 if TYPE_CHECKING:
     import onnx
@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     errors = (ModelImportError, InvalidInputError, FileNotFoundError, _UsageError, _OracleError, ArtifactError)
     try:
         return args.command(args)
-    except (*errors, CompilerNotFoundError, LinkError) as error:
+    except (*errors, cli_build.UsageError, CompilerNotFoundError, LinkError) as error:
         print(f"minimlc: error: {error}", file=sys.stderr)
         return 1
 
@@ -107,18 +107,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     _add_opt_level(compile_)
     compile_.set_defaults(command=_compile)
 
-    build = commands.add_parser(
-        "build", help="build a shared library for C programs (with its header and weights file)"
-    )
-    build.add_argument("model", help="path to an .onnx file")
-    build.add_argument(
-        "-o", "--output", required=True, metavar="LIB.so", help="the library; LIB.h and LIB.weights go beside it"
-    )
-    build.add_argument(
-        "--prefix", type=_c_identifier, default="model", help="prefix of the C API's names (default model)"
-    )
-    _add_opt_level(build)
-    build.set_defaults(command=_build)
+    cli_build.add_parser(commands, _add_opt_level)
 
     compare = commands.add_parser("compare", help="run minimlc and an oracle on the same inputs, print the errors")
     compare.add_argument("model", help="path to an .onnx file")
@@ -243,14 +232,6 @@ def _target_name(text: str) -> str:
     return text
 
 
-def _c_identifier(text: str) -> str:
-    import re
-
-    if not re.fullmatch(r"[A-Za-z_]\w*", text, flags=re.ASCII):
-        raise argparse.ArgumentTypeError(f"must be a C identifier, got '{text}'")
-    return text
-
-
 def _op_list(text: str) -> list[str]:
     ops = [op.strip() for op in text.split(",") if op.strip()]
     if not ops:
@@ -329,7 +310,7 @@ def _compile(args: argparse.Namespace) -> int:
     if args.output and args.output.endswith(".mlc"):
         return cli_cache.save_model(args, extra_passes)
     if args.emit == "obj":
-        return _compile_object(args, extra_passes)
+        return cli_build.compile_object(args, extra_passes)
     pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
     try:
         stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])
@@ -390,56 +371,6 @@ def _compile(args: argparse.Namespace) -> int:
 
             stats = {**model_stats(module, imported.weights), "compile_seconds": sum(t for _, t in timings)}
             print(cli_tables.stats_table(args.model, stats), file=sys.stderr)
-    return 0
-
-
-def _pipeline(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> list[str] | None:
-    from minimlc.lowering.pipeline import with_extra_passes
-
-    return with_extra_passes(args.opt_level, extra_passes) if extra_passes else None
-
-
-def _compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> int:
-    """`--emit obj`: the model's object code (`model_main_packed`, see `minimlc.runtime.shared_library`)."""
-    from minimlc.frontend.onnx import import_model
-    from minimlc.runtime.shared_library import object_code
-
-    if not args.output:
-        raise _UsageError("--emit obj writes a binary file: give it with -o FILE.o")
-    print(f"compiling {args.model} to object code at O{args.opt_level} ...", file=sys.stderr, flush=True)
-    model = object_code(
-        import_model(args.model), _pipeline(args, extra_passes), opt_level=args.opt_level, target=args.target
-    )
-    Path(args.output).write_bytes(model.code)
-    print(f"wrote {args.output}", file=sys.stderr)
-    return 0
-
-
-def _build(args: argparse.Namespace) -> int:
-    from minimlc.frontend.onnx import import_model
-    from minimlc.runtime.shared_library import export_library
-
-    extra_passes = _extra_passes(args)
-    print(f"building {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
-    start = time.perf_counter()
-    try:
-        files = export_library(
-            import_model(args.model),
-            args.output,
-            _pipeline(args, extra_passes),
-            opt_level=args.opt_level,
-            target=args.target,
-            prefix=args.prefix,
-            source=Path(args.model).name,
-        )
-    except ValueError as error:
-        raise _UsageError(str(error)) from None
-    print(
-        f"wrote {files.library} ({files.library.stat().st_size} bytes), {files.header}, {files.weights} in "
-        f"{time.perf_counter() - start:.2f} s (lowering {files.lower_seconds:.2f} s, LLVM {files.codegen_seconds:.2f} "
-        f"s, pool + link {files.link_seconds:.2f} s)",
-        file=sys.stderr,
-    )
     return 0
 
 
