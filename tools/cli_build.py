@@ -18,7 +18,7 @@ def add_parser(
     commands: argparse._SubParsersAction, add_opt_level: Callable[[argparse.ArgumentParser], None]
 ) -> None:
     """The `build` subcommand; `add_opt_level` adds the options every compiling command takes."""
-    build = commands.add_parser("build", help="build a shared library for C programs (with its header and weights file)")
+    build = commands.add_parser("build", help="build a shared library for C programs, with its header and weights")
     build.add_argument("model", help="path to an .onnx file")
     build.add_argument(
         "-o", "--output", required=True, metavar="LIB.so", help="the library; LIB.h and LIB.weights go beside it"
