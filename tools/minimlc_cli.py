@@ -5,6 +5,8 @@
     minimlc run model.onnx --input-shape x=8,3,224,224   # fixes the symbolic dimensions of input x
     minimlc compile model.onnx --emit loop -o model.loop.mlir
     minimlc compile model.onnx -o model.mlc                # a saved model: minimlc.runtime.load("model.mlc")
+    minimlc build model.onnx -o libmodel.so              # + libmodel.h, libmodel.weights: the model for C programs
+    minimlc compile model.onnx --emit obj -o model.o      # the object code alone
     minimlc cache info                                    # the compile cache's folder and entries (clear: empty it)
     minimlc compile model.onnx --emit graph -O1           # the graph after O1's cleanups
     minimlc compile model.onnx --emit space --json       # each kernel's schedule rule and knobs
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minimlc.tools import cli_cache, cli_options, cli_tables
+from minimlc.tools import cli_build, cli_cache, cli_options, cli_tables
 
 if TYPE_CHECKING:
     import onnx
@@ -41,6 +43,7 @@ EMIT_LEVELS: dict[str, str] = {
     "scf": "scf",
     "llvm-dialect": "llvm",
     "llvm-ir": "llvm",
+    "obj": "llvm",
 }
 """`--emit` level -> the pipeline stage it stops after (`minimlc.lowering.pipeline.STAGES`)."""
 
@@ -55,11 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from minimlc.frontend.onnx import ModelImportError
     from minimlc.runtime.artifact import ArtifactError
     from minimlc.runtime.session import InvalidInputError
+    from minimlc.runtime.shared_library import CompilerNotFoundError, LinkError
 
     user_errors = (ModelImportError, InvalidInputError, FileNotFoundError, cli_options.UsageError, _OracleError)
     try:
         return args.command(args)
-    except (*user_errors, ArtifactError) as error:
+    except (*user_errors, ArtifactError, CompilerNotFoundError, LinkError) as error:
         print(f"minimlc: error: {error}", file=sys.stderr)
         return 1
 
@@ -105,6 +109,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     cli_options.add_opt_level(compile_)
     compile_.set_defaults(command=_compile)
+
+    cli_build.add_parser(commands)
 
     compare = commands.add_parser("compare", help="run minimlc and an oracle on the same inputs, print the errors")
     compare.add_argument("model", help="path to an .onnx file")
@@ -213,6 +219,8 @@ def _compile(args: argparse.Namespace) -> int:
     extra_passes = cli_options.extra_passes(args)
     if args.output and args.output.endswith(".mlc"):
         return cli_cache.save_model(args, extra_passes, cli_options.input_shapes(args))
+    if args.emit == "obj":
+        return cli_build.compile_object(args, extra_passes)
     pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
     try:
         stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])

@@ -1,0 +1,406 @@
+"""A model as a shared library for C programs (`minimlc build`), after TVM's `export_library`: compile, then link with
+the system C compiler.
+
+    export_library(import_model("mlp.onnx"), "libmodel.so")   # writes libmodel.so, libmodel.h, libmodel.weights
+
+The library holds the model's object code (optimised as the JIT optimises it, then emitted position-independent),
+the thread pool's (`threadpool_ir.build_pool_module`), the C runtime shipped in `runtime/c/` and a generated API file;
+`cc -shared` links them. Only the prefixed API is exported (`model_load`, `model_run`, `model_run_arrays`,
+`model_free`, `model_last_error`; the header declares them): the model's functions are renamed `<prefix>_...` and
+the pool's are hidden, so two models' libraries link into one program. The weights stay out of the code, in a side
+file the C API reads at load:
+
+    header:  b"MLCWGT\\0\\0", format version (u32), weight count (u32), fingerprint (u64), file bytes (u64)
+    table:   one (offset u64, bytes u64) per weight, in the entry's weight order
+    arrays:  raw float32, each at a 64-byte aligned offset
+
+The fingerprint (of the weights' names and shapes) ties a weights file to the libraries built from the same model
+graph, so weights of the same shapes can be swapped without relinking. `object_code` alone is
+`minimlc compile --emit obj`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import keyword
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import numpy as np
+
+from minimlc.frontend.onnx import ImportedModel
+from minimlc.frontend.signature import TensorInfo
+from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, init_name, packed_name
+from minimlc.lowering.pipeline import Pipeline
+from minimlc.lowering.target import Target, target_from_name
+from minimlc.runtime.jit import optimize
+from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
+
+RUNTIME_DIR = Path(__file__).parent / "c"
+"""The shipped C runtime: `minimlc_runtime.c` and its header."""
+WEIGHTS_MAGIC = b"MLCWGT\x00\x00"
+WEIGHTS_FORMAT = 1
+_WEIGHTS_HEADER = struct.Struct("<8sIIQQ")
+_ALIGNMENT = 64
+_C_KEYWORDS = frozenset(
+    "auto break case char const continue default do double else enum extern float for goto if inline int long "
+    "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
+    "bool true false m".split()
+)
+
+
+class CompilerNotFoundError(RuntimeError):
+    """No C compiler to link the library with; the message names the one looked for."""
+
+
+class LinkError(RuntimeError):
+    """The C compiler failed; the message holds its command line and output."""
+
+
+@dataclass
+class ModelObject:
+    """A model's position-independent object code and what its C API needs to know."""
+
+    code: bytes
+    signature: EntrySignature
+    inputs: list[TensorInfo]
+    outputs: list[TensorInfo]
+    target: Target
+    lower_seconds: float = 0.0
+    codegen_seconds: float = 0.0
+
+
+def pic_target_machine(target: Target) -> llvm.TargetMachine:
+    """A target machine for `target` that emits position-independent code (for a shared library)."""
+    return llvm.Target.from_default_triple().create_target_machine(
+        cpu=target.cpu, features=target.features, opt=3, reloc="pic", codemodel="default"
+    )
+
+
+def emit_object(llvm_ir: str, target: Target, prefix: str | None, exported: Sequence[str] = ()) -> bytes:
+    """Optimise `llvm_ir` as `JitModule` does and emit a PIC object file for `target`.
+
+    With `prefix`, every defined function is renamed `<prefix>_<name>`, those in `exported` keep external linkage
+    (hidden visibility) and the others become internal; without it, every defined symbol is hidden."""
+    machine = pic_target_machine(target)
+    module = llvm.parse_assembly(llvm_ir)
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    module.verify()
+    optimize(module, machine, 3)
+    for function in module.functions:
+        if function.is_declaration:
+            continue
+        if prefix is not None and function.name not in exported:
+            function.linkage = llvm.Linkage.internal
+        elif function.linkage not in (llvm.Linkage.internal, llvm.Linkage.private):
+            function.visibility = llvm.Visibility.hidden
+        if prefix is not None:
+            function.name = f"{prefix}_{function.name}"
+    for variable in module.global_variables:
+        if not variable.is_declaration:
+            variable.linkage = llvm.Linkage.internal
+    return machine.emit_object(module)
+
+
+def object_code(
+    imported: ImportedModel,
+    pipeline: Pipeline | None = None,
+    *,
+    opt_level: int = 3,
+    target: str | Target = "host",
+    prefix: str = "model",
+) -> ModelObject:
+    """Lower `imported` and emit its object code: `<prefix>_main_packed(void **args)` (inputs, outputs, pool,
+    weights, precomputed buffers: see `minimlc.lowering.abi`) and, with precomputed buffers,
+    `<prefix>_main_init_packed(void **tail)`; every other function is internal. Calls `minimlc_parallel_for` if the
+    model has parallel loops. The target need not be the host's (nothing runs here)."""
+    import time
+
+    from minimlc.lowering.llvm.translate import translate_to_llvm_ir
+    from minimlc.lowering.target import set_target
+    from minimlc.runtime.compiler import lower_to_llvm_dialect
+
+    start = time.perf_counter()
+    target = target_from_name(target) if isinstance(target, str) else target
+    set_target(imported.module, target)
+    signature = lower_to_llvm_dialect(imported.module, pipeline if pipeline is not None else opt_level)
+    llvm_ir = translate_to_llvm_ir(imported.module)
+    lowered = time.perf_counter()
+    exported = [packed_name(ENTRY_FUNCTION), packed_name(init_name(ENTRY_FUNCTION))]
+    code = emit_object(llvm_ir, target, prefix, exported)
+    return ModelObject(
+        code,
+        signature,
+        list(imported.inputs),
+        list(imported.computed_outputs),
+        target,
+        lower_seconds=lowered - start,
+        codegen_seconds=time.perf_counter() - lowered,
+    )
+
+
+def pool_object_code(target: Target, options: PoolOptions = PoolOptions()) -> bytes:
+    """The thread pool's object code for `target`, every symbol hidden (each library has its own copy)."""
+    return emit_object(str(build_pool_module(options)), target, None)
+
+
+def fingerprint(signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> int:
+    """64 bits of a hash of the weights' names and shapes, and the precomputed buffers' shapes."""
+    text = json.dumps(
+        [
+            [[name, list(np.shape(weights[name]))] for name in signature.weight_names],
+            [list(shape) for shape, _ in signature.precomputed_buffers],
+        ]
+    )
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def write_weights(path: str | os.PathLike[str], signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> None:
+    """Write the entry's weights, in its order, as float32 to a weights file (see the module docstring)."""
+    arrays = [np.ascontiguousarray(weights[name], dtype=np.float32) for name in signature.weight_names]
+    offset = _aligned(_WEIGHTS_HEADER.size + 16 * len(arrays))
+    table = []
+    for array in arrays:
+        table.append((offset, array.nbytes))
+        offset = _aligned(offset + array.nbytes)
+    size = table[-1][0] + table[-1][1] if table else offset
+    body = bytearray(size)
+    _WEIGHTS_HEADER.pack_into(
+        body, 0, WEIGHTS_MAGIC, WEIGHTS_FORMAT, len(arrays), fingerprint(signature, weights), size
+    )
+    for index, ((start, nbytes), array) in enumerate(zip(table, arrays)):
+        struct.pack_into("<QQ", body, _WEIGHTS_HEADER.size + 16 * index, start, nbytes)
+        body[start : start + nbytes] = array.tobytes()
+    Path(path).write_bytes(body)
+
+
+def c_compiler() -> list[str]:
+    """The C compiler's command (`$CC`, default `cc`); `CompilerNotFoundError` if it is not installed."""
+    command = shlex.split(os.environ.get("CC", "").strip() or "cc")
+    if shutil.which(command[0]) is None:
+        source = "$CC" if os.environ.get("CC", "").strip() else "the default; set CC to choose another"
+        raise CompilerNotFoundError(
+            f"no C compiler to link the library with: '{command[0]}' ({source}) is not installed or not on PATH; "
+            "install gcc or clang, or set CC"
+        )
+    return command
+
+
+def c_names(infos: Sequence[TensorInfo], taken: set[str]) -> list[str]:
+    """C identifiers for `infos`' names: other characters become `_`, keywords and repeats get a `_` suffix."""
+    names = []
+    for info in infos:
+        name = re.sub(r"\W", "_", info.name, flags=re.ASCII) or "_"
+        if name[0].isdigit():
+            name = f"_{name}"
+        while name in taken or name in _C_KEYWORDS or keyword.iskeyword(name):
+            name += "_"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
+    """The C header of a library built from `model`: shapes as `#define`s, the API's declarations."""
+    upper = prefix.upper()
+    input_names = c_names(model.inputs, set())
+    output_names = c_names(model.outputs, set(input_names))
+    lines = [
+        f"/* {Path(library).with_suffix('.h').name}: the C API of {source}, built by minimlc {version('minimlc')} for "
+        f"CPU {model.target.cpu}.",
+        f" * Link with {Path(library).name}; {prefix}_load reads the weights file "
+        f"{Path(library).with_suffix('.weights').name} (built with it).",
+        " * Every tensor is a dense row-major float32 array of the shape given below. */",
+        f"#ifndef {upper}_MINIMLC_H",
+        f"#define {upper}_MINIMLC_H",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        "#ifndef MINIMLC_MODEL_TYPEDEF",
+        "#define MINIMLC_MODEL_TYPEDEF",
+        "typedef struct minimlc_model minimlc_model;",
+        "#endif",
+        "",
+        f"#define {upper}_NUM_INPUTS {len(model.inputs)}",
+        f"#define {upper}_NUM_OUTPUTS {len(model.outputs)}",
+    ]
+    for kind, infos, names in (("INPUT", model.inputs, input_names), ("OUTPUT", model.outputs, output_names)):
+        for info, name in zip(infos, names):
+            macro = f"{upper}_{kind}_{name.upper()}"
+            lines += [
+                f"/* {kind.lower()} '{info.name}': float32{list(info.shape)} */",
+                f"#define {macro}_NDIM {len(info.shape)}",
+                f"#define {macro}_SHAPE {{{', '.join(map(str, info.shape)) or '1'}}}",
+                f"#define {macro}_SIZE {int(np.prod(info.shape))}",
+            ]
+        quoted = ", ".join(json.dumps(info.name) for info in infos)
+        lines += [
+            f"#define {upper}_{kind}_NAMES {{{quoted}}}",
+            f"#define {upper}_{kind}_SIZES {{{', '.join(str(int(np.prod(info.shape))) for info in infos)}}}",
+        ]
+    params = [f"const float *{name}" for name in input_names] + [f"float *{name}" for name in output_names]
+    lines += [
+        "",
+        "/* Read the weights file and start the model: fill its load-time constants and, if it has parallel loops, "
+        "start",
+        " * a pool of num_threads threads (the caller included; 0 or less: one per core). NULL on failure: see "
+        f"{prefix}_last_error(). */",
+        f"minimlc_model *{prefix}_load(const char *weights_path, int num_threads);",
+        "/* Run the model once: read the inputs, write the outputs. 0 on success, 1 on a NULL argument. Calls may run",
+        " * concurrently from several threads. */",
+        f"int {prefix}_run(minimlc_model *m, {', '.join(params)});",
+        f"/* {prefix}_run with the inputs and outputs as arrays, in the order of {upper}_INPUT_NAMES and "
+        f"{upper}_OUTPUT_NAMES. */",
+        f"int {prefix}_run_arrays(minimlc_model *m, const float *const *inputs, float *const *outputs);",
+        "/* Stop the pool and free the model (NULL is ignored). */",
+        f"void {prefix}_free(minimlc_model *m);",
+        "/* The message of the calling thread's last failed call (empty if none). */",
+        f"const char *{prefix}_last_error(void);",
+        "",
+        "#ifdef __cplusplus",
+        "}",
+        "#endif",
+        "#endif",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def c_api_source(model: ModelObject, prefix: str, header: str, weights: Mapping[str, np.ndarray]) -> str:
+    """The generated C file of the library's API: the model's descriptor and the prefixed functions."""
+    signature = model.signature
+    weight_bytes = [int(np.prod(np.shape(weights[name]))) * 4 for name in signature.weight_names]
+    buffer_bytes = [int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in signature.precomputed_buffers]
+    input_names = c_names(model.inputs, set())
+    output_names = c_names(model.outputs, set(input_names))
+    params = [f"const float *{name}" for name in input_names] + [f"float *{name}" for name in output_names]
+    entry = f"{prefix}_{packed_name(ENTRY_FUNCTION)}"
+    init = f"{prefix}_{packed_name(init_name(ENTRY_FUNCTION))}"
+    has_init = bool(signature.precomputed_buffers)
+
+    def array(values: list[int]) -> str:
+        return "{" + ", ".join(f"{value}ull" for value in values or [0]) + "}"
+
+    return f"""/* Generated by minimlc: the C API of one model (see {header}). */
+#include "minimlc_runtime.h"
+#include "{header}"
+
+MINIMLC_HIDDEN void {entry}(void **args);
+{f"MINIMLC_HIDDEN void {init}(void **tail);" if has_init else ""}
+
+#define API __attribute__((visibility("default")))
+
+static const uint64_t weight_bytes[] = {array(weight_bytes)};
+static const uint64_t precomputed_bytes[] = {array(buffer_bytes)};
+static const minimlc_desc desc = {{
+    "{prefix}", {len(model.inputs)}, {len(model.outputs)},
+    {-1 if signature.pool_slot is None else signature.pool_slot},
+    {len(weight_bytes)}, weight_bytes, {len(buffer_bytes)}, precomputed_bytes,
+    {fingerprint(signature, weights)}ull,
+    {entry}, {init if has_init else "0"},
+}};
+
+API minimlc_model *{prefix}_load(const char *weights_path, int num_threads) {{
+    return (minimlc_model *)minimlc_instance_load(&desc, weights_path, num_threads);
+}}
+
+API int {prefix}_run(minimlc_model *m, {", ".join(params)}) {{
+    const void *inputs[] = {{{", ".join(input_names) or "0"}}};
+    void *outputs[] = {{{", ".join(output_names)}}};
+    return minimlc_instance_run((minimlc_instance *)m, inputs, outputs);
+}}
+
+API int {prefix}_run_arrays(minimlc_model *m, const float *const *inputs, float *const *outputs) {{
+    return minimlc_instance_run((minimlc_instance *)m, (const void *const *)inputs, (void *const *)outputs);
+}}
+
+API void {prefix}_free(minimlc_model *m) {{ minimlc_instance_free((minimlc_instance *)m); }}
+
+API const char *{prefix}_last_error(void) {{ return minimlc_last_error(); }}
+"""
+
+
+@dataclass
+class LibraryFiles:
+    """What `export_library` wrote, and how long each stage took."""
+
+    library: Path
+    header: Path
+    weights: Path
+    lower_seconds: float
+    codegen_seconds: float
+    link_seconds: float
+
+
+def export_library(
+    imported: ImportedModel,
+    path: str | os.PathLike[str],
+    pipeline: Pipeline | None = None,
+    *,
+    opt_level: int = 3,
+    target: str | Target = "host",
+    prefix: str = "model",
+    source: str = "the model",
+) -> LibraryFiles:
+    """Build `imported` into the shared library `path`, with its header and weights file beside it (`path` with
+    the suffixes `.h` and `.weights`). Raises ValueError for a bad prefix or a model the C API cannot express,
+    `CompilerNotFoundError` without a C compiler, `LinkError` if the compiler fails."""
+    import time
+
+    if not re.fullmatch(r"[A-Za-z_]\w*", prefix, flags=re.ASCII):
+        raise ValueError(f"the prefix must be a C identifier, got '{prefix}'")
+    if imported.constant_outputs:
+        raise ValueError(
+            f"outputs {sorted(imported.constant_outputs)} are constants folded at import time; the C API has no "
+            "place for them yet"
+        )
+    for info in [*imported.inputs, *imported.computed_outputs]:
+        if info.dtype != np.float32:
+            raise ValueError(f"'{info.name}' is {info.dtype}: the C API passes float32 tensors only")
+    compiler = c_compiler()
+    model = object_code(imported, pipeline, opt_level=opt_level, target=target, prefix=prefix)
+    start = time.perf_counter()
+    pool_code = pool_object_code(model.target)
+    library = Path(path)
+    library.parent.mkdir(parents=True, exist_ok=True)
+    header = library.with_suffix(".h")
+    weights = library.with_suffix(".weights")
+    header.write_text(c_header(model, prefix, str(library), source))
+    write_weights(weights, model.signature, imported.weights)
+    with tempfile.TemporaryDirectory(prefix="minimlc-build-") as scratch:
+        folder = Path(scratch)
+        (folder / "model.o").write_bytes(model.code)
+        (folder / "pool.o").write_bytes(pool_code)
+        (folder / "api.c").write_text(c_api_source(model, prefix, header.name, imported.weights))
+        command = [
+            *compiler, "-shared", "-fPIC", "-O2", "-fvisibility=hidden",
+            f"-I{RUNTIME_DIR}", f"-I{header.parent.resolve()}",
+            "-o", str(library),
+            str(folder / "api.c"), str(RUNTIME_DIR / "minimlc_runtime.c"),
+            str(folder / "model.o"), str(folder / "pool.o"),
+            "-lm", "-pthread",
+        ]  # fmt: skip
+        result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise LinkError(f"{shlex.join(command)} failed ({result.returncode}):\n{result.stderr}{result.stdout}")
+    return LibraryFiles(
+        library, header, weights, model.lower_seconds, model.codegen_seconds, time.perf_counter() - start
+    )
+
+
+def _aligned(offset: int) -> int:
+    return -(-offset // _ALIGNMENT) * _ALIGNMENT

@@ -1,0 +1,134 @@
+"""`minimlc build` (`runtime.shared_library.export_library`): a model as a shared library that examples/c/main.c
+links against and runs; its outputs are bitwise those of the Python session, which runs the same optimised IR."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from minimlc.frontend.onnx import import_model
+from minimlc.runtime import InferenceSession
+from minimlc.runtime.shared_library import CompilerNotFoundError, export_library, object_code
+from minimlc.tools.minimlc_cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples"))
+sys.path.insert(0, str(Path(__file__).parent))
+from make_mlp import build_mlp  # noqa: E402
+from model_builder import ModelBuilder  # noqa: E402
+
+CC = (os.environ.get("CC") or "cc").split()[0]
+pytestmark = pytest.mark.skipif(shutil.which(CC) is None, reason=f"no C compiler ('{CC}') to link libraries with")
+
+
+def conv_model() -> onnx.ModelProto:
+    """Two convolutions (the first with batch norm, folded at load time into precomputed buffers): parallel loops."""
+    b = ModelBuilder(seed=1)
+    y = b.node("Relu", [b.batch_norm(b.conv("x", 3, 16, "conv1"), 16, "bn")], "relu")
+    return b.model([1, 3, 32, 32], b.conv(y, 16, 8, "conv2", strides=[2, 2]), [1, 8, 16, 16])
+
+
+def build_and_run(
+    model: onnx.ModelProto, folder: Path, threads: int = 1
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Build `model` into folder/libmodel.so with the CLI, link examples/c/main.c, run it on a random input; its
+    outputs, and the Python session's on the same input."""
+    folder.mkdir()
+    onnx.save(model, folder / "model.onnx")
+    assert cli_main(["build", str(folder / "model.onnx"), "-o", str(folder / "libmodel.so")]) == 0
+    executable = folder / "run_model"
+    subprocess.run(
+        [CC, "-O2", "-Wall", "-Werror", f"-I{folder}", str(ROOT / "examples" / "c" / "main.c"), f"-L{folder}",
+         "-lmodel", f"-Wl,-rpath,{folder}", "-o", str(executable)],
+        check=True,
+    )  # fmt: skip
+    session = InferenceSession(model, num_threads=threads)
+    rng = np.random.default_rng(0)
+    feeds = {info.name: rng.standard_normal(info.shape).astype(np.float32) for info in session.get_inputs()}
+    paths = []
+    for name, value in feeds.items():
+        paths.append(str(folder / f"{name}.f32"))
+        value.tofile(paths[-1])
+    result = subprocess.run(
+        [str(executable), str(folder / "libmodel.weights"), "-t", str(threads), *paths],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    printed = [np.array(chunk.split()[2:], dtype=np.float32) for chunk in result.stdout.split("output ")[1:]]
+    expected = session.run(None, feeds)
+    assert [value.size for value in printed] == [value.size for value in expected]
+    return [value.ravel() for value in expected], printed
+
+
+def test_mlp_library_matches_the_session(tmp_path: Path) -> None:
+    expected, printed = build_and_run(build_mlp(batch=1), tmp_path / "mlp")
+    for want, got in zip(expected, printed):
+        np.testing.assert_array_equal(got, want)
+    header = (tmp_path / "mlp" / "libmodel.h").read_text()
+    assert "int model_run(minimlc_model *m, const float *input, float *logits);" in header
+    assert "#define MODEL_INPUT_INPUT_SHAPE {1, 784}" in header
+
+
+def test_conv_library_with_parallel_loops_matches_the_session(tmp_path: Path) -> None:
+    model = conv_model()
+    assert object_code(import_model(model)).signature.pool_slot is not None
+    expected, printed = build_and_run(model, tmp_path / "conv", threads=2)
+    for want, got in zip(expected, printed):
+        np.testing.assert_array_equal(got, want)  # parallel loops split no reduction: the same sums in any thread
+
+
+def test_two_models_link_into_one_program(tmp_path: Path) -> None:
+    """Prefixes keep the APIs apart and everything else is hidden; a weights file of another model is refused."""
+    for name, model in (("mlp", build_mlp(batch=1)), ("conv", conv_model())):
+        onnx.save(model, tmp_path / f"{name}.onnx")
+        export_library(import_model(model), tmp_path / f"lib{name}.so", prefix=name)
+    (tmp_path / "both.c").write_text(
+        """#include <stdio.h>
+#include "libmlp.h"
+#include "libconv.h"
+int main(int argc, char **argv) {
+    static float x[MLP_INPUT_INPUT_SIZE], y[MLP_OUTPUT_LOGITS_SIZE], c[CONV_INPUT_X_SIZE], d[CONV_OUTPUT_CONV2_SIZE];
+    minimlc_model *mlp = mlp_load(argv[1], 1), *conv = conv_load(argv[2], 2);
+    if (!mlp || !conv || mlp_run(mlp, x, y) || conv_run(conv, c, d)) return 1;
+    if (mlp_load(argv[2], 1) != NULL) return 2;
+    printf("%s\\n", mlp_last_error());
+    mlp_free(mlp);
+    conv_free(conv);
+    return 0;
+}
+"""
+    )
+    subprocess.run(
+        [CC, "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "both.c"), f"-L{tmp_path}", "-lmlp", "-lconv",
+         f"-Wl,-rpath,{tmp_path}", "-o", str(tmp_path / "both")],
+        check=True,
+    )  # fmt: skip
+    result = subprocess.run(
+        [str(tmp_path / "both"), str(tmp_path / "libmlp.weights"), str(tmp_path / "libconv.weights")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "holds the weights of another model" in result.stdout
+
+
+def test_missing_compiler_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    onnx.save(build_mlp(batch=1), tmp_path / "mlp.onnx")
+    with pytest.raises(CompilerNotFoundError, match="no-such-cc"):
+        export_library(import_model(tmp_path / "mlp.onnx"), tmp_path / "libmodel.so")
+    assert cli_main(["build", str(tmp_path / "mlp.onnx"), "-o", str(tmp_path / "libmodel.so")]) == 1
+    assert "no-such-cc" in capsys.readouterr().err
+    assert not (tmp_path / "libmodel.so").exists()
+
+
+def test_emit_obj_writes_the_object_code(tmp_path: Path) -> None:
+    onnx.save(build_mlp(batch=1), tmp_path / "mlp.onnx")
+    assert cli_main(["compile", str(tmp_path / "mlp.onnx"), "--emit", "obj", "-o", str(tmp_path / "model.o")]) == 0
+    code = (tmp_path / "model.o").read_bytes()
+    assert code.startswith(b"\x7fELF") and b"model_main_packed" in code

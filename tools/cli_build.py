@@ -1,0 +1,88 @@
+"""`minimlc build` (a shared library for C programs) and `minimlc compile --emit obj`, out of minimlc_cli.py."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+import time
+from pathlib import Path
+
+from minimlc.tools import cli_options
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """The `build` subcommand, with the options every compiling command takes."""
+    build = commands.add_parser("build", help="build a shared library for C programs, with its header and weights")
+    build.add_argument("model", help="path to an .onnx file")
+    build.add_argument(
+        "-o", "--output", required=True, metavar="LIB.so", help="the library; LIB.h and LIB.weights go beside it"
+    )
+    build.add_argument(
+        "--prefix", type=c_identifier, default="model", help="prefix of the C API's names (default model)"
+    )
+    cli_options.add_opt_level(build)
+    cli_options.add_input_shape(build)
+    build.set_defaults(command=build_library)
+
+
+def c_identifier(text: str) -> str:
+    """`--prefix`: a C identifier."""
+    if not re.fullmatch(r"[A-Za-z_]\w*", text, flags=re.ASCII):
+        raise argparse.ArgumentTypeError(f"must be a C identifier, got '{text}'")
+    return text
+
+
+def pipeline(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> list[str] | None:
+    """The pipeline of `-O` with the `--passes-after` passes, or None for the opt level's own."""
+    from minimlc.lowering.pipeline import with_extra_passes
+
+    return with_extra_passes(args.opt_level, extra_passes) if extra_passes else None
+
+
+def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> int:
+    """`--emit obj`: the model's object code (`model_main_packed`, see `minimlc.runtime.shared_library`)."""
+    from minimlc.frontend.onnx import import_model
+    from minimlc.runtime.shared_library import object_code
+
+    if not args.output:
+        raise cli_options.UsageError("--emit obj writes a binary file: give it with -o FILE.o")
+    print(f"compiling {args.model} to object code at O{args.opt_level} ...", file=sys.stderr, flush=True)
+    model = object_code(
+        import_model(args.model, cli_options.input_shapes(args) or None),
+        pipeline(args, extra_passes),
+        opt_level=args.opt_level,
+        target=args.target,
+    )
+    Path(args.output).write_bytes(model.code)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def build_library(args: argparse.Namespace) -> int:
+    """`minimlc build MODEL -o LIB.so`: the library, its header and its weights file."""
+    from minimlc.frontend.onnx import import_model
+    from minimlc.runtime.shared_library import export_library
+
+    extra_passes = cli_options.extra_passes(args)
+    print(f"building {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    try:
+        files = export_library(
+            import_model(args.model, cli_options.input_shapes(args) or None),
+            args.output,
+            pipeline(args, extra_passes),
+            opt_level=args.opt_level,
+            target=args.target,
+            prefix=args.prefix,
+            source=Path(args.model).name,
+        )
+    except ValueError as error:
+        raise cli_options.UsageError(str(error)) from None
+    print(
+        f"wrote {files.library} ({files.library.stat().st_size} bytes), {files.header}, {files.weights} in "
+        f"{time.perf_counter() - start:.2f} s (lowering {files.lower_seconds:.2f} s, LLVM {files.codegen_seconds:.2f} "
+        f"s, pool + link {files.link_seconds:.2f} s)",
+        file=sys.stderr,
+    )
+    return 0
