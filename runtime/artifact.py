@@ -35,14 +35,13 @@ import numpy as np
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import EntrySignature
 from minimlc.lowering.target import Target
-from minimlc.runtime.compiled import CompiledModel, bind
+from minimlc.runtime.compiled import CompiledModel, align_up, aligned_empty, bind
 from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import load_pool_code, pool_object_code, register_symbols
 
 MAGIC = b"MINIMLC\x00"
 FORMAT_VERSION = 2
 _HEADER = struct.Struct("<8sIIQQ32s")
-_ALIGNMENT = 64
 _CHECKSUM_CHUNK = 8 << 20
 
 
@@ -139,9 +138,9 @@ def write_file(path: str | os.PathLike[str], meta: Mapping[str, Any], blobs: Map
         if array.dtype.hasobject:
             raise ValueError(f"blob '{name}' has dtype {array.dtype}: only plain numeric arrays can be saved")
         layout[name] = {"offset": offset, "dtype": array.dtype.str, "shape": list(array.shape)}
-        offset = _aligned(offset + array.nbytes)
+        offset = align_up(offset + array.nbytes)
     text = json.dumps({**meta, **versions(), "blobs": layout}).encode()
-    payload_start = _aligned(_HEADER.size + len(text))
+    payload_start = align_up(_HEADER.size + len(text))
     body = bytearray(payload_start - _HEADER.size + offset)
     body[: len(text)] = text
     for name, array in blobs.items():
@@ -164,7 +163,7 @@ def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, n
     """The metadata and blobs of a file `write_file` wrote, checked (see the module docstring); blobs are read-only
     64-byte aligned views of one buffer."""
     size = os.path.getsize(path)
-    buffer = _aligned_bytes(size)
+    buffer = aligned_empty((size,), np.dtype(np.uint8))
     with open(path, "rb") as file:
         file.readinto(memoryview(buffer))
     if size < len(MAGIC) or bytes(buffer[: len(MAGIC)]) != MAGIC:
@@ -174,7 +173,7 @@ def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, n
     _, format_version, _, total, meta_bytes, checksum = _HEADER.unpack_from(buffer)
     if size < total:
         raise ArtifactError(f"'{path}' is truncated: {size} of its {total} bytes")
-    if size > total or format_version == FORMAT_VERSION and _checksum(buffer[_HEADER.size :]) != checksum:
+    if size > total or (format_version == FORMAT_VERSION and _checksum(buffer[_HEADER.size :]) != checksum):
         raise ArtifactError(f"'{path}' is corrupt: its checksum does not match its contents")
     try:
         meta = json.loads(bytes(buffer[_HEADER.size : _HEADER.size + meta_bytes]))
@@ -194,7 +193,7 @@ def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, n
             f"{', '.join(missing)}: compile the model on this host"
         )
     buffer.flags.writeable = False
-    payload = buffer[_aligned(_HEADER.size + meta_bytes) :]
+    payload = buffer[align_up(_HEADER.size + meta_bytes) :]
     blobs = {}
     for name, blob in meta["blobs"].items():
         dtype = np.dtype(blob["dtype"])
@@ -215,13 +214,3 @@ def _checksum(body: memoryview | np.ndarray) -> bytes:
         with ThreadPoolExecutor(workers) as executor:
             digests = list(executor.map(lambda chunk: hashlib.sha256(chunk).digest(), chunks))
     return hashlib.sha256(b"".join(digests)).digest()
-
-
-def _aligned(offset: int) -> int:
-    return -(-offset // _ALIGNMENT) * _ALIGNMENT
-
-
-def _aligned_bytes(size: int) -> np.ndarray:
-    raw = np.empty(size + _ALIGNMENT, dtype=np.uint8)
-    start = -raw.ctypes.data % _ALIGNMENT
-    return raw[start : start + size]

@@ -72,7 +72,7 @@ def bind(
 ) -> CompiledModel:
     """Bind `code` to `weights` (the store, with at least the signature's names) and run its init entry."""
     bound = {name: np.ascontiguousarray(weights[name], dtype=np.float32) for name in signature.weight_names}
-    precomputed = [_aligned_empty(shape, np.dtype(dtype)) for shape, dtype in signature.precomputed_buffers]
+    precomputed = [aligned_empty(shape, np.dtype(dtype)) for shape, dtype in signature.precomputed_buffers]
     compiled = CompiledModel(
         inputs=list(inputs),
         outputs=list(outputs),
@@ -105,7 +105,7 @@ def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -
     if problems:
         raise ValueError("cannot rebind weights: " + "; ".join(problems))
     bound = {name: np.ascontiguousarray(weights[name]) for name in compiled.weights}
-    precomputed = [_aligned_empty(buffer.shape, buffer.dtype) for buffer in compiled.precomputed]
+    precomputed = [aligned_empty(buffer.shape, buffer.dtype) for buffer in compiled.precomputed]
     rebound = replace(
         compiled, weights=bound, precomputed=precomputed, weight_addresses=_addresses([*bound.values(), *precomputed])
     )
@@ -113,12 +113,21 @@ def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -
     return rebound
 
 
-def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype, alignment: int = 64) -> np.ndarray:
-    """An array of `dtype` whose data starts on an `alignment`-byte boundary."""
+ALIGNMENT = 64
+"""Byte alignment of the buffers native code reads (a cache line, enough for any vector load), in memory and in files."""
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An array of `dtype` whose data starts on an `ALIGNMENT`-byte boundary."""
     size = int(np.prod(shape)) * dtype.itemsize
-    raw = np.empty(size + alignment, dtype=np.uint8)
-    offset = -raw.ctypes.data % alignment
+    raw = np.empty(size + ALIGNMENT, dtype=np.uint8)
+    offset = -raw.ctypes.data % ALIGNMENT
     return raw[offset : offset + size].view(dtype).reshape(shape)
+
+
+def align_up(offset: int) -> int:
+    """`offset` rounded up to a multiple of `ALIGNMENT` (where a buffer may start in a file)."""
+    return -(-offset // ALIGNMENT) * ALIGNMENT
 
 
 def _addresses(buffers: Sequence[np.ndarray]) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects import func, llvm
@@ -75,6 +76,31 @@ def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str
     }
 
 
+@dataclass
+class LoweredModel:
+    """An imported model lowered to LLVM IR for a target, with the entry's trailing ABI."""
+
+    target: Target
+    signature: EntrySignature
+    llvm_ir: str
+    lower_seconds: float
+    translate_seconds: float
+
+
+def lower_to_llvm_ir(
+    imported: ImportedModel, pipeline: Pipeline | None = None, *, opt_level: int = 3, target: str | Target = "host"
+) -> LoweredModel:
+    """Pin `imported`'s module to `target`, lower it in place with `pipeline` (by default the one of `opt_level`)
+    and translate it to LLVM IR: what the JIT and the shared-library builder both start from."""
+    start = time.perf_counter()
+    target = target_from_name(target) if isinstance(target, str) else target
+    set_target(imported.module, target)
+    signature = lower_to_llvm_dialect(imported.module, pipeline if pipeline is not None else opt_level)
+    lowered = time.perf_counter()
+    llvm_ir = translate_to_llvm_ir(imported.module)
+    return LoweredModel(target, signature, llvm_ir, lowered - start, time.perf_counter() - lowered)
+
+
 def compile_model(
     imported: ImportedModel,
     pipeline: Pipeline | None = None,
@@ -89,23 +115,20 @@ def compile_model(
     start = time.perf_counter()
     target = target_from_name(target) if isinstance(target, str) else target
     target.check_runs_on_host()
-    set_target(imported.module, target)
-    pipeline = pipeline if pipeline is not None else opt_level
-    signature = lower_to_llvm_dialect(imported.module, pipeline)
-    lowered = time.perf_counter()
-    llvm_ir = translate_to_llvm_ir(imported.module)
-    translated = time.perf_counter()
-    if signature.pool_slot is not None:
+    lowered = lower_to_llvm_ir(imported, pipeline, opt_level=opt_level, target=target)
+    if lowered.signature.pool_slot is not None:
         register_symbols()
-    jit = JitModule(llvm_ir, target=target)
-    compiled = bind(imported.inputs, imported.computed_outputs, jit, signature, imported.weights, llvm_ir)
+    jit = JitModule(lowered.llvm_ir, target=target)
+    compiled = bind(
+        imported.inputs, imported.computed_outputs, jit, lowered.signature, imported.weights, lowered.llvm_ir
+    )
     end = time.perf_counter()
     compiled.compile_seconds = end - start
     compiled.stats = {
         **model_stats(imported.module, compiled.weights),
         "compile_seconds": compiled.compile_seconds,
-        "lower_seconds": lowered - start,
-        "translate_seconds": translated - lowered,
-        "jit_seconds": end - translated,
+        "lower_seconds": lowered.lower_seconds,
+        "translate_seconds": lowered.translate_seconds,
+        "jit_seconds": compiled.compile_seconds - lowered.lower_seconds - lowered.translate_seconds,
     }
     return compiled

@@ -35,6 +35,18 @@ def optimize(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, opt_lev
     builder.getModulePassManager().run(module, builder)
 
 
+def optimized_module(llvm_ir: str, machine: llvm.TargetMachine, opt_level: int = 3) -> llvm.ModuleRef:
+    """Parse and verify `llvm_ir` for `machine` (its triple and data layout) and optimise it at `opt_level`; raises
+    `RuntimeError` (from llvmlite) if the IR does not parse or verify."""
+    module = llvm.parse_assembly(llvm_ir)
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    module.verify()
+    if opt_level > 0:
+        optimize(module, machine, opt_level)
+    return module
+
+
 class JitModule:
     """One LLVM module, verified, optimised and compiled to native code in this process.
 
@@ -52,12 +64,7 @@ class JitModule:
         self.target = target or target_from_name("host")
         self.target.check_runs_on_host()
         machine = target_machine(self.target, opt_level)
-        module = llvm.parse_assembly(llvm_ir)
-        module.triple = machine.triple
-        module.data_layout = str(machine.target_data)
-        module.verify()
-        if opt_level > 0:
-            optimize(module, machine, opt_level)
+        module = optimized_module(llvm_ir, machine, opt_level)
         self._module = module
         self._engine = llvm.create_mcjit_compiler(module, machine)
         compiled: list[bytes] = []

@@ -31,6 +31,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -43,8 +44,9 @@ from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, init_name, packed_name
 from minimlc.lowering.pipeline import Pipeline
-from minimlc.lowering.target import Target, target_from_name
-from minimlc.runtime.jit import optimize
+from minimlc.lowering.target import Target
+from minimlc.runtime.compiled import align_up
+from minimlc.runtime.jit import optimized_module
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
 
 RUNTIME_DIR = Path(__file__).parent / "c"
@@ -52,7 +54,6 @@ RUNTIME_DIR = Path(__file__).parent / "c"
 WEIGHTS_MAGIC = b"MLCWGT\x00\x00"
 WEIGHTS_FORMAT = 1
 _WEIGHTS_HEADER = struct.Struct("<8sIIQQ")
-_ALIGNMENT = 64
 _C_KEYWORDS = frozenset(
     "auto break case char const continue default do double else enum extern float for goto if inline int long "
     "register restrict return short signed sizeof static struct switch typedef union unsigned void volatile while "
@@ -94,11 +95,7 @@ def emit_object(llvm_ir: str, target: Target, prefix: str | None, exported: Sequ
     With `prefix`, every defined function is renamed `<prefix>_<name>`, those in `exported` keep external linkage
     (hidden visibility) and the others become internal; without it, every defined symbol is hidden."""
     machine = pic_target_machine(target)
-    module = llvm.parse_assembly(llvm_ir)
-    module.triple = machine.triple
-    module.data_layout = str(machine.target_data)
-    module.verify()
-    optimize(module, machine, 3)
+    module = optimized_module(llvm_ir, machine)
     for function in module.functions:
         if function.is_declaration:
             continue
@@ -126,28 +123,20 @@ def object_code(
     weights, precomputed buffers: see `minimlc.lowering.abi`) and, with precomputed buffers,
     `<prefix>_main_init_packed(void **tail)`; every other function is internal. Calls `minimlc_parallel_for` if the
     model has parallel loops. The target need not be the host's (nothing runs here)."""
-    import time
+    from minimlc.runtime.compiler import lower_to_llvm_ir
 
-    from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-    from minimlc.lowering.target import set_target
-    from minimlc.runtime.compiler import lower_to_llvm_dialect
-
+    lowered = lower_to_llvm_ir(imported, pipeline, opt_level=opt_level, target=target)
     start = time.perf_counter()
-    target = target_from_name(target) if isinstance(target, str) else target
-    set_target(imported.module, target)
-    signature = lower_to_llvm_dialect(imported.module, pipeline if pipeline is not None else opt_level)
-    llvm_ir = translate_to_llvm_ir(imported.module)
-    lowered = time.perf_counter()
     exported = [packed_name(ENTRY_FUNCTION), packed_name(init_name(ENTRY_FUNCTION))]
-    code = emit_object(llvm_ir, target, prefix, exported)
+    code = emit_object(lowered.llvm_ir, lowered.target, prefix, exported)
     return ModelObject(
         code,
-        signature,
+        lowered.signature,
         list(imported.inputs),
         list(imported.computed_outputs),
-        target,
-        lower_seconds=lowered - start,
-        codegen_seconds=time.perf_counter() - lowered,
+        lowered.target,
+        lower_seconds=lowered.lower_seconds + lowered.translate_seconds,
+        codegen_seconds=time.perf_counter() - start,
     )
 
 
@@ -170,11 +159,11 @@ def fingerprint(signature: EntrySignature, weights: Mapping[str, np.ndarray]) ->
 def write_weights(path: str | os.PathLike[str], signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> None:
     """Write the entry's weights, in its order, as float32 to a weights file (see the module docstring)."""
     arrays = [np.ascontiguousarray(weights[name], dtype=np.float32) for name in signature.weight_names]
-    offset = _aligned(_WEIGHTS_HEADER.size + 16 * len(arrays))
+    offset = align_up(_WEIGHTS_HEADER.size + 16 * len(arrays))
     table = []
     for array in arrays:
         table.append((offset, array.nbytes))
-        offset = _aligned(offset + array.nbytes)
+        offset = align_up(offset + array.nbytes)
     size = table[-1][0] + table[-1][1] if table else offset
     body = bytearray(size)
     _WEIGHTS_HEADER.pack_into(
@@ -359,8 +348,6 @@ def export_library(
     """Build `imported` into the shared library `path`, with its header and weights file beside it (`path` with
     the suffixes `.h` and `.weights`). Raises ValueError for a bad prefix or a model the C API cannot express,
     `CompilerNotFoundError` without a C compiler, `LinkError` if the compiler fails."""
-    import time
-
     if not re.fullmatch(r"[A-Za-z_]\w*", prefix, flags=re.ASCII):
         raise ValueError(f"the prefix must be a C identifier, got '{prefix}'")
     if imported.constant_outputs:
@@ -400,7 +387,3 @@ def export_library(
     return LibraryFiles(
         library, header, weights, model.lower_seconds, model.codegen_seconds, time.perf_counter() - start
     )
-
-
-def _aligned(offset: int) -> int:
-    return -(-offset // _ALIGNMENT) * _ALIGNMENT
