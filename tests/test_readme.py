@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,17 @@ def test_extending_commands_run(tmp_path: Path) -> None:
     assert "graph.gelu" in result.stdout  # toy-to-graph lowered the toy ops
     assert "graph.clip" in result.stdout  # toy-relu-to-clip rewrote the MLP's ReLU
 
+
+
+def test_shared_library_commands_run(tmp_path: Path) -> None:
+    """The "Shared library" block, run as written in a copy of `examples/` (its `python` and `minimlc` are the
+    running venv's): the C program prints the MLP's outputs."""
+    (block,) = [block for block in code_blocks("sh") if "minimlc build" in block and "run_model" in block]
+    shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.onnx", "plugin"))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "build" / "libmodel.so").exists()
+    assert "logits" in result.stdout
