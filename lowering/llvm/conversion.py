@@ -24,11 +24,36 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.dialects.utils.fast_math import FastMathAttrBase, FastMathFlag
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
+
+
+class OpClassPatternApplier(RewritePattern):
+    """Applies the first of `patterns` that rewrites an op, trying first the one that rewrote the last op of the
+    same class: a conversion has one pattern per op class, so each op costs one match instead of one per pattern
+    (`GreedyRewritePatternApplier` tries them all in order; on ResNet-50's ~80,000 ops that was a third of
+    `convert-to-llvm`)."""
+
+    def __init__(self, patterns: Sequence[RewritePattern]) -> None:
+        self.patterns = tuple(patterns)
+        self._last_match: dict[type[Operation], RewritePattern] = {}
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        known = self._last_match.get(type(op))
+        if known is not None:
+            known.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                return
+        for pattern in self.patterns:
+            if pattern is known:
+                continue
+            pattern.match_and_rewrite(op, rewriter)
+            if rewriter.has_done_action:
+                self._last_match[type(op)] = pattern
+                return
 
 
 def llvm_type(type: Attribute) -> Attribute:
@@ -43,11 +68,23 @@ def llvm_type(type: Attribute) -> Attribute:
 
 
 def as_llvm(rewriter: PatternRewriter, value: SSAValue) -> SSAValue:
-    """`value` with its LLVM type, through a cast inserted at the rewriter's insertion point."""
+    """`value` with its LLVM type, through one cast per value placed right after its definition, which every use
+    shares (a cast per use cost ResNet-50 29,000 casts for `reconcile-unrealized-casts` to remove)."""
     target = llvm_type(value.type)
     if target == value.type:
         return value
-    cast = rewriter.insert(builtin.UnrealizedConversionCastOp.get([value], [target]))
+    # Only this function casts a value of a non-LLVM type to an LLVM one, always right after the definition, so
+    # such a cast dominates every use of the value.
+    for use in value.uses:
+        user = use.operation
+        if isinstance(user, builtin.UnrealizedConversionCastOp) and user.results[0].type == target:
+            return user.results[0]
+    cast = builtin.UnrealizedConversionCastOp.get([value], [target])
+    if isinstance(value, OpResult):
+        rewriter.insert(cast, InsertPoint.after(value.op))
+    else:
+        assert isinstance(value, BlockArgument)
+        rewriter.insert(cast, InsertPoint.at_start(value.block))
     return cast.results[0]
 
 
@@ -128,18 +165,16 @@ def i64_constant(value: int) -> llvm.ConstantOp:
 def element_pointer(
     rewriter: PatternRewriter, op: Operation, buffer: SSAValue, indices: tuple[SSAValue, ...]
 ) -> SSAValue:
-    """The address of `buffer[indices]`, computed by ops inserted before `op`."""
+    """The address of `buffer[indices]`: one `getelementptr` inserted before `op`, over the buffer seen as nested
+    arrays (`memref<4x8xf32>` -> `getelementptr [8 x float], ptr %buffer, i64 %i, i64 %j`), so LLVM computes the
+    row-major offset and keeps the subscripts for its dependence analysis."""
     type = static_memref(op, buffer.type)
     base = as_llvm(rewriter, buffer)
     if not indices:
         return base
-    overflow = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
-    linear = as_llvm(rewriter, indices[0])
-    for size, index in zip(type.get_shape()[1:], indices[1:]):
-        stride = rewriter.insert(i64_constant(size)).result
-        scaled = rewriter.insert(llvm.MulOp(linear, stride, overflow=overflow)).res
-        offset = as_llvm(rewriter, index)
-        linear = rewriter.insert(llvm.AddOp(scaled, offset, overflow=overflow)).res
-    element = llvm_type(type.element_type)
-    gep = llvm.GEPOp.from_mixed_indices(base, [linear], element, inbounds=True)
+    pointee = llvm_type(type.element_type)
+    for size in reversed(type.get_shape()[1:]):
+        pointee = llvm.LLVMArrayType(size, pointee)
+    subscripts = [as_llvm(rewriter, index) for index in indices]
+    gep = llvm.GEPOp.from_mixed_indices(base, subscripts, pointee, inbounds=True)
     return rewriter.insert(gep).result

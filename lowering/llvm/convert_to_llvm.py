@@ -2,7 +2,8 @@
 
 Input is what `loop-to-scf` followed by `convert-scf-to-cf` produce: functions of `cf` blocks over
 static-shaped, identity-layout memrefs. A memref becomes a bare `!llvm.ptr` to its first element
-and an access a `getelementptr` on the row-major linear index; `index` becomes `i64`.
+and an access one `getelementptr` over the buffer as nested arrays (`%m[%i, %j]` of a `memref<4x8xf32>`:
+`getelementptr [8 x float], ptr %m, i64 %i, i64 %j`); `index` becomes `i64`.
 `memref.alloc`/`dealloc` call `aligned_alloc`/`free`, `memref.alloca` becomes an `llvm.alloca`
 in the entry block, where `mem2reg` promotes it, and `memref.view` (a typed buffer inside a byte
 arena, from `loop-plan-memory`) a byte `getelementptr` to its offset. Private functions get internal linkage;
@@ -37,7 +38,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -50,6 +50,7 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 from minimlc.lowering.abi import ENTRY_ATTR, packed_name
 from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
 from minimlc.lowering.llvm.conversion import (
+    OpClassPatternApplier,
     as_llvm,
     byte_size,
     declare_function,
@@ -295,8 +296,8 @@ class ConvertToLlvmPass(ModulePass):
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,
         ]
-        applier = GreedyRewritePatternApplier(patterns, dce_enabled=False)
-        PatternRewriteWalker(applier).rewrite_module(op)
+        # One walk: every pattern builds only `llvm` ops, which no pattern matches.
+        PatternRewriteWalker(OpClassPatternApplier(patterns), apply_recursively=False).rewrite_module(op)
         _check_lowered(op)
         reconcile_unrealized_casts(op, warn_on_failure=False)
         for cast in op.walk():

@@ -7,10 +7,7 @@ func.func @load_store(%m: memref<4x8xf32>, %s: memref<f32>, %i: index, %j: index
 }
 
 // CHECK:      llvm.func @load_store(%m: !llvm.ptr, %s: !llvm.ptr, %i: i64, %j: i64) {
-// CHECK-NEXT:   %[[ROW:.*]] = llvm.mlir.constant(8) : i64
-// CHECK-NEXT:   %[[SCALED:.*]] = llvm.mul %i, %[[ROW]] overflow<nsw> : i64
-// CHECK-NEXT:   %[[LINEAR:.*]] = llvm.add %[[SCALED]], %j overflow<nsw> : i64
-// CHECK-NEXT:   %[[PTR:.*]] = llvm.getelementptr inbounds %m[%[[LINEAR]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+// CHECK-NEXT:   %[[PTR:.*]] = llvm.getelementptr inbounds %m[%i, %j] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<8 x f32>
 // CHECK-NEXT:   %v = llvm.load %[[PTR]] : !llvm.ptr -> f32
 // CHECK-NEXT:   llvm.store %v, %s : f32, !llvm.ptr
 // CHECK-NEXT:   llvm.return
