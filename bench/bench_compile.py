@@ -3,9 +3,13 @@
     python bench/bench_compile.py                       # every light model
     python bench/bench_compile.py --models resnet50,squeezenet --runs 10
 
-Compile time is wall time from the ONNX model to callable native code (import, lowering, LLVM O3, JIT), split into
-the frontend and the rest; run time is the median of `--runs` calls after one warm-up. A model that does not
-compile is listed with its error instead of figures.
+Compile time is wall time from the ONNX model to callable native code, compile cache off, split into its stages:
+`frontend` (ONNX import), `lower` (graph to `scf`, one process), `codegen` (`scf` to object code: lowering to the
+llvm dialect, translation to LLVM IR, LLVM's O3 and instruction selection, in `parts` processes at once, see
+`runtime/codegen.py`; `MINIMLC_COMPILE_JOBS=1` compiles in one), `load` (loading the objects and the load-time
+precomputation); `cpu` is the seconds all codegen processes spent, whose ratio to `codegen` is the parallel speed-up.
+Run time is the median of `--runs` calls after one warm-up. A model that does not compile is listed with its error
+instead of figures.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import numpy as np
 import onnx
 
 from minimlc.runtime import InferenceSession
+from minimlc.runtime.codegen import CODEGEN_STEPS
 from minimlc.tools.conformance import light_model_paths
 
 
@@ -65,9 +70,15 @@ def bench_model(path: Path, runs: int) -> str:
     compile_seconds = time.perf_counter() - start
     run_ms = median_seconds(lambda: session.run(None, feeds), runs) * 1e3
     ort_seconds = ort_run_seconds(model, feeds, runs)
-    ort_ms = f"{ort_seconds * 1e3:10.1f}" if ort_seconds is not None else f"{'-':>10}"
+    ort_ms = f"{ort_seconds * 1e3:8.1f}" if ort_seconds is not None else f"{'-':>8}"
+    stats = session.stats
     frontend = compile_seconds - session.compile_seconds
-    return f"{name:<14}  {compile_seconds:9.2f}  {frontend:9.2f}  {run_ms:10.1f}  {ort_ms}  {len(model.graph.node):5d}"
+    cpu = sum(stats[f"{step}_seconds"] for step in CODEGEN_STEPS)
+    stages = f"{frontend:8.2f}  {stats['lower_seconds']:6.2f}  {stats['codegen_seconds']:7.2f}  {cpu:6.2f}"
+    return (
+        f"{name:<14}  {compile_seconds:9.2f}  {stages}  {stats['codegen_partitions']:5d}  "
+        f"{stats['load_seconds']:5.2f}  {run_ms:8.1f}  {ort_ms}  {len(model.graph.node):5d}"
+    )
 
 
 def main() -> int:
@@ -79,7 +90,10 @@ def main() -> int:
     paths = [p for p in light_model_paths() if wanted is None or p.stem.removeprefix("light_") in wanted]
     if not paths:
         parser.error(f"no light model named {sorted(wanted or [])}")
-    print(f"{'model':<14}  {'compile s':>9}  {'frontend':>9}  {'minimlc ms':>10}  {'ORT ms':>10}  {'nodes':>5}")
+    print(
+        f"{'model':<14}  {'compile s':>9}  {'frontend':>8}  {'lower':>6}  {'codegen':>7}  {'cpu':>6}  {'parts':>5}  "
+        f"{'load':>5}  {'mlc ms':>8}  {'ORT ms':>8}  {'nodes':>5}"
+    )
     for path in paths:
         print(f"{path.stem.removeprefix('light_')} ...", file=sys.stderr, flush=True)
         print(bench_model(path, args.runs), flush=True)

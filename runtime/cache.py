@@ -77,7 +77,7 @@ def compile_cached(
     if hit is not None:
         elapsed = time.perf_counter() - start
         hit.compile_seconds = elapsed
-        hit.stats.update(compile_seconds=elapsed, lower_seconds=0.0, translate_seconds=0.0, jit_seconds=elapsed)
+        hit.stats.update(compile_seconds=elapsed, lower_seconds=0.0, codegen_seconds=0.0, load_seconds=elapsed)
         hit.stats["cache_hit"] = 1
         return hit
     compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target)

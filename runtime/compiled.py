@@ -27,7 +27,7 @@ class NativeCode(Protocol):
     """Loaded native code: a `JitModule` or an `ObjectModule`."""
 
     target: Target
-    object_code: bytes
+    object_files: tuple[bytes, ...]
 
     def function_address(self, name: str) -> int: ...
 
@@ -50,10 +50,11 @@ class CompiledModel:
     pool_slot: int | None
     """Where the entry takes the thread pool's address (None: the model has no parallel loop)."""
     llvm_ir: str = field(default="", repr=False)
-    """The LLVM IR the code was compiled from (empty for code loaded from object code)."""
+    """The LLVM IR the code was compiled from, its partitions' one after the other (empty for code loaded from
+    object code)."""
     compile_seconds: float = 0.0
     stats: dict[str, int | float] = field(default_factory=dict)
-    """`model_stats`, plus `compile_seconds` and its stages: `lower_seconds`, `translate_seconds`, `jit_seconds`."""
+    """`model_stats`, plus `compile_seconds` and its stages (see `InferenceSession.stats`)."""
 
     @property
     def signature(self) -> EntrySignature:

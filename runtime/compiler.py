@@ -33,10 +33,11 @@ from minimlc.lowering.abi import (
     weight_names_of,
 )
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline
+from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline, stage_passes
 from minimlc.lowering.target import Target, set_target, target_from_name
 from minimlc.runtime.compiled import CompiledModel, bind
-from minimlc.runtime.jit import JitModule
+from minimlc.runtime.codegen import CODEGEN_STEPS, compile_partitions
+from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import register_symbols
 
 
@@ -107,28 +108,38 @@ def compile_model(
     *,
     opt_level: int = 3,
     target: str | Target = "host",
+    jobs: int | None = None,
 ) -> CompiledModel:
     """Lower (with `pipeline`: a named pipeline or a pass list; by default the one of `opt_level`, 0-3), translate,
-    optimise and JIT an imported model for `target` (an LLVM CPU name, default the host's), and run its init entry.
+    optimise and compile an imported model for `target` (an LLVM CPU name, default the host's) on up to `jobs`
+    processes (`runtime.codegen`; default one per core), load the code and run its init entry.
 
     Raises ValueError for an unknown target or one whose code this host cannot run, before any work."""
     start = time.perf_counter()
     target = target_from_name(target) if isinstance(target, str) else target
     target.check_runs_on_host()
-    lowered = lower_to_llvm_ir(imported, pipeline, opt_level=opt_level, target=target)
-    if lowered.signature.pool_slot is not None:
+    pipeline = pipeline if pipeline is not None else opt_level
+    set_target(imported.module, target)
+    run_pipeline(imported.module, pipeline, stop_after="scf")
+    signature = entry_signature(imported.module)
+    stats = model_stats(imported.module, imported.weights)
+    lowered = time.perf_counter()
+    partitions = compile_partitions(imported.module, stage_passes(pipeline, start_after="scf"), target, jobs)
+    generated = time.perf_counter()
+    if signature.pool_slot is not None:
         register_symbols()
-    jit = JitModule(lowered.llvm_ir, target=target)
-    compiled = bind(
-        imported.inputs, imported.computed_outputs, jit, lowered.signature, imported.weights, lowered.llvm_ir
-    )
+    code = ObjectModule([p.object_code for p in partitions], target)
+    llvm_ir = "".join(p.llvm_ir for p in partitions)
+    compiled = bind(imported.inputs, imported.computed_outputs, code, signature, imported.weights, llvm_ir)
     end = time.perf_counter()
     compiled.compile_seconds = end - start
     compiled.stats = {
-        **model_stats(imported.module, compiled.weights),
+        **stats,
         "compile_seconds": compiled.compile_seconds,
-        "lower_seconds": lowered.lower_seconds,
-        "translate_seconds": lowered.translate_seconds,
-        "jit_seconds": compiled.compile_seconds - lowered.lower_seconds - lowered.translate_seconds,
+        "lower_seconds": lowered - start,
+        "codegen_seconds": generated - lowered,
+        "load_seconds": end - generated,
+        "codegen_partitions": len(partitions),
+        **{f"{step}_seconds": sum(p.seconds[step] for p in partitions) for step in CODEGEN_STEPS},
     }
     return compiled

@@ -6,11 +6,14 @@ its features. The module runs LLVM's O3 pipeline (new pass manager) before MCJIT
 (`aligned_alloc`, `free`, libm) resolve against the running process.
 
 `JitModule.object_code` is the object file MCJIT compiled (caught with its object cache, so nothing is compiled
-twice); `ObjectModule` loads such an object file into a new engine, with no IR, no optimisation and no code
-generation, for saved models and the compile cache.
+twice); `ObjectModule` loads object files (such a file, or the partitions `runtime.codegen` compiled in parallel)
+into a new engine, with no IR, no optimisation and no code generation: compiled models, saved models and the
+compile cache.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
@@ -72,6 +75,7 @@ class JitModule:
         self._engine.finalize_object()
         self.object_code = compiled[0]
         """The native object file of the optimised module (for `ObjectModule`)."""
+        self.object_files = (self.object_code,)
 
     def function_address(self, name: str) -> int:
         """The native address of function `name`; raises `KeyError` if there is none."""
@@ -90,21 +94,23 @@ class JitModule:
 
 
 class ObjectModule:
-    """Native code loaded from an object file `JitModule.object_code` gave; `function_address` as `JitModule`'s.
+    """Native code loaded from object files (`JitModule.object_code`, or the partitions `runtime.codegen` compiled)
+    into one engine, which links their calls to each other; `function_address` as `JitModule`'s.
 
     External symbols resolve as they do for `JitModule` (register the pool's first where the code calls it).
     """
 
-    def __init__(self, object_code: bytes, target: Target) -> None:
-        """Load `object_code`, built for `target`; ValueError if the host cannot run code built for it."""
+    def __init__(self, object_files: Sequence[bytes], target: Target) -> None:
+        """Load `object_files`, built for `target`; ValueError if the host cannot run code built for it."""
         target.check_runs_on_host()
         self.target = target
-        self.object_code = object_code
+        self.object_files = tuple(object_files)
         machine = target_machine(target)
         empty = llvm.parse_assembly("")
         empty.triple = machine.triple
         self._engine = llvm.create_mcjit_compiler(empty, machine)
-        self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
+        for object_code in self.object_files:
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(object_code))
         self._engine.finalize_object()
 
     def function_address(self, name: str) -> int:

@@ -49,8 +49,13 @@ _STAT_KEYS = (
     "weight_bytes",
     "compile_seconds",
     "lower_seconds",
+    "codegen_seconds",
+    "load_seconds",
+    "codegen_partitions",
+    "llvm_dialect_seconds",
     "translate_seconds",
-    "jit_seconds",
+    "optimize_seconds",
+    "machine_code_seconds",
     "cache_hit",
 )
 
@@ -222,8 +227,11 @@ class InferenceSession:
         `kernels` (kernel calls per run), `kernel_functions` (distinct compiled kernels they call), `arena_bytes`
         (the one buffer every run's intermediates share, allocated per run), `intermediate_bytes` (their summed
         sizes; both 0 at O0, which allocates each intermediate on its own), `weight_bytes` (weights bound),
-        `compile_seconds` and its stages `lower_seconds`, `translate_seconds`, `jit_seconds` (JIT and load-time
-        precomputation). All 0 when every output is a compile-time constant (nothing compiled).
+        `compile_seconds` and its stages: `lower_seconds` (graph to `scf`, one process), `codegen_seconds` (`scf` to
+        object code, `codegen_partitions` processes at once; the seconds all of them spent in each step are
+        `llvm_dialect_seconds`, `translate_seconds`, `optimize_seconds`, `machine_code_seconds`), `load_seconds`
+        (loading the code and the load-time precomputation). All 0 when every output is a compile-time constant
+        (nothing compiled).
         """
         if self._model is None:
             return dict.fromkeys(_STAT_KEYS, 0)
@@ -291,7 +299,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
     if meta.get("kind") != "model":
         raise artifact.ArtifactError(f"'{path}' is a compile-cache entry, not a saved model")
     model = None
-    if "code" in blobs:
+    if "code_0" in blobs:
         weights = {name: blobs[f"weight:{name}"] for name in meta["entry"]["weights"]}
         model = artifact.bind_code(meta, blobs, weights)
         model.stats["load_seconds"] = time.perf_counter() - start

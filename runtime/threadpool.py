@@ -66,7 +66,7 @@ def load_pool_code(object_code: bytes, target: Target) -> None:
     """Make `object_code` (`pool_object_code(target)`, from a saved model) this process's default pool code, unless it
     has one already; ValueError if the host cannot run code built for `target`."""
     if PoolOptions() not in _native_pools:
-        _native_pools.setdefault(PoolOptions(), _bind_pool(ObjectModule(object_code, target)))
+        _native_pools.setdefault(PoolOptions(), _bind_pool(ObjectModule([object_code], target)))
 
 
 def _bind_pool(jit: NativeCode) -> NativePool:

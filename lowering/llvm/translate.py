@@ -137,6 +137,18 @@ def _convert_op(
             )
             builder._insert(instr)  # pyright: ignore[reportPrivateUsage]
             val_map[op.results[0]] = instr
+        case llvm.GEPOp():
+            # xDSL casts the base to a typed pointer, and llvmlite then types a multi-index result as that same
+            # pointer (`[8 x float]*` for `%m[%i, %j]`): index the opaque base with the source element type instead.
+            constants = iter(op.rawConstantIndices.iter_values())
+            dynamic = iter(op.ssa_indices)
+            indices = [
+                val_map[next(dynamic)] if index == llvm.GEP_USE_SSA_VAL else ir.Constant(ir.IntType(32), index)
+                for index in constants
+            ]
+            val_map[op.result] = builder.gep(
+                val_map[op.ptr], indices, inbounds=op.inbounds is not None, source_etype=convert_type(op.elem_type)
+            )
         case llvm.StoreOp() if isinstance(op.value.type, VectorType):
             # llvmlite checks the value against the pointer's element type; a vector store goes through a cast.
             value = val_map[op.value]

@@ -24,12 +24,25 @@ Affine = dict[SSAValue | None, int]
 
 def find_kernel(module: ModuleOp, pass_name: str, name: str) -> func.FuncOp:
     """The function `@name` of `module`, or an error listing the kernels."""
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == name and op.body.blocks:
+            return op
     kernels = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
-    for kernel in kernels:
-        if kernel.sym_name.data == name:
-            return kernel
     names = ", ".join(k.sym_name.data for k in kernels) or "none"
     raise DiagnosticException(f"{pass_name}: no kernel named '{name}' (kernels: {names})")
+
+
+def call_sites(module: ModuleOp, name: str) -> list[func.CallOp]:
+    """The calls of kernel `@name` in `module`. Kernels are called from the public functions (the entry and its init
+    function), never from kernels, so only those are searched: walking every kernel's loops as well made scheduling
+    quadratic in the model's size."""
+    return [
+        op
+        for function in module.ops
+        if isinstance(function, func.FuncOp) and function.sym_visibility is None
+        for op in function.walk()
+        if isinstance(op, func.CallOp) and op.callee.string_value() == name
+    ]
 
 
 def loops_of(root: Operation) -> list[loop.ForOp]:

@@ -36,6 +36,7 @@ from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import (
     Affine,
     affine_form,
+    call_sites,
     build_form,
     find_kernel,
     form_range,
@@ -83,7 +84,7 @@ class LoopPackPass(ModulePass):
             raise self.fail(f"order {list(self.order)} is not a permutation of the other dimensions {others}")
         order = list(self.order) or others
         new_type = MemRefType(old_type.element_type, packed_shape(shape, self.dim, self.factor, order))
-        calls = [call for call in op.walk() if isinstance(call, func.CallOp) and call.callee.string_value() == self.kernel]
+        calls = call_sites(op, self.kernel)
         for call in calls:
             if not isinstance(call.arguments[self.operand].owner, loop.WeightOp | loop.PrecomputeOp):
                 raise self.fail("it is not a weight at every call site")

@@ -27,6 +27,7 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -166,9 +167,7 @@ def apply_steps(ctx: Context, module: ModuleOp, steps: list[str]) -> None:
 
 def _lowers(ctx: Context, module: ModuleOp, kernel: func.FuncOp, steps: list[str]) -> bool:
     """True if `steps` apply to a copy of the kernel and its callers, and its vector code can be generated."""
-    kernels = kernels_of(module)
-    callers = [f.clone() for f in module.ops if isinstance(f, func.FuncOp) and f not in kernels]
-    trial = ModuleOp([kernel.clone(), *callers])
+    trial = ModuleOp([kernel.clone(), *(_trial_caller(f, kernel) for f in module.ops if _is_caller(f))])
     copy_target(module, trial)
     try:
         apply_steps(ctx, trial, steps)
@@ -176,3 +175,36 @@ def _lowers(ctx: Context, module: ModuleOp, kernel: func.FuncOp, steps: list[str
     except DiagnosticException:
         return False
     return True
+
+
+def _is_caller(op: Operation) -> bool:
+    """A public function with a body: the entry and the init function, which call the kernels."""
+    return isinstance(op, func.FuncOp) and bool(op.body.blocks) and op.sym_visibility is None
+
+
+def _trial_caller(caller: func.FuncOp, kernel: func.FuncOp) -> func.FuncOp:
+    """A copy of `caller` with only its calls of `kernel` and the ops their operands come from: what a schedule reads
+    and rewrites outside the kernel (weights at the call sites; packing calls it adds), without copying the whole
+    entry once per kernel, which made the trials quadratic in the model's size. A caller whose calls are nested in
+    regions is copied whole."""
+    block = caller.body.block
+    name = kernel.sym_name.data
+    calls = [op for op in block.ops if isinstance(op, func.CallOp) and op.callee.string_value() == name]
+    if any(op.regions for op in block.ops) or len(caller.body.blocks) > 1:
+        return caller.clone()
+    needed: set[Operation] = set()
+    pending = [*calls, block.last_op] if block.last_op is not None else list(calls)
+    while pending:
+        op = pending.pop()
+        if op in needed:
+            continue
+        needed.add(op)
+        pending.extend(operand.op for operand in op.operands if isinstance(operand, OpResult))
+    copy = caller.clone_without_regions()
+    body = Block(arg_types=block.arg_types)
+    copy.body.add_block(body)
+    values: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
+    for op in block.ops:
+        if op in needed:
+            body.add_op(op.clone(value_mapper=values))
+    return copy

@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, loops_of
+from minimlc.lowering.loop.analysis import affine_form, call_sites, loops_of
 
 
 def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
@@ -96,7 +96,7 @@ def unit_stride(target: loop.ForOp) -> bool:
 
 def is_weight_at_every_call(module: ModuleOp, name: str, operand: int) -> bool:
     """True if operand `operand` of kernel `name` is a weight (or a load-time computation) at every call."""
-    calls = [op for op in module.walk() if isinstance(op, func.CallOp) and op.callee.string_value() == name]
+    calls = call_sites(module, name)
     return bool(calls) and all(
         isinstance(call.arguments[operand].owner, loop.WeightOp | loop.PrecomputeOp) for call in calls
     )

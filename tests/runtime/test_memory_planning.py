@@ -150,16 +150,24 @@ def test_stats_describe_the_session() -> None:
         "weight_bytes",
         "compile_seconds",
         "lower_seconds",
+        "codegen_seconds",
+        "load_seconds",
+        "codegen_partitions",
+        "llvm_dialect_seconds",
         "translate_seconds",
-        "jit_seconds",
+        "optimize_seconds",
+        "machine_code_seconds",
         "cache_hit",
     }
     assert stats["cache_hit"] == 0  # the suite compiles without the cache (tests/conftest.py)
     assert 1 <= stats["kernel_functions"] <= stats["kernels"]
     assert 0 < stats["arena_bytes"] <= stats["intermediate_bytes"]
     assert stats["weight_bytes"] == sum(numpy_helper.to_array(init).nbytes for init in model.graph.initializer)
-    stages = stats["lower_seconds"] + stats["translate_seconds"] + stats["jit_seconds"]
+    stages = stats["lower_seconds"] + stats["codegen_seconds"] + stats["load_seconds"]
     assert stats["compile_seconds"] == pytest.approx(stages)
+    assert stats["codegen_partitions"] == 1, "a model this small is compiled in one process"
+    steps = ("llvm_dialect_seconds", "translate_seconds", "optimize_seconds", "machine_code_seconds")
+    assert sum(stats[step] for step in steps) <= stats["codegen_seconds"]
     assert stats["compile_seconds"] == session.compile_seconds
     weights = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
     assert session.with_weights(weights).stats == stats, "rebinding weights keeps the compiled code and its stats"

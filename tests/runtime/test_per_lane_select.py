@@ -14,6 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 from minimlc.frontend.onnx import import_model
 from minimlc.runtime import InferenceSession
 from minimlc.runtime.compiler import compile_model
+from minimlc.runtime.jit import JitModule
 
 
 def gemm_prelu_tanh_model(features: int = 32) -> onnx.ModelProto:
@@ -52,4 +53,4 @@ def test_gemm_prelu_tanh_matches_onnxruntime(opt_level: int) -> None:
 def test_per_lane_select_is_a_vector_select() -> None:
     compiled = compile_model(import_model(gemm_prelu_tanh_model()), target="x86-64-v3")
     # The GEMM's write-back covers two AVX2 vectors of columns (16 lanes); the PReLU is folded into it.
-    assert re.search(r"select\s+<(8|16) x i1>", compiled.jit.optimized_ir())
+    assert re.search(r"select\s+<(8|16) x i1>", JitModule(compiled.llvm_ir, target=compiled.jit.target).optimized_ir())

@@ -1,0 +1,211 @@
+"""Parallel code generation: a module lowered to `scf`, split into partitions of functions that are lowered to the
+llvm dialect, translated to LLVM IR, optimised and compiled to object code at the same time, one process per core.
+
+A model's kernels are independent functions, and past `loop-to-scf` every pass works function by function. So each
+partition is the module with only its share of function bodies (the other functions become declarations); the rest
+of the pipeline, translation, LLVM's O3 and instruction selection run on that alone. Partitions are balanced by op
+count (the entry and its init function stay in the first). The first partition is compiled here and the others in
+forked children, which inherit the module without serialising it and send their object code back through a pipe:
+
+    func.func @main(...)           partition 0 (here)    -> main.o: main, main_packed, main_init, ...
+    func.func @conv_3(...)         partition 1 (child)   -> conv_3, gemm_5, ... ; declares nothing it calls
+    func.func @gemm_5(...)
+
+The objects load into one engine (`jit.ObjectModule`), which resolves their calls to each other, so every function
+is public (external linkage) once partitioned. An exception in a child is raised here (pickled back from our own
+child, with its traceback as the cause); a child that dies gives a RuntimeError naming its functions. Without `os.fork`, for a module too small to gain (under
+`MIN_OPS_PER_PARTITION` ops a partition) or with `MINIMLC_COMPILE_JOBS=1`, everything is one partition, compiled here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import signal
+import struct
+import time
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Region
+
+from minimlc.lowering.abi import ENTRY_ATTR
+from minimlc.lowering.llvm.translate import translate_to_llvm_ir
+from minimlc.lowering.pipeline import make_context, run_passes
+from minimlc.lowering.target import Target
+from minimlc.runtime.jit import optimized_module, target_machine
+
+MIN_OPS_PER_PARTITION = 4_000
+"""Ops (at the `scf` level) a partition should have for a child process to pay off (about a third of a second of
+compiling; ResNet-50 has ~30,000)."""
+
+CODEGEN_STEPS = ("llvm_dialect", "translate", "optimize", "machine_code")
+"""The steps of compiling a partition, each timed (`CompiledPartition.seconds`)."""
+
+_FRAME = struct.Struct("<QQQ")
+"""A child's reply: the byte lengths of its JSON header, object code and LLVM IR, then those bytes."""
+
+
+@dataclass
+class CompiledPartition:
+    """One partition's object code and LLVM IR, and the seconds each step took: `llvm_dialect` (the passes),
+    `translate` (to LLVM IR), `optimize` (LLVM's O3), `machine_code` (instruction selection to the object file)."""
+
+    object_code: bytes
+    llvm_ir: str
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def compile_jobs() -> int:
+    """Processes to compile with: `$MINIMLC_COMPILE_JOBS`, else one per core this process may run on."""
+    configured = os.environ.get("MINIMLC_COMPILE_JOBS", "")
+    if configured:
+        if not configured.isdigit() or int(configured) < 1:
+            raise ValueError(f"MINIMLC_COMPILE_JOBS must be a positive integer, got '{configured}'")
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def compile_partitions(
+    module: ModuleOp, passes: Sequence[str], target: Target, jobs: int | None = None
+) -> list[CompiledPartition]:
+    """Lower `module` (at the `scf` level) with `passes` (the rest of its pipeline, to the llvm dialect) and compile
+    it to object code for `target` in up to `jobs` partitions (default `compile_jobs()`). `module` is consumed."""
+    jobs = compile_jobs() if jobs is None else jobs
+    costs = {f.sym_name.data: sum(1 for _ in f.walk()) for f in _defined_functions(module)}
+    count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
+    if count == 1:
+        return [_compile(module, passes, target)]
+    shares = partition(module, costs, count)
+    for function in _defined_functions(module):
+        function.sym_visibility = None  # callable from the other partitions' objects
+    children = [(_fork(module, share, passes, target), share) for share in shares[1:]]
+    try:
+        results = [_compile(_keep_only(module, shares[0]), passes, target)]
+    except BaseException:
+        for (pid, reader), _ in children:
+            os.kill(pid, signal.SIGKILL)
+            os.close(reader)
+            os.waitpid(pid, 0)
+        raise
+    errors: list[BaseException] = []
+    for (pid, reader), share in children:  # reap every child, even after one failed
+        try:
+            results.append(_collect(pid, reader, share))
+        except Exception as error:
+            errors.append(error)
+    if errors:
+        raise errors[0]
+    return results
+
+
+def partition(module: ModuleOp, costs: dict[str, int], count: int) -> list[set[str]]:
+    """`count` sets of function names, balanced by `costs` (largest first, each to the lightest set); the entry
+    functions (and so their `_packed` wrappers) are in the first."""
+    shares: list[set[str]] = [set() for _ in range(count)]
+    loads = [0] * count
+    entries = [f.sym_name.data for f in _defined_functions(module) if ENTRY_ATTR in f.attributes]
+    for name in entries:
+        shares[0].add(name)
+        loads[0] += costs[name]
+    for name in sorted((n for n in costs if n not in entries), key=lambda n: (-costs[n], n)):
+        lightest = loads.index(min(loads))
+        shares[lightest].add(name)
+        loads[lightest] += costs[name]
+    return shares
+
+
+def _defined_functions(module: ModuleOp) -> list[func.FuncOp]:
+    return [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
+
+
+def _keep_only(module: ModuleOp, names: set[str]) -> ModuleOp:
+    """`module` with the bodies of the functions not in `names` dropped: those become declarations."""
+    for function in _defined_functions(module):
+        if function.sym_name.data not in names:
+            function.detach_region(function.body).erase()
+            function.add_region(Region())
+            function.sym_visibility = StringAttr("private")
+            function.arg_attrs = None
+    return module
+
+
+def _compile(module: ModuleOp, passes: Sequence[str], target: Target) -> CompiledPartition:
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    run_passes(module, passes, make_context())
+    seconds["llvm_dialect"] = (lowered := time.perf_counter()) - start
+    llvm_ir = translate_to_llvm_ir(module)
+    seconds["translate"] = (translated := time.perf_counter()) - lowered
+    machine = target_machine(target)
+    optimized = optimized_module(llvm_ir, machine)
+    seconds["optimize"] = (optimized_at := time.perf_counter()) - translated
+    object_code = machine.emit_object(optimized)
+    seconds["machine_code"] = time.perf_counter() - optimized_at
+    return CompiledPartition(object_code, llvm_ir, seconds)
+
+
+def _fork(module: ModuleOp, share: set[str], passes: Sequence[str], target: Target) -> tuple[int, int]:
+    """Compile partition `share` of `module` in a forked child; returns its pid and the read end of its pipe."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: compile, reply, and exit without running the parent's clean-up
+        os.close(reader)
+        try:
+            with os.fdopen(writer, "wb") as pipe:
+                pipe.write(_reply(module, share, passes, target))
+        finally:
+            os._exit(0)
+    os.close(writer)
+    return pid, reader
+
+
+def _reply(module: ModuleOp, share: set[str], passes: Sequence[str], target: Target) -> bytes:
+    """The child's reply: its header (timings, or the exception it raised), object code and LLVM IR."""
+    try:
+        compiled = _compile(_keep_only(module, share), passes, target)
+    except Exception as error:  # sent to the parent, which raises it
+        header = json.dumps({"error": traceback.format_exc()}).encode()
+        return _FRAME.pack(len(header), 0, 0) + header + _pickled(error)
+    header = json.dumps({"seconds": compiled.seconds}).encode()
+    ir = compiled.llvm_ir.encode()
+    return _FRAME.pack(len(header), len(compiled.object_code), len(ir)) + header + compiled.object_code + ir
+
+
+def _pickled(error: Exception) -> bytes:
+    try:
+        return pickle.dumps(error)
+    except Exception:  # an exception that does not pickle comes back as its traceback
+        return b""
+
+
+def _collect(pid: int, reader: int, share: set[str]) -> CompiledPartition:
+    """A child's partition; raises the exception it raised, or RuntimeError if it died before replying in full."""
+    with os.fdopen(reader, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    functions = ", ".join(sorted(share)[:5]) + (", ..." if len(share) > 5 else "")
+    if len(data) < _FRAME.size:
+        raise RuntimeError(f"compiling functions {functions} in a child process failed: {_status_text(status)}")
+    header_size, code_size, ir_size = _FRAME.unpack_from(data)
+    body = memoryview(data)[_FRAME.size :]
+    header = json.loads(bytes(body[:header_size]))
+    if "error" in header:
+        # The child's own exception (passes raise DiagnosticException for bad input), from the child's traceback.
+        error = pickle.loads(bytes(body[header_size:])) if len(body) > header_size else None
+        cause = RuntimeError(f"in the child process compiling {functions}:\n{header['error']}")
+        raise (error if isinstance(error, Exception) else cause) from cause
+    if _FRAME.size + header_size + code_size + ir_size != len(data):
+        raise RuntimeError(f"compiling functions {functions} in a child process failed: its reply is truncated")
+    code = bytes(body[header_size : header_size + code_size])
+    return CompiledPartition(code, bytes(body[header_size + code_size :]).decode(), header["seconds"])
+
+
+def _status_text(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"it was killed by signal {os.WTERMSIG(status)}"
+    return f"it exited with status {os.WEXITSTATUS(status)} without replying"

@@ -1,0 +1,41 @@
+"""bench/bench_compile.py (compile time by stage beside run time) and bench/bench_ab.py (same-run A/B of two builds)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+
+from minimlc.runtime import InferenceSession
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples"))
+from make_mlp import build_mlp  # noqa: E402
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
+
+
+def test_bench_compile_reports_the_stages() -> None:
+    result = run(str(ROOT / "bench" / "bench_compile.py"), "--models", "squeezenet", "--runs", "1")
+    assert result.returncode == 0, result.stderr
+    header, row = result.stdout.splitlines()
+    assert header.split() == [
+        "model", "compile", "s", "frontend", "lower", "codegen", "cpu", "parts", "load", "mlc", "ms", "ORT", "ms", "nodes"
+    ]
+    name, total, frontend, lower, codegen, _cpu, parts, load, *_ = row.split()
+    assert name == "squeezenet" and int(parts) >= 1
+    assert float(total) >= float(frontend) + float(lower) + float(codegen) + float(load) - 0.05
+
+
+def test_bench_ab_compares_two_builds(tmp_path: Path) -> None:
+    onnx.save(build_mlp(batch=1), tmp_path / "mlp.onnx")
+    for name in ("a", "b"):
+        InferenceSession(tmp_path / "mlp.onnx").save(tmp_path / f"{name}.mlc")
+    result = run(str(ROOT / "bench" / "bench_ab.py"), str(tmp_path / "a.mlc"), str(tmp_path / "b.mlc"), "--rounds", "5")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^\s+1\s+[\d.]+\s+[\d.]+\s+[\d.]+$", result.stdout, flags=re.MULTILINE), result.stdout

@@ -1,0 +1,106 @@
+"""Parallel code generation (`runtime.codegen`): partitions compiled in forked children give the same outputs as one
+process, save and load as several object files, and a child's failure reaches the caller as a clear error."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import func
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.pipeline import run_pipeline
+from minimlc.runtime import InferenceSession, codegen, load
+from minimlc.runtime.compiler import compile_model
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
+from make_mlp import build_mlp  # noqa: E402
+
+
+@pytest.fixture
+def tiny_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Partition even the example MLP (a few hundred ops) instead of compiling it in one process."""
+    monkeypatch.setattr(codegen, "MIN_OPS_PER_PARTITION", 1)
+
+
+def mlp_input() -> dict[str, np.ndarray]:
+    return {"input": np.random.default_rng(0).standard_normal((4, 784)).astype(np.float32)}
+
+
+@pytest.mark.usefixtures("tiny_partitions")
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_partitions_compute_what_one_process_computes(jobs: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINIMLC_COMPILE_JOBS", "1")
+    one = InferenceSession(build_mlp(batch=4))
+    monkeypatch.setenv("MINIMLC_COMPILE_JOBS", str(jobs))
+    several = InferenceSession(build_mlp(batch=4))
+    assert one.stats["codegen_partitions"] == 1
+    assert several.stats["codegen_partitions"] == jobs
+    assert several.llvm_ir.count("define void @main(") == 1
+    feeds = mlp_input()
+    np.testing.assert_array_equal(several.run(None, feeds)[0], one.run(None, feeds)[0])
+
+
+@pytest.mark.usefixtures("tiny_partitions")
+def test_a_partitioned_model_saves_and_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINIMLC_COMPILE_JOBS", "2")
+    session = InferenceSession(build_mlp(batch=4))
+    assert session.stats["codegen_partitions"] == 2
+    session.save(tmp_path / "mlp.mlc")
+    feeds = mlp_input()
+    np.testing.assert_array_equal(load(tmp_path / "mlp.mlc").run(None, feeds)[0], session.run(None, feeds)[0])
+
+
+def test_partition_balances_op_counts_and_keeps_the_entry_first() -> None:
+    imported = import_model(build_mlp(batch=4))
+    run_pipeline(imported.module, 3, stop_after="scf")
+    names = [f.sym_name.data for f in imported.module.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+    costs = {name: 10 * (i + 1) for i, name in enumerate(names)}
+    shares = codegen.partition(imported.module, costs, 2)
+    assert {"main", "main_init"} <= shares[0]
+    assert sorted(shares[0] | shares[1]) == sorted(names) and not shares[0] & shares[1]
+    loads = sorted(sum(costs[name] for name in share) for share in shares)
+    assert loads[1] - loads[0] <= max(costs.values()), (shares, loads)
+
+
+@pytest.mark.usefixtures("tiny_partitions")
+def test_an_exception_in_a_child_is_raised_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+    translate = codegen.translate_to_llvm_ir
+
+    def failing_in_children(module: object) -> str:
+        if os.getpid() != parent:
+            raise ValueError("cannot translate this partition")
+        return translate(module)
+
+    monkeypatch.setattr(codegen, "translate_to_llvm_ir", failing_in_children)
+    with pytest.raises(ValueError, match="cannot translate this partition") as raised:
+        compile_model(import_model(build_mlp(batch=4)), jobs=2)
+    assert "in the child process compiling" in str(raised.value.__cause__)
+
+
+@pytest.mark.usefixtures("tiny_partitions")
+def test_a_child_that_dies_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+    translate = codegen.translate_to_llvm_ir
+
+    def dying_in_children(module: object) -> str:
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return translate(module)
+
+    monkeypatch.setattr(codegen, "translate_to_llvm_ir", dying_in_children)
+    with pytest.raises(RuntimeError, match=r"compiling functions .* in a child process failed: it was killed by signal 9"):
+        compile_model(import_model(build_mlp(batch=4)), jobs=2)
+
+
+def test_compile_jobs_refuses_a_bad_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MINIMLC_COMPILE_JOBS", "many")
+    with pytest.raises(ValueError, match="MINIMLC_COMPILE_JOBS must be a positive integer, got 'many'"):
+        codegen.compile_jobs()
+    monkeypatch.setenv("MINIMLC_COMPILE_JOBS", "3")
+    assert codegen.compile_jobs() == 3
