@@ -1,10 +1,12 @@
-"""Parallel code generation: a module lowered to `scf`, split into partitions of functions that are lowered to the
-llvm dialect, translated to LLVM IR, optimised and compiled to object code at the same time, one process per core.
+"""Parallel code generation: a module lowered to the `program` stage (loop IR after the whole-program passes), split
+into partitions of functions that are lowered to the llvm dialect, translated to LLVM IR, optimised and compiled to
+object code at the same time, one process per core.
 
-A model's kernels are independent functions, and past `loop-to-scf` every pass works function by function. So each
-partition is the module with only its share of function bodies (the other functions become declarations); the rest
-of the pipeline, translation, LLVM's O3 and instruction selection run on that alone. Partitions are balanced by op
-count (the entry and its init function stay in the first). The first partition is compiled here and the others in
+A model's kernels are independent functions, and past the `program` stage every pass works function by function. So
+each partition is the module with only its share of function bodies (the other functions become declarations); the
+rest of the pipeline (`loop-to-scf` on), translation, LLVM's O3 and instruction selection run on that alone.
+Partitions are balanced by op count, unrolled loops counted as often as they will be copied; the entry stays in the
+first, where `loop-to-scf` adds its init function and the entry's ABI (`EntrySignature`) is read. The first partition is compiled here and the others in
 forked children, which inherit the module without serialising it and send their object code back through a pipe:
 
     func.func @main(...)           partition 0 (here)    -> main.o: main, main_packed, main_init, ...
@@ -26,16 +28,19 @@ import signal
 import struct
 import time
 import traceback
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Region
+from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.ir import Operation
+from xdsl.rewriter import Rewriter
 
-from minimlc.lowering.abi import ENTRY_ATTR
+from minimlc.dialects import loop
+from minimlc.lowering.abi import ENTRY_ATTR, EntrySignature, entry_signature
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.pipeline import make_context, run_passes
+from minimlc.lowering.pipeline import make_context, run_passes, stage_passes
 from minimlc.lowering.target import Target
 from minimlc.runtime.jit import optimized_module, target_machine
 
@@ -58,6 +63,8 @@ class CompiledPartition:
     object_code: bytes
     llvm_ir: str
     seconds: dict[str, float] = field(default_factory=dict)
+    signature: EntrySignature | None = None
+    """The entry's trailing ABI, read from the partition that holds the entry."""
 
 
 def compile_jobs() -> int:
@@ -73,19 +80,20 @@ def compile_jobs() -> int:
 def compile_partitions(
     module: ModuleOp, passes: Sequence[str], target: Target, jobs: int | None = None
 ) -> list[CompiledPartition]:
-    """Lower `module` (at the `scf` level) with `passes` (the rest of its pipeline, to the llvm dialect) and compile
-    it to object code for `target` in up to `jobs` partitions (default `compile_jobs()`). `module` is consumed."""
+    """Lower `module` (at the `program` stage) with `passes` (the rest of its pipeline, from `loop-to-scf` to the
+    llvm dialect) and compile it to object code for `target` in up to `jobs` partitions (default `compile_jobs()`);
+    the first holds the entry and its `signature`. `module` is consumed."""
     jobs = compile_jobs() if jobs is None else jobs
-    costs = {f.sym_name.data: sum(1 for _ in f.walk()) for f in _defined_functions(module)}
+    costs = {f.sym_name.data: op_count(f) for f in _defined_functions(module)}
     count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
     if count == 1:
-        return [_compile(module, passes, target)]
+        return [_compile(module, passes, target, with_entry=True)]
     shares = partition(module, costs, count)
     for function in _defined_functions(module):
         function.sym_visibility = None  # callable from the other partitions' objects
     children = [(_fork(module, share, passes, target), share) for share in shares[1:]]
     try:
-        results = [_compile(_keep_only(module, shares[0]), passes, target)]
+        results = [_compile(_keep_only(module, shares[0]), passes, target, with_entry=True)]
     except BaseException:
         for (pid, reader), _ in children:
             os.kill(pid, signal.SIGKILL)
@@ -105,18 +113,57 @@ def compile_partitions(
 
 def partition(module: ModuleOp, costs: dict[str, int], count: int) -> list[set[str]]:
     """`count` sets of function names, balanced by `costs` (largest first, each to the lightest set); the entry
-    functions (and so their `_packed` wrappers) are in the first."""
+    functions (and so their init function and `_packed` wrappers) are in the first."""
     shares: list[set[str]] = [set() for _ in range(count)]
     loads = [0] * count
-    entries = [f.sym_name.data for f in _defined_functions(module) if ENTRY_ATTR in f.attributes]
-    for name in entries:
-        shares[0].add(name)
-        loads[0] += costs[name]
-    for name in sorted((n for n in costs if n not in entries), key=lambda n: (-costs[n], n)):
+    entries = {f.sym_name.data for f in _defined_functions(module) if ENTRY_ATTR in f.attributes}
+    groups = _reference_groups(module, entries)
+    for group in groups:
+        if group & entries:
+            shares[0] |= group
+            loads[0] += sum(costs[name] for name in group)
+    for group in sorted(
+        (g for g in groups if not g & entries), key=lambda g: (-sum(costs[n] for n in g), sorted(g))
+    ):
         lightest = loads.index(min(loads))
-        shares[lightest].add(name)
-        loads[lightest] += costs[name]
+        shares[lightest] |= group
+        loads[lightest] += sum(costs[name] for name in group)
     return shares
+
+
+def _reference_groups(module: ModuleOp, entries: set[str]) -> list[set[str]]:
+    """The defined functions, grouped with the defined functions they name (a kernel with the parallel bodies whose
+    address it passes to the pool): an address taken across objects would need a relocation the JIT's static code
+    model cannot give. The entries' calls are left out, or everything would be one group."""
+    functions = {f.sym_name.data: f for f in _defined_functions(module)}
+    group_of = {name: {name} for name in functions}
+    for name, function in functions.items():
+        if name in entries:
+            continue
+        for op in function.walk():
+            for attribute in (*op.properties.values(), *op.attributes.values()):
+                other = attribute.root_reference.data if isinstance(attribute, SymbolRefAttr) else None
+                if other in functions and group_of[other] is not group_of[name]:
+                    merged = group_of[name] | group_of[other]
+                    for member in merged:
+                        group_of[member] = merged
+    unique = {id(group): group for group in group_of.values()}
+    return list(unique.values())
+
+
+def op_count(root: Operation) -> int:
+    """The ops `root` will have once its `unroll` loops are copied out (`loop-to-scf`), the partitions' cost."""
+    count = 0
+    for region in root.regions:
+        for block in region.blocks:
+            for op in block.ops:
+                copies = op.upper.value.data // op.step.value.data if _is_unrolled(op) else 1
+                count += 1 + copies * op_count(op)
+    return count
+
+
+def _is_unrolled(op: Operation) -> bool:
+    return isinstance(op, loop.ForOp) and op.kind.data == "unroll"
 
 
 def _defined_functions(module: ModuleOp) -> list[func.FuncOp]:
@@ -124,20 +171,25 @@ def _defined_functions(module: ModuleOp) -> list[func.FuncOp]:
 
 
 def _keep_only(module: ModuleOp, names: set[str]) -> ModuleOp:
-    """`module` with the bodies of the functions not in `names` dropped: those become declarations."""
+    """`module` with the functions not in `names` reduced to plain declarations (no body, no `minimlc.*` attributes:
+    another partition makes the entry's wrappers)."""
     for function in _defined_functions(module):
         if function.sym_name.data not in names:
-            function.detach_region(function.body).erase()
-            function.add_region(Region())
-            function.sym_visibility = StringAttr("private")
-            function.arg_attrs = None
+            inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
+            Rewriter.replace_op(function, func.FuncOp.external(function.sym_name.data, inputs, outputs))
     return module
 
 
-def _compile(module: ModuleOp, passes: Sequence[str], target: Target) -> CompiledPartition:
+def _compile(module: ModuleOp, passes: Sequence[str], target: Target, with_entry: bool = False) -> CompiledPartition:
     seconds: dict[str, float] = {}
     start = time.perf_counter()
-    run_passes(module, passes, make_context())
+    ctx = make_context()
+    signature = None
+    if with_entry:
+        run_passes(module, stage_passes(passes, stop_after="scf"), ctx)
+        signature = entry_signature(module)
+        passes = stage_passes(passes, start_after="scf")
+    run_passes(module, passes, ctx)
     seconds["llvm_dialect"] = (lowered := time.perf_counter()) - start
     llvm_ir = translate_to_llvm_ir(module)
     seconds["translate"] = (translated := time.perf_counter()) - lowered
@@ -146,13 +198,17 @@ def _compile(module: ModuleOp, passes: Sequence[str], target: Target) -> Compile
     seconds["optimize"] = (optimized_at := time.perf_counter()) - translated
     object_code = machine.emit_object(optimized)
     seconds["machine_code"] = time.perf_counter() - optimized_at
-    return CompiledPartition(object_code, llvm_ir, seconds)
+    return CompiledPartition(object_code, llvm_ir, seconds, signature)
 
 
 def _fork(module: ModuleOp, share: set[str], passes: Sequence[str], target: Target) -> tuple[int, int]:
     """Compile partition `share` of `module` in a forked child; returns its pid and the read end of its pipe."""
     reader, writer = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns when a process with threads forks (execnet's, a thread pool's): the child runs only
+        # this compile, which takes no lock those threads could hold, and leaves with os._exit.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: compile, reply, and exit without running the parent's clean-up
         os.close(reader)
         try:

@@ -52,12 +52,12 @@ def lower_to_llvm_dialect(module: ModuleOp, pipeline: Pipeline = 3) -> EntrySign
 
 
 def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str, int]:
-    """What the entry of a module lowered past `loop-to-scf` does per call, and the bytes it binds.
+    """What the entry of a module lowered past the `program` stage does per call, and the bytes it binds.
 
     `kernels`: kernel calls per run (load-time precompute kernels excluded); `kernel_functions`: distinct kernels
     they call; `arena_bytes`: the intermediate-buffer arena; `intermediate_bytes`: the intermediates' summed sizes
     (what one buffer each would take), both 0 if memory was not planned (O0: one allocation per intermediate);
-    `weight_bytes`: the weights the entry binds, from `weights`.
+    `weight_bytes`: the weights the entry binds, from `weights` (0 before `loop-to-scf` makes them parameters).
     """
     functions = [op for op in module.ops if isinstance(op, func.FuncOp | llvm.FuncOp)]
     entry = entry_function(module)
@@ -120,12 +120,13 @@ def compile_model(
     target.check_runs_on_host()
     pipeline = pipeline if pipeline is not None else opt_level
     set_target(imported.module, target)
-    run_pipeline(imported.module, pipeline, stop_after="scf")
-    signature = entry_signature(imported.module)
+    run_pipeline(imported.module, pipeline, stop_after="program")
     stats = model_stats(imported.module, imported.weights)
     lowered = time.perf_counter()
-    partitions = compile_partitions(imported.module, stage_passes(pipeline, start_after="scf"), target, jobs)
+    partitions = compile_partitions(imported.module, stage_passes(pipeline, start_after="program"), target, jobs)
     generated = time.perf_counter()
+    signature = partitions[0].signature
+    assert signature is not None
     if signature.pool_slot is not None:
         register_symbols()
     code = ObjectModule([p.object_code for p in partitions], target)
@@ -135,6 +136,7 @@ def compile_model(
     compiled.compile_seconds = end - start
     compiled.stats = {
         **stats,
+        "weight_bytes": sum(weight.nbytes for weight in compiled.weights.values()),
         "compile_seconds": compiled.compile_seconds,
         "lower_seconds": lowered - start,
         "codegen_seconds": generated - lowered,

@@ -77,7 +77,7 @@ def test_stage_passes_cut_a_level_at_its_stage_boundaries() -> None:
 def test_a_stage_the_pipeline_does_not_reach_is_refused() -> None:
     with pytest.raises(ValueError, match="does not run default-schedule, so it cannot stop at stage 'schedule'"):
         stage_passes(1, stop_after="schedule")
-    with pytest.raises(ValueError, match="unknown stage 'lop'; stages: graph, te, loop, schedule, scf, llvm"):
+    with pytest.raises(ValueError, match="unknown stage 'lop'; stages: graph, te, loop, schedule, program, scf, llvm"):
         stage_passes(3, stop_after="lop")
 
 
