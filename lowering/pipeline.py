@@ -194,7 +194,9 @@ def stage_passes(pipeline: Pipeline, stop_after: str | None = None, start_after:
 
 ExtraPasses = Mapping[str, str | Sequence[str]]
 """Passes to insert into a pipeline, by the stage they run after: `{"graph": ["toy-relu-to-clip"], "loop": "cse"}`
-(a stage's passes as a list of pass items or one comma-separated pass list; named pipelines are expanded)."""
+(a stage's passes as a list of pass items or one comma-separated pass list; named pipelines are expanded). Passes
+after `program` run, in a compiled model, on each code-generation partition: a share of the functions, the others
+declared."""
 
 
 def with_extra_passes(pipeline: Pipeline, extra: ExtraPasses) -> list[str]:

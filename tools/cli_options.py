@@ -64,7 +64,8 @@ def add_opt_level(parser: argparse.ArgumentParser) -> None:
         type=passes_after,
         metavar="STAGE:PASS[,PASS]",
         help="insert passes (minimlc's or a plugin's) into the opt level's pipeline after STAGE: graph, te, loop, "
-        "schedule, scf or llvm (repeatable)",
+        "schedule, program, scf or llvm (repeatable; passes after program run on each code-generation partition, "
+        "a share of the functions)",
     )
     parser.add_argument(
         "--load-plugin",
