@@ -29,9 +29,10 @@ import struct
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import llvmlite.binding as llvm
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
 from xdsl.ir import Operation
@@ -77,23 +78,51 @@ def compile_jobs() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+Optimizer = Callable[[str, frozenset[str]], tuple[llvm.TargetMachine, llvm.ModuleRef]]
+"""A partition's LLVM IR and the names of the functions the model defines (in any partition; the runtime's, such as
+`minimlc_parallel_for`, are not) -> the target machine that emits its object
+file and the module, parsed and optimised (and, for a shared library, its symbols renamed and hidden)."""
+
+
+def jit_optimizer(target: Target) -> Optimizer:
+    """For code loaded into this process (`jit.ObjectModule`): `target`'s JIT target machine, LLVM's O3."""
+
+    def optimize(llvm_ir: str, _own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
+        machine = target_machine(target)
+        return machine, optimized_module(llvm_ir, machine)
+
+    return optimize
+
+
+@dataclass(frozen=True)
+class _Job:
+    passes: Sequence[str]
+    optimize: Optimizer
+    own_functions: frozenset[str]
+
+
 def compile_partitions(
-    module: ModuleOp, passes: Sequence[str], target: Target, jobs: int | None = None
+    module: ModuleOp,
+    passes: Sequence[str],
+    optimize: Optimizer,
+    jobs: int | None = None,
 ) -> list[CompiledPartition]:
     """Lower `module` (at the `program` stage) with `passes` (the rest of its pipeline, from `loop-to-scf` to the
-    llvm dialect) and compile it to object code for `target` in up to `jobs` partitions (default `compile_jobs()`);
-    the first holds the entry and its `signature`. `module` is consumed."""
+    llvm dialect), translate it, `optimize` it (`jit_optimizer(target)` for this process) and emit object code, in
+    up to `jobs` partitions (default `compile_jobs()`); the first holds the entry and its `signature`. `module` is
+    consumed."""
     jobs = compile_jobs() if jobs is None else jobs
     costs = {f.sym_name.data: op_count(f) for f in _defined_functions(module)}
+    job = _Job(passes, optimize, frozenset(costs))
     count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
     if count == 1:
-        return [_compile(module, passes, target, with_entry=True)]
+        return [_compile(module, job, with_entry=True)]
     shares = partition(module, costs, count)
     for function in _defined_functions(module):
         function.sym_visibility = None  # callable from the other partitions' objects
-    children = [(_fork(module, share, passes, target), share) for share in shares[1:]]
+    children = [(_fork(module, share, job), share) for share in shares[1:]]
     try:
-        results = [_compile(_keep_only(module, shares[0]), passes, target, with_entry=True)]
+        results = [_compile(_keep_only(module, shares[0]), job, with_entry=True)]
     except BaseException:
         for (pid, reader), _ in children:
             os.kill(pid, signal.SIGKILL)
@@ -180,11 +209,12 @@ def _keep_only(module: ModuleOp, names: set[str]) -> ModuleOp:
     return module
 
 
-def _compile(module: ModuleOp, passes: Sequence[str], target: Target, with_entry: bool = False) -> CompiledPartition:
+def _compile(module: ModuleOp, job: _Job, with_entry: bool = False) -> CompiledPartition:
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     ctx = make_context()
     signature = None
+    passes = job.passes
     if with_entry:
         run_passes(module, stage_passes(passes, stop_after="scf"), ctx)
         signature = entry_signature(module)
@@ -193,15 +223,14 @@ def _compile(module: ModuleOp, passes: Sequence[str], target: Target, with_entry
     seconds["llvm_dialect"] = (lowered := time.perf_counter()) - start
     llvm_ir = translate_to_llvm_ir(module)
     seconds["translate"] = (translated := time.perf_counter()) - lowered
-    machine = target_machine(target)
-    optimized = optimized_module(llvm_ir, machine)
+    machine, optimized = job.optimize(llvm_ir, job.own_functions)
     seconds["optimize"] = (optimized_at := time.perf_counter()) - translated
     object_code = machine.emit_object(optimized)
     seconds["machine_code"] = time.perf_counter() - optimized_at
     return CompiledPartition(object_code, llvm_ir, seconds, signature)
 
 
-def _fork(module: ModuleOp, share: set[str], passes: Sequence[str], target: Target) -> tuple[int, int]:
+def _fork(module: ModuleOp, share: set[str], job: _Job) -> tuple[int, int]:
     """Compile partition `share` of `module` in a forked child; returns its pid and the read end of its pipe."""
     reader, writer = os.pipe()
     with warnings.catch_warnings():
@@ -213,17 +242,17 @@ def _fork(module: ModuleOp, share: set[str], passes: Sequence[str], target: Targ
         os.close(reader)
         try:
             with os.fdopen(writer, "wb") as pipe:
-                pipe.write(_reply(module, share, passes, target))
+                pipe.write(_reply(module, share, job))
         finally:
             os._exit(0)
     os.close(writer)
     return pid, reader
 
 
-def _reply(module: ModuleOp, share: set[str], passes: Sequence[str], target: Target) -> bytes:
+def _reply(module: ModuleOp, share: set[str], job: _Job) -> bytes:
     """The child's reply: its header (timings, or the exception it raised), object code and LLVM IR."""
     try:
-        compiled = _compile(_keep_only(module, share), passes, target)
+        compiled = _compile(_keep_only(module, share), job)
     except Exception as error:  # sent to the parent, which raises it
         header = json.dumps({"error": traceback.format_exc()}).encode()
         return _FRAME.pack(len(header), 0, 0) + header + _pickled(error)

@@ -1,7 +1,8 @@
-"""Compile an imported model to one native module with a single entry function.
+"""Compile an imported model to native code with a single entry function.
 
 The graph-level module goes through the `lower-to-llvm` pipeline in memory (no text round trips, no verification
-between passes), is translated to LLVM IR, optimised at O3 for the host CPU and JIT-compiled. The entry
+between passes) up to the `program` stage; from there `runtime/codegen.py` lowers, translates, optimises (O3, for
+the target CPU) and compiles it in partitions on all cores, and `jit.ObjectModule` loads the object files. The entry
 `@main_packed(ptr args)` takes one array of buffer addresses: inputs, then outputs, then weights in the order
 `loop-to-scf` recorded, then precomputed buffers (packed weights); weights are bound by address when the model loads
 and never copied into the IR. Precomputed buffers are allocated here and filled once, by `@main_init_packed`, which
@@ -15,7 +16,7 @@ arena size) for `InferenceSession.stats` and `minimlc compile --stats`.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,27 +29,15 @@ from minimlc.lowering.abi import (
     INTERMEDIATE_BYTES_ATTR,
     EntrySignature,
     entry_function,
-    entry_signature,
     int_attribute,
     weight_names_of,
 )
-from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.pipeline import Pipeline, make_context, run_pipeline, stage_passes
+from minimlc.lowering.pipeline import Pipeline, run_pipeline, stage_passes
 from minimlc.lowering.target import Target, set_target, target_from_name
 from minimlc.runtime.compiled import CompiledModel, bind
-from minimlc.runtime.codegen import CODEGEN_STEPS, compile_partitions
+from minimlc.runtime.codegen import CODEGEN_STEPS, CompiledPartition, Optimizer, compile_partitions, jit_optimizer
 from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import register_symbols
-
-
-def lower_to_llvm_dialect(module: ModuleOp, pipeline: Pipeline = 3) -> EntrySignature:
-    """Lower a graph-level module to the llvm dialect in place with `pipeline` (an opt level, a named pipeline or a
-    pass list); returns the entry's trailing ABI."""
-    ctx = make_context()
-    run_pipeline(module, pipeline, stop_after="scf", ctx=ctx)
-    signature = entry_signature(module)
-    run_pipeline(module, pipeline, start_after="scf", ctx=ctx)
-    return signature
 
 
 def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str, int]:
@@ -78,28 +67,55 @@ def model_stats(module: ModuleOp, weights: Mapping[str, np.ndarray]) -> dict[str
 
 
 @dataclass
-class LoweredModel:
-    """An imported model lowered to LLVM IR for a target, with the entry's trailing ABI."""
+class CompiledObjects:
+    """A model compiled to object files (one per codegen partition), with the entry's ABI and what it took."""
 
     target: Target
     signature: EntrySignature
-    llvm_ir: str
-    lower_seconds: float
-    translate_seconds: float
+    partitions: list[CompiledPartition]
+    stats: dict[str, int | float]
+    """`model_stats` and the stages' seconds (`lower_seconds`, `codegen_seconds`, `codegen_partitions` and the CPU
+    seconds of each step in `CODEGEN_STEPS`)."""
+
+    @property
+    def object_files(self) -> list[bytes]:
+        return [partition.object_code for partition in self.partitions]
+
+    @property
+    def llvm_ir(self) -> str:
+        return "".join(partition.llvm_ir for partition in self.partitions)
 
 
-def lower_to_llvm_ir(
-    imported: ImportedModel, pipeline: Pipeline | None = None, *, opt_level: int = 3, target: str | Target = "host"
-) -> LoweredModel:
-    """Pin `imported`'s module to `target`, lower it in place with `pipeline` (by default the one of `opt_level`)
-    and translate it to LLVM IR: what the JIT and the shared-library builder both start from."""
+def compile_objects(
+    imported: ImportedModel,
+    pipeline: Pipeline | None = None,
+    *,
+    opt_level: int = 3,
+    target: str | Target = "host",
+    optimizer: Callable[[Target], Optimizer] = jit_optimizer,
+    jobs: int | None = None,
+) -> CompiledObjects:
+    """Lower `imported` with `pipeline` (by default the one of `opt_level`) for `target` and compile it to object
+    files on up to `jobs` processes (`runtime.codegen`), optimised by `optimizer(target)`."""
     start = time.perf_counter()
     target = target_from_name(target) if isinstance(target, str) else target
+    pipeline = pipeline if pipeline is not None else opt_level
     set_target(imported.module, target)
-    signature = lower_to_llvm_dialect(imported.module, pipeline if pipeline is not None else opt_level)
+    run_pipeline(imported.module, pipeline, stop_after="program")
+    stats: dict[str, int | float] = dict(model_stats(imported.module, imported.weights))
     lowered = time.perf_counter()
-    llvm_ir = translate_to_llvm_ir(imported.module)
-    return LoweredModel(target, signature, llvm_ir, lowered - start, time.perf_counter() - lowered)
+    passes = stage_passes(pipeline, start_after="program")
+    partitions = compile_partitions(imported.module, passes, optimizer(target), jobs)
+    signature = partitions[0].signature
+    assert signature is not None
+    stats["weight_bytes"] = sum(imported.weights[name].nbytes for name in signature.weight_names)
+    stats.update(
+        lower_seconds=lowered - start,
+        codegen_seconds=time.perf_counter() - lowered,
+        codegen_partitions=len(partitions),
+        **{f"{step}_seconds": sum(p.seconds[step] for p in partitions) for step in CODEGEN_STEPS},
+    )
+    return CompiledObjects(target, signature, partitions, stats)
 
 
 def compile_model(
@@ -118,30 +134,18 @@ def compile_model(
     start = time.perf_counter()
     target = target_from_name(target) if isinstance(target, str) else target
     target.check_runs_on_host()
-    pipeline = pipeline if pipeline is not None else opt_level
-    set_target(imported.module, target)
-    run_pipeline(imported.module, pipeline, stop_after="program")
-    stats = model_stats(imported.module, imported.weights)
-    lowered = time.perf_counter()
-    partitions = compile_partitions(imported.module, stage_passes(pipeline, start_after="program"), target, jobs)
-    generated = time.perf_counter()
-    signature = partitions[0].signature
-    assert signature is not None
-    if signature.pool_slot is not None:
+    objects = compile_objects(imported, pipeline, opt_level=opt_level, target=target, jobs=jobs)
+    if objects.signature.pool_slot is not None:
         register_symbols()
-    code = ObjectModule([p.object_code for p in partitions], target)
-    llvm_ir = "".join(p.llvm_ir for p in partitions)
-    compiled = bind(imported.inputs, imported.computed_outputs, code, signature, imported.weights, llvm_ir)
-    end = time.perf_counter()
-    compiled.compile_seconds = end - start
+    code = ObjectModule(objects.object_files, target)
+    compiled = bind(
+        imported.inputs, imported.computed_outputs, code, objects.signature, imported.weights, objects.llvm_ir
+    )
+    compiled.compile_seconds = time.perf_counter() - start
+    stages = objects.stats["lower_seconds"] + objects.stats["codegen_seconds"]
     compiled.stats = {
-        **stats,
-        "weight_bytes": sum(weight.nbytes for weight in compiled.weights.values()),
+        **objects.stats,
         "compile_seconds": compiled.compile_seconds,
-        "lower_seconds": lowered - start,
-        "codegen_seconds": generated - lowered,
-        "load_seconds": end - generated,
-        "codegen_partitions": len(partitions),
-        **{f"{step}_seconds": sum(p.seconds[step] for p in partitions) for step in CODEGEN_STEPS},
+        "load_seconds": compiled.compile_seconds - stages,  # the code's loading and init, and the checks before
     }
     return compiled

@@ -15,7 +15,8 @@ file the C API reads at load:
     arrays:  raw float32, each at a 64-byte aligned offset
 
 The fingerprint (of the weights' names and shapes) ties a weights file to the libraries built from the same model
-graph, so weights of the same shapes can be swapped without relinking. `object_code` alone is
+graph, so weights of the same shapes can be swapped without relinking. The model's code is compiled in partitions on
+all cores, as for the JIT (`runtime/codegen.py`), one object file each; `object_code(..., jobs=1)`, one file, is
 `minimlc compile --emit obj`.
 """
 
@@ -32,7 +33,7 @@ import struct
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -45,6 +46,7 @@ from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, init_name, packed_name
 from minimlc.lowering.pipeline import Pipeline
 from minimlc.lowering.target import Target
+from minimlc.runtime.codegen import Optimizer
 from minimlc.runtime.compiled import align_up
 from minimlc.runtime.jit import optimized_module
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
@@ -71,9 +73,9 @@ class LinkError(RuntimeError):
 
 @dataclass
 class ModelObject:
-    """A model's position-independent object code and what its C API needs to know."""
+    """A model's position-independent object files (one per codegen partition) and what its C API needs to know."""
 
-    code: bytes
+    objects: list[bytes]
     signature: EntrySignature
     inputs: list[TensorInfo]
     outputs: list[TensorInfo]
@@ -89,26 +91,29 @@ def pic_target_machine(target: Target) -> llvm.TargetMachine:
     )
 
 
-def emit_object(llvm_ir: str, target: Target, prefix: str | None, exported: Sequence[str] = ()) -> bytes:
-    """Optimise `llvm_ir` as `JitModule` does and emit a PIC object file for `target`.
+def library_optimizer(prefix: str | None) -> Callable[[Target], Optimizer]:
+    """An optimiser for `runtime.codegen` that makes library code: optimised as `JitModule` does, emitted
+    position-independent, the model's own functions renamed `<prefix>_<name>` (none without a prefix) and every
+    defined symbol hidden or internal, so the library exports only its C API while its objects still call each
+    other."""
 
-    With `prefix`, every defined function is renamed `<prefix>_<name>`, those in `exported` keep external linkage
-    (hidden visibility) and the others become internal; without it, every defined symbol is hidden."""
-    machine = pic_target_machine(target)
-    module = optimized_module(llvm_ir, machine)
-    for function in module.functions:
-        if function.is_declaration:
-            continue
-        if prefix is not None and function.name not in exported:
-            function.linkage = llvm.Linkage.internal
-        elif function.linkage not in (llvm.Linkage.internal, llvm.Linkage.private):
-            function.visibility = llvm.Visibility.hidden
-        if prefix is not None:
-            function.name = f"{prefix}_{function.name}"
-    for variable in module.global_variables:
-        if not variable.is_declaration:
-            variable.linkage = llvm.Linkage.internal
-    return machine.emit_object(module)
+    def for_target(target: Target) -> Optimizer:
+        def optimize(llvm_ir: str, own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
+            machine = pic_target_machine(target)
+            module = optimized_module(llvm_ir, machine)
+            for function in module.functions:
+                if not function.is_declaration and function.linkage not in (llvm.Linkage.internal, llvm.Linkage.private):
+                    function.visibility = llvm.Visibility.hidden
+                if prefix is not None and (function.name in own or not function.is_declaration):
+                    function.name = f"{prefix}_{function.name}"
+            for variable in module.global_variables:
+                if not variable.is_declaration:
+                    variable.linkage = llvm.Linkage.internal
+            return machine, module
+
+        return optimize
+
+    return for_target
 
 
 def object_code(
@@ -118,31 +123,32 @@ def object_code(
     opt_level: int = 3,
     target: str | Target = "host",
     prefix: str = "model",
+    jobs: int | None = None,
 ) -> ModelObject:
-    """Lower `imported` and emit its object code: `<prefix>_main_packed(void **args)` (inputs, outputs, pool,
-    weights, precomputed buffers: see `minimlc.lowering.abi`) and, with precomputed buffers,
-    `<prefix>_main_init_packed(void **tail)`; every other function is internal. Calls `minimlc_parallel_for` if the
-    model has parallel loops. The target need not be the host's (nothing runs here)."""
-    from minimlc.runtime.compiler import lower_to_llvm_ir
+    """Lower `imported` and emit its object files (on up to `jobs` processes): `<prefix>_main_packed(void **args)`
+    (inputs, outputs, pool, weights, precomputed buffers: see `minimlc.lowering.abi`) and, with precomputed buffers,
+    `<prefix>_main_init_packed(void **tail)`; every symbol is hidden. Calls `minimlc_parallel_for` if the model has
+    parallel loops. The target need not be the host's (nothing runs here)."""
+    from minimlc.runtime.compiler import compile_objects
 
-    lowered = lower_to_llvm_ir(imported, pipeline, opt_level=opt_level, target=target)
-    start = time.perf_counter()
-    exported = [packed_name(ENTRY_FUNCTION), packed_name(init_name(ENTRY_FUNCTION))]
-    code = emit_object(lowered.llvm_ir, lowered.target, prefix, exported)
+    compiled = compile_objects(
+        imported, pipeline, opt_level=opt_level, target=target, optimizer=library_optimizer(prefix), jobs=jobs
+    )
     return ModelObject(
-        code,
-        lowered.signature,
+        compiled.object_files,
+        compiled.signature,
         list(imported.inputs),
         list(imported.computed_outputs),
-        lowered.target,
-        lower_seconds=lowered.lower_seconds + lowered.translate_seconds,
-        codegen_seconds=time.perf_counter() - start,
+        compiled.target,
+        lower_seconds=float(compiled.stats["lower_seconds"]),
+        codegen_seconds=float(compiled.stats["codegen_seconds"]),
     )
 
 
 def pool_object_code(target: Target, options: PoolOptions = PoolOptions()) -> bytes:
     """The thread pool's object code for `target`, every symbol hidden (each library has its own copy)."""
-    return emit_object(str(build_pool_module(options)), target, None)
+    machine, module = library_optimizer(None)(target)(str(build_pool_module(options)), frozenset())
+    return machine.emit_object(module)
 
 
 def fingerprint(signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> int:
@@ -370,7 +376,9 @@ def export_library(
     write_weights(weights, model.signature, imported.weights)
     with tempfile.TemporaryDirectory(prefix="minimlc-build-") as scratch:
         folder = Path(scratch)
-        (folder / "model.o").write_bytes(model.code)
+        objects = [folder / f"model_{i}.o" for i in range(len(model.objects))]
+        for path_, code in zip(objects, model.objects, strict=True):
+            path_.write_bytes(code)
         (folder / "pool.o").write_bytes(pool_code)
         (folder / "api.c").write_text(c_api_source(model, prefix, header.name, imported.weights))
         command = [
@@ -378,7 +386,7 @@ def export_library(
             f"-I{RUNTIME_DIR}", f"-I{header.parent.resolve()}",
             "-o", str(library),
             str(folder / "api.c"), str(RUNTIME_DIR / "minimlc_runtime.c"),
-            str(folder / "model.o"), str(folder / "pool.o"),
+            *map(str, objects), str(folder / "pool.o"),
             "-lm", "-pthread",
         ]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)

@@ -53,8 +53,10 @@ def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] 
         pipeline(args, extra_passes),
         opt_level=args.opt_level,
         target=args.target,
+        jobs=1,
     )
-    Path(args.output).write_bytes(model.code)
+    (code,) = model.objects
+    Path(args.output).write_bytes(code)
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

@@ -14,7 +14,7 @@ import onnx
 import pytest
 
 from minimlc.frontend.onnx import import_model
-from minimlc.runtime import InferenceSession
+from minimlc.runtime import InferenceSession, codegen
 from minimlc.runtime.shared_library import CompilerNotFoundError, export_library, object_code
 from minimlc.tools.minimlc_cli import main as cli_main
 
@@ -75,9 +75,16 @@ def test_mlp_library_matches_the_session(tmp_path: Path) -> None:
     assert "#define MODEL_INPUT_INPUT_SHAPE {1, 784}" in header
 
 
-def test_conv_library_with_parallel_loops_matches_the_session(tmp_path: Path) -> None:
+@pytest.mark.parametrize("partitions", [1, 2])
+def test_conv_library_with_parallel_loops_matches_the_session(
+    tmp_path: Path, partitions: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Also compiled in two partitions (two object files calling each other, every symbol still hidden)."""
+    monkeypatch.setattr(codegen, "MIN_OPS_PER_PARTITION", 1)
+    monkeypatch.setenv("MINIMLC_COMPILE_JOBS", str(partitions))
     model = conv_model()
-    assert object_code(import_model(model)).signature.pool_slot is not None
+    compiled = object_code(import_model(model))
+    assert compiled.signature.pool_slot is not None and len(compiled.objects) == partitions
     expected, printed = build_and_run(model, tmp_path / "conv", threads=2)
     for want, got in zip(expected, printed):
         np.testing.assert_array_equal(got, want)  # parallel loops split no reduction: the same sums in any thread
