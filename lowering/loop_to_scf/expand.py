@@ -32,13 +32,24 @@ from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
 from minimlc.lowering.loop.analysis import index_constant, loops_of
 
 
-def expand_loops(root: Operation) -> None:
-    """Generate code for every `vectorize` and `unroll` loop under `root`, innermost first."""
+def expand_loops(root: Operation, *, vectors_only: bool = False) -> None:
+    """Generate code for every `vectorize` and `unroll` loop under `root`, innermost first. `vectors_only` leaves the
+    unroll loops that are not inside a vectorize loop: enough to learn whether the vector code can be generated
+    (raises DiagnosticException if not), without making the copies."""
     for target in reversed(loops_of(root)):
         if target.kind.data == "vectorize":
             _Vectorizer(target).run()
-        elif target.kind.data == "unroll":
+        elif target.kind.data == "unroll" and (not vectors_only or _inside_vectorize_loop(target)):
             unroll(target)
+
+
+def _inside_vectorize_loop(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, loop.ForOp) and parent.kind.data == "vectorize":
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def unroll(target: loop.ForOp) -> None:

@@ -171,7 +171,7 @@ def _lowers(ctx: Context, module: ModuleOp, kernel: func.FuncOp, steps: list[str
     copy_target(module, trial)
     try:
         apply_steps(ctx, trial, steps)
-        expand_loops(trial)
+        expand_loops(trial, vectors_only=True)
     except DiagnosticException:
         return False
     return True
