@@ -69,7 +69,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
-from minimlc.lowering.loop.analysis import Affine, affine_form, loop_of
+from minimlc.lowering.loop.analysis import Affine, affine_form, loop_of, structural_key
 
 _ZERO = FloatAttr(0.0, f32)
 
@@ -132,14 +132,14 @@ class _Group:
 
 @dataclass
 class _FusedTable:
-    """Fused kernels of one module, deduplicated by their printed body."""
+    """Fused kernels of one module, deduplicated by their structure (`structural_key`)."""
 
     module: ModuleOp
-    by_body: dict[str, str] = field(default_factory=dict)
+    by_body: dict[tuple[object, ...], str] = field(default_factory=dict)
     count: int = 0
 
     def intern(self, base: str, kernel: func.FuncOp) -> str:
-        key = str(kernel)
+        key = structural_key(kernel)
         if key not in self.by_body:
             name = f"{base}_{self.count}"
             while any(isinstance(op, func.FuncOp) and op.sym_name.data == name for op in self.module.ops):

@@ -45,6 +45,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import graph, loop, te
 from minimlc.lowering.abi import ENTRY_ATTR
+from minimlc.lowering.loop.analysis import structural_key
 
 _COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}
 _FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))
@@ -100,15 +101,15 @@ def _buffer_type(value: SSAValue) -> Attribute:
 
 
 class _KernelTable:
-    """Kernel functions of one module, deduplicated by their printed body."""
+    """Kernel functions of one module, deduplicated by their structure (`structural_key`)."""
 
     def __init__(self, module: ModuleOp):
         self.module = module
-        self.by_body: dict[str, str] = {}
+        self.by_body: dict[tuple[object, ...], str] = {}
         self.count = 0
 
     def intern(self, tag: str, kernel: func.FuncOp) -> str:
-        key = str(kernel)
+        key = structural_key(kernel)
         if key not in self.by_body:
             name = f"{tag}_{self.count}"
             self.count += 1
