@@ -334,8 +334,7 @@ One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tool
     any other word       the class name of the exception the run raises (a crash)
 Tests that fail, rather than being refused with a NotImplementedError, carry the message. Out of scope on purpose:
 Dropout in training mode with a ratio above 0 (its expected outputs come from numpy's random generator), data other
-than float32 (int8, uint8, ...; int32, int64 and bool inputs are bound only where they set a shape, such as Reshape's
-shape or a reduction's axes, and are unsupported-type where they are data), sequence and optional types."""
+than float32, int32, int64 and bool (int8, uint8, float16, ...), sequence and optional types."""
 
 
 def _shortened(message: str, limit: int = 160) -> str:
