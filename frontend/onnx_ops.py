@@ -127,8 +127,10 @@ def emit_binary(
     ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], a: Value, b: Value
 ) -> SSAValue:
     lhs, rhs = ctx.data(a), ctx.data(b)
-    if graph.element_type(lhs) != graph.element_type(rhs):
-        raise NodeError(f"input element types {graph.element_type(lhs)} and {graph.element_type(rhs)} differ")
+    if graph.element_type(lhs) != graph.element_type(rhs):  # invalid for most ops, valid for Pow
+        raise UnsupportedNodeError(
+            f"input element types {graph.element_type(lhs)} and {graph.element_type(rhs)} differ"
+        )
     if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
         raise NodeError(
             f"input shapes {shape_of(lhs)} and {shape_of(rhs)} are not broadcast-compatible"

@@ -87,6 +87,11 @@ class MinimlcBackendRep(BackendRep):
         return [vi.name for vi, is_bound in zip(self._inputs, self._bound) if is_bound]
 
     @property
+    def fed_inputs(self) -> list[str]:
+        """The inputs fed at run time (every input not bound, and bound ones also read as data), in input order."""
+        return [vi.name for vi, is_fed in zip(self._inputs, self._fed) if is_fed]
+
+    @property
     def sessions(self) -> dict[Signature, InferenceSession]:
         """The sessions compiled so far, by signature (read-only use: timing, inspection)."""
         return dict(self._sessions)

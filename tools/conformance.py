@@ -32,6 +32,7 @@ from onnx.backend.test.case.test_case import TestCase
 from onnx.backend.test.runner import Runner
 
 from minimlc.frontend.onnx import (
+    CONSTANT_OPERANDS,
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,
@@ -158,13 +159,22 @@ def how_it_passed(
     """How a case whose `runs` (feeds in input order, outputs) matched the expected outputs passed.
 
     `NATIVE` if a session compiled native code (its kernels compute outputs), `CONSTANT` if none did. Either way, the
-    outputs that are compile-time constants must be independent of the inputs' values: the backend binds an input
-    only where it is a `CONSTANT_OPERANDS` operand (a shape, axes, Dropout's ratio; its other reads stay run-time
-    inputs), and rerunning with every float input fed at run time replaced by other random values gives the same
-    constants. Raises `FoldedOutputError` otherwise.
+    outputs that are compile-time constants must be independent of the inputs' values: an input bound and not fed at
+    run time is read only as a `CONSTANT_OPERANDS` operand (a shape, axes, Dropout's ratio), and rerunning with every
+    float input fed at run time replaced by other random values gives the same constants. Raises `FoldedOutputError`
+    otherwise.
     """
     bound = set(rep.bound_inputs)
     graph = rep.model.graph
+    only_bound = bound - set(rep.fed_inputs)
+    as_data = sorted(
+        f"'{name}' ({node.op_type} input {position})"
+        for node in graph.node
+        for position, name in enumerate(node.input)
+        if name in only_bound and position not in CONSTANT_OPERANDS.get(node.op_type, ())
+    ) + sorted(f"'{vi.name}' (a graph output)" for vi in graph.output if vi.name in only_bound)
+    if as_data:
+        raise FoldedOutputError(f"inputs bound as constants but read as data: {', '.join(as_data)}")
     sessions = rep.sessions.values()
     constant = {name for session in sessions for name in session.constant_output_names}
     names = [vi.name for vi in graph.output]
