@@ -5,11 +5,13 @@ shape static and computed here (value_info is not trusted). Initializers, Consta
 and the outputs of every node whose inputs are all constants (evaluated at import time by
 `onnx_fold`) are compile-time constants: the ones used as data operands become `graph.weight`
 handles into the returned weight store, the others (such as Reshape's shape) are consumed at import
-time. A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
+time. A node fed, directly or not, by a graph input's values is never folded: it is converted.
+A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
-its own element type (int64, bool, ...); @main returns the other outputs: float32, like the
-inputs, except index outputs native code computes as int64 (MaxPool's Indices). The converters,
-one per ONNX op type, live in `onnx_ops` (core), `onnx_activation`, `onnx_nn` and `onnx_tensor`.
+its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
+float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
+only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
+`onnx_activation`, `onnx_nn`, `onnx_tensor` and `onnx_indexing`.
 """
 
 from __future__ import annotations
@@ -26,15 +28,16 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, IntegerType, ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_activation, onnx_fold, onnx_nn, onnx_ops, onnx_tensor
+from minimlc.frontend import onnx_activation, onnx_fold, onnx_indexing, onnx_nn, onnx_ops, onnx_tensor
 from minimlc.frontend.onnx_ops import (
+    ELEMENT_TYPES,
     ConstantValue,
     NodeContext,
     NodeError,
@@ -52,8 +55,25 @@ CONVERTERS = {
     **onnx_activation.CONVERTERS,
     **onnx_nn.CONVERTERS,
     **onnx_tensor.CONVERTERS,
+    **onnx_indexing.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
+
+TYPED_OPS = frozenset(
+    {
+        # arithmetic, comparison and logic on numbers and bools
+        *("Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Max", "Min", "Sum"),
+        *("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor"),
+        *("Where", "Cast", "CastLike"),
+        # indices
+        *("Gather", "GatherElements", "CumSum", "ArgMax", "ArgMin"),
+        # data movement and shapes
+        *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
+        *("Identity", "Shape", "Size"),
+    }
+)
+"""The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
+compute on float32 and are refused any other run-time input."""
 
 CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     # operands that set the output's shape (or which axes it has)
@@ -71,6 +91,7 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "Split": (1,),
     "Squeeze": (1,),
     "Unsqueeze": (1,),
+    "CumSum": (1,),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
@@ -233,7 +254,7 @@ class _Importer:
             )
         inputs = [self._input(vi) for vi in input_infos]
 
-        block = Block(arg_types=[graph.tensor_type(info.shape) for info in inputs])
+        block = Block(arg_types=[graph.tensor_type(info.shape, ELEMENT_TYPES[info.dtype]) for info in inputs])
         for info, arg in zip(inputs, block.args):
             arg.name_hint = sanitise(info.name)
             self.values[info.name] = arg
@@ -279,7 +300,7 @@ class _Importer:
             raise ModelImportError(f"cannot read initializer '{tensor.name}': {error}") from error
 
     def _input(self, vi: onnx.ValueInfoProto) -> TensorInfo:
-        _check_float32(vi, "input")
+        dtype = _run_time_dtype(vi, "input")
         declared = vi.type.tensor_type
         if vi.name in self.input_shapes:
             given = tuple(int(d) for d in self.input_shapes[vi.name])
@@ -299,7 +320,7 @@ class _Importer:
                     f"input '{vi.name}' is given shape {list(given)}, but the model declares "
                     f"{_declared_shape(dims)}: only symbolic or unknown dimensions can be set"
                 )
-            return TensorInfo(vi.name, given, np.dtype(np.float32))
+            return TensorInfo(vi.name, given, dtype)
         hint = f"pass input_shapes={{'{vi.name}': [...]}}"
         if not declared.HasField("shape"):
             raise ModelImportError(f"input '{vi.name}' has an unknown rank; {hint}")
@@ -316,7 +337,7 @@ class _Importer:
                 raise ModelImportError(
                     f"input '{vi.name}' has an unknown dimension at axis {axis}; {hint}"
                 )
-        return TensorInfo(vi.name, tuple(shape), np.dtype(np.float32))
+        return TensorInfo(vi.name, tuple(shape), dtype)
 
     def _convert(
         self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore
@@ -373,6 +394,8 @@ class _Importer:
                 f"{label}: attributes {unexpected} are not supported (opset {self.opset})"
             )
 
+        if node.op_type not in TYPED_OPS:
+            _check_float_inputs(node, label, inputs)
         builder.name_hint = sanitise(node.output[0])
         try:
             value = converter(
@@ -396,28 +419,33 @@ class _Importer:
         return results
 
 
-def _check_float32(vi: onnx.ValueInfoProto, kind: str) -> None:
+def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:
+    """The numpy dtype of a graph input or computed output, which must be a tensor of `ELEMENT_TYPES`."""
     computed = " and is computed at run time" if kind == "output" else ""
+    supported = "float32, int32, int64 and bool tensors are supported"
     if not vi.type.HasField("tensor_type"):
-        raise UnsupportedTypeError(
-            f"{kind} '{vi.name}' is not a tensor{computed}; only float32 tensors are supported"
-        )
+        raise UnsupportedTypeError(f"{kind} '{vi.name}' is not a tensor{computed}; only {supported}")
     element = vi.type.tensor_type.elem_type
-    if element != onnx.TensorProto.FLOAT:
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(element)) if element != onnx.TensorProto.UNDEFINED else None
+    if dtype not in ELEMENT_TYPES:
         name = onnx.TensorProto.DataType.Name(element)
-        raise UnsupportedTypeError(
-            f"{kind} '{vi.name}' has element type {name}{computed}; "
-            "only FLOAT (float32) is supported"
-        )
+        raise UnsupportedTypeError(f"{kind} '{vi.name}' has element type {name}{computed}; only {supported}")
+    return dtype
+
+
+def _check_float_inputs(node: onnx.NodeProto, label: str, inputs: Sequence[Value | None]) -> None:
+    """Refuse run-time inputs other than float32 to a converter outside `TYPED_OPS`."""
+    for name, value in zip(node.input, inputs):
+        if isinstance(value, SSAValue) and graph.element_type(value) != f32:
+            dtype = element_dtype(graph.element_type(value))
+            raise UnsupportedFeatureError(
+                f"{label}: input '{name}' is a run-time {dtype} tensor; {node.op_type} computes on float32 only"
+            )
 
 
 def element_dtype(element: Attribute) -> np.dtype:
-    """The numpy dtype of a tensor or buffer element type native code computes: f32, or an integer (MaxPool's i64
-    indices)."""
-    if isinstance(element, IntegerType):
-        return np.dtype(f"int{element.width.data}")
-    assert isinstance(element, Float32Type), f"unexpected computed element type {element}"
-    return np.dtype(np.float32)
+    """The numpy dtype of a tensor or buffer element type native code computes (`ELEMENT_TYPES`)."""
+    return onnx_ops.dtype_of(element)
 
 
 def _computed_dtype(value: SSAValue) -> np.dtype:
@@ -426,9 +454,8 @@ def _computed_dtype(value: SSAValue) -> np.dtype:
 
 def _check_computed_output(vi: onnx.ValueInfoProto, dtype: np.dtype) -> None:
     """A computed output must be a tensor of the element type the model declares (unset: any)."""
-    if dtype == np.float32:
-        _check_float32(vi, "output")
-        return
+    if not vi.type.HasField("tensor_type"):
+        raise UnsupportedTypeError(f"output '{vi.name}' is not a tensor and is computed at run time")
     declared = vi.type.tensor_type.elem_type
     if declared not in (onnx.TensorProto.UNDEFINED, helper.np_dtype_to_tensor_dtype(dtype)):
         name = onnx.TensorProto.DataType.Name(declared)

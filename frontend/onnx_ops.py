@@ -20,7 +20,8 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 from xdsl.builder import Builder
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import f32, i1, i32, i64
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import Shape, shape_of
@@ -31,7 +32,21 @@ class NodeError(Exception):
 
 
 class UnsupportedNodeError(NodeError):
-    """A valid node needs what minimlc lacks (data of another element type than float32)."""
+    """A valid node needs what minimlc lacks (data of an element type it does not compute on)."""
+
+
+ELEMENT_TYPES: dict[np.dtype, Attribute] = {
+    np.dtype(np.float32): f32,
+    np.dtype(np.int32): i32,
+    np.dtype(np.int64): i64,
+    np.dtype(np.bool_): i1,
+}
+"""The numpy dtypes of run-time tensors, and their graph element types (bool tensors are i1, one byte each)."""
+
+
+def dtype_of(element: Attribute) -> np.dtype:
+    """The numpy dtype of a graph element type of `ELEMENT_TYPES`."""
+    return next(dtype for dtype, known in ELEMENT_TYPES.items() if known == element)
 
 
 @dataclass(frozen=True)
@@ -57,12 +72,12 @@ class WeightStore:
         """The `graph.weight` value of `constant`, created at its first use."""
         if constant.name in self._handles:
             return self._handles[constant.name]
-        if constant.array.dtype != np.float32:
+        if constant.array.dtype not in ELEMENT_TYPES:
             raise UnsupportedNodeError(
-                f"constant '{constant.name}' has element type {constant.array.dtype}, "
-                "but only float32 data operands are supported"
+                f"constant '{constant.name}' has element type {constant.array.dtype}, but data operands must be "
+                f"{', '.join(map(str, ELEMENT_TYPES))}"
             )
-        op = graph.WeightOp(constant.name, constant.array.shape)
+        op = graph.WeightOp(constant.name, constant.array.shape, ELEMENT_TYPES[constant.array.dtype])
         op.result.name_hint = name_hint
         self.builder.insert(op)
         self.arrays[constant.name] = np.asarray(constant.array, order="C")
@@ -112,20 +127,15 @@ def emit_binary(
     ctx: NodeContext, op: type[graph.ElementwiseBinaryOp], a: Value, b: Value
 ) -> SSAValue:
     lhs, rhs = ctx.data(a), ctx.data(b)
+    if graph.element_type(lhs) != graph.element_type(rhs):  # invalid for most ops, valid for Pow
+        raise UnsupportedNodeError(
+            f"input element types {graph.element_type(lhs)} and {graph.element_type(rhs)} differ"
+        )
     if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
         raise NodeError(
             f"input shapes {shape_of(lhs)} and {shape_of(rhs)} are not broadcast-compatible"
         )
     return ctx.emit(op(lhs, rhs))
-
-
-def as_mask(value: Value) -> Value:
-    """A boolean constant as a 0/1 float32 constant (a weight where used as data); other values as they are.
-
-    Booleans computed at runtime are 0/1 float32 masks: runtime tensors are float32."""
-    if isinstance(value, ConstantValue) and value.array.dtype == np.bool_:
-        return ConstantValue(f"{value.name}.mask", value.array.astype(np.float32))
-    return value
 
 
 def as_text(value: str | bytes) -> str:
@@ -153,8 +163,6 @@ class Elementwise:
 
     op: type[graph.ElementwiseUnaryOp] | type[graph.ElementwiseBinaryOp]
     attributes: Mapping[str, float] = field(default_factory=dict[str, float])
-    masks: bool = False
-    """Whether boolean constant inputs are read as 0/1 masks (`as_mask`)."""
 
     @property
     def __signature__(self) -> inspect.Signature:
@@ -170,7 +178,7 @@ class Elementwise:
         )
 
     def __call__(self, ctx: NodeContext, *inputs: Value, **attributes: float) -> Value:
-        values = [as_mask(value) for value in inputs] if self.masks else list(inputs)
+        values = list(inputs)
         if issubclass(self.op, graph.ElementwiseBinaryOp):
             return emit_binary(ctx, self.op, *values)
         parameters = [attributes.get(name, default) for name, default in self.attributes.items()]
@@ -231,6 +239,16 @@ def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
     if graph.matmul_shape(shape_of(a), shape_of(b)) is None:
         raise NodeError(f"input shapes {shape_of(a)} and {shape_of(b)} are not matmul-compatible")
     return ctx.emit(graph.MatMulOp(a, b))
+
+
+def Mod(ctx: NodeContext, A: Value, B: Value, *, fmod: int = 0) -> Value:
+    """Integer remainder with the divisor's sign, or the dividend's with `fmod` -> graph.mod."""
+    lhs, rhs = ctx.data(A), ctx.data(B)
+    if graph.element_type(lhs) not in graph.INTEGERS:
+        raise UnsupportedNodeError(f"Mod of {graph.element_type(lhs)} is not supported, only of int32 and int64")
+    if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
+        raise NodeError(f"input shapes {shape_of(lhs)} and {shape_of(rhs)} are not broadcast-compatible")
+    return ctx.emit(graph.ModOp(lhs, rhs, bool(fmod)))
 
 
 # Elementwise variadic (numpy broadcasting over all inputs)
@@ -378,20 +396,22 @@ CONVERTERS: dict[str, Converter] = {
     "Mul": Elementwise(graph.MulOp),
     "Div": Elementwise(graph.DivOp),
     "Pow": Elementwise(graph.PowOp),
+    "Mod": Mod,
     # elementwise variadic
     "Sum": Sum,
     "Mean": Mean,
     "Max": Max,
     "Min": Min,
     # comparison and logic
-    "Equal": Elementwise(graph.EqualOp, masks=True),
+    "Equal": Elementwise(graph.EqualOp),
     "Less": Elementwise(graph.LessOp),
     "LessOrEqual": Elementwise(graph.LessOrEqualOp),
     "Greater": Elementwise(graph.GreaterOp),
     "GreaterOrEqual": Elementwise(graph.GreaterOrEqualOp),
-    "And": Elementwise(graph.AndOp, masks=True),
-    "Or": Elementwise(graph.OrOp, masks=True),
-    "Not": Elementwise(graph.NotOp, masks=True),
+    "And": Elementwise(graph.AndOp),
+    "Or": Elementwise(graph.OrOp),
+    "Xor": Elementwise(graph.XorOp),
+    "Not": Elementwise(graph.NotOp),
     # elementwise unary math
     "Tanh": Elementwise(graph.TanhOp),
     "Exp": Elementwise(graph.ExpOp),

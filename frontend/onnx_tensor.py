@@ -23,9 +23,10 @@ from minimlc.frontend.onnx_ops import (
     Converter,
     NodeContext,
     NodeError,
+    ELEMENT_TYPES,
     UnsupportedNodeError,
+    dtype_of,
     Value,
-    as_mask,
     emit_reshape,
     normalise_axis,
 )
@@ -80,29 +81,34 @@ def Size(ctx: NodeContext, data: Value) -> Value:
     return ConstantValue(ctx.node.output[0], np.array(math.prod(_shape(data)), dtype=np.int64))
 
 
-def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value:
-    """A cast of float32 data to float32 is the identity; casts of constants are folded."""
-    if to != onnx.TensorProto.FLOAT:
-        name = onnx.TensorProto.DataType.Name(to)
+def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype) -> Value:
+    if dtype not in ELEMENT_TYPES:
         raise UnsupportedNodeError(
-            f"casting float32 data to {name} is not supported: only float32 data is"
+            f"casting to {dtype} is not supported: run-time tensors are {', '.join(map(str, ELEMENT_TYPES))}"
         )
-    return input
+    x = ctx.data(input)
+    element = ELEMENT_TYPES[dtype]
+    return x if graph.element_type(x) == element else ctx.emit(graph.CastOp(x, element))
+
+
+def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value:
+    """Convert among float32, int32, int64 and bool -> graph.cast (nothing for the same type)."""
+    try:
+        dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
+    except (KeyError, TypeError, ValueError) as error:
+        raise UnsupportedNodeError(f"casting to element type {to} is not supported") from error
+    return _emit_cast(ctx, input, dtype)
 
 
 def CastLike(ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1) -> Value:
-    """Cast to the element type of `target_type` (float32 data: runtime tensors are float32 only)."""
-    if isinstance(target_type, ConstantValue) and target_type.array.dtype != np.float32:
-        raise UnsupportedNodeError(
-            f"casting to {target_type.array.dtype} is not supported: only float32 data is"
-        )
-    if isinstance(input, ConstantValue):
-        return ConstantValue(ctx.node.output[0], input.array.astype(np.float32))
-    return input
+    """Convert to the element type of `target_type` -> graph.cast (nothing for the same type)."""
+    if isinstance(target_type, ConstantValue):
+        return _emit_cast(ctx, input, target_type.array.dtype)
+    return _emit_cast(ctx, input, dtype_of(graph.element_type(target_type)))
 
 
 def Where(ctx: NodeContext, condition: Value, X: Value, Y: Value) -> Value:
-    """`X` where `condition` holds, else `Y` -> graph.where on a 0/1 mask (one side for a uniform constant)."""
+    """`X` where the bool `condition` holds, else `Y` -> graph.where (one side for a uniform constant condition)."""
     x, y = ctx.data(X), ctx.data(Y)
     if isinstance(condition, ConstantValue):
         mask = condition.array.astype(bool)
@@ -110,7 +116,11 @@ def Where(ctx: NodeContext, condition: Value, X: Value, Y: Value) -> Value:
         if shape is not None and (mask.all() or not mask.any()):
             chosen = x if mask.all() else y
             return chosen if shape_of(chosen) == shape else ctx.emit(graph.ExpandOp(chosen, shape))
-    selector = ctx.data(as_mask(condition))
+    selector = ctx.data(condition)
+    if graph.element_type(selector) != graph.BOOL:
+        raise NodeError(f"condition must be a bool tensor, got {graph.element_type(selector)}")
+    if graph.element_type(x) != graph.element_type(y):
+        raise NodeError(f"X and Y have different element types {graph.element_type(x)} and {graph.element_type(y)}")
     shapes = shape_of(selector), shape_of(x), shape_of(y)
     if graph.broadcast_shapes(*shapes) is None:
         raise NodeError(f"input shapes {', '.join(map(str, shapes))} are not broadcast-compatible")
@@ -286,13 +296,20 @@ def Slice(
 
 
 def Gather(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> Value:
-    """Entries of `data` along `axis` at constant `indices` (negative counts from the end) -> graph.gather."""
+    """Entries of `data` along `axis` at `indices` (negative counts from the end): graph.gather for constant indices,
+    graph.take for run-time ones (clamped into the axis)."""
     x = ctx.data(data)
     shape = shape_of(x)
     along = normalise_axis(axis, len(shape))
-    if not isinstance(indices, ConstantValue) or not np.issubdtype(indices.array.dtype, np.integer):
-        raise NodeError("indices must be a compile-time constant integer tensor")
     extent = shape[along]
+    if not isinstance(indices, ConstantValue):
+        if graph.element_type(indices) not in graph.INTEGERS:
+            raise NodeError(f"indices must be int32 or int64, got {graph.element_type(indices)}")
+        if extent == 0:
+            raise NodeError(f"cannot gather from axis {along} of extent 0")
+        return ctx.emit(graph.TakeOp(x, indices, along))
+    if not np.issubdtype(indices.array.dtype, np.integer):
+        raise NodeError(f"indices must be an integer tensor, got {indices.array.dtype}")
     flat = [int(i) for i in indices.array.reshape(-1)]
     bad = [i for i in flat if not -extent <= i < extent]
     if bad:

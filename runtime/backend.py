@@ -6,21 +6,21 @@
     (y,) = backend.run_model(model, [x])
     (y,) = backend.run_node(onnx.helper.make_node("Relu", ["x"], ["y"]), [x])
 
-minimlc computes in float32 and specialises the operands that set shapes, as TVM's `bind_params` and ONNX Runtime's
-constant inputs do. A model with symbolic input dimensions compiles on its first run, with the shapes of the given
-inputs. Graph inputs read only where the frontend needs a compile-time constant (`frontend.onnx.CONSTANT_OPERANDS`:
-Reshape's shape, Slice's starts, a reduction's axes, ..., and Dropout's float ratio and bool training_mode) are bound
-when the model runs: their values become initializers of a copy of the model, which is then compiled. An integer or bool
-input read anywhere else (Gather's indices, Where's condition, an Add operand) is data that native code would have to
-compute with, which minimlc does not do yet: `prepare` refuses it (`UnsupportedTypeError`), rather than binding it and
-computing the node's result at import time. The prepared model keeps one compiled session per `Signature` (every input's
-shape and the bound inputs' values) and reuses it whenever the same signature comes again. Outputs that are compile-time
+minimlc computes on float32, int32, int64 and bool tensors and specialises the operands that set shapes, as TVM's
+`bind_params` and ONNX Runtime's constant inputs do. A model with symbolic input dimensions compiles on its first run,
+with the shapes of the given inputs. Graph inputs read where the frontend needs a compile-time constant
+(`frontend.onnx.CONSTANT_OPERANDS`: Reshape's shape, Slice's starts, a reduction's axes, ..., and Dropout's float
+ratio and bool training_mode) are bound when the model runs: their values become initializers of a copy of the model
+(read there only: an input also read as data stays a run-time input for those reads), which is then compiled. Every
+other input, integer and bool ones included, is data that native code computes with at run time: nothing computed
+from it is folded at import time. The prepared model keeps one compiled session per `Signature` (every input's shape
+and the bound inputs' values) and reuses it whenever the same signature comes again. Outputs that are compile-time
 constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own dtype (int64, bool, ...);
-outputs computed by native code are float32, or int64 for indices (MaxPool's Indices).
+outputs computed by native code have the dtype the model declares.
 
-Inputs of any other type, and integer and bool inputs read as data, raise `UnsupportedTypeError` (a
-`NotImplementedError`) at `prepare`; unsupported operators (`UnsupportedOpsError`) and other outputs computed at run
-time (`UnsupportedTypeError`) raise it when the model compiles: at `prepare`, or at the first run of a signature. Arrays
+Inputs of any other type raise `UnsupportedTypeError` (a `NotImplementedError`) at `prepare`; unsupported operators
+(`UnsupportedOpsError`) and other unsupported features (`UnsupportedFeatureError`, e.g. an op computing on float32
+only given int64 data) raise when the model compiles: at `prepare`, or at the first run of a signature. Arrays
 are checked against the model's declared dtype (a float64 array given for a float32 input is an error, as in ONNX
 Runtime); Python and numpy scalars and nested lists are converted to it.
 """
@@ -38,14 +38,13 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 from minimlc.frontend.onnx import CONSTANT_OPERANDS, UnsupportedTypeError, constant_operand_names
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
-_COMPUTED_ELEMENT_TYPES = {onnx.TensorProto.FLOAT: np.dtype(np.float32)}
-_BOUND_ELEMENT_TYPES = {
+_INPUT_ELEMENT_TYPES = {
+    onnx.TensorProto.FLOAT: np.dtype(np.float32),
     onnx.TensorProto.INT64: np.dtype(np.int64),
     onnx.TensorProto.INT32: np.dtype(np.int32),
     onnx.TensorProto.BOOL: np.dtype(np.bool_),
 }
-"""Integer and bool inputs: bound as constants when the model runs (read only as `CONSTANT_OPERANDS`)."""
-_INPUT_ELEMENT_TYPES = {**_COMPUTED_ELEMENT_TYPES, **_BOUND_ELEMENT_TYPES}
+"""The element types of graph inputs: each is fed at run time, or bound where it sets a shape."""
 
 
 class Signature(NamedTuple):
@@ -66,10 +65,9 @@ class MinimlcBackendRep(BackendRep):
         self._inputs = [vi for vi in model.graph.input if vi.name not in initializers]
         element_types = [vi.type.tensor_type.elem_type for vi in self._inputs]
         constant_operands = constant_operand_names(model.graph)
-        self._bound = [
-            element in _BOUND_ELEMENT_TYPES or vi.name in constant_operands
-            for vi, element in zip(self._inputs, element_types)
-        ]
+        read_as_data = set(_read_as_data(model.graph))
+        self._bound = [vi.name in constant_operands for vi in self._inputs]
+        self._fed = [vi.name in read_as_data or vi.name not in constant_operands for vi in self._inputs]
         self._input_dtypes = [_INPUT_ELEMENT_TYPES[element] for element in element_types]
         self._output_names = [vi.name for vi in model.graph.output]
         self._declared_shapes = [_declared_shape(vi) for vi in self._inputs]
@@ -89,6 +87,11 @@ class MinimlcBackendRep(BackendRep):
         return [vi.name for vi, is_bound in zip(self._inputs, self._bound) if is_bound]
 
     @property
+    def fed_inputs(self) -> list[str]:
+        """The inputs fed at run time (every input not bound, and bound ones also read as data), in input order."""
+        return [vi.name for vi, is_fed in zip(self._inputs, self._fed) if is_fed]
+
+    @property
     def sessions(self) -> dict[Signature, InferenceSession]:
         """The sessions compiled so far, by signature (read-only use: timing, inspection)."""
         return dict(self._sessions)
@@ -105,14 +108,16 @@ class MinimlcBackendRep(BackendRep):
                 raise InvalidInputError(f"input '{vi.name}': expected shape {expected}, got {array.shape}")
         bound: dict[str, np.ndarray] = {}
         feeds: dict[str, np.ndarray] = {}
-        for vi, dtype, is_bound, array in zip(self._inputs, self._input_dtypes, self._bound, arrays):
-            if not is_bound:
+        for vi, dtype, is_bound, is_fed, array in zip(
+            self._inputs, self._input_dtypes, self._bound, self._fed, arrays
+        ):
+            if is_fed:
                 feeds[vi.name] = array  # the session checks its dtype
-            elif array.dtype != dtype:
+            if is_bound and array.dtype != dtype:
                 raise InvalidInputError(
                     f"input '{vi.name}': expected dtype {dtype}, got {array.dtype}; convert it with .astype(np.{dtype})"
                 )
-            else:
+            if is_bound:
                 bound[vi.name] = array
         signature = Signature(
             tuple(array.shape for array in arrays), tuple(tuple(array.ravel().tolist()) for array in bound.values())
@@ -143,39 +148,45 @@ class MinimlcBackendRep(BackendRep):
         """The session compiled for `signature`, compiling it (with the `bound` inputs as initializers) if new."""
         session = self._sessions.get(signature)
         if session is None:
+            fed = {vi.name for vi, is_fed in zip(self._inputs, self._fed) if is_fed}
             session = InferenceSession(
-                _with_initializers(self._model, bound),
-                input_shapes={
-                    vi.name: shape
-                    for vi, shape, is_bound in zip(self._inputs, signature.shapes, self._bound)
-                    if not is_bound
-                },
+                _with_initializers(self._model, bound, fed),
+                input_shapes={vi.name: shape for vi, shape in zip(self._inputs, signature.shapes) if vi.name in fed},
             )
             self._sessions[signature] = session
         return session
 
 
-def _with_initializers(model: onnx.ModelProto, values: Mapping[str, np.ndarray]) -> onnx.ModelProto:
-    """`model`, or a copy of it in which the named inputs are initializers holding `values`."""
+def _with_initializers(
+    model: onnx.ModelProto, values: Mapping[str, np.ndarray], fed: set[str]
+) -> onnx.ModelProto:
+    """`model`, or a copy of it in which the named inputs are initializers holding `values` where they set shapes
+    (`CONSTANT_OPERANDS`); an input also in `fed` (read as data too) stays a run-time input, and its shape-setting
+    reads take a bound copy of its value (`<name>.bound`)."""
     if not values:
         return model
     bound = onnx.ModelProto()
     bound.CopyFrom(model)
-    bound.graph.initializer.extend(numpy_helper.from_array(array, name) for name, array in values.items())
+    renamed = {name: f"{name}.bound" for name in values if name in fed}
+    for node in bound.graph.node:
+        positions = CONSTANT_OPERANDS.get(node.op_type, ()) if node.domain in ("", "ai.onnx") else ()
+        for position in positions:
+            if position < len(node.input) and node.input[position] in renamed:
+                node.input[position] = renamed[node.input[position]]
+    bound.graph.initializer.extend(
+        numpy_helper.from_array(array, renamed.get(name, name)) for name, array in values.items()
+    )
     return bound
 
 
 class MinimlcBackend(Backend):
-    """The ONNX backend API over minimlc's compiler (CPU only, float32 computation, shape-setting inputs bound)."""
+    """The ONNX backend API over minimlc's compiler (CPU only, float32/int32/int64/bool tensors, shape-setting inputs
+    bound)."""
 
     @classmethod
     def is_compatible(cls, model: onnx.ModelProto, device: str = "CPU", **kwargs: Any) -> bool:
-        """Whether the device is supported, every graph input a float32, int32, int64 or bool tensor (integer and bool
-        ones read only as `CONSTANT_OPERANDS`), every output a tensor.
-
-        An output other than float32 (or int64 indices) is supported only if it is a compile-time constant, which only
-        compiling tells.
-        """
+        """Whether the device is supported, every graph input a float32, int32, int64 or bool tensor, every output a
+        tensor (whether its ops support its types only compiling tells)."""
         return cls.supports_device(device) and _unsupported_types(model) is None
 
     @classmethod
@@ -183,9 +194,8 @@ class MinimlcBackend(Backend):
         """Check the model, and compile it now if every input is float32 with static dimensions.
 
         Raises `NotImplementedError` for a device other than CPU; its subclasses `UnsupportedTypeError` for graph
-        inputs other than float32, int32, int64 or bool tensors, integer and bool inputs read as data, non-tensor
-        outputs and, when compiling now, outputs
-        computed at run time other than float32 and int64 indices, and `UnsupportedOpsError` for unsupported operators;
+        inputs other than float32, int32, int64 or bool tensors and non-tensor outputs and, when compiling now,
+        `UnsupportedOpsError` for unsupported operators and `UnsupportedFeatureError` for other unsupported features;
         `ModelImportError` for any other import problem.
         """
         if not cls.supports_device(device):
@@ -268,47 +278,25 @@ def _unsupported_types(model: onnx.ModelProto) -> str | None:
         if element not in _INPUT_ELEMENT_TYPES:
             name = onnx.TensorProto.DataType.Name(element)
             return (
-                f"graph input '{vi.name}' has element type {name}; minimlc supports float32 (FLOAT) inputs, "
-                "and int32, int64 and bool inputs it binds as constants"
+                f"graph input '{vi.name}' has element type {name}; minimlc supports float32, int32, int64 and bool "
+                "inputs"
             )
     for vi in model.graph.output:
         if not vi.type.HasField("tensor_type"):
             return f"graph output '{vi.name}' is a {vi.type.WhichOneof('value')}; minimlc supports tensors only"
-    return _bound_input_read_as_data(model.graph, initializers)
-
-
-def _bound_input_read_as_data(graph: onnx.GraphProto, initializers: set[str]) -> str | None:
-    """Why an integer or bool graph input cannot be bound: a reader that is not one of its `CONSTANT_OPERANDS`."""
-    bound = {
-        vi.name: onnx.TensorProto.DataType.Name(vi.type.tensor_type.elem_type)
-        for vi in graph.input
-        if vi.name not in initializers and vi.type.tensor_type.elem_type in _BOUND_ELEMENT_TYPES
-    }
-    for name, reader in _data_readers(graph):
-        if name in bound:
-            return (
-                f"graph input '{name}' ({bound[name]}) is read as data by {reader}; run-time {bound[name].lower()} "
-                "tensors are not supported yet (integer and bool inputs are bound only where they set a shape, "
-                "frontend.onnx.CONSTANT_OPERANDS)"
-            )
     return None
 
 
-def _data_readers(graph: onnx.GraphProto) -> Iterator[tuple[str, str]]:
-    """(value name, reader) for every read of a value outside `CONSTANT_OPERANDS`: node inputs, values a node's
-    subgraphs use, graph outputs."""
-    for index, node in enumerate(graph.node):
-        label = f"node '{node.name or f'#{index}'}' ({node.op_type})"
+def _read_as_data(graph: onnx.GraphProto) -> Iterator[str]:
+    """The names of the values read outside `CONSTANT_OPERANDS`: node inputs, values a node's subgraphs use, graph
+    outputs."""
+    for node in graph.node:
         constant = CONSTANT_OPERANDS.get(node.op_type, ()) if node.domain in ("", "ai.onnx") else ()
-        for position, name in enumerate(node.input):
-            if name and position not in constant:
-                yield name, f"{label} as input {position}"
+        yield from (name for position, name in enumerate(node.input) if name and position not in constant)
         for attribute in node.attribute:
             for subgraph in (*attribute.graphs, *([attribute.g] if attribute.HasField("g") else [])):
-                for name, _ in _data_readers(subgraph):
-                    yield name, f"{label} in its subgraph '{attribute.name}'"
-    for vi in graph.output:
-        yield vi.name, "the graph's outputs"
+                yield from _read_as_data(subgraph)
+    yield from (vi.name for vi in graph.output)
 
 
 is_compatible = MinimlcBackend.is_compatible

@@ -72,7 +72,7 @@ def bind(
     llvm_ir: str = "",
 ) -> CompiledModel:
     """Bind `code` to `weights` (the store, with at least the signature's names) and run its init entry."""
-    bound = {name: np.ascontiguousarray(weights[name], dtype=np.float32) for name in signature.weight_names}
+    bound = {name: np.ascontiguousarray(weights[name]) for name in signature.weight_names}
     precomputed = [aligned_empty(shape, np.dtype(dtype)) for shape, dtype in signature.precomputed_buffers]
     compiled = CompiledModel(
         inputs=list(inputs),
@@ -90,7 +90,7 @@ def bind(
 
 
 def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -> CompiledModel:
-    """The same native code bound to other weights (same names, shapes and dtype float32), with its init entry rerun.
+    """The same native code bound to other weights (same names, shapes and dtypes), with its init entry rerun.
 
     Weights are parameters of the compiled code, never part of it, so a model whose graph is unchanged (fine-tuned,
     or re-randomised for testing) needs no new compile. Raises ValueError naming each missing or mismatched weight.

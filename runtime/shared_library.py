@@ -163,7 +163,12 @@ def fingerprint(signature: EntrySignature, weights: Mapping[str, np.ndarray]) ->
 
 
 def write_weights(path: str | os.PathLike[str], signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> None:
-    """Write the entry's weights, in its order, as float32 to a weights file (see the module docstring)."""
+    """Write the entry's weights, in its order, as float32 to a weights file (see the module docstring); ValueError
+    for a weight of another dtype (an int64 table the model indexes)."""
+    for name in signature.weight_names:
+        if np.asarray(weights[name]).dtype != np.float32:
+            dtype = np.asarray(weights[name]).dtype
+            raise ValueError(f"weight '{name}' is {dtype}: the weights file holds float32 tensors only")
     arrays = [np.ascontiguousarray(weights[name], dtype=np.float32) for name in signature.weight_names]
     offset = align_up(_WEIGHTS_HEADER.size + 16 * len(arrays))
     table = []

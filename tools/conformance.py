@@ -159,18 +159,20 @@ def how_it_passed(
     """How a case whose `runs` (feeds in input order, outputs) matched the expected outputs passed.
 
     `NATIVE` if a session compiled native code (its kernels compute outputs), `CONSTANT` if none did. Either way, the
-    outputs that are compile-time constants must be independent of the inputs' values: every bound input is read only
-    as a `CONSTANT_OPERANDS` operand (a shape, axes, Dropout's ratio), and rerunning with every float input fed at run
-    time replaced by other random values gives the same constants. Raises `FoldedOutputError` otherwise.
+    outputs that are compile-time constants must be independent of the inputs' values: an input bound and not fed at
+    run time is read only as a `CONSTANT_OPERANDS` operand (a shape, axes, Dropout's ratio), and rerunning with every
+    float input fed at run time replaced by other random values gives the same constants. Raises `FoldedOutputError`
+    otherwise.
     """
     bound = set(rep.bound_inputs)
     graph = rep.model.graph
+    only_bound = bound - set(rep.fed_inputs)
     as_data = sorted(
         f"'{name}' ({node.op_type} input {position})"
         for node in graph.node
         for position, name in enumerate(node.input)
-        if name in bound and position not in CONSTANT_OPERANDS.get(node.op_type, ())
-    ) + sorted(f"'{vi.name}' (a graph output)" for vi in graph.output if vi.name in bound)
+        if name in only_bound and position not in CONSTANT_OPERANDS.get(node.op_type, ())
+    ) + sorted(f"'{vi.name}' (a graph output)" for vi in graph.output if vi.name in only_bound)
     if as_data:
         raise FoldedOutputError(f"inputs bound as constants but read as data: {', '.join(as_data)}")
     sessions = rep.sessions.values()
@@ -342,8 +344,7 @@ One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tool
     any other word       the class name of the exception the run raises (a crash)
 Tests that fail, rather than being refused with a NotImplementedError, carry the message. Out of scope on purpose:
 Dropout in training mode with a ratio above 0 (its expected outputs come from numpy's random generator), data other
-than float32 (int8, uint8, ...; int32, int64 and bool inputs are bound only where they set a shape, such as Reshape's
-shape or a reduction's axes, and are unsupported-type where they are data), sequence and optional types."""
+than float32, int32, int64 and bool (int8, uint8, float16, ...), sequence and optional types."""
 
 
 def _shortened(message: str, limit: int = 160) -> str:

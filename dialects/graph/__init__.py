@@ -1,7 +1,7 @@
 """The `graph` dialect: model-level tensor operations, one op per semantic operation.
 
-Values are ranked `tensor<...xf32>` with static shapes. Weights are handles into a weight store that lives
-outside the IR (`graph.weight "fc0.weight"`), never inline data. ONNX attributes are typed properties, and every
+Values are ranked tensors with static shapes of f32, i32, i64 or i1 (bool) elements; each op says which it takes.
+Weights are handles into a weight store that lives outside the IR (`graph.weight "fc0.weight"`), never inline data. ONNX attributes are typed properties, and every
 op verifies its result shape against its operands, naming the op and the mismatch.
 
     func.func @main(%x: tensor<1x784xf32>) -> tensor<1x128xf32> {
@@ -13,16 +13,17 @@ op verifies its result shape against its operands, naming the op and the mismatc
     }
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
-`tensor`); each module lists its ops in `OPS`, and all of them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
+`tensor`, `indexing`); each module lists its ops in `OPS`, and all of them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
 """
 
 from xdsl.ir import Dialect
 
-from minimlc.dialects.graph import activation, core, elementwise, nn, tensor
+from minimlc.dialects.graph import activation, core, elementwise, indexing, nn, tensor
 from minimlc.dialects.graph.activation import *  # noqa: F403
 from minimlc.dialects.graph.core import *  # noqa: F403
 from minimlc.dialects.graph.elementwise import *  # noqa: F403
+from minimlc.dialects.graph.indexing import *  # noqa: F403
 from minimlc.dialects.graph.nn import *  # noqa: F403
 from minimlc.dialects.graph.tensor import *  # noqa: F403
 
-Graph = Dialect("graph", [*core.OPS, *elementwise.OPS, *activation.OPS, *nn.OPS, *tensor.OPS], [])
+Graph = Dialect("graph", [*core.OPS, *elementwise.OPS, *activation.OPS, *nn.OPS, *tensor.OPS, *indexing.OPS], [])

@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import (
     TensorType,
     UnitAttr,
     f32,
+    i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -40,6 +42,11 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 __all__ = [
+    "BOOL",
+    "ELEMENT_TYPES",
+    "INTEGERS",
+    "NUMBERS",
+    "AnyTensor",
     "BinaryShapeRuleOp",
     "ConstantOp",
     "ElementwiseBinaryOp",
@@ -53,7 +60,10 @@ __all__ = [
     "TransposeOp",
     "WeightOp",
     "broadcast_shapes",
+    "check_elements",
+    "check_result_element",
     "check_result_shape",
+    "element_type",
     "matmul_shape",
     "shape_of",
     "tensor_type",
@@ -69,9 +79,43 @@ def shape_of(value: SSAValue | Attribute) -> Shape:
     return tuple(ty.get_shape())
 
 
-def tensor_type(shape: Sequence[int]) -> TensorType[Float32Type]:
-    """`tensor<shape x f32>`."""
-    return TensorType(f32, list(shape))
+def tensor_type(shape: Sequence[int], element: Attribute = f32) -> TensorType[Attribute]:
+    """`tensor<shape x element>` (f32 unless given)."""
+    return TensorType(element, list(shape))
+
+
+def element_type(value: SSAValue | Attribute) -> Attribute:
+    """The element type of a tensor value or type."""
+    ty = value.type if isinstance(value, SSAValue) else value
+    assert isinstance(ty, TensorType), f"expected a tensor, got {ty}"
+    return ty.element_type
+
+
+BOOL = i1
+"""Bool tensors' element type (stored one byte per element, as numpy's bool)."""
+INTEGERS: tuple[Attribute, ...] = (i32, i64)
+NUMBERS: tuple[Attribute, ...] = (f32, i32, i64)
+"""Element types of run-time numbers."""
+ELEMENT_TYPES: tuple[Attribute, ...] = (*NUMBERS, BOOL)
+"""Every element type a graph tensor may have."""
+
+
+def check_elements(op: IRDLOperation, allowed: Sequence[Attribute], *values: SSAValue) -> Attribute:
+    """The element type `values` share, which must be one of `allowed`; raises naming the op otherwise."""
+    types = [element_type(value) for value in values]
+    if any(t != types[0] for t in types):
+        raise VerifyException(f"{op.name}: operand element types {', '.join(map(str, types))} differ")
+    if types[0] not in allowed:
+        raise VerifyException(
+            f"{op.name}: element type {types[0]} is not supported (expected one of {', '.join(map(str, allowed))})"
+        )
+    return types[0]
+
+
+def check_result_element(op: IRDLOperation, expected: Attribute) -> None:
+    actual = element_type(op.results[0])
+    if actual != expected:
+        raise VerifyException(f"{op.name}: result element type {actual} does not match expected {expected}")
 
 
 F32Attr = FloatAttr[Float32Type]
@@ -125,7 +169,10 @@ def check_result_shape(op: IRDLOperation, expected: Shape) -> None:
         raise VerifyException(f"{op.name}: result shape {actual} does not match expected shape {expected}")
 
 
-F32Tensor = base(TensorType)
+F32Tensor = TensorType.constr(f32)
+"""A float32 tensor: the operands and results of float computations."""
+AnyTensor = base(TensorType)
+"""A tensor of any element type (`ELEMENT_TYPES`), for ops that verify their types themselves."""
 
 
 @irdl_op_definition
@@ -134,12 +181,17 @@ class WeightOp(IRDLOperation):
 
     name = "graph.weight"
     weight_name = prop_def(StringAttr)
-    result = result_def(F32Tensor)
+    result = result_def(AnyTensor)
     assembly_format = "$weight_name attr-dict `:` type($result)"
     traits = traits_def(Pure())
 
-    def __init__(self, weight_name: str, shape: Sequence[int]):
-        super().__init__(properties={"weight_name": StringAttr(weight_name)}, result_types=[tensor_type(shape)])
+    def __init__(self, weight_name: str, shape: Sequence[int], element: Attribute = f32):
+        super().__init__(
+            properties={"weight_name": StringAttr(weight_name)}, result_types=[tensor_type(shape, element)]
+        )
+
+    def verify_(self) -> None:
+        check_elements(self, ELEMENT_TYPES, self.result)
 
 
 @irdl_op_definition
@@ -184,23 +236,46 @@ class BinaryShapeRuleOp(IRDLOperation):
 
 
 class ElementwiseBinaryOp(BinaryShapeRuleOp):
-    """Base of binary ops with numpy broadcasting: `graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>`."""
+    """Base of binary ops with numpy broadcasting:
+    `graph.add %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>`.
 
+    Both operands have one element type of `ELEMENTS`; the result has it too, or `RESULT` (i1 for comparisons)."""
+
+    lhs = operand_def(AnyTensor)
+    rhs = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     SHAPE_RULE: ClassVar[Callable[[Shape, Shape], Shape | None]] = staticmethod(broadcast_shapes)
     RELATION: ClassVar[str] = "broadcast-compatible"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (f32,)
+    RESULT: ClassVar[Attribute | None] = None
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
+        assert shape is not None, "operands are not broadcast-compatible"
+        element = self.RESULT or element_type(lhs)
+        IRDLOperation.__init__(self, operands=[lhs, rhs], result_types=[tensor_type(shape, element)])
+
+    def verify_(self) -> None:
+        super().verify_()
+        element = check_elements(self, self.ELEMENTS, self.lhs, self.rhs)
+        check_result_element(self, self.RESULT or element)
 
 
 class ElementwiseUnaryOp(IRDLOperation):
-    """Base of unary ops whose result has the operand's type: `graph.relu %x : tensor<2x3xf32>`."""
+    """Base of unary ops whose result has the operand's type, one of `ELEMENTS`: `graph.relu %x : tensor<2x3xf32>`."""
 
-    T: ClassVar = VarConstraint("T", F32Tensor)
+    T: ClassVar = VarConstraint("T", AnyTensor)
     input = operand_def(T)
     result = result_def(T)
     assembly_format = "$input attr-dict `:` type($result)"
     traits = traits_def(Pure())
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (f32,)
 
     def __init__(self, input: SSAValue):
         super().__init__(operands=[input], result_types=[input.type])
+
+    def verify_(self) -> None:
+        check_elements(self, self.ELEMENTS, self.input)
 
 
 @irdl_op_definition
@@ -302,15 +377,16 @@ class ReshapeOp(IRDLOperation):
     `graph.reshape %x : tensor<1x1x28x28xf32> -> tensor<1x784xf32>`."""
 
     name = "graph.reshape"
-    input = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
-        super().__init__(operands=[input], result_types=[tensor_type(shape)])
+        super().__init__(operands=[input], result_types=[tensor_type(shape, element_type(input))])
 
     def verify_(self) -> None:
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         source, target = shape_of(self.input), shape_of(self.result)
         if math.prod(source) != math.prod(target):
             raise VerifyException(
@@ -325,8 +401,8 @@ class TransposeOp(IRDLOperation):
     `graph.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>`."""
 
     name = "graph.transpose"
-    input = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     perm = prop_def(DenseArrayBase.constr(i64))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -336,11 +412,12 @@ class TransposeOp(IRDLOperation):
         source = shape_of(input)
         super().__init__(
             operands=[input],
-            result_types=[tensor_type([source[p] for p in perm])],
+            result_types=[tensor_type([source[p] for p in perm], element_type(input))],
             properties={"perm": DenseArrayBase.from_list(i64, perm)},
         )
 
     def verify_(self) -> None:
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         perm = self.perm.get_values()
         source = shape_of(self.input)
         if sorted(perm) != list(range(len(source))):

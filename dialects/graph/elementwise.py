@@ -1,13 +1,41 @@
 """Elementwise arithmetic, comparison, logic and math ops: binary ones broadcast as numpy, unary ones keep the type.
 
-Comparisons and logic compute 0/1 float32 masks (runtime tensors are float32). Activations live in `activation`.
+Arithmetic takes f32, i32 or i64 operands of one type (integer division truncates, as in C and ONNX; `mod` is
+integer only); comparisons
+of numbers (and Equal of bools) give i1 tensors, which logic ops combine; math functions are f32 only.
+`graph.cast` converts between element types. Activations live in `activation`.
 """
 
 from __future__ import annotations
 
-from xdsl.irdl import irdl_op_definition
+from typing import ClassVar
 
-from minimlc.dialects.graph.core import ElementwiseBinaryOp, ElementwiseUnaryOp
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from minimlc.dialects.graph.core import (
+    BOOL,
+    ELEMENT_TYPES,
+    INTEGERS,
+    NUMBERS,
+    AnyTensor,
+    ElementwiseBinaryOp,
+    ElementwiseUnaryOp,
+    check_elements,
+    shape_of,
+    tensor_type,
+)
 
 __all__ = [
     "AbsOp",
@@ -19,6 +47,7 @@ __all__ = [
     "AsinhOp",
     "AtanOp",
     "AtanhOp",
+    "CastOp",
     "CeilOp",
     "CosOp",
     "CoshOp",
@@ -34,6 +63,7 @@ __all__ = [
     "LogOp",
     "MaxOp",
     "MinOp",
+    "ModOp",
     "MulOp",
     "NegOp",
     "NotOp",
@@ -48,6 +78,7 @@ __all__ = [
     "SubOp",
     "TanOp",
     "TanhOp",
+    "XorOp",
 ]
 
 
@@ -56,6 +87,7 @@ class AddOp(ElementwiseBinaryOp):
     """Elementwise `lhs + rhs`: `graph.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`."""
 
     name = "graph.add"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -63,6 +95,7 @@ class SubOp(ElementwiseBinaryOp):
     """Elementwise `lhs - rhs`: `graph.sub %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
 
     name = "graph.sub"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -70,6 +103,7 @@ class MulOp(ElementwiseBinaryOp):
     """Elementwise `lhs * rhs`: `graph.mul %a, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>`."""
 
     name = "graph.mul"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -77,6 +111,7 @@ class DivOp(ElementwiseBinaryOp):
     """Elementwise `lhs / rhs`: `graph.div %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`."""
 
     name = "graph.div"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -84,6 +119,7 @@ class MaxOp(ElementwiseBinaryOp):
     """Elementwise maximum (NaN-propagating): `graph.max %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`."""
 
     name = "graph.max"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -91,6 +127,7 @@ class MinOp(ElementwiseBinaryOp):
     """Elementwise minimum (NaN-propagating): `graph.min %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>`."""
 
     name = "graph.min"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -102,51 +139,110 @@ class PowOp(ElementwiseBinaryOp):
 
 @irdl_op_definition
 class EqualOp(ElementwiseBinaryOp):
-    """`lhs == rhs` as a 0/1 mask: `graph.equal %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """`lhs == rhs` as a bool: `graph.equal %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
 
     name = "graph.equal"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (*NUMBERS, BOOL)
+    RESULT: ClassVar[Attribute | None] = BOOL
 
 
 @irdl_op_definition
 class LessOp(ElementwiseBinaryOp):
-    """`lhs < rhs` as a 0/1 mask: `graph.less %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """`lhs < rhs` as a bool: `graph.less %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
 
     name = "graph.less"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
+    RESULT: ClassVar[Attribute | None] = BOOL
 
 
 @irdl_op_definition
 class LessOrEqualOp(ElementwiseBinaryOp):
-    """`lhs <= rhs` as a 0/1 mask: `graph.less_or_equal %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """`lhs <= rhs` as a bool: `graph.less_or_equal %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
 
     name = "graph.less_or_equal"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
+    RESULT: ClassVar[Attribute | None] = BOOL
 
 
 @irdl_op_definition
 class GreaterOp(ElementwiseBinaryOp):
-    """`lhs > rhs` as a 0/1 mask: `graph.greater %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """`lhs > rhs` as a bool: `graph.greater %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
 
     name = "graph.greater"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
+    RESULT: ClassVar[Attribute | None] = BOOL
 
 
 @irdl_op_definition
 class GreaterOrEqualOp(ElementwiseBinaryOp):
-    """`lhs >= rhs` as a 0/1 mask: `graph.greater_or_equal %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """`lhs >= rhs` as a bool: `graph.greater_or_equal %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
 
     name = "graph.greater_or_equal"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
+    RESULT: ClassVar[Attribute | None] = BOOL
 
 
 @irdl_op_definition
 class AndOp(ElementwiseBinaryOp):
-    """Logical and of masks as a 0/1 mask: `graph.and %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """Logical and of masks as a bool: `graph.and %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
 
     name = "graph.and"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
 
 
 @irdl_op_definition
 class OrOp(ElementwiseBinaryOp):
-    """Logical or of masks as a 0/1 mask: `graph.or %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """Logical or of masks as a bool: `graph.or %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
 
     name = "graph.or"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
+
+
+@irdl_op_definition
+class XorOp(ElementwiseBinaryOp):
+    """Logical exclusive or: `graph.xor %a, %b : (tensor<4xi1>, tensor<1xi1>) -> tensor<4xi1>`."""
+
+    name = "graph.xor"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
+
+
+@irdl_op_definition
+class ModOp(ElementwiseBinaryOp):
+    """Integer remainder with the sign of the divisor (numpy `mod`), or of the dividend with `fmod` (C `%`):
+    `graph.mod %a, %b {fmod} : (tensor<4xi64>, tensor<1xi64>) -> tensor<4xi64>`."""
+
+    name = "graph.mod"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = INTEGERS
+    fmod = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, fmod: bool = False):
+        super().__init__(lhs, rhs)
+        if fmod:
+            self.properties["fmod"] = UnitAttr()
+
+
+@irdl_op_definition
+class CastOp(IRDLOperation):
+    """Convert elements to the result's element type with ONNX Cast's rules (floats to integers truncate toward zero,
+    anything nonzero to i1 is true): `graph.cast %x : tensor<4xf32> -> tensor<4xi64>`."""
+
+    name = "graph.cast"
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, element: Attribute):
+        super().__init__(operands=[input], result_types=[tensor_type(shape_of(input), element)])
+
+    def verify_(self) -> None:
+        check_elements(self, ELEMENT_TYPES, self.input)
+        check_elements(self, ELEMENT_TYPES, self.result)
+        if shape_of(self.input) != shape_of(self.result):
+            raise VerifyException(
+                f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"
+            )
 
 
 @irdl_op_definition
@@ -168,6 +264,7 @@ class NegOp(ElementwiseUnaryOp):
     """`-x`: `graph.neg %x : tensor<8xf32>`."""
 
     name = "graph.neg"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -175,6 +272,7 @@ class AbsOp(ElementwiseUnaryOp):
     """`|x|`: `graph.abs %x : tensor<8xf32>`."""
 
     name = "graph.abs"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -312,9 +410,10 @@ class AtanhOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class NotOp(ElementwiseUnaryOp):
-    """Logical not of a 0/1 mask, `1 - x`: `graph.not %m : tensor<8xf32>`."""
+    """Logical not: `graph.not %m : tensor<8xi1>`."""
 
     name = "graph.not"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
 
 
 OPS = [
@@ -332,6 +431,9 @@ OPS = [
     GreaterOrEqualOp,
     AndOp,
     OrOp,
+    XorOp,
+    ModOp,
+    CastOp,
     TanhOp,
     ExpOp,
     NegOp,

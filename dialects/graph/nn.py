@@ -37,6 +37,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.core import (
+    AnyTensor,
     F32Attr,
     F32Tensor,
     Shape,
@@ -292,7 +293,7 @@ class MaxPoolIndicesOp(_WindowOp):
     name = "graph.max_pool_indices"
     input = operand_def(F32Tensor)
     pooled = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    result = result_def(AnyTensor)
     kernel_shape = prop_def(_I64Array)
     ceil_mode = opt_prop_def(UnitAttr)
     column_major = opt_prop_def(UnitAttr)

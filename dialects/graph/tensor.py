@@ -1,8 +1,10 @@
 """Tensor ops: concatenation, slicing, gathering, broadcasting, tiling, and reductions.
 
-Index-valued ONNX inputs (axes, starts, indices, repeats) are compile-time constants, so they are typed properties
-here, already normalised by the frontend (non-negative axes and indices); the result type carries every output
-extent. Squeeze, Unsqueeze and Flatten are plain `graph.reshape`s, and Split is one `graph.slice` per output.
+Index-valued ONNX inputs (axes, starts, repeats, and `graph.gather`'s indices) are compile-time constants, so they
+are typed properties here, already normalised by the frontend (non-negative axes and indices); the result type
+carries every output extent and the input's element type (data movement works on every element type; reductions
+on f32). Run-time indices are operands of the ops in `indexing`. Squeeze, Unsqueeze and Flatten are plain
+`graph.reshape`s, and Split is one `graph.slice` per output.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, UnitAttr, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -27,7 +29,13 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.core import (
+    BOOL,
+    ELEMENT_TYPES,
+    AnyTensor,
     F32Tensor,
+    check_elements,
+    check_result_element,
+    element_type,
     Shape,
     broadcast_shapes,
     check_result_shape,
@@ -72,8 +80,8 @@ class ConcatOp(IRDLOperation):
     `graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>`."""
 
     name = "graph.concat"
-    inputs = var_operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    inputs = var_operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
@@ -85,7 +93,7 @@ class ConcatOp(IRDLOperation):
         shape[axis] = sum(s[axis] for s in shapes)
         super().__init__(
             operands=[list(inputs)],
-            result_types=[tensor_type(shape)],
+            result_types=[tensor_type(shape, element_type(inputs[0]))],
             properties={"axis": IntegerAttr(axis, i64)},
         )
 
@@ -93,6 +101,7 @@ class ConcatOp(IRDLOperation):
         shapes = [shape_of(value) for value in self.inputs]
         if not shapes:
             raise VerifyException(f"{self.name}: needs at least one input")
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, *self.inputs))
         axis = self.axis.value.data
         _check_axis(self, axis, len(shapes[0]))
         first = shapes[0]
@@ -112,8 +121,8 @@ class SliceOp(IRDLOperation):
     `graph.slice %x {starts = array<i64: 0, 3>, steps = array<i64: 1, -1>} : tensor<2x4xf32> -> tensor<2x4xf32>`."""
 
     name = "graph.slice"
-    input = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     starts = prop_def(DenseArrayBase.constr(i64))
     steps = prop_def(DenseArrayBase.constr(i64))
     irdl_options = (ParsePropInAttrDict(),)
@@ -125,11 +134,12 @@ class SliceOp(IRDLOperation):
     ):
         super().__init__(
             operands=[input],
-            result_types=[tensor_type(shape)],
+            result_types=[tensor_type(shape, element_type(input))],
             properties={"starts": _i64_array(starts), "steps": _i64_array(steps)},
         )
 
     def verify_(self) -> None:
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         source, shape = shape_of(self.input), shape_of(self.result)
         starts, steps = self.starts.get_values(), self.steps.get_values()
         if not len(starts) == len(steps) == len(source) == len(shape):
@@ -153,8 +163,8 @@ class GatherOp(IRDLOperation):
     `graph.gather %x {axis = 0 : i64, indices = array<i64: 2, 0>} : tensor<3x4xf32> -> tensor<2x4xf32>`."""
 
     name = "graph.gather"
-    input = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
     indices = prop_def(DenseArrayBase.constr(i64))
     irdl_options = (ParsePropInAttrDict(),)
@@ -167,7 +177,7 @@ class GatherOp(IRDLOperation):
         source = shape_of(input)
         super().__init__(
             operands=[input],
-            result_types=[tensor_type((*source[:axis], *indices_shape, *source[axis + 1 :]))],
+            result_types=[tensor_type((*source[:axis], *indices_shape, *source[axis + 1 :]), element_type(input))],
             properties={"axis": IntegerAttr(axis, i64), "indices": _i64_array(indices)},
         )
 
@@ -182,6 +192,7 @@ class GatherOp(IRDLOperation):
         source, shape = shape_of(self.input), shape_of(self.result)
         axis = self.axis.value.data
         _check_axis(self, axis, len(source))
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         indices = self.indices.get_values()
         bad = [i for i in indices if not 0 <= i < source[axis]]
         if bad:
@@ -210,15 +221,16 @@ class ExpandOp(IRDLOperation):
     """Numpy-broadcast the input to the result shape: `graph.expand %x : tensor<3x1xf32> -> tensor<2x3x4xf32>`."""
 
     name = "graph.expand"
-    input = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, shape: Sequence[int]):
-        super().__init__(operands=[input], result_types=[tensor_type(shape)])
+        super().__init__(operands=[input], result_types=[tensor_type(shape, element_type(input))])
 
     def verify_(self) -> None:
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         source, shape = shape_of(self.input), shape_of(self.result)
         if len(source) > len(shape) or broadcast_shapes(source, shape) != shape:
             raise VerifyException(
@@ -232,8 +244,8 @@ class TileOp(IRDLOperation):
     `graph.tile %x {repeats = array<i64: 2, 1>} : tensor<2x3xf32> -> tensor<4x3xf32>`."""
 
     name = "graph.tile"
-    input = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     repeats = prop_def(DenseArrayBase.constr(i64))
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
@@ -243,11 +255,12 @@ class TileOp(IRDLOperation):
         source = shape_of(input)
         super().__init__(
             operands=[input],
-            result_types=[tensor_type([d * r for d, r in zip(source, repeats)])],
+            result_types=[tensor_type([d * r for d, r in zip(source, repeats)], element_type(input))],
             properties={"repeats": _i64_array(repeats)},
         )
 
     def verify_(self) -> None:
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         source, repeats = shape_of(self.input), self.repeats.get_values()
         if len(repeats) != len(source) or any(r < 0 for r in repeats):
             raise VerifyException(
@@ -258,25 +271,24 @@ class TileOp(IRDLOperation):
 
 @irdl_op_definition
 class WhereOp(IRDLOperation):
-    """Elementwise choice, `x` where `condition` is nonzero and `y` elsewhere, all three numpy-broadcast:
-    `graph.where %c, %x, %y : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`.
-
-    The condition is a float tensor (nonzero is true) because tensors at runtime are float32 only."""
+    """Elementwise choice, `x` where the bool `condition` holds and `y` elsewhere, all three numpy-broadcast:
+    `graph.where %c, %x, %y : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`."""
 
     name = "graph.where"
-    condition = operand_def(F32Tensor)
-    x = operand_def(F32Tensor)
-    y = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    condition = operand_def(TensorType.constr(BOOL))
+    x = operand_def(AnyTensor)
+    y = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
     traits = traits_def(Pure())
 
     def __init__(self, condition: SSAValue, x: SSAValue, y: SSAValue):
         shape = broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
         assert shape is not None, "operands are not broadcast-compatible"
-        super().__init__(operands=[condition, x, y], result_types=[tensor_type(shape)])
+        super().__init__(operands=[condition, x, y], result_types=[tensor_type(shape, element_type(x))])
 
     def verify_(self) -> None:
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.x, self.y))
         shapes = shape_of(self.condition), shape_of(self.x), shape_of(self.y)
         shape = broadcast_shapes(*shapes)
         if shape is None:

@@ -1,7 +1,8 @@
 """Lower the `graph` dialect to `te`: every graph compute op becomes one or more `te.compute`s.
 
-Assumes static shapes and f32 tensors, as the graph verifiers guarantee. `graph.weight` stays:
-computes read weights like any other tensor. Broadcasting follows numpy: an operand is right-aligned
+Assumes static shapes and the element types the graph verifiers allow: elementwise arithmetic, comparisons and
+casts compute on each element type with `te/scalar.py`, data movement reads and writes any type, the rest is f32.
+`graph.weight` stays: computes read weights like any other tensor. Broadcasting follows numpy: an operand is right-aligned
 with the result, and a dim of size 1 against a larger result dim is read at index 0. Each compute's
 tag names the op kind (`add`, `gemm`, `gemm_bias`, `softmax_max`, ...). A graph op left without a
 lowering makes the pass fail, naming the op.
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, math
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -28,7 +29,9 @@ from xdsl.utils.exceptions import PassFailedException
 from minimlc.dialects import graph
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
+from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
+from minimlc.lowering.te import scalar
 from minimlc.lowering.te.builder import (
     Indices,
     Reader,
@@ -49,42 +52,11 @@ def _sign(x: SSAValue) -> SSAValue:
     return arith.SelectOp(arith.CmpfOp(x, f32_constant(0.0), "ogt"), f32_constant(1.0), negative).result
 
 
-_BinaryScalarOp = Callable[[SSAValue, SSAValue], Operation]
-
-
-def _compare(predicate: str) -> _BinaryScalarOp:
-    """A comparison yielding a 0/1 float mask (unordered, i.e. NaN, compares false)."""
-
-    def mask(lhs: SSAValue, rhs: SSAValue) -> Operation:
-        holds = arith.CmpfOp(lhs, rhs, predicate).result
-        return arith.SelectOp(holds, f32_constant(1.0), f32_constant(0.0))
-
-    return mask
-
-
-_BINARY: dict[type[graph.ElementwiseBinaryOp], _BinaryScalarOp] = {
-    graph.AddOp: arith.AddfOp,
-    graph.SubOp: arith.SubfOp,
-    graph.MulOp: arith.MulfOp,
-    graph.DivOp: arith.DivfOp,
-    graph.MaxOp: arith.MaximumfOp,
-    graph.MinOp: arith.MinimumfOp,
-    graph.PowOp: math.PowFOp,
-    graph.EqualOp: _compare("oeq"),
-    graph.LessOp: _compare("olt"),
-    graph.LessOrEqualOp: _compare("ole"),
-    graph.GreaterOp: _compare("ogt"),
-    graph.GreaterOrEqualOp: _compare("oge"),
-    graph.AndOp: arith.MinimumfOp,
-    graph.OrOp: arith.MaximumfOp,
-}
-"""Binary op -> its scalar op (the compute is tagged by the op's name)."""
-
 _UNARY: dict[type[graph.ElementwiseUnaryOp], Callable[[SSAValue], SSAValue]] = {
     graph.TanhOp: lambda x: math.TanhOp(x).result,
     graph.ExpOp: lambda x: math.ExpOp(x).result,
-    graph.NegOp: lambda x: arith.NegfOp(x).result,
-    graph.AbsOp: lambda x: math.AbsFOp(x).result,
+    graph.NegOp: scalar.negate,
+    graph.AbsOp: scalar.absolute,
     graph.SqrtOp: lambda x: math.SqrtOp(x).result,
     graph.ReciprocalOp: lambda x: arith.DivfOp(f32_constant(1.0), x).result,
     graph.LogOp: lambda x: math.LogOp(x).result,
@@ -104,7 +76,7 @@ _UNARY: dict[type[graph.ElementwiseUnaryOp], Callable[[SSAValue], SSAValue]] = {
     graph.AsinhOp: lambda x: math.AsinhOp(x).result,
     graph.AcoshOp: lambda x: math.AcoshOp(x).result,
     graph.AtanhOp: lambda x: math.AtanhOp(x).result,
-    graph.NotOp: lambda x: arith.SubfOp(f32_constant(1.0), x).result,
+    graph.NotOp: scalar.logical_not,
 }
 """Unary math op -> its scalar function (the compute is tagged by the op's name)."""
 
@@ -114,15 +86,27 @@ class ElementwiseBinaryLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ElementwiseBinaryOp, rewriter: PatternRewriter) -> None:
-        scalar_op = _BINARY[type(op)]
+        kind = op.name.removeprefix("graph.")
         shape = graph.shape_of(op.result)
 
         def body(indices: Indices) -> SSAValue:
             lhs = read(op.lhs, broadcast_indices(graph.shape_of(op.lhs), shape, indices))
             rhs = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
-            return scalar_op(lhs, rhs).result
+            if isinstance(op, graph.ModOp):
+                return scalar.remainder(lhs, rhs, fmod=op.fmod is not None)
+            return scalar.binary(kind, lhs, rhs)
 
-        rewriter.replace(op, build_compute(op.name.removeprefix("graph."), shape, body))
+        rewriter.replace(op, build_compute(kind, shape, body))
+
+
+class CastLowering(RewritePattern):
+    """Lower cast to one elementwise compute "cast" converting each element (ONNX rules, `te/scalar.py`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.CastOp, rewriter: PatternRewriter) -> None:
+        target = graph.element_type(op.result)
+        compute = build_compute("cast", graph.shape_of(op.result), lambda idx: scalar.cast(read(op.input, idx), target))
+        rewriter.replace(op, compute)
 
 
 class ElementwiseUnaryLowering(RewritePattern):
@@ -244,6 +228,7 @@ class GraphToTePass(ModulePass):
                 ConstantLowering(),
                 ElementwiseBinaryLowering(),
                 ElementwiseUnaryLowering(),
+                CastLowering(),
                 GemmLowering(),
                 MatMulLowering(),
                 SoftmaxLowering(),
@@ -252,6 +237,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_activation.PATTERNS,
                 *graph_to_te_nn.PATTERNS,
                 *graph_to_te_tensor.PATTERNS,
+                *graph_to_te_indexing.PATTERNS,
             ],
             dce_enabled=False,
         )

@@ -175,7 +175,7 @@ class TileLowering(RewritePattern):
 
 
 class WhereLowering(RewritePattern):
-    """Lower where to one compute selecting between broadcast reads of `x` and `y` by `condition != 0`."""
+    """Lower where to one compute selecting between broadcast reads of `x` and `y` by the bool `condition`."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.WhereOp, rewriter: PatternRewriter) -> None:
@@ -185,8 +185,7 @@ class WhereLowering(RewritePattern):
             def operand(value: SSAValue) -> SSAValue:
                 return read(value, broadcast_indices(graph.shape_of(value), shape, indices))
 
-            chosen = arith.CmpfOp(operand(op.condition), f32_constant(0.0), "une").result
-            return arith.SelectOp(chosen, operand(op.x), operand(op.y)).result
+            return arith.SelectOp(operand(op.condition), operand(op.x), operand(op.y)).result
 
         rewriter.replace(op, build_compute("where", shape, body))
 

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, i1
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -184,3 +184,8 @@ def defined_within(value: SSAValue, block: Block) -> bool:
 def is_movable(op: Operation) -> bool:
     """Index arithmetic and constants: ops a schedule may move to another loop level."""
     return isinstance(op, arith.ConstantOp | arith.AddiOp | arith.MuliOp | arith.DivUIOp | arith.RemUIOp)
+
+
+def is_bool_buffer(buffer: SSAValue) -> bool:
+    """Whether `buffer` is a memref of i1 (one byte per element in memory, one bit per lane in an LLVM vector)."""
+    return isinstance(buffer.type, MemRefType) and buffer.type.element_type == i1

@@ -29,7 +29,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
-from minimlc.lowering.loop.analysis import index_constant, loops_of
+from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of
 
 
 def expand_loops(root: Operation, *, vectors_only: bool = False) -> None:
@@ -117,8 +117,13 @@ class _Vectorizer:
         self.scalar[op.results[0]] = clone.results[0]
         self.stride[op.results[0]] = stride
 
-    def access_kind(self, indices: list[SSAValue]) -> str:
+    def access_kind(self, op: memref.LoadOp | memref.StoreOp) -> str:
+        indices = list(op.indices)
+        if any(index in self.vector for index in indices):
+            raise self.fail(op, "reads or writes at an index that differs per lane (a gather or scatter)")
         strides = [self.stride.get(index, 0) for index in indices]
+        if any(strides) and is_bool_buffer(op.memref):
+            raise self.fail(op, "accesses bool (i1) memory, one byte per element, which LLVM vectors pack into bits")
         if not any(strides):
             return "scalar"
         if strides[-1] == 1 and not any(strides[:-1]):
@@ -144,7 +149,7 @@ class _Vectorizer:
         return [self.scalar.get(index, index) for index in indices]
 
     def load(self, op: memref.LoadOp) -> None:
-        kind = self.access_kind(list(op.indices))
+        kind = self.access_kind(op)
         if kind == "scalar":
             self.builder.insert(op.clone(value_mapper=self.scalar))
             return
@@ -160,7 +165,7 @@ class _Vectorizer:
         self.vector[op.res] = load.result
 
     def store(self, op: memref.StoreOp) -> None:
-        kind = self.access_kind(list(op.indices))
+        kind = self.access_kind(op)
         if kind == "scalar":
             if op.value in self.vector:
                 raise self.fail(op, "stores a value that differs per lane to one address (a reduction)")

@@ -28,14 +28,15 @@ def build_compute(
     body: Callable[[Indices], SSAValue],
     reduce_extents: Shape = (),
     combiner: str | None = None,
-    element_type: Attribute = builtin.f32,
+    element_type: Attribute | None = None,
 ) -> te.ComputeOp:
-    """A `te.compute` over `shape` (then `reduce_extents`) of `element_type` (f32 unless given) yielding
-    `body(indices)`; the ops that `body` creates land in the compute's body."""
+    """A `te.compute` over `shape` (then `reduce_extents`) yielding `body(indices)`, of the yielded value's type
+    unless `element_type` is given; the ops that `body` creates land in the compute's body."""
     block = te.ComputeOp.block_for(shape, reduce_extents)
     with ImplicitBuilder(block) as indices:
-        te.YieldOp(body(indices))
-    return te.ComputeOp(tag, builtin.TensorType(element_type, shape), block, reduce_extents, combiner)
+        value = body(indices)
+        te.YieldOp(value)
+    return te.ComputeOp(tag, builtin.TensorType(element_type or value.type, shape), block, reduce_extents, combiner)
 
 
 def f32_constant(value: float) -> SSAValue:
@@ -48,6 +49,13 @@ def index_constant(value: int) -> SSAValue:
 
 def i64_constant(value: int) -> SSAValue:
     return arith.ConstantOp(builtin.IntegerAttr(value, builtin.i64)).result
+
+
+def constant(value: int | float, element_type: Attribute) -> SSAValue:
+    """`value` as a scalar of `element_type` (f32, or an integer type: i1 takes 0 or 1)."""
+    if isinstance(element_type, builtin.IntegerType):
+        return arith.ConstantOp(builtin.IntegerAttr(int(value), element_type)).result
+    return arith.ConstantOp(builtin.FloatAttr(float(value), element_type)).result
 
 
 def read(tensor: SSAValue, indices: Indices) -> SSAValue:

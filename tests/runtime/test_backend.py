@@ -10,9 +10,10 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
 
 import minimlc.runtime.backend as backend
-from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError, UnsupportedTypeError
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError
 from minimlc.runtime import InvalidInputError
 from minimlc.runtime.backend import Signature
 
@@ -99,8 +100,7 @@ def test_inputs_neither_float32_nor_int32_int64_bool_are_not_implemented(element
     assert not backend.is_compatible(model)
     with pytest.raises(
         NotImplementedError,
-        match=rf"^graph input 'x' has element type {name}; minimlc supports float32 \(FLOAT\) inputs, "
-        "and int32, int64 and bool inputs it binds as constants$",
+        match=rf"^graph input 'x' has element type {name}; minimlc supports float32, int32, int64 and bool inputs$",
     ):
         backend.prepare(model)
 
@@ -179,37 +179,59 @@ def data_model(nodes: list[onnx.NodeProto], inputs: dict[str, int]) -> onnx.Mode
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
+def shape_also_read_as_data() -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [
+            helper.make_node("Reshape", ["x", "s"], ["r"]),
+            helper.make_node("Cast", ["s"], ["f"], to=TensorProto.FLOAT, name="cast"),
+            helper.make_node("Add", ["r", "f"], ["y"]),
+        ],
+        "shape_and_data",
+        [helper.make_tensor_value_info("x", FLOAT, [2]), helper.make_tensor_value_info("s", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("y", FLOAT, [2])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
 @pytest.mark.parametrize(
-    ("model", "message"),
+    ("model", "feeds"),
     [
         (
             data_model([helper.make_node("Gather", ["x", "i"], ["y"])], {"x": FLOAT, "i": TensorProto.INT64}),
-            r"^graph input 'i' \(INT64\) is read as data by node '#0' \(Gather\) as input 1; run-time int64 tensors "
-            r"are not supported yet",
-        ),
-        (
-            data_model([helper.make_node("Where", ["c", "x", "x"], ["y"])], {"c": TensorProto.BOOL, "x": FLOAT}),
-            r"^graph input 'c' \(BOOL\) is read as data by node '#0' \(Where\) as input 0; run-time bool tensors",
+            [
+                [np.array([1.5, -2.0], np.float32), np.array([1, 0])],
+                [np.array([3.0, 4.0], np.float32), np.array([1, 1])],
+            ],
         ),
         (
             data_model(
-                [
-                    helper.make_node("Reshape", ["x", "s"], ["r"]),
-                    helper.make_node("Cast", ["s"], ["f"], to=TensorProto.FLOAT, name="cast"),
-                    helper.make_node("Add", ["r", "f"], ["y"]),
-                ],
-                {"x": FLOAT, "s": TensorProto.INT32},
+                [helper.make_node("Where", ["c", "x", "z"], ["y"])], {"c": TensorProto.BOOL, "x": FLOAT, "z": FLOAT}
             ),
-            r"^graph input 's' \(INT32\) is read as data by node 'cast' \(Cast\) as input 0; run-time int32 tensors",
+            [
+                [np.array([True, False]), np.array([1.0, 2.0], np.float32), np.array([5.0, 6.0], np.float32)],
+                [np.array([False, True]), np.array([1.0, 2.0], np.float32), np.array([5.0, 6.0], np.float32)],
+            ],
+        ),
+        (
+            shape_also_read_as_data(),
+            [[np.array([1.0, 2.0], np.float32), np.array([2])]],
         ),
     ],
     ids=["gather_indices", "where_condition", "a_shape_also_read_as_data"],
 )
-def test_integer_and_bool_inputs_read_as_data_are_refused_at_prepare(model: onnx.ModelProto, message: str) -> None:
-    """Binding them would let the importer compute the nodes reading them at import time, not native code."""
-    assert not backend.is_compatible(model)
-    with pytest.raises(UnsupportedTypeError, match=message):
-        backend.prepare(model)
+def test_integer_and_bool_inputs_read_as_data_run_natively(
+    model: onnx.ModelProto, feeds: list[list[np.ndarray]]
+) -> None:
+    """They are run-time inputs of one compiled session (bound, too, where they set a shape): nothing computed from
+    them is folded at import time."""
+    assert backend.is_compatible(model)
+    rep = backend.prepare(model)
+    for arrays in feeds:
+        (actual,) = rep.run(arrays)
+        (expected,) = ReferenceEvaluator(model).run(None, dict(zip([vi.name for vi in model.graph.input], arrays)))
+        np.testing.assert_allclose(actual, expected)
+    (session,) = rep.sessions.values()
+    assert session.stats["kernels"] > 0
 
 
 def test_bound_inputs_are_checked() -> None:
@@ -281,13 +303,10 @@ def test_constant_and_computed_outputs_interleave() -> None:
     np.testing.assert_array_equal(r_again, [0, 0, 2])
 
 
-def test_non_float32_outputs_computed_at_run_time_are_not_implemented() -> None:
+def test_computed_outputs_must_have_their_declared_element_type() -> None:
     model = one_node_model("Relu", {"x": [3]}, [3])
     model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
-    with pytest.raises(
-        UnsupportedFeatureError,
-        match=r"^output 'y' has element type INT64 and is computed at run time; only FLOAT \(float32\) is supported$",
-    ):
+    with pytest.raises(ModelImportError, match=r"^output 'y' is declared INT64, but it is computed as float32$"):
         backend.prepare(model)
 
 

@@ -68,6 +68,31 @@ def test_run_wrong_input_shape(mlp_path: Path, tmp_path: Path) -> None:
     assert "minimlc: error:" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_run_int64_token_ids(tmp_path: Path) -> None:
+    """Integer inputs are read from .npy files with their dtype; a file of the wrong dtype is refused by name."""
+    from onnx import TensorProto, helper
+
+    table = np.arange(40, dtype=np.float32).reshape(10, 4)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["embedded"])],
+        "ids",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 3])],
+        [helper.make_tensor_value_info("embedded", TensorProto.FLOAT, [1, 3, 4])],
+        [numpy_helper.from_array(table, "table")],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "ids.onnx")
+    np.save(tmp_path / "ids.npy", np.array([[7, 0, 2]], np.int64))
+    result = minimlc(
+        "run", str(tmp_path / "ids.onnx"), "--input", f"ids={tmp_path / 'ids.npy'}", "--save-outputs", str(tmp_path)
+    )
+    assert result.returncode == 0, result.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "embedded.npy"), table[[[7, 0, 2]]])
+    np.save(tmp_path / "ids32.npy", np.array([[7, 0, 2]], np.int32))
+    result = minimlc("run", str(tmp_path / "ids.onnx"), "--input", f"ids={tmp_path / 'ids32.npy'}")
+    assert result.returncode == 1
+    assert "input 'ids': expected dtype int64 (tensor(int64)), got int32" in result.stderr
+
+
 def test_run_malformed_model(tmp_path: Path) -> None:
     path = tmp_path / "bad.onnx"
     path.write_bytes(b"not an onnx model")

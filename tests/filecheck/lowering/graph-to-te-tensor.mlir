@@ -118,21 +118,19 @@ func.func @tile(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
 // CHECK-NEXT:   func.return %[[V0]] : tensor<4x3xf32>
 // CHECK-NEXT: }
 
-func.func @where(%c: tensor<2x1xf32>, %x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
-  %0 = graph.where %c, %x, %y : (tensor<2x1xf32>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+func.func @where(%c: tensor<2x1xi1>, %x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = graph.where %c, %x, %y : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   func.return %0 : tensor<2x3xf32>
 }
 
-// CHECK-LABEL: func.func @where(%c: tensor<2x1xf32>, %x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+// CHECK-LABEL: func.func @where(%c: tensor<2x1xi1>, %x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:   %[[V0:[0-9]+]] = te.compute "where" (%[[V1:[0-9]+]], %[[V2:[0-9]+]]) -> tensor<2x3xf32> {
 // CHECK-NEXT:     %[[V3:[0-9]+]] = arith.constant 0 : index
-// CHECK-NEXT:     %[[V4:[0-9]+]] = te.read %c[%[[V1]], %[[V3]]] : tensor<2x1xf32>
-// CHECK-NEXT:     %[[V5:[0-9]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:     %[[V6:[0-9]+]] = arith.cmpf une, %[[V4]], %[[V5]] : f32
-// CHECK-NEXT:     %[[V7:[0-9]+]] = te.read %x[%[[V1]], %[[V2]]] : tensor<2x3xf32>
-// CHECK-NEXT:     %[[V8:[0-9]+]] = te.read %y[%[[V2]]] : tensor<3xf32>
-// CHECK-NEXT:     %[[V9:[0-9]+]] = arith.select %[[V6]], %[[V7]], %[[V8]] : f32
-// CHECK-NEXT:     te.yield %[[V9]] : f32
+// CHECK-NEXT:     %[[V4:[0-9]+]] = te.read %c[%[[V1]], %[[V3]]] : tensor<2x1xi1>
+// CHECK-NEXT:     %[[V5:[0-9]+]] = te.read %x[%[[V1]], %[[V2]]] : tensor<2x3xf32>
+// CHECK-NEXT:     %[[V6:[0-9]+]] = te.read %y[%[[V2]]] : tensor<3xf32>
+// CHECK-NEXT:     %[[V7:[0-9]+]] = arith.select %[[V4]], %[[V5]], %[[V6]] : f32
+// CHECK-NEXT:     te.yield %[[V7]] : f32
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.return %[[V0]] : tensor<2x3xf32>
 // CHECK-NEXT: }
@@ -229,33 +227,23 @@ func.func @reduce_l1_over_no_axes(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-NEXT:   func.return %[[V0]] : tensor<2x3xf32>
 // CHECK-NEXT: }
 
-func.func @less_and_sign(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = graph.less %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  %1 = graph.sign %0 : tensor<4xf32>
+func.func @less_and_cast(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.less %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %1 = graph.cast %0 : tensor<4xi1> -> tensor<4xf32>
   func.return %1 : tensor<4xf32>
 }
 
-// CHECK-LABEL: func.func @less_and_sign(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-// CHECK-NEXT:   %[[V0:[0-9]+]] = te.compute "less" (%[[V1:[0-9]+]]) -> tensor<4xf32> {
+// CHECK-LABEL: func.func @less_and_cast(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:   %[[V0:[0-9]+]] = te.compute "less" (%[[V1:[0-9]+]]) -> tensor<4xi1> {
 // CHECK-NEXT:     %[[V2:[0-9]+]] = te.read %a[%[[V1]]] : tensor<4xf32>
 // CHECK-NEXT:     %[[V3:[0-9]+]] = te.read %b[%[[V1]]] : tensor<4xf32>
 // CHECK-NEXT:     %[[V4:[0-9]+]] = arith.cmpf olt, %[[V2]], %[[V3]] : f32
-// CHECK-NEXT:     %[[V5:[0-9]+]] = arith.constant 1.000000e+00 : f32
-// CHECK-NEXT:     %[[V6:[0-9]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:     %[[V7:[0-9]+]] = arith.select %[[V4]], %[[V5]], %[[V6]] : f32
-// CHECK-NEXT:     te.yield %[[V7]] : f32
+// CHECK-NEXT:     te.yield %[[V4]] : i1
 // CHECK-NEXT:   }
-// CHECK-NEXT:   %[[V8:[0-9]+]] = te.compute "sign" (%[[V9:[0-9]+]]) -> tensor<4xf32> {
-// CHECK-NEXT:     %[[V10:[0-9]+]] = te.read %[[V0]][%[[V9]]] : tensor<4xf32>
-// CHECK-NEXT:     %[[V11:[0-9]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:     %[[V12:[0-9]+]] = arith.cmpf olt, %[[V10]], %[[V11]] : f32
-// CHECK-NEXT:     %[[V13:[0-9]+]] = arith.constant -1.000000e+00 : f32
-// CHECK-NEXT:     %[[V14:[0-9]+]] = arith.select %[[V12]], %[[V13]], %[[V10]] : f32
-// CHECK-NEXT:     %[[V15:[0-9]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:     %[[V16:[0-9]+]] = arith.cmpf ogt, %[[V10]], %[[V15]] : f32
-// CHECK-NEXT:     %[[V17:[0-9]+]] = arith.constant 1.000000e+00 : f32
-// CHECK-NEXT:     %[[V18:[0-9]+]] = arith.select %[[V16]], %[[V17]], %[[V14]] : f32
-// CHECK-NEXT:     te.yield %[[V18]] : f32
+// CHECK-NEXT:   %[[V5:[0-9]+]] = te.compute "cast" (%[[V6:[0-9]+]]) -> tensor<4xf32> {
+// CHECK-NEXT:     %[[V7:[0-9]+]] = te.read %[[V0]][%[[V6]]] : tensor<4xi1>
+// CHECK-NEXT:     %[[V8:[0-9]+]] = arith.uitofp %[[V7]] : i1 to f32
+// CHECK-NEXT:     te.yield %[[V8]] : f32
 // CHECK-NEXT:   }
-// CHECK-NEXT:   func.return %[[V8]] : tensor<4xf32>
+// CHECK-NEXT:   func.return %[[V5]] : tensor<4xf32>
 // CHECK-NEXT: }

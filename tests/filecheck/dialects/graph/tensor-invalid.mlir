@@ -96,9 +96,9 @@ func.func @tile_wrong_result(%x: tensor<2x3xf32>) -> tensor<4x6xf32> {
 
 // -----
 
-func.func @where_not_broadcastable(%c: tensor<2xf32>, %x: tensor<3xf32>) -> tensor<3xf32> {
+func.func @where_not_broadcastable(%c: tensor<2xi1>, %x: tensor<3xf32>) -> tensor<3xf32> {
   // expected-error@+1 {{graph.where: operand shapes (2,), (3,), (3,) are not broadcast-compatible}}
-  %y = graph.where %c, %x, %x : (tensor<2xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %y = graph.where %c, %x, %x : (tensor<2xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
   func.return %y : tensor<3xf32>
 }
 
@@ -149,3 +149,92 @@ func.func @unary_math_type_changes(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %y = "graph.sqrt"(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
   func.return %y : tensor<3x2xf32>
 }
+
+// -----
+
+func.func @add_mixed_types(%a: tensor<3xf32>, %b: tensor<3xi64>) -> tensor<3xf32> {
+  // expected-error@+1 {{graph.add: operand element types f32, i64 differ}}
+  %y = graph.add %a, %b : (tensor<3xf32>, tensor<3xi64>) -> tensor<3xf32>
+  func.return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @less_not_bool(%a: tensor<3xi64>) -> tensor<3xi64> {
+  // expected-error@+1 {{graph.less: result element type i64 does not match expected i1}}
+  %y = graph.less %a, %a : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
+  func.return %y : tensor<3xi64>
+}
+
+// -----
+
+func.func @and_of_floats(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{graph.and: element type f32 is not supported (expected one of i1)}}
+  %y = graph.and %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @exp_of_ints(%a: tensor<3xi64>) -> tensor<3xi64> {
+  // expected-error@+1 {{graph.exp: element type i64 is not supported (expected one of f32)}}
+  %y = graph.exp %a : tensor<3xi64>
+  func.return %y : tensor<3xi64>
+}
+
+// -----
+
+func.func @mod_of_floats(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{graph.mod: element type f32 is not supported (expected one of i32, i64)}}
+  %y = graph.mod %a, %a {fmod} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %y : tensor<3xf32>
+}
+
+// -----
+
+func.func @cast_shape(%a: tensor<3xf32>) -> tensor<4xi64> {
+  // expected-error@+1 {{graph.cast: result shape (4,) differs from the input shape (3,)}}
+  %y = graph.cast %a : tensor<3xf32> -> tensor<4xi64>
+  func.return %y : tensor<4xi64>
+}
+
+// -----
+
+func.func @take_float_indices(%t: tensor<5x4xf32>, %i: tensor<2xf32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{graph.take: element type f32 is not supported (expected one of i32, i64)}}
+  %y = graph.take %t, %i {axis = 0 : i64} : (tensor<5x4xf32>, tensor<2xf32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @take_shape(%t: tensor<5x4xf32>, %i: tensor<2xi64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{graph.take: result shape (3, 4) does not match expected shape (2, 4)}}
+  %y = graph.take %t, %i {axis = 0 : i64} : (tensor<5x4xf32>, tensor<2xi64>) -> tensor<3x4xf32>
+  func.return %y : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @take_along_axis_rank(%t: tensor<5x4xf32>, %i: tensor<2xi64>) -> tensor<2xf32> {
+  // expected-error@+1 {{graph.take_along_axis: indices shape (2,) must have the input's rank and fit its shape (5, 4) outside axis 0}}
+  %y = graph.take_along_axis %t, %i {axis = 0 : i64} : (tensor<5x4xf32>, tensor<2xi64>) -> tensor<2xf32>
+  func.return %y : tensor<2xf32>
+}
+
+// -----
+
+func.func @cumsum_axis(%x: tensor<5xi64>) -> tensor<5xi64> {
+  // expected-error@+1 {{graph.cumsum: axis 1 is out of range for rank 1}}
+  %y = graph.cumsum %x {axis = 1 : i64} : tensor<5xi64> -> tensor<5xi64>
+  func.return %y : tensor<5xi64>
+}
+
+// -----
+
+func.func @argmax_shape(%x: tensor<2x5xf32>) -> tensor<2xi64> {
+  // expected-error@+1 {{graph.argmax: result shape (2,) does not match expected shape (2, 1)}}
+  %y = graph.argmax %x {axis = 1 : i64, keepdims} : tensor<2x5xf32> -> tensor<2xi64>
+  func.return %y : tensor<2xi64>
+}
+

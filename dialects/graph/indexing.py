@@ -1,0 +1,209 @@
+"""Ops that compute with or produce run-time indices: gathers at run-time indices, arg-reductions, cumulative sums.
+
+Indices are i32 or i64 tensors computed at run time (token ids, positions); a negative index counts from the end
+of its axis, as in ONNX. An index still out of range after that is clamped to the axis (the kernels never read
+outside their input). `graph.gather` (in `tensor`) keeps constant indices as a property.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, UnitAttr, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from minimlc.dialects.graph.core import (
+    ELEMENT_TYPES,
+    INTEGERS,
+    NUMBERS,
+    AnyTensor,
+    check_elements,
+    check_result_element,
+    check_result_shape,
+    element_type,
+    shape_of,
+    tensor_type,
+)
+
+__all__ = ["ArgMaxOp", "ArgMinOp", "ArgReduceOp", "CumSumOp", "TakeAlongAxisOp", "TakeOp"]
+
+
+def _check_axis(op: IRDLOperation, axis: int, rank: int) -> None:
+    if not 0 <= axis < rank:
+        raise VerifyException(f"{op.name}: axis {axis} is out of range for rank {rank}")
+
+
+@irdl_op_definition
+class TakeOp(IRDLOperation):
+    """ONNX Gather at run-time indices (numpy `take`): the result replaces the input's `axis` by the indices' dims,
+    `graph.take %table, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<1x8xi64>) -> tensor<1x8x16xf32>`."""
+
+    name = "graph.take"
+    input = operand_def(AnyTensor)
+    indices = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    axis = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, indices: SSAValue, axis: int):
+        source = shape_of(input)
+        shape = (*source[:axis], *shape_of(indices), *source[axis + 1 :])
+        super().__init__(
+            operands=[input, indices],
+            result_types=[tensor_type(shape, element_type(input))],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    def verify_(self) -> None:
+        source = shape_of(self.input)
+        axis = self.axis.value.data
+        _check_axis(self, axis, len(source))
+        check_elements(self, INTEGERS, self.indices)
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
+        if source[axis] == 0:
+            raise VerifyException(f"{self.name}: cannot take from axis {axis} of extent 0")
+        check_result_shape(self, (*source[:axis], *shape_of(self.indices), *source[axis + 1 :]))
+
+
+@irdl_op_definition
+class TakeAlongAxisOp(IRDLOperation):
+    """ONNX GatherElements (numpy `take_along_axis`): `result[i][j] = input[indices[i][j]][j]` for axis 0,
+    `graph.take_along_axis %x, %i {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>`."""
+
+    name = "graph.take_along_axis"
+    input = operand_def(AnyTensor)
+    indices = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    axis = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, indices: SSAValue, axis: int):
+        super().__init__(
+            operands=[input, indices],
+            result_types=[tensor_type(shape_of(indices), element_type(input))],
+            properties={"axis": IntegerAttr(axis, i64)},
+        )
+
+    def verify_(self) -> None:
+        source, indices = shape_of(self.input), shape_of(self.indices)
+        axis = self.axis.value.data
+        _check_axis(self, axis, len(source))
+        check_elements(self, INTEGERS, self.indices)
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
+        if len(indices) != len(source) or any(
+            i > s for d, (i, s) in enumerate(zip(indices, source)) if d != axis
+        ):
+            raise VerifyException(
+                f"{self.name}: indices shape {indices} must have the input's rank and fit its shape {source} "
+                f"outside axis {axis}"
+            )
+        if source[axis] == 0:
+            raise VerifyException(f"{self.name}: cannot take from axis {axis} of extent 0")
+        check_result_shape(self, indices)
+
+
+@irdl_op_definition
+class CumSumOp(IRDLOperation):
+    """Running sum along `axis`, optionally `exclusive` (each sum leaves its own element out) and `reverse` (from the
+    end): `graph.cumsum %x {axis = 1 : i64, exclusive} : tensor<2x5xi64> -> tensor<2x5xi64>`."""
+
+    name = "graph.cumsum"
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    axis = prop_def(IntegerAttr[I64])
+    exclusive = opt_prop_def(UnitAttr)
+    reverse = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, axis: int, *, exclusive: bool = False, reverse: bool = False):
+        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
+        if exclusive:
+            properties["exclusive"] = UnitAttr()
+        if reverse:
+            properties["reverse"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[input.type], properties=properties)
+
+    def verify_(self) -> None:
+        _check_axis(self, self.axis.value.data, len(shape_of(self.input)))
+        check_result_element(self, check_elements(self, NUMBERS, self.input))
+        check_result_shape(self, shape_of(self.input))
+
+
+class ArgReduceOp(IRDLOperation):
+    """Base of the i64 position of the extreme element along `axis` (the first one, or the last with
+    `select_last_index`), the axis kept as extent 1 with `keepdims`."""
+
+    input = operand_def(AnyTensor)
+    result = result_def(TensorType.constr(i64))
+    axis = prop_def(IntegerAttr[I64])
+    keepdims = opt_prop_def(UnitAttr)
+    select_last_index = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+    PREDICATE: ClassVar[str]
+    """Which comparison makes a candidate the new extreme: `greater` or `less`."""
+
+    def __init__(self, input: SSAValue, axis: int, *, keepdims: bool = True, select_last_index: bool = False):
+        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
+        if keepdims:
+            properties["keepdims"] = UnitAttr()
+        if select_last_index:
+            properties["select_last_index"] = UnitAttr()
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type(self.reduced(shape_of(input), axis, keepdims), i64)],
+            properties=properties,
+        )
+
+    @staticmethod
+    def reduced(source: Sequence[int], axis: int, keepdims: bool) -> tuple[int, ...]:
+        """The result shape: `source` without `axis`, or with it as extent 1."""
+        return (*source[:axis], *([1] if keepdims else []), *source[axis + 1 :])
+
+    def verify_(self) -> None:
+        source = shape_of(self.input)
+        axis = self.axis.value.data
+        _check_axis(self, axis, len(source))
+        check_elements(self, NUMBERS, self.input)
+        if source[axis] == 0:
+            raise VerifyException(f"{self.name}: axis {axis} is empty")
+        check_result_shape(self, self.reduced(source, axis, self.keepdims is not None))
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    """Position of the maximum: `graph.argmax %x {axis = 1 : i64, keepdims} : tensor<2x5xf32> -> tensor<2x1xi64>`."""
+
+    name = "graph.argmax"
+    PREDICATE: ClassVar[str] = "greater"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    """Position of the minimum: `graph.argmin %x {axis = 0 : i64} : tensor<2x5xi64> -> tensor<5xi64>`."""
+
+    name = "graph.argmin"
+    PREDICATE: ClassVar[str] = "less"
+
+
+OPS = [TakeOp, TakeAlongAxisOp, CumSumOp, ArgMaxOp, ArgMinOp]

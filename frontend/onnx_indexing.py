@@ -1,0 +1,76 @@
+"""ONNX converters for ops of run-time indices: GatherElements, CumSum, ArgMax, ArgMin (Gather, which also takes
+constant indices, lives in `onnx_tensor`).
+
+Each converter is named exactly like its ONNX op, inputs positional and attributes as keyword arguments with ONNX's
+defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`). Axes are attributes, or (CumSum)
+a compile-time constant input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minimlc.dialects import graph
+from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_ops import (
+    ConstantValue,
+    Converter,
+    NodeContext,
+    NodeError,
+    Value,
+    normalise_axis,
+)
+
+
+def GatherElements(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> Value:
+    """`data` read along `axis` at `indices` of the same rank (negative counts from the end) ->
+    graph.take_along_axis (indices clamped into the axis)."""
+    x, index = ctx.data(data), ctx.data(indices)
+    source, shape = shape_of(x), shape_of(index)
+    along = normalise_axis(axis, len(source))
+    if graph.element_type(index) not in graph.INTEGERS:
+        raise NodeError(f"indices must be int32 or int64, got {graph.element_type(index)}")
+    if len(shape) != len(source) or any(i > s for d, (i, s) in enumerate(zip(shape, source)) if d != along):
+        raise NodeError(f"indices of shape {shape} do not fit data of shape {source} outside axis {along}")
+    if source[along] == 0:
+        raise NodeError(f"cannot gather from axis {along} of extent 0")
+    return ctx.emit(graph.TakeAlongAxisOp(x, index, along))
+
+
+def CumSum(ctx: NodeContext, x: Value, axis: Value, *, exclusive: int = 0, reverse: int = 0) -> Value:
+    """Running sum along a constant `axis` -> graph.cumsum."""
+    data = ctx.data(x)
+    if not isinstance(axis, ConstantValue) or axis.array.size != 1 or not np.issubdtype(axis.array.dtype, np.integer):
+        raise NodeError("axis must be a compile-time constant integer scalar")
+    along = normalise_axis(int(axis.array.reshape(())), len(shape_of(data)))
+    return ctx.emit(graph.CumSumOp(data, along, exclusive=bool(exclusive), reverse=bool(reverse)))
+
+
+def _arg_reduce(
+    ctx: NodeContext, op: type[graph.ArgReduceOp], data: Value, axis: int, keepdims: int, select_last_index: int
+) -> Value:
+    x = ctx.data(data)
+    shape = shape_of(x)
+    along = normalise_axis(axis, len(shape))
+    if shape[along] == 0:
+        raise NodeError(f"axis {along} is empty")
+    return ctx.emit(op(x, along, keepdims=bool(keepdims), select_last_index=bool(select_last_index)))
+
+
+def ArgMax(ctx: NodeContext, data: Value, *, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> Value:
+    """Position (int64) of the maximum along `axis`, first or last -> graph.argmax."""
+    return _arg_reduce(ctx, graph.ArgMaxOp, data, axis, keepdims, select_last_index)
+
+
+def ArgMin(ctx: NodeContext, data: Value, *, axis: int = 0, keepdims: int = 1, select_last_index: int = 0) -> Value:
+    """Position (int64) of the minimum along `axis`, first or last -> graph.argmin."""
+    return _arg_reduce(ctx, graph.ArgMinOp, data, axis, keepdims, select_last_index)
+
+
+CONVERTERS: dict[str, Converter] = {
+    "GatherElements": GatherElements,
+    "CumSum": CumSum,
+    "ArgMax": ArgMax,
+    "ArgMin": ArgMin,
+}
+"""ONNX op type (default domain) -> converter."""

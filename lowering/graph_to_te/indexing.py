@@ -1,0 +1,135 @@
+"""graph-to-te patterns for the ops of run-time indices: take (Gather), take_along_axis (GatherElements), cumsum,
+argmax and argmin.
+
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own). A run-time index is read as a
+value, wrapped if negative and clamped into its axis before it becomes an `index`, so no read is out of bounds
+whatever the data:
+
+    %y = te.compute "take" (%i, %j) -> tensor<8x16xf32> {
+      %id = te.read %ids[%i] : tensor<8xi64>
+      %row = <max(0, min(n - 1, id < 0 ? id + n : id))> ; index_cast
+      %v = te.read %table[%row, %j] : tensor<100x16xf32>
+      te.yield %v : f32
+    }
+
+A cumulative sum is a sum reduction over its axis of the elements on the summed side of each position (quadratic
+in the axis' extent, which is fine for the position and mask lengths models use it on). Arg-reductions are a
+max/min reduction, then a reduction of the positions holding it (`min` of positions for the first, `max` for the
+last; NaN counts as the maximum and minimum, as in numpy).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerType, i64
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+
+from minimlc.dialects import graph
+from minimlc.lowering.te.builder import Indices, build_compute, constant, index_constant, read
+
+
+def bounded_index(value: SSAValue, extent: int) -> SSAValue:
+    """A run-time integer index into an axis of `extent` as an `index`: negative ones count from the end, and what is
+    still out of range is clamped into the axis."""
+    assert isinstance(value.type, IntegerType)
+    zero = constant(0, value.type)
+    negative = arith.CmpiOp(value, zero, "slt").result
+    wrapped = arith.SelectOp(negative, arith.AddiOp(value, constant(extent, value.type)).result, value).result
+    clamped = arith.MinSIOp(arith.MaxSIOp(wrapped, zero).result, constant(extent - 1, value.type)).result
+    return arith.IndexCastOp(clamped, IndexType()).result
+
+
+class TakeLowering(RewritePattern):
+    """Lower take to one compute "take" reading the input at the bounded run-time index of each position."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.TakeOp, rewriter: PatternRewriter) -> None:
+        axis = op.axis.value.data
+        extent = graph.shape_of(op.input)[axis]
+        rank = len(graph.shape_of(op.indices))
+
+        def body(indices: Indices) -> SSAValue:
+            picked = bounded_index(read(op.indices, indices[axis : axis + rank]), extent)
+            return read(op.input, [*indices[:axis], picked, *indices[axis + rank :]])
+
+        rewriter.replace(op, build_compute("take", graph.shape_of(op.result), body))
+
+
+class TakeAlongAxisLowering(RewritePattern):
+    """Lower take_along_axis to one compute "take_along_axis" reading the input at the bounded index along `axis`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.TakeAlongAxisOp, rewriter: PatternRewriter) -> None:
+        axis = op.axis.value.data
+        extent = graph.shape_of(op.input)[axis]
+
+        def body(indices: Indices) -> SSAValue:
+            picked = bounded_index(read(op.indices, indices), extent)
+            return read(op.input, [*indices[:axis], picked, *indices[axis + 1 :]])
+
+        rewriter.replace(op, build_compute("take_along_axis", graph.shape_of(op.result), body))
+
+
+class CumSumLowering(RewritePattern):
+    """Lower cumsum to a sum reduction "cumsum" over the axis of the elements on the summed side of each position."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.CumSumOp, rewriter: PatternRewriter) -> None:
+        axis = op.axis.value.data
+        shape = graph.shape_of(op.result)
+        # k is summed at position i when k <= i (k < i exclusive), or k >= i (k > i) in reverse
+        predicate = {(False, False): "ule", (True, False): "ult", (False, True): "uge", (True, True): "ugt"}[
+            (op.exclusive is not None, op.reverse is not None)
+        ]
+
+        def body(indices: Indices) -> SSAValue:
+            k = indices[-1]
+            element = read(op.input, [*indices[:axis], k, *indices[axis + 1 : -1]])
+            summed = arith.CmpiOp(k, indices[axis], predicate).result
+            return arith.SelectOp(summed, element, constant(0, element.type)).result
+
+        rewriter.replace(op, build_compute("cumsum", shape, body, (shape[axis],), "sum"))
+
+
+class ArgReduceLowering(RewritePattern):
+    """Lower argmax/argmin to the extreme along the axis ("argmax_value") and the reduction of the positions holding
+    it ("argmax")."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ArgReduceOp, rewriter: PatternRewriter) -> None:
+        tag = op.name.removeprefix("graph.")
+        axis = op.axis.value.data
+        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+        kept = graph.ArgReduceOp.reduced(source, axis, True)
+        last = op.select_last_index is not None
+
+        def element(indices: Indices) -> SSAValue:
+            return read(op.input, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
+
+        extreme_combiner = "max" if op.PREDICATE == "greater" else "min"
+        extreme = build_compute(f"{tag}_value", kept, element, (source[axis],), extreme_combiner)
+
+        def position(indices: Indices) -> SSAValue:
+            outer = list(indices[:-1]) if op.keepdims else [*indices[:axis], index_constant(0), *indices[axis:-1]]
+            value = read(op.input, [*outer[:axis], indices[-1], *outer[axis + 1 :]])
+            best = read(extreme.result, outer)
+            if isinstance(value.type, IntegerType):
+                holds = arith.CmpiOp(value, best, "eq").result
+            else:  # the extreme is NaN exactly when a NaN was seen, and then the NaNs hold it
+                equal = arith.CmpfOp(value, best, "oeq").result
+                holds = arith.OrIOp(equal, arith.CmpfOp(value, value, "uno").result).result
+            k = arith.IndexCastOp(indices[-1], i64).result
+            missing = constant(-1 if last else (1 << 63) - 1, i64)
+            return arith.SelectOp(holds, k, missing).result
+
+        positions = build_compute(tag, shape, position, (source[axis],), "max" if last else "min")
+        rewriter.replace(op, [extreme, positions])
+
+
+PATTERNS: list[RewritePattern] = [
+    TakeLowering(),
+    TakeAlongAxisLowering(),
+    CumSumLowering(),
+    ArgReduceLowering(),
+]
