@@ -17,7 +17,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
-    f32,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
