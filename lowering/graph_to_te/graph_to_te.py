@@ -25,13 +25,14 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from minimlc.dialects import graph
+from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
+from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
 from minimlc.lowering.te.builder import (
     Indices,
-    Reader,
+    KernelGroups,
     Shape,
     broadcast_indices,
     build_compute,
@@ -39,7 +40,6 @@ from minimlc.lowering.te.builder import (
     read,
     reshape_indices,
     scaled,
-    softmax_computes,
 )
 
 
@@ -186,17 +186,6 @@ class MatMulLowering(RewritePattern):
         rewriter.replace(op, build_compute("matmul", shape, product, (lhs[-1],), "sum"))
 
 
-class SoftmaxLowering(RewritePattern):
-    """Lower softmax to max, exp(x - max), sum and `exp(x - max) / sum` computes."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.SoftmaxOp, rewriter: PatternRewriter) -> None:
-        def normalise(x: Reader, exp: Reader, peak: Reader, total: Reader) -> SSAValue:
-            return arith.DivfOp(exp(), total()).result
-
-        rewriter.replace(op, softmax_computes(op, "softmax", "softmax_div", normalise))
-
-
 class ReshapeLowering(RewritePattern):
     """Lower reshape to a compute reading the input at the same row-major position."""
 
@@ -239,6 +228,13 @@ class GraphToTePass(ModulePass):
     name = "graph-to-te"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        numbered = [
+            group.value.data
+            for compute in op.walk()
+            if isinstance(compute, te.ComputeOp)
+            and isinstance(group := compute.attributes.get(te.KERNEL_GROUP), builtin.IntegerAttr)
+        ]
+        groups = KernelGroups(max(numbered, default=-1) + 1)
         patterns = GreedyRewritePatternApplier(
             [
                 ConstantLowering(),
@@ -246,11 +242,11 @@ class GraphToTePass(ModulePass):
                 ElementwiseUnaryLowering(),
                 GemmLowering(),
                 MatMulLowering(),
-                SoftmaxLowering(),
                 ReshapeLowering(),
                 TransposeLowering(),
                 *graph_to_te_activation.PATTERNS,
                 *graph_to_te_nn.PATTERNS,
+                *graph_to_te_normalization.patterns(groups),
                 *graph_to_te_tensor.PATTERNS,
             ],
             dce_enabled=False,
