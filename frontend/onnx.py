@@ -9,8 +9,8 @@ time. A graph output that is a compile-time constant (a Shape, a ConstantOfShape
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
 its own element type (int64, bool, ...); @main returns the other outputs: float32, like the
 inputs, except index outputs native code computes as int64 (MaxPool's Indices). The converters,
-one per ONNX op type, live in `onnx_ops` (core), `onnx_activation`, `onnx_nn`, `onnx_normalization` and
-`onnx_tensor`.
+one per ONNX op type, live in `onnx_ops` (core), `onnx_activation`, `onnx_einsum`, `onnx_nn`,
+`onnx_normalization` and `onnx_tensor`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,15 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_activation, onnx_fold, onnx_nn, onnx_normalization, onnx_ops, onnx_tensor
+from minimlc.frontend import (
+    onnx_activation,
+    onnx_einsum,
+    onnx_fold,
+    onnx_nn,
+    onnx_normalization,
+    onnx_ops,
+    onnx_tensor,
+)
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     NodeContext,
@@ -51,6 +59,7 @@ _DEFAULT_DOMAINS = onnx_fold.DEFAULT_DOMAINS
 CONVERTERS = {
     **onnx_ops.CONVERTERS,
     **onnx_activation.CONVERTERS,
+    **onnx_einsum.CONVERTERS,
     **onnx_nn.CONVERTERS,
     **onnx_normalization.CONVERTERS,
     **onnx_tensor.CONVERTERS,
@@ -63,6 +72,7 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "Expand": (1,),
     "ConstantOfShape": (0,),
     "Tile": (1,),
+    "Trilu": (1,),
     "Slice": (1, 2, 3, 4),
     "Pad": (1, 3),
     "TopK": (1,),

@@ -149,3 +149,19 @@ func.func @unary_math_type_changes(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %y = "graph.sqrt"(%x) : (tensor<2x3xf32>) -> tensor<3x2xf32>
   func.return %y : tensor<3x2xf32>
 }
+
+// -----
+
+func.func @trilu_rank(%x: tensor<5xf32>) -> tensor<5xf32> {
+  // expected-error@+1 {{graph.trilu: input must have rank 2 or more, got (5,)}}
+  %y = graph.trilu %x {k = 0 : i64} : tensor<5xf32>
+  func.return %y : tensor<5xf32>
+}
+
+// -----
+
+func.func @trilu_type_changes(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{attribute tensor<2x3xf32> expected from variable 'T', but got tensor<3x2xf32>}}
+  %y = "graph.trilu"(%x) <{k = 0 : i64}> : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  func.return %y : tensor<3x2xf32>
+}

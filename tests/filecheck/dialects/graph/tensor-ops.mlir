@@ -124,3 +124,14 @@ func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32
 // CHECK-NEXT:   %atanh = graph.atanh %acosh : tensor<2x3xf32>
 // CHECK-NEXT:   func.return %atanh : tensor<2x3xf32>
 // CHECK-NEXT: }
+
+func.func @trilu(%x: tensor<2x4x5xf32>) -> (tensor<2x4x5xf32>, tensor<2x4x5xf32>) {
+  %u = graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>
+  %l = graph.trilu %x {k = -2 : i64} : tensor<2x4x5xf32>
+  func.return %u, %l : tensor<2x4x5xf32>, tensor<2x4x5xf32>
+}
+
+// CHECK:      func.func @trilu
+// CHECK-NEXT:   %u = graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>
+// CHECK-NEXT:   %l = graph.trilu %x {k = -2 : i64} : tensor<2x4x5xf32>
+// CHECK-NEXT:   func.return %u, %l
