@@ -2,8 +2,8 @@
 
 Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
 Data movement becomes index arithmetic on `index` values inside one compute: a slice reads `start + i * step`, a
-tile `i mod extent`, a trilu compares the column with the row plus `k`, a concat selects among its inputs (each read at an index clamped into its own bounds, so no
-read is ever out of bounds), and a gather looks its constant indices up in the IR (`start + p * step` when they
+tile `i mod extent`, a trilu compares the column with the row plus `k`, a concat selects among its inputs (each read
+at an index clamped into its own bounds, so no read is ever out of bounds), and a gather looks its constant indices up in the IR (`start + p * step` when they
 form an arithmetic progression, else a chain of `arith.select` over the position, linear in their number).
 Reductions are `te.compute` reductions over the reduced axes, with elementwise pre- and post-steps (mean scales
 the sum, L2 takes the square root of a sum of squares, log-sum-exp subtracts the maximum first).
