@@ -41,7 +41,8 @@ def _layer_norm(b: ModelBuilder, x: str, d: int, name: str) -> str:
 def _gelu(b: ModelBuilder, x: str, name: str) -> str:
     """Exact GELU as the opset-18 exporter writes it: x * 0.5 * (1 + erf(x / sqrt(2)))."""
     scaled = b.node("Div", [x, b.constant(f"{name}.sqrt2", _scalar(1.4142135))], f"{name}.div")
-    shifted = b.node("Add", [b.node("Erf", [scaled], f"{name}.erf"), b.constant(f"{name}.one", _scalar(1.0))], f"{name}.add")
+    erf = b.node("Erf", [scaled], f"{name}.erf")
+    shifted = b.node("Add", [erf, b.constant(f"{name}.one", _scalar(1.0))], f"{name}.add")
     return b.node("Mul", [b.node("Mul", [x, shifted], f"{name}.mul"), b.constant(f"{name}.half", _scalar(0.5))], name)
 
 
@@ -58,7 +59,8 @@ def _attention(b: ModelBuilder, x: str, tokens: int, name: str) -> str:
     scores = b.node("MatMul", [q, keys], f"{name}.scores")
     scaled = b.node("Mul", [scores, b.constant(f"{name}.scale", _scalar(1.0 / np.sqrt(D // HEADS)))], f"{name}.scaled")
     weights = b.node("Softmax", [scaled], f"{name}.softmax", axis=-1)
-    context = b.node("Transpose", [b.node("MatMul", [weights, v], f"{name}.context")], f"{name}.merge", perm=[0, 2, 1, 3])
+    context = b.node("MatMul", [weights, v], f"{name}.context")
+    context = b.node("Transpose", [context], f"{name}.merge", perm=[0, 2, 1, 3])
     merged = b.node("Reshape", [context, b.constant(f"{name}.shape", _ints(1, tokens, D))], f"{name}.merged")
     return _linear(b, merged, D, D, f"{name}.out")
 
