@@ -3,8 +3,9 @@ normalisation (batch normalisation, with given statistics, is in `onnx_nn`).
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
-Statistics are computed in float32, the only `stash_type` (1) there is for float32 data; the optional Mean and
-InvStdDev outputs of LayerNormalization are not supported (the importer refuses a model that uses them).
+Statistics are computed in float32, the only `stash_type` (1) there is for float32 data. LayerNormalization's
+optional Mean and InvStdDev outputs, where a model uses them (training graphs), are computed by graph reductions of
+their own beside the normalisation's kernel.
 """
 
 from __future__ import annotations
@@ -39,15 +40,24 @@ def LayerNormalization(
     axis: int = -1,
     epsilon: float = 1e-5,
     stash_type: int = 1,
-) -> Value:
-    """Normalise over the axes from `axis` on, then scale and shift -> graph.layer_norm."""
+) -> Value | tuple[Value, Value, Value]:
+    """Normalise over the axes from `axis` on, then scale and shift -> graph.layer_norm; the Mean and InvStdDev
+    outputs, if the node has them, -> graph.reduce_mean and elementwise ops."""
     _check_stash_type(stash_type)
     x = ctx.data(X)
     shape = shape_of(x)
     first = normalise_axis(axis, len(shape))
     scale = _parameter(ctx, Scale, "Scale", shape[first:])
     bias = None if B is None else _parameter(ctx, B, "B", shape[first:])
-    return ctx.emit(graph.LayerNormOp(x, scale, bias, axis=first, epsilon=epsilon))
+    y = ctx.emit(graph.LayerNormOp(x, scale, bias, axis=first, epsilon=epsilon))
+    if not any(ctx.node.output[1:]):
+        return y
+    axes = list(range(first, len(shape)))
+    mean = ctx.emit(graph.ReduceMeanOp(x, axes, keepdims=True))
+    deviation = ctx.emit(graph.SubOp(x, mean))
+    variance = ctx.emit(graph.ReduceMeanOp(ctx.emit(graph.MulOp(deviation, deviation)), axes, keepdims=True))
+    shifted = ctx.emit(graph.AddOp(variance, ctx.emit(graph.ConstantOp(epsilon, (1,)))))
+    return y, mean, ctx.emit(graph.ReciprocalOp(ctx.emit(graph.SqrtOp(shifted))))
 
 
 def RMSNormalization(

@@ -19,7 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
+from minimlc.frontend.onnx import ModelImportError
 from minimlc.runtime import InferenceSession
 
 RTOL = 1e-4
@@ -169,9 +169,20 @@ def test_refused(
         InferenceSession(model)
 
 
-def test_layer_normalization_statistics_outputs_are_refused() -> None:
-    node = helper.make_node("LayerNormalization", ["X", "S"], ["Y", "Mean"])
-    model = _model(node, {"X": (2, 4)}, {"S": _weights((4,))}, (2, 4), 17)
-    model.graph.output.append(helper.make_tensor_value_info("Mean", TensorProto.FLOAT, (2, 1)))
-    with pytest.raises(UnsupportedFeatureError, match=r"outputs \['Mean'\] are used"):
-        InferenceSession(model)
+@pytest.mark.parametrize(("x", "axis"), [((2, 8, 6), -1), ((2, 3, 4), 1), ((3, 5), 0)], ids=str)
+def test_layer_normalization_statistics_outputs(x: Shape, axis: int) -> None:
+    first = axis % len(x)
+    statistics = (*x[:first], *(1 for _ in x[first:]))
+    node = helper.make_node("LayerNormalization", ["X", "S", "B"], ["Y", "Mean", "InvStdDev"], axis=axis)
+    initializers = {"S": _weights(x[first:]), "B": _weights(x[first:], 2)}
+    model = _model(node, {"X": x}, initializers, x, 17)
+    model.graph.output.extend(
+        helper.make_tensor_value_info(name, TensorProto.FLOAT, statistics) for name in ("Mean", "InvStdDev")
+    )
+    feeds = {"X": np.random.default_rng(0).uniform(-2.0, 3.0, x).astype(np.float32)}
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    expected = session.run(None, feeds)
+    actual = InferenceSession(model).run(None, feeds)
+    for got, want in zip(actual, expected, strict=True):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
