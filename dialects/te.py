@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, IntegerAttr, StringAttr, TensorType, i64
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -41,6 +41,10 @@ from xdsl.utils.exceptions import VerifyException
 
 COMBINERS = ("sum", "max", "min", "prod")
 """Reduction combiners a `te.compute` may use."""
+
+KERNEL_GROUP = "kernel_group"
+"""The attribute (an integer) that makes consecutive computes one kernel, one loop nest each (`te-to-loop`): the
+stages of a softmax or a normalisation, `attributes {kernel_group = 0 : i64}`; `te-inline` keeps them."""
 
 
 @irdl_op_definition
@@ -131,6 +135,8 @@ class ComputeOp(IRDLOperation):
         terminator = self.body.block.last_op
         if not isinstance(terminator, YieldOp):
             raise VerifyException(f"{self.name} '{self.tag.data}': body must end with te.yield")
+        if KERNEL_GROUP in self.attributes and not isinstance(self.attributes[KERNEL_GROUP], IntegerAttr):
+            raise VerifyException(f"{self.name} '{self.tag.data}': {KERNEL_GROUP} must be an integer attribute")
         if terminator.value.type != result_type.element_type:
             raise VerifyException(
                 f"{self.name} '{self.tag.data}': yields {terminator.value.type} but the result element type "

@@ -11,7 +11,7 @@ chain) is not computed by native code: it is returned in `ImportedModel.constant
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
 float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
 only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
-`onnx_activation`, `onnx_nn`, `onnx_tensor` and `onnx_indexing`.
+`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_nn`, `onnx_normalization` and `onnx_tensor`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,16 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_activation, onnx_fold, onnx_indexing, onnx_nn, onnx_ops, onnx_tensor
+from minimlc.frontend import (
+    onnx_activation,
+    onnx_einsum,
+    onnx_fold,
+    onnx_indexing,
+    onnx_nn,
+    onnx_normalization,
+    onnx_ops,
+    onnx_tensor,
+)
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
@@ -53,7 +62,9 @@ _DEFAULT_DOMAINS = onnx_fold.DEFAULT_DOMAINS
 CONVERTERS = {
     **onnx_ops.CONVERTERS,
     **onnx_activation.CONVERTERS,
+    **onnx_einsum.CONVERTERS,
     **onnx_nn.CONVERTERS,
+    **onnx_normalization.CONVERTERS,
     **onnx_tensor.CONVERTERS,
     **onnx_indexing.CONVERTERS,
 }
@@ -81,6 +92,7 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "Expand": (1,),
     "ConstantOfShape": (0,),
     "Tile": (1,),
+    "Trilu": (1,),
     "Slice": (1, 2, 3, 4),
     "Pad": (1, 3),
     "TopK": (1,),

@@ -197,6 +197,17 @@ def Tile(ctx: NodeContext, input: Value, repeats: Value) -> Value:
     return x if all(c == 1 for c in counts) else ctx.emit(graph.TileOp(x, counts))
 
 
+def Trilu(ctx: NodeContext, input: Value, k: Value | None = None, *, upper: int = 1) -> Value:
+    """The upper or lower triangle of each matrix from the constant `k`-th diagonal on -> graph.trilu."""
+    x = ctx.data(input)
+    if len(shape_of(x)) < 2:
+        raise NodeError(f"input must have rank 2 or more, got shape {shape_of(x)}")
+    diagonal = _constant_ints(k, "k") or [0]
+    if len(diagonal) != 1:
+        raise NodeError(f"k must hold one value, got {diagonal}")
+    return ctx.emit(graph.TriluOp(x, k=diagonal[0], upper=bool(upper)))
+
+
 # Joining and splitting
 
 
@@ -410,6 +421,7 @@ CONVERTERS: dict[str, Converter] = {
     "Unsqueeze": Unsqueeze,
     "Expand": Expand,
     "Tile": Tile,
+    "Trilu": Trilu,
     # joining and splitting
     "Concat": Concat,
     "Split": Split,

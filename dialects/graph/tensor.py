@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
+    VarConstraint,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
@@ -60,6 +62,7 @@ __all__ = [
     "ReduceSumSquareOp",
     "SliceOp",
     "TileOp",
+    "TriluOp",
     "WhereOp",
     "reduced_shape",
 ]
@@ -270,6 +273,34 @@ class TileOp(IRDLOperation):
 
 
 @irdl_op_definition
+class TriluOp(IRDLOperation):
+    """The upper (`upper`) or lower triangle of each matrix (the last two axes), from the `k`-th diagonal on, zero
+    elsewhere (ONNX Trilu): `graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>`."""
+
+    name = "graph.trilu"
+    T: ClassVar = VarConstraint("T", F32Tensor)
+    input = operand_def(T)
+    result = result_def(T)
+    k = prop_def(IntegerAttr[I64])
+    upper = opt_prop_def(UnitAttr)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, *, k: int, upper: bool):
+        properties: dict[str, Attribute] = {"k": IntegerAttr(k, i64)}
+        if upper:
+            properties["upper"] = UnitAttr()
+        super().__init__(operands=[input], result_types=[input.type], properties=properties)
+
+    def verify_(self) -> None:
+        source = shape_of(self.input)
+        if len(source) < 2:
+            raise VerifyException(f"{self.name}: input must have rank 2 or more, got {source}")
+        check_result_shape(self, source)
+
+
+@irdl_op_definition
 class WhereOp(IRDLOperation):
     """Elementwise choice, `x` where the bool `condition` holds and `y` elsewhere, all three numpy-broadcast:
     `graph.where %c, %x, %y : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`."""
@@ -415,6 +446,7 @@ OPS: list[type[IRDLOperation]] = [
     GatherOp,
     ExpandOp,
     TileOp,
+    TriluOp,
     WhereOp,
     ReduceSumOp,
     ReduceMeanOp,

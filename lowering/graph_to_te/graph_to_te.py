@@ -26,15 +26,16 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.utils.exceptions import PassFailedException
 
-from minimlc.dialects import graph
+from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
+from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
 from minimlc.lowering.te import scalar
 from minimlc.lowering.te.builder import (
     Indices,
-    Reader,
+    KernelGroups,
     Shape,
     broadcast_indices,
     build_compute,
@@ -42,7 +43,6 @@ from minimlc.lowering.te.builder import (
     read,
     reshape_indices,
     scaled,
-    softmax_computes,
 )
 
 
@@ -170,17 +170,6 @@ class MatMulLowering(RewritePattern):
         rewriter.replace(op, build_compute("matmul", shape, product, (lhs[-1],), "sum"))
 
 
-class SoftmaxLowering(RewritePattern):
-    """Lower softmax to max, exp(x - max), sum and `exp(x - max) / sum` computes."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.SoftmaxOp, rewriter: PatternRewriter) -> None:
-        def normalise(x: Reader, exp: Reader, peak: Reader, total: Reader) -> SSAValue:
-            return arith.DivfOp(exp(), total()).result
-
-        rewriter.replace(op, softmax_computes(op, "softmax", "softmax_div", normalise))
-
-
 class ReshapeLowering(RewritePattern):
     """Lower reshape to a compute reading the input at the same row-major position."""
 
@@ -223,6 +212,13 @@ class GraphToTePass(ModulePass):
     name = "graph-to-te"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        numbered = [
+            group.value.data
+            for compute in op.walk()
+            if isinstance(compute, te.ComputeOp)
+            and isinstance(group := compute.attributes.get(te.KERNEL_GROUP), builtin.IntegerAttr)
+        ]
+        groups = KernelGroups(max(numbered, default=-1) + 1)
         patterns = GreedyRewritePatternApplier(
             [
                 ConstantLowering(),
@@ -231,11 +227,11 @@ class GraphToTePass(ModulePass):
                 CastLowering(),
                 GemmLowering(),
                 MatMulLowering(),
-                SoftmaxLowering(),
                 ReshapeLowering(),
                 TransposeLowering(),
                 *graph_to_te_activation.PATTERNS,
                 *graph_to_te_nn.PATTERNS,
+                *graph_to_te_normalization.patterns(groups),
                 *graph_to_te_tensor.PATTERNS,
                 *graph_to_te_indexing.PATTERNS,
             ],

@@ -8,7 +8,8 @@ coordinate can leave the input (decided statically per axis and side), the body 
 "conv" (one sum over (c_in / group, kernel...)), "depthwise_conv" when group == C_in == C_out > 1 (same
 structure, extent-1 channel axis), "conv_bias", "max_pool", "max_pool_indices" (i64) /
 "max_pool_indices_column_major", "avg_pool_sum" / "avg_pool_count" / "avg_pool",
-"lrn_square_sum" / "lrn", "batch_norm", "log_softmax_*", "pad".
+"lrn_square_sum" / "lrn", "batch_norm", "pad". Softmax-like ops and normalisations over statistics are in
+`normalization.py`.
 """
 
 from __future__ import annotations
@@ -24,14 +25,12 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from minimlc.dialects import graph, te
 from minimlc.lowering.te.builder import (
     Indices,
-    Reader,
     build_compute,
     f32_constant,
     i64_constant,
     index_constant,
     linear_index,
     read,
-    softmax_computes,
 )
 
 INT64_MAX = (1 << 63) - 1
@@ -372,17 +371,6 @@ def _affine_sum(index: SSAValue, tap: SSAValue, offset: int) -> SSAValue:
     return _affine(arith.AddiOp(index, tap).result, 1, offset)
 
 
-class LogSoftmaxLowering(RewritePattern):
-    """Lower log_softmax to max, exp(x - max), sum and `x - max - log(sum)` computes."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.LogSoftmaxOp, rewriter: PatternRewriter) -> None:
-        def normalise(x: Reader, exp: Reader, peak: Reader, total: Reader) -> SSAValue:
-            return arith.SubfOp(arith.SubfOp(x(), peak()).result, math.LogOp(total()).result).result
-
-        rewriter.replace(op, softmax_computes(op, "log_softmax", "log_softmax", normalise))
-
-
 def scalar_read(value: SSAValue) -> SSAValue:
     """The single element of a one-element tensor."""
     return read(value, [index_constant(0) for _ in graph.shape_of(value)])
@@ -447,6 +435,5 @@ PATTERNS: list[RewritePattern] = [
     AveragePoolLowering(),
     BatchNormLowering(),
     LRNLowering(),
-    LogSoftmaxLowering(),
     PadLowering(),
 ]

@@ -2,8 +2,8 @@
 
 Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
 Data movement becomes index arithmetic on `index` values inside one compute: a slice reads `start + i * step`, a
-tile `i mod extent`, a concat selects among its inputs (each read at an index clamped into its own bounds, so no
-read is ever out of bounds), and a gather looks its constant indices up in the IR (`start + p * step` when they
+tile `i mod extent`, a trilu compares the column with the row plus `k`, a concat selects among its inputs (each read
+at an index clamped into its own bounds, so no read is ever out of bounds), and a gather looks its constant indices up in the IR (`start + p * step` when they
 form an arithmetic progression, else a chain of `arith.select` over the position, linear in their number).
 Reductions are `te.compute` reductions over the reduced axes, with elementwise pre- and post-steps (mean scales
 the sum, L2 takes the square root of a sum of squares, log-sum-exp subtracts the maximum first).
@@ -174,6 +174,23 @@ class TileLowering(RewritePattern):
         rewriter.replace(op, build_compute("tile", graph.shape_of(op.result), body))
 
 
+class TriluLowering(RewritePattern):
+    """Lower trilu to one compute keeping the element where its column minus its row is at least `k` (upper) or at
+    most `k` (lower), else 0."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.TriluOp, rewriter: PatternRewriter) -> None:
+        k = op.k.value.data
+
+        def body(indices: Indices) -> SSAValue:
+            row, column = indices[-2:]
+            diagonal = arith.AddiOp(row, index_constant(k)).result if k else row
+            kept = arith.CmpiOp(column, diagonal, "sge" if op.upper else "sle").result
+            return arith.SelectOp(kept, read(op.input, indices), f32_constant(0.0)).result
+
+        rewriter.replace(op, build_compute("trilu", graph.shape_of(op.result), body))
+
+
 class WhereLowering(RewritePattern):
     """Lower where to one compute selecting between broadcast reads of `x` and `y` by the bool `condition`."""
 
@@ -301,6 +318,7 @@ PATTERNS: list[RewritePattern] = [
     GatherLowering(),
     ExpandLowering(),
     TileLowering(),
+    TriluLowering(),
     WhereLowering(),
     ReduceLowering(),
 ]

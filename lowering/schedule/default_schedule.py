@@ -1,8 +1,9 @@
 """`default-schedule`: choose and apply a schedule to every kernel still as te-to-loop left it.
 
 Kernels are recognised by structure, not by name, by the schedule rules tried in order (one file each):
-`gemm` (GEMM-like reductions), `conv` (direct convolutions), `pool` (pooling and depthwise convolutions) and
-`elementwise` (no reduction). The first rule that matches a kernel gives its space of schedules (named knobs, see
+`rows` (kernels of several stages over shared rows: softmax, normalisations), `gemm` (GEMM-like reductions), `conv`
+(direct convolutions), `pool` (pooling and depthwise convolutions) and `elementwise` (no reduction). The first rule
+that matches a kernel gives its space of schedules (named knobs, see
 `space.py`) and its default config, today's measured heuristics; the rule turns that config into a list of
 primitive passes. Then `parallel` places one parallel loop per big enough nest (for kernels no rule matched too):
 
@@ -39,10 +40,11 @@ from minimlc.lowering.schedule.gemm import GEMM
 from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.schedule.parallel import PARALLEL_KNOB, parallel_steps
 from minimlc.lowering.schedule.pool import POOL
+from minimlc.lowering.schedule.rows import ROWS
 from minimlc.lowering.schedule.space import Config, Rule, Space
 from minimlc.lowering.target import Target, copy_target, target_of
 
-RULES: tuple[Rule, ...] = (GEMM, CONV, POOL, ELEMENTWISE)
+RULES: tuple[Rule, ...] = (ROWS, GEMM, CONV, POOL, ELEMENTWISE)
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
 
 

@@ -1,7 +1,8 @@
 """The GEMM rule: a register-blocked micro-kernel streaming packed panels, as in BLIS.
 
 Applies to a sum reduction over one loop `k` whose update adds the product of two reads, one (A) indexed by the row
-loop `i` and `k`, the other (B) by `k` and the column loop `j`:
+loop `i` and `k`, the other (B) by `k` and the column loop `j`, and maybe by batch loops around `i` (a batched
+MatMul, attention's `Q @ K^T` and `P @ V`, whose B must then walk `j` with unit stride):
 
     loop.for "i0" { loop.for "i1" { acc = 0; loop.for "k2" { acc += a[i0, k2] * b[k2, i1] } ; c[i0, i1] = acc } }
 
@@ -54,6 +55,8 @@ class GemmWorkload:
     b_dim: int
     """The dimension of B the column loop indexes."""
     b_is_weight: bool
+    b_batched: bool
+    """Whether B is also indexed by batch loops (then it is never packed)."""
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,17 @@ class GemmRule:
             return None
         assert isinstance(reduction, loop.ForOp) and isinstance(spatial, loop.ForOp) and isinstance(rows, loop.ForOp)
         k_iv, j_iv = reduction.induction_var, spatial.induction_var
+        batch = {lp.induction_var for lp in _enclosing_loops(rows)}
         params = list(kernel.body.block.args)
         name = kernel.sym_name.data
         for read in (product.lhs.owner, product.rhs.owner):
-            if isinstance(read, memref.LoadOp) and read.memref in params and set(read.indices) == {k_iv, j_iv}:
+            if not isinstance(read, memref.LoadOp) or read.memref not in params:
+                continue
+            indices = set(read.indices)
+            b_batched = bool(indices & batch)
+            if {k_iv, j_iv} <= indices <= {k_iv, j_iv} | batch and len(read.indices) == len(indices):
+                if b_batched and list(read.indices)[-1] is not j_iv:
+                    return None
                 operand = params.index(read.memref)
                 return GemmWorkload(
                     name,
@@ -89,7 +99,8 @@ class GemmRule:
                     reduction.trip_count,
                     operand,
                     list(read.indices).index(j_iv),
-                    is_weight_at_every_call(module, name, operand),
+                    is_weight_at_every_call(module, name, operand) and not b_batched,
+                    b_batched,
                 )
         return None
 
@@ -115,7 +126,7 @@ class GemmRule:
     def default(self, workload: GemmWorkload, target: Target) -> Config:
         g, lanes = workload, target.vector_lanes
         nr = next((f for f in (2 * lanes, lanes) if g.n % f == 0), None)
-        if nr is None or (not g.b_is_weight and g.b_dim != 1):
+        if nr is None or (not g.b_is_weight and not g.b_batched and g.b_dim != 1):
             return {}
         vectors = nr // lanes
         registers = target.vector_registers
@@ -143,6 +154,16 @@ class GemmRule:
         if config["pack"]:
             steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
         return steps + register_tile_steps(name, f"{i}_i", f"{j}_i", f"{j}_o", bool(config["unroll"]))
+
+
+def _enclosing_loops(target: loop.ForOp) -> list[loop.ForOp]:
+    """The loops around `target`, outermost first."""
+    loops: list[loop.ForOp] = []
+    parent = target.parent_op()
+    while isinstance(parent, loop.ForOp):
+        loops.insert(0, parent)
+        parent = parent.parent_op()
+    return loops
 
 
 def _pack_choices(g: GemmWorkload) -> tuple[bool, ...]:

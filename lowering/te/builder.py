@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from math import prod
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, builtin, math
 from xdsl.ir import Attribute, SSAValue
 
-from minimlc.dialects import graph, te
+from minimlc.dialects import te
 
 Shape = tuple[int, ...]
 Indices = Sequence[SSAValue]
@@ -121,42 +122,15 @@ def reshape_indices(indices: Indices, target: Shape, source: Shape) -> list[SSAV
     return [*indices[:prefix], *middle, *indices[end:]]
 
 
-Reader = Callable[[], SSAValue]
-Normalise = Callable[[Reader, Reader, Reader, Reader], SSAValue]
-"""The last step of a softmax-like op at one index, from readers (call only those needed, in the order the reads
-should appear) of x, of exp(x - max), of the row's max and of the row's sum of exp(x - max)."""
+@dataclass
+class KernelGroups:
+    """Numbers the multi-stage kernels (`te.KERNEL_GROUP`) of one graph-to-te run, from `first`."""
 
+    first: int = 0
 
-def softmax_computes(
-    op: graph.SoftmaxOp | graph.LogSoftmaxOp, tag: str, final_tag: str, normalise: Normalise
-) -> list[te.ComputeOp]:
-    """The computes of softmax-like ops along `op.axis`: `<tag>_max`, `<tag>_exp` (exp(x - max)), `<tag>_sum` (the
-    reductions keep the axis), then `<final_tag>` = normalise(...) elementwise."""
-    shape = graph.shape_of(op.result)
-    axis = op.axis.value.data
-    kept = (*shape[:axis], 1, *shape[axis + 1 :])
-
-    def reduce(suffix: str, tensor: SSAValue, combiner: str) -> te.ComputeOp:
-        def body(indices: Indices) -> SSAValue:
-            return read(tensor, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
-
-        return build_compute(f"{tag}_{suffix}", kept, body, (shape[axis],), combiner)
-
-    def per_row(tensor: te.ComputeOp, indices: Indices) -> SSAValue:
-        return read(tensor.result, broadcast_indices(kept, shape, indices))
-
-    def exp_body(indices: Indices) -> SSAValue:
-        return math.ExpOp(arith.SubfOp(read(op.input, indices), per_row(peak, indices)).result).result
-
-    def final_body(indices: Indices) -> SSAValue:
-        return normalise(
-            lambda: read(op.input, indices),
-            lambda: read(exp.result, indices),
-            lambda: per_row(peak, indices),
-            lambda: per_row(total, indices),
-        )
-
-    peak = reduce("max", op.input, "max")
-    exp = build_compute(f"{tag}_exp", shape, exp_body)
-    total = reduce("sum", exp.result, "sum")
-    return [peak, exp, total, build_compute(final_tag, shape, final_body)]
+    def join(self, computes: Sequence[te.ComputeOp]) -> list[te.ComputeOp]:
+        """Mark `computes` (consecutive, in order) as the stages of one new kernel."""
+        for compute in computes:
+            compute.attributes[te.KERNEL_GROUP] = builtin.IntegerAttr(self.first, builtin.i64)
+        self.first += 1
+        return list(computes)

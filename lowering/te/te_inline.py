@@ -15,10 +15,11 @@ every window tap. Into elementwise consumers producers are inlined, as TVM does 
 one consumer: a producer read by several computes (a residual sum that feeds both the next block and the next
 residual add) stays its own kernel, written once, instead of being recomputed by every consumer (and, down a
 residual chain, by every consumer of those consumers).
-A compute used anywhere else (returned from the function, for instance) is
-materialised and stays. A compute of weights alone is not inlined into one that reads run-time
-data: as its own kernel it is computed once, at load time (see `loop-hoist-constants`). A compute that reads no
-tensor at all (a `graph.constant` fill) is a literal and is always inlined.
+A stage of a multi-stage kernel (`te.KERNEL_GROUP`: softmax's exp, a normalisation's last step) is never inlined:
+its group is one kernel, scheduled as a whole. A compute used anywhere else (returned from the function, for
+instance) is materialised and stays. A compute of weights alone is not inlined into one that reads run-time data: as
+its own kernel it is computed once, at load time (see `loop-hoist-constants`). A compute that reads no tensor at all
+(a `graph.constant` fill) is a literal and is always inlined.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class InlineElementwiseCompute(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, producer: te.ComputeOp, rewriter: PatternRewriter) -> None:
-        if producer.extents:
+        if producer.extents or te.KERNEL_GROUP in producer.attributes:
             return
         reads = [use.operation for use in producer.result.uses]
         if not reads or not all(_is_read_in_compute(read) and _recompute_free(read) for read in reads):  # type: ignore[arg-type]

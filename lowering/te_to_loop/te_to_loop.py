@@ -7,6 +7,12 @@ buffer, any other into a `loop.alloc "global"` buffer. `graph.weight` becomes `l
 are not freshly computed (function arguments, weights, a value returned twice) are copied by a copy kernel.
 Structurally identical kernels are emitted once and shared.
 
+Consecutive computes carrying the same `kernel_group` attribute (`te.KERNEL_GROUP`, set by graph-to-te on the
+stages of a softmax or a normalisation) become one kernel `@<last tag>_<n>(inputs..., stages..., out)` holding one
+loop nest per compute, in order (their accumulators allocated first): the earlier computes' results are buffers the
+caller allocates, as for any intermediate, so the schedule can move each stage into the rows of the last one
+(`loop-compute-at`, see `schedule/rows.py`). Loop names stay unique within the kernel, the last compute's unchanged.
+
 Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register by LLVM): init, update in the
 innermost loops, final store. Float contraction (fused multiply-add) is allowed in kernels, and sums may be
 reassociated, as ONNX Runtime and TVM do.
@@ -155,7 +161,9 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
 
     state = _FunctionState(Builder(InsertPoint.at_end(new_block)), dict(zip(old_block.args, new_block.args)), kernels)
     for op in old_block.ops:
-        if isinstance(op, graph.WeightOp):
+        if isinstance(op, te.ComputeOp) and te.KERNEL_GROUP in op.attributes:
+            _lower_group_member(op, state, direct_output)
+        elif isinstance(op, graph.WeightOp):
             weight = loop.WeightOp(op.weight_name.data, _buffer_type(op.result))
             weight.result.name_hint = op.result.name_hint
             state.builder.insert(weight)
@@ -180,17 +188,45 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
 
 
 def _lower_compute(compute: te.ComputeOp, state: _FunctionState, output: SSAValue | None) -> None:
-    inputs = _read_tensors(compute)
-    if output is None:
-        alloc = loop.AllocOp(_buffer_type(compute.result), "global")
-        alloc.result.name_hint = compute.result.name_hint
-        state.builder.insert(alloc)
-        output = alloc.result
-    state.buffers[compute.result] = output
-    kernel = _kernel_function([state.buffers[t].type for t in inputs], output.type)
-    params = kernel.body.block.args
-    _emit_loops(compute, Builder(InsertPoint.at_start(kernel.body.block)), dict(zip(inputs, params)), params[-1])
-    state.call_kernel(compute.tag.data, kernel, [*(state.buffers[t] for t in inputs), output])
+    _lower_stages([compute], state, {compute.result: output} if output is not None else {})
+
+
+def _lower_group_member(compute: te.ComputeOp, state: _FunctionState, direct_output: dict[SSAValue, SSAValue]) -> None:
+    """Collect `compute` into its kernel group; the group's last compute (the next op is not of the group) lowers
+    the whole group as one kernel."""
+    group = compute.attributes[te.KERNEL_GROUP]
+    following = compute.next_op
+    if isinstance(following, te.ComputeOp) and following.attributes.get(te.KERNEL_GROUP) == group:
+        return
+    members = [compute]
+    while (previous := members[0].prev_op) is not None and previous.attributes.get(te.KERNEL_GROUP) == group:
+        assert isinstance(previous, te.ComputeOp)
+        members.insert(0, previous)
+    outputs = {m.result: direct_output[m.result] for m in members if m.result in direct_output}
+    _lower_stages(members, state, outputs)
+
+
+def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs: dict[SSAValue, SSAValue]) -> None:
+    """One kernel computing `stages` in order: inputs are the tensors they read that none of them computes, then
+    every stage's buffer (`outputs` where given, else a caller allocation), the last stage's last."""
+    results = {stage.result for stage in stages}
+    inputs = [t for t in dict.fromkeys(t for stage in stages for t in _read_tensors(stage)) if t not in results]
+    for stage in stages:
+        output = outputs.get(stage.result)
+        if output is None:
+            alloc = loop.AllocOp(_buffer_type(stage.result), "global")
+            alloc.result.name_hint = stage.result.name_hint
+            state.builder.insert(alloc)
+            output = alloc.result
+        state.buffers[stage.result] = output
+    operands = [*(state.buffers[t] for t in inputs), *(state.buffers[stage.result] for stage in stages)]
+    kernel = _kernel_function([v.type for v in operands[:-1]], operands[-1].type)
+    params = dict(zip([*inputs, *(stage.result for stage in stages)], kernel.body.block.args))
+    taken: set[str] = set()
+    names = [_loop_names(stage, taken) for stage in reversed(stages)][::-1]
+    for stage, stage_names in zip(stages, names):
+        _emit_loops(stage, kernel.body.block, params, params[stage.result], stage_names)
+    state.call_kernel(stages[-1].tag.data, kernel, operands)
 
 
 def _copy(state: _FunctionState, source: SSAValue, target: SSAValue) -> None:
@@ -253,14 +289,16 @@ def _index_names(count: int, prefix: str = "i") -> list[str]:
     return [f"{prefix}{n}" for n in range(count)]
 
 
-def _loop_names(compute: te.ComputeOp) -> list[str]:
-    """Loop names from the compute's index names (`%i` -> "i"), made unique."""
+def _loop_names(compute: te.ComputeOp, taken: set[str]) -> list[str]:
+    """Loop names from the compute's index names (`%i` -> "i"), made unique among themselves and `taken` (the names
+    of the kernel's other stages), which they join."""
     names: list[str] = []
     for position, arg in enumerate(compute.body.block.args):
         name = arg.name_hint or f"{'i' if position < len(compute.shape) else 'k'}{position}"
-        while name in names:
+        while name in names or name in taken:
             name += "_"
         names.append(name)
+    taken.update(names)
     return names
 
 
@@ -299,8 +337,14 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
     raise AssertionError("te.compute body without te.yield")
 
 
-def _emit_loops(compute: te.ComputeOp, builder: Builder, params: dict[SSAValue, SSAValue], out: SSAValue) -> None:
-    names = _loop_names(compute)
+def _emit_loops(
+    compute: te.ComputeOp, block: Block, params: dict[SSAValue, SSAValue], out: SSAValue, names: Sequence[str]
+) -> None:
+    """Append the compute's loop nest to the kernel `block` (before its return); an accumulator goes after the
+    others, before every loop nest."""
+    terminator = block.last_op
+    assert terminator is not None
+    builder = Builder(InsertPoint.before(terminator))
     rank = len(compute.shape)
     if compute.combiner is None:
 
@@ -314,7 +358,9 @@ def _emit_loops(compute: te.ComputeOp, builder: Builder, params: dict[SSAValue, 
     result_type = compute.result.type
     assert isinstance(result_type, TensorType)
     element = result_type.element_type
-    accumulator = builder.insert(loop.AllocOp(loop.memref_of((), element), "local")).result
+    first_nest = next(op for op in block.ops if not isinstance(op, loop.AllocOp))
+    alloc = loop.AllocOp(loop.memref_of((), element), "local")
+    accumulator = Builder(InsertPoint.before(first_nest)).insert(alloc).result
     accumulator.name_hint = "acc"
 
     def reduce_element(inner: Builder, ivs: list[SSAValue]) -> None:

@@ -1,4 +1,4 @@
-"""Schedule spaces: every sampled config of a conv, a GEMM and a pool kernel keeps the numbers (against numpy in
+"""Schedule spaces: every sampled config of a conv, a GEMM, a pool and a layer-norm kernel keeps the numbers (against numpy in
 float64, rtol/atol 1e-4, and against the default config), bad configs are named, and light ResNet-50's convolutions
 and GEMMs each have a knob with a choice."""
 
@@ -29,6 +29,7 @@ RTOL = ATOL = 1e-4
 RNG = np.random.default_rng(0)
 W_CONV = (RNG.standard_normal((32, 16, 3, 3)) * 0.2).astype(np.float32)
 B_GEMM = RNG.standard_normal((40, 48)).astype(np.float32)
+S_NORM = RNG.standard_normal(40).astype(np.float32)
 
 
 def _model(node: onnx.NodeProto, x: tuple[int, ...], y: tuple[int, ...], inits: list[np.ndarray]) -> onnx.ModelProto:
@@ -53,6 +54,12 @@ def _pool_reference(x: np.ndarray) -> np.ndarray:
     return sliding_window_view(padded, (3, 3), axis=(2, 3)).max(axis=(4, 5))
 
 
+def _layer_norm_reference(x: np.ndarray) -> np.ndarray:
+    wide = x.astype(np.float64)
+    centred = wide - wide.mean(axis=-1, keepdims=True)
+    return centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + 1e-5) * S_NORM
+
+
 CASES = {
     "conv": (
         _model(helper.make_node("Conv", ["x", "w"], ["y"], pads=[1] * 4), (1, 16, 14, 14), (1, 32, 14, 14), [W_CONV]),
@@ -73,6 +80,11 @@ CASES = {
         ),
         (1, 8, 14, 14),
         _pool_reference,
+    ),
+    "rows": (
+        _model(helper.make_node("LayerNormalization", ["x", "w"], ["y"]), (2, 6, 40), (2, 6, 40), [S_NORM]),
+        (2, 6, 40),
+        _layer_norm_reference,
     ),
 }
 

@@ -165,6 +165,9 @@ MATMUL_SHAPES = [
     ((2, 3, 4), (4, 5)),
     ((4,), (2, 4, 5)),
     ((2, 1, 3, 4), (3, 4, 2)),
+    ((1, 2, 12, 8), (1, 2, 8, 32)),  # batched, on the GEMM schedule (attention's Q @ K^T and P @ V)
+    ((2, 3, 5, 16), (2, 3, 16, 48)),  # batched, a tail of rows
+    ((2, 3, 8, 16), (3, 16, 32)),  # batch broadcast
 ]
 
 

@@ -19,6 +19,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, import_model
 from minimlc.runtime import InferenceSession
 
 Shape = tuple[int, ...]
@@ -457,3 +458,59 @@ def test_shape_plumbing_of_a_runtime_tensor() -> None:
         _node("Mul", ["X", "scale"], ["Y"]),
     ]
     _check(nodes, {"X": (2, 5)}, opset=15)
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize(
+    ("shape", "k"), [((4, 5), None), ((2, 4, 5), 1), ((3, 3), -1), ((2, 5, 3), 2), ((4, 2), -5)], ids=str
+)
+def test_trilu(shape: Shape, k: int | None, upper: int) -> None:
+    inputs = ["X"] if k is None else ["X", "k"]
+    initializers = None if k is None else {"k": np.array(k, np.int64)}
+    _check([_node("Trilu", inputs, upper=upper)], {"X": shape}, initializers, opset=14)
+
+
+EINSUMS = [  # (equation, operand shapes): the transformer patterns, then transposes, sums, outer products
+    ("bhqd,bhkd->bhqk", [(1, 2, 5, 8), (1, 2, 6, 8)]),
+    ("bhqk,bhkd->bhqd", [(1, 2, 5, 6), (1, 2, 6, 8)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("ij,jk", [(3, 4), (4, 5)]),
+    ("bsd,de->bse", [(2, 3, 4), (4, 16)]),
+    ("ij->ji", [(3, 4)]),
+    ("bij->bj", [(2, 3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("i,i->", [(4,), (4,)]),
+    ("ijk,ikl->jl", [(2, 3, 4), (2, 4, 5)]),
+    ("ab,cd->abcd", [(2, 3), (4, 5)]),
+    ("abcd,adce->bae", [(2, 3, 4, 5), (2, 5, 4, 3)]),
+]
+
+
+@pytest.mark.parametrize(("equation", "shapes"), EINSUMS, ids=str)
+def test_einsum(equation: str, shapes: list[Shape]) -> None:
+    names = [f"X{i}" for i in range(len(shapes))]
+    _check([_node("Einsum", names, equation=equation)], dict(zip(names, shapes)), opset=12, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("equation", "shapes", "error", "message"),
+    [
+        ("ii->i", [(3, 3)], UnsupportedFeatureError, r"Einsum equation 'ii->i' is not supported \(supported: one or"),
+        ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)], UnsupportedFeatureError, "is not supported"),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], UnsupportedFeatureError, "is not supported"),
+        ("ij,jk->ik", [(2, 3), (4, 5)], ModelImportError, "letter 'j' stands for sizes 3 and 4"),
+        ("ij->ik", [(2, 3)], ModelImportError, "output letters must be distinct letters of the operands"),
+    ],
+    ids=str,
+)
+def test_einsum_refusals(equation: str, shapes: list[Shape], error: type[Exception], message: str) -> None:
+    names = [f"X{i}" for i in range(len(shapes))]
+    graph = helper.make_graph(
+        [_node("Einsum", names, equation=equation)],
+        "test",
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name, shape in zip(names, shapes)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, (2, 3))],  # any shape: the converter refuses first
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=8)
+    with pytest.raises(error, match=message):
+        import_model(model)

@@ -45,7 +45,12 @@ class ModelBuilder:
         params.append(self.weight(f"{name}.var", (channels,), low=0.5))
         return self.node("BatchNormalization", [x, *params], name, epsilon=epsilon)
 
-    def model(self, input_shape: list[int], output: str, output_shape: list[int]) -> onnx.ModelProto:
+    def constant(self, name: str, values: np.ndarray) -> str:
+        """An initializer holding exactly `values` (shapes, indices, scalars)."""
+        self.initializers.append(numpy_helper.from_array(values, name))
+        return name
+
+    def model(self, input_shape: list[int], output: str, output_shape: list[int], opset: int = 17) -> onnx.ModelProto:
         graph = helper.make_graph(
             self.nodes,
             "test",
@@ -53,6 +58,6 @@ class ModelBuilder:
             [helper.make_tensor_value_info(output, TensorProto.FLOAT, output_shape)],
             self.initializers,
         )
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
         onnx.checker.check_model(model)
         return model

@@ -247,3 +247,22 @@ func.func @less_and_cast(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> 
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.return %[[V5]] : tensor<4xf32>
 // CHECK-NEXT: }
+
+// Trilu keeps an element where its column is at least its row plus k (upper; at most, lower), else 0.
+func.func @trilu(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %0 = graph.trilu %x {k = -1 : i64, upper} : tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}
+
+// CHECK-LABEL: func.func @trilu(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "trilu" (%[[V1:[0-9]+]], %[[V2:[0-9]+]]) -> tensor<3x4xf32> {
+// CHECK-NEXT: %[[V3:[0-9]+]] = arith.constant -1 : index
+// CHECK-NEXT: %[[V4:[0-9]+]] = arith.addi %[[V1]], %[[V3]] : index
+// CHECK-NEXT: %[[V5:[0-9]+]] = arith.cmpi sge, %[[V2]], %[[V4]] : index
+// CHECK-NEXT: %[[V6:[0-9]+]] = te.read %x[%[[V1]], %[[V2]]] : tensor<3x4xf32>
+// CHECK-NEXT: %[[V7:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V8:[0-9]+]] = arith.select %[[V5]], %[[V6]], %[[V7]] : f32
+// CHECK-NEXT: te.yield %[[V8]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[V0]] : tensor<3x4xf32>
+// CHECK-NEXT: }

@@ -303,7 +303,7 @@ func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "softmax_max" (%[[V1:[0-9]+]], %[[V2:[0-9]+]]) reduce max (%[[V3:[0-9]+]] : 5) -> tensor<2x1xf32> {
 // CHECK-NEXT:   %[[V4:[0-9]+]] = te.read %x[%[[V1]], %[[V3]]] : tensor<2x5xf32>
 // CHECK-NEXT:   te.yield %[[V4]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 0 : i64}
 // CHECK-NEXT: %[[V5:[0-9]+]] = te.compute "softmax_exp" (%[[V6:[0-9]+]], %[[V7:[0-9]+]]) -> tensor<2x5xf32> {
 // CHECK-NEXT:   %[[V8:[0-9]+]] = te.read %x[%[[V6]], %[[V7]]] : tensor<2x5xf32>
 // CHECK-NEXT:   %[[V9:[0-9]+]] = arith.constant 0 : index
@@ -311,18 +311,18 @@ func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 // CHECK-NEXT:   %[[V11:[0-9]+]] = arith.subf %[[V8]], %[[V10]] : f32
 // CHECK-NEXT:   %[[V12:[0-9]+]] = math.exp %[[V11]] : f32
 // CHECK-NEXT:   te.yield %[[V12]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 0 : i64}
 // CHECK-NEXT: %[[V13:[0-9]+]] = te.compute "softmax_sum" (%[[V14:[0-9]+]], %[[V15:[0-9]+]]) reduce sum (%[[V16:[0-9]+]] : 5) -> tensor<2x1xf32> {
 // CHECK-NEXT:   %[[V17:[0-9]+]] = te.read %[[V5]][%[[V14]], %[[V16]]] : tensor<2x5xf32>
 // CHECK-NEXT:   te.yield %[[V17]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 0 : i64}
 // CHECK-NEXT: %[[V18:[0-9]+]] = te.compute "softmax_div" (%[[V19:[0-9]+]], %[[V20:[0-9]+]]) -> tensor<2x5xf32> {
 // CHECK-NEXT:   %[[V21:[0-9]+]] = te.read %[[V5]][%[[V19]], %[[V20]]] : tensor<2x5xf32>
 // CHECK-NEXT:   %[[V22:[0-9]+]] = arith.constant 0 : index
 // CHECK-NEXT:   %[[V23:[0-9]+]] = te.read %[[V13]][%[[V19]], %[[V22]]] : tensor<2x1xf32>
 // CHECK-NEXT:   %[[V24:[0-9]+]] = arith.divf %[[V21]], %[[V23]] : f32
 // CHECK-NEXT:   te.yield %[[V24]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 0 : i64}
 // CHECK-NEXT: func.return %[[V18]] : tensor<2x5xf32>
 // CHECK-NEXT: }
 
@@ -335,7 +335,7 @@ func.func @softmax_middle_axis(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "softmax_max" (%[[V1:[0-9]+]], %[[V2:[0-9]+]], %[[V3:[0-9]+]]) reduce max (%[[V4:[0-9]+]] : 3) -> tensor<2x1x4xf32> {
 // CHECK-NEXT:   %[[V5:[0-9]+]] = te.read %x[%[[V1]], %[[V4]], %[[V3]]] : tensor<2x3x4xf32>
 // CHECK-NEXT:   te.yield %[[V5]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 1 : i64}
 // CHECK-NEXT: %[[V6:[0-9]+]] = te.compute "softmax_exp" (%[[V7:[0-9]+]], %[[V8:[0-9]+]], %[[V9:[0-9]+]]) -> tensor<2x3x4xf32> {
 // CHECK-NEXT:   %[[V10:[0-9]+]] = te.read %x[%[[V7]], %[[V8]], %[[V9]]] : tensor<2x3x4xf32>
 // CHECK-NEXT:   %[[V11:[0-9]+]] = arith.constant 0 : index
@@ -343,18 +343,18 @@ func.func @softmax_middle_axis(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // CHECK-NEXT:   %[[V13:[0-9]+]] = arith.subf %[[V10]], %[[V12]] : f32
 // CHECK-NEXT:   %[[V14:[0-9]+]] = math.exp %[[V13]] : f32
 // CHECK-NEXT:   te.yield %[[V14]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 1 : i64}
 // CHECK-NEXT: %[[V15:[0-9]+]] = te.compute "softmax_sum" (%[[V16:[0-9]+]], %[[V17:[0-9]+]], %[[V18:[0-9]+]]) reduce sum (%[[V19:[0-9]+]] : 3) -> tensor<2x1x4xf32> {
 // CHECK-NEXT:   %[[V20:[0-9]+]] = te.read %[[V6]][%[[V16]], %[[V19]], %[[V18]]] : tensor<2x3x4xf32>
 // CHECK-NEXT:   te.yield %[[V20]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 1 : i64}
 // CHECK-NEXT: %[[V21:[0-9]+]] = te.compute "softmax_div" (%[[V22:[0-9]+]], %[[V23:[0-9]+]], %[[V24:[0-9]+]]) -> tensor<2x3x4xf32> {
 // CHECK-NEXT:   %[[V25:[0-9]+]] = te.read %[[V6]][%[[V22]], %[[V23]], %[[V24]]] : tensor<2x3x4xf32>
 // CHECK-NEXT:   %[[V26:[0-9]+]] = arith.constant 0 : index
 // CHECK-NEXT:   %[[V27:[0-9]+]] = te.read %[[V15]][%[[V22]], %[[V26]], %[[V24]]] : tensor<2x1x4xf32>
 // CHECK-NEXT:   %[[V28:[0-9]+]] = arith.divf %[[V25]], %[[V27]] : f32
 // CHECK-NEXT:   te.yield %[[V28]] : f32
-// CHECK-NEXT: }
+// CHECK-NEXT: } attributes {kernel_group = 1 : i64}
 // CHECK-NEXT: func.return %[[V21]] : tensor<2x3x4xf32>
 // CHECK-NEXT: }
 

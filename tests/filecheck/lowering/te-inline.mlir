@@ -295,3 +295,26 @@ func.func @window_stays(%x: tensor<6xf32>) -> tensor<4xf32> {
 // CHECK:      %p = te.compute "max_pool" (%[[I:.*]]) reduce max (%k : 3) -> tensor<4xf32> {
 // CHECK-NEXT:   %j = arith.addi %[[I]], %k : index
 // CHECK-NEXT:   %{{.*}} = te.read %r[%j] : tensor<6xf32>
+
+// A stage of a multi-stage kernel (kernel_group) stays, though its one reader is elementwise: its group is one
+// kernel, scheduled row by row.
+func.func @kernel_group_stays(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = te.compute "scale" (%i) -> tensor<4xf32> {
+    %v = te.read %x[%i] : tensor<4xf32>
+    te.yield %v : f32
+  } attributes {kernel_group = 0 : i64}
+  %n = te.compute "neg" (%i) -> tensor<4xf32> {
+    %v = te.read %s[%i] : tensor<4xf32>
+    %m = arith.negf %v : f32
+    te.yield %m : f32
+  }
+  func.return %n : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @kernel_group_stays(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %s = te.compute "scale" (%i) -> tensor<4xf32> {
+// CHECK-NEXT:   %v = te.read %x[%i] : tensor<4xf32>
+// CHECK-NEXT:   te.yield %v : f32
+// CHECK-NEXT: } attributes {kernel_group = 0 : i64}
+// CHECK-NEXT: %n = te.compute "neg" (%i_1) -> tensor<4xf32> {
+// CHECK-NEXT:   %v_1 = te.read %s[%i_1] : tensor<4xf32>

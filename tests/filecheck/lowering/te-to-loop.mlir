@@ -151,3 +151,55 @@ func.func @first_index_of_zero(%x: tensor<2x6xf32>) -> tensor<2xi64> {
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 // CHECK-NEXT:  }
+
+// -----
+
+// A kernel group: consecutive computes with one kernel_group make one kernel, a loop nest per compute in order
+// (accumulators first); the earlier stage's result is a caller buffer, its loops renamed to stay unique.
+func.func @row_sum_scale(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %s = te.compute "row_sum" (%i, %j) reduce sum (%k : 4) -> tensor<2x1xf32> {
+    %a = te.read %x[%i, %k] : tensor<2x4xf32>
+    te.yield %a : f32
+  } attributes {kernel_group = 0 : i64}
+  %y = te.compute "row_scale" (%i, %j) -> tensor<2x4xf32> {
+    %c = arith.constant 0 : index
+    %a = te.read %x[%i, %j] : tensor<2x4xf32>
+    %t = te.read %s[%i, %c] : tensor<2x1xf32>
+    %d = arith.divf %a, %t : f32
+    te.yield %d : f32
+  } attributes {kernel_group = 0 : i64}
+  func.return %y : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @row_sum_scale(%x: memref<2x4xf32>, %out0: memref<2x4xf32>) attributes {minimlc.entry} {
+// CHECK-NEXT: %s = loop.alloc "global" : memref<2x1xf32>
+// CHECK-NEXT: func.call @row_scale_0(%x, %s, %out0) : (memref<2x4xf32>, memref<2x1xf32>, memref<2x4xf32>) -> ()
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }
+// CHECK-LABEL: func.func private @row_scale_0(%in0: memref<2x4xf32> {llvm.noalias}, %in1: memref<2x1xf32> {llvm.noalias}, %out: memref<2x4xf32> {llvm.noalias}) {
+// CHECK-NEXT: %acc = loop.alloc "local" : memref<f32>
+// CHECK-NEXT: loop.for "i_" %i_ = 0 to 2 step 1 serial {
+// CHECK-NEXT: loop.for "j_" %j_ = 0 to 1 step 1 serial {
+// CHECK-NEXT: %[[V0:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: memref.store %[[V0]], %acc[] : memref<f32>
+// CHECK-NEXT: loop.for "k" %k = 0 to 4 step 1 serial {
+// CHECK-NEXT: %a = memref.load %in0[%i_, %k] : memref<2x4xf32>
+// CHECK-NEXT: %[[V1:[0-9]+]] = memref.load %acc[] : memref<f32>
+// CHECK-NEXT: %[[V2:[0-9]+]] = arith.addf %[[V1]], %a fastmath<reassoc,contract> : f32
+// CHECK-NEXT: memref.store %[[V2]], %acc[] : memref<f32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[V3:[0-9]+]] = memref.load %acc[] : memref<f32>
+// CHECK-NEXT: memref.store %[[V3]], %in1[%i_, %j_] : memref<2x1xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: loop.for "i" %i = 0 to 2 step 1 serial {
+// CHECK-NEXT: loop.for "j" %j = 0 to 4 step 1 serial {
+// CHECK-NEXT: %c = arith.constant 0 : index
+// CHECK-NEXT: %a_1 = memref.load %in0[%i, %j] : memref<2x4xf32>
+// CHECK-NEXT: %t = memref.load %in1[%i, %c] : memref<2x1xf32>
+// CHECK-NEXT: %d = arith.divf %a_1, %t : f32
+// CHECK-NEXT: memref.store %d, %out[%i, %j] : memref<2x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return
+// CHECK-NEXT: }

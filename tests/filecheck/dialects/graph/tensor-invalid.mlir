@@ -160,6 +160,14 @@ func.func @add_mixed_types(%a: tensor<3xf32>, %b: tensor<3xi64>) -> tensor<3xf32
 
 // -----
 
+func.func @trilu_rank(%x: tensor<5xf32>) -> tensor<5xf32> {
+  // expected-error@+1 {{graph.trilu: input must have rank 2 or more, got (5,)}}
+  %y = graph.trilu %x {k = 0 : i64} : tensor<5xf32>
+  func.return %y : tensor<5xf32>
+}
+
+// -----
+
 func.func @less_not_bool(%a: tensor<3xi64>) -> tensor<3xi64> {
   // expected-error@+1 {{graph.less: result element type i64 does not match expected i1}}
   %y = graph.less %a, %a : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi64>
@@ -238,3 +246,10 @@ func.func @argmax_shape(%x: tensor<2x5xf32>) -> tensor<2xi64> {
   func.return %y : tensor<2xi64>
 }
 
+// -----
+
+func.func @trilu_type_changes(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error@+1 {{attribute tensor<2x3xf32> expected from variable 'T', but got tensor<3x2xf32>}}
+  %y = "graph.trilu"(%x) <{k = 0 : i64}> : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  func.return %y : tensor<3x2xf32>
+}

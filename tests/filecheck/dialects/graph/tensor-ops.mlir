@@ -158,3 +158,14 @@ func.func @typed(%ids: tensor<2x3xi64>, %t: tensor<5x4xf32>, %n: tensor<3xi32>, 
 // CHECK-NEXT:   %abs = graph.abs %fmod : tensor<3xi32>
 // CHECK-NEXT:   func.return %take, %along, %cum, %amax, %amin, %both, %abs : tensor<2x3x4xf32>, tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x1xi64>, tensor<3xi64>, tensor<2x3xi1>, tensor<3xi32>
 // CHECK-NEXT: }
+
+func.func @trilu(%x: tensor<2x4x5xf32>) -> (tensor<2x4x5xf32>, tensor<2x4x5xf32>) {
+  %u = graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>
+  %l = graph.trilu %x {k = -2 : i64} : tensor<2x4x5xf32>
+  func.return %u, %l : tensor<2x4x5xf32>, tensor<2x4x5xf32>
+}
+
+// CHECK:      func.func @trilu
+// CHECK-NEXT:   %u = graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>
+// CHECK-NEXT:   %l = graph.trilu %x {k = -2 : i64} : tensor<2x4x5xf32>
+// CHECK-NEXT:   func.return %u, %l
