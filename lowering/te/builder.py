@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import arith, builtin, math
+from xdsl.dialects import arith, builtin
 from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import te
