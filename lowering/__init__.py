@@ -42,6 +42,7 @@ _OURS = {
     "loop-fuse-kernels": ("program.loop_fuse_kernels", "LoopFuseKernelsPass"),
     "loop-plan-memory": ("program.loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-outline-parallel": ("program.loop_outline_parallel", "LoopOutlineParallelPass"),
+    "loop-profile-calls": ("program.loop_profile_calls", "LoopProfileCallsPass"),
     "loop-to-scf": ("loop_to_scf.loop_to_scf", "LoopToScfPass"),
     "convert-to-llvm": ("llvm.convert_to_llvm", "ConvertToLlvmPass"),
 }

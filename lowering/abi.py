@@ -41,6 +41,11 @@ ARENA_BYTES_ATTR = "minimlc.arena_bytes"
 """Bytes of the one arena a function's intermediates share (loop-plan-memory)."""
 INTERMEDIATE_BYTES_ATTR = "minimlc.intermediate_bytes"
 """The intermediates' summed sizes: what one buffer each would take."""
+PROFILE_ATTR = "minimlc.profile"
+"""On the entry, with `loop-profile-calls`: per kernel call, in order, `{kernel, flops, schedule}`."""
+SCHEDULE_ATTR = "minimlc.schedule"
+"""On a kernel: its rule and config as text (`gemm mr=8 nr=32 ...`; a fused kernel's stages joined by ` + `), left by
+`default-schedule{annotate=true}` for the profiler."""
 PARALLEL_FOR = "minimlc_parallel_for"
 """`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`: the thread pool's one entry point."""
 

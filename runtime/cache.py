@@ -55,9 +55,20 @@ def cache_key(imported: ImportedModel, pipeline: Pipeline, opt_level: int, targe
         "opt_level": opt_level,
         "target": target,
         "host": [host.cpu, host.features],
+        "tuning": _tuning_fingerprint(pipeline, target),
         **artifact.versions(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def _tuning_fingerprint(pipeline: Pipeline, target: str) -> str | None:
+    """The best records a pipeline's `default-schedule{tuning-db=PATH}` applies (None without a database): a key
+    must change when a new record wins."""
+    from minimlc.lowering.pipeline import pipeline_passes
+    from minimlc.lowering.schedule.tuning_db import TuningDatabase, target_key, tuning_db_of
+
+    path = tuning_db_of(pipeline_passes(pipeline))
+    return None if path is None else TuningDatabase(path).fingerprint(target_key(target_from_name(target)))
 
 
 def compile_cached(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ if TYPE_CHECKING:  # the compiler (xDSL, ONNX) loads only to compile: `load` run
 
     from minimlc.frontend.onnx import ImportedModel
     from minimlc.lowering.pipeline import ExtraPasses
+    from minimlc.runtime.profiler import Profiler
 
 _STAT_KEYS = (
     "kernels",
@@ -77,6 +79,8 @@ class InferenceSession:
         target: str = "host",
         extra_passes: ExtraPasses | None = None,
         cache: bool = True,
+        tuning_db: str | os.PathLike[str] | None = None,
+        enable_profiling: bool = False,
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
@@ -87,15 +91,28 @@ class InferenceSession:
         `extra_passes` inserts passes (minimlc's or a plugin's) into the opt level's pipeline, by the stage they run
         after (`graph`, `te`, `loop`, `schedule`, `scf`, `llvm`; see `minimlc.lowering.pipeline.with_extra_passes`):
         `extra_passes={"graph": ["toy-relu-to-clip"]}`. `cache` looks the compiled code up in (and adds it to)
-        the compile cache, which `MINIMLC_CACHE=0` turns off (`minimlc.runtime.cache`).
+        the compile cache, which `MINIMLC_CACHE=0` turns off (`minimlc.runtime.cache`). `tuning_db` applies the
+        fastest schedule of each kernel in that tuning database (`minimlc tune`; the default schedule elsewhere).
+        `enable_profiling` times every kernel call of every run (`self.profiler`, `end_profiling()`; compiled
+        without the cache).
         """
         from minimlc.frontend.onnx import import_model
-        from minimlc.lowering.pipeline import opt_level_pipeline, with_extra_passes
+        from minimlc.lowering.pipeline import opt_level_pipeline, pipeline_passes, with_extra_passes
+        from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
+        from minimlc.runtime.profiler import with_profiling
 
-        opt_level_pipeline(opt_level)  # reject a bad level, target or pass list before importing
+        opt_level_pipeline(opt_level)  # reject a bad level, target, pass list or database before importing
         target_from_name(target)
         pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
-        self._compile(import_model(model, input_shapes), opt_level, num_threads, target, pipeline, cache)
+        if tuning_db is not None:
+            TuningDatabase(tuning_db)
+            pipeline = with_tuning_db(pipeline or pipeline_passes(opt_level), tuning_db)
+        if enable_profiling:
+            pipeline, cache = with_profiling(pipeline or pipeline_passes(opt_level)), False
+        imported = import_model(model, input_shapes)
+        self._compile(imported, opt_level, num_threads, target, pipeline, cache)
+        if enable_profiling and self._model is not None:
+            self._start_profiling(imported)
 
     @classmethod
     def from_imported(
@@ -187,6 +204,8 @@ class InferenceSession:
         self.opt_level = opt_level
         self._model = model
         self._pool: ThreadPool | None = None
+        self.profiler: Profiler | None = None
+        """Kernel times of every run (`minimlc.runtime.profiler`), with `enable_profiling=True`; else None."""
         if self._model is None:
             return
         self._output_types = [(info.shape, info.dtype) for info in self._model.outputs]
@@ -196,6 +215,22 @@ class InferenceSession:
         if self._model.pool_slot is not None:
             self._pool = ThreadPool(self.num_threads)
             self._args_template = np.insert(self._args_template, self._model.pool_slot, self._pool.address)
+
+    def _start_profiling(self, imported: ImportedModel) -> None:
+        from minimlc.runtime.profiler import Profiler, profiled_calls
+
+        assert self._model is not None
+        calls = profiled_calls(imported.module)  # the compile lowered the module in place
+        (buffer,) = [b for b in self._model.precomputed if b.dtype == np.int8 and b.nbytes == 32 * len(calls)][-1:]
+        self.profiler = Profiler(calls, buffer)
+        self._profile_lock = threading.Lock()
+
+    def end_profiling(self, path: str | os.PathLike[str] | None = None) -> str:
+        """Write the profiled runs as a Chrome trace to `path` (default `minimlc_profile_<date>_<time>.json`, as
+        ONNX Runtime names its trace) and return the path. Needs `enable_profiling=True`."""
+        if self.profiler is None:
+            raise ValueError("this session was not created with enable_profiling=True")
+        return self.profiler.write_trace(path or time.strftime("minimlc_profile_%Y-%m-%d_%H-%M-%S.json"))
 
     def task_counts(self) -> list[int]:
         """Parallel-loop tasks each pool thread ran in this session's runs (`ThreadPool.task_counts`); [] without a
@@ -254,7 +289,13 @@ class InferenceSession:
             args = self._args_template.copy()
             for slot, array in enumerate((*inputs, *outputs)):
                 args[slot] = _address(array)
-            self._model.entry(_address(args))
+            if self.profiler is None:
+                self._model.entry(_address(args))
+            else:
+                with self._profile_lock:  # one clock buffer per session: profiled runs take turns
+                    start = time.monotonic_ns()
+                    self._model.entry(_address(args))
+                    self.profiler.record_run(start, time.monotonic_ns())
         if self._constant_outputs:
             computed = iter(outputs)
             outputs = [

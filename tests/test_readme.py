@@ -92,3 +92,16 @@ def test_shared_library_commands_run(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "build" / "libmodel.so").exists()
     assert "logits" in result.stdout
+
+
+def test_tuning_commands_run(tmp_path: Path) -> None:
+    (block,) = [block for block in code_blocks("sh") if "minimlc tune examples" in block]
+    (tmp_path / "examples").mkdir()
+    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), "examples/mlp.onnx"], cwd=tmp_path, check=True)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert result.returncode == 0, result.stderr
+    assert "reused" in result.stdout and "kernel profile" in result.stdout
+    assert (tmp_path / "trace.json").exists()

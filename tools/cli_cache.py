@@ -17,7 +17,8 @@ def save_model(
     session = InferenceSession(
         args.model,
         input_shapes=input_shapes,
-        opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache
+        opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache,
+        tuning_db=args.tuning_db,
     )
     session.save(args.output)
     print(f"wrote {args.output}", file=sys.stderr)

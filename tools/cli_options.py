@@ -39,6 +39,13 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def add_tuning_db(parser: argparse.ArgumentParser) -> None:
+    """`--tuning-db PATH`: apply the fastest schedule of each kernel in a tuning database (`minimlc tune`)."""
+    parser.add_argument(
+        "--tuning-db", metavar="PATH", help="apply the best records of this tuning database (from minimlc tune)"
+    )
+
+
 def add_opt_level(parser: argparse.ArgumentParser) -> None:
     """The options every compiling command takes: the opt level and the target CPU."""
     parser.add_argument(

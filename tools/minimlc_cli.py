@@ -12,6 +12,8 @@
     minimlc compile model.onnx --emit space --json       # each kernel's schedule rule and knobs
     minimlc compile model.onnx --stats                    # stage times; kernels, arena and weight bytes
     minimlc compile model.onnx --emit graph --passes-after graph:toy-relu-to-clip   # a plugin's pass in the pipeline
+    minimlc tune model.onnx --trials 64 --db tuning.jsonl # measure schedules; resumable
+    minimlc run model.onnx --tuning-db tuning.jsonl --profile   # the tuned schedules, each kernel call timed
     minimlc compare model.onnx --random-weights --per-layer   # minimlc vs ONNX Runtime, tensor by tensor
     minimlc conformance --ops Conv,Relu                   # onnx's node tests: native/constant/failed/... by op
 """
@@ -29,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from minimlc.tools import cli_build, cli_cache, cli_options, cli_tables
+from minimlc.tools import cli_build, cli_cache, cli_options, cli_tables, cli_tune
 
 if TYPE_CHECKING:
     import onnx
@@ -60,7 +62,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from minimlc.runtime.session import InvalidInputError
     from minimlc.runtime.shared_library import CompilerNotFoundError, LinkError
 
-    user_errors = (ModelImportError, InvalidInputError, FileNotFoundError, cli_options.UsageError, _OracleError)
+    from minimlc.lowering.schedule.tuning_db import TuningDatabaseError
+
+    user_errors = (
+        ModelImportError,
+        InvalidInputError,
+        FileNotFoundError,
+        cli_options.UsageError,
+        _OracleError,
+        TuningDatabaseError,
+    )
     try:
         return args.command(args)
     except (*user_errors, ArtifactError, CompilerNotFoundError, LinkError) as error:
@@ -89,6 +100,10 @@ def _argument_parser() -> argparse.ArgumentParser:
         "--threads", type=cli_options.positive_int, help="threads for parallel loops (default: one per core)"
     )
     run.add_argument("--no-cache", action="store_true", help="compile anew, without the compile cache")
+    run.add_argument("--profile", action="store_true", help="time every kernel call; print a table per kernel")
+    run.add_argument("--profile-json", metavar="TRACE.json", help="with --profile: write a Chrome trace there")
+    run.add_argument("--peak-gflops", type=float, help="with --profile: the machine's peak, for a %% of peak column")
+    cli_options.add_tuning_db(run)
     cli_options.add_opt_level(run)
     run.set_defaults(command=_run)
 
@@ -101,6 +116,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     )
     compile_.add_argument("--no-cache", action="store_true", help="with -o FILE.mlc: compile without the cache")
     compile_.add_argument("--json", action="store_true", help="with --emit space: print the spaces as JSON")
+    cli_options.add_tuning_db(compile_)
     compile_.add_argument(
         "--stats",
         action="store_true",
@@ -111,6 +127,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     compile_.set_defaults(command=_compile)
 
     cli_build.add_parser(commands)
+    cli_tune.add_parser(commands)
 
     compare = commands.add_parser("compare", help="run minimlc and an oracle on the same inputs, print the errors")
     compare.add_argument("model", help="path to an .onnx file")
@@ -184,12 +201,16 @@ def _run(args: argparse.Namespace) -> int:
         target=args.target,
         extra_passes=extra_passes,
         cache=not args.no_cache,
+        tuning_db=args.tuning_db,
+        enable_profiling=args.profile,
     )
     rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():
         if info.name not in feeds:
             feeds[info.name] = rng.standard_normal(info.shape).astype(info.dtype)
     outputs = session.run(None, feeds)
+    if session.profiler is not None:
+        session.profiler.runs.clear()  # the warm-up starts the pool and faults pages in
     timings = []
     for _ in range(args.repeat):
         start = time.perf_counter()
@@ -209,6 +230,13 @@ def _run(args: argparse.Namespace) -> int:
             np.save(directory / f"{info.name}.npy", value)
     median = statistics.median(timings)
     print(f"latency: median {median * 1e6:.1f} us over {args.repeat} runs (min {min(timings) * 1e6:.1f} us)")
+    if session.profiler is not None:
+        from minimlc.runtime.profiler import summary_table
+
+        print(f"kernel profile over {len(session.profiler.runs)} runs (after the warm-up):")
+        print(summary_table(session.profiler.summary(args.peak_gflops)))
+        if args.profile_json:
+            print(f"wrote {session.end_profiling(args.profile_json)}")
     return 0
 
 
@@ -222,6 +250,12 @@ def _compile(args: argparse.Namespace) -> int:
     if args.emit == "obj":
         return cli_build.compile_object(args, extra_passes)
     pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
+    if args.tuning_db:
+        from minimlc.lowering.pipeline import pipeline_passes
+        from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
+
+        TuningDatabase(args.tuning_db)
+        pipeline = with_tuning_db(pipeline_passes(pipeline), args.tuning_db)
     try:
         stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])
     except ValueError:
@@ -260,7 +294,9 @@ def _compile(args: argparse.Namespace) -> int:
         from minimlc.lowering.pipeline import make_context
         from minimlc.lowering.schedule.default_schedule import schedule_trace
 
-        text = schedule_trace(make_context(), module)
+        from minimlc.lowering.schedule.tuning_db import TuningDatabase
+
+        text = schedule_trace(make_context(), module, TuningDatabase(args.tuning_db) if args.tuning_db else None)
     elif args.emit == "space":
         from minimlc.lowering.schedule.default_schedule import describe_spaces
 

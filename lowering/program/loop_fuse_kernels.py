@@ -68,6 +68,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
+from minimlc.lowering.abi import SCHEDULE_ATTR
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
 from minimlc.lowering.loop.analysis import Affine, affine_form, loop_of, structural_key
 
@@ -243,6 +244,10 @@ def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> 
     types = [value.type for value in arguments]
     fused = func.FuncOp("fused", (types, []), Region(block), "private")
     fused.arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()}) for _ in arguments])
+    schedules = [kernels[call.callee.string_value()].attributes.get(SCHEDULE_ATTR) for call in calls]
+    if any(isinstance(schedule, StringAttr) for schedule in schedules):  # default-schedule{annotate}: the stages'
+        texts = [schedule.data if isinstance(schedule, StringAttr) else "-" for schedule in schedules]
+        fused.attributes[SCHEDULE_ATTR] = StringAttr(" + ".join(texts))
     return fused, arguments
 
 

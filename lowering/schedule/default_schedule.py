@@ -27,12 +27,13 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.lowering.loop.analysis import find_kernel, loops_of
+from minimlc.lowering.abi import SCHEDULE_ATTR
 from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.elementwise import ELEMENTWISE
@@ -41,7 +42,8 @@ from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.schedule.parallel import PARALLEL_KNOB, parallel_steps
 from minimlc.lowering.schedule.pool import POOL
 from minimlc.lowering.schedule.rows import ROWS
-from minimlc.lowering.schedule.space import Config, Rule, Space
+from minimlc.lowering.schedule.space import Config, ConfigError, Rule, Space
+from minimlc.lowering.schedule.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
 from minimlc.lowering.target import Target, copy_target, target_of
 
 RULES: tuple[Rule, ...] = (ROWS, GEMM, CONV, POOL, ELEMENTWISE)
@@ -93,16 +95,24 @@ def schedule_for(module: ModuleOp, kernel: func.FuncOp, target: Target, config: 
 
 @dataclass(frozen=True)
 class DefaultSchedulePass(ModulePass):
-    """Apply the default schedule of its kind to every unscheduled kernel (see the module docstring)."""
+    """Apply the default schedule of its kind to every unscheduled kernel (see the module docstring);
+    `tuning-db=PATH` applies the fastest record of each kernel in that tuning database instead (`tuning_db.py`),
+    `annotate=true` leaves each kernel's rule and config in `minimlc.schedule` (for the profiler)."""
 
     name = "default-schedule"
+    tuning_db: str = ""
+    annotate: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        apply_default_schedules(ctx, op)
+        database = TuningDatabase(self.tuning_db) if self.tuning_db else None
+        apply_default_schedules(ctx, op, database, self.annotate)
 
 
-def apply_default_schedules(ctx: Context, module: ModuleOp) -> list[tuple[str, list[str]]]:
-    """Schedule every kernel of `module`; returns the trace: (kernel, the passes applied to it) per kernel."""
+def apply_default_schedules(
+    ctx: Context, module: ModuleOp, database: TuningDatabase | None = None, annotate: bool = False
+) -> list[tuple[str, list[str]]]:
+    """Schedule every kernel of `module` (with `database`'s best config where it has one); returns the trace:
+    (kernel, the passes applied to it) per kernel."""
     target = target_of(module)
     trace: list[tuple[str, list[str]]] = []
     for kernel in kernels_of(module):
@@ -110,22 +120,63 @@ def apply_default_schedules(ctx: Context, module: ModuleOp) -> list[tuple[str, l
         space = kernel_space(module, kernel, target)
         if space is None:
             continue
-        steps = space.steps(space.space.default())
-        if steps and _lowers(ctx, module, kernel, steps):
-            apply_steps(ctx, module, steps)
-        else:
-            steps = []
-        parallel = parallel_steps(find_kernel(module, DefaultSchedulePass.name, name))
-        apply_steps(ctx, module, parallel)
-        if steps or parallel:
-            trace.append((name, steps + parallel))
+        config = _tuned_config(database, kernel, space, target) if database is not None else None
+        steps = schedule_kernel(ctx, module, space, config, strict=True) if config is not None else None
+        if config is None or steps is None:
+            config = space.space.default()
+            steps = schedule_kernel(ctx, module, space, config) or []
+        if annotate:
+            described = " ".join(f"{knob}={_text(value)}" for knob, value in config.items())
+            rule = space.rule.name if space.rule is not None else PARALLEL_KNOB.name
+            scheduled = find_kernel(module, DefaultSchedulePass.name, name)
+            scheduled.attributes[SCHEDULE_ATTR] = StringAttr(f"{rule} {described}")
+        if steps:
+            trace.append((name, steps))
     return trace
 
 
-def schedule_trace(ctx: Context, module: ModuleOp) -> str:
+def schedule_kernel(
+    ctx: Context, module: ModuleOp, space: KernelSpace, config: Config, strict: bool = False
+) -> list[str] | None:
+    """Apply `config`'s schedule to kernel `space.kernel` of `module` (the rule's passes, then parallel placement if
+    `config` keeps its `parallel` knob on); returns the passes applied. Where the rule's passes do not lower, they
+    are dropped (only parallel placement applies), or with `strict` nothing applies and the result is None. Raises
+    ConfigError for a config outside the space."""
+    steps = space.steps(config)
+    kernel = find_kernel(module, DefaultSchedulePass.name, space.kernel)
+    if steps and not _lowers(ctx, module, kernel, steps):
+        if strict:
+            return None
+        steps = []
+    apply_steps(ctx, module, steps)
+    parallel = []
+    if config.get(PARALLEL_KNOB.name, True):
+        parallel = parallel_steps(find_kernel(module, DefaultSchedulePass.name, space.kernel))
+        apply_steps(ctx, module, parallel)
+    return steps + parallel
+
+
+def _tuned_config(database: TuningDatabase, kernel: func.FuncOp, space: KernelSpace, target: Target) -> Config | None:
+    """The config of `database`'s fastest record of `kernel` on `target`, if it has one that fits the space."""
+    record = database.best(kernel_key(kernel, space.space), target_key(target))
+    if record is None:
+        return None
+    try:
+        space.space.check(record.config, space.kernel)
+    except ConfigError:
+        return None
+    return record.config
+
+
+def _text(value: object) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def schedule_trace(ctx: Context, module: ModuleOp, database: TuningDatabase | None = None) -> str:
     """What `minimlc compile --emit schedule` prints: per scheduled kernel, a comment and its pass list; then the
-    whole list, which `mini-opt -p` replays on the same loop IR to the IR default-schedule gives."""
-    trace = apply_default_schedules(ctx, module)
+    whole list, which `mini-opt -p` replays on the same loop IR to the IR default-schedule gives (with `database`,
+    its best records where it has them)."""
+    trace = apply_default_schedules(ctx, module, database)
     lines = [f"// {kernel}\n{','.join(steps)}" for kernel, steps in trace]
     lines.append("// all kernels, in order (mini-opt -p)")
     lines.append(",".join(step for _, steps in trace for step in steps))
@@ -146,7 +197,7 @@ def describe_spaces(module: ModuleOp) -> list[dict[str, Any]]:
         space = kernel_space(module, kernel, target)
         if space is None:
             continue
-        body = f"{kernel.function_type}{kernel.body}"
+        body = kernel_structure(kernel)
         if body in described:
             described[body]["calls"] += calls.get(kernel.sym_name.data, 0)
             continue

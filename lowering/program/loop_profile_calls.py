@@ -1,0 +1,128 @@
+"""`loop-profile-calls`: time every kernel call of the entry (the profiler's instrumentation, opt-in).
+
+Runs after the whole-program passes, before `loop-outline-parallel`. Each `func.call` of a kernel in the entry gets
+a monotonic clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)` writing its 16-byte
+`timespec` into slot `2 * call` (before) or `2 * call + 1` (after) of one byte buffer, a `loop.precompute` of an
+empty kernel, so the runtime allocates it with the other precomputed buffers and reads it after a run
+(`runtime/profiler.py`). The entry records, per call in order, the kernel, its floating-point operations (float
+arithmetic under its loops, by trip count) and its schedule (`minimlc.schedule`, which `default-schedule{annotate}`
+leaves) in `minimlc.profile`. Without this pass nothing is instrumented.
+
+    func.call @relu_0(%x, %y) : (memref<64xf32>, memref<64xf32>) -> ()
+    // becomes
+    %t0 = memref.view %buffer[%c0][] : memref<32xi8> to memref<2xi64>
+    %r0 = func.call @clock_gettime(%clock, %t0) : (i32, memref<2xi64>) -> i32
+    func.call @relu_0(%x, %y) : (memref<64xf32>, memref<64xf32>) -> ()
+    %t1 = memref.view %buffer[%c16][] : memref<32xi8> to memref<2xi64>
+    %r1 = func.call @clock_gettime(%clock, %t1) : (i32, memref<2xi64>) -> i32
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math, memref
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from minimlc.dialects import loop
+from minimlc.lowering.abi import ENTRY_FUNCTION, PROFILE_ATTR, SCHEDULE_ATTR
+
+BUFFER_KERNEL = "minimlc_profile_buffer"
+"""The empty load-time kernel whose precomputed buffer holds the clock readings."""
+CLOCK_FUNCTION = "clock_gettime"
+CLOCK_MONOTONIC = 1
+TIMESPEC_BYTES = 16
+
+_FLOAT_OPS = (
+    arith.AddfOp,
+    arith.SubfOp,
+    arith.MulfOp,
+    arith.DivfOp,
+    arith.MaximumfOp,
+    arith.MinimumfOp,
+    math.FmaOp,
+)
+
+
+def kernel_flops(kernel: func.FuncOp) -> int:
+    """Floating-point operations one call of `kernel` performs: each float add/sub/mul/div/max/min once per
+    iteration of the loops around it (an FMA twice)."""
+
+    def count(op: Operation, iterations: int) -> int:
+        total = 0
+        if isinstance(op, _FLOAT_OPS):
+            total += iterations * (2 if isinstance(op, math.FmaOp) else 1)
+        inner = iterations * op.trip_count if isinstance(op, loop.ForOp) else iterations
+        for region in op.regions:
+            for block in region.blocks:
+                total += sum(count(child, inner) for child in block.ops)
+        return total
+
+    return sum(count(op, 1) for op in kernel.body.block.ops)
+
+
+@dataclass(frozen=True)
+class LoopProfileCallsPass(ModulePass):
+    """Read a monotonic clock into a profile buffer around every kernel call of the entry."""
+
+    name = "loop-profile-calls"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
+        entry = functions.get(ENTRY_FUNCTION)
+        if entry is None or not entry.body.blocks or PROFILE_ATTR in entry.attributes:
+            return
+        kernels = {name: f for name, f in functions.items() if f.body.blocks and name != ENTRY_FUNCTION}
+        calls = [c for c in entry.body.block.ops if isinstance(c, func.CallOp) and c.callee.string_value() in kernels]
+        if not calls:
+            return
+        buffer_type = MemRefType(i8, [2 * TIMESPEC_BYTES * len(calls)])
+        timespec = MemRefType(i64, [2])
+        first = entry.body.block.first_op
+        assert first is not None
+        buffer = loop.PrecomputeOp(BUFFER_KERNEL, [], buffer_type)
+        clock = arith.ConstantOp(IntegerAttr(CLOCK_MONOTONIC, i32))
+        Rewriter.insert_op([buffer, clock], InsertPoint.before(first))
+
+        def read_clock(slot: int) -> list[Operation]:
+            offset = arith.ConstantOp(IntegerAttr(slot * TIMESPEC_BYTES, IndexType()))
+            view = memref.ViewOp(buffer.result, offset.result, [], timespec)
+            call = func.CallOp(CLOCK_FUNCTION, [clock.result, view.results[0]], [i32])
+            return [offset, view, call]
+
+        described: list[DictionaryAttr] = []
+        for index, call in enumerate(calls):
+            Rewriter.insert_op(read_clock(2 * index), InsertPoint.before(call))
+            Rewriter.insert_op(read_clock(2 * index + 1), InsertPoint.after(call))
+            kernel = kernels[call.callee.string_value()]
+            schedule = kernel.attributes.get(SCHEDULE_ATTR, StringAttr(""))
+            described.append(
+                DictionaryAttr(
+                    {
+                        "kernel": StringAttr(kernel.sym_name.data),
+                        "flops": IntegerAttr(kernel_flops(kernel), i64),
+                        "schedule": schedule,
+                    }
+                )
+            )
+        entry.attributes[PROFILE_ATTR] = ArrayAttr(described)
+        body = func.FuncOp(BUFFER_KERNEL, ([buffer_type], []), visibility="private")
+        body.body.block.add_op(func.ReturnOp())
+        declaration = func.FuncOp.external(CLOCK_FUNCTION, [i32, timespec], [i32])
+        declaration.sym_visibility = StringAttr("private")
+        op.body.block.add_ops([body, declaration])

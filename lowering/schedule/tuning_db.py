@@ -1,0 +1,160 @@
+"""The tuning database: measured schedules as JSON lines, keyed by kernel structure and target CPU.
+
+One line per measured candidate (the tuner, `runtime/tuning/`, appends them); `default-schedule{tuning-db=PATH}`
+applies the fastest record of each kernel and keeps the default schedule for the others:
+
+    {"key": "3f9c0a...", "target": "znver5", "rule": "gemm", "kernel": "gemm_0", "flops": 33554432,
+     "config": {"mr": 6, "nr": 32, "kc": 256, "order": "k,i,j", "unroll": true, "pack": true, "parallel": true},
+     "latency": 0.00112, "error": null, "model": "mlp.onnx"}
+
+The key is a hash of the kernel's IR at the `schedule` stage (its signature and loop nest, not its name) and of its
+space (which knobs, which values: weights packed or not), so models that share a kernel share its records. A
+failed candidate has `latency` null and an `error`. A line that is not such a record raises
+`TuningDatabaseError` naming the file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
+
+from minimlc.lowering.schedule.space import Config, Space
+from minimlc.lowering.target import Target
+
+
+class TuningDatabaseError(ValueError):
+    """A tuning database that cannot be read: a line that is not a record, or a file that is not readable."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One measured candidate: which kernel (key, target), which config, and its latency in seconds (None: failed)."""
+
+    key: str
+    target: str
+    rule: str
+    kernel: str
+    flops: int
+    config: Config
+    latency: float | None
+    error: str | None = None
+    model: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+
+_FIELDS: dict[str, tuple[type, ...]] = {
+    "key": (str,),
+    "target": (str,),
+    "rule": (str,),
+    "kernel": (str,),
+    "flops": (int,),
+    "config": (dict,),
+    "latency": (float, int, type(None)),
+    "error": (str, type(None)),
+    "model": (str,),
+}
+
+
+def kernel_key(kernel: func.FuncOp, space: Space) -> str:
+    """The structural key of an unscheduled kernel: a hash of its signature, body and space (not its name)."""
+    text = f"{kernel_structure(kernel)}\n{json.dumps(space.describe(), sort_keys=True)}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def kernel_structure(kernel: func.FuncOp) -> str:
+    """`kernel` printed under a fixed name, without attributes: equal for kernels of the same signature and body."""
+    copy = kernel.clone()
+    copy.sym_name = StringAttr("kernel")
+    copy.attributes.clear()
+    return str(copy)
+
+
+def target_key(target: Target) -> str:
+    """The CPU records are measured on: its LLVM name (`znver5`, `emeraldrapids`, `x86-64-v3`)."""
+    return target.cpu
+
+
+def _parse(line: str, path: Path, number: int) -> Record:
+    where = f"{path}:{number}"
+    try:
+        value: Any = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise TuningDatabaseError(f"{where}: not a JSON line ({error.msg} at column {error.colno})") from None
+    if not isinstance(value, dict):
+        raise TuningDatabaseError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    missing = [name for name in _FIELDS if name not in value and name not in ("error", "model")]
+    if missing:
+        raise TuningDatabaseError(f"{where}: record lacks field(s) {', '.join(missing)}")
+    for name, types in _FIELDS.items():
+        if name in value and (not isinstance(value[name], types) or isinstance(value[name], bool)):
+            raise TuningDatabaseError(f"{where}: field '{name}' is {value[name]!r}, not a {types[0].__name__}")
+    latency = value["latency"]
+    if latency is not None and (not math.isfinite(latency) or latency <= 0):
+        raise TuningDatabaseError(f"{where}: latency {latency!r} is not a positive number of seconds")
+    return Record(**{name: value[name] for name in _FIELDS if name in value})
+
+
+class TuningDatabase:
+    """The records of one JSON-lines file (missing: empty), read once; `add` appends to the file."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.records: list[Record] = []
+        if self.path.exists():
+            try:
+                lines = self.path.read_text().splitlines()
+            except (OSError, UnicodeDecodeError) as error:
+                raise TuningDatabaseError(f"{self.path}: cannot read the tuning database ({error})") from None
+            self.records = [_parse(line, self.path, n) for n, line in enumerate(lines, 1) if line.strip()]
+
+    def add(self, record: Record) -> None:
+        """Append `record` to the file (created with its folder if missing)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a") as file:
+            file.write(record.to_json() + "\n")
+        self.records.append(record)
+
+    def records_for(self, key: str, target: str) -> list[Record]:
+        """Every record of kernel `key` on `target`, in file order."""
+        return [r for r in self.records if r.key == key and r.target == target]
+
+    def best(self, key: str, target: str) -> Record | None:
+        """The fastest successful record of kernel `key` on `target` (the first of equals), or None."""
+        measured = [r for r in self.records_for(key, target) if r.latency is not None]
+        return min(measured, key=lambda r: r.latency or 0.0) if measured else None
+
+    def fingerprint(self, target: str) -> str:
+        """A hash of the best record of every kernel on `target`: what applying the database changes."""
+        best = {r.key: self.best(r.key, target) for r in self.records if r.target == target}
+        chosen = sorted((key, json.dumps(r.config, sort_keys=True)) for key, r in best.items() if r is not None)
+        return hashlib.sha256(json.dumps(chosen).encode()).hexdigest()
+
+
+TUNING_DB_OPTION = "tuning-db"
+
+
+def with_tuning_db(passes: Sequence[str], path: str | Path) -> list[str]:
+    """`passes` with `default-schedule` applying the database at `path`: `default-schedule{tuning-db="PATH"}`."""
+    option = f'{TUNING_DB_OPTION}="{path}"'
+    if '"' in str(path):
+        raise ValueError(f"a tuning database path cannot contain '\"': {path}")
+    return [f"default-schedule{{{option}}}" if item == "default-schedule" else item for item in passes]
+
+
+def tuning_db_of(passes: Sequence[str]) -> str | None:
+    """The database path a pass list's `default-schedule` applies, if any."""
+    for item in passes:
+        if item.startswith("default-schedule{") and f"{TUNING_DB_OPTION}=" in item:
+            value = item.split(f"{TUNING_DB_OPTION}=", 1)[1].rstrip("}")
+            return value.split('"')[1] if value.startswith('"') else value.split()[0]
+    return None

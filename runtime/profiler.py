@@ -1,0 +1,149 @@
+"""The kernel profiler: per-call kernel times of a session's runs, a per-kernel summary and a Chrome trace.
+
+`InferenceSession(model, enable_profiling=True)` compiles with `loop-profile-calls` (clock readings around every
+kernel call of the entry, into a buffer the runtime allocates) and `default-schedule{annotate=true}` (each kernel's
+rule and config); after every run the session hands the buffer to `Profiler.record_run`. Nothing is instrumented
+without it. The trace is ONNX Runtime's profiler format (a JSON array of complete events, microseconds), which
+`chrome://tracing` and Perfetto open:
+
+    session = InferenceSession("model.onnx", enable_profiling=True)
+    session.run(None, feeds)
+    for row in session.profiler.summary(peak_gflops=120.0):
+        print(row["kernel"], row["calls"], row["total_ms"], row["gflops"])
+    path = session.end_profiling()          # minimlc_profile_<date>.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+PROFILE_PASS = "loop-profile-calls"
+_BEFORE = "loop-outline-parallel"
+
+
+def with_profiling(passes: Sequence[str]) -> list[str]:
+    """`passes` with `loop-profile-calls` before `loop-outline-parallel` and `default-schedule` annotating kernels."""
+    result: list[str] = []
+    for item in passes:
+        if item.split("{")[0] == _BEFORE:
+            result.append(PROFILE_PASS)
+        if item == "default-schedule":
+            item = "default-schedule{annotate=true}"
+        elif item.startswith("default-schedule{"):
+            item = item[:-1] + " annotate=true}"
+        result.append(item)
+    return result
+
+
+@dataclass(frozen=True)
+class ProfiledCall:
+    """One kernel call of the entry, as `loop-profile-calls` recorded it."""
+
+    kernel: str
+    flops: int
+    schedule: str
+
+
+def profiled_calls(module: Any) -> list[ProfiledCall]:
+    """The entry's `minimlc.profile` (after `loop-profile-calls`, at any later level); ValueError if it has none."""
+    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
+
+    from minimlc.lowering.abi import PROFILE_ATTR, entry_function
+
+    described = entry_function(module).attributes.get(PROFILE_ATTR)
+    if not isinstance(described, ArrayAttr):
+        raise ValueError("the module was not compiled with loop-profile-calls")
+    calls = []
+    for entry in described.data:
+        assert isinstance(entry, DictionaryAttr)
+        kernel, flops, schedule = (entry.data[k] for k in ("kernel", "flops", "schedule"))
+        assert isinstance(kernel, StringAttr) and isinstance(flops, IntegerAttr) and isinstance(schedule, StringAttr)
+        calls.append(ProfiledCall(kernel.data, flops.value.data, schedule.data))
+    return calls
+
+
+class Profiler:
+    """Kernel call times of every profiled run of one session (see the module docstring)."""
+
+    def __init__(self, calls: Sequence[ProfiledCall], buffer: np.ndarray):
+        """`buffer` is the byte buffer the compiled code writes `timespec`s into: two per call (before, after)."""
+        if buffer.nbytes != 32 * len(calls):
+            raise ValueError(f"profile buffer of {buffer.nbytes} bytes for {len(calls)} kernel calls")
+        self.calls = list(calls)
+        self._clock = buffer.view(np.int64).reshape(len(calls), 2, 2)
+        self._origin = time.monotonic_ns()
+        self.runs: list[tuple[int, int, np.ndarray]] = []
+        """Per run: start and end (monotonic ns) and each call's (start, end) in ns."""
+
+    def record_run(self, start_ns: int, end_ns: int) -> None:
+        """Read the buffer after a run that started and ended at `start_ns` and `end_ns` (`time.monotonic_ns`)."""
+        seconds, nanoseconds = self._clock[..., 0], self._clock[..., 1]
+        self.runs.append((start_ns, end_ns, seconds * 1_000_000_000 + nanoseconds))
+
+    def summary(self, peak_gflops: float | None = None) -> list[dict[str, Any]]:
+        """Per kernel, slowest first: `kernel`, `schedule`, `calls`, `total_ms`, `share` (of all kernel time),
+        `gflops` (None without float work) and `peak_percent` (with `peak_gflops`, else None)."""
+        rows: dict[str, dict[str, Any]] = {}
+        for _, _, times in self.runs:
+            for call, (begin, end) in zip(self.calls, times):
+                row = rows.setdefault(call.kernel, {"kernel": call.kernel, "schedule": call.schedule, "calls": 0})
+                row["calls"] += 1
+                row["ns"] = row.get("ns", 0) + int(end - begin)
+                row["flops"] = row.get("flops", 0) + call.flops
+        total = sum(row["ns"] for row in rows.values()) or 1
+        for row in rows.values():
+            nanoseconds, flops = row.pop("ns"), row.pop("flops")
+            row["total_ms"] = nanoseconds / 1e6
+            row["share"] = nanoseconds / total
+            row["gflops"] = flops / nanoseconds if flops and nanoseconds else None
+            row["peak_percent"] = 100 * row["gflops"] / peak_gflops if row["gflops"] and peak_gflops else None
+        return sorted(rows.values(), key=lambda row: -row["total_ms"])
+
+    def trace_events(self) -> list[dict[str, Any]]:
+        """The runs as Chrome-trace complete events: one `model_run` per run, then one per kernel call."""
+        pid = os.getpid()
+        events: list[dict[str, Any]] = []
+        for number, (start, end, times) in enumerate(self.runs):
+            events.append(self._event("model_run", "Session", start, end, pid, {"run": number}))
+            for call, (begin, finish) in zip(self.calls, times):
+                args = {"schedule": call.schedule, "flops": call.flops}
+                events.append(self._event(call.kernel, "Node", int(begin), int(finish), pid, args))
+        return events
+
+    def write_trace(self, path: str | os.PathLike[str]) -> str:
+        """Write the Chrome trace (JSON array of events) to `path`; returns the path."""
+        Path(path).write_text(json.dumps(self.trace_events(), indent=0))
+        return str(path)
+
+    def _event(self, name: str, category: str, start: int, end: int, pid: int, args: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "name": name,
+            "cat": category,
+            "ph": "X",
+            "ts": (start - self._origin) / 1000,
+            "dur": (end - start) / 1000,
+            "pid": pid,
+            "tid": 0,
+            "args": args,
+        }
+
+
+def summary_table(rows: Sequence[dict[str, Any]]) -> str:
+    """`Profiler.summary` as a text table (what `minimlc run --profile` prints)."""
+    lines = [f"{'kernel':<40} {'calls':>6} {'total ms':>10} {'share':>7} {'GFLOP/s':>9} {'% peak':>7}  schedule"]
+    for row in rows:
+        gflops = f"{row['gflops']:.2f}" if row["gflops"] else "-"
+        peak = f"{row['peak_percent']:.1f}" if row["peak_percent"] else "-"
+        lines.append(
+            f"{row['kernel']:<40} {row['calls']:>6} {row['total_ms']:>10.3f} {100 * row['share']:>6.1f}% "
+            f"{gflops:>9} {peak:>7}  {row['schedule']}"
+        )
+    return "\n".join(lines)

@@ -1,0 +1,182 @@
+"""Measuring candidates: a task's standalone module scheduled with one config, compiled and timed on random buffers,
+in a worker process, so that a candidate that crashes, hangs or fails to lower costs that candidate only.
+
+`Measurer` keeps one worker (a `spawn`ed process: no fork of a tuner that may hold threads) and sends it one job
+at a time; a job that does not answer within `timeout` seconds, or whose worker dies, is a failed measurement and
+the worker is replaced. `measure_candidate` is the job itself, also callable in this process:
+
+    with Measurer(threads=1, timeout=30) as measurer:
+        result = measurer.measure(task, task.space.default())   # Result(latency=1.2e-05, error=None)
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import statistics
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from minimlc.lowering.schedule.space import Config
+
+AFTER_SCHEDULE = [
+    "loop-plan-memory",
+    "loop-outline-parallel",
+    "loop-to-scf",
+    "cse",
+    "convert-scf-to-cf",
+    "convert-to-llvm",
+    "reconcile-unrealized-casts",
+]
+"""What the standalone module goes through once scheduled: the rest of the O3 pipeline for one kernel."""
+
+
+@dataclass(frozen=True)
+class Result:
+    """A measurement: the median latency in seconds, or the reason there is none."""
+
+    latency: float | None
+    error: str | None = None
+
+
+def measure_candidate(job: dict[str, Any]) -> Result:
+    """Schedule `job["module"]`'s kernel with `job["config"]`, compile it and time it (see `Measurer.measure`)."""
+    from minimlc.frontend.onnx import ImportedModel
+    from minimlc.frontend.signature import TensorInfo
+    from minimlc.lowering.pipeline import make_context
+    from minimlc.lowering.schedule.default_schedule import kernel_space, schedule_kernel
+    from minimlc.lowering.schedule.kernel_analysis import kernels_of
+    from minimlc.lowering.target import target_of
+    from minimlc.runtime.compiler import compile_model
+    from minimlc.runtime.threadpool import ThreadPool
+    from xdsl.parser import Parser
+
+    ctx = make_context()
+    module = Parser(ctx, job["module"]).parse_module()
+    target = target_of(module)
+    (kernel,) = kernels_of(module)
+    space = kernel_space(module, kernel, target)
+    assert space is not None
+    if schedule_kernel(ctx, module, space, job["config"], strict=True) is None:
+        return Result(None, "the schedule does not lower")
+    rng = np.random.default_rng(0)
+    inputs = [TensorInfo(f"in{i}", tuple(shape), np.dtype(dtype)) for i, (shape, dtype) in enumerate(job["inputs"])]
+    shape, dtype = job["output"]
+    output = TensorInfo("out", tuple(shape), np.dtype(dtype))
+    weights = {f"w{i}": rng.standard_normal(shape).astype(np.float32) for i, (shape, _) in enumerate(job["weights"])}
+    compiled = compile_model(ImportedModel(module, weights, inputs, [output]), AFTER_SCHEDULE, target=target, jobs=1)
+    buffers = [_random(rng, info) for info in inputs] + [np.zeros(output.shape, output.dtype)]
+    addresses = [buffer.ctypes.data for buffer in buffers]
+    pool = None
+    if compiled.pool_slot is not None:
+        pool = ThreadPool(job["threads"])
+        addresses.insert(compiled.pool_slot, pool.address)
+    args = np.array([*addresses, *compiled.weight_addresses], dtype=np.uintp)
+    return Result(_time(lambda: compiled.entry(args.ctypes.data), job["min_seconds"], job["repeats"]))
+
+
+def _random(rng: np.random.Generator, info: Any) -> np.ndarray:
+    if np.issubdtype(info.dtype, np.floating):
+        return rng.standard_normal(info.shape).astype(info.dtype)
+    return np.zeros(info.shape, info.dtype)  # integer buffers hold indices: zero is always in range
+
+
+def _time(call: Any, min_seconds: float, repeats: int) -> float:
+    """Median seconds per call over `repeats` batches of calls lasting at least `min_seconds` each."""
+    call()  # warm-up: pool start, page faults
+    start = time.perf_counter()
+    call()
+    once = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(min_seconds / once))
+    batches = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(number):
+            call()
+        batches.append((time.perf_counter() - start) / number)
+    return statistics.median(batches)
+
+
+def _worker(connection: Connection) -> None:
+    """A measuring process: answers each job with a Result until the parent closes the pipe."""
+    while True:
+        try:
+            job = connection.recv()
+        except EOFError:
+            return
+        try:
+            result = measure_candidate(job)
+        except Exception as error:
+            lines = traceback.format_exception_only(type(error), error)
+            result = Result(None, f"failed to build: {lines[-1].strip()}")
+        connection.send(result)
+
+
+class Measurer:
+    """Times candidates in a worker process with a timeout (see the module docstring)."""
+
+    def __init__(self, threads: int = 1, timeout: float = 60.0, min_seconds: float = 0.01, repeats: int = 5):
+        self.threads, self.timeout, self.min_seconds, self.repeats = threads, timeout, min_seconds, repeats
+        self._context = multiprocessing.get_context("spawn")
+        self._process: Any = None
+        self._connection: Connection | None = None
+
+    def measure(self, task: Any, config: Config) -> Result:
+        """The latency of `task`'s kernel scheduled with `config`, or the reason it has none."""
+        job = {
+            "module": task.module,
+            "config": config,
+            "inputs": task.inputs,
+            "weights": task.weights,
+            "output": task.output,
+            "threads": self.threads,
+            "min_seconds": self.min_seconds,
+            "repeats": self.repeats,
+        }
+        connection = self._worker_connection()
+        connection.send(job)
+        if not connection.poll(self.timeout):
+            self.close()
+            return Result(None, f"timed out after {self.timeout:g} s")
+        try:
+            return connection.recv()
+        except EOFError:
+            code = self._process.exitcode if self._process is not None else None
+            self.close()
+            return Result(None, f"the worker died (exit code {code})")
+
+    def _worker_connection(self) -> Connection:
+        if self._process is None or not self._process.is_alive():
+            self.close()
+            parent, child = self._context.Pipe()
+            self._process = self._context.Process(target=_worker, args=(child,), daemon=True)
+            self._process.start()
+            child.close()
+            self._connection = parent
+        assert self._connection is not None
+        return self._connection
+
+    def close(self) -> None:
+        """Stop the worker (a later `measure` starts a new one)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if self._process is not None:
+            self._process.join(timeout=1.0)
+            if self._process.is_alive():
+                self._process.kill()
+                self._process.join()
+            self._process = None
+
+    def __enter__(self) -> Measurer:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,117 @@
+"""Tuning tasks: the distinct kernels of a model, each with its space, its weight (calls) and a standalone module.
+
+A task is one kernel structure (`tuning_db.kernel_key`: kernels with the same body and space are one task, as
+`describe_spaces` groups them) weighted by how often the entry calls it. Its standalone module is the unscheduled
+kernel and an entry that calls it once: parameters that are weights (or load-time buffers) at the model's call
+become `loop.weight`s, so schedules that pack weights apply as in the model; the others are the entry's inputs and
+its output. The measurer schedules that module with a candidate config and times it on random buffers.
+
+    tasks = extract_tasks(import_model("model.onnx"), target=target_from_name("host"))
+    tasks[0].key, tasks[0].calls, tasks[0].space.default()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp, UnitAttr
+
+from minimlc.dialects import loop
+from minimlc.frontend.onnx import ImportedModel
+from minimlc.lowering.abi import ENTRY_ATTR, ENTRY_FUNCTION
+from minimlc.lowering.pipeline import run_pipeline
+from minimlc.lowering.program.loop_profile_calls import kernel_flops
+from minimlc.lowering.schedule.default_schedule import kernel_space
+from minimlc.lowering.schedule.kernel_analysis import call_sites, kernels_of
+from minimlc.lowering.schedule.space import Space
+from minimlc.lowering.schedule.tuning_db import kernel_key
+from minimlc.lowering.target import Target, copy_target, set_target
+
+Buffer = tuple[tuple[int, ...], str]
+"""A buffer's shape and numpy dtype name."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One distinct kernel of a model: what the tuner searches and the database remembers."""
+
+    key: str
+    kernel: str
+    """The name of its first kernel in the model (for people; the key identifies it)."""
+    rule: str
+    calls: int
+    flops: int
+    """Floating-point operations of one call."""
+    space: Space
+    module: str
+    """The standalone module (loop level, unscheduled) as text."""
+    inputs: tuple[Buffer, ...]
+    weights: tuple[Buffer, ...]
+    """In the entry's weight order: `w0`, `w1`, ..."""
+    output: Buffer
+
+
+def extract_tasks(imported: ImportedModel, target: Target, opt_level: int = 3) -> list[Task]:
+    """The tasks of `imported` (lowered in place to the `schedule` stage), in first-call order."""
+    module = imported.module
+    set_target(module, target)
+    run_pipeline(module, opt_level, stop_after="schedule")
+    tasks: dict[str, Task] = {}
+    calls: dict[str, int] = {}
+    for kernel in kernels_of(module):
+        space = kernel_space(module, kernel, target)
+        sites = call_sites(module, kernel.sym_name.data)
+        if space is None or not sites:
+            continue
+        key = kernel_key(kernel, space.space)
+        calls[key] = calls.get(key, 0) + len(sites)
+        if key not in tasks:
+            standalone, inputs, weights, output = standalone_module(module, kernel, sites[0])
+            rule = space.rule.name if space.rule is not None else "parallel"
+            tasks[key] = Task(
+                key, kernel.sym_name.data, rule, 0, kernel_flops(kernel), space.space, str(standalone),
+                inputs, weights, output,
+            )
+    return [Task(**{**task.__dict__, "calls": calls[key]}) for key, task in tasks.items()]
+
+
+def standalone_module(
+    module: ModuleOp, kernel: func.FuncOp, call: func.CallOp
+) -> tuple[ModuleOp, tuple[Buffer, ...], tuple[Buffer, ...], Buffer]:
+    """A module of `kernel` and an entry that calls it once, with `call`'s weights as weights (see the module
+    docstring); returns it with its input, weight and output buffers."""
+    *operands, result = call.arguments
+    types = [operand.type for operand in operands]
+    is_weight = [
+        isinstance(operand.owner, loop.WeightOp | loop.PrecomputeOp)
+        and isinstance(t, MemRefType)
+        and isinstance(t.element_type, Float32Type)
+        for operand, t in zip(operands, types)
+    ]
+    input_types = [t for t, weight in zip(types, is_weight) if not weight]
+    entry = func.FuncOp(ENTRY_FUNCTION, ([*input_types, result.type], []))
+    entry.attributes[ENTRY_ATTR] = UnitAttr()
+    params = iter(entry.body.block.args)
+    arguments = []
+    weights: list[Buffer] = []
+    for t, weight in zip(types, is_weight):
+        if weight:
+            handle = loop.WeightOp(f"w{len(weights)}", t)
+            entry.body.block.add_op(handle)
+            arguments.append(handle.result)
+            weights.append(_buffer(t))
+        else:
+            arguments.append(next(params))
+    arguments.append(next(params))
+    entry.body.block.add_ops([func.CallOp(kernel.sym_name.data, arguments, []), func.ReturnOp()])
+    standalone = ModuleOp([entry, kernel.clone()])
+    copy_target(module, standalone)
+    return standalone, tuple(_buffer(t) for t in input_types), tuple(weights), _buffer(result.type)
+
+
+def _buffer(memref_type: object) -> Buffer:
+    from minimlc.lowering.abi import buffer_dtype
+
+    assert isinstance(memref_type, MemRefType)
+    return tuple(memref_type.get_shape()), buffer_dtype(memref_type.element_type).name

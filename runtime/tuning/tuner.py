@@ -1,0 +1,184 @@
+"""The tuner: measure candidate schedules of a model's tasks within a trial budget and remember them in a database.
+
+Every measured candidate is appended to the JSON-lines database at once, so a tuning run can stop at any time and a
+later run continues from it: each task starts from the records of its key (from this model, an earlier run, or
+another model sharing the kernel: printed as reused) and never measures a config twice. Each round, the task with
+the most weighted time (calls x best latency, damped by the trials it already had; tasks with no measurement first)
+gets a batch of proposals from its `Search`. The default config is every task's first candidate.
+
+    result = tune("model.onnx", "tuning.jsonl", trials=64)
+    InferenceSession("model.onnx", tuning_db="tuning.jsonl")
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from minimlc.frontend.onnx import ImportedModel, import_model
+from minimlc.lowering.schedule.space import ConfigError
+from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, target_key
+from minimlc.lowering.target import target_from_name
+from minimlc.runtime.tuning.measure import Measurer
+from minimlc.runtime.tuning.search import Search, config_id
+from minimlc.runtime.tuning.tasks import Task, extract_tasks
+
+
+@dataclass
+class TaskState:
+    """A task during tuning: its search, the trials this run gave it, and how many records it started with."""
+
+    task: Task
+    search: Search
+    trials: int = 0
+    reused: int = 0
+    default_latency: float | None = None
+
+    @property
+    def best_latency(self) -> float | None:
+        best = self.search.best()
+        return best[1] if best is not None else None
+
+
+@dataclass
+class TuningResult:
+    """The tasks as tuning left them, and the tuning curve: (trials so far, total weighted latency in seconds)."""
+
+    tasks: list[TaskState]
+    curve: list[tuple[int, float]] = field(default_factory=list)
+
+
+def tune(
+    model: str | os.PathLike[str] | ImportedModel,
+    database: str | os.PathLike[str],
+    *,
+    trials: int,
+    trials_per_task: int | None = None,
+    threads: int = 1,
+    timeout: float = 60.0,
+    batch: int = 4,
+    opt_level: int = 3,
+    target: str = "host",
+    seed: int = 0,
+    out: TextIO = sys.stdout,
+) -> TuningResult:
+    """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each), timed on `threads`
+    threads, each within `timeout` seconds, appending every record to `database`; prints the task table and a
+    progress line to `out`. Raises `TuningDatabaseError` for a database line that is not a record."""
+    db = TuningDatabase(database)
+    chosen = target_from_name(target)
+    name = os.path.basename(model) if isinstance(model, str | os.PathLike) else "model"
+    imported = model if isinstance(model, ImportedModel) else import_model(model)
+    tasks = extract_tasks(imported, chosen, opt_level)
+    states = [_start(task, db, target_key(chosen), seed) for task in tasks]
+    per_task = trials_per_task if trials_per_task is not None else trials
+    for number, state in enumerate(states):
+        if state.reused:
+            best = state.best_latency
+            shown = f"best {best * 1e6:.1f} us" if best is not None else "none succeeded"
+            print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
+    result = TuningResult(states)
+    start, done = time.perf_counter(), 0
+    with Measurer(threads=threads, timeout=timeout) as measurer:
+        while done < trials:
+            eligible = [s for s in states if s.trials < per_task and not s.search.exhausted()]
+            if not eligible:
+                break
+            state = max(eligible, key=_priority)
+            configs = state.search.propose(min(batch, trials - done, per_task - state.trials))
+            if not configs:
+                state.trials = per_task  # nothing left to propose
+                continue
+            for config in configs:
+                measured = measurer.measure(state.task, config)
+                task = state.task
+                db.add(
+                    Record(task.key, target_key(chosen), task.rule, task.kernel, task.flops, config,
+                           measured.latency, measured.error, name)
+                )
+                state.search.add(config, measured.latency)
+                if config_id(config) == config_id(task.space.default()):
+                    state.default_latency = measured.latency
+                state.trials += 1
+                done += 1
+                result.curve.append((done, total_latency(states)))
+            elapsed = time.perf_counter() - start
+            print(task_table(states), file=out)
+            print(_progress(done, trials, elapsed, states), file=out, flush=True)
+    return result
+
+
+def _start(task: Task, db: TuningDatabase, target: str, seed: int) -> TaskState:
+    state = TaskState(task, Search(task.space, seed))
+    records = db.records_for(task.key, target)
+    for record in records:
+        try:
+            task.space.check(record.config, task.kernel)
+        except ConfigError:
+            continue
+        state.search.add(record.config, record.latency)
+        if config_id(record.config) == config_id(task.space.default()):
+            state.default_latency = record.latency
+    state.reused = len(records)
+    return state
+
+
+def _priority(state: TaskState) -> float:
+    best = state.best_latency
+    if best is None:
+        return math.inf
+    return state.task.calls * best / math.sqrt(1 + state.trials)
+
+
+def total_latency(states: list[TaskState]) -> float:
+    """Sum over tasks of calls x best latency (tasks without a measurement count 0)."""
+    return sum(s.task.calls * (s.best_latency or 0.0) for s in states)
+
+
+def task_table(states: list[TaskState]) -> str:
+    """The MetaSchedule-like table: per task its FLOP, weight, best GFLOP/s and latency, trials."""
+    header = (
+        f"{'ID':>3} | {'task':<32} | {'rule':<11} | {'FLOP':>10} | {'weight':>6} | {'GFLOP/s':>8} | "
+        f"{'latency us':>10} | {'weighted us':>11} | {'vs default':>10} | {'trials':>6}"
+    )
+    lines = [header, "-" * len(header)]
+    for number, s in enumerate(states):
+        best = s.best_latency
+        gflops = f"{s.task.flops / best / 1e9:.2f}" if best and s.task.flops else "-"
+        latency = f"{best * 1e6:.2f}" if best else "-"
+        weighted = f"{s.task.calls * best * 1e6:.2f}" if best else "-"
+        ratio = f"{s.default_latency / best:.2f}x" if best and s.default_latency else "-"
+        trials = s.trials + s.reused
+        lines.append(
+            f"{number:>3} | {s.task.kernel[:32]:<32} | {s.task.rule:<11} | {s.task.flops:>10} | {s.task.calls:>6} | "
+            f"{gflops:>8} | {latency:>10} | {weighted:>11} | {ratio:>10} | {trials:>6}"
+        )
+    return "\n".join(lines)
+
+
+def _progress(done: int, trials: int, elapsed: float, states: list[TaskState]) -> str:
+    width = 30
+    filled = width * done // max(trials, 1)
+    bar = "#" * filled + "." * (width - filled)
+    return f"[{bar}] {done}/{trials} trials, {elapsed:.0f} s, total weighted latency {total_latency(states) * 1e3:.3f} ms"
+
+
+def plot_curve(curve: list[tuple[int, float]], path: str | os.PathLike[str]) -> None:
+    """Draw the tuning curve (total weighted latency after each trial) to `path`; needs matplotlib."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(6, 4))
+    axes.plot([n for n, _ in curve], [latency * 1e3 for _, latency in curve], marker=".")
+    axes.set_xlabel("trials")
+    axes.set_ylabel("total weighted latency (ms)")
+    axes.set_title("minimlc tune")
+    figure.tight_layout()
+    figure.savefig(path)
+    pyplot.close(figure)

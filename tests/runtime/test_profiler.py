@@ -1,0 +1,85 @@
+"""The kernel profiler: every kernel call of a small CNN timed in order, summarised, written as a Chrome trace."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from model_builder import ModelBuilder
+
+from minimlc.runtime import InferenceSession
+from minimlc.runtime.profiler import summary_table, with_profiling
+
+
+def small_cnn() -> onnx.ModelProto:
+    b = ModelBuilder(seed=3)
+    y = b.node("Relu", [b.conv("x", 3, 16, "c1")], "r1")
+    y = b.node("MaxPool", [y], "p1", kernel_shape=[2, 2], strides=[2, 2])
+    y = b.node("Relu", [b.conv(y, 16, 32, "c2")], "r2")
+    y = b.node("GlobalAveragePool", [y], "gap")
+    return b.model([1, 3, 16, 16], y, [1, 32, 1, 1])
+
+
+@pytest.fixture(scope="module")
+def profiled() -> tuple[onnx.ModelProto, InferenceSession]:
+    model = small_cnn()
+    return model, InferenceSession(model, enable_profiling=True, num_threads=1)
+
+
+def test_every_kernel_call_is_timed_in_order(profiled: tuple[onnx.ModelProto, InferenceSession], tmp_path: Path):
+    model, session = profiled
+    x = np.random.default_rng(0).standard_normal((1, 3, 16, 16)).astype(np.float32)
+    session.profiler.runs.clear()
+    start = time.monotonic_ns()
+    (y,) = session.run(None, {"x": x})
+    wall_us = (time.monotonic_ns() - start) / 1000
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-5)
+
+    events = json.loads(Path(session.end_profiling(tmp_path / "trace.json")).read_text())
+    run, *calls = events
+    assert run["name"] == "model_run" and run["ph"] == "X"
+    assert [e["name"] for e in calls] == [c.kernel for c in session.profiler.calls]
+    assert len(calls) == session.stats["kernels"]
+    assert all(e["dur"] >= 0 for e in calls)
+    assert sum(e["dur"] for e in calls) <= min(run["dur"], wall_us)
+    starts = [e["ts"] for e in calls]
+    assert starts == sorted(starts) and starts[0] >= run["ts"]
+    assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(calls, calls[1:]))
+
+
+def test_summary_names_rules_and_flops(profiled: tuple[onnx.ModelProto, InferenceSession]):
+    _, session = profiled
+    session.run(None, {"x": np.zeros((1, 3, 16, 16), np.float32)})
+    rows = session.profiler.summary(peak_gflops=100.0)
+    assert sum(row["share"] for row in rows) == pytest.approx(1.0)
+    assert {row["kernel"] for row in rows} == {call.kernel for call in session.profiler.calls}
+    conv = next(row for row in rows if row["kernel"].startswith("fused_pad_conv"))
+    assert "conv nr=" in conv["schedule"] and conv["gflops"] > 0 and conv["peak_percent"] is not None
+    assert "calls" in summary_table(rows).splitlines()[0]
+
+
+def test_profiling_off_compiles_no_timer(profiled: tuple[onnx.ModelProto, InferenceSession]):
+    model, session = profiled
+    plain = InferenceSession(model, num_threads=1)
+    assert plain.profiler is None
+    assert "clock_gettime" not in plain.llvm_ir
+    assert "clock_gettime" in session.llvm_ir
+    with pytest.raises(ValueError, match="enable_profiling"):
+        plain.end_profiling()
+
+
+def test_with_profiling_places_the_pass():
+    passes = with_profiling(["te-to-loop", "default-schedule", "loop-plan-memory", "loop-outline-parallel"])
+    assert passes == [
+        "te-to-loop",
+        "default-schedule{annotate=true}",
+        "loop-plan-memory",
+        "loop-profile-calls",
+        "loop-outline-parallel",
+    ]

@@ -1,0 +1,131 @@
+"""The tuner: tasks, measurement in a worker, the database (resume, reuse, corrupt lines) and applying records."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.pipeline import make_context, pipeline_passes, run_pipeline
+from minimlc.lowering.schedule.default_schedule import schedule_trace
+from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError, with_tuning_db
+from minimlc.lowering.target import target_from_name
+from minimlc.runtime import InferenceSession
+from minimlc.runtime.cache import cache_key
+from minimlc.runtime.tuning.measure import Measurer
+from minimlc.runtime.tuning.tasks import extract_tasks
+from minimlc.runtime.tuning.tuner import tune
+
+HOST = target_from_name("host")
+
+
+def mlp(layers: int, width: int = 32, seed: int = 0) -> onnx.ModelProto:
+    """`layers` Gemm + Relu layers of `width` x `width`: every layer's kernels have the same structure."""
+    rng = np.random.default_rng(seed)
+    nodes, weights, current = [], [], "x"
+    for layer in range(layers):
+        w = numpy_helper.from_array(rng.standard_normal((width, width)).astype(np.float32) / width, f"w{layer}")
+        weights.append(w)
+        nodes += [
+            helper.make_node("Gemm", [current, f"w{layer}"], [f"g{layer}"], transB=1),
+            helper.make_node("Relu", [f"g{layer}"], [f"r{layer}"]),
+        ]
+        current = f"r{layer}"
+    graph = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, width])],
+        [helper.make_tensor_value_info(current, TensorProto.FLOAT, [4, width])],
+        weights,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_tasks_are_distinct_kernels_weighted_by_calls():
+    tasks = extract_tasks(import_model(mlp(3)), HOST)
+    by_rule = {task.rule: task for task in tasks}
+    assert len(tasks) == 2 and set(by_rule) == {"gemm", "elementwise"}
+    gemm = by_rule["gemm"]
+    assert gemm.calls == 3 and gemm.flops == 2 * 4 * 32 * 32
+    assert gemm.weights == (((32, 32), "float32"),) and gemm.output == ((4, 32), "float32")
+
+
+def test_a_failing_candidate_costs_only_that_candidate():
+    (gemm, _) = extract_tasks(import_model(mlp(1)), HOST)
+    broken = type(gemm)(**{**gemm.__dict__, "module": "this is not IR"})
+    with Measurer(timeout=60) as measurer:
+        failed = measurer.measure(broken, gemm.space.default())
+        assert failed.latency is None and "failed to build" in (failed.error or "")
+        good = measurer.measure(gemm, gemm.space.default())
+        assert good.latency is not None and good.latency > 0
+    with Measurer(timeout=0.001) as measurer:
+        late = measurer.measure(gemm, gemm.space.default())
+        assert late.latency is None and "timed out" in (late.error or "")
+
+
+def test_tune_resumes_and_reuses_shared_kernels(tmp_path: Path):
+    db = tmp_path / "tuning.jsonl"
+    out = io.StringIO()
+    first = tune(mlp(2), db, trials=3, out=out)
+    assert len(db.read_text().splitlines()) == 3
+    assert "ID | task" in out.getvalue() and "3/3 trials" in out.getvalue()
+    assert all(state.reused == 0 for state in first.tasks)
+    assert len(first.curve) == 3 and all(latency > 0 for _, latency in first.curve)
+
+    out = io.StringIO()
+    second = tune(mlp(3, seed=1), db, trials=2, out=out)  # another model with the same kernels
+    assert "reused" in out.getvalue()
+    records = [json.loads(line) for line in db.read_text().splitlines()]
+    assert len(records) == 5
+    configs = [(r["key"], json.dumps(r["config"], sort_keys=True)) for r in records]
+    assert len(set(configs)) == len(configs)  # nothing measured twice
+    assert sum(state.reused for state in second.tasks) == 3
+
+
+def test_a_corrupt_line_names_the_file_and_line(tmp_path: Path):
+    db = tmp_path / "tuning.jsonl"
+    record = Record("k", "cpu", "gemm", "gemm_0", 10, {"mr": 1}, 1e-6)
+    db.write_text(record.to_json() + "\n{not json\n")
+    with pytest.raises(TuningDatabaseError, match=rf"{db}:2: not a JSON line"):
+        TuningDatabase(db)
+    db.write_text(json.dumps({**json.loads(record.to_json()), "latency": "fast"}) + "\n")
+    with pytest.raises(TuningDatabaseError, match=rf"{db}:1: field 'latency'"):
+        InferenceSession(mlp(1), tuning_db=db)
+
+
+def test_applied_records_change_the_schedule_and_keep_the_numerics(tmp_path: Path):
+    model = mlp(2)
+    gemm = next(task for task in extract_tasks(import_model(model), HOST) if task.rule == "gemm")
+    config = {**gemm.space.default(), "mr": 1, "unroll": False, "parallel": False}
+    db = TuningDatabase(tmp_path / "tuning.jsonl")
+    db.add(Record(gemm.key, HOST.cpu, "gemm", gemm.kernel, gemm.flops, config, 1e-6))
+    db.add(Record(gemm.key, HOST.cpu, "gemm", gemm.kernel, gemm.flops, gemm.space.default(), 2e-6))
+
+    def trace(database: TuningDatabase | None) -> str:
+        imported = import_model(model)
+        run_pipeline(imported.module, 3, stop_after="schedule")
+        return schedule_trace(make_context(), imported.module, database)
+
+    assert "loop-split{kernel=gemm_0 loop=i0 factor=1}" in trace(db)
+    assert "loop-split{kernel=gemm_0 loop=i0 factor=1}" not in trace(None)
+    x = np.random.default_rng(0).standard_normal((4, 32)).astype(np.float32)
+    (tuned,) = InferenceSession(model, tuning_db=db.path).run(None, {"x": x})
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(tuned, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_the_cache_key_follows_the_applied_records(tmp_path: Path):
+    imported = import_model(mlp(1))
+    db = TuningDatabase(tmp_path / "tuning.jsonl")
+    pipeline = with_tuning_db(pipeline_passes(3), db.path)
+    before = cache_key(imported, pipeline, 3, "host")
+    assert before != cache_key(imported, 3, 3, "host")
+    db.add(Record("k", HOST.cpu, "gemm", "gemm_0", 10, {"mr": 1}, 1e-6))
+    assert cache_key(imported, pipeline, 3, "host") != before

@@ -1,0 +1,55 @@
+"""`minimlc tune`, `--tuning-db` and `run --profile` from the command line."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(sys.executable).parent
+
+
+def minimlc(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPTS / "minimlc"), *args], capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def mlp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("models") / "mlp.onnx"
+    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), str(path)], check=True)
+    return path
+
+
+def test_tune_then_run_tuned_and_profiled(mlp_path: Path, tmp_path: Path) -> None:
+    db, trace, curve = tmp_path / "db.jsonl", tmp_path / "trace.json", tmp_path / "curve.png"
+    plot = ["--plot", str(curve)] if importlib.util.find_spec("matplotlib") else []
+    result = minimlc("tune", str(mlp_path), "--trials", "2", "--db", str(db), *plot)
+    assert result.returncode == 0, result.stderr
+    assert "weighted us" in result.stdout and "2/2 trials" in result.stdout
+    assert len(db.read_text().splitlines()) == 2
+    assert not plot or curve.stat().st_size > 0
+    again = minimlc("tune", str(mlp_path), "--trials", "1", "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert "reused" in again.stdout
+
+    run = minimlc("run", str(mlp_path), "--tuning-db", str(db), "--profile", "--profile-json", str(trace))
+    assert run.returncode == 0, run.stderr
+    assert "kernel profile over 20 runs" in run.stdout and "GFLOP/s" in run.stdout
+    events = json.loads(trace.read_text())
+    assert sum(event["name"] == "model_run" for event in events) == 20
+
+
+def test_bad_tuning_options_are_reported(mlp_path: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db.jsonl"
+    db.write_text("[1, 2]\n")
+    for command in (["run", str(mlp_path)], ["compile", str(mlp_path), "--emit", "schedule"]):
+        result = minimlc(*command, "--tuning-db", str(db))
+        assert result.returncode == 1
+        assert f"{db}:1: expected a JSON object, got list" in result.stderr
+    result = minimlc("tune", str(mlp_path), "--trials", "0", "--db", str(db))
+    assert result.returncode == 2 and "--trials" in result.stderr

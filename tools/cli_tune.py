@@ -1,0 +1,61 @@
+"""`minimlc tune`: search schedules for a model's kernels and remember the fastest in a tuning database.
+
+    minimlc tune model.onnx --trials 64 --db tuning.jsonl            # resumable: run it again to go on
+    minimlc run model.onnx --tuning-db tuning.jsonl                  # apply the best records
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+
+from minimlc.tools import cli_options
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """The `tune` subcommand."""
+    tune = commands.add_parser("tune", help="tune the model's kernel schedules into a tuning database")
+    tune.add_argument("model", help="path to an .onnx file")
+    tune.add_argument("--trials", type=cli_options.positive_int, required=True, help="candidates to measure in all")
+    tune.add_argument("--db", required=True, metavar="PATH", help="the JSON-lines tuning database (created if missing)")
+    tune.add_argument("--trials-per-task", type=cli_options.positive_int, help="at most this many per kernel")
+    tune.add_argument(
+        "--threads", type=cli_options.positive_int, default=1, help="threads each candidate runs on (default 1)"
+    )
+    tune.add_argument(
+        "--timeout", type=positive_float, default=60.0, help="seconds a candidate may take to build and time (60)"
+    )
+    tune.add_argument("--seed", type=int, default=0, help="seed of the random search (default 0)")
+    tune.add_argument("--plot", metavar="CURVE.png", help="draw the tuning curve there (needs matplotlib)")
+    cli_options.add_opt_level(tune)
+    tune.set_defaults(command=tune_model)
+
+
+def positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def tune_model(args: argparse.Namespace) -> int:
+    from minimlc.runtime.tuning.tuner import plot_curve, tune
+
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")
+    result = tune(
+        args.model,
+        args.db,
+        trials=args.trials,
+        trials_per_task=args.trials_per_task,
+        threads=args.threads,
+        timeout=args.timeout,
+        opt_level=args.opt_level,
+        target=args.target,
+        seed=args.seed,
+    )
+    print(f"records in {args.db}; apply them with --tuning-db {args.db}")
+    if args.plot:
+        plot_curve(result.curve, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
