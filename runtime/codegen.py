@@ -1,34 +1,28 @@
 """Parallel code generation: a module lowered to the `program` stage (loop IR after the whole-program passes), split
 into partitions of functions that are lowered to the llvm dialect, translated to LLVM IR, optimised and compiled to
-object code at the same time, one process per core.
+object code at the same time, one process per core (`lowering/workers.py`).
 
 A model's kernels are independent functions, and past the `program` stage every pass works function by function. So
 each partition is the module with only its share of function bodies (the other functions become declarations); the
 rest of the pipeline (`loop-to-scf` on), translation, LLVM's O3 and instruction selection run on that alone.
 Partitions are balanced by op count, unrolled loops counted as often as they will be copied; the entry stays in the
-first, where `loop-to-scf` adds its init function and the entry's ABI (`EntrySignature`) is read. The first partition is compiled here and the others in
-forked children, which inherit the module without serialising it and send their object code back through a pipe:
+first, where `loop-to-scf` adds its init function and the entry's ABI (`EntrySignature`) is read. The first partition
+is compiled here and the others in forked children, which inherit the module without serialising it and send their
+object code back:
 
     func.func @main(...)           partition 0 (here)    -> main.o: main, main_packed, main_init, ...
     func.func @conv_3(...)         partition 1 (child)   -> conv_3, gemm_5, ... ; declares nothing it calls
     func.func @gemm_5(...)
 
 The objects load into one engine (`jit.ObjectModule`), which resolves their calls to each other, so every function
-is public (external linkage) once partitioned. An exception in a child is raised here (pickled back from our own
-child, with its traceback as the cause); a child that dies gives a RuntimeError naming its functions. Without `os.fork`, for a module too small to gain (under
+is public (external linkage) once partitioned. Without `os.fork`, for a module too small to gain (under
 `MIN_OPS_PER_PARTITION` ops a partition) or with `MINIMLC_COMPILE_JOBS=1`, everything is one partition, compiled here.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import pickle
-import signal
-import struct
 import time
-import traceback
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -43,6 +37,7 @@ from minimlc.lowering.abi import ENTRY_ATTR, EntrySignature, entry_signature
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.pipeline import make_context, run_passes, stage_passes
 from minimlc.lowering.target import Target
+from minimlc.lowering.workers import compile_jobs, fork_map
 from minimlc.runtime.jit import optimized_module, target_machine
 
 MIN_OPS_PER_PARTITION = 4_000
@@ -52,8 +47,6 @@ compiling; ResNet-50 has ~30,000)."""
 CODEGEN_STEPS = ("llvm_dialect", "translate", "optimize", "machine_code")
 """The steps of compiling a partition, each timed (`CompiledPartition.seconds`)."""
 
-_FRAME = struct.Struct("<QQQ")
-"""A child's reply: the byte lengths of its JSON header, object code and LLVM IR, then those bytes."""
 
 
 @dataclass
@@ -66,16 +59,6 @@ class CompiledPartition:
     seconds: dict[str, float] = field(default_factory=dict)
     signature: EntrySignature | None = None
     """The entry's trailing ABI, read from the partition that holds the entry."""
-
-
-def compile_jobs() -> int:
-    """Processes to compile with: `$MINIMLC_COMPILE_JOBS`, else one per core this process may run on."""
-    configured = os.environ.get("MINIMLC_COMPILE_JOBS", "")
-    if configured:
-        if not configured.isdigit() or int(configured) < 1:
-            raise ValueError(f"MINIMLC_COMPILE_JOBS must be a positive integer, got '{configured}'")
-        return int(configured)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 Optimizer = Callable[[str, frozenset[str]], tuple[llvm.TargetMachine, llvm.ModuleRef]]
@@ -120,24 +103,16 @@ def compile_partitions(
     shares = partition(module, costs, count)
     for function in _defined_functions(module):
         function.sym_visibility = None  # callable from the other partitions' objects
-    children = [(_fork(module, share, job), share) for share in shares[1:]]
-    try:
-        results = [_compile(_keep_only(module, shares[0]), job, with_entry=True)]
-    except BaseException:
-        for (pid, reader), _ in children:
-            os.kill(pid, signal.SIGKILL)
-            os.close(reader)
-            os.waitpid(pid, 0)
-        raise
-    errors: list[BaseException] = []
-    for (pid, reader), share in children:  # reap every child, even after one failed
-        try:
-            results.append(_collect(pid, reader, share))
-        except Exception as error:
-            errors.append(error)
-    if errors:
-        raise errors[0]
-    return results
+
+    def compile_share(share: set[str]) -> CompiledPartition:
+        return _compile(_keep_only(module, share), job, with_entry=share is shares[0])
+
+    return fork_map(compile_share, shares, describe=_describe)
+
+
+def _describe(share: set[str]) -> str:
+    names = sorted(share)
+    return "functions " + ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
 
 
 def partition(module: ModuleOp, costs: dict[str, int], count: int) -> list[set[str]]:
@@ -228,69 +203,3 @@ def _compile(module: ModuleOp, job: _Job, with_entry: bool = False) -> CompiledP
     object_code = machine.emit_object(optimized)
     seconds["machine_code"] = time.perf_counter() - optimized_at
     return CompiledPartition(object_code, llvm_ir, seconds, signature)
-
-
-def _fork(module: ModuleOp, share: set[str], job: _Job) -> tuple[int, int]:
-    """Compile partition `share` of `module` in a forked child; returns its pid and the read end of its pipe."""
-    reader, writer = os.pipe()
-    with warnings.catch_warnings():
-        # Python 3.12+ warns when a process with threads forks (execnet's, a thread pool's): the child runs only
-        # this compile, which takes no lock those threads could hold, and leaves with os._exit.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # the child: compile, reply, and exit without running the parent's clean-up
-        os.close(reader)
-        try:
-            with os.fdopen(writer, "wb") as pipe:
-                pipe.write(_reply(module, share, job))
-        finally:
-            os._exit(0)
-    os.close(writer)
-    return pid, reader
-
-
-def _reply(module: ModuleOp, share: set[str], job: _Job) -> bytes:
-    """The child's reply: its header (timings, or the exception it raised), object code and LLVM IR."""
-    try:
-        compiled = _compile(_keep_only(module, share), job)
-    except Exception as error:  # sent to the parent, which raises it
-        header = json.dumps({"error": traceback.format_exc()}).encode()
-        return _FRAME.pack(len(header), 0, 0) + header + _pickled(error)
-    header = json.dumps({"seconds": compiled.seconds}).encode()
-    ir = compiled.llvm_ir.encode()
-    return _FRAME.pack(len(header), len(compiled.object_code), len(ir)) + header + compiled.object_code + ir
-
-
-def _pickled(error: Exception) -> bytes:
-    try:
-        return pickle.dumps(error)
-    except Exception:  # an exception that does not pickle comes back as its traceback
-        return b""
-
-
-def _collect(pid: int, reader: int, share: set[str]) -> CompiledPartition:
-    """A child's partition; raises the exception it raised, or RuntimeError if it died before replying in full."""
-    with os.fdopen(reader, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(pid, 0)
-    functions = ", ".join(sorted(share)[:5]) + (", ..." if len(share) > 5 else "")
-    if len(data) < _FRAME.size:
-        raise RuntimeError(f"compiling functions {functions} in a child process failed: {_status_text(status)}")
-    header_size, code_size, ir_size = _FRAME.unpack_from(data)
-    body = memoryview(data)[_FRAME.size :]
-    header = json.loads(bytes(body[:header_size]))
-    if "error" in header:
-        # The child's own exception (passes raise DiagnosticException for bad input), from the child's traceback.
-        error = pickle.loads(bytes(body[header_size:])) if len(body) > header_size else None
-        cause = RuntimeError(f"in the child process compiling {functions}:\n{header['error']}")
-        raise (error if isinstance(error, Exception) else cause) from cause
-    if _FRAME.size + header_size + code_size + ir_size != len(data):
-        raise RuntimeError(f"compiling functions {functions} in a child process failed: its reply is truncated")
-    code = bytes(body[header_size : header_size + code_size])
-    return CompiledPartition(code, bytes(body[header_size + code_size :]).decode(), header["seconds"])
-
-
-def _status_text(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        return f"it was killed by signal {os.WTERMSIG(status)}"
-    return f"it exited with status {os.WEXITSTATUS(status)} without replying"

@@ -14,6 +14,7 @@ from xdsl.dialects import func
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import run_pipeline
+from minimlc.lowering.workers import WorkerError, compile_jobs
 from minimlc.runtime import InferenceSession, codegen, load
 from minimlc.runtime.compiler import compile_model
 
@@ -85,7 +86,7 @@ def test_an_exception_in_a_child_is_raised_here(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(codegen, "translate_to_llvm_ir", failing_in_children)
     with pytest.raises(ValueError, match="cannot translate this partition") as raised:
         compile_model(import_model(build_mlp(batch=4)), jobs=2)
-    assert "in the child process compiling" in str(raised.value.__cause__)
+    assert "in the worker process for functions" in str(raised.value.__cause__)
 
 
 @pytest.mark.usefixtures("tiny_partitions")
@@ -99,13 +100,13 @@ def test_a_child_that_dies_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) 
         return translate(module)
 
     monkeypatch.setattr(codegen, "translate_to_llvm_ir", dying_in_children)
-    with pytest.raises(RuntimeError, match=r"compiling functions .* in a child process failed: it was killed by signal 9"):
+    with pytest.raises(WorkerError, match=r"the worker process for functions .* failed: it was killed by signal 9"):
         compile_model(import_model(build_mlp(batch=4)), jobs=2)
 
 
 def test_compile_jobs_refuses_a_bad_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MINIMLC_COMPILE_JOBS", "many")
     with pytest.raises(ValueError, match="MINIMLC_COMPILE_JOBS must be a positive integer, got 'many'"):
-        codegen.compile_jobs()
+        compile_jobs()
     monkeypatch.setenv("MINIMLC_COMPILE_JOBS", "3")
-    assert codegen.compile_jobs() == 3
+    assert compile_jobs() == 3

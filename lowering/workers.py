@@ -1,0 +1,114 @@
+"""Compile work on every core: independent pieces run at once in forked worker processes.
+
+    results = fork_map(lambda share: [compile(item) for item in share], shares)
+    # shares[0] runs in this process; shares[1:] each in a forked child, at the same time
+
+Children inherit the IR as it is (no serialisation) and send back only their result, pickled: they are our own
+processes, forked from this one, so their replies are as trusted as this process's memory. An exception in a child
+is raised here, the child's traceback as its cause; a child that dies gives a `WorkerError` naming its share. Where
+there is no `os.fork`, every share runs here, one after the other. `compile_jobs()` is the number of processes to use:
+`$MINIMLC_COMPILE_JOBS`, else one per core.
+
+Used by `runtime/codegen.py`, which compiles a module's partitions to object code this way.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+
+
+class WorkerError(RuntimeError):
+    """A worker process died before replying (killed, out of memory, a crash in native code)."""
+
+
+def compile_jobs() -> int:
+    """Processes to compile with: `$MINIMLC_COMPILE_JOBS`, else one per core this process may run on."""
+    configured = os.environ.get("MINIMLC_COMPILE_JOBS", "")
+    if configured:
+        if not configured.isdigit() or int(configured) < 1:
+            raise ValueError(f"MINIMLC_COMPILE_JOBS must be a positive integer, got '{configured}'")
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def fork_map(
+    function: Callable[[Item], Result], items: Sequence[Item], describe: Callable[[Item], str] = str
+) -> list[Result]:
+    """`[function(item) for item in items]`, computed at once: `items[0]` here, each other item in a forked child.
+    `describe(item)` names an item in the error of a child that died."""
+    if len(items) <= 1 or not hasattr(os, "fork"):
+        return [function(item) for item in items]
+    children = [_fork(function, item) for item in items[1:]]
+    try:
+        first = function(items[0])
+    except BaseException:
+        for pid, reader in children:
+            os.kill(pid, signal.SIGKILL)
+            os.close(reader)
+            os.waitpid(pid, 0)
+        raise
+    replies = [_collect(pid, reader, describe(item)) for (pid, reader), item in zip(children, items[1:], strict=True)]
+    results = [first]
+    for ok, value in replies:  # every child reaped before the first failure is raised
+        if not ok:
+            raise value
+        results.append(value)
+    return results
+
+
+def _fork(function: Callable[[Item], Result], item: Item) -> tuple[int, int]:
+    reader, writer = os.pipe()
+    with warnings.catch_warnings():
+        # Python 3.12+ warns when a process with threads forks (execnet's, a thread pool's): the child runs only
+        # this function, which takes no lock those threads could hold, and leaves with os._exit.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # the child: compute, reply, and exit without running the parent's clean-up
+        os.close(reader)
+        try:
+            with os.fdopen(writer, "wb") as pipe:
+                pipe.write(_reply(function, item))
+        finally:
+            os._exit(0)
+    os.close(writer)
+    return pid, reader
+
+
+def _reply(function: Callable[[Item], Result], item: Item) -> bytes:
+    try:
+        return pickle.dumps((True, function(item)))
+    except Exception as error:  # sent to the parent, which raises it
+        text = traceback.format_exc()
+        try:
+            return pickle.dumps((False, (error, text)))
+        except Exception:  # an exception that does not pickle comes back as its traceback
+            return pickle.dumps((False, (None, text)))
+
+
+def _collect(pid: int, reader: int, share: str) -> tuple[bool, object]:
+    """(True, the child's result), or (False, the exception to raise for it)."""
+    with os.fdopen(reader, "rb") as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        ok, value = pickle.loads(data)
+    except Exception:
+        how = f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exited without replying"
+        return False, WorkerError(f"the worker process for {share} failed: it was {how}")
+    if ok:
+        return True, value
+    error, text = value
+    cause = RuntimeError(f"in the worker process for {share}:\n{text}")
+    if isinstance(error, Exception):
+        error.__cause__ = cause
+        return False, error
+    return False, cause

@@ -1,0 +1,45 @@
+"""`lowering/workers.py`: work on forked processes, results in order, failures raised here."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from minimlc.lowering.workers import WorkerError, fork_map
+
+
+def test_results_come_back_in_order_and_only_the_first_item_runs_here() -> None:
+    parent = os.getpid()
+    results = fork_map(lambda n: (n * n, os.getpid() == parent), [1, 2, 3, 4])
+    assert [square for square, _ in results] == [1, 4, 9, 16]
+    assert [here for _, here in results] == [True, False, False, False]
+
+
+def test_an_exception_in_a_child_is_raised_with_its_traceback_as_cause() -> None:
+    def check(n: int) -> int:
+        if n == 3:
+            raise ValueError(f"item {n} is bad")
+        return n
+
+    with pytest.raises(ValueError, match="item 3 is bad") as raised:
+        fork_map(check, [1, 2, 3], describe=lambda n: f"item {n}")
+    assert "in the worker process for item 3" in str(raised.value.__cause__)
+    assert "raise ValueError" in str(raised.value.__cause__)
+
+
+def test_a_child_that_dies_is_a_worker_error() -> None:
+    def die(n: int) -> int:
+        if n == 2:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return n
+
+    with pytest.raises(WorkerError, match="the worker process for item 2 failed: it was killed by signal 9"):
+        fork_map(die, [1, 2], describe=lambda n: f"item {n}")
+
+
+def test_without_fork_everything_runs_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "fork")
+    parent = os.getpid()
+    assert fork_map(lambda n: os.getpid() == parent, [1, 2, 3]) == [True, True, True]
