@@ -4,25 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
+from cli_run import minimlc
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = Path(sys.executable).parent
-
-
-def minimlc(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPTS / "minimlc"), *args], capture_output=True, text=True, check=False)
-
-
-@pytest.fixture(scope="module")
-def mlp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("models") / "mlp.onnx"
-    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), str(path)], check=True)
-    return path
 
 
 def test_tune_then_run_tuned_and_profiled(mlp_path: Path, tmp_path: Path) -> None:

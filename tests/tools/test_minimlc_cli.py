@@ -13,20 +13,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
+from cli_run import minimlc
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = Path(sys.executable).parent
-
-
-def minimlc(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPTS / "minimlc"), *args], capture_output=True, text=True, check=False)
-
-
-@pytest.fixture(scope="module")
-def mlp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("models") / "mlp.onnx"
-    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), str(path)], check=True)
-    return path
 
 
 def test_run_prints_outputs_and_latency(mlp_path: Path) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,20 +13,8 @@ from onnx import TensorProto, helper
 from test_model_tools import small_cnn
 
 from minimlc.tools import minimlc_cli, model_tools
+from cli_run import minimlc
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = Path(sys.executable).parent
-
-
-def minimlc(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(SCRIPTS / "minimlc"), *args], capture_output=True, text=True, check=False)
-
-
-@pytest.fixture(scope="module")
-def mlp_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("models") / "mlp.onnx"
-    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), str(path)], check=True)
-    return path
 
 
 @pytest.fixture(scope="module")
