@@ -1,4 +1,5 @@
-"""Whole-model benchmark: minimlc vs ONNX Runtime on the MLP, a MatMul, a Conv+ReLU block and onnx's light CNNs.
+"""Whole-model benchmark: minimlc vs ONNX Runtime on the MLP, a MatMul, a Conv+ReLU block, onnx's light CNNs and
+transformers.
 
     python bench/bench_models.py                                  # every workload at 1 and 2 threads
     python bench/bench_models.py --models resnet50,squeezenet --threads 1 --json bench/results/models.json
@@ -6,7 +7,11 @@
 
 Workloads: `mlp` (the example MLP 784-128-10, batch 1), `matmul` (MatMul `--matmul-size`^3 with a constant B),
 `conv_relu` (Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU) and the nine light models (1x3x224x224 CNNs whose
-weights are ConstantOfShape(0.02): fine for timing). Inputs are seeded random normals.
+weights are ConstantOfShape(0.02): fine for timing), and three transformers built as the exporter writes them
+(`examples/transformer_models.py`): `bert` (4 post-norm layers, hidden 256, 4 heads, FFN 1024, erf-GELU, 128 int64
+token ids through an embedding Gather), `vit` (224x224 image in 16x16 patches: 197 tokens of 192, 3 heads, FFN 768, 4
+pre-norm layers, 1000 classes) and `gpt` (one causal decoder block, nanoGPT's, at BERT's sizes). Float inputs are
+seeded random normals, integer inputs (token ids) seeded uniform integers in [0, 100).
 
 Each workload compiles once (the compile time is the wall time to a ready `InferenceSession`, compile cache off);
 every thread count runs that same compiled module (`InferenceSession.with_num_threads`) beside an ONNX Runtime session pinned to the
@@ -47,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from bench_kernels import conv_model, matmul_model  # noqa: E402
 from machine_peak import MachinePeak, measure  # noqa: E402
 from make_mlp import build_mlp  # noqa: E402
+from transformer_models import Dims, bert, gpt, vit  # noqa: E402
 from model_flops import count_flops  # noqa: E402
 
 from minimlc.lowering.abi import PARALLEL_FOR  # noqa: E402
@@ -69,7 +75,22 @@ def workloads(matmul_size: int) -> dict[str, Callable[[], onnx.ModelProto]]:
     }
     for path in light_model_paths():
         builders[path.stem.removeprefix("light_")] = lambda path=path: onnx.load(path)
+    text = Dims(tokens=128, hidden=256, heads=4, ffn=1024)
+    builders["bert"] = lambda: bert(text, layers=4, vocab=30522)
+    builders["vit"] = lambda: vit(Dims(tokens=197, hidden=192, heads=3, ffn=768), 4, image=224, patch=16, classes=1000)
+    builders["gpt"] = lambda: gpt(text, vocab=50257)
     return builders
+
+
+def random_feeds(inputs: list[Any]) -> Feeds:
+    """Seeded inputs for a session's input infos: normals for floats, token ids in [0, 100) for integers."""
+    rng = np.random.default_rng(1)
+    return {
+        info.name: rng.integers(0, 100, info.shape).astype(info.dtype)
+        if np.issubdtype(info.dtype, np.integer)
+        else rng.standard_normal(info.shape).astype(info.dtype)
+        for info in inputs
+    }
 
 
 def ort_module() -> Any | None:
@@ -176,8 +197,7 @@ def bench_workload(
         print(f"{name}: not compiled ({rows[0].errors[-1]})", file=sys.stderr, flush=True)
         return rows
     compile_seconds = time.perf_counter() - start
-    rng = np.random.default_rng(1)
-    feeds = {info.name: rng.standard_normal(info.shape).astype(info.dtype) for info in compiled.get_inputs()}
+    feeds = random_feeds(compiled.get_inputs())
     print(f"{name}: compiled in {compile_seconds:.1f} s; timing ...", file=sys.stderr, flush=True)
     contenders: dict[str, Callable[[], object]] = {}
     for row in rows:

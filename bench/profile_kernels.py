@@ -27,10 +27,11 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
 
-import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
-import minimlc.runtime.compiler as compiler  # noqa: E402
+from bench_models import random_feeds  # noqa: E402
+
+import minimlc.runtime.codegen as codegen  # noqa: E402
 from minimlc.runtime import InferenceSession  # noqa: E402
 from minimlc.tools.model_tools import randomise_weights  # noqa: E402
 
@@ -53,15 +54,12 @@ def main() -> None:
     model = onnx.load(args.model)
     if args.random_weights:
         model = randomise_weights(model, seed=0)
-    translate = compiler.translate_to_llvm_ir
-    compiler.translate_to_llvm_ir = lambda module: out_of_line(translate(module))
+    translate = codegen.translate_to_llvm_ir
+    codegen.translate_to_llvm_ir = lambda module: out_of_line(translate(module))
     session = InferenceSession(model, num_threads=args.threads, cache=False)
     names = re.findall(r"^define .*?@([\w.]+)\(", session._model.llvm_ir, re.MULTILINE)
     starts = sorted((session._model.jit.function_address(name), name) for name in names)
-    feeds = {
-        info.name: np.random.default_rng(1).standard_normal(info.shape).astype(np.float32)
-        for info in session.get_inputs()
-    }
+    feeds = random_feeds(session.get_inputs())
     session.run(None, feeds)
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "perf.data")

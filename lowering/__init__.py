@@ -25,6 +25,7 @@ _OURS = {
     "te-conv-layout": ("te.te_conv_layout", "TeConvLayoutPass"),
     "te-channels-last": ("te.te_channels_last", "TeChannelsLastPass"),
     "te-inline": ("te.te_inline", "TeInlinePass"),
+    "te-expand-math": ("te.te_expand_math", "TeExpandMathPass"),
     "te-to-loop": ("te_to_loop.te_to_loop", "TeToLoopPass"),
     "loop-split": ("loop.loop_split", "LoopSplitPass"),
     "loop-reorder": ("loop.loop_reorder", "LoopReorderPass"),

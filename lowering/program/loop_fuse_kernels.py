@@ -32,8 +32,8 @@ the convolution schedule has it; checked: the write-back loops visit every eleme
 elementwise stage follows directly, the elementwise body moves into the write-back (TVM's epilogue at the cache
 write): it reads the tile's value instead of the intermediate, so the zeroing, the intermediate buffer and the
 stage's pass over it disappear. In a vectorized write-back (a channels-last convolution's, a GEMM's whose whole
-reduction is in the tile loop) the epilogue becomes vector code too, so one with a libm call (no vector form) stays a
-stage of its own.
+reduction is in the tile loop) the epilogue becomes vector code too, so one with a libm call or a bool (i1) read (no
+vector form) stays a stage of its own.
 
     func.call @pad_0(%x, %p)       // injective, only @conv_1 reads %p
     func.call @conv_1(%p, %w, %c)  // contraction, only @relu_2 reads %c
@@ -70,7 +70,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
-from minimlc.lowering.loop.analysis import Affine, affine_form, loop_of, structural_key
+from minimlc.lowering.loop.analysis import Affine, affine_form, is_bool_buffer, loop_of, structural_key
 
 _ZERO = FloatAttr(0.0, f32)
 
@@ -395,8 +395,8 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
     body = read.parent_block()
     assert body is not None
     vectorized = any(lp.kind.data == "vectorize" for lp in _enclosing_loops(write_back, nest))
-    if vectorized and any(type(op) in LIBM_FUNCTIONS for op in body.walk()):
-        return None  # the write-back is one vector operation per tile row; a libm call has no vector form
+    if vectorized and any(type(op) in LIBM_FUNCTIONS or _reads_bools(op) for op in body.walk()):
+        return None  # the write-back is one vector operation per tile row; a libm call or an i1 load has no vector form
     current: Operation = stage
     while isinstance(current, loop.ForOp) and current.body.block is not body:
         ops = list(current.body.block.ops)
@@ -412,6 +412,10 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
     if [_form(index) for index in read.indices] != forms or any(form is None for form in forms):
         return None
     return _Epilogue(buffer, zeroing, write_back, stage, body, forms)
+
+
+def _reads_bools(op: Operation) -> bool:
+    return isinstance(op, memref.LoadOp) and is_bool_buffer(op.memref)
 
 
 def _dims(forms: list[Affine | None], indices: list[SSAValue]) -> list[int] | None:

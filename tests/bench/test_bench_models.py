@@ -150,3 +150,12 @@ def test_a_workload_that_does_not_compile_is_listed_with_its_error(monkeypatch: 
     line, error = bench_models.table_row(rows[0]).splitlines()
     assert re.fullmatch(r"coin\s+1\s+4\.8e-08(\s+-){11}\s+0", line), line
     assert error == f"    error: {rows[0].errors[0]}"
+
+
+def test_transformer_workloads_build_and_match_onnxruntime() -> None:
+    result = run_bench("--quick", "--models", "bert,vit,gpt", "--threads", "1", "--runs", "1")
+    assert result.returncode == 0, result.stderr
+    for workload in ("bert", "vit", "gpt"):
+        line = re.search(rf"^{workload}\s+1(\s+[\d.e+-]+){{13}}$", result.stdout, re.M)
+        assert line, result.stdout
+        assert float(line.group(0).split()[-2]) < 1e-3  # max |minimlc - ONNX Runtime|

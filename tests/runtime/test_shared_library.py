@@ -20,7 +20,6 @@ from minimlc.tools.minimlc_cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
-sys.path.insert(0, str(Path(__file__).parent))
 from make_mlp import build_mlp  # noqa: E402
 from model_builder import ModelBuilder  # noqa: E402
 

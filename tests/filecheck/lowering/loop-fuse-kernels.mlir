@@ -497,3 +497,70 @@ func.func private @erf_2(%in0: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4x
 // CHECK-NEXT:        %o = memref.load %in2[%i, %st] : memref<4x4xf32>
 // CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
 // CHECK:             %e = math.erf %a_1 : f32
+
+// -----
+
+// An epilogue that loads bool (i1) elements (a mask) stays a stage after a vectorized write-back: LLVM packs i1
+// vectors into bits, so the loads have no vector form.
+func.func @bool_epilogue(%x: memref<4x8xf32>, %w: memref<8x4xf32>, %mask: memref<4x4xi1>, %out: memref<4x4xf32>) {
+  %y = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_0(%x, %w, %y) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @where_1(%y, %mask, %out) : (memref<4x4xf32>, memref<4x4xi1>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 4 step 1 vectorize {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "i_ld" %l = 0 to 4 step 1 vectorize {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 vectorize {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      %o = memref.load %out[%i, %st] : memref<4x4xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @where_1(%in0: memref<4x4xf32> {llvm.noalias}, %in1: memref<4x4xi1> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %m = memref.load %in1[%i, %j] : memref<4x4xi1>
+      %ninf = arith.constant 0xFF800000 : f32
+      %r = arith.select %m, %ninf, %a : f32
+      memref.store %r, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @bool_epilogue(
+// CHECK-NEXT:    %y = loop.alloc "global" : memref<4x4xf32>
+// CHECK-NEXT:    func.call @fused_matmul_where_0(%x, %w, %mask, %y, %out)
+// CHECK:       func.func private @fused_matmul_where_0(
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %o = memref.load %in3[%i, %st] : memref<4x4xf32>
+// CHECK:         loop.for "i" %i_1 = 0 to 4 step 1 serial {
+// CHECK:             %m = memref.load %in2[%i_1, %j_1] : memref<4x4xi1>
+// CHECK-NEXT:        %ninf = arith.constant 0xff800000 : f32
+// CHECK-NEXT:        %r = arith.select %m, %ninf, %a_1 : f32

@@ -1,4 +1,4 @@
-"""`ModelBuilder`: small ONNX models with seeded random initializers, for the runtime tests.
+"""`ModelBuilder`: small ONNX models with seeded random initializers, for the runtime tests and the benchmarks.
 
 b = ModelBuilder(seed=1)
 y = b.node("Relu", [b.batch_norm(b.conv("x", 3, 8, "conv", strides=[2, 2]), 8, "bn")], "relu")
@@ -50,11 +50,19 @@ class ModelBuilder:
         self.initializers.append(numpy_helper.from_array(values, name))
         return name
 
-    def model(self, input_shape: list[int], output: str, output_shape: list[int], opset: int = 17) -> onnx.ModelProto:
+    def model(
+        self,
+        input_shape: list[int],
+        output: str,
+        output_shape: list[int],
+        opset: int = 17,
+        input_type: int = TensorProto.FLOAT,
+    ) -> onnx.ModelProto:
+        """The model of the nodes so far, its one input named `x` (of ONNX element type `input_type`)."""
         graph = helper.make_graph(
             self.nodes,
             "test",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, input_shape)],
+            [helper.make_tensor_value_info("x", input_type, input_shape)],
             [helper.make_tensor_value_info(output, TensorProto.FLOAT, output_shape)],
             self.initializers,
         )

@@ -1,0 +1,63 @@
+"""Expand f32 `math.exp` and `math.erf` into arith ops (`math_approximations.py`), so that loops computing them
+vectorize: LLVM lowers a vector `llvm.exp` to one libm call per lane, and `erff` has no vector form, so the
+vectorizer and the epilogue fusion leave a loop with an erf scalar. Runs on te bodies, after `te-inline` (one body
+holds the whole elementwise chain) and before `te-to-loop`. Other element types keep their math ops.
+
+    %e = math.exp %x : f32
+    // becomes
+    %c89 = arith.constant 8.900000e+01 : f32 ; %over = arith.cmpf ogt, %x, %c89 : f32 ; ... (about 30 arith ops)
+    %e = arith.mulf %scaled, %two_to_the_rest : f32
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.builder import ImplicitBuilder
+from xdsl.context import Context
+from xdsl.dialects import builtin, math
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from minimlc.lowering.te import math_approximations
+
+_EXPANSIONS: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
+    math.ExpOp: math_approximations.exp,
+    math.ErfOp: math_approximations.erf,
+}
+
+
+class MathLowering(RewritePattern):
+    """Replaces an f32 `math.exp` or `math.erf` by its arith expansion."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        expand = _EXPANSIONS.get(type(op))
+        if expand is None or not isinstance(op.results[0].type, builtin.Float32Type):
+            return
+        block = Block()
+        with ImplicitBuilder(block):
+            value = expand(op.operands[0])
+        ops = list(block.ops)
+        for new_op in ops:
+            new_op.detach()
+        rewriter.insert(ops, InsertPoint.before(op))
+        rewriter.replace(op, [], [value])
+
+
+@dataclass(frozen=True)
+class TeExpandMathPass(ModulePass):
+    """Expand f32 math.exp and math.erf into vectorizable arith ops (polynomials and range reduction)."""
+
+    name = "te-expand-math"
+
+    def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        walker = PatternRewriteWalker(GreedyRewritePatternApplier([MathLowering()]), apply_recursively=False)
+        walker.rewrite_module(op)
