@@ -44,6 +44,11 @@ MIN_OPS_PER_PARTITION = 4_000
 """Ops (at the `scf` level) a partition should have for a child process to pay off (about a third of a second of
 compiling; ResNet-50 has ~30,000)."""
 
+ENTRY_COST_FACTOR = 4
+"""How much more an entry function costs to compile than its op count says: `loop-to-scf` turns its weights into
+parameters (about a thousand in DenseNet-121), which its packed wrappers load and pass, and LLVM optimises it as one
+long function. With 1, DenseNet-121's first partition took 11.6 s against the other's 9.2."""
+
 CODEGEN_STEPS = ("llvm_dialect", "translate", "optimize", "machine_code")
 """The steps of compiling a partition, each timed (`CompiledPartition.seconds`)."""
 
@@ -95,7 +100,10 @@ def compile_partitions(
     up to `jobs` partitions (default `compile_jobs()`); the first holds the entry and its `signature`. `module` is
     consumed."""
     jobs = compile_jobs() if jobs is None else jobs
-    costs = {f.sym_name.data: op_count(f) for f in _defined_functions(module)}
+    costs = {
+        f.sym_name.data: op_count(f) * (ENTRY_COST_FACTOR if ENTRY_ATTR in f.attributes else 1)
+        for f in _defined_functions(module)
+    }
     job = _Job(passes, optimize, frozenset(costs))
     count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
     if count == 1:

@@ -45,6 +45,7 @@ from minimlc.lowering.schedule.rows import ROWS
 from minimlc.lowering.schedule.space import Config, ConfigError, Rule, Space
 from minimlc.lowering.schedule.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
 from minimlc.lowering.target import Target, copy_target, target_of
+from minimlc.lowering.workers import compile_jobs, fork_map
 
 RULES: tuple[Rule, ...] = (ROWS, GEMM, CONV, POOL, ELEMENTWISE)
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
@@ -115,16 +116,15 @@ def apply_default_schedules(
     (kernel, the passes applied to it) per kernel."""
     target = target_of(module)
     trace: list[tuple[str, list[str]]] = []
-    for kernel in kernels_of(module):
+    spaces = [(kernel, space) for kernel in kernels_of(module) if (space := kernel_space(module, kernel, target))]
+    verdicts = _trial_verdicts(ctx, module, spaces)
+    for kernel, space in spaces:
         name = kernel.sym_name.data
-        space = kernel_space(module, kernel, target)
-        if space is None:
-            continue
         config = _tuned_config(database, kernel, space, target) if database is not None else None
         steps = schedule_kernel(ctx, module, space, config, strict=True) if config is not None else None
         if config is None or steps is None:
             config = space.space.default()
-            steps = schedule_kernel(ctx, module, space, config) or []
+            steps = schedule_kernel(ctx, module, space, config, verdicts=verdicts) or []
         if annotate:
             described = " ".join(f"{knob}={_text(value)}" for knob, value in config.items())
             rule = space.rule.name if space.rule is not None else PARALLEL_KNOB.name
@@ -135,8 +135,41 @@ def apply_default_schedules(
     return trace
 
 
+Verdicts = dict[tuple[str, tuple[str, ...]], bool]
+"""(kernel, its schedule's passes) -> whether they lower (`_lowers`), tried ahead for many kernels at once."""
+
+TRIALS_PER_WORKER = 16
+"""Default schedules to try per process before trying them on more than one (a fork costs a few milliseconds)."""
+
+
+def _trial_verdicts(ctx: Context, module: ModuleOp, spaces: list[tuple[func.FuncOp, KernelSpace]]) -> Verdicts:
+    """Whether each kernel's default schedule lowers, tried on every core at once (`workers.fork_map`); kernels are
+    scheduled one by one afterwards, and a trial depends only on its kernel and that kernel's calls, which scheduling
+    another kernel leaves alone."""
+    trials = [(kernel, tuple(steps)) for kernel, space in spaces if (steps := space.steps(space.space.default()))]
+    jobs = min(compile_jobs(), len(trials) // TRIALS_PER_WORKER)
+    if jobs <= 1:
+        return {}
+    shares = [trials[i::jobs] for i in range(jobs)]
+    results = fork_map(
+        lambda share: [_lowers(ctx, module, kernel, list(steps)) for kernel, steps in share],
+        shares,
+        describe=lambda share: f"the schedule trials of {share[0][0].sym_name.data} and {len(share) - 1} more",
+    )
+    return {
+        (kernel.sym_name.data, steps): lowers
+        for share, verdicts in zip(shares, results, strict=True)
+        for (kernel, steps), lowers in zip(share, verdicts, strict=True)
+    }
+
+
 def schedule_kernel(
-    ctx: Context, module: ModuleOp, space: KernelSpace, config: Config, strict: bool = False
+    ctx: Context,
+    module: ModuleOp,
+    space: KernelSpace,
+    config: Config,
+    strict: bool = False,
+    verdicts: Verdicts | None = None,
 ) -> list[str] | None:
     """Apply `config`'s schedule to kernel `space.kernel` of `module` (the rule's passes, then parallel placement if
     `config` keeps its `parallel` knob on); returns the passes applied. Where the rule's passes do not lower, they
@@ -144,7 +177,8 @@ def schedule_kernel(
     ConfigError for a config outside the space."""
     steps = space.steps(config)
     kernel = find_kernel(module, DefaultSchedulePass.name, space.kernel)
-    if steps and not _lowers(ctx, module, kernel, steps):
+    lowers = (verdicts or {}).get((space.kernel, tuple(steps)))
+    if steps and not (lowers if lowers is not None else _lowers(ctx, module, kernel, steps)):
         if strict:
             return None
         steps = []
