@@ -25,13 +25,15 @@ from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
+from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
 
 
-class TuningDatabaseError(ValueError):
-    """A tuning database that cannot be read: a line that is not a record, or a file that is not readable."""
+class TuningDatabaseError(DiagnosticException, ValueError):
+    """A tuning database that cannot be read: a line that is not a record, or a file that is not readable. A
+    diagnostic, so that `mini-opt -p 'default-schedule{tuning-db=...}'` reports it as the pass's failure."""
 
 
 @dataclass(frozen=True)

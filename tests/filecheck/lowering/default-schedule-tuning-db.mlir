@@ -1,5 +1,7 @@
 // RUN: mini-opt %s -p 'default-schedule{annotate=true}' | filecheck %s --check-prefix=DEFAULT
 // RUN: mini-opt %s -p 'default-schedule{tuning-db="%S/Inputs/tuning-db.jsonl" annotate=true}' | filecheck %s --check-prefix=TUNED
+// RUN: not mini-opt %s -p 'default-schedule{tuning-db="%S/Inputs/tuning-db-corrupt.jsonl"}' 2>&1 | filecheck %s --check-prefix=CORRUPT
+// CORRUPT: mini-opt: error: pass 'default-schedule' failed: {{.*}}tuning-db-corrupt.jsonl:1: not a JSON line
 
 // With a tuning database, default-schedule applies the fastest record whose key (a hash of the kernel's IR and
 // space) and target CPU match: here mr=2 with unrolling and parallel placement off (the record timed 1e-6 s beats
