@@ -41,8 +41,8 @@ from minimlc.lowering.workers import compile_jobs, fork_map
 from minimlc.runtime.jit import optimized_module, target_machine
 
 MIN_OPS_PER_PARTITION = 4_000
-"""Ops (at the `scf` level) a partition should have for a child process to pay off (about a third of a second of
-compiling; ResNet-50 has ~30,000)."""
+"""Ops (at the `program` stage, unrolled loops counted per copy) a partition should have for a child process to pay
+off (about a third of a second of compiling; ResNet-50 has ~30,000)."""
 
 ENTRY_COST_FACTOR = 4
 """How much more an entry function costs to compile than its op count says: `loop-to-scf` turns its weights into
@@ -51,7 +51,6 @@ long function. With 1, DenseNet-121's first partition took 11.6 s against the ot
 
 CODEGEN_STEPS = ("llvm_dialect", "translate", "optimize", "machine_code")
 """The steps of compiling a partition, each timed (`CompiledPartition.seconds`)."""
-
 
 
 @dataclass
@@ -68,8 +67,8 @@ class CompiledPartition:
 
 Optimizer = Callable[[str, frozenset[str]], tuple[llvm.TargetMachine, llvm.ModuleRef]]
 """A partition's LLVM IR and the names of the functions the model defines (in any partition; the runtime's, such as
-`minimlc_parallel_for`, are not) -> the target machine that emits its object
-file and the module, parsed and optimised (and, for a shared library, its symbols renamed and hidden)."""
+`minimlc_parallel_for`, are not) -> the target machine that emits its object file and the module, parsed and
+optimised (and, for a shared library, its symbols renamed and hidden)."""
 
 
 def jit_optimizer(target: Target) -> Optimizer:
@@ -105,6 +104,7 @@ def compile_partitions(
         for f in _defined_functions(module)
     }
     job = _Job(passes, optimize, frozenset(costs))
+    # Without fork the shares could not each start from the whole module: one partition, then.
     count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
     if count == 1:
         return [_compile(module, job, with_entry=True)]

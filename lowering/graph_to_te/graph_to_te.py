@@ -2,8 +2,8 @@
 
 Assumes static shapes and the element types the graph verifiers allow: elementwise arithmetic, comparisons and
 casts compute on each element type with `te/scalar.py`, data movement reads and writes any type, the rest is f32.
-`graph.weight` stays: computes read weights like any other tensor. Broadcasting follows numpy: an operand is right-aligned
-with the result, and a dim of size 1 against a larger result dim is read at index 0. Each compute's
+`graph.weight` stays: computes read weights like any other tensor. Broadcasting follows numpy: an operand is
+right-aligned with the result, and a dim of size 1 against a larger result dim is read at index 0. Each compute's
 tag names the op kind (`add`, `gemm`, `gemm_bias`, `softmax_max`, ...). A graph op left without a
 lowering makes the pass fail, naming the op.
 """
