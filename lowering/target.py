@@ -93,6 +93,14 @@ class Target:
         """float32 lanes of one vector register: 16 with AVX-512, 8 with AVX2, else 4."""
         return self.vector_bits // 32
 
+    @property
+    def code_features(self) -> tuple[str, ...]:
+        """The features code built for this target may use: for the host, every feature the host has (LLVM may
+        emit any of them); for a named CPU, its vector level's."""
+        if self.name == "host":
+            return tuple(feature[1:] for feature in self.features.split(",") if feature.startswith("+"))
+        return self.required_features
+
     def missing_on_host(self) -> list[str]:
         """The features this target needs that the host CPU lacks (empty: code built for it runs here)."""
         host = _host_features()

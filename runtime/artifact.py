@@ -61,10 +61,7 @@ def _versions() -> dict[str, str]:
 
 def target_meta(target: Target) -> dict[str, Any]:
     """`target` as JSON, with the features code built for it needs (for the host: every feature the host has)."""
-    required = target.required_features
-    if target.name == "host":
-        required = tuple(feature[1:] for feature in target.features.split(",") if feature.startswith("+"))
-    return dataclasses.asdict(dataclasses.replace(target, required_features=required))
+    return dataclasses.asdict(dataclasses.replace(target, required_features=target.code_features))
 
 
 def target_from_meta(meta: Mapping[str, Any]) -> Target:

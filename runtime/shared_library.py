@@ -15,7 +15,8 @@ file the C API reads at load:
     arrays:  raw float32, each at a 64-byte aligned offset
 
 The fingerprint (of the weights' names and shapes) ties a weights file to the libraries built from the same model
-graph, so weights of the same shapes can be swapped without relinking. The model's code is compiled in partitions on
+graph, so weights of the same shapes can be swapped without relinking. `model_load` first checks that the running
+CPU has the features the code was built for (`cpu_checks`) and refuses with a message naming the missing one. The model's code is compiled in partitions on
 all cores, as for the JIT (`runtime/codegen.py`), one object file each; `object_code(..., jobs=1)`, one file, is
 `minimlc compile --emit obj`.
 """
@@ -280,6 +281,20 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
     return "\n".join(lines)
 
 
+CPU_CHECKABLE_FEATURES = frozenset(
+    "sse4.2 avx avx2 fma bmi bmi2 popcnt avx512f avx512vl avx512bw avx512dq avx512cd avx512vnni avx512bf16 "
+    "avx512vbmi avx512vbmi2 avx512ifma avx512bitalg avx512vpopcntdq gfni vaes vpclmulqdq".split()
+)
+"""LLVM features whose names GCC's and Clang's `__builtin_cpu_supports` accept too: the ones a library checks for
+at load, so that code built for another CPU refuses to load instead of dying of an illegal instruction."""
+
+
+def cpu_checks(target: Target) -> str:
+    """C statements returning the name of the first feature of `target`'s code that the running CPU lacks."""
+    features = [feature for feature in target.code_features if feature in CPU_CHECKABLE_FEATURES]
+    return "\n".join(f'    if (!__builtin_cpu_supports("{f}")) return "{f}";' for f in features)
+
+
 def c_api_source(model: ModelObject, prefix: str, header: str, weights: Mapping[str, np.ndarray]) -> str:
     """The generated C file of the library's API: the model's descriptor and the prefixed functions."""
     signature = model.signature
@@ -306,12 +321,19 @@ MINIMLC_HIDDEN void {entry}(void **args);
 
 static const uint64_t weight_bytes[] = {array(weight_bytes)};
 static const uint64_t precomputed_bytes[] = {array(buffer_bytes)};
+static const char *missing_cpu_feature(void) {{
+    __builtin_cpu_init();
+{cpu_checks(model.target)}
+    return 0;
+}}
+
 static const minimlc_desc desc = {{
     "{prefix}", {len(model.inputs)}, {len(model.outputs)},
     {-1 if signature.pool_slot is None else signature.pool_slot},
     {len(weight_bytes)}, weight_bytes, {len(buffer_bytes)}, precomputed_bytes,
     {fingerprint(signature, weights)}ull,
     {entry}, {init if has_init else "0"},
+    "{model.target.name}", missing_cpu_feature,
 }};
 
 API minimlc_model *{prefix}_load(const char *weights_path, int num_threads) {{

@@ -102,6 +102,12 @@ static int check_weights(const minimlc_desc *desc, const char *path, const unsig
 }
 
 minimlc_instance *minimlc_instance_load(const minimlc_desc *desc, const char *weights_path, int num_threads) {
+    const char *missing = desc->missing_cpu_feature();
+    if (missing) {
+        set_error("%s: this CPU lacks %s, which the code built for target '%s' uses: build the library for this "
+                  "CPU (minimlc build --target)", desc->name, missing, desc->target);
+        return NULL;
+    }
     minimlc_instance *instance = calloc(1, sizeof *instance);
     if (!instance) {
         set_error("%s: out of memory", desc->name);

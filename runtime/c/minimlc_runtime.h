@@ -20,6 +20,8 @@ typedef struct minimlc_desc {
     uint64_t fingerprint;               /* must match the weights file's */
     void (*entry)(void **args);         /* main_packed: inputs, outputs, pool, weights, precomputed */
     void (*init)(void **tail);          /* main_init_packed: weights, precomputed (NULL: none) */
+    const char *target;                 /* the CPU the code was built for, for messages */
+    const char *(*missing_cpu_feature)(void); /* a feature the code needs that this CPU lacks, or NULL */
 } minimlc_desc;
 
 typedef struct minimlc_instance minimlc_instance;

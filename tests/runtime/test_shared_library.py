@@ -3,6 +3,8 @@ links against and runs; its outputs are bitwise those of the Python session, whi
 
 from __future__ import annotations
 
+import ctypes
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -14,7 +16,8 @@ import onnx
 import pytest
 
 from minimlc.frontend.onnx import import_model
-from minimlc.runtime import InferenceSession, codegen
+from minimlc.lowering.target import target_from_name
+from minimlc.runtime import InferenceSession, codegen, shared_library
 from minimlc.runtime.shared_library import CompilerNotFoundError, export_library, object_code
 from minimlc.tools.minimlc_cli import main as cli_main
 
@@ -131,6 +134,23 @@ def test_missing_compiler_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert cli_main(["build", str(tmp_path / "mlp.onnx"), "-o", str(tmp_path / "libmodel.so")]) == 1
     assert "no-such-cc" in capsys.readouterr().err
     assert not (tmp_path / "libmodel.so").exists()
+
+
+def test_library_for_a_feature_this_cpu_lacks_refuses_to_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code built for another CPU must not die of an illegal instruction: `model_load` checks the CPU first. No CPU
+    of today has AVX-512ER (Xeon Phi's), so a target that requires it stands for "another CPU" on every host."""
+    monkeypatch.setattr(shared_library, "CPU_CHECKABLE_FEATURES", {*shared_library.CPU_CHECKABLE_FEATURES, "avx512er"})
+    base = target_from_name("x86-64-v3")
+    phi = dataclasses.replace(base, required_features=(*base.required_features, "avx512er"))
+    export_library(import_model(build_mlp(batch=1)), tmp_path / "libmodel.so", target=phi)
+    library = ctypes.CDLL(str(tmp_path / "libmodel.so"))
+    library.model_load.restype = ctypes.c_void_p
+    library.model_last_error.restype = ctypes.c_char_p
+    assert library.model_load(str(tmp_path / "libmodel.weights").encode(), 1) is None
+    message = library.model_last_error().decode()
+    assert "this CPU lacks avx512er" in message and "'x86-64-v3'" in message
 
 
 def test_emit_obj_writes_the_object_code(tmp_path: Path) -> None:
