@@ -3,10 +3,10 @@
     python examples/te_matmul.py [N]     # N x N x N, default 256
 
 The schedule is the classic CPU GEMM: zero the output in its own vectorized nest (decompose_reduction), a register
-tile of 8 rows x 32 columns (split, reorder, unroll, vectorize, cache_write) and parallel row blocks. `sch.trace`
-prints it as a `mini-opt` pass list; `replayed_loop_ir` runs `mini-opt -p te-to-loop` on the printed te function and
-then that pass list, which must give the same loop IR as `sch.mod`. `bench/bench_te_matmul.py` times it against the
-default schedule.
+tile of 8 rows x 32 columns over blocks of 256 terms (split, reorder, unroll, vectorize, cache_write) and parallel
+row blocks. `sch.trace` prints it as a `mini-opt` pass list; `replayed_loop_ir` runs `mini-opt -p te-to-loop` on the
+printed te function and then that pass list, which must give the same loop IR as `sch.mod`.
+`bench/bench_te_matmul.py` times it against the default schedule.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ def matmul_function(n: int = 256, m: int | None = None, k: int | None = None):
     return te.create_function([A, B, C], name="matmul")
 
 
-def hand_schedule(sch: Schedule, rows: int = 8, columns: int = 32) -> Schedule:
-    """Register tile of `rows` x `columns` accumulators, row blocks in parallel."""
+def hand_schedule(sch: Schedule, rows: int = 8, columns: int = 32, depth: int = 256) -> Schedule:
+    """Register tile of `rows` x `columns` accumulators over blocks of `depth` terms (so that a block of B stays in
+    cache while every row block reads it), row blocks in parallel."""
     block = sch.get_block("C")
     i_init, j_init, i, j, r = [*sch.decompose_reduction(block), *sch.get_loops(block)[2:]]
     _, j_init_i = sch.split(j_init, factors=[None, columns])
@@ -43,7 +44,8 @@ def hand_schedule(sch: Schedule, rows: int = 8, columns: int = 32) -> Schedule:
     sch.parallel(i_init)
     i_o, i_i = sch.split(i, factors=[None, rows])
     j_o, j_i = sch.split(j, factors=[None, columns])
-    sch.reorder(i_o, j_o, r, i_i, j_i)
+    r_o, r_i = sch.split(r, factors=[None, min(depth, sch.trip_count(r))])
+    sch.reorder(r_o, i_o, j_o, r_i, i_i, j_i)
     sch.unroll(i_i)
     sch.vectorize(j_i)
     sch.cache_write(j_o, accumulate=True)

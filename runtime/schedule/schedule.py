@@ -121,6 +121,10 @@ class Schedule:
         block = self.get_block(block) if isinstance(block, str) else block
         return [LoopRV(block.kernel, lp.loop_name.data) for lp in loops_of(self._kernel(block.kernel))]
 
+    def trip_count(self, loop_rv: LoopRV) -> int:
+        """The number of iterations of a loop."""
+        return self._loop(loop_rv).trip_count
+
     # -- primitives ---------------------------------------------------------------------------------------------
 
     def split(self, loop_rv: LoopRV, factors: Sequence[int | None]) -> list[LoopRV]:
