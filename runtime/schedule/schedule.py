@@ -106,8 +106,11 @@ class Schedule:
         functions = [op for op in self.mod.ops if isinstance(op, func.FuncOp)]
         return [op.sym_name.data for op in functions if op.sym_name.data != self.name]
 
-    def get_block(self, name: str) -> BlockRV:
-        """The kernel of compute `name` (te-to-loop names it `<name>_<n>`), or a kernel by its own name."""
+    def get_block(self, name: str, func_name: str | None = None) -> BlockRV:
+        """The kernel of compute `name` (te-to-loop names it `<name>_<n>`), or a kernel by its own name;
+        `func_name`, as in TVM, must be the scheduled function's name if given."""
+        if func_name is not None and func_name != self.name:
+            raise ScheduleError(f"no function named '{func_name}' (this schedule is of '{self.name}')")
         kernels = self.kernels()
         if name in kernels:
             return BlockRV(name, name)

@@ -12,7 +12,7 @@ of the `te` dialect (`minimlc.te.emit`). This package lives in `runtime/te/` (ab
 calls `minimlc.build`), mapped to `minimlc.te` in pyproject.toml.
 """
 
-from minimlc.te.emit import create_function
+from minimlc.te.emit import create_function, create_prim_func
 from minimlc.te.expr import Expr, IterVar, TEError
 from minimlc.te.functions import (
     abs,
@@ -42,6 +42,7 @@ __all__ = [
     "compute",
     "const",
     "create_function",
+    "create_prim_func",
     "equal",
     "exp",
     "if_then_else",

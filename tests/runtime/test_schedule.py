@@ -128,3 +128,10 @@ def test_matmul_example_trace_replays_with_mini_opt_to_identical_loop_ir() -> No
     sch = te_matmul.hand_schedule(Schedule(function))
     assert te_matmul.replayed_loop_ir(function, str(sch.trace)).rstrip("\n") == str(sch.mod)  # mini-opt ends the file
     te_matmul.main(64)
+
+
+def test_get_block_checks_tvm_func_name() -> None:
+    sch = Schedule(matmul())
+    assert sch.get_block("C", func_name="mm").kernel == "C_0"
+    with pytest.raises(ScheduleError, match=r"no function named 'main' \(this schedule is of 'mm'\)"):
+        sch.get_block("C", func_name="main")

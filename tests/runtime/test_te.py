@@ -181,3 +181,17 @@ def test_create_function_refusals() -> None:
     C = te.compute((2,), lambda i: A[i], name="A")
     with pytest.raises(te.TEError, match="several tensors are named A"):
         te.create_function([A, C])
+
+
+def test_tvm_seed_code_ports_by_changing_the_import() -> None:
+    # The mm_relu of the seed (MLC course, "TensorIR" chapter), verbatim but for the import.
+    A = te.placeholder((128, 128), "float32", name="A")
+    B = te.placeholder((128, 128), "float32", name="B")
+    k = te.reduce_axis((0, 128), "k")
+    Y = te.compute((128, 128), lambda i, j: te.sum(A[i, k] * B[k, j], axis=k), name="Y")
+    C = te.compute((128, 128), lambda i, j: te.max(Y[i, j], 0), name="C")
+    te_func = te.create_prim_func([A, B, C], name="mm_relu")
+    a, b = RNG.standard_normal((128, 128), np.float32), RNG.standard_normal((128, 128), np.float32)
+    c = np.empty((128, 128), np.float32)
+    minimlc.build(te_func, target="x86-64")(a, b, c)
+    np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
