@@ -18,7 +18,6 @@ the pass list: `mini-opt -p te-to-loop` on the te function and then `-p '<trace>
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import ceil, prod
@@ -27,7 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
-from minimlc.dialects import loop
+from minimlc.dialects import loop, te
 from minimlc.lowering.loop.analysis import loops_of
 from minimlc.lowering.pipeline import run_passes, split_pass_list
 
@@ -98,6 +97,7 @@ class Schedule:
         """The loop-level module (print it for the IR)."""
         run_passes(self.mod, ["te-to-loop"])
         self.trace = Trace()
+        self._blocks = self._kernels_by_compute()
 
     # -- finding blocks and loops -------------------------------------------------------------------------------
 
@@ -111,13 +111,22 @@ class Schedule:
         `func_name`, as in TVM, must be the scheduled function's name if given."""
         if func_name is not None and func_name != self.name:
             raise ScheduleError(f"no function named '{func_name}' (this schedule is of '{self.name}')")
+        if name in self._blocks:
+            return BlockRV(self._blocks[name], name)
         kernels = self.kernels()
-        if name in kernels:
-            return BlockRV(name, name)
-        matches = [kernel for kernel in kernels if re.fullmatch(rf"{re.escape(name)}_\d+", kernel)]
-        if not matches:
-            raise ScheduleError(f"no block named '{name}' (kernels: {', '.join(kernels) or 'none'})")
-        return BlockRV(matches[0], name)
+        if name not in kernels:
+            blocks = ", ".join(f"{compute} ({kernel})" for compute, kernel in self._blocks.items())
+            raise ScheduleError(f"no block named '{name}' (blocks: {blocks or 'none'})")
+        return BlockRV(name, name)
+
+    def _kernels_by_compute(self) -> dict[str, str]:
+        """Compute name -> the kernel te-to-loop made of it: the entry calls one kernel per compute, in order (two
+        computes with identical bodies share one kernel, so scheduling either schedules both)."""
+        tags = [op.tag.data for op in self.te_function.walk() if isinstance(op, te.ComputeOp)]
+        entry = next(op for op in self.mod.ops if isinstance(op, func.FuncOp) and op.sym_name.data == self.name)
+        callees = [call.callee.string_value() for call in entry.walk() if isinstance(call, func.CallOp)]
+        assert len(tags) == len(callees), "te-to-loop calls one kernel per compute"
+        return dict(zip(tags, callees))
 
     def get_loops(self, block: BlockRV | str) -> list[LoopRV]:
         """Every loop of the block's kernel, outermost first, in program order (init nests included)."""

@@ -39,7 +39,7 @@ def test_get_loops_names_the_lambda_parameters_and_reduce_axes() -> None:
     assert sch.kernels() == ["C_0"]
     assert [str(lp) for lp in sch.get_loops("C")] == ["i", "j", "r"]
     assert sch.get_block("C_0").kernel == sch.get_block("C").kernel == "C_0"
-    with pytest.raises(ScheduleError, match=r"no block named 'D' \(kernels: C_0\)"):
+    with pytest.raises(ScheduleError, match=r"no block named 'D' \(blocks: C \(C_0\)\)"):
         sch.get_block("D")
 
 
@@ -135,3 +135,16 @@ def test_get_block_checks_tvm_func_name() -> None:
     assert sch.get_block("C", func_name="mm").kernel == "C_0"
     with pytest.raises(ScheduleError, match=r"no function named 'main' \(this schedule is of 'mm'\)"):
         sch.get_block("C", func_name="main")
+
+
+def test_computes_with_identical_bodies_share_their_kernel() -> None:
+    X = te.placeholder((4, 16), name="X")
+    first = te.compute((4, 16), lambda i, j: te.max(X[i, j], 0.0), name="first")
+    second = te.compute((4, 16), lambda i, j: te.max(first[i, j], 0.0), name="second")
+    sch = Schedule(te.create_function([X, second], name="twice"))
+    assert sch.get_block("first").kernel == sch.get_block("second").kernel == "first_0"
+    _, j = sch.get_loops("second")
+    sch.vectorize(j)
+    x, y = RNG.standard_normal((4, 16), np.float32), np.empty((4, 16), np.float32)
+    minimlc.build(sch)(x, y)
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
