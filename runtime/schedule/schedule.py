@@ -41,9 +41,8 @@ PRIMITIVES = (
     "loop-cache-write",
     "loop-compute-at",
     "loop-decompose-reduction",
-    "loop-pack",
 )
-"""The passes a trace may hold."""
+"""The passes a trace may hold (not `loop-pack`: it packs weights, and a te function has none)."""
 
 
 class ScheduleError(ValueError):
@@ -209,11 +208,6 @@ class Schedule:
         before = {lp.name for lp in self.get_loops(block)}
         self._apply(f"loop-decompose-reduction{{kernel={block.kernel}}}")
         return [lp for lp in self.get_loops(block) if lp.name not in before]
-
-    def pack(self, block: BlockRV | str, operand: int, dim: int, factor: int) -> None:
-        """Pack a weight operand into panels of `factor` along `dim` at load time (`loop-pack`; minimlc's own)."""
-        block = self.get_block(block) if isinstance(block, str) else block
-        self._apply(f"loop-pack{{kernel={block.kernel} operand={operand} dim={dim} factor={factor}}}")
 
     def replay(self, trace: Trace | str) -> None:
         """Apply a trace (`str(sch.trace)` or a `mini-opt -p` list of the primitives' passes) step by step."""
