@@ -1,0 +1,7 @@
+"""Schedules in Python, TVM's TensorIR schedule API over minimlc's loop passes: `from minimlc.schedule import
+Schedule` (see `minimlc.schedule.schedule`). This package lives in `runtime/schedule/`, mapped to
+`minimlc.schedule` in pyproject.toml."""
+
+from minimlc.schedule.schedule import PRIMITIVES, BlockRV, LoopRV, Schedule, ScheduleError, Trace
+
+__all__ = ["PRIMITIVES", "BlockRV", "LoopRV", "Schedule", "ScheduleError", "Trace"]
