@@ -111,7 +111,9 @@ class Col2ImOp(IRDLOperation):
         if len(columns) != spatial or any(c < 1 for c in columns) or x[2] != math.prod(columns):
             raise VerifyException(f"{self.name}: input has {x[2]} columns, but the column grid is {list(columns)}")
         if x[1] % math.prod(block):
-            raise VerifyException(f"{self.name}: input rows {x[1]} are not a multiple of the block size {block}")
+            raise VerifyException(
+                f"{self.name}: input rows {x[1]} are not a multiple of the block size {math.prod(block)}"
+            )
         check_result_shape(self, (x[0], x[1] // math.prod(block), *y[2:]))
 
 

@@ -153,14 +153,16 @@ class GridSampleLowering(RewritePattern):
                 position = arith.SelectOp(outside, clamped, position).result
             elif padding == "reflection":
                 position = _reflect(position, low, high)
-            base = math.FloorOp(position).result
-            fraction = arith.SubfOp(position, base).result
-            if mode == "nearest":
-                offsets, weights = [0], [None]
-            elif mode == "bilinear":
-                offsets, weights = [0, 1], [arith.SubfOp(one, fraction).result, fraction]
+            weights: list[SSAValue | None] = [None]
+            if mode == "nearest":  # already a whole number
+                base, offsets = position, [0]
             else:
-                offsets, weights = [-1, 0, 1, 2], list(_cubic_weights(fraction))
+                base = math.FloorOp(position).result
+                fraction = arith.SubfOp(position, base).result
+                if mode == "bilinear":
+                    offsets, weights = [0, 1], [arith.SubfOp(one, fraction).result, fraction]
+                else:
+                    offsets, weights = [-1, 0, 1, 2], list(_cubic_weights(fraction))
             # Taps are at most 2 outside the axis: reflect or clamp their integer index back in.
             first = arith.FPToSIOp(base, i64).result
             result: list[tuple[SSAValue, SSAValue | None, SSAValue | None]] = []

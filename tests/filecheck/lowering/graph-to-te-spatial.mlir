@@ -1,0 +1,76 @@
+// RUN: mini-opt %s -p graph-to-te --split-input-file | filecheck %s
+
+// Col2im sums over the block taps; a tap reads column (o + pad - tap * dilation) / stride where that divides exactly
+// and lies in the column grid, else 0. The row is c * prod(block) + tap.
+
+func.func @col2im_strided(%cols: tensor<1x6x3xf32>) -> tensor<1x2x4xf32> {
+  %y = graph.col2im %cols {block_shape = array<i64: 3>, columns = array<i64: 3>, strides = array<i64: 2>, pads = array<i64: 1, 1>, dilations = array<i64: 1>} : tensor<1x6x3xf32> -> tensor<1x2x4xf32>
+  func.return %y : tensor<1x2x4xf32>
+}
+
+// CHECK-LABEL: func.func @col2im_strided(%cols: tensor<1x6x3xf32>) -> tensor<1x2x4xf32> {
+// CHECK-NEXT: %y = te.compute "col2im" (%[[V0:[0-9]+]], %[[V1:[0-9]+]], %[[V2:[0-9]+]]) reduce sum (%[[V3:[0-9]+]] : 3) -> tensor<1x2x4xf32> {
+// CHECK-NEXT: %[[V4:[0-9]+]] = arith.constant 1 : index
+// CHECK-NEXT: %[[V5:[0-9]+]] = arith.addi %[[V2]], %[[V4]] : index
+// CHECK-NEXT: %[[V6:[0-9]+]] = arith.cmpi uge, %[[V5]], %[[V3]] : index
+// CHECK-NEXT: %[[V7:[0-9]+]] = arith.maxui %[[V5]], %[[V3]] : index
+// CHECK-NEXT: %[[V8:[0-9]+]] = arith.subi %[[V7]], %[[V3]] : index
+// CHECK-NEXT: %[[V9:[0-9]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V10:[0-9]+]] = arith.remui %[[V8]], %[[V9]] : index
+// CHECK-NEXT: %[[V11:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V12:[0-9]+]] = arith.cmpi eq, %[[V10]], %[[V11]] : index
+// CHECK-NEXT: %[[V13:[0-9]+]] = arith.divui %[[V8]], %[[V9]] : index
+// CHECK-NEXT: %[[V14:[0-9]+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[V15:[0-9]+]] = arith.cmpi ule, %[[V13]], %[[V14]] : index
+// CHECK-NEXT: %[[V16:[0-9]+]] = arith.minui %[[V13]], %[[V14]] : index
+// CHECK-NEXT: %[[V17:[0-9]+]] = arith.constant 3 : index
+// CHECK-NEXT: %[[V18:[0-9]+]] = arith.muli %[[V1]], %[[V17]] : index
+// CHECK-NEXT: %[[V19:[0-9]+]] = arith.addi %[[V18]], %[[V3]] : index
+// CHECK-NEXT: %[[V20:[0-9]+]] = te.read %cols[%[[V0]], %[[V19]], %[[V16]]] : tensor<1x6x3xf32>
+// CHECK-NEXT: %[[V21:[0-9]+]] = arith.andi %[[V6]], %[[V12]] : i1
+// CHECK-NEXT: %[[V22:[0-9]+]] = arith.andi %[[V21]], %[[V15]] : i1
+// CHECK-NEXT: %[[V23:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V24:[0-9]+]] = arith.select %[[V22]], %[[V20]], %[[V23]] : f32
+// CHECK-NEXT: te.yield %[[V24]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %y : tensor<1x2x4xf32>
+
+// -----
+
+// Grid sample: the grid's x (last) coordinate is denormalised to the input's last axis, rounded half to even
+// (nearest), and read at its clamped index; a tap outside the image reads 0 (zeros padding).
+
+func.func @grid_sample_nearest(%x: tensor<1x1x4xf32>, %grid: tensor<1x3x1xf32>) -> tensor<1x1x3xf32> {
+  %y = graph.grid_sample %x, %grid {mode = "nearest", padding_mode = "zeros"} : (tensor<1x1x4xf32>, tensor<1x3x1xf32>) -> tensor<1x1x3xf32>
+  func.return %y : tensor<1x1x3xf32>
+}
+
+// CHECK-LABEL: func.func @grid_sample_nearest(%x: tensor<1x1x4xf32>, %grid: tensor<1x3x1xf32>) -> tensor<1x1x3xf32> {
+// CHECK-NEXT: %y = te.compute "grid_sample" (%[[V0:[0-9]+]], %[[V1:[0-9]+]], %[[V2:[0-9]+]]) -> tensor<1x1x3xf32> {
+// CHECK-NEXT: %[[V3:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V4:[0-9]+]] = te.read %grid[%[[V0]], %[[V2]], %[[V3]]] : tensor<1x3x1xf32>
+// CHECK-NEXT: %[[V5:[0-9]+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT: %[[V6:[0-9]+]] = arith.addf %[[V4]], %[[V5]] : f32
+// CHECK-NEXT: %[[V7:[0-9]+]] = arith.constant 4.000000e+00 : f32
+// CHECK-NEXT: %[[V8:[0-9]+]] = arith.mulf %[[V6]], %[[V7]] : f32
+// CHECK-NEXT: %[[V9:[0-9]+]] = arith.subf %[[V8]], %[[V5]] : f32
+// CHECK-NEXT: %[[V10:[0-9]+]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT: %[[V11:[0-9]+]] = arith.mulf %[[V9]], %[[V10]] : f32
+// CHECK-NEXT: %[[V12:[0-9]+]] = math.roundeven %[[V11]] : f32
+// CHECK-NEXT: %[[V13:[0-9]+]] = arith.fptosi %[[V12]] : f32 to i64
+// CHECK-NEXT: %[[V14:[0-9]+]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[V15:[0-9]+]] = arith.cmpi sge, %[[V13]], %[[V14]] : i64
+// CHECK-NEXT: %[[V16:[0-9]+]] = arith.constant 4 : i64
+// CHECK-NEXT: %[[V17:[0-9]+]] = arith.cmpi slt, %[[V13]], %[[V16]] : i64
+// CHECK-NEXT: %[[V18:[0-9]+]] = arith.andi %[[V15]], %[[V17]] : i1
+// CHECK-NEXT: %[[V19:[0-9]+]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[V20:[0-9]+]] = arith.maxsi %[[V13]], %[[V19]] : i64
+// CHECK-NEXT: %[[V21:[0-9]+]] = arith.constant 3 : i64
+// CHECK-NEXT: %[[V22:[0-9]+]] = arith.minsi %[[V20]], %[[V21]] : i64
+// CHECK-NEXT: %[[V23:[0-9]+]] = arith.index_cast %[[V22]] : i64 to index
+// CHECK-NEXT: %[[V24:[0-9]+]] = te.read %x[%[[V0]], %[[V1]], %[[V23]]] : tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V25:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V26:[0-9]+]] = arith.select %[[V18]], %[[V24]], %[[V25]] : f32
+// CHECK-NEXT: te.yield %[[V26]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %y : tensor<1x1x3xf32>
