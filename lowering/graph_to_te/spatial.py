@@ -27,9 +27,17 @@ def _all(conditions: list[SSAValue]) -> SSAValue | None:
     return valid
 
 
+def _phase_taps(block: int, stride: int, dilation: int) -> int:
+    """How many taps of a block axis can reach one image position: ceil(block / stride) where taps are stride apart
+    in phase (dilation 1, stride > 1), else all of them."""
+    return -(-block // stride) if dilation == 1 and stride > 1 else block
+
+
 class Col2ImLowering(RewritePattern):
     """Lower col2im to a sum "col2im" over the block taps: image position `o` along an axis takes tap `b` from the
-    block at `(o + pad - b * dilation) / stride` where that divides exactly and lies among the block positions."""
+    block at `(o + pad - b * dilation) / stride` where that divides exactly and lies among the block positions.
+    With dilation 1 and a stride s > 1 only the taps `b = (o + pad) % s + s * j` divide, so the sum runs over j
+    (ceil(block / s) taps) from the block at `(o + pad) / s - j`, not over every tap."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.Col2ImOp, rewriter: PatternRewriter) -> None:
@@ -37,28 +45,39 @@ class Col2ImLowering(RewritePattern):
         strides, pads, dilations = op.strides.get_values(), op.pads.get_values(), op.dilations.get_values()
         blocks, spatial, taps = op.columns.get_values(), len(block), pymath.prod(block)
         shape = graph.shape_of(op.result)
+        extents = tuple(_phase_taps(block[a], strides[a], dilations[a]) for a in range(spatial))
 
         def body(indices: Indices) -> SSAValue:
             n, c = indices[0], indices[1]
-            outputs, offsets = indices[2 : 2 + spatial], indices[2 + spatial :]
+            outputs, steps = indices[2 : 2 + spatial], indices[2 + spatial :]
             conditions: list[SSAValue] = []
             positions: list[SSAValue] = []
+            offsets: list[SSAValue] = []
             for a in range(spatial):
                 shifted = outputs[a]
                 if pads[a]:
                     shifted = arith.AddiOp(shifted, index_constant(pads[a])).result
-                if dilations[a] != 1:
-                    tap = arith.MuliOp(offsets[a], index_constant(dilations[a])).result
-                else:
-                    tap = offsets[a]
-                conditions.append(arith.CmpiOp(shifted, tap, "uge").result)
-                distance = arith.SubiOp(arith.MaxUIOp(shifted, tap).result, tap).result
-                position = distance
-                if strides[a] != 1:
+                if extents[a] != block[a]:  # the taps in phase with o: b = (o + pad) % s + s * j
                     stride = index_constant(strides[a])
-                    remainder = arith.RemUIOp(distance, stride).result
+                    phase = arith.RemUIOp(shifted, stride).result
+                    offset = arith.AddiOp(phase, arith.MuliOp(steps[a], stride).result).result
+                    if extents[a] * strides[a] > block[a]:
+                        last_tap = index_constant(block[a] - 1)
+                        conditions.append(arith.CmpiOp(offset, last_tap, "ule").result)
+                        offset = arith.MinUIOp(offset, last_tap).result
+                    shifted, tap, divided = arith.DivUIOp(shifted, stride).result, steps[a], True
+                else:
+                    offset = steps[a]
+                    tap = offset if dilations[a] == 1 else arith.MuliOp(offset, index_constant(dilations[a])).result
+                    divided = strides[a] == 1
+                offsets.append(offset)
+                conditions.append(arith.CmpiOp(shifted, tap, "uge").result)
+                position = arith.SubiOp(arith.MaxUIOp(shifted, tap).result, tap).result
+                if not divided:
+                    stride = index_constant(strides[a])
+                    remainder = arith.RemUIOp(position, stride).result
                     conditions.append(arith.CmpiOp(remainder, index_constant(0), "eq").result)
-                    position = arith.DivUIOp(distance, stride).result
+                    position = arith.DivUIOp(position, stride).result
                 last = index_constant(blocks[a] - 1)
                 conditions.append(arith.CmpiOp(position, last, "ule").result)
                 positions.append(arith.MinUIOp(position, last).result)
@@ -68,7 +87,7 @@ class Col2ImLowering(RewritePattern):
             assert valid is not None
             return arith.SelectOp(valid, value, f32_constant(0.0)).result
 
-        rewriter.replace(op, build_compute("col2im", shape, body, tuple(block), "sum"))
+        rewriter.replace(op, build_compute("col2im", shape, body, extents, "sum"))
 
 
 def _reflect(x: SSAValue, low: float, high: float) -> SSAValue:
