@@ -162,9 +162,18 @@ def test_resize(
     _check("Resize", {"X": x}, constants, **attributes)
 
 
-@pytest.mark.parametrize(("scales", "mode"), [((1, 1, 2, 3), "nearest"), ((1, 1, 2, 1.5), "linear")], ids=str)
+@pytest.mark.parametrize(
+    ("scales", "mode"),
+    [
+        ((1, 1, 2, 3), "nearest"),
+        ((1, 1, 0.5, 0.6), "nearest"),
+        ((1, 1, 2, 1.5), "linear"),
+        ((1, 1, 0.6, 0.5), "linear"),
+    ],
+    ids=str,
+)
 def test_resize_opset_10(scales: tuple[float, ...], mode: str) -> None:
-    _check("Resize", {"X": (1, 2, 3, 4)}, {"scales": _f32(*scales)}, opset=10, mode=mode)
+    _check("Resize", {"X": (1, 2, 5, 6)}, {"scales": _f32(*scales)}, opset=10, mode=mode)
 
 
 @pytest.mark.parametrize(("scales", "mode"), [((1, 1, 2, 3), "nearest"), ((1, 1, 2, 2), "linear")], ids=str)
@@ -299,6 +308,11 @@ GRID_SAMPLES = [  # (input shape, grid shape, attributes)
 def test_grid_sample(x: Shape, grid: Shape, attributes: dict[str, Any]) -> None:
     # Coordinates reach past [-1, 1] so that every padding mode matters.
     _check("GridSample", {"X": x, "grid": grid}, opset=20, low=-1.4, high=1.4, **attributes)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_opset_16(mode: str) -> None:
+    _check("GridSample", {"X": (1, 2, 5, 4), "grid": (1, 3, 3, 2)}, opset=16, low=-1.0, high=1.0, mode=mode)
 
 
 def test_grid_sample_cubic_border_follows_onnx_reference() -> None:
