@@ -182,8 +182,10 @@ class GridSampleLowering(RewritePattern):
                     offsets, weights = [0, 1], [arith.SubfOp(one, fraction).result, fraction]
                 else:
                     offsets, weights = [-1, 0, 1, 2], list(_cubic_weights(fraction))
-            # Taps are at most 2 outside the axis: reflect or clamp their integer index back in.
-            first = arith.FPToSIOp(base, i64).result
+            # Taps are at most 2 outside the axis: reflect or clamp their integer index back in. The float is bounded
+            # first (maxnum and minnum also take NaN to a bound) so that the conversion is always defined.
+            bounded = arith.MinnumfOp(arith.MaxnumfOp(base, f32_constant(-3.0)).result, f32_constant(size + 2.0)).result
+            first = arith.FPToSIOp(bounded, i64).result
             result: list[tuple[SSAValue, SSAValue | None, SSAValue | None]] = []
             for offset, weight in zip(offsets, weights):
                 tap = first if offset == 0 else arith.AddiOp(first, _i64(offset)).result

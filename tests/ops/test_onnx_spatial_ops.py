@@ -315,6 +315,21 @@ def test_grid_sample_opset_16(mode: str) -> None:
     _check("GridSample", {"X": (1, 2, 5, 4), "grid": (1, 3, 3, 2)}, opset=16, low=-1.0, high=1.0, mode=mode)
 
 
+@pytest.mark.parametrize("mode", ["linear", "nearest", "cubic"])
+def test_grid_sample_at_non_finite_coordinates_reads_in_bounds(mode: str) -> None:
+    """NaN and infinite coordinates (undefined results) must still read inside the image; the other points match."""
+    model = _with_output_shape(
+        _model("GridSample", {"X": (1, 1, 4, 4), "grid": (1, 2, 2, 2)}, {}, 20, {"mode": mode}), (1, 1, 2, 2)
+    )
+    rng = np.random.default_rng(0)
+    image = rng.uniform(-1, 1, (1, 1, 4, 4)).astype(np.float32)
+    grid = np.array([[[[np.nan, 0.2], [np.inf, -np.inf]], [[0.3, -0.4], [-0.7, 0.9]]]], dtype=np.float32)
+    (actual,) = InferenceSession(model).run(None, {"X": image, "grid": grid})
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (expected,) = session.run(None, {"X": image, "grid": grid})
+    np.testing.assert_allclose(actual[..., 1, :], expected[..., 1, :], rtol=RTOL, atol=ATOL)
+
+
 def test_grid_sample_cubic_border_follows_onnx_reference() -> None:
     """Cubic sampling with border padding clamps a coordinate outside the image to the border, then interpolates
     (onnx's reference, which the conformance tests check); ONNX Runtime clamps each tap instead, as PyTorch does."""

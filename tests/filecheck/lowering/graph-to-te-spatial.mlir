@@ -98,20 +98,24 @@ func.func @grid_sample_nearest(%x: tensor<1x1x4xf32>, %grid: tensor<1x3x1xf32>) 
 // CHECK-NEXT: %[[V10:[0-9]+]] = arith.constant 5.000000e-01 : f32
 // CHECK-NEXT: %[[V11:[0-9]+]] = arith.mulf %[[V9]], %[[V10]] : f32
 // CHECK-NEXT: %[[V12:[0-9]+]] = math.roundeven %[[V11]] : f32
-// CHECK-NEXT: %[[V13:[0-9]+]] = arith.fptosi %[[V12]] : f32 to i64
-// CHECK-NEXT: %[[V14:[0-9]+]] = arith.constant 0 : i64
-// CHECK-NEXT: %[[V15:[0-9]+]] = arith.cmpi sge, %[[V13]], %[[V14]] : i64
-// CHECK-NEXT: %[[V16:[0-9]+]] = arith.constant 4 : i64
-// CHECK-NEXT: %[[V17:[0-9]+]] = arith.cmpi slt, %[[V13]], %[[V16]] : i64
-// CHECK-NEXT: %[[V18:[0-9]+]] = arith.andi %[[V15]], %[[V17]] : i1
-// CHECK-NEXT: %[[V19:[0-9]+]] = arith.constant 0 : i64
-// CHECK-NEXT: %[[V20:[0-9]+]] = arith.maxsi %[[V13]], %[[V19]] : i64
-// CHECK-NEXT: %[[V21:[0-9]+]] = arith.constant 3 : i64
-// CHECK-NEXT: %[[V22:[0-9]+]] = arith.minsi %[[V20]], %[[V21]] : i64
-// CHECK-NEXT: %[[V23:[0-9]+]] = arith.index_cast %[[V22]] : i64 to index
-// CHECK-NEXT: %[[V24:[0-9]+]] = te.read %x[%[[V0]], %[[V1]], %[[V23]]] : tensor<1x1x4xf32>
-// CHECK-NEXT: %[[V25:[0-9]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[V26:[0-9]+]] = arith.select %[[V18]], %[[V24]], %[[V25]] : f32
-// CHECK-NEXT: te.yield %[[V26]] : f32
+// CHECK-NEXT: %[[V13:[0-9]+]] = arith.constant -3.000000e+00 : f32
+// CHECK-NEXT: %[[V14:[0-9]+]] = arith.maxnumf %[[V12]], %[[V13]] : f32
+// CHECK-NEXT: %[[V15:[0-9]+]] = arith.constant 6.000000e+00 : f32
+// CHECK-NEXT: %[[V16:[0-9]+]] = arith.minnumf %[[V14]], %[[V15]] : f32
+// CHECK-NEXT: %[[V17:[0-9]+]] = arith.fptosi %[[V16]] : f32 to i64
+// CHECK-NEXT: %[[V18:[0-9]+]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[V19:[0-9]+]] = arith.cmpi sge, %[[V17]], %[[V18]] : i64
+// CHECK-NEXT: %[[V20:[0-9]+]] = arith.constant 4 : i64
+// CHECK-NEXT: %[[V21:[0-9]+]] = arith.cmpi slt, %[[V17]], %[[V20]] : i64
+// CHECK-NEXT: %[[V22:[0-9]+]] = arith.andi %[[V19]], %[[V21]] : i1
+// CHECK-NEXT: %[[V23:[0-9]+]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[V24:[0-9]+]] = arith.maxsi %[[V17]], %[[V23]] : i64
+// CHECK-NEXT: %[[V25:[0-9]+]] = arith.constant 3 : i64
+// CHECK-NEXT: %[[V26:[0-9]+]] = arith.minsi %[[V24]], %[[V25]] : i64
+// CHECK-NEXT: %[[V27:[0-9]+]] = arith.index_cast %[[V26]] : i64 to index
+// CHECK-NEXT: %[[V28:[0-9]+]] = te.read %x[%[[V0]], %[[V1]], %[[V27]]] : tensor<1x1x4xf32>
+// CHECK-NEXT: %[[V29:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V30:[0-9]+]] = arith.select %[[V22]], %[[V28]], %[[V29]] : f32
+// CHECK-NEXT: te.yield %[[V30]] : f32
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %y : tensor<1x1x3xf32>
