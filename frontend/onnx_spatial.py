@@ -186,7 +186,6 @@ def AffineGrid(ctx: NodeContext, theta: Value, size: Value, *, align_corners: in
     if spatial not in (2, 3) or matrix != (extents[0], spatial, spatial + 1):
         raise NodeError(f"theta of shape {matrix} does not match size {extents} (need (N, 2, 3) or (N, 3, 4))")
     n, sizes = extents[0], extents[2:]
-    grid_shape = (n, *sizes, spatial)
     total: SSAValue | None = None
     # theta's column j multiplies the coordinate along image axis spatial - 1 - j (x is the last axis).
     for column in range(spatial + 1):
@@ -200,8 +199,6 @@ def AffineGrid(ctx: NodeContext, theta: Value, size: Value, *, align_corners: in
             term = ctx.emit(graph.MulOp(term, _constant(ctx, f"base{axis}", base)))
         total = term if total is None else ctx.emit(graph.AddOp(total, term))
     assert total is not None
-    if shape_of(total) != grid_shape:
-        total = ctx.emit(graph.ExpandOp(total, grid_shape))
     return total
 
 
