@@ -181,6 +181,11 @@ def test_upsample(scales: tuple[float, ...], mode: str) -> None:
     _check("Upsample", {"X": (1, 2, 3, 4)}, {"scales": _f32(*scales)}, opset=9, mode=mode)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_upsample_opset_7_scales_attribute(mode: str) -> None:
+    _check("Upsample", {"X": (1, 2, 3, 4)}, opset=7, mode=mode, scales=[1.0, 1.0, 2.0, 3.0])
+
+
 CONV_TRANSPOSES = [  # (input shape, weight shape, bias?, attributes)
     ((1, 2, 4, 4), (2, 3, 3, 3), True, {}),
     ((2, 4, 5, 5), (4, 2, 3, 3), False, {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
