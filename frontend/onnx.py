@@ -11,7 +11,8 @@ chain) is not computed by native code: it is returned in `ImportedModel.constant
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
 float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
 only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
-`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_nn`, `onnx_normalization` and `onnx_tensor`.
+`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_nn`, `onnx_normalization`, `onnx_tensor`,
+`onnx_spatial` and `onnx_resize`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_resize,
+    onnx_spatial,
     onnx_tensor,
 )
 from minimlc.frontend.onnx_ops import (
@@ -67,6 +70,8 @@ CONVERTERS = {
     **onnx_normalization.CONVERTERS,
     **onnx_tensor.CONVERTERS,
     **onnx_indexing.CONVERTERS,
+    **onnx_spatial.CONVERTERS,
+    **onnx_resize.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -100,6 +105,9 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "OneHot": (1,),
     "Resize": (1, 2, 3),
     "Upsample": (1,),
+    "CenterCropPad": (1,),
+    "AffineGrid": (1,),
+    "Col2Im": (1, 2),
     "Split": (1,),
     "Squeeze": (1,),
     "Unsqueeze": (1,),

@@ -368,27 +368,26 @@ def test_input_shapes_cannot_change_a_static_dimension(declared: Dims, given: li
 
 
 def test_unsupported_ops_are_all_reported_before_converting() -> None:
-    conv = {"kernel_shape": [3, 3]}
     nodes = [
-        helper.make_node("ConvTranspose", ["x", "w"], ["c1"], name="conv1", **conv),
+        helper.make_node("GlobalLpPool", ["x"], ["c1"], name="pool1", p=3),
         helper.make_node("Add", ["c1", "bad"], ["a"], name="add_with_bad_shapes"),
-        helper.make_node("ConvTranspose", ["a", "w"], ["c2"], name="conv2", **conv),
+        helper.make_node("GlobalLpPool", ["a"], ["c2"], name="pool2", p=3),
         helper.make_node("LSTM", ["seq", "lw", "lr"], ["h"], name="lstm_0", hidden_size=2),
-        helper.make_node("ConvTranspose", ["c2", "w"], ["c3"], **conv),
+        helper.make_node("GlobalLpPool", ["c2"], ["c3"], p=3),
         helper.make_node("Frobnicate", ["c3"], ["y"], name="frob", domain="com.example"),
     ]
     inputs = [_info("x", [1, 1, 9, 9]), _info("bad", [5]), _info("seq", [1, 1, 2])]
-    initializers = {"w": _weight((1, 1, 3, 3)), "lw": _weight((1, 8, 2)), "lr": _weight((1, 8, 2))}
+    initializers = {"lw": _weight((1, 8, 2)), "lr": _weight((1, 8, 2))}
     outputs = [_info("y", [1, 1, 3, 3]), _info("h", [1, 1, 1, 2])]
     model = _model(nodes, inputs, outputs, initializers, extra_opsets=[("com.example", 2)])
     message = (
-        "model has 3 unsupported operator types: ConvTranspose (opset 13): conv1, conv2, <unnamed node #4>; "
+        "model has 3 unsupported operator types: GlobalLpPool (opset 13): pool1, pool2, <unnamed node #4>; "
         "LSTM (opset 13): lstm_0; com.example.Frobnicate (opset 2): frob"
     )
     with pytest.raises(UnsupportedOpsError, match=re.escape(message)) as caught:
         import_model(model)
     assert caught.value.ops == [
-        ("ConvTranspose", 13, ["conv1", "conv2", "<unnamed node #4>"]),
+        ("GlobalLpPool", 13, ["pool1", "pool2", "<unnamed node #4>"]),
         ("LSTM", 13, ["lstm_0"]),
         ("com.example.Frobnicate", 2, ["frob"]),
     ]

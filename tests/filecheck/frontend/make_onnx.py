@@ -43,19 +43,17 @@ def mlp() -> onnx.ModelProto:
 
 
 def unsupported() -> onnx.ModelProto:
-    """Two ConvTranspose nodes, an op the importer does not support (opset 13)."""
-    w = numpy_helper.from_array(np.ones((1, 1, 1, 1), dtype=np.float32), "w")
+    """Two GlobalLpPool nodes, an op the importer does not support (opset 13)."""
     nodes = [
-        helper.make_node("ConvTranspose", ["x", "w"], ["c1"], name="conv1"),
-        helper.make_node("ConvTranspose", ["c1", "w"], ["c2"], name="conv2"),
+        helper.make_node("GlobalLpPool", ["x"], ["c1"], name="pool1"),
+        helper.make_node("GlobalLpPool", ["c1"], ["c2"], name="pool2"),
         helper.make_node("Relu", ["c2"], ["y"], name="relu"),
     ]
     graph = helper.make_graph(
         nodes,
         "unsupported",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 4])],
-        [w],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 1])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
 

@@ -3,4 +3,4 @@
 
 // Every unsupported node is reported at once, with its opset and node names, before anything is converted.
 
-// CHECK: mini-opt: error: model has 1 unsupported operator type: ConvTranspose (opset 13): conv1, conv2
+// CHECK: mini-opt: error: model has 1 unsupported operator type: GlobalLpPool (opset 13): pool1, pool2
