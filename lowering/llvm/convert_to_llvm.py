@@ -47,6 +47,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
+from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.abi import ENTRY_ATTR, packed_name
 from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
 from minimlc.lowering.llvm.conversion import (
@@ -274,6 +275,26 @@ class ViewLowering(RewritePattern):
         replace_lowered(rewriter, op, [gep])
 
 
+class CallExternLowering(RewritePattern):
+    """Lowers `loop.call_extern "f" via %fn (%a, %b)` to `%fn(args)`, `args` a stack array of the buffers' addresses
+    (the external-function ABI, `int32_t f(void **buffers)`; the status is the function's to report)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.CallExternOp, rewriter: PatternRewriter) -> None:
+        if op.function is None:
+            raise DiagnosticException(
+                f"convert-to-llvm: call_extern '{op.callee.data}' has no function pointer (run loop-to-scf first)"
+            )
+        count = i64_constant(len(op.buffers))
+        array = llvm.AllocaOp(count, _PTR, 8)
+        ops: list[Operation] = [count, array]
+        for index, buffer in enumerate(op.buffers):
+            slot = llvm.GEPOp(array.res, [index], _PTR, inbounds=True)
+            ops += [slot, llvm.StoreOp(as_llvm(rewriter, buffer), slot.result)]
+        ops.append(llvm_ext.CallIndirectOp(op.function, [array.res], IntegerType(32)))
+        rewriter.replace(op, ops, [])
+
+
 @dataclass(frozen=True)
 class ConvertToLlvmPass(ModulePass):
     """Lowers func/cf/memref/arith/math to the llvm dialect (see the module docstring)."""
@@ -293,6 +314,7 @@ class ConvertToLlvmPass(ModulePass):
             DeallocLowering(),
             AllocaLowering(),
             ViewLowering(),
+            CallExternLowering(),
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,
         ]
