@@ -135,7 +135,9 @@ def extern_calls_of(function: func.FuncOp | llvm.FuncOp) -> list[ExternCall]:
         callee, slot, buffers, outputs = (call.data[key] for key in ("callee", "slot", "buffers", "num_outputs"))
         assert isinstance(callee, StringAttr) and isinstance(slot, IntegerAttr) and isinstance(outputs, IntegerAttr)
         assert isinstance(buffers, ArrayAttr)
-        types = [(tuple(t.get_shape()), buffer_dtype(t.element_type)) for t in buffers.data if isinstance(t, MemRefType)]
+        types = [
+            (tuple(t.get_shape()), buffer_dtype(t.element_type)) for t in buffers.data if isinstance(t, MemRefType)
+        ]
         found.append(ExternCall(callee.data, slot.value.data, tuple(types), outputs.value.data))
     return found
 
