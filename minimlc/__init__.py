@@ -14,6 +14,7 @@ from typing import Any
 _EXPORTS = {
     "GraphBuilder": "minimlc.frontend.graph_builder",
     "register_func": "minimlc.runtime.extern",
+    "partition_for_target": "minimlc.runtime.byoc",
 }
 """Public name -> the module that defines it."""
 
