@@ -1,4 +1,4 @@
-"""docs/tutorial.md and docs/dialects.md cannot rot: their code blocks run here.
+"""docs/tutorial.md, docs/byoc.md and docs/dialects.md cannot rot: their code blocks run here.
 
 Convention (stated in the tutorial): a fenced block right after `<!-- file: NAME -->` is written to NAME in a fresh
 folder (blocks for one file are appended in order); other `python` blocks run in order in one namespace, `sh` blocks
@@ -31,24 +31,30 @@ def blocks(page: str) -> list[tuple[str | None, str, str]]:
     return found
 
 
-def test_tutorial_blocks_follow_the_convention() -> None:
-    for file, language, code in blocks("tutorial.md"):
-        assert language in ("python", "sh", "mlir"), f"block of unknown language {language}: {code[:60]}"
+PAGES = ["tutorial.md", "byoc.md"]
+"""The pages whose blocks run in order."""
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_tutorial_blocks_follow_the_convention(page: str) -> None:
+    for file, language, code in blocks(page):
+        assert language in ("python", "sh", "mlir") or file is not None, f"block of unknown language {language}"
         assert file is not None or language != "mlir", f"an mlir block needs a file name: {code[:60]}"
 
 
-def test_tutorial_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_tutorial_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     env = {**os.environ, "PATH": SCRIPTS + os.pathsep + os.environ.get("PATH", "")}
     namespace: dict[str, object] = {"__name__": "tutorial"}
     try:
-        for number, (file, language, code) in enumerate(blocks("tutorial.md"), start=1):
+        for number, (file, language, code) in enumerate(blocks(page), start=1):
             if file is not None:
                 (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
                 with (tmp_path / file).open("a") as stream:
                     stream.write(code)
             elif language == "python":
-                exec(compile(code, f"docs/tutorial.md block {number}", "exec"), namespace)
+                exec(compile(code, f"docs/{page} block {number}", "exec"), namespace)
             else:
                 result = subprocess.run(
                     ["bash", "-euo", "pipefail", "-c", code], capture_output=True, text=True, env=env, check=False
