@@ -1,7 +1,8 @@
 """External functions: `graph.call_extern`, a call to a function registered by name outside the compiler.
 
 The call is destination-passing at run time (as Relax's `call_dps_packed`): the compiled code allocates the results
-and passes the operands' and results' buffers to the function, which fills the results.
+and passes the operands' and results' buffers to the function, which fills the results. As in Relax, the function is
+taken to be pure (its results depend on its operands alone), so `cse` merges equal calls and `dce` drops unused ones.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, var_operand_def, var_result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def, var_operand_def, var_result_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.core import ELEMENT_TYPES, AnyTensor, element_type, shape_of
@@ -42,6 +44,7 @@ class CallExternOp(IRDLOperation):
     args = var_operand_def(AnyTensor)
     res = var_result_def(AnyTensor)
     assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
+    traits = traits_def(Pure())
 
     def __init__(self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]):
         super().__init__(operands=[args], result_types=[result_types], properties={"callee": StringAttr(callee)})
