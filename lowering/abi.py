@@ -50,6 +50,9 @@ EXTERNS_ATTR = "minimlc.externs"
 """On a function calling external functions (`loop.call_extern`): per call, in order, `{callee, slot, buffers,
 num_outputs}`: the parameter (after the pool, before the weights) where the runtime binds the function's address,
 and the buffer types it is called with (inputs, then outputs). The function is `int32_t f(void **buffers)`."""
+EXTERN_STATUS_ATTR = "minimlc.extern_status"
+"""Index of the parameter (after the function pointers) that takes a run's status: two int32, zero before the run;
+the first call returning non-zero writes its function pointer's slot + 1 and the value it returned."""
 PARALLEL_FOR = "minimlc_parallel_for"
 """`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`: the thread pool's one entry point."""
 
@@ -75,6 +78,8 @@ class EntrySignature:
     """Index of the thread-pool parameter (right after the outputs), if the entry runs parallel loops."""
     extern_calls: list[ExternCall] = field(default_factory=list)
     """The external calls the entry makes, each with the parameter that takes the function's address."""
+    extern_status_slot: int | None = None
+    """The parameter that takes the run's status word (`EXTERN_STATUS_ATTR`), if there are external calls."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,8 @@ def entry_signature(module: ModuleOp) -> EntrySignature:
             for t in types[len(types) - count :]
             if isinstance(t, MemRefType)
         ]
-    return EntrySignature(weight_names, buffers, int_attribute(entry, POOL_ATTR, None), extern_calls_of(entry))
+    pool_slot, status_slot = int_attribute(entry, POOL_ATTR, None), int_attribute(entry, EXTERN_STATUS_ATTR, None)
+    return EntrySignature(weight_names, buffers, pool_slot, extern_calls_of(entry), status_slot)
 
 
 def extern_calls_of(function: func.FuncOp | llvm.FuncOp) -> list[ExternCall]:

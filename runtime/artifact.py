@@ -103,6 +103,7 @@ def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
                 }
                 for call in signature.extern_calls
             ],
+            "extern_status": signature.extern_status_slot,
         },
         "inputs": [tensor_meta(info) for info in compiled.inputs],
         "computed_outputs": [tensor_meta(info) for info in compiled.outputs],
@@ -133,7 +134,9 @@ def bind_code(
         )
         for call in entry.get("externs", [])
     ]
-    signature = EntrySignature(list(entry["weights"]), buffers, entry["pool_slot"], extern_calls)
+    signature = EntrySignature(
+        list(entry["weights"]), buffers, entry["pool_slot"], extern_calls, entry.get("extern_status")
+    )
     target = target_from_meta(meta["target"])
     if signature.pool_slot is not None:
         if "pool_code" in blobs:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import StringAttr
 from xdsl.rewriter import Rewriter
 
 from minimlc.dialects import graph
@@ -96,7 +97,7 @@ def partition_for_target(
 def _structure_hash(function: func.FuncOp) -> str:
     """A name for a region's code: the hash of its body and signature, printed under a fixed name."""
     copy = function.clone()
-    copy.sym_name = copy.sym_name.__class__("region")
+    copy.sym_name = StringAttr("region")
     return hashlib.sha256(str(copy).encode()).hexdigest()[:12]
 
 

@@ -51,6 +51,8 @@ class CompiledModel:
     """Where the entry takes the thread pool's address (None: the model has no parallel loop)."""
     extern_calls: list[ExternCall] = field(default_factory=list[ExternCall])
     """The entry's external calls; `extern_addresses` are the functions bound to them, in order."""
+    extern_status_slot: int | None = None
+    """Where the entry takes the run's status word (two int32) when it makes external calls."""
     extern_addresses: list[int] = field(default_factory=list[int], repr=False)
     extern_functions: list[object] = field(default_factory=list[object], repr=False)
     """What keeps the bound functions (Python callables' native trampolines) alive."""
@@ -65,7 +67,9 @@ class CompiledModel:
     def signature(self) -> EntrySignature:
         """The entry's trailing ABI, as bound."""
         buffers = [(buffer.shape, buffer.dtype) for buffer in self.precomputed]
-        return EntrySignature(list(self.weights), buffers, self.pool_slot, list(self.extern_calls))
+        return EntrySignature(
+            list(self.weights), buffers, self.pool_slot, list(self.extern_calls), self.extern_status_slot
+        )
 
 
 def bind(
@@ -93,6 +97,7 @@ def bind(
         precomputed=precomputed,
         pool_slot=signature.pool_slot,
         extern_calls=list(signature.extern_calls),
+        extern_status_slot=signature.extern_status_slot,
         extern_addresses=extern_addresses,
         extern_functions=extern_functions,
         llvm_ir=llvm_ir,

@@ -8,7 +8,8 @@ then its outputs, which it fills. Either
   once the entry returns, and the external calls after it in that run are skipped; or
 - a C function, a ctypes function pointer of type `int32_t f(void **buffers)` (0 on success), called directly by
   the compiled code. It must declare its buffers' shapes and dtypes (`signature=`): native code is never handed
-  buffers it could overrun.
+  buffers it could overrun. The first call of a run that returns non-zero is recorded in the run's status word, and
+  `run` raises `ExternalFunctionError` naming the function and the value once the entry returns.
 
 Compiled code calls each external call site through a function pointer the runtime binds when the model loads
 (`minimlc.lowering.abi.ExternCall`): a call to a name no one registered is refused before anything is compiled,
@@ -155,6 +156,13 @@ def raise_pending_error() -> None:
     if error is not None:
         _PENDING.error = None
         raise error
+
+
+def check_status(calls: Sequence[ExternCall], status: np.ndarray) -> None:
+    """Raise `ExternalFunctionError` if a run's status word (`abi.EXTERN_STATUS_ATTR`) records a failed call."""
+    if status[0]:
+        callee = next((call.callee for call in calls if call.slot == status[0] - 1), "?")
+        raise ExternalFunctionError(f"external function '{callee}' failed: it returned {int(status[1])}")
 
 
 def _trampoline(function: Callable[..., Any], buffers: BufferTypes) -> Callable[[Any], int]:

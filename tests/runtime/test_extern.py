@@ -119,3 +119,18 @@ def test_saved_model_binds_its_functions_again_by_name(tmp_path: Path, feeds: di
     register_func("test.linear", lambda x, w, out: linear(2 * x, w, out))
     (y,) = load(tmp_path / "model.mlc").run(None, feeds)
     np.testing.assert_allclose(y, np.maximum(2 * feeds["x"] @ feeds["w"].T, 0), rtol=1e-5, atol=1e-5)
+
+
+def test_failing_c_function_is_reported_by_run(feeds: dict[str, np.ndarray]) -> None:
+    pointer = EXTERN_FUNCTION(lambda buffers: 7)
+    register_func("test.linear", pointer, signature=[((2, 8), F32), ((4, 8), F32), ((2, 4), F32)])
+    session = InferenceSession.from_imported(imported())
+    with pytest.raises(ExternalFunctionError, match="external function 'test.linear' failed: it returned 7"):
+        session.run(None, feeds)
+
+
+def test_shared_library_refuses_external_calls(tmp_path: Path) -> None:
+    from minimlc.runtime.shared_library import export_library
+
+    with pytest.raises(ValueError, match=r"calls external functions \(test.linear\)"):
+        export_library(imported(), tmp_path / "libmodel.so")
