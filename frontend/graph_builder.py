@@ -121,6 +121,11 @@ class GraphBuilder:
             if isinstance(op, func.ReturnOp):
                 returned = [mapping.get(v, v) for v in op.arguments]
                 break
+            if isinstance(op, graph.WeightOp) and op.weight_name.data not in self._weights:
+                raise GraphBuildError(
+                    f"emit_te @{function.sym_name.data}: reads weight '{op.weight_name.data}', which this builder "
+                    "does not hold (add it with GraphBuilder.weight first)"
+                )
             clone = op.clone(value_mapper=mapping)
             self._append(clone)
             mapping.update(zip(op.results, clone.results))

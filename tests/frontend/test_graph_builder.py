@@ -15,6 +15,7 @@ from xdsl.parser import Parser
 from minimlc import GraphBuilder
 from minimlc.dialects import graph
 from minimlc.frontend.graph_builder import GraphBuildError
+from minimlc.lowering.graph_to_te.graph_to_te import GraphToTePass
 from minimlc.lowering.pipeline import make_context
 from minimlc.lowering.te.builder import build_compute, f32_constant, read
 from minimlc.runtime import InferenceSession
@@ -32,6 +33,15 @@ func.func @scale_add(%a: tensor<4x6xf32>, %b: tensor<6xf32>) -> tensor<4x6xf32> 
     te.yield %r : f32
   }
   func.return %y : tensor<4x6xf32>
+}
+"""
+
+
+GRAPH_WITH_WEIGHT = """
+func.func @add_scale(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %w = graph.weight "scale" : tensor<2x3xf32>
+  %y = graph.add %x, %w : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  func.return %y : tensor<2x3xf32>
 }
 """
 
@@ -104,6 +114,14 @@ def test_errors_name_what_is_wrong() -> None:
         bb.finish()
     with pytest.raises(GraphBuildError, match="the module holds 0 functions"):
         bb.emit_te(ModuleOp([]), x)
+    lowered = Parser(make_context(), GRAPH_WITH_WEIGHT).parse_module()
+    GraphToTePass().apply(make_context(), lowered)  # a te-level function as graph-to-te makes it, weight handle kept
+    with pytest.raises(GraphBuildError, match="reads weight 'scale', which this builder does not hold"):
+        bb.emit_te(lowered, x)
+    bb.weight("scale", np.ones((2, 3), np.float32))
+    bb.output(bb.emit_te(lowered, x))
+    (result,) = InferenceSession.from_imported(bb.finish()).run(None, {"x": np.full((2, 3), 2, np.float32)})
+    np.testing.assert_array_equal(result, np.full((2, 3), 3, np.float32))
 
 
 def test_call_extern_with_several_results_builds_one_call() -> None:
