@@ -8,7 +8,8 @@ compiler regions, partition) into functions for that target's code generator.
    that does not depend on it (its result becomes a region input), never one between two of its ops.
 3. Outline: each region becomes `func.func private @<target>_region_<k>` (its inputs: the values it reads from
    outside, weights included; its outputs: the values read outside it), marked `minimlc.external_target`, called
-   from where its last op was; unmarked ops that read a region output and sat before that point move after it.
+   from where its last op was; then the ops are reordered so that each follows what it reads (an unmarked reader of
+   a region's result that stood before that point moves after the call), keeping their order otherwise.
 
     %a = graph.conv %x, %w : ...                     %u = graph.sigmoid %y : ...
     %u = graph.sigmoid %y : ...             ->       %b = func.call @c_region_0(%x, %w, %u) : ...
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
@@ -87,8 +88,9 @@ class GraphPartitionPass(ModulePass):
             if EXTERNAL_TARGET_ATTR in function.attributes:
                 continue
             for region in _regions(function, supports):
-                _outline(op, function, region, f"{self.target}_region_{count}", self.target)
+                _outline(op, region, f"{self.target}_region_{count}", self.target)
                 count += 1
+            _sort_topologically(function.body.block)
 
 
 def _regions(function: func.FuncOp, supports: Callable[[Operation], bool]) -> list[list[Operation]]:
@@ -140,7 +142,36 @@ def _has_cycle(merged: set[Operation], position: dict[Operation, int], limit: in
     return False
 
 
-def _outline(module: ModuleOp, function: func.FuncOp, region: list[Operation], name: str, target: str) -> None:
+def _sort_topologically(block: Block) -> None:
+    """Reorder `block` so that every op follows the ops it reads, otherwise keeping the current order (depth-first
+    over operands, in block order): the calls, once in, may be read by ops that stood before their region's end."""
+    ops = list(block.ops)
+    inside = set(ops)
+    placed: set[Operation] = set()
+    order: list[Operation] = []
+    for root in ops:
+        stack: list[tuple[Operation, bool]] = [(root, False)]
+        while stack:
+            op, ready = stack.pop()
+            if op in placed:
+                continue
+            if ready:
+                placed.add(op)
+                order.append(op)
+                continue
+            stack.append((op, True))
+            for operand in reversed(op.operands):
+                owner = operand.owner
+                if isinstance(owner, Operation) and owner in inside and owner not in placed:
+                    stack.append((owner, False))
+    for op in order:
+        op.detach()
+        block.add_op(op)
+
+
+def _outline(module: ModuleOp, region: list[Operation], name: str, target: str) -> None:
+    """Move `region` into a new function and call it where its last op was (a reader of its results may now come
+    before the call: `_sort_topologically` moves it after)."""
     inside = set(region)
     inputs = list(dict.fromkeys(v for op in region for v in op.operands if v.owner not in inside))
     outputs = [r for op in region for r in op.results if any(use.operation not in inside for use in r.uses)]
@@ -155,27 +186,10 @@ def _outline(module: ModuleOp, function: func.FuncOp, region: list[Operation], n
     body.add_op(func.ReturnOp(*[mapping[v] for v in outputs]))
     module.body.block.add_op(outlined)
 
-    last = region[-1]
     call = func.CallOp(name, inputs, [v.type for v in outputs])
-    Rewriter.insert_op(call, InsertPoint.after(last))
-    # Ops outside the region that read its outputs and sat before the call move after it (in order): they cannot
-    # feed the region, or merging would have made a cycle.
-    tainted: set[SSAValue] = set(outputs)
-    later: list[Operation] = []
-    op = region[0].next_op
-    while op is not None and op is not call:
-        following = op.next_op
-        if op not in inside and any(v in tainted for v in op.operands):
-            tainted.update(op.results)
-            op.detach()
-            later.append(op)
-        op = following
+    Rewriter.insert_op(call, InsertPoint.after(region[-1]))
     for value, result in zip(outputs, call.res):
         value.replace_all_uses_with(result)
-    anchor: Operation = call
-    for op in later:
-        Rewriter.insert_op(op, InsertPoint.after(anchor))
-        anchor = op
     for op in reversed(region):
         op.detach()
         op.erase()

@@ -139,3 +139,27 @@ def test_unknown_target_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown BYOC target 'tpu'"):
         partition_for_target(import_model(conv_add_relu(np.random.default_rng(0))), "tpu")
     assert os.environ.get("MINIMLC_CACHE") == "0"
+
+
+def test_interleaved_regions_run_in_a_valid_order(tmp_path: Path) -> None:
+    """The graph of graph-partition.mlir's @interleaved: two C regions with a sigmoid of minimlc's between them."""
+    from minimlc import GraphBuilder
+
+    bb = GraphBuilder()
+    x, y, z = (bb.input(name, (4, 4)) for name in "xyz")
+    a = bb.emit("matmul", x, x)
+    p = bb.emit("add", a, bb.emit("sigmoid", a))
+    q = bb.emit("relu", y)
+    bb.output(bb.emit("add", p, q), "w")
+    bb.output(bb.emit("relu", q), "l")
+    bb.output(bb.emit("add", a, z), "b")
+    partitioned = partition_for_target(bb.finish(), "c", build_dir=tmp_path)
+    assert len(extern_calls(partitioned.module)) == 2
+    rng = np.random.default_rng(3)
+    feeds = {name: rng.standard_normal((4, 4)).astype(np.float32) for name in "xyz"}
+    w, l, b = InferenceSession.from_imported(partitioned).run(None, feeds)
+    a_ = feeds["x"] @ feeds["x"]
+    q_ = np.maximum(feeds["y"], 0)
+    np.testing.assert_allclose(w, a_ + 1 / (1 + np.exp(-a_)) + q_, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(l, q_, rtol=1e-6)
+    np.testing.assert_allclose(b, a_ + feeds["z"], rtol=1e-5, atol=1e-5)

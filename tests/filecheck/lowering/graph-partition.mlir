@@ -98,4 +98,36 @@ func.func @reader(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> (tensor<4x4xf32>,
 // CHECK-NEXT:   %t = graph.tanh %m : tensor<4x4xf32>
 // CHECK-NEXT:   func.return %s, %t : tensor<4x4xf32>, tensor<4x4xf32>
 
+// -----
+
+// Interleaved regions: the add %p cannot join the matmul's region (through the sigmoid it would both feed and read
+// it), so it starts another, which the relus join; the ops end up ordered so that each follows what it reads.
+
+func.func @interleaved(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>, %z: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %a = graph.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = graph.sigmoid %a : tensor<4x4xf32>
+  %p = graph.add %a, %s : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q = graph.relu %y : tensor<4x4xf32>
+  %w = graph.add %p, %q : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %l = graph.relu %q : tensor<4x4xf32>
+  %b = graph.add %a, %z : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  func.return %w, %l, %b : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// CHECK:      func.func @interleaved(
+// CHECK-NEXT:   %a, %b = func.call @c_region_0(%x, %z)
+// CHECK-NEXT:   %s = graph.sigmoid %a : tensor<4x4xf32>
+// CHECK-NEXT:   %w, %l = func.call @c_region_1(%a, %s, %y)
+// CHECK-NEXT:   func.return %w, %l, %b
+// CHECK:      func.func private @c_region_0(
+// CHECK-NEXT:   %a = graph.matmul
+// CHECK-NEXT:   %b = graph.add
+// CHECK-NEXT:   func.return %a, %b
+// CHECK:      func.func private @c_region_1(
+// CHECK-NEXT:   %p = graph.add
+// CHECK-NEXT:   %q = graph.relu
+// CHECK-NEXT:   %w = graph.add %p, %q
+// CHECK-NEXT:   %l = graph.relu %q
+// CHECK-NEXT:   func.return %w, %l
+
 // UNKNOWN: graph-partition: unknown target 'tpu' (registered: c, onnxruntime)
