@@ -7,11 +7,14 @@ emits them as such.
 from __future__ import annotations
 
 from abc import ABC
+from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import AnyFloatConstr, IntegerAttr, IntegerType, SignlessIntegerConstraint, VectorType
+from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
+    EqAttrConstraint,
     IRDLOperation,
     ParsePropInAttrDict,
     VarConstraint,
@@ -20,6 +23,7 @@ from xdsl.irdl import (
     prop_def,
     result_def,
     traits_def,
+    var_operand_def,
 )
 from xdsl.traits import NoMemoryEffect, Pure
 from xdsl.utils.exceptions import VerifyException
@@ -128,4 +132,21 @@ class FCmpOp(IRDLOperation):
         )
 
 
-LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp], [])
+@irdl_op_definition
+class CallIndirectOp(IRDLOperation):
+    """A call through a function pointer, which xDSL's `llvm.call` cannot translate:
+    `%r = llvmx.call_indirect %fn(%args) : (!llvm.ptr) -> i32`."""
+
+    name = "llvmx.call_indirect"
+
+    callee = operand_def(EqAttrConstraint(LLVMPointerType()))
+    args = var_operand_def()
+    result = result_def()
+
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)"
+
+    def __init__(self, callee: SSAValue, args: Sequence[SSAValue], result_type: Attribute):
+        super().__init__(operands=[callee, args], result_types=[result_type])
+
+
+LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp], [])

@@ -23,8 +23,13 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    EqAttrConstraint,
     IRDLOperation,
+    ParsePropInAttrDict,
+    opt_operand_def,
     irdl_op_definition,
     prop_def,
     region_def,
@@ -194,9 +199,50 @@ class PrecomputeOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: operands must be weights or precomputed buffers")
 
 
+@irdl_op_definition
+class CallExternOp(IRDLOperation):
+    """A call to an external function on buffers, inputs then `num_outputs` outputs, which it writes; `loop-to-scf`
+    gives it the function pointer the runtime binds and the run's status word, where a failure is recorded (`via %fn
+    status %st`): `loop.call_extern "env.relu" (%x, %y) {num_outputs = 1 : i64} : memref<8xf32>, memref<8xf32>`."""
+
+    name = "loop.call_extern"
+    callee = prop_def(StringAttr)
+    num_outputs = prop_def(IntegerAttr[I64])
+    function = opt_operand_def(EqAttrConstraint(LLVMPointerType()))
+    status = opt_operand_def(EqAttrConstraint(LLVMPointerType()))
+    buffers = var_operand_def(MemRefType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    assembly_format = (
+        "$callee (`via` $function^ `status` $status)? `(` $buffers `)` attr-dict `:` type($buffers)"
+    )
+
+    def __init__(
+        self,
+        callee: str,
+        buffers: Sequence[SSAValue],
+        num_outputs: int,
+        function: SSAValue | None = None,
+        status: SSAValue | None = None,
+    ):
+        super().__init__(
+            operands=[[] if function is None else [function], [] if status is None else [status], buffers],
+            properties={"callee": StringAttr(callee), "num_outputs": IntegerAttr(num_outputs, i64)},
+        )
+
+    def verify_(self) -> None:
+        if (self.function is None) != (self.status is None):
+            raise VerifyException(f"{self.name} '{self.callee.data}': a function pointer needs a status word")
+        outputs = self.num_outputs.value.data
+        if not 1 <= outputs <= len(self.buffers):
+            raise VerifyException(
+                f"{self.name} '{self.callee.data}': num_outputs {outputs} must be between 1 and the "
+                f"{len(self.buffers)} buffers"
+            )
+
+
 def memref_of(shape: Sequence[int], element_type: Attribute) -> MemRefType:
     """`memref<shape x element_type>`."""
     return MemRefType(element_type, list(shape))
 
 
-Loop = Dialect("loop", [ForOp, AllocOp, WeightOp, PrecomputeOp], [])
+Loop = Dialect("loop", [ForOp, AllocOp, WeightOp, PrecomputeOp, CallExternOp], [])

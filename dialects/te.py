@@ -33,6 +33,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -229,4 +230,23 @@ class YieldOp(IRDLOperation):
         super().__init__(operands=[value])
 
 
-TE = Dialect("te", [ComputeOp, ReadOp, YieldOp], [])
+@irdl_op_definition
+class CallExternOp(IRDLOperation):
+    """A call to an external function that writes the results, as `graph.call_extern`; no te pass looks inside it:
+    `%y = te.call_extern "env.relu" (%x) : (tensor<8xf32>) -> tensor<8xf32>`."""
+
+    name = "te.call_extern"
+    callee = prop_def(StringAttr)
+    args = var_operand_def(TensorType)
+    res = var_result_def(TensorType)
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
+
+    def __init__(self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]):
+        super().__init__(operands=[args], result_types=[result_types], properties={"callee": StringAttr(callee)})
+
+    def verify_(self) -> None:
+        if not self.callee.data or not self.res:
+            raise VerifyException(f"{self.name}: needs a callee name and at least one result")
+
+
+TE = Dialect("te", [ComputeOp, ReadOp, YieldOp, CallExternOp], [])

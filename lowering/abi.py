@@ -17,7 +17,7 @@ modules import it when called.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,6 +46,13 @@ PROFILE_ATTR = "minimlc.profile"
 SCHEDULE_ATTR = "minimlc.schedule"
 """On a kernel: its rule and config as text (`gemm mr=8 nr=32 ...`; a fused kernel's stages joined by ` + `), left by
 `default-schedule{annotate=true}` for the profiler."""
+EXTERNS_ATTR = "minimlc.externs"
+"""On a function calling external functions (`loop.call_extern`): per call, in order, `{callee, slot, buffers,
+num_outputs}`: the parameter (after the pool, before the weights) where the runtime binds the function's address,
+and the buffer types it is called with (inputs, then outputs). The function is `int32_t f(void **buffers)`."""
+EXTERN_STATUS_ATTR = "minimlc.extern_status"
+"""Index of the parameter (after the function pointers) that takes a run's status: two int32, zero before the run;
+the first call returning non-zero writes its function pointer's slot + 1 and the value it returned."""
 PARALLEL_FOR = "minimlc_parallel_for"
 """`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`: the thread pool's one entry point."""
 
@@ -69,6 +76,21 @@ class EntrySignature:
     """Shapes and dtypes of the precomputed buffers, after the weights; non-empty only with an init entry."""
     pool_slot: int | None = None
     """Index of the thread-pool parameter (right after the outputs), if the entry runs parallel loops."""
+    extern_calls: list[ExternCall] = field(default_factory=list)
+    """The external calls the entry makes, each with the parameter that takes the function's address."""
+    extern_status_slot: int | None = None
+    """The parameter that takes the run's status word (`EXTERN_STATUS_ATTR`), if there are external calls."""
+
+
+@dataclass(frozen=True)
+class ExternCall:
+    """One external call of the entry: the registered name, its function-pointer parameter, the shapes and dtypes of
+    the buffers it is passed (inputs, then `num_outputs` outputs)."""
+
+    callee: str
+    slot: int
+    buffers: tuple[tuple[tuple[int, ...], np.dtype], ...]
+    num_outputs: int
 
 
 def buffer_dtype(element: Attribute) -> np.dtype:
@@ -103,7 +125,27 @@ def entry_signature(module: ModuleOp) -> EntrySignature:
             for t in types[len(types) - count :]
             if isinstance(t, MemRefType)
         ]
-    return EntrySignature(weight_names, buffers, int_attribute(entry, POOL_ATTR, None))
+    pool_slot, status_slot = int_attribute(entry, POOL_ATTR, None), int_attribute(entry, EXTERN_STATUS_ATTR, None)
+    return EntrySignature(weight_names, buffers, pool_slot, extern_calls_of(entry), status_slot)
+
+
+def extern_calls_of(function: func.FuncOp | llvm.FuncOp) -> list[ExternCall]:
+    """The external calls `loop-to-scf` recorded on a function (`minimlc.externs`)."""
+    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, MemRefType, StringAttr
+
+    calls = function.attributes.get(EXTERNS_ATTR, ArrayAttr([]))
+    assert isinstance(calls, ArrayAttr)
+    found: list[ExternCall] = []
+    for call in calls.data:
+        assert isinstance(call, DictionaryAttr)
+        callee, slot, buffers, outputs = (call.data[key] for key in ("callee", "slot", "buffers", "num_outputs"))
+        assert isinstance(callee, StringAttr) and isinstance(slot, IntegerAttr) and isinstance(outputs, IntegerAttr)
+        assert isinstance(buffers, ArrayAttr)
+        types = [
+            (tuple(t.get_shape()), buffer_dtype(t.element_type)) for t in buffers.data if isinstance(t, MemRefType)
+        ]
+        found.append(ExternCall(callee.data, slot.value.data, tuple(types), outputs.value.data))
+    return found
 
 
 def weight_names_of(function: func.FuncOp | llvm.FuncOp) -> list[str]:

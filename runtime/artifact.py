@@ -33,7 +33,7 @@ import llvmlite
 import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import EntrySignature
+from minimlc.lowering.abi import EntrySignature, ExternCall
 from minimlc.lowering.target import Target
 from minimlc.runtime.compiled import CompiledModel, align_up, aligned_empty, bind
 from minimlc.runtime.jit import ObjectModule
@@ -91,6 +91,16 @@ def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
             "weights": signature.weight_names,
             "precomputed": [[list(shape), np.dtype(dtype).str] for shape, dtype in signature.precomputed_buffers],
             "pool_slot": signature.pool_slot,
+            "externs": [
+                {
+                    "callee": call.callee,
+                    "slot": call.slot,
+                    "buffers": [[list(shape), np.dtype(dtype).str] for shape, dtype in call.buffers],
+                    "num_outputs": call.num_outputs,
+                }
+                for call in signature.extern_calls
+            ],
+            "extern_status": signature.extern_status_slot,
         },
         "inputs": [tensor_meta(info) for info in compiled.inputs],
         "computed_outputs": [tensor_meta(info) for info in compiled.outputs],
@@ -112,7 +122,18 @@ def bind_code(
     """Load the object code in `blobs` (`code_blobs`) that `code_meta` described and bind it to `weights`."""
     entry = meta["entry"]
     buffers = [(tuple(shape), np.dtype(dtype)) for shape, dtype in entry["precomputed"]]
-    signature = EntrySignature(list(entry["weights"]), buffers, entry["pool_slot"])
+    extern_calls = [
+        ExternCall(
+            call["callee"],
+            call["slot"],
+            tuple((tuple(shape), np.dtype(dtype)) for shape, dtype in call["buffers"]),
+            call["num_outputs"],
+        )
+        for call in entry.get("externs", [])
+    ]
+    signature = EntrySignature(
+        list(entry["weights"]), buffers, entry["pool_slot"], extern_calls, entry.get("extern_status")
+    )
     target = target_from_meta(meta["target"])
     if signature.pool_slot is not None:
         if "pool_code" in blobs:

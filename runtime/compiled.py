@@ -17,7 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, init_name, packed_name
+from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, ExternCall, init_name, packed_name
 from minimlc.lowering.target import Target
 
 _EntryFunction = Callable[[int], None]
@@ -49,6 +49,13 @@ class CompiledModel:
     """Buffers the init entry filled from the weights (packed layouts), in entry parameter order."""
     pool_slot: int | None
     """Where the entry takes the thread pool's address (None: the model has no parallel loop)."""
+    extern_calls: list[ExternCall] = field(default_factory=list[ExternCall])
+    """The entry's external calls; `extern_addresses` are the functions bound to them, in order."""
+    extern_status_slot: int | None = None
+    """Where the entry takes the run's status word (two int32) when it makes external calls."""
+    extern_addresses: list[int] = field(default_factory=list[int], repr=False)
+    extern_functions: list[object] = field(default_factory=list[object], repr=False)
+    """What keeps the bound functions (Python callables' native trampolines) alive."""
     llvm_ir: str = field(default="", repr=False)
     """The LLVM IR the code was compiled from, its partitions' one after the other (empty for code loaded from
     object code)."""
@@ -60,7 +67,9 @@ class CompiledModel:
     def signature(self) -> EntrySignature:
         """The entry's trailing ABI, as bound."""
         buffers = [(buffer.shape, buffer.dtype) for buffer in self.precomputed]
-        return EntrySignature(list(self.weights), buffers, self.pool_slot)
+        return EntrySignature(
+            list(self.weights), buffers, self.pool_slot, list(self.extern_calls), self.extern_status_slot
+        )
 
 
 def bind(
@@ -71,7 +80,11 @@ def bind(
     weights: Mapping[str, np.ndarray],
     llvm_ir: str = "",
 ) -> CompiledModel:
-    """Bind `code` to `weights` (the store, with at least the signature's names) and run its init entry."""
+    """Bind `code` to `weights` (the store, with at least the signature's names) and its external calls to the
+    registered functions (`runtime.extern`; `ExternalFunctionError` if one is missing), and run its init entry."""
+    from minimlc.runtime.extern import bind_calls
+
+    extern_addresses, extern_functions = bind_calls(signature.extern_calls)
     bound = {name: np.ascontiguousarray(weights[name]) for name in signature.weight_names}
     precomputed = [aligned_empty(shape, np.dtype(dtype)) for shape, dtype in signature.precomputed_buffers]
     compiled = CompiledModel(
@@ -83,6 +96,10 @@ def bind(
         weights=bound,
         precomputed=precomputed,
         pool_slot=signature.pool_slot,
+        extern_calls=list(signature.extern_calls),
+        extern_status_slot=signature.extern_status_slot,
+        extern_addresses=extern_addresses,
+        extern_functions=extern_functions,
         llvm_ir=llvm_ir,
     )
     _run_init(compiled)

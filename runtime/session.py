@@ -34,6 +34,7 @@ from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime import artifact
 from minimlc.runtime.compiled import CompiledModel, rebind_weights
+from minimlc.runtime.extern import calls_in, check_calls, check_status, raise_pending_error
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
 if TYPE_CHECKING:  # the compiler (xDSL, ONNX) loads only to compile: `load` runs a saved model without it
@@ -185,6 +186,7 @@ class InferenceSession:
         from minimlc.runtime.cache import compile_cached
 
         self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs)
+        check_calls(calls_in(imported.module))  # unregistered external functions, before any work
         # A model whose outputs are all constants needs no native code.
         compiled = imported.computed_outputs
         model = compile_cached(imported, pipeline, opt_level=opt_level, target=target, cache=cache) if compiled else None
@@ -215,6 +217,10 @@ class InferenceSession:
         if self._model.pool_slot is not None:
             self._pool = ThreadPool(self.num_threads)
             self._args_template = np.insert(self._args_template, self._model.pool_slot, self._pool.address)
+        for call, address in zip(self._model.extern_calls, self._model.extern_addresses):
+            self._args_template = np.insert(self._args_template, call.slot, address)
+        if self._model.extern_status_slot is not None:  # filled per run
+            self._args_template = np.insert(self._args_template, self._model.extern_status_slot, 0)
 
     def _start_profiling(self, imported: ImportedModel) -> None:
         from minimlc.runtime.profiler import Profiler, profiled_calls
@@ -289,6 +295,10 @@ class InferenceSession:
             args = self._args_template.copy()
             for slot, array in enumerate((*inputs, *outputs)):
                 args[slot] = _address(array)
+            status = None
+            if self._model.extern_status_slot is not None:
+                status = np.zeros(2, np.int32)
+                args[self._model.extern_status_slot] = _address(status)
             if self.profiler is None:
                 self._model.entry(_address(args))
             else:
@@ -296,6 +306,9 @@ class InferenceSession:
                     start = time.monotonic_ns()
                     self._model.entry(_address(args))
                     self.profiler.record_run(start, time.monotonic_ns())
+            if status is not None:
+                raise_pending_error()  # a Python external function's exception, on this thread
+                check_status(self._model.extern_calls, status)
         if self._constant_outputs:
             computed = iter(outputs)
             outputs = [

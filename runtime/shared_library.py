@@ -49,6 +49,7 @@ from minimlc.lowering.pipeline import Pipeline
 from minimlc.lowering.target import Target
 from minimlc.runtime.codegen import Optimizer
 from minimlc.runtime.compiled import align_up
+from minimlc.runtime.extern import calls_in
 from minimlc.runtime.jit import optimized_module
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
 
@@ -391,6 +392,8 @@ def export_library(
     for info in [*imported.inputs, *imported.computed_outputs]:
         if info.dtype != np.float32:
             raise ValueError(f"'{info.name}' is {info.dtype}: the C API passes float32 tensors only")
+    if externs := sorted({name for name, _ in calls_in(imported.module)}):
+        raise ValueError(f"the model calls external functions ({', '.join(externs)}): the C API cannot bind them yet")
     compiler = c_compiler()
     model = object_code(imported, pipeline, opt_level=opt_level, target=target, prefix=prefix)
     start = time.perf_counter()

@@ -29,13 +29,14 @@ from xdsl.dialects import builtin, cf, func, llvm, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     StringAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -47,6 +48,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
+from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.abi import ENTRY_ATTR, packed_name
 from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
 from minimlc.lowering.llvm.conversion import (
@@ -274,6 +276,40 @@ class ViewLowering(RewritePattern):
         replace_lowered(rewriter, op, [gep])
 
 
+class CallExternLowering(RewritePattern):
+    """Lowers `loop.call_extern "f" via %fn status %st (%a, %b)` to `%fn(args)`, `args` a stack array of the buffers'
+    addresses (the external-function ABI, `int32_t f(void **buffers)`), then records a non-zero result in the run's
+    status word if it is still clear: `st[0]` = the function pointer's parameter index + 1, `st[1]` = the result."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.CallExternOp, rewriter: PatternRewriter) -> None:
+        if not isinstance(op.function, BlockArgument) or op.status is None:
+            raise DiagnosticException(
+                f"convert-to-llvm: call_extern '{op.callee.data}' has no function pointer parameter (run loop-to-scf)"
+            )
+        i32 = IntegerType(32)
+        count = i64_constant(len(op.buffers))
+        array = llvm.AllocaOp(count, _PTR, 8)
+        ops: list[Operation] = [count, array]
+        for index, buffer in enumerate(op.buffers):
+            slot = llvm.GEPOp(array.res, [index], _PTR, inbounds=True)
+            ops += [slot, llvm.StoreOp(as_llvm(rewriter, buffer), slot.result)]
+        result = llvm_ext.CallIndirectOp(op.function, [array.res], i32)
+        zero = llvm.ConstantOp(IntegerAttr(0, i32), i32)
+        site = llvm.ConstantOp(IntegerAttr(op.function.index + 1, i32), i32)
+        first = llvm.LoadOp(op.status, i32)
+        clear = llvm.ICmpOp(first.dereferenced_value, zero.result, IntegerAttr(0, i64))  # eq
+        failed = llvm.ICmpOp(result.result, zero.result, IntegerAttr(1, i64))  # ne
+        record = llvm.AndOp(clear.res, failed.res)
+        second_slot = llvm.GEPOp(op.status, [1], i32, inbounds=True)
+        second = llvm.LoadOp(second_slot.result, i32)
+        new_first = llvm.SelectOp(record.res, site.result, first.dereferenced_value)
+        new_second = llvm.SelectOp(record.res, result.result, second.dereferenced_value)
+        ops += [result, zero, site, first, clear, failed, record, second_slot, second, new_first, new_second]
+        ops += [llvm.StoreOp(new_first.res, op.status), llvm.StoreOp(new_second.res, second_slot.result)]
+        rewriter.replace(op, ops, [])
+
+
 @dataclass(frozen=True)
 class ConvertToLlvmPass(ModulePass):
     """Lowers func/cf/memref/arith/math to the llvm dialect (see the module docstring)."""
@@ -293,6 +329,7 @@ class ConvertToLlvmPass(ModulePass):
             DeallocLowering(),
             AllocaLowering(),
             ViewLowering(),
+            CallExternLowering(),
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,
         ]

@@ -156,6 +156,13 @@ def _convert_op(
             store = builder.store(value, pointer)
             if op.alignment:
                 store.align = op.alignment.value.data
+        case llvm_ext.CallIndirectOp():
+            args = [val_map[arg] for arg in op.args]
+            function_type = ir.FunctionType(convert_type(op.result.type), [arg.type for arg in args])
+            # llvmlite types a callee by its pointee: a (no-op) cast of the opaque pointer to a typed one carries it.
+            callee = instructions.CastInstr(builder.block, "bitcast", val_map[op.callee], ir.PointerType(function_type))
+            builder._insert(callee)  # pyright: ignore[reportPrivateUsage]
+            val_map[op.result] = builder.call(callee, args)
         case llvm_ext.SelectOp():
             val_map[op.result] = builder.select(val_map[op.cond], val_map[op.lhs], val_map[op.rhs])
         case _ if (cast := _LLVMX_CASTS.get(type(op))) is not None:

@@ -5,6 +5,9 @@
   first, has turned outermost `parallel` loops into thread-pool calls; nested ones run serially).
 - `loop.alloc "global"` -> `memref.alloc`, freed by `memref.dealloc` before every return of its function;
   `loop.alloc "local"` -> `memref.alloca` (LLVM promotes scalar ones to registers).
+- `loop.call_extern` -> the same call through a trailing `!llvm.ptr` parameter (before the weights), recorded in
+  `minimlc.externs` for the runtime, which binds the registered function's address there; one more parameter, the
+  run's status word (`minimlc.extern_status`), records the first call that fails.
 - `loop.weight` -> a trailing buffer parameter of the enclosing function. The function records the weight names in
   parameter order in `minimlc.weights`, so the runtime knows which buffer to bind to which parameter.
 - `loop.precompute` -> a further trailing parameter (after the weights), filled once at load time by a new entry
@@ -22,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -32,8 +35,9 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
+    i64,
 )
-from xdsl.ir import BlockArgument
+from xdsl.ir import Attribute, BlockArgument
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -42,11 +46,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop_to_scf.expand import expand_loops
-from minimlc.lowering.abi import ENTRY_ATTR, INIT_ATTR, WEIGHTS_ATTR, init_name
+from minimlc.lowering.abi import ENTRY_ATTR, EXTERN_STATUS_ATTR, EXTERNS_ATTR, INIT_ATTR, WEIGHTS_ATTR, init_name
 
 
 
@@ -82,6 +86,42 @@ class AllocLowering(RewritePattern):
         for block in function.body.blocks:
             if isinstance(block.last_op, func.ReturnOp):
                 rewriter.insert(memref.DeallocOp.get(alloc), InsertPoint.before(block.last_op))
+
+
+def bind_externs_as_parameters(function: func.FuncOp) -> None:
+    """Give each `loop.call_extern` of `function` a trailing `!llvm.ptr` parameter, the external function's address,
+    and one more for the run's status word; record the calls in `minimlc.externs` (the runtime binds each address by
+    name) and the status parameter in `minimlc.extern_status`."""
+    calls = [op for op in function.walk() if isinstance(op, loop.CallExternOp) and op.function is None]
+    if not calls:
+        return
+    entry = function.body.block
+    records: list[Attribute] = []
+    for call in calls:
+        param = entry.insert_arg(llvm.LLVMPointerType(), len(entry.args))
+        param.name_hint = "extern"
+        records.append(
+            DictionaryAttr(
+                {
+                    "callee": call.callee,
+                    "slot": IntegerAttr(len(entry.args) - 1, i64),
+                    "buffers": ArrayAttr([buffer.type for buffer in call.buffers]),
+                    "num_outputs": call.num_outputs,
+                }
+            )
+        )
+    status = entry.insert_arg(llvm.LLVMPointerType(), len(entry.args))
+    status.name_hint = "extern_status"
+    for call, param in zip(calls, entry.args[len(entry.args) - 1 - len(calls) : -1]):
+        outputs = call.num_outputs.value.data
+        Rewriter.replace_op(call, loop.CallExternOp(call.callee.data, list(call.buffers), outputs, param, status))
+    function.function_type = func.FunctionType.from_lists(
+        [arg.type for arg in entry.args], function.function_type.outputs.data
+    )
+    if function.arg_attrs is not None:
+        function.arg_attrs = ArrayAttr([*function.arg_attrs.data, *[DictionaryAttr({})] * (len(calls) + 1)])
+    function.attributes[EXTERNS_ATTR] = ArrayAttr(records)
+    function.attributes[EXTERN_STATUS_ATTR] = IntegerAttr(len(entry.args) - 1, i64)
 
 
 def bind_weights_as_parameters(function: func.FuncOp) -> None:
@@ -151,6 +191,7 @@ class LoopToScfPass(ModulePass):
         expand_loops(op)
         for function in list(op.ops):
             if isinstance(function, func.FuncOp) and function.body.blocks:
+                bind_externs_as_parameters(function)
                 bind_weights_as_parameters(function)
                 if (init := bind_precomputed_as_parameters(function)) is not None:
                     op.body.block.add_op(init)

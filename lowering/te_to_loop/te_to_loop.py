@@ -156,7 +156,7 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
     # A computed value returned (first time) is written directly into its output buffer.
     direct_output: dict[SSAValue, SSAValue] = {}
     for value, param in zip(returned, out_params):
-        if isinstance(value.owner, te.ComputeOp) and value not in direct_output:
+        if isinstance(value.owner, te.ComputeOp | te.CallExternOp) and value not in direct_output:
             direct_output[value] = param
 
     state = _FunctionState(Builder(InsertPoint.at_end(new_block)), dict(zip(old_block.args, new_block.args)), kernels)
@@ -170,6 +170,8 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
             state.buffers[op.result] = weight.result
         elif isinstance(op, te.ComputeOp):
             _lower_compute(op, state, direct_output.get(op.result))
+        elif isinstance(op, te.CallExternOp):
+            _lower_extern_call(op, state, direct_output)
         elif isinstance(op, func.ReturnOp):
             for value, param in zip(returned, out_params):
                 if direct_output.get(value) is not param:
@@ -227,6 +229,18 @@ def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs
     for stage, stage_names in zip(stages, names):
         _emit_loops(stage, kernel.body.block, params, params[stage.result], stage_names)
     state.call_kernel(stages[-1].tag.data, kernel, operands)
+
+
+def _lower_extern_call(call: te.CallExternOp, state: _FunctionState, direct_output: dict[SSAValue, SSAValue]) -> None:
+    """`loop.call_extern` on the operands' buffers and the results' (output parameters or new allocations)."""
+    for result in call.res:
+        if result not in direct_output:
+            alloc = loop.AllocOp(_buffer_type(result), "global")
+            alloc.result.name_hint = result.name_hint
+            state.builder.insert(alloc)
+        state.buffers[result] = direct_output.get(result) or alloc.result
+    buffers = [state.buffers[value] for value in (*call.args, *call.res)]
+    state.builder.insert(loop.CallExternOp(call.callee.data, buffers, len(call.res)))
 
 
 def _copy(state: _FunctionState, source: SSAValue, target: SSAValue) -> None:
