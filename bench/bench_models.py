@@ -366,7 +366,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few rounds and a short peak measurement (for tests)")
     parser.add_argument("--json", metavar="FILE", help="also write the machine, settings and rows as JSON")
     parser.add_argument(
-        "--tuning-db", metavar="PATH", help="also time a build with this tuning database's best schedules (minimlc tune)"
+        "--tuning-db",
+        metavar="PATH",
+        help="also time a build with this tuning database's best schedules (minimlc tune)",
     )
     args = parser.parse_args(argv)
     builders = workloads(args.matmul_size)

@@ -88,7 +88,8 @@ def test_tuning_db_times_a_tuned_build_in_the_same_rounds(tmp_path: Path) -> Non
         config = {**task.space.default(), "parallel": False}  # a point of the space other than the default
         database.add(Record(task.key, target_key(target), task.rule, task.kernel, task.flops, config, 1e-6))
     report_path = tmp_path / "r.json"
-    args = ("--models", "mlp", "--threads", "1", "--tuning-db", str(tmp_path / "tune.jsonl"), "--json", str(report_path))
+    database_path = str(tmp_path / "tune.jsonl")
+    args = ("--models", "mlp", "--threads", "1", "--tuning-db", database_path, "--json", str(report_path))
     result = run_bench(*QUICK, *args)
     assert result.returncode == 0, result.stderr
     assert re.search(r"ORT %peak\s+max\|diff\|\s+rounds\s+tuned ms\s+tuned/def\s+tuned/ORT$", result.stdout, re.M)

@@ -28,12 +28,12 @@ from minimlc.tools.conformance import light_model_paths
 MIN_TASKS = 2 * BALANCE_THREADS
 
 
-def _scheduled(name: str, extra: tuple[str, ...] = ()) -> ModuleOp:
-    """The light model `name` at O3 after default-schedule (with `extra` passes) and kernel fusion."""
+def _scheduled(name: str) -> ModuleOp:
+    """The light model `name` at O3 after default-schedule and kernel fusion."""
     path = next(p for p in light_model_paths() if p.stem == f"light_{name}")
     module = import_model(path).module
     run_pipeline(module, 3, stop_after="schedule")
-    run_passes(module, [f"default-schedule{{{' '.join(extra)}}}" if extra else "default-schedule", "loop-fuse-kernels"])
+    run_passes(module, ["default-schedule", "loop-fuse-kernels"])
     return module
 
 
