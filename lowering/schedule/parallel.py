@@ -85,7 +85,7 @@ def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> lis
     for member in chain:
         if count >= tasks and imbalance(count) <= MAX_IMBALANCE:
             break
-        if member.kind.data != "serial" or not _iterations_independent(kernel, member):
+        if member.kind.data != "serial" or not _band_independent(kernel, [*band, member]):
             break
         per_task = work(member) // member.trip_count
         if per_task >= grain:
@@ -144,6 +144,21 @@ def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
             forms = [affine_form(index) for index in store.indices]
             if not any(form is not None and form.get(iv, 0) != 0 for form in forms):
                 return False
+    return True
+
+
+def _band_independent(kernel: func.FuncOp, band: list[loop.ForOp]) -> bool:
+    """True if distinct iterations of the band write distinct elements: every store under it to a kernel parameter
+    has, for each band loop, an index that moves with that loop and with no other loop of the band (so that
+    `out[i + j]` never joins `i` and `j` in one band)."""
+    params = set(kernel.body.block.args)
+    ivs = [member.induction_var for member in band]
+    for store in band[0].walk():
+        if isinstance(store, memref.StoreOp) and store.memref in params:
+            forms = [affine_form(index) or {} for index in store.indices]
+            for iv in ivs:
+                if not any(form.get(iv, 0) and not any(form.get(o, 0) for o in ivs if o is not iv) for form in forms):
+                    return False
     return True
 
 

@@ -104,3 +104,15 @@ def test_tasks_and_grain_knobs_shape_the_band(tasks: int, grain: int, expected: 
     kernel = Parser(make_context(), ROWS).parse_module().ops.first
     assert isinstance(kernel, func.FuncOp)
     assert parallel_steps(kernel, tasks, grain) == expected
+
+
+def test_loops_writing_one_index_together_never_share_a_band() -> None:
+    """`y[i + j]`: i and j each move the index, but (0, 1) and (1, 0) write the same element."""
+    source = ROWS.replace("memref<2x64x512xf32>) {", "memref<66x512xf32>) {", 1).replace(
+        "memref.store %v, %y[%i, %j, %k] : memref<2x64x512xf32>",
+        "%d = arith.addi %i, %j : index\n        memref.store %v, %y[%d, %k] : memref<66x512xf32>",
+    )
+    kernel = Parser(make_context(), source).parse_module().ops.first
+    assert isinstance(kernel, func.FuncOp)
+    assert parallel_steps(kernel) == ["loop-parallel{kernel=scale loop=j}"]
+
