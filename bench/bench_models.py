@@ -25,6 +25,13 @@ x MACs, shapes from onnx shape inference, `model_flops.py`); every other op is i
 machine's measured one-core fp32 peak (a JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX
 Runtime is optional: without it its columns show "-". Progress goes to stderr, the table to stdout; `--json` also
 writes every figure.
+
+`--tuning-db PATH` (a database `minimlc tune` wrote) compiles each workload a second time with that database's best
+schedules and times it as a third contender in the same interleaved rounds: the columns `tuned ms`, `tuned/def`
+(tuned over default schedules) and `tuned/ORT` are medians of the same rounds, so they are the figures to quote on a
+loaded machine:
+
+    python bench/bench_models.py --models resnet50 --threads 1 --tuning-db tune.jsonl
 """
 
 from __future__ import annotations
@@ -157,6 +164,12 @@ class Row:
     rounds: int = 0
     minimlc_parallel: bool | None = None
     """Whether minimlc's compiled module has a parallel loop (if not, it runs on one thread whatever `threads`)."""
+    tuned_ms: float | None = None
+    """With `--tuning-db`: the build with the database's best schedules."""
+    tuned_over_default: float | None = None
+    tuned_over_ort: float | None = None
+    tuned_max_abs_diff: float | None = None
+    """Largest difference of the tuned build's outputs from the default build's."""
     errors: list[str] = field(default_factory=list)
 
 
@@ -175,9 +188,15 @@ def _error(error: Exception) -> str:
 
 
 def bench_workload(
-    name: str, build: Callable[[], onnx.ModelProto], settings: Settings, peak: MachinePeak, ort: Any | None
+    name: str,
+    build: Callable[[], onnx.ModelProto],
+    settings: Settings,
+    peak: MachinePeak,
+    ort: Any | None,
+    tuning_db: str | None = None,
 ) -> list[Row]:
-    """Compile `name` once, then time it at every thread count against ONNX Runtime."""
+    """Compile `name` once (and once more with `tuning_db`'s schedules), then time it at every thread count
+    against ONNX Runtime."""
     rows = [Row(name, threads) for threads in settings.threads]
     model = build()
     try:
@@ -198,6 +217,7 @@ def bench_workload(
         return rows
     compile_seconds = time.perf_counter() - start
     feeds = random_feeds(compiled.get_inputs())
+    tuned = _tuned_session(compiled, model, tuning_db, rows) if tuning_db else None
     print(f"{name}: compiled in {compile_seconds:.1f} s; timing ...", file=sys.stderr, flush=True)
     contenders: dict[str, Callable[[], object]] = {}
     for row in rows:
@@ -205,6 +225,11 @@ def bench_workload(
         row.minimlc_parallel = PARALLEL_FOR in compiled.llvm_ir
         session = compiled if row.threads == compiled.num_threads else compiled.with_num_threads(row.threads)
         contenders[f"minimlc {row.threads}"] = lambda session=session: session.run(None, feeds)
+        if tuned is not None:
+            tuned_session = tuned if row.threads == tuned.num_threads else tuned.with_num_threads(row.threads)
+            ours, theirs = session.run(None, feeds), tuned_session.run(None, feeds)
+            row.tuned_max_abs_diff = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
+            contenders[f"tuned {row.threads}"] = lambda tuned_session=tuned_session: tuned_session.run(None, feeds)
         if ort is not None:
             try:
                 run_ort = ort_session(ort, model, row.threads)
@@ -223,9 +248,14 @@ def bench_workload(
         mini, theirs = medians[f"minimlc {row.threads}"], medians.get(f"onnxruntime {row.threads}")
         row.minimlc_ms = mini * 1e3
         row.minimlc_over_first = mini / medians[f"minimlc {first}"]
+        if (tuned_median := medians.get(f"tuned {row.threads}")) is not None:
+            row.tuned_ms = tuned_median * 1e3
+            row.tuned_over_default = tuned_median / mini
         if theirs is not None:
             row.ort_ms = theirs * 1e3
             row.minimlc_over_ort = mini / theirs
+            if row.tuned_ms is not None:
+                row.tuned_over_ort = row.tuned_ms / row.ort_ms
             if f"onnxruntime {first}" in medians:
                 row.ort_over_first = theirs / medians[f"onnxruntime {first}"]
         if flops is not None:
@@ -236,6 +266,18 @@ def bench_workload(
                 row.ort_gflops = flops / theirs / 1e9
                 row.ort_pct_peak = 100 * row.ort_gflops / core_peak
     return rows
+
+
+def _tuned_session(
+    compiled: InferenceSession, model: onnx.ModelProto, tuning_db: str, rows: list[Row]
+) -> InferenceSession | None:
+    """`model` compiled with `tuning_db`'s best schedules (None, with the error in the rows, if it fails)."""
+    try:
+        return InferenceSession(model, num_threads=compiled.num_threads, cache=False, tuning_db=tuning_db)
+    except Exception as error:
+        for row in rows:
+            row.errors.append(f"minimlc with {tuning_db}: {_error(error)}")
+        return None
 
 
 COLUMNS = (
@@ -256,19 +298,25 @@ COLUMNS = (
     ("max|diff|", "max_abs_diff_vs_ort", 9, ".1e"),
     ("rounds", "rounds", 6, "d"),
 )
+TUNED_COLUMNS = (
+    ("tuned ms", "tuned_ms", 9, ".3f"),
+    ("tuned/def", "tuned_over_default", 9, ".3f"),
+    ("tuned/ORT", "tuned_over_ort", 9, ".2f"),
+)
+"""Appended to `COLUMNS` with `--tuning-db`."""
 
 
-def table_header() -> str:
+def table_header(tuned: bool = False) -> str:
     return "  ".join(
         f"{header:<{width}}" if index == 0 else f"{header:>{width}}"
-        for index, (header, _, width, _) in enumerate(COLUMNS)
+        for index, (header, _, width, _) in enumerate(COLUMNS + TUNED_COLUMNS if tuned else COLUMNS)
     )
 
 
-def table_row(row: Row) -> str:
+def table_row(row: Row, tuned: bool = False) -> str:
     """One fixed-width line (missing figures show "-"), then a line per error."""
     cells = [f"{row.workload:<{COLUMNS[0][2]}}"]
-    for _, key, width, spec in COLUMNS[1:]:
+    for _, key, width, spec in (COLUMNS + TUNED_COLUMNS if tuned else COLUMNS)[1:]:
         value = getattr(row, key)
         cells.append(f"{'-':>{width}}" if value is None else f"{value:>{width}{spec}}")
     return "\n".join(["  ".join(cells), *(f"    error: {error}" for error in row.errors)])
@@ -317,6 +365,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--matmul-size", type=_positive_int, default=1024, help="MatMul M=K=N (default 1024)")
     parser.add_argument("--quick", action="store_true", help="few rounds and a short peak measurement (for tests)")
     parser.add_argument("--json", metavar="FILE", help="also write the machine, settings and rows as JSON")
+    parser.add_argument(
+        "--tuning-db",
+        metavar="PATH",
+        help="also time a build with this tuning database's best schedules (minimlc tune)",
+    )
     args = parser.parse_args(argv)
     builders = workloads(args.matmul_size)
     names = args.models.split(",") if args.models else list(builders)
@@ -341,11 +394,14 @@ def main(argv: list[str] | None = None) -> int:
         f"FMA loop {peak.fma_gflops:.1f} GFLOP/s ({peak.vector_lanes} lanes), numpy sgemm 1024^3 "
         f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads"
     )
-    print(table_header(), flush=True)
+    if args.tuning_db and not Path(args.tuning_db).is_file():
+        parser.error(f"--tuning-db: no such file: {args.tuning_db}")
+    tuned = bool(args.tuning_db)
+    print(table_header(tuned), flush=True)
     rows: list[Row] = []
     for name in names:
-        rows += bench_workload(name, builders[name], settings, peak, ort)
-        print("\n".join(table_row(row) for row in rows[-len(settings.threads) :]), flush=True)
+        rows += bench_workload(name, builders[name], settings, peak, ort, args.tuning_db)
+        print("\n".join(table_row(row, tuned) for row in rows[-len(settings.threads) :]), flush=True)
     if serial := [row.workload for row in rows if row.threads > 1 and row.minimlc_parallel is False]:
         notes.append(f"minimlc compiled no parallel loop for {', '.join(serial)}: it ran on one thread in those rows.")
     for note in notes:
@@ -354,7 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         report = {
             "machine": {"cpu": cpu, "cores": os.cpu_count(), "load_average_at_start": load, **asdict(peak)},
             "onnxruntime": getattr(ort, "__version__", None),
-            "settings": {**asdict(settings), "matmul_size": args.matmul_size, "quick": args.quick},
+            "settings": {
+                **asdict(settings),
+                "matmul_size": args.matmul_size,
+                "quick": args.quick,
+                **({"tuning_db": args.tuning_db} if tuned else {}),
+            },
             "notes": notes,
             "rows": [asdict(row) for row in rows],
         }

@@ -22,6 +22,7 @@ the compile cache (`minimlc.runtime.cache`) unless `cache=False`.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import threading
 import time
@@ -42,7 +43,7 @@ if TYPE_CHECKING:  # the compiler (xDSL, ONNX) loads only to compile: `load` run
 
     from minimlc.frontend.onnx import ImportedModel
     from minimlc.lowering.pipeline import ExtraPasses
-    from minimlc.runtime.profiler import Profiler
+    from minimlc.runtime.profiler import ProfiledCall, Profiler
 
 _STAT_KEYS = (
     "kernels",
@@ -146,6 +147,8 @@ class InferenceSession:
         meta["outputs"] = [artifact.tensor_meta(info) for info in self._outputs]
         meta["model_inputs"] = [artifact.tensor_meta(info) for info in self._inputs]
         meta["constant_outputs"] = list(self._constant_outputs)
+        if self.profiler is not None:  # a profiled build: `load` gives it its profiler back
+            meta["profile"] = [dataclasses.asdict(call) for call in self.profiler.calls]
         blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
         artifact.write_file(path, meta, blobs)
 
@@ -223,10 +226,15 @@ class InferenceSession:
             self._args_template = np.insert(self._args_template, self._model.extern_status_slot, 0)
 
     def _start_profiling(self, imported: ImportedModel) -> None:
-        from minimlc.runtime.profiler import Profiler, profiled_calls
+        from minimlc.runtime.profiler import profiled_calls
+
+        self._attach_profiler(profiled_calls(imported.module))  # the compile lowered the module in place
+
+    def _attach_profiler(self, calls: list[ProfiledCall]) -> None:
+        """Read the clock buffer of a build compiled with `loop-profile-calls`, whose kernel calls are `calls`."""
+        from minimlc.runtime.profiler import Profiler
 
         assert self._model is not None
-        calls = profiled_calls(imported.module)  # the compile lowered the module in place
         (buffer,) = [b for b in self._model.precomputed if b.dtype == np.int8 and b.nbytes == 32 * len(calls)][-1:]
         self.profiler = Profiler(calls, buffer)
         self._profile_lock = threading.Lock()
@@ -364,6 +372,10 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
         {name: np.array(blobs[f"constant:{name}"]) for name in meta["constant_outputs"]},
     )
     session._bind(model, meta["opt_level"], num_threads)
+    if model is not None and "profile" in meta:
+        from minimlc.runtime.profiler import ProfiledCall
+
+        session._attach_profiler([ProfiledCall(**call) for call in meta["profile"]])
     return session
 
 

@@ -78,6 +78,25 @@ def loops_of(root: Operation) -> list[loop.ForOp]:
     return [op for op in root.walk() if isinstance(op, loop.ForOp)]
 
 
+def parallel_band(loop_op: loop.ForOp) -> list[loop.ForOp]:
+    """`loop_op` and the parallel loops perfectly nested in it (each the only op of its parent's body), outermost
+    first: the loops one task range covers."""
+    band = [loop_op]
+    while len(ops := list(band[-1].body.block.ops)) == 1 and isinstance(ops[0], loop.ForOp):
+        if ops[0].kind.data != "parallel":
+            break
+        band.append(ops[0])
+    return band
+
+
+def band_tasks(band: list[loop.ForOp]) -> int:
+    """The tasks of a collapsed band: the product of its trip counts."""
+    tasks = 1
+    for member in band:
+        tasks *= member.trip_count
+    return tasks
+
+
 def find_loop(kernel: func.FuncOp, pass_name: str, name: str) -> loop.ForOp:
     """The loop named `name` in `kernel`, or an error listing its loops."""
     loops = loops_of(kernel)

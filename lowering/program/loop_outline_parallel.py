@@ -7,8 +7,11 @@ into a private function `@<function>_<loop>_body(%ctx: !llvm.ptr, %task: i64)` w
 are `loop.alloc "local"` scratch buffers used only inside the loop (a register tile, an accumulator): each task gets
 its own, instead of every thread sharing the caller's. The loop
 becomes a call `minimlc_parallel_for(%pool, @body, %ctx, trip_count)`, implemented by `runtime/threadpool.py` and
-bound at JIT time. Nested parallel loops stay in the body and run serially; loop weights and precomputed buffers used
-in the body are hoisted in front of the loop, so that `loop-to-scf` still binds them in the caller.
+bound at JIT time. A band of perfectly nested parallel loops (each the only op of its parent's body: channel panels
+then rows) is collapsed into one task range, TVM's `fuse` before `parallel`: the task function gets the product of
+their trip counts as tasks and decodes each induction variable from the task, innermost fastest (`task % trips`,
+`task / trips`). Other nested parallel loops stay in the body and run serially; loop weights and precomputed buffers
+used in the body are hoisted in front of the loop, so that `loop-to-scf` still binds them in the caller.
 
 The pool is a run-time value: every function that needs it (it has a parallel loop, or calls such a function) gets
 a trailing `!llvm.ptr` parameter, recorded as its index in `minimlc.pool` (the ABI for outside callers: the runtime
@@ -22,6 +25,9 @@ parallel loops run serially.
     llvm.store %c, %ctx : !llvm.struct<(!llvm.ptr)>, !llvm.ptr
     %body = llvm.mlir.addressof @kernel_i_body : !llvm.ptr
     func.call @minimlc_parallel_for(%pool, %body, %ctx, %c8) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
+
+    loop.for "f_o" %f_o = 0 to 64 step 32 parallel { loop.for "h" %h = 0 to 56 step 1 parallel { ... } }
+    // becomes one call with 2 x 56 tasks; in the body %f_o = (task / 56) * 32 and %h = task % 56
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ from xdsl.traits import SymbolTable
 from minimlc.dialects import loop
 from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
 from minimlc.lowering.llvm.conversion import llvm_type
+from minimlc.lowering.loop.analysis import band_tasks, parallel_band
 
 
 _PTR = llvm.LLVMPointerType()
@@ -155,9 +162,9 @@ def _is_private(value: SSAValue, loop_op: loop.ForOp) -> bool:
     )
 
 
-def _body_function(loop_op: loop.ForOp, name: str, packed: list[SSAValue], cloned: list[Operation]) -> func.FuncOp:
+def _body_function(band: list[loop.ForOp], name: str, packed: list[SSAValue], cloned: list[Operation]) -> func.FuncOp:
     """`@name(%ctx, %task)`: clones `cloned` (constants, private buffers), unpacks the captured values and runs
-    iteration `lower + task * step` of the loop."""
+    the band's iteration number `task` (each loop's `lower + index * step`, innermost index fastest)."""
     entry = Block(arg_types=[_PTR, i64])
     ctx, task = entry.args
     ctx.name_hint, task.name_hint = "ctx", "task"
@@ -179,8 +186,18 @@ def _body_function(loop_op: loop.ForOp, name: str, packed: list[SSAValue], clone
             unpacked = cast.results[0]
         unpacked.name_hint = value.name_hint
         replacements[value] = unpacked
-    loop_op.body.block.args[0].replace_all_uses_with(_induction_variable(entry, task, loop_op))
-    for op in list(loop_op.body.block.ops):
+    cast = arith.IndexCastOp(task, IndexType())
+    entry.add_op(cast)
+    remaining: SSAValue = cast.result
+    for position, member in reversed(list(enumerate(band))):
+        index = remaining
+        if position > 0:
+            trips = arith.ConstantOp(IntegerAttr(member.trip_count, IndexType()))
+            index_op, quotient = arith.RemUIOp(remaining, trips), arith.DivUIOp(remaining, trips)
+            entry.add_ops([trips, index_op, quotient])
+            index, remaining = index_op.result, quotient.result
+        member.body.block.args[0].replace_all_uses_with(_induction_variable(entry, index, member))
+    for op in list(band[-1].body.block.ops):
         op.detach()
         entry.add_op(op)
     for value, unpacked in replacements.items():
@@ -189,11 +206,9 @@ def _body_function(loop_op: loop.ForOp, name: str, packed: list[SSAValue], clone
     return func.FuncOp(name, ([_PTR, i64], []), Region(entry), visibility="private")
 
 
-def _induction_variable(entry: Block, task: SSAValue, loop_op: loop.ForOp) -> SSAValue:
-    """`lower + task * step` as an index, computed by ops appended to `entry`."""
-    cast = arith.IndexCastOp(task, IndexType())
-    entry.add_op(cast)
-    value: SSAValue = cast.result
+def _induction_variable(entry: Block, index: SSAValue, loop_op: loop.ForOp) -> SSAValue:
+    """`lower + index * step`, computed by ops appended to `entry`."""
+    value = index
     lower, step = loop_op.lower.value.data, loop_op.step.value.data
     if step != 1:
         step_op = arith.ConstantOp(IntegerAttr(step, IndexType()))
@@ -217,12 +232,13 @@ def _outline(module: ModuleOp, function: func.FuncOp, loop_op: loop.ForOp, pool:
     cloned = [value.owner for value in captured if isinstance(value.owner, arith.ConstantOp) or value in private]
     packed = [value for value in captured if not isinstance(value.owner, arith.ConstantOp) and value not in private]
     name = _unique_symbol(module, f"{function.sym_name.data}_{loop_op.loop_name.data}_body")
-    body = _body_function(loop_op, name, packed, cloned)  # type: ignore[arg-type]
+    band = parallel_band(loop_op)
+    body = _body_function(band, name, packed, cloned)  # type: ignore[arg-type]
     Rewriter.insert_op(body, InsertPoint.after(function))
     call_site = InsertPoint.before(loop_op)
     ctx = _pack_context(function, packed, call_site)
     address = llvm.AddressOfOp(name, _PTR)
-    trip_count = llvm.ConstantOp(IntegerAttr(loop_op.trip_count, i64), i64)
+    trip_count = llvm.ConstantOp(IntegerAttr(band_tasks(band), i64), i64)
     call = func.CallOp(PARALLEL_FOR, [pool, address, ctx, trip_count], [])
     Rewriter.insert_op([address, trip_count, call], call_site)
     loop_op.detach()

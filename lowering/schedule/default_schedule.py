@@ -39,7 +39,7 @@ from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.elementwise import ELEMENTWISE
 from minimlc.lowering.schedule.gemm import GEMM
 from minimlc.lowering.schedule.kernel_analysis import kernels_of
-from minimlc.lowering.schedule.parallel import PARALLEL_KNOB, parallel_steps
+from minimlc.lowering.schedule.parallel import GRAIN_KNOB, PARALLEL_KNOB, PARALLEL_KNOBS, TASKS_KNOB, parallel_steps
 from minimlc.lowering.schedule.pool import POOL
 from minimlc.lowering.schedule.rows import ROWS
 from minimlc.lowering.schedule.space import Config, ConfigError, Rule, Space
@@ -54,7 +54,7 @@ RULES: tuple[Rule, ...] = (ROWS, GEMM, CONV, POOL, ELEMENTWISE)
 @dataclass(frozen=True)
 class KernelSpace:
     """A kernel's schedule space: the rule that matched it (None: only parallel placement), its workload, and its
-    knobs, the parallel knob last."""
+    knobs, the parallel placement's knobs last."""
 
     kernel: str
     rule: Rule | None
@@ -64,7 +64,8 @@ class KernelSpace:
     def steps(self, config: Config) -> list[str]:
         """The rule's primitive passes for `config` (checked against the space first; raises ConfigError)."""
         self.space.check(config, self.kernel)
-        rule_config = {name: value for name, value in config.items() if name != PARALLEL_KNOB.name}
+        placement = {knob.name for knob in PARALLEL_KNOBS}
+        rule_config = {name: value for name, value in config.items() if name not in placement}
         if self.rule is None or not rule_config:
             return []
         return self.rule.apply(self.workload, rule_config)
@@ -80,8 +81,8 @@ def kernel_space(module: ModuleOp, kernel: func.FuncOp, target: Target) -> Kerne
         workload = rule.match(module, kernel, target)
         if workload is not None:
             knobs = rule.space(workload, target).knobs
-            return KernelSpace(name, rule, workload, Space((*knobs, PARALLEL_KNOB)))
-    return KernelSpace(name, None, None, Space((PARALLEL_KNOB,)))
+            return KernelSpace(name, rule, workload, Space((*knobs, *PARALLEL_KNOBS)))
+    return KernelSpace(name, None, None, Space(PARALLEL_KNOBS))
 
 
 def schedule_for(module: ModuleOp, kernel: func.FuncOp, target: Target, config: Config | None = None) -> list[str]:
@@ -185,7 +186,9 @@ def schedule_kernel(
     apply_steps(ctx, module, steps)
     parallel = []
     if config.get(PARALLEL_KNOB.name, True):
-        parallel = parallel_steps(find_kernel(module, DefaultSchedulePass.name, space.kernel))
+        tasks, grain = config.get(TASKS_KNOB.name, TASKS_KNOB.default), config.get(GRAIN_KNOB.name, GRAIN_KNOB.default)
+        scheduled = find_kernel(module, DefaultSchedulePass.name, space.kernel)
+        parallel = parallel_steps(scheduled, int(tasks), int(grain))
         apply_steps(ctx, module, parallel)
     return steps + parallel
 

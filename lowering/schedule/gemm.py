@@ -9,12 +9,15 @@ MatMul, attention's `Q @ K^T` and `P @ V`, whose B must then walk `j` with unit 
 Schedule: accumulate in the output (`loop-decompose-reduction`), split `i` by `mr`, `j` by `nr` (a multiple of the
 vector width) and `k` by `kc`, order the outer parts `k_o, i_o, j_o` (or `i_o, k_o, j_o`) then `k_i, i_i, j_i`, pack
 B into `nr`-wide panels at load time when it is a weight, unroll `i_i`, vectorize `j_i` and keep the `mr x nr` tile in
-registers (`loop-cache-write` at `j_o`). Knobs: `mr` (1-8 rows, any of them: a row count it does not divide gets a
+registers (`loop-cache-write` at `j_o`). Knobs: `mr` (1-16 rows, any of them: a row count it does not divide gets a
 peeled tail of rows, see `loop-split`, split after the columns so that the tail reads packed B too), `nr` (multiples
-of the vector width that divide the columns), `kc` (divisors of the depth up to 256), `order`, `unroll`, `pack`.
+of the vector width that divide the columns), `kc` (divisors of the depth up to 512), `nc` (0, or a column block of
+`nc` columns, a multiple of `nr` that divides the columns, taken outside the row loop as BLIS's `jc` loop does, so
+that the `kc x nc` block of B a row block streams stays in L2 instead of the whole `kc x N` row of panels; an `nr`
+that does not divide it leaves the block out), `order`, `unroll`, `pack`.
 Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that divides the rows and leaves the accumulators, B vectors and a
 broadcast within the vector registers; `nr` two vectors if they divide the columns, else one; `kc` the largest
-divisor of the depth up to 256.
+divisor of the depth up to 256; `nc` 0.
 """
 
 from __future__ import annotations
@@ -32,12 +35,18 @@ from minimlc.lowering.schedule.kernel_analysis import (
 from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
 from minimlc.lowering.target import Target
 
-GEMM_MAX_ROWS = 8
-"""Most rows a register tile covers."""
-GEMM_MAX_DEPTH_BLOCK = 256
-"""Largest depth block `kc`: a 256 x nr panel of B stays in L1."""
+GEMM_MAX_ROWS = 16
+"""Most rows a register tile covers (the default takes at most 8; AVX-512's 32 registers hold 14 x 2 vectors)."""
+GEMM_MAX_DEPTH_BLOCK = 512
+"""Largest depth block `kc` in the space (with a column block, a 512 x 256 block of B stays in a 1 MB L2)."""
+GEMM_DEFAULT_DEPTH_BLOCK = 256
+"""Largest depth block the default takes: a 256 x nr panel of B stays in L1."""
 ORDERS = {"k,i,j": "{k}_o,{i}_o,{j}_o", "i,k,j": "{i}_o,{k}_o,{j}_o"}
 """`order` knob -> the outer loops, outermost first."""
+BLOCKED_ORDERS = {"k,i,j": "{k}_o,{j}_o_o,{i}_o,{j}_o_i", "i,k,j": "{j}_o_o,{i}_o,{k}_o,{j}_o_i"}
+"""The same with a column block (`nc`): the block loop `{j}_o_o` outside the rows, the panels of a block inside."""
+GEMM_COLUMN_BLOCKS = (4, 8, 16)
+"""`nc` knob values, in panels of `nr` columns (where they leave at least two blocks)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +126,7 @@ class GemmRule:
                 Knob("mr", tuple(range(1, min(GEMM_MAX_ROWS, g.m) + 1)), default["mr"]),
                 Knob("nr", tuple(f * lanes for f in (1, 2, 3, 4) if g.n % (f * lanes) == 0), default["nr"]),
                 Knob("kc", divisors(g.k, GEMM_MAX_DEPTH_BLOCK), default["kc"]),
+                Knob("nc", _column_blocks(g, lanes), 0),
                 Knob("order", tuple(ORDERS), default["order"]),
                 Knob("unroll", (True, False), True),
                 Knob("pack", _pack_choices(g), g.b_is_weight),
@@ -131,13 +141,15 @@ class GemmRule:
         vectors = nr // lanes
         registers = target.vector_registers
         mr = next(f for f in (8, 6, 4, 3, 2, 1) if g.m % f == 0 and f * vectors + vectors + 1 <= registers)
-        kc = next((f for f in range(min(g.k, GEMM_MAX_DEPTH_BLOCK), 0, -1) if g.k % f == 0), g.k)
-        return {"mr": mr, "nr": nr, "kc": kc, "order": "k,i,j", "unroll": True, "pack": g.b_is_weight}
+        kc = next((f for f in range(min(g.k, GEMM_DEFAULT_DEPTH_BLOCK), 0, -1) if g.k % f == 0), g.k)
+        return {"mr": mr, "nr": nr, "kc": kc, "nc": 0, "order": "k,i,j", "unroll": True, "pack": g.b_is_weight}
 
     def apply(self, workload: GemmWorkload, config: Config) -> list[str]:
         name, i, j, k = workload.kernel, workload.rows, workload.cols, workload.depth
-        mr, nr, kc = config["mr"], config["nr"], config["kc"]
-        outer = ORDERS[str(config["order"])].format(i=i, j=j, k=k)
+        mr, nr, kc, nc = config["mr"], config["nr"], config["kc"], int(config["nc"])
+        if nc % int(nr):
+            nc = 0
+        outer = (BLOCKED_ORDERS if nc else ORDERS)[str(config["order"])].format(i=i, j=j, k=k)
         steps = [
             f"loop-decompose-reduction{{kernel={name}}}",
             f"loop-split{{kernel={name} loop={j}_init factor={nr}}}",
@@ -150,10 +162,13 @@ class GemmRule:
         ]
         # With a tail of rows, split them last: the tail then has the column split that packing B needs.
         steps += splits if workload.m % int(mr) == 0 else [*splits[1:], splits[0]]
+        if nc:
+            steps.append(f"loop-split{{kernel={name} loop={j}_o factor={nc // int(nr)}}}")
         steps.append(f"loop-reorder{{kernel={name} order={outer},{k}_i,{i}_i,{j}_i}}")
         if config["pack"]:
             steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
-        return steps + register_tile_steps(name, f"{i}_i", f"{j}_i", f"{j}_o", bool(config["unroll"]))
+        tile = f"{j}_o_i" if nc else f"{j}_o"
+        return steps + register_tile_steps(name, f"{i}_i", f"{j}_i", tile, bool(config["unroll"]))
 
 
 def _enclosing_loops(target: loop.ForOp) -> list[loop.ForOp]:
@@ -164,6 +179,13 @@ def _enclosing_loops(target: loop.ForOp) -> list[loop.ForOp]:
         loops.insert(0, parent)
         parent = parent.parent_op()
     return loops
+
+
+def _column_blocks(g: GemmWorkload, lanes: int) -> tuple[int, ...]:
+    """The `nc` values: 0 (no column block), or `GEMM_COLUMN_BLOCKS` panels of two vectors (one where two do not
+    divide the columns) that divide the columns at least twice."""
+    panel = 2 * lanes if g.n % (2 * lanes) == 0 else lanes
+    return (0, *(panel * f for f in GEMM_COLUMN_BLOCKS if g.n % (panel * f) == 0 and g.n // (panel * f) >= 2))
 
 
 def _pack_choices(g: GemmWorkload) -> tuple[bool, ...]:

@@ -1,56 +1,138 @@
-"""Parallel placement: which loop of a scheduled kernel runs its iterations on the thread pool.
+"""Parallel placement: which loops of a scheduled kernel run their iterations on the thread pool, as how many tasks.
 
-In every top-level loop nest with at least `PARALLEL_MIN_WORK` innermost iterations, the outermost loop with at
-least `PARALLEL_MIN_TASKS` iterations becomes `parallel` (`loop-parallel`), if every store under it to a buffer the
-kernel does not own indexes with its induction variable (distinct iterations write distinct elements; local scratch
-buffers become private to each task in `loop-outline-parallel`). The search descends through a nest only while each
-loop holds one loop, so one nest makes one dispatch per iteration of the loops around the chosen one: for GEMM the
-row blocks inside the KC loop, for a convolution the output-channel panels (or, with fewer than `PARALLEL_MIN_TASKS`
-of them, the output rows), for elementwise kernels the outermost sizeable dimension:
+In every top-level loop nest with at least `PARALLEL_MIN_WORK` innermost iterations, parallel placement descends
+the nest through loops that are each the only loop of their parent (a perfect chain) to the outermost one with at
+least two iterations whose iterations are independent (every store under it to a buffer the kernel does not own
+indexes with its induction variable; local scratch buffers become private to each task in `loop-outline-parallel`).
+From there it collects a *band* of perfectly nested independent loops, outermost first, until the band has at least
+`tasks` iterations (the knob) that `BALANCE_THREADS` threads share evenly (the busiest thread runs at most
+`MAX_IMBALANCE` times the mean), each task keeping at least `grain` innermost iterations. Where the next loop would
+make the tasks smaller than that, it is split (`loop-split`) so that only as many of its iterations as needed join
+the band. Every loop of the band becomes `parallel`, and `loop-outline-parallel` runs the band as one task range
+(TVM's `fuse` then `parallel`): for a convolution the output-channel panels times the output rows, for GEMM the row
+blocks inside the KC loop, for an elementwise kernel its rows (times columns where the rows are few):
 
-    loop.for "k2_o" ... serial { loop.for "i0_o" %i0_o = 0 to 64 step 8 serial { ... } }
+    loop.for "i0" 0 to 1 { loop.for "i3_o" 0 to 64 step 32 { loop.for "i1" 0 to 56 { ... } } }   // 2 panels
     // gets
-    loop-parallel{kernel=matmul_0 loop=i0_o}
+    loop-parallel{kernel=conv_0 loop=i3_o},loop-parallel{kernel=conv_0 loop=i1}                   // 112 tasks
 
-Knob: `parallel` (place it, or keep the kernel serial), which every kernel's space ends with.
+Knobs: `parallel` (place the band, or keep the kernel serial), `tasks` (the fewest tasks a band aims for: 1 places
+one loop of at least `PARALLEL_MIN_TASKS` iterations, as placement did before bands) and `grain`; every kernel's space
+ends with them. The check a test makes on whole models (`band_report`) reads the same bands back.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from xdsl.dialects import func, memref
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form
+from minimlc.lowering.loop.analysis import affine_form, band_tasks, parallel_band
 from minimlc.lowering.schedule.space import Knob
 
 PARALLEL_MIN_TASKS = 4
-"""Fewest iterations a loop needs to be made parallel: enough to balance two threads under a dynamic schedule."""
+"""Fewest tasks a parallel loop needs: enough to balance two threads under a dynamic schedule."""
 PARALLEL_MIN_WORK = 1 << 15
 """Fewest innermost iterations a loop nest needs to be run in parallel (a dispatch costs about 0.5 us)."""
+BALANCE_THREADS = 16
+"""The thread count a band's tasks are balanced for: a 16-core machine (fewer threads balance at least as well once
+there are `tasks` of them)."""
+MAX_IMBALANCE = 1.25
+"""Largest ratio of the busiest thread's tasks to the mean a band accepts while it can still grow."""
 PARALLEL_KNOB = Knob("parallel", (True, False), True)
+TASKS_KNOB = Knob("tasks", (1, 32, 64, 256), 32)
+GRAIN_KNOB = Knob("grain", (256, 512, 2048), 512)
+PARALLEL_KNOBS = (PARALLEL_KNOB, TASKS_KNOB, GRAIN_KNOB)
 
 
-def parallel_steps(kernel: func.FuncOp) -> list[str]:
-    """The `loop-parallel` items for `kernel` as scheduled so far (see the module docstring)."""
-    steps = []
+def imbalance(tasks: int, threads: int = BALANCE_THREADS) -> float:
+    """The busiest thread's share of `tasks` equal tasks over the mean share, with `threads` threads."""
+    return math.ceil(tasks / threads) / (tasks / threads)
+
+
+def parallel_steps(kernel: func.FuncOp, tasks: int = TASKS_KNOB.default, grain: int = GRAIN_KNOB.default) -> list[str]:
+    """The `loop-split` and `loop-parallel` items for `kernel` as scheduled so far (see the module docstring)."""
+    steps: list[str] = []
     name = kernel.sym_name.data
     for nest in [op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)]:
-        if _work(nest) < PARALLEL_MIN_WORK:
+        if work(nest) < PARALLEL_MIN_WORK:
             continue
-        current: loop.ForOp | None = nest
-        while current is not None and current.kind.data == "serial":
-            if current.trip_count >= PARALLEL_MIN_TASKS and _iterations_independent(kernel, current):
-                steps.append(f"loop-parallel{{kernel={name} loop={current.loop_name.data}}}")
+        for start in _chain(nest):
+            if start.kind.data != "serial" or not _iterations_independent(kernel, start):
+                continue
+            if tasks == 1:
+                if start.trip_count >= PARALLEL_MIN_TASKS:
+                    steps.append(f"loop-parallel{{kernel={name} loop={start.loop_name.data}}}")
+                    break
+                continue
+            if start.trip_count < 2:
+                continue
+            band = _band(kernel, start, tasks, grain)
+            if band is not None:
+                steps += band
                 break
-            inner = [op for op in current.body.block.ops if isinstance(op, loop.ForOp)]
-            current = inner[0] if len(inner) == 1 else None
     return steps
 
 
-def _work(nest: loop.ForOp) -> int:
+def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> list[str] | None:
+    """The items that make the band from `start` parallel (None: it cannot reach `PARALLEL_MIN_TASKS` tasks)."""
+    kernel_name = kernel.sym_name.data
+    band = [start]
+    count = start.trip_count
+    chain = _chain(start)[1:]
+    for member in chain:
+        if count >= tasks and imbalance(count) <= MAX_IMBALANCE:
+            break
+        if member.kind.data != "serial" or not _band_independent(kernel, [*band, member]):
+            break
+        per_task = work(member) // member.trip_count
+        if per_task >= grain:
+            band.append(member)
+            count *= member.trip_count
+            continue
+        parts = next(
+            (
+                d
+                for d in range(2, member.trip_count)
+                if member.trip_count % d == 0
+                and work(member) // d >= grain
+                and count * d >= min(tasks, PARALLEL_MIN_TASKS * 8)
+                and imbalance(count * d) <= MAX_IMBALANCE
+            ),
+            None,
+        )
+        if parts is not None:
+            name = member.loop_name.data
+            factor = member.trip_count // parts
+            return [
+                *(_parallel(kernel_name, lp.loop_name.data) for lp in band),
+                f"loop-split{{kernel={kernel_name} loop={name} factor={factor}}}",
+                _parallel(kernel_name, f"{name}_o"),
+            ]
+        break
+    if count < PARALLEL_MIN_TASKS:
+        return None
+    return [_parallel(kernel_name, lp.loop_name.data) for lp in band]
+
+
+def _parallel(kernel: str, name: str) -> str:
+    return f"loop-parallel{{kernel={kernel} loop={name}}}"
+
+
+def _chain(nest: loop.ForOp) -> list[loop.ForOp]:
+    """`nest` and the loops below it, each the only loop of its parent's body."""
+    chain = [nest]
+    while len(inner := [op for op in chain[-1].body.block.ops if isinstance(op, loop.ForOp)]) == 1:
+        chain.append(inner[0])
+    return chain
+
+
+def work(nest: loop.ForOp) -> int:
     """Innermost iterations of a loop nest."""
     inner = [op for op in nest.body.block.ops if isinstance(op, loop.ForOp)]
-    return nest.trip_count * max(1, sum(_work(child) for child in inner))
+    return nest.trip_count * max(1, sum(work(child) for child in inner))
 
 
 def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
@@ -63,3 +145,52 @@ def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
             if not any(form is not None and form.get(iv, 0) != 0 for form in forms):
                 return False
     return True
+
+
+def _band_independent(kernel: func.FuncOp, band: list[loop.ForOp]) -> bool:
+    """True if distinct iterations of the band write distinct elements: every store under it to a kernel parameter
+    has, for each band loop, an index that moves with that loop and with no other loop of the band (so that
+    `out[i + j]` never joins `i` and `j` in one band)."""
+    params = set(kernel.body.block.args)
+    ivs = [member.induction_var for member in band]
+    for store in band[0].walk():
+        if isinstance(store, memref.StoreOp) and store.memref in params:
+            forms = [affine_form(index) or {} for index in store.indices]
+            for iv in ivs:
+                if not any(form.get(iv, 0) and not any(form.get(o, 0) for o in ivs if o is not iv) for form in forms):
+                    return False
+    return True
+
+
+@dataclass(frozen=True)
+class NestBalance:
+    """One top-level loop nest of a scheduled kernel as `BALANCE_THREADS` threads would run it."""
+
+    loop: str
+    work: int
+    """Innermost iterations."""
+    tasks: int
+    """Tasks per dispatch of its parallel band (1: serial)."""
+    dispatches: int
+    span: int
+    """Innermost iterations on the critical path: per dispatch, the busiest thread's tasks."""
+
+
+def nest_balance(nest: loop.ForOp, threads: int = BALANCE_THREADS) -> NestBalance:
+    """How `threads` threads would share `nest` (equal tasks, each thread taking `ceil(tasks / threads)`)."""
+    found: list[tuple[int, int, int]] = []  # (tasks, dispatches, span)
+
+    def visit(target: loop.ForOp, repeats: int) -> int:
+        if target.kind.data == "parallel":
+            band = parallel_band(target)
+            count = band_tasks(band)
+            found.append((count, repeats, 0))
+            return math.ceil(count / threads) * (work(target) // count)
+        inner = [op for op in target.body.block.ops if isinstance(op, loop.ForOp)]
+        if not inner:
+            return target.trip_count
+        return target.trip_count * sum(visit(child, repeats * target.trip_count) for child in inner)
+
+    span = visit(nest, 1)
+    tasks = min((count for count, _, _ in found), default=1)
+    return NestBalance(nest.loop_name.data, work(nest), tasks, sum(d for _, d, _ in found), span)

@@ -7,6 +7,12 @@ the worker is replaced. `measure_candidate` is the job itself, also callable in 
 
     with Measurer(threads=1, timeout=30) as measurer:
         result = measurer.measure(task, task.space.default())   # Result(latency=1.2e-05, error=None)
+        result = measurer.measure(task, other, paired=True)      # Result(latency=1.1e-05, baseline=1.3e-05)
+
+Paired: on a machine other processes load, latencies drift by more than most schedules differ (the same build of
+light ResNet-50 timed 96 ms, then 147 ms, minutes apart), so a candidate timed alone may win by the luck of a quiet
+moment. A paired job also times the task's default config in the same worker (compiled once per task and kept),
+batch for batch in alternation, and returns both medians: their ratio is what the tuner compares.
 """
 
 from __future__ import annotations
@@ -42,10 +48,35 @@ class Result:
 
     latency: float | None
     error: str | None = None
+    baseline: float | None = None
+    """Paired jobs: the default config's median, timed in alternation with the candidate."""
 
 
 def measure_candidate(job: dict[str, Any]) -> Result:
-    """Schedule `job["module"]`'s kernel with `job["config"]`, compile it and time it (see `Measurer.measure`)."""
+    """Schedule `job["module"]`'s kernel with `job["config"]`, compile it and time it (see `Measurer.measure`); with
+    `job["baseline"]` (a config), time that config's build too, in alternation."""
+    candidate = _build(job, job["config"])
+    if isinstance(candidate, Result):
+        return candidate
+    if job.get("baseline") is None:
+        return Result(_time(candidate, job["min_seconds"], job["repeats"]))
+    key = (job["module"], repr(sorted(job["baseline"].items())), job["threads"])
+    if key not in _BASELINES:
+        _BASELINES.clear()  # one task's baseline at a time: the tuner measures a task's candidates in a row
+        _BASELINES[key] = _build(job, job["baseline"])
+    baseline = _BASELINES[key]
+    if isinstance(baseline, Result):
+        return Result(_time(candidate, job["min_seconds"], job["repeats"]))
+    latency, reference = _time_pair(candidate, baseline, job["min_seconds"], job["repeats"])
+    return Result(latency, None, reference)
+
+
+_BASELINES: dict[tuple[str, str, int], Any] = {}
+"""The worker's compiled default config of the task it measures now (a call, or the Result saying why not)."""
+
+
+def _build(job: dict[str, Any], config: Config) -> Any:
+    """A call running `job`'s kernel scheduled with `config` once on random buffers, or a failed Result."""
     from minimlc.frontend.onnx import ImportedModel
     from minimlc.frontend.signature import TensorInfo
     from minimlc.lowering.pipeline import make_context
@@ -62,7 +93,7 @@ def measure_candidate(job: dict[str, Any]) -> Result:
     (kernel,) = kernels_of(module)
     space = kernel_space(module, kernel, target)
     assert space is not None
-    if schedule_kernel(ctx, module, space, job["config"], strict=True) is None:
+    if schedule_kernel(ctx, module, space, config, strict=True) is None:
         return Result(None, "the schedule does not lower")
     rng = np.random.default_rng(0)
     inputs = [TensorInfo(f"in{i}", tuple(shape), np.dtype(dtype)) for i, (shape, dtype) in enumerate(job["inputs"])]
@@ -77,7 +108,8 @@ def measure_candidate(job: dict[str, Any]) -> Result:
         pool = ThreadPool(job["threads"])
         addresses.insert(compiled.pool_slot, pool.address)
     args = np.array([*addresses, *compiled.weight_addresses], dtype=np.uintp)
-    return Result(_time(lambda: compiled.entry(args.ctypes.data), job["min_seconds"], job["repeats"]))
+    keep = (compiled, buffers, pool, args)  # alive as long as the call
+    return lambda: keep[0].entry(keep[3].ctypes.data)
 
 
 def _random(rng: np.random.Generator, info: Any) -> np.ndarray:
@@ -100,6 +132,26 @@ def _time(call: Any, min_seconds: float, repeats: int) -> float:
             call()
         batches.append((time.perf_counter() - start) / number)
     return statistics.median(batches)
+
+
+def _time_pair(first: Any, second: Any, min_seconds: float, repeats: int) -> tuple[float, float]:
+    """Median seconds per call of `first` and `second` over `repeats` batches each, taken in alternation (the order
+    flipping every batch), so that the machine's load hits both alike."""
+    calls = (first, second)
+    numbers = []
+    for call in calls:
+        call()  # warm-up
+        start = time.perf_counter()
+        call()
+        numbers.append(max(1, int(min_seconds / max(time.perf_counter() - start, 1e-7))))
+    batches: tuple[list[float], list[float]] = ([], [])
+    for index in range(2 * repeats):
+        for which in (0, 1) if index % 2 == 0 else (1, 0):
+            start = time.perf_counter()
+            for _ in range(numbers[which]):
+                calls[which]()
+            batches[which].append((time.perf_counter() - start) / numbers[which])
+    return statistics.median(batches[0]), statistics.median(batches[1])
 
 
 def _worker(connection: Connection) -> None:
@@ -126,8 +178,9 @@ class Measurer:
         self._process: Any = None
         self._connection: Connection | None = None
 
-    def measure(self, task: Any, config: Config) -> Result:
-        """The latency of `task`'s kernel scheduled with `config`, or the reason it has none."""
+    def measure(self, task: Any, config: Config, paired: bool = False) -> Result:
+        """The latency of `task`'s kernel scheduled with `config`, or the reason it has none; `paired`: and the
+        default config's, timed in alternation with it (see the module docstring)."""
         job = {
             "module": task.module,
             "config": config,
@@ -137,6 +190,7 @@ class Measurer:
             "threads": self.threads,
             "min_seconds": self.min_seconds,
             "repeats": self.repeats,
+            "baseline": task.space.default() if paired else None,
         }
         connection = self._worker_connection()
         connection.send(job)

@@ -73,6 +73,38 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     assert rows[0]["compile_seconds"] == rows[1]["compile_seconds"]  # one compile serves both thread counts
 
 
+def test_tuning_db_times_a_tuned_build_in_the_same_rounds(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "examples"))
+    from make_mlp import build_mlp
+
+    from minimlc.frontend.onnx import import_model
+    from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, target_key
+    from minimlc.lowering.target import target_from_name
+    from minimlc.runtime.tuning.tasks import extract_tasks
+
+    target = target_from_name("host")
+    database = TuningDatabase(tmp_path / "tune.jsonl")
+    for task in extract_tasks(import_model(build_mlp(batch=1)), target):
+        config = {**task.space.default(), "parallel": False}  # a point of the space other than the default
+        database.add(Record(task.key, target_key(target), task.rule, task.kernel, task.flops, config, 1e-6))
+    report_path = tmp_path / "r.json"
+    database_path = str(tmp_path / "tune.jsonl")
+    args = ("--models", "mlp", "--threads", "1", "--tuning-db", database_path, "--json", str(report_path))
+    result = run_bench(*QUICK, *args)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"ORT %peak\s+max\|diff\|\s+rounds\s+tuned ms\s+tuned/def\s+tuned/ORT$", result.stdout, re.M)
+    assert re.search(r"^mlp\s+1(\s+[\d.e+-]+){16}$", result.stdout, re.M), result.stdout
+    report = json.loads(report_path.read_text())
+    assert report["settings"]["tuning_db"] == str(tmp_path / "tune.jsonl")
+    (row,) = report["rows"]
+    assert row["tuned_over_default"] == pytest.approx(row["tuned_ms"] / row["minimlc_ms"])
+    assert row["tuned_over_ort"] == pytest.approx(row["tuned_ms"] / row["ort_ms"])
+    assert row["tuned_max_abs_diff"] < 1e-4
+    missing = run_bench(*QUICK, "--models", "mlp", "--tuning-db", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2
+    assert "--tuning-db: no such file" in missing.stderr
+
+
 def test_without_onnxruntime_its_columns_show_a_dash(tmp_path: Path) -> None:
     blocker = tmp_path / "onnxruntime"
     blocker.mkdir()

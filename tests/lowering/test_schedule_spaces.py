@@ -28,7 +28,7 @@ SAMPLES, SEED = 20, 0
 RTOL = ATOL = 1e-4
 RNG = np.random.default_rng(0)
 W_CONV = (RNG.standard_normal((32, 16, 3, 3)) * 0.2).astype(np.float32)
-B_GEMM = RNG.standard_normal((40, 48)).astype(np.float32)
+B_GEMM = RNG.standard_normal((40, 256)).astype(np.float32)
 S_NORM = RNG.standard_normal(40).astype(np.float32)
 
 
@@ -67,7 +67,7 @@ CASES = {
         _conv_reference,
     ),
     "gemm": (
-        _model(helper.make_node("MatMul", ["x", "w"], ["y"]), (24, 40), (24, 48), [B_GEMM]),
+        _model(helper.make_node("MatMul", ["x", "w"], ["y"]), (24, 40), (24, 256), [B_GEMM]),
         (24, 40),
         lambda x: x.astype(np.float64) @ B_GEMM.astype(np.float64),
     ),
@@ -126,10 +126,27 @@ def test_sampled_configs_keep_the_numbers(rule: str) -> None:
         np.testing.assert_allclose(actual, default, rtol=RTOL, atol=ATOL, err_msg=str(config))
 
 
+@pytest.mark.parametrize("order", ["k,i,j", "i,k,j"])
+def test_gemm_column_blocks_keep_the_numbers(order: str) -> None:
+    """`nc`: a column block outside the rows (BLIS's jc loop), in both loop orders, with a tail of rows."""
+    x = np.random.default_rng(2).standard_normal((24, 40)).astype(np.float32)
+    expected = CASES["gemm"][2](x)
+    blocks: list[int] = []
+
+    def blocked(space: KernelSpace) -> dict[str, object]:
+        knob = next(k for k in space.space.knobs if k.name == "nc")
+        blocks.append(int(knob.values[-1]))  # type: ignore[arg-type]
+        return {**space.space.default(), "nc": knob.values[-1], "order": order, "mr": 5}
+
+    actual = _scheduled_run("gemm", blocked, x)
+    assert blocks[0] > 0
+    np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"mr": 9}, r"knob 'mr' = 9 is not in its range \[1, 2, 3, 4, 5, 6, 7, 8\]"),
+        ({"mr": 17}, r"knob 'mr' = 17 is not in its range \[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16\]"),
         ({"unroll": 1}, "knob 'unroll' = 1 is not in its range"),
         ({"tile": 4}, r"unknown knob\(s\) tile"),
     ],

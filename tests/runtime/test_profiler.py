@@ -83,3 +83,21 @@ def test_with_profiling_places_the_pass():
         "loop-profile-calls",
         "loop-outline-parallel",
     ]
+
+
+def test_a_saved_profiled_build_loads_with_its_profiler(
+    profiled: tuple[onnx.ModelProto, InferenceSession], tmp_path: Path
+) -> None:
+    from minimlc.runtime import load
+
+    _, session = profiled
+    session.save(tmp_path / "profiled.mlc")
+    loaded = load(tmp_path / "profiled.mlc", num_threads=1)
+    assert loaded.profiler is not None and loaded.profiler.calls == session.profiler.calls
+    loaded.run(None, {"x": np.zeros((1, 3, 16, 16), np.float32)})
+    rows = loaded.profiler.summary()
+    assert {row["kernel"] for row in rows} == {call.kernel for call in session.profiler.calls}
+    assert any("conv nr=" in row["schedule"] for row in rows)
+    plain = InferenceSession(small_cnn(), num_threads=1)
+    plain.save(tmp_path / "plain.mlc")
+    assert load(tmp_path / "plain.mlc").profiler is None

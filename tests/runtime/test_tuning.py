@@ -70,6 +70,16 @@ def test_a_failing_candidate_costs_only_that_candidate():
         assert late.latency is None and "timed out" in (late.error or "")
 
 
+def test_a_paired_candidate_is_timed_with_the_default():
+    (gemm, _) = extract_tasks(import_model(mlp(1)), HOST)
+    other = {**gemm.space.default(), "unroll": False}
+    with Measurer(timeout=60) as measurer:
+        paired = measurer.measure(gemm, other, paired=True)
+        again = measurer.measure(gemm, other, paired=True)  # the default's build is kept in the worker
+    for result in (paired, again):
+        assert result.error is None and result.latency and result.baseline and result.latency > 0 < result.baseline
+
+
 def test_tune_resumes_and_reuses_shared_kernels(tmp_path: Path):
     db = tmp_path / "tuning.jsonl"
     out = io.StringIO()

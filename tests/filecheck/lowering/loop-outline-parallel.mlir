@@ -1,7 +1,8 @@
 // RUN: mini-opt %s -p loop-outline-parallel | filecheck %s
 
 // The body moves to @<function>_<loop>_body; captured buffers and scalars travel in a stack struct, constants are
-// cloned, the induction variable is lower + task * step, and a nested parallel loop stays (it runs serially).
+// cloned, the induction variable is lower + task * step; a perfectly nested parallel loop joins the task range
+// (2 x 64 tasks, the inner index fastest).
 func.func private @kernel(%x: memref<4x64xf32> {llvm.noalias}, %y: memref<4x64xf32> {llvm.noalias}, %s: f32) {
   %two = arith.constant 2.0 : f32
   loop.for "i" %i = 1 to 4 step 2 parallel {
@@ -27,7 +28,7 @@ func.func private @kernel(%x: memref<4x64xf32> {llvm.noalias}, %y: memref<4x64xf
 // CHECK-NEXT:    %6 = llvm.insertvalue %5, %4[2] : !llvm.struct<(!llvm.ptr, f32, !llvm.ptr)>
 // CHECK-NEXT:    llvm.store %6, %ctx : !llvm.struct<(!llvm.ptr, f32, !llvm.ptr)>, !llvm.ptr
 // CHECK-NEXT:    %7 = llvm.mlir.addressof @kernel_i_body : !llvm.ptr
-// CHECK-NEXT:    %8 = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %8 = llvm.mlir.constant(128) : i64
 // CHECK-NEXT:    func.call @minimlc_parallel_for(%pool, %7, %ctx, %8) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
@@ -40,16 +41,17 @@ func.func private @kernel(%x: memref<4x64xf32> {llvm.noalias}, %y: memref<4x64xf
 // CHECK-NEXT:    %2 = llvm.extractvalue %0[2] : !llvm.struct<(!llvm.ptr, f32, !llvm.ptr)>
 // CHECK-NEXT:    %y = builtin.unrealized_conversion_cast %2 : !llvm.ptr to memref<4x64xf32>
 // CHECK-NEXT:    %3 = arith.index_cast %task : i64 to index
-// CHECK-NEXT:    %4 = arith.constant 2 : index
-// CHECK-NEXT:    %5 = arith.muli %3, %4 : index
-// CHECK-NEXT:    %6 = arith.constant 1 : index
-// CHECK-NEXT:    %i = arith.addi %5, %6 : index
-// CHECK-NEXT:    loop.for "j" %j = 0 to 64 step 1 parallel {
-// CHECK-NEXT:      %v = memref.load %x[%i, %j] : memref<4x64xf32>
-// CHECK-NEXT:      %p = arith.mulf %v, %two : f32
-// CHECK-NEXT:      %q = arith.addf %p, %s : f32
-// CHECK-NEXT:      memref.store %q, %y[%i, %j] : memref<4x64xf32>
-// CHECK-NEXT:    }
+// CHECK-NEXT:    %4 = arith.constant 64 : index
+// CHECK-NEXT:    %j = arith.remui %3, %4 : index
+// CHECK-NEXT:    %5 = arith.divui %3, %4 : index
+// CHECK-NEXT:    %6 = arith.constant 2 : index
+// CHECK-NEXT:    %7 = arith.muli %5, %6 : index
+// CHECK-NEXT:    %8 = arith.constant 1 : index
+// CHECK-NEXT:    %i = arith.addi %7, %8 : index
+// CHECK-NEXT:    %v = memref.load %x[%i, %j] : memref<4x64xf32>
+// CHECK-NEXT:    %p = arith.mulf %v, %two : f32
+// CHECK-NEXT:    %q = arith.addf %p, %s : f32
+// CHECK-NEXT:    memref.store %q, %y[%i, %j] : memref<4x64xf32>
 // CHECK-NEXT:    func.return
 // CHECK-NEXT:  }
 
@@ -173,4 +175,22 @@ func.func private @tiled(%x: memref<4x8xf32> {llvm.noalias}, %y: memref<4x8xf32>
 // CHECK-LABEL: func.func private @tiled_i_body(%ctx: !llvm.ptr, %task: i64) {
 // CHECK-NEXT:    %tile = loop.alloc "local" : memref<8xf32>
 // CHECK-NEXT:    %0 = llvm.load %ctx : !llvm.ptr -> !llvm.struct<(!llvm.ptr, !llvm.ptr)>
+// A parallel loop that is not the only op of its parent's body stays in the task body (it runs serially).
+func.func private @nested(%x: memref<4x8xf32> {llvm.noalias}, %y: memref<4x8xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    %zero = arith.constant 0.0 : f32
+    memref.store %zero, %y[%i, %i] : memref<4x8xf32>
+    loop.for "j" %j = 0 to 8 step 1 parallel {
+      %v = memref.load %x[%i, %j] : memref<4x8xf32>
+      memref.store %v, %y[%i, %j] : memref<4x8xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func private @nested(
+// CHECK:         %{{.*}} = llvm.mlir.constant(4) : i64
+// CHECK-NEXT:    func.call @minimlc_parallel_for
+// CHECK-LABEL: func.func private @nested_i_body(%ctx: !llvm.ptr, %task: i64) {
+// CHECK:         loop.for "j" %j = 0 to 8 step 1 parallel {
 // CHECK-LABEL: func.func private @minimlc_parallel_for(!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
