@@ -11,7 +11,7 @@ chain) is not computed by native code: it is returned in `ImportedModel.constant
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
 float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
 only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
-`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_nn`, `onnx_normalization` and `onnx_tensor`.
+`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization` and `onnx_tensor`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from minimlc.frontend import (
     onnx_einsum,
     onnx_fold,
     onnx_indexing,
+    onnx_loss,
     onnx_nn,
     onnx_normalization,
     onnx_ops,
@@ -67,6 +68,7 @@ CONVERTERS = {
     **onnx_normalization.CONVERTERS,
     **onnx_tensor.CONVERTERS,
     **onnx_indexing.CONVERTERS,
+    **onnx_loss.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -81,6 +83,8 @@ TYPED_OPS = frozenset(
         # data movement and shapes
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
         *("Identity", "Shape", "Size"),
+        # losses (integer targets)
+        *("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
