@@ -82,7 +82,7 @@ TYPED_OPS = frozenset(
         *("Gather", "GatherElements", "CumSum", "ArgMax", "ArgMin"),
         # data movement and shapes
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
-        *("Identity", "Shape", "Size"),
+        *("Identity", "Shape", "Size", "Trilu"),
         # losses (integer targets)
         *("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
     }
