@@ -11,7 +11,8 @@ chain) is not computed by native code: it is returned in `ImportedModel.constant
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
 float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
 only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
-`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization` and `onnx_tensor`.
+`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`,
+`onnx_selection` and `onnx_tensor`.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_selection,
     onnx_tensor,
 )
 from minimlc.frontend.onnx_ops import (
@@ -69,6 +71,7 @@ CONVERTERS = {
     **onnx_tensor.CONVERTERS,
     **onnx_indexing.CONVERTERS,
     **onnx_loss.CONVERTERS,
+    **onnx_selection.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -83,7 +86,8 @@ TYPED_OPS = frozenset(
         # data movement and shapes
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
         *("Identity", "Shape", "Size", "Trilu"),
-        # losses (integer targets)
+        # selection, scatters and losses (run-time indices and targets)
+        *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK"),
         *("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
     }
 )
@@ -108,6 +112,7 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "Squeeze": (1,),
     "Unsqueeze": (1,),
     "CumSum": (1,),
+    "CumProd": (1,),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")

@@ -31,6 +31,7 @@ from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
+from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
 from minimlc.lowering.te import scalar
 from minimlc.lowering.te.builder import (
@@ -234,6 +235,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_normalization.patterns(groups),
                 *graph_to_te_tensor.PATTERNS,
                 *graph_to_te_indexing.PATTERNS,
+                *graph_to_te_selection.PATTERNS,
             ],
             dce_enabled=False,
         )
