@@ -11,7 +11,7 @@ chain) is not computed by native code: it is returned in `ImportedModel.constant
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
 float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
 only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
-`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`,
+`onnx_activation`, `onnx_einsum`, `onnx_generation`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`,
 `onnx_selection` and `onnx_tensor`.
 """
 
@@ -40,6 +40,7 @@ from minimlc.frontend import (
     onnx_activation,
     onnx_einsum,
     onnx_fold,
+    onnx_generation,
     onnx_indexing,
     onnx_loss,
     onnx_nn,
@@ -72,6 +73,7 @@ CONVERTERS = {
     **onnx_indexing.CONVERTERS,
     **onnx_loss.CONVERTERS,
     **onnx_selection.CONVERTERS,
+    **onnx_generation.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -87,7 +89,7 @@ TYPED_OPS = frozenset(
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
         *("Identity", "Shape", "Size", "Trilu"),
         # selection, scatters and losses (run-time indices and targets)
-        *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK"),
+        *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK", "EyeLike"),
         *("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
     }
 )
@@ -113,6 +115,9 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "Unsqueeze": (1,),
     "CumSum": (1,),
     "CumProd": (1,),
+    "HannWindow": (0,),
+    "HammingWindow": (0,),
+    "BlackmanWindow": (0,),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")

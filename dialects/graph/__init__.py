@@ -13,16 +13,27 @@ op verifies its result shape against its operands, naming the op and the mismatc
     }
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
-`indexing`, `normalization`, `selection`, `tensor`); each module lists its ops in `OPS`, and all of them are importable from here
-(`from minimlc.dialects import graph; graph.GemmOp`).
+`indexing`, `normalization`, `tensor`, `selection`, `generation`); each module lists its ops in `OPS`, and all of
+them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
 """
 
 from xdsl.ir import Dialect
 
-from minimlc.dialects.graph import activation, core, elementwise, indexing, nn, normalization, selection, tensor
+from minimlc.dialects.graph import (
+    activation,
+    core,
+    elementwise,
+    generation,
+    indexing,
+    nn,
+    normalization,
+    selection,
+    tensor,
+)
 from minimlc.dialects.graph.activation import *  # noqa: F403
 from minimlc.dialects.graph.core import *  # noqa: F403
 from minimlc.dialects.graph.elementwise import *  # noqa: F403
+from minimlc.dialects.graph.generation import *  # noqa: F403
 from minimlc.dialects.graph.indexing import *  # noqa: F403
 from minimlc.dialects.graph.nn import *  # noqa: F403
 from minimlc.dialects.graph.normalization import *  # noqa: F403
@@ -31,6 +42,16 @@ from minimlc.dialects.graph.tensor import *  # noqa: F403
 
 Graph = Dialect(
     "graph",
-    [*core.OPS, *elementwise.OPS, *activation.OPS, *nn.OPS, *normalization.OPS, *tensor.OPS, *indexing.OPS, *selection.OPS],
+    [
+        *core.OPS,
+        *elementwise.OPS,
+        *activation.OPS,
+        *nn.OPS,
+        *normalization.OPS,
+        *tensor.OPS,
+        *indexing.OPS,
+        *selection.OPS,
+        *generation.OPS,
+    ],
     [],
 )

@@ -1,13 +1,15 @@
 """Numerics of the ops that select, scatter and generate elements at run-time positions against ONNX Runtime at every
-opt level: Trilu of every element type, ScatterElements, ScatterND, GatherND, OneHot, TopK, Hardmax, CumProd, EyeLike
-and the window functions. Every data input is a graph input, so native code computes each case."""
+opt level: Trilu of every element type, ScatterElements, ScatterND, GatherND, OneHot, TopK, Hardmax, CumProd and
+EyeLike (and the window functions, constants of their size). Every data input is a graph input, so native code computes each case."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import pytest
+from onnx import TensorProto
 from onnx_cases import check_against_onnxruntime, one_node_model
 
 from minimlc.runtime import InferenceSession
@@ -135,3 +137,24 @@ def test_cumulative(op_type: str, dtype: Any, exclusive: int, reverse: int) -> N
     attributes = {"exclusive": exclusive, "reverse": reverse}
     model = one_node_model(op_type, feeds, attributes, constants={"axis": np.array(-1, np.int64)}, opset=26)
     check_against_onnxruntime(InferenceSession, model, feeds)
+
+
+@pytest.mark.parametrize("dtype", [None, TensorProto.INT32, TensorProto.INT64, TensorProto.FLOAT])
+@pytest.mark.parametrize("k", [0, 2, -1, 7])
+def test_eye_like(dtype: int | None, k: int) -> None:
+    feeds = {"x": _data((3, 5))}
+    attributes: dict[str, Any] = {"k": k} if dtype is None else {"k": k, "dtype": dtype}
+    check_against_onnxruntime(InferenceSession, one_node_model("EyeLike", feeds, attributes), feeds)
+
+
+@pytest.mark.parametrize("op_type", ["HannWindow", "HammingWindow", "BlackmanWindow"])
+@pytest.mark.parametrize("periodic", [0, 1])
+def test_window_is_a_constant_of_its_size(op_type: str, periodic: int) -> None:
+    """A window's size sets its shape, so the node folds at import time: a constant output, as ONNX Runtime's."""
+    feeds = {"size": np.array(10, np.int64)}
+    model = one_node_model(op_type, {}, {"periodic": periodic}, constants=feeds, opset=17)
+    (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, {})
+    session = InferenceSession(model, cache=False)
+    (actual,) = session.run(None, {})
+    assert session.constant_output_names == ["Y0"]
+    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-7)
