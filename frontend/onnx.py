@@ -115,9 +115,7 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "Unsqueeze": (1,),
     "CumSum": (1,),
     "CumProd": (1,),
-    "HannWindow": (0,),
-    "HammingWindow": (0,),
-    "BlackmanWindow": (0,),
+    **dict.fromkeys(("HannWindow", "HammingWindow", "BlackmanWindow"), (0,)),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
