@@ -60,6 +60,17 @@ class ConstantValue:
 Value = SSAValue | ConstantValue
 
 
+@dataclass(frozen=True)
+class DataDependentValue:
+    """An output whose extent along `axis` the data decides (NonZero, Compress, Unique): `bound` holds it at an
+    upper bound, valid elements first, and `count` (a tensor<1xi64>) their number. Only a graph output may be one:
+    the runtime trims it (`lowering/abi.py`); the importer refuses any node reading it."""
+
+    bound: SSAValue
+    count: SSAValue
+    axis: int
+
+
 @dataclass
 class WeightStore:
     """Turns constants used as data operands into `graph.weight` handles, one per constant."""

@@ -13,14 +13,15 @@ op verifies its result shape against its operands, naming the op and the mismatc
     }
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
-`indexing`, `normalization`, `tensor`, `selection`, `generation`); each module lists its ops in `OPS`, and all of
-them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
+`indexing`, `normalization`, `tensor`, `selection`, `generation`, `compaction`); each module lists its ops in `OPS`,
+and all of them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
 """
 
 from xdsl.ir import Dialect
 
 from minimlc.dialects.graph import (
     activation,
+    compaction,
     core,
     elementwise,
     generation,
@@ -31,6 +32,7 @@ from minimlc.dialects.graph import (
     tensor,
 )
 from minimlc.dialects.graph.activation import *  # noqa: F403
+from minimlc.dialects.graph.compaction import *  # noqa: F403
 from minimlc.dialects.graph.core import *  # noqa: F403
 from minimlc.dialects.graph.elementwise import *  # noqa: F403
 from minimlc.dialects.graph.generation import *  # noqa: F403
@@ -52,6 +54,7 @@ Graph = Dialect(
         *indexing.OPS,
         *selection.OPS,
         *generation.OPS,
+        *compaction.OPS,
     ],
     [],
 )

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
+from minimlc.lowering.graph_to_te import compaction as graph_to_te_compaction
 from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
@@ -238,6 +239,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_indexing.PATTERNS,
                 *graph_to_te_selection.PATTERNS,
                 *graph_to_te_generation.PATTERNS,
+                *graph_to_te_compaction.PATTERNS,
             ],
             dce_enabled=False,
         )
