@@ -12,8 +12,8 @@ its own element type (int64, bool, ...); @main takes the inputs and returns the 
 float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
 only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core), `onnx_activation`,
 `onnx_compaction`, `onnx_einsum`, `onnx_generation`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`,
-`onnx_selection` and `onnx_tensor`. Outputs of a data-dependent extent (NonZero, ...) are trimmed by the runtime
-(`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
+`onnx_recurrent`, `onnx_selection` and `onnx_tensor`. Outputs of a data-dependent extent (NonZero, ...) are
+trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_recurrent,
     onnx_selection,
     onnx_tensor,
 )
@@ -78,6 +79,7 @@ CONVERTERS = {
     **onnx_selection.CONVERTERS,
     **onnx_generation.CONVERTERS,
     **onnx_compaction.CONVERTERS,
+    **onnx_recurrent.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -92,10 +94,9 @@ TYPED_OPS = frozenset(
         # data movement and shapes
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
         *("Identity", "Shape", "Size", "Trilu"),
-        # selection, scatters and losses (run-time indices and targets)
+        # selection, compaction, recurrence and losses (run-time indices, lengths and targets)
         *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK", "EyeLike"),
-        *("NonZero", "Compress", "Unique"),
-        *("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
+        *("NonZero", "Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others

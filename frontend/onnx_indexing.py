@@ -1,5 +1,5 @@
-"""ONNX converters for ops of run-time indices: GatherElements, CumSum, CumProd, ArgMax, ArgMin (Gather, which also takes
-constant indices, lives in `onnx_tensor`).
+"""ONNX converters for ops of run-time indices: GatherElements, CumSum, CumProd, ArgMax, ArgMin (Gather, which also
+takes constant indices, lives in `onnx_tensor`).
 
 Each converter is named exactly like its ONNX op, inputs positional and attributes as keyword arguments with ONNX's
 defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`). Axes are attributes, or (CumSum)

@@ -7,7 +7,8 @@ which suits the small tensors these ops see in models):
 
     %rank = te.compute "nonzero_rank" (%m) reduce sum (%k : 6) -> tensor<6xi64> { <kept(k) && k < m> }
     %count = te.compute "nonzero_count" (%z) reduce sum (%k : 6) -> tensor<1xi64> { <kept(k)> }
-    %source = te.compute "nonzero_source" (%j) reduce max (%k : 6) -> tensor<6xi64> { <kept(k) && rank(k) == j ? k : -1> }
+    %source = te.compute "nonzero_source" (%j) reduce max (%k : 6) -> tensor<6xi64> {
+      <kept(k) && rank(k) == j ? k : -1> }
 
 then the result reads the element at each slot's source (slots past the count read position 0).
 """

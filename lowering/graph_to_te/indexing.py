@@ -12,8 +12,9 @@ whatever the data:
       te.yield %v : f32
     }
 
-A cumulative sum (product) is a sum (product) reduction over its axis of the elements on the summed side of each position (quadratic
-in the axis' extent, which is fine for the position and mask lengths models use it on). Arg-reductions are a
+A cumulative sum (product) is a sum (product) reduction over its axis of the elements on the summed side of each
+position (quadratic in the axis' extent, which is fine for the position and mask lengths models use it on).
+Arg-reductions are a
 max/min reduction, then a reduction of the positions holding it (`min` of positions for the first, `max` for the
 last; NaN counts as the maximum and minimum, as in numpy).
 """

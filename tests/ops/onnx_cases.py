@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import helper
+from onnx.reference import ReferenceEvaluator
 
 from minimlc.runtime import InferenceSession
 
@@ -49,11 +50,20 @@ def one_node_model(
 
 
 def check_against_onnxruntime(
-    session_type: type[InferenceSession], model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], rtol: float = 1e-5
+    session_type: type[InferenceSession],
+    model: onnx.ModelProto,
+    feeds: Mapping[str, np.ndarray],
+    rtol: float = 1e-5,
+    *,
+    reference: bool = False,
 ) -> None:
-    """Run `model` in ONNX Runtime and in a `session_type` session (bound to the test's opt level by the autouse
-    fixture); the outputs must match and native code must have computed them."""
-    expected = ort.InferenceSession(model.SerializeToString()).run(None, dict(feeds))
+    """Run `model` in ONNX Runtime (with `reference`, where ONNX Runtime lacks the case: in onnx's reference
+    evaluator) and in a `session_type` session (bound to the test's opt level by the autouse fixture); the outputs
+    must match and native code must have computed them."""
+    if reference:
+        expected = ReferenceEvaluator(model).run(None, dict(feeds))
+    else:
+        expected = ort.InferenceSession(model.SerializeToString()).run(None, dict(feeds))
     session = session_type(model, cache=False)
     actual = session.run(None, dict(feeds))
     assert session.stats["kernels"] > 0
