@@ -373,23 +373,23 @@ def test_unsupported_ops_are_all_reported_before_converting() -> None:
         helper.make_node("ConvTranspose", ["x", "w"], ["c1"], name="conv1", **conv),
         helper.make_node("Add", ["c1", "bad"], ["a"], name="add_with_bad_shapes"),
         helper.make_node("ConvTranspose", ["a", "w"], ["c2"], name="conv2", **conv),
-        helper.make_node("LSTM", ["seq", "lw", "lr"], ["h"], name="lstm_0", hidden_size=2),
+        helper.make_node("Shrink", ["seq"], ["h"], name="shrink_0"),
         helper.make_node("ConvTranspose", ["c2", "w"], ["c3"], **conv),
         helper.make_node("Frobnicate", ["c3"], ["y"], name="frob", domain="com.example"),
     ]
     inputs = [_info("x", [1, 1, 9, 9]), _info("bad", [5]), _info("seq", [1, 1, 2])]
-    initializers = {"w": _weight((1, 1, 3, 3)), "lw": _weight((1, 8, 2)), "lr": _weight((1, 8, 2))}
-    outputs = [_info("y", [1, 1, 3, 3]), _info("h", [1, 1, 1, 2])]
+    initializers = {"w": _weight((1, 1, 3, 3))}
+    outputs = [_info("y", [1, 1, 3, 3]), _info("h", [1, 1, 2])]
     model = _model(nodes, inputs, outputs, initializers, extra_opsets=[("com.example", 2)])
     message = (
         "model has 3 unsupported operator types: ConvTranspose (opset 13): conv1, conv2, <unnamed node #4>; "
-        "LSTM (opset 13): lstm_0; com.example.Frobnicate (opset 2): frob"
+        "Shrink (opset 13): shrink_0; com.example.Frobnicate (opset 2): frob"
     )
     with pytest.raises(UnsupportedOpsError, match=re.escape(message)) as caught:
         import_model(model)
     assert caught.value.ops == [
         ("ConvTranspose", 13, ["conv1", "conv2", "<unnamed node #4>"]),
-        ("LSTM", 13, ["lstm_0"]),
+        ("Shrink", 13, ["shrink_0"]),
         ("com.example.Frobnicate", 2, ["frob"]),
     ]
     assert isinstance(caught.value, ModelImportError | NotImplementedError | ValueError)

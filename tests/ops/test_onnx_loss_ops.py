@@ -26,7 +26,9 @@ def _feeds(shape: tuple[int, ...], weighted: bool, ignore_index: int | None, dty
 
 
 LOSS_CASES = [
-    pytest.param(shape, reduction, weighted, ignore_index, dtype, id=f"{shape}-{reduction}-w{weighted}-ii{ignore_index}")
+    pytest.param(
+        shape, reduction, weighted, ignore_index, dtype, id=f"{shape}-{reduction}-w{weighted}-ii{ignore_index}"
+    )
     for shape, dtype in [((4, 5), np.int64), ((3, 4, 2, 3), np.int32)]
     for reduction in ("none", "sum", "mean")
     for weighted in (False, True)

@@ -1,6 +1,7 @@
 """Numerics of the ops that select, scatter and generate elements at run-time positions against ONNX Runtime at every
 opt level: Trilu of every element type, ScatterElements, ScatterND, GatherND, OneHot, TopK, Hardmax, CumProd and
-EyeLike (and the window functions, constants of their size). Every data input is a graph input, so native code computes each case."""
+EyeLike (and the window functions, constants of their size). Every data input is a graph input, so native code
+computes each case."""
 
 from __future__ import annotations
 
