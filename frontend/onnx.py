@@ -86,7 +86,7 @@ CONVERTERS = {
 TYPED_OPS = frozenset(
     {
         # arithmetic, comparison and logic on numbers and bools
-        *("Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Max", "Min", "Sum"),
+        *("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Neg", "Abs", "Max", "Min", "Sum"),
         *("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor"),
         *("Where", "Cast", "CastLike"),
         # indices
