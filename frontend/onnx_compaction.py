@@ -2,7 +2,7 @@
 
 Each returns `DataDependentValue`s: the output at an upper bound of its extent plus a run-time count, which the
 runtime trims (`lowering/abi.py`). Such an output may only be a graph output; a node reading one is refused.
-Unique is supported on the flattened input (no `axis`) or along the one axis of a 1-D input.
+Unique of slices along an axis compares the rows of the input with that axis first and the others flattened.
 """
 
 from __future__ import annotations
@@ -55,18 +55,28 @@ def Compress(ctx: NodeContext, input: Value, condition: Value, *, axis: int | No
 def Unique(
     ctx: NodeContext, X: Value, *, axis: int | None = None, sorted: int = 1
 ) -> tuple[DataDependentValue, DataDependentValue, Value, DataDependentValue]:
-    """The distinct elements, their first indices, each element's inverse index and the counts -> graph.unique on
-    the flattened input."""
+    """The distinct elements (of the flattened input) or slices along `axis`, their first indices, each one's
+    inverse index and the counts -> graph.unique of the elements, or of the rows of the input with `axis` moved
+    first and the other axes flattened (the distinct rows then moved back)."""
     shape = _flat(ctx, X)
-    if axis is not None and len(shape) != 1:
-        raise UnsupportedNodeError(f"Unique along an axis of a rank-{len(shape)} input is not supported")
     x = ctx.data(X)
     if graph.element_type(x) not in graph.NUMBERS:
         raise NodeError(f"input must be numbers, got {graph.element_type(x)}")
-    flat = x if len(shape) == 1 else emit_reshape(ctx, x, (math.prod(shape),))
-    op = ctx.builder.insert(graph.UniqueOp(flat, sorted=bool(sorted)))
+    along = None if axis is None or len(shape) == 1 else normalise_axis(axis, len(shape))
+    perm: tuple[int, ...] = ()
+    if along is None:
+        rows = x if len(shape) == 1 else emit_reshape(ctx, x, (math.prod(shape),))
+    else:
+        perm = (along, *(d for d in range(len(shape)) if d != along))
+        moved = ctx.emit(graph.TransposeOp(x, perm)) if along else x
+        rows = emit_reshape(ctx, moved, (shape[along], math.prod(shape) // shape[along]))
+    op = ctx.builder.insert(graph.UniqueOp(rows, sorted=bool(sorted)))
+    values = op.result
+    if along is not None:
+        values = emit_reshape(ctx, values, tuple(shape[d] for d in perm))
+        values = ctx.emit(graph.TransposeOp(values, [perm.index(d) for d in range(len(shape))])) if along else values
     return (
-        DataDependentValue(op.result, op.count, 0),
+        DataDependentValue(values, op.count, along or 0),
         DataDependentValue(op.indices, op.count, 0),
         op.inverse,
         DataDependentValue(op.counts, op.count, 0),

@@ -116,9 +116,10 @@ class CompressOp(IRDLOperation):
 
 @irdl_op_definition
 class UniqueOp(IRDLOperation):
-    """ONNX Unique of a 1-D tensor: its distinct values (ascending with `sorted`, else in order of first occurrence),
-    the index of each one's first occurrence, each element's position among them (`inverse`, all valid) and how
-    often each occurs, at most as many as there are elements, `graph.unique %x {sorted} :
+    """ONNX Unique of the elements of a 1-D tensor or the rows of a 2-D one: the distinct ones (ascending, rows
+    lexicographically, with `sorted`, else in order of first occurrence), the index of each one's first occurrence,
+    each element's position among them (`inverse`, all valid) and how often each occurs, at most as many as there
+    are elements (rows), `graph.unique %x {sorted} :
     tensor<5xi64> -> (tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<5xi64>, tensor<1xi64>)`."""
 
     name = "graph.unique"
@@ -137,7 +138,7 @@ class UniqueOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, *, sorted: bool = True):
-        (size,) = shape_of(input)
+        size = shape_of(input)[0]
         properties: dict[str, Attribute] = {"sorted": UnitAttr()} if sorted else {}
         positions = tensor_type((size,), i64)
         super().__init__(
@@ -148,12 +149,13 @@ class UniqueOp(IRDLOperation):
 
     def verify_(self) -> None:
         source = shape_of(self.input)
-        if len(source) != 1 or source[0] == 0:
-            raise VerifyException(f"{self.name}: input must be one non-empty axis, got shape {source}")
+        if len(source) not in (1, 2) or 0 in source:
+            raise VerifyException(f"{self.name}: input must be a non-empty vector or matrix, got shape {source}")
         check_result_element(self, check_elements(self, NUMBERS, self.input))
-        for result in (self.result, self.indices, self.inverse, self.counts):
-            if shape_of(result) != source:
-                raise VerifyException(f"{self.name}: results must have the input's shape {source}")
+        check_result_shape(self, source)
+        for result in (self.indices, self.inverse, self.counts):
+            if shape_of(result) != source[:1]:
+                raise VerifyException(f"{self.name}: indices, inverse and counts must have shape {source[:1]}")
         _check_count(self, self.count)
 
 

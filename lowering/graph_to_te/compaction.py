@@ -29,6 +29,8 @@ from minimlc.lowering.te.builder import Indices, build_compute, constant, index_
 
 Predicate = Callable[[SSAValue], SSAValue]
 """A position (an index) -> whether it holds (i1), built in the body where it is called."""
+Comparison = Callable[[SSAValue, SSAValue], SSAValue]
+"""Two positions -> whether the first is equal to (less than) the second (i1), built in the body where called."""
 
 
 def _as_i64(index: SSAValue) -> SSAValue:
@@ -120,21 +122,52 @@ class CompressLowering(RewritePattern):
         rewriter.replace(op, [rank, count, positions, result], [result.result, count.result])
 
 
+def _row_comparisons(op: graph.UniqueOp) -> tuple[list[te.ComputeOp], Comparison, Comparison]:
+    """Equality and (lexicographic) order of the input's elements, or of its rows for a 2-D input: then the
+    first column where two rows differ ("unique_differ", the row length where none does) decides both."""
+    shape = graph.shape_of(op.input)
+    if len(shape) == 1:
+        return (
+            [],
+            lambda k, m: scalar.binary("equal", read(op.input, [k]), read(op.input, [m])),
+            lambda k, m: scalar.binary("less", read(op.input, [k]), read(op.input, [m])),
+        )
+    size, length = shape
+
+    def first_difference(indices: Indices) -> SSAValue:
+        k, m, column = indices
+        same = scalar.binary("equal", read(op.input, [k, column]), read(op.input, [m, column]))
+        differ = scalar.logical_not(same)
+        return arith.SelectOp(differ, _as_i64(column), constant(length, i64)).result
+
+    differ = build_compute("unique_differ", (size, size), first_difference, (length,), "min")
+
+    def equal(k: SSAValue, m: SSAValue) -> SSAValue:
+        return arith.CmpiOp(read(differ.result, [k, m]), constant(length, i64), "eq").result
+
+    def less(k: SSAValue, m: SSAValue) -> SSAValue:
+        column = read(differ.result, [k, m])
+        at = arith.IndexCastOp(arith.MinSIOp(column, constant(length - 1, i64)).result, IndexType()).result
+        smaller = scalar.binary("less", read(op.input, [k, at]), read(op.input, [m, at]))
+        return arith.AndIOp(arith.CmpiOp(column, constant(length, i64), "slt").result, smaller).result
+
+    return [differ], equal, less
+
+
 class UniqueLowering(RewritePattern):
-    """Lower unique to each element's first occurrence ("unique_first"), the compaction of the first occurrences
-    (ranked by value when sorted, else by position), then the values, first indices, inverse and counts."""
+    """Lower unique to each element's (row's) first occurrence ("unique_first"), the compaction of the first
+    occurrences (ranked by value when sorted, else by position), then the values, first indices, inverse and
+    counts."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.UniqueOp, rewriter: PatternRewriter) -> None:
-        (size,) = graph.shape_of(op.input)
-
-        def value(position: SSAValue) -> SSAValue:
-            return read(op.input, [position])
+        shape = graph.shape_of(op.input)
+        size = shape[0]
+        comparisons, equal, less = _row_comparisons(op)
 
         def first_of(indices: Indices) -> SSAValue:
             position, other = indices
-            same = scalar.binary("equal", value(other), value(position))
-            return arith.SelectOp(same, _as_i64(other), constant(size, i64)).result
+            return arith.SelectOp(equal(other, position), _as_i64(other), constant(size, i64)).result
 
         first = build_compute("unique_first", (size,), first_of, (size,), "min")
 
@@ -143,11 +176,15 @@ class UniqueLowering(RewritePattern):
 
         def before(k: SSAValue, m: SSAValue) -> SSAValue:
             if op.sorted is not None:
-                return scalar.binary("less", value(k), value(m))
+                return less(k, m)
             return arith.CmpiOp(_as_i64(k), read(first.result, [m]), "slt").result
 
         rank, count, positions = _compaction("unique", size, kept, before)
-        values = build_compute("unique", (size,), lambda idx: value(_as_index(read(positions.result, idx))))
+
+        def value(indices: Indices) -> SSAValue:
+            return read(op.input, [_as_index(read(positions.result, indices[:1])), *indices[1:]])
+
+        values = build_compute("unique", shape, value)
         indices = build_compute("unique_indices", (size,), lambda idx: read(positions.result, idx))
         inverse = build_compute("unique_inverse", (size,), lambda idx: read(rank.result, idx))
 
@@ -156,7 +193,7 @@ class UniqueLowering(RewritePattern):
             return _count_of(arith.CmpiOp(read(rank.result, [position]), _as_i64(slot), "eq").result)
 
         counts = build_compute("unique_counts", (size,), occurrences, (size,), "sum")
-        computes = [first, rank, count, positions, values, indices, inverse, counts]
+        computes = [*comparisons, first, rank, count, positions, values, indices, inverse, counts]
         rewriter.replace(
             op, computes, [values.result, indices.result, inverse.result, counts.result, count.result]
         )

@@ -54,6 +54,15 @@ def test_unique(sorted_: int, shape: tuple[int, ...], dtype: Any) -> None:
     check_against_onnxruntime(InferenceSession, model, feeds)
 
 
+@pytest.mark.parametrize("sorted_", [1, 0])
+@pytest.mark.parametrize(("shape", "axis"), [((5, 2), 0), ((2, 5), 1), ((3, 4, 2), -2), ((4, 2, 3), 0)])
+def test_unique_along_an_axis(sorted_: int, shape: tuple[int, ...], axis: int) -> None:
+    x = RNG.integers(0, 2, size=shape).astype(np.float32)  # few distinct slices
+    feeds = {"x": x}
+    model = one_node_model("Unique", feeds, {"sorted": sorted_, "axis": axis}, outputs=4, opset=11)
+    check_against_onnxruntime(InferenceSession, model, feeds)
+
+
 def test_a_data_dependent_input_is_refused() -> None:
     nodes = [helper.make_node("NonZero", ["x"], ["i"]), helper.make_node("Transpose", ["i"], ["y"])]
     graph = helper.make_graph(

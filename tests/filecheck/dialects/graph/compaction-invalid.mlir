@@ -32,8 +32,16 @@ func.func @compress_bound(%x: tensor<4x2xf32>, %c: tensor<6xi1>) -> (tensor<6x2x
 
 // -----
 
-func.func @unique_rank(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<6xi64>, tensor<1xi64>) {
-  // expected-error@+1 {{graph.unique: input must be one non-empty axis, got shape (2, 3)}}
-  %v, %i, %inv, %c, %n = graph.unique %x {sorted} : tensor<2x3xf32> -> (tensor<2x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<6xi64>, tensor<1xi64>)
-  func.return %v, %i, %inv, %c, %n : tensor<2x3xf32>, tensor<6xi64>, tensor<6xi64>, tensor<6xi64>, tensor<1xi64>
+func.func @unique_rank(%x: tensor<2x3x1xf32>) -> (tensor<2x3x1xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<1xi64>) {
+  // expected-error@+1 {{graph.unique: input must be a non-empty vector or matrix, got shape (2, 3, 1)}}
+  %v, %i, %inv, %c, %n = graph.unique %x {sorted} : tensor<2x3x1xf32> -> (tensor<2x3x1xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<1xi64>)
+  func.return %v, %i, %inv, %c, %n : tensor<2x3x1xf32>, tensor<2xi64>, tensor<2xi64>, tensor<2xi64>, tensor<1xi64>
+}
+
+// -----
+
+func.func @unique_counts(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<6xi64>, tensor<2xi64>, tensor<2xi64>, tensor<1xi64>) {
+  // expected-error@+1 {{graph.unique: indices, inverse and counts must have shape (2,)}}
+  %v, %i, %inv, %c, %n = graph.unique %x {sorted} : tensor<2x3xf32> -> (tensor<2x3xf32>, tensor<6xi64>, tensor<2xi64>, tensor<2xi64>, tensor<1xi64>)
+  func.return %v, %i, %inv, %c, %n : tensor<2x3xf32>, tensor<6xi64>, tensor<2xi64>, tensor<2xi64>, tensor<1xi64>
 }
