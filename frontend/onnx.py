@@ -95,8 +95,8 @@ TYPED_OPS = frozenset(
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
         *("Identity", "Shape", "Size", "Trilu"),
         # selection, compaction, recurrence and losses (run-time indices, lengths and targets)
-        *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK", "EyeLike"),
-        *("NonZero", "Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
+        *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK", "EyeLike", "NonZero"),
+        *("Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others

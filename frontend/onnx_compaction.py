@@ -23,7 +23,7 @@ from minimlc.frontend.onnx_ops import (
 )
 
 
-def _flat(ctx: NodeContext, x: Value) -> tuple[int, ...] | None:
+def _flat(ctx: NodeContext, x: Value) -> tuple[int, ...]:
     """The input's shape, refused when empty (no upper bound to compute at)."""
     shape = shape_of(ctx.data(x))
     if math.prod(shape) == 0:

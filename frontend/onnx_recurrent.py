@@ -83,6 +83,13 @@ def _f32(ctx: NodeContext, value: Value | None, name: str, shape: Sequence[int])
     return x
 
 
+def _required_f32(ctx: NodeContext, value: Value | None, name: str, shape: Sequence[int]) -> SSAValue:
+    checked = _f32(ctx, value, name, shape)
+    if checked is None:
+        raise NodeError(f"input {name} is required")
+    return checked
+
+
 def _activations(
     names: Sequence[str | bytes] | None, defaults: Sequence[str], directions: int
 ) -> list[list[Activation]]:
@@ -96,21 +103,39 @@ def _activations(
     return [[ACTIVATIONS[name] for name in chosen[d * per : (d + 1) * per]] for d in range(directions)]
 
 
+@dataclass(frozen=True)
+class _Options:
+    """The attributes every recurrent layer shares."""
+
+    direction: str
+    hidden_size: int | None
+    layout: int
+
+    @staticmethod
+    def checked(
+        direction: str | bytes,
+        hidden_size: int | None,
+        layout: int,
+        unsupported: dict[str, float | list[float] | None],
+    ) -> _Options:
+        """The options, refusing the `unsupported` attributes that are set (clip, activation parameters)."""
+        for name, value in unsupported.items():
+            if value is not None:
+                raise UnsupportedNodeError(f"attribute {name} is not supported")
+        text = as_text(direction)
+        if text not in ("forward", "reverse", "bidirectional"):
+            raise NodeError(f"direction must be forward, reverse or bidirectional, got '{text}'")
+        return _Options(text, hidden_size, layout)
+
+
 class _Recurrence:
     """The unrolling of one RNN, LSTM or GRU node: checks, the per-direction parameters, the steps, the outputs."""
 
-    def __init__(
-        self, ctx: NodeContext, gates: int, inputs: Sequence[Value | None], attributes: dict[str, object]
-    ) -> None:
+    def __init__(self, ctx: NodeContext, gates: int, inputs: Sequence[Value | None], options: _Options) -> None:
         X, W, R, B, sequence_lens, initial_h = inputs[:6]
         self.ctx, self.gates = ctx, gates
-        for name in ("clip", "activation_alpha", "activation_beta"):
-            if attributes.get(name) is not None:
-                raise UnsupportedNodeError(f"attribute {name} is not supported")
-        direction = as_text(attributes.get("direction") or "forward")
-        if direction not in ("forward", "reverse", "bidirectional"):
-            raise NodeError(f"direction must be forward, reverse or bidirectional, got '{direction}'")
-        self.layout = attributes.get("layout") or 0
+        direction = options.direction
+        self.layout = options.layout
         x = ctx.data(X)
         if graph.element_type(x) != f32 or len(shape_of(x)) != 3:
             raise NodeError(f"X must be a 3-D float32 tensor, got {x.type}")
@@ -120,11 +145,11 @@ class _Recurrence:
             raise UnsupportedNodeError(f"sequences of {self.steps} steps are not supported (1 to {MAX_STEPS})")
         self.directions = 2 if direction == "bidirectional" else 1
         self.reverse = [direction == "reverse", True][: self.directions]
-        hidden = attributes.get("hidden_size") or shape_of(ctx.data(R))[-1]
+        hidden = options.hidden_size or shape_of(ctx.data(R))[-1]
         self.hidden = hidden
         gh = gates * hidden
-        self.w = _f32(ctx, W, "W", (self.directions, gh, features))
-        self.r = _f32(ctx, R, "R", (self.directions, gh, hidden))
+        self.w = _required_f32(ctx, W, "W", (self.directions, gh, features))
+        self.r = _required_f32(ctx, R, "R", (self.directions, gh, hidden))
         self.b = _f32(ctx, B, "B", (self.directions, 2 * gh))
         self.initial = self.state(initial_h, "initial_h")
         self.mask_lengths = self._sequence_lengths(sequence_lens)
@@ -231,21 +256,22 @@ def RNN(
     *,
     activation_alpha: list[float] | None = None,
     activation_beta: list[float] | None = None,
-    activations: list[bytes] | None = None,
+    activations: list[str | bytes] | None = None,
     clip: float | None = None,
-    direction: bytes = b"forward",
+    direction: str | bytes = "forward",
     hidden_size: int | None = None,
     layout: int = 0,
 ) -> tuple[SSAValue, SSAValue]:
     """H_t = f(X_t W^T + H_{t-1} R^T + Wb + Rb), unrolled -> gemms and activations."""
-    attributes = dict(clip=clip, activation_alpha=activation_alpha, activation_beta=activation_beta)
-    attributes.update(direction=direction, hidden_size=hidden_size, layout=layout)
-    rnn = _Recurrence(ctx, 1, [X, W, R, B, sequence_lens, initial_h], attributes)
+    unsupported = {"clip": clip, "activation_alpha": activation_alpha, "activation_beta": activation_beta}
+    options = _Options.checked(direction, hidden_size, layout, unsupported)
+    rnn = _Recurrence(ctx, 1, [X, W, R, B, sequence_lens, initial_h], options)
     functions = _activations(activations, ["tanh"], rnn.directions)
-    steps, finals = [], []
+    steps: list[dict[int, SSAValue]] = []
+    finals: list[SSAValue] = []
     for d in range(rnn.directions):
         parameters = rnn.direction(d, functions[d])
-        h, outputs = parameters.hidden, {}
+        h, outputs = parameters.hidden, dict[int, SSAValue]()
         for t in rnn.order(parameters):
             inside = rnn.inside(t)
             new = ctx.emit(parameters.activations[0](_recurrent_gates(ctx, parameters, h, t)))
@@ -268,9 +294,9 @@ def LSTM(
     *,
     activation_alpha: list[float] | None = None,
     activation_beta: list[float] | None = None,
-    activations: list[bytes] | None = None,
+    activations: list[str | bytes] | None = None,
     clip: float | None = None,
-    direction: bytes = b"forward",
+    direction: str | bytes = "forward",
     hidden_size: int | None = None,
     input_forget: int = 0,
     layout: int = 0,
@@ -279,13 +305,15 @@ def LSTM(
     elementwise updates; outputs Y, Y_h, Y_c."""
     if input_forget:
         raise UnsupportedNodeError("input_forget = 1 is not supported")
-    attributes = dict(clip=clip, activation_alpha=activation_alpha, activation_beta=activation_beta)
-    attributes.update(direction=direction, hidden_size=hidden_size, layout=layout)
-    lstm = _Recurrence(ctx, 4, [X, W, R, B, sequence_lens, initial_h], attributes)
+    unsupported = {"clip": clip, "activation_alpha": activation_alpha, "activation_beta": activation_beta}
+    options = _Options.checked(direction, hidden_size, layout, unsupported)
+    lstm = _Recurrence(ctx, 4, [X, W, R, B, sequence_lens, initial_h], options)
     functions = _activations(activations, ["sigmoid", "tanh", "tanh"], lstm.directions)
     initial_cells = lstm.state(initial_c, "initial_c")
     peepholes = _f32(ctx, P, "P", (lstm.directions, 3 * lstm.hidden))
-    steps, finals, cells = [], [], []
+    steps: list[dict[int, SSAValue]] = []
+    finals: list[SSAValue] = []
+    cells: list[SSAValue] = []
 
     def plus_peephole(gate: SSAValue, weights: SSAValue | None, k: int, cell: SSAValue) -> SSAValue:
         if weights is None:
@@ -297,7 +325,7 @@ def LSTM(
         parameters = lstm.direction(d, functions[d])
         gate_function, cell_function, hidden_function = parameters.activations
         weights = _take(ctx, peepholes, 0, d) if peepholes is not None else None
-        h, outputs = parameters.hidden, {}
+        h, outputs = parameters.hidden, dict[int, SSAValue]()
         c = _take(ctx, initial_cells, 0, d) if initial_cells is not None else lstm.zeros()
         for t in lstm.order(parameters):
             inside = lstm.inside(t)
@@ -328,27 +356,28 @@ def GRU(
     *,
     activation_alpha: list[float] | None = None,
     activation_beta: list[float] | None = None,
-    activations: list[bytes] | None = None,
+    activations: list[str | bytes] | None = None,
     clip: float | None = None,
-    direction: bytes = b"forward",
+    direction: str | bytes = "forward",
     hidden_size: int | None = None,
     layout: int = 0,
     linear_before_reset: int = 0,
 ) -> tuple[SSAValue, SSAValue]:
     """Gates z, r and the candidate h~ (the reset gate applied before or, with `linear_before_reset`, after its
     recurrence), H_t = h~ + z (H_{t-1} - h~), unrolled -> gemms, activations and elementwise updates."""
-    attributes = dict(clip=clip, activation_alpha=activation_alpha, activation_beta=activation_beta)
-    attributes.update(direction=direction, hidden_size=hidden_size, layout=layout)
-    gru = _Recurrence(ctx, 3, [X, W, R, B, sequence_lens, initial_h], attributes)
+    unsupported = {"clip": clip, "activation_alpha": activation_alpha, "activation_beta": activation_beta}
+    options = _Options.checked(direction, hidden_size, layout, unsupported)
+    gru = _Recurrence(ctx, 3, [X, W, R, B, sequence_lens, initial_h], options)
     functions = _activations(activations, ["sigmoid", "tanh"], gru.directions)
     size = gru.hidden
-    steps, finals = [], []
+    steps: list[dict[int, SSAValue]] = []
+    finals: list[SSAValue] = []
     for d in range(gru.directions):
         parameters = gru.direction(d, functions[d], (0, 2 * size))
         gate_function, candidate_function = parameters.activations
         candidate_weights = _slice(ctx, _take(ctx, gru.r, 0, d), 0, 2 * size, size)
         candidate_bias = _slice(ctx, _take(ctx, gru.b, 0, d), 0, 5 * size, size) if gru.b is not None else None
-        h, outputs = parameters.hidden, {}
+        h, outputs = parameters.hidden, dict[int, SSAValue]()
         for t in gru.order(parameters):
             inside = gru.inside(t)
             gates = _recurrent_gates(ctx, parameters, h, t)
