@@ -199,12 +199,12 @@ class InferenceSession:
         inputs: Sequence[TensorInfo],
         outputs: Sequence[TensorInfo],
         constant_outputs: Mapping[str, np.ndarray],
-        trimmed_outputs: Mapping[str, int],
+        trimmed_outputs: Mapping[str, int] | None = None,
     ) -> None:
         self._inputs = list(inputs)
         self._outputs = list(outputs)
         self._constant_outputs = dict(constant_outputs)
-        self._trimmed_outputs = dict(trimmed_outputs)
+        self._trimmed_outputs = dict(trimmed_outputs or {})
         """Outputs of a data-dependent extent -> the axis cut to the count native code returns (`lowering/abi.py`)."""
         self._input_index = {info.name: index for index, info in enumerate(self._inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._outputs)}
