@@ -10,9 +10,10 @@ A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a fo
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
 float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
-only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
-`onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_nn`, `onnx_normalization`, `onnx_tensor`,
-`onnx_spatial` and `onnx_resize`.
+only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core), `onnx_activation`,
+`onnx_compaction`, `onnx_einsum`, `onnx_generation`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`,
+`onnx_recurrent`, `onnx_resize`, `onnx_selection`, `onnx_spatial` and `onnx_tensor`. Outputs of a data-dependent
+extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
 """
 
 from __future__ import annotations
@@ -38,19 +39,25 @@ from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import (
     onnx_activation,
+    onnx_compaction,
     onnx_einsum,
     onnx_fold,
+    onnx_generation,
     onnx_indexing,
+    onnx_loss,
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_recurrent,
     onnx_resize,
+    onnx_selection,
     onnx_spatial,
     onnx_tensor,
 )
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
+    DataDependentValue,
     NodeContext,
     NodeError,
     UnsupportedNodeError,
@@ -72,20 +79,28 @@ CONVERTERS = {
     **onnx_indexing.CONVERTERS,
     **onnx_spatial.CONVERTERS,
     **onnx_resize.CONVERTERS,
+    **onnx_loss.CONVERTERS,
+    **onnx_selection.CONVERTERS,
+    **onnx_generation.CONVERTERS,
+    **onnx_compaction.CONVERTERS,
+    **onnx_recurrent.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
 TYPED_OPS = frozenset(
     {
         # arithmetic, comparison and logic on numbers and bools
-        *("Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Max", "Min", "Sum"),
+        *("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Neg", "Abs", "Max", "Min", "Sum"),
         *("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor"),
         *("Where", "Cast", "CastLike"),
         # indices
         *("Gather", "GatherElements", "CumSum", "ArgMax", "ArgMin"),
         # data movement and shapes
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
-        *("Identity", "Shape", "Size"),
+        *("Identity", "Shape", "Size", "Trilu"),
+        # selection, compaction, recurrence and losses (run-time indices, lengths and targets)
+        *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK", "EyeLike", "NonZero"),
+        *("Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
@@ -112,6 +127,8 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "Squeeze": (1,),
     "Unsqueeze": (1,),
     "CumSum": (1,),
+    "CumProd": (1,),
+    **dict.fromkeys(("HannWindow", "HammingWindow", "BlackmanWindow"), (0,)),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
@@ -146,11 +163,15 @@ class ImportedModel:
     """Every graph output, in order; @main returns those not in `constant_outputs`, in order."""
     constant_outputs: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
     """Outputs known at compile time, by name, with their own element types."""
+    trimmed_outputs: dict[str, int] = field(default_factory=dict[str, int])
+    """Outputs of a data-dependent extent, by name: the axis the runtime trims (`lowering/abi.py`)."""
 
     @property
     def computed_outputs(self) -> list[TensorInfo]:
-        """The outputs @main computes (float32, or int64 indices), in its result order."""
-        return [info for info in self.outputs if info.name not in self.constant_outputs]
+        """The results of @main in order: the outputs it computes, then the counts of the trimmed ones."""
+        computed = [info for info in self.outputs if info.name not in self.constant_outputs]
+        counts = [TensorInfo(f"{name}.count", (1,), np.dtype(np.int64)) for name in self.trimmed_outputs]
+        return computed + counts
 
 
 class ModelImportError(ValueError):
@@ -236,9 +257,7 @@ def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> No
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))
     if unsupported:
-        raise UnsupportedOpsError(
-            [(op, opset, names) for (op, opset), names in unsupported.items()]
-        )
+        raise UnsupportedOpsError([(op, opset, names) for (op, opset), names in unsupported.items()])
 
 
 class _Importer:
@@ -255,9 +274,7 @@ class _Importer:
         self.opset = opsets[""]
         self.input_shapes = input_shapes
         self.values: dict[str, Value] = {}
-        self.used = {name for node in graph_proto.node for name in node.input} | {
-            vi.name for vi in graph_proto.output
-        }
+        self.used = {name for node in graph_proto.node for name in node.input} | {vi.name for vi in graph_proto.output}
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -269,9 +286,7 @@ class _Importer:
         unknown = sorted(set(self.input_shapes) - {vi.name for vi in input_infos})
         if unknown:
             names = ", ".join(repr(vi.name) for vi in input_infos)
-            raise ModelImportError(
-                f"input_shapes names unknown inputs {unknown}; the model's inputs are {names}"
-            )
+            raise ModelImportError(f"input_shapes names unknown inputs {unknown}; the model's inputs are {names}")
         inputs = [self._input(vi) for vi in input_infos]
 
         block = Block(arg_types=[graph.tensor_type(info.shape, ELEMENT_TYPES[info.dtype]) for info in inputs])
@@ -286,10 +301,16 @@ class _Importer:
         results: list[SSAValue] = []
         outputs: list[TensorInfo] = []
         constant_outputs: dict[str, np.ndarray] = {}
+        trimmed_outputs: dict[str, int] = {}
+        counts: list[SSAValue] = []
         for vi in self.graph.output:
             if vi.name not in self.values:
                 raise ModelImportError(f"output '{vi.name}' is not produced by any node")
             value = self.values[vi.name]
+            if isinstance(value, DataDependentValue):
+                trimmed_outputs[vi.name] = value.axis
+                counts.append(value.count)
+                value = value.bound
             if isinstance(value, ConstantValue):
                 _check_constant_output(vi, value.array)
                 constant_outputs[vi.name] = value.array
@@ -299,19 +320,15 @@ class _Importer:
                 _check_computed_output(vi, dtype)
                 results.append(value)
                 outputs.append(TensorInfo(vi.name, shape_of(value), dtype))
+        results += counts
         builder.insert(func.ReturnOp(*results))
-
-        main = func.FuncOp(
-            "main", ([arg.type for arg in block.args], [r.type for r in results]), Region(block)
-        )
+        main = func.FuncOp("main", ([arg.type for arg in block.args], [r.type for r in results]), Region(block))
         module = ModuleOp([main])
         try:
             module.verify()
         except VerifyException as error:
-            raise ModelImportError(
-                f"internal error: the imported module does not verify: {error}"
-            ) from error
-        return ImportedModel(module, weights.arrays, inputs, outputs, constant_outputs)
+            raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
+        return ImportedModel(module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs)
 
     def _initializer(self, tensor: onnx.TensorProto) -> np.ndarray:
         try:
@@ -359,15 +376,15 @@ class _Importer:
                 )
         return TensorInfo(vi.name, tuple(shape), dtype)
 
-    def _convert(
-        self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore
-    ) -> None:
+    def _convert(self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore) -> None:
         label = f"node '{_node_label(node, index)}' ({node.op_type})"
         inputs: list[Value | None] = []
         for name in node.input:
             if name and name not in self.values:
                 raise ModelImportError(f"{label}: input '{name}' refers to an unknown value")
             inputs.append(self.values[name] if name else None)
+            if isinstance(inputs[-1], DataDependentValue):
+                raise UnsupportedFeatureError(f"{label}: input '{name}' has a data-dependent shape (only outputs may)")
         # Constant keeps its converter, which checks its attributes; any other node on constants folds.
         if node.op_type != "Constant" and onnx_fold.is_foldable(node, self._is_constant):
             outputs = self._fold(node, label, inputs)
@@ -380,9 +397,7 @@ class _Importer:
     def _is_constant(self, name: str) -> bool:
         return isinstance(self.values.get(name), ConstantValue)
 
-    def _fold(
-        self, node: onnx.NodeProto, label: str, inputs: Sequence[Value | None]
-    ) -> list[ConstantValue]:
+    def _fold(self, node: onnx.NodeProto, label: str, inputs: Sequence[Value | None]) -> list[ConstantValue]:
         arrays = [value.array if isinstance(value, ConstantValue) else None for value in inputs]
         try:
             results = onnx_fold.fold(node, arrays, self.opsets)
@@ -410,17 +425,13 @@ class _Importer:
         attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         unexpected = sorted(attributes.keys() - keywords)
         if unexpected:  # onnx.checker accepted them: a valid model using what minimlc lacks
-            raise UnsupportedFeatureError(
-                f"{label}: attributes {unexpected} are not supported (opset {self.opset})"
-            )
+            raise UnsupportedFeatureError(f"{label}: attributes {unexpected} are not supported (opset {self.opset})")
 
         if node.op_type not in TYPED_OPS:
             _check_float_inputs(node, label, inputs)
         builder.name_hint = sanitise(node.output[0])
         try:
-            value = converter(
-                NodeContext(node, self.opset, builder, weights), *inputs, **attributes
-            )
+            value = converter(NodeContext(node, self.opset, builder, weights), *inputs, **attributes)
         except UnsupportedNodeError as error:
             raise UnsupportedFeatureError(f"{label}: {error}") from error
         except NodeError as error:

@@ -1,5 +1,5 @@
-"""ONNX converters for ops of run-time indices: GatherElements, CumSum, ArgMax, ArgMin (Gather, which also takes
-constant indices, lives in `onnx_tensor`).
+"""ONNX converters for ops of run-time indices: GatherElements, CumSum, CumProd, ArgMax, ArgMin (Gather, which also
+takes constant indices, lives in `onnx_tensor`).
 
 Each converter is named exactly like its ONNX op, inputs positional and attributes as keyword arguments with ONNX's
 defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`). Axes are attributes, or (CumSum)
@@ -37,13 +37,24 @@ def GatherElements(ctx: NodeContext, data: Value, indices: Value, *, axis: int =
     return ctx.emit(graph.TakeAlongAxisOp(x, index, along))
 
 
-def CumSum(ctx: NodeContext, x: Value, axis: Value, *, exclusive: int = 0, reverse: int = 0) -> Value:
-    """Running sum along a constant `axis` -> graph.cumsum."""
+def _cumulative(
+    ctx: NodeContext, op: type[graph.CumulativeOp], x: Value, axis: Value, exclusive: int, reverse: int
+) -> Value:
     data = ctx.data(x)
     if not isinstance(axis, ConstantValue) or axis.array.size != 1 or not np.issubdtype(axis.array.dtype, np.integer):
         raise NodeError("axis must be a compile-time constant integer scalar")
     along = normalise_axis(int(axis.array.reshape(())), len(shape_of(data)))
-    return ctx.emit(graph.CumSumOp(data, along, exclusive=bool(exclusive), reverse=bool(reverse)))
+    return ctx.emit(op(data, along, exclusive=bool(exclusive), reverse=bool(reverse)))
+
+
+def CumSum(ctx: NodeContext, x: Value, axis: Value, *, exclusive: int = 0, reverse: int = 0) -> Value:
+    """Running sum along a constant `axis` -> graph.cumsum."""
+    return _cumulative(ctx, graph.CumSumOp, x, axis, exclusive, reverse)
+
+
+def CumProd(ctx: NodeContext, x: Value, axis: Value, *, exclusive: int = 0, reverse: int = 0) -> Value:
+    """Running product along a constant `axis` -> graph.cumprod."""
+    return _cumulative(ctx, graph.CumProdOp, x, axis, exclusive, reverse)
 
 
 def _arg_reduce(
@@ -70,6 +81,7 @@ def ArgMin(ctx: NodeContext, data: Value, *, axis: int = 0, keepdims: int = 1, s
 CONVERTERS: dict[str, Converter] = {
     "GatherElements": GatherElements,
     "CumSum": CumSum,
+    "CumProd": CumProd,
     "ArgMax": ArgMax,
     "ArgMin": ArgMin,
 }

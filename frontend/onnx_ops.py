@@ -60,6 +60,17 @@ class ConstantValue:
 Value = SSAValue | ConstantValue
 
 
+@dataclass(frozen=True)
+class DataDependentValue:
+    """An output whose extent along `axis` the data decides (NonZero, Compress, Unique): `bound` holds it at an
+    upper bound, valid elements first, and `count` (a tensor<1xi64>) their number. Only a graph output may be one:
+    the runtime trims it (`lowering/abi.py`); the importer refuses any node reading it."""
+
+    bound: SSAValue
+    count: SSAValue
+    axis: int
+
+
 @dataclass
 class WeightStore:
     """Turns constants used as data operands into `graph.weight` handles, one per constant."""
@@ -241,6 +252,20 @@ def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
     return ctx.emit(graph.MatMulOp(a, b))
 
 
+def Pow(ctx: NodeContext, X: Value, Y: Value) -> Value:
+    """`X ** Y` of the base's type -> graph.pow, an integer exponent of a float base cast to float32 (and of an
+    integer base to the base's type). An integer base with a float exponent is refused: it needs double precision."""
+    base, exponent = ctx.data(X), ctx.data(Y)
+    base_type, exponent_type = graph.element_type(base), graph.element_type(exponent)
+    if base_type not in graph.NUMBERS or exponent_type not in graph.NUMBERS:
+        raise UnsupportedNodeError(f"Pow of {base_type} to {exponent_type} exponents is not supported")
+    if base_type in graph.INTEGERS and exponent_type == f32:
+        raise UnsupportedNodeError(f"Pow of an {base_type} base to float32 exponents is not supported")
+    if exponent_type != base_type:
+        exponent = ctx.emit(graph.CastOp(exponent, base_type))
+    return emit_binary(ctx, graph.PowOp, base, exponent)
+
+
 def Mod(ctx: NodeContext, A: Value, B: Value, *, fmod: int = 0) -> Value:
     """Integer remainder with the divisor's sign, or the dividend's with `fmod` -> graph.mod."""
     lhs, rhs = ctx.data(A), ctx.data(B)
@@ -395,7 +420,7 @@ CONVERTERS: dict[str, Converter] = {
     "Sub": Elementwise(graph.SubOp),
     "Mul": Elementwise(graph.MulOp),
     "Div": Elementwise(graph.DivOp),
-    "Pow": Elementwise(graph.PowOp),
+    "Pow": Pow,
     "Mod": Mod,
     # elementwise variadic
     "Sum": Sum,

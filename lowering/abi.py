@@ -11,6 +11,12 @@ weights and precomputed buffers and fills the latter once, at load time:
     func.func @main(%x: memref<1x784xf32>, %y: memref<1x10xf32>, %w: memref<10x784xf32>)
         attributes {minimlc.entry, minimlc.weights = ["fc.weight"], minimlc.arena_bytes = 512 : i64} { ... }
 
+Data-dependent extents: a graph output computed by NonZero, Compress or Unique has an extent (along one axis) that
+only the data decides. @main returns it at an upper bound, valid elements first, and after all other results one
+`tensor<1xi64>` count per such output, in output order (the importer names it `<output>.count`); the runtime cuts
+each output to its count along its axis (`trim_to_count`) and drops the counts. The importer's
+`ImportedModel.trimmed_outputs` (output name -> axis) says which outputs these are; a saved model keeps it.
+
 The names and `EntrySignature` need no xDSL (a saved model loads without it); the readers of lowered
 modules import it when called.
 """
@@ -55,6 +61,15 @@ EXTERN_STATUS_ATTR = "minimlc.extern_status"
 the first call returning non-zero writes its function pointer's slot + 1 and the value it returned."""
 PARALLEL_FOR = "minimlc_parallel_for"
 """`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`: the thread pool's one entry point."""
+
+
+def trim_to_count(array: np.ndarray, axis: int, count: np.ndarray) -> np.ndarray:
+    """The first `count` (a one-element int64 array native code filled) elements of `array` along `axis`; a count
+    outside [0, extent] is a bug in the kernel, refused rather than read past."""
+    valid = int(count.reshape(()))
+    if not 0 <= valid <= array.shape[axis]:
+        raise ValueError(f"data-dependent count {valid} is outside the output's bound {array.shape[axis]}")
+    return array[(slice(None),) * axis + (slice(0, valid),)].copy()
 
 
 def packed_name(function: str) -> str:

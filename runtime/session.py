@@ -7,10 +7,12 @@
 Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
 wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the float32
 ones (and int64 index outputs such as MaxPool's Indices), and outputs that are compile-time constants
-(`ImportedModel.constant_outputs`) are copies of their values, with their own dtype. `run` is safe to call from
-several threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the
-session's own thread pool, started once here (`num_threads`, default one per core); a `run` that finds the pool busy
-with another thread's call runs its parallel loops on its own thread.
+(`ImportedModel.constant_outputs`) are copies of their values, with their own dtype; an output of a data-dependent
+extent (NonZero, Compress, Unique) is cut to the count native code returned (`lowering/abi.py`; `get_outputs` gives
+its upper bound). `run` is safe to call from several threads: each call builds its own argument array and
+intermediate buffers. Parallel loops run on the session's own thread pool, started once here (`num_threads`,
+default one per core); a `run` that finds the pool busy with another thread's call runs its parallel loops on its
+own thread.
 `with_num_threads(n)` gives a second session over the same compiled module with a pool of its own (the
 compiled code does not depend on the thread count).
 
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
+from minimlc.lowering.abi import trim_to_count
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime import artifact
 from minimlc.runtime.compiled import CompiledModel, rebind_weights
@@ -149,6 +152,7 @@ class InferenceSession:
         meta["constant_outputs"] = list(self._constant_outputs)
         if self.profiler is not None:  # a profiled build: `load` gives it its profiler back
             meta["profile"] = [dataclasses.asdict(call) for call in self.profiler.calls]
+        meta["trimmed_outputs"] = self._trimmed_outputs
         blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
         artifact.write_file(path, meta, blobs)
 
@@ -166,14 +170,14 @@ class InferenceSession:
                 "they would not follow new weights; compile the new model instead"
             )
         session = InferenceSession.__new__(InferenceSession)
-        session._set_signature(self._inputs, self._outputs, self._constant_outputs)
+        session._set_signature(self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs)
         session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
         return session
 
     def with_num_threads(self, num_threads: int | None) -> InferenceSession:
         """A session over this session's compiled module (no recompilation) with its own pool of `num_threads`."""
         session = InferenceSession.__new__(InferenceSession)
-        session._set_signature(self._inputs, self._outputs, self._constant_outputs)
+        session._set_signature(self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs)
         session._bind(self._model, self.opt_level, num_threads)
         return session
 
@@ -188,7 +192,7 @@ class InferenceSession:
     ) -> None:
         from minimlc.runtime.cache import compile_cached
 
-        self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs)
+        self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs, imported.trimmed_outputs)
         check_calls(calls_in(imported.module))  # unregistered external functions, before any work
         # A model whose outputs are all constants needs no native code.
         compiled = imported.computed_outputs
@@ -196,11 +200,17 @@ class InferenceSession:
         self._bind(model, opt_level, num_threads)
 
     def _set_signature(
-        self, inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo], constant_outputs: Mapping[str, np.ndarray]
+        self,
+        inputs: Sequence[TensorInfo],
+        outputs: Sequence[TensorInfo],
+        constant_outputs: Mapping[str, np.ndarray],
+        trimmed_outputs: Mapping[str, int] | None = None,
     ) -> None:
         self._inputs = list(inputs)
         self._outputs = list(outputs)
         self._constant_outputs = dict(constant_outputs)
+        self._trimmed_outputs = dict(trimmed_outputs or {})
+        """Outputs of a data-dependent extent -> the axis cut to the count native code returns (`lowering/abi.py`)."""
         self._input_index = {info.name: index for index, info in enumerate(self._inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._outputs)}
 
@@ -317,6 +327,8 @@ class InferenceSession:
             if status is not None:
                 raise_pending_error()  # a Python external function's exception, on this thread
                 check_status(self._model.extern_calls, status)
+            if self._trimmed_outputs:
+                outputs = self._trimmed(outputs)
         if self._constant_outputs:
             computed = iter(outputs)
             outputs = [
@@ -324,6 +336,15 @@ class InferenceSession:
                 for info in self._outputs
             ]
         return [outputs[position] for position in wanted]
+
+    def _trimmed(self, results: list[np.ndarray]) -> list[np.ndarray]:
+        """@main's computed outputs, each data-dependent one cut to its count (the trailing results)."""
+        outputs, counts = results[: -len(self._trimmed_outputs)], results[-len(self._trimmed_outputs) :]
+        computed = [info.name for info in self._outputs if info.name not in self._constant_outputs]
+        for (name, axis), count in zip(self._trimmed_outputs.items(), counts):
+            position = computed.index(name)
+            outputs[position] = trim_to_count(outputs[position], axis, count)
+        return outputs
 
     def _output_positions(self, output_names: Sequence[str] | None) -> list[int]:
         if output_names is None:
@@ -370,6 +391,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
         [artifact.tensor_from_meta(info) for info in meta["model_inputs"]],
         [artifact.tensor_from_meta(info) for info in meta["outputs"]],
         {name: np.array(blobs[f"constant:{name}"]) for name in meta["constant_outputs"]},
+        meta.get("trimmed_outputs", {}),
     )
     session._bind(model, meta["opt_level"], num_threads)
     if model is not None and "profile" in meta:

@@ -13,20 +13,36 @@ op verifies its result shape against its operands, naming the op and the mismatc
     }
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
-`indexing`, `normalization`, `tensor`, `spatial`, `extern`); each module lists its ops in `OPS`, and all of them are
-importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
+`indexing`, `normalization`, `tensor`, `spatial`, `extern`, `selection`, `generation`, `compaction`); each module
+lists its ops in `OPS`, and all of them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
 """
 
 from xdsl.ir import Dialect
 
-from minimlc.dialects.graph import activation, core, elementwise, extern, indexing, nn, normalization, spatial, tensor
+from minimlc.dialects.graph import (
+    activation,
+    compaction,
+    core,
+    elementwise,
+    extern,
+    generation,
+    indexing,
+    nn,
+    normalization,
+    selection,
+    spatial,
+    tensor,
+)
 from minimlc.dialects.graph.activation import *  # noqa: F403
+from minimlc.dialects.graph.compaction import *  # noqa: F403
 from minimlc.dialects.graph.core import *  # noqa: F403
 from minimlc.dialects.graph.elementwise import *  # noqa: F403
 from minimlc.dialects.graph.extern import *  # noqa: F403
+from minimlc.dialects.graph.generation import *  # noqa: F403
 from minimlc.dialects.graph.indexing import *  # noqa: F403
 from minimlc.dialects.graph.nn import *  # noqa: F403
 from minimlc.dialects.graph.normalization import *  # noqa: F403
+from minimlc.dialects.graph.selection import *  # noqa: F403
 from minimlc.dialects.graph.spatial import *  # noqa: F403
 from minimlc.dialects.graph.tensor import *  # noqa: F403
 
@@ -42,6 +58,9 @@ Graph = Dialect(
         *indexing.OPS,
         *spatial.OPS,
         *extern.OPS,
+        *selection.OPS,
+        *generation.OPS,
+        *compaction.OPS,
     ],
     [],
 )

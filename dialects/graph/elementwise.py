@@ -132,9 +132,11 @@ class MinOp(ElementwiseBinaryOp):
 
 @irdl_op_definition
 class PowOp(ElementwiseBinaryOp):
-    """Elementwise `lhs ** rhs`: `graph.pow %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
+    """Elementwise `lhs ** rhs` (integers: wrapping, a negative exponent truncating `1 / lhs ** -rhs`):
+    `graph.pow %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>`."""
 
     name = "graph.pow"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition

@@ -1,4 +1,4 @@
-"""Ops that compute with or produce run-time indices: gathers at run-time indices, arg-reductions, cumulative sums.
+"""Ops that compute with or produce run-time indices: gathers at run-time indices, arg-reductions, cumulative sums and products.
 
 Indices are i32 or i64 tensors computed at run time (token ids, positions); a negative index counts from the end
 of its axis, as in ONNX. An index still out of range after that is clamped to the axis (the kernels never read
@@ -38,7 +38,7 @@ from minimlc.dialects.graph.core import (
     tensor_type,
 )
 
-__all__ = ["ArgMaxOp", "ArgMinOp", "ArgReduceOp", "CumSumOp", "TakeAlongAxisOp", "TakeOp"]
+__all__ = ["ArgMaxOp", "ArgMinOp", "ArgReduceOp", "CumProdOp", "CumSumOp", "CumulativeOp", "TakeAlongAxisOp", "TakeOp"]
 
 
 def _check_axis(op: IRDLOperation, axis: int, rank: int) -> None:
@@ -119,12 +119,10 @@ class TakeAlongAxisOp(IRDLOperation):
         check_result_shape(self, indices)
 
 
-@irdl_op_definition
-class CumSumOp(IRDLOperation):
-    """Running sum along `axis`, optionally `exclusive` (each sum leaves its own element out) and `reverse` (from the
-    end): `graph.cumsum %x {axis = 1 : i64, exclusive} : tensor<2x5xi64> -> tensor<2x5xi64>`."""
+class CumulativeOp(IRDLOperation):
+    """Base of the running reductions along `axis`, optionally `exclusive` (each leaves its own element out) and
+    `reverse` (from the end)."""
 
-    name = "graph.cumsum"
     input = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
@@ -133,6 +131,8 @@ class CumSumOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
+    COMBINER: ClassVar[str]
+    """The te combiner of the running reduction: `sum` or `prod`."""
 
     def __init__(self, input: SSAValue, axis: int, *, exclusive: bool = False, reverse: bool = False):
         properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
@@ -146,6 +146,22 @@ class CumSumOp(IRDLOperation):
         _check_axis(self, self.axis.value.data, len(shape_of(self.input)))
         check_result_element(self, check_elements(self, NUMBERS, self.input))
         check_result_shape(self, shape_of(self.input))
+
+
+@irdl_op_definition
+class CumSumOp(CumulativeOp):
+    """Running sum: `graph.cumsum %x {axis = 1 : i64, exclusive} : tensor<2x5xi64> -> tensor<2x5xi64>`."""
+
+    name = "graph.cumsum"
+    COMBINER: ClassVar[str] = "sum"
+
+
+@irdl_op_definition
+class CumProdOp(CumulativeOp):
+    """Running product: `graph.cumprod %x {axis = 0 : i64, reverse} : tensor<5xf32> -> tensor<5xf32>`."""
+
+    name = "graph.cumprod"
+    COMBINER: ClassVar[str] = "prod"
 
 
 class ArgReduceOp(IRDLOperation):
@@ -206,4 +222,4 @@ class ArgMinOp(ArgReduceOp):
     PREDICATE: ClassVar[str] = "less"
 
 
-OPS = [TakeOp, TakeAlongAxisOp, CumSumOp, ArgMaxOp, ArgMinOp]
+OPS = [TakeOp, TakeAlongAxisOp, CumSumOp, CumProdOp, ArgMaxOp, ArgMinOp]

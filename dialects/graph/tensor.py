@@ -278,7 +278,7 @@ class TriluOp(IRDLOperation):
     elsewhere (ONNX Trilu): `graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>`."""
 
     name = "graph.trilu"
-    T: ClassVar = VarConstraint("T", F32Tensor)
+    T: ClassVar = VarConstraint("T", AnyTensor)
     input = operand_def(T)
     result = result_def(T)
     k = prop_def(IntegerAttr[I64])
@@ -297,6 +297,7 @@ class TriluOp(IRDLOperation):
         source = shape_of(self.input)
         if len(source) < 2:
             raise VerifyException(f"{self.name}: input must have rank 2 or more, got {source}")
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         check_result_shape(self, source)
 
 

@@ -28,10 +28,13 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
+from minimlc.lowering.graph_to_te import compaction as graph_to_te_compaction
 from minimlc.lowering.graph_to_te import extern as graph_to_te_extern
-from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
+from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
+from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
+from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
 from minimlc.lowering.graph_to_te import spatial as graph_to_te_spatial
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
 from minimlc.lowering.te import scalar
@@ -238,6 +241,9 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_indexing.PATTERNS,
                 *graph_to_te_spatial.PATTERNS,
                 *graph_to_te_extern.PATTERNS,
+                *graph_to_te_selection.PATTERNS,
+                *graph_to_te_generation.PATTERNS,
+                *graph_to_te_compaction.PATTERNS,
             ],
             dce_enabled=False,
         )

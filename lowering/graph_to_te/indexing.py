@@ -1,5 +1,5 @@
 """graph-to-te patterns for the ops of run-time indices: take (Gather), take_along_axis (GatherElements), cumsum,
-argmax and argmin.
+cumprod, argmax and argmin.
 
 Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own). A run-time index is read as a
 value, wrapped if negative and clamped into its axis before it becomes an `index`, so no read is out of bounds
@@ -12,8 +12,9 @@ whatever the data:
       te.yield %v : f32
     }
 
-A cumulative sum is a sum reduction over its axis of the elements on the summed side of each position (quadratic
-in the axis' extent, which is fine for the position and mask lengths models use it on). Arg-reductions are a
+A cumulative sum (product) is a sum (product) reduction over its axis of the elements on the summed side of each
+position (quadratic in the axis' extent, which is fine for the position and mask lengths models use it on).
+Arg-reductions are a
 max/min reduction, then a reduction of the positions holding it (`min` of positions for the first, `max` for the
 last; NaN counts as the maximum and minimum, as in numpy).
 """
@@ -71,14 +72,17 @@ class TakeAlongAxisLowering(RewritePattern):
         rewriter.replace(op, build_compute("take_along_axis", graph.shape_of(op.result), body))
 
 
-class CumSumLowering(RewritePattern):
-    """Lower cumsum to a sum reduction "cumsum" over the axis of the elements on the summed side of each position."""
+class CumulativeLowering(RewritePattern):
+    """Lower cumsum (cumprod) to a sum (product) reduction "cumsum" ("cumprod") over the axis of the elements on the
+    reduced side of each position, the others replaced by 0 (1)."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: graph.CumSumOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(self, op: graph.CumulativeOp, rewriter: PatternRewriter) -> None:
         axis = op.axis.value.data
         shape = graph.shape_of(op.result)
-        # k is summed at position i when k <= i (k < i exclusive), or k >= i (k > i) in reverse
+        tag = op.name.removeprefix("graph.")
+        identity = 0 if op.COMBINER == "sum" else 1
+        # k is reduced at position i when k <= i (k < i exclusive), or k >= i (k > i) in reverse
         predicate = {(False, False): "ule", (True, False): "ult", (False, True): "uge", (True, True): "ugt"}[
             (op.exclusive is not None, op.reverse is not None)
         ]
@@ -87,9 +91,9 @@ class CumSumLowering(RewritePattern):
             k = indices[-1]
             element = read(op.input, [*indices[:axis], k, *indices[axis + 1 : -1]])
             summed = arith.CmpiOp(k, indices[axis], predicate).result
-            return arith.SelectOp(summed, element, constant(0, element.type)).result
+            return arith.SelectOp(summed, element, constant(identity, element.type)).result
 
-        rewriter.replace(op, build_compute("cumsum", shape, body, (shape[axis],), "sum"))
+        rewriter.replace(op, build_compute(tag, shape, body, (shape[axis],), op.COMBINER))
 
 
 class ArgReduceLowering(RewritePattern):
@@ -130,6 +134,6 @@ class ArgReduceLowering(RewritePattern):
 PATTERNS: list[RewritePattern] = [
     TakeLowering(),
     TakeAlongAxisLowering(),
-    CumSumLowering(),
+    CumulativeLowering(),
     ArgReduceLowering(),
 ]

@@ -25,6 +25,7 @@ from minimlc.lowering.te.builder import (
     Shape,
     broadcast_indices,
     build_compute,
+    constant,
     f32_constant,
     index_constant,
     read,
@@ -186,7 +187,8 @@ class TriluLowering(RewritePattern):
             row, column = indices[-2:]
             diagonal = arith.AddiOp(row, index_constant(k)).result if k else row
             kept = arith.CmpiOp(column, diagonal, "sge" if op.upper else "sle").result
-            return arith.SelectOp(kept, read(op.input, indices), f32_constant(0.0)).result
+            element = read(op.input, indices)
+            return arith.SelectOp(kept, element, constant(0, element.type)).result
 
         rewriter.replace(op, build_compute("trilu", graph.shape_of(op.result), body))
 

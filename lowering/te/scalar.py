@@ -40,6 +40,7 @@ _INTEGER_ARITHMETIC: dict[str, Binary] = {
     "and": lambda a, b: arith.AndIOp(a, b).result,
     "or": lambda a, b: arith.OrIOp(a, b).result,
     "xor": lambda a, b: arith.XOrIOp(a, b).result,
+    "pow": lambda a, b: integer_power(a, b),
 }
 _COMPARISONS = {
     "equal": ("oeq", "eq"),
@@ -78,6 +79,26 @@ def divide(lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     quotient = arith.DivSIOp(lhs, _safe_divisor(rhs)).result
     negated = arith.SelectOp(_is(rhs, -1), arith.SubiOp(zero, lhs).result, quotient).result
     return arith.SelectOp(_is(rhs, 0), zero, negated).result
+
+
+def integer_power(base: SSAValue, exponent: SSAValue) -> SSAValue:
+    """`base ** exponent` of integers by square-and-multiply over every bit of the exponent, wrapping as C does; a
+    negative exponent truncates `1 / base ** -exponent`: 1 for base 1, -1 or 1 for base -1, 0 otherwise."""
+    one, zero = constant(1, base.type), constant(0, base.type)
+
+    def is_odd(value: SSAValue) -> SSAValue:
+        low_bit = arith.AndIOp(value, constant(1, value.type)).result
+        return arith.CmpiOp(low_bit, constant(0, value.type), "ne").result
+
+    result, square, bits = one, base, exponent
+    for _ in range(_width(exponent.type) - 1):
+        result = arith.SelectOp(is_odd(bits), arith.MuliOp(result, square).result, result).result
+        square = arith.MuliOp(square, square).result
+        bits = arith.ShRUIOp(bits, constant(1, exponent.type)).result
+    minus_one_power = arith.SelectOp(is_odd(exponent), constant(-1, base.type), one).result
+    reciprocal = arith.SelectOp(_is(base, 1), one, arith.SelectOp(_is(base, -1), minus_one_power, zero).result).result
+    negative = arith.CmpiOp(exponent, constant(0, exponent.type), "slt").result
+    return arith.SelectOp(negative, reciprocal, result).result
 
 
 def remainder(lhs: SSAValue, rhs: SSAValue, *, fmod: bool) -> SSAValue:

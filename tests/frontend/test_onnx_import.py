@@ -372,23 +372,22 @@ def test_unsupported_ops_are_all_reported_before_converting() -> None:
         helper.make_node("GlobalLpPool", ["x"], ["c1"], name="pool1", p=3),
         helper.make_node("Add", ["c1", "bad"], ["a"], name="add_with_bad_shapes"),
         helper.make_node("GlobalLpPool", ["a"], ["c2"], name="pool2", p=3),
-        helper.make_node("LSTM", ["seq", "lw", "lr"], ["h"], name="lstm_0", hidden_size=2),
+        helper.make_node("Shrink", ["seq"], ["h"], name="shrink_0"),
         helper.make_node("GlobalLpPool", ["c2"], ["c3"], p=3),
         helper.make_node("Frobnicate", ["c3"], ["y"], name="frob", domain="com.example"),
     ]
     inputs = [_info("x", [1, 1, 9, 9]), _info("bad", [5]), _info("seq", [1, 1, 2])]
-    initializers = {"lw": _weight((1, 8, 2)), "lr": _weight((1, 8, 2))}
-    outputs = [_info("y", [1, 1, 3, 3]), _info("h", [1, 1, 1, 2])]
-    model = _model(nodes, inputs, outputs, initializers, extra_opsets=[("com.example", 2)])
+    outputs = [_info("y", [1, 1, 3, 3]), _info("h", [1, 1, 2])]
+    model = _model(nodes, inputs, outputs, {}, extra_opsets=[("com.example", 2)])
     message = (
         "model has 3 unsupported operator types: GlobalLpPool (opset 13): pool1, pool2, <unnamed node #4>; "
-        "LSTM (opset 13): lstm_0; com.example.Frobnicate (opset 2): frob"
+        "Shrink (opset 13): shrink_0; com.example.Frobnicate (opset 2): frob"
     )
     with pytest.raises(UnsupportedOpsError, match=re.escape(message)) as caught:
         import_model(model)
     assert caught.value.ops == [
         ("GlobalLpPool", 13, ["pool1", "pool2", "<unnamed node #4>"]),
-        ("LSTM", 13, ["lstm_0"]),
+        ("Shrink", 13, ["shrink_0"]),
         ("com.example.Frobnicate", 2, ["frob"]),
     ]
     assert isinstance(caught.value, ModelImportError | NotImplementedError | ValueError)

@@ -1,0 +1,36 @@
+"""Numerics of Pow with integer operands against ONNX Runtime at every opt level: a float32 base to int32 and int64
+exponents, and integer bases to integer exponents (square-and-multiply; a negative exponent truncates the
+reciprocal). An integer base to float32 exponents is refused (it needs double precision)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from onnx_cases import check_against_onnxruntime, one_node_model
+
+from minimlc.frontend.onnx import UnsupportedFeatureError
+from minimlc.runtime import InferenceSession
+
+RNG = np.random.default_rng(23)
+
+
+@pytest.mark.parametrize("exponent_type", [np.int32, np.int64])
+def test_float_base_integer_exponent(exponent_type: Any) -> None:
+    feeds = {"x": RNG.uniform(-2.0, 2.0, size=(3, 4)).astype(np.float32), "y": np.array([-2, 0, 1, 3], exponent_type)}
+    check_against_onnxruntime(InferenceSession, one_node_model("Pow", feeds, {}, opset=15), feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_integer_base_integer_exponent(dtype: Any) -> None:
+    base = np.array([[-3, -2, -1, 0, 1, 2, 3, 7], [5, -5, 1, -1, 2, -2, 11, 4]], dtype)
+    exponent = np.array([[0, 1, 3, 2, 9, 10, 5, 4], [3, 3, -2, -3, -1, -4, 6, 0]], dtype)
+    feeds = {"x": base, "y": exponent}
+    check_against_onnxruntime(InferenceSession, one_node_model("Pow", feeds, {}, opset=15), feeds)
+
+
+def test_integer_base_float_exponent_is_refused() -> None:
+    feeds = {"x": np.array([2, 3], np.int64), "y": np.array([0.5, 2.0], np.float32)}
+    with pytest.raises(UnsupportedFeatureError, match="Pow of an i64 base to float32 exponents is not supported"):
+        InferenceSession(one_node_model("Pow", feeds, {}, opset=15), cache=False)
