@@ -37,6 +37,7 @@ from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import (
     onnx_activation,
+    onnx_attention,
     onnx_einsum,
     onnx_fold,
     onnx_indexing,
@@ -67,6 +68,7 @@ CONVERTERS = {
     **onnx_normalization.CONVERTERS,
     **onnx_tensor.CONVERTERS,
     **onnx_indexing.CONVERTERS,
+    **onnx_attention.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -81,6 +83,8 @@ TYPED_OPS = frozenset(
         # data movement and shapes
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
         *("Identity", "Shape", "Size"),
+        # float data with bool masks or integer positions (each converter checks its float operands)
+        *("Attention", "RotaryEmbedding"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
