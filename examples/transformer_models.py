@@ -255,11 +255,11 @@ def swin_windows(side: int, window: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def swin_block(side: int, window: int, dims: Dims, seed: int = 8) -> onnx.ModelProto:
-    """A shifted-window Swin block (torchvision's SwinTransformerBlock, `shift = window // 2`) on a float [1, side, side, C] input:
-    LayerNorm, cyclic shift (Slice + Concat), window partition (Reshape, Transpose), window attention with the
-    relative position bias (a Gather of the bias table at the constant index) and the shifted-window mask added,
-    window merge, reverse shift, residual, then the LayerNorm + GELU MLP and its residual.
-    `dims.tokens` must be window^2."""
+    """A shifted-window Swin block (torchvision's SwinTransformerBlock, shift = window // 2) on a float
+    [1, side, side, C] input: LayerNorm, cyclic shift (Slice + Concat), window partition (Reshape, Transpose),
+    window attention with the relative position bias (a Gather of the bias table at the constant index) and the
+    shifted-window mask added, window merge, reverse shift, residual, then the LayerNorm + GELU MLP and its
+    residual. `dims.tokens` must be window^2."""
     b = ModelBuilder(seed=seed)
     c, n, count, shift = dims.hidden, window * window, (side // window) ** 2, window // 2
     assert dims.tokens == n, f"a {window}x{window} window has {n} tokens"
