@@ -13,14 +13,16 @@ op verifies its result shape against its operands, naming the op and the mismatc
     }
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
-`indexing`, `normalization`, `tensor`); each module lists its ops in `OPS`, and all of them are importable from here
+`indexing`, `normalization`, `tensor`, `attention`); each module lists its ops in `OPS`, and all of them are importable
+from here
 (`from minimlc.dialects import graph; graph.GemmOp`).
 """
 
 from xdsl.ir import Dialect
 
-from minimlc.dialects.graph import activation, core, elementwise, indexing, nn, normalization, tensor
+from minimlc.dialects.graph import activation, attention, core, elementwise, indexing, nn, normalization, tensor
 from minimlc.dialects.graph.activation import *  # noqa: F403
+from minimlc.dialects.graph.attention import *  # noqa: F403
 from minimlc.dialects.graph.core import *  # noqa: F403
 from minimlc.dialects.graph.elementwise import *  # noqa: F403
 from minimlc.dialects.graph.indexing import *  # noqa: F403
@@ -30,6 +32,15 @@ from minimlc.dialects.graph.tensor import *  # noqa: F403
 
 Graph = Dialect(
     "graph",
-    [*core.OPS, *elementwise.OPS, *activation.OPS, *nn.OPS, *normalization.OPS, *tensor.OPS, *indexing.OPS],
+    [
+        *core.OPS,
+        *elementwise.OPS,
+        *activation.OPS,
+        *nn.OPS,
+        *normalization.OPS,
+        *tensor.OPS,
+        *indexing.OPS,
+        *attention.OPS,
+    ],
     [],
 )
