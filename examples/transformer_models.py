@@ -184,3 +184,120 @@ def vit(dims: Dims, layers: int, image: int, patch: int, classes: int, seed: int
     head = b.node("Gemm", [cls, b.weight("head.weight", (classes, d), 0.2), b.weight("head.bias", (classes,), 0.1)],
                   "head", transB=1)
     return b.model([1, 3, image, image], head, [1, classes], opset=18)
+
+
+def sdpa_self_attention(b: ModelBuilder, x: str, dims: Dims, name: str) -> str:
+    """nn.MultiheadAttention as the dynamo exporter writes it: one packed in-projection (MatMul by the [D, 3D]
+    transposed in_proj_weight, Add, Reshape to [1, S, 3, D], Transpose, Split into q, k, v, Squeeze), then
+    scaled_dot_product_attention as torchlib decomposes it (Q and the transposed K each multiplied by
+    sqrt(1 / sqrt(head size)), MatMul, Softmax, MatMul), heads merged and the out-projection."""
+    d, s = dims.hidden, dims.tokens
+    packed = linear(b, x, d, 3 * d, f"{name}.in_proj")
+    packed = b.node("Reshape", [packed, b.constant(f"{name}.unflatten_shape", ints(1, s, 3, d))], f"{name}.unflatten")
+    packed = b.node("Transpose", [packed], f"{name}.packed", perm=[2, 0, 1, 3])
+    parts = [f"{name}.{p}.packed" for p in "qkv"]
+    b.nodes.append(helper.make_node("Split", [packed, b.constant(f"{name}.split", ints(1, 1, 1))], parts, axis=0))
+    q, k, v = (
+        heads(b, b.node("Squeeze", [part, b.constant(f"{part}.axes", ints(0))], f"{part}.squeezed"), dims, part)
+        for part in parts
+    )
+    root_scale = b.constant(f"{name}.sqrt_scale", scalar(np.sqrt(1.0 / np.sqrt(dims.head_size))))
+    q = b.node("Mul", [q, root_scale], f"{name}.q_scaled")
+    keys = b.node("Mul", [b.node("Transpose", [k], f"{name}.kt", perm=[0, 1, 3, 2]), root_scale], f"{name}.kt_scaled")
+    weights = b.node("Softmax", [b.node("MatMul", [q, keys], f"{name}.scores")], f"{name}.softmax", axis=-1)
+    context = b.node("Transpose", [b.node("MatMul", [weights, v], f"{name}.context")], f"{name}.merge",
+                     perm=[0, 2, 1, 3])
+    merged = b.node("Reshape", [context, b.constant(f"{name}.shape", ints(1, s, d))], f"{name}.merged")
+    return linear(b, merged, d, d, f"{name}.out_proj")
+
+
+def torch_encoder_layer(dims: Dims, activation: str, norm_first: bool, seed: int = 7) -> onnx.ModelProto:
+    """nn.TransformerEncoderLayer(batch_first=True, norm_first=...) on a float [1, S, D] input, its attention as
+    the dynamo exporter writes nn.MultiheadAttention (`sdpa_self_attention`)."""
+    b = ModelBuilder(seed=seed)
+    d = dims.hidden
+    if norm_first:
+        x = b.node("Add", ["x", sdpa_self_attention(b, layer_norm(b, "x", d, "norm1"), dims, "attn")], "res1")
+        y = b.node("Add", [x, feed_forward(b, layer_norm(b, x, d, "norm2"), dims, activation, "ffn")], "res2")
+    else:
+        x = layer_norm(b, b.node("Add", ["x", sdpa_self_attention(b, "x", dims, "attn")], "res1"), d, "norm1")
+        y = layer_norm(b, b.node("Add", [x, feed_forward(b, x, dims, activation, "ffn")], "res2"), d, "norm2")
+    return b.model([1, dims.tokens, d], y, [1, dims.tokens, d], opset=18)
+
+
+def roll(b: ModelBuilder, x: str, shift: int, size: int, axis: int, name: str) -> str:
+    """torch.roll by `shift` along `axis` (of extent `size`) as the exporter writes it: two Slices and a Concat."""
+    cut = -shift % size
+    axes = b.constant(f"{name}.axes", ints(axis))
+    tail = b.node("Slice", [x, b.constant(f"{name}.tail_start", ints(cut)), b.constant(f"{name}.end", ints(size)),
+                            axes], f"{name}.tail")
+    head = b.node("Slice", [x, b.constant(f"{name}.head_start", ints(0)), b.constant(f"{name}.cut", ints(cut)),
+                            axes], f"{name}.head")
+    return b.node("Concat", [tail, head], name, axis=axis)
+
+
+def swin_windows(side: int, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """A shifted-window block's constants as Swin computes them in `__init__`: the relative position index
+    ([N * N] rows of the bias table, N = window^2) and the attention mask of the shifted windows ([nW, N, N],
+    -100 between tokens from different regions of the rolled image)."""
+    coords = np.stack(np.meshgrid(np.arange(window), np.arange(window), indexing="ij")).reshape(2, -1)
+    relative = (coords[:, :, None] - coords[:, None, :]).transpose(1, 2, 0) + (window - 1)
+    index = (relative[:, :, 0] * (2 * window - 1) + relative[:, :, 1]).reshape(-1).astype(np.int64)
+    shift = window // 2
+    regions = np.zeros((side, side), np.int64)
+    bounds = (slice(0, -window), slice(-window, -shift), slice(-shift, None))
+    for label, (rows, cols) in enumerate((r, c) for r in bounds for c in bounds):
+        regions[rows, cols] = label
+    count = side // window
+    windows = regions.reshape(count, window, count, window).transpose(0, 2, 1, 3).reshape(-1, window * window)
+    mask = np.where(windows[:, None, :] != windows[:, :, None], -100.0, 0.0).astype(np.float32)
+    return index, mask
+
+
+def swin_block(side: int, window: int, dims: Dims, seed: int = 8) -> onnx.ModelProto:
+    """A shifted-window Swin block (torchvision's SwinTransformerBlock, shift = window // 2) on a float
+    [1, side, side, C] input: LayerNorm, cyclic shift (Slice + Concat), window partition (Reshape, Transpose),
+    window attention with the relative position bias (a Gather of the bias table at the constant index) and the
+    shifted-window mask added, window merge, reverse shift, residual, then the LayerNorm + GELU MLP and its
+    residual. `dims.tokens` must be window^2."""
+    b = ModelBuilder(seed=seed)
+    c, n, count, shift = dims.hidden, window * window, (side // window) ** 2, window // 2
+    assert dims.tokens == n, f"a {window}x{window} window has {n} tokens"
+    index, mask = swin_windows(side, window)
+    x = layer_norm(b, "x", c, "norm1")
+    for axis in (1, 2):
+        x = roll(b, x, -shift, side, axis, f"shift{axis}")
+    grid = ints(1, side // window, window, side // window, window, c)
+    x = b.node("Reshape", [x, b.constant("partition.grid_shape", grid)], "partition.grid")
+    x = b.node("Transpose", [x], "partition.order", perm=[0, 1, 3, 2, 4, 5])
+    x = b.node("Reshape", [x, b.constant("partition.shape", ints(count, n, c))], "windows")
+    qkv_shape = b.constant("qkv.shape", ints(count, n, 3, dims.heads, dims.head_size))
+    qkv = b.node("Reshape", [linear(b, x, c, 3 * c, "qkv"), qkv_shape], "qkv.split")
+    qkv = b.node("Transpose", [qkv], "qkv.packed", perm=[2, 0, 3, 1, 4])
+    parts = ["q.packed", "k.packed", "v.packed"]
+    b.nodes.append(helper.make_node("Split", [qkv, b.constant("qkv.sizes", ints(1, 1, 1))], parts, axis=0))
+    q, k, v = (b.node("Squeeze", [part, b.constant(f"{part}.axes", ints(0))], part[0]) for part in parts)
+    q = b.node("Mul", [q, b.constant("attn.scale", scalar(dims.head_size**-0.5))], "q.scaled")
+    scores = b.node("MatMul", [q, b.node("Transpose", [k], "kt", perm=[0, 1, 3, 2])], "scores")
+    table = b.weight("relative_position_bias_table", ((2 * window - 1) ** 2, dims.heads), 0.02)
+    bias = b.node("Gather", [table, b.constant("relative_position_index", index)], "bias.rows", axis=0)
+    bias = b.node("Reshape", [bias, b.constant("bias.shape", ints(n, n, dims.heads))], "bias.square")
+    bias = b.node("Transpose", [bias], "bias", perm=[2, 0, 1])
+    scores = b.node("Add", [scores, bias], "scores.biased")
+    per_image = b.node("Reshape", [scores, b.constant("scores.grouped_shape", ints(1, count, dims.heads, n, n))],
+                       "scores.grouped")
+    masked = b.node("Add", [per_image, b.constant("attn_mask", mask.reshape(1, count, 1, n, n))], "scores.masked")
+    masked = b.node("Reshape", [masked, b.constant("scores.shape", ints(count, dims.heads, n, n))], "scores.windows")
+    weights = b.node("Softmax", [masked], "softmax", axis=-1)
+    context = b.node("Transpose", [b.node("MatMul", [weights, v], "context")], "context.order", perm=[0, 2, 1, 3])
+    x = linear(b, b.node("Reshape", [context, b.constant("context.shape", ints(count, n, c))], "context.merged"),
+               c, c, "proj")
+    merge_grid = ints(1, side // window, side // window, window, window, c)
+    x = b.node("Reshape", [x, b.constant("merge.grid_shape", merge_grid)], "merge.grid")
+    x = b.node("Transpose", [x], "merge.order", perm=[0, 1, 3, 2, 4, 5])
+    x = b.node("Reshape", [x, b.constant("merge.shape", ints(1, side, side, c))], "merged")
+    for axis in (1, 2):
+        x = roll(b, x, shift, side, axis, f"unshift{axis}")
+    x = b.node("Add", ["x", x], "res1")
+    y = b.node("Add", [x, feed_forward(b, layer_norm(b, x, c, "norm2"), dims, "gelu", "mlp")], "res2")
+    return b.model([1, side, side, c], y, [1, side, side, c], opset=18)

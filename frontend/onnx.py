@@ -39,6 +39,7 @@ from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import (
     onnx_activation,
+    onnx_attention,
     onnx_compaction,
     onnx_einsum,
     onnx_fold,
@@ -84,6 +85,7 @@ CONVERTERS = {
     **onnx_generation.CONVERTERS,
     **onnx_compaction.CONVERTERS,
     **onnx_recurrent.CONVERTERS,
+    **onnx_attention.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -101,6 +103,8 @@ TYPED_OPS = frozenset(
         # selection, compaction, recurrence and losses (run-time indices, lengths and targets)
         *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK", "EyeLike", "NonZero"),
         *("Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
+        # float data with bool masks or integer positions (each converter checks its float operands)
+        *("Attention", "RotaryEmbedding"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others

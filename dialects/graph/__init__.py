@@ -13,14 +13,16 @@ op verifies its result shape against its operands, naming the op and the mismatc
     }
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
-`indexing`, `normalization`, `tensor`, `spatial`, `extern`, `selection`, `generation`, `compaction`); each module
-lists its ops in `OPS`, and all of them are importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
+`indexing`, `normalization`, `tensor`, `spatial`, `extern`, `selection`, `generation`, `compaction`, `attention`);
+each module lists its ops in `OPS`, and all of them are importable from here
+(`from minimlc.dialects import graph; graph.GemmOp`).
 """
 
 from xdsl.ir import Dialect
 
 from minimlc.dialects.graph import (
     activation,
+    attention,
     compaction,
     core,
     elementwise,
@@ -34,6 +36,7 @@ from minimlc.dialects.graph import (
     tensor,
 )
 from minimlc.dialects.graph.activation import *  # noqa: F403
+from minimlc.dialects.graph.attention import *  # noqa: F403
 from minimlc.dialects.graph.compaction import *  # noqa: F403
 from minimlc.dialects.graph.core import *  # noqa: F403
 from minimlc.dialects.graph.elementwise import *  # noqa: F403
@@ -61,6 +64,7 @@ Graph = Dialect(
         *selection.OPS,
         *generation.OPS,
         *compaction.OPS,
+        *attention.OPS,
     ],
     [],
 )

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
+from minimlc.lowering.graph_to_te import attention as graph_to_te_attention
 from minimlc.lowering.graph_to_te import compaction as graph_to_te_compaction
 from minimlc.lowering.graph_to_te import extern as graph_to_te_extern
 from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
@@ -237,6 +238,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_activation.PATTERNS,
                 *graph_to_te_nn.PATTERNS,
                 *graph_to_te_normalization.patterns(groups),
+                *graph_to_te_attention.patterns(groups),
                 *graph_to_te_tensor.PATTERNS,
                 *graph_to_te_indexing.PATTERNS,
                 *graph_to_te_spatial.PATTERNS,

@@ -1,5 +1,6 @@
 """Transformer-era models as `torch.onnx.export` (dynamo, opset 18) writes them, built node by node with onnx.helper
-(torch is not a dependency): an `nn.TransformerEncoderLayer` (erf-GELU and ReLU feed-forward), a ViT-style
+(torch is not a dependency): an `nn.TransformerEncoderLayer` (erf-GELU and ReLU feed-forward; post- and pre-norm
+with the exporter's packed in-projection and SDPA decomposition), a shifted-window Swin block, a ViT-style
 classifier, BERT and a GPT decoder block fed int64 token ids (`examples/transformer_models.py`), a ConvNeXt block,
 and Conv1d + GroupNorm nets (the exporter's Reshape / InstanceNormalization / Reshape
 pattern, and GroupNormalization-21). Each runs through `InferenceSession` with native kernels at O0 and O3 and
@@ -13,7 +14,18 @@ import onnx
 import onnxruntime
 import pytest
 from model_builder import ModelBuilder
-from transformer_models import Dims, bert, gelu, gpt, ints, transformer_encoder_layer, vit
+from transformer_models import (
+    Dims,
+    bert,
+    gelu,
+    gpt,
+    ints,
+    swin_block,
+    swin_windows,
+    torch_encoder_layer,
+    transformer_encoder_layer,
+    vit,
+)
 
 from minimlc.runtime import InferenceSession
 
@@ -67,6 +79,9 @@ def conv1d_group_norm(exported: bool) -> onnx.ModelProto:
 MODELS = {
     "encoder_layer_gelu": lambda: transformer_encoder_layer(DIMS, "gelu"),
     "encoder_layer_relu": lambda: transformer_encoder_layer(DIMS, "relu"),
+    "torch_encoder_layer_post_norm": lambda: torch_encoder_layer(DIMS, "relu", norm_first=False),
+    "torch_encoder_layer_pre_norm": lambda: torch_encoder_layer(DIMS, "gelu", norm_first=True),
+    "swin_block": lambda: swin_block(side=8, window=4, dims=Dims(tokens=16, hidden=32, heads=2, ffn=64)),
     "vit": lambda: vit(Dims(tokens=17, hidden=32, heads=4, ffn=64), layers=1, image=32, patch=8, classes=10),
     "convnext_block": convnext_block,
     "conv1d_group_norm_exported": lambda: conv1d_group_norm(exported=True),
@@ -112,3 +127,13 @@ def test_token_model_runs_natively_for_two_inputs(name: str, opt_level: int) -> 
         np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL)
         outputs.append(actual)
     assert not np.allclose(outputs[0], outputs[1])
+
+
+def test_swin_windows_match_swin() -> None:
+    """The relative position index and shifted-window mask, checked on a 4x4 image of 2x2 windows by hand."""
+    index, mask = swin_windows(side=4, window=2)
+    assert index.reshape(4, 4)[0].tolist() == [4, 3, 1, 0]  # token (0, 0) against (0, 0), (0, 1), (1, 0), (1, 1)
+    assert index.reshape(4, 4).diagonal().tolist() == [4, 4, 4, 4]
+    assert mask.shape == (4, 4, 4)
+    assert not mask[0].any()  # the top-left window holds one region
+    assert mask[3].tolist()[0] == [0.0, -100.0, -100.0, -100.0]  # the bottom-right window: four regions
