@@ -9,8 +9,8 @@ time. A node fed, directly or not, by a graph input's values is never folded: it
 A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
-float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
-only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core),
+of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float32 only and refuse
+other inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live in `onnx_ops` (core),
 `onnx_activation`, `onnx_einsum`, `onnx_indexing`, `onnx_nn`, `onnx_normalization` and `onnx_tensor`.
 """
 
@@ -39,6 +39,7 @@ from minimlc.frontend import (
     onnx_activation,
     onnx_einsum,
     onnx_fold,
+    onnx_half,
     onnx_indexing,
     onnx_nn,
     onnx_normalization,
@@ -81,6 +82,9 @@ TYPED_OPS = frozenset(
         # data movement and shapes
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
         *("Identity", "Shape", "Size"),
+        # reductions (each checks the element types its graph op takes)
+        *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
+        "ReduceSumSquare",
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
@@ -406,6 +410,9 @@ class _Importer:
                 f"{label}: attributes {unexpected} are not supported (opset {self.opset})"
             )
 
+        half = onnx_half.half_float_of(node.op_type, inputs)
+        if half is not None:
+            inputs = onnx_half.widened(builder, inputs)
         if node.op_type not in TYPED_OPS:
             _check_float_inputs(node, label, inputs)
         builder.name_hint = sanitise(node.output[0])
@@ -413,6 +420,8 @@ class _Importer:
             value = converter(
                 NodeContext(node, self.opset, builder, weights), *inputs, **attributes
             )
+            if half is not None:
+                value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
             raise UnsupportedFeatureError(f"{label}: {error}") from error
         except NodeError as error:
@@ -434,7 +443,7 @@ class _Importer:
 def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:
     """The numpy dtype of a graph input or computed output, which must be a tensor of `ELEMENT_TYPES`."""
     computed = " and is computed at run time" if kind == "output" else ""
-    supported = "float32, int32, int64 and bool tensors are supported"
+    supported = f"tensors of {', '.join(map(str, ELEMENT_TYPES))} are supported"
     if not vi.type.HasField("tensor_type"):
         raise UnsupportedTypeError(f"{kind} '{vi.name}' is not a tensor{computed}; only {supported}")
     element = vi.type.tensor_type.elem_type

@@ -36,14 +36,10 @@ from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 from minimlc.frontend.onnx import CONSTANT_OPERANDS, UnsupportedTypeError, constant_operand_names
+from minimlc.frontend.onnx_ops import ELEMENT_TYPES
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
-_INPUT_ELEMENT_TYPES = {
-    onnx.TensorProto.FLOAT: np.dtype(np.float32),
-    onnx.TensorProto.INT64: np.dtype(np.int64),
-    onnx.TensorProto.INT32: np.dtype(np.int32),
-    onnx.TensorProto.BOOL: np.dtype(np.bool_),
-}
+_INPUT_ELEMENT_TYPES = {helper.np_dtype_to_tensor_dtype(dtype): dtype for dtype in ELEMENT_TYPES}
 """The element types of graph inputs: each is fed at run time, or bound where it sets a shape."""
 
 
@@ -278,8 +274,8 @@ def _unsupported_types(model: onnx.ModelProto) -> str | None:
         if element not in _INPUT_ELEMENT_TYPES:
             name = onnx.TensorProto.DataType.Name(element)
             return (
-                f"graph input '{vi.name}' has element type {name}; minimlc supports float32, int32, int64 and bool "
-                "inputs"
+                f"graph input '{vi.name}' has element type {name}; minimlc supports "
+                f"{', '.join(map(str, _INPUT_ELEMENT_TYPES.values()))} inputs"
             )
     for vi in model.graph.output:
         if not vi.type.HasField("tensor_type"):
