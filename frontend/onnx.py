@@ -76,7 +76,7 @@ TYPED_OPS = frozenset(
         # arithmetic, comparison and logic on numbers and bools
         *("Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Max", "Min", "Sum"),
         *("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor"),
-        *("Where", "Cast", "CastLike"),
+        *("Where", "Cast", "CastLike", "Clip"),
         # indices
         *("Gather", "GatherElements", "CumSum", "ArgMax", "ArgMin"),
         # data movement and shapes
@@ -410,7 +410,10 @@ class _Importer:
                 f"{label}: attributes {unexpected} are not supported (opset {self.opset})"
             )
 
-        half = onnx_half.half_float_of(node.op_type, inputs)
+        try:
+            half = onnx_half.half_float_of(node.op_type, inputs)
+        except UnsupportedNodeError as error:
+            raise UnsupportedFeatureError(f"{label}: {error}") from error
         if half is not None:
             inputs = onnx_half.widened(builder, inputs)
         if node.op_type not in TYPED_OPS:

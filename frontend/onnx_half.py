@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import f32
 from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import graph
-from minimlc.frontend.onnx_ops import ELEMENT_TYPES, ConstantValue, Value
+from minimlc.frontend.onnx_ops import ELEMENT_TYPES, ConstantValue, UnsupportedNodeError, Value
 
 HALF_NATIVE_OPS = frozenset(
     {
@@ -28,7 +28,8 @@ HALF_NATIVE_OPS = frozenset(
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
     }
 )
-"""Ops that take 16-bit floats as they are: casts, and data movement (which copies elements unchanged)."""
+"""Ops that take 16-bit (and 8-, 4- and 2-bit) element types as they are: casts, and data movement (which copies
+elements unchanged)."""
 
 
 def _half_element(value: Value | None) -> Attribute | None:
@@ -42,9 +43,15 @@ def _half_element(value: Value | None) -> Attribute | None:
 
 
 def half_float_of(op_type: str, inputs: Sequence[Value | None]) -> Attribute | None:
-    """The 16-bit float type a node of `op_type` computes on in float32, or None (no such input, or a native op)."""
+    """The 16-bit float type a node of `op_type` computes on in float32, or None (no such input, or a native op).
+    Raises `UnsupportedNodeError` for a run-time float8, float4, int4 or int2 input of an op other than those."""
     if op_type in HALF_NATIVE_OPS:
         return None
+    for value in inputs:
+        if isinstance(value, SSAValue) and graph.element_type(value) in graph.STORAGE_ONLY:
+            raise UnsupportedNodeError(
+                f"{op_type} of {graph.element_type(value)} is not supported: those are only cast and moved"
+            )
     return next((element for value in inputs if (element := _half_element(value)) is not None), None)
 
 

@@ -47,9 +47,19 @@ ELEMENT_TYPES: dict[np.dtype, Attribute] = {
     np.dtype(np.bool_): i1,
     np.dtype(np.float16): f16,
     np.dtype(ml_dtypes.bfloat16): bf16,
+    **{
+        np.dtype(getattr(ml_dtypes, name)): element
+        for name, element in zip(
+            (*("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn"), "int4", "uint4"),
+            graph.STORAGE_ONLY,
+        )
+    },
+    np.dtype(ml_dtypes.int2): graph.STORAGE_ONLY[7],
+    np.dtype(ml_dtypes.uint2): graph.STORAGE_ONLY[8],
 }
 """The numpy dtypes of run-time tensors, and their graph element types (bool tensors are i1, one byte each; unsigned
-integers `ui8`..`ui64`; float16 and bfloat16 are stored 16-bit and computed in float32)."""
+integers `ui8`..`ui64`; float16 and bfloat16 are stored 16-bit and computed in float32; float8, float4 and 4- and
+2-bit integers, one per byte as ml_dtypes stores them, are only cast and moved)."""
 
 
 def dtype_of(element: Attribute) -> np.dtype:
@@ -250,10 +260,10 @@ def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
 
 
 def Mod(ctx: NodeContext, A: Value, B: Value, *, fmod: int = 0) -> Value:
-    """Integer remainder with the divisor's sign, or the dividend's with `fmod` -> graph.mod."""
+    """Remainder with the divisor's sign, or the dividend's with `fmod` -> graph.mod."""
     lhs, rhs = ctx.data(A), ctx.data(B)
-    if graph.element_type(lhs) not in graph.INTEGERS:
-        raise UnsupportedNodeError(f"Mod of {graph.element_type(lhs)} is not supported, only of integers")
+    if graph.element_type(lhs) not in graph.NUMBERS:
+        raise UnsupportedNodeError(f"Mod of {graph.element_type(lhs)} is not supported, only of numbers")
     if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
         raise NodeError(f"input shapes {shape_of(lhs)} and {shape_of(rhs)} are not broadcast-compatible")
     return ctx.emit(graph.ModOp(lhs, rhs, bool(fmod)))

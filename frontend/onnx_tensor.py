@@ -82,14 +82,15 @@ def Size(ctx: NodeContext, data: Value) -> Value:
     return ConstantValue(ctx.node.output[0], np.array(math.prod(_shape(data)), dtype=np.int64))
 
 
-def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype) -> Value:
+def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype, saturate: int) -> Value:
     if dtype not in ELEMENT_TYPES:
         raise UnsupportedNodeError(
             f"casting to {dtype} is not supported: run-time tensors are {', '.join(map(str, ELEMENT_TYPES))}"
         )
     x = ctx.data(input)
     element = ELEMENT_TYPES[dtype]
-    return x if graph.element_type(x) == element else ctx.emit(graph.CastOp(x, element))
+    cast = graph.CastOp(x, element, saturate=bool(saturate))
+    return x if graph.element_type(x) == element else ctx.emit(cast)
 
 
 def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value:
@@ -98,14 +99,14 @@ def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
     except (KeyError, TypeError, ValueError) as error:
         raise UnsupportedNodeError(f"casting to element type {to} is not supported") from error
-    return _emit_cast(ctx, input, dtype)
+    return _emit_cast(ctx, input, dtype, saturate)
 
 
 def CastLike(ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1) -> Value:
     """Convert to the element type of `target_type` -> graph.cast (nothing for the same type)."""
     if isinstance(target_type, ConstantValue):
-        return _emit_cast(ctx, input, target_type.array.dtype)
-    return _emit_cast(ctx, input, dtype_of(graph.element_type(target_type)))
+        return _emit_cast(ctx, input, target_type.array.dtype, saturate)
+    return _emit_cast(ctx, input, dtype_of(graph.element_type(target_type)), saturate)
 
 
 def Where(ctx: NodeContext, condition: Value, X: Value, Y: Value) -> Value:

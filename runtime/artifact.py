@@ -76,8 +76,8 @@ def target_from_meta(meta: Mapping[str, Any]) -> Target:
 
 def dtype_meta(dtype: np.dtype) -> str:
     """A dtype as JSON: its array-protocol string (`<f4`), or its name for ml_dtypes' (`bfloat16`, whose string is
-    the `|V2` of any two raw bytes)."""
-    return dtype.name if dtype.kind == "V" else dtype.str
+    the `<V2` of any two raw bytes; `float8_e5m2`'s `<f1` does not parse back)."""
+    return dtype.name if dtype.type.__module__ == "ml_dtypes" else dtype.str
 
 
 def dtype_from_meta(meta: str) -> np.dtype:

@@ -13,6 +13,11 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float32Type,
     FloatAttr,
     IntegerAttr,
@@ -53,6 +58,7 @@ __all__ = [
     "ELEMENT_TYPES",
     "FLOATS",
     "HALF_FLOATS",
+    "STORAGE_ONLY",
     "INDICES",
     "INTEGERS",
     "NUMBERS",
@@ -118,7 +124,17 @@ NUMBERS: tuple[Attribute, ...] = (*FLOATS, *INTEGERS)
 HALF_FLOATS: tuple[Attribute, ...] = (f16, bf16)
 """Stored 16-bit and computed in f32: only casts, weights and arguments have them (the frontend casts around every
 other op)."""
-ELEMENT_TYPES: tuple[Attribute, ...] = (*NUMBERS, BOOL, *HALF_FLOATS)
+STORAGE_ONLY: tuple[Attribute, ...] = (
+    Float8E4M3FNType(),
+    Float8E4M3FNUZType(),
+    Float8E5M2Type(),
+    Float8E5M2FNUZType(),
+    Float4E2M1FNType(),
+    *(IntegerType(width, signedness) for width in (4, 2) for signedness in (Signedness.SIGNLESS, Signedness.UNSIGNED)),
+)
+"""float8, float4 and 4- and 2-bit integers (one element per byte, in its low bits): only casts, data movement, weights
+and arguments have them."""
+ELEMENT_TYPES: tuple[Attribute, ...] = (*NUMBERS, BOOL, *HALF_FLOATS, *STORAGE_ONLY)
 """Every element type a graph tensor may have."""
 
 

@@ -7,7 +7,8 @@ divide, compare, take min/max, widen and convert to floats with the unsigned ops
 zero divisor gives 0 and `MIN / -1` wraps, instead of the undefined behaviour (a trap on x86) of LLVM's `sdiv`.
 Casts from floats to integers truncate toward zero and saturate at the type's bounds, NaN giving 0 (LLVM's plain
 `fptosi` would give poison there); anything nonzero (NaN included) casts to a true bool. float16 and bfloat16 convert
-through f32 (`small_floats`).
+through f32 (`small_floats`), and so do float8 and float4 (`minifloats`); 4- and 2-bit integers through i32, keeping
+their low bits (wrapping, as ml_dtypes does).
 
     %q = scalar.divide(%a, %b)   // i64: select(b == 0, 0, select(b == -1, 0 - a, a / b))
 """
@@ -17,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat, BFloat16Type, Float16Type, IntegerType, Signedness, f32
+from xdsl.dialects import arith, llvm, math
+from xdsl.dialects.builtin import AnyFloat, BFloat16Type, Float16Type, IntegerType, Signedness, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
-from minimlc.lowering.te import small_floats
+from minimlc.lowering.te import minifloats, small_floats
 from minimlc.lowering.te.builder import constant
 
 Binary = Callable[[SSAValue, SSAValue], SSAValue]
@@ -108,7 +109,17 @@ def divide(lhs: SSAValue, rhs: SSAValue) -> SSAValue:
 
 def remainder(lhs: SSAValue, rhs: SSAValue, *, fmod: bool) -> SSAValue:
     """ONNX Mod of integers: the sign of the dividend (`fmod`, C's `%`) or of the divisor (numpy `mod`); 0 for a zero
-    divisor; unsigned, both are the plain remainder."""
+    divisor; unsigned, both are the plain remainder. Floats: C's `fmod`, numpy's `mod` (NaN for a zero divisor)."""
+    if isinstance(lhs.type, AnyFloat):
+        truncated = llvm.FRemOp(lhs, rhs).res  # arith has no remf: LLVM's frem is C's fmod
+        if fmod:
+            return truncated
+        zero = constant(0.0, lhs.type)
+        signs_differ = arith.XOrIOp(
+            arith.CmpfOp(truncated, zero, "olt").result, arith.CmpfOp(rhs, zero, "olt").result
+        ).result
+        adjust = arith.AndIOp(arith.CmpfOp(truncated, zero, "one").result, signs_differ).result
+        return arith.SelectOp(adjust, arith.AddfOp(truncated, rhs).result, truncated).result
     zero = constant(0, lhs.type)
     if is_unsigned(lhs.type):
         divisor_zero = _is(rhs, 0)
@@ -148,11 +159,42 @@ def _width(element: Attribute) -> int:
     return element.width.data
 
 
-def cast(value: SSAValue, target: Attribute) -> SSAValue:
-    """`value` converted to `target` (any te element type) with ONNX Cast's rules (see the module docstring)."""
+def _sub_byte_width(type: Attribute) -> int | None:
+    """The width of a 4- or 2-bit integer type (stored in the low bits of a byte), else None."""
+    return type.width.data if isinstance(type, IntegerType) and type.width.data in (2, 4) else None
+
+
+def _from_sub_byte(value: SSAValue) -> SSAValue:
+    """A 4- or 2-bit integer as i32 (sign-extended for the signed ones)."""
+    width = _sub_byte_width(value.type)
+    assert width is not None
+    wide = arith.ExtUIOp(value, i32).result
+    if is_unsigned(value.type):
+        return wide
+    shift = constant(32 - width, i32)
+    return arith.ShRSIOp(arith.ShLIOp(wide, shift).result, shift).result
+
+
+def _to_sub_byte(value: SSAValue, target: IntegerType) -> SSAValue:
+    """An i32 as a 4- or 2-bit integer: its low bits (wrapping, as ml_dtypes' `astype`), the byte's others zero."""
+    low_bits = arith.AndIOp(value, constant((1 << target.width.data) - 1, i32)).result
+    return arith.TruncIOp(low_bits, target).result
+
+
+def cast(value: SSAValue, target: Attribute, *, saturate: bool = True) -> SSAValue:
+    """`value` converted to `target` (any te element type) with ONNX Cast's rules (see the module docstring);
+    `saturate` (ONNX's attribute) applies to float8 targets."""
     source = value.type
     if source == target:
         return value
+    if minifloats.format_of(source) is not None:
+        return cast(minifloats.to_f32(value), target)
+    if minifloats.format_of(target) is not None:
+        return minifloats.from_f32(cast(value, f32), target, saturate=saturate)
+    if _sub_byte_width(source) is not None:
+        return cast(_from_sub_byte(value), target)
+    if isinstance(target, IntegerType) and _sub_byte_width(target) is not None:
+        return _to_sub_byte(cast(value, i32), target)
     if isinstance(source, Float16Type | BFloat16Type):
         return cast(small_floats.to_f32(value), target)
     if isinstance(target, Float16Type | BFloat16Type):

@@ -20,7 +20,8 @@ reassociated, as ONNX Runtime and TVM do.
 Element types are the computes' own (f32, f64, f16, bf16, or integers such as the i64 of MaxPool's indices: integer
 reductions combine with addi/muli/maxsi/minsi, or maxui/minui for unsigned ones, from 0, 1, or the type's extreme
 values). The loop level is signless: unsigned types (`ui8`..`ui64`, whose ops te bodies already chose) become the
-signless type of their width in buffers, scalars and constants, and bfloat16 its 16 bits (`loop_type`). Assumes
+signless type of their width in buffers, scalars and constants, bfloat16 its 16 bits and float8, float4 and sub-byte
+integers a byte (`loop_type`). Assumes
 static shapes and te bodies that only read tensors through `te.read`.
 """
 
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     BFloat16Type,
+    ReducedPrecisionFloatType,
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
@@ -69,12 +71,18 @@ def _is_unsigned(element: Attribute) -> bool:
 
 def loop_type(type: Attribute) -> Attribute:
     """The loop-level type of a te type (also as a memref's elements): unsigned integers become signless (`ui8` ->
-    `i8`), bfloat16 its bits (`i16`: LLVM IR text through llvmlite has no `bfloat`; te bodies only bitcast it)."""
+    `i8`), bfloat16 its bits (`i16`: LLVM IR text through llvmlite has no `bfloat`; te bodies only bitcast it), float8,
+    float4 and 4- and 2-bit integers a byte (`i8`, holding them in its low bits; te bodies only bitcast, extend and
+    truncate them)."""
+    if isinstance(type, IntegerType) and type.width.data in (2, 4):
+        return IntegerType(8)
     if _is_unsigned(type):
         assert isinstance(type, IntegerType)
         return IntegerType(type.width.data)
     if isinstance(type, BFloat16Type):
         return IntegerType(16)
+    if isinstance(type, ReducedPrecisionFloatType) and type.bitwidth <= 8:
+        return IntegerType(8)
     if isinstance(type, MemRefType):
         return loop.memref_of(type.get_shape(), loop_type(type.element_type))
     return type

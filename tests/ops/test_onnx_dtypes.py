@@ -24,6 +24,9 @@ from minimlc.runtime.session import InvalidInputError, load
 
 RNG = np.random.default_rng(11)
 INTEGERS = [np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64]
+PY_UNSUPPORTED = ["bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn"]
+PY_UNSUPPORTED += ["int4", "uint4", "int2", "uint2"]
+"""ml_dtypes types ONNX Runtime's Python API cannot take or return: onnx's reference evaluator is the oracle."""
 
 
 def _ints(shape: Sequence[int], dtype: Any, low: int = -9, high: int = 10) -> np.ndarray:
@@ -69,8 +72,8 @@ def _model(
 def _expected(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> tuple[np.ndarray, bool]:
     """ONNX Runtime's output, or onnx's reference evaluator's (numpy) where ONNX Runtime has no kernel for the type
     or cannot take it from Python (bfloat16); and whether it came from ONNX Runtime."""
-    bfloat16 = helper.np_dtype_to_tensor_dtype(np.dtype(ml_dtypes.bfloat16))
-    if any(vi.type.tensor_type.elem_type == bfloat16 for vi in [*model.graph.input, *model.graph.output]):
+    elements = {vi.type.tensor_type.elem_type for vi in [*model.graph.input, *model.graph.output]}
+    if elements & {helper.np_dtype_to_tensor_dtype(np.dtype(getattr(ml_dtypes, name))) for name in PY_UNSUPPORTED}:
         (expected,) = ReferenceEvaluator(model).run(None, dict(feeds))
         return expected, False
     try:
@@ -94,8 +97,11 @@ def _check(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> None:
         # numpy rounds 16-bit floats after every step of a formula (sigmoid: exp, add, divide): one ulp apart
         ulp = 2.0**-7 if expected.dtype == ml_dtypes.bfloat16 else 2.0**-10
         np.testing.assert_allclose(actual.astype(np.float32), expected.astype(np.float32), rtol=ulp, atol=1e-6)
-    else:  # integers, bools, and 16-bit floats (computed in float32, rounded once) bit for bit
-        np.testing.assert_array_equal(actual.view(f"u{actual.itemsize}"), expected.view(f"u{expected.itemsize}"))
+    else:  # integers, bools, and small floats (computed in float32, rounded once) bit for bit, but for NaNs' signs
+        nan = np.isnan(expected.astype(np.float32)) if expected.dtype.kind in "fV" else np.zeros(expected.shape, bool)
+        np.testing.assert_array_equal(np.isnan(actual.astype(np.float32)) if nan.any() else nan, nan)
+        bits = f"u{actual.itemsize}"
+        np.testing.assert_array_equal(actual.view(bits)[~nan], expected.view(bits)[~nan])
 
 
 def _case(op_type: str, feeds: Mapping[str, np.ndarray], axes: Sequence[int] | None = None, **attributes: Any) -> Any:
@@ -158,6 +164,10 @@ FLOAT_CASES = [
     _case("Less", {"A": _floats((3, 4), np.float64), "B": np.array([0.5, -1.0, np.nan, 2.0])}),
     _case("Where", {"C": _bools((3, 1)), "X": _floats((3, 4), np.float64), "Z": _floats((4,), np.float64)}),
     _case("Neg", {"X": _floats((64, 96), np.float64)}),
+    *(_case("Mod", {"A": _floats((64, 96), dtype) * 7, "B": _floats((96,), dtype)}, fmod=1) for dtype in (np.float32, np.float64)),
+    _case("Mod", {"A": _floats((4, 6), np.float16) * 7, "B": _floats((6,), np.float16)}, fmod=1),
+    *(_case("Clip", {"X": _extremes(dtype, 24).reshape(4, 6), "L": _ints((), dtype, -5, 3), "H": _ints((1,), dtype, 4, 90)}) for dtype in (np.int8, np.uint16, np.uint64)),
+    _case("Clip", {"X": _floats((4, 6), np.float64), "L": np.array(-1.0), "H": np.array(0.5)}),
     *(_case(op, {"X": _floats((4, 6), np.float64)}, axes=[1]) for op in ("ReduceMean", "ReduceLogSumExp", "ReduceL2")),
     *(
         _case(op, {"A": _floats((2, 3, 4), half), "B": _floats((3, 1), half)})
@@ -208,6 +218,33 @@ def test_cast_between_dtypes(source: str, target: str) -> None:
     to = np.dtype(getattr(ml_dtypes, target)) if target == "bfloat16" else np.dtype(target)
     feeds = {"X": _in_range(CAST_SOURCES[source], to)}
     _check(_model("Cast", feeds, {"to": helper.np_dtype_to_tensor_dtype(to)}), feeds)
+
+
+SMALL_TYPES = ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn", "int4", "uint4", "int2", "uint2"]
+WIDE = np.array([0.4789, -0.4803, 0.4997, 1000000, 1e-7, np.nan, np.inf, -np.inf, -1e-7, 300.0, -57000, 7.3], np.float32)
+
+
+@pytest.mark.parametrize(
+    ("wide", "small", "saturate"),
+    [
+        (wide, small, saturate)
+        for wide in ("float32", "float16")
+        for small in SMALL_TYPES
+        for saturate in ((1, 0) if small.startswith("float8") else (1,))  # saturate applies to float8 only
+    ],
+)
+def test_cast_to_and_from_small_types(wide: str, small: str, saturate: int) -> None:
+    """float32/float16 -> float8, float4, int4, int2 (rounded to nearest even; beyond the largest value saturating,
+    or infinity/NaN with saturate=0; integers wrap) and back, against onnx's reference (ml_dtypes)."""
+    dtype = np.dtype(getattr(ml_dtypes, small))
+    source = WIDE if dtype.kind == "f" or small.startswith("float") else np.arange(-9, 16, dtype=np.float32)
+    with np.errstate(over="ignore"):  # 1e6 is infinity in float16
+        feeds = {"X": source.astype(wide)}
+    to = helper.np_dtype_to_tensor_dtype(dtype)
+    _check(_model("Cast", feeds, {"to": to, "saturate": saturate} if small.startswith("float8") else {"to": to}), feeds)
+    (narrow,) = ReferenceEvaluator(_model("Cast", feeds, {"to": to})).run(None, feeds)
+    back = {"X": narrow}
+    _check(_model("Cast", back, {"to": helper.np_dtype_to_tensor_dtype(np.dtype(wide))}), back)
 
 
 def _relu_add_model(dtype: np.dtype) -> onnx.ModelProto:
