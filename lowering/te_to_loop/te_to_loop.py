@@ -375,10 +375,6 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
         if isinstance(op, arith.BitcastOp) and mapping.get(op.input, op.input).type == loop_type(op.result.type):
             mapping[op.result] = mapping.get(op.input, op.input)  # a change of signedness, or bfloat16 <-> its bits
             continue
-        if isinstance(op, arith.ConstantOp) and _is_unsigned(op.result.type):
-            assert isinstance(op.value, IntegerAttr) and isinstance(op.result.type, IntegerType)
-            mapping[op.result] = builder.insert(_signless_constant(op.value.value.data, op.result.type)).result
-            continue
         clone = builder.insert(op.clone(value_mapper=mapping))
         for old, new in zip(op.results, clone.results):
             if loop_type(new.type) != new.type:
