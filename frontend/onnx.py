@@ -44,6 +44,7 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_quantize,
     onnx_tensor,
 )
 from minimlc.frontend.onnx_ops import (
@@ -68,6 +69,7 @@ CONVERTERS = {
     **onnx_normalization.CONVERTERS,
     **onnx_tensor.CONVERTERS,
     **onnx_indexing.CONVERTERS,
+    **onnx_quantize.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -76,7 +78,7 @@ TYPED_OPS = frozenset(
         # arithmetic, comparison and logic on numbers and bools
         *("Add", "Sub", "Mul", "Div", "Mod", "Neg", "Abs", "Max", "Min", "Sum"),
         *("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor"),
-        *("Where", "Cast", "CastLike", "Clip"),
+        *("Where", "Cast", "CastLike", "Clip", "QuantizeLinear", "DequantizeLinear"),
         # indices
         *("Gather", "GatherElements", "CumSum", "ArgMax", "ArgMin"),
         # data movement and shapes

@@ -32,6 +32,10 @@ HALF_NATIVE_OPS = frozenset(
 elements unchanged)."""
 
 
+QUANTIZING_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})
+"""Ops that also take float8, float4, int4 and int2 (and cast them themselves)."""
+
+
 def _half_element(value: Value | None) -> Attribute | None:
     if isinstance(value, SSAValue):
         element = graph.element_type(value)
@@ -47,7 +51,7 @@ def half_float_of(op_type: str, inputs: Sequence[Value | None]) -> Attribute | N
     Raises `UnsupportedNodeError` for a run-time float8, float4, int4 or int2 input of an op other than those."""
     if op_type in HALF_NATIVE_OPS:
         return None
-    for value in inputs:
+    for value in (() if op_type in QUANTIZING_OPS else inputs):
         if isinstance(value, SSAValue) and graph.element_type(value) in graph.STORAGE_ONLY:
             raise UnsupportedNodeError(
                 f"{op_type} of {graph.element_type(value)} is not supported: those are only cast and moved"

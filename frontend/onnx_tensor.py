@@ -89,8 +89,9 @@ def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype, saturate: int) -
         )
     x = ctx.data(input)
     element = ELEMENT_TYPES[dtype]
-    cast = graph.CastOp(x, element, saturate=bool(saturate))
-    return x if graph.element_type(x) == element else ctx.emit(cast)
+    if graph.element_type(x) == element:
+        return x
+    return ctx.emit(graph.CastOp(x, element, saturate=bool(saturate)))
 
 
 def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value:

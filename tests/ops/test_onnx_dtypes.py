@@ -247,6 +247,23 @@ def test_cast_to_and_from_small_types(wide: str, small: str, saturate: int) -> N
     _check(_model("Cast", back, {"to": helper.np_dtype_to_tensor_dtype(np.dtype(wide))}), back)
 
 
+QUANTIZE_CASES = [
+    _case("DequantizeLinear", {"X": _ints((3, 4), np.uint8, 0, 255), "S": np.array(0.05, np.float32), "Z": np.array(128, np.uint8)}),
+    _case("DequantizeLinear", {"X": _ints((2, 3, 4), np.int8, -128, 127), "S": np.array([0.5, 0.01, 2.0], np.float32), "Z": np.array([1, -3, 0], np.int8)}, axis=1),
+    _case("DequantizeLinear", {"X": _ints((4, 5), np.int32, -1000, 1000), "S": np.array(0.25, np.float32)}),
+    _case("QuantizeLinear", {"X": _floats((3, 4)) * 20, "S": np.array(0.1, np.float32), "Z": np.array(100, np.uint8)}),
+    _case("QuantizeLinear", {"X": _floats((2, 3, 4)) * 50, "S": np.array([0.5, 0.01, 2.0], np.float32), "Z": np.array([1, -3, 0], np.int8)}, axis=1),
+    _case("QuantizeLinear", {"X": np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1e9, -1e9], np.float32), "S": np.array(1.0, np.float32), "Z": np.array(0, np.int16)}),
+    _case("QuantizeLinear", {"X": _floats((64, 96)) * 3, "S": np.array(0.02, np.float32), "Z": np.array(3, np.uint16)}),
+]
+
+
+@pytest.mark.parametrize(("op_type", "feeds", "attributes", "axes"), QUANTIZE_CASES)
+def test_quantize_linear(op_type: str, feeds: dict[str, np.ndarray], attributes: dict[str, Any], axes: None) -> None:
+    """Linear (de)quantization, per tensor and per axis, rounding half to even and saturating, against ONNX Runtime."""
+    _check(_model(op_type, feeds, attributes), feeds)
+
+
 def _relu_add_model(dtype: np.dtype) -> onnx.ModelProto:
     """Y = Relu(X + W) with a weight W of the same element type: input, weight, intermediate and output of `dtype`."""
     kind = helper.np_dtype_to_tensor_dtype(dtype)
