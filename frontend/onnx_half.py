@@ -51,7 +51,7 @@ def half_float_of(op_type: str, inputs: Sequence[Value | None]) -> Attribute | N
     Raises `UnsupportedNodeError` for a run-time float8, float4, int4 or int2 input of an op other than those."""
     if op_type in HALF_NATIVE_OPS:
         return None
-    for value in (() if op_type in QUANTIZING_OPS else inputs):
+    for value in () if op_type in QUANTIZING_OPS else inputs:
         if isinstance(value, SSAValue) and graph.element_type(value) in graph.STORAGE_ONLY:
             raise UnsupportedNodeError(
                 f"{op_type} of {graph.element_type(value)} is not supported: those are only cast and moved"

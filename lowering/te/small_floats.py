@@ -76,9 +76,7 @@ def from_f32(value: SSAValue, target: Attribute) -> SSAValue:
     doubled = arith.AddiOp(bits, bits).result
     sign = arith.AndIOp(bits, _u32(0x80000000)).result
     exponent = arith.AndIOp(doubled, _u32(0xFF000000)).result
-    exponent = arith.SelectOp(
-        arith.CmpiOp(exponent, _u32(0x71000000), "ult").result, _u32(0x71000000), exponent
-    ).result
+    exponent = arith.SelectOp(arith.CmpiOp(exponent, _u32(0x71000000), "ult").result, _u32(0x71000000), exponent).result
     aligned = _as_f32(arith.AddiOp(arith.ShRUIOp(exponent, _u32(1)).result, _u32(0x07800000)).result)
     rounded = _bits(arith.AddfOp(aligned, magnitude).result)
     exponent_bits = arith.AndIOp(arith.ShRUIOp(rounded, _u32(13)).result, _u32(0x7C00)).result

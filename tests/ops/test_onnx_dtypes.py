@@ -90,7 +90,8 @@ def _check(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> None:
     session = InferenceSession(model, cache=False)
     (actual,) = session.run(None, dict(feeds))
     assert session.stats["kernels"] > 0
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape
+    assert actual.dtype == expected.dtype
+    assert actual.shape == expected.shape
     if expected.dtype in (np.float32, np.float64):
         np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
     elif expected.dtype.itemsize == 2 and expected.dtype.kind in "fV" and not by_onnxruntime and not casts:
@@ -115,58 +116,81 @@ def _divisors(dtype: Any, shape: Sequence[int]) -> np.ndarray:
     return np.where(divisors == 0, 3, divisors).astype(dtype)
 
 
-INTEGER_CASES = [
-    case
-    for dtype in INTEGERS
-    for case in (
-        *(_case(op, {"A": _extremes(dtype, 24).reshape(2, 3, 4), "B": _ints((3, 1), dtype)}) for op in ("Add", "Sub")),
-        _case("Mul", {"A": _ints((3, 4), dtype, -20, 20), "B": _extremes(dtype, 4)}),
-        *(_case(op, {"A": _extremes(dtype, 12).reshape(3, 4), "B": _extremes(dtype, 4)[::-1].copy()}) for op in ("Max", "Min")),
-        _case("Div", {"A": _extremes(dtype, 24).reshape(4, 6), "B": _divisors(dtype, (4, 6))}),
-        _case("Mod", {"A": _extremes(dtype, 24).reshape(4, 6), "B": _divisors(dtype, (4, 6))}),
-        _case("Mod", {"A": _extremes(dtype, 24).reshape(4, 6), "B": _divisors(dtype, (4, 6))}, fmod=1),
-        *(
-            _case(op, {"A": _extremes(dtype, 12).reshape(3, 4), "B": _extremes(dtype, 4)[::-1].copy()})
-            for op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual")
-        ),
-        _case("Where", {"C": _bools((3, 1)), "X": _extremes(dtype, 12).reshape(3, 4), "Z": _ints((4,), dtype)}),
-        _case("Transpose", {"X": _extremes(dtype, 24).reshape(2, 3, 4)}, perm=[2, 0, 1]),
-        _case("Concat", {"A": _ints((2, 3), dtype), "B": _extremes(dtype, 2).reshape(2, 1)}, axis=1),
-        _case("Gather", {"D": _extremes(dtype, 30).reshape(10, 3), "I": _ints((2, 3), np.int64, -10, 9)}, axis=0),
-    )
-] + [
-    case
-    for dtype in (np.int8, np.uint8, np.uint32, np.uint64)  # the types ONNX's ReduceMax and ReduceMin take
-    for case in (
-        _case("ReduceMax", {"X": _extremes(dtype, 24).reshape(4, 6)}, axes=[1], keepdims=0),
-        _case("ReduceMin", {"X": _extremes(dtype, 24).reshape(4, 6)}, axes=[0]),
-    )
-] + [
-    case
-    for dtype in (np.uint32, np.uint64)  # the integer types ONNX's ReduceSum and ReduceProd take, besides int32/64
-    for case in (
-        _case("ReduceSum", {"X": _ints((4, 6), dtype, 0, 1 << 20)}, keepdims=0),
-        _case("ReduceProd", {"X": _ints((4, 6), dtype, 0, 5)}, axes=[1]),
-    )
-] + [
-    _case("Abs", {"X": _extremes(np.int8, 12)}),
-    _case("Neg", {"X": _extremes(np.int16, 12)}),
-    _case("Abs", {"X": _extremes(np.uint32, 12)}),
-    # large enough for the default schedules to vectorize and parallelise
-    _case("Add", {"A": _ints((64, 96), np.uint8, 0, 255), "B": _ints((96,), np.uint8, 0, 255)}),
-    _case("Div", {"A": _ints((64, 96), np.uint16, 0, 65535), "B": _divisors(np.uint16, (64, 96))}),
-    _case("Max", {"A": _ints((64, 96), np.uint64, 0, 1 << 62), "B": _extremes(np.uint64, 96)}),
-    _case("Less", {"A": _ints((64, 96), np.uint32, 0, 1 << 31), "B": _extremes(np.uint32, 96)}),
-]
+INTEGER_CASES = (
+    [
+        case
+        for dtype in INTEGERS
+        for case in (
+            *(
+                _case(op, {"A": _extremes(dtype, 24).reshape(2, 3, 4), "B": _ints((3, 1), dtype)})
+                for op in ("Add", "Sub")
+            ),
+            _case("Mul", {"A": _ints((3, 4), dtype, -20, 20), "B": _extremes(dtype, 4)}),
+            *(
+                _case(op, {"A": _extremes(dtype, 12).reshape(3, 4), "B": _extremes(dtype, 4)[::-1].copy()})
+                for op in ("Max", "Min")
+            ),
+            _case("Div", {"A": _extremes(dtype, 24).reshape(4, 6), "B": _divisors(dtype, (4, 6))}),
+            _case("Mod", {"A": _extremes(dtype, 24).reshape(4, 6), "B": _divisors(dtype, (4, 6))}),
+            _case("Mod", {"A": _extremes(dtype, 24).reshape(4, 6), "B": _divisors(dtype, (4, 6))}, fmod=1),
+            *(
+                _case(op, {"A": _extremes(dtype, 12).reshape(3, 4), "B": _extremes(dtype, 4)[::-1].copy()})
+                for op in ("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual")
+            ),
+            _case("Where", {"C": _bools((3, 1)), "X": _extremes(dtype, 12).reshape(3, 4), "Z": _ints((4,), dtype)}),
+            _case("Transpose", {"X": _extremes(dtype, 24).reshape(2, 3, 4)}, perm=[2, 0, 1]),
+            _case("Concat", {"A": _ints((2, 3), dtype), "B": _extremes(dtype, 2).reshape(2, 1)}, axis=1),
+            _case("Gather", {"D": _extremes(dtype, 30).reshape(10, 3), "I": _ints((2, 3), np.int64, -10, 9)}, axis=0),
+        )
+    ]
+    + [
+        case
+        for dtype in (np.int8, np.uint8, np.uint32, np.uint64)  # the types ONNX's ReduceMax and ReduceMin take
+        for case in (
+            _case("ReduceMax", {"X": _extremes(dtype, 24).reshape(4, 6)}, axes=[1], keepdims=0),
+            _case("ReduceMin", {"X": _extremes(dtype, 24).reshape(4, 6)}, axes=[0]),
+        )
+    ]
+    + [
+        case
+        for dtype in (np.uint32, np.uint64)  # the integer types ONNX's ReduceSum and ReduceProd take, besides int32/64
+        for case in (
+            _case("ReduceSum", {"X": _ints((4, 6), dtype, 0, 1 << 20)}, keepdims=0),
+            _case("ReduceProd", {"X": _ints((4, 6), dtype, 0, 5)}, axes=[1]),
+        )
+    ]
+    + [
+        _case("Abs", {"X": _extremes(np.int8, 12)}),
+        _case("Neg", {"X": _extremes(np.int16, 12)}),
+        _case("Abs", {"X": _extremes(np.uint32, 12)}),
+        # large enough for the default schedules to vectorize and parallelise
+        _case("Add", {"A": _ints((64, 96), np.uint8, 0, 255), "B": _ints((96,), np.uint8, 0, 255)}),
+        _case("Div", {"A": _ints((64, 96), np.uint16, 0, 65535), "B": _divisors(np.uint16, (64, 96))}),
+        _case("Max", {"A": _ints((64, 96), np.uint64, 0, 1 << 62), "B": _extremes(np.uint64, 96)}),
+        _case("Less", {"A": _ints((64, 96), np.uint32, 0, 1 << 31), "B": _extremes(np.uint32, 96)}),
+    ]
+)
 
 FLOAT_CASES = [
-    *(_case(op, {"A": _floats((2, 3, 4), np.float64), "B": _floats((3, 1), np.float64)}) for op in ("Add", "Sub", "Mul", "Div", "Max", "Min")),
+    *(
+        _case(op, {"A": _floats((2, 3, 4), np.float64), "B": _floats((3, 1), np.float64)})
+        for op in ("Add", "Sub", "Mul", "Div", "Max", "Min")
+    ),
     _case("Less", {"A": _floats((3, 4), np.float64), "B": np.array([0.5, -1.0, np.nan, 2.0])}),
     _case("Where", {"C": _bools((3, 1)), "X": _floats((3, 4), np.float64), "Z": _floats((4,), np.float64)}),
     _case("Neg", {"X": _floats((64, 96), np.float64)}),
-    *(_case("Mod", {"A": _floats((64, 96), dtype) * 7, "B": _floats((96,), dtype)}, fmod=1) for dtype in (np.float32, np.float64)),
+    *(
+        _case("Mod", {"A": _floats((64, 96), dtype) * 7, "B": _floats((96,), dtype)}, fmod=1)
+        for dtype in (np.float32, np.float64)
+    ),
     _case("Mod", {"A": _floats((4, 6), np.float16) * 7, "B": _floats((6,), np.float16)}, fmod=1),
-    *(_case("Clip", {"X": _extremes(dtype, 24).reshape(4, 6), "L": _ints((), dtype, -5, 3), "H": _ints((1,), dtype, 4, 90)}) for dtype in (np.int8, np.uint16, np.uint64)),
+    *(
+        _case(
+            "Clip",
+            {"X": _extremes(dtype, 24).reshape(4, 6), "L": _ints((), dtype, -5, 3), "H": _ints((1,), dtype, 4, 90)},
+        )
+        for dtype in (np.int8, np.uint16, np.uint64)
+    ),
     _case("Clip", {"X": _floats((4, 6), np.float64), "L": np.array(-1.0), "H": np.array(0.5)}),
     *(_case(op, {"X": _floats((4, 6), np.float64)}, axes=[1]) for op in ("ReduceMean", "ReduceLogSumExp", "ReduceL2")),
     *(
@@ -174,7 +198,11 @@ FLOAT_CASES = [
         for op in ("Add", "Mul", "Div")
         for half in (np.float16, ml_dtypes.bfloat16)
     ),
-    *(_case(op, {"X": _floats((4, 5), half)}) for op in ("Relu", "Sigmoid", "Exp") for half in (np.float16, ml_dtypes.bfloat16)),
+    *(
+        _case(op, {"X": _floats((4, 5), half)})
+        for op in ("Relu", "Sigmoid", "Exp")
+        for half in (np.float16, ml_dtypes.bfloat16)
+    ),
     _case("Softmax", {"X": _floats((3, 7), np.float16)}, axis=1),
     _case("Transpose", {"X": _floats((2, 3, 4), np.float16)}, perm=[1, 2, 0]),
     _case("Add", {"A": _floats((64, 96), np.float16), "B": _floats((96,), np.float16)}),
@@ -192,13 +220,29 @@ CAST_SOURCES = {
     "float32": np.array([-300.7, -2.7, -0.5, 0.0, 0.4, 1.5, 2.5, 200.9, 7e4, 1e-6, np.inf, np.nan], np.float32),
     "float64": np.array([-300.7, -2.7, -0.5, 0.0, 0.4, 1.5, 2.5, 200.9, 7e4, 1e-6, 3.0000001, -1e-310], np.float64),
     "float16": np.array([-300.5, -2.75, -0.5, 0.0, 0.375, 1.5, 2.5, 200.75, 6e4, 6e-8, np.inf, np.nan], np.float16),
-    "bfloat16": np.array([-300.0, -2.75, -0.5, 0.0, 0.375, 1.5, 2.5, 200.0, 7e4, 1e-6, np.inf, 3e38], ml_dtypes.bfloat16),
+    "bfloat16": np.array(
+        [-300.0, -2.75, -0.5, 0.0, 0.375, 1.5, 2.5, 200.0, 7e4, 1e-6, np.inf, 3e38], ml_dtypes.bfloat16
+    ),
     **{np.dtype(dtype).name: _extremes(dtype, 12) for dtype in INTEGERS},
     "int32": _extremes(np.int32, 12),
     "int64": _extremes(np.int64, 12),
     "bool": np.array([True, False] * 6),
 }
-CAST_TARGETS = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
+CAST_TARGETS = [
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+]
 
 
 def _in_range(source: np.ndarray, target: np.dtype) -> np.ndarray:
@@ -220,8 +264,20 @@ def test_cast_between_dtypes(source: str, target: str) -> None:
     _check(_model("Cast", feeds, {"to": helper.np_dtype_to_tensor_dtype(to)}), feeds)
 
 
-SMALL_TYPES = ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn", "int4", "uint4", "int2", "uint2"]
-WIDE = np.array([0.4789, -0.4803, 0.4997, 1000000, 1e-7, np.nan, np.inf, -np.inf, -1e-7, 300.0, -57000, 7.3], np.float32)
+SMALL_TYPES = [
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
+    "float4_e2m1fn",
+    "int4",
+    "uint4",
+    "int2",
+    "uint2",
+]
+WIDE = np.array(
+    [0.4789, -0.4803, 0.4997, 1000000, 1e-7, np.nan, np.inf, -np.inf, -1e-7, 300.0, -57000, 7.3], np.float32
+)
 
 
 @pytest.mark.parametrize(
@@ -248,12 +304,34 @@ def test_cast_to_and_from_small_types(wide: str, small: str, saturate: int) -> N
 
 
 QUANTIZE_CASES = [
-    _case("DequantizeLinear", {"X": _ints((3, 4), np.uint8, 0, 255), "S": np.array(0.05, np.float32), "Z": np.array(128, np.uint8)}),
-    _case("DequantizeLinear", {"X": _ints((2, 3, 4), np.int8, -128, 127), "S": np.array([0.5, 0.01, 2.0], np.float32), "Z": np.array([1, -3, 0], np.int8)}, axis=1),
+    _case(
+        "DequantizeLinear",
+        {"X": _ints((3, 4), np.uint8, 0, 255), "S": np.array(0.05, np.float32), "Z": np.array(128, np.uint8)},
+    ),
+    _case(
+        "DequantizeLinear",
+        {
+            "X": _ints((2, 3, 4), np.int8, -128, 127),
+            "S": np.array([0.5, 0.01, 2.0], np.float32),
+            "Z": np.array([1, -3, 0], np.int8),
+        },
+        axis=1,
+    ),
     _case("DequantizeLinear", {"X": _ints((4, 5), np.int32, -1000, 1000), "S": np.array(0.25, np.float32)}),
     _case("QuantizeLinear", {"X": _floats((3, 4)) * 20, "S": np.array(0.1, np.float32), "Z": np.array(100, np.uint8)}),
-    _case("QuantizeLinear", {"X": _floats((2, 3, 4)) * 50, "S": np.array([0.5, 0.01, 2.0], np.float32), "Z": np.array([1, -3, 0], np.int8)}, axis=1),
-    _case("QuantizeLinear", {"X": np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1e9, -1e9], np.float32), "S": np.array(1.0, np.float32), "Z": np.array(0, np.int16)}),
+    _case(
+        "QuantizeLinear",
+        {"X": _floats((2, 3, 4)) * 50, "S": np.array([0.5, 0.01, 2.0], np.float32), "Z": np.array([1, -3, 0], np.int8)},
+        axis=1,
+    ),
+    _case(
+        "QuantizeLinear",
+        {
+            "X": np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1e9, -1e9], np.float32),
+            "S": np.array(1.0, np.float32),
+            "Z": np.array(0, np.int16),
+        },
+    ),
     _case("QuantizeLinear", {"X": _floats((64, 96)) * 3, "S": np.array(0.02, np.float32), "Z": np.array(3, np.uint16)}),
 ]
 
