@@ -387,3 +387,27 @@ def test_bfloat16_artifact_keeps_its_dtype(tmp_path: Path) -> None:
     assert actual.dtype == np.dtype(ml_dtypes.bfloat16)
     expected, _ = _expected(model, feeds)
     np.testing.assert_array_equal(actual.astype(np.float32), expected.astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    ("op_type", "dtype", "message"),
+    [
+        ("Add", "float8_e4m3fn", "Add of f8E4M3FN is not supported: those are only cast and moved"),
+        ("Relu", "int4", "Relu of i4 is not supported: those are only cast and moved"),
+        ("Relu", "float64", "input 'A' is a run-time float64 tensor; Relu computes on float32 only"),
+    ],
+)
+def test_types_an_op_does_not_compute_on_are_refused(op_type: str, dtype: str, message: str) -> None:
+    array = np.zeros((2, 3), np.dtype(getattr(ml_dtypes, dtype, dtype)))
+    feeds = {"A": array, "B": array} if op_type == "Add" else {"A": array}
+    kind = helper.np_dtype_to_tensor_dtype(array.dtype)
+    node = helper.make_node(op_type, list(feeds), ["Y"])
+    graph = helper.make_graph(
+        [node],
+        "refused",
+        [helper.make_tensor_value_info(name, kind, [2, 3]) for name in feeds],
+        [helper.make_tensor_value_info("Y", kind, [2, 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    with pytest.raises(NotImplementedError, match=message):
+        InferenceSession(model, cache=False)
