@@ -412,19 +412,13 @@ class _Importer:
                 f"{label}: attributes {unexpected} are not supported (opset {self.opset})"
             )
 
-        try:
-            half = onnx_half.half_float_of(node.op_type, inputs)
-        except UnsupportedNodeError as error:
-            raise UnsupportedFeatureError(f"{label}: {error}") from error
-        if half is not None:
-            inputs = onnx_half.widened(builder, inputs)
-        if node.op_type not in TYPED_OPS:
-            _check_float_inputs(node, label, inputs)
         builder.name_hint = sanitise(node.output[0])
         try:
-            value = converter(
-                NodeContext(node, self.opset, builder, weights), *inputs, **attributes
-            )
+            if (half := onnx_half.half_float_of(node.op_type, inputs)) is not None:
+                inputs = onnx_half.widened(builder, inputs)
+            if node.op_type not in TYPED_OPS:
+                _check_float_inputs(node, label, inputs)
+            value = converter(NodeContext(node, self.opset, builder, weights), *inputs, **attributes)
             if half is not None:
                 value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
