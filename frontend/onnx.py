@@ -9,11 +9,12 @@ time. A node fed, directly or not, by a graph input's values is never folded: it
 A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
-float32, int32, int64 or bool (`onnx_ops.ELEMENT_TYPES`). Ops outside `TYPED_OPS` compute on float32
-only and refuse other inputs. The converters, one per ONNX op type, live in `onnx_ops` (core), `onnx_activation`,
-`onnx_compaction`, `onnx_einsum`, `onnx_generation`, `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`,
-`onnx_recurrent`, `onnx_resize`, `onnx_selection`, `onnx_spatial` and `onnx_tensor`. Outputs of a data-dependent
-extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
+of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float32 only and refuse other
+inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live
+in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `onnx_einsum`, `onnx_generation`,
+`onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
+`onnx_selection`, `onnx_spatial` and `onnx_tensor`, gathered in `onnx_operators`. Outputs of a data-dependent extent (NonZero, ...) are
+trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
 """
 
 from __future__ import annotations
@@ -37,24 +38,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import (
-    onnx_activation,
-    onnx_attention,
-    onnx_compaction,
-    onnx_einsum,
-    onnx_fold,
-    onnx_generation,
-    onnx_indexing,
-    onnx_loss,
-    onnx_nn,
-    onnx_normalization,
-    onnx_ops,
-    onnx_recurrent,
-    onnx_resize,
-    onnx_selection,
-    onnx_spatial,
-    onnx_tensor,
-)
+from minimlc.frontend import onnx_fold, onnx_half, onnx_ops
+from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
@@ -69,92 +54,6 @@ from minimlc.frontend.onnx_ops import (
 from minimlc.frontend.signature import TensorInfo
 
 _DEFAULT_DOMAINS = onnx_fold.DEFAULT_DOMAINS
-
-CONVERTERS = {
-    **onnx_ops.CONVERTERS,
-    **onnx_activation.CONVERTERS,
-    **onnx_einsum.CONVERTERS,
-    **onnx_nn.CONVERTERS,
-    **onnx_normalization.CONVERTERS,
-    **onnx_tensor.CONVERTERS,
-    **onnx_indexing.CONVERTERS,
-    **onnx_spatial.CONVERTERS,
-    **onnx_resize.CONVERTERS,
-    **onnx_loss.CONVERTERS,
-    **onnx_selection.CONVERTERS,
-    **onnx_generation.CONVERTERS,
-    **onnx_compaction.CONVERTERS,
-    **onnx_recurrent.CONVERTERS,
-    **onnx_attention.CONVERTERS,
-}
-"""ONNX op type -> converter, over every op family."""
-
-TYPED_OPS = frozenset(
-    {
-        # arithmetic, comparison and logic on numbers and bools
-        *("Add", "Sub", "Mul", "Div", "Mod", "Pow", "Neg", "Abs", "Max", "Min", "Sum"),
-        *("Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Xor"),
-        *("Where", "Cast", "CastLike"),
-        # indices
-        *("Gather", "GatherElements", "CumSum", "ArgMax", "ArgMin"),
-        # data movement and shapes
-        *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
-        *("Identity", "Shape", "Size", "Trilu"),
-        # selection, compaction, recurrence and losses (run-time indices, lengths and targets)
-        *("CumProd", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot", "TopK", "EyeLike", "NonZero"),
-        *("Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
-        # float data with bool masks or integer positions (each converter checks its float operands)
-        *("Attention", "RotaryEmbedding"),
-    }
-)
-"""The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
-compute on float32 and are refused any other run-time input."""
-
-CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
-    # operands that set the output's shape (or which axes it has)
-    "Reshape": (1,),
-    "Expand": (1,),
-    "ConstantOfShape": (0,),
-    "Tile": (1,),
-    "Trilu": (1,),
-    "Slice": (1, 2, 3, 4),
-    "Pad": (1, 3),
-    "TopK": (1,),
-    "Range": (0, 1, 2),
-    "OneHot": (1,),
-    "Resize": (1, 2, 3),
-    "Upsample": (1,),
-    "CenterCropPad": (1,),
-    "AffineGrid": (1,),
-    "Col2Im": (1, 2),
-    "Split": (1,),
-    "Squeeze": (1,),
-    "Unsqueeze": (1,),
-    "CumSum": (1,),
-    "CumProd": (1,),
-    **dict.fromkeys(("HannWindow", "HammingWindow", "BlackmanWindow"), (0,)),
-    **{
-        f"Reduce{kind}": (1,)
-        for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
-    },
-    # float operands the converters need as constants
-    "Dropout": (1, 2),
-}
-"""ONNX op type -> the positions of its inputs that must be compile-time constants: shape-setting operands (shapes,
-axes, pads, repeats, sizes) and Dropout's ratio and training_mode. The backend binds graph inputs read there, and
-only there: an integer or bool graph input read anywhere else is data, and refused."""
-
-
-def constant_operand_names(graph_proto: onnx.GraphProto) -> set[str]:
-    """The names of the values the graph's nodes use where `CONSTANT_OPERANDS` needs a compile-time constant."""
-    return {
-        node.input[position]
-        for node in graph_proto.node
-        if node.domain in _DEFAULT_DOMAINS
-        for position in CONSTANT_OPERANDS.get(node.op_type, ())
-        if position < len(node.input) and node.input[position]
-    }
-
 
 @dataclass
 class ImportedModel:
@@ -431,11 +330,15 @@ class _Importer:
         if unexpected:  # onnx.checker accepted them: a valid model using what minimlc lacks
             raise UnsupportedFeatureError(f"{label}: attributes {unexpected} are not supported (opset {self.opset})")
 
-        if node.op_type not in TYPED_OPS:
-            _check_float_inputs(node, label, inputs)
         builder.name_hint = sanitise(node.output[0])
         try:
+            if (half := onnx_half.half_float_of(node.op_type, inputs)) is not None:
+                inputs = onnx_half.widened(builder, inputs)
+            if node.op_type not in TYPED_OPS:
+                _check_float_inputs(node, label, inputs)
             value = converter(NodeContext(node, self.opset, builder, weights), *inputs, **attributes)
+            if half is not None:
+                value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
             raise UnsupportedFeatureError(f"{label}: {error}") from error
         except NodeError as error:
@@ -457,7 +360,7 @@ class _Importer:
 def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:
     """The numpy dtype of a graph input or computed output, which must be a tensor of `ELEMENT_TYPES`."""
     computed = " and is computed at run time" if kind == "output" else ""
-    supported = "float32, int32, int64 and bool tensors are supported"
+    supported = f"tensors of {', '.join(map(str, ELEMENT_TYPES))} are supported"
     if not vi.type.HasField("tensor_type"):
         raise UnsupportedTypeError(f"{kind} '{vi.name}' is not a tensor{computed}; only {supported}")
     element = vi.type.tensor_type.elem_type

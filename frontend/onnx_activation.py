@@ -7,6 +7,11 @@ and optional inputs from 11 on; the input slots are suffixed `_input`.
 
 from __future__ import annotations
 
+import math
+
+from xdsl.dialects.builtin import f32
+from xdsl.ir import SSAValue
+
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend.onnx_ops import (
@@ -16,6 +21,7 @@ from minimlc.frontend.onnx_ops import (
     NodeError,
     Value,
     as_text,
+    emit_binary,
     scalar_parameter,
 )
 
@@ -55,7 +61,16 @@ def Clip(
     min: float | None = None,
     max: float | None = None,
 ) -> Value:
-    """Clamp to [min, max] (attributes before opset 11, optional inputs from 11) -> graph.clip."""
+    """Clamp to [min, max] (attributes before opset 11, optional inputs from 11) -> graph.clip; for integers and
+    float64 -> graph.max with min, then graph.min with max."""
+    if isinstance(input, SSAValue) and graph.element_type(input) != f32:
+        result = input
+        for bound, op in ((min_input, graph.MaxOp), (max_input, graph.MinOp)):
+            if bound is not None:
+                if math.prod(shape_of(ctx.data(bound))) != 1:
+                    raise NodeError(f"Clip's bounds must hold one element, got shape {shape_of(ctx.data(bound))}")
+                result = emit_binary(ctx, op, result, bound)
+        return result
     low = scalar_parameter(min_input, "input min") if min is None else min
     high = scalar_parameter(max_input, "input max") if max is None else max
     if low is None and high is None:

@@ -298,7 +298,7 @@ def RotaryEmbedding(
     caches = [_float_data(ctx, cache, name) for cache, name in ((cos_cache, "cos_cache"), (sin_cache, "sin_cache"))]
     if position_ids is not None:
         ids = ctx.data(position_ids)
-        if graph.element_type(ids) not in graph.INTEGERS or shape_of(ids) != (batch, length):
+        if graph.element_type(ids) not in graph.INDICES or shape_of(ids) != (batch, length):
             raise NodeError(f"position_ids must be integers of shape ({batch}, {length}), got {ids.type}")
         caches = [ctx.emit(graph.TakeOp(cache, ids, 0)) for cache in caches]
     wanted = (batch, length, rotated // 2)

@@ -28,7 +28,7 @@ def GatherElements(ctx: NodeContext, data: Value, indices: Value, *, axis: int =
     x, index = ctx.data(data), ctx.data(indices)
     source, shape = shape_of(x), shape_of(index)
     along = normalise_axis(axis, len(source))
-    if graph.element_type(index) not in graph.INTEGERS:
+    if graph.element_type(index) not in graph.INDICES:
         raise NodeError(f"indices must be int32 or int64, got {graph.element_type(index)}")
     if len(shape) != len(source) or any(i > s for d, (i, s) in enumerate(zip(shape, source)) if d != along):
         raise NodeError(f"indices of shape {shape} do not fit data of shape {source} outside axis {along}")

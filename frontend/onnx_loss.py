@@ -39,7 +39,7 @@ def _check_operands(scores: SSAValue, target: SSAValue, weight: SSAValue | None)
     shape, labels = shape_of(scores), shape_of(target)
     if graph.element_type(scores) != f32:
         raise UnsupportedNodeError(f"scores of {graph.element_type(scores)} are not supported, only float32")
-    if graph.element_type(target) not in graph.INTEGERS:
+    if graph.element_type(target) not in graph.INDICES:
         raise NodeError(f"target must be int32 or int64, got {graph.element_type(target)}")
     if len(shape) < 2 or labels != (shape[0], *shape[2:]):
         raise NodeError(f"target of shape {labels} does not fit scores of shape {shape} (N, C, d1, ...)")

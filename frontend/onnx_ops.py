@@ -16,11 +16,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import numpy_helper
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import f32, i1, i32, i64
+from xdsl.dialects.builtin import bf16, f16, f32, f64, i1, i8, i16, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from minimlc.dialects import graph
@@ -37,11 +38,28 @@ class UnsupportedNodeError(NodeError):
 
 ELEMENT_TYPES: dict[np.dtype, Attribute] = {
     np.dtype(np.float32): f32,
+    np.dtype(np.float64): f64,
+    np.dtype(np.int8): i8,
+    np.dtype(np.int16): i16,
     np.dtype(np.int32): i32,
     np.dtype(np.int64): i64,
+    **{np.dtype(f"uint{element.width.data}"): element for element in graph.UNSIGNED},  # pyright: ignore
     np.dtype(np.bool_): i1,
+    np.dtype(np.float16): f16,
+    np.dtype(ml_dtypes.bfloat16): bf16,
+    **{
+        np.dtype(getattr(ml_dtypes, name)): element
+        for name, element in zip(
+            (*("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn"), "int4", "uint4"),
+            graph.STORAGE_ONLY,
+        )
+    },
+    np.dtype(ml_dtypes.int2): graph.STORAGE_ONLY[7],
+    np.dtype(ml_dtypes.uint2): graph.STORAGE_ONLY[8],
 }
-"""The numpy dtypes of run-time tensors, and their graph element types (bool tensors are i1, one byte each)."""
+"""The numpy dtypes of run-time tensors, and their graph element types (bool tensors are i1, one byte each; unsigned
+integers `ui8`..`ui64`; float16 and bfloat16 are stored 16-bit and computed in float32; float8, float4 and 4- and
+2-bit integers, one per byte as ml_dtypes stores them, are only cast and moved)."""
 
 
 def dtype_of(element: Attribute) -> np.dtype:
@@ -267,10 +285,10 @@ def Pow(ctx: NodeContext, X: Value, Y: Value) -> Value:
 
 
 def Mod(ctx: NodeContext, A: Value, B: Value, *, fmod: int = 0) -> Value:
-    """Integer remainder with the divisor's sign, or the dividend's with `fmod` -> graph.mod."""
+    """Remainder with the divisor's sign, or the dividend's with `fmod` -> graph.mod."""
     lhs, rhs = ctx.data(A), ctx.data(B)
-    if graph.element_type(lhs) not in graph.INTEGERS:
-        raise UnsupportedNodeError(f"Mod of {graph.element_type(lhs)} is not supported, only of int32 and int64")
+    if graph.element_type(lhs) not in graph.NUMBERS:
+        raise UnsupportedNodeError(f"Mod of {graph.element_type(lhs)} is not supported, only of numbers")
     if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
         raise NodeError(f"input shapes {shape_of(lhs)} and {shape_of(rhs)} are not broadcast-compatible")
     return ctx.emit(graph.ModOp(lhs, rhs, bool(fmod)))

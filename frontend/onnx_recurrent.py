@@ -170,7 +170,7 @@ class _Recurrence:
         if isinstance(value, ConstantValue) and bool(np.all(value.array == self.steps)):
             return None
         lengths = self.ctx.data(value)
-        if graph.element_type(lengths) not in graph.INTEGERS or shape_of(lengths) != (self.batch,):
+        if graph.element_type(lengths) not in graph.INDICES or shape_of(lengths) != (self.batch,):
             raise NodeError(f"sequence_lens must be an integer tensor of shape ({self.batch},), got {lengths.type}")
         if any(self.reverse):
             raise UnsupportedNodeError("sequence_lens in the reverse direction is not supported")
@@ -206,7 +206,7 @@ class _Recurrence:
         """Whether step `t` is inside each sequence ([batch, 1] bools; None without sequence_lens)."""
         if self.mask_lengths is None:
             return None
-        dtype = np.int32 if graph.element_type(self.mask_lengths) == graph.INTEGERS[0] else np.int64
+        dtype = np.int32 if graph.element_type(self.mask_lengths) == graph.INDICES[0] else np.int64
         name = f"{'_'.join(filter(None, self.ctx.node.output))}_step_{t}"
         return self.ctx.emit(graph.LessOp(self.ctx.data(ConstantValue(name, np.array(t, dtype))), self.mask_lengths))
 

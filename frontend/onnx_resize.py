@@ -1,6 +1,6 @@
 """ONNX converters for Resize and Upsample: separable interpolation along each resized axis.
 
-Scales, sizes and roi are compile-time constants (`onnx.CONSTANT_OPERANDS`), so where each output position reads
+Scales, sizes and roi are compile-time constants (`onnx_operators.CONSTANT_OPERANDS`), so where each output position reads
 from is known at import time. Each resized axis becomes, for each tap t of the interpolation kernel (1 for nearest,
 2 for linear, 4 for cubic, more with antialias when downsampling),
 

@@ -35,7 +35,7 @@ def _constant_int(value: Value, what: str) -> int:
 
 
 def _check_indices(indices: Value, ctx: NodeContext) -> None:
-    if graph.element_type(ctx.data(indices)) not in graph.INTEGERS:
+    if graph.element_type(ctx.data(indices)) not in graph.INDICES:
         raise NodeError(f"indices must be int32 or int64, got {graph.element_type(ctx.data(indices))}")
 
 

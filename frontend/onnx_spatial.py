@@ -5,7 +5,7 @@ Most are compositions of existing graph ops (reshape, transpose, pad, pooling, e
 schedules those ops have: DepthToSpace is `reshape, transpose, reshape`; LpPool is `pow(average_pool(|x|^p) * k,
 1/p)`; ConvTranspose is a batched matmul of the weights with the input (one column of kernel taps per pixel) folded
 back into the image by `graph.col2im`, the lowering of ONNX Col2Im. GridSample is `graph.grid_sample`. Shape-setting
-inputs (CenterCropPad's shape, AffineGrid's size) are compile-time constants (`onnx.CONSTANT_OPERANDS`).
+inputs (CenterCropPad's shape, AffineGrid's size) are compile-time constants (`onnx_operators.CONSTANT_OPERANDS`).
 """
 
 from __future__ import annotations

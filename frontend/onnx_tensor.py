@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
+from xdsl.dialects.builtin import f32
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
@@ -81,30 +82,32 @@ def Size(ctx: NodeContext, data: Value) -> Value:
     return ConstantValue(ctx.node.output[0], np.array(math.prod(_shape(data)), dtype=np.int64))
 
 
-def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype) -> Value:
+def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype, saturate: int) -> Value:
     if dtype not in ELEMENT_TYPES:
         raise UnsupportedNodeError(
             f"casting to {dtype} is not supported: run-time tensors are {', '.join(map(str, ELEMENT_TYPES))}"
         )
     x = ctx.data(input)
     element = ELEMENT_TYPES[dtype]
-    return x if graph.element_type(x) == element else ctx.emit(graph.CastOp(x, element))
+    if graph.element_type(x) == element:
+        return x
+    return ctx.emit(graph.CastOp(x, element, saturate=bool(saturate)))
 
 
 def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value:
-    """Convert among float32, int32, int64 and bool -> graph.cast (nothing for the same type)."""
+    """Convert between any two run-time element types (`ELEMENT_TYPES`) -> graph.cast (nothing for the same type)."""
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
     except (KeyError, TypeError, ValueError) as error:
         raise UnsupportedNodeError(f"casting to element type {to} is not supported") from error
-    return _emit_cast(ctx, input, dtype)
+    return _emit_cast(ctx, input, dtype, saturate)
 
 
 def CastLike(ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1) -> Value:
     """Convert to the element type of `target_type` -> graph.cast (nothing for the same type)."""
     if isinstance(target_type, ConstantValue):
-        return _emit_cast(ctx, input, target_type.array.dtype)
-    return _emit_cast(ctx, input, dtype_of(graph.element_type(target_type)))
+        return _emit_cast(ctx, input, target_type.array.dtype, saturate)
+    return _emit_cast(ctx, input, dtype_of(graph.element_type(target_type)), saturate)
 
 
 def Where(ctx: NodeContext, condition: Value, X: Value, Y: Value) -> Value:
@@ -314,7 +317,7 @@ def Gather(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> V
     along = normalise_axis(axis, len(shape))
     extent = shape[along]
     if not isinstance(indices, ConstantValue):
-        if graph.element_type(indices) not in graph.INTEGERS:
+        if graph.element_type(indices) not in graph.INDICES:
             raise NodeError(f"indices must be int32 or int64, got {graph.element_type(indices)}")
         if extent == 0:
             raise NodeError(f"cannot gather from axis {along} of extent 0")
@@ -352,6 +355,9 @@ def _reduce(
     noop_with_empty_axes: int,
 ) -> Value:
     x = ctx.data(data)
+    if graph.element_type(x) not in op.ELEMENTS:
+        kinds = ", ".join(map(str, op.ELEMENTS))
+        raise UnsupportedNodeError(f"{op.name} of {graph.element_type(x)} is not supported, only of {kinds}")
     shape = shape_of(x)
     given = _either(axes_input, axes, "axes")
     if not given:
@@ -361,6 +367,8 @@ def _reduce(
     reduced = _unique_axes(given, len(shape))
     if any(shape[axis] == 0 for axis in reduced):  # no values to combine: the combiner's identity, everywhere
         kept = [1 if axis in reduced else size for axis, size in enumerate(shape) if keepdims or axis not in reduced]
+        if graph.element_type(x) != f32:
+            raise UnsupportedNodeError(f"{op.name} over an empty axis of {graph.element_type(x)} is not supported")
         return ctx.emit(graph.ConstantOp(_EMPTY_REDUCTION[op], kept))
     return ctx.emit(op(x, reduced, bool(keepdims)))
 

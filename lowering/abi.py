@@ -109,13 +109,15 @@ class ExternCall:
 
 
 def buffer_dtype(element: Attribute) -> np.dtype:
-    """The numpy dtype of a buffer element type: f32, f64 or a signless integer."""
-    from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
+    """The numpy dtype of a buffer element type: f32, f64, f16 or a signless integer (bfloat16 buffers are i16)."""
+    from xdsl.dialects.builtin import Float16Type, Float32Type, Float64Type, IntegerType
 
     if isinstance(element, IntegerType):
         return np.dtype(f"int{element.width.data}") if element.width.data > 1 else np.dtype(np.bool_)
     if isinstance(element, Float64Type):
         return np.dtype(np.float64)
+    if isinstance(element, Float16Type):
+        return np.dtype(np.float16)
     if not isinstance(element, Float32Type):
         raise ValueError(f"no runtime buffer type for element type {element}")
     return np.dtype(np.float32)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import llvmlite
+import ml_dtypes
 import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
@@ -70,14 +71,25 @@ def target_from_meta(meta: Mapping[str, Any]) -> Target:
     return Target(**fields)
 
 
+def dtype_meta(dtype: np.dtype) -> str:
+    """A dtype as JSON: its array-protocol string (`<f4`), or its name for ml_dtypes' (`bfloat16`, whose string is
+    the `<V2` of any two raw bytes; `float8_e5m2`'s `<f1` does not parse back)."""
+    return dtype.name if dtype.type.__module__ == "ml_dtypes" else dtype.str
+
+
+def dtype_from_meta(meta: str) -> np.dtype:
+    """The dtype `dtype_meta` wrote."""
+    return np.dtype(getattr(ml_dtypes, meta)) if hasattr(ml_dtypes, meta) else np.dtype(meta)
+
+
 def tensor_meta(info: TensorInfo) -> dict[str, Any]:
     """An input's or output's signature as JSON."""
-    return {"name": info.name, "shape": list(info.shape), "dtype": info.dtype.str}
+    return {"name": info.name, "shape": list(info.shape), "dtype": dtype_meta(info.dtype)}
 
 
 def tensor_from_meta(meta: Mapping[str, Any]) -> TensorInfo:
     """The signature `tensor_meta` wrote."""
-    return TensorInfo(meta["name"], tuple(meta["shape"]), np.dtype(meta["dtype"]))
+    return TensorInfo(meta["name"], tuple(meta["shape"]), dtype_from_meta(meta["dtype"]))
 
 
 def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
@@ -89,7 +101,7 @@ def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
         "target": target_meta(compiled.jit.target),
         "entry": {
             "weights": signature.weight_names,
-            "precomputed": [[list(shape), np.dtype(dtype).str] for shape, dtype in signature.precomputed_buffers],
+            "precomputed": [[list(shape), dtype_meta(np.dtype(dtype))] for shape, dtype in signature.precomputed_buffers],
             "pool_slot": signature.pool_slot,
             "externs": [
                 {
@@ -121,12 +133,12 @@ def bind_code(
 ) -> CompiledModel:
     """Load the object code in `blobs` (`code_blobs`) that `code_meta` described and bind it to `weights`."""
     entry = meta["entry"]
-    buffers = [(tuple(shape), np.dtype(dtype)) for shape, dtype in entry["precomputed"]]
+    buffers = [(tuple(shape), dtype_from_meta(dtype)) for shape, dtype in entry["precomputed"]]
     extern_calls = [
         ExternCall(
             call["callee"],
             call["slot"],
-            tuple((tuple(shape), np.dtype(dtype)) for shape, dtype in call["buffers"]),
+            tuple((tuple(shape), dtype_from_meta(dtype)) for shape, dtype in call["buffers"]),
             call["num_outputs"],
         )
         for call in entry.get("externs", [])
@@ -156,7 +168,7 @@ def write_file(path: str | os.PathLike[str], meta: Mapping[str, Any], blobs: Map
     for name, array in blobs.items():
         if array.dtype.hasobject:
             raise ValueError(f"blob '{name}' has dtype {array.dtype}: only plain numeric arrays can be saved")
-        layout[name] = {"offset": offset, "dtype": array.dtype.str, "shape": list(array.shape)}
+        layout[name] = {"offset": offset, "dtype": dtype_meta(array.dtype), "shape": list(array.shape)}
         offset = align_up(offset + array.nbytes)
     text = json.dumps({**meta, **versions(), "blobs": layout}).encode()
     payload_start = align_up(_HEADER.size + len(text))
@@ -215,7 +227,7 @@ def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, n
     payload = buffer[align_up(_HEADER.size + meta_bytes) :]
     blobs = {}
     for name, blob in meta["blobs"].items():
-        dtype = np.dtype(blob["dtype"])
+        dtype = dtype_from_meta(blob["dtype"])
         count = int(np.prod(blob["shape"]))
         start = blob["offset"]
         blobs[name] = payload[start : start + count * dtype.itemsize].view(dtype).reshape(blob["shape"])

@@ -9,7 +9,7 @@
 minimlc computes on float32, int32, int64 and bool tensors and specialises the operands that set shapes, as TVM's
 `bind_params` and ONNX Runtime's constant inputs do. A model with symbolic input dimensions compiles on its first run,
 with the shapes of the given inputs. Graph inputs read where the frontend needs a compile-time constant
-(`frontend.onnx.CONSTANT_OPERANDS`: Reshape's shape, Slice's starts, a reduction's axes, ..., and Dropout's float
+(`frontend.onnx_operators.CONSTANT_OPERANDS`: Reshape's shape, Slice's starts, a reduction's axes, ..., and Dropout's float
 ratio and bool training_mode) are bound when the model runs: their values become initializers of a copy of the model
 (read there only: an input also read as data stays a run-time input for those reads), which is then compiled. Every
 other input, integer and bool ones included, is data that native code computes with at run time: nothing computed
@@ -35,15 +35,12 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
-from minimlc.frontend.onnx import CONSTANT_OPERANDS, UnsupportedTypeError, constant_operand_names
+from minimlc.frontend.onnx import UnsupportedTypeError
+from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS, constant_operand_names
+from minimlc.frontend.onnx_ops import ELEMENT_TYPES
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
-_INPUT_ELEMENT_TYPES = {
-    onnx.TensorProto.FLOAT: np.dtype(np.float32),
-    onnx.TensorProto.INT64: np.dtype(np.int64),
-    onnx.TensorProto.INT32: np.dtype(np.int32),
-    onnx.TensorProto.BOOL: np.dtype(np.bool_),
-}
+_INPUT_ELEMENT_TYPES = {helper.np_dtype_to_tensor_dtype(dtype): dtype for dtype in ELEMENT_TYPES}
 """The element types of graph inputs: each is fed at run time, or bound where it sets a shape."""
 
 
@@ -278,8 +275,8 @@ def _unsupported_types(model: onnx.ModelProto) -> str | None:
         if element not in _INPUT_ELEMENT_TYPES:
             name = onnx.TensorProto.DataType.Name(element)
             return (
-                f"graph input '{vi.name}' has element type {name}; minimlc supports float32, int32, int64 and bool "
-                "inputs"
+                f"graph input '{vi.name}' has element type {name}; minimlc supports "
+                f"{', '.join(map(str, _INPUT_ELEMENT_TYPES.values()))} inputs"
             )
     for vi in model.graph.output:
         if not vi.type.HasField("tensor_type"):

@@ -12,7 +12,7 @@ file the C API reads at load:
 
     header:  b"MLCWGT\\0\\0", format version (u32), weight count (u32), fingerprint (u64), file bytes (u64)
     table:   one (offset u64, bytes u64) per weight, in the entry's weight order
-    arrays:  raw float32, each at a 64-byte aligned offset
+    arrays:  raw, each in its own dtype (float32, int64, ...), at a 64-byte aligned offset
 
 The fingerprint (of the weights' names and shapes) ties a weights file to the libraries built from the same model
 graph, so weights of the same shapes can be swapped without relinking. `model_load` first checks that the running
@@ -165,13 +165,8 @@ def fingerprint(signature: EntrySignature, weights: Mapping[str, np.ndarray]) ->
 
 
 def write_weights(path: str | os.PathLike[str], signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> None:
-    """Write the entry's weights, in its order, as float32 to a weights file (see the module docstring); ValueError
-    for a weight of another dtype (an int64 table the model indexes)."""
-    for name in signature.weight_names:
-        if np.asarray(weights[name]).dtype != np.float32:
-            dtype = np.asarray(weights[name]).dtype
-            raise ValueError(f"weight '{name}' is {dtype}: the weights file holds float32 tensors only")
-    arrays = [np.ascontiguousarray(weights[name], dtype=np.float32) for name in signature.weight_names]
+    """Write the entry's weights, in its order and each in its dtype, to a weights file (see the module docstring)."""
+    arrays = [np.ascontiguousarray(weights[name]) for name in signature.weight_names]
     offset = align_up(_WEIGHTS_HEADER.size + 16 * len(arrays))
     table = []
     for array in arrays:
@@ -200,6 +195,28 @@ def c_compiler() -> list[str]:
     return command
 
 
+C_TYPES: dict[str, str] = {
+    "float32": "float",
+    "float64": "double",
+    **{f"{kind}{bits}": f"{kind}{bits}_t" for kind in ("int", "uint") for bits in (8, 16, 32, 64)},
+    "bool": "uint8_t",
+    "float16": "uint16_t",
+    "bfloat16": "uint16_t",
+}
+"""The C element type of a tensor, by numpy dtype name: bools are bytes (0 or 1), 16-bit floats their bits, and the
+one-byte types of ml_dtypes (float8, int4, ...) bytes."""
+
+
+def c_type(dtype: np.dtype) -> str:
+    """The C element type a tensor of `dtype` is passed as (`C_TYPES`; other one-byte types: `uint8_t`)."""
+    return C_TYPES.get(dtype.name, "uint8_t")
+
+
+def _pointer_type(infos: Sequence[TensorInfo]) -> str:
+    """The element type of `run_arrays`' pointer arrays: float when every tensor is float32, else void."""
+    return "float" if all(info.dtype == np.float32 for info in infos) else "void"
+
+
 def c_names(infos: Sequence[TensorInfo], taken: set[str]) -> list[str]:
     """C identifiers for `infos`' names: other characters become `_`, keywords and repeats get a `_` suffix."""
     names = []
@@ -224,9 +241,11 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
         f"CPU {model.target.cpu}.",
         f" * Link with {Path(library).name}; {prefix}_load reads the weights file "
         f"{Path(library).with_suffix('.weights').name} (built with it).",
-        " * Every tensor is a dense row-major float32 array of the shape given below. */",
+        " * Every tensor is a dense row-major array of the element type and shape given below. */",
         f"#ifndef {upper}_MINIMLC_H",
         f"#define {upper}_MINIMLC_H",
+        "",
+        "#include <stdint.h>",
         "",
         "#ifdef __cplusplus",
         'extern "C" {',
@@ -244,7 +263,7 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
         for info, name in zip(infos, names):
             macro = f"{upper}_{kind}_{name.upper()}"
             lines += [
-                f"/* {kind.lower()} '{info.name}': float32{list(info.shape)} */",
+                f"/* {kind.lower()} '{info.name}': {info.dtype.name}{list(info.shape)}, as {c_type(info.dtype)} */",
                 f"#define {macro}_NDIM {len(info.shape)}",
                 f"#define {macro}_SHAPE {{{', '.join(map(str, info.shape)) or '1'}}}",
                 f"#define {macro}_SIZE {int(np.prod(info.shape))}",
@@ -254,7 +273,9 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
             f"#define {upper}_{kind}_NAMES {{{quoted}}}",
             f"#define {upper}_{kind}_SIZES {{{', '.join(str(int(np.prod(info.shape))) for info in infos)}}}",
         ]
-    params = [f"const float *{name}" for name in input_names] + [f"float *{name}" for name in output_names]
+    params = [f"const {c_type(info.dtype)} *{name}" for info, name in zip(model.inputs, input_names)]
+    params += [f"{c_type(info.dtype)} *{name}" for info, name in zip(model.outputs, output_names)]
+    pointer = _pointer_type([*model.inputs, *model.outputs])
     lines += [
         "",
         "/* Read the weights file and start the model: fill its load-time constants and, if it has parallel loops, "
@@ -267,7 +288,7 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
         f"int {prefix}_run(minimlc_model *m, {', '.join(params)});",
         f"/* {prefix}_run with the inputs and outputs as arrays, in the order of {upper}_INPUT_NAMES and "
         f"{upper}_OUTPUT_NAMES. */",
-        f"int {prefix}_run_arrays(minimlc_model *m, const float *const *inputs, float *const *outputs);",
+        f"int {prefix}_run_arrays(minimlc_model *m, const {pointer} *const *inputs, {pointer} *const *outputs);",
         "/* Stop the pool and free the model (NULL is ignored). */",
         f"void {prefix}_free(minimlc_model *m);",
         "/* The message of the calling thread's last failed call (empty if none). */",
@@ -299,11 +320,13 @@ def cpu_checks(target: Target) -> str:
 def c_api_source(model: ModelObject, prefix: str, header: str, weights: Mapping[str, np.ndarray]) -> str:
     """The generated C file of the library's API: the model's descriptor and the prefixed functions."""
     signature = model.signature
-    weight_bytes = [int(np.prod(np.shape(weights[name]))) * 4 for name in signature.weight_names]
+    weight_bytes = [np.asarray(weights[name]).nbytes for name in signature.weight_names]
     buffer_bytes = [int(np.prod(shape)) * np.dtype(dtype).itemsize for shape, dtype in signature.precomputed_buffers]
     input_names = c_names(model.inputs, set())
     output_names = c_names(model.outputs, set(input_names))
-    params = [f"const float *{name}" for name in input_names] + [f"float *{name}" for name in output_names]
+    params = [f"const {c_type(info.dtype)} *{name}" for info, name in zip(model.inputs, input_names)]
+    params += [f"{c_type(info.dtype)} *{name}" for info, name in zip(model.outputs, output_names)]
+    pointer = _pointer_type([*model.inputs, *model.outputs])
     entry = f"{prefix}_{packed_name(ENTRY_FUNCTION)}"
     init = f"{prefix}_{packed_name(init_name(ENTRY_FUNCTION))}"
     has_init = bool(signature.precomputed_buffers)
@@ -347,7 +370,7 @@ API int {prefix}_run(minimlc_model *m, {", ".join(params)}) {{
     return minimlc_instance_run((minimlc_instance *)m, inputs, outputs);
 }}
 
-API int {prefix}_run_arrays(minimlc_model *m, const float *const *inputs, float *const *outputs) {{
+API int {prefix}_run_arrays(minimlc_model *m, const {pointer} *const *inputs, {pointer} *const *outputs) {{
     return minimlc_instance_run((minimlc_instance *)m, (const void *const *)inputs, (void *const *)outputs);
 }}
 
@@ -389,9 +412,6 @@ def export_library(
             f"outputs {sorted(imported.constant_outputs)} are constants folded at import time; the C API has no "
             "place for them yet"
         )
-    for info in [*imported.inputs, *imported.computed_outputs]:
-        if info.dtype != np.float32:
-            raise ValueError(f"'{info.name}' is {info.dtype}: the C API passes float32 tensors only")
     if externs := sorted({name for name, _ in calls_in(imported.module)}):
         raise ValueError(f"the model calls external functions ({', '.join(externs)}): the C API cannot bind them yet")
     compiler = c_compiler()

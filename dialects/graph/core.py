@@ -13,14 +13,26 @@ from typing import ClassVar
 from xdsl.dialects.builtin import (
     I64,
     DenseArrayBase,
+    Float4E2M1FNType,
+    Float8E4M3FNType,
+    Float8E4M3FNUZType,
+    Float8E5M2FNUZType,
+    Float8E5M2Type,
     Float32Type,
     FloatAttr,
     IntegerAttr,
     StringAttr,
     TensorType,
+    IntegerType,
+    Signedness,
     UnitAttr,
+    bf16,
+    f16,
     f32,
+    f64,
     i1,
+    i8,
+    i16,
     i32,
     i64,
 )
@@ -44,8 +56,13 @@ from xdsl.utils.exceptions import VerifyException
 __all__ = [
     "BOOL",
     "ELEMENT_TYPES",
+    "FLOATS",
+    "HALF_FLOATS",
+    "STORAGE_ONLY",
+    "INDICES",
     "INTEGERS",
     "NUMBERS",
+    "UNSIGNED",
     "AnyTensor",
     "BinaryShapeRuleOp",
     "ConstantOp",
@@ -64,6 +81,7 @@ __all__ = [
     "check_result_element",
     "check_result_shape",
     "element_type",
+    "is_unsigned",
     "matmul_shape",
     "shape_of",
     "tensor_type",
@@ -93,11 +111,36 @@ def element_type(value: SSAValue | Attribute) -> Attribute:
 
 BOOL = i1
 """Bool tensors' element type (stored one byte per element, as numpy's bool)."""
-INTEGERS: tuple[Attribute, ...] = (i32, i64)
-NUMBERS: tuple[Attribute, ...] = (f32, i32, i64)
+UNSIGNED: tuple[Attribute, ...] = tuple(IntegerType(width, Signedness.UNSIGNED) for width in (8, 16, 32, 64))
+"""uint8..uint64 tensors: `ui8`..`ui64`. Signed integers are signless (`i8`..`i64`); below te, all are signless and
+the ops carry the signedness (see docs/DESIGN.md, "Element types")."""
+INTEGERS: tuple[Attribute, ...] = (i8, i16, i32, i64, *UNSIGNED)
+INDICES: tuple[Attribute, ...] = (i32, i64)
+"""Element types of index tensors (ONNX's `Tind`)."""
+FLOATS: tuple[Attribute, ...] = (f32, f64)
+"""Floats computed natively, each in its own precision."""
+NUMBERS: tuple[Attribute, ...] = (*FLOATS, *INTEGERS)
 """Element types of run-time numbers."""
-ELEMENT_TYPES: tuple[Attribute, ...] = (*NUMBERS, BOOL)
+HALF_FLOATS: tuple[Attribute, ...] = (f16, bf16)
+"""Stored 16-bit and computed in f32: only casts, weights and arguments have them (the frontend casts around every
+other op)."""
+STORAGE_ONLY: tuple[Attribute, ...] = (
+    Float8E4M3FNType(),
+    Float8E4M3FNUZType(),
+    Float8E5M2Type(),
+    Float8E5M2FNUZType(),
+    Float4E2M1FNType(),
+    *(IntegerType(width, signedness) for width in (4, 2) for signedness in (Signedness.SIGNLESS, Signedness.UNSIGNED)),
+)
+"""float8, float4 and 4- and 2-bit integers (one element per byte, in its low bits): only casts, data movement, weights
+and arguments have them."""
+ELEMENT_TYPES: tuple[Attribute, ...] = (*NUMBERS, BOOL, *HALF_FLOATS, *STORAGE_ONLY)
 """Every element type a graph tensor may have."""
+
+
+def is_unsigned(element: Attribute) -> bool:
+    """Whether `element` is an unsigned integer type (`ui8`..`ui64`)."""
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
 
 
 def check_elements(op: IRDLOperation, allowed: Sequence[Attribute], *values: SSAValue) -> Attribute:

@@ -27,7 +27,6 @@ from xdsl.utils.exceptions import VerifyException
 from minimlc.dialects.graph.core import (
     BOOL,
     ELEMENT_TYPES,
-    INTEGERS,
     NUMBERS,
     AnyTensor,
     ElementwiseBinaryOp,
@@ -210,11 +209,11 @@ class XorOp(ElementwiseBinaryOp):
 
 @irdl_op_definition
 class ModOp(ElementwiseBinaryOp):
-    """Integer remainder with the sign of the divisor (numpy `mod`), or of the dividend with `fmod` (C `%`):
+    """Remainder with the sign of the divisor (numpy `mod`), or of the dividend with `fmod` (C `%` and `fmod`):
     `graph.mod %a, %b {fmod} : (tensor<4xi64>, tensor<1xi64>) -> tensor<4xi64>`."""
 
     name = "graph.mod"
-    ELEMENTS: ClassVar[tuple[Attribute, ...]] = INTEGERS
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
     fmod = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
 
@@ -232,11 +231,18 @@ class CastOp(IRDLOperation):
     name = "graph.cast"
     input = operand_def(AnyTensor)
     result = result_def(AnyTensor)
+    no_saturate = opt_prop_def(UnitAttr)
+    """To float8: values beyond the largest finite one become infinity or NaN (ONNX `saturate=0`), not the largest."""
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, input: SSAValue, element: Attribute):
-        super().__init__(operands=[input], result_types=[tensor_type(shape_of(input), element)])
+    def __init__(self, input: SSAValue, element: Attribute, *, saturate: bool = True):
+        super().__init__(
+            operands=[input],
+            result_types=[tensor_type(shape_of(input), element)],
+            properties={} if saturate else {"no_saturate": UnitAttr()},
+        )
 
     def verify_(self) -> None:
         check_elements(self, ELEMENT_TYPES, self.input)

@@ -27,7 +27,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.core import (
     ELEMENT_TYPES,
-    INTEGERS,
+    INDICES,
     NUMBERS,
     AnyTensor,
     check_elements,
@@ -73,7 +73,7 @@ class TakeOp(IRDLOperation):
         source = shape_of(self.input)
         axis = self.axis.value.data
         _check_axis(self, axis, len(source))
-        check_elements(self, INTEGERS, self.indices)
+        check_elements(self, INDICES, self.indices)
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         if source[axis] == 0:
             raise VerifyException(f"{self.name}: cannot take from axis {axis} of extent 0")
@@ -105,7 +105,7 @@ class TakeAlongAxisOp(IRDLOperation):
         source, indices = shape_of(self.input), shape_of(self.indices)
         axis = self.axis.value.data
         _check_axis(self, axis, len(source))
-        check_elements(self, INTEGERS, self.indices)
+        check_elements(self, INDICES, self.indices)
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         if len(indices) != len(source) or any(
             i > s for d, (i, s) in enumerate(zip(indices, source)) if d != axis

@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.core import (
     ELEMENT_TYPES,
-    INTEGERS,
+    INDICES,
     NUMBERS,
     AnyTensor,
     Shape,
@@ -68,7 +68,7 @@ class ScatterOp(IRDLOperation):
             raise VerifyException(
                 f"{self.name}: reduction '{self.reduction.data}' is not one of {', '.join(SCATTER_REDUCTIONS)}"
             )
-        check_elements(self, INTEGERS, self.indices)
+        check_elements(self, INDICES, self.indices)
         allowed = ELEMENT_TYPES if self.reduction.data == "none" else NUMBERS
         check_result_element(self, check_elements(self, allowed, self.data, self.updates))
         check_result_shape(self, shape_of(self.data))
@@ -165,7 +165,7 @@ class GatherNDOp(IRDLOperation):
     def verify_(self) -> None:
         source, indices = shape_of(self.input), shape_of(self.indices)
         batch = self.batch_dims.value.data
-        check_elements(self, INTEGERS, self.indices)
+        check_elements(self, INDICES, self.indices)
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         if not 0 <= batch < min(len(source), len(indices)) or source[:batch] != indices[:batch]:
             raise VerifyException(

@@ -33,8 +33,9 @@ from xdsl.utils.exceptions import VerifyException
 from minimlc.dialects.graph.core import (
     BOOL,
     ELEMENT_TYPES,
+    FLOATS,
+    NUMBERS,
     AnyTensor,
-    F32Tensor,
     check_elements,
     check_result_element,
     element_type,
@@ -339,10 +340,12 @@ def reduced_shape(source: Shape, axes: Sequence[int], keepdims: bool) -> Shape:
 
 class ReduceOp(IRDLOperation):
     """Base of reductions over a set of axes:
-    `graph.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<2x3xf32> -> tensor<2x1xf32>`."""
+    `graph.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<2x3xf32> -> tensor<2x1xf32>`.
+    Floats (f32, f64) for every reduction, integers too for sum, max, min and product (`ELEMENTS`)."""
 
-    input = operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     axes = prop_def(DenseArrayBase.constr(i64))
     keepdims = opt_prop_def(UnitAttr)
     irdl_options = (ParsePropInAttrDict(),)
@@ -355,7 +358,7 @@ class ReduceOp(IRDLOperation):
             properties["keepdims"] = UnitAttr()
         super().__init__(
             operands=[input],
-            result_types=[tensor_type(reduced_shape(shape_of(input), axes, keepdims))],
+            result_types=[tensor_type(reduced_shape(shape_of(input), axes, keepdims), element_type(input))],
             properties=properties,
         )
 
@@ -369,6 +372,7 @@ class ReduceOp(IRDLOperation):
         if any(source[a] == 0 for a in axes):
             raise VerifyException(f"{self.name}: reduces an empty axis of the input shape {source}")
         check_result_shape(self, reduced_shape(source, axes, self.keepdims is not None))
+        check_result_element(self, check_elements(self, self.ELEMENTS, self.input))
 
 
 @irdl_op_definition
@@ -376,6 +380,7 @@ class ReduceSumOp(ReduceOp):
     """Sum: `graph.reduce_sum %x {axes = array<i64: 0>} : tensor<4x2xf32> -> tensor<2xf32>`."""
 
     name = "graph.reduce_sum"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -390,6 +395,7 @@ class ReduceMaxOp(ReduceOp):
     """Maximum: `graph.reduce_max %x {axes = array<i64: 0, 1>} : tensor<4x2xf32> -> tensor<f32>`."""
 
     name = "graph.reduce_max"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -397,6 +403,7 @@ class ReduceMinOp(ReduceOp):
     """Minimum: `graph.reduce_min %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
 
     name = "graph.reduce_min"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition
@@ -404,6 +411,7 @@ class ReduceProdOp(ReduceOp):
     """Product: `graph.reduce_prod %x {axes = array<i64: 1>} : tensor<4x2xf32> -> tensor<4xf32>`."""
 
     name = "graph.reduce_prod"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
 
 
 @irdl_op_definition

@@ -111,7 +111,12 @@ class CastLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.CastOp, rewriter: PatternRewriter) -> None:
         target = graph.element_type(op.result)
-        compute = build_compute("cast", graph.shape_of(op.result), lambda idx: scalar.cast(read(op.input, idx), target))
+        saturate = op.no_saturate is None
+
+        def body(indices: Indices) -> SSAValue:
+            return scalar.cast(read(op.input, indices), target, saturate=saturate)
+
+        compute = build_compute("cast", graph.shape_of(op.result), body)
         rewriter.replace(op, compute)
 
 

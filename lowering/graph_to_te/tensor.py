@@ -26,7 +26,6 @@ from minimlc.lowering.te.builder import (
     broadcast_indices,
     build_compute,
     constant,
-    f32_constant,
     index_constant,
     read,
 )
@@ -302,7 +301,7 @@ class ReduceLowering(RewritePattern):
         if isinstance(op, graph.ReduceMeanOp):
             count = float(prod(extents))
             total = reduction(f"{tag}_sum", combiner, lambda x: x)
-            mean = elementwise(tag, total, lambda x: arith.DivfOp(x, f32_constant(count)).result)
+            mean = elementwise(tag, total, lambda x: arith.DivfOp(x, constant(count, x.type)).result)
             rewriter.replace(op, [total, mean])
             return
         reduced = reduction(

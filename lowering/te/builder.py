@@ -53,8 +53,15 @@ def i64_constant(value: int) -> SSAValue:
 
 
 def constant(value: int | float, element_type: Attribute) -> SSAValue:
-    """`value` as a scalar of `element_type` (f32, or an integer type: i1 takes 0 or 1)."""
+    """`value` as a scalar of `element_type` (a float, or an integer type: i1 takes 0 or 1). An unsigned one is a
+    signless constant of the same bits and a bitcast (`arith.constant` takes signless integers only)."""
     if isinstance(element_type, builtin.IntegerType):
+        width = element_type.width.data
+        if element_type.signedness.data == builtin.Signedness.UNSIGNED:
+            bits = int(value) % (1 << width)
+            signed = bits - (1 << width) if bits >= 1 << (width - 1) else bits
+            signless = arith.ConstantOp(builtin.IntegerAttr(signed, builtin.IntegerType(width))).result
+            return arith.BitcastOp(signless, element_type).result
         return arith.ConstantOp(builtin.IntegerAttr(int(value), element_type)).result
     return arith.ConstantOp(builtin.FloatAttr(float(value), element_type)).result
 

@@ -1,10 +1,14 @@
-"""Scalar arithmetic by element type for te bodies: what one element of an elementwise op computes on f32, i32, i64
-or i1 values, with ONNX's semantics.
+"""Scalar arithmetic by element type for te bodies: what one element of an elementwise op computes on f32, f64,
+signed (`i8`..`i64`), unsigned (`ui8`..`ui64`) or i1 values, with ONNX's semantics.
 
-Integer division truncates toward zero (C, ONNX); a zero divisor gives 0 and `MIN / -1` wraps, instead of the
-undefined behaviour (a trap on x86) of LLVM's `sdiv`. Casts from f32 to integers truncate toward zero and saturate at
-the type's bounds, NaN giving 0 (LLVM's plain `fptosi` would give poison there); anything nonzero (NaN included)
-casts to a true bool.
+At the te level a scalar's type carries its signedness, and this module picks the op that matches: unsigned values
+divide, compare, take min/max, widen and convert to floats with the unsigned ops (`divui`, `cmpi ult`, `maxui`,
+`extui`, `uitofp`); `te-to-loop` then makes every type signless. Integer division truncates toward zero (C, ONNX); a
+zero divisor gives 0 and `MIN / -1` wraps, instead of the undefined behaviour (a trap on x86) of LLVM's `sdiv`.
+Casts from floats to integers truncate toward zero and saturate at the type's bounds, NaN giving 0 (LLVM's plain
+`fptosi` would give poison there); anything nonzero (NaN included) casts to a true bool. float16 and bfloat16 convert
+through f32 (`small_floats`), and so do float8 and float4 (`minifloats`); 4- and 2-bit integers through i32, keeping
+their low bits (wrapping, as ml_dtypes does).
 
     %q = scalar.divide(%a, %b)   // i64: select(b == 0, 0, select(b == -1, 0 - a, a / b))
 """
@@ -13,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import IntegerType, f32
+import numpy as np
+from xdsl.dialects import arith, llvm, math
+from xdsl.dialects.builtin import AnyFloat, BFloat16Type, Float16Type, IntegerType, Signedness, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
+from minimlc.lowering.te import minifloats, small_floats
 from minimlc.lowering.te.builder import constant
 
 Binary = Callable[[SSAValue, SSAValue], SSAValue]
@@ -42,23 +48,36 @@ _INTEGER_ARITHMETIC: dict[str, Binary] = {
     "xor": lambda a, b: arith.XOrIOp(a, b).result,
     "pow": lambda a, b: integer_power(a, b),
 }
-_COMPARISONS = {
-    "equal": ("oeq", "eq"),
-    "less": ("olt", "slt"),
-    "less_or_equal": ("ole", "sle"),
-    "greater": ("ogt", "sgt"),
-    "greater_or_equal": ("oge", "sge"),
+_UNSIGNED_ARITHMETIC: dict[str, Binary] = {
+    **_INTEGER_ARITHMETIC,
+    "div": lambda a, b: _unsigned_divide(a, b),
+    "max": lambda a, b: arith.MaxUIOp(a, b).result,
+    "min": lambda a, b: arith.MinUIOp(a, b).result,
 }
-"""Comparison -> (cmpf predicate: NaN compares false, cmpi predicate)."""
+_COMPARISONS = {
+    "equal": ("oeq", "eq", "eq"),
+    "less": ("olt", "slt", "ult"),
+    "less_or_equal": ("ole", "sle", "ule"),
+    "greater": ("ogt", "sgt", "ugt"),
+    "greater_or_equal": ("oge", "sge", "uge"),
+}
+"""Comparison -> (cmpf predicate: NaN compares false, signed cmpi predicate, unsigned cmpi predicate)."""
+
+
+def is_unsigned(type: Attribute) -> bool:
+    """Whether a te scalar type is an unsigned integer (`ui8`..`ui64`)."""
+    return isinstance(type, IntegerType) and type.signedness.data == Signedness.UNSIGNED
 
 
 def binary(kind: str, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     """`lhs <kind> rhs` for an elementwise binary op's kind (`add`, `less`, `and`, ...) on their element type."""
     if kind in _COMPARISONS:
-        ordered, signed = _COMPARISONS[kind]
+        ordered, signed, unsigned = _COMPARISONS[kind]
         if isinstance(lhs.type, IntegerType):
-            return arith.CmpiOp(lhs, rhs, signed).result
+            return arith.CmpiOp(lhs, rhs, unsigned if is_unsigned(lhs.type) else signed).result
         return arith.CmpfOp(lhs, rhs, ordered).result
+    if is_unsigned(lhs.type):
+        return _UNSIGNED_ARITHMETIC[kind](lhs, rhs)
     table = _INTEGER_ARITHMETIC if isinstance(lhs.type, IntegerType) else _FLOAT_ARITHMETIC
     return table[kind](lhs, rhs)
 
@@ -71,6 +90,14 @@ def _safe_divisor(divisor: SSAValue) -> SSAValue:
     """The divisor, or 1 where it is 0 or -1 (the cases LLVM's `sdiv`/`srem` leave undefined)."""
     unsafe = arith.OrIOp(_is(divisor, 0), _is(divisor, -1)).result
     return arith.SelectOp(unsafe, constant(1, divisor.type), divisor).result
+
+
+def _unsigned_divide(lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+    """Unsigned division; 0 for a zero divisor."""
+    zero, one = constant(0, lhs.type), constant(1, lhs.type)
+    divisor_zero = _is(rhs, 0)
+    quotient = arith.DivUIOp(lhs, arith.SelectOp(divisor_zero, one, rhs).result).result
+    return arith.SelectOp(divisor_zero, zero, quotient).result
 
 
 def divide(lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -103,8 +130,22 @@ def integer_power(base: SSAValue, exponent: SSAValue) -> SSAValue:
 
 def remainder(lhs: SSAValue, rhs: SSAValue, *, fmod: bool) -> SSAValue:
     """ONNX Mod of integers: the sign of the dividend (`fmod`, C's `%`) or of the divisor (numpy `mod`); 0 for a zero
-    divisor."""
+    divisor; unsigned, both are the plain remainder. Floats: C's `fmod`, numpy's `mod` (NaN for a zero divisor)."""
+    if isinstance(lhs.type, AnyFloat):
+        truncated = llvm.FRemOp(lhs, rhs).res  # arith has no remf: LLVM's frem is C's fmod
+        if fmod:
+            return truncated
+        zero = constant(0.0, lhs.type)
+        signs_differ = arith.XOrIOp(
+            arith.CmpfOp(truncated, zero, "olt").result, arith.CmpfOp(rhs, zero, "olt").result
+        ).result
+        adjust = arith.AndIOp(arith.CmpfOp(truncated, zero, "one").result, signs_differ).result
+        return arith.SelectOp(adjust, arith.AddfOp(truncated, rhs).result, truncated).result
     zero = constant(0, lhs.type)
+    if is_unsigned(lhs.type):
+        divisor_zero = _is(rhs, 0)
+        safe = arith.SelectOp(divisor_zero, constant(1, rhs.type), rhs).result
+        return arith.SelectOp(divisor_zero, zero, arith.RemUIOp(lhs, safe).result).result
     truncated = arith.RemSIOp(lhs, _safe_divisor(rhs)).result
     if not fmod:
         signs_differ = arith.CmpiOp(
@@ -122,6 +163,8 @@ def negate(value: SSAValue) -> SSAValue:
 
 
 def absolute(value: SSAValue) -> SSAValue:
+    if is_unsigned(value.type):
+        return value
     if isinstance(value.type, IntegerType):
         negative = arith.CmpiOp(value, constant(0, value.type), "slt").result
         return arith.SelectOp(negative, negate(value), value).result
@@ -137,11 +180,46 @@ def _width(element: Attribute) -> int:
     return element.width.data
 
 
-def cast(value: SSAValue, target: Attribute) -> SSAValue:
-    """`value` converted to `target` (f32, i32, i64 or i1) with ONNX Cast's rules (see the module docstring)."""
+def _sub_byte_width(type: Attribute) -> int | None:
+    """The width of a 4- or 2-bit integer type (stored in the low bits of a byte), else None."""
+    return type.width.data if isinstance(type, IntegerType) and type.width.data in (2, 4) else None
+
+
+def _from_sub_byte(value: SSAValue) -> SSAValue:
+    """A 4- or 2-bit integer as i32 (sign-extended for the signed ones)."""
+    width = _sub_byte_width(value.type)
+    assert width is not None
+    wide = arith.ExtUIOp(value, i32).result
+    if is_unsigned(value.type):
+        return wide
+    shift = constant(32 - width, i32)
+    return arith.ShRSIOp(arith.ShLIOp(wide, shift).result, shift).result
+
+
+def _to_sub_byte(value: SSAValue, target: IntegerType) -> SSAValue:
+    """An i32 as a 4- or 2-bit integer: its low bits (wrapping, as ml_dtypes' `astype`), the byte's others zero."""
+    low_bits = arith.AndIOp(value, constant((1 << target.width.data) - 1, i32)).result
+    return arith.TruncIOp(low_bits, target).result
+
+
+def cast(value: SSAValue, target: Attribute, *, saturate: bool = True) -> SSAValue:
+    """`value` converted to `target` (any te element type) with ONNX Cast's rules (see the module docstring);
+    `saturate` (ONNX's attribute) applies to float8 targets."""
     source = value.type
     if source == target:
         return value
+    if minifloats.format_of(source) is not None:
+        return cast(minifloats.to_f32(value), target)
+    if minifloats.format_of(target) is not None:
+        return minifloats.from_f32(cast(value, f32), target, saturate=saturate)
+    if _sub_byte_width(source) is not None:
+        return cast(_from_sub_byte(value), target)
+    if isinstance(target, IntegerType) and _sub_byte_width(target) is not None:
+        return _to_sub_byte(cast(value, i32), target)
+    if isinstance(source, Float16Type | BFloat16Type):
+        return cast(small_floats.to_f32(value), target)
+    if isinstance(target, Float16Type | BFloat16Type):
+        return small_floats.from_f32(cast(value, f32), target)
     if isinstance(target, IntegerType) and _width(target) == 1:
         if isinstance(source, IntegerType):
             return arith.CmpiOp(value, constant(0, source), "ne").result
@@ -152,23 +230,35 @@ def cast(value: SSAValue, target: Attribute) -> SSAValue:
         return arith.UIToFPOp(value, target).result
     if isinstance(source, IntegerType) and isinstance(target, IntegerType):
         if _width(source) < _width(target):
-            return arith.ExtSIOp(value, target).result
-        return arith.TruncIOp(value, target).result
+            extend = arith.ExtUIOp if is_unsigned(source) else arith.ExtSIOp
+            return extend(value, target).result
+        if _width(source) > _width(target):
+            return arith.TruncIOp(value, target).result
+        return arith.BitcastOp(value, target).result  # the same bits, another signedness
     if isinstance(source, IntegerType):
-        return arith.SIToFPOp(value, target).result
-    assert source == f32 and isinstance(target, IntegerType)
+        convert = arith.UIToFPOp if is_unsigned(source) else arith.SIToFPOp
+        return convert(value, target).result
+    assert isinstance(source, AnyFloat)
+    if isinstance(target, AnyFloat):
+        narrower = target.bitwidth < source.bitwidth
+        return (arith.TruncFOp if narrower else arith.ExtFOp)(value, target).result
+    assert isinstance(target, IntegerType)
     return _saturating_to_integer(value, target)
 
 
 def _saturating_to_integer(value: SSAValue, target: IntegerType) -> SSAValue:
-    """f32 -> integer, truncating toward zero, saturating at the bounds, NaN -> 0 (all defined in LLVM)."""
+    """float -> integer, truncating toward zero, saturating at the bounds, NaN -> 0 (all defined in LLVM)."""
+    source = value.type
+    assert isinstance(source, AnyFloat)
     width = target.width.data
-    lowest = float(-(1 << (width - 1)))
-    highest = float(1 << (width - 1))  # not representable in the target: clamp just below it
-    below_highest = highest - 2.0 ** (width - 25)  # the largest f32 below 2^(width-1)
-    clamped = arith.MinimumfOp(arith.MaximumfOp(value, constant(lowest, f32)).result, constant(below_highest, f32))
-    converted = arith.FPToSIOp(clamped.result, target).result
-    top = arith.CmpfOp(value, constant(highest, f32), "oge").result
-    saturated = arith.SelectOp(top, constant((1 << (width - 1)) - 1, target), converted).result
+    unsigned = is_unsigned(target)
+    lowest = 0.0 if unsigned else float(-(1 << (width - 1)))
+    limit = 1 << (width if unsigned else width - 1)  # not representable in the target: clamp just below it
+    precision = np.float64 if source.bitwidth == 64 else np.float32
+    below_limit = float(np.nextafter(precision(limit), precision(0)))
+    clamped = arith.MinimumfOp(arith.MaximumfOp(value, constant(lowest, source)).result, constant(below_limit, source))
+    converted = (arith.FPToUIOp if unsigned else arith.FPToSIOp)(clamped.result, target).result
+    top = arith.CmpfOp(value, constant(float(limit), source), "oge").result
+    saturated = arith.SelectOp(top, constant(limit - 1, target), converted).result
     is_nan = arith.CmpfOp(value, value, "uno").result
     return arith.SelectOp(is_nan, constant(0, target), saturated).result

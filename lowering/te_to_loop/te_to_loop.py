@@ -17,9 +17,12 @@ Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register b
 innermost loops, final store. Float contraction (fused multiply-add) is allowed in kernels, and sums may be
 reassociated, as ONNX Runtime and TVM do.
 
-Element types are the computes' own (f32, or integers such as the i64 of MaxPool's indices: integer reductions
-combine with addi/muli/maxsi/minsi, from 0, 1, or the type's extreme values). Assumes static shapes and te bodies
-that only read tensors through `te.read`.
+Element types are the computes' own (f32, f64, f16, bf16, or integers such as the i64 of MaxPool's indices: integer
+reductions combine with addi/muli/maxsi/minsi, or maxui/minui for unsigned ones, from 0, 1, or the type's extreme
+values). The loop level is signless: unsigned types (`ui8`..`ui64`, whose ops te bodies already chose) become the
+signless type of their width in buffers, scalars and constants, bfloat16 its 16 bits and float8, float4 and sub-byte
+integers a byte (`loop_type`). Assumes
+static shapes and te bodies that only read tensors through `te.read`.
 """
 
 from __future__ import annotations
@@ -33,11 +36,15 @@ from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
+    BFloat16Type,
+    ReducedPrecisionFloatType,
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
+    Signedness,
     StringAttr,
     SymbolRefAttr,
     TensorType,
@@ -46,7 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import graph, loop, te
@@ -58,19 +65,55 @@ _FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))
 _REDUCE_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT))
 
 
+def _is_unsigned(element: Attribute) -> bool:
+    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
+
+
+def loop_type(type: Attribute) -> Attribute:
+    """The loop-level type of a te type (also as a memref's elements): unsigned integers become signless (`ui8` ->
+    `i8`), bfloat16 its bits (`i16`: LLVM IR text through llvmlite has no `bfloat`; te bodies only bitcast it), float8,
+    float4 and 4- and 2-bit integers a byte (`i8`, holding them in its low bits; te bodies only bitcast, extend and
+    truncate them)."""
+    if isinstance(type, IntegerType) and type.width.data in (2, 4):
+        return IntegerType(8)
+    if _is_unsigned(type):
+        assert isinstance(type, IntegerType)
+        return IntegerType(type.width.data)
+    if isinstance(type, BFloat16Type):
+        return IntegerType(16)
+    if isinstance(type, ReducedPrecisionFloatType) and type.bitwidth <= 8:
+        return IntegerType(8)
+    if isinstance(type, MemRefType):
+        return loop.memref_of(type.get_shape(), loop_type(type.element_type))
+    return type
+
+
+def _signless_constant(value: int, element: IntegerType) -> arith.ConstantOp:
+    """An integer constant of `element`'s width, its bits those of `value` (taken modulo 2^width)."""
+    width = element.width.data
+    bits = value % (1 << width)
+    signed = bits - (1 << width) if width > 1 and bits >= 1 << (width - 1) else bits
+    return arith.ConstantOp(IntegerAttr(signed, IntegerType(width)))
+
+
 def _combiner_init(combiner: str, element: Attribute) -> arith.ConstantOp:
-    """The combiner's identity: for integers (signed), 0, 1, or the type's smallest or largest value."""
+    """The combiner's identity: for integers, 0, 1, or the type's smallest or largest value (signed or not)."""
     if isinstance(element, IntegerType):
         width = element.width.data
-        identities = {"sum": 0, "prod": 1, "max": -(1 << (width - 1)), "min": (1 << (width - 1)) - 1}
-        return arith.ConstantOp(IntegerAttr(identities[combiner], element))
+        if _is_unsigned(element):
+            identities = {"sum": 0, "prod": 1, "max": 0, "min": (1 << width) - 1}
+        else:
+            identities = {"sum": 0, "prod": 1, "max": -(1 << (width - 1)), "min": (1 << (width - 1)) - 1}
+        return _signless_constant(identities[combiner], element)
     assert isinstance(element, AnyFloat)
     return arith.ConstantOp(FloatAttr(_COMBINER_INIT[combiner], element))
 
 
-def _combine(combiner: str, acc: SSAValue, value: SSAValue) -> Operation:
+def _combine(combiner: str, acc: SSAValue, value: SSAValue, *, unsigned: bool) -> Operation:
     if isinstance(acc.type, IntegerType):
         integer_ops = {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
+        if unsigned:
+            integer_ops |= {"max": arith.MaxUIOp, "min": arith.MinUIOp}
         return integer_ops[combiner](acc, value)
     if combiner == "sum":
         return arith.AddfOp(acc, value, _REDUCE_FLAGS)
@@ -103,7 +146,7 @@ def _buffer_type(value: SSAValue) -> Attribute:
     tensor = value.type
     if not isinstance(tensor, TensorType):
         raise DiagnosticException(f"te-to-loop: expected a tensor value, got {tensor}")
-    return loop.memref_of(tensor.get_shape(), tensor.element_type)
+    return loop.memref_of(tensor.get_shape(), loop_type(tensor.element_type))
 
 
 class _KernelTable:
@@ -144,7 +187,7 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
     returned = list(terminator.arguments)
 
     arg_types = [_buffer_type(arg) for arg in old_block.args] + [
-        loop.memref_of(t.get_shape(), t.element_type) for t in results if isinstance(t, TensorType)
+        loop.memref_of(t.get_shape(), loop_type(t.element_type)) for t in results if isinstance(t, TensorType)
     ]
     new_block = Block(arg_types=arg_types)
     for old, new in zip(old_block.args, new_block.args):
@@ -343,7 +386,13 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
             load.res.name_hint = op.result.name_hint
             mapping[op.result] = load.res
             continue
+        if isinstance(op, arith.BitcastOp) and mapping.get(op.input, op.input).type == loop_type(op.result.type):
+            mapping[op.result] = mapping.get(op.input, op.input)  # a change of signedness, or bfloat16 <-> its bits
+            continue
         clone = builder.insert(op.clone(value_mapper=mapping))
+        for old, new in zip(op.results, clone.results):
+            if loop_type(new.type) != new.type:
+                mapping[old] = Rewriter.replace_value_with_new_type(new, loop_type(new.type))
         if isinstance(clone, arith.MulfOp | arith.AddfOp | arith.SubfOp) and clone.fastmath == arith.FastMathFlagsAttr(
             "none"
         ):
@@ -373,7 +422,7 @@ def _emit_loops(
     assert isinstance(result_type, TensorType)
     element = result_type.element_type
     first_nest = next(op for op in block.ops if not isinstance(op, loop.AllocOp))
-    alloc = loop.AllocOp(loop.memref_of((), element), "local")
+    alloc = loop.AllocOp(loop.memref_of((), loop_type(element)), "local")
     accumulator = Builder(InsertPoint.before(first_nest)).insert(alloc).result
     accumulator.name_hint = "acc"
 
@@ -384,7 +433,7 @@ def _emit_loops(
         def update(innermost: Builder, reduce_ivs: list[SSAValue]) -> None:
             value = _emit_body(compute, innermost, [*ivs, *reduce_ivs], params)
             current = innermost.insert(memref.LoadOp.get(accumulator, []))
-            combined = innermost.insert(_combine(combiner, current.res, value))
+            combined = innermost.insert(_combine(combiner, current.res, value, unsigned=_is_unsigned(element)))
             innermost.insert(memref.StoreOp.get(combined.results[0], accumulator, []))
 
         _build_nest(inner, names[rank:], compute.extents, update)

@@ -158,3 +158,57 @@ def test_emit_obj_writes_the_object_code(tmp_path: Path) -> None:
     assert cli_main(["compile", str(tmp_path / "mlp.onnx"), "--emit", "obj", "-o", str(tmp_path / "model.o")]) == 0
     code = (tmp_path / "model.o").read_bytes()
     assert code.startswith(b"\x7fELF") and b"model_main_packed" in code
+
+
+TYPED_PROGRAM = """#include <stdio.h>
+#include "libmodel.h"
+int main(int argc, char **argv) {
+    (void)argc;
+    minimlc_model *m = model_load(argv[1], 1);
+    if (!m) { fprintf(stderr, "%s\\n", model_last_error()); return 1; }
+    CTYPE x[MODEL_INPUT_X_SIZE], y[MODEL_OUTPUT_Y_SIZE];
+    FILE *f = fopen(argv[2], "rb");
+    if (fread(x, sizeof x, 1, f) != 1) return 1;
+    fclose(f);
+    if (model_run(m, x, y)) return 1;
+    f = fopen(argv[3], "wb");
+    fwrite(y, sizeof y, 1, f);
+    fclose(f);
+    model_free(m);
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.float64, np.float16], ids=lambda d: np.dtype(d).name)
+def test_typed_library_matches_the_session(tmp_path: Path, dtype: type) -> None:
+    """A model whose input, weight and output are int8, uint16, float64 or float16 (passed as its bits, uint16_t):
+    typed parameters in the header, raw weights of their dtype in the weights file, the session's outputs bitwise."""
+    kind = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    weight = onnx.numpy_helper.from_array(np.arange(-3, 3).astype(dtype).reshape(2, 3), "W")
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("Add", ["X", "W"], ["Y"])],
+        "typed",
+        [onnx.helper.make_tensor_value_info("X", kind, [2, 3])],
+        [onnx.helper.make_tensor_value_info("Y", kind, [2, 3])],
+        [weight],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 21)], ir_version=10)
+    export_library(import_model(model), tmp_path / "libmodel.so")
+    c_type = {"int8": "int8_t", "uint16": "uint16_t", "float64": "double", "float16": "uint16_t"}[np.dtype(dtype).name]
+    assert f"int model_run(minimlc_model *m, const {c_type} *X, {c_type} *Y);" in (tmp_path / "libmodel.h").read_text()
+    (tmp_path / "main.c").write_text(TYPED_PROGRAM.replace("CTYPE", c_type))
+    executable = tmp_path / "run_model"
+    subprocess.run(
+        [CC, "-O2", "-Wall", "-Werror", f"-I{tmp_path}", str(tmp_path / "main.c"), f"-L{tmp_path}", "-lmodel",
+         f"-Wl,-rpath,{tmp_path}", "-o", str(executable)],
+        check=True,
+    )  # fmt: skip
+    x = np.array([[5, -1, 2], [7, 1, -4]]).astype(dtype)
+    x.tofile(tmp_path / "x.bin")
+    subprocess.run(
+        [str(executable), str(tmp_path / "libmodel.weights"), str(tmp_path / "x.bin"), str(tmp_path / "y.bin")],
+        check=True,
+    )
+    (expected,) = InferenceSession(model).run(None, {"X": x})
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "y.bin", dtype=dtype).reshape(2, 3), expected)

@@ -119,16 +119,16 @@ def test_conformance_table_and_expected_failures(tmp_path: Path) -> None:
     assert re.search(r"^total(\s+\d+){4}$", result.stdout, flags=re.MULTILINE)
     cases = {case["name"]: case for case in json.loads(classification.read_text())}
     assert cases["test_relu"] == {"name": "test_relu", "op": "Relu", "outcome": "native", "kind": "", "message": ""}
-    assert cases["test_cast_FLOAT_to_DOUBLE"]["kind"] == "unsupported-feature"
+    assert cases["test_cast_e8m0_FLOAT_to_FLOAT8E8M0"]["kind"] == "unsupported-feature"
     assert re.search(r"\[1/\d+\] test_cast_", result.stderr)
     written = listing.read_text()
     names = [line.split()[0] for line in written.splitlines() if line and not line.startswith("#")]
     assert "test_relu" not in names  # it passes now
     assert "test_basic_conv_with_padding" in names  # not run: kept
     assert "test_some_other_op" not in names  # no such test: dropped
-    assert "test_cast_FLOAT_to_DOUBLE" in names
-    assert "test_cast_FLOAT_to_DOUBLE  unsupported-feature" in written
-    assert written.index("# Cast") < written.index("test_cast_FLOAT_to_DOUBLE") < written.index("# Conv")
+    assert "test_cast_e8m0_FLOAT_to_FLOAT8E8M0" in names
+    assert "test_cast_e8m0_FLOAT_to_FLOAT8E8M0  unsupported-feature" in written
+    assert written.index("# Cast") < written.index("test_cast_e8m0_FLOAT_to_FLOAT8E8M0") < written.index("# Conv")
 
 
 def test_conformance_rejects_an_expected_failures_file_without_kinds(tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ func.func @dynamic_shape(%x: tensor<?xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @unsupported_type(%x: tensor<4xf16>) -> tensor<4xf32> {
-  // expected-error@+1 {{graph.call_extern 'env.f': element type f16 is not supported}}
-  %y = graph.call_extern "env.f" (%x) : (tensor<4xf16>) -> tensor<4xf32>
+func.func @unsupported_type(%x: tensor<4xcomplex<f32>>) -> tensor<4xf32> {
+  // expected-error@+1 {{graph.call_extern 'env.f': element type complex<f32> is not supported}}
+  %y = graph.call_extern "env.f" (%x) : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
   func.return %y : tensor<4xf32>
 }

@@ -89,7 +89,7 @@ func.func @top_k_k(%x: tensor<3x4xf32>) -> (tensor<3x5xf32>, tensor<3x5xi64>) {
 // -----
 
 func.func @top_k_bool(%x: tensor<3x4xi1>) -> (tensor<3x2xi1>, tensor<3x2xi64>) {
-  // expected-error@+1 {{graph.top_k: element type i1 is not supported (expected one of f32, i32, i64)}}
+  // expected-error@+1 {{graph.top_k: element type i1 is not supported (expected one of f32, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64)}}
   %v, %i = graph.top_k %x {axis = 1 : i64, k = 2 : i64} : tensor<3x4xi1> -> (tensor<3x2xi1>, tensor<3x2xi64>)
   func.return %v, %i : tensor<3x2xi1>, tensor<3x2xi64>
 }

@@ -192,10 +192,10 @@ func.func @exp_of_ints(%a: tensor<3xi64>) -> tensor<3xi64> {
 
 // -----
 
-func.func @mod_of_floats(%a: tensor<3xf32>) -> tensor<3xf32> {
-  // expected-error@+1 {{graph.mod: element type f32 is not supported (expected one of i32, i64)}}
-  %y = graph.mod %a, %a {fmod} : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
-  func.return %y : tensor<3xf32>
+func.func @mod_of_bools(%a: tensor<3xi1>) -> tensor<3xi1> {
+  // expected-error@+1 {{graph.mod: element type i1 is not supported (expected one of f32, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64)}}
+  %y = graph.mod %a, %a {fmod} : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  func.return %y : tensor<3xi1>
 }
 
 // -----
