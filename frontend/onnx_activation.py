@@ -1,7 +1,7 @@
 """ONNX converters for activations: `Elementwise` rows where the op is one graph op of its input and its float
 attributes (ONNX defaults in the row), functions where there is more to check (Celu, Gelu, PRelu, Clip).
 
-`CONVERTERS` lists them (merged with the other families in `onnx.py`). Clip's bounds are attributes before opset 11
+`CONVERTERS` lists them (merged with the other families in `onnx_operators.py`). Clip's bounds are attributes before opset 11
 and optional inputs from 11 on; the input slots are suffixed `_input`.
 """
 

@@ -1,5 +1,5 @@
 """The ONNX Einsum converter: an equation of one or two operands becomes graph transposes, sums and one batched
-matmul; `CONVERTERS` lists it (merged with the other families in `onnx.py`).
+matmul; `CONVERTERS` lists it (merged with the other families in `onnx_operators.py`).
 
 Each letter of a two-operand equation is a batch axis (in both operands and the output), a contracted axis (in
 both, not in the output), or a kept axis of one operand; letters in one operand only and not in the output are

@@ -2,7 +2,7 @@
 takes constant indices, lives in `onnx_tensor`).
 
 Each converter is named exactly like its ONNX op, inputs positional and attributes as keyword arguments with ONNX's
-defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`). Axes are attributes, or (CumSum)
+defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`). Axes are attributes, or (CumSum)
 a compile-time constant input.
 """
 

@@ -1,7 +1,7 @@
 """ONNX converters for neural-network ops: convolution, pooling, normalisation, dropout, padding.
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
-keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
+keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`).
 Where an opset turned an attribute into an input of the same name (Pad's pads, Dropout's ratio),
 the input slot is suffixed `_input`; `onnx_operators.CONSTANT_OPERANDS` names the input slots that must be compile-time
 constants though their type may be float (a backend binds graph inputs feeding them). `auto_pad` is resolved here

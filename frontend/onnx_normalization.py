@@ -2,7 +2,7 @@
 normalisation (batch normalisation, with given statistics, is in `onnx_nn`).
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
-keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
+keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`).
 Statistics are computed in float32, the only `stash_type` (1) there is for float32 data. LayerNormalization's
 optional Mean and InvStdDev outputs, where a model uses them (training graphs), are computed by graph reductions of
 their own beside the normalisation's kernel.

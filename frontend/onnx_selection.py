@@ -2,7 +2,7 @@
 ScatterElements (and its old name Scatter), ScatterND, GatherND, OneHot, TopK, Hardmax.
 
 Each converter is named exactly like its ONNX op, inputs positional and attributes as keyword arguments with ONNX's
-defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`). TopK's `K` and OneHot's `depth`
+defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`). TopK's `K` and OneHot's `depth`
 set the output's shape, so they are compile-time constants; indices and values are run-time data.
 """
 

@@ -1,7 +1,7 @@
 """ONNX converters for tensor ops: shapes, concatenation, slicing, gathering, reductions, shape plumbing.
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
-keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx.py`).
+keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`).
 Index-valued inputs (axes, split sizes, starts, indices, repeats, shapes) must be compile-time constants; they
 become typed properties. A node whose inputs are all constants never gets here: `onnx_fold` evaluates it.
 Where an ONNX input and an attribute share a name (Split's `split`, Squeeze's `axes` before and after opset 13,

@@ -32,12 +32,12 @@ from onnx.backend.test.case.test_case import TestCase
 from onnx.backend.test.runner import Runner
 
 from minimlc.frontend.onnx import (
-    CONSTANT_OPERANDS,
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,
     UnsupportedTypeError,
 )
+from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
 from minimlc.runtime import backend
 
 LIGHT_MODELS_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"

@@ -20,9 +20,9 @@ from minimlc.frontend.onnx import (
     TensorInfo,
     UnsupportedFeatureError,
     UnsupportedOpsError,
-    constant_operand_names,
     import_model,
 )
+from minimlc.frontend.onnx_operators import constant_operand_names
 
 Dims = Sequence[int | str | None]
 
