@@ -4,7 +4,8 @@ A session compiles a model once per machine: the next session of the same graph 
 code, binds the weights and reruns the init entry, which refills the precomputed (packed) buffers. The key hashes
 the imported graph-level module's IR (weights are handles there, so new weight values hit the cache), the weights'
 names and shapes, the pipeline (opt level and extra passes), the target and this host's CPU name and features, and
-the minimlc and llvmlite versions. An entry is an `artifact` file (object code, entry signature, statistics; no
+the minimlc and llvmlite versions, and the contents of the compiler's own source (`compiler_fingerprint`: a
+development checkout whose lowering changed must not reuse code the old one made). An entry is an `artifact` file (object code, entry signature, statistics; no
 weights) written to a temporary name and renamed into place, so concurrent writers never leave half a file; an
 entry that fails its checks is rebuilt with a warning.
 
@@ -13,6 +14,7 @@ The cache lives in `$MINIMLC_CACHE_DIR`, else `~/.cache/minimlc` (created user-o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -56,9 +58,25 @@ def cache_key(imported: ImportedModel, pipeline: Pipeline, opt_level: int, targe
         "target": target,
         "host": [host.cpu, host.features],
         "tuning": _tuning_fingerprint(pipeline, target),
+        "compiler": compiler_fingerprint(),
         **artifact.versions(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+@functools.cache
+def compiler_fingerprint() -> str:
+    """The sha256 of the Python source of the rooms that turn an imported module into code (dialects, lowering,
+    runtime), read once per process (about 3 MB)."""
+    from minimlc import dialects, lowering, runtime
+
+    digest = hashlib.sha256()
+    for package in (dialects, lowering, runtime):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _tuning_fingerprint(pipeline: Pipeline, target: str) -> str | None:

@@ -61,6 +61,14 @@ def test_shape_and_opt_level_miss(cache_dir: Path) -> None:
     assert cache.clear() == 3 and cache.entries() == []
 
 
+def test_a_changed_compiler_misses(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A development checkout whose lowering code changed must not reuse the code the old one made."""
+    InferenceSession(conv_model())
+    assert InferenceSession(conv_model()).stats["cache_hit"] == 1
+    monkeypatch.setattr(cache, "compiler_fingerprint", lambda: "another compiler")
+    assert InferenceSession(conv_model()).stats["cache_hit"] == 0
+
+
 def test_cache_off(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     InferenceSession(conv_model(), cache=False)
     monkeypatch.setenv("MINIMLC_CACHE", "0")
