@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
-import shlex
-import shutil
 import subprocess
 from collections.abc import Sequence
 from math import prod
@@ -33,7 +30,7 @@ from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import graph
 from minimlc.runtime.extern import EXTERN_FUNCTION
-from minimlc.runtime.shared_library import CompilerNotFoundError
+from minimlc.runtime.shared_library import c_compiler
 
 Region = tuple[str, func.FuncOp]
 """A region to compile: its C symbol and the outlined function."""
@@ -43,7 +40,7 @@ def compile_regions(regions: Sequence[Region], build_dir: Path) -> dict[str, Any
     """Emit the C source and JSON description of `regions` into `build_dir`, compile them into a shared object and
     load it; returns each symbol's C function pointer (`int32_t f(void **)`). `CompilerNotFoundError` names the
     target and the compiler if there is none; a compile error is a RuntimeError with the compiler's output."""
-    command = _c_compiler()
+    command = c_compiler("BYOC target 'c' compiles its regions with a C compiler")
     build_dir.mkdir(parents=True, exist_ok=True)
     source = build_dir / "c_regions.c"
     library = build_dir / "c_regions.so"
@@ -61,17 +58,6 @@ def compile_regions(regions: Sequence[Region], build_dir: Path) -> dict[str, Any
         raise RuntimeError(f"BYOC target 'c': '{command[0]}' failed on {source}:\n{compiled.stderr}")
     loaded = ctypes.CDLL(str(library))
     return {symbol: EXTERN_FUNCTION((symbol, loaded)) for symbol, _ in regions}
-
-
-def _c_compiler() -> list[str]:
-    command = shlex.split(os.environ.get("CC", "").strip() or "cc")
-    if shutil.which(command[0]) is None:
-        source = "$CC" if os.environ.get("CC", "").strip() else "the default; set CC to choose another"
-        raise CompilerNotFoundError(
-            f"BYOC target 'c' compiles its regions with a C compiler: '{command[0]}' ({source}) is not installed "
-            "or not on PATH; install gcc or clang, or set CC"
-        )
-    return command
 
 
 def emit_source(regions: Sequence[Region]) -> str:

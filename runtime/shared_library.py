@@ -183,14 +183,14 @@ def write_weights(path: str | os.PathLike[str], signature: EntrySignature, weigh
     Path(path).write_bytes(body)
 
 
-def c_compiler() -> list[str]:
-    """The C compiler's command (`$CC`, default `cc`); `CompilerNotFoundError` if it is not installed."""
+def c_compiler(purpose: str = "no C compiler to link the library with") -> list[str]:
+    """The C compiler's command (`$CC`, default `cc`); `CompilerNotFoundError`, its message opening with `purpose`
+    (what needed the compiler), if it is not installed."""
     command = shlex.split(os.environ.get("CC", "").strip() or "cc")
     if shutil.which(command[0]) is None:
         source = "$CC" if os.environ.get("CC", "").strip() else "the default; set CC to choose another"
         raise CompilerNotFoundError(
-            f"no C compiler to link the library with: '{command[0]}' ({source}) is not installed or not on PATH; "
-            "install gcc or clang, or set CC"
+            f"{purpose}: '{command[0]}' ({source}) is not installed or not on PATH; install gcc or clang, or set CC"
         )
     return command
 
