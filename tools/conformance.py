@@ -111,8 +111,17 @@ def failure_kind(error: BaseException) -> str:
 
 
 def assert_similar_outputs(expected: list[np.ndarray], actual: object, rtol: float, atol: float) -> None:
-    """onnx's `Runner.assert_similar_outputs`, raising `OutputMismatch` when the outputs differ."""
+    """onnx's `Runner.assert_similar_outputs`, raising `OutputMismatch` when the outputs differ; a sequence output's
+    elements are compared as outputs of their own (onnx's runner would compare their rows, and fails on scalars)."""
     try:
+        if any(isinstance(output, list) for output in expected):
+            np.testing.assert_equal(len(list(actual)), len(expected))  # pyright: ignore[reportArgumentType]
+            for want, got in zip(expected, actual):  # pyright: ignore[reportArgumentType]
+                assert isinstance(want, list) == isinstance(got, list), f"expected {type(want)}, got {type(got)}"
+                pairs = (want, got) if isinstance(want, list) else ([want], [got])
+                np.testing.assert_equal(len(pairs[1]), len(pairs[0]))
+                Runner.assert_similar_outputs(pairs[0], pairs[1], rtol=rtol, atol=atol)
+            return
         Runner.assert_similar_outputs(expected, actual, rtol=rtol, atol=atol)
     except AssertionError as error:
         raise OutputMismatch(str(error)) from error
@@ -182,7 +191,9 @@ def how_it_passed(
     rng = np.random.default_rng(0)
     for feeds, outputs in runs:
         other = [
-            feed if feed.dtype != np.float32 or name in bound else rng.standard_normal(feed.shape).astype(np.float32)
+            feed
+            if not isinstance(feed, np.ndarray) or feed.dtype != np.float32 or name in bound
+            else rng.standard_normal(feed.shape).astype(np.float32)
             for name, feed in zip(inputs, feeds)
         ]
         for name, before, after in zip(names, outputs, rep.run(other)):
@@ -192,6 +203,9 @@ def how_it_passed(
 
 
 def _as_array(value: object) -> np.ndarray:
+    """A test's input or output as an array (a sequence as a list of them, an empty optional as None)."""
+    if isinstance(value, list) or value is None:
+        return [_as_array(item) for item in value] if value is not None else None  # pyright: ignore
     return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
 
 
