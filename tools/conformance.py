@@ -350,7 +350,7 @@ or update the entries of some ops only with --ops Conv,Relu (light_models: the l
 One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tools/conformance.py FAILURE_KINDS):
     unsupported-op       UnsupportedOpsError: an op minimlc has no converter for
     unsupported-type     UnsupportedTypeError: a graph input or output, or an output computed at run time, of a type
-                         minimlc lacks (string, float8e8m0, sequence, ...)
+                         minimlc lacks (string, float8e8m0, a sequence of strings, ...)
     unsupported-feature  UnsupportedFeatureError: an attribute, attribute value or cast minimlc lacks
     import-error         ModelImportError: minimlc rejects the model as invalid
     mismatch             OutputMismatch: outputs differ from the expected ones beyond the test's tolerances
@@ -358,7 +358,7 @@ One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tool
     any other word       the class name of the exception the run raises (a crash)
 Tests that fail, rather than being refused with a NotImplementedError, carry the message. Out of scope on purpose:
 Dropout in training mode with a ratio above 0 (its expected outputs come from numpy's random generator), strings,
-float8e8m0, sequence and optional types."""
+float8e8m0 (sequences and optionals of tensors are supported: `runtime/backend_containers.py`)."""
 
 
 def _shortened(message: str, limit: int = 160) -> str:
