@@ -15,8 +15,9 @@ in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `o
 `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
 `onnx_selection`, `onnx_spatial` and `onnx_tensor`, gathered in `onnx_operators`; `onnx_control` (If, Loop, Scan:
 subgraphs imported per branch or iteration by `run_subgraph`) and `onnx_sequence` (sequences and optionals, kept as
-lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`). Outputs of a data-dependent extent (NonZero, ...) are
-trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
+lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`).
+Outputs of a data-dependent extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`,
+`lowering/abi.py`).
 """
 
 from __future__ import annotations
@@ -203,6 +204,7 @@ class _Importer:
         self.scope = ""
         """The prefix of the constants named in the subgraph being imported (one per import of a subgraph)."""
         self.subgraph_imports = 0
+        self.scoped_constants = onnx_control.ScopedConstants()
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -342,9 +344,8 @@ class _Importer:
             outputs = self._call_converter(node, label, inputs, builder, weights)
         for name, value in zip(node.output, outputs):
             if name:
-                # A subgraph imported once per iteration folds other constants under the same names: keep them apart.
                 scoped = isinstance(value, ConstantValue) and self.scope
-                self.values[name] = ConstantValue(f"{self.scope}{value.name}", value.array) if scoped else value
+                self.values[name] = self.scoped_constants.named(value, self.scope) if scoped else value
 
     def run_subgraph(
         self, graph_proto: onnx.GraphProto, inputs: Sequence[Item], builder: Builder, weights: WeightStore
@@ -361,7 +362,8 @@ class _Importer:
         self.scope = f"{graph_proto.name or 'subgraph'}.{self.subgraph_imports}/"
         try:
             for tensor in graph_proto.initializer:
-                self.values[tensor.name] = ConstantValue(f"{self.scope}{tensor.name}", self._initializer(tensor))
+                initializer = ConstantValue(tensor.name, self._initializer(tensor))
+                self.values[tensor.name] = self.scoped_constants.named(initializer, self.scope)
             for vi, value in zip(graph_proto.input, inputs):
                 self.values[vi.name] = value
             for index, node in enumerate(graph_proto.node):
@@ -416,7 +418,7 @@ class _Importer:
             context = NodeContext(node, self.opset, builder, weights)
             if node.op_type in onnx_control.CONVERTERS:
                 context = ControlContext(
-                    node, self.opset, builder, weights, lambda body, values: self.run_subgraph(body, values, builder, weights)
+                    node, self.opset, builder, weights, lambda g, values: self.run_subgraph(g, values, builder, weights)
                 )
             value = converter(context, *inputs, **attributes)
             if half is not None:

@@ -23,7 +23,8 @@ At most `MAX_ITERATIONS` iterations are unrolled.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
@@ -50,6 +51,20 @@ MAX_ITERATIONS = 1024
 
 Subgraph = Callable[[onnx.GraphProto, Sequence[Item]], list[Item]]
 """Imports a subgraph with its inputs bound to the given values; returns its outputs."""
+
+
+@dataclass
+class ScopedConstants:
+    """Names the constants of subgraphs, imported once per iteration or branch: a folded `i + 1` of iteration 3 must
+    not be the weight of iteration 2's, while a Constant node's value, the same in every iteration, is one weight."""
+
+    names: dict[tuple[str, str, tuple[int, ...], str], str] = field(default_factory=dict)
+
+    def named(self, value: ConstantValue, scope: str) -> ConstantValue:
+        """`value` under the name the first constant of its name and contents got in a subgraph (`scope` + name)."""
+        array = np.ascontiguousarray(value.array)
+        key = (value.name, array.dtype.str, array.shape, hashlib.sha1(array.tobytes()).hexdigest())
+        return ConstantValue(self.names.setdefault(key, f"{scope}{value.name}"), value.array)
 
 
 @dataclass
@@ -110,7 +125,9 @@ def selected(ctx: NodeContext, condition: SSAValue, then: Item, otherwise: Item,
     return ctx.emit(graph.WhereOp(condition, ctx.data(then), ctx.data(otherwise)))
 
 
-def If(ctx: ControlContext, cond: Item, *, then_branch: onnx.GraphProto, else_branch: onnx.GraphProto) -> tuple[Item, ...]:
+def If(
+    ctx: ControlContext, cond: Item, *, then_branch: onnx.GraphProto, else_branch: onnx.GraphProto
+) -> tuple[Item, ...]:
     """The taken branch's outputs when `cond` is known at import time, else both branches selected per output."""
     condition = _condition(ctx, cond, "cond")
     if isinstance(condition, bool):
@@ -128,8 +145,9 @@ def _iterations(count: int | None) -> None:
         raise UnsupportedNodeError(f"{count} iterations: at most {MAX_ITERATIONS} are unrolled")
 
 
-def Loop(ctx: ControlContext, M: Item | None = None, cond: Item | None = None, *v_initial: Item,
-         body: onnx.GraphProto) -> tuple[Item, ...]:
+def Loop(
+    ctx: ControlContext, M: Item | None = None, cond: Item | None = None, *v_initial: Item, body: onnx.GraphProto
+) -> tuple[Item, ...]:
     """The body unrolled for each iteration; loop-carried values threaded through, scan outputs stacked."""
     if M is not None and not isinstance(M, ConstantValue):
         raise UnsupportedNodeError("the trip count M is computed at run time; only a compile-time one is unrolled")
@@ -184,7 +202,8 @@ def taken(ctx: NodeContext, value: Value, axis: int, index: int) -> Value:
         return ConstantValue(f"{value.name}[{axis}:{index}]", np.take(value.array, index, axis))
     shape = shape_of(value)
     starts = [index if d == axis else 0 for d in range(len(shape))]
-    sliced = ctx.emit(graph.SliceOp(value, starts, [1] * len(shape), [1 if d == axis else e for d, e in enumerate(shape)]))
+    extents = [1 if d == axis else e for d, e in enumerate(shape)]
+    sliced = ctx.emit(graph.SliceOp(value, starts, [1] * len(shape), extents))
     return ctx.emit(graph.ReshapeOp(sliced, shape[:axis] + shape[axis + 1 :]))
 
 
@@ -296,7 +315,8 @@ def Scan(
         )
         for b in range(batch)
     ]
-    return tuple(stacked(ctx, [_tensor_output(row[k], "output") for row in per_batch], 0) for k in range(len(per_batch[0])))
+    outputs = range(len(per_batch[0]))
+    return tuple(stacked(ctx, [_tensor_output(row[k], "output") for row in per_batch], 0) for k in outputs)
 
 
 def _present(value: Item | None) -> Item:

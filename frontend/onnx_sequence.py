@@ -274,7 +274,9 @@ CONTAINER_OPS = frozenset({*CONVERTERS, "Identity", "SequenceMap", "If", "Loop",
 """The ops that take or give sequences and optionals; any other op given one is refused."""
 
 
-def output_items(vi: onnx.ValueInfoProto, value: SequenceValue | OptionalValue) -> tuple[list[tuple[onnx.ValueInfoProto, Value]], bool]:
+def output_items(
+    vi: onnx.ValueInfoProto, value: SequenceValue | OptionalValue
+) -> tuple[list[tuple[onnx.ValueInfoProto, Value]], bool]:
     """The tensors a graph output holding a sequence or an optional returns, each with the value info it is checked
     against (`name[i]` for a sequence's elements), and whether the output is a sequence (a list at run time)."""
     element = _element_type(vi.type)
@@ -284,7 +286,8 @@ def output_items(vi: onnx.ValueInfoProto, value: SequenceValue | OptionalValue) 
         if isinstance(value.content, SequenceValue):
             return output_items(vi, value.content)
         return [(helper.make_tensor_value_info(vi.name, element, None), value.content)], False
-    return [(helper.make_tensor_value_info(f"{vi.name}[{i}]", element, None), item) for i, item in enumerate(value.items)], True
+    items = [(helper.make_tensor_value_info(f"{vi.name}[{i}]", element, None), v) for i, v in enumerate(value.items)]
+    return items, True
 
 
 def _element_type(type_proto: onnx.TypeProto) -> int:

@@ -20,11 +20,12 @@ outputs computed by native code have the dtype the model declares.
 
 A sequence input is given as a list of arrays (an optional as an array, a list or None): a session is compiled per
 structure of the value (length and element shapes), with the elements as tensor inputs (`backend_containers`);
-sequence outputs come back as lists. Inputs of any other type raise `UnsupportedTypeError` (a `NotImplementedError`) at `prepare`; unsupported operators
-(`UnsupportedOpsError`) and other unsupported features (`UnsupportedFeatureError`, e.g. an op computing on float32
-only given int64 data) raise when the model compiles: at `prepare`, or at the first run of a signature. Arrays
-are checked against the model's declared dtype (a float64 array given for a float32 input is an error, as in ONNX
-Runtime); Python and numpy scalars and nested lists are converted to it.
+sequence outputs come back as lists. Inputs of any other type raise `UnsupportedTypeError` (a `NotImplementedError`)
+at `prepare`; unsupported operators (`UnsupportedOpsError`) and other unsupported features
+(`UnsupportedFeatureError`, e.g. an op computing on float32 only given int64 data) raise when the model compiles:
+at `prepare`, or at the first run of a signature. Arrays are checked against the model's declared dtype (a float64
+array given for a float32 input is an error, as in ONNX Runtime); Python and numpy scalars and nested lists are
+converted to it.
 """
 
 from __future__ import annotations

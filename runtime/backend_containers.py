@@ -6,7 +6,7 @@ becomes N tensor inputs `s[0]` .. `s[N-1]` and a `SequenceConstruct` node at the
 empty `Optional` for None. The importer then keeps the sequence as a list of graph values
 (`frontend/onnx_sequence.py`): every element is still a run-time buffer.
 
-    s: seq(float) given [a (2x3), b (4,)]  ->  inputs s[0]: float[2,3], s[1]: float[4];  s = SequenceConstruct(s[0], s[1])
+    s: seq(float) given [a (2x3), b (4,)] -> inputs s[0]: float[2,3], s[1]: float[4]; s = SequenceConstruct(s[0], s[1])
 """
 
 from __future__ import annotations

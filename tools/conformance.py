@@ -190,16 +190,24 @@ def how_it_passed(
     inputs = [vi.name for vi in graph.input if vi.name not in {tensor.name for tensor in graph.initializer}]
     rng = np.random.default_rng(0)
     for feeds, outputs in runs:
-        other = [
-            feed
-            if not isinstance(feed, np.ndarray) or feed.dtype != np.float32 or name in bound
-            else rng.standard_normal(feed.shape).astype(np.float32)
-            for name, feed in zip(inputs, feeds)
-        ]
+        other = [feed if name in bound else _other_floats(feed, rng) for name, feed in zip(inputs, feeds)]
         for name, before, after in zip(names, outputs, rep.run(other)):
-            if name in constant and not np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"):
-                raise FoldedOutputError(f"constant output '{name}' changes with the values of the float inputs")
+            # a sequence output's elements are outputs `name[i]` of their own
+            pairs = zip(before, after) if isinstance(before, list) else [(before, after)]
+            items = [f"{name}[{i}]" for i in range(len(before))] if isinstance(before, list) else [name]
+            for item, (was, now) in zip(items, pairs):
+                if item in constant and not np.array_equal(was, now, equal_nan=was.dtype.kind in "fc"):
+                    raise FoldedOutputError(f"constant output '{item}' changes with the values of the float inputs")
     return Outcome.NATIVE if any(session.stats["kernels"] for session in sessions) else Outcome.CONSTANT
+
+
+def _other_floats(feed: object, rng: np.random.Generator) -> object:
+    """`feed` with random values in place of its float32 ones (in each element of a sequence)."""
+    if isinstance(feed, list):
+        return [_other_floats(item, rng) for item in feed]
+    if isinstance(feed, np.ndarray) and feed.dtype == np.float32:
+        return rng.standard_normal(feed.shape).astype(np.float32)
+    return feed
 
 
 def _as_array(value: object) -> np.ndarray:

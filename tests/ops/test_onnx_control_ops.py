@@ -5,6 +5,7 @@ trip count, branches of different shapes under a run-time condition, too many it
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,9 +14,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from minimlc.frontend.onnx import UnsupportedFeatureError
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError
 from minimlc.frontend.onnx_control import MAX_ITERATIONS
-from minimlc.runtime import InferenceSession
+from minimlc.runtime import InferenceSession, load
 from minimlc.runtime import backend_containers as containers
 
 RNG = np.random.default_rng(23)
@@ -48,7 +49,9 @@ def _check(model: onnx.ModelProto, feeds: Mapping[str, Any], *, native: bool = T
     flattens them); outputs (and sequence outputs' elements) must match."""
     expected = ort.InferenceSession(model.SerializeToString()).run(None, dict(feeds))
     structures = {
-        vi.name: containers.structure(vi.type, feeds[vi.name]) for vi in model.graph.input if containers.is_container(vi)
+        vi.name: containers.structure(vi.type, feeds[vi.name])
+        for vi in model.graph.input
+        if containers.is_container(vi)
     }
     flattened = containers.with_flattened_inputs(model, structures) if structures else model
     tensors = {name: value for name, value in feeds.items() if name not in structures}
@@ -189,8 +192,8 @@ def test_scan(input_axis: int, input_direction: int, output_axis: int, output_di
         scan_output_axes=[output_axis],
         scan_output_directions=[output_direction],
     )
-    model = _model([scan], [_tensor("s0", FLOAT, [4]), _tensor("x", FLOAT, x_shape)], [_output("s", 1), _output("z", 2)],
-                   {"w": _floats(4)})
+    inputs = [_tensor("s0", FLOAT, [4]), _tensor("x", FLOAT, x_shape)]
+    model = _model([scan], inputs, [_output("s", 1), _output("z", 2)], {"w": _floats(4)})
     _check(model, {"s0": _floats(4), "x": _floats(*x_shape)})
 
 
@@ -264,3 +267,44 @@ def test_optionals(present: bool) -> None:
     ]
     inputs = [_tensor("x", FLOAT, [4]), _tensor("v", FLOAT, [4])]
     _check(_model(nodes, inputs, [_output("y", 1), _output("has", 0, BOOL)]), {"x": _floats(4), "v": _floats(4)})
+
+
+def test_unsupported_ops_inside_subgraphs_are_listed_before_importing() -> None:
+    body = helper.make_graph(
+        [
+            helper.make_node("Frobnicate", ["y_in"], ["y_out"], domain="com.example"),
+            helper.make_node("Identity", ["c_in"], ["c_out"]),
+        ],
+        "body",
+        [_tensor("i", INT64, []), _tensor("c_in", BOOL, []), _tensor("y_in", FLOAT, [3])],
+        [_tensor("c_out", BOOL, []), _tensor("y_out", FLOAT, [3])],
+    )
+    loop = helper.make_node("Loop", ["M", "", "y0"], ["y"], body=body)
+    graph = helper.make_graph(
+        [loop], "g", [_tensor("y0", FLOAT, [3])], [_output("y", 1)], [onnx.numpy_helper.from_array(np.int64(2), "M")]
+    )
+    opsets = [helper.make_opsetid("", 18), helper.make_opsetid("com.example", 1)]
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=8)
+    with pytest.raises(UnsupportedOpsError, match=r"com.example.Frobnicate \(opset 1\)"):
+        InferenceSession(model)
+
+
+def test_a_sequence_given_to_a_tensor_op_is_refused() -> None:
+    nodes = [helper.make_node("SequenceConstruct", ["x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [_tensor("x", FLOAT, [3])], [_output("y", 1)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)  # invalid: no inference
+    with pytest.raises(ModelImportError, match=r"\(Relu\): input 's' is a sequence or an optional, not a tensor"):
+        InferenceSession(model)
+
+
+def test_a_saved_session_returns_its_sequence_outputs_as_lists(tmp_path: Path) -> None:
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["parts"], axis=0)]
+    model = _model(nodes, [_tensor("x", FLOAT, [2, 3])], [_sequence("parts")])
+    session = InferenceSession(model, cache=False)
+    assert [info.name for info in session.get_outputs()] == ["parts[0]", "parts[1]"]
+    session.save(tmp_path / "split.mlc")
+    x = _floats(2, 3)
+    for loaded in (session, load(tmp_path / "split.mlc")):
+        (parts,) = loaded.run(None, {"x": x})
+        assert isinstance(parts, list) and len(parts) == 2
+        np.testing.assert_array_equal(parts[1], x[1:])
