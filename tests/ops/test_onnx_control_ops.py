@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError
 from minimlc.frontend.onnx_control import MAX_ITERATIONS
-from minimlc.runtime import InferenceSession, load
+from minimlc.runtime import InferenceSession, backend, load
 from minimlc.runtime import backend_containers as containers
 
 RNG = np.random.default_rng(23)
@@ -308,3 +308,45 @@ def test_a_saved_session_returns_its_sequence_outputs_as_lists(tmp_path: Path) -
         (parts,) = loaded.run(None, {"x": x})
         assert isinstance(parts, list) and len(parts) == 2
         np.testing.assert_array_equal(parts[1], x[1:])
+
+
+def _range_model() -> onnx.ModelProto:
+    """Range's function body: M = ceil((limit - start) / delta) iterations of y_i = start + i * delta."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["c_in"], ["c_out"]),
+            helper.make_node("Add", ["previous", "delta"], ["current"]),
+            helper.make_node("Identity", ["previous"], ["value"]),
+        ],
+        "body",
+        [_tensor("i", INT64, []), _tensor("c_in", BOOL, []), _tensor("previous", FLOAT, [])],
+        [_tensor("c_out", BOOL, []), _tensor("current", FLOAT, []), _tensor("value", FLOAT, [])],
+    )
+    nodes = [
+        helper.make_node("Sub", ["limit", "start"], ["extent"]),
+        helper.make_node("Div", ["extent", "delta"], ["steps"]),
+        helper.make_node("Ceil", ["steps"], ["rounded"]),
+        helper.make_node("Cast", ["rounded"], ["M"], to=INT64),
+        helper.make_node("Loop", ["M", "", "start"], ["last", "y"], body=body),
+    ]
+    inputs = [_tensor(name, FLOAT, []) for name in ("start", "limit", "delta")]
+    return _model(nodes, inputs, [_output("y", 1)])
+
+
+@pytest.mark.parametrize(("start", "limit", "delta"), [(1.0, 5.0, 0.5), (10.0, 2.0, -3.0)])
+def test_the_backend_binds_the_inputs_a_trip_count_is_computed_from(start: float, limit: float, delta: float) -> None:
+    rep = backend.prepare(_range_model())
+    assert rep.bound_inputs == rep.fed_inputs == ["start", "limit", "delta"]
+    feeds = [np.array(value, np.float32) for value in (start, limit, delta)]
+    (y,) = rep.run(feeds)
+    np.testing.assert_allclose(y, np.arange(start, limit, delta, dtype=np.float32))
+    assert all(session.stats["kernels"] > 0 for session in rep.sessions.values())
+
+
+def test_a_trip_count_from_a_shape_binds_nothing() -> None:
+    model = _range_model()
+    shape = [helper.make_node("Shape", ["x"], ["dims"]), helper.make_node("ReduceSum", ["dims"], ["M"], keepdims=0)]
+    nodes = [*shape, model.graph.node[-1]]
+    inputs = [_tensor("x", FLOAT, [2, 3]), _tensor("start", FLOAT, []), _tensor("delta", FLOAT, [])]
+    rep = backend.prepare(_model(nodes, inputs, [_output("y", 1)]))
+    assert rep.bound_inputs == []
