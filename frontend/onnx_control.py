@@ -46,7 +46,7 @@ from minimlc.frontend.onnx_sequence import (
     stacked,
 )
 
-MAX_ITERATIONS = 1024
+MAX_ITERATIONS = 512
 """The most iterations a Loop, Scan or SequenceMap is unrolled into (each imports its body once)."""
 
 Subgraph = Callable[[onnx.GraphProto, Sequence[Item]], list[Item]]

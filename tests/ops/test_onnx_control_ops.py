@@ -350,3 +350,12 @@ def test_a_trip_count_from_a_shape_binds_nothing() -> None:
     inputs = [_tensor("x", FLOAT, [2, 3]), _tensor("start", FLOAT, []), _tensor("delta", FLOAT, [])]
     rep = backend.prepare(_model(nodes, inputs, [_output("y", 1)]))
     assert rep.bound_inputs == []
+
+
+def test_a_loop_of_no_iteration_returns_its_initial_values() -> None:
+    _check(_loop_model(0, scan=False), {"x": _floats(6, 3), "y0": _floats(3)})
+
+
+def test_a_loop_of_no_iteration_with_scan_outputs_is_refused() -> None:
+    with pytest.raises(UnsupportedFeatureError, match=r"\(Loop\): the loop runs no iteration"):
+        InferenceSession(_loop_model(0))
