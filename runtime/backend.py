@@ -53,7 +53,8 @@ class Signature(NamedTuple):
     """What one compiled session is specialised for."""
 
     shapes: tuple[tuple[int, ...], ...]
-    """Every input's shape, in the model's input order."""
+    """Every input's shape, in the model's input order (a sequence's or optional's structure:
+    `backend_containers.Structure`)."""
     bound_values: tuple[tuple[int | float | bool, ...], ...] = ()
     """The bound inputs' values (flattened, in input order)."""
 

@@ -359,3 +359,16 @@ def test_a_loop_of_no_iteration_returns_its_initial_values() -> None:
 def test_a_loop_of_no_iteration_with_scan_outputs_is_refused() -> None:
     with pytest.raises(UnsupportedFeatureError, match=r"\(Loop\): the loop runs no iteration"):
         InferenceSession(_loop_model(0))
+
+
+def test_an_empty_sequence_filled_and_joined() -> None:
+    nodes = [
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=FLOAT),
+        helper.make_node("SequenceInsert", ["empty", "x"], ["one"]),
+        helper.make_node("SequenceInsert", ["one", "y", "front"], ["two"]),
+        helper.make_node("ConcatFromSequence", ["two"], ["joined"], axis=0),
+        helper.make_node("SequenceLength", ["two"], ["length"]),
+    ]
+    inputs = [_tensor("x", FLOAT, [2, 3]), _tensor("y", FLOAT, [1, 3])]
+    outputs = [_output("joined", 2), _output("length", 0, INT64)]
+    _check(_model(nodes, inputs, outputs, {"front": np.array(0, np.int64)}), {"x": _floats(2, 3), "y": _floats(1, 3)})
