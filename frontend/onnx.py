@@ -174,8 +174,8 @@ def _find_unsupported(
     constants = set(constants)
     for index, node in enumerate(graph_proto.node):
         for subgraph in onnx_control.subgraphs(node):
-            inner = constants | {tensor.name for tensor in subgraph.initializer}
-            _find_unsupported(subgraph, opsets, inner - {vi.name for vi in subgraph.input}, unsupported)
+            inner = (constants | {tensor.name for tensor in subgraph.initializer}) - {vi.name for vi in subgraph.input}
+            _find_unsupported(subgraph, opsets, inner | onnx_control.constant_inputs(node, subgraph), unsupported)
         domain = node.domain if node.domain not in _DEFAULT_DOMAINS else ""
         foldable = onnx_fold.is_foldable(node, constants.__contains__)
         if onnx_fold.is_constant_output(node, constants.__contains__):

@@ -359,6 +359,11 @@ def subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
     return [graph for a in node.attribute for graph in (*a.graphs, *([a.g] if a.HasField("g") else []))]
 
 
+def constant_inputs(node: onnx.NodeProto, subgraph: onnx.GraphProto) -> set[str]:
+    """The inputs of a node's subgraph known at import time in every import of it: Loop's iteration number."""
+    return {subgraph.input[0].name} if node.op_type == "Loop" and subgraph.input else set()
+
+
 def names_used(graph_proto: onnx.GraphProto) -> set[str]:
     """The names the graph's nodes read (their subgraphs' nodes too) and its outputs."""
     used = {vi.name for vi in graph_proto.output}

@@ -372,3 +372,22 @@ def test_an_empty_sequence_filled_and_joined() -> None:
     inputs = [_tensor("x", FLOAT, [2, 3]), _tensor("y", FLOAT, [1, 3])]
     outputs = [_output("joined", 2), _output("length", 0, INT64)]
     _check(_model(nodes, inputs, outputs, {"front": np.array(0, np.int64)}), {"x": _floats(2, 3), "y": _floats(1, 3)})
+
+
+def test_an_op_without_converter_folds_on_the_iteration_number() -> None:
+    """Range has no converter: on the iteration number, a compile-time constant, it folds."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Range", ["zero", "i", "one"], ["steps"]),
+            helper.make_node("Cast", ["steps"], ["floats"], to=FLOAT),
+            helper.make_node("ReduceSum", ["floats"], ["total"], keepdims=0),
+            helper.make_node("Add", ["y_in", "total"], ["y_out"]),
+            helper.make_node("Identity", ["c_in"], ["c_out"]),
+        ],
+        "body",
+        [_tensor("i", INT64, []), _tensor("c_in", BOOL, []), _tensor("y_in", FLOAT, [3])],
+        [_tensor("c_out", BOOL, []), _tensor("y_out", FLOAT, [3])],
+    )
+    loop = helper.make_node("Loop", ["M", "", "y0"], ["y"], body=body)
+    constants = {"M": np.array(4, np.int64), "zero": np.array(0, np.int64), "one": np.array(1, np.int64)}
+    _check(_model([loop], [_tensor("y0", FLOAT, [3])], [_output("y", 1)], constants), {"y0": _floats(3)})
