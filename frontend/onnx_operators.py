@@ -11,6 +11,7 @@ from minimlc.frontend import (
     onnx_activation,
     onnx_attention,
     onnx_compaction,
+    onnx_control,
     onnx_einsum,
     onnx_fold,
     onnx_generation,
@@ -23,6 +24,7 @@ from minimlc.frontend import (
     onnx_recurrent,
     onnx_resize,
     onnx_selection,
+    onnx_sequence,
     onnx_spatial,
     onnx_tensor,
 )
@@ -44,6 +46,8 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_control.CONVERTERS,
+    **onnx_sequence.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -66,6 +70,9 @@ TYPED_OPS = frozenset(
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
+        # control flow and sequences (their subgraphs' nodes check their own inputs)
+        *onnx_control.CONVERTERS,
+        *onnx_sequence.CONVERTERS,
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
@@ -98,6 +105,12 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
     },
+    # the trip count and initial condition set the scan outputs' extent; positions and splits choose the element
+    "Loop": (0, 1),
+    "SequenceAt": (1,),
+    "SequenceInsert": (2,),
+    "SequenceErase": (1,),
+    "SplitToSequence": (1,),
     # float operands the converters need as constants
     "Dropout": (1, 2),
 }
