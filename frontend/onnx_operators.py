@@ -19,6 +19,7 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_qlinear,
     onnx_quantize,
     onnx_recurrent,
     onnx_resize,
@@ -44,6 +45,7 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_qlinear.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -66,6 +68,8 @@ TYPED_OPS = frozenset(
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
+        # quantized integer products
+        *("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others

@@ -35,6 +35,7 @@ from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
+from minimlc.lowering.graph_to_te import quantized as graph_to_te_quantized
 from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
 from minimlc.lowering.graph_to_te import spatial as graph_to_te_spatial
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
@@ -251,6 +252,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_selection.PATTERNS,
                 *graph_to_te_generation.PATTERNS,
                 *graph_to_te_compaction.PATTERNS,
+                *graph_to_te_quantized.PATTERNS,
             ],
             dce_enabled=False,
         )

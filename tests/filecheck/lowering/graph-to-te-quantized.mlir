@@ -1,0 +1,45 @@
+// RUN: mini-opt %s -p graph-to-te --split-input-file | filecheck %s
+
+// Each 8-bit operand is widened to i32 (extui for ui8, extsi for i8) and less its zero point before the product.
+
+func.func @matmul_integer(%a: tensor<4x8xui8>, %b: tensor<8x3xi8>, %az: tensor<1xui8>, %bz: tensor<3xi8>) -> tensor<4x3xi32> {
+  %y = graph.matmul_integer %a, %b, %az, %bz : (tensor<4x8xui8>, tensor<8x3xi8>, tensor<1xui8>, tensor<3xi8>) -> tensor<4x3xi32>
+  func.return %y : tensor<4x3xi32>
+}
+
+// CHECK-LABEL: func.func @matmul_integer
+// CHECK-NEXT: %y = te.compute "matmul_integer" (%[[I:[0-9]+]], %[[J:[0-9]+]]) reduce sum (%[[K:[0-9]+]] : 8) -> tensor<4x3xi32> {
+// CHECK-NEXT: %[[A:[0-9]+]] = te.read %a[%[[I]], %[[K]]] : tensor<4x8xui8>
+// CHECK-NEXT: %[[B:[0-9]+]] = te.read %b[%[[K]], %[[J]]] : tensor<8x3xi8>
+// CHECK-NEXT: %[[ZERO:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[AZ:[0-9]+]] = te.read %az[%[[ZERO]]] : tensor<1xui8>
+// CHECK-NEXT: %[[AZ32:[0-9]+]] = arith.extui %[[AZ]] : ui8 to i32
+// CHECK-NEXT: %[[A32:[0-9]+]] = arith.extui %[[A]] : ui8 to i32
+// CHECK-NEXT: %[[AS:[0-9]+]] = arith.subi %[[A32]], %[[AZ32]] : i32
+// CHECK-NEXT: %[[BZ:[0-9]+]] = te.read %bz[%[[J]]] : tensor<3xi8>
+// CHECK-NEXT: %[[BZ32:[0-9]+]] = arith.extsi %[[BZ]] : i8 to i32
+// CHECK-NEXT: %[[B32:[0-9]+]] = arith.extsi %[[B]] : i8 to i32
+// CHECK-NEXT: %[[BS:[0-9]+]] = arith.subi %[[B32]], %[[BZ32]] : i32
+// CHECK-NEXT: %[[P:[0-9]+]] = arith.muli %[[AS]], %[[BS]] : i32
+// CHECK-NEXT: te.yield %[[P]] : i32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %y : tensor<4x3xi32>
+
+// -----
+
+// A tap in the padding reads as 0 after the zero point is subtracted (ONNX Runtime pads with the zero point).
+
+func.func @conv_integer(%x: tensor<1x2x4x4xui8>, %w: tensor<3x2x3x3xi8>, %xz: tensor<1xui8>, %wz: tensor<1xi8>) -> tensor<1x3x4x4xi32> {
+  %y = graph.conv_integer %x, %w, %xz, %wz {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xui8>, tensor<3x2x3x3xi8>, tensor<1xui8>, tensor<1xi8>) -> tensor<1x3x4x4xi32>
+  func.return %y : tensor<1x3x4x4xi32>
+}
+
+// CHECK-LABEL: func.func @conv_integer
+// CHECK: %y = te.compute "conv_integer" ({{.*}}) reduce sum ({{.*}} : 2, {{.*}} : 3, {{.*}} : 3) -> tensor<1x3x4x4xi32> {
+// CHECK: te.read %x[{{.*}}] : tensor<1x2x4x4xui8>
+// CHECK: %[[XS:[0-9]+]] = arith.subi
+// CHECK: %[[WS:[0-9]+]] = arith.subi
+// CHECK-NEXT: %[[NONE:[0-9]+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[X:[0-9]+]] = arith.select %{{[0-9]+}}, %[[XS]], %[[NONE]] : i32
+// CHECK-NEXT: %[[P:[0-9]+]] = arith.muli %[[X]], %[[WS]] : i32
+// CHECK-NEXT: te.yield %[[P]] : i32
