@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import IntegerType, f32, i32
+from xdsl.dialects.builtin import IntegerType, UnitAttr, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import graph
@@ -119,13 +119,21 @@ def _dequantize(ctx: NodeContext, x: SSAValue, x_scale: SSAValue, x_zero_point: 
         if x_zero_point is not None:
             zero_point = _along_axis(ctx, x_zero_point, rank, axis)
             shifted = emit_binary(ctx, graph.SubOp, shifted, _cast(ctx, zero_point, i32))
-        return emit_binary(ctx, graph.MulOp, _cast(ctx, shifted, f32), scale)
+        return _exact_product(ctx, _cast(ctx, shifted, f32), scale)
     if element not in graph.STORAGE_ONLY:  # float8, float4: no zero point but 0
         raise UnsupportedNodeError(f"dequantizing {element} is not supported")
     value = _cast(ctx, x, f32)
     if x_zero_point is not None:
         value = emit_binary(ctx, graph.SubOp, value, _cast(ctx, _along_axis(ctx, x_zero_point, rank, axis), f32))
-    return emit_binary(ctx, graph.MulOp, value, scale)
+    return _exact_product(ctx, value, scale)
+
+
+def _exact_product(ctx: NodeContext, value: SSAValue, scale: SSAValue) -> SSAValue:
+    """`value * scale` rounded to float32 before any reader adds to it (`graph.EXACT_ATTR`), as ONNX Runtime's
+    DequantizeLinear kernel stores it."""
+    product = emit_binary(ctx, graph.MulOp, value, scale)
+    product.owner.attributes[graph.EXACT_ATTR] = UnitAttr()
+    return product
 
 
 def _integer_range(element: IntegerType) -> tuple[float, float]:

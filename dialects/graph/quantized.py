@@ -34,7 +34,12 @@ from minimlc.dialects.graph.core import (
 )
 from minimlc.dialects.graph.nn import _i64s, _WindowOp, pooled_size  # pyright: ignore[reportPrivateUsage]
 
-__all__ = ["ConvIntegerOp", "MatMulIntegerOp"]
+__all__ = ["EXACT_ATTR", "ConvIntegerOp", "MatMulIntegerOp"]
+
+EXACT_ATTR = "exact"
+"""Unit attribute of a float `graph.mul` (and of the `arith` op it lowers to) that must round as written, never
+contracted into a fused multiply-add: DequantizeLinear's product, which ONNX Runtime rounds to float32 before any
+add reads it, so that a requantized sum of dequantized values stays bit-exact."""
 
 EIGHT_BIT: tuple[Attribute, ...] = (i8, UNSIGNED[0])
 """Element types of quantized operands: int8 and uint8."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, math
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -101,7 +101,10 @@ class ElementwiseBinaryLowering(RewritePattern):
             rhs = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
             if isinstance(op, graph.ModOp):
                 return scalar.remainder(lhs, rhs, fmod=op.fmod is not None)
-            return scalar.binary(kind, lhs, rhs)
+            result = scalar.binary(kind, lhs, rhs)
+            if graph.EXACT_ATTR in op.attributes and isinstance(result.owner, Operation):
+                result.owner.attributes[graph.EXACT_ATTR] = builtin.UnitAttr()
+            return result
 
         rewriter.replace(op, build_compute(kind, shape, body))
 
