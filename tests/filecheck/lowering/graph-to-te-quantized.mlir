@@ -27,7 +27,8 @@ func.func @matmul_integer(%a: tensor<4x8xui8>, %b: tensor<8x3xi8>, %az: tensor<1
 
 // -----
 
-// A tap in the padding reads as 0 after the zero point is subtracted (ONNX Runtime pads with the zero point).
+// Group 1 takes im2col and an integer GEMM: the weight less its zero point as (Co, C*KH*KW), the windows less the
+// input's zero point (0 in the padding) as (N, C*KH*KW, OH*OW), their i32 product, and a reshape.
 
 func.func @conv_integer(%x: tensor<1x2x4x4xui8>, %w: tensor<3x2x3x3xi8>, %xz: tensor<1xui8>, %wz: tensor<1xi8>) -> tensor<1x3x4x4xi32> {
   %y = graph.conv_integer %x, %w, %xz, %wz {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x2x4x4xui8>, tensor<3x2x3x3xi8>, tensor<1xui8>, tensor<1xi8>) -> tensor<1x3x4x4xi32>
@@ -35,10 +36,38 @@ func.func @conv_integer(%x: tensor<1x2x4x4xui8>, %w: tensor<3x2x3x3xi8>, %xz: te
 }
 
 // CHECK-LABEL: func.func @conv_integer
-// CHECK: %y = te.compute "conv_integer" ({{.*}}) reduce sum ({{.*}} : 2, {{.*}} : 3, {{.*}} : 3) -> tensor<1x3x4x4xi32> {
+// CHECK:      %[[W:.*]] = te.compute "conv_integer_weight" ({{.*}}) -> tensor<3x18xi32> {
+// CHECK:        te.read %w[{{.*}}] : tensor<3x2x3x3xi8>
+// CHECK:        %[[WS:[0-9]+]] = arith.subi
+// CHECK-NEXT:   te.yield %[[WS]] : i32
+// CHECK:      %[[C:.*]] = te.compute "conv_integer_columns" ({{.*}}) -> tensor<1x18x16xi32> {
+// CHECK:        te.read %x[{{.*}}] : tensor<1x2x4x4xui8>
+// CHECK:        %[[XS:[0-9]+]] = arith.subi
+// CHECK-NEXT:   %[[NONE:[0-9]+]] = arith.constant 0 : i32
+// CHECK-NEXT:   %[[XV:[0-9]+]] = arith.select %{{[0-9]+}}, %[[XS]], %[[NONE]] : i32
+// CHECK-NEXT:   te.yield %[[XV]] : i32
+// CHECK:      %[[P:.*]] = te.compute "conv_integer" (%{{.*}}, %[[CO:[0-9]+]], %[[PX:[0-9]+]]) reduce sum (%[[K:[0-9]+]] : 18) -> tensor<1x3x16xi32> {
+// CHECK-NEXT:   %[[A:[0-9]+]] = te.read %[[W]][%[[CO]], %[[K]]] : tensor<3x18xi32>
+// CHECK-NEXT:   %[[B:[0-9]+]] = te.read %[[C]][%{{[0-9]+}}, %[[K]], %[[PX]]] : tensor<1x18x16xi32>
+// CHECK-NEXT:   %[[M:[0-9]+]] = arith.muli %[[A]], %[[B]] : i32
+// CHECK-NEXT:   te.yield %[[M]] : i32
+// CHECK:      te.compute "reshape" ({{.*}}) -> tensor<1x3x4x4xi32>
+
+// -----
+
+// Other groups take one direct reduction; a tap in the padding reads as 0 after the zero point is subtracted.
+
+func.func @conv_integer_grouped(%x: tensor<1x2x4x4xui8>, %w: tensor<2x1x3x3xi8>, %xz: tensor<1xui8>, %wz: tensor<2xi8>) -> tensor<1x2x4x4xi32> {
+  %y = graph.conv_integer %x, %w, %xz, %wz {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x2x4x4xui8>, tensor<2x1x3x3xi8>, tensor<1xui8>, tensor<2xi8>) -> tensor<1x2x4x4xi32>
+  func.return %y : tensor<1x2x4x4xi32>
+}
+
+// CHECK-LABEL: func.func @conv_integer_grouped
+// CHECK: %y = te.compute "conv_integer" ({{.*}}) reduce sum ({{.*}} : 1, {{.*}} : 3, {{.*}} : 3) -> tensor<1x2x4x4xi32> {
+// CHECK: te.read %w[{{.*}}] : tensor<2x1x3x3xi8>
+// CHECK: %[[WS:[0-9]+]] = arith.subi
 // CHECK: te.read %x[{{.*}}] : tensor<1x2x4x4xui8>
 // CHECK: %[[XS:[0-9]+]] = arith.subi
-// CHECK: %[[WS:[0-9]+]] = arith.subi
 // CHECK-NEXT: %[[NONE:[0-9]+]] = arith.constant 0 : i32
 // CHECK-NEXT: %[[X:[0-9]+]] = arith.select %{{[0-9]+}}, %[[XS]], %[[NONE]] : i32
 // CHECK-NEXT: %[[P:[0-9]+]] = arith.muli %[[X]], %[[WS]] : i32
