@@ -8,7 +8,6 @@ Assumes the verifier's operands: 8-bit data, zero points of one element or one p
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from xdsl.dialects import arith
@@ -30,7 +29,6 @@ from minimlc.lowering.te.builder import (
     constant,
     index_constant,
     read,
-    reshape_indices,
 )
 
 
@@ -43,12 +41,25 @@ def _less_zero(value: SSAValue, zero_point: SSAValue, index: SSAValue) -> SSAVal
 
 
 class MatMulIntegerLowering(RewritePattern):
-    """Lower matmul_integer to one i32 sum reduction "matmul_integer" over the shared dimension."""
+    """Lower matmul_integer to each operand less its zero point in i32 ("matmul_integer_lhs", "matmul_integer_rhs":
+    a weight's is computed once, at load time) and one i32 sum reduction "matmul_integer" of their products (the
+    integer GEMM rule's shape)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatMulIntegerOp, rewriter: PatternRewriter) -> None:
         lhs, rhs, shape = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
         batch = shape[: len(shape) - (len(lhs) > 1) - (len(rhs) > 1)]
+
+        def less_zero(operand: SSAValue, zero: SSAValue, axis: int) -> te.ComputeOp:
+            rank = len(graph.shape_of(operand))
+
+            def body(indices: Indices) -> SSAValue:
+                return _less_zero(read(operand, indices), zero, indices[axis % rank])
+
+            tag = "matmul_integer_lhs" if operand is op.lhs else "matmul_integer_rhs"
+            return build_compute(tag, graph.shape_of(operand), body)
+
+        left, right = less_zero(op.lhs, op.lhs_zero, -2), less_zero(op.rhs, op.rhs_zero, -1)
 
         def product(indices: Indices) -> SSAValue:
             outer, k = indices[:-1], indices[-1]
@@ -58,24 +69,26 @@ class MatMulIntegerLowering(RewritePattern):
 
             row = outer[len(batch)] if len(lhs) > 1 else k
             column = outer[-1] if len(rhs) > 1 else k
-            a = read(op.lhs, [k] if len(lhs) == 1 else batched(lhs, row, k))
-            b = read(op.rhs, [k] if len(rhs) == 1 else batched(rhs, k, column))
-            return arith.MuliOp(_less_zero(a, op.lhs_zero, row), _less_zero(b, op.rhs_zero, column)).result
+            a = read(left.result, [k] if len(lhs) == 1 else batched(lhs, row, k))
+            b = read(right.result, [k] if len(rhs) == 1 else batched(rhs, k, column))
+            return arith.MuliOp(a, b).result
 
-        rewriter.replace(op, build_compute("matmul_integer", shape, product, (lhs[-1],), "sum"))
+        matmul = build_compute("matmul_integer", shape, product, (lhs[-1],), "sum")
+        rewriter.replace(op, [left, right, matmul])
 
 
 class ConvIntegerLowering(RewritePattern):
-    """Lower conv_integer. Group 1 takes im2col and an integer GEMM (the integer GEMM rule's shape): the weight less
-    its zero point as a (Co, C*KH*KW) "conv_integer_weight", the windows less the input's zero point (0 in the
-    padding) as (N, C*KH*KW, OH*OW) "conv_integer_columns", their i32 product "conv_integer" over C*KH*KW, and a
-    reshape to (N, Co, OH, OW). Other groups take one direct reduction "conv_integer" over channels and taps."""
+    """Lower conv_integer. Group 1 goes channels-last, in the integer convolution rule's shape: the weight less its
+    zero point "conv_integer_weight" (computed once, at load time), the input less its zero point, padded with 0 and
+    channels last, "conv_integer_input" (N, H', W', C), their i32 products summed over (KH, KW, C) into a
+    channels-last "conv_integer" (N, OH, OW, Co), and a "transpose" back to (N, Co, OH, OW). Other groups take one
+    direct reduction "conv_integer" over channels and taps (a tap in the padding adds nothing)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConvIntegerOp, rewriter: PatternRewriter) -> None:
         x, w, shape = graph.shape_of(op.input), graph.shape_of(op.weight), graph.shape_of(op.result)
         if op.group.value.data == 1:
-            rewriter.replace(op, _im2col_conv(op, x, w, shape))
+            rewriter.replace(op, _channels_last_conv(op, x, w, shape))
             return
         spatial = len(x) - 2
         group = op.group.value.data
@@ -102,32 +115,49 @@ def _window_less_zero(op: graph.ConvIntegerOp, leading: Sequence[SSAValue], outp
     return guard.select(value, constant(0, i32))
 
 
-def _im2col_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape) -> list[te.ComputeOp]:
-    batch, out_channels, spatial = x[0], w[0], len(x) - 2
-    depth, pixels = math.prod(w[1:]), math.prod(shape[2:])
-    window = (batch, w[1], *w[2:], *shape[2:])
+def _channels_last_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape) -> list[te.ComputeOp]:
+    spatial = len(x) - 2
+    strides, pads, dilations = op.strides.get_values(), op.pads.get_values(), op.dilations.get_values()
+    reach = [(shape[2 + a] - 1) * strides[a] + (w[2 + a] - 1) * dilations[a] + 1 for a in range(spatial)]
 
     def weight(indices: Indices) -> SSAValue:
-        co, k = indices
-        return _less_zero(read(op.weight, [co, *reshape_indices([k], (depth,), w[1:])]), op.weight_zero, co)
+        return _less_zero(read(op.weight, indices), op.weight_zero, indices[0])
 
-    def column(indices: Indices) -> SSAValue:
-        n, c, *rest = reshape_indices(indices, (batch, depth, pixels), window)
-        return _window_less_zero(op, [n, c], rest[spatial:], rest[:spatial])
+    def padded(indices: Indices) -> SSAValue:
+        n, *window, c = indices
+        valid: SSAValue | None = None
+        coordinates: list[SSAValue] = []
+        for axis, position in enumerate(window):
+            coordinate = _affine(position, 1, -pads[axis])
+            inside = [arith.CmpiOp(coordinate, index_constant(0), "sge").result]
+            inside.append(arith.CmpiOp(coordinate, index_constant(x[2 + axis]), "slt").result)
+            for condition in inside:
+                valid = condition if valid is None else arith.AndIOp(valid, condition).result
+            low = arith.MaxSIOp(coordinate, index_constant(0)).result
+            coordinates.append(arith.MinSIOp(low, index_constant(x[2 + axis] - 1)).result)
+        value = _less_zero(read(op.input, [n, c, *coordinates]), op.input_zero, n)
+        assert valid is not None
+        return arith.SelectOp(valid, value, constant(0, i32)).result
 
-    weights = build_compute("conv_integer_weight", (out_channels, depth), weight)
-    columns = build_compute("conv_integer_columns", (batch, depth, pixels), column)
+    weights = build_compute("conv_integer_weight", w, weight)
+    data = build_compute("conv_integer_input", (x[0], *reach, x[1]), padded)
 
     def product(indices: Indices) -> SSAValue:
-        n, co, p, k = indices
-        return arith.MuliOp(read(weights.result, [co, k]), read(columns.result, [n, k, p])).result
+        n, outputs, co = indices[0], indices[1 : 1 + spatial], indices[1 + spatial]
+        taps, c = indices[2 + spatial : 2 + 2 * spatial], indices[-1]
+        window = [
+            arith.AddiOp(_affine(outputs[a], strides[a], 0), _affine(taps[a], dilations[a], 0)).result
+            for a in range(spatial)
+        ]
+        return arith.MuliOp(read(weights.result, [co, c, *taps]), read(data.result, [n, *window, c])).result
 
-    conv = build_compute("conv_integer", (batch, out_channels, pixels), product, (depth,), "sum")
+    channels_last = (x[0], *shape[2:], w[0])
+    conv = build_compute("conv_integer", channels_last, product, (*w[2:], w[1]), "sum")
 
-    def unflatten(indices: Indices) -> SSAValue:
-        return read(conv.result, reshape_indices(indices, shape, (batch, out_channels, pixels)))
+    def transposed(indices: Indices) -> SSAValue:
+        return read(conv.result, [indices[0], *indices[2:], indices[1]])
 
-    return [weights, columns, conv, build_compute("reshape", shape, unflatten)]
+    return [weights, data, conv, build_compute("transpose", shape, transposed)]
 
 
 PATTERNS: list[RewritePattern] = [MatMulIntegerLowering(), ConvIntegerLowering()]
