@@ -105,7 +105,9 @@ class ConvIntegerLowering(RewritePattern):
         rewriter.replace(op, build_compute("conv_integer", shape, product, w[1:], "sum"))
 
 
-def _window_less_zero(op: graph.ConvIntegerOp, leading: Sequence[SSAValue], outputs: Indices, taps: Indices) -> SSAValue:
+def _window_less_zero(
+    op: graph.ConvIntegerOp, leading: Sequence[SSAValue], outputs: Indices, taps: Indices
+) -> SSAValue:
     """The input at a window position less its zero point, in i32; 0 in the padding."""
     kernel = graph.shape_of(op.weight)[2:]
     guard, coordinates = _window_coordinates(

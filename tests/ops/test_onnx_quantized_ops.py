@@ -80,6 +80,41 @@ def test_conv_integer(x_type: Any, w_type: Any, attributes: dict[str, Any], zero
     check_against_onnxruntime(InferenceSession, model, feeds)
 
 
+@pytest.mark.parametrize(
+    ("x_shape", "w_shape", "attributes"),
+    [
+        ((1, 4, 11), (16, 4, 3), {"pads": [1, 0], "strides": [2]}),
+        ((2, 3, 6, 7), (32, 3, 2, 3), {"dilations": [2, 1], "strides": [1, 2], "pads": [1, 0, 0, 2]}),
+    ],
+    ids=["1d-16-channels", "2d-32-channels-batch-2"],
+)
+def test_conv_integer_vector_channels(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], attributes: dict[str, Any]
+) -> None:
+    """Output channels a multiple of the vector width: the integer convolution rule's register tile (at O2/O3)."""
+    feeds = {"x": _ints(x_shape, np.uint8), "x_zero": _scalar(7, np.uint8)}
+    constants = {"w": _ints(w_shape, np.int8), "w_zero": _scalar(-2, np.int8)}
+    model = one_node_model(
+        "ConvInteger", feeds, attributes, constants=constants, inputs=["x", "w", "x_zero", "w_zero"]
+    )
+    check_against_onnxruntime(InferenceSession, model, feeds)
+
+
+def test_qlinear_matmul_vector_columns() -> None:
+    """Columns a multiple of the vector width: the integer GEMM rule's register tile, B packed at load time."""
+    feeds = {"a": _ints((12, 96), np.uint8), "a_scale": _scalar(0.03, np.float32), "a_zero": _scalar(9, np.uint8)}
+    constants = {
+        "b": _ints((96, 64), np.int8),
+        "b_scale": RNG.uniform(0.001, 0.01, (64,)).astype(np.float32),
+        "b_zero": np.zeros((64,), np.int8),
+        "y_scale": _scalar(0.5, np.float32),
+        "y_zero": _scalar(128, np.uint8),
+    }
+    order = ["a", "a_scale", "a_zero", "b", "b_scale", "b_zero", "y_scale", "y_zero"]
+    model = one_node_model("QLinearMatMul", feeds, {}, constants=constants, inputs=order)
+    check_against_onnxruntime(InferenceSession, model, feeds)
+
+
 def _qlinear_matmul_feeds(a_type: Any, per_column: bool) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     columns = 9
     feeds = {
