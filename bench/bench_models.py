@@ -114,9 +114,14 @@ def ort_module() -> Any | None:
     return onnxruntime
 
 
-def ort_session(ort: Any, model: onnx.ModelProto, threads: int) -> Callable[[Feeds], list[np.ndarray]]:
-    """An ONNX Runtime CPU session: `threads` intra-op threads that sleep when idle, one inter-op, sequential."""
+def ort_session(
+    ort: Any, model: onnx.ModelProto, threads: int, level: Any = None
+) -> Callable[[Feeds], list[np.ndarray]]:
+    """An ONNX Runtime CPU session: `threads` intra-op threads that sleep when idle, one inter-op, sequential (at
+    graph optimisation `level`, by default ONNX Runtime's)."""
     options = ort.SessionOptions()
+    if level is not None:
+        options.graph_optimization_level = level
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL

@@ -20,6 +20,7 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_qlinear,
     onnx_quantize,
     onnx_recurrent,
     onnx_resize,
@@ -48,6 +49,7 @@ CONVERTERS = {
     **onnx_quantize.CONVERTERS,
     **onnx_control.CONVERTERS,
     **onnx_sequence.CONVERTERS,
+    **onnx_qlinear.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -73,6 +75,8 @@ TYPED_OPS = frozenset(
         # control flow and sequences (their subgraphs' nodes check their own inputs)
         *onnx_control.CONVERTERS,
         *onnx_sequence.CONVERTERS,
+        # quantized integer products
+        *("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
