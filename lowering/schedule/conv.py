@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from minimlc.lowering.loop.analysis import affine_form, loops_of
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -133,6 +134,56 @@ class ConvWorkload:
     weight_rank: int
 
 
+def conv_workload(
+    module: ModuleOp, kernel: func.FuncOp, target: Target, accumulator: Operation, reads: list[Operation]
+) -> ConvWorkload | None:
+    """The direct convolution of `kernel` whose sum `accumulator` adds products of the two loads `reads` (one a
+    weight at every call, indexed by exactly one output loop that the other read does not move, the channels), or
+    None. Shared by the float and integer rules."""
+    spatial_loops, reduction_loops = output_and_reduction_loops(kernel, accumulator)
+    if len(spatial_loops) < 2 or not reduction_loops:
+        return None
+    params = list(kernel.body.block.args)
+    ivs = {lp.induction_var: lp for lp in loops_of(kernel)}
+    for weight, data in (reads, reads[::-1]):
+        assert isinstance(weight, memref.LoadOp)
+        assert isinstance(data, memref.LoadOp)
+        if weight.memref not in params or not all(index in ivs for index in weight.indices):
+            continue
+        operand = params.index(weight.memref)
+        if not is_weight_at_every_call(module, kernel.sym_name.data, operand):
+            continue
+        data_loops = {v for index in data.indices for v in (affine_form(index) or {None: 0}) if v is not None}
+        channels = [
+            (dim, ivs[index])
+            for dim, index in enumerate(weight.indices)
+            if ivs[index] in spatial_loops and index not in data_loops
+        ]
+        if len(channels) != 1:
+            continue
+        dim, channel_loop = channels[0]
+        if channel_loop.trip_count % target.vector_lanes:
+            continue
+        width = [lp for lp in spatial_loops if lp is not channel_loop][-1]
+        innermost = affine_form(data.indices[-1]) or {}
+        weight_dims = {ivs[index]: d for d, index in enumerate(weight.indices)}
+        return ConvWorkload(
+            kernel.sym_name.data,
+            tuple(lp.loop_name.data for lp in spatial_loops),
+            tuple(lp.loop_name.data for lp in reduction_loops),
+            tuple(innermost.get(lp.induction_var, 0) == 1 for lp in reduction_loops),
+            tuple(weight_dims.get(lp) for lp in reduction_loops),
+            channel_loop.loop_name.data,
+            channel_loop.trip_count,
+            width.loop_name.data,
+            width.trip_count,
+            operand,
+            dim,
+            len(weight.indices),
+        )
+    return None
+
+
 @dataclass(frozen=True)
 class ConvRule:
     """Direct convolution: register tile mr columns x nr channels over packed weight panels (see the module
@@ -148,48 +199,7 @@ class ConvRule:
         reads = [product.lhs.owner, product.rhs.owner]
         if not all(isinstance(read, memref.LoadOp) for read in reads):
             return None
-        spatial_loops, reduction_loops = output_and_reduction_loops(kernel, accumulator)
-        if len(spatial_loops) < 2 or not reduction_loops:
-            return None
-        params = list(kernel.body.block.args)
-        ivs = {lp.induction_var: lp for lp in loops_of(kernel)}
-        for weight, data in (reads, reads[::-1]):
-            assert isinstance(weight, memref.LoadOp)
-            assert isinstance(data, memref.LoadOp)
-            if weight.memref not in params or not all(index in ivs for index in weight.indices):
-                continue
-            operand = params.index(weight.memref)
-            if not is_weight_at_every_call(module, kernel.sym_name.data, operand):
-                continue
-            data_loops = {v for index in data.indices for v in (affine_form(index) or {None: 0}) if v is not None}
-            channels = [
-                (dim, ivs[index])
-                for dim, index in enumerate(weight.indices)
-                if ivs[index] in spatial_loops and index not in data_loops
-            ]
-            if len(channels) != 1:
-                continue
-            dim, channel_loop = channels[0]
-            if channel_loop.trip_count % target.vector_lanes:
-                continue
-            width = [lp for lp in spatial_loops if lp is not channel_loop][-1]
-            innermost = affine_form(data.indices[-1]) or {}
-            weight_dims = {ivs[index]: d for d, index in enumerate(weight.indices)}
-            return ConvWorkload(
-                kernel.sym_name.data,
-                tuple(lp.loop_name.data for lp in spatial_loops),
-                tuple(lp.loop_name.data for lp in reduction_loops),
-                tuple(innermost.get(lp.induction_var, 0) == 1 for lp in reduction_loops),
-                tuple(weight_dims.get(lp) for lp in reduction_loops),
-                channel_loop.loop_name.data,
-                channel_loop.trip_count,
-                width.loop_name.data,
-                width.trip_count,
-                operand,
-                dim,
-                len(weight.indices),
-            )
-        return None
+        return conv_workload(module, kernel, target, accumulator, reads)
 
     def space(self, workload: ConvWorkload, target: Target) -> Space:
         default = self.default(workload, target)
