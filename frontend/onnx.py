@@ -39,7 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import onnx_fold, onnx_half, onnx_ops
-from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS
+from minimlc.frontend.onnx_operators import CONVERTERS, DOMAINS, TYPED_OPS
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
@@ -155,7 +155,7 @@ def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> No
         foldable = onnx_fold.is_foldable(node, constants.__contains__)
         if onnx_fold.is_constant_output(node, constants.__contains__):
             constants.update(node.output)
-        if foldable or (domain == "" and node.op_type in CONVERTERS):
+        if foldable or (domain == DOMAINS.get(node.op_type, "") and node.op_type in CONVERTERS):
             continue
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))

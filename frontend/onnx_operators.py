@@ -25,6 +25,7 @@ from minimlc.frontend import (
     onnx_selection,
     onnx_spatial,
     onnx_tensor,
+    onnx_training,
 )
 
 CONVERTERS = {
@@ -44,8 +45,12 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_training.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
+
+DOMAINS: dict[str, str] = dict.fromkeys(onnx_training.CONVERTERS, onnx_training.TRAINING_DOMAIN)
+"""The converters of ops outside the default domain, and their domain."""
 
 TYPED_OPS = frozenset(
     {
@@ -63,6 +68,8 @@ TYPED_OPS = frozenset(
         *("Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
         # float data with bool masks or integer positions (each converter checks its float operands)
         *("Attention", "RotaryEmbedding"),
+        # optimizers (an int64 iteration count)
+        *("Adagrad", "Adam", "Momentum"),
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
