@@ -23,6 +23,7 @@ from minimlc.frontend import (
     onnx_recurrent,
     onnx_resize,
     onnx_selection,
+    onnx_signal,
     onnx_spatial,
     onnx_tensor,
     onnx_training,
@@ -46,6 +47,7 @@ CONVERTERS = {
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
     **onnx_training.CONVERTERS,
+    **onnx_signal.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -70,6 +72,8 @@ TYPED_OPS = frozenset(
         *("Attention", "RotaryEmbedding"),
         # optimizers (an int64 iteration count)
         *("Adagrad", "Adam", "Momentum"),
+        # signal (MelWeightMatrix's run-time sample rate)
+        "MelWeightMatrix",
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
@@ -101,6 +105,9 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "CumSum": (1,),
     "CumProd": (1,),
     **dict.fromkeys(("HannWindow", "HammingWindow", "BlackmanWindow"), (0,)),
+    "DFT": (1, 2),
+    "STFT": (1, 3),
+    "MelWeightMatrix": (0, 1),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
