@@ -11,6 +11,7 @@ from minimlc.frontend import (
     onnx_activation,
     onnx_attention,
     onnx_compaction,
+    onnx_detection,
     onnx_einsum,
     onnx_fold,
     onnx_generation,
@@ -26,6 +27,7 @@ from minimlc.frontend import (
     onnx_signal,
     onnx_spatial,
     onnx_tensor,
+    onnx_text,
     onnx_training,
 )
 
@@ -48,6 +50,8 @@ CONVERTERS = {
     **onnx_quantize.CONVERTERS,
     **onnx_training.CONVERTERS,
     **onnx_signal.CONVERTERS,
+    **onnx_text.CONVERTERS,
+    **onnx_detection.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -74,6 +78,10 @@ TYPED_OPS = frozenset(
         *("Adagrad", "Adam", "Momentum"),
         # signal (MelWeightMatrix's run-time sample rate)
         "MelWeightMatrix",
+        # integer tokens
+        "TfIdfVectorizer",
+        # detection (int64 indices; each converter checks its float operands)
+        *("MaxUnpool", "RoiAlign"),
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
@@ -108,6 +116,7 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "DFT": (1, 2),
     "STFT": (1, 3),
     "MelWeightMatrix": (0, 1),
+    "MaxUnpool": (2,),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
