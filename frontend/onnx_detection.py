@@ -35,7 +35,8 @@ from minimlc.frontend.onnx_ops import (
 
 
 class _Ops:
-    """Graph elementwise ops on run-time values and named constants of one node."""
+    """Graph elementwise ops on run-time values and named constants of one node (one instance per node: the
+    constants are named by its count)."""
 
     def __init__(self, ctx: NodeContext):
         self.ctx = ctx
@@ -206,8 +207,105 @@ def RoiAlign(
     return ctx.emit(graph.TransposeOp(pooled, [0, 3, 1, 2]))
 
 
+def _deform_samples(
+    ops: _Ops, x: SSAValue, offset: SSAValue, kernel: Sequence[int], origins: Sequence[np.ndarray]
+) -> SSAValue:
+    """Bilinear samples of every channel of `x` at each offset group's tap positions: [N, G, K, oH, oW, C]."""
+    ctx = ops.ctx
+    n, _, height, width = shape_of(x)
+    _, pairs, out_h, out_w = shape_of(offset)
+    groups, taps = pairs // (2 * math.prod(kernel)), math.prod(kernel)
+    moves = ops.reshape(offset, (n, groups, taps, 2, out_h, out_w))
+    axes: list[tuple[SSAValue, ...]] = []
+    for axis, (origin, extent) in enumerate(zip(origins, (height, width))):
+        move = ops.reshape(ctx.emit(graph.SliceOp(moves, [0, 0, 0, axis, 0, 0], [1] * 6, [n, groups, taps, 1, out_h, out_w])), (n, groups, taps, out_h, out_w))
+        axes.append(_axis_taps(ops, ops(graph.AddOp, move, ops.constant(origin)), extent, clamp_inside=False))
+    (y_low, y_high, y_low_w, y_high_w), (x_low, x_high, x_low_w, x_high_w) = axes
+    images = ops.constant(np.arange(n).reshape(n, 1, 1, 1, 1) * height, np.int64)
+    pixels = _channels_last_pixels(ctx, x)
+    total: SSAValue | None = None
+    for y_index, y_weight in ((y_low, y_low_w), (y_high, y_high_w)):
+        row = ops(graph.MulOp, ops(graph.AddOp, images, y_index), ops.constant(width, np.int64))
+        for x_index, x_weight in ((x_low, x_low_w), (x_high, x_high_w)):
+            taken = ctx.emit(graph.TakeOp(pixels, ops(graph.AddOp, row, x_index), 0))
+            weight = ops.reshape(ops(graph.MulOp, y_weight, x_weight), (n, groups, taps, out_h, out_w, 1))
+            weighted = ops(graph.MulOp, taken, weight)
+            total = weighted if total is None else ops(graph.AddOp, total, weighted)
+    assert total is not None
+    return total
+
+
+def DeformConv(
+    ctx: NodeContext,
+    X: Value,
+    W: Value,
+    offset: Value,
+    B: Value | None = None,
+    mask: Value | None = None,
+    *,
+    dilations: Sequence[int] | None = None,
+    group: int = 1,
+    kernel_shape: Sequence[int] | None = None,
+    offset_group: int = 1,
+    pads: Sequence[int] | None = None,
+    strides: Sequence[int] | None = None,
+) -> Value:
+    """2-D deformable convolution: bilinear samples at the offset taps (times the mask), then a batched
+    graph.matmul with the grouped weights (im2col), plus the bias."""
+    x, weights, moves = ctx.data(X), ctx.data(W), ctx.data(offset)
+    shape, weight_shape, move_shape = shape_of(x), shape_of(weights), shape_of(moves)
+    if len(shape) != 4:
+        raise UnsupportedNodeError(f"only 2-D DeformConv is supported, got an input of shape {shape}")
+    n, channels, height, width = shape
+    kernel = list(kernel_shape or weight_shape[2:])
+    dilation, stride, padding = list(dilations or [1, 1]), list(strides or [1, 1]), list(pads or [0] * 4)
+    out_channels = weight_shape[0]
+    taps = math.prod(kernel)
+    out_h = (height + padding[0] + padding[2] - (kernel[0] - 1) * dilation[0] - 1) // stride[0] + 1
+    out_w = (width + padding[1] + padding[3] - (kernel[1] - 1) * dilation[1] - 1) // stride[1] + 1
+    if (
+        len(weight_shape) != 4
+        or channels != weight_shape[1] * group
+        or out_channels % group
+        or channels % offset_group
+        or move_shape != (n, offset_group * taps * 2, out_h, out_w)
+    ):
+        raise NodeError(
+            f"X {shape}, W {weight_shape}, offset {move_shape} do not fit group {group}, offset_group "
+            f"{offset_group}, kernel {kernel}, pads {padding}, strides {stride}, dilations {dilation}"
+        )
+    for value in (x, weights, moves, *(ctx.data(v) for v in (B, mask) if v is not None)):
+        if graph.element_type(value) != f32:
+            raise UnsupportedNodeError(f"DeformConv computes on float32, got {value.type}")
+    ops = _Ops(ctx)
+    rows = np.arange(kernel[0]).repeat(kernel[1])[:, None] * dilation[0] + np.arange(out_h)[None, :] * stride[0]
+    columns = np.tile(np.arange(kernel[1]), kernel[0])[:, None] * dilation[1] + np.arange(out_w)[None, :] * stride[1]
+    origins = ((rows - padding[0])[:, :, None], (columns - padding[1])[:, None, :])  # [K, oH, 1], [K, 1, oW]
+    samples = _deform_samples(ops, x, moves, kernel, origins)  # [N, G, K, oH, oW, C]
+    if mask is not None:
+        scale = ops.reshape(ctx.data(mask), (n, offset_group, taps, out_h, out_w, 1))
+        samples = ops(graph.MulOp, samples, scale)
+    if offset_group > 1:  # keep each offset group's own channels
+        owned = np.zeros((1, offset_group, 1, 1, 1, offset_group, channels // offset_group), np.float32)
+        owned[0, np.arange(offset_group), 0, 0, 0, np.arange(offset_group)] = 1
+        split = ops.reshape(samples, (n, offset_group, taps, out_h, out_w, offset_group, channels // offset_group))
+        samples = ctx.emit(graph.ReduceSumOp(ops(graph.MulOp, split, ops.constant(owned)), [1], keepdims=False))
+    per_group = channels // group
+    columns_value = ctx.emit(graph.TransposeOp(ops.reshape(samples, (n, taps, out_h, out_w, channels)), [0, 2, 3, 4, 1]))
+    columns_value = ops.reshape(columns_value, (n * out_h * out_w, group, per_group * taps))
+    columns_value = ctx.emit(graph.TransposeOp(columns_value, [1, 0, 2]))
+    kernels = ops.reshape(weights, (group, out_channels // group, per_group * taps))
+    product = ctx.emit(graph.MatMulOp(columns_value, ctx.emit(graph.TransposeOp(kernels, [0, 2, 1]))))
+    pixels = ops.reshape(ctx.emit(graph.TransposeOp(product, [1, 0, 2])), (n, out_h, out_w, out_channels))
+    result = ctx.emit(graph.TransposeOp(pixels, [0, 3, 1, 2]))
+    if B is not None:
+        result = ops(graph.AddOp, result, ops.reshape(ctx.data(B), (out_channels, 1, 1)))
+    return result
+
+
 CONVERTERS: dict[str, Converter] = {
     "MaxUnpool": MaxUnpool,
     "RoiAlign": RoiAlign,
+    "DeformConv": DeformConv,
 }
 """ONNX op type (default domain) -> converter."""

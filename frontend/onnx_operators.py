@@ -81,7 +81,7 @@ TYPED_OPS = frozenset(
         # integer tokens
         "TfIdfVectorizer",
         # detection (int64 indices; each converter checks its float operands)
-        *("MaxUnpool", "RoiAlign"),
+        *("MaxUnpool", "RoiAlign", "DeformConv"),
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",

@@ -93,3 +93,47 @@ def test_roi_align_refuses_an_adaptive_sampling_grid() -> None:
     model = one_node_model("RoiAlign", feeds, {"sampling_ratio": 0}, opset=16)
     with pytest.raises(UnsupportedFeatureError, match="sampling_ratio 0"):
         InferenceSession(model, cache=False)
+
+
+DEFORM_CASES = [
+    # (X shape, W shape, attributes, with bias and mask)
+    ((1, 2, 6, 6), (3, 2, 3, 3), {}, False),
+    ((2, 4, 7, 6), (4, 2, 3, 2), {"group": 2, "pads": [1, 0, 1, 1]}, True),
+    ((1, 4, 8, 8), (2, 4, 3, 3), {"offset_group": 2, "strides": [2, 1], "dilations": [1, 2]}, True),
+    ((1, 6, 5, 5), (6, 3, 2, 2), {"group": 2, "offset_group": 3, "pads": [1, 1, 1, 1]}, False),
+]
+
+
+@pytest.mark.parametrize(("x_shape", "w_shape", "attributes", "extras"), DEFORM_CASES)
+def test_deform_conv_matches_reference(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], attributes: dict[str, Any], extras: bool
+) -> None:
+    rng = np.random.default_rng(5)
+    pads = attributes.get("pads", [0, 0, 0, 0])
+    strides, dilations = attributes.get("strides", [1, 1]), attributes.get("dilations", [1, 1])
+    out = [
+        (x_shape[2 + a] + pads[a] + pads[a + 2] - (w_shape[2 + a] - 1) * dilations[a] - 1) // strides[a] + 1
+        for a in range(2)
+    ]
+    taps = w_shape[2] * w_shape[3] * attributes.get("offset_group", 1)
+    feeds = {
+        "X": rng.standard_normal(x_shape).astype(np.float32),
+        "W": rng.standard_normal(w_shape).astype(np.float32),
+        "offset": rng.uniform(-2.5, 2.5, (x_shape[0], 2 * taps, *out)).astype(np.float32),
+    }
+    if extras:
+        feeds["B"] = rng.standard_normal(w_shape[0]).astype(np.float32)
+        feeds["mask"] = rng.uniform(0.0, 1.0, (x_shape[0], taps, *out)).astype(np.float32)
+    model = one_node_model("DeformConv", feeds, {"kernel_shape": list(w_shape[2:]), **attributes}, opset=19)
+    _run_and_compare(model, feeds, reference=True)
+
+
+def test_deform_conv_refuses_3d() -> None:
+    feeds = {
+        "X": np.zeros((1, 1, 4, 4, 4), np.float32),
+        "W": np.zeros((1, 1, 2, 2, 2), np.float32),
+        "offset": np.zeros((1, 24, 3, 3, 3), np.float32),
+    }
+    model = one_node_model("DeformConv", feeds, {"kernel_shape": [2, 2, 2]}, opset=19)
+    with pytest.raises(UnsupportedFeatureError, match="only 2-D DeformConv"):
+        InferenceSession(model, cache=False)
