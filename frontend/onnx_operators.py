@@ -17,6 +17,7 @@ from minimlc.frontend import (
     onnx_generation,
     onnx_indexing,
     onnx_loss,
+    onnx_nms,
     onnx_nn,
     onnx_normalization,
     onnx_ops,
@@ -52,6 +53,7 @@ CONVERTERS = {
     **onnx_signal.CONVERTERS,
     **onnx_text.CONVERTERS,
     **onnx_detection.CONVERTERS,
+    **onnx_nms.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -117,6 +119,7 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "STFT": (1, 3),
     "MelWeightMatrix": (0, 1),
     "MaxUnpool": (2,),
+    "NonMaxSuppression": (2,),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
