@@ -265,6 +265,7 @@ def DeformConv(
     out_w = (width + padding[1] + padding[3] - (kernel[1] - 1) * dilation[1] - 1) // stride[1] + 1
     if (
         len(weight_shape) != 4
+        or list(weight_shape[2:]) != kernel
         or channels != weight_shape[1] * group
         or out_channels % group
         or channels % offset_group

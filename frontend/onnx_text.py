@@ -73,14 +73,20 @@ def TfIdfVectorizer(
         raise NodeError(f"X must be [C] or [B, C] tokens with C > 0, got shape {shape}")
     rows = x if len(shape) == 2 else emit_reshape(ctx, x, (1, shape[0]))
     batch, length = shape_of(rows)
+    pool_grams = _pool_grams(pool_int64s, ngram_counts)
+    if len(ngram_indexes) != sum(len(grams) for _, grams in pool_grams) or min(ngram_indexes) < 0:
+        raise NodeError(f"ngram_indexes must give each of the pool's n-grams a column, got {list(ngram_indexes)}")
     width = max(ngram_indexes) + 1
     name = ctx.node.output[0]
     total = None
     first = 0
-    for size, grams in _pool_grams(pool_int64s, ngram_counts):
+    for size, grams in pool_grams:
         columns = np.zeros((len(grams), width), np.float32)
         columns[np.arange(len(grams)), ngram_indexes[first : first + len(grams)]] = 1
         first += len(grams)
+        limits = np.iinfo(dtype_of(token_type))
+        matchable = np.all((grams >= limits.min) & (grams <= limits.max), axis=1)  # others never occur
+        grams, columns = grams[matchable], columns[matchable]
         if not len(grams) or not min_gram_length <= size <= max_gram_length:
             continue
         pool = ctx.data(ConstantValue(f"{name}.pool{size}", grams.astype(dtype_of(token_type))))

@@ -89,10 +89,10 @@ def _groups(ctx: NodeContext, tensors: Sequence[Value], kinds: int, names: str) 
     groups = [values[kind * count : (kind + 1) * count] for kind in range(kinds)]
     for index, x in enumerate(groups[0]):
         for group in groups:
-            if shape_of(group[index]) != shape_of(x) or graph.element_type(group[index]) != f32:
-                raise UnsupportedNodeError(
-                    f"{names} of tensor {index} must be float32 of one shape, got {group[index].type} and {x.type}"
-                )
+            if graph.element_type(group[index]) != f32:
+                raise UnsupportedNodeError(f"{names} of tensor {index} must be float32, got {group[index].type}")
+            if shape_of(group[index]) != shape_of(x):
+                raise NodeError(f"{names} of tensor {index} must have one shape, got {group[index].type} and {x.type}")
     return groups
 
 

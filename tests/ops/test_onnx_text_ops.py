@@ -52,3 +52,13 @@ def test_tfidf_vectorizer_refuses_string_pools() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=8)
     with pytest.raises(UnsupportedFeatureError, match="over strings"):
         InferenceSession(model, cache=False)
+
+
+def test_tfidf_vectorizer_pool_tokens_beyond_the_token_type_never_match() -> None:
+    attributes = {
+        "mode": "TF", "min_gram_length": 1, "max_gram_length": 1, "max_skip_count": 0,
+        "ngram_counts": [0], "ngram_indexes": [0, 1], "pool_int64s": [3, 2**32 + 3],
+    }
+    feeds = {"X": np.array([[3, 3, 1, 3]], np.int32)}
+    model = one_node_model("TfIdfVectorizer", feeds, attributes, opset=9)
+    check_against_onnxruntime(InferenceSession, model, feeds)
