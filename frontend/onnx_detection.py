@@ -7,7 +7,8 @@ by the fractional parts (0 for corners or samples outside the image, as onnx's r
 takes the maximum over each bin's sampling grid; DeformConv multiplies the samples (by the mask, then) by the weights
 in one `graph.matmul`, as an im2col convolution.
 
-    %corner = graph.take %pixels, %flat {axis = 0 : i64} : (tensor<100x3xf32>, tensor<2x10x10xi64>) -> tensor<2x10x10x3xf32>
+    %corner = graph.take %pixels, %flat {axis = 0 : i64}
+        : (tensor<100x3xf32>, tensor<2x10x10xi64>) -> tensor<2x10x10x3xf32>
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def _axis_taps(ops: _Ops, position: SSAValue, extent: int, *, clamp_inside: bool
 def MaxUnpool(
     ctx: NodeContext,
     X: Value,
-    I: Value,
+    I: Value,  # noqa: E741 (ONNX's input name)
     output_shape: Value | None = None,
     *,
     kernel_shape: Sequence[int],
@@ -173,7 +174,11 @@ def RoiAlign(
     _, channels, height, width = shape
     ops = _Ops(ctx)
     grid = sampling_ratio
-    corners = ops(graph.SubOp, ops(graph.MulOp, boxes, ops.constant(spatial_scale)), ops.constant(0.5 if transform == "half_pixel" else 0.0))
+    corners = ops(
+        graph.SubOp,
+        ops(graph.MulOp, boxes, ops.constant(spatial_scale)),
+        ops.constant(0.5 if transform == "half_pixel" else 0.0),
+    )
     axes: list[tuple[SSAValue, ...]] = []
     for column, bins, extent in ((1, output_height, height), (0, output_width, width)):
         start = ctx.emit(graph.SliceOp(corners, [0, column], [1, 1], [count, 1]))
@@ -190,11 +195,18 @@ def RoiAlign(
     image_rows = ops(graph.MulOp, ops.reshape(batches, (count, 1)), ops.constant(height, np.int64))
     values: list[SSAValue] = []
     for y_index, y_weight in ((y_low, y_low_w), (y_high, y_high_w)):
-        row = ops.reshape(ops(graph.MulOp, ops(graph.AddOp, image_rows, y_index), ops.constant(width, np.int64)), (count, samples_y, 1))
+        row = ops.reshape(
+            ops(graph.MulOp, ops(graph.AddOp, image_rows, y_index), ops.constant(width, np.int64)),
+            (count, samples_y, 1),
+        )
         for x_index, x_weight in ((x_low, x_low_w), (x_high, x_high_w)):
             flat = ops(graph.AddOp, row, ops.reshape(x_index, (count, 1, samples_x)))
             taken = ctx.emit(graph.TakeOp(pixels, flat, 0))  # [R, samples_y, samples_x, C]
-            weight = ops(graph.MulOp, ops.reshape(y_weight, (count, samples_y, 1, 1)), ops.reshape(x_weight, (count, 1, samples_x, 1)))
+            weight = ops(
+                graph.MulOp,
+                ops.reshape(y_weight, (count, samples_y, 1, 1)),
+                ops.reshape(x_weight, (count, 1, samples_x, 1)),
+            )
             values.append(ops(graph.MulOp, taken, weight))
     if pooling == "avg":
         combined = ops(graph.AddOp, ops(graph.AddOp, values[0], values[1]), ops(graph.AddOp, values[2], values[3]))
@@ -218,7 +230,10 @@ def _deform_samples(
     moves = ops.reshape(offset, (n, groups, taps, 2, out_h, out_w))
     axes: list[tuple[SSAValue, ...]] = []
     for axis, (origin, extent) in enumerate(zip(origins, (height, width))):
-        move = ops.reshape(ctx.emit(graph.SliceOp(moves, [0, 0, 0, axis, 0, 0], [1] * 6, [n, groups, taps, 1, out_h, out_w])), (n, groups, taps, out_h, out_w))
+        move = ops.reshape(
+            ctx.emit(graph.SliceOp(moves, [0, 0, 0, axis, 0, 0], [1] * 6, [n, groups, taps, 1, out_h, out_w])),
+            (n, groups, taps, out_h, out_w),
+        )
         axes.append(_axis_taps(ops, ops(graph.AddOp, move, ops.constant(origin)), extent, clamp_inside=False))
     (y_low, y_high, y_low_w, y_high_w), (x_low, x_high, x_low_w, x_high_w) = axes
     images = ops.constant(np.arange(n).reshape(n, 1, 1, 1, 1) * height, np.int64)
@@ -292,7 +307,9 @@ def DeformConv(
         split = ops.reshape(samples, (n, offset_group, taps, out_h, out_w, offset_group, channels // offset_group))
         samples = ctx.emit(graph.ReduceSumOp(ops(graph.MulOp, split, ops.constant(owned)), [1], keepdims=False))
     per_group = channels // group
-    columns_value = ctx.emit(graph.TransposeOp(ops.reshape(samples, (n, taps, out_h, out_w, channels)), [0, 2, 3, 4, 1]))
+    columns_value = ctx.emit(
+        graph.TransposeOp(ops.reshape(samples, (n, taps, out_h, out_w, channels)), [0, 2, 3, 4, 1])
+    )
     columns_value = ops.reshape(columns_value, (n * out_h * out_w, group, per_group * taps))
     columns_value = ctx.emit(graph.TransposeOp(columns_value, [1, 0, 2]))
     kernels = ops.reshape(weights, (group, out_channels // group, per_group * taps))

@@ -8,7 +8,8 @@ box suppresses it, and fewer than max_output_boxes_per_class are kept. That is O
 N is bounded (`MAX_BOXES`); the kept (batch, class, box) rows are compressed in order into an upper-bound output plus
 a run-time count, which the runtime trims.
 
-    %kept = graph.compress %triples, %keep {axis = 0 : i64} : (tensor<12x3xi64>, tensor<12xi1>) -> (tensor<12x3xi64>, tensor<1xi64>)
+    %kept = graph.compress %triples, %keep {axis = 0 : i64}
+        : (tensor<12x3xi64>, tensor<12xi1>) -> (tensor<12x3xi64>, tensor<1xi64>)
 """
 
 from __future__ import annotations
@@ -121,11 +122,17 @@ def _rank_order(ops: _Boxes, scores: SSAValue) -> SSAValue:
     mine = emit_reshape(ops.ctx, scores, (b, c, n, 1))
     others = emit_reshape(ops.ctx, scores, (b, c, 1, n))
     lower_index = ops.constant(np.tril(np.ones((n, n), np.bool_), -1))  # [i, j]: j < i
-    before = ops(graph.OrOp, ops(graph.GreaterOp, others, mine), ops(graph.AndOp, ops(graph.EqualOp, others, mine), lower_index))
+    before = ops(
+        graph.OrOp, ops(graph.GreaterOp, others, mine), ops(graph.AndOp, ops(graph.EqualOp, others, mine), lower_index)
+    )
     ranks = ops.ctx.emit(graph.ReduceSumOp(ops.ctx.emit(graph.CastOp(before, i64)), [3], keepdims=True))  # [B,C,N,1]
     at_rank = ops(graph.EqualOp, ranks, ops.constant(np.arange(n, dtype=np.int64).reshape(1, 1, 1, n)))
     index = ops.ctx.emit(
-        graph.WhereOp(at_rank, ops.constant(np.arange(n, dtype=np.int64).reshape(1, 1, n, 1)), ops.constant(np.zeros((), np.int64)))
+        graph.WhereOp(
+            at_rank,
+            ops.constant(np.arange(n, dtype=np.int64).reshape(1, 1, n, 1)),
+            ops.constant(np.zeros((), np.int64)),
+        )
     )
     return ops.ctx.emit(graph.ReduceSumOp(index, [2], keepdims=False))
 
@@ -178,10 +185,18 @@ def NonMaxSuppression(
     kept: SSAValue | None = None  # [B, C, N]: 1 at the kept ranks so far
     taken: SSAValue | None = None  # [B, C, 1]: how many
     for rank in range(count):
-        keep = emit_reshape(ctx, ctx.emit(graph.SliceOp(candidates, [0, 0, rank], [1, 1, 1], [batches, classes, 1])), (batches, classes, 1))
+        keep = emit_reshape(
+            ctx,
+            ctx.emit(graph.SliceOp(candidates, [0, 0, rank], [1, 1, 1], [batches, classes, 1])),
+            (batches, classes, 1),
+        )
         if kept is not None and taken is not None:
             row = ctx.emit(graph.SliceOp(suppresses, [0, 0, rank, 0], [1, 1, 1, 1], [batches, classes, 1, count]))
-            hit = ctx.emit(graph.ReduceMaxOp(ops(graph.MulOp, kept, emit_reshape(ctx, row, (batches, classes, count))), [2], keepdims=True))
+            hit = ctx.emit(
+                graph.ReduceMaxOp(
+                    ops(graph.MulOp, kept, emit_reshape(ctx, row, (batches, classes, count))), [2], keepdims=True
+                )
+            )
             open_slots = ctx.emit(graph.CastOp(ops(graph.LessOp, taken, room), f32))
             keep = ops(graph.MulOp, ops(graph.MulOp, keep, ops(graph.SubOp, one, hit)), open_slots)
         at_rank = np.zeros((1, 1, count), np.float32)
@@ -190,16 +205,24 @@ def NonMaxSuppression(
         kept = placed if kept is None else ops(graph.AddOp, kept, placed)
         taken = keep if taken is None else ops(graph.AddOp, taken, keep)
     assert kept is not None
-    selected = emit_reshape(ctx, ops(graph.GreaterOp, kept, ops.constant(np.array(0.5, np.float32))), (batches * classes * count,))
+    selected = emit_reshape(
+        ctx, ops(graph.GreaterOp, kept, ops.constant(np.array(0.5, np.float32))), (batches * classes * count,)
+    )
     batch_column = np.broadcast_to(np.arange(batches).reshape(batches, 1, 1, 1), (batches, classes, count, 1))
     class_column = np.broadcast_to(np.arange(classes).reshape(1, classes, 1, 1), (batches, classes, count, 1))
     rows = ctx.emit(
         graph.ConcatOp(
-            [ops.constant(batch_column.astype(np.int64)), ops.constant(class_column.astype(np.int64)), emit_reshape(ctx, order, (batches, classes, count, 1))],
+            [
+                ops.constant(batch_column.astype(np.int64)),
+                ops.constant(class_column.astype(np.int64)),
+                emit_reshape(ctx, order, (batches, classes, count, 1)),
+            ],
             3,
         )
     )
-    compress = ctx.builder.insert(graph.CompressOp(emit_reshape(ctx, rows, (batches * classes * count, 3)), selected, 0))
+    compress = ctx.builder.insert(
+        graph.CompressOp(emit_reshape(ctx, rows, (batches * classes * count, 3)), selected, 0)
+    )
     return DataDependentValue(compress.result, compress.count, 0)
 
 

@@ -12,6 +12,7 @@ summed over the positions; a matmul by a constant one-hot table sends each n-gra
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,7 +37,7 @@ def _pool_grams(pool: Sequence[int], counts: Sequence[int]) -> list[tuple[int, n
     """The pool's n-grams by length: (n, [grams, n] tokens), in pool order (the order of ngram_indexes)."""
     bounds = [*counts, len(pool)]
     grams: list[tuple[int, np.ndarray]] = []
-    for length, (start, end) in enumerate(zip(bounds, bounds[1:]), start=1):
+    for length, (start, end) in enumerate(itertools.pairwise(bounds), start=1):
         if (end - start) % length:
             raise NodeError(f"the pool's {length}-grams ({end - start} tokens) are not a whole number of grams")
         grams.append((length, np.asarray(pool[start:end], np.int64).reshape(-1, length)))

@@ -28,7 +28,8 @@ def _run_and_compare(model: Any, feeds: dict[str, np.ndarray], *, reference: boo
     actual = session.run(None, feeds)
     assert session.stats["kernels"] > 0
     for got, want in zip(actual, expected, strict=True):
-        assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
+        assert got.dtype == want.dtype
+        assert got.shape == want.shape, (got.shape, want.shape)
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
@@ -42,7 +43,9 @@ def _pooled(shape: tuple[int, ...], kernel: int, stride: int) -> dict[str, np.nd
     return {"X": values, "I": indices}
 
 
-@pytest.mark.parametrize(("shape", "kernel", "stride"), [((2, 3, 8, 8), 2, 2), ((1, 2, 9, 7), 3, 2), ((1, 2, 10), 2, 2)])
+@pytest.mark.parametrize(
+    ("shape", "kernel", "stride"), [((2, 3, 8, 8), 2, 2), ((1, 2, 9, 7), 3, 2), ((1, 2, 10), 2, 2)]
+)
 def test_max_unpool_matches_onnxruntime(shape: tuple[int, ...], kernel: int, stride: int) -> None:
     feeds = _pooled(shape, kernel, stride)
     spatial = len(shape) - 2

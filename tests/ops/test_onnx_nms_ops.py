@@ -27,7 +27,11 @@ def _model(limit: int | None, *, score_threshold: bool, center_point_box: int) -
         graph_inputs.append(helper.make_tensor_value_info("score", TensorProto.FLOAT, [1]))
     constants = [] if limit is None else [onnx.numpy_helper.from_array(np.array([limit], np.int64), "limit")]
     graph = helper.make_graph(
-        [node], "nms", graph_inputs, [helper.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])], constants
+        [node],
+        "nms",
+        graph_inputs,
+        [helper.make_tensor_value_info("selected", TensorProto.INT64, [None, 3])],
+        constants,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=8)
 

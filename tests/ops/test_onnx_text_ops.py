@@ -28,7 +28,13 @@ POOL = {
         {"mode": "TF", "min_gram_length": 1, "max_gram_length": 3, "max_skip_count": 2},
         {"mode": "IDF", "min_gram_length": 1, "max_gram_length": 2, "max_skip_count": 1},
         {"mode": "IDF", "min_gram_length": 1, "max_gram_length": 3, "max_skip_count": 1, "weights": [0.5] * 12},
-        {"mode": "TFIDF", "min_gram_length": 2, "max_gram_length": 3, "max_skip_count": 4, "weights": [0.1 * i for i in range(12)]},
+        {
+            "mode": "TFIDF",
+            "min_gram_length": 2,
+            "max_gram_length": 3,
+            "max_skip_count": 4,
+            "weights": [0.1 * i for i in range(12)],
+        },
     ],
     ids=["tf-unigrams", "tf-bigrams-skip3", "tf-all", "idf", "idf-weights", "tfidf-weights"],
 )
@@ -42,11 +48,21 @@ def test_tfidf_vectorizer_matches_onnxruntime(attributes: dict[str, Any], shape:
 
 def test_tfidf_vectorizer_refuses_string_pools() -> None:
     node = helper.make_node(
-        "TfIdfVectorizer", ["X"], ["Y"], mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0,
-        ngram_counts=[0], ngram_indexes=[0, 1], pool_strings=["a", "b"],
+        "TfIdfVectorizer",
+        ["X"],
+        ["Y"],
+        mode="TF",
+        min_gram_length=1,
+        max_gram_length=1,
+        max_skip_count=0,
+        ngram_counts=[0],
+        ngram_indexes=[0, 1],
+        pool_strings=["a", "b"],
     )
     graph = helper.make_graph(
-        [node], "text", [helper.make_tensor_value_info("X", TensorProto.INT64, [4])],
+        [node],
+        "text",
+        [helper.make_tensor_value_info("X", TensorProto.INT64, [4])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=8)
@@ -56,8 +72,13 @@ def test_tfidf_vectorizer_refuses_string_pools() -> None:
 
 def test_tfidf_vectorizer_pool_tokens_beyond_the_token_type_never_match() -> None:
     attributes = {
-        "mode": "TF", "min_gram_length": 1, "max_gram_length": 1, "max_skip_count": 0,
-        "ngram_counts": [0], "ngram_indexes": [0, 1], "pool_int64s": [3, 2**32 + 3],
+        "mode": "TF",
+        "min_gram_length": 1,
+        "max_gram_length": 1,
+        "max_skip_count": 0,
+        "ngram_counts": [0],
+        "ngram_indexes": [0, 1],
+        "pool_int64s": [3, 2**32 + 3],
     }
     feeds = {"X": np.array([[3, 3, 1, 3]], np.int32)}
     model = one_node_model("TfIdfVectorizer", feeds, attributes, opset=9)

@@ -73,7 +73,8 @@ def test_optimizer_matches_reference(
     actual = session.run(None, feeds)
     assert session.stats["kernels"] > 0
     for got, want in zip(actual, expected, strict=True):
-        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.dtype == want.dtype
+        assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
