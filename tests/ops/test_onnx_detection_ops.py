@@ -87,8 +87,7 @@ def test_roi_align_matches_onnxruntime(
         "spatial_scale": scale,
     }
     model = one_node_model("RoiAlign", feeds, attributes, opset=16)
-    # ONNX Runtime's max mode takes the maximum of whole samples; onnx (and the node tests) of weighted corners.
-    _run_and_compare(model, feeds, reference=mode == "max")
+    _run_and_compare(model, feeds)
 
 
 def test_roi_align_refuses_an_adaptive_sampling_grid() -> None:
