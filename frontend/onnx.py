@@ -13,7 +13,8 @@ of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float3
 inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live
 in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `onnx_einsum`, `onnx_generation`,
 `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
-`onnx_selection`, `onnx_spatial` and `onnx_tensor`, gathered in `onnx_operators`; `onnx_control` (If, Loop, Scan:
+`onnx_selection`, `onnx_spatial`, `onnx_tensor`, `onnx_signal`, `onnx_detection`, `onnx_nms`, `onnx_text` and
+`onnx_training` (domain ai.onnx.preview.training), gathered in `onnx_operators`; `onnx_control` (If, Loop, Scan:
 subgraphs imported per branch or iteration by `run_subgraph`) and `onnx_sequence` (sequences and optionals, kept as
 lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`).
 Outputs of a data-dependent extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`,
@@ -43,7 +44,7 @@ from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_ops, onnx_sequence
 from minimlc.frontend.onnx_control import ControlContext
-from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS
+from minimlc.frontend.onnx_operators import CONVERTERS, DOMAINS, TYPED_OPS
 from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
@@ -180,7 +181,7 @@ def _find_unsupported(
         foldable = onnx_fold.is_foldable(node, constants.__contains__)
         if onnx_fold.is_constant_output(node, constants.__contains__):
             constants.update(node.output)
-        if foldable or (domain == "" and node.op_type in CONVERTERS):
+        if foldable or (domain == DOMAINS.get(node.op_type, "") and node.op_type in CONVERTERS):
             continue
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))

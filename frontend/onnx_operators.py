@@ -12,11 +12,13 @@ from minimlc.frontend import (
     onnx_attention,
     onnx_compaction,
     onnx_control,
+    onnx_detection,
     onnx_einsum,
     onnx_fold,
     onnx_generation,
     onnx_indexing,
     onnx_loss,
+    onnx_nms,
     onnx_nn,
     onnx_normalization,
     onnx_ops,
@@ -26,8 +28,11 @@ from minimlc.frontend import (
     onnx_resize,
     onnx_selection,
     onnx_sequence,
+    onnx_signal,
     onnx_spatial,
     onnx_tensor,
+    onnx_text,
+    onnx_training,
 )
 
 CONVERTERS = {
@@ -50,8 +55,16 @@ CONVERTERS = {
     **onnx_control.CONVERTERS,
     **onnx_sequence.CONVERTERS,
     **onnx_qlinear.CONVERTERS,
+    **onnx_training.CONVERTERS,
+    **onnx_signal.CONVERTERS,
+    **onnx_text.CONVERTERS,
+    **onnx_detection.CONVERTERS,
+    **onnx_nms.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
+
+DOMAINS: dict[str, str] = dict.fromkeys(onnx_training.CONVERTERS, onnx_training.TRAINING_DOMAIN)
+"""The converters of ops outside the default domain, and their domain."""
 
 TYPED_OPS = frozenset(
     {
@@ -69,6 +82,14 @@ TYPED_OPS = frozenset(
         *("Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
         # float data with bool masks or integer positions (each converter checks its float operands)
         *("Attention", "RotaryEmbedding"),
+        # optimizers (an int64 iteration count)
+        *("Adagrad", "Adam", "Momentum"),
+        # signal (MelWeightMatrix's run-time sample rate)
+        "MelWeightMatrix",
+        # integer tokens
+        "TfIdfVectorizer",
+        # detection (int64 indices; each converter checks its float operands)
+        *("MaxUnpool", "RoiAlign", "DeformConv"),
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
@@ -105,6 +126,11 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
     "CumSum": (1,),
     "CumProd": (1,),
     **dict.fromkeys(("HannWindow", "HammingWindow", "BlackmanWindow"), (0,)),
+    "DFT": (1, 2),
+    "STFT": (1, 3),
+    "MelWeightMatrix": (0, 1),
+    "MaxUnpool": (2,),
+    "NonMaxSuppression": (2,),
     **{
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")

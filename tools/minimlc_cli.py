@@ -396,9 +396,15 @@ def _load_model(path: str) -> onnx.ModelProto:
 def _conformance(args: argparse.Namespace) -> int:
     import onnx
 
+    from minimlc.frontend.onnx_operators import DOMAINS
     from minimlc.tools import conformance
 
-    unknown = [op for op in args.ops or [] if op != conformance.LIGHT_MODEL_GROUP and not onnx.defs.has(op)]
+    domains = ("", *DOMAINS.values())
+    unknown = [
+        op
+        for op in args.ops or []
+        if op != conformance.LIGHT_MODEL_GROUP and not any(onnx.defs.has(op, domain) for domain in domains)
+    ]
     if unknown:
         raise cli_options.UsageError(f"--ops names unknown ONNX operator(s): {', '.join(unknown)}")
     listing = Path(args.write_expected_failures) if args.write_expected_failures else None
