@@ -75,7 +75,7 @@ def TfIdfVectorizer(
     rows = x if len(shape) == 2 else emit_reshape(ctx, x, (1, shape[0]))
     batch, length = shape_of(rows)
     pool_grams = _pool_grams(pool_int64s, ngram_counts)
-    if len(ngram_indexes) != sum(len(grams) for _, grams in pool_grams) or min(ngram_indexes) < 0:
+    if len(ngram_indexes) < sum(len(grams) for _, grams in pool_grams) or min(ngram_indexes) < 0:
         raise NodeError(f"ngram_indexes must give each of the pool's n-grams a column, got {list(ngram_indexes)}")
     width = max(ngram_indexes) + 1
     name = ctx.node.output[0]
