@@ -656,3 +656,21 @@ def test_bad_reshape_shapes(target: list[int], allowzero: int, message: str) -> 
     model = _model([node], [_info("x", [2, 3])], [_info("y", ["?"])], shape, opset=14)
     with pytest.raises(ModelImportError, match=r"^node 'r' \(Reshape\): " + message + "$"):
         import_model(model)
+
+
+def test_a_constant_named_like_another_of_other_contents_gets_its_own_weight() -> None:
+    """Two constants under one name (converters naming their folded tables alike): each keeps its contents."""
+    from xdsl.builder import Builder
+    from xdsl.ir import Block
+    from xdsl.rewriter import InsertPoint
+
+    from minimlc.frontend.onnx_ops import ConstantValue, WeightStore
+
+    store = WeightStore(Builder(InsertPoint.at_end(Block())))
+    first = store.handle(ConstantValue("table", np.arange(4, dtype=np.float32)), "t")
+    again = store.handle(ConstantValue("table", np.arange(4, dtype=np.float32)), "t")
+    other = store.handle(ConstantValue("table", np.ones(4, dtype=np.float32)), "t")
+    third = store.handle(ConstantValue("table", np.zeros(2, dtype=np.int64)), "t")
+    assert again is first and other is not first and third not in (first, other)
+    assert sorted(store.arrays) == ["table", "table__2", "table__3"]
+    np.testing.assert_array_equal(store.arrays["table__2"], np.ones(4, dtype=np.float32))
