@@ -9,9 +9,10 @@ MatMul, attention's `Q @ K^T` and `P @ V`, whose B must then walk `j` with unit 
 Schedule: accumulate in the output (`loop-decompose-reduction`), split `i` by `mr`, `j` by `nr` (a multiple of the
 vector width) and `k` by `kc`, order the outer parts `k_o, i_o, j_o` (or `i_o, k_o, j_o`, or BLIS's `k_o, j_o, i_o`)
 then `k_i, i_i, j_i`, pack B into `nr`-wide panels at load time when it is a weight, unroll `i_i`, vectorize `j_i` and
-keep the `mr x nr` tile in registers (`loop-cache-write` at the innermost outer loop). Knobs: `mr` (1-16 rows, any of them: a row count it does not divide gets a
-peeled tail of rows, see `loop-split`, split after the columns so that the tail reads packed B too), `nr` (multiples
-of the vector width that divide the columns), `kc` (divisors of the depth up to 512), `nc` (0, or a column block of
+keep the `mr x nr` tile in registers (`loop-cache-write` at the innermost outer loop). Knobs: `mr` (1-16 rows, any
+of them: a row count it does not divide gets a peeled tail of rows, see `loop-split`, split after the columns so
+that the tail reads packed B too), `nr` (multiples of the vector width that divide the columns), `kc` (divisors of
+the depth up to 1024), `nc` (0, or a column block of
 `nc` columns, a multiple of `nr` that divides the columns, taken outside the row loop as BLIS's `jc` loop does, so
 that the `kc x nc` block of B a row block streams stays in L2 instead of the whole `kc x N` row of panels; an `nr`
 that does not divide it leaves the block out), `order`, `mc` (with order `k,j,i`: 0, or a row block of at most `mc`
