@@ -7,17 +7,26 @@ MatMul, attention's `Q @ K^T` and `P @ V`, whose B must then walk `j` with unit 
     loop.for "i0" { loop.for "i1" { acc = 0; loop.for "k2" { acc += a[i0, k2] * b[k2, i1] } ; c[i0, i1] = acc } }
 
 Schedule: accumulate in the output (`loop-decompose-reduction`), split `i` by `mr`, `j` by `nr` (a multiple of the
-vector width) and `k` by `kc`, order the outer parts `k_o, i_o, j_o` (or `i_o, k_o, j_o`) then `k_i, i_i, j_i`, pack
-B into `nr`-wide panels at load time when it is a weight, unroll `i_i`, vectorize `j_i` and keep the `mr x nr` tile in
-registers (`loop-cache-write` at `j_o`). Knobs: `mr` (1-16 rows, any of them: a row count it does not divide gets a
-peeled tail of rows, see `loop-split`, split after the columns so that the tail reads packed B too), `nr` (multiples
-of the vector width that divide the columns), `kc` (divisors of the depth up to 512), `nc` (0, or a column block of
+vector width) and `k` by `kc`, order the outer parts `k_o, i_o, j_o` (or `i_o, k_o, j_o`, or BLIS's `k_o, j_o, i_o`)
+then `k_i, i_i, j_i`, pack B into `nr`-wide panels at load time when it is a weight, unroll `i_i`, vectorize `j_i` and
+keep the `mr x nr` tile in registers (`loop-cache-write` at the innermost outer loop). Knobs: `mr` (1-16 rows, any
+of them: a row count it does not divide gets a peeled tail of rows, see `loop-split`, split after the columns so
+that the tail reads packed B too), `nr` (multiples of the vector width that divide the columns), `kc` (divisors of
+the depth up to 1024), `nc` (0, or a column block of
 `nc` columns, a multiple of `nr` that divides the columns, taken outside the row loop as BLIS's `jc` loop does, so
 that the `kc x nc` block of B a row block streams stays in L2 instead of the whole `kc x N` row of panels; an `nr`
-that does not divide it leaves the block out), `order`, `unroll`, `pack`.
+that does not divide it leaves the block out), `order`, `mc` (with order `k,j,i`: 0, or a row block of at most `mc`
+rows, whole register tiles, taken outside the column panels as BLIS's `ic` loop: each `kc x nr` panel of B then
+serves the block's tiles while the block's `mc x kc` rows of A stay in L2), `unroll`, `pack`. The `k,j,i` nest:
+
+    k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
+
 Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that divides the rows and leaves the accumulators, B vectors and a
-broadcast within the vector registers; `nr` two vectors if they divide the columns, else one; `kc` the largest
-divisor of the depth up to 256; `nc` 0.
+broadcast within the vector registers; `nr` two vectors if they divide the columns, else one; `nc` 0. Where B is a
+weight whose 256-deep row of panels (`256 x N`) fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the
+largest divisor of the depth up to 1024 (one block: the output is read and written once) and `mc` the largest row
+block whose `mc x kc` rows of A fill at most a quarter of L2; elsewhere order `k,i,j` with `kc` the largest divisor of
+the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep the schedule they were measured with).
 """
 
 from __future__ import annotations
@@ -37,14 +46,17 @@ from minimlc.lowering.target import Target
 
 GEMM_MAX_ROWS = 16
 """Most rows a register tile covers (the default takes at most 8; AVX-512's 32 registers hold 14 x 2 vectors)."""
-GEMM_MAX_DEPTH_BLOCK = 512
-"""Largest depth block `kc` in the space (with a column block, a 512 x 256 block of B stays in a 1 MB L2)."""
+GEMM_MAX_DEPTH_BLOCK = 1024
+"""Largest depth block `kc` in the space (a 1024 x 32 panel of B, 128 KB, streams from L2; one block for a 1024-deep
+GEMM reads and writes the output once)."""
 GEMM_DEFAULT_DEPTH_BLOCK = 256
-"""Largest depth block the default takes: a 256 x nr panel of B stays in L1."""
-ORDERS = {"k,i,j": "{k}_o,{i}_o,{j}_o", "i,k,j": "{i}_o,{k}_o,{j}_o"}
-"""`order` knob -> the outer loops, outermost first."""
-BLOCKED_ORDERS = {"k,i,j": "{k}_o,{j}_o_o,{i}_o,{j}_o_i", "i,k,j": "{j}_o_o,{i}_o,{k}_o,{j}_o_i"}
-"""The same with a column block (`nc`): the block loop `{j}_o_o` outside the rows, the panels of a block inside."""
+"""Largest depth block the `k,i,j` default takes: a 256 x nr panel of B stays in L1."""
+ORDERS = {"k,i,j": "{k}_o,{J}{i},{j}", "i,k,j": "{J}{i},{k}_o,{j}", "k,j,i": "{k}_o,{J}{I}{j},{i}"}
+"""`order` knob -> the outer loops, outermost first: `{j}` the column panels (`j_o`, or `j_o_i` inside the column
+block loop `{J}` = `j_o_o,` with `nc`), `{i}` the row tiles (`i_o`, or `i_o_i` inside the row block loop `{I}` =
+`i_o_o,` with `mc`)."""
+GEMM_ROW_BLOCKS = (0, 32, 64, 128, 256)
+"""`mc` knob values: most rows of a row block (order `k,j,i`; 0: none)."""
 GEMM_COLUMN_BLOCKS = (4, 8, 16)
 """`nc` knob values, in panels of `nr` columns (where they leave at least two blocks)."""
 
@@ -128,6 +140,7 @@ class GemmRule:
                 Knob("kc", divisors(g.k, GEMM_MAX_DEPTH_BLOCK), default["kc"]),
                 Knob("nc", _column_blocks(g, lanes), 0),
                 Knob("order", tuple(ORDERS), default["order"]),
+                Knob("mc", GEMM_ROW_BLOCKS, default["mc"]),
                 Knob("unroll", (True, False), True),
                 Knob("pack", _pack_choices(g), g.b_is_weight),
             )
@@ -141,15 +154,28 @@ class GemmRule:
         vectors = nr // lanes
         registers = target.vector_registers
         mr = next(f for f in (8, 6, 4, 3, 2, 1) if g.m % f == 0 and f * vectors + vectors + 1 <= registers)
-        kc = next((f for f in range(min(g.k, GEMM_DEFAULT_DEPTH_BLOCK), 0, -1) if g.k % f == 0), g.k)
-        return {"mr": mr, "nr": nr, "kc": kc, "nc": 0, "order": "k,i,j", "unroll": True, "pack": g.b_is_weight}
+        kc = _largest_divisor(g.k, GEMM_DEFAULT_DEPTH_BLOCK)
+        order, mc = "k,i,j", 0
+        l2_floats = target.cache_bytes[1] // 4
+        if g.b_is_weight and kc * g.n >= l2_floats and g.m >= 4 * mr:
+            order, kc = "k,j,i", _largest_divisor(g.k, GEMM_MAX_DEPTH_BLOCK)
+            mc = max(f for f in GEMM_ROW_BLOCKS if f * kc <= l2_floats // 4 or f == 0)
+        return {"mr": mr, "nr": nr, "kc": kc, "nc": 0, "order": order, "mc": mc, "unroll": True, "pack": g.b_is_weight}
 
     def apply(self, workload: GemmWorkload, config: Config) -> list[str]:
         name, i, j, k = workload.kernel, workload.rows, workload.cols, workload.depth
         mr, nr, kc, nc = config["mr"], config["nr"], config["kc"], int(config["nc"])
         if nc % int(nr):
             nc = 0
-        outer = (BLOCKED_ORDERS if nc else ORDERS)[str(config["order"])].format(i=i, j=j, k=k)
+        order = str(config["order"])
+        tiles = _row_block_tiles(workload.m, int(mr), int(config["mc"])) if order == "k,j,i" else 1
+        outer = ORDERS[order].format(
+            k=k,
+            J=f"{j}_o_o," if nc else "",
+            j=f"{j}_o_i" if nc else f"{j}_o",
+            I=f"{i}_o_o," if tiles > 1 else "",
+            i=f"{i}_o_i" if tiles > 1 else f"{i}_o",
+        )
         steps = [
             f"loop-decompose-reduction{{kernel={name}}}",
             f"loop-split{{kernel={name} loop={j}_init factor={nr}}}",
@@ -164,11 +190,25 @@ class GemmRule:
         steps += splits if workload.m % int(mr) == 0 else [*splits[1:], splits[0]]
         if nc:
             steps.append(f"loop-split{{kernel={name} loop={j}_o factor={nc // int(nr)}}}")
+        if tiles > 1:
+            steps.append(f"loop-split{{kernel={name} loop={i}_o factor={tiles}}}")
         steps.append(f"loop-reorder{{kernel={name} order={outer},{k}_i,{i}_i,{j}_i}}")
         if config["pack"]:
             steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
-        tile = f"{j}_o_i" if nc else f"{j}_o"
+        tile = outer.split(",")[-1]
         return steps + register_tile_steps(name, f"{i}_i", f"{j}_i", tile, bool(config["unroll"]))
+
+
+def _largest_divisor(value: int, largest: int) -> int:
+    """The largest divisor of `value` up to `largest`."""
+    return next(f for f in range(min(value, largest), 0, -1) if value % f == 0)
+
+
+def _row_block_tiles(m: int, mr: int, mc: int) -> int:
+    """Register tiles per row block: the largest divisor of the full tiles (`m // mr`) covering at most `mc` rows
+    (0 where no row block is asked for or even one tile is more)."""
+    full = m // mr
+    return max((d for d in range(1, full + 1) if full % d == 0 and d * mr <= mc), default=0)
 
 
 def _enclosing_loops(target: loop.ForOp) -> list[loop.ForOp]:

@@ -1,0 +1,98 @@
+"""The GEMM rule's BLIS order (`order=k,j,i`: column panels outside the register tiles' rows, `mc` row blocks
+outside the panels): its configs keep the numbers (numpy in float64), with row tails and column blocks, and its
+default applies where a weight's rows of panels fill L2 (MatMul 1024^3) and nowhere else."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.pipeline import make_context, run_pipeline, stage_passes
+from minimlc.lowering.schedule.default_schedule import apply_steps, kernel_space
+from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload
+from minimlc.lowering.schedule.kernel_analysis import kernels_of
+from minimlc.lowering.target import target_from_name, target_of
+from minimlc.runtime.compiler import compile_model
+
+RTOL = ATOL = 1e-4
+M, K, N = 72, 40, 256
+B = np.random.default_rng(0).standard_normal((K, N)).astype(np.float32)
+
+
+def _matmul_model():
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [M, K])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [M, N])],
+        [numpy_helper.from_array(B, "w")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def _run(change: dict[str, object], x: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """The MatMul with its GEMM kernel scheduled as the default config with `change`; the output and the steps."""
+    imported = import_model(_matmul_model())
+    run_pipeline(imported.module, 3, stop_after="schedule")
+    target = target_of(imported.module)
+    (space,) = [s for k in kernels_of(imported.module) if (s := kernel_space(imported.module, k, target)) is not None]
+    assert space.rule is GEMM
+    steps = space.steps({**space.space.default(), **change})  # type: ignore[dict-item]
+    apply_steps(make_context(), imported.module, steps)
+    rest = [item for item in stage_passes(3, start_after="schedule") if item != "default-schedule"]
+    compiled = compile_model(imported, rest)
+    out = np.empty((M, N), dtype=np.float32)
+    args = np.concatenate((np.array([x.ctypes.data, out.ctypes.data], dtype=np.uintp), compiled.weight_addresses))
+    compiled.entry(args.ctypes.data)
+    return out, steps
+
+
+@pytest.mark.parametrize(
+    ("change", "reorder"),
+    [
+        # 9 tiles of 8 rows in blocks of 3 (at most 32 rows).
+        ({"mr": 8, "mc": 32}, "order=k2_o,i0_o_o,i1_o,i0_o_i,"),
+        # 14 tiles of 5 rows (and a tail of 2) in blocks of 2 tiles, 2 depth blocks, column blocks of 128.
+        ({"mr": 5, "mc": 32, "kc": 20, "nc": 128}, "order=k2_o,i1_o_o,i0_o_o,i1_o_i,i0_o_i,"),
+        # No row block: the panels outside all the row tiles.
+        ({"mr": 6, "mc": 0}, "order=k2_o,i1_o,i0_o,"),
+        # A row block of one tile is none (5 tiles of 13 rows: 5 does not divide into blocks of at most 32 rows).
+        ({"mr": 13, "mc": 32}, "order=k2_o,i1_o,i0_o,"),
+    ],
+)
+def test_blis_order_keeps_the_numbers(change: dict[str, object], reorder: str) -> None:
+    x = np.random.default_rng(1).standard_normal((M, K)).astype(np.float32)
+    actual, steps = _run({**change, "order": "k,j,i"}, x)
+    (reorder_step,) = [step for step in steps if step.startswith("loop-reorder")]
+    assert reorder in reorder_step
+    np.testing.assert_allclose(actual, x.astype(np.float64) @ B.astype(np.float64), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize(
+    ("cpu", "mr", "nr"),
+    [("znver4", 8, 32), ("x86-64-v3", 4, 16)],
+)
+def test_default_takes_the_blis_order_where_b_fills_l2(cpu: str, mr: int, nr: int) -> None:
+    """MatMul 1024^3: a 256-deep row of B's panels is 1 MB, a 1 MB L2: one 1024-deep block, row blocks of 64 rows
+    (64 x 1024 floats of A: a quarter of L2)."""
+    big = GemmWorkload("matmul_0", "i0", "i1", "k2", 1024, 1024, 1024, 1, 1, True, False)
+    config = GEMM.default(big, target_from_name(cpu))
+    expected = {"mr": mr, "nr": nr, "kc": 1024, "nc": 0, "order": "k,j,i", "mc": 64, "unroll": True, "pack": True}
+    assert config == expected
+    assert GEMM.space(big, target_from_name(cpu)).default() == config
+
+
+@pytest.mark.parametrize(
+    "workload",
+    [
+        GemmWorkload("gemm_0", "i0", "i1", "k2", 3136, 64, 576, 1, 1, True, False),  # an im2col convolution
+        GemmWorkload("gemm_0", "i0", "i1", "k2", 8, 4096, 4096, 1, 1, True, False),  # too few rows
+        GemmWorkload("gemm_0", "i0", "i1", "k2", 1024, 1024, 1024, 1, 1, False, True),  # B not a weight
+    ],
+)
+def test_default_keeps_the_k_i_j_order_elsewhere(workload: GemmWorkload) -> None:
+    config = GEMM.default(workload, target_from_name("znver4"))
+    assert (config["order"], config["mc"]) == ("k,i,j", 0)
+    assert int(config["kc"]) <= 256
