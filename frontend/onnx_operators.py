@@ -10,6 +10,7 @@ import onnx
 from minimlc.frontend import (
     onnx_activation,
     onnx_attention,
+    onnx_bitwise,
     onnx_compaction,
     onnx_einsum,
     onnx_fold,
@@ -44,6 +45,7 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_bitwise.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -66,6 +68,9 @@ TYPED_OPS = frozenset(
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
+        # bits of integers and floats, float classes, sequences reversed at run-time lengths
+        *("BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitCast", "IsNaN", "IsInf"),
+        "ReverseSequence",
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others

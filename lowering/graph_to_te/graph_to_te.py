@@ -120,6 +120,43 @@ class CastLowering(RewritePattern):
         rewriter.replace(op, compute)
 
 
+class BitCastLowering(RewritePattern):
+    """Lower bitcast to one elementwise compute "bitcast" reinterpreting each element's bits (`te/scalar.py`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.BitCastOp, rewriter: PatternRewriter) -> None:
+        target = graph.element_type(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            return scalar.bitcast(read(op.input, indices), target)
+
+        rewriter.replace(op, build_compute("bitcast", graph.shape_of(op.result), body))
+
+
+class IsNaNLowering(RewritePattern):
+    """Lower is_nan to one elementwise compute "is_nan": an unordered self-comparison."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.IsNaNOp, rewriter: PatternRewriter) -> None:
+        def body(indices: Indices) -> SSAValue:
+            return scalar.is_nan(read(op.input, indices))
+
+        rewriter.replace(op, build_compute("is_nan", graph.shape_of(op.result), body))
+
+
+class IsInfLowering(RewritePattern):
+    """Lower is_inf to one elementwise compute "is_inf": equality with the infinities it detects."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.IsInfOp, rewriter: PatternRewriter) -> None:
+        positive, negative = op.positive is not None, op.negative is not None
+
+        def body(indices: Indices) -> SSAValue:
+            return scalar.is_inf(read(op.input, indices), positive=positive, negative=negative)
+
+        rewriter.replace(op, build_compute("is_inf", graph.shape_of(op.result), body))
+
+
 class ElementwiseUnaryLowering(RewritePattern):
     """Lower a unary math op (exp, sqrt, sin, ...) to one compute applying its scalar function to each element."""
 
@@ -236,6 +273,9 @@ class GraphToTePass(ModulePass):
                 ElementwiseBinaryLowering(),
                 ElementwiseUnaryLowering(),
                 CastLowering(),
+                BitCastLowering(),
+                IsNaNLowering(),
+                IsInfLowering(),
                 GemmLowering(),
                 MatMulLowering(),
                 ReshapeLowering(),
