@@ -95,6 +95,15 @@ def _softsign(x: SSAValue) -> SSAValue:
     return arith.DivfOp(x, arith.AddfOp(f32_constant(1.0), math.AbsFOp(x).result).result).result
 
 
+def _shrink(x: SSAValue, lambd: float, bias: float) -> SSAValue:
+    below = arith.CmpfOp(x, f32_constant(-lambd), "olt").result
+    above = arith.CmpfOp(x, f32_constant(lambd), "ogt").result
+    shifted_up = arith.AddfOp(x, f32_constant(bias)).result
+    shifted_down = arith.SubfOp(x, f32_constant(bias)).result
+    upper = arith.SelectOp(above, shifted_down, f32_constant(0.0)).result
+    return arith.SelectOp(below, shifted_up, upper).result
+
+
 FORMULAS: dict[
     type[graph.ElementwiseUnaryOp], Callable[[graph.ElementwiseUnaryOp, SSAValue], SSAValue]
 ] = {
@@ -114,6 +123,7 @@ FORMULAS: dict[
     graph.SoftplusOp: lambda op, x: _softplus(x),
     graph.SoftsignOp: lambda op, x: _softsign(x),
     graph.MishOp: lambda op, x: arith.MulfOp(x, math.TanhOp(_softplus(x)).result).result,
+    graph.ShrinkOp: lambda op, x: _shrink(x, _param(op, "lambd"), _param(op, "bias")),
 }
 """Activation op -> its value as a function of the op (for its parameters) and the element."""
 
