@@ -26,6 +26,7 @@ HALF_NATIVE_OPS = frozenset(
     {
         *("Cast", "CastLike", "Identity", "Shape", "Size", "BitCast"),
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
+        "ReverseSequence",
     }
 )
 """Ops that take 16-bit (and 8-, 4- and 2-bit) element types as they are: casts (BitCast reinterprets the stored
