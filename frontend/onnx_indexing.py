@@ -82,7 +82,8 @@ def ArgMin(ctx: NodeContext, data: Value, *, axis: int = 0, keepdims: int = 1, s
 def ReverseSequence(
     ctx: NodeContext, input: Value, sequence_lens: Value, *, batch_axis: int = 1, time_axis: int = 0
 ) -> Value:
-    """Each batch entry's first `sequence_lens[b]` time steps reversed (lengths at run time) -> graph.reverse_sequence."""
+    """Each batch entry's first `sequence_lens[b]` time steps reversed (lengths at run time) ->
+    graph.reverse_sequence."""
     x, lengths = ctx.data(input), ctx.data(sequence_lens)
     shape = shape_of(x)
     if len(shape) < 2 or {batch_axis, time_axis} != {0, 1}:
