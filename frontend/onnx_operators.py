@@ -16,6 +16,7 @@ from minimlc.frontend import (
     onnx_fold,
     onnx_generation,
     onnx_indexing,
+    onnx_linalg,
     onnx_loss,
     onnx_nn,
     onnx_normalization,
@@ -46,6 +47,7 @@ CONVERTERS = {
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
     **onnx_bitwise.CONVERTERS,
+    **onnx_linalg.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -68,9 +70,10 @@ TYPED_OPS = frozenset(
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
-        # bits of integers and floats, float classes, sequences reversed at run-time lengths
+        # bits of integers and floats, float classes, sequences reversed at run-time lengths, float64 determinants
         *("BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitCast", "IsNaN", "IsInf"),
         "ReverseSequence",
+        "Det",
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others

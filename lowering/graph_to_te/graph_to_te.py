@@ -33,6 +33,7 @@ from minimlc.lowering.graph_to_te import compaction as graph_to_te_compaction
 from minimlc.lowering.graph_to_te import extern as graph_to_te_extern
 from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
+from minimlc.lowering.graph_to_te import linalg as graph_to_te_linalg
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
 from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
@@ -291,6 +292,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_selection.PATTERNS,
                 *graph_to_te_generation.PATTERNS,
                 *graph_to_te_compaction.PATTERNS,
+                *graph_to_te_linalg.PATTERNS,
             ],
             dce_enabled=False,
         )
