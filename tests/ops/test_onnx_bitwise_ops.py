@@ -136,3 +136,17 @@ def test_isnan_of_float8_is_refused() -> None:
     feeds = {"x": np.zeros(4, ml_dtypes.float8_e4m3fn)}
     with pytest.raises(UnsupportedFeatureError, match="IsNaN of f8E4M3FN is not supported"):
         InferenceSession(one_node_model("IsNaN", feeds, {}, opset=20), cache=False)
+
+
+def test_bitcast_of_float8_is_refused() -> None:
+    feeds = {"x": np.zeros(4, ml_dtypes.float8_e4m3fn)}
+    model = one_node_model("BitCast", feeds, {"to": TensorProto.UINT8}, opset=26)
+    with pytest.raises(UnsupportedFeatureError, match="BitCast of f8E4M3FN is not supported"):
+        InferenceSession(model, cache=False)
+
+
+def test_bitwise_and_of_bools_is_refused() -> None:
+    feeds = {"x": np.zeros(4, np.bool_)}
+    model = one_node_model("BitwiseAnd", {**feeds, "y": feeds["x"]}, {})
+    with pytest.raises(ModelImportError, match="BitwiseAnd takes integer tensors, got i1"):
+        InferenceSession(model, cache=False)
