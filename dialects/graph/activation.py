@@ -32,6 +32,7 @@ from minimlc.dialects.graph.core import (
     ElementwiseUnaryOp,
     F32Attr,
     F32Tensor,
+    NUMBERS,
     broadcast_shapes,
     f32_attr,
     is_scalar,
@@ -253,10 +254,11 @@ class MishOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class ShrinkOp(ElementwiseUnaryOp):
-    """`x < -lambd ? x + bias : x > lambd ? x - bias : 0` (ONNX Shrink):
-    `graph.shrink %x {lambd = 0.5 : f32, bias = 0.0 : f32} : tensor<8xf32>`."""
+    """`x < -lambd ? x + bias : x > lambd ? x - bias : 0` (ONNX Shrink; integers computed in f32 and truncated, as
+    ONNX Runtime does): `graph.shrink %x {lambd = 0.5 : f32, bias = 0.0 : f32} : tensor<8xf32>`."""
 
     name = "graph.shrink"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
     lambd = prop_def(F32Attr)
     bias = prop_def(F32Attr)
     irdl_options = (ParsePropInAttrDict(),)

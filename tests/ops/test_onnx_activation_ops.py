@@ -1,6 +1,6 @@
 """Numerics of Shrink (hard and soft) and SwiGLU at every opt level, on float32, float16 and bfloat16 (computed in
-float32, rounded on store). Shrink against ONNX Runtime; SwiGLU (opset 28, which ONNX Runtime lacks) against onnx's
-reference evaluator. float64 and integer inputs are refused (computed on float32 only)."""
+float32, rounded on store), Shrink also on float64 and integers. Shrink against ONNX Runtime; SwiGLU (opset 28,
+which ONNX Runtime lacks) against onnx's reference evaluator. SwiGLU refuses float64 (computed on float32 only)."""
 
 from __future__ import annotations
 
@@ -34,10 +34,15 @@ def test_shrink_float16() -> None:
     check_against_onnxruntime(InferenceSession, model, feeds, rtol=1e-3)
 
 
-def test_shrink_of_integers_is_refused() -> None:
-    feeds = {"x": np.arange(6, dtype=np.int32)}
-    with pytest.raises(UnsupportedFeatureError, match="Shrink computes on float32 only"):
-        InferenceSession(one_node_model("Shrink", feeds, {"lambd": 1.0}, opset=9), cache=False)
+@pytest.mark.parametrize(
+    "dtype", [np.float64, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+)
+def test_shrink_numbers(dtype: Any) -> None:
+    """float64 in double; integers in float32 and truncated back, as ONNX Runtime does."""
+    x = np.arange(-6, 6).reshape(3, 4) * 7 if np.issubdtype(dtype, np.signedinteger) else np.arange(12) * 9
+    feeds = {"x": x.astype(dtype)}
+    model = one_node_model("Shrink", feeds, {"lambd": 12.5, "bias": 3.25}, opset=9)
+    check_against_onnxruntime(InferenceSession, model, feeds)
 
 
 @pytest.mark.parametrize("alpha", [None, 0.5, 1.702])
@@ -69,3 +74,9 @@ def test_swiglu_of_two_shapes_is_refused() -> None:
     model.graph.input[1].type.tensor_type.shape.dim[0].dim_value = 1  # onnx's shape inference would refuse it
     with pytest.raises(ModelImportError, match=r"A of shape \(2, 4\) and B of shape \(1, 4\) must have one shape"):
         InferenceSession(model, cache=False)
+
+
+def test_swiglu_of_float64_is_refused() -> None:
+    feeds = {name: np.zeros((2, 4), np.float64) for name in ("a", "b")}
+    with pytest.raises(UnsupportedFeatureError, match="SwiGLU computes on float32 only"):
+        InferenceSession(one_node_model("SwiGLU", feeds, {}, opset=28), cache=False)

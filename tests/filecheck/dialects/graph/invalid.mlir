@@ -121,8 +121,8 @@ func.func @constant_not_f32() -> tensor<4xf32> {
 
 // -----
 
-func.func @shrink_of_integers(%x: tensor<4xi32>) -> tensor<4xi32> {
-  // expected-error@+1 {{graph.shrink: element type i32 is not supported (expected one of f32)}}
-  %y = graph.shrink %x {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<4xi32>
-  func.return %y : tensor<4xi32>
+func.func @shrink_of_bools(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error@+1 {{graph.shrink: element type i1 is not supported}}
+  %y = graph.shrink %x {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<4xi1>
+  func.return %y : tensor<4xi1>
 }
