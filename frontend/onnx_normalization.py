@@ -18,7 +18,16 @@ from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend.onnx_ops import ConstantValue, Converter, NodeContext, NodeError, Value, normalise_axis
+from minimlc.frontend.onnx_ops import (
+    ConstantValue,
+    Converter,
+    NodeContext,
+    NodeError,
+    UnsupportedNodeError,
+    Value,
+    dtype_of,
+    normalise_axis,
+)
 
 
 def _check_stash_type(stash_type: int) -> None:
@@ -139,6 +148,8 @@ def MeanVarianceNormalization(ctx: NodeContext, X: Value, *, axes: Sequence[int]
     `E[X^2] - E[X]^2`, which cancels catastrophically)."""
     x = ctx.data(X)
     shape = shape_of(x)
+    if (element := graph.element_type(x)) not in graph.FLOATS:
+        raise UnsupportedNodeError(f"MeanVarianceNormalization of {element} is not supported, only of floats")
     over = sorted({normalise_axis(axis, len(shape)) for axis in axes})
     if len(over) != len(axes):
         raise NodeError(f"axes {list(axes)} name an axis twice")
@@ -147,7 +158,7 @@ def MeanVarianceNormalization(ctx: NodeContext, X: Value, *, axes: Sequence[int]
     mean = ctx.emit(graph.ReduceMeanOp(x, over, keepdims=True))
     deviation = ctx.emit(graph.SubOp(x, mean))
     variance = ctx.emit(graph.ReduceMeanOp(ctx.emit(graph.MulOp(deviation, deviation)), over, keepdims=True))
-    epsilon = ctx.data(ConstantValue(f"{ctx.node.output[0]}.epsilon", np.array(MVN_EPSILON, np.float32)))
+    epsilon = ctx.data(ConstantValue(f"{ctx.node.output[0]}.epsilon", np.array(MVN_EPSILON, dtype_of(element))))
     denominator = ctx.emit(graph.AddOp(ctx.emit(graph.SqrtOp(variance)), epsilon))
     return ctx.emit(graph.DivOp(deviation, denominator))
 

@@ -321,6 +321,7 @@ class SqrtOp(ElementwiseUnaryOp):
     """`sqrt(x)`: `graph.sqrt %x : tensor<8xf32>`."""
 
     name = "graph.sqrt"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition

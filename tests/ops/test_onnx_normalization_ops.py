@@ -20,7 +20,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnx_cases import check_against_onnxruntime, one_node_model
 
-from minimlc.frontend.onnx import ModelImportError
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
 from minimlc.runtime import InferenceSession
 
 RTOL = 1e-4
@@ -201,6 +201,26 @@ def test_mean_variance_normalization(shape: Shape, axes: list[int]) -> None:
     feeds = {"X": (MVN_RNG.standard_normal(shape) * 3.0 + 2.0).astype(np.float32)}
     model = one_node_model("MeanVarianceNormalization", feeds, {"axes": axes}, opset=13)
     check_against_onnxruntime(InferenceSession, model, feeds, rtol=RTOL)
+
+
+def test_mean_variance_normalization_float64() -> None:
+    """In double, against numpy (ONNX Runtime's float64 function body does not type-check)."""
+    x = MVN_RNG.standard_normal((2, 3, 4, 5)) * 4.0 - 1.0
+    model = one_node_model("MeanVarianceNormalization", {"X": x}, {"axes": [0, 2, 3]}, opset=13)
+    session = InferenceSession(model, cache=False)
+    (actual,) = session.run(None, {"X": x})
+    assert actual.dtype == np.float64 and session.stats["kernels"] > 0
+    deviation = x - x.mean(axis=(0, 2, 3), keepdims=True)
+    expected = deviation / (np.sqrt((deviation**2).mean(axis=(0, 2, 3), keepdims=True)) + 1e-9)
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_mean_variance_normalization_of_integers_is_refused() -> None:
+    feeds = {"X": np.zeros((2, 3, 4, 5), np.int32)}
+    model = one_node_model("MeanVarianceNormalization", feeds, {"axes": [0, 2, 3]}, opset=13)
+    model.graph.input[0].type.tensor_type.elem_type = 6
+    with pytest.raises(UnsupportedFeatureError, match="MeanVarianceNormalization of i32 is not supported"):
+        InferenceSession(model, cache=False)
 
 
 def test_mean_variance_normalization_float16() -> None:
