@@ -70,7 +70,8 @@ TYPED_OPS = frozenset(
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
-        # bits of integers and floats, float classes, sequences reversed at run-time lengths, float64 determinants and MVN, Shrink of every number
+        # bits of integers and floats, float classes, sequences reversed at run-time lengths, float64 Det and MVN,
+        # Shrink of every number
         *("BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitCast", "IsNaN", "IsInf"),
         "ReverseSequence",
         "Det",
