@@ -78,6 +78,14 @@ def Clip(
     return ctx.emit(graph.ClipOp(ctx.data(input), low, high))
 
 
+def SwiGLU(ctx: NodeContext, A: Value, B: Value, *, alpha: float = 1.0) -> Value:
+    """`Swish_alpha(A) * B` of two inputs of one shape -> graph.swish, graph.mul."""
+    gate, linear = ctx.data(A), ctx.data(B)
+    if shape_of(gate) != shape_of(linear):
+        raise NodeError(f"A of shape {shape_of(gate)} and B of shape {shape_of(linear)} must have one shape")
+    return ctx.emit(graph.MulOp(ctx.emit(graph.SwishOp(gate, alpha)), linear))
+
+
 CONVERTERS: dict[str, Converter] = {
     # without parameters
     "Relu": Elementwise(graph.ReluOp),
@@ -95,10 +103,13 @@ CONVERTERS: dict[str, Converter] = {
     "Selu": Elementwise(
         graph.SeluOp, {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875}
     ),
+    "Shrink": Elementwise(graph.ShrinkOp, {"lambd": 0.5, "bias": 0.0}),
     "Celu": Celu,
     "Gelu": Gelu,
     # with tensor parameters
     "PRelu": PRelu,
     "Clip": Clip,
+    # gated
+    "SwiGLU": SwiGLU,
 }
 """ONNX op type (default domain) -> converter, activation family."""

@@ -24,12 +24,13 @@ from minimlc.frontend.onnx_ops import ELEMENT_TYPES, ConstantValue, DataDependen
 
 HALF_NATIVE_OPS = frozenset(
     {
-        *("Cast", "CastLike", "Identity", "Shape", "Size"),
+        *("Cast", "CastLike", "Identity", "Shape", "Size", "BitCast"),
         *("Reshape", "Flatten", "Squeeze", "Unsqueeze", "Expand", "Tile", "Concat", "Split", "Slice", "Transpose"),
+        "ReverseSequence",
     }
 )
-"""Ops that take 16-bit (and 8-, 4- and 2-bit) element types as they are: casts, and data movement (which copies
-elements unchanged)."""
+"""Ops that take 16-bit (and 8-, 4- and 2-bit) element types as they are: casts (BitCast reinterprets the stored
+bits), and data movement (which copies elements unchanged)."""
 
 
 QUANTIZING_OPS = frozenset({"QuantizeLinear", "DequantizeLinear"})

@@ -1,5 +1,5 @@
-"""ONNX converters for ops of run-time indices: GatherElements, CumSum, CumProd, ArgMax, ArgMin (Gather, which also
-takes constant indices, lives in `onnx_tensor`).
+"""ONNX converters for ops of run-time indices: GatherElements, CumSum, CumProd, ArgMax, ArgMin, ReverseSequence
+(Gather, which also takes constant indices, lives in `onnx_tensor`).
 
 Each converter is named exactly like its ONNX op, inputs positional and attributes as keyword arguments with ONNX's
 defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`). Axes are attributes, or (CumSum)
@@ -9,6 +9,7 @@ a compile-time constant input.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import i64
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
@@ -78,11 +79,29 @@ def ArgMin(ctx: NodeContext, data: Value, *, axis: int = 0, keepdims: int = 1, s
     return _arg_reduce(ctx, graph.ArgMinOp, data, axis, keepdims, select_last_index)
 
 
+def ReverseSequence(
+    ctx: NodeContext, input: Value, sequence_lens: Value, *, batch_axis: int = 1, time_axis: int = 0
+) -> Value:
+    """Each batch entry's first `sequence_lens[b]` time steps reversed (lengths at run time) ->
+    graph.reverse_sequence."""
+    x, lengths = ctx.data(input), ctx.data(sequence_lens)
+    shape = shape_of(x)
+    if len(shape) < 2 or {batch_axis, time_axis} != {0, 1}:
+        raise NodeError(f"batch_axis {batch_axis} and time_axis {time_axis} must be 0 and 1 of an input of rank >= 2")
+    if graph.element_type(lengths) != i64 or shape_of(lengths) != (shape[batch_axis],):
+        raise NodeError(
+            f"sequence_lens must be int64 of shape ({shape[batch_axis]},), got {graph.element_type(lengths)} of shape "
+            f"{shape_of(lengths)}"
+        )
+    return ctx.emit(graph.ReverseSequenceOp(x, lengths, batch_axis, time_axis))
+
+
 CONVERTERS: dict[str, Converter] = {
     "GatherElements": GatherElements,
     "CumSum": CumSum,
     "CumProd": CumProd,
     "ArgMax": ArgMax,
     "ArgMin": ArgMin,
+    "ReverseSequence": ReverseSequence,
 }
 """ONNX op type (default domain) -> converter."""

@@ -5,16 +5,29 @@ Each converter is named exactly like its ONNX op and takes the node's inputs pos
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`).
 Statistics are computed in float32, the only `stash_type` (1) there is for float32 data. LayerNormalization's
 optional Mean and InvStdDev outputs, where a model uses them (training graphs), are computed by graph reductions of
-their own beside the normalisation's kernel.
+their own beside the normalisation's kernel. MeanVarianceNormalization, over any set of axes, is built of graph
+reductions and elementwise ops.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend.onnx_ops import Converter, NodeContext, NodeError, Value, normalise_axis
+from minimlc.frontend.onnx_ops import (
+    ConstantValue,
+    Converter,
+    NodeContext,
+    NodeError,
+    UnsupportedNodeError,
+    Value,
+    dtype_of,
+    normalise_axis,
+)
 
 
 def _check_stash_type(stash_type: int) -> None:
@@ -125,10 +138,36 @@ def InstanceNormalization(
     return ctx.emit(graph.GroupNormOp(x, *_per_channel(ctx, scale, B, channels), num_groups=channels, epsilon=epsilon))
 
 
+MVN_EPSILON = 1e-9
+"""What ONNX's function body of MeanVarianceNormalization (and ONNX Runtime) adds to the standard deviation."""
+
+
+def MeanVarianceNormalization(ctx: NodeContext, X: Value, *, axes: Sequence[int] = (0, 2, 3)) -> Value:
+    """`(X - mean) / (std + 1e-9)` with the statistics over `axes` -> graph.reduce_mean of X and of its squared
+    deviations, graph.sqrt, graph.add, graph.sub and graph.div (the variance from the deviations, not as
+    `E[X^2] - E[X]^2`, which cancels catastrophically)."""
+    x = ctx.data(X)
+    shape = shape_of(x)
+    if (element := graph.element_type(x)) not in graph.FLOATS:
+        raise UnsupportedNodeError(f"MeanVarianceNormalization of {element} is not supported, only of floats")
+    over = sorted({normalise_axis(axis, len(shape)) for axis in axes})
+    if len(over) != len(axes):
+        raise NodeError(f"axes {list(axes)} name an axis twice")
+    if any(shape[axis] == 0 for axis in over):
+        raise NodeError(f"axes {list(axes)} include an empty axis of the input shape {shape}")
+    mean = ctx.emit(graph.ReduceMeanOp(x, over, keepdims=True))
+    deviation = ctx.emit(graph.SubOp(x, mean))
+    variance = ctx.emit(graph.ReduceMeanOp(ctx.emit(graph.MulOp(deviation, deviation)), over, keepdims=True))
+    epsilon = ctx.data(ConstantValue(f"{ctx.node.output[0]}.epsilon", np.array(MVN_EPSILON, dtype_of(element))))
+    denominator = ctx.emit(graph.AddOp(ctx.emit(graph.SqrtOp(variance)), epsilon))
+    return ctx.emit(graph.DivOp(deviation, denominator))
+
+
 CONVERTERS: dict[str, Converter] = {
     "LayerNormalization": LayerNormalization,
     "RMSNormalization": RMSNormalization,
     "GroupNormalization": GroupNormalization,
     "InstanceNormalization": InstanceNormalization,
+    "MeanVarianceNormalization": MeanVarianceNormalization,
 }
 """ONNX op type (default domain) -> converter, normalisation family."""

@@ -10,6 +10,7 @@ import onnx
 from minimlc.frontend import (
     onnx_activation,
     onnx_attention,
+    onnx_bitwise,
     onnx_compaction,
     onnx_control,
     onnx_detection,
@@ -17,6 +18,7 @@ from minimlc.frontend import (
     onnx_fold,
     onnx_generation,
     onnx_indexing,
+    onnx_linalg,
     onnx_loss,
     onnx_nms,
     onnx_nn,
@@ -60,6 +62,8 @@ CONVERTERS = {
     **onnx_text.CONVERTERS,
     **onnx_detection.CONVERTERS,
     **onnx_nms.CONVERTERS,
+    **onnx_bitwise.CONVERTERS,
+    **onnx_linalg.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -98,6 +102,13 @@ TYPED_OPS = frozenset(
         *onnx_sequence.CONVERTERS,
         # quantized integer products
         *("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"),
+        # bits of integers and floats, float classes, sequences reversed at run-time lengths, float64 Det and MVN,
+        # Shrink of every number
+        *("BitShift", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitCast", "IsNaN", "IsInf"),
+        "ReverseSequence",
+        "Det",
+        "Shrink",
+        "MeanVarianceNormalization",
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others

@@ -13,7 +13,8 @@ op verifies its result shape against its operands, naming the op and the mismatc
     }
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
-`indexing`, `normalization`, `tensor`, `spatial`, `extern`, `selection`, `generation`, `compaction`, `attention`);
+`indexing`, `normalization`, `tensor`, `spatial`, `extern`, `selection`, `generation`, `compaction`, `attention`,
+`linalg`);
 each module lists its ops in `OPS`, and all of them are importable from here
 (`from minimlc.dialects import graph; graph.GemmOp`).
 """
@@ -29,6 +30,7 @@ from minimlc.dialects.graph import (
     extern,
     generation,
     indexing,
+    linalg,
     nn,
     normalization,
     quantized,
@@ -44,6 +46,7 @@ from minimlc.dialects.graph.elementwise import *  # noqa: F403
 from minimlc.dialects.graph.extern import *  # noqa: F403
 from minimlc.dialects.graph.generation import *  # noqa: F403
 from minimlc.dialects.graph.indexing import *  # noqa: F403
+from minimlc.dialects.graph.linalg import *  # noqa: F403
 from minimlc.dialects.graph.nn import *  # noqa: F403
 from minimlc.dialects.graph.normalization import *  # noqa: F403
 from minimlc.dialects.graph.quantized import *  # noqa: F403
@@ -68,6 +71,7 @@ Graph = Dialect(
         *compaction.OPS,
         *attention.OPS,
         *quantized.OPS,
+        *linalg.OPS,
     ],
     [],
 )

@@ -32,6 +32,7 @@ from minimlc.dialects.graph.core import (
     ElementwiseUnaryOp,
     F32Attr,
     F32Tensor,
+    NUMBERS,
     broadcast_shapes,
     f32_attr,
     is_scalar,
@@ -49,6 +50,7 @@ __all__ = [
     "PReluOp",
     "ReluOp",
     "SeluOp",
+    "ShrinkOp",
     "SigmoidOp",
     "SoftplusOp",
     "SoftsignOp",
@@ -250,6 +252,26 @@ class MishOp(ElementwiseUnaryOp):
     name = "graph.mish"
 
 
+@irdl_op_definition
+class ShrinkOp(ElementwiseUnaryOp):
+    """`x < -lambd ? x + bias : x > lambd ? x - bias : 0` (ONNX Shrink; integers computed in f32 and truncated, as
+    ONNX Runtime does): `graph.shrink %x {lambd = 0.5 : f32, bias = 0.0 : f32} : tensor<8xf32>`."""
+
+    name = "graph.shrink"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
+    lambd = prop_def(F32Attr)
+    bias = prop_def(F32Attr)
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, input: SSAValue, lambd: float, bias: float):
+        IRDLOperation.__init__(
+            self,
+            operands=[input],
+            result_types=[input.type],
+            properties={"lambd": f32_attr(lambd), "bias": f32_attr(bias)},
+        )
+
+
 OPS: list[type[IRDLOperation]] = [
     ReluOp,
     SigmoidOp,
@@ -267,4 +289,5 @@ OPS: list[type[IRDLOperation]] = [
     SoftsignOp,
     MishOp,
     ClipOp,
+    ShrinkOp,
 ]

@@ -3,14 +3,16 @@
 Arithmetic takes f32, i32 or i64 operands of one type (integer division truncates, as in C and ONNX; `mod` is
 integer only); comparisons
 of numbers (and Equal of bools) give i1 tensors, which logic ops combine; math functions are f32 only.
-`graph.cast` converts between element types. Activations live in `activation`.
+`and`, `or`, `xor` and `not` are also bitwise on integers, and shifts take integers (logical on unsigned types,
+arithmetic right shifts on signed ones). `graph.cast` converts between element types, `graph.bitcast` reinterprets
+bits of one width; `is_nan` and `is_inf` classify floats. Activations live in `activation`.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import UnitAttr
+from xdsl.dialects.builtin import AnyFloat, IntegerType, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -27,16 +29,21 @@ from xdsl.utils.exceptions import VerifyException
 from minimlc.dialects.graph.core import (
     BOOL,
     ELEMENT_TYPES,
+    FLOATS,
+    HALF_FLOATS,
+    INTEGERS,
     NUMBERS,
     AnyTensor,
     ElementwiseBinaryOp,
     ElementwiseUnaryOp,
     check_elements,
+    check_result_element,
     shape_of,
     tensor_type,
 )
 
 __all__ = [
+    "BIT_CASTABLE",
     "AbsOp",
     "AcosOp",
     "AcoshOp",
@@ -46,6 +53,7 @@ __all__ = [
     "AsinhOp",
     "AtanOp",
     "AtanhOp",
+    "BitCastOp",
     "CastOp",
     "CeilOp",
     "CosOp",
@@ -57,6 +65,8 @@ __all__ = [
     "FloorOp",
     "GreaterOp",
     "GreaterOrEqualOp",
+    "IsInfOp",
+    "IsNaNOp",
     "LessOp",
     "LessOrEqualOp",
     "LogOp",
@@ -70,6 +80,8 @@ __all__ = [
     "PowOp",
     "ReciprocalOp",
     "RoundOp",
+    "ShiftLeftOp",
+    "ShiftRightOp",
     "SignOp",
     "SinOp",
     "SinhOp",
@@ -78,6 +90,7 @@ __all__ = [
     "TanOp",
     "TanhOp",
     "XorOp",
+    "bit_width",
 ]
 
 
@@ -185,26 +198,46 @@ class GreaterOrEqualOp(ElementwiseBinaryOp):
 
 @irdl_op_definition
 class AndOp(ElementwiseBinaryOp):
-    """Logical and of masks as a bool: `graph.and %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
+    """Logical and of masks, bitwise and of integers:
+    `graph.and %a, %b : (tensor<4xi1>, tensor<1xi1>) -> tensor<4xi1>`."""
 
     name = "graph.and"
-    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL, *INTEGERS)
 
 
 @irdl_op_definition
 class OrOp(ElementwiseBinaryOp):
-    """Logical or of masks as a bool: `graph.or %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xi1>`."""
+    """Logical or of masks, bitwise or of integers: `graph.or %a, %b : (tensor<4xi1>, tensor<1xi1>) -> tensor<4xi1>`."""
 
     name = "graph.or"
-    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL, *INTEGERS)
 
 
 @irdl_op_definition
 class XorOp(ElementwiseBinaryOp):
-    """Logical exclusive or: `graph.xor %a, %b : (tensor<4xi1>, tensor<1xi1>) -> tensor<4xi1>`."""
+    """Logical exclusive or, bitwise of integers: `graph.xor %a, %b : (tensor<4xi1>, tensor<1xi1>) -> tensor<4xi1>`."""
 
     name = "graph.xor"
-    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL, *INTEGERS)
+
+
+@irdl_op_definition
+class ShiftLeftOp(ElementwiseBinaryOp):
+    """`lhs << rhs`, 0 where the amount is negative or at least the width (ONNX BitShift LEFT):
+    `graph.shift_left %a, %b : (tensor<4xui8>, tensor<1xui8>) -> tensor<4xui8>`."""
+
+    name = "graph.shift_left"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = INTEGERS
+
+
+@irdl_op_definition
+class ShiftRightOp(ElementwiseBinaryOp):
+    """`lhs >> rhs`, logical on unsigned types and arithmetic on signed ones; an amount that is negative or at least
+    the width shifts every bit out (0, or -1 for a negative signed `lhs`; ONNX BitShift RIGHT):
+    `graph.shift_right %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>`."""
+
+    name = "graph.shift_right"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = INTEGERS
 
 
 @irdl_op_definition
@@ -288,6 +321,7 @@ class SqrtOp(ElementwiseUnaryOp):
     """`sqrt(x)`: `graph.sqrt %x : tensor<8xf32>`."""
 
     name = "graph.sqrt"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition
@@ -418,10 +452,94 @@ class AtanhOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class NotOp(ElementwiseUnaryOp):
-    """Logical not: `graph.not %m : tensor<8xi1>`."""
+    """Logical not of a mask, bitwise not of integers: `graph.not %m : tensor<8xi1>`."""
 
     name = "graph.not"
-    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL,)
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = (BOOL, *INTEGERS)
+
+
+BIT_CASTABLE: tuple[Attribute, ...] = (*NUMBERS, BOOL, *HALF_FLOATS)
+"""Element types `graph.bitcast` reinterprets (a bool is its byte, 0 or 1)."""
+
+
+def bit_width(element: Attribute) -> int:
+    """Bits of one stored element of a `BIT_CASTABLE` type (8 for a bool)."""
+    if isinstance(element, IntegerType):
+        return max(8, element.width.data)
+    assert isinstance(element, AnyFloat)
+    return element.bitwidth
+
+
+@irdl_op_definition
+class BitCastOp(IRDLOperation):
+    """Reinterpret each element's bits as the result's element type of the same width (ONNX BitCast; to a bool,
+    a nonzero byte is true): `graph.bitcast %x : tensor<4xf32> -> tensor<4xi32>`."""
+
+    name = "graph.bitcast"
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, element: Attribute):
+        super().__init__(operands=[input], result_types=[tensor_type(shape_of(input), element)])
+
+    def verify_(self) -> None:
+        source = check_elements(self, BIT_CASTABLE, self.input)
+        target = check_elements(self, BIT_CASTABLE, self.result)
+        if bit_width(source) != bit_width(target):
+            raise VerifyException(
+                f"{self.name}: {source} ({bit_width(source)} bits) and {target} ({bit_width(target)} bits) differ "
+                "in width"
+            )
+        if shape_of(self.input) != shape_of(self.result):
+            raise VerifyException(
+                f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"
+            )
+
+
+class _ClassifyOp(IRDLOperation):
+    """Base of float classifications: a bool per element of an f32 or f64 input of the same shape."""
+
+    input = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        check_elements(self, FLOATS, self.input)
+        check_result_element(self, BOOL)
+        if shape_of(self.input) != shape_of(self.result):
+            raise VerifyException(
+                f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"
+            )
+
+
+@irdl_op_definition
+class IsNaNOp(_ClassifyOp):
+    """Whether each element is NaN: `graph.is_nan %x : tensor<4xf32> -> tensor<4xi1>`."""
+
+    name = "graph.is_nan"
+
+    def __init__(self, input: SSAValue):
+        super().__init__(operands=[input], result_types=[tensor_type(shape_of(input), BOOL)])
+
+
+@irdl_op_definition
+class IsInfOp(_ClassifyOp):
+    """Whether each element is +inf (with `positive`) or -inf (with `negative`):
+    `graph.is_inf %x {positive, negative} : tensor<4xf64> -> tensor<4xi1>`."""
+
+    name = "graph.is_inf"
+    positive = opt_prop_def(UnitAttr)
+    negative = opt_prop_def(UnitAttr)
+
+    def __init__(self, input: SSAValue, *, positive: bool, negative: bool):
+        properties = {name: UnitAttr() for name, detect in (("positive", positive), ("negative", negative)) if detect}
+        super().__init__(
+            operands=[input], result_types=[tensor_type(shape_of(input), BOOL)], properties=properties
+        )
 
 
 OPS = [
@@ -440,8 +558,13 @@ OPS = [
     AndOp,
     OrOp,
     XorOp,
+    ShiftLeftOp,
+    ShiftRightOp,
     ModOp,
     CastOp,
+    BitCastOp,
+    IsNaNOp,
+    IsInfOp,
     TanhOp,
     ExpOp,
     NegOp,

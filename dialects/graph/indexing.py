@@ -1,4 +1,5 @@
-"""Ops that compute with or produce run-time indices: gathers at run-time indices, arg-reductions, cumulative sums and products.
+"""Ops that compute with or produce run-time indices: gathers at run-time indices, arg-reductions, cumulative sums and
+products, sequences reversed up to run-time lengths.
 
 Indices are i32 or i64 tensors computed at run time (token ids, positions); a negative index counts from the end
 of its axis, as in ONNX. An index still out of range after that is clamped to the axis (the kernels never read
@@ -38,7 +39,17 @@ from minimlc.dialects.graph.core import (
     tensor_type,
 )
 
-__all__ = ["ArgMaxOp", "ArgMinOp", "ArgReduceOp", "CumProdOp", "CumSumOp", "CumulativeOp", "TakeAlongAxisOp", "TakeOp"]
+__all__ = [
+    "ArgMaxOp",
+    "ArgMinOp",
+    "ArgReduceOp",
+    "CumProdOp",
+    "CumSumOp",
+    "CumulativeOp",
+    "ReverseSequenceOp",
+    "TakeAlongAxisOp",
+    "TakeOp",
+]
 
 
 def _check_axis(op: IRDLOperation, axis: int, rank: int) -> None:
@@ -222,4 +233,45 @@ class ArgMinOp(ArgReduceOp):
     PREDICATE: ClassVar[str] = "less"
 
 
-OPS = [TakeOp, TakeAlongAxisOp, CumSumOp, CumProdOp, ArgMaxOp, ArgMinOp]
+@irdl_op_definition
+class ReverseSequenceOp(IRDLOperation):
+    """ONNX ReverseSequence: along `time_axis`, the first `lengths[b]` elements of each batch entry `b` (of
+    `batch_axis`) reversed, the rest kept; a length beyond the axis is clamped to it:
+    `graph.reverse_sequence %x, %lens {batch_axis = 0 : i64, time_axis = 1 : i64}
+    : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<4x5xf32>`."""
+
+    name = "graph.reverse_sequence"
+    input = operand_def(AnyTensor)
+    lengths = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    batch_axis = prop_def(IntegerAttr[I64])
+    time_axis = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$input `,` $lengths attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(self, input: SSAValue, lengths: SSAValue, batch_axis: int, time_axis: int):
+        super().__init__(
+            operands=[input, lengths],
+            result_types=[input.type],
+            properties={"batch_axis": IntegerAttr(batch_axis, i64), "time_axis": IntegerAttr(time_axis, i64)},
+        )
+
+    def verify_(self) -> None:
+        source = shape_of(self.input)
+        batch, time = self.batch_axis.value.data, self.time_axis.value.data
+        if len(source) < 2 or {batch, time} != {0, 1}:
+            raise VerifyException(
+                f"{self.name}: batch_axis {batch} and time_axis {time} must be 0 and 1 of an input of rank 2 or more, "
+                f"got rank {len(source)}"
+            )
+        check_elements(self, (i64,), self.lengths)
+        if shape_of(self.lengths) != (source[batch],):
+            raise VerifyException(
+                f"{self.name}: lengths shape {shape_of(self.lengths)} must be ({source[batch]},), the batch axis"
+            )
+        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
+        check_result_shape(self, source)
+
+
+OPS = [TakeOp, TakeAlongAxisOp, CumSumOp, CumProdOp, ArgMaxOp, ArgMinOp, ReverseSequenceOp]

@@ -1,8 +1,9 @@
 """graph-to-te patterns for activations: each becomes one elementwise compute tagged by the op's name.
 
 Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
-An activation that is a formula of its element and its float parameters is a row of `FORMULAS`; prelu reads a
-broadcast slope and clip bounds that may be runtime scalars, so they keep patterns of their own.
+An activation that is a formula of its f32 element and its float parameters is a row of `FORMULAS`; prelu reads a
+broadcast slope and clip bounds that may be runtime scalars, and shrink takes every number type, so they keep
+patterns of their own.
 """
 
 from __future__ import annotations
@@ -11,16 +12,18 @@ import math as pymath
 from collections.abc import Callable
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import Float32Type, FloatAttr
+from xdsl.dialects.builtin import AnyFloat, Float32Type, FloatAttr, f32
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph
 from minimlc.lowering.graph_to_te.nn import scalar_read
+from minimlc.lowering.te import scalar
 from minimlc.lowering.te.builder import (
     Indices,
     broadcast_indices,
     build_compute,
+    constant,
     f32_constant,
     read,
     scaled,
@@ -170,4 +173,31 @@ class PReluLowering(RewritePattern):
         rewriter.replace(op, build_compute("prelu", shape, body))
 
 
-PATTERNS: list[RewritePattern] = [ActivationLowering(), PReluLowering(), ClipLowering()]
+def shrink(x: SSAValue, lambd: float, bias: float) -> SSAValue:
+    """ONNX Shrink of one element: floats in their own type, integers in f32 then truncated back (ONNX Runtime's
+    `T(float(x) + bias)`)."""
+    value = x if isinstance(x.type, AnyFloat) else scalar.cast(x, f32)
+    kind = value.type
+    below = arith.CmpfOp(value, constant(-lambd, kind), "olt").result
+    above = arith.CmpfOp(value, constant(lambd, kind), "ogt").result
+    shifted_up = arith.AddfOp(value, constant(bias, kind)).result
+    shifted_down = arith.SubfOp(value, constant(bias, kind)).result
+    upper = arith.SelectOp(above, shifted_down, constant(0.0, kind)).result
+    result = arith.SelectOp(below, shifted_up, upper).result
+    return result if result.type == x.type else scalar.cast(result, x.type)
+
+
+class ShrinkLowering(RewritePattern):
+    """Lower shrink to one elementwise compute "shrink" on its element type."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ShrinkOp, rewriter: PatternRewriter) -> None:
+        lambd, bias = op.lambd.value.data, op.bias.value.data
+
+        def body(indices: Indices) -> SSAValue:
+            return shrink(read(op.input, indices), lambd, bias)
+
+        rewriter.replace(op, build_compute("shrink", graph.shape_of(op.result), body))
+
+
+PATTERNS: list[RewritePattern] = [ActivationLowering(), PReluLowering(), ClipLowering(), ShrinkLowering()]

@@ -33,6 +33,7 @@ from minimlc.lowering.graph_to_te import compaction as graph_to_te_compaction
 from minimlc.lowering.graph_to_te import extern as graph_to_te_extern
 from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
+from minimlc.lowering.graph_to_te import linalg as graph_to_te_linalg
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
 from minimlc.lowering.graph_to_te import quantized as graph_to_te_quantized
@@ -122,6 +123,43 @@ class CastLowering(RewritePattern):
 
         compute = build_compute("cast", graph.shape_of(op.result), body)
         rewriter.replace(op, compute)
+
+
+class BitCastLowering(RewritePattern):
+    """Lower bitcast to one elementwise compute "bitcast" reinterpreting each element's bits (`te/scalar.py`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.BitCastOp, rewriter: PatternRewriter) -> None:
+        target = graph.element_type(op.result)
+
+        def body(indices: Indices) -> SSAValue:
+            return scalar.bitcast(read(op.input, indices), target)
+
+        rewriter.replace(op, build_compute("bitcast", graph.shape_of(op.result), body))
+
+
+class IsNaNLowering(RewritePattern):
+    """Lower is_nan to one elementwise compute "is_nan": an unordered self-comparison."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.IsNaNOp, rewriter: PatternRewriter) -> None:
+        def body(indices: Indices) -> SSAValue:
+            return scalar.is_nan(read(op.input, indices))
+
+        rewriter.replace(op, build_compute("is_nan", graph.shape_of(op.result), body))
+
+
+class IsInfLowering(RewritePattern):
+    """Lower is_inf to one elementwise compute "is_inf": equality with the infinities it detects."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.IsInfOp, rewriter: PatternRewriter) -> None:
+        positive, negative = op.positive is not None, op.negative is not None
+
+        def body(indices: Indices) -> SSAValue:
+            return scalar.is_inf(read(op.input, indices), positive=positive, negative=negative)
+
+        rewriter.replace(op, build_compute("is_inf", graph.shape_of(op.result), body))
 
 
 class ElementwiseUnaryLowering(RewritePattern):
@@ -240,6 +278,9 @@ class GraphToTePass(ModulePass):
                 ElementwiseBinaryLowering(),
                 ElementwiseUnaryLowering(),
                 CastLowering(),
+                BitCastLowering(),
+                IsNaNLowering(),
+                IsInfLowering(),
                 GemmLowering(),
                 MatMulLowering(),
                 ReshapeLowering(),
@@ -256,6 +297,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_generation.PATTERNS,
                 *graph_to_te_compaction.PATTERNS,
                 *graph_to_te_quantized.PATTERNS,
+                *graph_to_te_linalg.PATTERNS,
             ],
             dce_enabled=False,
         )

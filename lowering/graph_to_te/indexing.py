@@ -1,5 +1,5 @@
 """graph-to-te patterns for the ops of run-time indices: take (Gather), take_along_axis (GatherElements), cumsum,
-cumprod, argmax and argmin.
+cumprod, argmax, argmin and reverse_sequence (a gather along time at an index computed from the entry's length).
 
 Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own). A run-time index is read as a
 value, wrapped if negative and clamped into its axis before it becomes an `index`, so no read is out of bounds
@@ -131,9 +131,31 @@ class ArgReduceLowering(RewritePattern):
         rewriter.replace(op, [extreme, positions])
 
 
+class ReverseSequenceLowering(RewritePattern):
+    """Lower reverse_sequence to one compute "reverse_sequence" reading time index `t < len ? len - 1 - t : t` of
+    its batch entry, with `len` clamped to the time axis' extent (so every read is inside it)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.ReverseSequenceOp, rewriter: PatternRewriter) -> None:
+        batch, time = op.batch_axis.value.data, op.time_axis.value.data
+        steps = graph.shape_of(op.input)[time]
+
+        def body(indices: Indices) -> SSAValue:
+            length = arith.MinSIOp(read(op.lengths, [indices[batch]]), constant(steps, i64)).result
+            position = arith.IndexCastOp(indices[time], i64).result
+            reversed_position = arith.SubiOp(arith.SubiOp(length, constant(1, i64)).result, position).result
+            inside = arith.CmpiOp(position, length, "slt").result
+            source = arith.SelectOp(inside, reversed_position, position).result
+            picked = arith.IndexCastOp(source, IndexType()).result
+            return read(op.input, [picked if axis == time else index for axis, index in enumerate(indices)])
+
+        rewriter.replace(op, build_compute("reverse_sequence", graph.shape_of(op.result), body))
+
+
 PATTERNS: list[RewritePattern] = [
     TakeLowering(),
     TakeAlongAxisLowering(),
     CumulativeLowering(),
     ArgReduceLowering(),
+    ReverseSequenceLowering(),
 ]

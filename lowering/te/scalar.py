@@ -47,6 +47,8 @@ _INTEGER_ARITHMETIC: dict[str, Binary] = {
     "or": lambda a, b: arith.OrIOp(a, b).result,
     "xor": lambda a, b: arith.XOrIOp(a, b).result,
     "pow": lambda a, b: integer_power(a, b),
+    "shift_left": lambda a, b: shift(a, b, left=True),
+    "shift_right": lambda a, b: shift(a, b, left=False),
 }
 _UNSIGNED_ARITHMETIC: dict[str, Binary] = {
     **_INTEGER_ARITHMETIC,
@@ -172,7 +174,53 @@ def absolute(value: SSAValue) -> SSAValue:
 
 
 def logical_not(value: SSAValue) -> SSAValue:
-    return arith.XOrIOp(value, constant(1, value.type)).result
+    """Not of a bool, every bit flipped of a wider integer."""
+    return arith.XOrIOp(value, constant(1 if _width(value.type) == 1 else -1, value.type)).result
+
+
+def shift(value: SSAValue, amount: SSAValue, *, left: bool) -> SSAValue:
+    """ONNX BitShift: `value << amount` or `value >> amount` (logical if unsigned, arithmetic if signed). An amount that
+    is negative or at least the width (LLVM's poison) shifts every bit out: 0, or the sign fill of a signed right
+    shift. The amount is clamped before the shift so that no shift sees an out-of-range amount."""
+    width = _width(value.type)
+    in_range = arith.CmpiOp(amount, constant(width, amount.type), "ult").result  # a negative amount is huge unsigned
+    zero = constant(0, value.type)
+    safe = arith.SelectOp(in_range, amount, zero).result
+    if left:
+        return arith.SelectOp(in_range, arith.ShLIOp(value, safe).result, zero).result
+    if is_unsigned(value.type):
+        return arith.SelectOp(in_range, arith.ShRUIOp(value, safe).result, zero).result
+    sign_fill = arith.ShRSIOp(value, constant(width - 1, value.type)).result
+    return arith.SelectOp(in_range, arith.ShRSIOp(value, safe).result, sign_fill).result
+
+
+def bitcast(value: SSAValue, target: Attribute) -> SSAValue:
+    """`value`'s bits as `target`, of the same stored width; a bool is its byte (0 or 1), and a byte is a true bool
+    when nonzero."""
+    source = value.type
+    if source == target:
+        return value
+    if isinstance(source, IntegerType) and _width(source) == 1:
+        return arith.ExtUIOp(value, target).result
+    if isinstance(target, IntegerType) and _width(target) == 1:
+        return arith.CmpiOp(value, constant(0, source), "ne").result
+    return arith.BitcastOp(value, target).result
+
+
+def is_nan(value: SSAValue) -> SSAValue:
+    return arith.CmpfOp(value, value, "uno").result
+
+
+def is_inf(value: SSAValue, *, positive: bool, negative: bool) -> SSAValue:
+    """Whether a float is +inf (when `positive`) or -inf (when `negative`)."""
+    tests = [
+        arith.CmpfOp(value, constant(sign * float("inf"), value.type), "oeq").result
+        for sign, detect in ((1, positive), (-1, negative))
+        if detect
+    ]
+    if not tests:
+        return constant(0, IntegerType(1))
+    return tests[0] if len(tests) == 1 else arith.OrIOp(tests[0], tests[1]).result
 
 
 def _width(element: Attribute) -> int:

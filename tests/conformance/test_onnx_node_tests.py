@@ -124,12 +124,12 @@ def test_node_tests_cover_every_op_with_its_function_expansions() -> None:
     assert by_name["test_softmax_axis_0_expanded"].op == "Softmax"
 
 
-def shrink_as_relu(ctx: NodeContext, input: Value, *, bias: float = 0.0, lambd: float = 0.5) -> Value:
-    """A wrong Shrink: Relu."""
-    return onnx_frontend.CONVERTERS["Relu"](ctx, input)
+def decoder_as_identity(ctx: NodeContext, encoded_stream: Value, *, pixel_format: str = "RGB") -> Value:
+    """A wrong ImageDecoder: the encoded bytes as they are."""
+    return onnx_frontend.CONVERTERS["Identity"](ctx, encoded_stream)
 
 
-def shrink_that_crashes(ctx: NodeContext, input: Value, *, bias: float = 0.0, lambd: float = 0.5) -> Value:
+def decoder_that_crashes(ctx: NodeContext, encoded_stream: Value, *, pixel_format: str = "RGB") -> Value:
     raise RuntimeError("converter bug")
 
 
@@ -140,7 +140,7 @@ def listed_test(name: str) -> tuple[ConformanceTest, pytest.Mark]:
 
 
 def test_listed_test_fails_with_its_declared_kind() -> None:
-    test, mark = listed_test("test_shrink_soft")
+    test, mark = listed_test("test_image_decoder_decode_png_rgb")
     assert EXPECTED_FAILURES[test.name].kind == "unsupported-op"
     assert (mark.name, mark.kwargs["strict"], mark.kwargs["raises"]) == ("xfail", True, ListedFailure)
     with pytest.raises(ListedFailure) as caught:
@@ -149,15 +149,16 @@ def test_listed_test_fails_with_its_declared_kind() -> None:
 
 
 @pytest.mark.parametrize(
-    ("converter", "error"), [(shrink_as_relu, OutputMismatch), (shrink_that_crashes, RuntimeError)]
+    ("converter", "error"), [(decoder_as_identity, OutputMismatch), (decoder_that_crashes, RuntimeError)]
 )
 def test_listed_test_that_regresses_to_a_wrong_answer_or_a_crash_fails(
     monkeypatch: pytest.MonkeyPatch, converter: object, error: type[Exception]
 ) -> None:
-    """With Shrink 'supported' by a wrong converter, test_shrink_soft no longer raises what its strict xfail accepts
-    (`ListedFailure`): pytest reports a failure, not an xfail."""
-    monkeypatch.setitem(onnx_frontend.CONVERTERS, "Shrink", converter)
-    test, _mark = listed_test("test_shrink_soft")
+    """With ImageDecoder 'supported' (on its uint8 bytes) by a wrong converter, test_image_decoder_decode_png_rgb no
+    longer raises what its strict xfail accepts (`ListedFailure`): pytest reports a failure, not an xfail."""
+    monkeypatch.setitem(onnx_frontend.CONVERTERS, "ImageDecoder", converter)
+    monkeypatch.setattr(onnx_frontend, "TYPED_OPS", onnx_frontend.TYPED_OPS | {"ImageDecoder"})
+    test, _mark = listed_test("test_image_decoder_decode_png_rgb")
     with pytest.raises(error) as caught:
         run_conformance_test(test.name, test.run)
     assert not isinstance(caught.value, ListedFailure)

@@ -111,15 +111,15 @@ def test_unsupported_check_runs_before_converting_and_ignores_foldable_nodes() -
     convert; a node of the same type on constants (folded) is not listed."""
     nodes = [
         helper.make_node("Add", ["x", "bad"], ["a"], name="bad_broadcast"),
-        helper.make_node("Shrink", ["two"], ["c"], name="shrink_on_constants"),
-        helper.make_node("Shrink", ["x"], ["h"], name="shrink_on_data"),
+        helper.make_node("GlobalLpPool", ["two"], ["c"], name="pool_on_constants"),
+        helper.make_node("GlobalLpPool", ["x"], ["h"], name="pool_on_data"),
         helper.make_node("Add", ["h", "c"], ["m"]),
-        helper.make_node("Det", ["m"], ["y"], name="det"),
+        helper.make_node("MaxRoiPool", ["m", "m"], ["y"], name="roi_pool", pooled_shape=[1, 1]),
     ]
     constants = {"two": np.array([[2.0, 1.0], [0.0, 3.0]], np.float32)}
     model = _model(nodes, {"x": (2, 2), "bad": (5,)}, outputs=["y", "a"], initializers=constants)
     message = (
-        "model has 2 unsupported operator types: Shrink (opset 13): shrink_on_data; Det (opset 13): det"
+        "model has 2 unsupported operator types: GlobalLpPool (opset 13): pool_on_data; MaxRoiPool (opset 13): roi_pool"
     )
     with pytest.raises(UnsupportedOpsError, match=f"^{re.escape(message)}$"):
         import_model(model)

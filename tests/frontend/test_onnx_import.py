@@ -372,7 +372,7 @@ def test_unsupported_ops_are_all_reported_before_converting() -> None:
         helper.make_node("GlobalLpPool", ["x"], ["c1"], name="pool1", p=3),
         helper.make_node("Add", ["c1", "bad"], ["a"], name="add_with_bad_shapes"),
         helper.make_node("GlobalLpPool", ["a"], ["c2"], name="pool2", p=3),
-        helper.make_node("Shrink", ["seq"], ["h"], name="shrink_0"),
+        helper.make_node("MaxRoiPool", ["seq", "seq"], ["h"], name="roi_pool_0", pooled_shape=[1, 1]),
         helper.make_node("GlobalLpPool", ["c2"], ["c3"], p=3),
         helper.make_node("Frobnicate", ["c3"], ["y"], name="frob", domain="com.example"),
     ]
@@ -381,13 +381,13 @@ def test_unsupported_ops_are_all_reported_before_converting() -> None:
     model = _model(nodes, inputs, outputs, {}, extra_opsets=[("com.example", 2)])
     message = (
         "model has 3 unsupported operator types: GlobalLpPool (opset 13): pool1, pool2, <unnamed node #4>; "
-        "Shrink (opset 13): shrink_0; com.example.Frobnicate (opset 2): frob"
+        "MaxRoiPool (opset 13): roi_pool_0; com.example.Frobnicate (opset 2): frob"
     )
     with pytest.raises(UnsupportedOpsError, match=re.escape(message)) as caught:
         import_model(model)
     assert caught.value.ops == [
         ("GlobalLpPool", 13, ["pool1", "pool2", "<unnamed node #4>"]),
-        ("Shrink", 13, ["shrink_0"]),
+        ("MaxRoiPool", 13, ["roi_pool_0"]),
         ("com.example.Frobnicate", 2, ["frob"]),
     ]
     assert isinstance(caught.value, ModelImportError | NotImplementedError | ValueError)
@@ -395,9 +395,9 @@ def test_unsupported_ops_are_all_reported_before_converting() -> None:
 
 def test_one_unsupported_op_message() -> None:
     with pytest.raises(
-        UnsupportedOpsError, match=r"^model has 1 unsupported operator type: Det \(opset 13\): n$"
+        UnsupportedOpsError, match=r"^model has 1 unsupported operator type: GlobalLpPool \(opset 13\): n$"
     ):
-        import_model(_unary_model("Det", [2, 2]))
+        import_model(_unary_model("GlobalLpPool", [1, 1, 2, 2]))
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Numerics of the normalisations over computed statistics (LayerNormalization, RMSNormalization,
-GroupNormalization, InstanceNormalization) and of Softmax/LogSoftmax on every axis, end to end through minimlc's
-InferenceSession at every opt level, and their import errors.
+GroupNormalization, InstanceNormalization, MeanVarianceNormalization) and of Softmax/LogSoftmax on every axis, end
+to end through minimlc's InferenceSession at every opt level, and their import errors.
 
 Each case is a tiny one-node model on seeded random float32 inputs, compared with ONNX Runtime at rtol=1e-4,
 atol=1e-5. ONNX Runtime 1.32 does not implement RMSNormalization (opset 23): those cases compare with
@@ -18,8 +18,9 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
+from onnx_cases import check_against_onnxruntime, one_node_model
 
-from minimlc.frontend.onnx import ModelImportError
+from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
 from minimlc.runtime import InferenceSession
 
 RTOL = 1e-4
@@ -186,3 +187,60 @@ def test_layer_normalization_statistics_outputs(x: Shape, axis: int) -> None:
     for got, want in zip(actual, expected, strict=True):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+MVN_RNG = np.random.default_rng(5)
+
+
+@pytest.mark.parametrize(
+    ("shape", "axes"),
+    [((3, 3, 3, 1), [0, 2, 3]), ((2, 4, 5, 3), [0, 2]), ((2, 4, 6), [1]), ((2, 4, 6), [-1, 0]), ((5, 7), [0, 1])],
+    ids=str,
+)
+def test_mean_variance_normalization(shape: Shape, axes: list[int]) -> None:
+    feeds = {"X": (MVN_RNG.standard_normal(shape) * 3.0 + 2.0).astype(np.float32)}
+    model = one_node_model("MeanVarianceNormalization", feeds, {"axes": axes}, opset=13)
+    check_against_onnxruntime(InferenceSession, model, feeds, rtol=RTOL)
+
+
+def test_mean_variance_normalization_float64() -> None:
+    """In double, against numpy (ONNX Runtime's float64 function body does not type-check)."""
+    x = MVN_RNG.standard_normal((2, 3, 4, 5)) * 4.0 - 1.0
+    model = one_node_model("MeanVarianceNormalization", {"X": x}, {"axes": [0, 2, 3]}, opset=13)
+    session = InferenceSession(model, cache=False)
+    (actual,) = session.run(None, {"X": x})
+    assert actual.dtype == np.float64 and session.stats["kernels"] > 0
+    deviation = x - x.mean(axis=(0, 2, 3), keepdims=True)
+    expected = deviation / (np.sqrt((deviation**2).mean(axis=(0, 2, 3), keepdims=True)) + 1e-9)
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_mean_variance_normalization_of_integers_is_refused() -> None:
+    feeds = {"X": np.zeros((2, 3, 4, 5), np.int32)}
+    model = one_node_model("MeanVarianceNormalization", feeds, {"axes": [0, 2, 3]}, opset=13)
+    model.graph.input[0].type.tensor_type.elem_type = 6
+    with pytest.raises(UnsupportedFeatureError, match="MeanVarianceNormalization of i32 is not supported"):
+        InferenceSession(model, cache=False)
+
+
+def test_mean_variance_normalization_float16() -> None:
+    """Computed in float32 and rounded once (ONNX Runtime's float16 function body does not type-check): ONNX
+    Runtime's float32 result of the same, exactly widened, input rounded to float16, within one unit in the last
+    place."""
+    feeds = {"X": MVN_RNG.standard_normal((2, 3, 4, 4)).astype(np.float16)}
+    wide = {"X": feeds["X"].astype(np.float32)}
+    reference = one_node_model("MeanVarianceNormalization", wide, {"axes": [0, 2, 3]}, opset=13)
+    (expected,) = onnxruntime.InferenceSession(reference.SerializeToString()).run(None, wide)
+    model = one_node_model("MeanVarianceNormalization", feeds, {"axes": [0, 2, 3]}, opset=13)
+    session = InferenceSession(model, cache=False)
+    (actual,) = session.run(None, feeds)
+    assert actual.dtype == np.float16 and session.stats["kernels"] > 0
+    np.testing.assert_allclose(actual, expected.astype(np.float16), rtol=2.0**-10, atol=1e-4)
+
+
+def test_mean_variance_normalization_repeated_axis_is_refused() -> None:
+    feeds = {"X": np.zeros((2, 3), np.float32)}
+    model = one_node_model("MeanVarianceNormalization", feeds, {"axes": [1]}, opset=13)
+    model.graph.node[0].attribute[0].ints[:] = [1, -1]
+    with pytest.raises(ModelImportError, match=r"axes \[1, -1\] name an axis twice"):
+        InferenceSession(model, cache=False)

@@ -139,7 +139,7 @@ def test_unsupported_ops_are_listed_together() -> None:
         helper.make_node("Relu", ["x"], ["a"], name="ok"),
         helper.make_node("Bernoulli", ["a"], ["b"], name="coin_1"),
         helper.make_node("Bernoulli", ["b"], ["c"], name="coin_2"),
-        helper.make_node("Shrink", ["c"], ["y"], name="shrink_1"),
+        helper.make_node("GlobalLpPool", ["c"], ["y"], name="pool_1"),
     ]
     graph = helper.make_graph(
         nodes,
@@ -149,7 +149,7 @@ def test_unsupported_ops_are_listed_together() -> None:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
     with pytest.raises(
-        UnsupportedOpsError, match=r"Bernoulli \(opset 15\): coin_1, coin_2.*Shrink \(opset 15\): shrink_1"
+        UnsupportedOpsError, match=r"Bernoulli \(opset 15\): coin_1, coin_2.*GlobalLpPool \(opset 15\): pool_1"
     ):
         InferenceSession(model)
 

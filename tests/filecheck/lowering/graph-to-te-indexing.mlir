@@ -169,3 +169,23 @@ func.func @cast_float_to_int(%x: tensor<4xf32>) -> tensor<4xi32> {
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.return %[[V0]] : tensor<4xi32>
 // CHECK-NEXT: }
+
+// reverse_sequence reads time index `t < len ? len - 1 - t : t` of its batch entry, `len` clamped to the time axis.
+func.func @reverse(%x: tensor<3x5xf32>, %lens: tensor<3xi64>) -> tensor<3x5xf32> {
+  %y = graph.reverse_sequence %x, %lens {batch_axis = 0 : i64, time_axis = 1 : i64} : (tensor<3x5xf32>, tensor<3xi64>) -> tensor<3x5xf32>
+  func.return %y : tensor<3x5xf32>
+}
+
+// CHECK:      %y = te.compute "reverse_sequence" (%0, %1) -> tensor<3x5xf32> {
+// CHECK-NEXT:   %2 = te.read %lens[%0] : tensor<3xi64>
+// CHECK-NEXT:   %3 = arith.constant 5 : i64
+// CHECK-NEXT:   %4 = arith.minsi %2, %3 : i64
+// CHECK-NEXT:   %5 = arith.index_cast %1 : index to i64
+// CHECK-NEXT:   %6 = arith.constant 1 : i64
+// CHECK-NEXT:   %7 = arith.subi %4, %6 : i64
+// CHECK-NEXT:   %8 = arith.subi %7, %5 : i64
+// CHECK-NEXT:   %9 = arith.cmpi slt, %5, %4 : i64
+// CHECK-NEXT:   %10 = arith.select %9, %8, %5 : i64
+// CHECK-NEXT:   %11 = arith.index_cast %10 : i64 to index
+// CHECK-NEXT:   %12 = te.read %x[%0, %11] : tensor<3x5xf32>
+// CHECK-NEXT:   te.yield %12 : f32

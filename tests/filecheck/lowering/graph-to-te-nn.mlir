@@ -326,3 +326,30 @@ func.func @max_pool_indices_column_major(%x: tensor<1x1x3x4xf32>) -> (tensor<1x1
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %y, %i_1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
 // CHECK-NEXT: }
+
+// -----
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between (the thresholds themselves included).
+func.func @shrink(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.shrink %x {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @shrink(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "shrink" (%[[V1:[0-9]+]]) -> tensor<4xf32> {
+// CHECK-NEXT: %[[V2:[0-9]+]] = te.read %x[%[[V1]]] : tensor<4xf32>
+// CHECK-NEXT: %[[V3:[0-9]+]] = arith.constant -1.500000e+00 : f32
+// CHECK-NEXT: %[[V4:[0-9]+]] = arith.cmpf olt, %[[V2]], %[[V3]] : f32
+// CHECK-NEXT: %[[V5:[0-9]+]] = arith.constant 1.500000e+00 : f32
+// CHECK-NEXT: %[[V6:[0-9]+]] = arith.cmpf ogt, %[[V2]], %[[V5]] : f32
+// CHECK-NEXT: %[[V7:[0-9]+]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT: %[[V8:[0-9]+]] = arith.addf %[[V2]], %[[V7]] : f32
+// CHECK-NEXT: %[[V9:[0-9]+]] = arith.constant 5.000000e-01 : f32
+// CHECK-NEXT: %[[V10:[0-9]+]] = arith.subf %[[V2]], %[[V9]] : f32
+// CHECK-NEXT: %[[V11:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[V12:[0-9]+]] = arith.select %[[V6]], %[[V10]], %[[V11]] : f32
+// CHECK-NEXT: %[[V13:[0-9]+]] = arith.select %[[V4]], %[[V8]], %[[V12]] : f32
+// CHECK-NEXT: te.yield %[[V13]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[V0]] : tensor<4xf32>
+// CHECK-NEXT: }

@@ -118,3 +118,11 @@ func.func @constant_not_f32() -> tensor<4xf32> {
 }
 
 // expected-error@unknown {{f64 should be of base attribute f32}}
+
+// -----
+
+func.func @shrink_of_bools(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error@+1 {{graph.shrink: element type i1 is not supported}}
+  %y = graph.shrink %x {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<4xi1>
+  func.return %y : tensor<4xi1>
+}

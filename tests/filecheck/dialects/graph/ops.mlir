@@ -78,3 +78,11 @@ func.func @constant() -> tensor<2x3xf32> {
 
 // CHECK:      func.func @constant
 // CHECK-NEXT:   %c = graph.constant {value = 1.000000e-05 : f32} : tensor<2x3xf32>
+
+func.func @shrink(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %y = graph.shrink %x {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<8xf32>
+  func.return %y : tensor<8xf32>
+}
+
+// CHECK:      func.func @shrink
+// CHECK-NEXT:   %y = graph.shrink %x {lambd = 1.500000e+00 : f32, bias = 5.000000e-01 : f32} : tensor<8xf32>
