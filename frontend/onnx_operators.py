@@ -10,11 +10,13 @@ import onnx
 from minimlc.frontend import (
     onnx_activation,
     onnx_attention,
+    onnx_causal_conv,
     onnx_compaction,
     onnx_einsum,
     onnx_fold,
     onnx_generation,
     onnx_indexing,
+    onnx_linear_attention,
     onnx_loss,
     onnx_nn,
     onnx_normalization,
@@ -25,6 +27,7 @@ from minimlc.frontend import (
     onnx_selection,
     onnx_spatial,
     onnx_tensor,
+    onnx_tensor_scatter,
 )
 
 CONVERTERS = {
@@ -44,6 +47,9 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_tensor_scatter.CONVERTERS,
+    **onnx_causal_conv.CONVERTERS,
+    **onnx_linear_attention.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -63,6 +69,7 @@ TYPED_OPS = frozenset(
         *("Compress", "Unique", "RNN", "LSTM", "GRU", "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss"),
         # float data with bool masks or integer positions (each converter checks its float operands)
         *("Attention", "RotaryEmbedding"),
+        "TensorScatter",
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
