@@ -19,6 +19,7 @@ trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 from collections.abc import Mapping, Sequence
@@ -39,7 +40,7 @@ from xdsl.utils.exceptions import VerifyException
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import onnx_fold, onnx_half, onnx_ops
-from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS
+from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
@@ -155,7 +156,7 @@ def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> No
         foldable = onnx_fold.is_foldable(node, constants.__contains__)
         if onnx_fold.is_constant_output(node, constants.__contains__):
             constants.update(node.output)
-        if foldable or (domain == "" and node.op_type in CONVERTERS):
+        if foldable or converter_key(domain, node.op_type) in CONVERTERS:
             continue
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))
@@ -316,7 +317,7 @@ class _Importer:
         builder: Builder,
         weights: WeightStore,
     ) -> tuple[Value, ...]:
-        converter = CONVERTERS[node.op_type]
+        converter = CONVERTERS[converter_key(node.domain, node.op_type)]
         parameters = list(inspect.signature(converter).parameters.values())[1:]
         slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
         keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
@@ -336,7 +337,8 @@ class _Importer:
                 inputs = onnx_half.widened(builder, inputs)
             if node.op_type not in TYPED_OPS:
                 _check_float_inputs(node, label, inputs)
-            value = converter(NodeContext(node, self.opset, builder, weights), *inputs, **attributes)
+            inline = functools.partial(self._inline_graph, owner=node.output[0], builder=builder, weights=weights)
+            value = converter(NodeContext(node, self.opset, builder, weights, inline), *inputs, **attributes)
             if half is not None:
                 value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
@@ -355,6 +357,32 @@ class _Importer:
                 if isinstance(result, SSAValue):
                     result.name_hint = sanitise(name)
         return results
+
+
+    def _inline_graph(
+        self, body: onnx.GraphProto, inputs: Sequence[Value], *, owner: str, builder: Builder, weights: WeightStore
+    ) -> list[Value]:
+        """Convert the nodes of a graph attribute (FlexAttention's score_mod) of the node whose first output is
+        `owner` where that node is, its inputs bound to `inputs`; it sees the enclosing graph's values, and its own
+        names do not leak out (its initializers are stored as `owner.graph.name`)."""
+        if len(body.input) != len(inputs):
+            raise NodeError(f"graph '{body.name}' takes {len(body.input)} inputs, {len(inputs)} given")
+        _check_supported(body, self.opsets)
+        enclosing = self.values
+        self.values = dict(enclosing)
+        try:
+            for tensor in body.initializer:
+                stored = f"{owner}.{body.name}.{tensor.name}"
+                self.values[tensor.name] = ConstantValue(stored, self._initializer(tensor))
+            self.values.update((info.name, value) for info, value in zip(body.input, inputs))
+            for index, node in enumerate(body.node):
+                self._convert(node, index, builder, weights)
+            missing = [info.name for info in body.output if info.name not in self.values]
+            if missing:
+                raise NodeError(f"graph '{body.name}': outputs {missing} are not produced by any node")
+            return [self.values[info.name] for info in body.output]
+        finally:
+            self.values = enclosing
 
 
 def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:

@@ -13,6 +13,7 @@ from minimlc.frontend import (
     onnx_causal_conv,
     onnx_compaction,
     onnx_einsum,
+    onnx_flex_attention,
     onnx_fold,
     onnx_generation,
     onnx_indexing,
@@ -50,8 +51,14 @@ CONVERTERS = {
     **onnx_tensor_scatter.CONVERTERS,
     **onnx_causal_conv.CONVERTERS,
     **onnx_linear_attention.CONVERTERS,
+    **onnx_flex_attention.CONVERTERS,
 }
-"""ONNX op type -> converter, over every op family."""
+"""ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
+
+
+def converter_key(domain: str, op_type: str) -> str:
+    """The `CONVERTERS` key of an op: its type in the default domain, `domain.OpType` in another one."""
+    return op_type if domain in onnx_fold.DEFAULT_DOMAINS else f"{domain}.{op_type}"
 
 TYPED_OPS = frozenset(
     {

@@ -43,6 +43,8 @@ from minimlc.runtime import backend
 LIGHT_MODELS_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT_MODEL_GROUP = "light_models"
 """The `op` (table row, expected-failures group, `--ops` name) of the light-model tests."""
+PREVIEW_DOMAIN = "ai.onnx.preview"
+"""The domain of onnx's preview ops (FlexAttention), which `--ops` also names."""
 LIGHT_RTOL, LIGHT_ATOL = 1e-3, 1e-7
 """onnx's tolerances for its light-model tests (`data/real/test_*/data.json`)."""
 

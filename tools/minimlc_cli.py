@@ -398,7 +398,12 @@ def _conformance(args: argparse.Namespace) -> int:
 
     from minimlc.tools import conformance
 
-    unknown = [op for op in args.ops or [] if op != conformance.LIGHT_MODEL_GROUP and not onnx.defs.has(op)]
+    known = ("", conformance.PREVIEW_DOMAIN)
+    unknown = [
+        op
+        for op in args.ops or []
+        if op != conformance.LIGHT_MODEL_GROUP and not any(onnx.defs.has(op, domain) for domain in known)
+    ]
     if unknown:
         raise cli_options.UsageError(f"--ops names unknown ONNX operator(s): {', '.join(unknown)}")
     listing = Path(args.write_expected_failures) if args.write_expected_failures else None
