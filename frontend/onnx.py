@@ -13,7 +13,9 @@ of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float3
 inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live
 in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `onnx_einsum`, `onnx_generation`,
 `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
-`onnx_selection`, `onnx_spatial` and `onnx_tensor`, gathered in `onnx_operators`. Outputs of a data-dependent extent (NonZero, ...) are
+`onnx_selection`, `onnx_spatial`, `onnx_tensor`, `onnx_tensor_scatter`, `onnx_causal_conv`, `onnx_linear_attention`
+and `onnx_flex_attention` (domain ai.onnx.preview), gathered in `onnx_operators`. A converter may convert a graph
+attribute's nodes in place (`NodeContext.inline_graph`: FlexAttention's score_mod). Outputs of a data-dependent extent (NonZero, ...) are
 trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
 """
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_half import widened_from
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
@@ -68,7 +69,7 @@ def CausalConvWithState(
     conv = ctx.emit(graph.ConvOp(padded, w, b, strides=[1], pads=[0, 0], dilations=[1], group=channels))
     output = ctx.emit(graph.SwishOp(conv, 1.0)) if kind in ("silu", "swish") else conv
     if taps == 1:
-        empty = np.zeros(carried, dtype_of(graph.element_type(x)))
+        empty = np.zeros(carried, dtype_of(widened_from(x) or graph.element_type(x)))
         return output, ConstantValue(f"{ctx.node.output[0]}.present_state", empty)
     present = ctx.emit(graph.SliceOp(padded, [0, 0, length], [1, 1, 1], carried))
     return output, present

@@ -28,6 +28,7 @@ from xdsl.ir import Attribute, SSAValue
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend.onnx_attention import grouped_matmul
+from minimlc.frontend.onnx_half import widened_from
 from minimlc.frontend.onnx_ops import Converter, NodeContext, NodeError, UnsupportedNodeError, Value, dtype_of
 
 DOMAIN = "ai.onnx.preview"
@@ -43,14 +44,6 @@ def _modified(ctx: NodeContext, body: onnx.GraphProto, x: SSAValue, name: str) -
     if shape_of(result) != shape_of(x) or graph.element_type(result) != f32:
         raise NodeError(f"{name} gives {result.type}, not its input's {x.type}")
     return result
-
-
-def _half_source(x: SSAValue) -> Attribute | None:
-    """The 16-bit float type `x` was widened from by the importer (`onnx_half`), or None."""
-    owner = x.owner
-    if isinstance(owner, graph.CastOp) and graph.element_type(owner.input) in graph.HALF_FLOATS:
-        return graph.element_type(owner.input)
-    return None
 
 
 def _rounded(ctx: NodeContext, x: SSAValue, half: Attribute) -> SSAValue:
@@ -87,7 +80,7 @@ def FlexAttention(
         raise NodeError(f"Q's {q_heads} heads are not a multiple of K's {shape_of(k)[1]}")
 
     factor = 1 / math.sqrt(head_size) if scale is None else scale
-    half = _half_source(q)
+    half = widened_from(q)
     if half is None:
         scores = grouped_matmul(ctx, q, ctx.emit(graph.TransposeOp(k, [0, 1, 3, 2])))
         if factor != 1.0:
