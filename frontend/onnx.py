@@ -15,8 +15,8 @@ in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `o
 `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
 `onnx_selection`, `onnx_spatial`, `onnx_tensor`, `onnx_tensor_scatter`, `onnx_causal_conv`, `onnx_linear_attention`
 and `onnx_flex_attention` (domain ai.onnx.preview), gathered in `onnx_operators`. A converter may convert a graph
-attribute's nodes in place (`NodeContext.inline_graph`: FlexAttention's score_mod). Outputs of a data-dependent extent (NonZero, ...) are
-trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
+attribute's nodes in place (`NodeContext.inline_graph`: FlexAttention's score_mod). Outputs of a data-dependent
+extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
 """
 
 from __future__ import annotations
@@ -366,16 +366,16 @@ class _Importer:
     ) -> list[Value]:
         """Convert the nodes of a graph attribute (FlexAttention's score_mod) of the node whose first output is
         `owner` where that node is, its inputs bound to `inputs`; it sees the enclosing graph's values, and its own
-        names do not leak out (its initializers are stored as `owner.graph.name`)."""
+        values are named `owner.graph.name`, so two nodes with the same attribute do not share constants."""
         if len(body.input) != len(inputs):
             raise NodeError(f"graph '{body.name}' takes {len(body.input)} inputs, {len(inputs)} given")
+        body = _scoped(body, f"{owner}.{body.name}.")
         _check_supported(body, self.opsets)
         enclosing = self.values
         self.values = dict(enclosing)
         try:
             for tensor in body.initializer:
-                stored = f"{owner}.{body.name}.{tensor.name}"
-                self.values[tensor.name] = ConstantValue(stored, self._initializer(tensor))
+                self.values[tensor.name] = ConstantValue(tensor.name, self._initializer(tensor))
             self.values.update((info.name, value) for info, value in zip(body.input, inputs))
             for index, node in enumerate(body.node):
                 self._convert(node, index, builder, weights)
@@ -385,6 +385,21 @@ class _Importer:
             return [self.values[info.name] for info in body.output]
         finally:
             self.values = enclosing
+
+
+def _scoped(body: onnx.GraphProto, prefix: str) -> onnx.GraphProto:
+    """A copy of `body` whose own values (inputs, initializers, node outputs) are renamed `prefix + name`; names of
+    the enclosing graph it reads stay as they are."""
+    local = {info.name for info in body.input} | {tensor.name for tensor in body.initializer}
+    local |= {name for node in body.node for name in node.output if name}
+    scoped = onnx.GraphProto()
+    scoped.CopyFrom(body)
+    for node in scoped.node:
+        node.input[:] = [prefix + name if name in local else name for name in node.input]
+        node.output[:] = [prefix + name if name else name for name in node.output]
+    for entry in [*scoped.input, *scoped.output, *scoped.initializer]:
+        entry.name = prefix + entry.name if entry.name in local else entry.name
+    return scoped
 
 
 def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:

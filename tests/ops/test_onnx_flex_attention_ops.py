@@ -167,3 +167,17 @@ def test_flex_attention_refused(dtype: Any, attributes: dict[str, Any], error: t
         model.opset_import.append(helper.make_opsetid("com.example", 1))
     with pytest.raises(error, match=message):
         InferenceSession(model, cache=False)
+
+
+def test_flex_attention_layers_share_a_modifier() -> None:
+    """Two FlexAttention nodes with the same score_mod on scores of different shapes: each inlined copy has its own
+    values (the causal mask's constants differ), and the second reads the first's output."""
+    feeds = _feeds((1, 2, 4, 8), (1, 2, 6, 8), (1, 2, 6, 8))
+    mask = _causal_mask()
+    first = helper.make_node("FlexAttention", ["Q", "K", "V"], ["A"], domain=DOMAIN, score_mod=mask)
+    second = helper.make_node("FlexAttention", ["A", "A", "A"], ["Y"], domain=DOMAIN, score_mod=mask, scale=0.5)
+    inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, array.shape) for name, array in feeds.items()]
+    output = helper.make_tensor_value_info("Y", TensorProto.FLOAT, (1, 2, 4, 8))
+    graph = helper.make_graph([first, second], "layers", inputs, [output])
+    opsets = [helper.make_opsetid("", 26), helper.make_opsetid(DOMAIN, 1)]
+    _check(helper.make_model(graph, opset_imports=opsets, ir_version=10), feeds)
