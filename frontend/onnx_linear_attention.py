@@ -25,6 +25,7 @@ from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_half import widened_from
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
@@ -103,6 +104,8 @@ def LinearAttention(
     if shape_of(q4)[3] != key_size:
         raise NodeError(f"query heads of size {shape_of(q4)[3]} differ from key heads of size {key_size}")
     state_shape = (batch, kv_num_heads, key_size, value_size)
+    if past_state is not None and widened_from(ctx.data(past_state)) != widened_from(q):
+        raise UnsupportedNodeError("a past_state of another element type than the query is not supported")
     if past_state is None:
         zeros = np.zeros(state_shape, np.float32)
         state = ctx.data(ConstantValue(f"{ctx.node.output[0]}.initial_state", zeros))

@@ -123,3 +123,12 @@ def test_linear_attention_too_long_refused() -> None:
     feeds = _feeds(shapes)
     with pytest.raises(UnsupportedFeatureError, match="513 steps"):
         InferenceSession(_model(feeds, q_num_heads=1, kv_num_heads=1, update_rule="linear"), cache=False)
+
+
+def test_linear_attention_mixed_state_type_refused() -> None:
+    """A float32 state with float16 activations (the operator's S != T) is refused: minimlc rounds every output of
+    a 16-bit node to that type."""
+    feeds = _feeds(_shapes(1, 2, 2, 2, 4, 4), np.float16) | {"past_state": np.zeros((1, 2, 4, 4), np.float32)}
+    model = _model(feeds, q_num_heads=2, kv_num_heads=2, update_rule="linear")
+    with pytest.raises(UnsupportedFeatureError, match="past_state of another element type"):
+        InferenceSession(model, cache=False)

@@ -1,6 +1,6 @@
 """Numerics of TensorScatter (opset 24), the key/value cache write, end to end through minimlc's InferenceSession at
-every opt level, against ONNX Runtime, and its import errors. The write indices are run-time int64 inputs; the
-cache is compared exactly (the op only moves elements).
+every opt level, against ONNX Runtime, and its import errors. The write indices are run-time int64 inputs; caches of
+float32, float16, int64, uint8 and bool are compared exactly (the op only moves elements).
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ OPSET = 24
 
 def _feeds(cache: tuple[int, ...], update: tuple[int, ...], starts: list[int], dtype: Any) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
+    floating = np.issubdtype(dtype, np.floating)
+    values = [rng.uniform(-1.0, 1.0, shape) if floating else rng.integers(0, 100, shape) for shape in (cache, update)]
     return {
-        "past_cache": rng.uniform(-1.0, 1.0, cache).astype(dtype),
-        "update": rng.uniform(-1.0, 1.0, update).astype(dtype),
+        "past_cache": values[0].astype(dtype),
+        "update": values[1].astype(dtype),
         "write_indices": np.array(starts, np.int64),
     }
 
@@ -38,7 +40,9 @@ def _feeds(cache: tuple[int, ...], update: tuple[int, ...], starts: list[int], d
     ],
     ids=["linear", "circular_wraps", "3d", "last_axis_circular", "whole_cache"],
 )
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64], ids=["f32", "f16", "i64"])
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.float16, np.int64, np.uint8, np.bool_], ids=["f32", "f16", "i64", "u8", "bool"]
+)
 def test_tensor_scatter(
     cache: tuple[int, ...], update: tuple[int, ...], starts: list[int], attributes: dict[str, Any], dtype: Any
 ) -> None:
