@@ -17,19 +17,27 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from minimlc.runtime import InferenceSession, load
 
 
-def timed(session: InferenceSession, feeds: dict[str, np.ndarray]) -> float:
-    start = time.perf_counter()
+CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
+"""`--clock cpu`: the calling thread's CPU time, which other processes preempting it do not advance (one thread
+only: a one-thread pool runs every task in the caller)."""
+
+
+def timed(session: InferenceSession, feeds: dict[str, np.ndarray], clock: Callable[[], float]) -> float:
+    start = clock()
     session.run(None, feeds)
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def compare(a: InferenceSession, b: InferenceSession, rounds: int) -> tuple[float, float]:
+def compare(
+    a: InferenceSession, b: InferenceSession, rounds: int, clock: Callable[[], float] = time.perf_counter
+) -> tuple[float, float]:
     """Medians (seconds) of `a` and `b`, run interleaved on one seeded random input."""
     rng = np.random.default_rng(0)
     feeds = {info.name: rng.standard_normal(info.shape).astype(info.dtype) for info in a.get_inputs()}
@@ -39,7 +47,7 @@ def compare(a: InferenceSession, b: InferenceSession, rounds: int) -> tuple[floa
     for round_index in range(rounds):
         order = ((0, a), (1, b)) if round_index % 2 == 0 else ((1, b), (0, a))
         for slot, session in order:
-            samples[slot].append(timed(session, feeds))
+            samples[slot].append(timed(session, feeds, clock))
     return statistics.median(samples[0]), statistics.median(samples[1])
 
 
@@ -58,14 +66,19 @@ def main() -> int:
     parser.add_argument("--threads", default="1", help="comma-separated thread counts (default 1)")
     parser.add_argument("--rounds", type=int, default=30, help="interleaved rounds per thread count (default 30)")
     parser.add_argument("--rtol", type=float, default=1e-4, help="output agreement tolerance (default 1e-4)")
+    parser.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="wall", help="wall time, or thread CPU time (with --threads 1)"
+    )
     args = parser.parse_args()
+    if args.clock == "cpu" and args.threads != "1":
+        parser.error("--clock cpu times the calling thread only: use it with --threads 1")
     print(f"{'threads':>7}  {'A ms':>9}  {'B ms':>9}  {'B/A':>6}")
     for threads in (int(t) for t in args.threads.split(",")):
         a, b = load(args.a, num_threads=threads), load(args.b, num_threads=threads)
         if not outputs_agree(a, b, args.rtol):
             print(f"{threads:>7}  outputs differ beyond rtol {args.rtol}", flush=True)
             return 1
-        median_a, median_b = compare(a, b, args.rounds)
+        median_a, median_b = compare(a, b, args.rounds, CLOCKS[args.clock])
         print(f"{threads:>7}  {median_a * 1e3:9.2f}  {median_b * 1e3:9.2f}  {median_b / median_a:6.3f}", flush=True)
     return 0
 

@@ -32,6 +32,11 @@ schedules and times it as a third contender in the same interleaved rounds: the 
 loaded machine:
 
     python bench/bench_models.py --models resnet50 --threads 1 --tuning-db tune.jsonl
+
+`--clock cpu` (with `--threads 1`) times each call by the calling thread's CPU time instead of wall time: on a
+machine other processes load, a preempted call's wall time includes the other process' slice, its CPU time does
+not. Both minimlc's one-thread pool and ONNX Runtime at one intra-op thread compute in the calling thread, so the
+figures stay comparable; the peak (`machine_peak.py`) is a CPU-time figure either way.
 """
 
 from __future__ import annotations
@@ -109,9 +114,14 @@ def ort_module() -> Any | None:
     return onnxruntime
 
 
-def ort_session(ort: Any, model: onnx.ModelProto, threads: int) -> Callable[[Feeds], list[np.ndarray]]:
-    """An ONNX Runtime CPU session: `threads` intra-op threads that sleep when idle, one inter-op, sequential."""
+def ort_session(
+    ort: Any, model: onnx.ModelProto, threads: int, level: Any = None
+) -> Callable[[Feeds], list[np.ndarray]]:
+    """An ONNX Runtime CPU session: `threads` intra-op threads that sleep when idle, one inter-op, sequential (at
+    graph optimisation `level`, by default ONNX Runtime's)."""
     options = ort.SessionOptions()
+    if level is not None:
+        options.graph_optimization_level = level
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -123,10 +133,20 @@ def ort_session(ort: Any, model: onnx.ModelProto, threads: int) -> Callable[[Fee
     return lambda feeds: session.run(None, feeds)
 
 
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+"""`--clock`: wall time, or the calling thread's CPU time (one-thread rows only: minimlc's one-thread pool and ONNX
+Runtime's single intra-op thread both run in the caller), which other processes preempting it do not advance."""
+
+
 def interleaved_medians(
-    contenders: dict[str, Callable[[], object]], warmup: int, max_rounds: int, budget_seconds: float
+    contenders: dict[str, Callable[[], object]],
+    warmup: int,
+    max_rounds: int,
+    budget_seconds: float,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[dict[str, float], int]:
-    """Median seconds per call of each contender and the rounds timed; the call order flips every round."""
+    """Median seconds per call (by `clock`) of each contender and the rounds timed; the call order flips every
+    round."""
     order = list(contenders)
     for _ in range(warmup):
         for name in order:
@@ -135,9 +155,9 @@ def interleaved_medians(
     rounds, start = 0, time.perf_counter()
     while rounds < max_rounds and (rounds < MIN_ROUNDS or time.perf_counter() - start < budget_seconds):
         for name in order if rounds % 2 == 0 else reversed(order):
-            begin = time.perf_counter()
+            begin = clock()
             contenders[name]()
-            samples[name].append(time.perf_counter() - begin)
+            samples[name].append(clock() - begin)
         rounds += 1
     return {name: statistics.median(times) for name, times in samples.items()}, rounds
 
@@ -181,6 +201,7 @@ class Settings:
     warmup: int
     runs: int
     budget_seconds: float
+    clock: str = "wall"
 
 
 def _error(error: Exception) -> str:
@@ -241,7 +262,7 @@ def bench_workload(
                 row.max_abs_diff_vs_ort = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
                 contenders[f"onnxruntime {row.threads}"] = lambda run_ort=run_ort: run_ort(feeds)
     budget = settings.budget_seconds * len(rows)
-    medians, rounds = interleaved_medians(contenders, settings.warmup, settings.runs, budget)
+    medians, rounds = interleaved_medians(contenders, settings.warmup, settings.runs, budget, CLOCKS[settings.clock])
     first = rows[0].threads
     for row in rows:
         row.rounds = rounds
@@ -362,6 +383,13 @@ def main(argv: list[str] | None = None) -> int:
         "--budget-seconds", type=_non_negative_float, help="timing budget per workload and thread count (default 10)"
     )
     parser.add_argument("--warmup", type=_non_negative_int, help="untimed rounds first (default 3)")
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall time (default), or the calling thread's CPU time, which a loaded machine's other processes do "
+        "not advance (only with --threads 1)",
+    )
     parser.add_argument("--matmul-size", type=_positive_int, default=1024, help="MatMul M=K=N (default 1024)")
     parser.add_argument("--quick", action="store_true", help="few rounds and a short peak measurement (for tests)")
     parser.add_argument("--json", metavar="FILE", help="also write the machine, settings and rows as JSON")
@@ -375,11 +403,14 @@ def main(argv: list[str] | None = None) -> int:
     names = args.models.split(",") if args.models else list(builders)
     if unknown := [name for name in names if name not in builders]:
         parser.error(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(builders)}")
+    if args.clock == "cpu" and args.threads != [1]:
+        parser.error("--clock cpu times the calling thread only: use it with --threads 1")
     settings = Settings(
         threads=args.threads,
         warmup=args.warmup if args.warmup is not None else 1 if args.quick else 3,
         runs=args.runs if args.runs is not None else 5 if args.quick else 1000,
         budget_seconds=args.budget_seconds if args.budget_seconds is not None else 1.0 if args.quick else 10.0,
+        clock=args.clock,
     )
     ort = ort_module()
     notes = ["FLOPs count Conv, Gemm and MatMul (2 x MACs); every other op is ignored."]
@@ -392,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"machine: {cpu}, {os.cpu_count()} cores, load average {load:.1f} at start; one core's fp32 peak: "
         f"FMA loop {peak.fma_gflops:.1f} GFLOP/s ({peak.vector_lanes} lanes), numpy sgemm 1024^3 "
-        f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads"
+        f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads; clock: {args.clock}"
     )
     if args.tuning_db and not Path(args.tuning_db).is_file():
         parser.error(f"--tuning-db: no such file: {args.tuning_db}")

@@ -14,14 +14,15 @@ inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converte
 in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `onnx_einsum`, `onnx_generation`,
 `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
 `onnx_selection`, `onnx_spatial`, `onnx_tensor`, `onnx_tensor_scatter`, `onnx_causal_conv`, `onnx_linear_attention`
-and `onnx_flex_attention` (domain ai.onnx.preview), gathered in `onnx_operators`. A converter may convert a graph
-attribute's nodes in place (`NodeContext.inline_graph`: FlexAttention's score_mod). Outputs of a data-dependent
-extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
+and `onnx_flex_attention` (domain ai.onnx.preview), gathered in `onnx_operators`; `onnx_control` (If, Loop, Scan:
+subgraphs imported per branch or iteration by `run_subgraph`, which also imports FlexAttention's score_mod and
+prob_mod) and `onnx_sequence` (sequences and optionals, kept as lists of graph values; a sequence output is returned
+element by element, `ImportedModel.sequence_outputs`). Outputs of a data-dependent extent (NonZero, ...) are trimmed
+by the runtime (`ImportedModel.trimmed_outputs`, `lowering/abi.py`).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import os
 from collections.abc import Mapping, Sequence
@@ -41,8 +42,10 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_fold, onnx_half, onnx_ops
+from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_ops, onnx_sequence
+from minimlc.frontend.onnx_control import ControlContext
 from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key
+from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
@@ -71,6 +74,11 @@ class ImportedModel:
     """Outputs known at compile time, by name, with their own element types."""
     trimmed_outputs: dict[str, int] = field(default_factory=dict[str, int])
     """Outputs of a data-dependent extent, by name: the axis the runtime trims (`lowering/abi.py`)."""
+    sequence_outputs: dict[str, int | None] = field(default_factory=dict[str, int | None])
+    """Graph outputs that are sequences, by name: their number of elements, which `outputs` lists one by one as
+    `name[i]` (None: an empty optional, returned as None); the runtime returns each as a list."""
+    output_names: list[str] = field(default_factory=list[str])
+    """The graph's output names in order, where `sequence_outputs` groups some of `outputs`."""
 
     @property
     def computed_outputs(self) -> list[TensorInfo]:
@@ -150,10 +158,25 @@ def _node_label(node: onnx.NodeProto, index: int) -> str:
 
 
 def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> None:
-    """Raise `UnsupportedOpsError` naming every node that has no converter and is not foldable."""
+    """Raise `UnsupportedOpsError` naming every node that has no converter and is not foldable (in subgraphs too)."""
     unsupported: dict[tuple[str, int | None], list[str]] = {}
-    constants = {tensor.name for tensor in graph_proto.initializer}
+    _find_unsupported(graph_proto, opsets, {tensor.name for tensor in graph_proto.initializer}, unsupported)
+    if unsupported:
+        raise UnsupportedOpsError([(op, opset, names) for (op, opset), names in unsupported.items()])
+
+
+def _find_unsupported(
+    graph_proto: onnx.GraphProto,
+    opsets: dict[str, int],
+    constants: set[str],
+    unsupported: dict[tuple[str, int | None], list[str]],
+) -> None:
+    """Add to `unsupported` the nodes of `graph_proto` (whose `constants` are known) and of its subgraphs."""
+    constants = set(constants)
     for index, node in enumerate(graph_proto.node):
+        for subgraph in onnx_control.subgraphs(node):
+            inner = (constants | {tensor.name for tensor in subgraph.initializer}) - {vi.name for vi in subgraph.input}
+            _find_unsupported(subgraph, opsets, inner | onnx_control.constant_inputs(node, subgraph), unsupported)
         domain = node.domain if node.domain not in _DEFAULT_DOMAINS else ""
         foldable = onnx_fold.is_foldable(node, constants.__contains__)
         if onnx_fold.is_constant_output(node, constants.__contains__):
@@ -162,8 +185,6 @@ def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> No
             continue
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))
-    if unsupported:
-        raise UnsupportedOpsError([(op, opset, names) for (op, opset), names in unsupported.items()])
 
 
 class _Importer:
@@ -179,8 +200,12 @@ class _Importer:
         self.opsets = opsets
         self.opset = opsets[""]
         self.input_shapes = input_shapes
-        self.values: dict[str, Value] = {}
-        self.used = {name for node in graph_proto.node for name in node.input} | {vi.name for vi in graph_proto.output}
+        self.values: dict[str, Item] = {}
+        self.used = onnx_control.names_used(graph_proto)
+        self.scope = ""
+        """The prefix of the constants named in the subgraph being imported (one per import of a subgraph)."""
+        self.subgraph_imports = 0
+        self.scoped_constants = onnx_control.ScopedConstants()
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -209,10 +234,8 @@ class _Importer:
         constant_outputs: dict[str, np.ndarray] = {}
         trimmed_outputs: dict[str, int] = {}
         counts: list[SSAValue] = []
-        for vi in self.graph.output:
-            if vi.name not in self.values:
-                raise ModelImportError(f"output '{vi.name}' is not produced by any node")
-            value = self.values[vi.name]
+        sequence_outputs: dict[str, int | None] = {}
+        for vi, value in self._output_items(sequence_outputs):
             if isinstance(value, DataDependentValue):
                 trimmed_outputs[vi.name] = value.axis
                 counts.append(value.count)
@@ -234,7 +257,29 @@ class _Importer:
             module.verify()
         except VerifyException as error:
             raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
-        return ImportedModel(module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs)
+        names = [vi.name for vi in self.graph.output] if sequence_outputs else []
+        return ImportedModel(
+            module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs, sequence_outputs, names
+        )
+
+    def _output_items(self, sequence_outputs: dict[str, int | None]) -> list[tuple[onnx.ValueInfoProto, Item]]:
+        """Every tensor the graph outputs return, with its value info: a sequence output's elements one by one
+        (recorded in `sequence_outputs` with their number; None for an empty optional)."""
+        items: list[tuple[onnx.ValueInfoProto, Item]] = []
+        for vi in self.graph.output:
+            if vi.name not in self.values:
+                raise ModelImportError(f"output '{vi.name}' is not produced by any node")
+            value = self.values[vi.name]
+            if not isinstance(value, (SequenceValue, OptionalValue)):
+                items.append((vi, value))
+                continue
+            elements, is_sequence = onnx_sequence.output_items(vi, value)
+            if is_sequence:
+                sequence_outputs[vi.name] = len(elements)
+            elif not elements:
+                sequence_outputs[vi.name] = None
+            items += elements
+        return items
 
     def _initializer(self, tensor: onnx.TensorProto) -> np.ndarray:
         try:
@@ -284,13 +329,15 @@ class _Importer:
 
     def _convert(self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore) -> None:
         label = f"node '{_node_label(node, index)}' ({node.op_type})"
-        inputs: list[Value | None] = []
+        inputs: list[Item | None] = []
         for name in node.input:
             if name and name not in self.values:
                 raise ModelImportError(f"{label}: input '{name}' refers to an unknown value")
             inputs.append(self.values[name] if name else None)
             if isinstance(inputs[-1], DataDependentValue):
                 raise UnsupportedFeatureError(f"{label}: input '{name}' has a data-dependent shape (only outputs may)")
+            if isinstance(inputs[-1], (SequenceValue, OptionalValue)) and node.op_type not in CONTAINER_OPS:
+                raise ModelImportError(f"{label}: input '{name}' is a sequence or an optional, not a tensor")
         # Constant keeps its converter, which checks its attributes; any other node on constants folds.
         if node.op_type != "Constant" and onnx_fold.is_foldable(node, self._is_constant):
             outputs = self._fold(node, label, inputs)
@@ -298,7 +345,36 @@ class _Importer:
             outputs = self._call_converter(node, label, inputs, builder, weights)
         for name, value in zip(node.output, outputs):
             if name:
-                self.values[name] = value
+                scoped = isinstance(value, ConstantValue) and self.scope
+                self.values[name] = self.scoped_constants.named(value, self.scope) if scoped else value
+
+    def run_subgraph(
+        self, graph_proto: onnx.GraphProto, inputs: Sequence[Item], builder: Builder, weights: WeightStore
+    ) -> list[Item]:
+        """Import the nodes of a subgraph (If's branch, Loop's body, ...) into @main, its inputs bound to `inputs`
+        and the enclosing scopes' names visible; return its outputs."""
+        if len(inputs) != len(graph_proto.input):
+            raise ModelImportError(
+                f"subgraph '{graph_proto.name}' takes {len(graph_proto.input)} inputs, given {len(inputs)}"
+            )
+        outer_values, outer_scope = self.values, self.scope
+        self.subgraph_imports += 1
+        self.values = dict(outer_values)
+        self.scope = f"{graph_proto.name or 'subgraph'}.{self.subgraph_imports}/"
+        try:
+            for tensor in graph_proto.initializer:
+                initializer = ConstantValue(tensor.name, self._initializer(tensor))
+                self.values[tensor.name] = self.scoped_constants.named(initializer, self.scope)
+            for vi, value in zip(graph_proto.input, inputs):
+                self.values[vi.name] = value
+            for index, node in enumerate(graph_proto.node):
+                self._convert(node, index, builder, weights)
+            missing = [vi.name for vi in graph_proto.output if vi.name not in self.values]
+            if missing:
+                raise ModelImportError(f"subgraph '{graph_proto.name}': outputs {missing} are not produced")
+            return [self.values[vi.name] for vi in graph_proto.output]
+        finally:
+            self.values, self.scope = outer_values, outer_scope
 
     def _is_constant(self, name: str) -> bool:
         return isinstance(self.values.get(name), ConstantValue)
@@ -315,10 +391,10 @@ class _Importer:
         self,
         node: onnx.NodeProto,
         label: str,
-        inputs: Sequence[Value | None],
+        inputs: Sequence[Item | None],
         builder: Builder,
         weights: WeightStore,
-    ) -> tuple[Value, ...]:
+    ) -> tuple[Item, ...]:
         converter = CONVERTERS[converter_key(node.domain, node.op_type)]
         parameters = list(inspect.signature(converter).parameters.values())[1:]
         slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
@@ -335,12 +411,17 @@ class _Importer:
 
         builder.name_hint = sanitise(node.output[0])
         try:
-            if (half := onnx_half.half_float_of(node.op_type, inputs)) is not None:
+            half = None if node.op_type in CONTAINER_OPS else onnx_half.half_float_of(node.op_type, inputs)
+            if half is not None:
                 inputs = onnx_half.widened(builder, inputs)
             if node.op_type not in TYPED_OPS:
                 _check_float_inputs(node, label, inputs)
-            inline = functools.partial(self._inline_graph, owner=node.output[0], builder=builder, weights=weights)
-            value = converter(NodeContext(node, self.opset, builder, weights, inline), *inputs, **attributes)
+            context = NodeContext(node, self.opset, builder, weights)
+            if node.op_type in onnx_control.CONVERTERS or onnx_control.subgraphs(node):
+                context = ControlContext(
+                    node, self.opset, builder, weights, lambda g, values: self.run_subgraph(g, values, builder, weights)
+                )
+            value = converter(context, *inputs, **attributes)
             if half is not None:
                 value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
@@ -359,47 +440,6 @@ class _Importer:
                 if isinstance(result, SSAValue):
                     result.name_hint = sanitise(name)
         return results
-
-
-    def _inline_graph(
-        self, body: onnx.GraphProto, inputs: Sequence[Value], *, owner: str, builder: Builder, weights: WeightStore
-    ) -> list[Value]:
-        """Convert the nodes of a graph attribute (FlexAttention's score_mod) of the node whose first output is
-        `owner` where that node is, its inputs bound to `inputs`; it sees the enclosing graph's values, and its own
-        values are named `owner.graph.name`, so two nodes with the same attribute do not share constants."""
-        if len(body.input) != len(inputs):
-            raise NodeError(f"graph '{body.name}' takes {len(body.input)} inputs, {len(inputs)} given")
-        body = _scoped(body, f"{owner}.{body.name}.")
-        _check_supported(body, self.opsets)
-        enclosing = self.values
-        self.values = dict(enclosing)
-        try:
-            for tensor in body.initializer:
-                self.values[tensor.name] = ConstantValue(tensor.name, self._initializer(tensor))
-            self.values.update((info.name, value) for info, value in zip(body.input, inputs))
-            for index, node in enumerate(body.node):
-                self._convert(node, index, builder, weights)
-            missing = [info.name for info in body.output if info.name not in self.values]
-            if missing:
-                raise NodeError(f"graph '{body.name}': outputs {missing} are not produced by any node")
-            return [self.values[info.name] for info in body.output]
-        finally:
-            self.values = enclosing
-
-
-def _scoped(body: onnx.GraphProto, prefix: str) -> onnx.GraphProto:
-    """A copy of `body` whose own values (inputs, initializers, node outputs) are renamed `prefix + name`; names of
-    the enclosing graph it reads stay as they are."""
-    local = {info.name for info in body.input} | {tensor.name for tensor in body.initializer}
-    local |= {name for node in body.node for name in node.output if name}
-    scoped = onnx.GraphProto()
-    scoped.CopyFrom(body)
-    for node in scoped.node:
-        node.input[:] = [prefix + name if name in local else name for name in node.input]
-        node.output[:] = [prefix + name if name else name for name in node.output]
-    for entry in [*scoped.input, *scoped.output, *scoped.initializer]:
-        entry.name = prefix + entry.name if entry.name in local else entry.name
-    return scoped
 
 
 def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:

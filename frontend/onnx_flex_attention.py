@@ -5,7 +5,7 @@ The chain is the one exporters write for attention, so `graph-fuse-attention` ca
 stands between its ops; grouped-query heads share their key/value head's matmul as in Attention:
 
     %scores = graph.matmul %q, (graph.transpose %k)   (graph.mul by scale, default 1/sqrt(D))
-    ... score_mod's nodes, converted here on %scores (`NodeContext.inline_graph`) ...
+    ... score_mod's nodes, imported here on %scores (`ControlContext.subgraph`) ...
     %probs = graph.softmax %scores {axis = 3}
     ... prob_mod's nodes on %probs ...
     %y = graph.matmul %probs, %v
@@ -28,6 +28,7 @@ from xdsl.ir import Attribute, SSAValue
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend.onnx_attention import grouped_matmul
+from minimlc.frontend.onnx_control import ControlContext
 from minimlc.frontend.onnx_half import widened_from
 from minimlc.frontend.onnx_ops import Converter, NodeContext, NodeError, UnsupportedNodeError, Value, dtype_of
 
@@ -36,8 +37,8 @@ DOMAIN = "ai.onnx.preview"
 
 def _modified(ctx: NodeContext, body: onnx.GraphProto, x: SSAValue, name: str) -> SSAValue:
     """`body` (one input, one output of the same shape) applied to `x`, its nodes converted in place."""
-    assert ctx.inline_graph is not None, "the importer inlines graph attributes"
-    results = ctx.inline_graph(body, [x])
+    assert isinstance(ctx, ControlContext), "the importer imports the subgraphs of a node with graph attributes"
+    results = ctx.subgraph(body, [x])
     if len(results) != 1 or not isinstance(results[0], SSAValue):
         raise NodeError(f"{name} must have one output computed from its input")
     result = results[0]

@@ -21,6 +21,7 @@ import onnx
 from onnx.reference import ReferenceEvaluator
 
 from minimlc.frontend.onnx_ops import NodeError
+from minimlc.frontend.onnx_sequence import CONVERTERS as SEQUENCE_CONVERTERS
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -40,9 +41,9 @@ _NONDETERMINISTIC = frozenset(
 
 
 def is_foldable(node: onnx.NodeProto, is_constant: Callable[[str], bool]) -> bool:
-    """Whether `node` is evaluated at import time: a deterministic default-domain node, without subgraphs,
-    whose (present) inputs are all constants."""
-    if node.domain not in DEFAULT_DOMAINS or node.op_type in _NONDETERMINISTIC:
+    """Whether `node` is evaluated at import time: a deterministic default-domain node, without subgraphs or
+    sequence and optional results (`onnx_sequence` keeps those), whose (present) inputs are all constants."""
+    if node.domain not in DEFAULT_DOMAINS or node.op_type in _NONDETERMINISTIC or node.op_type in SEQUENCE_CONVERTERS:
         return False
     if any(
         a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute

@@ -12,6 +12,7 @@ from minimlc.frontend import (
     onnx_attention,
     onnx_causal_conv,
     onnx_compaction,
+    onnx_control,
     onnx_einsum,
     onnx_flex_attention,
     onnx_fold,
@@ -22,10 +23,12 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_qlinear,
     onnx_quantize,
     onnx_recurrent,
     onnx_resize,
     onnx_selection,
+    onnx_sequence,
     onnx_spatial,
     onnx_tensor,
     onnx_tensor_scatter,
@@ -48,6 +51,9 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_control.CONVERTERS,
+    **onnx_sequence.CONVERTERS,
+    **onnx_qlinear.CONVERTERS,
     **onnx_tensor_scatter.CONVERTERS,
     **onnx_causal_conv.CONVERTERS,
     **onnx_linear_attention.CONVERTERS,
@@ -80,6 +86,11 @@ TYPED_OPS = frozenset(
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
+        # control flow and sequences (their subgraphs' nodes check their own inputs)
+        *onnx_control.CONVERTERS,
+        *onnx_sequence.CONVERTERS,
+        # quantized integer products
+        *("MatMulInteger", "ConvInteger", "QLinearMatMul", "QLinearConv"),
     }
 )
 """The ONNX ops whose converters take run-time inputs of every element type (each checks its own); the others
@@ -112,6 +123,12 @@ CONSTANT_OPERANDS: dict[str, tuple[int, ...]] = {
         f"Reduce{kind}": (1,)
         for kind in ("L1", "L2", "LogSum", "LogSumExp", "Max", "Mean", "Min", "Prod", "Sum", "SumSquare")
     },
+    # the trip count and initial condition set the scan outputs' extent; positions and splits choose the element
+    "Loop": (0, 1),
+    "SequenceAt": (1,),
+    "SequenceInsert": (2,),
+    "SequenceErase": (1,),
+    "SplitToSequence": (1,),
     # float operands the converters need as constants
     "Dropout": (1, 2),
 }

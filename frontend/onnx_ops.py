@@ -122,8 +122,6 @@ class NodeContext:
     opset: int
     builder: Builder
     weights: WeightStore
-    inline_graph: Callable[[onnx.GraphProto, Sequence[Value]], list[Value]] | None = None
-    """Converts a graph attribute's nodes here, its inputs bound to the given values; returns its outputs."""
 
     def data(self, value: Value) -> SSAValue:
         """`value` as a data operand: constants become weights."""

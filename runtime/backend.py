@@ -18,11 +18,14 @@ and the bound inputs' values) and reuses it whenever the same signature comes ag
 constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own dtype (int64, bool, ...);
 outputs computed by native code have the dtype the model declares.
 
-Inputs of any other type raise `UnsupportedTypeError` (a `NotImplementedError`) at `prepare`; unsupported operators
-(`UnsupportedOpsError`) and other unsupported features (`UnsupportedFeatureError`, e.g. an op computing on float32
-only given int64 data) raise when the model compiles: at `prepare`, or at the first run of a signature. Arrays
-are checked against the model's declared dtype (a float64 array given for a float32 input is an error, as in ONNX
-Runtime); Python and numpy scalars and nested lists are converted to it.
+A sequence input is given as a list of arrays (an optional as an array, a list or None): a session is compiled per
+structure of the value (length and element shapes), with the elements as tensor inputs (`backend_containers`);
+sequence outputs come back as lists. Inputs of any other type raise `UnsupportedTypeError` (a `NotImplementedError`)
+at `prepare`; unsupported operators (`UnsupportedOpsError`) and other unsupported features
+(`UnsupportedFeatureError`, e.g. an op computing on float32 only given int64 data) raise when the model compiles:
+at `prepare`, or at the first run of a signature. Arrays are checked against the model's declared dtype (a float64
+array given for a float32 input is an error, as in ONNX Runtime); Python and numpy scalars and nested lists are
+converted to it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 from minimlc.frontend.onnx import UnsupportedTypeError
 from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS, constant_operand_names
 from minimlc.frontend.onnx_ops import ELEMENT_TYPES
+from minimlc.runtime import backend_containers as containers
+from minimlc.runtime import backend_loops
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
 _INPUT_ELEMENT_TYPES = {helper.np_dtype_to_tensor_dtype(dtype): dtype for dtype in ELEMENT_TYPES}
@@ -48,7 +53,8 @@ class Signature(NamedTuple):
     """What one compiled session is specialised for."""
 
     shapes: tuple[tuple[int, ...], ...]
-    """Every input's shape, in the model's input order."""
+    """Every input's shape, in the model's input order (a sequence's or optional's structure:
+    `backend_containers.Structure`)."""
     bound_values: tuple[tuple[int | float | bool, ...], ...] = ()
     """The bound inputs' values (flattened, in input order)."""
 
@@ -60,8 +66,9 @@ class MinimlcBackendRep(BackendRep):
         self._model = model
         initializers = {tensor.name for tensor in model.graph.initializer}
         self._inputs = [vi for vi in model.graph.input if vi.name not in initializers]
-        element_types = [vi.type.tensor_type.elem_type for vi in self._inputs]
-        constant_operands = constant_operand_names(model.graph)
+        element_types = [containers.element_type(vi.type) for vi in self._inputs]
+        self._containers = [containers.is_container(vi) for vi in self._inputs]
+        constant_operands = constant_operand_names(model.graph) | backend_loops.trip_count_inputs(model.graph)
         read_as_data = set(_read_as_data(model.graph))
         self._bound = [vi.name in constant_operands for vi in self._inputs]
         self._fed = [vi.name in read_as_data or vi.name not in constant_operands for vi in self._inputs]
@@ -96,8 +103,12 @@ class MinimlcBackendRep(BackendRep):
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
         """Run on `inputs` (a list in input order, a name -> array mapping, or one array for a one-input model)."""
         arrays = [
-            value if isinstance(value, np.ndarray) else np.asarray(value, dtype=dtype)
-            for value, dtype in zip(self._ordered(inputs), self._input_dtypes)
+            self._container(vi, value, dtype)
+            if is_container
+            else value if isinstance(value, np.ndarray) else np.asarray(value, dtype=dtype)
+            for vi, is_container, value, dtype in zip(
+                self._inputs, self._containers, self._ordered(inputs), self._input_dtypes
+            )
         ]
         for vi, declared, array in zip(self._inputs, self._declared_shapes, arrays):
             if declared is not None and not _matches(declared, array.shape):
@@ -108,7 +119,9 @@ class MinimlcBackendRep(BackendRep):
         for vi, dtype, is_bound, is_fed, array in zip(
             self._inputs, self._input_dtypes, self._bound, self._fed, arrays
         ):
-            if is_fed:
+            if is_fed and containers.is_container(vi):
+                feeds.update(containers.flattened_feeds(vi.name, array, vi.type.HasField("optional_type")))
+            elif is_fed:
                 feeds[vi.name] = array  # the session checks its dtype
             if is_bound and array.dtype != dtype:
                 raise InvalidInputError(
@@ -116,12 +129,21 @@ class MinimlcBackendRep(BackendRep):
                 )
             if is_bound:
                 bound[vi.name] = array
-        signature = Signature(
-            tuple(array.shape for array in arrays), tuple(tuple(array.ravel().tolist()) for array in bound.values())
-        )
+        shapes = [
+            containers.structure(vi.type, array) if is_container else array.shape
+            for vi, is_container, array in zip(self._inputs, self._containers, arrays)
+        ]
+        signature = Signature(tuple(shapes), tuple(tuple(array.ravel().tolist()) for array in bound.values()))
         session = self._session(signature, bound)
         outputs = session.run(None, feeds)
         return namedtupledict("Outputs", self._output_names)(*outputs)
+
+    @staticmethod
+    def _container(vi: onnx.ValueInfoProto, value: Any, dtype: np.dtype) -> Any:
+        try:
+            return containers.checked_value(vi.type, value, dtype, f"input '{vi.name}'")
+        except ValueError as error:
+            raise InvalidInputError(str(error)) from error
 
     def _ordered(self, inputs: Any) -> list[Any]:
         names = [vi.name for vi in self._inputs]
@@ -146,10 +168,14 @@ class MinimlcBackendRep(BackendRep):
         session = self._sessions.get(signature)
         if session is None:
             fed = {vi.name for vi, is_fed in zip(self._inputs, self._fed) if is_fed}
-            session = InferenceSession(
-                _with_initializers(self._model, bound, fed),
-                input_shapes={vi.name: shape for vi, shape in zip(self._inputs, signature.shapes) if vi.name in fed},
-            )
+            model = _with_initializers(self._model, bound, fed)
+            input_shapes = {vi.name: shape for vi, shape in zip(self._inputs, signature.shapes) if vi.name in fed}
+            structures = {vi.name: input_shapes.pop(vi.name) for vi in self._inputs if containers.is_container(vi)}
+            for name, structure in structures.items():
+                input_shapes.update(containers.flattened_shapes(name, structure))
+            if structures:
+                model = containers.with_flattened_inputs(model, structures)
+            session = InferenceSession(model, input_shapes=input_shapes)
             self._sessions[signature] = session
         return session
 
@@ -159,7 +185,8 @@ def _with_initializers(
 ) -> onnx.ModelProto:
     """`model`, or a copy of it in which the named inputs are initializers holding `values` where they set shapes
     (`CONSTANT_OPERANDS`); an input also in `fed` (read as data too) stays a run-time input, and its shape-setting
-    reads take a bound copy of its value (`<name>.bound`)."""
+    reads take a bound copy of its value (`<name>.bound`), as do copies of the nodes computing a Loop's trip count from
+    it (`backend_loops`)."""
     if not values:
         return model
     bound = onnx.ModelProto()
@@ -170,6 +197,7 @@ def _with_initializers(
         for position in positions:
             if position < len(node.input) and node.input[position] in renamed:
                 node.input[position] = renamed[node.input[position]]
+    backend_loops.with_bound_trip_counts(bound.graph, renamed)
     bound.graph.initializer.extend(
         numpy_helper.from_array(array, renamed.get(name, name)) for name, array in values.items()
     )
@@ -269,9 +297,9 @@ def _unsupported_types(model: onnx.ModelProto) -> str | None:
     for vi in model.graph.input:
         if vi.name in initializers:
             continue
-        if not vi.type.HasField("tensor_type"):
+        if not vi.type.HasField("tensor_type") and not containers.is_container(vi):
             return f"graph input '{vi.name}' is a {vi.type.WhichOneof('value')}; minimlc supports tensors only"
-        element = vi.type.tensor_type.elem_type
+        element = containers.element_type(vi.type)
         if element not in _INPUT_ELEMENT_TYPES:
             name = onnx.TensorProto.DataType.Name(element)
             return (
@@ -279,8 +307,10 @@ def _unsupported_types(model: onnx.ModelProto) -> str | None:
                 f"{', '.join(map(str, _INPUT_ELEMENT_TYPES.values()))} inputs"
             )
     for vi in model.graph.output:
-        if not vi.type.HasField("tensor_type"):
+        if not vi.type.HasField("tensor_type") and not containers.is_container(vi):
             return f"graph output '{vi.name}' is a {vi.type.WhichOneof('value')}; minimlc supports tensors only"
+        if containers.element_type(vi.type) == onnx.TensorProto.STRING:
+            return f"graph output '{vi.name}' holds strings; minimlc supports numbers only"
     return None
 
 

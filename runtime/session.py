@@ -153,6 +153,7 @@ class InferenceSession:
         if self.profiler is not None:  # a profiled build: `load` gives it its profiler back
             meta["profile"] = [dataclasses.asdict(call) for call in self.profiler.calls]
         meta["trimmed_outputs"] = self._trimmed_outputs
+        meta["sequence_outputs"] = [self._sequence_outputs, self._output_names]
         blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
         artifact.write_file(path, meta, blobs)
 
@@ -171,6 +172,7 @@ class InferenceSession:
             )
         session = InferenceSession.__new__(InferenceSession)
         session._set_signature(self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs)
+        session._set_sequence_outputs(self._sequence_outputs, self._output_names)
         session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
         return session
 
@@ -178,6 +180,7 @@ class InferenceSession:
         """A session over this session's compiled module (no recompilation) with its own pool of `num_threads`."""
         session = InferenceSession.__new__(InferenceSession)
         session._set_signature(self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs)
+        session._set_sequence_outputs(self._sequence_outputs, self._output_names)
         session._bind(self._model, self.opt_level, num_threads)
         return session
 
@@ -193,6 +196,7 @@ class InferenceSession:
         from minimlc.runtime.cache import compile_cached
 
         self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs, imported.trimmed_outputs)
+        self._set_sequence_outputs(imported.sequence_outputs, imported.output_names)
         check_calls(calls_in(imported.module))  # unregistered external functions, before any work
         # A model whose outputs are all constants needs no native code.
         compiled = imported.computed_outputs
@@ -213,6 +217,13 @@ class InferenceSession:
         """Outputs of a data-dependent extent -> the axis cut to the count native code returns (`lowering/abi.py`)."""
         self._input_index = {info.name: index for index, info in enumerate(self._inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._outputs)}
+        self._set_sequence_outputs({}, [])
+
+    def _set_sequence_outputs(self, sequence_outputs: Mapping[str, int | None], output_names: Sequence[str]) -> None:
+        """Graph outputs that are sequences (`ImportedModel.sequence_outputs`): `run` returns each as a list of its
+        elements (`name[i]` in `get_outputs`), an empty optional as None."""
+        self._sequence_outputs = dict(sequence_outputs)
+        self._output_names = list(output_names)
 
     def _bind(self, model: CompiledModel | None, opt_level: int, num_threads: int | None) -> None:
         self.num_threads = resolve_num_threads(num_threads)
@@ -303,8 +314,23 @@ class InferenceSession:
 
     def run(
         self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any], run_options: object = None
-    ) -> list[np.ndarray]:
-        """Run the model on `input_feed` (name -> array); returns the named outputs (all when None), in order."""
+    ) -> list[Any]:
+        """Run the model on `input_feed` (name -> array); returns the named outputs (all when None), in order: arrays,
+        and lists of arrays for sequence outputs."""
+        if not self._sequence_outputs:
+            return self._run_tensors(output_names, input_feed)
+        unknown = [name for name in output_names or () if name not in self._output_names]
+        if unknown:
+            raise InvalidInputError(f"unknown output name(s) {unknown}; the model's outputs are: {self._output_names}")
+        tensors = dict(zip(self._output_index, self._run_tensors(None, input_feed)))
+        grouped = {
+            name: [tensors[f"{name}[{i}]"] for i in range(length)] if length is not None else None
+            for name, length in self._sequence_outputs.items()
+        }
+        return [grouped[name] if name in grouped else tensors[name] for name in output_names or self._output_names]
+
+    def _run_tensors(self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any]) -> list[np.ndarray]:
+        """`run` returning the tensors of `get_outputs` (each element of a sequence output on its own)."""
         wanted = self._output_positions(output_names)
         inputs = self._checked_inputs(input_feed)
         outputs: list[np.ndarray] = []
@@ -393,6 +419,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
         {name: np.array(blobs[f"constant:{name}"]) for name in meta["constant_outputs"]},
         meta.get("trimmed_outputs", {}),
     )
+    session._set_sequence_outputs(*meta.get("sequence_outputs", ({}, [])))
     session._bind(model, meta["opt_level"], num_threads)
     if model is not None and "profile" in meta:
         from minimlc.runtime.profiler import ProfiledCall

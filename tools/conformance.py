@@ -113,8 +113,17 @@ def failure_kind(error: BaseException) -> str:
 
 
 def assert_similar_outputs(expected: list[np.ndarray], actual: object, rtol: float, atol: float) -> None:
-    """onnx's `Runner.assert_similar_outputs`, raising `OutputMismatch` when the outputs differ."""
+    """onnx's `Runner.assert_similar_outputs`, raising `OutputMismatch` when the outputs differ; a sequence output's
+    elements are compared as outputs of their own (onnx's runner would compare their rows, and fails on scalars)."""
     try:
+        if any(isinstance(output, list) for output in expected):
+            np.testing.assert_equal(len(list(actual)), len(expected))  # pyright: ignore[reportArgumentType]
+            for want, got in zip(expected, actual):  # pyright: ignore[reportArgumentType]
+                assert isinstance(want, list) == isinstance(got, list), f"expected {type(want)}, got {type(got)}"
+                pairs = (want, got) if isinstance(want, list) else ([want], [got])
+                np.testing.assert_equal(len(pairs[1]), len(pairs[0]))
+                Runner.assert_similar_outputs(pairs[0], pairs[1], rtol=rtol, atol=atol)
+            return
         Runner.assert_similar_outputs(expected, actual, rtol=rtol, atol=atol)
     except AssertionError as error:
         raise OutputMismatch(str(error)) from error
@@ -183,17 +192,30 @@ def how_it_passed(
     inputs = [vi.name for vi in graph.input if vi.name not in {tensor.name for tensor in graph.initializer}]
     rng = np.random.default_rng(0)
     for feeds, outputs in runs:
-        other = [
-            feed if feed.dtype != np.float32 or name in bound else rng.standard_normal(feed.shape).astype(np.float32)
-            for name, feed in zip(inputs, feeds)
-        ]
+        other = [feed if name in bound else _other_floats(feed, rng) for name, feed in zip(inputs, feeds)]
         for name, before, after in zip(names, outputs, rep.run(other)):
-            if name in constant and not np.array_equal(before, after, equal_nan=before.dtype.kind in "fc"):
-                raise FoldedOutputError(f"constant output '{name}' changes with the values of the float inputs")
+            # a sequence output's elements are outputs `name[i]` of their own
+            pairs = zip(before, after) if isinstance(before, list) else [(before, after)]
+            items = [f"{name}[{i}]" for i in range(len(before))] if isinstance(before, list) else [name]
+            for item, (was, now) in zip(items, pairs):
+                if item in constant and not np.array_equal(was, now, equal_nan=was.dtype.kind in "fc"):
+                    raise FoldedOutputError(f"constant output '{item}' changes with the values of the float inputs")
     return Outcome.NATIVE if any(session.stats["kernels"] for session in sessions) else Outcome.CONSTANT
 
 
+def _other_floats(feed: object, rng: np.random.Generator) -> object:
+    """`feed` with random values in place of its float32 ones (in each element of a sequence)."""
+    if isinstance(feed, list):
+        return [_other_floats(item, rng) for item in feed]
+    if isinstance(feed, np.ndarray) and feed.dtype == np.float32:
+        return rng.standard_normal(feed.shape).astype(np.float32)
+    return feed
+
+
 def _as_array(value: object) -> np.ndarray:
+    """A test's input or output as an array (a sequence as a list of them, an empty optional as None)."""
+    if isinstance(value, list) or value is None:
+        return [_as_array(item) for item in value] if value is not None else None  # pyright: ignore
     return numpy_helper.to_array(value) if isinstance(value, onnx.TensorProto) else np.asarray(value)
 
 
@@ -338,7 +360,7 @@ or update the entries of some ops only with --ops Conv,Relu (light_models: the l
 One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tools/conformance.py FAILURE_KINDS):
     unsupported-op       UnsupportedOpsError: an op minimlc has no converter for
     unsupported-type     UnsupportedTypeError: a graph input or output, or an output computed at run time, of a type
-                         minimlc lacks (string, float8e8m0, sequence, ...)
+                         minimlc lacks (string, float8e8m0, a sequence of strings, ...)
     unsupported-feature  UnsupportedFeatureError: an attribute, attribute value or cast minimlc lacks
     import-error         ModelImportError: minimlc rejects the model as invalid
     mismatch             OutputMismatch: outputs differ from the expected ones beyond the test's tolerances
@@ -346,7 +368,7 @@ One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tool
     any other word       the class name of the exception the run raises (a crash)
 Tests that fail, rather than being refused with a NotImplementedError, carry the message. Out of scope on purpose:
 Dropout in training mode with a ratio above 0 (its expected outputs come from numpy's random generator), strings,
-float8e8m0, sequence and optional types."""
+float8e8m0 (sequences and optionals of tensors are supported: `runtime/backend_containers.py`)."""
 
 
 def _shortened(message: str, limit: int = 160) -> str:

@@ -31,6 +31,7 @@ from minimlc.dialects.graph import (
     indexing,
     nn,
     normalization,
+    quantized,
     selection,
     spatial,
     tensor,
@@ -45,6 +46,7 @@ from minimlc.dialects.graph.generation import *  # noqa: F403
 from minimlc.dialects.graph.indexing import *  # noqa: F403
 from minimlc.dialects.graph.nn import *  # noqa: F403
 from minimlc.dialects.graph.normalization import *  # noqa: F403
+from minimlc.dialects.graph.quantized import *  # noqa: F403
 from minimlc.dialects.graph.selection import *  # noqa: F403
 from minimlc.dialects.graph.spatial import *  # noqa: F403
 from minimlc.dialects.graph.tensor import *  # noqa: F403
@@ -65,6 +67,7 @@ Graph = Dialect(
         *generation.OPS,
         *compaction.OPS,
         *attention.OPS,
+        *quantized.OPS,
     ],
     [],
 )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, math
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -35,6 +35,7 @@ from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
 from minimlc.lowering.graph_to_te import indexing as graph_to_te_indexing
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
+from minimlc.lowering.graph_to_te import quantized as graph_to_te_quantized
 from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
 from minimlc.lowering.graph_to_te import spatial as graph_to_te_spatial
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
@@ -100,7 +101,10 @@ class ElementwiseBinaryLowering(RewritePattern):
             rhs = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
             if isinstance(op, graph.ModOp):
                 return scalar.remainder(lhs, rhs, fmod=op.fmod is not None)
-            return scalar.binary(kind, lhs, rhs)
+            result = scalar.binary(kind, lhs, rhs)
+            if graph.EXACT_ATTR in op.attributes and isinstance(result.owner, Operation):
+                result.owner.attributes[graph.EXACT_ATTR] = builtin.UnitAttr()
+            return result
 
         rewriter.replace(op, build_compute(kind, shape, body))
 
@@ -251,6 +255,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_selection.PATTERNS,
                 *graph_to_te_generation.PATTERNS,
                 *graph_to_te_compaction.PATTERNS,
+                *graph_to_te_quantized.PATTERNS,
             ],
             dce_enabled=False,
         )

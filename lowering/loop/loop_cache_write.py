@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import FloatAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, ModuleOp
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
@@ -197,7 +197,9 @@ class _Copies:
         inner, buffer_indices, tile_indices = self.nest(builder, "ld", serial)
         if self.accumulate:
             element_type = self.buffer.type.element_type  # type: ignore[union-attr]
-            value = inner.insert(arith.ConstantOp(FloatAttr(0.0, element_type))).result
+            integer = isinstance(element_type, IntegerType)
+            zero = IntegerAttr(0, element_type) if integer else FloatAttr(0.0, element_type)
+            value = inner.insert(arith.ConstantOp(zero)).result
         else:
             value = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices)).res
         inner.insert(memref.StoreOp.get(value, tile, tile_indices))
@@ -207,7 +209,10 @@ class _Copies:
         value = inner.insert(memref.LoadOp.get(tile, tile_indices)).res
         if self.accumulate:
             old = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices))
-            value = inner.insert(arith.AddfOp(old.res, value, _SUM_FLAGS)).result
+            if isinstance(value.type, IntegerType):
+                value = inner.insert(arith.AddiOp(old.res, value)).result
+            else:
+                value = inner.insert(arith.AddfOp(old.res, value, _SUM_FLAGS)).result
         inner.insert(memref.StoreOp.get(value, self.buffer, buffer_indices))
 
     def move(self, builder: Builder, prefix: str, source: SSAValue, target: SSAValue) -> None:

@@ -10,7 +10,7 @@ indexes the weight and not the input, its trip count a multiple of the vector wi
 
 Schedule: vectorize over `nr` output channels (weights packed into `nr`-wide panels at load time, in the order the
 reduction loops walk them), register-block `mr` output columns, reduce with the input's innermost dimension (its
-channels) innermost, or outermost for deep panels under narrow tiles (`channels_outermost`), and keep the
+channels) innermost (outermost is a point of the space, never the default: see `ConvRule.default`), and keep the
 `mr x nr` tile in registers (`loop-cache-write` at the column loop). Knobs: `nr` (multiples of the vector width that
 divide the channels), `mr` (divisors of the width up to `CONV_MAX_COLUMNS`: the column loop is reordered after the
 split, so a tail would break the nest), `channels` (`innermost`/`outermost`), `unroll`, `pack`. The other algorithm,
@@ -20,11 +20,11 @@ convolutions with its `algorithm` option) and reaches the schedules as a GEMM (t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from minimlc.lowering.loop.analysis import affine_form, loops_of
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -41,8 +41,6 @@ schedule uses, so that it never falls back to a one-row tile on odd feature maps
 COLUMN_MULTIPLE = 16
 """im2col GEMM columns (output channels) are padded to a multiple of this: a whole vector register (AVX-512) or
 two."""
-CHANNELS_OUTERMOST_DEPTH = 2048
-"""Fewest products per output (C x KH x KW) for which `channels_outermost` may put the channel loop outermost."""
 CONV_MAX_COLUMNS = 14
 """Most output columns a convolution tile covers. The tile takes the largest count up to this that divides the
 width and fits the registers: ResNet widths 112, 56, 28, 14 take 14 and 7 takes 7; the 55, 27 and 13 of SqueezeNet
@@ -98,16 +96,6 @@ def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = Fal
     return input_is_concat and pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
 
 
-def channels_outermost(depth: int, columns: int) -> bool:
-    """Whether a direct convolution reduces with its channel loop outermost, `(c, kh, kw)`, instead of innermost,
-    `(kh, kw, c)`: a rule read off per-shape measurements of both (docs/DESIGN.md, "Measured facts"). Channels
-    outermost won only for deep weight panels under a register tile of at most 7 columns (3x3 512->512 at 7x7: 1.10
-    vs 1.44 x ONNX Runtime; 3x3/2 512->512 from 14x14: 1.54 vs 1.70); with 14 columns it lost or tied (3x3 512->512 at
-    14x14: 1.57 vs 1.18, at 28x28: 1.59 vs 1.17; 3x3/2 256->256 from 28x28: 1.59 vs 1.17; 3x3 256->256 at 14x14: 1.17
-    vs 1.29, the one exception, left to the common rule)."""
-    return depth >= CHANNELS_OUTERMOST_DEPTH and columns <= 7
-
-
 def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:
     """The register tile (output channels NR, output columns MR) of the direct schedule for a convolution with
     `channels` output channels (a multiple of the vector width) and output rows `width` wide."""
@@ -141,11 +129,59 @@ class ConvWorkload:
     columns: str
     """The innermost output loop other than the channel loop (the output's width)."""
     width: int
-    depth: int
-    """Products per output (C x KH x KW)."""
     weight_operand: int
     weight_dim: int
     weight_rank: int
+
+
+def conv_workload(
+    module: ModuleOp, kernel: func.FuncOp, target: Target, accumulator: Operation, reads: list[Operation]
+) -> ConvWorkload | None:
+    """The direct convolution of `kernel` whose sum `accumulator` adds products of the two loads `reads` (one a
+    weight at every call, indexed by exactly one output loop that the other read does not move, the channels), or
+    None. Shared by the float and integer rules."""
+    spatial_loops, reduction_loops = output_and_reduction_loops(kernel, accumulator)
+    if len(spatial_loops) < 2 or not reduction_loops:
+        return None
+    params = list(kernel.body.block.args)
+    ivs = {lp.induction_var: lp for lp in loops_of(kernel)}
+    for weight, data in (reads, reads[::-1]):
+        assert isinstance(weight, memref.LoadOp)
+        assert isinstance(data, memref.LoadOp)
+        if weight.memref not in params or not all(index in ivs for index in weight.indices):
+            continue
+        operand = params.index(weight.memref)
+        if not is_weight_at_every_call(module, kernel.sym_name.data, operand):
+            continue
+        data_loops = {v for index in data.indices for v in (affine_form(index) or {None: 0}) if v is not None}
+        channels = [
+            (dim, ivs[index])
+            for dim, index in enumerate(weight.indices)
+            if ivs[index] in spatial_loops and index not in data_loops
+        ]
+        if len(channels) != 1:
+            continue
+        dim, channel_loop = channels[0]
+        if channel_loop.trip_count % target.vector_lanes:
+            continue
+        width = [lp for lp in spatial_loops if lp is not channel_loop][-1]
+        innermost = affine_form(data.indices[-1]) or {}
+        weight_dims = {ivs[index]: d for d, index in enumerate(weight.indices)}
+        return ConvWorkload(
+            kernel.sym_name.data,
+            tuple(lp.loop_name.data for lp in spatial_loops),
+            tuple(lp.loop_name.data for lp in reduction_loops),
+            tuple(innermost.get(lp.induction_var, 0) == 1 for lp in reduction_loops),
+            tuple(weight_dims.get(lp) for lp in reduction_loops),
+            channel_loop.loop_name.data,
+            channel_loop.trip_count,
+            width.loop_name.data,
+            width.trip_count,
+            operand,
+            dim,
+            len(weight.indices),
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -163,49 +199,7 @@ class ConvRule:
         reads = [product.lhs.owner, product.rhs.owner]
         if not all(isinstance(read, memref.LoadOp) for read in reads):
             return None
-        spatial_loops, reduction_loops = output_and_reduction_loops(kernel, accumulator)
-        if len(spatial_loops) < 2 or not reduction_loops:
-            return None
-        params = list(kernel.body.block.args)
-        ivs = {lp.induction_var: lp for lp in loops_of(kernel)}
-        for weight, data in (reads, reads[::-1]):
-            assert isinstance(weight, memref.LoadOp)
-            assert isinstance(data, memref.LoadOp)
-            if weight.memref not in params or not all(index in ivs for index in weight.indices):
-                continue
-            operand = params.index(weight.memref)
-            if not is_weight_at_every_call(module, kernel.sym_name.data, operand):
-                continue
-            data_loops = {v for index in data.indices for v in (affine_form(index) or {None: 0}) if v is not None}
-            channels = [
-                (dim, ivs[index])
-                for dim, index in enumerate(weight.indices)
-                if ivs[index] in spatial_loops and index not in data_loops
-            ]
-            if len(channels) != 1:
-                continue
-            dim, channel_loop = channels[0]
-            if channel_loop.trip_count % target.vector_lanes:
-                continue
-            width = [lp for lp in spatial_loops if lp is not channel_loop][-1]
-            innermost = affine_form(data.indices[-1]) or {}
-            weight_dims = {ivs[index]: d for d, index in enumerate(weight.indices)}
-            return ConvWorkload(
-                kernel.sym_name.data,
-                tuple(lp.loop_name.data for lp in spatial_loops),
-                tuple(lp.loop_name.data for lp in reduction_loops),
-                tuple(innermost.get(lp.induction_var, 0) == 1 for lp in reduction_loops),
-                tuple(weight_dims.get(lp) for lp in reduction_loops),
-                channel_loop.loop_name.data,
-                channel_loop.trip_count,
-                width.loop_name.data,
-                width.trip_count,
-                math.prod(lp.trip_count for lp in reduction_loops),
-                operand,
-                dim,
-                len(weight.indices),
-            )
-        return None
+        return conv_workload(module, kernel, target, accumulator, reads)
 
     def space(self, workload: ConvWorkload, target: Target) -> Space:
         default = self.default(workload, target)
@@ -221,9 +215,13 @@ class ConvRule:
         )
 
     def default(self, workload: ConvWorkload, target: Target) -> Config:
+        """The register tile of `conv_tile`, channels innermost. Channels outermost was the default for deep panels
+        under tiles of at most 7 columns until timings by thread CPU time, paired in one process (the tuner's
+        measurer), showed it losing on both ResNet-50 shapes it chose: 3x3/2 512->512 from 14x14 2.37 vs 1.08 ms,
+        3x3 512->512 at 7x7 1.20 vs 1.09 ms (Zen 5, one thread); the wall-clock figures it rested on came from a
+        loaded machine."""
         nr, mr = conv_tile(workload.channel_count, workload.width, target)
-        outermost = channels_outermost(workload.depth, mr)
-        return {"nr": nr, "mr": mr, "channels": "outermost" if outermost else "innermost", "unroll": True, "pack": True}
+        return {"nr": nr, "mr": mr, "channels": "innermost", "unroll": True, "pack": True}
 
     def apply(self, workload: ConvWorkload, config: Config) -> list[str]:
         c, name = workload, workload.kernel

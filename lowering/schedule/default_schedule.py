@@ -38,6 +38,8 @@ from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.elementwise import ELEMENTWISE
 from minimlc.lowering.schedule.gemm import GEMM
+from minimlc.lowering.schedule.integer_conv import INTEGER_CONV
+from minimlc.lowering.schedule.integer_gemm import INTEGER_GEMM
 from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.schedule.parallel import GRAIN_KNOB, PARALLEL_KNOB, PARALLEL_KNOBS, TASKS_KNOB, parallel_steps
 from minimlc.lowering.schedule.pool import POOL
@@ -47,7 +49,7 @@ from minimlc.lowering.schedule.tuning_db import TuningDatabase, kernel_key, kern
 from minimlc.lowering.target import Target, copy_target, target_of
 from minimlc.lowering.workers import compile_jobs, fork_map
 
-RULES: tuple[Rule, ...] = (ROWS, GEMM, CONV, POOL, ELEMENTWISE)
+RULES: tuple[Rule, ...] = (ROWS, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, ELEMENTWISE)
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
 
 

@@ -393,8 +393,10 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
         for old, new in zip(op.results, clone.results):
             if loop_type(new.type) != new.type:
                 mapping[old] = Rewriter.replace_value_with_new_type(new, loop_type(new.type))
-        if isinstance(clone, arith.MulfOp | arith.AddfOp | arith.SubfOp) and clone.fastmath == arith.FastMathFlagsAttr(
-            "none"
+        if (
+            isinstance(clone, arith.MulfOp | arith.AddfOp | arith.SubfOp)
+            and clone.fastmath == arith.FastMathFlagsAttr("none")
+            and graph.EXACT_ATTR not in clone.attributes
         ):
             clone.fastmath = _FUSED_FLAGS
     raise AssertionError("te.compute body without te.yield")

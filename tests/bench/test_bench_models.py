@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import onnx
@@ -47,7 +48,8 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     assert report["machine"]["numpy_sgemm_gflops"] > 0
     assert report["onnxruntime"]
     assert report["settings"] == {
-        "threads": [1, 2], "warmup": 1, "runs": 5, "budget_seconds": 1.0, "matmul_size": 128, "quick": True
+        "threads": [1, 2], "warmup": 1, "runs": 5, "budget_seconds": 1.0, "matmul_size": 128, "quick": True,
+        "clock": "wall",
     }
     rows = report["rows"]
     assert [(row["workload"], row["threads"]) for row in rows] == [
@@ -126,6 +128,7 @@ def test_without_onnxruntime_its_columns_show_a_dash(tmp_path: Path) -> None:
         (["--models", "mlp,nope"], "unknown workload(s) nope; choose from mlp, matmul, conv_relu, bvlc_alexnet"),
         (["--threads", "0"], "argument --threads: expected comma-separated positive integers, got '0'"),
         (["--threads", "1,x"], "argument --threads: expected comma-separated positive integers, got '1,x'"),
+        (["--clock", "cpu", "--threads", "1,2"], "--clock cpu times the calling thread only: use it with --threads 1"),
     ],
 )
 def test_bad_options_are_rejected(args: list[str], message: str) -> None:
@@ -191,3 +194,16 @@ def test_transformer_workloads_build_and_match_onnxruntime() -> None:
         line = re.search(rf"^{workload}\s+1(\s+[\d.e+-]+){{13}}$", result.stdout, re.M)
         assert line, result.stdout
         assert float(line.group(0).split()[-2]) < 1e-3  # max |minimlc - ONNX Runtime|
+
+
+def test_the_cpu_clock_leaves_out_time_off_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A contender that sleeps 20 ms per call: 20 ms by the wall clock, next to nothing by the thread's CPU time (as
+    for a call another process preempts)."""
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(variable, "1")  # bench_models sets them on import; monkeypatch restores them afterwards
+    bench_models = importlib.import_module("bench_models")
+    contenders = {"sleeper": lambda: time.sleep(0.02)}
+    wall, _ = bench_models.interleaved_medians(contenders, 0, 3, 0.0, bench_models.CLOCKS["wall"])
+    cpu, _ = bench_models.interleaved_medians(contenders, 0, 3, 0.0, bench_models.CLOCKS["cpu"])
+    assert wall["sleeper"] >= 0.02
+    assert cpu["sleeper"] < 0.005

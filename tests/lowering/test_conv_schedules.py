@@ -17,7 +17,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
+from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list
+from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for, schedule_trace
 from minimlc.lowering.target import target_of
 from minimlc.runtime.compiler import compile_model
@@ -246,19 +247,25 @@ def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ce
 
 
 @pytest.mark.parametrize(
-    ("model", "reduction"),
-    [
-        (conv_model(512, 7, 512, 3, 1, 1), r"k4,k5,k6,"),  # deep (4608 products), 7 columns: channels out
-        (conv_model(256, 14, 256, 3, 1, 1), r"k5,k6,k4,"),  # deep, but 14 columns: channels in
-        (conv_model(64, 14, 64, 3, 1, 1), r"k5,k6,k4,"),  # shallow (576 products): channels in
-    ],
+    "model",
+    [conv_model(512, 7, 512, 3, 1, 1), conv_model(256, 14, 256, 3, 1, 1), conv_model(64, 14, 64, 3, 1, 1)],
     ids=["deep-7-columns", "deep-14-columns", "shallow"],
 )
-def test_conv_reduction_order_and_weight_panel_order_agree(model: onnx.ModelProto, reduction: str) -> None:
-    """The channel loop (k4) goes innermost or, for deep weight panels under a tile of 7 columns, outermost of the
-    reduction (`_channels_outermost`); the packed weight keeps its dimensions in the loops' order, so the inner loops
-    walk it front to back (no `order` when that is the weight's own (c, kh, kw) order)."""
+def test_conv_reduces_with_channels_innermost_and_packs_in_loop_order(model: onnx.ModelProto) -> None:
+    """The default reduction order is (kh, kw, c), the channel loop (k4) innermost, for deep and shallow weight
+    panels alike (`ConvRule.default`); the packed weight keeps its dimensions in the loops' order, so the inner
+    loops walk it front to back."""
     trace = trace_of(model)
-    assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i\d_o,i\d,i\d_o," + reduction + r"i\d_i,i\d_i\}", trace), trace
-    pack = "factor=32}" if reduction.startswith("k4") else "factor=32 order=2,3,1}"
-    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 " + pack, trace), trace
+    assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i\d_o,i\d,i\d_o,k5,k6,k4,i\d_i,i\d_i\}", trace), trace
+    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=32 order=2,3,1\}", trace), trace
+
+
+def test_channels_outermost_knob_reorders_the_reduction_and_the_packed_panel() -> None:
+    """`channels=outermost` walks (c, kh, kw): the weight's own order, so the pack needs no `order`."""
+    imported = import_model(conv_model(512, 7, 512, 3, 1, 1))
+    run_pipeline(imported.module, 3, stop_after="loop")
+    target = target_of(imported.module)
+    (workload,) = [w for k in kernels_of(imported.module) if (w := CONV.match(imported.module, k, target))]
+    steps = ",".join(CONV.apply(workload, {**CONV.default(workload, target), "channels": "outermost"}))
+    assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i\d_o,i\d,i\d_o,k4,k5,k6,i\d_i,i\d_i\}", steps), steps
+    assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=32\}", steps), steps

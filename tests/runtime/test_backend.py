@@ -105,14 +105,21 @@ def test_inputs_of_types_without_native_code_are_not_implemented(element_type: i
         backend.prepare(model)
 
 
-def test_non_tensor_outputs_are_not_implemented() -> None:
+def test_string_sequence_outputs_are_not_implemented() -> None:
+    model = one_node_model("Relu", {"x": [3]}, [3])
+    sequence = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.STRING, [3]))
+    model.graph.output[0].CopyFrom(helper.make_value_info("y", sequence))
+    assert not backend.is_compatible(model)
+    with pytest.raises(NotImplementedError, match=r"^graph output 'y' holds strings; minimlc supports numbers only"):
+        backend.prepare(model)
+
+
+def test_a_sequence_output_computed_as_a_tensor_is_refused() -> None:
     model = one_node_model("Relu", {"x": [3]}, [3])
     sequence = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [3]))
     model.graph.output[0].CopyFrom(helper.make_value_info("y", sequence))
-    assert not backend.is_compatible(model)
-    with pytest.raises(
-        NotImplementedError, match=r"^graph output 'y' is a sequence_type; minimlc supports tensors only"
-    ):
+    assert backend.is_compatible(model)
+    with pytest.raises(NotImplementedError, match=r"^output 'y' is not a tensor and is computed at run time"):
         backend.prepare(model)
 
 

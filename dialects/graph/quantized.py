@@ -1,0 +1,162 @@
+"""Integer ops of quantized inference: products of 8-bit tensors accumulated exactly in i32.
+
+Each takes its zero points as operands (a one-element tensor, or one per row / column / output channel) and computes
+`sum (a - a_zero) * (b - b_zero)` in i32, as ONNX's MatMulInteger and ConvInteger do; requantizing the i32 result
+(QLinearMatMul, QLinearConv) is float32 arithmetic the frontend composes from elementwise ops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import I64, IntegerAttr, i8, i32, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
+
+from minimlc.dialects.graph.core import (
+    UNSIGNED,
+    AnyTensor,
+    check_result_shape,
+    element_type,
+    matmul_shape,
+    shape_of,
+    tensor_type,
+)
+from minimlc.dialects.graph.nn import _i64s, _WindowOp, pooled_size  # pyright: ignore[reportPrivateUsage]
+
+__all__ = ["EXACT_ATTR", "ConvIntegerOp", "MatMulIntegerOp"]
+
+EXACT_ATTR = "exact"
+"""Unit attribute of a float `graph.mul` (and of the `arith` op it lowers to) that must round as written, never
+contracted into a fused multiply-add: DequantizeLinear's product, which ONNX Runtime rounds to float32 before any
+add reads it, so that a requantized sum of dequantized values stays bit-exact."""
+
+EIGHT_BIT: tuple[Attribute, ...] = (i8, UNSIGNED[0])
+"""Element types of quantized operands: int8 and uint8."""
+
+
+def _check_operand(op: IRDLOperation, what: str, value: SSAValue, zero: SSAValue, extents: Sequence[int]) -> None:
+    """`value` is 8-bit, `zero` has its element type and one element or `extents`' one value (rank <= 1)."""
+    element = element_type(value)
+    if element not in EIGHT_BIT:
+        raise VerifyException(f"{op.name}: {what} has element type {element}, expected i8 or ui8")
+    if element_type(zero) != element:
+        raise VerifyException(f"{op.name}: {what}'s zero point has element type {element_type(zero)}, not {element}")
+    shape = shape_of(zero)
+    if len(shape) > 1 or (shape and shape[0] != 1 and shape[0] not in extents):
+        raise VerifyException(f"{op.name}: {what}'s zero point has shape {shape}, expected one element or {extents}")
+
+
+def _check_i32_result(op: IRDLOperation) -> None:
+    if element_type(op.results[0]) != i32:
+        raise VerifyException(f"{op.name}: result element type must be i32, got {element_type(op.results[0])}")
+
+
+@irdl_op_definition
+class MatMulIntegerOp(IRDLOperation):
+    """Numpy `matmul` of 8-bit tensors less their zero points (a's per row, b's per column), summed in i32:
+    `graph.matmul_integer %a, %b, %az, %bz : (tensor<4x8xui8>, tensor<8x3xi8>, tensor<1xui8>, tensor<3xi8>)
+    -> tensor<4x3xi32>`."""
+
+    name = "graph.matmul_integer"
+    lhs = operand_def(AnyTensor)
+    rhs = operand_def(AnyTensor)
+    lhs_zero = operand_def(AnyTensor)
+    rhs_zero = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    assembly_format = "$lhs `,` $rhs `,` $lhs_zero `,` $rhs_zero attr-dict `:` functional-type(operands, results)"
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, lhs_zero: SSAValue, rhs_zero: SSAValue):
+        shape = matmul_shape(shape_of(lhs), shape_of(rhs))
+        assert shape is not None, "operands are not matmul-compatible"
+        super().__init__(operands=[lhs, rhs, lhs_zero, rhs_zero], result_types=[tensor_type(shape, i32)])
+
+    def verify_(self) -> None:
+        lhs, rhs = shape_of(self.lhs), shape_of(self.rhs)
+        shape = matmul_shape(lhs, rhs)
+        if shape is None:
+            raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not matmul-compatible")
+        _check_operand(self, "lhs", self.lhs, self.lhs_zero, lhs[-2:-1] if len(lhs) > 1 else ())
+        _check_operand(self, "rhs", self.rhs, self.rhs_zero, rhs[-1:] if len(rhs) > 1 else ())
+        _check_i32_result(self)
+        check_result_shape(self, shape)
+
+
+@irdl_op_definition
+class ConvIntegerOp(_WindowOp):
+    """Grouped convolution of 8-bit tensors less their zero points (the input's one, the weight's per output
+    channel), summed in i32; the padding reads as the input's zero point (adds nothing), as in ONNX Runtime:
+    `graph.conv_integer %x, %w, %xz, %wz {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
+    dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<1xui8>,
+    tensor<4xi8>) -> tensor<1x4x8x8xi32>`."""
+
+    name = "graph.conv_integer"
+    input = operand_def(AnyTensor)
+    weight = operand_def(AnyTensor)
+    input_zero = operand_def(AnyTensor)
+    weight_zero = operand_def(AnyTensor)
+    result = result_def(AnyTensor)
+    group = prop_def(IntegerAttr[I64])
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = (
+        "$input `,` $weight `,` $input_zero `,` $weight_zero attr-dict `:` functional-type(operands, results)"
+    )
+    traits = traits_def(Pure())
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        input_zero: SSAValue,
+        weight_zero: SSAValue,
+        *,
+        strides: Sequence[int],
+        pads: Sequence[int],
+        dilations: Sequence[int],
+        group: int = 1,
+    ):
+        x, w = shape_of(input), shape_of(weight)
+        spatial = [
+            pooled_size(x[2 + a], w[2 + a], strides[a], pads[a], pads[len(strides) + a], dilations[a])
+            for a in range(len(strides))
+        ]
+        assert None not in spatial, "the kernel does not fit the input"
+        super().__init__(
+            operands=[input, weight, input_zero, weight_zero],
+            result_types=[tensor_type((x[0], w[0], *spatial), i32)],  # pyright: ignore[reportArgumentType]
+            properties={
+                "strides": _i64s(strides),
+                "pads": _i64s(pads),
+                "dilations": _i64s(dilations),
+                "group": IntegerAttr(group, i64),
+            },
+        )
+
+    def verify_(self) -> None:
+        x, w = shape_of(self.input), shape_of(self.weight)
+        group = self.group.value.data
+        if len(w) != len(x):
+            raise VerifyException(f"{self.name}: weight rank {len(w)} differs from input rank {len(x)}")
+        if group < 1 or len(x) < 3 or x[1] != w[1] * group or w[0] % group:
+            raise VerifyException(
+                f"{self.name}: input channels {x[1] if len(x) > 1 else '?'} and weight shape {w} do not match "
+                f"group {group} (need C_in == weight[1] * group and weight[0] divisible by group)"
+            )
+        _check_operand(self, "input", self.input, self.input_zero, ())
+        _check_operand(self, "weight", self.weight, self.weight_zero, (w[0],))
+        _check_i32_result(self)
+        check_result_shape(self, (x[0], w[0], *self.window_shape(x, w[2:])))
+
+
+OPS = [MatMulIntegerOp, ConvIntegerOp]
