@@ -13,11 +13,13 @@ of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float3
 inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live
 in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `onnx_einsum`, `onnx_generation`,
 `onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
-`onnx_selection`, `onnx_spatial`, `onnx_tensor`, `onnx_signal`, `onnx_detection`, `onnx_nms`, `onnx_text` and
-`onnx_training` (domain ai.onnx.preview.training), gathered in `onnx_operators`; `onnx_control` (If, Loop, Scan:
-subgraphs imported per branch or iteration by `run_subgraph`) and `onnx_sequence` (sequences and optionals, kept as
-lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`).
-Outputs of a data-dependent extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`,
+`onnx_selection`, `onnx_spatial`, `onnx_tensor`, `onnx_signal`, `onnx_detection`, `onnx_nms`, `onnx_text`,
+`onnx_bitwise`, `onnx_linalg`, `onnx_tensor_scatter`, `onnx_causal_conv`, `onnx_linear_attention`, `onnx_training`
+(domain ai.onnx.preview.training) and `onnx_flex_attention` (ai.onnx.preview), gathered in `onnx_operators`
+(`converter_key`); `onnx_control` (If, Loop, Scan: subgraphs imported per branch or iteration by `run_subgraph`,
+which also imports FlexAttention's score_mod and prob_mod) and `onnx_sequence` (sequences and optionals, kept as
+lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`). Outputs
+of a data-dependent extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`,
 `lowering/abi.py`).
 """
 
@@ -44,7 +46,7 @@ from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_ops, onnx_sequence
 from minimlc.frontend.onnx_control import ControlContext
-from minimlc.frontend.onnx_operators import CONVERTERS, DOMAINS, TYPED_OPS
+from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key
 from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
@@ -181,7 +183,7 @@ def _find_unsupported(
         foldable = onnx_fold.is_foldable(node, constants.__contains__)
         if onnx_fold.is_constant_output(node, constants.__contains__):
             constants.update(node.output)
-        if foldable or (domain == DOMAINS.get(node.op_type, "") and node.op_type in CONVERTERS):
+        if foldable or converter_key(domain, node.op_type) in CONVERTERS:
             continue
         op_type = f"{domain}.{node.op_type}" if domain else node.op_type
         unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))
@@ -395,7 +397,7 @@ class _Importer:
         builder: Builder,
         weights: WeightStore,
     ) -> tuple[Item, ...]:
-        converter = CONVERTERS[node.op_type]
+        converter = CONVERTERS[converter_key(node.domain, node.op_type)]
         parameters = list(inspect.signature(converter).parameters.values())[1:]
         slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
         keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
@@ -417,7 +419,7 @@ class _Importer:
             if node.op_type not in TYPED_OPS:
                 _check_float_inputs(node, label, inputs)
             context = NodeContext(node, self.opset, builder, weights)
-            if node.op_type in onnx_control.CONVERTERS:
+            if node.op_type in onnx_control.CONVERTERS or onnx_control.subgraphs(node):
                 context = ControlContext(
                     node, self.opset, builder, weights, lambda g, values: self.run_subgraph(g, values, builder, weights)
                 )

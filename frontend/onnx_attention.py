@@ -13,7 +13,9 @@ bias sums, each as it applies, the mask (a bool mask as 0 / -inf, padded with -i
 causal and sliding-window frontiers (a constant [S, T] table when the offset is the past length; from the run-time
 `nonpad_kv_seqlen` per batch otherwise) and the key padding of `nonpad_kv_seqlen`. A query row whose bias is -inf
 everywhere gets zero probabilities (a `graph.where` on the row maximum of the bias), as the operator specifies.
-`softmax_precision` float and double are computed in float32, the precision of the result.
+`softmax_precision` float and double are computed in float32, the precision of the result. float16 and bfloat16
+inputs are computed in float32 and every output rounded once on store (`onnx_half`); `grouped_matmul` also serves
+FlexAttention (`onnx_flex_attention`).
 
 RotaryEmbedding gathers the cos/sin caches at the run-time `position_ids` (`graph.take`), slices the rotated part
 of each head into its two halves (or even/odd lanes when interleaved) and concatenates the rotated halves back.
@@ -64,7 +66,7 @@ def _split_heads(ctx: NodeContext, x: SSAValue, heads: int | None, name: str) ->
     return ctx.emit(graph.TransposeOp(split, [0, 2, 1, 3]))
 
 
-def _grouped_matmul(ctx: NodeContext, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+def grouped_matmul(ctx: NodeContext, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     """`lhs` [B, Hq, S, X] times `rhs` [B, Hkv, X, Y], query head h with key/value head h // (Hq / Hkv)."""
     batch, q_heads, length, inner = shape_of(lhs)
     kv_heads = shape_of(rhs)[1]
@@ -204,7 +206,7 @@ def Attention(
         v = ctx.emit(graph.ConcatOp([cached_v, v], 2))
     keys = shape_of(k)[2]
 
-    scores = _grouped_matmul(ctx, q, ctx.emit(graph.TransposeOp(k, [0, 1, 3, 2])))
+    scores = grouped_matmul(ctx, q, ctx.emit(graph.TransposeOp(k, [0, 1, 3, 2])))
     factor = 1 / math.sqrt(head_size) if scale is None else scale
     if factor != 1.0:
         scores = ctx.emit(graph.MulOp(scores, ctx.emit(graph.ConstantOp(factor, (1,)))))
@@ -244,7 +246,7 @@ def Attention(
         probabilities = ctx.emit(graph.WhereOp(masked_row, zero, probabilities))
     qk_output = (scores, capped, logits, probabilities)[qk_matmul_output_mode]
 
-    y = _grouped_matmul(ctx, probabilities, v)
+    y = grouped_matmul(ctx, probabilities, v)
     if merged:
         values = shape_of(v)[3]
         y = emit_reshape(ctx, ctx.emit(graph.TransposeOp(y, [0, 2, 1, 3])), (batch, length, q_heads * values))

@@ -85,3 +85,11 @@ def narrowed(builder: Builder, results: Sequence[Value], half: Attribute) -> tup
         else value
         for value in results
     )
+
+
+def widened_from(value: SSAValue) -> Attribute | None:
+    """The 16-bit float type `value` was cast up from by `widened` (a converter sees only float32), or None."""
+    owner = value.owner
+    if isinstance(owner, graph.CastOp) and graph.element_type(owner.input) in graph.HALF_FLOATS:
+        return graph.element_type(owner.input)
+    return None

@@ -11,14 +11,17 @@ from minimlc.frontend import (
     onnx_activation,
     onnx_attention,
     onnx_bitwise,
+    onnx_causal_conv,
     onnx_compaction,
     onnx_control,
     onnx_detection,
     onnx_einsum,
+    onnx_flex_attention,
     onnx_fold,
     onnx_generation,
     onnx_indexing,
     onnx_linalg,
+    onnx_linear_attention,
     onnx_loss,
     onnx_nms,
     onnx_nn,
@@ -35,6 +38,7 @@ from minimlc.frontend import (
     onnx_tensor,
     onnx_text,
     onnx_training,
+    onnx_tensor_scatter,
 )
 
 CONVERTERS = {
@@ -64,11 +68,21 @@ CONVERTERS = {
     **onnx_nms.CONVERTERS,
     **onnx_bitwise.CONVERTERS,
     **onnx_linalg.CONVERTERS,
+    **onnx_tensor_scatter.CONVERTERS,
+    **onnx_causal_conv.CONVERTERS,
+    **onnx_linear_attention.CONVERTERS,
+    **onnx_flex_attention.CONVERTERS,
 }
-"""ONNX op type -> converter, over every op family."""
+"""ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
 
-DOMAINS: dict[str, str] = dict.fromkeys(onnx_training.CONVERTERS, onnx_training.TRAINING_DOMAIN)
-"""The converters of ops outside the default domain, and their domain."""
+
+def converter_key(domain: str, op_type: str) -> str:
+    """The `CONVERTERS` key of an op: its type in the default domain, `domain.OpType` in another one."""
+    return op_type if domain in onnx_fold.DEFAULT_DOMAINS else f"{domain}.{op_type}"
+
+
+OTHER_DOMAINS = frozenset(key.rpartition(".")[0] for key in CONVERTERS if "." in key)
+"""The domains besides ONNX's default one that have converters (ai.onnx.preview, ai.onnx.preview.training)."""
 
 TYPED_OPS = frozenset(
     {
@@ -94,6 +108,7 @@ TYPED_OPS = frozenset(
         "TfIdfVectorizer",
         # detection (int64 indices; each converter checks its float operands)
         *("MaxUnpool", "RoiAlign", "DeformConv"),
+        "TensorScatter",
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",

@@ -188,8 +188,8 @@ def Momentum(
 
 
 CONVERTERS: dict[str, Converter] = {
-    "Adagrad": Adagrad,
-    "Adam": Adam,
-    "Momentum": Momentum,
+    f"{TRAINING_DOMAIN}.Adagrad": Adagrad,
+    f"{TRAINING_DOMAIN}.Adam": Adam,
+    f"{TRAINING_DOMAIN}.Momentum": Momentum,
 }
-"""ONNX op type (`ai.onnx.preview.training` domain) -> converter."""
+"""`domain.OpType` -> converter (`onnx_operators.converter_key`), the training-domain optimizers."""

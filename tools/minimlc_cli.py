@@ -396,10 +396,10 @@ def _load_model(path: str) -> onnx.ModelProto:
 def _conformance(args: argparse.Namespace) -> int:
     import onnx
 
-    from minimlc.frontend.onnx_operators import DOMAINS
+    from minimlc.frontend.onnx_operators import OTHER_DOMAINS
     from minimlc.tools import conformance
 
-    domains = ("", *DOMAINS.values())
+    domains = ("", *OTHER_DOMAINS)
     unknown = [
         op
         for op in args.ops or []

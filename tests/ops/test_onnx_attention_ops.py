@@ -2,8 +2,8 @@
 minimlc's InferenceSession at every opt level, and their import errors.
 
 Each case is a one-node model on seeded random inputs (bool masks and int64 positions and lengths are run-time
-inputs too), compared with ONNX Runtime at rtol=1e-4, atol=1e-5 on every output the node has. Every case also checks
-that native code ran (`stats["kernels"]`).
+inputs too), compared with ONNX Runtime at rtol=1e-4, atol=1e-5 on every output the node has (float16 Attention:
+rtol=1e-2, atol=1e-3). Every case also checks that native code ran (`stats["kernels"]`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from onnx.reference import ReferenceEvaluator
 
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
 from minimlc.runtime import InferenceSession
+from tests.ops.onnx_cases import one_node_model
 
 RTOL = 1e-4
 ATOL = 1e-5
@@ -264,3 +265,45 @@ def test_rotary_embedding(shape: Shape, half: int, position_ids: bool, attribute
 def test_rotary_embedding_3d_without_heads_refused() -> None:
     with pytest.raises(ModelImportError, match="num_heads"):
         InferenceSession(_model("RotaryEmbedding", _rotary_inputs((2, 3, 32), 4, True), ["Y"], 23, infer=False))
+
+
+@pytest.mark.parametrize(
+    ("shapes", "optional", "attributes", "opset"),
+    [
+        (((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 8)), {}, {}, 23),
+        (((2, 4, 3, 8), (2, 2, 3, 8), (2, 2, 3, 6)), {"attn_mask": (3, 8), "past": (2, 2, 5)}, {"is_causal": 1}, 23),
+        (((2, 2, 32), (2, 5, 16), (2, 5, 16)), {"attn_mask": (2, 5)}, {"q_num_heads": 4, "kv_num_heads": 2}, 23),
+        (((3, 4, 1, 8), (3, 2, 6, 8), (3, 2, 6, 8)), {"nonpad_kv_seqlen": (3,)}, {"is_causal": 1}, 24),
+    ],
+    ids=["4d", "gqa_past_present_mask_causal", "3d_mask", "nonpad_decode"],
+)
+def test_attention_float16(
+    shapes: tuple[Shape, Shape, Shape], optional: dict[str, Shape], attributes: dict[str, Any], opset: int
+) -> None:
+    """float16 Q, K, V (and mask, past and present) computed in float32 and rounded on store, against ONNX Runtime
+    at rtol=1e-2, atol=1e-3, about one float16 step at 1 (its kernels round intermediates to float16 too)."""
+    rng = np.random.default_rng(0)
+    half = np.float16
+    feeds = {name: rng.uniform(-1.0, 1.0, shape).astype(half) for name, shape in zip("QKV", shapes)}
+    outputs = 1
+    if "attn_mask" in optional:
+        feeds["attn_mask"] = rng.uniform(-1.0, 0.0, optional["attn_mask"]).astype(half)
+    if "past" in optional:
+        batch, heads, length = optional["past"]
+        feeds["past_key"] = rng.uniform(-1.0, 1.0, (batch, heads, length, shapes[1][3])).astype(half)
+        feeds["past_value"] = rng.uniform(-1.0, 1.0, (batch, heads, length, shapes[2][3])).astype(half)
+        outputs = 3
+    if "nonpad_kv_seqlen" in optional:
+        feeds["nonpad_kv_seqlen"] = np.array([6, 3, 1], np.int64)
+    order = ("Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen")
+    inputs = [name if name in feeds else "" for name in order]
+    while not inputs[-1]:
+        inputs.pop()
+    model = one_node_model("Attention", feeds, attributes, inputs=inputs, outputs=outputs, opset=opset)
+    expected = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    ours = InferenceSession(model, cache=False)
+    actual = ours.run(None, feeds)
+    assert ours.stats["kernels"] > 0
+    for mine, theirs in zip(actual, expected.run(None, feeds), strict=True):
+        assert mine.dtype == theirs.dtype == half and mine.shape == theirs.shape
+        np.testing.assert_allclose(mine.astype(np.float32), theirs.astype(np.float32), rtol=1e-2, atol=1e-3)

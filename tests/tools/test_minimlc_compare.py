@@ -144,3 +144,10 @@ def test_conformance_rejects_unknown_ops() -> None:
     result = minimlc("conformance", "--ops", "NoSuchOp")
     assert result.returncode == 1
     assert "--ops names unknown ONNX operator(s): NoSuchOp" in result.stderr
+
+
+def test_conformance_runs_a_preview_domain_op() -> None:
+    """`--ops` names ops of onnx's preview domain too (FlexAttention); float64 is refused, not failed."""
+    result = minimlc("conformance", "--ops", "FlexAttention")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^FlexAttention\s+\d+\s+0\s+0\s+2$", result.stdout, flags=re.MULTILINE), result.stdout
