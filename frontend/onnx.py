@@ -11,12 +11,8 @@ chain) is not computed by native code: it is returned in `ImportedModel.constant
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
 of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float32 only and refuse other
 inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live
-in `onnx_ops` (core), `onnx_activation`, `onnx_attention`, `onnx_compaction`, `onnx_einsum`, `onnx_generation`,
-`onnx_indexing`, `onnx_loss`, `onnx_nn`, `onnx_normalization`, `onnx_quantize`, `onnx_recurrent`, `onnx_resize`,
-`onnx_selection`, `onnx_spatial`, `onnx_tensor`, `onnx_signal`, `onnx_detection`, `onnx_nms`, `onnx_text`,
-`onnx_bitwise`, `onnx_linalg`, `onnx_tensor_scatter`, `onnx_causal_conv`, `onnx_linear_attention`, `onnx_training`
-(domain ai.onnx.preview.training) and `onnx_flex_attention` (ai.onnx.preview), gathered in `onnx_operators`
-(`converter_key`); `onnx_control` (If, Loop, Scan: subgraphs imported per branch or iteration by `run_subgraph`,
+in `onnx_ops` (core) and one `onnx_<family>` module per op family, gathered in `onnx_operators` (ops of
+other domains by `converter_key`); `onnx_control` (If, Loop, Scan: subgraphs imported per branch or iteration by `run_subgraph`,
 which also imports FlexAttention's score_mod and prob_mod) and `onnx_sequence` (sequences and optionals, kept as
 lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`). Outputs
 of a data-dependent extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`,

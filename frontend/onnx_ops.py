@@ -98,16 +98,16 @@ class WeightStore:
     _handles: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue], init=False)
 
     def handle(self, constant: ConstantValue, name_hint: str) -> SSAValue:
-        """The `graph.weight` value of `constant`, created at its first use. A constant whose name is taken by one
-        of other contents (two converters naming their folded tables alike) gets a name of its own, never the other
-        constant's handle."""
-        name = constant.name
+        """The `graph.weight` value of `constant`, created at its first use; under a name of its own if an earlier
+        constant of other contents took its name (two converters naming their tables alike)."""
+        name, copies = constant.name, 1
         while name in self._handles:
-            known = self.arrays[name]
-            if known.shape == constant.array.shape and known.dtype == constant.array.dtype:
-                if np.array_equal(known, constant.array, equal_nan=known.dtype.kind in "fc"):
+            known, array = self.arrays[name], constant.array
+            if known.shape == array.shape and known.dtype == array.dtype:
+                if np.array_equal(known, array, equal_nan=known.dtype.kind in "fc"):
                     return self._handles[name]
-            name = _next_name(name)
+            copies += 1
+            name = f"{constant.name}__{copies}"
         constant = ConstantValue(name, constant.array) if name != constant.name else constant
         if constant.array.dtype not in ELEMENT_TYPES:
             raise UnsupportedNodeError(
@@ -120,12 +120,6 @@ class WeightStore:
         self.arrays[constant.name] = np.asarray(constant.array, order="C")
         self._handles[constant.name] = op.result
         return op.result
-
-
-def _next_name(name: str) -> str:
-    """`w` -> `w__2` -> `w__3`: the next name of a constant whose name is taken."""
-    stem, _, number = name.rpartition("__")
-    return f"{stem}__{int(number) + 1}" if stem and number.isdigit() else f"{name}__2"
 
 
 @dataclass
