@@ -48,7 +48,7 @@ def test_benchmark_command_runs() -> None:
 
 def test_models_benchmark_lines_use_real_options() -> None:
     lines = [line for line in code_blocks("sh")[-1].splitlines() if "bench/bench_models.py" in line]
-    assert len(lines) == 2, lines
+    assert len(lines) == 3, lines
     result = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "bench_models.py"), "--help"], capture_output=True, text=True, check=False
     )
