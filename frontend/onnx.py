@@ -44,6 +44,7 @@ from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
     DataDependentValue,
+    IndexCheck,
     NodeContext,
     NodeError,
     UnsupportedNodeError,
@@ -68,13 +69,17 @@ class ImportedModel:
     """Outputs known at compile time, by name, with their own element types."""
     trimmed_outputs: dict[str, int] = field(default_factory=dict[str, int])
     """Outputs of a data-dependent extent, by name: the axis the runtime trims (`lowering/abi.py`)."""
+    index_checks: list[str] = field(default_factory=list[str])
+    """Per run-time index check, in order, its message: @main returns each check's count of out-of-range indices
+    after the trimmed outputs' counts (`onnx_index_checks`, `lowering/abi.py`)."""
 
     @property
     def computed_outputs(self) -> list[TensorInfo]:
         """The results of @main in order: the outputs it computes, then the counts of the trimmed ones."""
         computed = [info for info in self.outputs if info.name not in self.constant_outputs]
         counts = [TensorInfo(f"{name}.count", (1,), np.dtype(np.int64)) for name in self.trimmed_outputs]
-        return computed + counts
+        checks = [TensorInfo(f"index_check{n}", (1,), np.dtype(np.int64)) for n in range(len(self.index_checks))]
+        return computed + counts + checks
 
 
 class ModelImportError(ValueError):
@@ -178,6 +183,7 @@ class _Importer:
         self.input_shapes = input_shapes
         self.values: dict[str, Value] = {}
         self.used = {name for node in graph_proto.node for name in node.input} | {vi.name for vi in graph_proto.output}
+        self.index_checks: list[IndexCheck] = []
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -223,7 +229,7 @@ class _Importer:
                 _check_computed_output(vi, dtype)
                 results.append(value)
                 outputs.append(TensorInfo(vi.name, shape_of(value), dtype))
-        results += counts
+        results += counts + [check.count for check in self.index_checks]
         builder.insert(func.ReturnOp(*results))
         main = func.FuncOp("main", ([arg.type for arg in block.args], [r.type for r in results]), Region(block))
         module = ModuleOp([main])
@@ -231,7 +237,8 @@ class _Importer:
             module.verify()
         except VerifyException as error:
             raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
-        return ImportedModel(module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs)
+        messages = [check.message for check in self.index_checks]
+        return ImportedModel(module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs, messages)
 
     def _initializer(self, tensor: onnx.TensorProto) -> np.ndarray:
         try:
@@ -336,7 +343,9 @@ class _Importer:
                 inputs = onnx_half.widened(builder, inputs)
             if node.op_type not in TYPED_OPS:
                 _check_float_inputs(node, label, inputs)
-            value = converter(NodeContext(node, self.opset, builder, weights), *inputs, **attributes)
+            ctx = NodeContext(node, self.opset, builder, weights)
+            value = converter(ctx, *inputs, **attributes)
+            self.index_checks += [IndexCheck(c.count, f"{label}: {c.message}") for c in ctx.index_checks]
             if half is not None:
                 value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:

@@ -114,6 +114,13 @@ class WeightStore:
         return op.result
 
 
+@dataclass(frozen=True)
+class IndexCheck:
+    """A run-time range check (`onnx_index_checks`): a `tensor<1xi64>` count of indices outside the range named."""
+    count: SSAValue
+    message: str
+
+
 @dataclass
 class NodeContext:
     """What a converter may use: the node, its opset, and the builder of @main's body."""
@@ -122,6 +129,7 @@ class NodeContext:
     opset: int
     builder: Builder
     weights: WeightStore
+    index_checks: list[IndexCheck] = field(default_factory=list["IndexCheck"])  # the importer returns their counts
 
     def data(self, value: Value) -> SSAValue:
         """`value` as a data operand: constants become weights."""

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import f32
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_index_checks import check_index_range
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
@@ -311,7 +312,7 @@ def Slice(
 
 def Gather(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> Value:
     """Entries of `data` along `axis` at `indices` (negative counts from the end): graph.gather for constant indices,
-    graph.take for run-time ones (clamped into the axis)."""
+    graph.take for run-time ones (an index out of range raises at run time: `onnx_index_checks`)."""
     x = ctx.data(data)
     shape = shape_of(x)
     along = normalise_axis(axis, len(shape))
@@ -321,6 +322,7 @@ def Gather(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> V
             raise NodeError(f"indices must be int32 or int64, got {graph.element_type(indices)}")
         if extent == 0:
             raise NodeError(f"cannot gather from axis {along} of extent 0")
+        check_index_range(ctx, indices, [extent], f"axis {along} of extent {extent}")
         return ctx.emit(graph.TakeOp(x, indices, along))
     if not np.issubdtype(indices.array.dtype, np.integer):
         raise NodeError(f"indices must be an integer tensor, got {indices.array.dtype}")
