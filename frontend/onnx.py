@@ -44,7 +44,7 @@ from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
     DataDependentValue,
-    IndexCheck,
+    Elementwise,
     NodeContext,
     NodeError,
     UnsupportedNodeError,
@@ -183,7 +183,7 @@ class _Importer:
         self.input_shapes = input_shapes
         self.values: dict[str, Value] = {}
         self.used = {name for node in graph_proto.node for name in node.input} | {vi.name for vi in graph_proto.output}
-        self.index_checks: list[IndexCheck] = []
+        self.index_checks: list[tuple[SSAValue, str]] = []
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -229,7 +229,7 @@ class _Importer:
                 _check_computed_output(vi, dtype)
                 results.append(value)
                 outputs.append(TensorInfo(vi.name, shape_of(value), dtype))
-        results += counts + [check.count for check in self.index_checks]
+        results += counts + [count for count, _ in self.index_checks]
         builder.insert(func.ReturnOp(*results))
         main = func.FuncOp("main", ([arg.type for arg in block.args], [r.type for r in results]), Region(block))
         module = ModuleOp([main])
@@ -237,7 +237,7 @@ class _Importer:
             module.verify()
         except VerifyException as error:
             raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
-        messages = [check.message for check in self.index_checks]
+        messages = [message for _, message in self.index_checks]
         return ImportedModel(module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs, messages)
 
     def _initializer(self, tensor: onnx.TensorProto) -> np.ndarray:
@@ -341,11 +341,11 @@ class _Importer:
         try:
             if (half := onnx_half.half_float_of(node.op_type, inputs)) is not None:
                 inputs = onnx_half.widened(builder, inputs)
-            if node.op_type not in TYPED_OPS:
+            if node.op_type not in TYPED_OPS and not _takes_its_elements(converter, inputs):
                 _check_float_inputs(node, label, inputs)
             ctx = NodeContext(node, self.opset, builder, weights)
             value = converter(ctx, *inputs, **attributes)
-            self.index_checks += [IndexCheck(c.count, f"{label}: {c.message}") for c in ctx.index_checks]
+            self.index_checks += [(count, f"{label}: {message}") for count, message in ctx.index_checks]
             if half is not None:
                 value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
@@ -378,6 +378,13 @@ def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:
         name = onnx.TensorProto.DataType.Name(element)
         raise UnsupportedTypeError(f"{kind} '{vi.name}' has element type {name}{computed}; only {supported}")
     return dtype
+
+
+def _takes_its_elements(converter: object, inputs: Sequence[Value | None]) -> bool:
+    """Whether `converter` is one elementwise graph op (`Elementwise`) whose element types take every run-time input."""
+    return isinstance(converter, Elementwise) and all(
+        graph.element_type(value) in converter.op.ELEMENTS for value in inputs if isinstance(value, SSAValue)
+    )
 
 
 def _check_float_inputs(node: onnx.NodeProto, label: str, inputs: Sequence[Value | None]) -> None:

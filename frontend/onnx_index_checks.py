@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import i64
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend.onnx_ops import ConstantValue, IndexCheck, NodeContext, NodeError, Value
+from minimlc.frontend.onnx_ops import ConstantValue, NodeContext, NodeError, Value
 
 
 def check_index_range(ctx: NodeContext, indices: Value, bounds: Sequence[int], what: str) -> None:
@@ -47,4 +47,4 @@ def check_index_range(ctx: NodeContext, indices: Value, bounds: Sequence[int], w
     above = ctx.emit(graph.GreaterOrEqualOp(indices, upper))
     bad = ctx.emit(graph.CastOp(ctx.emit(graph.OrOp(below, above)), i64))
     total = ctx.emit(graph.ReduceSumOp(bad, range(len(shape)), keepdims=False))
-    ctx.index_checks.append(IndexCheck(ctx.emit(graph.ReshapeOp(total, (1,))), message))
+    ctx.index_checks.append((ctx.emit(graph.ReshapeOp(total, (1,))), message))

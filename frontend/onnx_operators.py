@@ -19,6 +19,7 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
+    onnx_padding,
     onnx_quantize,
     onnx_recurrent,
     onnx_resize,
@@ -44,6 +45,7 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_padding.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family."""
 
@@ -64,7 +66,7 @@ TYPED_OPS = frozenset(
         # float data with bool masks or integer positions (each converter checks its float operands)
         *("Attention", "RotaryEmbedding"),
         # every element type its graph ops take (each converter checks its operands)
-        "Einsum",
+        *("Einsum", "Pad", "MaxPool"),
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",

@@ -2,7 +2,8 @@
 
 Arithmetic takes f32, i32 or i64 operands of one type (integer division truncates, as in C and ONNX; `mod` is
 integer only); comparisons
-of numbers (and Equal of bools) give i1 tensors, which logic ops combine; math functions are f32 only.
+of numbers (and Equal of bools) give i1 tensors, which logic ops combine; math functions are f32 only (exp, log,
+sqrt and tanh f64 too).
 `graph.cast` converts between element types. Activations live in `activation`.
 """
 
@@ -27,6 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 from minimlc.dialects.graph.core import (
     BOOL,
     ELEMENT_TYPES,
+    FLOATS,
     NUMBERS,
     AnyTensor,
     ElementwiseBinaryOp,
@@ -255,16 +257,18 @@ class CastOp(IRDLOperation):
 
 @irdl_op_definition
 class TanhOp(ElementwiseUnaryOp):
-    """`tanh(x)`: `graph.tanh %x : tensor<8xf32>`."""
+    """`tanh(x)`: `graph.tanh %x : tensor<8xf32 (or f64)."""
 
     name = "graph.tanh"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition
 class ExpOp(ElementwiseUnaryOp):
-    """`exp(x)`: `graph.exp %x : tensor<8xf32>`."""
+    """`exp(x)`: `graph.exp %x : tensor<8xf32 (or f64)."""
 
     name = "graph.exp"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition
@@ -285,9 +289,10 @@ class AbsOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class SqrtOp(ElementwiseUnaryOp):
-    """`sqrt(x)`: `graph.sqrt %x : tensor<8xf32>`."""
+    """`sqrt(x)`: `graph.sqrt %x : tensor<8xf32 (or f64)."""
 
     name = "graph.sqrt"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition
@@ -299,9 +304,10 @@ class ReciprocalOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class LogOp(ElementwiseUnaryOp):
-    """Natural logarithm: `graph.log %x : tensor<8xf32>`."""
+    """Natural logarithm: `graph.log %x : tensor<8xf32 (or f64)."""
 
     name = "graph.log"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition
