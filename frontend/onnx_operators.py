@@ -66,7 +66,7 @@ TYPED_OPS = frozenset(
         # float data with bool masks or integer positions (each converter checks its float operands)
         *("Attention", "RotaryEmbedding"),
         # every element type its graph ops take (each converter checks its operands)
-        *("Einsum", "Pad", "MaxPool"),
+        *("Einsum", "Pad", "MaxPool", "Softmax"),
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",

@@ -221,6 +221,8 @@ def emit_softmax(
 ) -> Value:
     """Softmax or LogSoftmax along `axis`; before opset 13, on the input coerced to 2-D at `axis`."""
     x = ctx.data(input)
+    if graph.element_type(x) not in graph.FLOATS:
+        raise UnsupportedNodeError(f"{ctx.node.op_type} of {graph.element_type(x)} is not supported, only of floats")
     shape = shape_of(x)
     if ctx.opset >= 13:
         return ctx.emit(op(x, normalise_axis(-1 if axis is None else axis, len(shape))))

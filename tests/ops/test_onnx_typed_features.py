@@ -133,3 +133,15 @@ def test_compress_and_unique_of_bfloat16() -> None:
     condition = np.array([True, False, True])
     _check(_model("Compress", {"x": x, "condition": condition}, {}, axis=0), {"x": x, "condition": condition}, "ref")
     _check(_model("Unique", {"x": x}, {}, outputs=4, sorted=1), {"x": x}, oracle="reference")
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_softmax_of_float64(axis: int) -> None:
+    x = RNG.standard_normal((5, 33)) * 4
+    _check(_model("Softmax", {"x": x}, {}, axis=axis), {"x": x})
+
+
+def test_softmax_of_integers_is_refused() -> None:
+    x = np.zeros((2, 3), np.int64)
+    with pytest.raises(UnsupportedFeatureError, match="Softmax of i64 is not supported, only of floats"):
+        InferenceSession(_model("Softmax", {"x": x}, {}), cache=False)
