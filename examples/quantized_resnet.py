@@ -78,7 +78,7 @@ def quantized_resnet(
         b.constant(f"{name}.out.zero", np.array(0, np.uint8))
         relu = b.node("Relu", [total], f"{name}.relu")
         x = b.node("QuantizeLinear", [relu, scale, f"{name}.out.zero"], f"{name}.out")
-    features = b.node("Identity", [x], "features")
+    b.node("Identity", [x], "features")
     pooled = b.node(
         "GlobalAveragePool", [b.node("DequantizeLinear", [x, scale, f"{x}.zero"], "head.dq")], "head.pool"
     )

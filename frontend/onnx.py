@@ -42,12 +42,13 @@ from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_ops, onnx_sequence
 from minimlc.frontend.onnx_control import ControlContext
-from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key
+from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key, node_label, unsupported_nodes
 from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
     DataDependentValue,
+    Elementwise,
     NodeContext,
     NodeError,
     UnsupportedNodeError,
@@ -57,7 +58,6 @@ from minimlc.frontend.onnx_ops import (
 )
 from minimlc.frontend.signature import TensorInfo
 
-_DEFAULT_DOMAINS = onnx_fold.DEFAULT_DOMAINS
 
 @dataclass
 class ImportedModel:
@@ -77,13 +77,17 @@ class ImportedModel:
     `name[i]` (None: an empty optional, returned as None); the runtime returns each as a list."""
     output_names: list[str] = field(default_factory=list[str])
     """The graph's output names in order, where `sequence_outputs` groups some of `outputs`."""
+    index_checks: list[str] = field(default_factory=list[str])
+    """Per run-time index check, in order, its message: @main returns each check's count of out-of-range indices
+    after the trimmed outputs' counts (`onnx_index_checks`, `lowering/abi.py`)."""
 
     @property
     def computed_outputs(self) -> list[TensorInfo]:
         """The results of @main in order: the outputs it computes, then the counts of the trimmed ones."""
         computed = [info for info in self.outputs if info.name not in self.constant_outputs]
         counts = [TensorInfo(f"{name}.count", (1,), np.dtype(np.int64)) for name in self.trimmed_outputs]
-        return computed + counts
+        checks = [TensorInfo(f"index_check{n}", (1,), np.dtype(np.int64)) for n in range(len(self.index_checks))]
+        return computed + counts + checks
 
 
 class ModelImportError(ValueError):
@@ -151,38 +155,10 @@ def _declared_shape(dims: Sequence[onnx.TensorShapeProto.Dimension]) -> str:
     return f"[{', '.join(sizes)}]"
 
 
-def _node_label(node: onnx.NodeProto, index: int) -> str:
-    return node.name or f"<unnamed node #{index}>"
-
-
 def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> None:
     """Raise `UnsupportedOpsError` naming every node that has no converter and is not foldable (in subgraphs too)."""
-    unsupported: dict[tuple[str, int | None], list[str]] = {}
-    _find_unsupported(graph_proto, opsets, {tensor.name for tensor in graph_proto.initializer}, unsupported)
-    if unsupported:
+    if unsupported := unsupported_nodes(graph_proto, opsets):
         raise UnsupportedOpsError([(op, opset, names) for (op, opset), names in unsupported.items()])
-
-
-def _find_unsupported(
-    graph_proto: onnx.GraphProto,
-    opsets: dict[str, int],
-    constants: set[str],
-    unsupported: dict[tuple[str, int | None], list[str]],
-) -> None:
-    """Add to `unsupported` the nodes of `graph_proto` (whose `constants` are known) and of its subgraphs."""
-    constants = set(constants)
-    for index, node in enumerate(graph_proto.node):
-        for subgraph in onnx_control.subgraphs(node):
-            inner = (constants | {tensor.name for tensor in subgraph.initializer}) - {vi.name for vi in subgraph.input}
-            _find_unsupported(subgraph, opsets, inner | onnx_control.constant_inputs(node, subgraph), unsupported)
-        domain = node.domain if node.domain not in _DEFAULT_DOMAINS else ""
-        foldable = onnx_fold.is_foldable(node, constants.__contains__)
-        if onnx_fold.is_constant_output(node, constants.__contains__):
-            constants.update(node.output)
-        if foldable or converter_key(domain, node.op_type) in CONVERTERS:
-            continue
-        op_type = f"{domain}.{node.op_type}" if domain else node.op_type
-        unsupported.setdefault((op_type, opsets.get(domain)), []).append(_node_label(node, index))
 
 
 class _Importer:
@@ -204,6 +180,7 @@ class _Importer:
         """The prefix of the constants named in the subgraph being imported (one per import of a subgraph)."""
         self.subgraph_imports = 0
         self.scoped_constants = onnx_control.ScopedConstants()
+        self.index_checks: list[tuple[SSAValue, str]] = []
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -247,7 +224,7 @@ class _Importer:
                 _check_computed_output(vi, dtype)
                 results.append(value)
                 outputs.append(TensorInfo(vi.name, shape_of(value), dtype))
-        results += counts
+        results += counts + [count for count, _ in self.index_checks]
         builder.insert(func.ReturnOp(*results))
         main = func.FuncOp("main", ([arg.type for arg in block.args], [r.type for r in results]), Region(block))
         module = ModuleOp([main])
@@ -256,8 +233,9 @@ class _Importer:
         except VerifyException as error:
             raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
         names = [vi.name for vi in self.graph.output] if sequence_outputs else []
+        messages = [message for _, message in self.index_checks]
         return ImportedModel(
-            module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs, sequence_outputs, names
+            module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs, sequence_outputs, names, messages
         )
 
     def _output_items(self, sequence_outputs: dict[str, int | None]) -> list[tuple[onnx.ValueInfoProto, Item]]:
@@ -326,7 +304,7 @@ class _Importer:
         return TensorInfo(vi.name, tuple(shape), dtype)
 
     def _convert(self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore) -> None:
-        label = f"node '{_node_label(node, index)}' ({node.op_type})"
+        label = f"node '{node_label(node, index)}' ({node.op_type})"
         inputs: list[Item | None] = []
         for name in node.input:
             if name and name not in self.values:
@@ -412,14 +390,15 @@ class _Importer:
             half = None if node.op_type in CONTAINER_OPS else onnx_half.half_float_of(node.op_type, inputs)
             if half is not None:
                 inputs = onnx_half.widened(builder, inputs)
-            if node.op_type not in TYPED_OPS:
+            if node.op_type not in TYPED_OPS and not _takes_its_elements(converter, inputs):
                 _check_float_inputs(node, label, inputs)
             context = NodeContext(node, self.opset, builder, weights)
             if node.op_type in onnx_control.CONVERTERS or onnx_control.subgraphs(node):
                 context = ControlContext(
-                    node, self.opset, builder, weights, lambda g, values: self.run_subgraph(g, values, builder, weights)
+                    node, self.opset, builder, weights, subgraph=lambda g, v: self.run_subgraph(g, v, builder, weights)
                 )
             value = converter(context, *inputs, **attributes)
+            self.index_checks += [(count, f"{label}: {message}") for count, message in context.index_checks]
             if half is not None:
                 value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
@@ -452,6 +431,13 @@ def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:
         name = onnx.TensorProto.DataType.Name(element)
         raise UnsupportedTypeError(f"{kind} '{vi.name}' has element type {name}{computed}; only {supported}")
     return dtype
+
+
+def _takes_its_elements(converter: object, inputs: Sequence[Value | None]) -> bool:
+    """Whether `converter` is one elementwise graph op (`Elementwise`) whose element types take every run-time input."""
+    return isinstance(converter, Elementwise) and all(
+        graph.element_type(value) in converter.op.ELEMENTS for value in inputs if isinstance(value, SSAValue)
+    )
 
 
 def _check_float_inputs(node: onnx.NodeProto, label: str, inputs: Sequence[Value | None]) -> None:

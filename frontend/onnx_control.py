@@ -71,7 +71,7 @@ class ScopedConstants:
 class ControlContext(NodeContext):
     """A `NodeContext` that can also import the node's subgraphs into @main."""
 
-    subgraph: Subgraph
+    subgraph: Subgraph = field(kw_only=True)
 
 
 def _condition(ctx: NodeContext, value: Item | None, what: str) -> bool | SSAValue:

@@ -75,16 +75,17 @@ def widened(builder: Builder, inputs: Sequence[Value | None]) -> list[Value | No
 
 
 def narrowed(builder: Builder, results: Sequence[Value], half: Attribute) -> tuple[Value, ...]:
-    """`results` with every float32 run-time value cast (rounded to nearest even) to the 16-bit type `half`. An
-    output of a data-dependent extent (Compress, Unique) cannot be cast after the runtime trims it: refused."""
-    if any(isinstance(value, DataDependentValue) for value in results):
-        raise UnsupportedNodeError(f"an output of a data-dependent extent cannot be {half}: only float32 and wider")
-    return tuple(
-        builder.insert(graph.CastOp(value, half)).result
-        if isinstance(value, SSAValue) and graph.element_type(value) == f32
-        else value
-        for value in results
-    )
+    """`results` with every float32 run-time value cast (rounded to nearest even) to the 16-bit type `half`; an
+    output of a data-dependent extent (Compress, Unique) is cast at its bound, before the runtime trims it."""
+
+    def narrow(value: Value) -> Value:
+        if isinstance(value, DataDependentValue):
+            return DataDependentValue(narrow(value.bound), value.count, value.axis)  # pyright: ignore[reportArgumentType]
+        if isinstance(value, SSAValue) and graph.element_type(value) == f32:
+            return builder.insert(graph.CastOp(value, half)).result
+        return value
+
+    return tuple(narrow(value) for value in results)
 
 
 def widened_from(value: SSAValue) -> Attribute | None:

@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import i64
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_index_checks import check_index_range
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
@@ -25,7 +26,7 @@ from minimlc.frontend.onnx_ops import (
 
 def GatherElements(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> Value:
     """`data` read along `axis` at `indices` of the same rank (negative counts from the end) ->
-    graph.take_along_axis (indices clamped into the axis)."""
+    graph.take_along_axis (an index out of range raises at run time)."""
     x, index = ctx.data(data), ctx.data(indices)
     source, shape = shape_of(x), shape_of(index)
     along = normalise_axis(axis, len(source))
@@ -35,6 +36,7 @@ def GatherElements(ctx: NodeContext, data: Value, indices: Value, *, axis: int =
         raise NodeError(f"indices of shape {shape} do not fit data of shape {source} outside axis {along}")
     if source[along] == 0:
         raise NodeError(f"cannot gather from axis {along} of extent 0")
+    check_index_range(ctx, indices, [source[along]], f"axis {along} of extent {source[along]}")
     return ctx.emit(graph.TakeAlongAxisOp(x, index, along))
 
 

@@ -1,8 +1,8 @@
-"""ONNX converters for neural-network ops: convolution, pooling, normalisation, dropout, padding.
+"""ONNX converters for neural-network ops: convolution, pooling, normalisation, dropout (Pad: `onnx_padding`).
 
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`).
-Where an opset turned an attribute into an input of the same name (Pad's pads, Dropout's ratio),
+Where an opset turned an attribute into an input of the same name (Dropout's ratio),
 the input slot is suffixed `_input`; `onnx_operators.CONSTANT_OPERANDS` names the input slots that must be compile-time
 constants though their type may be float (a backend binds graph inputs feeding them). `auto_pad` is resolved here
 into explicit pads. Dropout in training mode is supported with ratio 0 only (the identity).
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import f32, i8, i16
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
@@ -27,8 +28,6 @@ from minimlc.frontend.onnx_ops import (
     as_text,
     emit_reshape,
     emit_softmax,
-    normalise_axis,
-    scalar_parameter,
 )
 
 _AUTO_PADS = ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID")
@@ -202,6 +201,10 @@ def _pool(
     )
 
 
+_EXACT_IN_F32 = (i8, i16, graph.UNSIGNED[0], graph.UNSIGNED[1])
+"""Integer element types whose every value float32 holds exactly."""
+
+
 def MaxPool(
     ctx: NodeContext,
     X: Value,
@@ -215,9 +218,20 @@ def MaxPool(
     strides: Sequence[int] | None = None,
 ) -> Value | tuple[Value, Value]:
     """Max pooling -> graph.max_pool, and for the Indices output graph.max_pool_indices (storage_order 1: the
-    spatial axes column-major)."""
+    spatial axes column-major). 8- and 16-bit integers pool exactly as float32 (a maximum picks one of the values)."""
     if storage_order not in (0, 1):
         raise NodeError(f"attribute storage_order={storage_order} is not supported (expected 0 or 1)")
+    element = graph.element_type(ctx.data(X))
+    if element in _EXACT_IN_F32:
+        wide = ctx.emit(graph.CastOp(ctx.data(X), f32))
+        attributes = {"auto_pad": auto_pad, "ceil_mode": ceil_mode, "dilations": dilations, "pads": pads}
+        attributes |= {"kernel_shape": kernel_shape, "storage_order": storage_order, "strides": strides}
+        result = MaxPool(ctx, wide, **attributes)  # pyright: ignore[reportArgumentType]
+        pooled = result[0] if isinstance(result, tuple) else result
+        narrowed = ctx.emit(graph.CastOp(ctx.data(pooled), element))
+        return (narrowed, result[1]) if isinstance(result, tuple) else narrowed
+    if element != f32:
+        raise UnsupportedNodeError(f"MaxPool of {element} is not supported (float32, 8- and 16-bit integers are)")
     pooled = _pool(
         ctx,
         graph.MaxPoolOp,
@@ -410,66 +424,6 @@ def Dropout(
     return data, ConstantValue(ctx.node.output[1], np.ones(shape, np.bool_))
 
 
-# Padding
-
-
-def Pad(
-    ctx: NodeContext,
-    data: Value,
-    pads_input: Value | None = None,
-    constant_value: Value | None = None,
-    axes: Value | None = None,
-    *,
-    mode: str | bytes = "constant",
-    pads: Sequence[int] | None = None,
-    value: float = 0.0,
-) -> Value:
-    """Pad with a constant, or by reflecting, repeating the edge or wrapping around -> graph.pad."""
-    x = ctx.data(data)
-    shape = shape_of(x)
-    rank = len(shape)
-    if ctx.opset >= 11:
-        if pads_input is None:
-            raise NodeError("input pads is required")
-        pads = [int(p) for p in _constant_array(pads_input, "input pads").reshape(-1)]
-        fill = scalar_parameter(constant_value, "input constant_value")
-        value_or_operand = 0.0 if fill is None else fill
-    elif pads is None:
-        raise NodeError("attribute pads is required")
-    else:
-        value_or_operand = value
-    pads = list(pads)
-    chosen = list(range(rank))
-    if axes is not None:
-        chosen = [
-            normalise_axis(int(a), rank) for a in _constant_array(axes, "input axes").reshape(-1)
-        ]
-    if len(pads) != 2 * len(chosen):
-        raise NodeError(
-            f"pads has {len(pads)} values, expected {2 * len(chosen)} for {len(chosen)} axes"
-        )
-    full = [0] * (2 * rank)
-    for position, axis in enumerate(chosen):
-        full[axis], full[rank + axis] = pads[position], pads[len(chosen) + position]
-    mode = as_text(mode)
-    if mode not in graph.PAD_MODES:
-        raise NodeError(
-            f"attribute mode='{mode}' is not supported (expected one of {', '.join(graph.PAD_MODES)})"
-        )
-    for axis, size in enumerate(shape):
-        begin, end = full[axis], full[rank + axis]
-        if size + begin + end < 0:
-            raise NodeError(f"pads {full} crop more than axis {axis} of size {size}")
-        padding = max(begin, end)
-        if (
-            mode != "constant"
-            and padding > 0
-            and (size == 0 or (mode == "reflect" and padding >= size))
-        ):
-            raise NodeError(f"mode '{mode}' cannot pad axis {axis} of size {size} by {padding}")
-    return ctx.emit(graph.PadOp(x, full, mode, value_or_operand if mode == "constant" else 0.0))
-
-
 CONVERTERS: dict[str, Converter] = {
     # convolution
     "Conv": Conv,
@@ -483,7 +437,5 @@ CONVERTERS: dict[str, Converter] = {
     "LRN": LRN,
     "LogSoftmax": LogSoftmax,
     "Dropout": Dropout,
-    # padding
-    "Pad": Pad,
 }
 """ONNX op type (default domain) -> converter, neural-network family."""

@@ -28,6 +28,7 @@ from minimlc.frontend import (
     onnx_normalization,
     onnx_ops,
     onnx_qlinear,
+    onnx_padding,
     onnx_quantize,
     onnx_recurrent,
     onnx_resize,
@@ -72,6 +73,7 @@ CONVERTERS = {
     **onnx_causal_conv.CONVERTERS,
     **onnx_linear_attention.CONVERTERS,
     **onnx_flex_attention.CONVERTERS,
+    **onnx_padding.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
 
@@ -109,6 +111,8 @@ TYPED_OPS = frozenset(
         # detection (int64 indices; each converter checks its float operands)
         *("MaxUnpool", "RoiAlign", "DeformConv"),
         "TensorScatter",
+        # every element type its graph ops take (each converter checks its operands)
+        *("Einsum", "Pad", "MaxPool", "Softmax"),
         # reductions (each checks the element types its graph op takes)
         *(f"Reduce{kind}" for kind in ("Sum", "Max", "Min", "Prod", "Mean", "L1", "L2", "LogSum", "LogSumExp")),
         "ReduceSumSquare",
@@ -184,3 +188,31 @@ def constant_operand_names(graph_proto: onnx.GraphProto) -> set[str]:
         for position in CONSTANT_OPERANDS.get(node.op_type, ())
         if position < len(node.input) and node.input[position]
     }
+
+
+def node_label(node: onnx.NodeProto, index: int) -> str:
+    """How messages name a node: its name, or its position in its graph."""
+    return node.name or f"<unnamed node #{index}>"
+
+
+def unsupported_nodes(
+    graph_proto: onnx.GraphProto, opsets: dict[str, int], constants: set[str] | None = None
+) -> dict[tuple[str, int | None], list[str]]:
+    """(op type, opset) -> the labels of the nodes of `graph_proto` and its subgraphs that have no converter and are
+    not foldable (`constants`: the values known at compile time; default, the initializers)."""
+    known = {tensor.name for tensor in graph_proto.initializer} if constants is None else set(constants)
+    unsupported: dict[tuple[str, int | None], list[str]] = {}
+    for index, node in enumerate(graph_proto.node):
+        for subgraph in onnx_control.subgraphs(node):
+            inner = (known | {tensor.name for tensor in subgraph.initializer}) - {vi.name for vi in subgraph.input}
+            for key, labels in unsupported_nodes(subgraph, opsets, inner | onnx_control.constant_inputs(node, subgraph)).items():
+                unsupported.setdefault(key, []).extend(labels)
+        domain = node.domain if node.domain not in onnx_fold.DEFAULT_DOMAINS else ""
+        foldable = onnx_fold.is_foldable(node, known.__contains__)
+        if onnx_fold.is_constant_output(node, known.__contains__):
+            known.update(node.output)
+        if foldable or converter_key(domain, node.op_type) in CONVERTERS:
+            continue
+        op_type = f"{domain}.{node.op_type}" if domain else node.op_type
+        unsupported.setdefault((op_type, opsets.get(domain)), []).append(node_label(node, index))
+    return unsupported

@@ -130,6 +130,8 @@ class NodeContext:
     opset: int
     builder: Builder
     weights: WeightStore
+    index_checks: list[tuple[SSAValue, str]] = field(default_factory=list[tuple[SSAValue, str]])
+    """Run-time index checks (`onnx_index_checks`): a `tensor<1xi64>` count of indices out of range, the range."""
 
     def data(self, value: Value) -> SSAValue:
         """`value` as a data operand: constants become weights."""
@@ -227,6 +229,8 @@ def emit_softmax(
 ) -> Value:
     """Softmax or LogSoftmax along `axis`; before opset 13, on the input coerced to 2-D at `axis`."""
     x = ctx.data(input)
+    if graph.element_type(x) not in graph.FLOATS:
+        raise UnsupportedNodeError(f"{ctx.node.op_type} of {graph.element_type(x)} is not supported, only of floats")
     shape = shape_of(x)
     if ctx.opset >= 13:
         return ctx.emit(op(x, normalise_axis(-1 if axis is None else axis, len(shape))))
@@ -280,13 +284,14 @@ def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
 
 def Pow(ctx: NodeContext, X: Value, Y: Value) -> Value:
     """`X ** Y` of the base's type -> graph.pow, an integer exponent of a float base cast to float32 (and of an
-    integer base to the base's type). An integer base with a float exponent is refused: it needs double precision."""
+    integer base to the base's type). An integer base with a float exponent computes in float64, truncated back."""
     base, exponent = ctx.data(X), ctx.data(Y)
     base_type, exponent_type = graph.element_type(base), graph.element_type(exponent)
     if base_type not in graph.NUMBERS or exponent_type not in graph.NUMBERS:
         raise UnsupportedNodeError(f"Pow of {base_type} to {exponent_type} exponents is not supported")
-    if base_type in graph.INTEGERS and exponent_type == f32:
-        raise UnsupportedNodeError(f"Pow of an {base_type} base to float32 exponents is not supported")
+    if base_type in graph.INTEGERS and exponent_type in graph.FLOATS:  # in double, truncated back, as ONNX Runtime
+        wide = [ctx.emit(graph.CastOp(value, f64)) for value in (base, exponent)]
+        return ctx.emit(graph.CastOp(emit_binary(ctx, graph.PowOp, *wide), base_type))
     if exponent_type != base_type:
         exponent = ctx.emit(graph.CastOp(exponent, base_type))
     return emit_binary(ctx, graph.PowOp, base, exponent)

@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import f32
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_index_checks import check_index_range
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
@@ -63,6 +64,7 @@ def ScatterElements(
         raise NodeError(f"indices of shape {shape} do not fit data of shape {source} outside axis {along}")
     if math.prod(shape) == 0:
         return x
+    check_index_range(ctx, indices, [source[along]], f"axis {along} of extent {source[along]}")
     name = _reduction(reduction, graph.element_type(x))
     return ctx.emit(graph.ScatterElementsOp(x, index, update, along, name))
 
@@ -87,6 +89,7 @@ def ScatterND(
         raise NodeError(f"updates {update.type} must have shape {expected} and the data's element type")
     if math.prod(shape[:-1]) == 0:
         return x
+    check_index_range(ctx, indices, source[: shape[-1]], f"the first {shape[-1]} axes of data {list(source)}")
     return ctx.emit(graph.ScatterNDOp(x, index, update, _reduction(reduction, graph.element_type(x))))
 
 
@@ -100,6 +103,8 @@ def GatherND(ctx: NodeContext, data: Value, indices: Value, *, batch_dims: int =
         raise NodeError(f"batch_dims {batch_dims} must be leading dims shared by data {source} and indices {shape}")
     if not 1 <= shape[-1] <= len(source) - batch_dims:
         raise NodeError(f"index tuples of length {shape[-1]} do not fit data {source} after {batch_dims} batch dims")
+    tupled = source[batch_dims : batch_dims + shape[-1]]
+    check_index_range(ctx, indices, tupled, f"axes {batch_dims} to {batch_dims + shape[-1] - 1} of data {list(source)}")
     return ctx.emit(graph.GatherNDOp(x, index, batch_dims))
 
 

@@ -19,15 +19,16 @@ from xdsl.dialects.builtin import f32
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend.onnx_index_checks import check_index_range
 from minimlc.frontend.onnx_ops import (
+    ELEMENT_TYPES,
     ConstantValue,
     Converter,
     NodeContext,
     NodeError,
-    ELEMENT_TYPES,
     UnsupportedNodeError,
-    dtype_of,
     Value,
+    dtype_of,
     emit_reshape,
     normalise_axis,
 )
@@ -311,7 +312,7 @@ def Slice(
 
 def Gather(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> Value:
     """Entries of `data` along `axis` at `indices` (negative counts from the end): graph.gather for constant indices,
-    graph.take for run-time ones (clamped into the axis)."""
+    graph.take for run-time ones (an index out of range raises at run time: `onnx_index_checks`)."""
     x = ctx.data(data)
     shape = shape_of(x)
     along = normalise_axis(axis, len(shape))
@@ -321,6 +322,7 @@ def Gather(ctx: NodeContext, data: Value, indices: Value, *, axis: int = 0) -> V
             raise NodeError(f"indices must be int32 or int64, got {graph.element_type(indices)}")
         if extent == 0:
             raise NodeError(f"cannot gather from axis {along} of extent 0")
+        check_index_range(ctx, indices, [extent], f"axis {along} of extent {extent}")
         return ctx.emit(graph.TakeOp(x, indices, along))
     if not np.issubdtype(indices.array.dtype, np.integer):
         raise NodeError(f"indices must be an integer tensor, got {indices.array.dtype}")
@@ -355,6 +357,10 @@ def _reduce(
     noop_with_empty_axes: int,
 ) -> Value:
     x = ctx.data(data)
+    if graph.element_type(x) == graph.BOOL and op in (graph.ReduceMaxOp, graph.ReduceMinOp):  # any / all, on bytes
+        as_bytes = ctx.emit(graph.CastOp(x, graph.UNSIGNED[0]))
+        reduced = _reduce(ctx, op, as_bytes, axes_input, axes, keepdims, noop_with_empty_axes)
+        return ctx.emit(graph.CastOp(ctx.data(reduced), graph.BOOL))
     if graph.element_type(x) not in op.ELEMENTS:
         kinds = ", ".join(map(str, op.ELEMENTS))
         raise UnsupportedNodeError(f"{op.name} of {graph.element_type(x)} is not supported, only of {kinds}")
@@ -367,9 +373,9 @@ def _reduce(
     reduced = _unique_axes(given, len(shape))
     if any(shape[axis] == 0 for axis in reduced):  # no values to combine: the combiner's identity, everywhere
         kept = [1 if axis in reduced else size for axis, size in enumerate(shape) if keepdims or axis not in reduced]
-        if graph.element_type(x) != f32:
-            raise UnsupportedNodeError(f"{op.name} over an empty axis of {graph.element_type(x)} is not supported")
-        return ctx.emit(graph.ConstantOp(_EMPTY_REDUCTION[op], kept))
+        identity = ctx.emit(graph.ConstantOp(_EMPTY_REDUCTION[op], kept))
+        # other types: the float identity cast (infinities saturate to the integer bounds, as ONNX's identities are)
+        return identity if graph.element_type(x) == f32 else ctx.emit(graph.CastOp(identity, graph.element_type(x)))
     return ctx.emit(op(x, reduced, bool(keepdims)))
 
 

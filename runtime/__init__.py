@@ -3,7 +3,7 @@ with `minimlc.runtime.load(path)`."""
 
 from typing import Any
 
-__all__ = ["InferenceSession", "InvalidInputError", "load"]
+__all__ = ["IndexOutOfRangeError", "InferenceSession", "InvalidInputError", "load"]
 
 
 def __getattr__(name: str) -> Any:

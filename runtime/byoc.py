@@ -17,6 +17,7 @@ regions share one; a saved model of a partitioned graph loads only where the sam
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -91,7 +92,7 @@ def partition_for_target(
         Rewriter.replace_op(call, extern)
     for function in outlined.values():
         Rewriter.erase_op(function)
-    return ImportedModel(module, model.weights, model.inputs, model.outputs, model.constant_outputs)
+    return dataclasses.replace(model, module=module)
 
 
 def _structure_hash(function: func.FuncOp) -> str:

@@ -71,6 +71,11 @@ class InvalidInputError(ValueError):
     """A feed does not match the model's inputs (unknown or missing name, wrong dtype or shape)."""
 
 
+class IndexOutOfRangeError(InvalidInputError):
+    """A run-time index (of a Gather, GatherElements, GatherND, ScatterElements or ScatterND) lies outside its axis;
+    the message names the node and the range (`frontend/onnx_index_checks.py`)."""
+
+
 class InferenceSession:
     """Compile an ONNX model (path, bytes or `onnx.ModelProto`) and run it like `onnxruntime.InferenceSession`."""
 
@@ -154,6 +159,7 @@ class InferenceSession:
             meta["profile"] = [dataclasses.asdict(call) for call in self.profiler.calls]
         meta["trimmed_outputs"] = self._trimmed_outputs
         meta["sequence_outputs"] = [self._sequence_outputs, self._output_names]
+        meta["index_checks"] = self._index_checks
         blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
         artifact.write_file(path, meta, blobs)
 
@@ -171,7 +177,9 @@ class InferenceSession:
                 "they would not follow new weights; compile the new model instead"
             )
         session = InferenceSession.__new__(InferenceSession)
-        session._set_signature(self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs)
+        session._set_signature(
+            self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs, self._index_checks
+        )
         session._set_sequence_outputs(self._sequence_outputs, self._output_names)
         session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
         return session
@@ -179,7 +187,9 @@ class InferenceSession:
     def with_num_threads(self, num_threads: int | None) -> InferenceSession:
         """A session over this session's compiled module (no recompilation) with its own pool of `num_threads`."""
         session = InferenceSession.__new__(InferenceSession)
-        session._set_signature(self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs)
+        session._set_signature(
+            self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs, self._index_checks
+        )
         session._set_sequence_outputs(self._sequence_outputs, self._output_names)
         session._bind(self._model, self.opt_level, num_threads)
         return session
@@ -195,7 +205,8 @@ class InferenceSession:
     ) -> None:
         from minimlc.runtime.cache import compile_cached
 
-        self._set_signature(imported.inputs, imported.outputs, imported.constant_outputs, imported.trimmed_outputs)
+        signature = (imported.inputs, imported.outputs, imported.constant_outputs, imported.trimmed_outputs)
+        self._set_signature(*signature, imported.index_checks)
         self._set_sequence_outputs(imported.sequence_outputs, imported.output_names)
         check_calls(calls_in(imported.module))  # unregistered external functions, before any work
         # A model whose outputs are all constants needs no native code.
@@ -209,12 +220,15 @@ class InferenceSession:
         outputs: Sequence[TensorInfo],
         constant_outputs: Mapping[str, np.ndarray],
         trimmed_outputs: Mapping[str, int] | None = None,
+        index_checks: Sequence[str] = (),
     ) -> None:
         self._inputs = list(inputs)
         self._outputs = list(outputs)
         self._constant_outputs = dict(constant_outputs)
         self._trimmed_outputs = dict(trimmed_outputs or {})
         """Outputs of a data-dependent extent -> the axis cut to the count native code returns (`lowering/abi.py`)."""
+        self._index_checks = list(index_checks)
+        """The messages of the run-time index checks, whose counts @main returns last (`ImportedModel.index_checks`)."""
         self._input_index = {info.name: index for index, info in enumerate(self._inputs)}
         self._output_index = {info.name: index for index, info in enumerate(self._outputs)}
         self._set_sequence_outputs({}, [])
@@ -353,6 +367,8 @@ class InferenceSession:
             if status is not None:
                 raise_pending_error()  # a Python external function's exception, on this thread
                 check_status(self._model.extern_calls, status)
+            if self._index_checks:
+                outputs = self._checked_indices(outputs)
             if self._trimmed_outputs:
                 outputs = self._trimmed(outputs)
         if self._constant_outputs:
@@ -362,6 +378,15 @@ class InferenceSession:
                 for info in self._outputs
             ]
         return [outputs[position] for position in wanted]
+
+    def _checked_indices(self, results: list[np.ndarray]) -> list[np.ndarray]:
+        """@main's results without the index checks' counts (the trailing ones); raises `IndexOutOfRangeError` for the
+        first check that found indices out of range."""
+        results, counts = results[: -len(self._index_checks)], results[-len(self._index_checks) :]
+        for message, count in zip(self._index_checks, counts):
+            if found := int(count.reshape(())):
+                raise IndexOutOfRangeError(f"{message}: {found} out of range")
+        return results
 
     def _trimmed(self, results: list[np.ndarray]) -> list[np.ndarray]:
         """@main's computed outputs, each data-dependent one cut to its count (the trailing results)."""
@@ -418,6 +443,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
         [artifact.tensor_from_meta(info) for info in meta["outputs"]],
         {name: np.array(blobs[f"constant:{name}"]) for name in meta["constant_outputs"]},
         meta.get("trimmed_outputs", {}),
+        meta.get("index_checks", []),
     )
     session._set_sequence_outputs(*meta.get("sequence_outputs", ({}, [])))
     session._bind(model, meta["opt_level"], num_threads)

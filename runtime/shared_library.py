@@ -35,7 +35,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import version
 from pathlib import Path
 
@@ -82,6 +82,9 @@ class ModelObject:
     inputs: list[TensorInfo]
     outputs: list[TensorInfo]
     target: Target
+    index_checks: list[str] = field(default_factory=list[str])
+    """The run-time index checks' messages: the entry writes their counts after `outputs`, into buffers of the API's
+    own; a nonzero count makes `run` return 2 with the message (`ImportedModel.index_checks`)."""
     lower_seconds: float = 0.0
     codegen_seconds: float = 0.0
 
@@ -136,12 +139,14 @@ def object_code(
     compiled = compile_objects(
         imported, pipeline, opt_level=opt_level, target=target, optimizer=library_optimizer(prefix), jobs=jobs
     )
+    outputs = imported.computed_outputs
     return ModelObject(
         compiled.object_files,
         compiled.signature,
         list(imported.inputs),
-        list(imported.computed_outputs),
+        outputs[: len(outputs) - len(imported.index_checks)],
         compiled.target,
+        list(imported.index_checks),
         lower_seconds=float(compiled.stats["lower_seconds"]),
         codegen_seconds=float(compiled.stats["codegen_seconds"]),
     )
@@ -283,8 +288,8 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
         " * a pool of num_threads threads (the caller included; 0 or less: one per core). NULL on failure: see "
         f"{prefix}_last_error(). */",
         f"minimlc_model *{prefix}_load(const char *weights_path, int num_threads);",
-        "/* Run the model once: read the inputs, write the outputs. 0 on success, 1 on a NULL argument. Calls may run",
-        " * concurrently from several threads. */",
+        "/* Run the model once: read the inputs, write the outputs. 0 on success, 1 on a NULL argument, 2 on a run-time",
+        " * index out of range (a Gather's, ...: see the message). Calls may run concurrently from several threads. */",
         f"int {prefix}_run(minimlc_model *m, {', '.join(params)});",
         f"/* {prefix}_run with the inputs and outputs as arrays, in the order of {upper}_INPUT_NAMES and "
         f"{upper}_OUTPUT_NAMES. */",
@@ -352,7 +357,7 @@ static const char *missing_cpu_feature(void) {{
 }}
 
 static const minimlc_desc desc = {{
-    "{prefix}", {len(model.inputs)}, {len(model.outputs)},
+    "{prefix}", {len(model.inputs)}, {len(model.outputs) + len(model.index_checks)},
     {-1 if signature.pool_slot is None else signature.pool_slot},
     {len(weight_bytes)}, weight_bytes, {len(buffer_bytes)}, precomputed_bytes,
     {fingerprint(signature, weights)}ull,
@@ -364,19 +369,49 @@ API minimlc_model *{prefix}_load(const char *weights_path, int num_threads) {{
     return (minimlc_model *)minimlc_instance_load(&desc, weights_path, num_threads);
 }}
 
+{_checked_run(len(model.outputs), model.index_checks)}
 API int {prefix}_run(minimlc_model *m, {", ".join(params)}) {{
     const void *inputs[] = {{{", ".join(input_names) or "0"}}};
     void *outputs[] = {{{", ".join(output_names)}}};
-    return minimlc_instance_run((minimlc_instance *)m, inputs, outputs);
+    return checked_run((minimlc_instance *)m, inputs, outputs);
 }}
 
 API int {prefix}_run_arrays(minimlc_model *m, const {pointer} *const *inputs, {pointer} *const *outputs) {{
-    return minimlc_instance_run((minimlc_instance *)m, (const void *const *)inputs, (void *const *)outputs);
+    return checked_run((minimlc_instance *)m, (const void *const *)inputs, (void *const *)outputs);
 }}
 
 API void {prefix}_free(minimlc_model *m) {{ minimlc_instance_free((minimlc_instance *)m); }}
 
 API const char *{prefix}_last_error(void) {{ return minimlc_last_error(); }}
+"""
+
+
+def _checked_run(num_outputs: int, index_checks: Sequence[str]) -> str:
+    """C of `checked_run`, the run the API calls: with run-time index checks, the entry also writes one count per
+    check into the function's own buffers, and a nonzero one fails the run (2, the check's message)."""
+    if not index_checks:
+        return (
+            "static int checked_run(minimlc_instance *m, const void *const *inputs, void *const *outputs) {\n"
+            "    return minimlc_instance_run(m, inputs, outputs);\n}\n"
+        )
+    messages = ", ".join(json.dumps(message) for message in index_checks)
+    return f"""static const char *const index_checks[] = {{{messages}}};
+static int checked_run(minimlc_instance *m, const void *const *inputs, void *const *outputs) {{
+    int64_t counts[{len(index_checks)}];
+    void *all_outputs[{num_outputs + len(index_checks)}];
+    for (int i = 0; i < {num_outputs}; ++i)
+        all_outputs[i] = outputs[i];
+    for (int i = 0; i < {len(index_checks)}; ++i)
+        all_outputs[{num_outputs} + i] = &counts[i];
+    int status = minimlc_instance_run(m, inputs, all_outputs);
+    for (int i = 0; status == 0 && i < {len(index_checks)}; ++i) {{
+        if (counts[i]) {{
+            minimlc_set_error(index_checks[i]);
+            status = 2;
+        }}
+    }}
+    return status;
+}}
 """
 
 

@@ -323,10 +323,11 @@ class ElementwiseUnaryOp(IRDLOperation):
 
 @irdl_op_definition
 class SoftmaxOp(IRDLOperation):
-    """Softmax along one axis (ONNX opset-13 semantics): `graph.softmax %x {axis = 1 : i64} : tensor<1x10xf32>`."""
+    """Softmax along one axis (ONNX opset-13 semantics), of f32 or f64:
+    `graph.softmax %x {axis = 1 : i64} : tensor<1x10xf32>`."""
 
     name = "graph.softmax"
-    T: ClassVar = VarConstraint("T", F32Tensor)
+    T: ClassVar = VarConstraint("T", AnyTensor)
     input = operand_def(T)
     result = result_def(T)
     axis = prop_def(IntegerAttr[I64])
@@ -340,6 +341,7 @@ class SoftmaxOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
+        check_elements(self, FLOATS, self.input)
         rank = len(shape_of(self.input))
         if not 0 <= self.axis.value.data < rank:
             raise VerifyException(f"{self.name}: axis {self.axis.value.data} is out of range for rank {rank}")

@@ -2,10 +2,11 @@
 
 Arithmetic takes f32, i32 or i64 operands of one type (integer division truncates, as in C and ONNX; `mod` is
 integer only); comparisons
-of numbers (and Equal of bools) give i1 tensors, which logic ops combine; math functions are f32 only.
-`and`, `or`, `xor` and `not` are also bitwise on integers, and shifts take integers (logical on unsigned types,
-arithmetic right shifts on signed ones). `graph.cast` converts between element types, `graph.bitcast` reinterprets
-bits of one width; `is_nan` and `is_inf` classify floats. Activations live in `activation`.
+of numbers (and Equal of bools) give i1 tensors, which logic ops combine; math functions are f32 only (exp, log,
+sqrt and tanh f64 too). `and`, `or`, `xor` and `not` are also bitwise on integers, and shifts take integers (logical
+on unsigned types, arithmetic right shifts on signed ones). `graph.cast` converts between element types,
+`graph.bitcast` reinterprets bits of one width; `is_nan` and `is_inf` classify floats. Activations live in
+`activation`.
 """
 
 from __future__ import annotations
@@ -288,16 +289,18 @@ class CastOp(IRDLOperation):
 
 @irdl_op_definition
 class TanhOp(ElementwiseUnaryOp):
-    """`tanh(x)`: `graph.tanh %x : tensor<8xf32>`."""
+    """`tanh(x)`: `graph.tanh %x : tensor<8xf32 (or f64)."""
 
     name = "graph.tanh"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition
 class ExpOp(ElementwiseUnaryOp):
-    """`exp(x)`: `graph.exp %x : tensor<8xf32>`."""
+    """`exp(x)`: `graph.exp %x : tensor<8xf32 (or f64)."""
 
     name = "graph.exp"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition
@@ -318,7 +321,7 @@ class AbsOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class SqrtOp(ElementwiseUnaryOp):
-    """`sqrt(x)`: `graph.sqrt %x : tensor<8xf32>`."""
+    """`sqrt(x)`: `graph.sqrt %x : tensor<8xf32 (or f64)."""
 
     name = "graph.sqrt"
     ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
@@ -333,9 +336,10 @@ class ReciprocalOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class LogOp(ElementwiseUnaryOp):
-    """Natural logarithm: `graph.log %x : tensor<8xf32>`."""
+    """Natural logarithm: `graph.log %x : tensor<8xf32 (or f64)."""
 
     name = "graph.log"
+    ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
 
 
 @irdl_op_definition

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    f32,
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
@@ -36,11 +37,16 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.core import (
+    BOOL,
+    NUMBERS,
     AnyTensor,
     F32Attr,
     F32Tensor,
     Shape,
+    check_elements,
+    check_result_element,
     check_result_shape,
+    element_type,
     f32_attr,
     is_scalar,
     shape_of,
@@ -458,12 +464,13 @@ PAD_MODES = ("constant", "reflect", "edge", "wrap")
 class PadOp(IRDLOperation):
     """Pad (or, with negative pads, crop) every axis; `pads` holds all begin values, then all end values:
     `graph.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "constant", value = 0.0 : f32}
-    : (tensor<2x3xf32>) -> tensor<2x5xf32>`. A runtime constant value is a scalar operand instead of `value`."""
+    : (tensor<2x3xf32>) -> tensor<2x5xf32>`. A runtime constant value is a scalar operand instead of `value`. Numbers
+    and bools of every width pad too: a constant fill other than f32's is always the operand."""
 
     name = "graph.pad"
-    input = operand_def(F32Tensor)
-    fill = opt_operand_def(F32Tensor)
-    result = result_def(F32Tensor)
+    input = operand_def(AnyTensor)
+    fill = opt_operand_def(AnyTensor)
+    result = result_def(AnyTensor)
     pads = prop_def(_I64Array)
     mode = prop_def(StringAttr)
     value = opt_prop_def(F32Attr)
@@ -485,10 +492,16 @@ class PadOp(IRDLOperation):
         shape = [size + pads[axis] + pads[len(x) + axis] for axis, size in enumerate(x)]
         fill = [value] if isinstance(value, SSAValue) else []
         super().__init__(
-            operands=[input, fill], result_types=[tensor_type(shape)], properties=properties
+            operands=[input, fill],
+            result_types=[tensor_type(shape, element_type(input))],
+            properties=properties,
         )
 
     def verify_(self) -> None:
+        element = check_elements(self, (*NUMBERS, BOOL), self.input, *([self.fill] if self.fill else []))
+        check_result_element(self, element)
+        if element != f32 and self.value is not None:
+            raise VerifyException(f"{self.name}: a fill of {element} must be an operand, not `value`")
         x, pads, mode = shape_of(self.input), self.pads.get_values(), self.mode.data
         if len(pads) != 2 * len(x):
             raise VerifyException(

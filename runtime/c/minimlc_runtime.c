@@ -38,6 +38,8 @@ static void set_error(const char *format, ...) {
 
 const char *minimlc_last_error(void) { return last_error; }
 
+void minimlc_set_error(const char *message) { set_error("%s", message); }
+
 static uint64_t read_u64(const unsigned char *p) {
     uint64_t value;
     memcpy(&value, p, sizeof value);

@@ -31,5 +31,6 @@ MINIMLC_HIDDEN minimlc_instance *minimlc_instance_load(const minimlc_desc *desc,
 MINIMLC_HIDDEN int minimlc_instance_run(minimlc_instance *instance, const void *const *inputs, void *const *outputs);
 MINIMLC_HIDDEN void minimlc_instance_free(minimlc_instance *instance);
 MINIMLC_HIDDEN const char *minimlc_last_error(void);
+MINIMLC_HIDDEN void minimlc_set_error(const char *message);
 
 #endif

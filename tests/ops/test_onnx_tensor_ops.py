@@ -495,9 +495,9 @@ def test_einsum(equation: str, shapes: list[Shape]) -> None:
 @pytest.mark.parametrize(
     ("equation", "shapes", "error", "message"),
     [
-        ("ii->i", [(3, 3)], UnsupportedFeatureError, r"Einsum equation 'ii->i' is not supported \(supported: one or"),
-        ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)], UnsupportedFeatureError, "is not supported"),
-        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], UnsupportedFeatureError, "is not supported"),
+        ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], UnsupportedFeatureError, r"is not supported \(supported: one or"),
+        ("...ij,...jk->...ik", [(2, 3, 4), (1, 4, 5)], ModelImportError, "stands for sizes 2 and 1"),
+        ("i.j->ij", [(2, 3)], ModelImportError, "characters other than letters and one '...' per term"),
         ("ij,jk->ik", [(2, 3), (4, 5)], ModelImportError, "letter 'j' stands for sizes 3 and 4"),
         ("ij->ik", [(2, 3)], ModelImportError, "output letters must be distinct letters of the operands"),
     ],

@@ -212,3 +212,35 @@ def test_typed_library_matches_the_session(tmp_path: Path, dtype: type) -> None:
     )
     (expected,) = InferenceSession(model).run(None, {"X": x})
     np.testing.assert_array_equal(np.fromfile(tmp_path / "y.bin", dtype=dtype).reshape(2, 3), expected)
+
+
+def test_library_run_fails_on_an_index_out_of_range(tmp_path: Path) -> None:
+    """The C API keeps the session's run-time index check: `model_run` returns 2 and `model_last_error` names the
+    Gather and its range; indices in range give the session's rows."""
+    helper, tensor = onnx.helper, onnx.TensorProto
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["rows"], name="embed")],
+        "gather",
+        [helper.make_tensor_value_info("ids", tensor.INT64, [3])],
+        [helper.make_tensor_value_info("rows", tensor.FLOAT, [3, 2])],
+        [onnx.numpy_helper.from_array(np.arange(8, dtype=np.float32).reshape(4, 2), "table")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    export_library(import_model(model), tmp_path / "libmodel.so")
+    assert "MODEL_NUM_OUTPUTS 1" in (tmp_path / "libmodel.h").read_text()
+    library = ctypes.CDLL(str(tmp_path / "libmodel.so"))
+    library.model_load.restype = ctypes.c_void_p
+    library.model_last_error.restype = ctypes.c_char_p
+    handle = ctypes.c_void_p(library.model_load(str(tmp_path / "libmodel.weights").encode(), 1))
+    assert handle.value, library.model_last_error()
+    rows = np.zeros((3, 2), np.float32)
+    try:
+        for ids, status in ((np.array([3, -4, 0]), 0), (np.array([0, 4, 1]), 2)):
+            ids = ids.astype(np.int64)
+            pointers = (ids.ctypes.data_as(ctypes.c_void_p), rows.ctypes.data_as(ctypes.c_void_p))
+            assert library.model_run(handle, *pointers) == status
+            if status == 0:
+                np.testing.assert_array_equal(rows, InferenceSession(model).run(None, {"ids": ids})[0])
+        assert b"'embed' (Gather): indices must lie in [-4, 4)" in library.model_last_error()
+    finally:
+        library.model_free(handle)

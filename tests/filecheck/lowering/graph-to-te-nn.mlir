@@ -234,6 +234,26 @@ func.func @pad_reflect(%x: tensor<3xf32>) -> tensor<6xf32> {
 
 // -----
 
+// An integer pad: the fill is an operand of the data's type.
+func.func @pad_constant_int(%x: tensor<3xi32>, %v: tensor<1xi32>) -> tensor<5xi32> {
+  %0 = graph.pad %x, %v {pads = array<i64: 1, 1>, mode = "constant"} : (tensor<3xi32>, tensor<1xi32>) -> tensor<5xi32>
+  func.return %0 : tensor<5xi32>
+}
+
+// CHECK-LABEL: func.func @pad_constant_int(%x: tensor<3xi32>, %v: tensor<1xi32>) -> tensor<5xi32> {
+// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "pad" (%[[V1:[0-9]+]]) -> tensor<5xi32> {
+// CHECK:      %[[V8:[0-9]+]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK:      %[[V13:[0-9]+]] = te.read %x[%{{.*}}] : tensor<3xi32>
+// CHECK-NEXT: %[[V14:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[V15:[0-9]+]] = te.read %v[%[[V14]]] : tensor<1xi32>
+// CHECK-NEXT: %[[V16:[0-9]+]] = arith.select %[[V8]], %[[V13]], %[[V15]] : i32
+// CHECK-NEXT: te.yield %[[V16]] : i32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %[[V0]] : tensor<5xi32>
+// CHECK-NEXT: }
+
+// -----
+
 func.func @clip_runtime_low(%x: tensor<4xf32>, %lo: tensor<f32>) -> tensor<4xf32> {
   %0 = graph.clip %x low %lo : tensor<f32> {max = 6.000000e+00 : f32} : tensor<4xf32>
   func.return %0 : tensor<4xf32>

@@ -318,3 +318,31 @@ func.func @kernel_group_stays(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: } attributes {kernel_group = 0 : i64}
 // CHECK-NEXT: %n = te.compute "neg" (%i_1) -> tensor<4xf32> {
 // CHECK-NEXT:   %v_1 = te.read %s[%i_1] : tensor<4xf32>
+
+// A float16 producer rounds where it is substituted: its yield (the rounded value) replaces the read, so the fused
+// consumer widens the same half its unfused kernel would have loaded.
+func.func @half_producer(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %h = te.compute "cast" (%i) -> tensor<4xf16> {
+    %a = te.read %x[%i] : tensor<4xf32>
+    %r = arith.truncf %a : f32 to f16
+    te.yield %r : f16
+  }
+  %y = te.compute "exp" (%i) -> tensor<4xf32> {
+    %v = te.read %h[%i] : tensor<4xf16>
+    %w = arith.extf %v : f16 to f32
+    %e = math.exp %w : f32
+    te.yield %e : f32
+  }
+  func.return %y : tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @half_producer(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %y = te.compute "exp" (%i) -> tensor<4xf32> {
+// CHECK-NEXT:   %a = te.read %x[%i] : tensor<4xf32>
+// CHECK-NEXT:   %r = arith.truncf %a : f32 to f16
+// CHECK-NEXT:   %w = arith.extf %r : f16 to f32
+// CHECK-NEXT:   %e = math.exp %w : f32
+// CHECK-NEXT:   te.yield %e : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %y : tensor<4xf32>
+// CHECK-NEXT: }

@@ -144,6 +144,30 @@ func.func @pad_fill_not_scalar(%x: tensor<2x3xf32>, %v: tensor<2xf32>) -> tensor
 
 // -----
 
+func.func @pad_int_fill_as_value(%x: tensor<2x3xi32>) -> tensor<2x4xi32> {
+  // expected-error@+1 {{graph.pad: a fill of i32 must be an operand, not `value`}}
+  %y = graph.pad %x {pads = array<i64: 0, 1, 0, 0>, mode = "constant", value = 1.0 : f32} : (tensor<2x3xi32>) -> tensor<2x4xi32>
+  func.return %y : tensor<2x4xi32>
+}
+
+// -----
+
+func.func @pad_fill_of_another_type(%x: tensor<2x3xi32>, %v: tensor<1xi64>) -> tensor<2x4xi32> {
+  // expected-error@+1 {{graph.pad: operand element types i32, i64 differ}}
+  %y = graph.pad %x, %v {pads = array<i64: 0, 1, 0, 0>, mode = "constant"} : (tensor<2x3xi32>, tensor<1xi64>) -> tensor<2x4xi32>
+  func.return %y : tensor<2x4xi32>
+}
+
+// -----
+
+func.func @pad_result_of_another_type(%x: tensor<2x3xi32>) -> tensor<2x4xf32> {
+  // expected-error@+1 {{graph.pad: result element type f32 does not match expected i32}}
+  %y = graph.pad %x {pads = array<i64: 0, 1, 0, 0>, mode = "edge"} : (tensor<2x3xi32>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
+}
+
+// -----
+
 func.func @pad_wrong_result(%x: tensor<2x3xf32>) -> tensor<2x5xf32> {
   // expected-error@+1 {{graph.pad: result shape (2, 5) does not match expected shape (2, 4)}}
   %y = graph.pad %x {pads = array<i64: 0, 1, 0, 0>, mode = "edge"} : (tensor<2x3xf32>) -> tensor<2x5xf32>
