@@ -12,8 +12,8 @@ its own element type (int64, bool, ...); @main takes the inputs and returns the 
 of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float32 only and refuse other
 inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live
 in `onnx_ops` (core) and one `onnx_<family>` module per op family, gathered in `onnx_operators` (ops of
-other domains by `converter_key`); `onnx_control` (If, Loop, Scan: subgraphs imported per branch or iteration by `run_subgraph`,
-which also imports FlexAttention's score_mod and prob_mod) and `onnx_sequence` (sequences and optionals, kept as
+other domains by `converter_key`); `onnx_control` (If, Loop, Scan: subgraphs imported per branch or iteration by
+`run_subgraph`, which also imports FlexAttention's score_mod and prob_mod) and `onnx_sequence` (sequences and optionals, kept as
 lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`). Outputs
 of a data-dependent extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`,
 `lowering/abi.py`).
@@ -119,7 +119,8 @@ def import_model(
     """Import an ONNX model (a ModelProto, a path or serialized bytes) into the graph dialect.
 
     `input_shapes` gives the shape of inputs with symbolic or unknown dimensions; a shape that contradicts a
-    dimension the model declares is refused, as ONNX Runtime refuses such inputs. Raises `UnsupportedOpsError` listing every unsupported node before converting
+    dimension the model declares is refused, as ONNX Runtime refuses such inputs. Raises `UnsupportedOpsError`
+    listing every unsupported node before converting
     anything (a node of any op type whose inputs are all compile-time constants is supported: it
     is evaluated at import time), `ModelImportError` for any other problem (unparsable or invalid model, bad attribute,
     shape mismatch, non-float32 data), and `FileNotFoundError` when a path does not exist.
@@ -234,9 +235,8 @@ class _Importer:
             raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
         names = [vi.name for vi in self.graph.output] if sequence_outputs else []
         messages = [message for _, message in self.index_checks]
-        return ImportedModel(
-            module, weights.arrays, inputs, outputs, constant_outputs, trimmed_outputs, sequence_outputs, names, messages
-        )
+        signature = (inputs, outputs, constant_outputs, trimmed_outputs, sequence_outputs, names, messages)
+        return ImportedModel(module, weights.arrays, *signature)
 
     def _output_items(self, sequence_outputs: dict[str, int | None]) -> list[tuple[onnx.ValueInfoProto, Item]]:
         """Every tensor the graph outputs return, with its value info: a sequence output's elements one by one

@@ -9,6 +9,7 @@ import onnx
 
 from minimlc.frontend import (
     onnx_activation,
+    onnx_arithmetic,
     onnx_attention,
     onnx_bitwise,
     onnx_causal_conv,
@@ -59,6 +60,7 @@ CONVERTERS = {
     **onnx_recurrent.CONVERTERS,
     **onnx_attention.CONVERTERS,
     **onnx_quantize.CONVERTERS,
+    **onnx_arithmetic.CONVERTERS,
     **onnx_control.CONVERTERS,
     **onnx_sequence.CONVERTERS,
     **onnx_qlinear.CONVERTERS,
@@ -205,7 +207,8 @@ def unsupported_nodes(
     for index, node in enumerate(graph_proto.node):
         for subgraph in onnx_control.subgraphs(node):
             inner = (known | {tensor.name for tensor in subgraph.initializer}) - {vi.name for vi in subgraph.input}
-            for key, labels in unsupported_nodes(subgraph, opsets, inner | onnx_control.constant_inputs(node, subgraph)).items():
+            inner |= onnx_control.constant_inputs(node, subgraph)
+            for key, labels in unsupported_nodes(subgraph, opsets, inner).items():
                 unsupported.setdefault(key, []).extend(labels)
         domain = node.domain if node.domain not in onnx_fold.DEFAULT_DOMAINS else ""
         foldable = onnx_fold.is_foldable(node, known.__contains__)

@@ -100,26 +100,27 @@ class WeightStore:
     def handle(self, constant: ConstantValue, name_hint: str) -> SSAValue:
         """The `graph.weight` value of `constant`, created at its first use; under a name of its own if an earlier
         constant of other contents took its name (two converters naming their tables alike)."""
-        name, copies = constant.name, 1
+        name, array, copies = constant.name, constant.array, 1
         while name in self._handles:
-            known, array = self.arrays[name], constant.array
-            if known.shape == array.shape and known.dtype == array.dtype:
-                if np.array_equal(known, array, equal_nan=known.dtype.kind in "fc"):
-                    return self._handles[name]
-            copies += 1
-            name = f"{constant.name}__{copies}"
-        constant = ConstantValue(name, constant.array) if name != constant.name else constant
-        if constant.array.dtype not in ELEMENT_TYPES:
+            known = self.arrays[name]
+            if known.shape == array.shape and known.dtype == array.dtype and _equal(known, array):
+                return self._handles[name]
+            copies, name = copies + 1, f"{constant.name}__{copies + 1}"
+        if array.dtype not in ELEMENT_TYPES:
+            allowed = ", ".join(map(str, ELEMENT_TYPES))
             raise UnsupportedNodeError(
-                f"constant '{constant.name}' has element type {constant.array.dtype}, but data operands must be "
-                f"{', '.join(map(str, ELEMENT_TYPES))}"
+                f"constant '{name}' has element type {array.dtype}, but data operands must be {allowed}"
             )
-        op = graph.WeightOp(constant.name, constant.array.shape, ELEMENT_TYPES[constant.array.dtype])
+        op = graph.WeightOp(name, array.shape, ELEMENT_TYPES[array.dtype])
         op.result.name_hint = name_hint
         self.builder.insert(op)
-        self.arrays[constant.name] = np.asarray(constant.array, order="C")
-        self._handles[constant.name] = op.result
+        self.arrays[name] = np.asarray(array, order="C")
+        self._handles[name] = op.result
         return op.result
+
+
+def _equal(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
 
 @dataclass
@@ -282,31 +283,6 @@ def MatMul(ctx: NodeContext, A: Value, B: Value) -> Value:
     return ctx.emit(graph.MatMulOp(a, b))
 
 
-def Pow(ctx: NodeContext, X: Value, Y: Value) -> Value:
-    """`X ** Y` of the base's type -> graph.pow, an integer exponent of a float base cast to float32 (and of an
-    integer base to the base's type). An integer base with a float exponent computes in float64, truncated back."""
-    base, exponent = ctx.data(X), ctx.data(Y)
-    base_type, exponent_type = graph.element_type(base), graph.element_type(exponent)
-    if base_type not in graph.NUMBERS or exponent_type not in graph.NUMBERS:
-        raise UnsupportedNodeError(f"Pow of {base_type} to {exponent_type} exponents is not supported")
-    if base_type in graph.INTEGERS and exponent_type in graph.FLOATS:  # in double, truncated back, as ONNX Runtime
-        wide = [ctx.emit(graph.CastOp(value, f64)) for value in (base, exponent)]
-        return ctx.emit(graph.CastOp(emit_binary(ctx, graph.PowOp, *wide), base_type))
-    if exponent_type != base_type:
-        exponent = ctx.emit(graph.CastOp(exponent, base_type))
-    return emit_binary(ctx, graph.PowOp, base, exponent)
-
-
-def Mod(ctx: NodeContext, A: Value, B: Value, *, fmod: int = 0) -> Value:
-    """Remainder with the divisor's sign, or the dividend's with `fmod` -> graph.mod."""
-    lhs, rhs = ctx.data(A), ctx.data(B)
-    if graph.element_type(lhs) not in graph.NUMBERS:
-        raise UnsupportedNodeError(f"Mod of {graph.element_type(lhs)} is not supported, only of numbers")
-    if graph.broadcast_shapes(shape_of(lhs), shape_of(rhs)) is None:
-        raise NodeError(f"input shapes {shape_of(lhs)} and {shape_of(rhs)} are not broadcast-compatible")
-    return ctx.emit(graph.ModOp(lhs, rhs, bool(fmod)))
-
-
 # Elementwise variadic (numpy broadcasting over all inputs)
 
 
@@ -451,8 +427,6 @@ CONVERTERS: dict[str, Converter] = {
     "Sub": Elementwise(graph.SubOp),
     "Mul": Elementwise(graph.MulOp),
     "Div": Elementwise(graph.DivOp),
-    "Pow": Pow,
-    "Mod": Mod,
     # elementwise variadic
     "Sum": Sum,
     "Mean": Mean,
