@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 from minimlc.dialects import loop
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -80,6 +81,45 @@ class GemmWorkload:
     """Whether B is also indexed by batch loops (then it is never packed)."""
 
 
+def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, product: Operation) -> GemmWorkload | None:
+    """The GEMM of `kernel` whose sum `update` (in the reduction loop, under the column and row loops) adds
+    `product`, one read of which is B (indexed by the reduction and column loops, maybe batch loops), or None. Shared
+    by the float and integer rules."""
+    reduction = update.parent_op()
+    spatial = reduction.parent_op() if isinstance(reduction, loop.ForOp) else None
+    rows = spatial.parent_op() if isinstance(spatial, loop.ForOp) else None
+    if not all(isinstance(lp, loop.ForOp) for lp in (reduction, spatial, rows)):
+        return None
+    assert isinstance(reduction, loop.ForOp) and isinstance(spatial, loop.ForOp) and isinstance(rows, loop.ForOp)
+    k_iv, j_iv = reduction.induction_var, spatial.induction_var
+    batch = {lp.induction_var for lp in _enclosing_loops(rows)}
+    params = list(kernel.body.block.args)
+    name = kernel.sym_name.data
+    for read in (product.lhs.owner, product.rhs.owner):
+        if not isinstance(read, memref.LoadOp) or read.memref not in params:
+            continue
+        indices = set(read.indices)
+        b_batched = bool(indices & batch)
+        if {k_iv, j_iv} <= indices <= {k_iv, j_iv} | batch and len(read.indices) == len(indices):
+            if b_batched and list(read.indices)[-1] is not j_iv:
+                return None
+            operand = params.index(read.memref)
+            return GemmWorkload(
+                name,
+                rows.loop_name.data,
+                spatial.loop_name.data,
+                reduction.loop_name.data,
+                rows.trip_count,
+                spatial.trip_count,
+                reduction.trip_count,
+                operand,
+                list(read.indices).index(j_iv),
+                is_weight_at_every_call(module, name, operand) and not b_batched,
+                b_batched,
+            )
+    return None
+
+
 @dataclass(frozen=True)
 class GemmRule:
     """GEMM: register tile mr x nr over packed B panels (see the module docstring)."""
@@ -91,39 +131,7 @@ class GemmRule:
         if found is None:
             return None
         _, update, product = found
-        reduction = update.parent_op()
-        spatial = reduction.parent_op() if isinstance(reduction, loop.ForOp) else None
-        rows = spatial.parent_op() if isinstance(spatial, loop.ForOp) else None
-        if not all(isinstance(lp, loop.ForOp) for lp in (reduction, spatial, rows)):
-            return None
-        assert isinstance(reduction, loop.ForOp) and isinstance(spatial, loop.ForOp) and isinstance(rows, loop.ForOp)
-        k_iv, j_iv = reduction.induction_var, spatial.induction_var
-        batch = {lp.induction_var for lp in _enclosing_loops(rows)}
-        params = list(kernel.body.block.args)
-        name = kernel.sym_name.data
-        for read in (product.lhs.owner, product.rhs.owner):
-            if not isinstance(read, memref.LoadOp) or read.memref not in params:
-                continue
-            indices = set(read.indices)
-            b_batched = bool(indices & batch)
-            if {k_iv, j_iv} <= indices <= {k_iv, j_iv} | batch and len(read.indices) == len(indices):
-                if b_batched and list(read.indices)[-1] is not j_iv:
-                    return None
-                operand = params.index(read.memref)
-                return GemmWorkload(
-                    name,
-                    rows.loop_name.data,
-                    spatial.loop_name.data,
-                    reduction.loop_name.data,
-                    rows.trip_count,
-                    spatial.trip_count,
-                    reduction.trip_count,
-                    operand,
-                    list(read.indices).index(j_iv),
-                    is_weight_at_every_call(module, name, operand) and not b_batched,
-                    b_batched,
-                )
-        return None
+        return gemm_workload(module, kernel, update, product)
 
     def space(self, workload: GemmWorkload, target: Target) -> Space:
         """No knobs (no schedule) where no vector width divides the columns, or B is neither a weight to pack nor

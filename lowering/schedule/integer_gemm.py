@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 
-from minimlc.dialects import loop
-from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload
-from minimlc.lowering.schedule.kernel_analysis import accumulator_of, is_weight_at_every_call, updates_of
+from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload, gemm_workload
+from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
 
@@ -41,15 +40,6 @@ def _integer_product(kernel: func.FuncOp) -> tuple[arith.AddiOp, arith.MuliOp] |
     return None if product is None else (update, product)
 
 
-def _loops_around(target: loop.ForOp) -> list[loop.ForOp]:
-    loops: list[loop.ForOp] = []
-    parent = target.parent_op()
-    while isinstance(parent, loop.ForOp):
-        loops.insert(0, parent)
-        parent = parent.parent_op()
-    return loops
-
-
 @dataclass(frozen=True)
 class IntegerGemmRule:
     """Integer GEMM: the float GEMM's register tile over i32 multiply-adds (see the module docstring)."""
@@ -61,43 +51,7 @@ class IntegerGemmRule:
         if found is None:
             return None
         update, product = found
-        reduction = update.parent_op()
-        spatial = reduction.parent_op() if isinstance(reduction, loop.ForOp) else None
-        rows = spatial.parent_op() if isinstance(spatial, loop.ForOp) else None
-        if not (isinstance(reduction, loop.ForOp) and isinstance(spatial, loop.ForOp) and isinstance(rows, loop.ForOp)):
-            return None
-        k_iv, j_iv, i_iv = reduction.induction_var, spatial.induction_var, rows.induction_var
-        batch = {lp.induction_var for lp in _loops_around(rows)}
-        params = list(kernel.body.block.args)
-        reads = [operand.owner for operand in (product.lhs, product.rhs)]
-        if not all(isinstance(read, memref.LoadOp) and read.memref in params for read in reads):
-            return None
-        name = kernel.sym_name.data
-        for a_read, b_read in (reads, reads[::-1]):
-            assert isinstance(a_read, memref.LoadOp) and isinstance(b_read, memref.LoadOp)
-            a_indices, b_indices = set(a_read.indices), set(b_read.indices)
-            if not ({i_iv, k_iv} <= a_indices <= {i_iv, k_iv} | batch):
-                continue
-            if not ({k_iv, j_iv} <= b_indices <= {k_iv, j_iv} | batch) or len(b_read.indices) != len(b_indices):
-                continue
-            b_batched = bool(b_indices & batch)
-            if b_batched and list(b_read.indices)[-1] is not j_iv:
-                return None
-            operand = params.index(b_read.memref)
-            return GemmWorkload(
-                name,
-                rows.loop_name.data,
-                spatial.loop_name.data,
-                reduction.loop_name.data,
-                rows.trip_count,
-                spatial.trip_count,
-                reduction.trip_count,
-                operand,
-                list(b_read.indices).index(j_iv),
-                is_weight_at_every_call(module, name, operand) and not b_batched,
-                b_batched,
-            )
-        return None
+        return gemm_workload(module, kernel, update, product)
 
     def space(self, workload: GemmWorkload, target: Target) -> Space:
         return GEMM.space(workload, target)
