@@ -188,11 +188,21 @@ class MiniOptMain(xDSLOptMain):
             print("Failure, can't shrink")
         return 1 if failed or self.args.shrink else 0
 
+    def _parse(self, data: bytes, file_extension: str, offset: int) -> ModuleOp | None:
+        """`parse_chunk`, with a crash of xDSL's parser on malformed text (`array<i0>` divides by the element size
+        0) reported as a diagnostic, not a traceback."""
+        try:
+            return self.parse_chunk(BytesIO(data), file_extension, offset)
+        except (ParseError, DiagnosticException):
+            raise
+        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError, AssertionError) as error:
+            raise DiagnosticException(f"could not parse the input: {type(error).__name__}: {error}") from error
+
     def _process_chunk(self, data: bytes, file_extension: str, offset: int, output: IO[str]) -> list[Diagnostic]:
         """Parse, transform and print one chunk; the diagnostics it raised (at most one: the first stops it)."""
         start = time.perf_counter()
         try:
-            module = self.parse_chunk(BytesIO(data), file_extension, offset)
+            module = self._parse(data, file_extension, offset)
             self.inst.timings.append(("Parser", time.perf_counter() - start, None))
             if module is None:
                 return []
