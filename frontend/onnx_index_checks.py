@@ -1,5 +1,6 @@
 """Range checks of run-time indices: Gather, GatherElements, GatherND, ScatterElements and ScatterND refuse an index
-outside [-n, n) as ONNX Runtime does, instead of reading (or writing) a clamped position.
+outside [-n, n), and ReverseSequence a length outside [0, T], as ONNX Runtime does, instead of reading (or writing) a
+clamped position.
 
 The kernels themselves clamp (they never touch memory outside a tensor); beside them the importer adds a check: how
 many indices lie out of range, one small reduction over the indices, returned by @main after the outputs
@@ -27,24 +28,30 @@ def check_index_range(ctx: NodeContext, indices: Value, bounds: Sequence[int], w
     """Check that every element of `indices` lies in [-n, n), n = `bounds` (one bound, or one per position of the
     indices' last dim, as GatherND's index tuples); `what` names the range in the message (`axis 0 of extent 3`)."""
     ranges = ", ".join(f"[{-n}, {n})" for n in bounds)
-    message = f"indices must lie in {ranges} ({what})"
-    if isinstance(indices, ConstantValue):
-        array = np.asarray(indices.array, np.int64)
-        limit = np.broadcast_to(np.asarray(bounds, np.int64), array.shape) if array.size else array
-        bad = array[(array < -limit) | (array >= limit)]
+    limit = np.array(bounds, np.int64)
+    check_range(ctx, indices, -limit, limit, f"indices must lie in {ranges} ({what})")
+
+
+def check_range(ctx: NodeContext, values: Value, lower: np.ndarray, upper: np.ndarray, message: str) -> None:
+    """Check that every element v of the integer `values` has `lower <= v < upper` (each one bound, or one per
+    position of the last dim): at import time for a constant (raising `NodeError`), else by a count that @main
+    returns and the runtime raises on (`ImportedModel.index_checks`)."""
+    if isinstance(values, ConstantValue):
+        array = np.asarray(values.array, np.int64)
+        low, high = (np.broadcast_to(bound, array.shape) if array.size else array for bound in (lower, upper))
+        bad = array[(array < low) | (array >= high)]
         if bad.size:
             raise NodeError(f"{message}, got {bad.reshape(-1)[:8].tolist()}")
         return
-    shape = shape_of(indices)
+    shape = shape_of(values)
     if math.prod(shape) == 0:
         return
-    element = graph.element_type(indices)
-    dtype = np.int32 if element == graph.INDICES[0] else np.int64
-    bound_shape = (len(bounds),) if len(bounds) > 1 else (1,)
-    upper = ctx.data(ConstantValue(f"{ctx.node.output[0]}.index_bound", np.array(bounds, dtype).reshape(bound_shape)))
-    lower = ctx.data(ConstantValue(f"{ctx.node.output[0]}.index_low", -np.array(bounds, dtype).reshape(bound_shape)))
-    below = ctx.emit(graph.LessOp(indices, lower))
-    above = ctx.emit(graph.GreaterOrEqualOp(indices, upper))
+    dtype = np.int32 if graph.element_type(values) == graph.INDICES[0] else np.int64
+    bound_shape = (len(lower),) if len(lower) > 1 else (1,)
+    low_value = ctx.data(ConstantValue(f"{ctx.node.output[0]}.index_low", lower.astype(dtype).reshape(bound_shape)))
+    high_value = ctx.data(ConstantValue(f"{ctx.node.output[0]}.index_bound", upper.astype(dtype).reshape(bound_shape)))
+    below = ctx.emit(graph.LessOp(values, low_value))
+    above = ctx.emit(graph.GreaterOrEqualOp(values, high_value))
     bad = ctx.emit(graph.CastOp(ctx.emit(graph.OrOp(below, above)), i64))
     total = ctx.emit(graph.ReduceSumOp(bad, range(len(shape)), keepdims=False))
     ctx.index_checks.append((ctx.emit(graph.ReshapeOp(total, (1,))), message))

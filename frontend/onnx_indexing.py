@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import i64
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend.onnx_index_checks import check_index_range
+from minimlc.frontend.onnx_index_checks import check_index_range, check_range
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
     Converter,
@@ -85,7 +85,7 @@ def ReverseSequence(
     ctx: NodeContext, input: Value, sequence_lens: Value, *, batch_axis: int = 1, time_axis: int = 0
 ) -> Value:
     """Each batch entry's first `sequence_lens[b]` time steps reversed (lengths at run time) ->
-    graph.reverse_sequence."""
+    graph.reverse_sequence; a length outside [0, T] raises at run time, as in ONNX Runtime."""
     x, lengths = ctx.data(input), ctx.data(sequence_lens)
     shape = shape_of(x)
     if len(shape) < 2 or {batch_axis, time_axis} != {0, 1}:
@@ -95,6 +95,8 @@ def ReverseSequence(
             f"sequence_lens must be int64 of shape ({shape[batch_axis]},), got {graph.element_type(lengths)} of shape "
             f"{shape_of(lengths)}"
         )
+    steps = shape[time_axis]
+    check_range(ctx, sequence_lens, np.array([0]), np.array([steps + 1]), f"sequence_lens must lie in [0, {steps}]")
     return ctx.emit(graph.ReverseSequenceOp(x, lengths, batch_axis, time_axis))
 
 

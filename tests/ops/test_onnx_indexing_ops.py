@@ -13,6 +13,7 @@ from onnx_cases import check_against_onnxruntime, one_node_model
 
 from minimlc.frontend.onnx import ModelImportError
 from minimlc.runtime import InferenceSession
+from minimlc.runtime.session import IndexOutOfRangeError
 
 RNG = np.random.default_rng(53)
 
@@ -52,14 +53,19 @@ def test_reverse_sequence_element_types(dtype: Any) -> None:
     check_against_onnxruntime(InferenceSession, model, feeds, reference=dtype is ml_dtypes.bfloat16)
 
 
-def test_reverse_sequence_lengths_beyond_the_axis_reverse_all_of_it() -> None:
-    """ONNX Runtime refuses such lengths; minimlc clamps them (every read stays inside the input)."""
+@pytest.mark.parametrize("bad", [[9, 1, 4], [2, -2, 4]], ids=["beyond-the-axis", "negative"])
+def test_reverse_sequence_lengths_outside_the_axis_raise(bad: list[int]) -> None:
+    """ONNX Runtime refuses lengths outside [0, T]; so does minimlc, at run time, naming the node (the kernel itself
+    clamps, so nothing is read outside the input), and the same session runs good lengths afterwards."""
     x = _data((3, 4), np.float32)
-    feeds = {"x": x, "sequence_lens": np.array([9, -2, 4], np.int64)}
+    feeds = {"x": x, "sequence_lens": np.array(bad, np.int64)}
     model = one_node_model("ReverseSequence", feeds, {"batch_axis": 0, "time_axis": 1}, opset=10)
     session = InferenceSession(model, cache=False)
-    (actual,) = session.run(None, feeds)
-    np.testing.assert_array_equal(actual, np.stack([x[0, ::-1], x[1], x[2, ::-1]]))
+    with pytest.raises(IndexOutOfRangeError, match=r"\(ReverseSequence\): sequence_lens must lie in \[0, 4\]"):
+        session.run(None, feeds)
+    good = {"x": x, "sequence_lens": np.array([4, 0, 2], np.int64)}
+    (actual,) = session.run(None, good)
+    np.testing.assert_array_equal(actual, np.stack([x[0, ::-1], x[1], np.concatenate([x[2, 1::-1], x[2, 2:]])]))
 
 
 def test_reverse_sequence_of_int32_lengths_is_refused() -> None:
