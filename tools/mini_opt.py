@@ -190,12 +190,10 @@ class MiniOptMain(xDSLOptMain):
 
     def _parse(self, data: bytes, file_extension: str, offset: int) -> ModuleOp | None:
         """`parse_chunk`, with a crash of xDSL's parser on malformed text (`array<i0>` divides by the element size
-        0) reported as a diagnostic, not a traceback."""
+        0) reported as a diagnostic, not a traceback. ValueErrors (the importer's refusals) keep their own report."""
         try:
             return self.parse_chunk(BytesIO(data), file_extension, offset)
-        except (ParseError, DiagnosticException):
-            raise
-        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError, AssertionError) as error:
+        except (ArithmeticError, IndexError, AssertionError) as error:
             raise DiagnosticException(f"could not parse the input: {type(error).__name__}: {error}") from error
 
     def _process_chunk(self, data: bytes, file_extension: str, offset: int, output: IO[str]) -> list[Diagnostic]:
