@@ -395,7 +395,12 @@ class _Importer:
             context = NodeContext(node, self.opset, builder, weights)
             if node.op_type in onnx_control.CONVERTERS or onnx_control.subgraphs(node):
                 context = ControlContext(
-                    node, self.opset, builder, weights, subgraph=lambda g, v: self.run_subgraph(g, v, builder, weights)
+                    node,
+                    self.opset,
+                    builder,
+                    weights,
+                    subgraph=lambda g, v: self.run_subgraph(g, v, builder, weights),
+                    subgraph_checks=self.index_checks,
                 )
             value = converter(context, *inputs, **attributes)
             self.index_checks += [(count, f"{label}: {message}") for count, message in context.index_checks]
