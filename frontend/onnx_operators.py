@@ -42,6 +42,7 @@ from minimlc.frontend import (
     onnx_text,
     onnx_training,
     onnx_tensor_scatter,
+    onnx_tree_ensemble,
 )
 
 CONVERTERS = {
@@ -78,6 +79,7 @@ CONVERTERS = {
     **onnx_flex_attention.CONVERTERS,
     **onnx_padding.CONVERTERS,
     **onnx_ml.CONVERTERS,
+    **onnx_tree_ensemble.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
 
@@ -116,7 +118,7 @@ TYPED_OPS = frozenset(
         *("MaxUnpool", "RoiAlign", "DeformConv"),
         "TensorScatter",
         # the ai.onnx.ml numeric ops (float, double, int32, int64; each converter checks)
-        *("Binarizer", "ArrayFeatureExtractor"),
+        *("Binarizer", "ArrayFeatureExtractor", "TreeEnsemble"),
         # every element type its graph ops take (each converter checks its operands)
         *("Einsum", "Pad", "MaxPool", "Softmax"),
         # reductions (each checks the element types its graph op takes)
