@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
 from minimlc.runtime import InferenceSession
