@@ -10,8 +10,8 @@ it passes. At run time:
    compared with the path's branches, and'ed over the depth (`reduce_min` of bools);
 3. the reached leaves' weights aggregated per target: `where(reached and the path's target is t, weight, neutral)`
    [N, targets, paths] reduced over the paths (sum for SUM and AVERAGE, in tree order as ONNX's reference; min or
-   max for MIN and MAX, of the reached leaves only: a target none of them scores is 0, as in ONNX Runtime, where
-   onnx's reference gives the type's extreme value).
+   max for MIN and MAX, of the reached leaves only), plus the base values if any; a target no reached leaf scores
+   is 0, as in ONNX Runtime (onnx's reference gives MIN/MAX the type's extreme value, and adds base values anyway).
 
     TreeEnsemble(X: f32[3, 2], nodes_modes=[LEQ, LEQ], ...) -> graph.gather, graph.less_or_equal, graph.or,
         graph.gather, graph.equal, graph.reduce_min, graph.where, graph.reduce_sum : tensor<3x2xf32>
@@ -69,23 +69,24 @@ class Paths:
     trees: int
 
 
-def _paths(
-    roots: Sequence[int],
+def tree_paths(
+    roots: Sequence[tuple[int, bool]],
     true_ids: Sequence[int],
     false_ids: Sequence[int],
     true_leafs: Sequence[int],
     false_leafs: Sequence[int],
     leaf_count: int,
 ) -> Paths:
-    """Walk every tree from its root (a root whose branches are one and the same leaf is that leaf)."""
+    """Walk every tree from its root, a (node, is a leaf) pair; node ids index the `nodes_*` lists, leaf ids the
+    leaves (`leaf_count` of them)."""
     count = len(true_ids)
     found: list[tuple[int, list[tuple[int, bool]]]] = []
-    for root in roots:
+    for root, root_is_leaf in roots:
+        if root_is_leaf:
+            found.append((root, []))
+            continue
         if not 0 <= root < count:
             raise NodeError(f"tree root {root} is not a node (there are {count})")
-        if true_leafs[root] and false_leafs[root] and true_ids[root] == false_ids[root]:
-            found.append((true_ids[root], []))
-            continue
         stack: list[tuple[int, list[tuple[int, bool]]]] = [(root, [])]
         while stack:
             node, path = stack.pop()
@@ -116,7 +117,8 @@ def _paths(
     return Paths(nodes, columns, branches, [leaf for leaf, _ in found], len(roots))
 
 
-def _array(value: TensorProto | Sequence[float] | None, what: str) -> np.ndarray:
+def attribute_array(value: TensorProto | Sequence[float] | Sequence[str | bytes] | None, what: str) -> np.ndarray:
+    """A list or tensor attribute as an array; NodeError naming `what` if it is missing."""
     if value is None:
         raise NodeError(f"attribute {what} is required")
     return numpy_helper.to_array(value) if isinstance(value, TensorProto) else np.asarray(value)
@@ -147,17 +149,81 @@ def _over_last_axis(ctx: NodeContext, reduce: type[graph.ReduceOp], flags: SSAVa
     return ctx.emit(graph.CastOp(ctx.emit(reduce(as_bytes, [rank - 1], keepdims=False)), graph.BOOL))
 
 
-def _decisions(
-    ctx: NodeContext,
-    x: SSAValue,
-    nodes: list[int],
-    modes: np.ndarray,
-    splits: np.ndarray,
-    tracks: np.ndarray,
-    sets: dict[int, list[float]],
-    features: np.ndarray,
-) -> SSAValue:
+@dataclass(frozen=True)
+class Forest:
+    """A tree ensemble in the form `evaluate` computes: split nodes (by index), paths, and each path's weight for
+    each target."""
+
+    modes: np.ndarray
+    """Per node: `COMPARISONS` keys, NEQ or MEMBER (TreeEnsemble-5's codes)."""
+    splits: np.ndarray
+    features: np.ndarray
+    tracks: np.ndarray
+    """Per node: whether a NaN feature takes the true branch."""
+    sets: dict[int, list[float]]
+    """MEMBER nodes' sets."""
+    paths: Paths
+    weights: np.ndarray
+    """[targets, paths]: what reaching the path adds to the target (in X's type)."""
+    scored: np.ndarray
+    """[targets, paths] bool: whether the path gives the target a score (for MIN and MAX)."""
+    aggregate: int
+    base: np.ndarray | None = None
+    """[targets]: added to the aggregated scores (TreeEnsembleRegressor's base_values)."""
+
+
+def evaluate(ctx: NodeContext, x: SSAValue, forest: Forest, scores_type: np.dtype | None = None) -> SSAValue:
+    """The aggregated scores [N, targets] of `forest` on the samples `x` [N, features] (see the module docstring), of
+    `scores_type` (default: x's type)."""
+    n = shape_of(x)[0]
+    dtype = scores_type or dtype_of(graph.element_type(x))
+    name, paths = ctx.node.output[0], forest.paths
+    if paths.nodes:
+        decisions = _decisions(ctx, x, forest)
+    else:  # every tree is one leaf
+        decisions = ctx.data(ConstantValue(f"{name}.always", np.ones((n, 1), bool)))
+    steps = ctx.emit(graph.GatherOp(decisions, 1, paths.columns.reshape(-1).tolist(), paths.columns.shape))
+    agree = ctx.emit(graph.EqualOp(steps, ctx.data(ConstantValue(f"{name}.branches", paths.branches))))
+    reached = _over_last_axis(ctx, graph.ReduceMinOp, agree)
+    wide = ctx.emit(graph.ReshapeOp(reached, (n, 1, len(paths.leaves))))
+    chosen = ctx.emit(graph.AndOp(wide, ctx.data(ConstantValue(f"{name}.target_mask", forest.scored))))
+    neutral = {SUM: 0, AVERAGE: 0, MIN: np.finfo(dtype).max, MAX: np.finfo(dtype).min}[forest.aggregate]
+    bound = ctx.data(ConstantValue(f"{name}.neutral", np.array(neutral, dtype)))
+    weight = ctx.data(ConstantValue(f"{name}.leaf_weight", forest.weights.astype(dtype)))
+    candidates = ctx.emit(graph.WhereOp(chosen, weight, bound))
+    reduce = {SUM: graph.ReduceSumOp, AVERAGE: graph.ReduceSumOp, MIN: graph.ReduceMinOp, MAX: graph.ReduceMaxOp}
+    scores = ctx.emit(reduce[forest.aggregate](candidates, [2], keepdims=False))
+    if forest.aggregate == AVERAGE:
+        trees = ctx.data(ConstantValue(f"{name}.trees", np.array(paths.trees, dtype)))
+        scores = ctx.emit(graph.DivOp(scores, trees))
+    if forest.base is not None:
+        scores = ctx.emit(graph.AddOp(scores, ctx.data(ConstantValue(f"{name}.base", forest.base.astype(dtype)))))
+    if forest.aggregate in (MIN, MAX) or forest.base is not None:  # as ONNX Runtime: 0 where no leaf scores
+        scored = _over_last_axis(ctx, graph.ReduceMaxOp, chosen)
+        zero = ctx.data(ConstantValue(f"{name}.zero", np.array(0, dtype)))
+        scores = ctx.emit(graph.WhereOp(scored, scores, zero))
+    return scores
+
+
+def apply_post_transform(ctx: NodeContext, scores: SSAValue, post_transform: int) -> SSAValue:
+    """NONE, SOFTMAX (over the targets) or LOGISTIC; the others were refused before."""
+    if post_transform == SOFTMAX:
+        return ctx.emit(graph.SoftmaxOp(scores, 1))
+    if post_transform == LOGISTIC:
+        return ctx.emit(graph.SigmoidOp(scores))
+    return scores
+
+
+def _decisions(ctx: NodeContext, x: SSAValue, forest: Forest) -> SSAValue:
     """D [N, nodes + 1]: each split node's decision per sample, then an always-true column (the paths' padding)."""
+    nodes, modes, splits, tracks, sets, features = (
+        forest.paths.nodes,
+        forest.modes,
+        forest.splits,
+        forest.tracks,
+        forest.sets,
+        forest.features,
+    )
     n, width = shape_of(x)
     bad = [int(f) for f in features[nodes] if not 0 <= f < width]
     if bad:
@@ -225,15 +291,15 @@ def TreeEnsemble(
     x = ctx.data(X)
     if graph.element_type(x) not in graph.FLOATS or len(shape_of(x)) != 2:
         raise NodeError(f"X must be a 2-D float or double tensor, got {x.type}")
-    modes = _array(nodes_modes, "nodes_modes").astype(np.int64)
+    modes = attribute_array(nodes_modes, "nodes_modes").astype(np.int64)
     count = len(modes)
     lists = {
-        "nodes_splits": _array(nodes_splits, "nodes_splits"),
-        "nodes_featureids": _array(nodes_featureids, "nodes_featureids").astype(np.int64),
-        "nodes_truenodeids": _array(nodes_truenodeids, "nodes_truenodeids").astype(np.int64),
-        "nodes_falsenodeids": _array(nodes_falsenodeids, "nodes_falsenodeids").astype(np.int64),
-        "nodes_trueleafs": _array(nodes_trueleafs, "nodes_trueleafs").astype(bool),
-        "nodes_falseleafs": _array(nodes_falseleafs, "nodes_falseleafs").astype(bool),
+        "nodes_splits": attribute_array(nodes_splits, "nodes_splits"),
+        "nodes_featureids": attribute_array(nodes_featureids, "nodes_featureids").astype(np.int64),
+        "nodes_truenodeids": attribute_array(nodes_truenodeids, "nodes_truenodeids").astype(np.int64),
+        "nodes_falsenodeids": attribute_array(nodes_falsenodeids, "nodes_falsenodeids").astype(np.int64),
+        "nodes_trueleafs": attribute_array(nodes_trueleafs, "nodes_trueleafs").astype(bool),
+        "nodes_falseleafs": attribute_array(nodes_falseleafs, "nodes_falseleafs").astype(bool),
     }
     tracks = (
         np.zeros(count, bool)
@@ -243,7 +309,10 @@ def TreeEnsemble(
     for what, array in [*lists.items(), ("nodes_missing_value_tracks_true", tracks)]:
         if array.shape != (count,):
             raise NodeError(f"{what} has {array.size} entries for {count} nodes")
-    weights, targets = _array(leaf_weights, "leaf_weights"), _array(leaf_targetids, "leaf_targetids").astype(np.int64)
+    weights, targets = (
+        attribute_array(leaf_weights, "leaf_weights"),
+        attribute_array(leaf_targetids, "leaf_targetids").astype(np.int64),
+    )
     if weights.shape != targets.shape:
         raise NodeError(f"leaf_weights has {weights.size} entries, leaf_targetids {targets.size}")
     if n_targets is None or n_targets < 1 or (targets.size and not 0 <= targets.min() <= targets.max() < n_targets):
@@ -252,49 +321,37 @@ def TreeEnsemble(
         raise UnsupportedNodeError(f"post_transform {post_transform} (only NONE, SOFTMAX and LOGISTIC are computed)")
     if aggregate_function not in (AVERAGE, SUM, MIN, MAX):
         raise NodeError(f"aggregate_function {aggregate_function} is not AVERAGE, SUM, MIN or MAX (0 to 3)")
-    paths = _paths(
-        _array(tree_roots, "tree_roots").astype(np.int64).tolist(),
+    roots = attribute_array(tree_roots, "tree_roots").astype(np.int64).tolist()
+    true_leafs, false_leafs, true_ids, false_ids = (
+        lists[f"nodes_{k}"] for k in ("trueleafs", "falseleafs", "truenodeids", "falsenodeids")
+    )
+    one_leaf = [0 <= r < count and true_leafs[r] and false_leafs[r] and true_ids[r] == false_ids[r] for r in roots]
+    paths = tree_paths(
+        [(int(true_ids[r]) if leaf else r, bool(leaf)) for r, leaf in zip(roots, one_leaf)],
         lists["nodes_truenodeids"].tolist(),
         lists["nodes_falsenodeids"].tolist(),
         lists["nodes_trueleafs"].tolist(),
         lists["nodes_falseleafs"].tolist(),
         len(weights),
     )
-    sets = _member_sets(modes, None if membership_values is None else _array(membership_values, "membership_values"))
-    n = shape_of(x)[0]
+    sets = _member_sets(
+        modes, None if membership_values is None else attribute_array(membership_values, "membership_values")
+    )
     dtype = dtype_of(graph.element_type(x))
-    name = ctx.node.output[0]
-    if paths.nodes:
-        decisions = _decisions(
-            ctx, x, paths.nodes, modes, lists["nodes_splits"], tracks, sets, lists["nodes_featureids"]
-        )
-    else:  # every tree is one leaf
-        decisions = ctx.data(ConstantValue(f"{name}.always", np.ones((n, 1), bool)))
-    steps = ctx.emit(graph.GatherOp(decisions, 1, paths.columns.reshape(-1).tolist(), paths.columns.shape))
-    agree = ctx.emit(graph.EqualOp(steps, ctx.data(ConstantValue(f"{name}.branches", paths.branches))))
-    reached = _over_last_axis(ctx, graph.ReduceMinOp, agree)
-    leaf_weight, leaf_target = weights[paths.leaves].astype(dtype), targets[paths.leaves]
-    mask = leaf_target[None, :] == np.arange(n_targets)[:, None]
-    wide = ctx.emit(graph.ReshapeOp(reached, (n, 1, len(paths.leaves))))
-    chosen = ctx.emit(graph.AndOp(wide, ctx.data(ConstantValue(f"{name}.target_mask", mask))))
-    neutral = {SUM: 0, AVERAGE: 0, MIN: np.finfo(dtype).max, MAX: np.finfo(dtype).min}[aggregate_function]
-    bound = ctx.data(ConstantValue(f"{name}.neutral", np.array(neutral, dtype)))
-    weight = ctx.data(ConstantValue(f"{name}.leaf_weight", leaf_weight))
-    candidates = ctx.emit(graph.WhereOp(chosen, weight, bound))
-    reduce = {SUM: graph.ReduceSumOp, AVERAGE: graph.ReduceSumOp, MIN: graph.ReduceMinOp, MAX: graph.ReduceMaxOp}
-    scores = ctx.emit(reduce[aggregate_function](candidates, [2], keepdims=False))
-    if aggregate_function == AVERAGE:
-        trees = ctx.data(ConstantValue(f"{name}.trees", np.array(paths.trees, dtype)))
-        scores = ctx.emit(graph.DivOp(scores, trees))
-    elif aggregate_function in (MIN, MAX):  # a target no reached leaf scores is 0, as in ONNX Runtime
-        scored = _over_last_axis(ctx, graph.ReduceMaxOp, chosen)
-        zero = ctx.data(ConstantValue(f"{name}.zero", np.array(0, dtype)))
-        scores = ctx.emit(graph.WhereOp(scored, scores, zero))
-    if post_transform == SOFTMAX:
-        return ctx.emit(graph.SoftmaxOp(scores, 1))
-    if post_transform == LOGISTIC:
-        return ctx.emit(graph.SigmoidOp(scores))
-    return scores
+    leaf_target = targets[paths.leaves]
+    scored = leaf_target[None, :] == np.arange(n_targets)[:, None]
+    forest = Forest(
+        modes,
+        lists["nodes_splits"].astype(dtype),
+        lists["nodes_featureids"],
+        tracks,
+        sets,
+        paths,
+        np.where(scored, weights[paths.leaves].astype(dtype)[None, :], 0).astype(dtype),
+        scored,
+        aggregate_function,
+    )
+    return apply_post_transform(ctx, evaluate(ctx, x, forest), post_transform)
 
 
 CONVERTERS: dict[str, Converter] = {f"{ML_DOMAIN}.TreeEnsemble": TreeEnsemble}
