@@ -64,6 +64,17 @@ def _zero_point(
     return data
 
 
+def _known_zero(zero_point: Value | None, of: SSAValue, sizes: Sequence[int]) -> bool:
+    """Whether `zero_point` is omitted or a constant of zeros of `of`'s type, of rank <= 1 and one of `sizes`."""
+    if zero_point is None:
+        return True
+    if not isinstance(zero_point, ConstantValue):
+        return False
+    array = zero_point.array
+    typed = array.dtype == dtype_of(graph.element_type(of))
+    return typed and array.ndim <= 1 and array.size in sizes and not array.any()
+
+
 def _float_scale(ctx: NodeContext, scale: Value, what: str) -> SSAValue:
     data = ctx.data(scale)
     if graph.element_type(data) != f32:
@@ -119,7 +130,14 @@ def _conv_integer(
         x_shape, w_shape[2:], auto_pad=auto_pad, pads=pads, strides=strides, dilations=dilations
     )
     x_zero_point = _zero_point(ctx, x_zero, x, "x", ())
-    w_zero_point = _zero_point(ctx, w_zero, w, "w", (w_shape[0],))
+    if _known_zero(w_zero, w, (1, w_shape[0])):
+        # The integer convolution may then take its u8 x s8 dot-product form (graph_to_te/quantized.py).
+        *fill, cast = graph.static_zero(graph.element_type(w))
+        for op in fill:
+            ctx.emit(op)
+        w_zero_point = ctx.emit(cast)
+    else:
+        w_zero_point = _zero_point(ctx, w_zero, w, "w", (w_shape[0],))
     return ctx.emit(
         graph.ConvIntegerOp(
             x, w, x_zero_point, w_zero_point, strides=strides, pads=pads, dilations=dilations, group=group

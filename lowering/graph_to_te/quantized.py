@@ -8,18 +8,19 @@ Assumes the verifier's operands: 8-bit data, zero points of one element or one p
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import ModuleOp, i8, i32
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from minimlc.dialects import graph, te
+from minimlc.dialects import graph, llvm_ext, te
 from minimlc.lowering.graph_to_te.nn import (
     _affine,  # pyright: ignore[reportPrivateUsage]
     _window_coordinates,  # pyright: ignore[reportPrivateUsage]
 )
+from minimlc.lowering.target import Target, target_of
 from minimlc.lowering.te import scalar
 from minimlc.lowering.te.builder import (
     Indices,
@@ -78,15 +79,23 @@ class MatMulIntegerLowering(RewritePattern):
 
 
 class ConvIntegerLowering(RewritePattern):
-    """Lower conv_integer. Group 1 goes channels-last, in the integer convolution rule's shape: the weight less its
+    """Lower conv_integer. Group 1 on a target with the u8 x s8 dot product (VNNI), an int8 weight whose zero point
+    is known to be 0, and whole vectors of output channels, takes the dot-product form (`_dot_product_conv`).
+    Other group-1 ones go channels-last, in the integer convolution rule's shape: the weight less its
     zero point "conv_integer_weight" (computed once, at load time), the input less its zero point, padded with 0 and
     channels last, "conv_integer_input" (N, H', W', C), their i32 products summed over (KH, KW, C) into a
     channels-last "conv_integer" (N, OH, OW, Co), and a "transpose" back to (N, Co, OH, OW). Other groups take one
     direct reduction "conv_integer" over channels and taps (a tap in the padding adds nothing)."""
 
+    def __init__(self, dot_product_convs: set[graph.ConvIntegerOp]):
+        self.dot_product_convs = dot_product_convs
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConvIntegerOp, rewriter: PatternRewriter) -> None:
         x, w, shape = graph.shape_of(op.input), graph.shape_of(op.weight), graph.shape_of(op.result)
+        if op in self.dot_product_convs:
+            rewriter.replace(op, _dot_product_conv(op, x, w, shape))
+            return
         if op.group.value.data == 1:
             rewriter.replace(op, _channels_last_conv(op, x, w, shape))
             return
@@ -162,4 +171,120 @@ def _channels_last_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shap
     return [weights, data, conv, build_compute("transpose", shape, transposed)]
 
 
-PATTERNS: list[RewritePattern] = [MatMulIntegerLowering(), ConvIntegerLowering()]
+def _takes_dot_products(op: graph.ConvIntegerOp, target: Target) -> bool:
+    """Whether conv_integer takes the u8 x s8 dot-product form: group 1, the target has the instruction, the weight
+    is int8 with a zero point known to be 0, and the output channels fill whole vectors."""
+    return (
+        op.group.value.data == 1
+        and target.dot_u8s8_bits > 0
+        and graph.element_type(op.weight) == i8
+        and graph.is_static_zero(op.weight_zero)
+        and graph.shape_of(op.weight)[0] % target.vector_lanes == 0
+    )
+
+
+def _byte_word(byte_of: Callable[[int], SSAValue]) -> SSAValue:
+    """The i32 word of four bytes, `byte_of(j)` (an i32 in [0, 256) or [-128, 128)) in bits 8j..8j+7."""
+    word: SSAValue | None = None
+    for j in range(4):
+        byte = arith.AndIOp(byte_of(j), constant(255, i32)).result
+        shifted = byte if j == 0 else arith.ShLIOp(byte, constant(8 * j, i32)).result
+        word = shifted if word is None else arith.OrIOp(word, shifted).result
+    assert word is not None
+    return word
+
+
+def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape) -> list[te.ComputeOp]:
+    """The u8 x s8 dot-product form (see `ConvIntegerLowering`): channels grouped by four bytes into i32 words,
+    "conv_integer_input" (N, H', W', C/4) of u8 (an int8 input shifted by +128), padded with the (shifted) zero
+    point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0), both at load time where they can
+    be; "conv_integer" (N, OH, OW, Co) sums `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition
+    back to (N, Co, OH, OW) subtracts `zero * sum(w[co])` ("conv_integer_weight_sum"), the zero point's share, as
+    the padding and the unshifted input read zero points less nothing."""
+    spatial, channels = len(x) - 2, x[1]
+    words = -(-channels // 4)
+    strides, pads, dilations = op.strides.get_values(), op.pads.get_values(), op.dilations.get_values()
+    reach = [(shape[2 + a] - 1) * strides[a] + (w[2 + a] - 1) * dilations[a] + 1 for a in range(spatial)]
+    shift = 128 if graph.element_type(op.input) == i8 else 0
+
+    def shifted(value: SSAValue) -> SSAValue:
+        widened = scalar.cast(value, i32)
+        return widened if not shift else arith.AddiOp(widened, constant(shift, i32)).result
+
+    def zero_point() -> SSAValue:
+        return shifted(read(op.input_zero, [index_constant(0)]))
+
+    def channel(word: SSAValue, j: int) -> tuple[SSAValue, SSAValue | None]:
+        """Channel `4 word + j`, clamped into the channels, and whether it is one (None: always)."""
+        index = _affine(word, 4, j)
+        if channels % 4 == 0:
+            return index, None
+        inside = arith.CmpiOp(index, index_constant(channels), "slt").result
+        return arith.MinSIOp(index, index_constant(channels - 1)).result, inside
+
+    def input_word(indices: Indices) -> SSAValue:
+        n, *window, word = indices
+        valid: SSAValue | None = None
+        coordinates: list[SSAValue] = []
+        for axis, position in enumerate(window):
+            coordinate = _affine(position, 1, -pads[axis])
+            for condition in (
+                arith.CmpiOp(coordinate, index_constant(0), "sge").result,
+                arith.CmpiOp(coordinate, index_constant(x[2 + axis]), "slt").result,
+            ):
+                valid = condition if valid is None else arith.AndIOp(valid, condition).result
+            low = arith.MaxSIOp(coordinate, index_constant(0)).result
+            coordinates.append(arith.MinSIOp(low, index_constant(x[2 + axis] - 1)).result)
+
+        def byte(j: int) -> SSAValue:
+            c, inside = channel(word, j)
+            value = shifted(read(op.input, [n, c, *coordinates]))
+            guard = valid if inside is None else inside if valid is None else arith.AndIOp(valid, inside).result
+            return value if guard is None else arith.SelectOp(guard, value, zero_point()).result
+
+        return _byte_word(byte)
+
+    def weight_word(indices: Indices) -> SSAValue:
+        f, word, *taps = indices
+
+        def byte(j: int) -> SSAValue:
+            c, inside = channel(word, j)
+            value = scalar.cast(read(op.weight, [f, c, *taps]), i32)
+            return value if inside is None else arith.SelectOp(inside, value, constant(0, i32)).result
+
+        return _byte_word(byte)
+
+    def weight(indices: Indices) -> SSAValue:
+        return scalar.cast(read(op.weight, indices), i32)
+
+    weights = build_compute("conv_integer_weight", (w[0], words, *w[2:]), weight_word)
+    sums = build_compute("conv_integer_weight_sum", (w[0],), weight, w[1:], "sum")
+    data = build_compute("conv_integer_input", (x[0], *reach, words), input_word)
+
+    def product(indices: Indices) -> SSAValue:
+        n, outputs, co = indices[0], indices[1 : 1 + spatial], indices[1 + spatial]
+        taps, word = indices[2 + spatial : 2 + 2 * spatial], indices[-1]
+        window = [
+            arith.AddiOp(_affine(outputs[a], strides[a], 0), _affine(taps[a], dilations[a], 0)).result
+            for a in range(spatial)
+        ]
+        pixel, kernel = read(data.result, [n, *window, word]), read(weights.result, [co, word, *taps])
+        return llvm_ext.DotU8S8Op(constant(0, i32), pixel, kernel).result
+
+    channels_last = (x[0], *shape[2:], w[0])
+    conv = build_compute("conv_integer", channels_last, product, (*w[2:], words), "sum")
+
+    def corrected(indices: Indices) -> SSAValue:
+        total = read(conv.result, [indices[0], *indices[2:], indices[1]])
+        share = arith.MuliOp(zero_point(), read(sums.result, [indices[1]])).result
+        return arith.SubiOp(total, share).result
+
+    return [weights, sums, data, conv, build_compute("transpose", shape, corrected)]
+
+
+def patterns(module: ModuleOp) -> list[RewritePattern]:
+    """The patterns, told before the walk which convolutions take the dot-product form (the walk lowers their zero
+    points, which decide it, first)."""
+    target = target_of(module)
+    convs = {op for op in module.walk() if isinstance(op, graph.ConvIntegerOp) and _takes_dot_products(op, target)}
+    return [MatMulIntegerLowering(), ConvIntegerLowering(convs)]
