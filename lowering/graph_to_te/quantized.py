@@ -199,7 +199,7 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
     "conv_integer_input" (N, H', W', C/4) of u8 (an int8 input shifted by +128), padded with the (shifted) zero
     point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0), both at load time where they can
     be; "conv_integer" (N, OH, OW, Co) sums `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition
-    back to (N, Co, OH, OW) subtracts `zero * sum(w[co])` ("conv_integer_weight_sum"), the zero point's share, as
+    back to (N, Co, OH, OW), "conv_integer_output" (which te-channels-last may keep channels-last), subtracts `zero * sum(w[co])` ("conv_integer_weight_sum"), the zero point's share, as
     the padding and the unshifted input read zero points less nothing."""
     spatial, channels = len(x) - 2, x[1]
     words = -(-channels // 4)
@@ -228,13 +228,16 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
         coordinates: list[SSAValue] = []
         for axis, position in enumerate(window):
             coordinate = _affine(position, 1, -pads[axis])
-            for condition in (
-                arith.CmpiOp(coordinate, index_constant(0), "sge").result,
-                arith.CmpiOp(coordinate, index_constant(x[2 + axis]), "slt").result,
-            ):
+            conditions: list[SSAValue] = []
+            if pads[axis] > 0:
+                conditions.append(arith.CmpiOp(coordinate, index_constant(0), "sge").result)
+                coordinate = arith.MaxSIOp(coordinate, index_constant(0)).result
+            if reach[axis] - pads[axis] > x[2 + axis]:
+                conditions.append(arith.CmpiOp(coordinate, index_constant(x[2 + axis]), "slt").result)
+                coordinate = arith.MinSIOp(coordinate, index_constant(x[2 + axis] - 1)).result
+            for condition in conditions:
                 valid = condition if valid is None else arith.AndIOp(valid, condition).result
-            low = arith.MaxSIOp(coordinate, index_constant(0)).result
-            coordinates.append(arith.MinSIOp(low, index_constant(x[2 + axis] - 1)).result)
+            coordinates.append(coordinate)
 
         def byte(j: int) -> SSAValue:
             c, inside = channel(word, j)
@@ -279,7 +282,7 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
         share = arith.MuliOp(zero_point(), read(sums.result, [indices[1]])).result
         return arith.SubiOp(total, share).result
 
-    return [weights, sums, data, conv, build_compute("transpose", shape, corrected)]
+    return [weights, sums, data, conv, build_compute("conv_integer_output", shape, corrected)]
 
 
 def patterns(module: ModuleOp) -> list[RewritePattern]:
