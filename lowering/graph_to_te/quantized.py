@@ -199,8 +199,9 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
     "conv_integer_input" (N, H', W', C/4) of u8 (an int8 input shifted by +128), padded with the (shifted) zero
     point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0), both at load time where they can
     be; "conv_integer" (N, OH, OW, Co) sums `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition
-    back to (N, Co, OH, OW), "conv_integer_output" (which te-channels-last may keep channels-last), subtracts `zero * sum(w[co])` ("conv_integer_weight_sum"), the zero point's share, as
-    the padding and the unshifted input read zero points less nothing."""
+    back to (N, Co, OH, OW), "conv_integer_output" (which te-channels-last may keep channels-last), subtracts
+    `zero * sum(w[co])` ("conv_integer_weight_sum"): the products summed are of the raw (shifted) bytes, and
+    `sum (x - zero) * w = sum x * w - zero * sum w`; the padding reads the zero point, so it adds nothing."""
     spatial, channels = len(x) - 2, x[1]
     words = -(-channels // 4)
     strides, pads, dilations = op.strides.get_values(), op.pads.get_values(), op.dilations.get_values()

@@ -5,8 +5,8 @@ body is either uniform (the same in every lane: cloned once as a scalar) or vary
 tracked as affine in the loop index: an access whose last index has stride 1 and others stride 0 is a contiguous
 `vector.load`/`vector.store` at the lane-0 indices; an access with stride 0 everywhere is a scalar access; any other
 affine access (a column of a row-major tile, say) is one scalar access per lane through a small stack buffer, which
-LLVM turns into insert/extract-element (cheap where it is rare: a register tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`, and an `arith.addi` of an
-`llvmx.dot_u8s8` from 0 used only there the dot product onto that accumulator:
+LLVM turns into insert/extract-element (cheap where it is rare: a register tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`,
+and an `arith.addi` of an `llvmx.dot_u8s8` from 0, used only there, the dot product onto that accumulator:
 
     loop.for "j" %j = 0 to 8 step 1 vectorize {
       %x = memref.load %a[%i, %j] ; %y = memref.load %s[%i] ; %p = arith.mulf %x, %y ; ...

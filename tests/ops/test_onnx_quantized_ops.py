@@ -3,6 +3,7 @@ Quantize/DequantizeLinear) against ONNX Runtime: integer outputs bit-exact, at e
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,48 @@ def test_conv_integer_vector_channels(
         "ConvInteger", feeds, attributes, constants=constants, inputs=["x", "w", "x_zero", "w_zero"]
     )
     check_against_onnxruntime(InferenceSession, model, feeds)
+
+
+DOT_PRODUCT_CASES = [
+    pytest.param(
+        np.uint8, (1, 6, 7, 8), (16, 6, 3, 3), "omitted", {"pads": [1, 1, 1, 1], "strides": [2, 1]}, id="u8-6-channels"
+    ),
+    pytest.param(
+        np.int8, (1, 8, 6, 6), (32, 8, 3, 3), "zeros", {"dilations": [2, 1], "pads": [2, 0, 1, 1]}, id="s8-plus-128"
+    ),
+    pytest.param(np.uint8, (2, 5, 9), (16, 5, 3), "omitted", {"pads": [1, 2]}, id="u8-1d-batch-2"),
+    pytest.param(np.uint8, (1, 64, 5, 5), (16, 64, 3, 3), "extremes", {"pads": [1, 1, 1, 1]}, id="u8-extremes"),
+    pytest.param(np.uint8, (1, 8, 6, 6), (16, 8, 3, 3), "nonzero", {"pads": [1, 1, 1, 1]}, id="fallback-weight-zero"),
+    pytest.param(np.uint8, (1, 8, 6, 6), (24, 8, 3, 3), "omitted", {"pads": [1, 1, 1, 1]}, id="fallback-24-outputs"),
+]
+
+
+@pytest.mark.parametrize("target", ["host", "x86-64-v3"])
+@pytest.mark.parametrize(("x_type", "x_shape", "w_shape", "w_zero", "attributes"), DOT_PRODUCT_CASES)
+def test_conv_integer_dot_product(
+    x_type: Any,
+    x_shape: tuple[int, ...],
+    w_shape: tuple[int, ...],
+    w_zero: str,
+    attributes: dict[str, Any],
+    target: str,
+) -> None:
+    """The u8 x s8 dot-product form (VNNI hosts: int8 weight whose zero point is omitted or all zeros, output
+    channels in whole vectors; channels padded to four, an int8 input shifted by +128) and its fallbacks (a non-zero
+    weight zero point, 24 outputs, a target without VNNI), exact."""
+    feeds = {"x": _ints(x_shape, x_type), "x_zero": _scalar(201 if x_type == np.uint8 else -77, x_type)}
+    weight = _ints(w_shape, np.int8)
+    if w_zero == "extremes":
+        feeds = {"x": np.full(x_shape, 255, np.uint8), "x_zero": _scalar(0, np.uint8)}
+        weight = np.full(w_shape, -128, np.int8)
+    constants = {"w": weight}
+    inputs = ["x", "w", "x_zero"]
+    if w_zero in ("zeros", "nonzero"):
+        constants["w_zero"] = _scalar(0 if w_zero == "zeros" else -3, np.int8)
+        inputs.append("w_zero")
+    model = one_node_model("ConvInteger", feeds, attributes, constants=constants, inputs=inputs)
+    session = functools.partial(InferenceSession, target=target)
+    check_against_onnxruntime(session, model, feeds)  # type: ignore[arg-type]
 
 
 def test_qlinear_matmul_vector_columns() -> None:
