@@ -75,6 +75,15 @@ def _known_zero(zero_point: Value | None, of: SSAValue, sizes: Sequence[int]) ->
     return typed and array.ndim <= 1 and array.size in sizes and not array.any()
 
 
+def _static_zero(ctx: NodeContext, of: SSAValue) -> SSAValue:
+    """A zero point of `of`'s type known to be 0 here (`graph.static_zero`): the integer convolution and matmul may
+    then take their u8 x s8 dot-product form (graph_to_te/quantized.py)."""
+    *fill, cast = graph.static_zero(graph.element_type(of))
+    for op in fill:
+        ctx.emit(op)
+    return ctx.emit(cast)
+
+
 def _float_scale(ctx: NodeContext, scale: Value, what: str) -> SSAValue:
     data = ctx.data(scale)
     if graph.element_type(data) != f32:
@@ -88,11 +97,10 @@ def _matmul_integer(ctx: NodeContext, a: SSAValue, b: SSAValue, a_zero: Value | 
         raise NodeError(f"A of shape {a_shape} and B of shape {b_shape} are not matmul-compatible")
     rows = a_shape[-2:-1] if len(a_shape) > 1 else ()
     columns = b_shape[-1:] if len(b_shape) > 1 else ()
-    return ctx.emit(
-        graph.MatMulIntegerOp(
-            a, b, _zero_point(ctx, a_zero, a, "a", rows), _zero_point(ctx, b_zero, b, "b", columns)
-        )
-    )
+    b_zero_point = _static_zero(ctx, b) if _known_zero(b_zero, b, (1, *columns)) else None
+    if b_zero_point is None:
+        b_zero_point = _zero_point(ctx, b_zero, b, "b", columns)
+    return ctx.emit(graph.MatMulIntegerOp(a, b, _zero_point(ctx, a_zero, a, "a", rows), b_zero_point))
 
 
 def MatMulInteger(
@@ -131,11 +139,7 @@ def _conv_integer(
     )
     x_zero_point = _zero_point(ctx, x_zero, x, "x", ())
     if _known_zero(w_zero, w, (1, w_shape[0])):
-        # The integer convolution may then take its u8 x s8 dot-product form (graph_to_te/quantized.py).
-        *fill, cast = graph.static_zero(graph.element_type(w))
-        for op in fill:
-            ctx.emit(op)
-        w_zero_point = ctx.emit(cast)
+        w_zero_point = _static_zero(ctx, w)
     else:
         w_zero_point = _zero_point(ctx, w_zero, w, "w", (w_shape[0],))
     return ctx.emit(

@@ -44,11 +44,18 @@ def _less_zero(value: SSAValue, zero_point: SSAValue, index: SSAValue) -> SSAVal
 class MatMulIntegerLowering(RewritePattern):
     """Lower matmul_integer to each operand less its zero point in i32 ("matmul_integer_lhs", "matmul_integer_rhs":
     a weight's is computed once, at load time) and one i32 sum reduction "matmul_integer" of their products (the
-    integer GEMM rule's shape)."""
+    integer GEMM rule's shape); or, where `_matmul_takes_dot_products`, to the dot-product form
+    (`_dot_product_matmul`)."""
+
+    def __init__(self, dot_product_matmuls: set[graph.MatMulIntegerOp]):
+        self.dot_product_matmuls = dot_product_matmuls
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatMulIntegerOp, rewriter: PatternRewriter) -> None:
         lhs, rhs, shape = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
+        if op in self.dot_product_matmuls:
+            rewriter.replace(op, _dot_product_matmul(op, lhs, shape))
+            return
         batch = shape[: len(shape) - (len(lhs) > 1) - (len(rhs) > 1)]
 
         def less_zero(operand: SSAValue, zero: SSAValue, axis: int) -> te.ComputeOp:
@@ -183,6 +190,88 @@ def _takes_dot_products(op: graph.ConvIntegerOp, target: Target) -> bool:
     )
 
 
+def _word_byte(word: SSAValue, j: int, extent: int) -> tuple[SSAValue, SSAValue | None]:
+    """Index `4 word + j` of an axis of `extent` grouped by four, clamped into it, and whether it lies inside (None:
+    always, `extent` being a multiple of four)."""
+    index = _affine(word, 4, j)
+    if extent % 4 == 0:
+        return index, None
+    inside = arith.CmpiOp(index, index_constant(extent), "slt").result
+    return arith.MinSIOp(index, index_constant(extent - 1)).result, inside
+
+
+def _shifted(value: SSAValue) -> SSAValue:
+    """An 8-bit value widened to i32 as an unsigned byte: an int8 one plus 128."""
+    widened = scalar.cast(value, i32)
+    return widened if value.type != i8 else arith.AddiOp(widened, constant(128, i32)).result
+
+
+def _matmul_takes_dot_products(op: graph.MatMulIntegerOp, target: Target) -> bool:
+    """Whether matmul_integer takes the u8 x s8 dot-product form: the target has the instruction, B is a 2-D int8
+    matrix with a zero point known to be 0 and columns in whole vectors, A has rows (and B's batch)."""
+    lhs, rhs, shape = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
+    return (
+        target.dot_u8s8_bits > 0
+        and graph.element_type(op.rhs) == i8
+        and graph.is_static_zero(op.rhs_zero)
+        and len(rhs) == 2
+        and len(lhs) == len(shape)
+        and rhs[1] % target.vector_lanes == 0
+    )
+
+
+def _dot_product_matmul(op: graph.MatMulIntegerOp, lhs: Shape, shape: Shape) -> list[te.ComputeOp]:
+    """The u8 x s8 dot-product form of matmul_integer: A's rows as i32 words of four along k "matmul_integer_lhs"
+    (..., M, K/4) of u8 (int8 shifted by +128; bytes past K are 0), B's columns as words "matmul_integer_rhs"
+    (K/4, N) of s8 (past K: 0), "matmul_integer" summing `llvmx.dot_u8s8` of them over K/4, and
+    "matmul_integer_output" subtracting `a_zero[row] * sum(B[:, n])` ("matmul_integer_rhs_sum")."""
+    depth, columns = graph.shape_of(op.rhs)
+    words = -(-depth // 4)
+    row_zeros = graph.shape_of(op.lhs_zero)[0]
+
+    def lhs_word(indices: Indices) -> SSAValue:
+        *outer, word = indices
+
+        def byte(j: int) -> SSAValue:
+            k, inside = _word_byte(word, j, depth)
+            value = _shifted(read(op.lhs, [*outer, k]))
+            return value if inside is None else arith.SelectOp(inside, value, constant(0, i32)).result
+
+        return _byte_word(byte)
+
+    def rhs_word(indices: Indices) -> SSAValue:
+        word, column = indices
+
+        def byte(j: int) -> SSAValue:
+            k, inside = _word_byte(word, j, depth)
+            value = scalar.cast(read(op.rhs, [k, column]), i32)
+            return value if inside is None else arith.SelectOp(inside, value, constant(0, i32)).result
+
+        return _byte_word(byte)
+
+    def column_sum(indices: Indices) -> SSAValue:
+        return scalar.cast(read(op.rhs, [indices[1], indices[0]]), i32)
+
+    left = build_compute("matmul_integer_lhs", (*lhs[:-1], words), lhs_word)
+    right = build_compute("matmul_integer_rhs", (words, columns), rhs_word)
+    sums = build_compute("matmul_integer_rhs_sum", (columns,), column_sum, (depth,), "sum")
+
+    def product(indices: Indices) -> SSAValue:
+        *outer, column, word = indices
+        a, b = read(left.result, [*outer, word]), read(right.result, [word, column])
+        return llvm_ext.DotU8S8Op(constant(0, i32), a, b).result
+
+    matmul = build_compute("matmul_integer", shape, product, (words,), "sum")
+
+    def corrected(indices: Indices) -> SSAValue:
+        row, column = indices[-2], indices[-1]
+        zero = _shifted(read(op.lhs_zero, [row if row_zeros > 1 else index_constant(0)]))
+        share = arith.MuliOp(zero, read(sums.result, [column])).result
+        return arith.SubiOp(read(matmul.result, indices), share).result
+
+    return [left, right, sums, matmul, build_compute("matmul_integer_output", shape, corrected)]
+
+
 def _byte_word(byte_of: Callable[[int], SSAValue]) -> SSAValue:
     """The i32 word of four bytes, `byte_of(j)` (an i32 in [0, 256) or [-128, 128)) in bits 8j..8j+7."""
     word: SSAValue | None = None
@@ -206,22 +295,9 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
     words = -(-channels // 4)
     strides, pads, dilations = op.strides.get_values(), op.pads.get_values(), op.dilations.get_values()
     reach = [(shape[2 + a] - 1) * strides[a] + (w[2 + a] - 1) * dilations[a] + 1 for a in range(spatial)]
-    shift = 128 if graph.element_type(op.input) == i8 else 0
-
-    def shifted(value: SSAValue) -> SSAValue:
-        widened = scalar.cast(value, i32)
-        return widened if not shift else arith.AddiOp(widened, constant(shift, i32)).result
 
     def zero_point() -> SSAValue:
-        return shifted(read(op.input_zero, [index_constant(0)]))
-
-    def channel(word: SSAValue, j: int) -> tuple[SSAValue, SSAValue | None]:
-        """Channel `4 word + j`, clamped into the channels, and whether it is one (None: always)."""
-        index = _affine(word, 4, j)
-        if channels % 4 == 0:
-            return index, None
-        inside = arith.CmpiOp(index, index_constant(channels), "slt").result
-        return arith.MinSIOp(index, index_constant(channels - 1)).result, inside
+        return _shifted(read(op.input_zero, [index_constant(0)]))
 
     def input_word(indices: Indices) -> SSAValue:
         n, *window, word = indices
@@ -241,8 +317,8 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
             coordinates.append(coordinate)
 
         def byte(j: int) -> SSAValue:
-            c, inside = channel(word, j)
-            value = shifted(read(op.input, [n, c, *coordinates]))
+            c, inside = _word_byte(word, j, channels)
+            value = _shifted(read(op.input, [n, c, *coordinates]))
             guard = valid if inside is None else inside if valid is None else arith.AndIOp(valid, inside).result
             return value if guard is None else arith.SelectOp(guard, value, zero_point()).result
 
@@ -252,7 +328,7 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
         f, word, *taps = indices
 
         def byte(j: int) -> SSAValue:
-            c, inside = channel(word, j)
+            c, inside = _word_byte(word, j, channels)
             value = scalar.cast(read(op.weight, [f, c, *taps]), i32)
             return value if inside is None else arith.SelectOp(inside, value, constant(0, i32)).result
 
@@ -287,8 +363,10 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
 
 
 def patterns(module: ModuleOp) -> list[RewritePattern]:
-    """The patterns, told before the walk which convolutions take the dot-product form (the walk lowers their zero
+    """The patterns, told before the walk which convolutions and matmuls take the dot-product form (the walk lowers their zero
     points, which decide it, first)."""
     target = target_of(module)
-    convs = {op for op in module.walk() if isinstance(op, graph.ConvIntegerOp) and _takes_dot_products(op, target)}
-    return [MatMulIntegerLowering(), ConvIntegerLowering(convs)]
+    ops = list(module.walk())
+    convs = {op for op in ops if isinstance(op, graph.ConvIntegerOp) and _takes_dot_products(op, target)}
+    matmuls = {op for op in ops if isinstance(op, graph.MatMulIntegerOp) and _matmul_takes_dot_products(op, target)}
+    return [MatMulIntegerLowering(matmuls), ConvIntegerLowering(convs)]

@@ -143,6 +143,32 @@ def test_conv_integer_dot_product(
     check_against_onnxruntime(session, model, feeds)  # type: ignore[arg-type]
 
 
+MATMUL_DOT_PRODUCT_CASES = [
+    pytest.param(np.uint8, (12, 30), (30, 32), "omitted", id="u8-depth-30"),
+    pytest.param(np.int8, (2, 5, 64), (64, 16), "zeros", id="s8-plus-128-batched"),
+    pytest.param(np.uint8, (7, 40), (40, 16), "nonzero", id="fallback-b-zero"),
+    pytest.param(np.uint8, (7, 40), (40, 24), "omitted", id="fallback-24-columns"),
+]
+
+
+@pytest.mark.parametrize("target", ["host", "x86-64-v3"])
+@pytest.mark.parametrize(("a_type", "a_shape", "b_shape", "b_zero"), MATMUL_DOT_PRODUCT_CASES)
+def test_matmul_integer_dot_product(
+    a_type: Any, a_shape: tuple[int, ...], b_shape: tuple[int, ...], b_zero: str, target: str
+) -> None:
+    """MatMulInteger in the u8 x s8 dot-product form (VNNI hosts: int8 B with a zero point omitted or 0, columns in
+    whole vectors; depth padded to four, int8 A shifted by +128) and its fallbacks, exact."""
+    feeds = {"A": _ints(a_shape, a_type), "a_zero": _scalar(13 if a_type == np.uint8 else -9, a_type)}
+    constants = {"B": _ints(b_shape, np.int8)}
+    inputs = ["A", "B", "a_zero"]
+    if b_zero != "omitted":
+        constants["b_zero"] = _scalar(0 if b_zero == "zeros" else 5, np.int8)
+        inputs.append("b_zero")
+    model = one_node_model("MatMulInteger", feeds, {}, constants=constants, inputs=inputs)
+    session = functools.partial(InferenceSession, target=target)
+    check_against_onnxruntime(session, model, feeds)  # type: ignore[arg-type]
+
+
 def test_qlinear_matmul_vector_columns() -> None:
     """Columns a multiple of the vector width: the integer GEMM rule's register tile, B packed at load time."""
     feeds = {"a": _ints((12, 96), np.uint8), "a_scale": _scalar(0.03, np.float32), "a_zero": _scalar(9, np.uint8)}

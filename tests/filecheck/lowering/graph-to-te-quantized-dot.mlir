@@ -96,3 +96,37 @@ func.func @eight_outputs(%x: tensor<1x4x4x4xui8>, %xz: tensor<1xui8>) -> tensor<
 // CHECK-LABEL: func.func @eight_outputs
 // CHECK-NOT:   llvmx.dot_u8s8
 // CHECK:       te.compute "transpose"
+
+// -----
+
+// A matmul_integer with a 2-D int8 B whose zero point is a static 0 and 16 columns: A's rows and B's columns as
+// words of four along k (30 -> 8 words, the last two bytes 0), the dot products summed, and the result less
+// a_zero[row] * (B's column sum).
+func.func @matmul(%a: tensor<12x30xui8>, %az: tensor<12xui8>) -> tensor<12x16xi32> {
+  %b = graph.weight "b" : tensor<30x16xi8>
+  %zero = graph.constant {value = 0.0 : f32} : tensor<1xf32>
+  %bz = graph.cast %zero : tensor<1xf32> -> tensor<1xi8>
+  %y = graph.matmul_integer %a, %b, %az, %bz : (tensor<12x30xui8>, tensor<30x16xi8>, tensor<12xui8>, tensor<1xi8>) -> tensor<12x16xi32>
+  func.return %y : tensor<12x16xi32>
+}
+
+// CHECK-LABEL: func.func @matmul
+// CHECK:       %[[A:.*]] = te.compute "matmul_integer_lhs" (%{{[0-9]+}}, %{{[0-9]+}}) -> tensor<12x8xi32> {
+// CHECK:       %[[B:.*]] = te.compute "matmul_integer_rhs" (%{{[0-9]+}}, %{{[0-9]+}}) -> tensor<8x16xi32> {
+// CHECK:       %[[SUM:.*]] = te.compute "matmul_integer_rhs_sum" (%{{[0-9]+}}) reduce sum (%{{[0-9]+}} : 30) -> tensor<16xi32> {
+// CHECK:       %[[Y:.*]] = te.compute "matmul_integer" (%[[I:[0-9]+]], %[[J:[0-9]+]]) reduce sum (%[[K:[0-9]+]] : 8) -> tensor<12x16xi32> {
+// CHECK-NEXT:    %[[AW:[0-9]+]] = te.read %[[A]][%[[I]], %[[K]]] : tensor<12x8xi32>
+// CHECK-NEXT:    %[[BW:[0-9]+]] = te.read %[[B]][%[[K]], %[[J]]] : tensor<8x16xi32>
+// CHECK-NEXT:    %[[ZERO:[0-9]+]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[DOT:[0-9]+]] = llvmx.dot_u8s8 %[[ZERO]], %[[AW]], %[[BW]] : i32
+// CHECK:       te.compute "matmul_integer_output" (%[[R:[0-9]+]], %[[C:[0-9]+]]) -> tensor<12x16xi32> {
+// CHECK-NEXT:    %[[AZ:[0-9]+]] = te.read %az[%[[R]]] : tensor<12xui8>
+// CHECK-NEXT:    %[[AZ32:[0-9]+]] = arith.extui %[[AZ]] : ui8 to i32
+// CHECK-NEXT:    %[[S:[0-9]+]] = te.read %[[SUM]][%[[C]]] : tensor<16xi32>
+// CHECK-NEXT:    %[[SHARE:[0-9]+]] = arith.muli %[[AZ32]], %[[S]] : i32
+// CHECK-NEXT:    %[[V:[0-9]+]] = te.read %[[Y]][%[[R]], %[[C]]] : tensor<12x16xi32>
+// CHECK-NEXT:    %{{[0-9]+}} = arith.subi %[[V]], %[[SHARE]] : i32
+
+// NOVNNI-LABEL: func.func @matmul
+// NOVNNI-NOT:   llvmx.dot_u8s8
+// NOVNNI:       arith.muli
