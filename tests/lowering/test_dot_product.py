@@ -64,3 +64,13 @@ def test_dot_u8s8_is_vpdpbusd_on_vnni_targets() -> None:
     assert "llvm.x86.avx512.vpdpbusd.512" in llvm_ir_of(dot_kernel("znver4", 32, 2))
     assert "vpdpbusd" not in llvm_ir_of(dot_kernel("x86-64-v3", 16, 2))
     assert "llvm.x86.avx512.vpdpbusd.256" in llvm_ir_of(dot_kernel("alderlake", 8, 2))
+
+
+@pytest.mark.parametrize(
+    ("target", "bits"),
+    [("znver4", 512), ("icelake-server", 512), ("alderlake", 256), ("skylake-avx512", 0), ("x86-64-v3", 0)],
+)
+def test_target_dot_product_width(target: str, bits: int) -> None:
+    """The `vpdpbusd` width a named CPU offers: AVX512-VNNI 512, AVX-VNNI 256, none on Skylake-AVX512 or AVX2."""
+    assert target_from_name(target).dot_u8s8_bits == bits
+    assert ("avx512vnni" in target_from_name(target).required_features) == (bits == 512)
