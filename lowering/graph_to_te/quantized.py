@@ -190,14 +190,18 @@ def _takes_dot_products(op: graph.ConvIntegerOp, target: Target) -> bool:
     )
 
 
-def _word_byte(word: SSAValue, j: int, extent: int) -> tuple[SSAValue, SSAValue | None]:
-    """Index `4 word + j` of an axis of `extent` grouped by four, clamped into it, and whether it lies inside (None:
-    always, `extent` being a multiple of four)."""
+def _word_index(word: SSAValue, j: int, extent: int) -> SSAValue:
+    """Index `4 word + j` of an axis of `extent` grouped by four, clamped into it."""
     index = _affine(word, 4, j)
+    return index if extent % 4 == 0 else arith.MinSIOp(index, index_constant(extent - 1)).result
+
+
+def _word_byte(word: SSAValue, j: int, extent: int) -> tuple[SSAValue, SSAValue | None]:
+    """`_word_index` and whether the index lies inside the axis (None: always, `extent` being a multiple of four)."""
     if extent % 4 == 0:
-        return index, None
-    inside = arith.CmpiOp(index, index_constant(extent), "slt").result
-    return arith.MinSIOp(index, index_constant(extent - 1)).result, inside
+        return _word_index(word, j, extent), None
+    inside = arith.CmpiOp(_affine(word, 4, j), index_constant(extent), "slt").result
+    return _word_index(word, j, extent), inside
 
 
 def _shifted(value: SSAValue) -> SSAValue:
@@ -222,7 +226,7 @@ def _matmul_takes_dot_products(op: graph.MatMulIntegerOp, target: Target) -> boo
 
 def _dot_product_matmul(op: graph.MatMulIntegerOp, lhs: Shape, shape: Shape) -> list[te.ComputeOp]:
     """The u8 x s8 dot-product form of matmul_integer: A's rows as i32 words of four along k "matmul_integer_lhs"
-    (..., M, K/4) of u8 (int8 shifted by +128; bytes past K are 0), B's columns as words "matmul_integer_rhs"
+    (..., M, K/4) of u8 (int8 shifted by +128), B's columns as words "matmul_integer_rhs"
     (K/4, N) of s8 (past K: 0), "matmul_integer" summing `llvmx.dot_u8s8` of them over K/4, and
     "matmul_integer_output" subtracting `a_zero[row] * sum(B[:, n])` ("matmul_integer_rhs_sum")."""
     depth, columns = graph.shape_of(op.rhs)
@@ -233,9 +237,8 @@ def _dot_product_matmul(op: graph.MatMulIntegerOp, lhs: Shape, shape: Shape) -> 
         *outer, word = indices
 
         def byte(j: int) -> SSAValue:
-            k, inside = _word_byte(word, j, depth)
-            value = _shifted(read(op.lhs, [*outer, k]))
-            return value if inside is None else arith.SelectOp(inside, value, constant(0, i32)).result
+            k = _word_index(word, j, depth)  # past K, any byte: B's is 0
+            return _shifted(read(op.lhs, [*outer, k]))
 
         return _byte_word(byte)
 
@@ -285,9 +288,9 @@ def _byte_word(byte_of: Callable[[int], SSAValue]) -> SSAValue:
 
 def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape) -> list[te.ComputeOp]:
     """The u8 x s8 dot-product form (see `ConvIntegerLowering`): channels grouped by four bytes into i32 words,
-    "conv_integer_input" (N, H', W', C/4) of u8 (an int8 input shifted by +128), padded with the (shifted) zero
-    point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0), both at load time where they can
-    be; "conv_integer" (N, OH, OW, Co) sums `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition
+    "conv_integer_input" (N, H', W', C/4) of u8 (an int8 input shifted by +128), padded spatially with the
+    (shifted) zero point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0, so the input's bytes
+    there, clamped reads, add nothing), both at load time where they can be; "conv_integer" (N, OH, OW, Co) sums `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition
     back to (N, Co, OH, OW), "conv_integer_output" (which te-channels-last may keep channels-last), subtracts
     `zero * sum(w[co])` ("conv_integer_weight_sum"): the products summed are of the raw (shifted) bytes, and
     `sum (x - zero) * w = sum x * w - zero * sum w`; the padding reads the zero point, so it adds nothing."""
@@ -317,10 +320,9 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
             coordinates.append(coordinate)
 
         def byte(j: int) -> SSAValue:
-            c, inside = _word_byte(word, j, channels)
+            c = _word_index(word, j, channels)  # past C, any byte: the weight's is 0
             value = _shifted(read(op.input, [n, c, *coordinates]))
-            guard = valid if inside is None else inside if valid is None else arith.AndIOp(valid, inside).result
-            return value if guard is None else arith.SelectOp(guard, value, zero_point()).result
+            return value if valid is None else arith.SelectOp(valid, value, zero_point()).result
 
         return _byte_word(byte)
 
