@@ -292,7 +292,8 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
     (shifted) zero point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0, so the input's bytes
     there, clamped reads, add nothing), both at load time where they can be; "conv_integer" (N, OH, OW, Co) sums `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition
     back to (N, Co, OH, OW), "conv_integer_output" (which te-channels-last may keep channels-last), subtracts
-    `zero * sum(w[co])` ("conv_integer_weight_sum"): the products summed are of the raw (shifted) bytes, and
+    `zero * sum(w[co])` ("conv_integer_zero_share" of "conv_integer_weight_sum", at load time where the zero point
+    is a weight): the products summed are of the raw (shifted) bytes, and
     `sum (x - zero) * w = sum x * w - zero * sum w`; the padding reads the zero point, so it adds nothing."""
     spatial, channels = len(x) - 2, x[1]
     words = -(-channels // 4)
@@ -341,6 +342,9 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
 
     weights = build_compute("conv_integer_weight", (w[0], words, *w[2:]), weight_word)
     sums = build_compute("conv_integer_weight_sum", (w[0],), weight, w[1:], "sum")
+    shares = build_compute(
+        "conv_integer_zero_share", (w[0],), lambda f: arith.MuliOp(zero_point(), read(sums.result, f)).result
+    )
     data = build_compute("conv_integer_input", (x[0], *reach, words), input_word)
 
     def product(indices: Indices) -> SSAValue:
@@ -358,10 +362,9 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
 
     def corrected(indices: Indices) -> SSAValue:
         total = read(conv.result, [indices[0], *indices[2:], indices[1]])
-        share = arith.MuliOp(zero_point(), read(sums.result, [indices[1]])).result
-        return arith.SubiOp(total, share).result
+        return arith.SubiOp(total, read(shares.result, [indices[1]])).result
 
-    return [weights, sums, data, conv, build_compute("conv_integer_output", shape, corrected)]
+    return [weights, sums, shares, data, conv, build_compute("conv_integer_output", shape, corrected)]
 
 
 def patterns(module: ModuleOp) -> list[RewritePattern]:

@@ -4,7 +4,8 @@
 // On a target with the u8 x s8 dot product, a group-1 conv_integer with an int8 weight whose zero point is a static
 // 0 (graph.cast of graph.constant 0.0, as the frontend writes an omitted or all-zero one) packs channels by four
 // into i32 words: the weight's bytes (channels past C are 0), the input's bytes (an int8 input shifted by +128),
-// the dot products summed channels-last, and the output less (input zero point) * (the channel's weight sum).
+// the dot products summed channels-last, and the output less (input zero point) * (the channel's weight sum), a
+// compute of its own (of weights where the zero point is one: computed at load time).
 // Without the instruction it stays the i32 multiply-add form.
 func.func @signed_input(%x: tensor<1x4x4x4xi8>, %xz: tensor<1xi8>) -> tensor<1x16x4x4xi32> {
   %w = graph.weight "w" : tensor<16x4x1x1xi8>
@@ -21,6 +22,11 @@ func.func @signed_input(%x: tensor<1x4x4x4xi8>, %xz: tensor<1xi8>) -> tensor<1x1
 // CHECK-NEXT:    %[[S1:[0-9]+]] = arith.shli %{{[0-9]+}}, %[[EIGHT]] : i32
 // CHECK-NEXT:    %{{[0-9]+}} = arith.ori %{{[0-9]+}}, %[[S1]] : i32
 // CHECK:       %[[SUM:.*]] = te.compute "conv_integer_weight_sum" (%{{[0-9]+}}) reduce sum (%{{[0-9]+}} : 4, %{{[0-9]+}} : 1, %{{[0-9]+}} : 1) -> tensor<16xi32> {
+// CHECK:       %[[SHARE:.*]] = te.compute "conv_integer_zero_share" (%[[SF:[0-9]+]]) -> tensor<16xi32> {
+// CHECK:         %[[XZ:[0-9]+]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK-NEXT:    %[[WS:[0-9]+]] = te.read %[[SUM]][%[[SF]]] : tensor<16xi32>
+// CHECK-NEXT:    %[[S:[0-9]+]] = arith.muli %[[XZ]], %[[WS]] : i32
+// CHECK-NEXT:    te.yield %[[S]] : i32
 // CHECK:       %[[X:.*]] = te.compute "conv_integer_input" (%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}) -> tensor<1x4x4x1xi32> {
 // CHECK:         %[[XB:[0-9]+]] = arith.extsi %{{[0-9]+}} : i8 to i32
 // CHECK-NEXT:    %[[SHIFT:[0-9]+]] = arith.constant 128 : i32
@@ -33,10 +39,8 @@ func.func @signed_input(%x: tensor<1x4x4x4xi8>, %xz: tensor<1xi8>) -> tensor<1x1
 // CHECK-NEXT:    te.yield %[[DOT]] : i32
 // CHECK:       te.compute "conv_integer_output" (%[[N:[0-9]+]], %[[F:[0-9]+]], %[[H:[0-9]+]], %[[V:[0-9]+]]) -> tensor<1x16x4x4xi32> {
 // CHECK-NEXT:    %[[Y:[0-9]+]] = te.read %[[CONV]][%[[N]], %[[H]], %[[V]], %[[F]]] : tensor<1x4x4x16xi32>
-// CHECK:         %[[XZ:[0-9]+]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : i32
-// CHECK-NEXT:    %[[WS:[0-9]+]] = te.read %[[SUM]][%[[F]]] : tensor<16xi32>
-// CHECK-NEXT:    %[[SHARE:[0-9]+]] = arith.muli %[[XZ]], %[[WS]] : i32
-// CHECK-NEXT:    %[[R:[0-9]+]] = arith.subi %[[Y]], %[[SHARE]] : i32
+// CHECK-NEXT:    %[[FS:[0-9]+]] = te.read %[[SHARE]][%[[F]]] : tensor<16xi32>
+// CHECK-NEXT:    %[[R:[0-9]+]] = arith.subi %[[Y]], %[[FS]] : i32
 // CHECK-NEXT:    te.yield %[[R]] : i32
 
 // NOVNNI-LABEL: func.func @signed_input
