@@ -143,6 +143,29 @@ def test_conv_integer_dot_product(
     check_against_onnxruntime(session, model, feeds)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_qlinear_conv_dot_product(x_type: Any) -> None:
+    """QLinearConv with 32 output channels and per-channel int8 weights of zero points 0: the dot-product form on
+    VNNI hosts (an int8 input through +128), requantized exactly as ONNX Runtime does."""
+    channels, out_channels = 12, 32
+    feeds = {
+        "x": _ints((1, channels, 9, 10), x_type),
+        "x_scale": _scalar(0.05, np.float32),
+        "x_zero": _scalar(120 if x_type == np.uint8 else 4, x_type),
+    }
+    constants = {
+        "w": _ints((out_channels, channels, 3, 3), np.int8),
+        "w_scale": RNG.uniform(0.002, 0.02, (out_channels,)).astype(np.float32),
+        "w_zero": np.zeros((out_channels,), np.int8),
+        "y_scale": _scalar(0.9, np.float32),
+        "y_zero": _scalar(60 if x_type == np.uint8 else -10, x_type),
+        "B": RNG.integers(-5000, 5000, (out_channels,)).astype(np.int32),
+    }
+    order = ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero", "B"]
+    model = one_node_model("QLinearConv", feeds, {"pads": [1, 1, 1, 1]}, constants=constants, inputs=order)
+    check_against_onnxruntime(InferenceSession, model, feeds)
+
+
 MATMUL_DOT_PRODUCT_CASES = [
     pytest.param(np.uint8, (12, 30), (30, 32), "omitted", id="u8-depth-30"),
     pytest.param(np.int8, (2, 5, 64), (64, 16), "zeros", id="s8-plus-128-batched"),
