@@ -297,7 +297,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_selection.PATTERNS,
                 *graph_to_te_generation.PATTERNS,
                 *graph_to_te_compaction.PATTERNS,
-                *graph_to_te_quantized.PATTERNS,
+                *graph_to_te_quantized.patterns(op),
                 *graph_to_te_linalg.PATTERNS,
             ],
             dce_enabled=False,
