@@ -12,6 +12,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from onnx_cases import check_against_onnxruntime
 
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
 from minimlc.runtime import InferenceSession
@@ -95,12 +96,7 @@ def inputs(dtype: Any = np.float32, rows: int = 12, seed: int = 0) -> np.ndarray
 
 
 def check(model: onnx.ModelProto, x: np.ndarray) -> None:
-    (expected,) = ort.InferenceSession(model.SerializeToString()).run(None, {"X": x})
-    session = InferenceSession(model, cache=False)
-    (actual,) = session.run(None, {"X": x})
-    assert session.stats["kernels"] > 0
-    assert actual.dtype == expected.dtype == np.float32 and actual.shape == expected.shape
-    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
+    check_against_onnxruntime(InferenceSession, model, {"X": x})
 
 
 @pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
