@@ -381,7 +381,8 @@ class _Importer:
             expected = f"at least {required}" if variadic else f"{required} to {len(slots)}"
             raise ModelImportError(f"{label}: has {len(node.input)} inputs, expected {expected}")
         attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        unexpected = sorted(attributes.keys() - keywords)
+        checks_its_own = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)  # takes **attributes
+        unexpected = [] if checks_its_own else sorted(attributes.keys() - keywords)
         if unexpected:  # onnx.checker accepted them: a valid model using what minimlc lacks
             raise UnsupportedFeatureError(f"{label}: attributes {unexpected} are not supported (opset {self.opset})")
 

@@ -43,7 +43,7 @@ from minimlc.frontend import (
     onnx_training,
     onnx_tensor_scatter,
     onnx_tree_ensemble,
-    onnx_tree_ensemble_regressor,
+    onnx_tree_ensemble_legacy,
 )
 
 CONVERTERS = {
@@ -81,7 +81,7 @@ CONVERTERS = {
     **onnx_padding.CONVERTERS,
     **onnx_ml.CONVERTERS,
     **onnx_tree_ensemble.CONVERTERS,
-    **onnx_tree_ensemble_regressor.CONVERTERS,
+    **onnx_tree_ensemble_legacy.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
 
@@ -120,7 +120,7 @@ TYPED_OPS = frozenset(
         *("MaxUnpool", "RoiAlign", "DeformConv"),
         "TensorScatter",
         # the ai.onnx.ml numeric ops (float, double, int32, int64; each converter checks)
-        *("Binarizer", "ArrayFeatureExtractor", "TreeEnsemble", "TreeEnsembleRegressor"),
+        *("Binarizer", "ArrayFeatureExtractor", "TreeEnsemble", "TreeEnsembleRegressor", "TreeEnsembleClassifier"),
         # every element type its graph ops take (each converter checks its operands)
         *("Einsum", "Pad", "MaxPool", "Softmax"),
         # reductions (each checks the element types its graph op takes)

@@ -172,9 +172,11 @@ class Forest:
     """[targets]: added to the aggregated scores (TreeEnsembleRegressor's base_values)."""
 
 
-def evaluate(ctx: NodeContext, x: SSAValue, forest: Forest, scores_type: np.dtype | None = None) -> SSAValue:
+def evaluate(
+    ctx: NodeContext, x: SSAValue, forest: Forest, scores_type: np.dtype | None = None
+) -> tuple[SSAValue, SSAValue]:
     """The aggregated scores [N, targets] of `forest` on the samples `x` [N, features] (see the module docstring), of
-    `scores_type` (default: x's type)."""
+    `scores_type` (default: x's type), and which targets some reached leaf scores (bool [N, targets])."""
     n = shape_of(x)[0]
     dtype = scores_type or dtype_of(graph.element_type(x))
     name, paths = ctx.node.output[0], forest.paths
@@ -198,11 +200,11 @@ def evaluate(ctx: NodeContext, x: SSAValue, forest: Forest, scores_type: np.dtyp
         scores = ctx.emit(graph.DivOp(scores, trees))
     if forest.base is not None:
         scores = ctx.emit(graph.AddOp(scores, ctx.data(ConstantValue(f"{name}.base", forest.base.astype(dtype)))))
+    scored = _over_last_axis(ctx, graph.ReduceMaxOp, chosen)
     if forest.aggregate in (MIN, MAX) or forest.base is not None:  # as ONNX Runtime: 0 where no leaf scores
-        scored = _over_last_axis(ctx, graph.ReduceMaxOp, chosen)
         zero = ctx.data(ConstantValue(f"{name}.zero", np.array(0, dtype)))
         scores = ctx.emit(graph.WhereOp(scored, scores, zero))
-    return scores
+    return scores, scored
 
 
 def apply_post_transform(ctx: NodeContext, scores: SSAValue, post_transform: int) -> SSAValue:
@@ -351,7 +353,7 @@ def TreeEnsemble(
         scored,
         aggregate_function,
     )
-    return apply_post_transform(ctx, evaluate(ctx, x, forest), post_transform)
+    return apply_post_transform(ctx, evaluate(ctx, x, forest)[0], post_transform)
 
 
 CONVERTERS: dict[str, Converter] = {f"{ML_DOMAIN}.TreeEnsemble": TreeEnsemble}

@@ -152,3 +152,46 @@ def test_malformed_forests_are_refused() -> None:
         InferenceSession(
             regressor_model({**attributes, "nodes_modes": ["BRANCH_MEMBER"] * len(attributes["nodes_modes"])})
         )
+
+
+def classifier_model(attributes: dict[str, Any], labels: list[int], rows: int = 12) -> onnx.ModelProto:
+    """One TreeEnsembleClassifier node (domain version 3): the forest's target entries as class entries."""
+    attributes = {key.replace("target_", "class_"): value for key, value in attributes.items() if key != "n_targets"}
+    node = helper.make_node(
+        "TreeEnsembleClassifier", ["X"], ["label", "scores"], domain="ai.onnx.ml", name="forest",
+        classlabels_int64s=labels, **attributes,
+    )  # fmt: skip
+    graph = helper.make_graph(
+        [node],
+        "forest",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [rows, FEATURES])],
+        [
+            helper.make_tensor_value_info("label", TensorProto.INT64, [rows]),
+            helper.make_tensor_value_info("scores", TensorProto.FLOAT, [rows, len(labels)]),
+        ],
+    )
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)]
+    return helper.make_model(graph, opset_imports=opsets, ir_version=8)
+
+
+@pytest.mark.parametrize("transform", ["NONE", "SOFTMAX", "LOGISTIC"])
+def test_classifier_labels_and_scores(transform: str) -> None:
+    attributes = {**forest(6, trees=3, depth=3, targets=3), "post_transform": transform}
+    check_against_onnxruntime(InferenceSession, classifier_model(attributes, [7, -2, 40]), {"X": inputs(seed=6)})
+
+
+def test_classifier_with_base_values() -> None:
+    attributes = {**forest(8, trees=4, depth=3, targets=4), "base_values": [0.25, -0.5, 0.0, 1.0]}
+    check_against_onnxruntime(InferenceSession, classifier_model(attributes, [0, 1, 2, 3]), {"X": inputs(seed=8)})
+
+
+def test_classifier_refusals() -> None:
+    attributes = forest(9, targets=2)
+    with pytest.raises(UnsupportedFeatureError, match=r"a classifier of 2 classes: ONNX Runtime labels and scores"):
+        InferenceSession(classifier_model(attributes, [0, 1]), cache=False)
+    model = classifier_model(attributes, [0, 1])
+    del model.graph.node[0].attribute[[a.name for a in model.graph.node[0].attribute].index("classlabels_int64s")]
+    model.graph.node[0].attribute.append(helper.make_attribute("classlabels_strings", [b"no", b"yes"]))
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.STRING
+    with pytest.raises(UnsupportedFeatureError, match=r"string class labels"):
+        InferenceSession(model, cache=False)
