@@ -175,9 +175,9 @@ def _exact_causal_attention(inputs: list[np.ndarray]) -> np.ndarray:
 )
 def test_the_listed_mismatches_are_closer_to_the_exact_answer(name: str, exact_answer) -> None:
     """The three node tests listed as mismatches: minimlc's output lies within the test's own tolerance of the exact
-    answer (computed in float64) and closer to it than the stored expected output, which for the DFTs is not within
-    that tolerance at all (numpy's float32 FFT round-off where the exact value is 0). The listed mismatch is the
-    oracle's, not a wrong result."""
+    answer (computed in float64). For the DFTs the stored expected output does not (numpy's float32 FFT round-off
+    where the exact value is 0; ONNX Runtime fails them too); for the float16 attention both do, on either side of
+    it, and minimlc's is the closer. The listed mismatches are the oracle's, not wrong results."""
     from onnx.backend.test.case.node import collect_testcases
 
     from minimlc.runtime import backend
@@ -189,10 +189,9 @@ def test_the_listed_mismatches_are_closer_to_the_exact_answer(name: str, exact_a
     exact = exact_answer(inputs)
     (ours,) = backend.prepare(case.model).run([np.asarray(value) for value in inputs])
     np.testing.assert_allclose(ours.astype(np.float64), exact, rtol=case.rtol, atol=case.atol)
-    error = {
-        label: np.abs(value.astype(np.float64) - exact).max() for label, value in (("ours", ours), ("stored", stored))
-    }
-    assert error["ours"] < error["stored"], error
-    if name.startswith("test_dft"):
+    if name.startswith("test_dft"):  # the stored output misses the exact answer by more than the tolerance
         with pytest.raises(AssertionError):
             np.testing.assert_allclose(stored, exact, rtol=case.rtol, atol=case.atol)
+    else:  # both within it, on either side of the exact answer: ours the closer
+        errors = [np.abs(value.astype(np.float64) - exact).max() for value in (ours, stored)]
+        assert errors[0] < errors[1], errors
