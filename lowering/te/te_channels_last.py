@@ -46,8 +46,11 @@ CHANNELS_LAST = (0, 2, 3, 1)
 """Dimension d of a channels-last tensor is dimension `CHANNELS_LAST[d]` of its NCHW form."""
 NCHW_POSITION = (0, 3, 1, 2)
 """Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
-CONVOLUTIONS = ("conv", "conv_output")
+CONVOLUTIONS = ("conv", "conv_output", "depthwise_conv")
 """Tags of the computes stored channels-last whatever their inputs."""
+GEMM_TAG = "conv_gemm"
+"""Tag of an im2col GEMM: one reading an image directly (a 1x1 convolution's A operand) reads it channels-last as a
+row-major [pixels, channels] matrix."""
 
 
 def _offset_of(value: SSAValue, index: SSAValue) -> bool:
@@ -145,9 +148,12 @@ def _convert_function(function: func.FuncOp) -> None:
             chosen.append(op)
     kept: set[te.ComputeOp] = set()
     for compute in reversed(chosen):
-        if any(reader.tag.data == COPY_TAG or reader in kept for reader in _readers(compute)):
+        if any(reader.tag.data in (COPY_TAG, GEMM_TAG) or reader in kept for reader in _readers(compute)):
             kept.add(compute)
     chosen = [compute for compute in chosen if compute in kept]
+    for compute in chosen:
+        if compute.tag.data == "depthwise_conv":
+            _read_input_channels_last(compute, kept, rewriter)
     for compute in chosen:
         new = _stored_channels_last(compute)
         rewriter.insert_op(new, InsertPoint.before(compute))
@@ -167,6 +173,24 @@ def _convert_function(function: func.FuncOp) -> None:
             if copy.tag.data == COPY_TAG and _copies_unchanged(copy):
                 copy.result.replace_all_uses_with(new.result)
                 rewriter.erase_op(copy)
+
+
+def _read_input_channels_last(depthwise: te.ComputeOp, kept: set[te.ComputeOp], rewriter: Rewriter) -> None:
+    """Make a depthwise convolution stored channels-last read its input channels-last too: the input itself if it
+    is stored so, else a channels-last copy of it, into which te-inline folds its padding and elementwise producers
+    (ShuffleNet's channel shuffle among them: a permutation of each pixel's channels)."""
+    (data,) = [r for r in _reads(depthwise) if _keeps_layout(depthwise, r)]
+    if data.tensor.owner in kept:
+        return
+    x = data.tensor
+    assert isinstance(x.type, TensorType)
+    n, c, h, w = x.type.get_shape()
+    copy = build_compute(
+        COPY_TAG, (n, h, w, c), lambda i: read(x, [i[0], i[3], i[1], i[2]]), element_type=x.type.element_type
+    )
+    rewriter.insert_op(copy, InsertPoint.before(depthwise))
+    indices = [data.indices[d] for d in CHANNELS_LAST]
+    rewriter.replace_op(data, te.ReadOp(copy.result, indices))
 
 
 def _copies_unchanged(compute: te.ComputeOp) -> bool:
