@@ -13,15 +13,18 @@ instead; this pass does the same. A compute stored channels-last has its output 
     %y = te.compute "conv" (%n, %h, %w, %f) reduce sum (...) -> tensor<1x56x56x64xf32> {...}
     %r = te.compute "relu" (%a, %c, %d, %b) -> tensor<1x56x56x64xf32> { %v = te.read %y[%a, %c, %d, %b] ... }
 
-Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output"), and then,
+Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output"), every
+depthwise convolution whose channels fill the `depthwise` schedule's vectors (it vectorizes over them; its input is
+read channels-last, from a copy if that input stays NCHW: te-inline folds the padding and the producers, such as
+ShuffleNet's concatenation and channel shuffle, into that copy), and then,
 in program order, every image compute (rank 4, more than one pixel) whose image reads are all of channels-last
 tensors, each at the compute's own batch and its channel plus a constant (elementwise ops, padding, channel slices,
 and pooling: reductions over one input; not a concatenation, whose reads are selected by channel, which along vector
 lanes would change per lane, nor a reduction across channels such as LRN's window sum, nor what reads those). Of
 those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout) through
-channels-last computes stay channels-last: a chain that ends in NCHW readers (a model's output, a depthwise
-convolution, whose schedule vectorizes along rows, a channel shuffle's reshape) would only move its transposition
-to the end. Tensors of one pixel per channel stay as they are (both layouts are the same bytes). A channels-last
+channels-last computes, or an im2col GEMM reading them directly (a 1x1 convolution's A operand, then row-major),
+stay channels-last: a chain that ends in NCHW readers (a model's output, a channel shuffle's reshape) would only
+move its transposition to the end. Tensors of one pixel per channel stay as they are (both layouts are the same bytes). A channels-last
 copy of a tensor that is now channels-last is that tensor. A channels-last result used other than by a read (a
 function result) is copied back to NCHW once.
 Run after te-conv-layout and before te-inline.
@@ -40,6 +43,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.te.builder import build_compute, read
+from minimlc.lowering.schedule.depthwise import channel_vectors
+from minimlc.lowering.target import Target, target_of
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
 CHANNELS_LAST = (0, 2, 3, 1)
@@ -47,7 +52,8 @@ CHANNELS_LAST = (0, 2, 3, 1)
 NCHW_POSITION = (0, 3, 1, 2)
 """Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
 CONVOLUTIONS = ("conv", "conv_output", "depthwise_conv")
-"""Tags of the computes stored channels-last whatever their inputs."""
+"""Tags of the computes stored channels-last whatever their inputs (a depthwise convolution: where its channels
+fill whole vectors of the `depthwise` schedule, which vectorizes over them)."""
 GEMM_TAG = "conv_gemm"
 """Tag of an im2col GEMM: one reading an image directly (a 1x1 convolution's A operand) reads it channels-last as a
 row-major [pixels, channels] matrix."""
@@ -80,10 +86,12 @@ def _reads(compute: te.ComputeOp) -> list[te.ReadOp]:
     return [op for op in compute.body.walk() if isinstance(op, te.ReadOp)]
 
 
-def _joins(compute: te.ComputeOp, channels_last: set[SSAValue]) -> bool:
+def _joins(compute: te.ComputeOp, channels_last: set[SSAValue], target: Target) -> bool:
     """Whether `compute` is stored channels-last, given the tensors before it that are."""
     if not _is_image(compute.result) or compute.tag.data == COPY_TAG:
         return False
+    if compute.tag.data == "depthwise_conv":
+        return bool(channel_vectors(compute.shape[1], target))
     if compute.tag.data in CONVOLUTIONS:
         return compute.tag.data != "conv" or len(compute.extents) == 3
     reads = _reads(compute)
@@ -138,12 +146,12 @@ def _nchw_copy(tensor: SSAValue) -> te.ComputeOp:
     )
 
 
-def _convert_function(function: func.FuncOp) -> None:
+def _convert_function(function: func.FuncOp, target: Target) -> None:
     rewriter = Rewriter()
     channels_last: set[SSAValue] = set()
     chosen = []
     for op in function.body.block.ops:
-        if isinstance(op, te.ComputeOp) and _joins(op, channels_last):
+        if isinstance(op, te.ComputeOp) and _joins(op, channels_last, target):
             channels_last.add(op.result)
             chosen.append(op)
     kept: set[te.ComputeOp] = set()
@@ -211,4 +219,4 @@ class TeChannelsLastPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.ops:
             if isinstance(function, func.FuncOp) and function.body.blocks:
-                _convert_function(function)
+                _convert_function(function, target_of(op))
