@@ -24,9 +24,9 @@ lanes would change per lane, nor a reduction across channels such as LRN's windo
 those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout) through
 channels-last computes, or an im2col GEMM reading them directly (a 1x1 convolution's A operand, then row-major),
 stay channels-last: a chain that ends in NCHW readers (a model's output, a channel shuffle's reshape) would only
-move its transposition to the end. Tensors of one pixel per channel stay as they are (both layouts are the same bytes). A channels-last
-copy of a tensor that is now channels-last is that tensor. A channels-last result used other than by a read (a
-function result) is copied back to NCHW once.
+move its transposition to the end. Tensors of one pixel per channel stay as they are (both layouts are the same
+bytes). A channels-last copy of a tensor that is now channels-last is that tensor. A channels-last result used other
+than by a read (a function result) is copied back to NCHW once.
 Run after te-conv-layout and before te-inline.
 """
 
@@ -42,9 +42,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.te.builder import build_compute, read
 from minimlc.lowering.schedule.depthwise import channel_vectors
 from minimlc.lowering.target import Target, target_of
+from minimlc.lowering.te.builder import build_compute, read
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
 CHANNELS_LAST = (0, 2, 3, 1)

@@ -83,7 +83,10 @@ def test_shuffle_unit(channels: int, groups: int, stride: int) -> None:
     batch norm, grouped 1x1 convolution, the residual sum (stride 1) and a ReLU."""
     size = 10
     x = (1, channels, size, size)
-    bn = {f"{p}_{k}": _weights((channels,), 10 + i) for i, (p, k) in enumerate((p, k) for p in ("b1", "b2") for k in "sbmv")}
+    bn = {
+        f"{p}_{k}": _weights((channels,), 10 + i)
+        for i, (p, k) in enumerate((p, k) for p in ("b1", "b2") for k in "sbmv")
+    }
     for p in ("b1", "b2"):
         bn[f"{p}_v"] = np.abs(bn[f"{p}_v"]) + 0.5
     nodes = [
