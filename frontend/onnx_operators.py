@@ -189,17 +189,6 @@ axes, pads, repeats, sizes) and Dropout's ratio and training_mode. The backend b
 only there: an integer or bool graph input read anywhere else is data, and refused."""
 
 
-def constant_operand_names(graph_proto: onnx.GraphProto) -> set[str]:
-    """The names of the values the graph's nodes use where `CONSTANT_OPERANDS` needs a compile-time constant."""
-    return {
-        node.input[position]
-        for node in graph_proto.node
-        if node.domain in onnx_fold.DEFAULT_DOMAINS
-        for position in CONSTANT_OPERANDS.get(node.op_type, ())
-        if position < len(node.input) and node.input[position]
-    }
-
-
 def node_label(node: onnx.NodeProto, index: int) -> str:
     """How messages name a node: its name, or its position in its graph."""
     return node.name or f"<unnamed node #{index}>"

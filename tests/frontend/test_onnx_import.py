@@ -22,7 +22,7 @@ from minimlc.frontend.onnx import (
     UnsupportedOpsError,
     import_model,
 )
-from minimlc.frontend.onnx_operators import constant_operand_names
+from minimlc.runtime.backend_shape_inputs import shape_setting_inputs
 
 Dims = Sequence[int | str | None]
 
@@ -205,8 +205,14 @@ def test_max_pool_indices_are_an_int64_output() -> None:
         import_model(_model([node], [_info("x", [1, 2, 4, 5])], outputs, opset=12))
 
 
-def test_constant_operand_names_are_shape_setting_operands_and_dropouts_ratio_and_training_mode() -> None:
+def test_shape_setting_inputs_are_shape_setting_operands_and_dropouts_ratio_and_training_mode() -> None:
+    """The graph inputs the backend binds: those read where a node needs a constant, directly or through nodes (`r2`
+    through Add), not data (`low`, `indices`), not through Shape (`x`)."""
     nodes = [
+        helper.make_node("Add", ["r2", "one"], ["ratio"]),
+        helper.make_node("Dropout", ["x", "ratio"], ["x2"]),
+        helper.make_node("Shape", ["x"], ["dims"]),
+        helper.make_node("Reshape", ["x2", "dims"], ["x3"]),
         helper.make_node("Dropout", ["x", "r", "t"], ["y"]),
         helper.make_node("Dropout", ["y", "", "t2"], ["z"]),
         helper.make_node("Clip", ["z", "low"], ["w"]),
@@ -214,7 +220,10 @@ def test_constant_operand_names_are_shape_setting_operands_and_dropouts_ratio_an
         helper.make_node("ReduceMax", ["v", "axes"], ["u"]),
         helper.make_node("Gather", ["u", "indices"], ["o"]),
     ]
-    assert constant_operand_names(helper.make_graph(nodes, "g", [], [])) == {"r", "t", "t2", "shape", "axes"}
+    names = ("x", "r", "t", "t2", "low", "shape", "axes", "indices", "r2", "one")
+    inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, [1]) for name in names]
+    bound = shape_setting_inputs(helper.make_graph(nodes, "g", inputs, []))
+    assert bound == {"r", "t", "t2", "shape", "axes", "r2", "one"}
 
 
 def test_signature_order_and_returned_values() -> None:
