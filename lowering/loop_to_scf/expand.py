@@ -106,6 +106,8 @@ class _Vectorizer:
         strides = [self.stride.get(operand, 0) for operand in op.operands]
         if isinstance(op, arith.AddiOp):
             stride = strides[0] + strides[1]
+        elif isinstance(op, arith.SubiOp):
+            stride = strides[0] - strides[1]
         elif isinstance(op, arith.MuliOp) and 0 in strides:
             other = op.operands[strides.index(0)].owner
             if not isinstance(other, arith.ConstantOp):

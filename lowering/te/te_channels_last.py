@@ -16,8 +16,8 @@ instead; this pass does the same. A compute stored channels-last has its output 
 Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output"), and then,
 in program order, every image compute (rank 4, more than one pixel) whose image reads are all of channels-last
 tensors, each at the compute's own batch and its channel plus a constant (elementwise ops, padding, channel slices,
-and pooling: reductions over one input; not a concatenation, whose reads are selected by channel, which along vector
-lanes would change per lane, nor a reduction across channels such as LRN's window sum, nor what reads those). Of
+and pooling: reductions over one input; a concatenation, whose reads are that channel offset clamped into each input
+and selected by channel; not a reduction across channels such as LRN's window sum, nor what reads it). Of
 those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout) through
 channels-last computes stay channels-last: a chain that ends in NCHW readers (a model's output, a depthwise
 convolution, whose schedule vectorizes along rows, a channel shuffle's reshape) would only move its transposition
@@ -48,6 +48,8 @@ NCHW_POSITION = (0, 3, 1, 2)
 """Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
 CONVOLUTIONS = ("conv", "conv_output")
 """Tags of the computes stored channels-last whatever their inputs."""
+CONCAT = "concat"
+"""The tag of a concatenation (graph-to-te's), stored channels-last when all its inputs are."""
 
 
 def _offset_of(value: SSAValue, index: SSAValue) -> bool:
@@ -63,13 +65,26 @@ def _offset_of(value: SSAValue, index: SSAValue) -> bool:
     return True
 
 
+def _clamped_offset_of(value: SSAValue, index: SSAValue) -> bool:
+    """Whether `value` is `index` plus a constant, clamped between constants (a concatenation's read of one input)."""
+    while isinstance(op := value.owner, arith.MinSIOp | arith.MaxSIOp):
+        constant = [v for v in op.operands if isinstance(v.owner, arith.ConstantOp)]
+        if len(constant) != 1:
+            return False
+        value = op.lhs if constant[0] is op.rhs else op.rhs
+    return _offset_of(value, index)
+
+
 def _keeps_layout(compute: te.ComputeOp, reading: te.ReadOp) -> bool:
     """Whether `reading` (a rank-4 read in `compute`) takes the compute's own batch index and its channel index plus
-    a constant: elementwise ops, pads, channel slices, pools. A concatenation's reads are clamped into each input's
-    channels and selected by channel: channels-last, that choice would change along the vector lanes, so a
-    concatenation stays NCHW."""
+    a constant: elementwise ops, pads, channel slices, pools; or, in a concatenation, that channel offset clamped
+    into the input's channels. Channels-last, a concatenation's choice among its inputs is made per channel, along
+    the vector lanes: `loop-partition` (the concat schedule rule) splits the channel loop at the input boundaries,
+    where each piece reads one input contiguously."""
     batch, channel = compute.output_indices[:2]
     indices = reading.indices
+    if compute.tag.data == CONCAT:
+        return indices[0] is batch and _clamped_offset_of(indices[1], channel)
     return indices[0] is batch and _offset_of(indices[1], channel)
 
 
@@ -88,6 +103,21 @@ def _joins(compute: te.ComputeOp, channels_last: set[SSAValue]) -> bool:
         return False
     images = [r for r in reads if _is_image(r.tensor)]
     return bool(images) and all(r.tensor in channels_last and _keeps_layout(compute, r) for r in images)
+
+
+def joins_channels_last(compute: te.ComputeOp, known: dict[te.ComputeOp, bool] | None = None) -> bool:
+    """Whether `compute` would be stored channels-last by its inputs alone (before the pruning of chains that reach no
+    convolution): what te-conv-im2col asks of a concatenation before te-channels-last runs. `known`: the answers
+    for its producers so far (each compute is visited once)."""
+    known = {} if known is None else known
+    if compute not in known:
+        channels_last: set[SSAValue] = set()
+        for reading in _reads(compute):
+            producer = reading.tensor.owner
+            if isinstance(producer, te.ComputeOp) and joins_channels_last(producer, known):
+                channels_last.add(reading.tensor)
+        known[compute] = _joins(compute, channels_last)
+    return known[compute]
 
 
 def _is_image(tensor: SSAValue) -> bool:
