@@ -211,10 +211,10 @@ def is_bool_buffer(buffer: SSAValue) -> bool:
 
 
 def without_unit_tail(buffer: SSAValue, strides: list[int]) -> list[int]:
-    """The per-index strides of an access to `buffer` without those of its trailing dimensions of extent 1 (always
-    index 0): a `[C, 1, 1]` per-channel operand read at `[c, 0, 0]` walks memory with unit stride along c."""
+    """The per-index strides of an access to `buffer` without those of its trailing dimensions of extent 1 that the
+    loop does not move: a `[C, 1, 1]` per-channel operand read at `[c, 0, 0]` walks memory with unit stride along c."""
     assert isinstance(buffer.type, MemRefType)
     shape = buffer.type.get_shape()
-    while len(strides) > 1 and shape[len(strides) - 1] == 1:
+    while len(strides) > 1 and shape[len(strides) - 1] == 1 and strides[-1] == 0:
         strides = strides[:-1]
     return strides
