@@ -49,7 +49,9 @@ _DECIDED = {
 """Per signed predicate, whether two ranges make it (always true, always false)."""
 
 
-def partition_loop(kernel: func.FuncOp, target: loop.ForOp, points: tuple[int, ...], pass_name: str) -> list[loop.ForOp]:
+def partition_loop(
+    kernel: func.FuncOp, target: loop.ForOp, points: tuple[int, ...], pass_name: str
+) -> list[loop.ForOp]:
     """Replace `target` by one copy per range between its bounds and `points`, each folded; returns the pieces."""
     name = target.loop_name.data
     lower, step = target.lower.value.data, target.step.value.data
@@ -151,7 +153,7 @@ def _fold(op: Operation, ranges: dict[SSAValue, Range]) -> None:
 
 @dataclass(frozen=True)
 class LoopPartitionPass(ModulePass):
-    """Split loop `loop` of kernel `kernel` at `points` into `<loop>_p0`, `<loop>_p1`, ..., each folded for its range."""
+    """Split loop `loop` of kernel `kernel` at `points` into `<loop>_p0`, `<loop>_p1`, ..., each folded."""
 
     name = "loop-partition"
 

@@ -10,8 +10,9 @@ selects among its inputs by that index and reads each at a clamped index, so no 
 
 Schedule: `loop-partition` at those constants (each piece reads one input, unclamped), then each piece as the
 elementwise rule does a loop: split by `width` and vectorize the inner part (a piece starts where the one before it
-ends, not at 0, so it is split even when it is `width` long; a piece shorter than `width` stays scalar). Knob: `width`, 0 (partition only, the rest left to LLVM) or one,
-two or four vector widths up to the longest piece; default one vector width.
+ends, not at 0, so it is split even when it is `width` long; a piece shorter than `width` stays scalar). Knob:
+`width`, 0 (partition only, the rest left to LLVM) or one, two or four vector widths up to the longest piece;
+default one vector width.
 """
 
 from __future__ import annotations

@@ -11,7 +11,10 @@ Schedule: accumulate in the output, move the window loops outside the width loop
 operation per window tap (a row of outputs updated at once instead of a serial max chain per output), the row of
 outputs kept in a local tile (`loop-cache-write` at the row loop). Knobs: `vectorize` (on only where the width loop
 fits, see `PoolWorkload.vectorizable`), `cache_row` (where there is a row loop). With `graph-pad-max-pool` before it,
-padded max pools read plain affine coordinates.
+padded max pools read plain affine coordinates; a padded average pool's tap (`select(inside, x[...], 0)`) is taken
+when its bounds check does not depend on the vectorized loop. A channels-last pool whose innermost loop (channels) is
+too long for one vectorized loop gets it split into channel blocks instead (`PoolWorkload.channel_block`), the window
+loops between the block loop and the vectorized block, and the block's outputs kept in a local tile.
 """
 
 from __future__ import annotations

@@ -32,7 +32,8 @@ def fire_model(channels: tuple[int, ...], pool: str, size: int = 13) -> onnx.Mod
     inits: list[onnx.TensorProto] = []
 
     def conv(source: str, c: int, f: int, kernel: int, name: str) -> list[onnx.NodeProto]:
-        inits.append(numpy_helper.from_array((rng.standard_normal((f, c, kernel, kernel)) * 0.3).astype(np.float32), f"{name}_w"))
+        weights = (rng.standard_normal((f, c, kernel, kernel)) * 0.3).astype(np.float32)
+        inits.append(numpy_helper.from_array(weights, f"{name}_w"))
         inits.append(numpy_helper.from_array(rng.standard_normal(f).astype(np.float32), f"{name}_b"))
         pad = kernel // 2
         return [
@@ -67,9 +68,7 @@ def trace_of(model: onnx.ModelProto) -> str:
 
 
 @pytest.mark.parametrize("pool", sorted(POOLS))
-@pytest.mark.parametrize(
-    "channels", [(64, 64), (24, 40), (16, 48, 32)], ids=["64+64", "24+40", "16+48+32"]
-)
+@pytest.mark.parametrize("channels", [(64, 64), (24, 40), (16, 48, 32)], ids=["64+64", "24+40", "16+48+32"])
 @pytest.mark.parametrize("opt_level", [2, 3])
 def test_channels_last_concat_and_pool_keep_numbers(channels: tuple[int, ...], pool: str, opt_level: int) -> None:
     """Concatenations of whole vectors of channels and of parts that are not (24 + 40: each piece a vector loop and
@@ -105,3 +104,23 @@ def test_channels_last_pool_of_128_channels_is_vectorized_in_blocks_of_64(pool: 
     assert f"loop-split{{kernel={name} loop=i3 factor=64}}" in trace
     assert f"loop-reorder{{kernel={name} order=i0,i1,i2,i3_o,k4,k5,i3_i}}" in trace
     assert f"loop-vectorize{{kernel={name} loop=i3_i}}" in trace
+
+
+def test_concat_with_a_constant_input_keeps_numbers() -> None:
+    """A concatenation of a convolution's output with a constant image (an initializer, NCHW: the piece that reads it
+    walks it with a stride) is channels-last too, and equals ONNX Runtime."""
+    model = fire_model((32,), "max-3x3-s2")
+    constant = np.random.default_rng(2).standard_normal((1, 16, 13, 13)).astype(np.float32)
+    model.graph.initializer.append(numpy_helper.from_array(constant, "k"))
+    concat = next(node for node in model.graph.node if node.op_type == "Concat")
+    concat.input.append("k")
+    head = next(node for node in model.graph.node if node.input and node.input[0] == "pooled")
+    weights = next(t for t in model.graph.initializer if t.name == head.input[1])
+    wider = np.random.default_rng(3).standard_normal((16, 48, 1, 1)).astype(np.float32) * 0.3
+    weights.CopyFrom(numpy_helper.from_array(wider, weights.name))
+    x = np.random.default_rng(1).standard_normal((1, 8, 13, 13)).astype(np.float32)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    (actual,) = InferenceSession(model).run(None, {"x": x})
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+    assert re.search(r"loop-partition\{kernel=concat_\d+ loop=i3 points=32\}", trace_of(model))
+
