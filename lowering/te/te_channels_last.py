@@ -48,7 +48,7 @@ NCHW_POSITION = (0, 3, 1, 2)
 """Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
 CONVOLUTIONS = ("conv", "conv_output")
 """Tags of the computes stored channels-last whatever their inputs."""
-CONCAT = "concat"
+CONCAT_TAG = "concat"
 """The tag of a concatenation (graph-to-te's), stored channels-last when all its inputs are."""
 
 
@@ -83,7 +83,7 @@ def _keeps_layout(compute: te.ComputeOp, reading: te.ReadOp) -> bool:
     where each piece reads one input contiguously."""
     batch, channel = compute.output_indices[:2]
     indices = reading.indices
-    if compute.tag.data == CONCAT:
+    if compute.tag.data == CONCAT_TAG:
         return indices[0] is batch and _clamped_offset_of(indices[1], channel)
     return indices[0] is batch and _offset_of(indices[1], channel)
 
