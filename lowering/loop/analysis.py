@@ -208,3 +208,13 @@ def is_movable(op: Operation) -> bool:
 def is_bool_buffer(buffer: SSAValue) -> bool:
     """Whether `buffer` is a memref of i1 (one byte per element in memory, one bit per lane in an LLVM vector)."""
     return isinstance(buffer.type, MemRefType) and buffer.type.element_type == i1
+
+
+def without_unit_tail(buffer: SSAValue, strides: list[int]) -> list[int]:
+    """The per-index strides of an access to `buffer` without those of its trailing dimensions of extent 1 that the
+    loop does not move: a `[C, 1, 1]` per-channel operand read at `[c, 0, 0]` walks memory with unit stride along c."""
+    assert isinstance(buffer.type, MemRefType)
+    shape = buffer.type.get_shape()
+    while len(strides) > 1 and shape[len(strides) - 1] == 1 and strides[-1] == 0:
+        strides = strides[:-1]
+    return strides

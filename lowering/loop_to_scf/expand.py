@@ -30,7 +30,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
-from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of
+from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of, without_unit_tail
 
 
 def expand_loops(root: Operation, *, vectors_only: bool = False) -> None:
@@ -119,6 +119,8 @@ class _Vectorizer:
         strides = [self.stride.get(operand, 0) for operand in op.operands]
         if isinstance(op, arith.AddiOp):
             stride = strides[0] + strides[1]
+        elif isinstance(op, arith.SubiOp):
+            stride = strides[0] - strides[1]
         elif isinstance(op, arith.MuliOp) and 0 in strides:
             other = op.operands[strides.index(0)].owner
             if not isinstance(other, arith.ConstantOp):
@@ -134,7 +136,7 @@ class _Vectorizer:
         indices = list(op.indices)
         if any(index in self.vector for index in indices):
             raise self.fail(op, "reads or writes at an index that differs per lane (a gather or scatter)")
-        strides = [self.stride.get(index, 0) for index in indices]
+        strides = without_unit_tail(op.memref, [self.stride.get(index, 0) for index in indices])
         if any(strides) and is_bool_buffer(op.memref):
             raise self.fail(op, "accesses bool (i1) memory, one byte per element, which LLVM vectors pack into bits")
         if not any(strides):

@@ -3,7 +3,8 @@
 Kernels are recognised by structure, not by name, by the schedule rules tried in order (one file each):
 `rows` (kernels of several stages over shared rows: softmax, normalisations), `gemm` (GEMM-like reductions), `conv`
 (direct convolutions), `pool` (pooling and NCHW depthwise convolutions), `depthwise` (channels-last depthwise
-convolutions), `shuffle` (channel shuffle copies) and `elementwise` (no reduction). The first rule
+convolutions), `shuffle` (channel shuffle copies), `concat` (no reduction, the innermost index compared with
+constants: a concatenation along it) and `elementwise` (no reduction). The first rule
 that matches a kernel gives its space of schedules (named knobs, see
 `space.py`) and its default config, today's measured heuristics; the rule turns that config into a list of
 primitive passes. Then `parallel` places one parallel loop per big enough nest (for kernels no rule matched too):
@@ -36,6 +37,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from minimlc.lowering.loop.analysis import find_kernel, loops_of
 from minimlc.lowering.abi import SCHEDULE_ATTR
 from minimlc.lowering.loop_to_scf.expand import expand_loops
+from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.depthwise import DEPTHWISE
 from minimlc.lowering.schedule.elementwise import ELEMENTWISE
@@ -52,7 +54,9 @@ from minimlc.lowering.schedule.tuning_db import TuningDatabase, kernel_key, kern
 from minimlc.lowering.target import Target, copy_target, target_of
 from minimlc.lowering.workers import compile_jobs, fork_map
 
-RULES: tuple[Rule, ...] = (ROWS, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, ELEMENTWISE)
+RULES: tuple[Rule, ...] = (
+    *(ROWS, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, CONCAT, ELEMENTWISE),
+)
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
 
 

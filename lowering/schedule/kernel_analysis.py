@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, call_sites, is_bool_buffer, loops_of
+from minimlc.lowering.loop.analysis import affine_form, call_sites, is_bool_buffer, loops_of, without_unit_tail
 
 
 def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
@@ -84,14 +84,16 @@ def output_and_reduction_loops(
 
 def unit_stride(target: loop.ForOp) -> bool:
     """True if every access in `target` is to one element or walks the buffer's last dimension with stride 1
-    (strided accesses vectorize lane by lane, slower than LLVM's scalar loop), none at an index read from memory in
-    `target` (a gather: each lane has its own) and none to bool (i1) memory, which LLVM packs into bits as vectors."""
+    (trailing dimensions of extent 1 aside; strided accesses vectorize lane by lane, slower than LLVM's scalar loop),
+    none at an index read from memory in `target` (a gather: each lane has its own) and none to bool (i1) memory,
+    which LLVM packs into bits as vectors."""
     iv = target.induction_var
     for access in target.walk():
         if isinstance(access, memref.LoadOp | memref.StoreOp):
             if is_bool_buffer(access.memref) or any(_read_in(index, target) for index in access.indices):
                 return False
             strides = [(affine_form(index) or {}).get(iv, 0) for index in access.indices]
+            strides = without_unit_tail(access.memref, strides)
             if any(strides[:-1]) or (strides and strides[-1] not in (0, 1)):
                 return False
     return True

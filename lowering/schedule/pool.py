@@ -11,7 +11,10 @@ Schedule: accumulate in the output, move the window loops outside the width loop
 operation per window tap (a row of outputs updated at once instead of a serial max chain per output), the row of
 outputs kept in a local tile (`loop-cache-write` at the row loop). Knobs: `vectorize` (on only where the width loop
 fits, see `PoolWorkload.vectorizable`), `cache_row` (where there is a row loop). With `graph-pad-max-pool` before it,
-padded max pools read plain affine coordinates.
+padded max pools read plain affine coordinates; a padded average pool's tap (`select(inside, x[...], 0)`) is taken
+when its bounds check does not depend on the vectorized loop. A channels-last pool whose innermost loop (channels) is
+too long for one vectorized loop gets it split into channel blocks instead (`PoolWorkload.channel_block`), the window
+loops between the block loop and the vectorized block, and the block's outputs kept in a local tile.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 
+from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form
 from minimlc.lowering.loop.loop_vectorize import MAX_LANES
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -46,6 +51,9 @@ class PoolWorkload:
     by lane), or if it walks the input with unit stride and fits `MAX_LANES` (LLVM splits the vector). Otherwise the
     kernel is left to LLVM as it is: on a longer strided row its interleaved loads beat lane-by-lane ones (2x on 55
     outputs of stride 2), and with the window loops moved out it was 3x slower (27 outputs of stride 2)."""
+    channel_block: int = 0
+    """For a channels-last pool whose innermost loop (the channels) is too long for one vectorized loop: the channels
+    one vector operation per tap covers (a multiple of the vector width dividing them, at most `MAX_LANES`); 0 else."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,8 @@ class PoolRule:
             return None
         product = terms[0].owner
         depthwise = isinstance(update[0], arith.AddfOp) and isinstance(product, arith.MulfOp)
-        factors = [product.lhs, product.rhs] if depthwise else terms
+        padded = _padded_read(product)
+        factors = [product.lhs, product.rhs] if depthwise else [padded.lhs] if padded else terms
         reads = [v.owner for v in factors if isinstance(v.owner, memref.LoadOp) and v.owner.memref in params]
         if len(reads) != len(factors):
             return None
@@ -82,30 +91,34 @@ class PoolRule:
         moving = [
             r for r in reads if any((affine_form(index) or {}).get(width.induction_var, 0) for index in r.indices)
         ]
-        if len(moving) != 1:
+        if len(moving) != 1 or (padded is not None and _depends_on(padded.cond, width.induction_var)):
             return None
+        vectorizable = width.trip_count <= target.vector_lanes or (unit_stride(width) and width.trip_count <= MAX_LANES)
         return PoolWorkload(
             kernel.sym_name.data,
             tuple(lp.loop_name.data for lp in spatial_loops),
             tuple(lp.loop_name.data for lp in reduction_loops),
-            width.trip_count <= target.vector_lanes or (unit_stride(width) and width.trip_count <= MAX_LANES),
+            vectorizable,
+            _channel_block(width, target) if not depthwise and not vectorizable else 0,
         )
 
     def space(self, workload: PoolWorkload, target: Target) -> Space:
         default = self.default(workload, target)
         return Space(
             (
-                Knob("vectorize", (True, False) if workload.vectorizable else (False,), default["vectorize"]),
+                Knob("vectorize", (True, False) if _vectorizable(workload) else (False,), default["vectorize"]),
                 Knob("cache_row", (True, False) if len(workload.spatial) > 1 else (False,), default["cache_row"]),
             )
         )
 
     def default(self, workload: PoolWorkload, target: Target) -> Config:
-        return {"vectorize": workload.vectorizable, "cache_row": len(workload.spatial) > 1}
+        return {"vectorize": _vectorizable(workload), "cache_row": len(workload.spatial) > 1}
 
     def apply(self, workload: PoolWorkload, config: Config) -> list[str]:
         if not config["vectorize"]:
             return []
+        if workload.channel_block:
+            return _channel_block_steps(workload, config)
         name, spatial, w = workload.kernel, workload.spatial, workload.spatial[-1]
         steps = [
             f"loop-decompose-reduction{{kernel={name}}}",
@@ -116,6 +129,55 @@ class PoolRule:
         if config["cache_row"]:
             steps.append(f"loop-cache-write{{kernel={name} loop={spatial[-2]}}}")
         return steps
+
+
+def _padded_read(term: Operation | None) -> arith.SelectOp | None:
+    """`term` if it is a read or a constant as a tap lies inside the input or not (a padded average pool's tap)."""
+    if isinstance(term, arith.SelectOp) and isinstance(term.rhs.owner, arith.ConstantOp):
+        return term
+    return None
+
+
+def _depends_on(value: SSAValue, index: SSAValue) -> bool:
+    """Whether `value` is computed from `index` (a padded tap's condition from the vectorized loop's index, which
+    would differ per lane)."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if value is index:
+            return True
+        if isinstance(value.owner, Operation):
+            pending.extend(value.owner.operands)
+    return False
+
+
+def _vectorizable(workload: PoolWorkload) -> bool:
+    return workload.vectorizable or bool(workload.channel_block)
+
+
+def _channel_block(width: loop.ForOp, target: Target) -> int:
+    """The channel block of a channels-last pool's innermost loop `width` (see `PoolWorkload.channel_block`)."""
+    lanes, trip = target.vector_lanes, width.trip_count
+    if not unit_stride(width) or trip % lanes:
+        return 0
+    return max(f for f in range(lanes, MAX_LANES + 1, lanes) if trip % f == 0)
+
+
+def _channel_block_steps(workload: PoolWorkload, config: Config) -> list[str]:
+    """A channels-last pool: the channel loop split into blocks, the window loops between the block loop and the
+    vectorized block, each block of outputs kept in a local tile across the taps (`cache_row`)."""
+    name, spatial, c, block = workload.kernel, workload.spatial, workload.spatial[-1], workload.channel_block
+    steps = [
+        f"loop-decompose-reduction{{kernel={name}}}",
+        f"loop-split{{kernel={name} loop={c}_init factor={block}}}",
+        f"loop-vectorize{{kernel={name} loop={c}_init_i}}",
+        f"loop-split{{kernel={name} loop={c} factor={block}}}",
+        f"loop-reorder{{kernel={name} order={','.join([*spatial[:-1], f'{c}_o', *workload.reduction, f'{c}_i'])}}}",
+        f"loop-vectorize{{kernel={name} loop={c}_i}}",
+    ]
+    if config["cache_row"]:
+        steps.append(f"loop-cache-write{{kernel={name} loop={c}_o}}")
+    return steps
 
 
 POOL = PoolRule()

@@ -20,13 +20,13 @@ te-inline folds the padding and the producers, such as ShuffleNet's concatenatio
 copy), and then,
 in program order, every image compute (rank 4, more than one pixel) whose image reads are all of channels-last
 tensors, each at the compute's own batch and its channel plus a constant (elementwise ops, padding, channel slices,
-and pooling: reductions over one input; not a concatenation, whose reads are selected by channel, which along vector
-lanes would change per lane, nor a reduction across channels such as LRN's window sum, nor what reads those). Of
-those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout, or the
-integer convolution's packed input `conv_integer_input`) through channels-last computes, or an im2col GEMM reading
-them directly (a 1x1 convolution's A operand, then row-major), stay channels-last: a chain that ends in NCHW readers
-(a model's output, a channel shuffle's reshape) would only move its transposition to the end. Tensors of one pixel
-per channel stay as they are (both layouts are the same bytes). A channels-last copy of a tensor that is now
+and pooling: reductions over one input; a concatenation, whose reads are that channel offset clamped into each input
+and selected by channel; not a reduction across channels such as LRN's window sum, nor what reads it). Of those,
+only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout, or the integer
+convolution's packed input `conv_integer_input`) through channels-last computes, or an im2col GEMM reading them
+directly (a 1x1 convolution's A operand, then row-major), stay channels-last: a chain that ends in NCHW readers (a
+model's output, a channel shuffle's reshape) would only move its transposition to the end. Tensors of one pixel per
+channel stay as they are (both layouts are the same bytes). A channels-last copy of a tensor that is now
 channels-last is that tensor. A channels-last result used other than by a read (a function result) is copied back
 to NCHW once.
 Run after te-conv-layout and before te-inline.
@@ -63,6 +63,8 @@ CHANNELS_LAST_READERS = (COPY_TAG, "conv_integer_input", GEMM_TAG)
 """Tags of the computes that read a convolution input channels-last (a chain reaching one stays channels-last):
 te-conv-layout's copy, the integer convolution's words of four channels (`graph_to_te/quantized.py`), and an im2col
 GEMM."""
+CONCAT_TAG = "concat"
+"""The tag of a concatenation (graph-to-te's), stored channels-last when all its inputs are."""
 
 
 def _offset_of(value: SSAValue, index: SSAValue) -> bool:
@@ -78,13 +80,26 @@ def _offset_of(value: SSAValue, index: SSAValue) -> bool:
     return True
 
 
+def _clamped_offset_of(value: SSAValue, index: SSAValue) -> bool:
+    """Whether `value` is `index` plus a constant, clamped between constants (a concatenation's read of one input)."""
+    while isinstance(op := value.owner, arith.MinSIOp | arith.MaxSIOp):
+        constant = [v for v in op.operands if isinstance(v.owner, arith.ConstantOp)]
+        if len(constant) != 1:
+            return False
+        value = op.lhs if constant[0] is op.rhs else op.rhs
+    return _offset_of(value, index)
+
+
 def _keeps_layout(compute: te.ComputeOp, reading: te.ReadOp) -> bool:
     """Whether `reading` (a rank-4 read in `compute`) takes the compute's own batch index and its channel index plus
-    a constant: elementwise ops, pads, channel slices, pools. A concatenation's reads are clamped into each input's
-    channels and selected by channel: channels-last, that choice would change along the vector lanes, so a
-    concatenation stays NCHW."""
+    a constant: elementwise ops, pads, channel slices, pools; or, in a concatenation, that channel offset clamped
+    into the input's channels. Channels-last, a concatenation's choice among its inputs is made per channel, along
+    the vector lanes: `loop-partition` (the concat schedule rule) splits the channel loop at the input boundaries,
+    where each piece reads one input contiguously."""
     batch, channel = compute.output_indices[:2]
     indices = reading.indices
+    if compute.tag.data == CONCAT_TAG:
+        return indices[0] is batch and _clamped_offset_of(indices[1], channel)
     return indices[0] is batch and _offset_of(indices[1], channel)
 
 
@@ -105,6 +120,23 @@ def _joins(compute: te.ComputeOp, channels_last: set[SSAValue], target: Target) 
         return False
     images = [r for r in reads if _is_image(r.tensor)]
     return bool(images) and all(r.tensor in channels_last and _keeps_layout(compute, r) for r in images)
+
+
+def joins_channels_last(
+    compute: te.ComputeOp, target: Target, known: dict[te.ComputeOp, bool] | None = None
+) -> bool:
+    """Whether `compute` would be stored channels-last by its inputs alone (before the pruning of chains that reach no
+    convolution): what te-conv-im2col asks of a concatenation before te-channels-last runs. `known`: the answers
+    for its producers so far (each compute is visited once)."""
+    known = {} if known is None else known
+    if compute not in known:
+        channels_last: set[SSAValue] = set()
+        for reading in _reads(compute):
+            producer = reading.tensor.owner
+            if isinstance(producer, te.ComputeOp) and joins_channels_last(producer, target, known):
+                channels_last.add(reading.tensor)
+        known[compute] = _joins(compute, channels_last, target)
+    return known[compute]
 
 
 def _is_image(tensor: SSAValue) -> bool:

@@ -51,6 +51,7 @@ from xdsl.utils.exceptions import PassFailedException
 from minimlc.dialects import graph, te
 from minimlc.lowering.schedule.conv import COLUMN_MULTIPLE, ROW_MULTIPLE, ConvShape, prefers_im2col
 from minimlc.lowering.te.builder import Indices, build_compute, index_constant, read
+from minimlc.lowering.te.te_channels_last import CONCAT_TAG, joins_channels_last
 from minimlc.lowering.target import Target, target_of
 
 ALGORITHMS = ("auto", "im2col", "direct")
@@ -159,7 +160,11 @@ class ConvToIm2colGemm(RewritePattern):
         )
         shape = ConvShape(n, c, f, oh, ow, kh, kw)
         source = parts.data.owner.tensor.owner if isinstance(parts.data.owner, te.ReadOp) else None
-        concat = isinstance(source, te.ComputeOp) and source.tag.data == "concat"
+        concat = (
+            isinstance(source, te.ComputeOp)
+            and source.tag.data == CONCAT_TAG
+            and not joins_channels_last(source, self.target)
+        )
         if self.algorithm == "auto" and not prefers_im2col(shape, self.target, concat):
             return
         rows, depth = shape.rows, shape.depth
