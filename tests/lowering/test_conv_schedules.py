@@ -110,6 +110,7 @@ SHAPES = {
     "7x7-s2": (3, 20, 16, 7, 2, 3),
     "3x3-w13": (8, 13, 16, 3, 1, 1),  # a 13-column register tile
     "1x1-w27": (16, 27, 32, 1, 1, 0),  # 9 columns of two vectors
+    "3x3-s2-stem-w51": (3, 103, 64, 3, 2, 0),  # 3 columns of four vectors (SqueezeNet's stem, 111 wide)
 }
 
 
