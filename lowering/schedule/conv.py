@@ -105,8 +105,8 @@ def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:
     """The register tile (output channels NR, output columns MR) of the direct schedule for a convolution with
     `channels` output channels (a multiple of the vector width) and output rows `width` wide: two vectors of
     channels where they divide them, else one, and the most columns that fit; four vectors where two leave fewer
-    than `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor above 3: SqueezeNet's 3x3/2
-    stem, 111 wide, 3 columns)."""
+    than `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor from 4 to 14: SqueezeNet's
+    3x3/2 stem, 111 wide, 3 columns)."""
     lanes = target.vector_lanes
     nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
     mr = _tile_columns(width, nr // lanes, target)
