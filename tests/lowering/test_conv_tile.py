@@ -1,7 +1,8 @@
 """The direct convolution's default register tile (`conv_tile`): two vectors of output channels and the most
 columns that divide the width and fit the registers, widened to four vectors where two leave fewer than
 `CONV_MIN_ACCUMULATORS` accumulators (widths with no divisor from 4 to 14: SqueezeNet's 111-wide stem) and four hold
-more; every other shape (ResNet-50's, SqueezeNet's and Inception's widths) keeps its tile."""
+more; every other shape (ResNet-50's, SqueezeNet's and Inception's widths) keeps its tile; and the output-channel padding
+(`channel_padding_multiple`): two vectors where channels need padding anyway and that costs few more."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from minimlc.lowering.schedule.conv import (
     CONV_MAX_COLUMNS,
     CONV_MIN_ACCUMULATORS,
     ConvShape,
+    channel_padding_multiple,
     conv_tile,
     prefers_im2col,
 )
@@ -89,3 +91,19 @@ def test_widening_leaves_the_algorithm_choice_alone() -> None:
         if nr == 64:
             assert mr <= 3
             assert prefers_im2col(ConvShape(1, 16, 64, width, width, 3, 3), AVX512)
+
+
+@pytest.mark.parametrize(
+    ("channels", "avx512", "avx2"),
+    [
+        (1000, 32, 8),  # SqueezeNet's classes: 1024 (a 13x32 tile) rather than 1008 (13x16)
+        (24, 32, 8),  # ShuffleNet's stem: 32 either way
+        (40, 16, 8),  # 48, not 64: two vectors would cost 40 % more channels
+        (100, 16, 8),
+        (1008, 16, 8),  # whole vectors already: never padded further
+        (48, 16, 8),
+    ],
+)
+def test_channel_padding_takes_two_vectors_where_they_cost_little(channels: int, avx512: int, avx2: int) -> None:
+    assert channel_padding_multiple(channels, AVX512) == avx512
+    assert channel_padding_multiple(channels, AVX2) == avx2
