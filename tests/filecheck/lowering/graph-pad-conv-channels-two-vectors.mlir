@@ -1,8 +1,8 @@
 // RUN: mini-opt %s --mcpu=x86-64-v3 -p graph-pad-conv-channels | filecheck %s
 
 // Channels that need padding anyway go to a multiple of two vectors (the default register tile's width) where that
-// costs at most a sixteenth more of them: 132 -> 144 (nine pairs of 8-lane vectors), not 136; 20 -> 24 stays one vector (two would
-// cost 8 more channels, 40 %).
+// costs at most a sixteenth more of them: 132 -> 144 (nine pairs of 8-lane vectors), not 136; 20 -> 24 stays one
+// vector (two would cost 8 more channels, 40 %).
 
 builtin.module {
   func.func @main(%x: tensor<1x8x4x4xf32>) -> (tensor<1x132x4x4xf32>, tensor<1x20x4x4xf32>) {
