@@ -133,6 +133,46 @@ def loop_of(value: SSAValue) -> loop.ForOp | None:
     return None
 
 
+def enclosing_loops(op: Operation, root: Operation) -> list[loop.ForOp]:
+    """The loops around `op`, innermost first, up to and including `root`."""
+    loops: list[loop.ForOp] = []
+    current = op.parent_op()
+    while isinstance(current, loop.ForOp):
+        loops.append(current)
+        if current is root:
+            break
+        current = current.parent_op()
+    return loops
+
+
+def writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
+    """True if the loops around `store` (up to `root`) visit every element of its buffer exactly once: each index is
+    a mixed-radix sum of distinct loops, and the iterations number the buffer's elements."""
+    loops = [lp for lp in enclosing_loops(store, root) if lp.trip_count > 1]
+    forms = [affine_form(index) for index in store.indices]
+    if any(form is None for form in forms):
+        return False
+    used: list[SSAValue] = []
+    for form in forms:
+        assert form is not None
+        terms = []
+        for value, coeff in form.items():
+            owner = loop_of(value) if value is not None else None
+            if owner is None or owner.trip_count <= 1 or not coeff:
+                continue
+            terms.append((coeff * owner.step.value.data, owner.trip_count))
+            used.append(value)
+        span = 0
+        for stride, trips in sorted(terms):
+            if stride <= span:
+                return False
+            span += stride * (trips - 1)
+    shape = store.memref.type.get_shape()  # type: ignore[union-attr]
+    return sorted(map(id, used)) == sorted(id(lp.induction_var) for lp in loops) and math.prod(
+        lp.trip_count for lp in loops
+    ) == math.prod(shape)
+
+
 def affine_form(value: SSAValue) -> Affine | None:
     """`value` as an affine form over loop induction variables, or None if it is not one."""
     if loop_of(value) is not None:
@@ -210,43 +250,3 @@ def is_movable(op: Operation) -> bool:
 def is_bool_buffer(buffer: SSAValue) -> bool:
     """Whether `buffer` is a memref of i1 (one byte per element in memory, one bit per lane in an LLVM vector)."""
     return isinstance(buffer.type, MemRefType) and buffer.type.element_type == i1
-
-
-def enclosing_loops(op: Operation, root: Operation) -> list[loop.ForOp]:
-    """The loops around `op`, innermost first, up to and including `root`."""
-    loops: list[loop.ForOp] = []
-    current = op.parent_op()
-    while isinstance(current, loop.ForOp):
-        loops.append(current)
-        if current is root:
-            break
-        current = current.parent_op()
-    return loops
-
-
-def writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
-    """True if the loops around `store` (up to `root`) visit every element of its buffer exactly once: each index is
-    a mixed-radix sum of distinct loops, and the iterations number the buffer's elements."""
-    loops = [lp for lp in enclosing_loops(store, root) if lp.trip_count > 1]
-    forms = [affine_form(index) for index in store.indices]
-    if any(form is None for form in forms):
-        return False
-    used: list[SSAValue] = []
-    for form in forms:
-        assert form is not None
-        terms = []
-        for value, coeff in form.items():
-            owner = loop_of(value) if value is not None else None
-            if owner is None or owner.trip_count <= 1 or not coeff:
-                continue
-            terms.append((coeff * owner.step.value.data, owner.trip_count))
-            used.append(value)
-        span = 0
-        for stride, trips in sorted(terms):
-            if stride <= span:
-                return False
-            span += stride * (trips - 1)
-    shape = store.memref.type.get_shape()  # type: ignore[union-attr]
-    return sorted(map(id, used)) == sorted(id(lp.induction_var) for lp in loops) and math.prod(
-        lp.trip_count for lp in loops
-    ) == math.prod(shape)
