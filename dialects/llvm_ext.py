@@ -1,7 +1,9 @@
 """LLVM instructions that xDSL's `llvm` dialect lacks, as the `llvmx` dialect.
 
 Each op mirrors the LLVM IR instruction of the same name; `minimlc.lowering.llvm.translate`
-emits them as such.
+emits them as such. One op is a target instruction rather than an LLVM one: `llvmx.dot_u8s8`, the four-way byte
+dot product of x86 VNNI (`vpdpbusd`), which `convert-to-llvm` lowers to the intrinsic where the target has it and
+to shifts and multiplies elsewhere.
 """
 
 from __future__ import annotations
@@ -10,7 +12,14 @@ from abc import ABC
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AnyFloatConstr, IntegerAttr, IntegerType, SignlessIntegerConstraint, VectorType
+from xdsl.dialects.builtin import (
+    AnyFloatConstr,
+    IntegerAttr,
+    IntegerType,
+    SignlessIntegerConstraint,
+    VectorType,
+    i32,
+)
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
 from xdsl.irdl import (
@@ -149,4 +158,31 @@ class CallIndirectOp(IRDLOperation):
         super().__init__(operands=[callee, args], result_types=[result_type])
 
 
-LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp], [])
+@irdl_op_definition
+class DotU8S8Op(IRDLOperation):
+    """Per 32-bit lane, the accumulator plus the dot product of the lane's four bytes, unsigned in `lhs` and signed
+    in `rhs` (x86 `vpdpbusd`; wrapping, never saturating): `acc + sum_j u8(lhs >> 8j) * s8(rhs >> 8j)`, on i32 or
+    vectors of i32: `%r = llvmx.dot_u8s8 %acc, %a, %b : vector<16xi32>`."""
+
+    name = "llvmx.dot_u8s8"
+
+    T: ClassVar = VarConstraint("T", EqAttrConstraint(i32) | VectorType.constr(EqAttrConstraint(i32)))
+    acc = operand_def(T)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)"
+
+    def __init__(self, acc: Operation | SSAValue, lhs: Operation | SSAValue, rhs: Operation | SSAValue):
+        super().__init__(operands=[acc, lhs, rhs], result_types=[SSAValue.get(acc).type])
+
+    def verify_(self) -> None:
+        kind = self.result.type
+        if isinstance(kind, VectorType) and len(kind.get_shape()) != 1:
+            raise VerifyException(f"{self.name}: {kind} is not a one-dimensional vector of i32")
+
+
+LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp, DotU8S8Op], [])

@@ -381,7 +381,8 @@ class _Importer:
             expected = f"at least {required}" if variadic else f"{required} to {len(slots)}"
             raise ModelImportError(f"{label}: has {len(node.input)} inputs, expected {expected}")
         attributes = {a.name: helper.get_attribute_value(a) for a in node.attribute}
-        unexpected = sorted(attributes.keys() - keywords)
+        checks_its_own = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)  # takes **attributes
+        unexpected = [] if checks_its_own else sorted(attributes.keys() - keywords)
         if unexpected:  # onnx.checker accepted them: a valid model using what minimlc lacks
             raise UnsupportedFeatureError(f"{label}: attributes {unexpected} are not supported (opset {self.opset})")
 
@@ -395,7 +396,12 @@ class _Importer:
             context = NodeContext(node, self.opset, builder, weights)
             if node.op_type in onnx_control.CONVERTERS or onnx_control.subgraphs(node):
                 context = ControlContext(
-                    node, self.opset, builder, weights, subgraph=lambda g, v: self.run_subgraph(g, v, builder, weights)
+                    node,
+                    self.opset,
+                    builder,
+                    weights,
+                    subgraph=lambda g, v: self.run_subgraph(g, v, builder, weights),
+                    subgraph_checks=self.index_checks,
                 )
             value = converter(context, *inputs, **attributes)
             self.index_checks += [(count, f"{label}: {message}") for count, message in context.index_checks]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import onnx
 from onnx import helper
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import i1, i64
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
@@ -72,6 +72,17 @@ class ControlContext(NodeContext):
     """A `NodeContext` that can also import the node's subgraphs into @main."""
 
     subgraph: Subgraph = field(kw_only=True)
+    subgraph_checks: list[tuple[SSAValue, str]] = field(kw_only=True, default_factory=list[tuple[SSAValue, str]])
+    """The model's run-time index checks, which the subgraphs' nodes append to (`onnx_index_checks`)."""
+
+    def gate_checks(self, start: int, condition: SSAValue, taken: bool) -> None:
+        """Count the index checks appended since `start` only in runs where `condition` is `taken`: a branch or
+        iteration that is computed but whose values are not selected must not raise (If's untaken branch)."""
+        zero = self.data(ConstantValue(f"{self.node.output[0]}.no_index_errors", np.zeros(1, np.int64)))
+        for position in range(start, len(self.subgraph_checks)):
+            count, message = self.subgraph_checks[position]
+            selected = (count, zero) if taken else (zero, count)
+            self.subgraph_checks[position] = (self.emit(graph.WhereOp(condition, *selected)), message)
 
 
 def _condition(ctx: NodeContext, value: Item | None, what: str) -> bool | SSAValue:
@@ -132,7 +143,12 @@ def If(
     condition = _condition(ctx, cond, "cond")
     if isinstance(condition, bool):
         return tuple(ctx.subgraph(then_branch if condition else else_branch, []))
-    then, otherwise = ctx.subgraph(then_branch, []), ctx.subgraph(else_branch, [])
+    start = len(ctx.subgraph_checks)
+    then = ctx.subgraph(then_branch, [])
+    ctx.gate_checks(start, condition, taken=True)
+    start = len(ctx.subgraph_checks)
+    otherwise = ctx.subgraph(else_branch, [])
+    ctx.gate_checks(start, condition, taken=False)
     if len(then) != len(otherwise):
         raise NodeError(f"the branches give {len(then)} and {len(otherwise)} outputs")
     return tuple(
@@ -165,7 +181,16 @@ def Loop(
             raise UnsupportedNodeError(f"the loop runs past {MAX_ITERATIONS} iterations, the most unrolled")
         number = ConstantValue(f"{prefix}.iteration{iteration}", np.array(iteration, np.int64))
         condition = ConstantValue(f"{prefix}.running", np.array(True)) if running is True else running
-        outputs = ctx.subgraph(body, [number, condition, *carried])
+        start = len(ctx.subgraph_checks)
+        try:
+            outputs = ctx.subgraph(body, [number, condition, *carried])
+        except ValueError as error:  # the importer's ModelImportError: this iteration fails whatever the inputs
+            if running is True or isinstance(error, NotImplementedError) or len(body.output) > 1 + len(carried):
+                raise
+            _fails_if_reached(ctx, start, running, f"the loop reaches iteration {iteration}, where {error}")
+            break
+        if running is not True:  # an iteration past a run-time exit is computed but not kept
+            ctx.gate_checks(start, running, taken=True)
         if len(outputs) < 1 + len(carried):
             raise NodeError(f"the body gives {len(outputs)} outputs, expected at least {1 + len(carried)}")
         updated, scan = outputs[1 : 1 + len(carried)], outputs[1 + len(carried) :]
@@ -188,6 +213,15 @@ def Loop(
         raise UnsupportedNodeError("the loop runs no iteration: its scan outputs' element shape is unknown")
     stacks = [stacked(ctx, [_tensor_output(step[k], "scan output") for step in scans], 0) for k in range(scan_count)]
     return (*carried, *stacks)
+
+
+def _fails_if_reached(ctx: ControlContext, start: int, running: SSAValue, message: str) -> None:
+    """A loop iteration that cannot be imported (an index out of range at import time, say) after a run-time exit
+    condition: the unrolling stops there, and a run that would reach it raises (`onnx_index_checks`) with `message`,
+    as ONNX Runtime fails in that iteration."""
+    del ctx.subgraph_checks[start:]
+    reached = ctx.emit(graph.ReshapeOp(ctx.emit(graph.CastOp(running, i64)), (1,)))
+    ctx.subgraph_checks.append((reached, message))
 
 
 def _tensor_output(value: Item, what: str) -> Value:
@@ -236,8 +270,9 @@ def _unrolled_scan(
     scan_count = len(body.output) - len(states)
     if len(body.input) != len(states) + len(inputs) or scan_count < 0:
         raise NodeError(f"the body's inputs and outputs do not match {len(states)} states and {len(inputs)} inputs")
-    out_axes, out_directions = _axes(output_axes, scan_count, "scan_output_axes"), _axes(
-        output_directions, scan_count, "scan_output_directions"
+    out_axes, out_directions = (
+        _axes(output_axes, scan_count, "scan_output_axes"),
+        _axes(output_directions, scan_count, "scan_output_directions"),
     )
     current = list(states)
     steps: list[list[Item]] = []

@@ -24,6 +24,7 @@ from minimlc.frontend import (
     onnx_linalg,
     onnx_linear_attention,
     onnx_loss,
+    onnx_ml,
     onnx_nms,
     onnx_nn,
     onnx_normalization,
@@ -41,6 +42,8 @@ from minimlc.frontend import (
     onnx_text,
     onnx_training,
     onnx_tensor_scatter,
+    onnx_tree_ensemble,
+    onnx_tree_ensemble_legacy,
 )
 
 CONVERTERS = {
@@ -76,6 +79,9 @@ CONVERTERS = {
     **onnx_linear_attention.CONVERTERS,
     **onnx_flex_attention.CONVERTERS,
     **onnx_padding.CONVERTERS,
+    **onnx_ml.CONVERTERS,
+    **onnx_tree_ensemble.CONVERTERS,
+    **onnx_tree_ensemble_legacy.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
 
@@ -86,7 +92,7 @@ def converter_key(domain: str, op_type: str) -> str:
 
 
 OTHER_DOMAINS = frozenset(key.rpartition(".")[0] for key in CONVERTERS if "." in key)
-"""The domains besides ONNX's default one that have converters (ai.onnx.preview, ai.onnx.preview.training)."""
+"""The domains besides ONNX's default one that have converters (ai.onnx.preview, ai.onnx.preview.training, ai.onnx.ml)."""
 
 TYPED_OPS = frozenset(
     {
@@ -113,6 +119,8 @@ TYPED_OPS = frozenset(
         # detection (int64 indices; each converter checks its float operands)
         *("MaxUnpool", "RoiAlign", "DeformConv"),
         "TensorScatter",
+        # the ai.onnx.ml numeric ops (float, double, int32, int64; each converter checks)
+        *("Binarizer", "ArrayFeatureExtractor", "TreeEnsemble", "TreeEnsembleRegressor", "TreeEnsembleClassifier"),
         # every element type its graph ops take (each converter checks its operands)
         *("Einsum", "Pad", "MaxPool", "Softmax"),
         # reductions (each checks the element types its graph op takes)

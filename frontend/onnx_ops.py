@@ -56,6 +56,7 @@ ELEMENT_TYPES: dict[np.dtype, Attribute] = {
     },
     np.dtype(ml_dtypes.int2): graph.STORAGE_ONLY[7],
     np.dtype(ml_dtypes.uint2): graph.STORAGE_ONLY[8],
+    np.dtype(ml_dtypes.float8_e8m0fnu): graph.STORAGE_ONLY[9],
 }
 """The numpy dtypes of run-time tensors, and their graph element types (bool tensors are i1, one byte each; unsigned
 integers `ui8`..`ui64`; float16 and bfloat16 are stored 16-bit and computed in float32; float8, float4 and 4- and

@@ -64,6 +64,26 @@ def _zero_point(
     return data
 
 
+def _known_zero(zero_point: Value | None, of: SSAValue, sizes: Sequence[int]) -> bool:
+    """Whether `zero_point` is omitted or a constant of zeros of `of`'s type, of rank <= 1 and one of `sizes`."""
+    if zero_point is None:
+        return True
+    if not isinstance(zero_point, ConstantValue):
+        return False
+    array = zero_point.array
+    typed = array.dtype == dtype_of(graph.element_type(of))
+    return typed and array.ndim <= 1 and array.size in sizes and not array.any()
+
+
+def _static_zero(ctx: NodeContext, of: SSAValue) -> SSAValue:
+    """A zero point of `of`'s type known to be 0 here (`graph.static_zero`): the integer convolution and matmul may
+    then take their u8 x s8 dot-product form (graph_to_te/quantized.py)."""
+    *fill, cast = graph.static_zero(graph.element_type(of))
+    for op in fill:
+        ctx.emit(op)
+    return ctx.emit(cast)
+
+
 def _float_scale(ctx: NodeContext, scale: Value, what: str) -> SSAValue:
     data = ctx.data(scale)
     if graph.element_type(data) != f32:
@@ -77,11 +97,10 @@ def _matmul_integer(ctx: NodeContext, a: SSAValue, b: SSAValue, a_zero: Value | 
         raise NodeError(f"A of shape {a_shape} and B of shape {b_shape} are not matmul-compatible")
     rows = a_shape[-2:-1] if len(a_shape) > 1 else ()
     columns = b_shape[-1:] if len(b_shape) > 1 else ()
-    return ctx.emit(
-        graph.MatMulIntegerOp(
-            a, b, _zero_point(ctx, a_zero, a, "a", rows), _zero_point(ctx, b_zero, b, "b", columns)
-        )
-    )
+    b_zero_point = _static_zero(ctx, b) if _known_zero(b_zero, b, (1, *columns)) else None
+    if b_zero_point is None:
+        b_zero_point = _zero_point(ctx, b_zero, b, "b", columns)
+    return ctx.emit(graph.MatMulIntegerOp(a, b, _zero_point(ctx, a_zero, a, "a", rows), b_zero_point))
 
 
 def MatMulInteger(
@@ -119,7 +138,10 @@ def _conv_integer(
         x_shape, w_shape[2:], auto_pad=auto_pad, pads=pads, strides=strides, dilations=dilations
     )
     x_zero_point = _zero_point(ctx, x_zero, x, "x", ())
-    w_zero_point = _zero_point(ctx, w_zero, w, "w", (w_shape[0],))
+    if _known_zero(w_zero, w, (1, w_shape[0])):
+        w_zero_point = _static_zero(ctx, w)
+    else:
+        w_zero_point = _zero_point(ctx, w_zero, w, "w", (w_shape[0],))
     return ctx.emit(
         graph.ConvIntegerOp(
             x, w, x_zero_point, w_zero_point, strides=strides, pads=pads, dilations=dilations, group=group

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
-from xdsl.dialects.builtin import f32
+from xdsl.dialects.builtin import Float8E8M0FNUType, f32
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
@@ -28,6 +28,7 @@ from minimlc.frontend.onnx_ops import (
     NodeError,
     UnsupportedNodeError,
     Value,
+    as_text,
     dtype_of,
     emit_reshape,
     normalise_axis,
@@ -83,32 +84,38 @@ def Size(ctx: NodeContext, data: Value) -> Value:
     return ConstantValue(ctx.node.output[0], np.array(math.prod(_shape(data)), dtype=np.int64))
 
 
-def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype, saturate: int) -> Value:
+def _emit_cast(ctx: NodeContext, input: Value, dtype: np.dtype, saturate: int, round_mode: str | bytes) -> Value:
     if dtype not in ELEMENT_TYPES:
         raise UnsupportedNodeError(
             f"casting to {dtype} is not supported: run-time tensors are {', '.join(map(str, ELEMENT_TYPES))}"
         )
+    mode = as_text(round_mode)
+    if mode not in graph.ROUND_MODES:
+        raise NodeError(f"attribute round_mode='{mode}' must be one of {', '.join(graph.ROUND_MODES)}")
     x = ctx.data(input)
     element = ELEMENT_TYPES[dtype]
     if graph.element_type(x) == element:
         return x
-    return ctx.emit(graph.CastOp(x, element, saturate=bool(saturate)))
+    e8m0 = isinstance(element, Float8E8M0FNUType)  # round_mode applies to no other target
+    return ctx.emit(graph.CastOp(x, element, saturate=bool(saturate), round_mode=mode if e8m0 else None))
 
 
-def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1) -> Value:
+def Cast(ctx: NodeContext, input: Value, *, to: int, saturate: int = 1, round_mode: str | bytes = "up") -> Value:
     """Convert between any two run-time element types (`ELEMENT_TYPES`) -> graph.cast (nothing for the same type)."""
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to))
     except (KeyError, TypeError, ValueError) as error:
         raise UnsupportedNodeError(f"casting to element type {to} is not supported") from error
-    return _emit_cast(ctx, input, dtype, saturate)
+    return _emit_cast(ctx, input, dtype, saturate, round_mode)
 
 
-def CastLike(ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1) -> Value:
+def CastLike(
+    ctx: NodeContext, input: Value, target_type: Value, *, saturate: int = 1, round_mode: str | bytes = "up"
+) -> Value:
     """Convert to the element type of `target_type` -> graph.cast (nothing for the same type)."""
     if isinstance(target_type, ConstantValue):
-        return _emit_cast(ctx, input, target_type.array.dtype, saturate)
-    return _emit_cast(ctx, input, dtype_of(graph.element_type(target_type)), saturate)
+        return _emit_cast(ctx, input, target_type.array.dtype, saturate, round_mode)
+    return _emit_cast(ctx, input, dtype_of(graph.element_type(target_type)), saturate, round_mode)
 
 
 def Where(ctx: NodeContext, condition: Value, X: Value, Y: Value) -> Value:

@@ -41,6 +41,8 @@ class _Isa:
 _SSE = _Isa("sse4.2", 128, 16, ("sse4.2",))
 _AVX2 = _Isa("avx2", 256, 16, ("avx", "avx2", "fma"))
 _AVX512 = _Isa("avx512", 512, 32, ("avx", "avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq"))
+_AVX2_VNNI = _Isa("avx2", 256, 16, (*_AVX2.required_features, "avxvnni"))
+_AVX512_VNNI = _Isa("avx512", 512, 32, (*_AVX512.required_features, "avx512vnni"))
 
 _CPUS: dict[str, _Isa] = {
     "x86-64": _Isa("sse2", 128, 16, ()),
@@ -50,19 +52,19 @@ _CPUS: dict[str, _Isa] = {
     "haswell": _AVX2,
     "broadwell": _AVX2,
     "skylake": _AVX2,
-    "alderlake": _AVX2,
+    "alderlake": _AVX2_VNNI,
     "znver1": _AVX2,
     "znver2": _AVX2,
     "znver3": _AVX2,
     "x86-64-v4": _AVX512,
     "skylake-avx512": _AVX512,
-    "cascadelake": _AVX512,
-    "icelake-server": _AVX512,
-    "sapphirerapids": _AVX512,
-    "emeraldrapids": _AVX512,
-    "graniterapids": _AVX512,
-    "znver4": _AVX512,
-    "znver5": _AVX512,
+    "cascadelake": _AVX512_VNNI,
+    "icelake-server": _AVX512_VNNI,
+    "sapphirerapids": _AVX512_VNNI,
+    "emeraldrapids": _AVX512_VNNI,
+    "graniterapids": _AVX512_VNNI,
+    "znver4": _AVX512_VNNI,
+    "znver5": _AVX512_VNNI,
 }
 """LLVM CPU names a target may name, with their vector level (the host is read from the CPU itself)."""
 
@@ -100,6 +102,17 @@ class Target:
         if self.name == "host":
             return tuple(feature[1:] for feature in self.features.split(",") if feature.startswith("+"))
         return self.required_features
+
+    @property
+    def dot_u8s8_bits(self) -> int:
+        """Width in bits of the u8 x s8 four-way dot product (`vpdpbusd`) the code may use: 512 with AVX512-VNNI on
+        512-bit vectors, 256 with AVX-VNNI (or AVX512-VNNI and VL), else 0 (no such instruction)."""
+        features = self.code_features
+        if "avx512vnni" in features and self.vector_bits == 512:
+            return 512
+        if "avxvnni" in features or ("avx512vnni" in features and "avx512vl" in features):
+            return 256
+        return 0
 
     def missing_on_host(self) -> list[str]:
         """The features this target needs that the host CPU lacks (empty: code built for it runs here)."""

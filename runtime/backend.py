@@ -39,10 +39,10 @@ from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
 from minimlc.frontend.onnx import UnsupportedTypeError
-from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS, constant_operand_names
+from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
 from minimlc.frontend.onnx_ops import ELEMENT_TYPES
 from minimlc.runtime import backend_containers as containers
-from minimlc.runtime import backend_loops
+from minimlc.runtime import backend_shape_inputs
 from minimlc.runtime.session import InferenceSession, InvalidInputError
 
 _INPUT_ELEMENT_TYPES = {helper.np_dtype_to_tensor_dtype(dtype): dtype for dtype in ELEMENT_TYPES}
@@ -68,7 +68,7 @@ class MinimlcBackendRep(BackendRep):
         self._inputs = [vi for vi in model.graph.input if vi.name not in initializers]
         element_types = [containers.element_type(vi.type) for vi in self._inputs]
         self._containers = [containers.is_container(vi) for vi in self._inputs]
-        constant_operands = constant_operand_names(model.graph) | backend_loops.trip_count_inputs(model.graph)
+        constant_operands = backend_shape_inputs.shape_setting_inputs(model.graph)
         read_as_data = set(_read_as_data(model.graph))
         self._bound = [vi.name in constant_operands for vi in self._inputs]
         self._fed = [vi.name in read_as_data or vi.name not in constant_operands for vi in self._inputs]
@@ -185,19 +185,14 @@ def _with_initializers(
 ) -> onnx.ModelProto:
     """`model`, or a copy of it in which the named inputs are initializers holding `values` where they set shapes
     (`CONSTANT_OPERANDS`); an input also in `fed` (read as data too) stays a run-time input, and its shape-setting
-    reads take a bound copy of its value (`<name>.bound`), as do copies of the nodes computing a Loop's trip count from
-    it (`backend_loops`)."""
+    reads take a bound copy of its value (`<name>.bound`), as do copies of the nodes computing a constant operand from
+    it (`backend_shape_inputs`)."""
     if not values:
         return model
     bound = onnx.ModelProto()
     bound.CopyFrom(model)
     renamed = {name: f"{name}.bound" for name in values if name in fed}
-    for node in bound.graph.node:
-        positions = CONSTANT_OPERANDS.get(node.op_type, ()) if node.domain in ("", "ai.onnx") else ()
-        for position in positions:
-            if position < len(node.input) and node.input[position] in renamed:
-                node.input[position] = renamed[node.input[position]]
-    backend_loops.with_bound_trip_counts(bound.graph, renamed)
+    backend_shape_inputs.with_bound_operands(bound.graph, renamed)
     bound.graph.initializer.extend(
         numpy_helper.from_array(array, renamed.get(name, name)) for name, array in values.items()
     )

@@ -11,6 +11,10 @@ without it. The trace is ONNX Runtime's profiler format (a JSON array of complet
     for row in session.profiler.summary(peak_gflops=120.0):
         print(row["kernel"], row["calls"], row["total_ms"], row["gflops"])
     path = session.end_profiling()          # minimlc_profile_<date>.json
+
+`profiling_clock="cpu"` (one thread only) reads the calling thread's CPU time instead of wall time: on a machine
+other processes load, a preempted kernel's wall time includes their slices, its CPU time does not. In the trace
+such a run's kernel events then sit at their CPU-time offsets from the run's first kernel call.
 """
 
 from __future__ import annotations
@@ -27,14 +31,29 @@ import numpy as np
 
 PROFILE_PASS = "loop-profile-calls"
 _BEFORE = "loop-outline-parallel"
+PROFILING_CLOCKS = {"wall": "monotonic", "cpu": "thread-cpu"}
+"""`profiling_clock` values and the `loop-profile-calls` clock each reads."""
 
 
-def with_profiling(passes: Sequence[str]) -> list[str]:
-    """`passes` with `loop-profile-calls` before `loop-outline-parallel` and `default-schedule` annotating kernels."""
+def check_profiling_clock(clock: str, num_threads: int) -> None:
+    """ValueError unless `clock` is a profiling clock that times whole kernels at `num_threads` threads."""
+    if clock not in PROFILING_CLOCKS:
+        raise ValueError(f"profiling_clock must be one of {', '.join(PROFILING_CLOCKS)}, got {clock!r}")
+    if clock == "cpu" and num_threads != 1:
+        raise ValueError(
+            f"profiling_clock='cpu' needs num_threads=1 (got {num_threads}): the calling thread's CPU time leaves "
+            "out the work of the other pool threads"
+        )
+
+
+def with_profiling(passes: Sequence[str], clock: str = "wall") -> list[str]:
+    """`passes` with `loop-profile-calls` (reading `clock`, see `PROFILING_CLOCKS`) before `loop-outline-parallel`
+    and `default-schedule` annotating kernels."""
+    profile = PROFILE_PASS if clock == "wall" else f"{PROFILE_PASS}{{clock={PROFILING_CLOCKS[clock]}}}"
     result: list[str] = []
     for item in passes:
         if item.split("{")[0] == _BEFORE:
-            result.append(PROFILE_PASS)
+            result.append(profile)
         if item == "default-schedule":
             item = "default-schedule{annotate=true}"
         elif item.startswith("default-schedule{"):
@@ -73,11 +92,13 @@ def profiled_calls(module: Any) -> list[ProfiledCall]:
 class Profiler:
     """Kernel call times of every profiled run of one session (see the module docstring)."""
 
-    def __init__(self, calls: Sequence[ProfiledCall], buffer: np.ndarray):
-        """`buffer` is the byte buffer the compiled code writes `timespec`s into: two per call (before, after)."""
+    def __init__(self, calls: Sequence[ProfiledCall], buffer: np.ndarray, clock: str = "wall"):
+        """`buffer` is the byte buffer the compiled code writes `timespec`s into: two per call (before, after), read
+        from `clock` (`PROFILING_CLOCKS`)."""
         if buffer.nbytes != 32 * len(calls):
             raise ValueError(f"profile buffer of {buffer.nbytes} bytes for {len(calls)} kernel calls")
         self.calls = list(calls)
+        self.clock = clock
         self._clock = buffer.view(np.int64).reshape(len(calls), 2, 2)
         self._origin = time.monotonic_ns()
         self.runs: list[tuple[int, int, np.ndarray]] = []
@@ -113,6 +134,8 @@ class Profiler:
         events: list[dict[str, Any]] = []
         for number, (start, end, times) in enumerate(self.runs):
             events.append(self._event("model_run", "Session", start, end, pid, {"run": number}))
+            if self.clock == "cpu" and len(times):  # CPU-time offsets from the first call, placed at the run's start
+                times = times - times[0, 0] + start
             for call, (begin, finish) in zip(self.calls, times):
                 args = {"schedule": call.schedule, "flops": call.flops}
                 events.append(self._event(call.kernel, "Node", int(begin), int(finish), pid, args))

@@ -91,6 +91,7 @@ class InferenceSession:
         cache: bool = True,
         tuning_db: str | os.PathLike[str] | None = None,
         enable_profiling: bool = False,
+        profiling_clock: str = "wall",
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
@@ -104,12 +105,12 @@ class InferenceSession:
         the compile cache, which `MINIMLC_CACHE=0` turns off (`minimlc.runtime.cache`). `tuning_db` applies the
         fastest schedule of each kernel in that tuning database (`minimlc tune`; the default schedule elsewhere).
         `enable_profiling` times every kernel call of every run (`self.profiler`, `end_profiling()`; compiled
-        without the cache).
+        without the cache), by `profiling_clock`: `wall`, or `cpu` (the calling thread's CPU time; one thread only).
         """
         from minimlc.frontend.onnx import import_model
         from minimlc.lowering.pipeline import opt_level_pipeline, pipeline_passes, with_extra_passes
         from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
-        from minimlc.runtime.profiler import with_profiling
+        from minimlc.runtime.profiler import check_profiling_clock, with_profiling
 
         opt_level_pipeline(opt_level)  # reject a bad level, target, pass list or database before importing
         target_from_name(target)
@@ -118,11 +119,12 @@ class InferenceSession:
             TuningDatabase(tuning_db)
             pipeline = with_tuning_db(pipeline or pipeline_passes(opt_level), tuning_db)
         if enable_profiling:
-            pipeline, cache = with_profiling(pipeline or pipeline_passes(opt_level)), False
+            check_profiling_clock(profiling_clock, resolve_num_threads(num_threads))
+            pipeline, cache = with_profiling(pipeline or pipeline_passes(opt_level), profiling_clock), False
         imported = import_model(model, input_shapes)
         self._compile(imported, opt_level, num_threads, target, pipeline, cache)
         if enable_profiling and self._model is not None:
-            self._start_profiling(imported)
+            self._start_profiling(imported, profiling_clock)
 
     @classmethod
     def from_imported(
@@ -157,6 +159,7 @@ class InferenceSession:
         meta["constant_outputs"] = list(self._constant_outputs)
         if self.profiler is not None:  # a profiled build: `load` gives it its profiler back
             meta["profile"] = [dataclasses.asdict(call) for call in self.profiler.calls]
+            meta["profile_clock"] = self.profiler.clock
         meta["trimmed_outputs"] = self._trimmed_outputs
         meta["sequence_outputs"] = [self._sequence_outputs, self._output_names]
         meta["index_checks"] = self._index_checks
@@ -260,18 +263,20 @@ class InferenceSession:
         if self._model.extern_status_slot is not None:  # filled per run
             self._args_template = np.insert(self._args_template, self._model.extern_status_slot, 0)
 
-    def _start_profiling(self, imported: ImportedModel) -> None:
+    def _start_profiling(self, imported: ImportedModel, clock: str) -> None:
         from minimlc.runtime.profiler import profiled_calls
 
-        self._attach_profiler(profiled_calls(imported.module))  # the compile lowered the module in place
+        self._attach_profiler(profiled_calls(imported.module), clock)  # the compile lowered the module in place
 
-    def _attach_profiler(self, calls: list[ProfiledCall]) -> None:
-        """Read the clock buffer of a build compiled with `loop-profile-calls`, whose kernel calls are `calls`."""
-        from minimlc.runtime.profiler import Profiler
+    def _attach_profiler(self, calls: list[ProfiledCall], clock: str) -> None:
+        """Read the clock buffer of a build compiled with `loop-profile-calls` reading `clock`, whose kernel calls
+        are `calls`."""
+        from minimlc.runtime.profiler import Profiler, check_profiling_clock
 
         assert self._model is not None
+        check_profiling_clock(clock, self.num_threads)
         (buffer,) = [b for b in self._model.precomputed if b.dtype == np.int8 and b.nbytes == 32 * len(calls)][-1:]
-        self.profiler = Profiler(calls, buffer)
+        self.profiler = Profiler(calls, buffer, clock)
         self._profile_lock = threading.Lock()
 
     def end_profiling(self, path: str | os.PathLike[str] | None = None) -> str:
@@ -450,7 +455,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
     if model is not None and "profile" in meta:
         from minimlc.runtime.profiler import ProfiledCall
 
-        session._attach_profiler([ProfiledCall(**call) for call in meta["profile"]])
+        session._attach_profiler([ProfiledCall(**call) for call in meta["profile"]], meta.get("profile_clock", "wall"))
     return session
 
 

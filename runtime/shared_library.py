@@ -107,7 +107,10 @@ def library_optimizer(prefix: str | None) -> Callable[[Target], Optimizer]:
             machine = pic_target_machine(target)
             module = optimized_module(llvm_ir, machine)
             for function in module.functions:
-                if not function.is_declaration and function.linkage not in (llvm.Linkage.internal, llvm.Linkage.private):
+                if not function.is_declaration and function.linkage not in (
+                    llvm.Linkage.internal,
+                    llvm.Linkage.private,
+                ):
                     function.visibility = llvm.Visibility.hidden
                 if prefix is not None and (function.name in own or not function.is_declaration):
                     function.name = f"{prefix}_{function.name}"
@@ -264,11 +267,19 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
         f"#define {upper}_NUM_INPUTS {len(model.inputs)}",
         f"#define {upper}_NUM_OUTPUTS {len(model.outputs)}",
     ]
+    trimmed = {f"{info.name}.count": info.name for info in model.outputs}
     for kind, infos, names in (("INPUT", model.inputs, input_names), ("OUTPUT", model.outputs, output_names)):
         for info, name in zip(infos, names):
             macro = f"{upper}_{kind}_{name.upper()}"
+            count_of = (
+                f": how many entries of '{trimmed[info.name]}' are valid along its data-dependent axis (the "
+                "rest is padding up to its bound)"
+                if kind == "OUTPUT" and info.name in trimmed
+                else ""
+            )
             lines += [
-                f"/* {kind.lower()} '{info.name}': {info.dtype.name}{list(info.shape)}, as {c_type(info.dtype)} */",
+                f"/* {kind.lower()} '{info.name}': {info.dtype.name}{list(info.shape)}, as {c_type(info.dtype)}"
+                f"{count_of} */",
                 f"#define {macro}_NDIM {len(info.shape)}",
                 f"#define {macro}_SHAPE {{{', '.join(map(str, info.shape)) or '1'}}}",
                 f"#define {macro}_SIZE {int(np.prod(info.shape))}",

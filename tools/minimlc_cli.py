@@ -102,6 +102,13 @@ def _argument_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-cache", action="store_true", help="compile anew, without the compile cache")
     run.add_argument("--profile", action="store_true", help="time every kernel call; print a table per kernel")
     run.add_argument("--profile-json", metavar="TRACE.json", help="with --profile: write a Chrome trace there")
+    run.add_argument(
+        "--profile-clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="with --profile: time kernels by wall time (default) or by the calling thread's CPU time, which other "
+        "processes do not advance (needs --threads 1)",
+    )
     run.add_argument("--peak-gflops", type=float, help="with --profile: the machine's peak, for a %% of peak column")
     cli_options.add_tuning_db(run)
     cli_options.add_opt_level(run)
@@ -189,6 +196,8 @@ def _load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
 def _run(args: argparse.Namespace) -> int:
     from minimlc.runtime import InferenceSession
 
+    if args.profile_clock == "cpu" and (not args.profile or args.threads != 1):
+        raise cli_options.UsageError("--profile-clock cpu times the calling thread: use it with --profile --threads 1")
     feeds = _load_inputs(args.input)
     shapes = {**{name: array.shape for name, array in feeds.items()}, **cli_options.input_shapes(args)}
     extra_passes = cli_options.extra_passes(args)
@@ -203,6 +212,7 @@ def _run(args: argparse.Namespace) -> int:
         cache=not args.no_cache,
         tuning_db=args.tuning_db,
         enable_profiling=args.profile,
+        profiling_clock=args.profile_clock,
     )
     rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     Float8E4M3FNUZType,
     Float8E5M2FNUZType,
     Float8E5M2Type,
+    Float8E8M0FNUType,
     Float32Type,
     FloatAttr,
     IntegerAttr,
@@ -131,6 +132,7 @@ STORAGE_ONLY: tuple[Attribute, ...] = (
     Float8E5M2FNUZType(),
     Float4E2M1FNType(),
     *(IntegerType(width, signedness) for width in (4, 2) for signedness in (Signedness.SIGNLESS, Signedness.UNSIGNED)),
+    Float8E8M0FNUType(),
 )
 """float8, float4 and 4- and 2-bit integers (one element per byte, in its low bits): only casts, data movement, weights
 and arguments have them."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AnyFloat, IntegerType, UnitAttr
+from xdsl.dialects.builtin import AnyFloat, Float8E8M0FNUType, IntegerType, StringAttr, UnitAttr
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -39,12 +39,14 @@ from minimlc.dialects.graph.core import (
     ElementwiseUnaryOp,
     check_elements,
     check_result_element,
+    element_type,
     shape_of,
     tensor_type,
 )
 
 __all__ = [
     "BIT_CASTABLE",
+    "ROUND_MODES",
     "AbsOp",
     "AcosOp",
     "AcoshOp",
@@ -257,6 +259,10 @@ class ModOp(ElementwiseBinaryOp):
             self.properties["fmod"] = UnitAttr()
 
 
+ROUND_MODES = ("up", "down", "nearest")
+"""ONNX Cast's `round_mode` values, which apply to float8 E8M0 targets (`up` is the default)."""
+
+
 @irdl_op_definition
 class CastOp(IRDLOperation):
     """Convert elements to the result's element type with ONNX Cast's rules (floats to integers truncate toward zero,
@@ -267,20 +273,30 @@ class CastOp(IRDLOperation):
     result = result_def(AnyTensor)
     no_saturate = opt_prop_def(UnitAttr)
     """To float8: values beyond the largest finite one become infinity or NaN (ONNX `saturate=0`), not the largest."""
+    round_mode = opt_prop_def(StringAttr)
+    """To float8 E8M0 only: `up` (the default when absent), `down` or `nearest` (ONNX Cast's `round_mode`)."""
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
     traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, input: SSAValue, element: Attribute, *, saturate: bool = True):
+    def __init__(self, input: SSAValue, element: Attribute, *, saturate: bool = True, round_mode: str | None = None):
+        properties: dict[str, Attribute] = {} if saturate else {"no_saturate": UnitAttr()}
+        if round_mode is not None:
+            properties["round_mode"] = StringAttr(round_mode)
         super().__init__(
-            operands=[input],
-            result_types=[tensor_type(shape_of(input), element)],
-            properties={} if saturate else {"no_saturate": UnitAttr()},
+            operands=[input], result_types=[tensor_type(shape_of(input), element)], properties=properties
         )
 
     def verify_(self) -> None:
         check_elements(self, ELEMENT_TYPES, self.input)
         check_elements(self, ELEMENT_TYPES, self.result)
+        if self.round_mode is not None:
+            if not isinstance(element_type(self.result), Float8E8M0FNUType):
+                raise VerifyException(f"{self.name}: round_mode applies to casts to f8E8M0FNU only")
+            if self.round_mode.data not in ROUND_MODES:
+                raise VerifyException(
+                    f"{self.name}: round_mode must be up, down or nearest, got '{self.round_mode.data}'"
+                )
         if shape_of(self.input) != shape_of(self.result):
             raise VerifyException(
                 f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"

@@ -26,15 +26,17 @@ from xdsl.utils.exceptions import VerifyException
 from minimlc.dialects.graph.core import (
     UNSIGNED,
     AnyTensor,
+    ConstantOp,
     check_result_shape,
     element_type,
     matmul_shape,
     shape_of,
     tensor_type,
 )
+from minimlc.dialects.graph.elementwise import CastOp
 from minimlc.dialects.graph.nn import _i64s, _WindowOp, pooled_size  # pyright: ignore[reportPrivateUsage]
 
-__all__ = ["EXACT_ATTR", "ConvIntegerOp", "MatMulIntegerOp"]
+__all__ = ["EXACT_ATTR", "ConvIntegerOp", "MatMulIntegerOp", "is_static_zero", "static_zero"]
 
 EXACT_ATTR = "exact"
 """Unit attribute of a float `graph.mul` (and of the `arith` op it lowers to) that must round as written, never
@@ -43,6 +45,22 @@ add reads it, so that a requantized sum of dequantized values stays bit-exact.""
 
 EIGHT_BIT: tuple[Attribute, ...] = (i8, UNSIGNED[0])
 """Element types of quantized operands: int8 and uint8."""
+
+
+def static_zero(element: Attribute) -> list[IRDLOperation]:
+    """A zero point known to be 0 when the model is compiled (an omitted or all-zero constant one): a one-element
+    `graph.cast` of `graph.constant 0.0`, which `is_static_zero` recognises (a weight's values are not in the IR)."""
+    zero = ConstantOp(0.0, (1,))
+    return [zero, CastOp(zero.result, element)]
+
+
+def is_static_zero(value: SSAValue) -> bool:
+    """Whether `value` is a zero point `static_zero` built."""
+    cast = value.owner
+    if not isinstance(cast, CastOp) or shape_of(value) != (1,):
+        return False
+    constant = cast.input.owner
+    return isinstance(constant, ConstantOp) and constant.value.value.data == 0.0
 
 
 def _check_operand(op: IRDLOperation, what: str, value: SSAValue, zero: SSAValue, extents: Sequence[int]) -> None:

@@ -117,9 +117,10 @@ class CastLowering(RewritePattern):
     def match_and_rewrite(self, op: graph.CastOp, rewriter: PatternRewriter) -> None:
         target = graph.element_type(op.result)
         saturate = op.no_saturate is None
+        round_mode = "up" if op.round_mode is None else op.round_mode.data
 
         def body(indices: Indices) -> SSAValue:
-            return scalar.cast(read(op.input, indices), target, saturate=saturate)
+            return scalar.cast(read(op.input, indices), target, saturate=saturate, round_mode=round_mode)
 
         compute = build_compute("cast", graph.shape_of(op.result), body)
         rewriter.replace(op, compute)
@@ -296,7 +297,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_selection.PATTERNS,
                 *graph_to_te_generation.PATTERNS,
                 *graph_to_te_compaction.PATTERNS,
-                *graph_to_te_quantized.PATTERNS,
+                *graph_to_te_quantized.patterns(op),
                 *graph_to_te_linalg.PATTERNS,
             ],
             dce_enabled=False,

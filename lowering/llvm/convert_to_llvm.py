@@ -62,7 +62,9 @@ from minimlc.lowering.llvm.conversion import (
     replace_lowered,
     static_memref,
 )
+from minimlc.lowering.llvm.dot_product import DotU8S8Lowering, expand_dot_products
 from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
+from minimlc.lowering.target import target_of
 
 """Unit attribute marking a function that gets a `<name>_packed` entry."""
 
@@ -317,6 +319,8 @@ class ConvertToLlvmPass(ModulePass):
     name = "convert-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = target_of(op)
+        expand_dot_products(op, target)
         patterns: list[RewritePattern] = [
             FuncLowering(),
             CallLowering(),
@@ -332,6 +336,7 @@ class ConvertToLlvmPass(ModulePass):
             CallExternLowering(),
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,
+            DotU8S8Lowering(target),
         ]
         # One walk: every pattern builds only `llvm` ops, which no pattern matches.
         PatternRewriteWalker(OpClassPatternApplier(patterns), apply_recursively=False).rewrite_module(op)

@@ -5,7 +5,8 @@ body is either uniform (the same in every lane: cloned once as a scalar) or vary
 tracked as affine in the loop index: an access whose last index has stride 1 and others stride 0 is a contiguous
 `vector.load`/`vector.store` at the lane-0 indices; an access with stride 0 everywhere is a scalar access; any other
 affine access (a column of a row-major tile, say) is one scalar access per lane through a small stack buffer, which
-LLVM turns into insert/extract-element (cheap where it is rare: a register tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`:
+LLVM turns into insert/extract-element (cheap where it is rare: a register tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`,
+and an `arith.addi` of an `llvmx.dot_u8s8` from 0, used only there, the dot product onto that accumulator:
 
     loop.for "j" %j = 0 to 8 step 1 vectorize {
       %x = memref.load %a[%i, %j] ; %y = memref.load %s[%i] ; %p = arith.mulf %x, %y ; ...
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.builtin import IntegerAttr, VectorType
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -62,6 +63,18 @@ def unroll(target: loop.ForOp) -> None:
             builder.insert(op.clone(value_mapper=mapping))
     target.detach()
     target.erase()
+
+
+def _is_zero(value: SSAValue) -> bool:
+    """Whether `value` is a constant 0 or a broadcast of one."""
+    owner = value.owner
+    if isinstance(owner, vector.BroadcastOp):
+        owner = owner.source.owner
+    return (
+        isinstance(owner, arith.ConstantOp)
+        and isinstance(owner.value, IntegerAttr)
+        and owner.value.value.data == 0
+    )
 
 
 def _contracts(op: Operation) -> bool:
@@ -195,6 +208,8 @@ class _Vectorizer:
             raise self.fail(op, "has no vector form (it is a scalar libm call)")
         if isinstance(op, arith.AddfOp) and _contracts(op) and self.fused(op):
             return
+        if isinstance(op, arith.AddiOp) and self.accumulated_dot_product(op):
+            return
         operands = [self.as_vector(operand) for operand in op.operands]
         if isinstance(op, arith.SelectOp) and op.cond in self.vector:
             # One condition per lane: LLVM's vector compare and select, which arith's ops (one i1) cannot express.
@@ -216,6 +231,19 @@ class _Vectorizer:
         self.builder.insert(new_op)
         for old, new in zip(op.results, new_op.results):
             self.vector[old] = new
+
+    def accumulated_dot_product(self, op: arith.AddiOp) -> bool:
+        """Emit `acc + dot_u8s8(0, a, b)` as `dot_u8s8(acc, a, b)` (one `vpdpbusd`) if the dot product is used only
+        here."""
+        for product, addend in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            dot = self.vector[product].owner if product in self.vector else None
+            if isinstance(dot, llvm_ext.DotU8S8Op) and _is_zero(dot.acc) and product.has_one_use():
+                accumulated = llvm_ext.DotU8S8Op(self.as_vector(addend), dot.lhs, dot.rhs)
+                self.vector[op.result] = self.builder.insert(accumulated).result
+                dot.detach()
+                dot.erase()
+                return True
+        return False
 
     def fused(self, op: arith.AddfOp) -> bool:
         """Emit `op` as `vector.fma` if one operand is a contracting vector product used only here."""

@@ -1,12 +1,15 @@
 """`loop-profile-calls`: time every kernel call of the entry (the profiler's instrumentation, opt-in).
 
 Runs after the whole-program passes, before `loop-outline-parallel`. Each `func.call` of a kernel in the entry gets
-a monotonic clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)` writing its 16-byte
+a clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)` writing its 16-byte
 `timespec` into slot `2 * call` (before) or `2 * call + 1` (after) of one byte buffer, a `loop.precompute` of an
 empty kernel, so the runtime allocates it with the other precomputed buffers and reads it after a run
 (`runtime/profiler.py`). The entry records, per call in order, the kernel, its floating-point operations (float
 arithmetic under its loops, by trip count) and its schedule (`minimlc.schedule`, which `default-schedule{annotate}`
 leaves) in `minimlc.profile`. Without this pass nothing is instrumented.
+Option `clock`: `monotonic` (wall time, the default) or `thread-cpu` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread's
+CPU time, which another process preempting it does not advance; a kernel's whole cost only where it runs in the
+calling thread, i.e. with a one-thread pool).
 
     func.call @relu_0(%x, %y) : (memref<64xf32>, memref<64xf32>) -> ()
     // becomes
@@ -37,6 +40,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
@@ -45,7 +49,8 @@ from minimlc.lowering.abi import ENTRY_FUNCTION, PROFILE_ATTR, SCHEDULE_ATTR
 BUFFER_KERNEL = "minimlc_profile_buffer"
 """The empty load-time kernel whose precomputed buffer holds the clock readings."""
 CLOCK_FUNCTION = "clock_gettime"
-CLOCK_MONOTONIC = 1
+CLOCKS = {"monotonic": 1, "thread-cpu": 3}
+"""The `clock` option's values and their Linux clock ids (CLOCK_MONOTONIC, CLOCK_THREAD_CPUTIME_ID)."""
 TIMESPEC_BYTES = 16
 
 _FLOAT_OPS = (
@@ -78,11 +83,16 @@ def kernel_flops(kernel: func.FuncOp) -> int:
 
 @dataclass(frozen=True)
 class LoopProfileCallsPass(ModulePass):
-    """Read a monotonic clock into a profile buffer around every kernel call of the entry."""
+    """Read a clock into a profile buffer around every kernel call of the entry."""
 
     name = "loop-profile-calls"
 
+    clock: str = "monotonic"
+    """`monotonic` (wall time) or `thread-cpu` (the calling thread's CPU time)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.clock not in CLOCKS:
+            raise PassFailedException(f"{self.name}: clock must be one of {', '.join(CLOCKS)}, got '{self.clock}'")
         functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
         entry = functions.get(ENTRY_FUNCTION)
         if entry is None or not entry.body.blocks or PROFILE_ATTR in entry.attributes:
@@ -96,7 +106,7 @@ class LoopProfileCallsPass(ModulePass):
         first = entry.body.block.first_op
         assert first is not None
         buffer = loop.PrecomputeOp(BUFFER_KERNEL, [], buffer_type)
-        clock = arith.ConstantOp(IntegerAttr(CLOCK_MONOTONIC, i32))
+        clock = arith.ConstantOp(IntegerAttr(CLOCKS[self.clock], i32))
         Rewriter.insert_op([buffer, clock], InsertPoint.before(first))
 
         def read_clock(slot: int) -> list[Operation]:

@@ -9,7 +9,10 @@ multiple of the vector width. `graph-to-te` lowers a group-1 `graph.conv_integer
 
 Same space, default and schedule as the float convolution (`CONV.space`, `CONV.default`, `CONV.apply`): `nr`
 output channels in vectors of i32 lanes (the weight packed at load time), `mr` output columns in registers, each
-multiply-add a vector `muli` + `addi` (the portable form; LLVM picks the target's i32 multiply).
+multiply-add a vector `muli` + `addi` (the portable form; LLVM picks the target's i32 multiply). The dot-product form
+(`graph_to_te/quantized.py`: i32 words of four channels, `acc += llvmx.dot_u8s8(0, x_word, w_word)`) takes the same
+schedule: the loop vectorizer folds the add into the dot product, one `vpdpbusd` per vector of output channels and
+four channels.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 
+from minimlc.dialects import llvm_ext
 from minimlc.lowering.schedule.conv import CONV, ConvWorkload, conv_workload
 from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
 from minimlc.lowering.schedule.space import Config, Space
@@ -41,7 +45,8 @@ class IntegerConvRule:
         element = updates[0].result.type
         if not isinstance(element, IntegerType) or element.width.data != 32:
             return None
-        product = next((v.owner for v in updates[0].operands if isinstance(v.owner, arith.MuliOp)), None)
+        products = (arith.MuliOp, llvm_ext.DotU8S8Op)
+        product = next((v.owner for v in updates[0].operands if isinstance(v.owner, products)), None)
         if product is None:
             return None
         reads = [product.lhs.owner, product.rhs.owner]

@@ -9,7 +9,8 @@ integer products of quantized inference read:
 
 Same space, default and schedule as the float GEMM (`GEMM.space`, `GEMM.default`, `GEMM.apply`): the `mr x nr`
 tile of i32 accumulators stays in registers and each multiply-add is a vector `muli` + `addi` of `nr` lanes (the
-portable form; LLVM picks the target's i32 multiply).
+portable form; LLVM picks the target's i32 multiply). The dot-product form (`graph_to_te/quantized.py`: i32 words
+of four k, `acc += llvmx.dot_u8s8(0, a_word, b_word)`) takes the same schedule, one `vpdpbusd` per vector.
 """
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from dataclasses import dataclass
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerType, ModuleOp
 
+from minimlc.dialects import llvm_ext
 from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload, gemm_workload
 from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
 
 
-def _integer_product(kernel: func.FuncOp) -> tuple[arith.AddiOp, arith.MuliOp] | None:
-    """The kernel's one `acc + a * b` update on i32 and its product, or None."""
+def _integer_product(kernel: func.FuncOp) -> tuple[arith.AddiOp, arith.MuliOp | llvm_ext.DotU8S8Op] | None:
+    """The kernel's one `acc + a * b` (or `acc + dot_u8s8(0, a, b)`) update on i32 and its product, or None."""
     accumulator = accumulator_of(kernel)
     if accumulator is None:
         return None
@@ -36,7 +38,8 @@ def _integer_product(kernel: func.FuncOp) -> tuple[arith.AddiOp, arith.MuliOp] |
     update = updates[0]
     if not isinstance(update.result.type, IntegerType) or update.result.type.width.data != 32:
         return None
-    product = next((v.owner for v in update.operands if isinstance(v.owner, arith.MuliOp)), None)
+    products = (arith.MuliOp, llvm_ext.DotU8S8Op)
+    product = next((v.owner for v in update.operands if isinstance(v.owner, products)), None)
     return None if product is None else (update, product)
 
 

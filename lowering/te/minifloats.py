@@ -1,11 +1,14 @@
-"""float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ) and float4 (E2M1FN) <-> float32 as arithmetic on the bits, for te bodies.
+"""float8 (E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ, E8M0FNU) and float4 (E2M1FN) <-> float32 as arithmetic on the bits, for
+te bodies.
 
 Decoding assembles the float32 bits from the sign, exponent and mantissa fields (subnormals as `mantissa * 2^(1 -
 bias - M)`). Encoding rounds `|x|` to nearest even at the format's precision in its binade (`roundeven(|x| / q) * q`
 with `q` the binade's (or the subnormals') quantum, a power of two, so both steps are exact), then writes the fields;
 above the largest finite value it saturates (ONNX Cast's `saturate`, the default; float4 always) or gives infinity
 (E5M2) or NaN (the others), as ml_dtypes and ONNX's reference do. NaN stays NaN, and the FNUZ formats have no -0.
-A float4 lives in the low 4 bits of a byte (`te-to-loop` stores it as `i8`, as ml_dtypes does).
+A float4 lives in the low 4 bits of a byte (`te-to-loop` stores it as `i8`, as ml_dtypes does). E8M0 (a bare
+exponent, used for block scales) has casts of its own (`e8m0_to_f32`, `f32_to_e8m0`): ONNX rounds it by Cast's
+`round_mode`, not to nearest even.
 
     %b = arith.bitcast %x : f8E4M3FN to i8 ; %c = arith.extui %b : i8 to i32 ; ... ; %y = arith.bitcast %f : i32 to f32
 """
@@ -150,3 +153,38 @@ def from_f32(value: SSAValue, target: Attribute, *, saturate: bool) -> SSAValue:
     code = arith.SelectOp(is_nan, _c(nan_code), code).result
     narrow = arith.TruncIOp(code, IntegerType(form.width)).result
     return arith.BitcastOp(narrow, target).result
+
+
+def e8m0_to_f32(value: SSAValue) -> SSAValue:
+    """An E8M0 scalar (a float32 exponent alone: 2^(code - 127), code 255 NaN) as float32, exactly; code 0 is
+    2^-127, a float32 subnormal."""
+    code = arith.ExtUIOp(arith.BitcastOp(value, IntegerType(8)).result, i32).result
+    bits = arith.SelectOp(arith.CmpiOp(code, _c(0), "eq").result, _c(0x00400000), arith.ShLIOp(code, _c(23)).result)
+    bits = arith.SelectOp(arith.CmpiOp(code, _c(0xFF), "eq").result, _c(0x7FC00000), bits.result)
+    return arith.BitcastOp(bits.result, f32).result
+
+
+def f32_to_e8m0(value: SSAValue, target: Attribute, *, saturate: bool, round_mode: str) -> SSAValue:
+    """A float32 scalar as E8M0, as ONNX defines the cast: the exponent field of |x|, plus one where `round_mode`
+    rounds the mantissa up (`up`: any fraction; `nearest`: guard bit and (round, sticky or a nonzero exponent);
+    `down`: never); with `saturate`, 2^127 does not round up into NaN; infinity and NaN give NaN (255)."""
+    bits = arith.BitcastOp(value, i32).result
+
+    def has(mask: int) -> SSAValue:
+        return arith.CmpiOp(arith.AndIOp(bits, _c(mask)).result, _c(0), "ne").result
+
+    exponent = arith.AndIOp(arith.ShRUIOp(bits, _c(23)).result, _c(0xFF)).result
+    if round_mode == "up":
+        round_up = has(0x7FFFFF)
+    elif round_mode == "nearest":
+        kept_odd = arith.CmpiOp(exponent, _c(0), "ne").result
+        tie_or_above = arith.OrIOp(arith.OrIOp(has(0x200000), has(0x1FFFFF)).result, kept_odd).result
+        round_up = arith.AndIOp(has(0x400000), tie_or_above).result
+    else:
+        round_up = constant(0, IntegerType(1))
+    if saturate:
+        below_top = arith.CmpiOp(exponent, _c(0xFE), "ne").result
+        round_up = arith.AndIOp(round_up, below_top).result
+    code = arith.AddiOp(exponent, arith.ExtUIOp(round_up, i32).result).result
+    code = arith.SelectOp(arith.CmpiOp(exponent, _c(0xFF), "eq").result, _c(0xFF), code).result
+    return arith.BitcastOp(arith.TruncIOp(code, IntegerType(8)).result, target).result

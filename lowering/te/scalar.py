@@ -19,7 +19,16 @@ from collections.abc import Callable
 
 import numpy as np
 from xdsl.dialects import arith, llvm, math
-from xdsl.dialects.builtin import AnyFloat, BFloat16Type, Float16Type, IntegerType, Signedness, f32, i32
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    BFloat16Type,
+    Float8E8M0FNUType,
+    Float16Type,
+    IntegerType,
+    Signedness,
+    f32,
+    i32,
+)
 from xdsl.ir import Attribute, SSAValue
 
 from minimlc.lowering.te import minifloats, small_floats
@@ -250,12 +259,16 @@ def _to_sub_byte(value: SSAValue, target: IntegerType) -> SSAValue:
     return arith.TruncIOp(low_bits, target).result
 
 
-def cast(value: SSAValue, target: Attribute, *, saturate: bool = True) -> SSAValue:
+def cast(value: SSAValue, target: Attribute, *, saturate: bool = True, round_mode: str = "up") -> SSAValue:
     """`value` converted to `target` (any te element type) with ONNX Cast's rules (see the module docstring);
-    `saturate` (ONNX's attribute) applies to float8 targets."""
+    `saturate` (ONNX's attribute) applies to float8 targets, `round_mode` to float8 E8M0 ones."""
     source = value.type
     if source == target:
         return value
+    if isinstance(source, Float8E8M0FNUType):
+        return cast(minifloats.e8m0_to_f32(value), target)
+    if isinstance(target, Float8E8M0FNUType):
+        return minifloats.f32_to_e8m0(cast(value, f32), target, saturate=saturate, round_mode=round_mode)
     if minifloats.format_of(source) is not None:
         return cast(minifloats.to_f32(value), target)
     if minifloats.format_of(target) is not None:

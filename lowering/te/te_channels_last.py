@@ -13,12 +13,14 @@ instead; this pass does the same. A compute stored channels-last has its output 
     %y = te.compute "conv" (%n, %h, %w, %f) reduce sum (...) -> tensor<1x56x56x64xf32> {...}
     %r = te.compute "relu" (%a, %c, %d, %b) -> tensor<1x56x56x64xf32> { %v = te.read %y[%a, %c, %d, %b] ... }
 
-Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output"), and then,
+Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output", or of an
+integer convolution, "conv_integer_output"), and then,
 in program order, every image compute (rank 4, more than one pixel) whose image reads are all of channels-last
 tensors, each at the compute's own batch and its channel plus a constant (elementwise ops, padding, channel slices,
 and pooling: reductions over one input; not a concatenation, whose reads are selected by channel, which along vector
 lanes would change per lane, nor a reduction across channels such as LRN's window sum, nor what reads those). Of
-those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout) through
+those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout, or the
+integer convolution's packed input `conv_integer_input`) through
 channels-last computes stay channels-last: a chain that ends in NCHW readers (a model's output, a depthwise
 convolution, whose schedule vectorizes along rows, a channel shuffle's reshape) would only move its transposition
 to the end. Tensors of one pixel per channel stay as they are (both layouts are the same bytes). A channels-last
@@ -46,8 +48,11 @@ CHANNELS_LAST = (0, 2, 3, 1)
 """Dimension d of a channels-last tensor is dimension `CHANNELS_LAST[d]` of its NCHW form."""
 NCHW_POSITION = (0, 3, 1, 2)
 """Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
-CONVOLUTIONS = ("conv", "conv_output")
+CONVOLUTIONS = ("conv", "conv_output", "conv_integer_output")
 """Tags of the computes stored channels-last whatever their inputs."""
+CHANNELS_LAST_READERS = (COPY_TAG, "conv_integer_input")
+"""Tags of the computes that read a convolution input channels-last (a chain reaching one stays channels-last):
+te-conv-layout's copy, and the integer convolution's words of four channels (`graph_to_te/quantized.py`)."""
 
 
 def _offset_of(value: SSAValue, index: SSAValue) -> bool:
@@ -143,9 +148,9 @@ def _convert_function(function: func.FuncOp) -> None:
         if isinstance(op, te.ComputeOp) and _joins(op, channels_last):
             channels_last.add(op.result)
             chosen.append(op)
-    kept: set[te.ComputeOp] = set()
+    kept = _after_integer_convolutions(chosen)
     for compute in reversed(chosen):
-        if any(reader.tag.data == COPY_TAG or reader in kept for reader in _readers(compute)):
+        if any(reader.tag.data in CHANNELS_LAST_READERS or reader in kept for reader in _readers(compute)):
             kept.add(compute)
     chosen = [compute for compute in chosen if compute in kept]
     for compute in chosen:
@@ -167,6 +172,19 @@ def _convert_function(function: func.FuncOp) -> None:
             if copy.tag.data == COPY_TAG and _copies_unchanged(copy):
                 copy.result.replace_all_uses_with(new.result)
                 rewriter.erase_op(copy)
+
+
+def _after_integer_convolutions(chosen: list[te.ComputeOp]) -> set[te.ComputeOp]:
+    """The chosen computes that read an integer convolution's output, directly or through chosen computes: they
+    stay channels-last to the chain's end. Their NCHW order would read the convolution's i32 output across its
+    channels, one scalar load per vector lane (a quarter of the quantized ResNet's time), where a channels-last
+    chain ends in one copy of 8-bit values back to NCHW, or in a pool's read."""
+    after: set[te.ComputeOp] = set()
+    for compute in chosen:
+        sources = {read.tensor.owner for read in _reads(compute)}
+        if compute.tag.data == "conv_integer_output" or any(source in after for source in sources):
+            after.add(compute)
+    return after
 
 
 def _copies_unchanged(compute: te.ComputeOp) -> bool:

@@ -149,3 +149,49 @@ def test_light_model_feeds_are_onnx_runners_dummy_data() -> None:
     )
     (x,) = light_model_feeds(model)
     np.testing.assert_array_equal(x, (np.arange(6).reshape(2, 3) / 6).astype(np.float32))
+
+
+def _exact_inverse_dft(inputs: list[np.ndarray]) -> np.ndarray:
+    signal = inputs[0][..., 0].astype(np.float64) + 1j * inputs[0][..., 1].astype(np.float64)
+    exact = np.fft.ifft(signal, axis=int(np.asarray(inputs[1])) if len(inputs) > 1 else 1)
+    return np.stack([exact.real, exact.imag], axis=-1)
+
+
+def _exact_causal_attention(inputs: list[np.ndarray]) -> np.ndarray:
+    q, k, v = (np.asarray(value).astype(np.float64) for value in inputs)
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    scores = np.where(np.tril(np.ones(scores.shape[-2:], bool)), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return (weights / weights.sum(-1, keepdims=True)) @ v
+
+
+@pytest.mark.parametrize(
+    ("name", "exact_answer"),
+    [
+        ("test_dft_inverse", _exact_inverse_dft),
+        ("test_dft_inverse_opset19", _exact_inverse_dft),
+        ("test_attention_4d_causal_fp16_expanded", _exact_causal_attention),
+    ],
+)
+def test_the_listed_mismatches_are_closer_to_the_exact_answer(name: str, exact_answer) -> None:
+    """The three node tests listed as mismatches: minimlc's output lies within the test's own tolerance of the exact
+    answer (computed in float64). For the DFTs the stored expected output does not (numpy's float32 FFT round-off
+    where the exact value is 0; ONNX Runtime fails them too); for the float16 attention both do, on either side of
+    it, and minimlc's is the closer. The listed mismatches are the oracle's, not wrong results."""
+    from onnx.backend.test.case.node import collect_testcases
+
+    from minimlc.runtime import backend
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        (case,) = [case for case in collect_testcases() if case.name == name]
+    (inputs, (stored,)), *_ = case.data_sets
+    exact = exact_answer(inputs)
+    (ours,) = backend.prepare(case.model).run([np.asarray(value) for value in inputs])
+    np.testing.assert_allclose(ours.astype(np.float64), exact, rtol=case.rtol, atol=case.atol)
+    if name.startswith("test_dft"):  # the stored output misses the exact answer by more than the tolerance
+        with pytest.raises(AssertionError):
+            np.testing.assert_allclose(stored, exact, rtol=case.rtol, atol=case.atol)
+    else:  # both within it, on either side of the exact answer: ours the closer
+        errors = [np.abs(value.astype(np.float64) - exact).max() for value in (ours, stored)]
+        assert errors[0] < errors[1], errors

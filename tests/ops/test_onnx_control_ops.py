@@ -18,6 +18,7 @@ from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, Uns
 from minimlc.frontend.onnx_control import MAX_ITERATIONS
 from minimlc.runtime import InferenceSession, backend, load
 from minimlc.runtime import backend_containers as containers
+from minimlc.runtime.session import IndexOutOfRangeError
 
 RNG = np.random.default_rng(23)
 FLOAT, INT64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
@@ -90,8 +91,12 @@ def _if_model(then_shape: Sequence[int] = (2, 3)) -> onnx.ModelProto:
         )
     else_branch = helper.make_graph([helper.make_node("Mul", ["x", "x"], ["else_y"])], "else", [], [_tensor("else_y")])
     node = helper.make_node("If", ["cond"], ["y"], then_branch=then_branch, else_branch=else_branch)
-    return _model([node], [_tensor("cond", BOOL, []), _tensor("x", FLOAT, [2, 3])], [_output("y", 2)],
-                  {"w": _floats(2, 3), "axis": np.array([0], np.int64)})
+    return _model(
+        [node],
+        [_tensor("cond", BOOL, []), _tensor("x", FLOAT, [2, 3])],
+        [_output("y", 2)],
+        {"w": _floats(2, 3), "axis": np.array([0], np.int64)},
+    )
 
 
 @pytest.mark.parametrize("condition", [True, False])
@@ -112,8 +117,11 @@ def test_if_with_a_run_time_condition_and_branches_of_different_shapes_is_refuse
         InferenceSession(_if_model(then_shape=(1, 3)))
 
 
-def _loop_model(trip_count: int | None, condition: str = "cond_in", scan: bool = True) -> onnx.ModelProto:
-    """y_i = y_{i-1} * 0.5 + x[i]; scan output y_i + w; stops early when `condition` is `sum(y) < 3`."""
+def _loop_model(
+    trip_count: int | None, condition: str = "cond_in", scan: bool = True, rows: int = 6
+) -> onnx.ModelProto:
+    """y_i = y_{i-1} * 0.5 + x[i] (x of `rows` rows); scan output y_i + w; stops early when `condition` is
+    `sum(y) < 3`."""
     nodes = [
         helper.make_node("Gather", ["x", "i"], ["row"], axis=0),
         helper.make_node("Mul", ["y_in", "half"], ["decayed"]),
@@ -128,7 +136,7 @@ def _loop_model(trip_count: int | None, condition: str = "cond_in", scan: bool =
         nodes, "body", [_tensor("i", INT64, []), _tensor("cond_in", BOOL, []), _tensor("y_in", FLOAT, [3])], outputs
     )
     constants = {"half": np.array(0.5, np.float32), "three": np.array(3.0, np.float32), "w": _floats(3)}
-    inputs = [_tensor("x", FLOAT, [6, 3]), _tensor("y0", FLOAT, [3])]
+    inputs = [_tensor("x", FLOAT, [rows, 3]), _tensor("y0", FLOAT, [3])]
     if trip_count is None:
         inputs.append(_tensor("M", INT64, []))
     else:
@@ -147,6 +155,47 @@ def test_loop_with_a_constant_trip_count_is_unrolled(trip_count: int) -> None:
 def test_loop_with_a_run_time_condition_keeps_its_values_once_false(scale: float) -> None:
     model = _loop_model(6, condition="small", scan=False)
     _check(model, {"x": _floats(6, 3) * scale + scale, "y0": _floats(3)})
+
+
+def _gather_if_model() -> onnx.ModelProto:
+    """y = cond ? short[idx] : long[idx]: an index valid for one branch may be out of range for the other."""
+    branches = [
+        helper.make_graph(
+            [helper.make_node("Gather", [table, "idx"], [f"{table}_y"])], table, [], [_tensor(f"{table}_y")]
+        )
+        for table in ("short", "long")
+    ]
+    node = helper.make_node("If", ["cond"], ["y"], then_branch=branches[0], else_branch=branches[1])
+    inputs = [_tensor("cond", BOOL, []), _tensor("idx", INT64, [2])]
+    return _model([node], inputs, [_output("y", 1)], {"short": _floats(3), "long": _floats(8)})
+
+
+@pytest.mark.parametrize(("condition", "indices"), [(False, [5, -8]), (True, [2, -3]), (False, [7, 0])])
+def test_an_index_out_of_range_only_in_the_untaken_branch_does_not_raise(condition: bool, indices: list[int]) -> None:
+    _check(_gather_if_model(), {"cond": np.array(condition), "idx": np.array(indices, np.int64)})
+
+
+def test_an_index_out_of_range_in_the_taken_branch_raises() -> None:
+    session = InferenceSession(_gather_if_model(), cache=False)
+    with pytest.raises(IndexOutOfRangeError, match=r"\(Gather\): indices must lie in \[-3, 3\)"):
+        session.run(None, {"cond": np.array(True), "idx": np.array([5, 0], np.int64)})
+    with pytest.raises(IndexOutOfRangeError, match=r"\(Gather\): indices must lie in \[-8, 8\)"):
+        session.run(None, {"cond": np.array(False), "idx": np.array([8, 0], np.int64)})
+
+
+def test_iterations_past_a_run_time_exit_do_not_raise() -> None:
+    """x has 4 rows and the loop may run 6 iterations, so iteration 4 would read x[4]: with large x the loop stops
+    after the first (sum(y) >= 3) and must not raise; with zeros it reaches iteration 4 and raises, as ONNX Runtime
+    fails there."""
+    model = _loop_model(6, condition="small", scan=False, rows=4)
+    _check(model, {"x": np.full((4, 3), 5.0, np.float32), "y0": _floats(3)})
+    session = InferenceSession(model, cache=False)
+    with pytest.raises(IndexOutOfRangeError, match=r"the loop reaches iteration 4, where .*\(Gather\): indices \[4\]"):
+        session.run(None, {"x": np.zeros((4, 3), np.float32), "y0": np.zeros(3, np.float32)})
+    with pytest.raises(Exception):  # ONNX Runtime fails in that iteration too
+        ort.InferenceSession(model.SerializeToString()).run(
+            None, {"x": np.zeros((4, 3), np.float32), "y0": np.zeros(3, np.float32)}
+        )
 
 
 def test_loop_with_a_run_time_trip_count_is_refused() -> None:

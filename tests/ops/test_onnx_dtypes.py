@@ -19,12 +19,16 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNotImplemented
 
+from minimlc.frontend.onnx import ModelImportError
 from minimlc.runtime import InferenceSession
 from minimlc.runtime.session import InvalidInputError, load
 
 RNG = np.random.default_rng(11)
 INTEGERS = [np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64]
-PY_UNSUPPORTED = ["bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn"]
+PY_UNSUPPORTED = [
+    *("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float4_e2m1fn"),
+    "float8_e8m0fnu",
+]
 PY_UNSUPPORTED += ["int4", "uint4", "int2", "uint2"]
 """ml_dtypes types ONNX Runtime's Python API cannot take or return: onnx's reference evaluator is the oracle."""
 
@@ -410,4 +414,44 @@ def test_types_an_op_does_not_compute_on_are_refused(op_type: str, dtype: str, m
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
     with pytest.raises(NotImplementedError, match=message):
+        InferenceSession(model, cache=False)
+
+
+E8M0_SOURCE = np.array(
+    [1.0, 1.5, 1.25, 1.75, 0.75, 3.0, -6.0, 2.0**-127, 2.0**-140, 0.0, 2.0**127, 1.5 * 2.0**127, 3e38, np.inf, np.nan],
+    np.float32,
+)
+
+
+@pytest.mark.parametrize("round_mode", ["up", "down", "nearest"])
+@pytest.mark.parametrize("saturate", [1, 0])
+@pytest.mark.parametrize("wide", ["float32", "float16"])
+def test_cast_to_float8_e8m0(round_mode: str, saturate: int, wide: str) -> None:
+    """float32/float16 -> E8M0 (the exponent of |x|, rounded by round_mode; 2^127 rounds up into NaN only without
+    saturation), against onnx's reference (ONNX Runtime has no E8M0 kernel), opset 25."""
+    with np.errstate(over="ignore"):
+        feeds = {"X": E8M0_SOURCE.astype(wide)}
+    to = helper.np_dtype_to_tensor_dtype(np.dtype(ml_dtypes.float8_e8m0fnu))
+    model = _model("Cast", feeds, {"to": to, "saturate": saturate, "round_mode": round_mode})
+    model.opset_import[0].version = 25
+    _check(model, feeds)
+
+
+@pytest.mark.parametrize("wide", ["float32", "float16"])
+def test_cast_from_float8_e8m0(wide: str) -> None:
+    """Every E8M0 code -> float32/float16: 2^(code - 127), code 255 NaN (beyond float16's range: 0 or infinity)."""
+    feeds = {"X": np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu)}
+    model = _model("Cast", feeds, {"to": helper.np_dtype_to_tensor_dtype(np.dtype(wide))})
+    model.opset_import[0].version = 25
+    _check(model, feeds)
+
+
+def test_cast_with_an_unknown_round_mode_is_refused() -> None:
+    feeds = {"X": E8M0_SOURCE}
+    to = helper.np_dtype_to_tensor_dtype(np.dtype(ml_dtypes.float8_e8m0fnu))
+    model = _model("Cast", feeds, {"to": to, "round_mode": "even"})
+    model.opset_import[0].version = 25
+    with pytest.raises(
+        ModelImportError, match=r"\(Cast\): attribute round_mode='even' must be one of up, down, nearest"
+    ):
         InferenceSession(model, cache=False)

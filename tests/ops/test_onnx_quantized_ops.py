@@ -3,6 +3,7 @@ Quantize/DequantizeLinear) against ONNX Runtime: integer outputs bit-exact, at e
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,97 @@ def test_conv_integer_vector_channels(
         "ConvInteger", feeds, attributes, constants=constants, inputs=["x", "w", "x_zero", "w_zero"]
     )
     check_against_onnxruntime(InferenceSession, model, feeds)
+
+
+DOT_PRODUCT_CASES = [
+    pytest.param(
+        np.uint8, (1, 6, 7, 8), (16, 6, 3, 3), "omitted", {"pads": [1, 1, 1, 1], "strides": [2, 1]}, id="u8-6-channels"
+    ),
+    pytest.param(
+        np.int8, (1, 8, 6, 6), (32, 8, 3, 3), "zeros", {"dilations": [2, 1], "pads": [2, 0, 1, 1]}, id="s8-plus-128"
+    ),
+    pytest.param(np.uint8, (2, 5, 9), (16, 5, 3), "omitted", {"pads": [1, 2]}, id="u8-1d-batch-2"),
+    pytest.param(np.uint8, (1, 64, 5, 5), (16, 64, 3, 3), "extremes", {"pads": [1, 1, 1, 1]}, id="u8-extremes"),
+    pytest.param(np.uint8, (1, 8, 6, 6), (16, 8, 3, 3), "nonzero", {"pads": [1, 1, 1, 1]}, id="fallback-weight-zero"),
+    pytest.param(np.uint8, (1, 8, 6, 6), (24, 8, 3, 3), "omitted", {"pads": [1, 1, 1, 1]}, id="fallback-24-outputs"),
+]
+
+
+@pytest.mark.parametrize("target", ["host", "x86-64-v3"])
+@pytest.mark.parametrize(("x_type", "x_shape", "w_shape", "w_zero", "attributes"), DOT_PRODUCT_CASES)
+def test_conv_integer_dot_product(
+    x_type: Any,
+    x_shape: tuple[int, ...],
+    w_shape: tuple[int, ...],
+    w_zero: str,
+    attributes: dict[str, Any],
+    target: str,
+) -> None:
+    """The u8 x s8 dot-product form (VNNI hosts: int8 weight whose zero point is omitted or all zeros, output
+    channels in whole vectors; channels padded to four, an int8 input shifted by +128) and its fallbacks (a non-zero
+    weight zero point, 24 outputs, a target without VNNI), exact."""
+    feeds = {"x": _ints(x_shape, x_type), "x_zero": _scalar(201 if x_type == np.uint8 else -77, x_type)}
+    weight = _ints(w_shape, np.int8)
+    if w_zero == "extremes":
+        feeds = {"x": np.full(x_shape, 255, np.uint8), "x_zero": _scalar(0, np.uint8)}
+        weight = np.full(w_shape, -128, np.int8)
+    constants = {"w": weight}
+    inputs = ["x", "w", "x_zero"]
+    if w_zero in ("zeros", "nonzero"):
+        constants["w_zero"] = _scalar(0 if w_zero == "zeros" else -3, np.int8)
+        inputs.append("w_zero")
+    model = one_node_model("ConvInteger", feeds, attributes, constants=constants, inputs=inputs)
+    session = functools.partial(InferenceSession, target=target)
+    check_against_onnxruntime(session, model, feeds)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("x_type", [np.uint8, np.int8], ids=["u8", "s8"])
+def test_qlinear_conv_dot_product(x_type: Any) -> None:
+    """QLinearConv with 32 output channels and per-channel int8 weights of zero points 0: the dot-product form on
+    VNNI hosts (an int8 input through +128), requantized exactly as ONNX Runtime does."""
+    channels, out_channels = 12, 32
+    feeds = {
+        "x": _ints((1, channels, 9, 10), x_type),
+        "x_scale": _scalar(0.05, np.float32),
+        "x_zero": _scalar(120 if x_type == np.uint8 else 4, x_type),
+    }
+    constants = {
+        "w": _ints((out_channels, channels, 3, 3), np.int8),
+        "w_scale": RNG.uniform(0.002, 0.02, (out_channels,)).astype(np.float32),
+        "w_zero": np.zeros((out_channels,), np.int8),
+        "y_scale": _scalar(0.9, np.float32),
+        "y_zero": _scalar(60 if x_type == np.uint8 else -10, x_type),
+        "B": RNG.integers(-5000, 5000, (out_channels,)).astype(np.int32),
+    }
+    order = ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale", "y_zero", "B"]
+    model = one_node_model("QLinearConv", feeds, {"pads": [1, 1, 1, 1]}, constants=constants, inputs=order)
+    check_against_onnxruntime(InferenceSession, model, feeds)
+
+
+MATMUL_DOT_PRODUCT_CASES = [
+    pytest.param(np.uint8, (12, 30), (30, 32), "omitted", id="u8-depth-30"),
+    pytest.param(np.int8, (2, 5, 64), (64, 16), "zeros", id="s8-plus-128-batched"),
+    pytest.param(np.uint8, (7, 40), (40, 16), "nonzero", id="fallback-b-zero"),
+    pytest.param(np.uint8, (7, 40), (40, 24), "omitted", id="fallback-24-columns"),
+]
+
+
+@pytest.mark.parametrize("target", ["host", "x86-64-v3"])
+@pytest.mark.parametrize(("a_type", "a_shape", "b_shape", "b_zero"), MATMUL_DOT_PRODUCT_CASES)
+def test_matmul_integer_dot_product(
+    a_type: Any, a_shape: tuple[int, ...], b_shape: tuple[int, ...], b_zero: str, target: str
+) -> None:
+    """MatMulInteger in the u8 x s8 dot-product form (VNNI hosts: int8 B with a zero point omitted or 0, columns in
+    whole vectors; depth padded to four, int8 A shifted by +128) and its fallbacks, exact."""
+    feeds = {"A": _ints(a_shape, a_type), "a_zero": _scalar(13 if a_type == np.uint8 else -9, a_type)}
+    constants = {"B": _ints(b_shape, np.int8)}
+    inputs = ["A", "B", "a_zero"]
+    if b_zero != "omitted":
+        constants["b_zero"] = _scalar(0 if b_zero == "zeros" else 5, np.int8)
+        inputs.append("b_zero")
+    model = one_node_model("MatMulInteger", feeds, {}, constants=constants, inputs=inputs)
+    session = functools.partial(InferenceSession, target=target)
+    check_against_onnxruntime(session, model, feeds)  # type: ignore[arg-type]
 
 
 def test_qlinear_matmul_vector_columns() -> None:

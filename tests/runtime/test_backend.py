@@ -93,14 +93,14 @@ def test_bad_inputs(inputs: object, message: str) -> None:
 
 @pytest.mark.parametrize(
     ("element_type", "name"),
-    [(TensorProto.STRING, "STRING"), (TensorProto.COMPLEX64, "COMPLEX64"), (TensorProto.FLOAT8E8M0, "FLOAT8E8M0")],
+    [(TensorProto.STRING, "STRING"), (TensorProto.COMPLEX64, "COMPLEX64")],
 )
 def test_inputs_of_types_without_native_code_are_not_implemented(element_type: int, name: str) -> None:
     model = one_node_model("Identity", {"x": [3]}, [3], element_type)
     assert not backend.is_compatible(model)
     with pytest.raises(
         NotImplementedError,
-        match=rf"^graph input 'x' has element type {name}; minimlc supports float32, float64, .*, uint2 inputs$",
+        match=rf"^graph input 'x' has element type {name}; minimlc supports float32, float64, .*, float8_e8m0fnu inputs$",
     ):
         backend.prepare(model)
 
@@ -447,3 +447,35 @@ def test_training_dropout_with_a_positive_ratio_is_not_implemented() -> None:
     (y, mask) = rep.run([x, np.float32(0.5), np.bool_(False)])  # inference: the ratio does not matter
     np.testing.assert_array_equal(y, x)
     np.testing.assert_array_equal(mask, np.ones((2, 3), np.bool_))
+
+
+def test_inputs_a_shape_operand_is_computed_from_are_bound() -> None:
+    """Reshape's shape computed from the graph input `n` (also read as data: y = x * n) through Concat and Add: `n`
+    is bound for the shape (its chain duplicated onto its bound copy) and fed for the product, as a function body
+    (CenterCropPad's, a window's) computes its pads or Range limit from an input."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Add", ["n", "one"], ["rows"]),
+            helper.make_node("Concat", ["rows", "minus_one"], ["shape"], axis=0),
+            helper.make_node("Reshape", ["x", "shape"], ["r"]),
+            helper.make_node("Cast", ["n"], ["n_float"], to=TensorProto.FLOAT),
+            helper.make_node("Mul", ["r", "n_float"], ["y"]),
+        ],
+        "computed_shape",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6]),
+            helper.make_tensor_value_info("n", TensorProto.INT64, [1]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["rows", "columns"])],
+        [
+            onnx.numpy_helper.from_array(np.array([1], np.int64), "one"),
+            onnx.numpy_helper.from_array(np.array([-1], np.int64), "minus_one"),
+        ],
+    )
+    rep = backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert rep.bound_inputs == ["n"] and rep.fed_inputs == ["x", "n"]
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    for n in (2, 3):
+        (y,) = rep.run([x, np.array([n], np.int64)])
+        np.testing.assert_array_equal(y, x.reshape(n + 1, -1) * n)
+    assert all(session.stats["kernels"] > 0 for session in rep.sessions.values())

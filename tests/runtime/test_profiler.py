@@ -101,3 +101,34 @@ def test_a_saved_profiled_build_loads_with_its_profiler(
     plain = InferenceSession(small_cnn(), num_threads=1)
     plain.save(tmp_path / "plain.mlc")
     assert load(tmp_path / "plain.mlc").profiler is None
+
+
+def test_the_cpu_clock_reads_the_calling_threads_cpu_time(tmp_path: Path) -> None:
+    """With `profiling_clock="cpu"` every reading lies between the calling thread's CPU time before and after the
+    run (a wall clock's readings would not: they count from boot), and the trace places the calls from the run's
+    start in that order."""
+    session = InferenceSession(small_cnn(), enable_profiling=True, profiling_clock="cpu", num_threads=1)
+    session.profiler.runs.clear()
+    before = time.thread_time_ns()
+    session.run(None, {"x": np.ones((1, 3, 16, 16), np.float32)})
+    after = time.thread_time_ns()
+    ((_, _, times),) = session.profiler.runs
+    assert before <= times.min() and times.max() <= after
+    assert (times[:, 1] >= times[:, 0]).all() and (times[1:, 0] >= times[:-1, 1]).all()
+    run, *calls = json.loads(Path(session.end_profiling(tmp_path / "trace.json")).read_text())
+    assert calls[0]["ts"] == run["ts"] and all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(calls, calls[1:]))
+    session.save(tmp_path / "cpu.mlc")
+    from minimlc.runtime import load
+
+    assert load(tmp_path / "cpu.mlc", num_threads=1).profiler.clock == "cpu"
+    with pytest.raises(ValueError, match="needs num_threads=1"):
+        load(tmp_path / "cpu.mlc", num_threads=2)
+
+
+@pytest.mark.parametrize(
+    ("clock", "threads", "message"),
+    [("cpu", 2, "profiling_clock='cpu' needs num_threads=1 \\(got 2\\)"), ("tsc", 1, "must be one of wall, cpu")],
+)
+def test_a_bad_profiling_clock_is_refused_before_compiling(clock: str, threads: int, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        InferenceSession(small_cnn(), enable_profiling=True, profiling_clock=clock, num_threads=threads)

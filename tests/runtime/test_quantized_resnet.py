@@ -14,17 +14,25 @@ import onnxruntime as ort
 import pytest
 from quantized_resnet import quantized_resnet
 
+from minimlc.lowering.target import target_from_name
 from minimlc.runtime import InferenceSession
 
 
-@pytest.mark.parametrize(("size", "opt_level"), [(56, 3), (12, 0)], ids=["56x56-O3", "12x12-O0"])
-def test_quantized_resnet_matches_onnxruntime_exactly(size: int, opt_level: int) -> None:
+@pytest.mark.parametrize(
+    ("size", "opt_level", "target"),
+    [(56, 3, "host"), (12, 0, "host"), (12, 2, "x86-64-v3"), (12, 3, "znver4")],
+    ids=["56x56-O3", "12x12-O0", "12x12-O2-no-vnni", "12x12-O3-vnni"],
+)
+def test_quantized_resnet_matches_onnxruntime_exactly(size: int, opt_level: int, target: str) -> None:
+    """On the host, without VNNI (the i32 multiply-add path) and with it (dot products, channels-last chains)."""
+    if target != "host" and target_from_name(target).missing_on_host():
+        pytest.skip(f"this host cannot run code for {target}")
     model = quantized_resnet(size=size)
     feeds = {"x": np.random.default_rng(3).normal(0.0, 1.0, (1, 3, size, size)).astype(np.float32)}
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     expected = ort.InferenceSession(model.SerializeToString(), options).run(None, feeds)
-    actual = InferenceSession(model, cache=False, opt_level=opt_level).run(None, feeds)
+    actual = InferenceSession(model, cache=False, opt_level=opt_level, target=target).run(None, feeds)
     for got, want in zip(actual, expected, strict=True):
         assert got.dtype == want.dtype == np.uint8
         assert len(np.unique(want)) > 3  # the outputs are not saturated to a constant

@@ -244,3 +244,33 @@ def test_library_run_fails_on_an_index_out_of_range(tmp_path: Path) -> None:
         assert b"'embed' (Gather): indices must lie in [-4, 4)" in library.model_last_error()
     finally:
         library.model_free(handle)
+
+
+def test_library_of_a_trimmed_output_writes_its_bound_and_count(tmp_path: Path) -> None:
+    """NonZero's output has a data-dependent extent: the library writes it up to its bound (every element) and its
+    count as an output of its own, which the header explains; the valid part is the session's answer."""
+    helper, tensor = onnx.helper, onnx.TensorProto
+    graph = helper.make_graph(
+        [helper.make_node("NonZero", ["x"], ["where"])],
+        "nonzero",
+        [helper.make_tensor_value_info("x", tensor.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("where", tensor.INT64, [2, None])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    export_library(import_model(model), tmp_path / "libmodel.so")
+    header = (tmp_path / "libmodel.h").read_text()
+    assert "MODEL_NUM_OUTPUTS 2" in header
+    assert "output 'where.count': int64[1], as int64_t: how many entries of 'where' are valid" in header
+    library = ctypes.CDLL(str(tmp_path / "libmodel.so"))
+    library.model_load.restype = ctypes.c_void_p
+    handle = ctypes.c_void_p(library.model_load(str(tmp_path / "libmodel.weights").encode(), 1))
+    x = np.array([[0, 1.5, 0], [2, 0, -1]], np.float32)
+    bound, count = np.zeros((2, 6), np.int64), np.zeros(1, np.int64)
+    try:
+        pointers = [array.ctypes.data_as(ctypes.c_void_p) for array in (x, bound, count)]
+        assert library.model_run(handle, *pointers) == 0
+    finally:
+        library.model_free(handle)
+    (expected,) = InferenceSession(model).run(None, {"x": x})
+    assert count[0] == expected.shape[1] == 3
+    np.testing.assert_array_equal(bound[:, : count[0]], expected)

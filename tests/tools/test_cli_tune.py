@@ -38,3 +38,12 @@ def test_bad_tuning_options_are_reported(mlp_path: Path, tmp_path: Path) -> None
         assert f"{db}:1: expected a JSON object, got list" in result.stderr
     result = minimlc("tune", str(mlp_path), "--trials", "0", "--db", str(db))
     assert result.returncode == 2 and "--trials" in result.stderr
+
+
+def test_the_cpu_profile_clock_needs_one_thread(mlp_path: Path) -> None:
+    refused = minimlc("run", str(mlp_path), "--profile", "--profile-clock", "cpu", "--threads", "2")
+    assert refused.returncode == 1
+    assert "--profile-clock cpu times the calling thread: use it with --profile --threads 1" in refused.stderr
+    run = minimlc("run", str(mlp_path), "--profile", "--profile-clock", "cpu", "--threads", "1", "--repeat", "3")
+    assert run.returncode == 0, run.stderr
+    assert "kernel profile over 3 runs" in run.stdout

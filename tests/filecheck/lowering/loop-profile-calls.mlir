@@ -1,5 +1,7 @@
 // RUN: mini-opt %s -p loop-profile-calls | filecheck %s
 // RUN: mini-opt %s -p lower-to-llvm -t llvm | filecheck %s --check-prefix=OFF
+// RUN: mini-opt %s -p 'loop-profile-calls{clock=thread-cpu}' | filecheck %s --check-prefix=CPU
+// RUN: not mini-opt %s -p 'loop-profile-calls{clock=cpu}' 2>&1 | filecheck %s --check-prefix=BAD
 
 // Every kernel call of the entry gets a clock reading before and after it, into slots 2i and 2i+1 of one byte
 // buffer (16 bytes per timespec) precomputed by an empty kernel; the entry lists each call's kernel, float
@@ -42,6 +44,12 @@ func.func private @relu_0(%in: memref<64xf32>, %out: memref<64xf32>) attributes 
 // CHECK:      func.func private @minimlc_profile_buffer(%{{.*}}: memref<64xi8>) {
 // CHECK-NEXT:   func.return
 // CHECK:      func.func private @clock_gettime(i32, memref<2xi64>) -> i32
+
+// With clock=thread-cpu the readings are the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID = 3).
+// CPU:      loop.precompute @minimlc_profile_buffer
+// CPU-NEXT: arith.constant 3 : i32
+
+// BAD: loop-profile-calls: clock must be one of monotonic, thread-cpu, got 'cpu'
 
 // OFF-NOT: clock_gettime
 // OFF: define void @main_packed

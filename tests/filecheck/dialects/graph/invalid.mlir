@@ -126,3 +126,19 @@ func.func @shrink_of_bools(%x: tensor<4xi1>) -> tensor<4xi1> {
   %y = graph.shrink %x {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<4xi1>
   func.return %y : tensor<4xi1>
 }
+
+// -----
+
+func.func @round_mode_of_a_float8_cast(%x: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
+  // expected-error@+1 {{graph.cast: round_mode applies to casts to f8E8M0FNU only}}
+  %y = graph.cast %x {round_mode = "up"} : tensor<4xf32> -> tensor<4xf8E4M3FN>
+  func.return %y : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+func.func @unknown_round_mode(%x: tensor<4xf32>) -> tensor<4xf8E8M0FNU> {
+  // expected-error@+1 {{graph.cast: round_mode must be up, down or nearest, got 'even'}}
+  %y = graph.cast %x {round_mode = "even"} : tensor<4xf32> -> tensor<4xf8E8M0FNU>
+  func.return %y : tensor<4xf8E8M0FNU>
+}

@@ -22,3 +22,27 @@ func.func @integer_compare(%a: vector<8xi32>) -> vector<8xi1> {
 }
 
 // expected-error@unknown {{Unexpected attribute i32}}
+
+// -----
+
+func.func @dot_lanes_differ(%acc: vector<16xi32>, %b: vector<8xi32>) -> vector<16xi32> {
+  // expected-error@+1 {{operand 'rhs' at position 2 does not verify}}
+  %r = "llvmx.dot_u8s8"(%acc, %acc, %b) : (vector<16xi32>, vector<16xi32>, vector<8xi32>) -> vector<16xi32>
+  func.return %r : vector<16xi32>
+}
+
+// -----
+
+func.func @dot_of_floats(%a: vector<16xf32>) -> vector<16xf32> {
+  // expected-error@+1 {{operand 'acc' at position 0 does not verify}}
+  %r = "llvmx.dot_u8s8"(%a, %a, %a) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+  func.return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @dot_of_matrices(%a: vector<4x4xi32>) -> vector<4x4xi32> {
+  // expected-error@+1 {{llvmx.dot_u8s8: vector<4x4xi32> is not a one-dimensional vector of i32}}
+  %r = "llvmx.dot_u8s8"(%a, %a, %a) : (vector<4x4xi32>, vector<4x4xi32>, vector<4x4xi32>) -> vector<4x4xi32>
+  func.return %r : vector<4x4xi32>
+}

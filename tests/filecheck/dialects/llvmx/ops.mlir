@@ -10,3 +10,13 @@ func.func @per_lane(%a: vector<8xf32>, %b: vector<8xf32>) -> vector<8xf32> {
 // CHECK:      %c = llvmx.fcmp %a, %b {predicate = 4 : i64} : vector<8xf32> -> vector<8xi1>
 // CHECK-NEXT: %r = llvmx.select %c, %a, %b : vector<8xi1>, vector<8xf32>
 // CHECK-NEXT: func.return %r : vector<8xf32>
+
+func.func @dot_u8s8(%acc: vector<16xi32>, %a: vector<16xi32>, %b: vector<16xi32>, %s: i32) -> vector<16xi32> {
+  %r = llvmx.dot_u8s8 %acc, %a, %b : vector<16xi32>
+  %t = llvmx.dot_u8s8 %s, %s, %s : i32
+  func.return %r : vector<16xi32>
+}
+
+// CHECK:      %r = llvmx.dot_u8s8 %acc, %a, %b : vector<16xi32>
+// CHECK-NEXT: %t = llvmx.dot_u8s8 %s, %s, %s : i32
+// CHECK-NEXT: func.return %r : vector<16xi32>

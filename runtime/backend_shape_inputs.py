@@ -1,10 +1,13 @@
-"""Loop trip counts computed from graph inputs, for the ONNX backend (`runtime/backend.py`).
+"""Shape-setting operands computed from graph inputs, for the ONNX backend (`runtime/backend.py`).
 
-A Loop's trip count M and initial condition set the extent of its scan outputs, so the backend binds the graph
-inputs they are computed from, as it binds Range's start, limit and delta (`CONSTANT_OPERANDS`): Range's function
-body computes `M = ceil((limit - start) / delta)` and loops M times. An input read as data too (Range's start is
-the loop's first value) stays a run-time input for those reads; the nodes computing M from it are duplicated to
-read its bound copy (`<name>.bound`), so M folds at import time while the loop body computes on the run-time value.
+The backend binds a graph input read where an op needs a compile-time constant (`CONSTANT_OPERANDS`: Reshape's
+shape, Range's limit, Pad's pads, a Loop's trip count, ...). A function body (the `_expanded` node tests, exporters'
+subgraphs) often computes such an operand from an input first: Range's body computes its Loop's trip count as
+`ceil((limit - start) / delta)`, CenterCropPad's computes Pad's pads from the target shape, a window function's the
+Range limit from its size. So the backend binds the graph inputs a constant operand is computed from, through any
+chain of nodes. An input read as data too (Range's start is the loop's first value) stays a run-time input for those
+reads; the nodes computing the operand from it are duplicated to read its bound copy (`<name>.bound`), so the
+operand folds at import time while the rest computes on the run-time value.
 
     m = Cast(Ceil(Div(Sub(limit, start), delta)));  y = Loop(m, cond, start)
     -> m.bound = Cast(Ceil(Div(Sub(limit.bound, start.bound), delta.bound)));  y = Loop(m.bound, cond, start)
@@ -19,30 +22,30 @@ from collections.abc import Callable, Mapping
 
 import onnx
 
-_LOOP_BOUNDS = (0, 1)
-"""Loop's operands that set its scan outputs' extent: the trip count and the initial condition."""
+from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
 _SHAPE_OPS = ("Shape", "Size", "SequenceLength", "OptionalHasElement")
 """Ops whose outputs do not depend on their inputs' values (every shape and sequence length is static)."""
 
 
-def _loop_bounds(graph: onnx.GraphProto) -> list[tuple[onnx.NodeProto, int]]:
+def _constant_operands(graph: onnx.GraphProto) -> list[tuple[onnx.NodeProto, int]]:
+    """Every (node, input position) of `graph` where the node needs a compile-time constant."""
     return [
         (node, position)
         for node in graph.node
-        if node.op_type == "Loop" and node.domain in ("", "ai.onnx")
-        for position in _LOOP_BOUNDS
+        if node.domain in ("", "ai.onnx")
+        for position in CONSTANT_OPERANDS.get(node.op_type, ())
         if position < len(node.input) and node.input[position]
     ]
 
 
-def trip_count_inputs(graph: onnx.GraphProto) -> set[str]:
-    """The graph inputs a Loop's trip count or initial condition is computed from (through the graph's nodes)."""
+def shape_setting_inputs(graph: onnx.GraphProto) -> set[str]:
+    """The graph inputs a constant operand is computed from, directly or through the graph's nodes."""
     producers = {output: node for node in graph.node for output in node.output if output}
     initializers = {tensor.name for tensor in graph.initializer}
     inputs = {vi.name for vi in graph.input if vi.type.HasField("tensor_type")} - initializers
     found: set[str] = set()
     seen: set[str] = set()
-    pending = [node.input[position] for node, position in _loop_bounds(graph)]
+    pending = [node.input[position] for node, position in _constant_operands(graph)]
     while pending:
         name = pending.pop()
         if name in seen:
@@ -55,9 +58,9 @@ def trip_count_inputs(graph: onnx.GraphProto) -> set[str]:
     return found
 
 
-def with_bound_trip_counts(graph: onnx.GraphProto, renamed: Mapping[str, str]) -> None:
-    """Make the Loops of `graph` compute their trip counts and initial conditions from the bound copies `renamed`
-    gives (input name -> bound copy's name), duplicating the nodes in between (in place)."""
+def with_bound_operands(graph: onnx.GraphProto, renamed: Mapping[str, str]) -> None:
+    """Make the nodes of `graph` compute their constant operands from the bound copies `renamed` gives (input name ->
+    bound copy's name), duplicating the nodes in between (in place)."""
     producers = {output: node for node in graph.node for output in node.output if output}
     copies: dict[str, str] = dict(renamed)
     depends: dict[str, bool] = {}
@@ -73,14 +76,17 @@ def with_bound_trip_counts(graph: onnx.GraphProto, renamed: Mapping[str, str]) -
         return depends[name]
 
     duplicated: dict[int, list[onnx.NodeProto]] = {}
-    for loop, position in _loop_bounds(graph):
-        name = loop.input[position]
-        if name in renamed or not reads_bound(name):
+    for user, position in _constant_operands(graph):
+        name = user.input[position]
+        if name in renamed:
+            user.input[position] = renamed[name]
+            continue
+        if not reads_bound(name):
             continue
         chain: list[onnx.NodeProto] = []
         _collect(name, producers, reads_bound, copies, chain)
-        duplicated.setdefault(id(loop), []).extend(chain)
-        loop.input[position] = copies[name]
+        duplicated.setdefault(id(user), []).extend(chain)
+        user.input[position] = copies[name]
     nodes = list(graph.node)
     del graph.node[:]
     for node in nodes:
