@@ -2,7 +2,8 @@
 
 Kernels are recognised by structure, not by name, by the schedule rules tried in order (one file each):
 `rows` (kernels of several stages over shared rows: softmax, normalisations), `gemm` (GEMM-like reductions), `conv`
-(direct convolutions), `pool` (pooling and depthwise convolutions) and `elementwise` (no reduction). The first rule
+(direct convolutions), `pool` (pooling and NCHW depthwise convolutions), `depthwise` (channels-last depthwise
+convolutions), `shuffle` (channel shuffle copies) and `elementwise` (no reduction). The first rule
 that matches a kernel gives its space of schedules (named knobs, see
 `space.py`) and its default config, today's measured heuristics; the rule turns that config into a list of
 primitive passes. Then `parallel` places one parallel loop per big enough nest (for kernels no rule matched too):
@@ -36,6 +37,7 @@ from minimlc.lowering.loop.analysis import find_kernel, loops_of
 from minimlc.lowering.abi import SCHEDULE_ATTR
 from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.schedule.conv import CONV
+from minimlc.lowering.schedule.depthwise import DEPTHWISE
 from minimlc.lowering.schedule.elementwise import ELEMENTWISE
 from minimlc.lowering.schedule.gemm import GEMM
 from minimlc.lowering.schedule.integer_conv import INTEGER_CONV
@@ -44,12 +46,13 @@ from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.schedule.parallel import GRAIN_KNOB, PARALLEL_KNOB, PARALLEL_KNOBS, TASKS_KNOB, parallel_steps
 from minimlc.lowering.schedule.pool import POOL
 from minimlc.lowering.schedule.rows import ROWS
+from minimlc.lowering.schedule.shuffle import SHUFFLE
 from minimlc.lowering.schedule.space import Config, ConfigError, Rule, Space
 from minimlc.lowering.schedule.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
 from minimlc.lowering.target import Target, copy_target, target_of
 from minimlc.lowering.workers import compile_jobs, fork_map
 
-RULES: tuple[Rule, ...] = (ROWS, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, ELEMENTWISE)
+RULES: tuple[Rule, ...] = (ROWS, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, ELEMENTWISE)
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
 
 

@@ -14,18 +14,21 @@ instead; this pass does the same. A compute stored channels-last has its output 
     %r = te.compute "relu" (%a, %c, %d, %b) -> tensor<1x56x56x64xf32> { %v = te.read %y[%a, %c, %d, %b] ... }
 
 Which computes: every group-1 convolution ("conv", and the NCHW output of an im2col GEMM, "conv_output", or of an
-integer convolution, "conv_integer_output"), and then,
+integer convolution, "conv_integer_output"), every depthwise convolution whose channels fill the `depthwise`
+schedule's vectors (it vectorizes over them; its input is read channels-last, from a copy if that input stays NCHW:
+te-inline folds the padding and the producers, such as ShuffleNet's concatenation and channel shuffle, into that
+copy), and then,
 in program order, every image compute (rank 4, more than one pixel) whose image reads are all of channels-last
 tensors, each at the compute's own batch and its channel plus a constant (elementwise ops, padding, channel slices,
 and pooling: reductions over one input; not a concatenation, whose reads are selected by channel, which along vector
 lanes would change per lane, nor a reduction across channels such as LRN's window sum, nor what reads those). Of
 those, only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout, or the
-integer convolution's packed input `conv_integer_input`) through
-channels-last computes stay channels-last: a chain that ends in NCHW readers (a model's output, a depthwise
-convolution, whose schedule vectorizes along rows, a channel shuffle's reshape) would only move its transposition
-to the end. Tensors of one pixel per channel stay as they are (both layouts are the same bytes). A channels-last
-copy of a tensor that is now channels-last is that tensor. A channels-last result used other than by a read (a
-function result) is copied back to NCHW once.
+integer convolution's packed input `conv_integer_input`) through channels-last computes, or an im2col GEMM reading
+them directly (a 1x1 convolution's A operand, then row-major), stay channels-last: a chain that ends in NCHW readers
+(a model's output, a channel shuffle's reshape) would only move its transposition to the end. Tensors of one pixel
+per channel stay as they are (both layouts are the same bytes). A channels-last copy of a tensor that is now
+channels-last is that tensor. A channels-last result used other than by a read (a function result) is copied back
+to NCHW once.
 Run after te-conv-layout and before te-inline.
 """
 
@@ -41,6 +44,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import graph, te
+from minimlc.lowering.schedule.depthwise import channel_vectors
+from minimlc.lowering.target import Target, target_of
 from minimlc.lowering.te.builder import build_compute, read
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
@@ -48,11 +53,16 @@ CHANNELS_LAST = (0, 2, 3, 1)
 """Dimension d of a channels-last tensor is dimension `CHANNELS_LAST[d]` of its NCHW form."""
 NCHW_POSITION = (0, 3, 1, 2)
 """Dimension d of an NCHW tensor is dimension `NCHW_POSITION[d]` of its channels-last form."""
-CONVOLUTIONS = ("conv", "conv_output", "conv_integer_output")
-"""Tags of the computes stored channels-last whatever their inputs."""
-CHANNELS_LAST_READERS = (COPY_TAG, "conv_integer_input")
+CONVOLUTIONS = ("conv", "conv_output", "conv_integer_output", "depthwise_conv")
+"""Tags of the computes stored channels-last whatever their inputs (a depthwise convolution: where its channels
+fill whole vectors of the `depthwise` schedule, which vectorizes over them)."""
+GEMM_TAG = "conv_gemm"
+"""Tag of an im2col GEMM: one reading an image directly (a 1x1 convolution's A operand) reads it channels-last as a
+row-major [pixels, channels] matrix."""
+CHANNELS_LAST_READERS = (COPY_TAG, "conv_integer_input", GEMM_TAG)
 """Tags of the computes that read a convolution input channels-last (a chain reaching one stays channels-last):
-te-conv-layout's copy, and the integer convolution's words of four channels (`graph_to_te/quantized.py`)."""
+te-conv-layout's copy, the integer convolution's words of four channels (`graph_to_te/quantized.py`), and an im2col
+GEMM."""
 
 
 def _offset_of(value: SSAValue, index: SSAValue) -> bool:
@@ -82,10 +92,12 @@ def _reads(compute: te.ComputeOp) -> list[te.ReadOp]:
     return [op for op in compute.body.walk() if isinstance(op, te.ReadOp)]
 
 
-def _joins(compute: te.ComputeOp, channels_last: set[SSAValue]) -> bool:
+def _joins(compute: te.ComputeOp, channels_last: set[SSAValue], target: Target) -> bool:
     """Whether `compute` is stored channels-last, given the tensors before it that are."""
     if not _is_image(compute.result) or compute.tag.data == COPY_TAG:
         return False
+    if compute.tag.data == "depthwise_conv":
+        return bool(channel_vectors(compute.shape[1], target))
     if compute.tag.data in CONVOLUTIONS:
         return compute.tag.data != "conv" or len(compute.extents) == 3
     reads = _reads(compute)
@@ -140,12 +152,12 @@ def _nchw_copy(tensor: SSAValue) -> te.ComputeOp:
     )
 
 
-def _convert_function(function: func.FuncOp) -> None:
+def _convert_function(function: func.FuncOp, target: Target) -> None:
     rewriter = Rewriter()
     channels_last: set[SSAValue] = set()
     chosen = []
     for op in function.body.block.ops:
-        if isinstance(op, te.ComputeOp) and _joins(op, channels_last):
+        if isinstance(op, te.ComputeOp) and _joins(op, channels_last, target):
             channels_last.add(op.result)
             chosen.append(op)
     kept = _after_integer_convolutions(chosen)
@@ -153,6 +165,9 @@ def _convert_function(function: func.FuncOp) -> None:
         if any(reader.tag.data in CHANNELS_LAST_READERS or reader in kept for reader in _readers(compute)):
             kept.add(compute)
     chosen = [compute for compute in chosen if compute in kept]
+    for compute in chosen:
+        if compute.tag.data == "depthwise_conv":
+            _read_input_channels_last(compute, kept, rewriter)
     for compute in chosen:
         new = _stored_channels_last(compute)
         rewriter.insert_op(new, InsertPoint.before(compute))
@@ -187,6 +202,24 @@ def _after_integer_convolutions(chosen: list[te.ComputeOp]) -> set[te.ComputeOp]
     return after
 
 
+def _read_input_channels_last(depthwise: te.ComputeOp, kept: set[te.ComputeOp], rewriter: Rewriter) -> None:
+    """Make a depthwise convolution stored channels-last read its input channels-last too: the input itself if it
+    is stored so, else a channels-last copy of it, into which te-inline folds its padding and elementwise producers
+    (ShuffleNet's channel shuffle among them: a permutation of each pixel's channels)."""
+    (data,) = [r for r in _reads(depthwise) if _keeps_layout(depthwise, r)]
+    if data.tensor.owner in kept:
+        return
+    x = data.tensor
+    assert isinstance(x.type, TensorType)
+    n, c, h, w = x.type.get_shape()
+    copy = build_compute(
+        COPY_TAG, (n, h, w, c), lambda i: read(x, [i[0], i[3], i[1], i[2]]), element_type=x.type.element_type
+    )
+    rewriter.insert_op(copy, InsertPoint.before(depthwise))
+    indices = [data.indices[d] for d in CHANNELS_LAST]
+    rewriter.replace_op(data, te.ReadOp(copy.result, indices))
+
+
 def _copies_unchanged(compute: te.ComputeOp) -> bool:
     """Whether `compute`'s body is one read at its own indices, yielded as it is (a te-conv-layout copy of a tensor
     that is now channels-last)."""
@@ -205,4 +238,4 @@ class TeChannelsLastPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for function in op.ops:
             if isinstance(function, func.FuncOp) and function.body.blocks:
-                _convert_function(function)
+                _convert_function(function, target_of(op))
