@@ -18,7 +18,8 @@ Every group-1 convolution is padded, however few its channels: the scheduled ker
 when most lanes are padding (measured at one thread, 3x3 over 64 channels on 13x13: 20 output channels went from
 11x ONNX Runtime's time to 0.95x, 3 channels run at 0.7x; 1x1 512 -> 1000 on 13x13 from 5.9x to 1.3x).
 
-The multiple is `channel_padding_multiple` of the module's target (`schedule/conv.py`: the vector width). Run at O3
+The multiple is `channel_padding_multiple` of the module's target (`schedule/conv.py`: the vector width, or two
+where that costs few more channels: 1000 -> 1024 with 16 lanes). Run at O3
 only, before graph-to-te: the padded weight is computed from the weight alone, which
 `loop-hoist-constants` moves to load time; without it the padding would copy the weight on every call.
 Numerically neutral: the real channels sum the same products in the same order.
@@ -41,22 +42,24 @@ from xdsl.pattern_rewriter import (
 
 from minimlc.dialects import graph
 from minimlc.lowering.schedule.conv import channel_padding_multiple
-from minimlc.lowering.target import target_of
+from minimlc.lowering.target import Target, target_of
 
 
 @dataclass
 class ConvChannelPadding(RewritePattern):
-    """Pad a convolution's output channels to a multiple of `multiple` and slice the real ones back out."""
+    """Pad a convolution's output channels to a multiple of `channel_padding_multiple` on `target` and slice the real
+    ones back out."""
 
-    multiple: int
+    target: Target
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConvOp, rewriter: PatternRewriter) -> None:
         weight_shape = graph.shape_of(op.weight)
         channels = weight_shape[0]
-        if op.group.value.data != 1 or channels % self.multiple == 0:
+        multiple = channel_padding_multiple(channels, self.target)
+        if op.group.value.data != 1 or channels % multiple == 0:
             return
-        extra = -channels % self.multiple
+        extra = -channels % multiple
         rank = len(weight_shape)
         weight = graph.PadOp(op.weight, [0] * rank + [extra] + [0] * (rank - 1))
         weight.result.name_hint = "weight_padded"
@@ -89,5 +92,5 @@ class GraphPadConvChannelsPass(ModulePass):
     name = "graph-pad-conv-channels"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        padding = ConvChannelPadding(channel_padding_multiple(target_of(op)))
+        padding = ConvChannelPadding(target_of(op))
         PatternRewriteWalker(GreedyRewritePatternApplier([padding])).rewrite_module(op)

@@ -3,15 +3,17 @@
 A schedule pass names a kernel function (`kernel=matmul_0`) and loops in it (`loop=j`); both lookups fail with a
 message naming the pass, the missing name and what exists. Index expressions are read as affine forms over loop
 induction variables (`%i = arith.addi %i_o, %i_i` -> {i_o: 1, i_i: 1}), which split, cache-write, pack and the
-vector code generator need to tell outer from inner parts of an index.
+vector code generator need to tell outer from inner parts of an index; `writes_each_element_once` tells a store that
+visits each element of its buffer once (a register tile's write-back) from one that accumulates partial sums.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, i1
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
@@ -129,6 +131,46 @@ def loop_of(value: SSAValue) -> loop.ForOp | None:
     if isinstance(value, BlockArgument) and isinstance(value.owner.parent_op(), loop.ForOp):
         return value.owner.parent_op()  # type: ignore[return-value]
     return None
+
+
+def enclosing_loops(op: Operation, root: Operation) -> list[loop.ForOp]:
+    """The loops around `op`, innermost first, up to and including `root`."""
+    loops: list[loop.ForOp] = []
+    current = op.parent_op()
+    while isinstance(current, loop.ForOp):
+        loops.append(current)
+        if current is root:
+            break
+        current = current.parent_op()
+    return loops
+
+
+def writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
+    """True if the loops around `store` (up to `root`) visit every element of its buffer exactly once: each index is
+    a mixed-radix sum of distinct loops, and the iterations number the buffer's elements."""
+    loops = [lp for lp in enclosing_loops(store, root) if lp.trip_count > 1]
+    forms = [affine_form(index) for index in store.indices]
+    if any(form is None for form in forms):
+        return False
+    used: list[SSAValue] = []
+    for form in forms:
+        assert form is not None
+        terms = []
+        for value, coeff in form.items():
+            owner = loop_of(value) if value is not None else None
+            if owner is None or owner.trip_count <= 1 or not coeff:
+                continue
+            terms.append((coeff * owner.step.value.data, owner.trip_count))
+            used.append(value)
+        span = 0
+        for stride, trips in sorted(terms):
+            if stride <= span:
+                return False
+            span += stride * (trips - 1)
+    shape = store.memref.type.get_shape()  # type: ignore[union-attr]
+    return sorted(map(id, used)) == sorted(id(lp.induction_var) for lp in loops) and math.prod(
+        lp.trip_count for lp in loops
+    ) == math.prod(shape)
 
 
 def affine_form(value: SSAValue) -> Affine | None:

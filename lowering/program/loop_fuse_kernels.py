@@ -33,7 +33,8 @@ elementwise stage follows directly, the elementwise body moves into the write-ba
 write): it reads the tile's value instead of the intermediate, so the zeroing, the intermediate buffer and the
 stage's pass over it disappear. In a vectorized write-back (a channels-last convolution's, a GEMM's whose whole
 reduction is in the tile loop) the epilogue becomes vector code too, so one with a libm call or a bool (i1) read (no
-vector form) stays a stage of its own.
+vector form) stays a stage of its own. With no epilogue, a write-back element by element (a convolution's NCHW
+output) stores each sum instead of adding it, and the zeroing goes (`_store_scalar_write_back`).
 
     func.call @pad_0(%x, %p)       // injective, only @conv_1 reads %p
     func.call @conv_1(%p, %w, %c)  // contraction, only @relu_2 reads %c
@@ -44,7 +45,6 @@ vector form) stays a stage of its own.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -70,7 +70,15 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
-from minimlc.lowering.loop.analysis import Affine, affine_form, is_bool_buffer, loop_of, structural_key
+from minimlc.lowering.loop.analysis import (
+    Affine,
+    affine_form,
+    enclosing_loops,
+    is_bool_buffer,
+    loop_of,
+    structural_key,
+    writes_each_element_once,
+)
 
 _ZERO = FloatAttr(0.0, f32)
 
@@ -296,6 +304,8 @@ class LoopFuseKernelsPass(ModulePass):
         referenced = _referenced_symbols(op)
         for name in members - referenced:
             Rewriter.erase_op(kernels[name])
+        for kernel in _kernels(op).values():
+            _store_scalar_write_back(kernel)
 
 
 @dataclass
@@ -317,45 +327,6 @@ def _top_level(op: Operation, block: Block) -> Operation | None:
     while current is not None and current.parent_block() is not block:
         current = current.parent_op()
     return current
-
-
-def _enclosing_loops(op: Operation, root: Operation) -> list[loop.ForOp]:
-    loops: list[loop.ForOp] = []
-    current = op.parent_op()
-    while isinstance(current, loop.ForOp):
-        loops.append(current)
-        if current is root:
-            break
-        current = current.parent_op()
-    return loops
-
-
-def _writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
-    """True if the loops around `store` (up to `root`) visit every element of its buffer exactly once: each index is
-    a mixed-radix sum of distinct loops, and the iterations number the buffer's elements."""
-    loops = [lp for lp in _enclosing_loops(store, root) if lp.trip_count > 1]
-    forms = [_form(index) for index in store.indices]
-    if any(form is None for form in forms):
-        return False
-    used: list[SSAValue] = []
-    for form in forms:
-        assert form is not None
-        terms = []
-        for value, coeff in form.items():
-            owner = loop_of(value) if value is not None else None
-            if owner is None or owner.trip_count <= 1:
-                continue
-            terms.append((coeff * owner.step.value.data, owner.trip_count))
-            used.append(value)
-        span = 0
-        for stride, trips in sorted(terms):
-            if stride <= span:
-                return False
-            span += stride * (trips - 1)
-    shape = store.memref.type.get_shape()  # type: ignore[union-attr]
-    return sorted(map(id, used)) == sorted(id(lp.induction_var) for lp in loops) and math.prod(
-        lp.trip_count for lp in loops
-    ) == math.prod(shape)
 
 
 def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
@@ -385,7 +356,7 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
         return None
     if any(isinstance(op, memref.StoreOp | memref.LoadOp) and op is not zero[0] for op in zeroing.walk()):
         return None
-    if not _writes_each_element_once(write_back, nest):
+    if not writes_each_element_once(write_back, nest):
         return None
     for op in nest.walk():
         if isinstance(op, memref.StoreOp) and op.memref is not buffer:
@@ -394,7 +365,7 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
                 return None
     body = read.parent_block()
     assert body is not None
-    vectorized = any(lp.kind.data == "vectorize" for lp in _enclosing_loops(write_back, nest))
+    vectorized = any(lp.kind.data == "vectorize" for lp in enclosing_loops(write_back, nest))
     if vectorized and any(type(op) in LIBM_FUNCTIONS or _reads_bools(op) for op in body.walk()):
         return None  # the write-back is one vector operation per tile row; a libm call or an i1 load has no vector form
     current: Operation = stage
@@ -412,6 +383,38 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
     if [_form(index) for index in read.indices] != forms or any(form is None for form in forms):
         return None
     return _Epilogue(buffer, zeroing, write_back, stage, body, forms)
+
+
+def _store_scalar_write_back(kernel: func.FuncOp) -> None:
+    """Where a contraction zeroes its output and adds each element's finished sum once from its tile, element by
+    element (an NCHW output of a convolution vectorized over channels: LLVM makes the add a gather and a scatter),
+    store the sum instead and drop the zeroing pass (SqueezeNet's expand convolutions, ShuffleNet's stem)."""
+    block = kernel.body.block
+    uses = [use.operation for use in block.args[-1].uses] if block.args else []
+    zero = [op for op in uses if isinstance(op, memref.StoreOp) and _stores_zero(op)]
+    loads = [op for op in uses if isinstance(op, memref.LoadOp)]
+    stores = [op for op in uses if isinstance(op, memref.StoreOp) and not _stores_zero(op)]
+    if len(uses) != 3 or len(zero) != 1 or len(loads) != 1 or len(stores) != 1:
+        return
+    (old,), (write_back,), total = loads, stores, stores[0].value.owner
+    zeroing, nest = _top_level(zero[0], block), _top_level(write_back, block)
+    if not isinstance(total, arith.AddfOp) or total.lhs is not old.res or len(list(total.result.uses)) != 1:
+        return
+    if list(old.indices) != list(write_back.indices) or len(list(old.res.uses)) != 1 or zeroing is None or not nest:
+        return
+    if block.get_operation_index(zeroing) >= block.get_operation_index(nest) or any(
+        isinstance(op, memref.StoreOp | memref.LoadOp) and op is not zero[0] for op in zeroing.walk()
+    ):
+        return
+    vector = any(lp.kind.data == "vectorize" for lp in enclosing_loops(write_back, nest))
+    if not vector and writes_each_element_once(write_back, nest):  # vector write-backs: no faster (docs/DESIGN.md)
+        Rewriter.replace_op(total, [], [total.rhs])
+        for op in (old, zeroing):
+            Rewriter.erase_op(op)
+
+
+def _stores_zero(store: memref.StoreOp) -> bool:
+    return isinstance(store.value.owner, arith.ConstantOp) and store.value.owner.value == _ZERO
 
 
 def _reads_bools(op: Operation) -> bool:

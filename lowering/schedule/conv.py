@@ -46,6 +46,11 @@ CONV_MAX_COLUMNS = 14
 width and fits the registers: ResNet widths 112, 56, 28, 14 take 14 and 7 takes 7; the 55, 27 and 13 of SqueezeNet
 and Inception v1 take 11, 9 (or 27's 9 with two vectors) and 13. A tile of one column reloads every weight vector
 for each multiply-add (3-4x slower than ONNX Runtime on those widths when only 14, 8, 7, 6, 4, 2, 1 were allowed)."""
+CONV_MIN_ACCUMULATORS = 8
+"""Fewest vector accumulators the default register tile should hold: a multiply-add's latency (4 cycles on Zen 4/5
+and recent Intel cores) times the multiply-adds issued per cycle (2), the independent sums that keep the FMA units
+busy. SqueezeNet's stem (3x3/2 3->64, 111 columns: 3 per tile) held 6 with two vectors of channels, and took 1.2x the
+time of the 12 of four vectors (one thread, by CPU time)."""
 
 
 @dataclass(frozen=True)
@@ -69,10 +74,15 @@ class ConvShape:
         return self.in_channels * self.kernel_height * self.kernel_width
 
 
-def channel_padding_multiple(target: Target) -> int:
-    """What `graph-pad-conv-channels` rounds output channels up to: the vector width, which the direct schedule
-    vectorizes over."""
-    return target.vector_lanes
+def channel_padding_multiple(channels: int, target: Target) -> int:
+    """What `graph-pad-conv-channels` rounds `channels` output channels up to: the vector width, which the direct
+    schedule vectorizes over, or two vectors (the default tile's width, `conv_tile`) where channels need padding
+    anyway and two cost at most a sixteenth more of them: SqueezeNet's 1000 classes become 1024 (a 13x32 tile)
+    instead of 1008 (13x16; that kernel alone 0.636 vs 0.686 ms, the model 0.965x by CPU time)."""
+    lanes = target.vector_lanes
+    if channels % lanes and -channels % (2 * lanes) - -channels % lanes <= channels // 16:
+        return 2 * lanes
+    return lanes
 
 
 def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = False) -> bool:
@@ -98,16 +108,28 @@ def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = Fal
 
 def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:
     """The register tile (output channels NR, output columns MR) of the direct schedule for a convolution with
-    `channels` output channels (a multiple of the vector width) and output rows `width` wide."""
+    `channels` output channels (a multiple of the vector width) and output rows `width` wide: two vectors of
+    channels where they divide them, else one, and the most columns that fit; four vectors where two leave fewer
+    than `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor from 4 to 14: SqueezeNet's
+    3x3/2 stem, 111 wide, 3 columns)."""
     lanes = target.vector_lanes
     nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
-    vectors = nr // lanes
-    mr = next(
+    mr = _tile_columns(width, nr // lanes, target)
+    if mr * (nr // lanes) < CONV_MIN_ACCUMULATORS and channels % (4 * lanes) == 0:
+        wide = _tile_columns(width, 4, target)
+        if wide * 4 > mr * (nr // lanes):
+            return 4 * lanes, wide
+    return nr, mr
+
+
+def _tile_columns(width: int, vectors: int, target: Target) -> int:
+    """The most output columns (at most `CONV_MAX_COLUMNS`, dividing `width`) whose accumulators, `vectors` per
+    column, fit the vector registers beside one weight vector each and a broadcast input."""
+    return next(
         f
         for f in range(CONV_MAX_COLUMNS, 0, -1)
         if width % f == 0 and f * vectors + vectors + 1 <= target.vector_registers
     )
-    return nr, mr
 
 
 @dataclass(frozen=True)

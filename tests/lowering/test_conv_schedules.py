@@ -110,6 +110,7 @@ SHAPES = {
     "7x7-s2": (3, 20, 16, 7, 2, 3),
     "3x3-w13": (8, 13, 16, 3, 1, 1),  # a 13-column register tile
     "1x1-w27": (16, 27, 32, 1, 1, 0),  # 9 columns of two vectors
+    "3x3-s2-stem-w51": (3, 103, 64, 3, 2, 0),  # 3 columns of four vectors (SqueezeNet's stem, 111 wide)
 }
 
 
@@ -190,8 +191,8 @@ def test_parallel_schedules_are_exact_on_two_threads(model: onnx.ModelProto, par
 # convolution gets the conv schedule (its padded weight computed once at load time), and sliced back.
 @pytest.mark.parametrize(
     ("c", "size", "f", "kernel", "stride", "pad", "bias"),
-    [(8, 13, 20, 3, 1, 1, True), (16, 7, 3, 1, 1, 0, False), (4, 11, 40, 3, 2, 0, True)],
-    ids=["3x3-20ch", "1x1-3ch-nobias", "3x3-s2-40ch"],
+    [(8, 13, 20, 3, 1, 1, True), (16, 7, 3, 1, 1, 0, False), (4, 11, 40, 3, 2, 0, True), (16, 5, 1000, 1, 1, 0, True)],
+    ids=["3x3-20ch", "1x1-3ch-nobias", "3x3-s2-40ch", "1x1-1000ch-two-vectors"],
 )
 def test_padded_channels_keep_numbers(
     c: int, size: int, f: int, kernel: int, stride: int, pad: int, bias: bool

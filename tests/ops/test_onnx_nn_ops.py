@@ -112,6 +112,11 @@ CONVS = [  # (input shape, weight shape, bias?, attributes)
     ((1, 2, 5, 5), (2, 2, 1, 1), True, {"kernel_shape": [1, 1]}),
     ((2, 3, 10), (4, 3, 3), True, {"pads": [1, 2], "strides": [2]}),
     ((1, 2, 4, 5, 4), (3, 2, 2, 3, 2), False, {"pads": [1, 1, 0, 0, 1, 1]}),
+    # Stems, 3 input channels: 3x3/2 unpadded to a width of 51 (3 columns per tile, so four vectors of channels:
+    # SqueezeNet's 111), 3x3/2 pad 1 to 24 channels (ShuffleNet's, padded to 32), 7x7/2 pad 3 (ResNet's).
+    ((1, 3, 7, 103), (64, 3, 3, 3), True, {"strides": [2, 2]}),
+    ((1, 3, 20, 20), (24, 3, 3, 3), False, {"strides": [2, 2], "pads": [1, 1, 1, 1]}),
+    ((1, 3, 24, 24), (64, 3, 7, 7), True, {"strides": [2, 2], "pads": [3, 3, 3, 3]}),
 ]
 
 

@@ -564,3 +564,102 @@ func.func private @where_1(%in0: memref<4x4xf32> {llvm.noalias}, %in1: memref<4x
 // CHECK:             %m = memref.load %in2[%i_1, %j_1] : memref<4x4xi1>
 // CHECK-NEXT:        %ninf = arith.constant 0xff800000 : f32
 // CHECK-NEXT:        %r = arith.select %m, %ninf, %a_1 : f32
+
+// -----
+
+// A contraction whose output nothing fuses into, zeroed and then written back element by element from its tile (as
+// a convolution vectorized over channels writes an NCHW output): each sum is stored, not added, and the zeroing
+// pass goes. A vectorized write-back (a channels-last output) keeps both.
+func.func @scalar_write_back(%x: memref<4x8xf32>, %w: memref<8x4xf32>, %out0: memref<4x4xf32>, %out1: memref<4x4xf32>) {
+  func.call @matmul_0(%x, %w, %out0) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @matmul_1(%x, %w, %out1) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 parallel {
+    loop.for "j_init" %ji = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "i_ld" %l = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 serial {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      %o = memref.load %out[%i, %st] : memref<4x4xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @matmul_1(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 parallel {
+    loop.for "j_init" %ji = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "i_ld" %l = 0 to 4 step 1 vectorize {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 vectorize {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      %o = memref.load %out[%i, %st] : memref<4x4xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @scalar_write_back(
+// CHECK-NEXT:    func.call @matmul_0(%x, %w, %out0)
+// CHECK-NEXT:    func.call @matmul_1(%x, %w, %out1)
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @matmul_0(
+// CHECK-NEXT:    %tile = loop.alloc "local" : memref<4xf32>
+// CHECK-NEXT:    loop.for "i" %i = 0 to 4 step 1 parallel {
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        memref.store %v, %out[%i, %st] : memref<4x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @matmul_1(
+// CHECK-NEXT:    %tile = loop.alloc "local" : memref<4xf32>
+// CHECK-NEXT:    loop.for "i_init" %ii = 0 to 4 step 1 parallel {
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %o = memref.load %out[%i, %st] : memref<4x4xf32>
+// CHECK-NEXT:        %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+// CHECK-NEXT:        memref.store %n, %out[%i, %st] : memref<4x4xf32>

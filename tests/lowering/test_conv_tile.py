@@ -1,0 +1,109 @@
+"""The direct convolution's default register tile (`conv_tile`): two vectors of output channels and the most
+columns that divide the width and fit the registers, widened to four vectors where two leave fewer than
+`CONV_MIN_ACCUMULATORS` accumulators (widths with no divisor from 4 to 14: SqueezeNet's 111-wide stem) and four hold
+more; every other shape (ResNet-50's, SqueezeNet's and Inception's widths) keeps its tile; and the output-channel padding
+(`channel_padding_multiple`): two vectors where channels need padding anyway and that costs few more."""
+
+from __future__ import annotations
+
+import pytest
+
+from minimlc.lowering.schedule.conv import (
+    CONV_MAX_COLUMNS,
+    CONV_MIN_ACCUMULATORS,
+    ConvShape,
+    channel_padding_multiple,
+    conv_tile,
+    prefers_im2col,
+)
+from minimlc.lowering.target import Target, target_from_name
+
+AVX512, AVX2 = target_from_name("skylake-avx512"), target_from_name("x86-64-v3")
+
+
+@pytest.mark.parametrize(
+    ("channels", "width", "tile"),
+    [
+        (64, 111, (64, 3)),  # SqueezeNet's stem, 3x3/2 3->64: 12 accumulators instead of 6
+        (64, 51, (64, 3)),
+        (128, 17, (64, 1)),  # a prime width: one column of four vectors, not two
+        (32, 111, (32, 3)),  # channels that four vectors do not divide keep two
+        (16, 111, (16, 3)),
+    ],
+)
+def test_few_accumulators_widen_the_tile(channels: int, width: int, tile: tuple[int, int]) -> None:
+    assert conv_tile(channels, width, AVX512) == tile
+
+
+@pytest.mark.parametrize(
+    ("channels", "width", "tile"),
+    [
+        (64, 112, (32, 14)),  # ResNet-50, DenseNet-121 and Inception's 7x7/2 stems
+        (64, 56, (32, 14)),
+        (256, 56, (32, 14)),
+        (128, 28, (32, 14)),
+        (256, 14, (32, 14)),
+        (512, 7, (32, 7)),
+        (2048, 7, (32, 7)),
+        (192, 7, (32, 7)),  # Inception v2's 7x7 maps
+        (64, 55, (32, 11)),  # SqueezeNet's fire modules
+        (128, 27, (32, 9)),
+        (256, 13, (32, 13)),
+        (16, 13, (16, 13)),
+        (48, 7, (16, 7)),
+    ],
+)
+def test_other_shapes_keep_their_tile(channels: int, width: int, tile: tuple[int, int]) -> None:
+    assert conv_tile(channels, width, AVX512) == tile
+
+
+@pytest.mark.parametrize(
+    ("channels", "width", "tile"),
+    [
+        (64, 111, (16, 3)),  # four vectors of 8 lanes would leave room for one column: 4 accumulators, not 6
+        (64, 56, (16, 4)),
+        (64, 17, (32, 1)),  # one column: four vectors (4 accumulators) instead of two
+    ],
+)
+def test_avx2_widens_only_where_four_vectors_hold_more(channels: int, width: int, tile: tuple[int, int]) -> None:
+    assert conv_tile(channels, width, AVX2) == tile
+
+
+@pytest.mark.parametrize("target", [AVX512, AVX2], ids=["avx512", "avx2"])
+def test_tiles_fit_the_registers_and_divide_the_shape(target: Target) -> None:
+    lanes = target.vector_lanes
+    for channels in (lanes, 2 * lanes, 3 * lanes, 4 * lanes, 8 * lanes):
+        for width in range(1, 120):
+            nr, mr = conv_tile(channels, width, target)
+            vectors = nr // lanes
+            assert channels % nr == 0 and width % mr == 0 and mr <= CONV_MAX_COLUMNS
+            assert mr * vectors + vectors + 1 <= target.vector_registers
+            if vectors == 4:  # widened only from a tile of too few accumulators, to one of more
+                assert mr * 4 > conv_tile(2 * lanes, width, target)[1] * 2
+                assert conv_tile(2 * lanes, width, target)[1] * 2 < CONV_MIN_ACCUMULATORS
+
+
+def test_widening_leaves_the_algorithm_choice_alone() -> None:
+    """`prefers_im2col` reads the tile's columns: a widened tile has at most 3 (a narrow one would have too), so
+    every convolution of 8 or more input channels it applies to still goes to im2col."""
+    for width in range(1, 120):
+        nr, mr = conv_tile(64, width, AVX512)
+        if nr == 64:
+            assert mr <= 3
+            assert prefers_im2col(ConvShape(1, 16, 64, width, width, 3, 3), AVX512)
+
+
+@pytest.mark.parametrize(
+    ("channels", "avx512", "avx2"),
+    [
+        (1000, 32, 8),  # SqueezeNet's classes: 1024 (a 13x32 tile) rather than 1008 (13x16)
+        (24, 32, 8),  # ShuffleNet's stem: 32 either way
+        (40, 16, 8),  # 48, not 64: two vectors would cost 40 % more channels
+        (100, 16, 8),
+        (1008, 16, 8),  # whole vectors already: never padded further
+        (48, 16, 8),
+    ],
+)
+def test_channel_padding_takes_two_vectors_where_they_cost_little(channels: int, avx512: int, avx2: int) -> None:
+    assert channel_padding_multiple(channels, AVX512) == avx512
+    assert channel_padding_multiple(channels, AVX2) == avx2
