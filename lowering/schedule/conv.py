@@ -30,7 +30,7 @@ from minimlc.lowering.loop.analysis import affine_form, loops_of
 from minimlc.lowering.schedule.kernel_analysis import (
     is_weight_at_every_call,
     output_and_reduction_loops,
-    sum_of_products,
+    product_of_loads,
 )
 from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
 from minimlc.lowering.target import Target
@@ -214,13 +214,10 @@ class ConvRule:
     name: str = "conv"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> ConvWorkload | None:
-        found = sum_of_products(kernel)
+        found = product_of_loads(kernel)
         if found is None:
             return None
-        accumulator, _, product = found
-        reads = [product.lhs.owner, product.rhs.owner]
-        if not all(isinstance(read, memref.LoadOp) for read in reads):
-            return None
+        accumulator, reads = found
         return conv_workload(module, kernel, target, accumulator, reads)
 
     def space(self, workload: ConvWorkload, target: Target) -> Space:

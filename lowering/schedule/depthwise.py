@@ -27,7 +27,7 @@ from minimlc.lowering.loop.analysis import loops_of
 from minimlc.lowering.schedule.kernel_analysis import (
     is_weight_at_every_call,
     output_and_reduction_loops,
-    sum_of_products,
+    product_of_loads,
 )
 from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
 from minimlc.lowering.target import Target
@@ -65,13 +65,10 @@ class DepthwiseRule:
     name: str = "depthwise"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> DepthwiseWorkload | None:
-        found = sum_of_products(kernel)
+        found = product_of_loads(kernel)
         if found is None:
             return None
-        accumulator, _, product = found
-        reads = [product.lhs.owner, product.rhs.owner]
-        if not all(isinstance(read, memref.LoadOp) for read in reads):
-            return None
+        accumulator, reads = found
         spatial, reduction = output_and_reduction_loops(kernel, accumulator)
         if len(spatial) != 4 or not reduction:
             return None

@@ -68,6 +68,19 @@ def sum_of_products(kernel: func.FuncOp) -> tuple[loop.AllocOp, arith.AddfOp, ar
     return accumulator, updates[0], product
 
 
+def product_of_loads(kernel: func.FuncOp) -> tuple[loop.AllocOp, list[memref.LoadOp]] | None:
+    """`sum_of_products`' accumulator and the two loads its product multiplies, where both factors are loads (the
+    direct and depthwise convolutions), or None."""
+    found = sum_of_products(kernel)
+    if found is None:
+        return None
+    accumulator, _, product = found
+    reads = [product.lhs.owner, product.rhs.owner]
+    if not all(isinstance(read, memref.LoadOp) for read in reads):
+        return None
+    return accumulator, reads  # pyright: ignore[reportReturnType]
+
+
 def output_and_reduction_loops(
     kernel: func.FuncOp, accumulator: loop.AllocOp
 ) -> tuple[list[loop.ForOp], list[loop.ForOp]]:
