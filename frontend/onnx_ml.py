@@ -11,6 +11,7 @@ positional, attributes as keyword arguments with the domain's defaults.
 from __future__ import annotations
 
 import numpy as np
+from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
@@ -21,17 +22,18 @@ ML_DOMAIN = "ai.onnx.ml"
 _NUMBERS = {ELEMENT_TYPES[np.dtype(t)] for t in (np.float32, np.float64, np.int32, np.int64)}
 
 
-def _numbers(ctx: NodeContext, value: Value) -> Value:
-    """`value`, which must be a float32, float64, int32 or int64 tensor (the domain's numeric types)."""
-    element = graph.element_type(ctx.data(value))
+def _numbers(ctx: NodeContext, value: Value) -> SSAValue:
+    """`value` as a data operand, which must be a float32, float64, int32 or int64 tensor (the domain's types)."""
+    data = ctx.data(value)
+    element = graph.element_type(data)
     if element not in _NUMBERS:
         raise NodeError(f"{ctx.node.op_type} takes float, double, int32 or int64 tensors, got {element}")
-    return value
+    return data
 
 
 def Binarizer(ctx: NodeContext, X: Value, *, threshold: float = 0.0) -> Value:
     """1 where `X > threshold`, else 0 (NaN too), in X's type -> graph.where over graph.greater."""
-    x = ctx.data(_numbers(ctx, X))
+    x = _numbers(ctx, X)
     dtype = dtype_of(graph.element_type(x))
     name = ctx.node.output[0]
     limit = ctx.data(ConstantValue(f"{name}.threshold", np.array(threshold, dtype)))
@@ -43,7 +45,7 @@ def Binarizer(ctx: NodeContext, X: Value, *, threshold: float = 0.0) -> Value:
 def ArrayFeatureExtractor(ctx: NodeContext, X: Value, Y: Value) -> Value:
     """The entries of X's last axis at the indices Y (any shape, flattened; each in [0, n), as ONNX Runtime
     requires): X's shape with its last extent replaced by Y's size, a rank-1 X read as one row -> graph.take."""
-    x = ctx.data(_numbers(ctx, X))
+    x = _numbers(ctx, X)
     shape = shape_of(x)
     if not shape or shape[-1] == 0:
         raise NodeError(f"X must have a non-empty last axis, got shape {shape}")

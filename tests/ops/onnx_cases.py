@@ -55,6 +55,7 @@ def check_against_onnxruntime(
     feeds: Mapping[str, np.ndarray],
     rtol: float = 1e-5,
     *,
+    atol: float = 1e-6,
     reference: bool = False,
 ) -> None:
     """Run `model` in ONNX Runtime (with `reference`, where ONNX Runtime lacks the case: in onnx's reference
@@ -70,6 +71,6 @@ def check_against_onnxruntime(
     for got, want in zip(actual, expected, strict=True):
         assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
         if np.issubdtype(want.dtype, np.floating):
-            np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-6)
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
         else:
             np.testing.assert_array_equal(got, want)

@@ -10,14 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
-from onnx.reference import ReferenceEvaluator
 
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
 from minimlc.runtime import InferenceSession
-from tests.ops.onnx_cases import one_node_model
+from tests.ops.onnx_cases import check_against_onnxruntime, one_node_model
 
 RTOL = 1e-4
 ATOL = 1e-4
@@ -28,17 +26,7 @@ def _int64(value: int) -> np.ndarray:
 
 
 def _run_and_compare(model: Any, feeds: dict[str, np.ndarray], *, reference: bool = False) -> None:
-    if reference:
-        expected = ReferenceEvaluator(model).run(None, feeds)
-    else:
-        expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
-    session = InferenceSession(model, cache=False)
-    actual = session.run(None, feeds)
-    assert session.stats["kernels"] > 0
-    for got, want in zip(actual, expected, strict=True):
-        assert got.dtype == want.dtype
-        assert got.shape == want.shape, (got.shape, want.shape)
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    check_against_onnxruntime(InferenceSession, model, feeds, RTOL, atol=ATOL, reference=reference)
 
 
 def _signal(shape: tuple[int, ...]) -> np.ndarray:
