@@ -12,10 +12,8 @@ import onnx
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from schedule_cases import trace_of
 
-from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
-from minimlc.lowering.schedule.default_schedule import schedule_trace
 from minimlc.runtime.session import InferenceSession
 
 POOLS = {
@@ -58,13 +56,6 @@ def fire_model(channels: tuple[int, ...], pool: str, size: int = 13) -> onnx.Mod
         inits,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-
-
-def trace_of(model: onnx.ModelProto) -> str:
-    imported = import_model(model)
-    ctx = make_context()
-    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-schedule"][1]), ctx)
-    return schedule_trace(ctx, imported.module)
 
 
 @pytest.mark.parametrize("pool", sorted(POOLS))

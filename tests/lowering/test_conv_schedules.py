@@ -15,11 +15,12 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from schedule_cases import trace_of
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list
 from minimlc.lowering.schedule.conv import CONV
-from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for, schedule_trace
+from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
 from minimlc.lowering.target import target_of
 from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.session import InferenceSession
@@ -148,13 +149,6 @@ def pool_model(c: int, size: int) -> onnx.ModelProto:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, (size - 1) // 2 + 1, (size - 1) // 2 + 1])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
-
-
-def trace_of(model: onnx.ModelProto) -> str:
-    imported = import_model(model)
-    ctx = make_context()
-    run_passes(imported.module, split_pass_list(PIPELINES["lower-to-schedule"][1]), ctx)
-    return schedule_trace(ctx, imported.module)
 
 
 @pytest.mark.parametrize(

@@ -11,14 +11,11 @@ import onnx
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import TensorProto, helper, numpy_helper
+from schedule_cases import scheduled_run, space_of
 
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import make_context, run_pipeline, stage_passes
-from minimlc.lowering.schedule.default_schedule import KernelSpace, apply_steps, kernel_space
-from minimlc.lowering.schedule.kernel_analysis import kernels_of
+from minimlc.lowering.pipeline import run_pipeline
 from minimlc.lowering.schedule.space import Config, ConfigError
-from minimlc.lowering.target import target_of
-from minimlc.runtime.compiler import compile_model
 
 RTOL = ATOL = 1e-4
 GROUPS, CHANNELS, SIZE = 4, 48, 14
@@ -56,31 +53,15 @@ def _reference(x: np.ndarray) -> np.ndarray:
     return np.einsum("nchw,fc->nfhw", depthwise, W_POINTWISE[:, :, 0, 0].astype(np.float64))
 
 
-def _space_of(module: object, rule: str) -> KernelSpace:
-    target = target_of(module)  # type: ignore[arg-type]
-    spaces = [kernel_space(module, kernel, target) for kernel in kernels_of(module)]  # type: ignore[arg-type]
-    (space,) = [s for s in spaces if s is not None and s.rule is not None and s.rule.name == rule]
-    return space
-
-
 def _run(rule: str, config: Config | None, x: np.ndarray) -> np.ndarray:
-    """Lower to the schedule stage, schedule the `rule` kernel with `config` (None: its default), run the model."""
-    imported = import_model(_model())
-    run_pipeline(imported.module, 3, stop_after="schedule")
-    space = _space_of(imported.module, rule)
-    apply_steps(make_context(), imported.module, space.steps(config or space.space.default()))
-    rest = [item for item in stage_passes(3, start_after="schedule") if item != "default-schedule"]
-    compiled = compile_model(imported, rest)
-    out = np.empty(compiled.outputs[0].shape, dtype=np.float32)
-    args = np.concatenate((np.array([x.ctypes.data, out.ctypes.data], dtype=np.uintp), compiled.weight_addresses))
-    compiled.entry(args.ctypes.data)
-    return out
+    """The model with its `rule` kernel scheduled by `config` (None: its default), run on `x`."""
+    return scheduled_run(_model(), rule, lambda space: config or space.space.default(), x)
 
 
 def _configs(rule: str) -> list[Config]:
     imported = import_model(_model())
     run_pipeline(imported.module, 3, stop_after="schedule")
-    knobs = _space_of(imported.module, rule).space.knobs
+    knobs = space_of(imported.module, rule).space.knobs
     return [dict(zip((k.name for k in knobs), values)) for values in itertools.product(*(k.values for k in knobs))]
 
 
@@ -97,6 +78,6 @@ def test_every_config_keeps_the_numbers(rule: str) -> None:
 def test_depthwise_space_names_a_bad_vector_width() -> None:
     imported = import_model(_model())
     run_pipeline(imported.module, 3, stop_after="schedule")
-    space = _space_of(imported.module, "depthwise")
+    space = space_of(imported.module, "depthwise")
     with pytest.raises(ConfigError, match=r"knob 'nr' = 3 is not in its range"):
         space.steps({**space.space.default(), "nr": 3})

@@ -15,14 +15,12 @@ import onnx
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 from onnx import TensorProto, helper, numpy_helper
+from schedule_cases import scheduled_run, space_of
 
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import make_context, run_pipeline, stage_passes
-from minimlc.lowering.schedule.default_schedule import KernelSpace, apply_steps, kernel_space
-from minimlc.lowering.schedule.kernel_analysis import kernels_of
+from minimlc.lowering.pipeline import run_pipeline
+from minimlc.lowering.schedule.default_schedule import KernelSpace
 from minimlc.lowering.schedule.space import ConfigError
-from minimlc.lowering.target import target_of
-from minimlc.runtime.compiler import compile_model
 
 SAMPLES, SEED = 20, 0
 RTOL = ATOL = 1e-4
@@ -89,39 +87,17 @@ CASES = {
 }
 
 
-def _scheduled_run(rule: str, config_of: object, x: np.ndarray) -> np.ndarray:
-    """Lower the case's model to the schedule stage, schedule its `rule` kernel with `config_of(space)`, run it."""
-    model = CASES[rule][0]
-    imported = import_model(model)
-    run_pipeline(imported.module, 3, stop_after="schedule")
-    space = _space_of(imported.module, rule)
-    apply_steps(make_context(), imported.module, space.steps(config_of(space)))  # type: ignore[operator]
-    rest = [item for item in stage_passes(3, start_after="schedule") if item != "default-schedule"]
-    compiled = compile_model(imported, rest)
-    out = np.empty(compiled.outputs[0].shape, dtype=np.float32)
-    args = np.concatenate((np.array([x.ctypes.data, out.ctypes.data], dtype=np.uintp), compiled.weight_addresses))
-    compiled.entry(args.ctypes.data)
-    return out
-
-
-def _space_of(module: onnx.ModelProto, rule: str) -> KernelSpace:
-    target = target_of(module)  # type: ignore[arg-type]
-    spaces = [kernel_space(module, kernel, target) for kernel in kernels_of(module)]  # type: ignore[arg-type]
-    (space,) = [s for s in spaces if s is not None and s.rule is not None and s.rule.name == rule]
-    return space
-
-
 @pytest.mark.parametrize("rule", sorted(CASES))
 def test_sampled_configs_keep_the_numbers(rule: str) -> None:
     _, shape, reference = CASES[rule]
     x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
     expected = reference(x)
-    default = _scheduled_run(rule, lambda space: space.space.default(), x)
+    default = scheduled_run(CASES[rule][0], rule, lambda space: space.space.default(), x)
     np.testing.assert_allclose(default, expected, rtol=RTOL, atol=ATOL)
     rng = random.Random(SEED)
     for _ in range(SAMPLES):
         config = {}
-        actual = _scheduled_run(rule, lambda space: config.update(space.space.sample(rng)) or config, x)
+        actual = scheduled_run(CASES[rule][0], rule, lambda space: config.update(space.space.sample(rng)) or config, x)
         np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL, err_msg=str(config))
         np.testing.assert_allclose(actual, default, rtol=RTOL, atol=ATOL, err_msg=str(config))
 
@@ -138,7 +114,7 @@ def test_gemm_column_blocks_keep_the_numbers(order: str) -> None:
         blocks.append(int(knob.values[-1]))  # type: ignore[arg-type]
         return {**space.space.default(), "nc": knob.values[-1], "order": order, "mr": 5}
 
-    actual = _scheduled_run("gemm", blocked, x)
+    actual = scheduled_run(CASES["gemm"][0], "gemm", blocked, x)
     assert blocks[0] > 0
     np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL)
 
@@ -154,7 +130,7 @@ def test_gemm_column_blocks_keep_the_numbers(order: str) -> None:
 def test_bad_config_values_are_named(change: dict[str, object], message: str) -> None:
     imported = import_model(CASES["gemm"][0])
     run_pipeline(imported.module, 3, stop_after="schedule")
-    space = _space_of(imported.module, "gemm")
+    space = space_of(imported.module, "gemm")
     with pytest.raises(ConfigError, match=message):
         space.steps({**space.space.default(), **change})  # type: ignore[dict-item]
 
