@@ -29,6 +29,7 @@ from xdsl.irdl import (
     EqAttrConstraint,
     IRDLOperation,
     ParsePropInAttrDict,
+    operand_def,
     opt_operand_def,
     irdl_op_definition,
     prop_def,
@@ -245,4 +246,27 @@ def memref_of(shape: Sequence[int], element_type: Attribute) -> MemRefType:
     return MemRefType(element_type, list(shape))
 
 
-Loop = Dialect("loop", [ForOp, AllocOp, WeightOp, PrecomputeOp, CallExternOp], [])
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """A hint that `buffer[indices]` is read soon: fetch its cache line into every cache level, in the background
+    (`loop-prefetch` inserts it; lowered to `llvm.prefetch`, which never faults). Indices must lie in the buffer.
+
+        loop.prefetch %w[%p, %k, %c0] : memref<16x4608x32xf32>
+    """
+
+    name = "loop.prefetch"
+    buffer = operand_def(MemRefType)
+    indices = var_operand_def(IndexType)
+    assembly_format = "$buffer `[` $indices `]` attr-dict `:` type($buffer)"
+
+    def __init__(self, buffer: SSAValue, indices: Sequence[SSAValue]):
+        super().__init__(operands=[buffer, indices])
+
+    def verify_(self) -> None:
+        assert isinstance(self.buffer.type, MemRefType)
+        rank = self.buffer.type.get_num_dims()
+        if len(self.indices) != rank:
+            raise VerifyException(f"{self.name}: {len(self.indices)} indices for a buffer of rank {rank}")
+
+
+Loop = Dialect("loop", [ForOp, AllocOp, WeightOp, PrecomputeOp, CallExternOp, PrefetchOp], [])

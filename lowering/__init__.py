@@ -41,6 +41,7 @@ _OURS = {
     "loop-pack": ("loop.loop_pack", "LoopPackPass"),
     "loop-cache-write": ("loop.loop_cache_write", "LoopCacheWritePass"),
     "loop-partition": ("loop.loop_partition", "LoopPartitionPass"),
+    "loop-prefetch": ("loop.loop_prefetch", "LoopPrefetchPass"),
     "default-schedule": ("schedule.default_schedule", "DefaultSchedulePass"),
     "loop-hoist-constants": ("program.loop_hoist_constants", "LoopHoistConstantsPass"),
     "loop-fuse-kernels": ("program.loop_fuse_kernels", "LoopFuseKernelsPass"),

@@ -26,6 +26,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--timeout", type=positive_float, default=60.0, help="seconds a candidate may take to build and time (60)"
     )
     tune.add_argument("--seed", type=int, default=0, help="seed of the random search (default 0)")
+    tune.add_argument(
+        "--cache",
+        choices=("auto", "warm", "cold"),
+        default="auto",
+        help="time candidates with their weights in cache (warm) or flushed before each call (cold); auto: cold "
+        "when the model's weights exceed the last-level cache",
+    )
     tune.add_argument("--plot", metavar="CURVE.png", help="draw the tuning curve there (needs matplotlib)")
     cli_options.add_opt_level(tune)
     tune.set_defaults(command=tune_model)
@@ -53,6 +60,7 @@ def tune_model(args: argparse.Namespace) -> int:
         opt_level=args.opt_level,
         target=args.target,
         seed=args.seed,
+        cache=args.cache,
     )
     print(f"records in {args.db}; apply them with --tuning-db {args.db}")
     if args.plot:

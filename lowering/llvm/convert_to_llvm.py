@@ -3,7 +3,8 @@
 Input is what `loop-to-scf` followed by `convert-scf-to-cf` produce: functions of `cf` blocks over
 static-shaped, identity-layout memrefs. A memref becomes a bare `!llvm.ptr` to its first element
 and an access one `getelementptr` over the buffer as nested arrays (`%m[%i, %j]` of a `memref<4x8xf32>`:
-`getelementptr [8 x float], ptr %m, i64 %i, i64 %j`); `index` becomes `i64`.
+`getelementptr [8 x float], ptr %m, i64 %i, i64 %j`), and a `loop.prefetch` an `llvm.prefetch` of such an address;
+`index` becomes `i64`.
 `memref.alloc`/`dealloc` call `aligned_alloc`/`free`, `memref.alloca` becomes an `llvm.alloca`
 in the entry block, where `mem2reg` promotes it, and `memref.view` (a typed buffer inside a byte
 arena, from `loop-plan-memory`) a byte `getelementptr` to its offset. Private functions get internal linkage;
@@ -34,6 +35,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
@@ -219,6 +221,18 @@ class StoreLowering(RewritePattern):
         rewriter.replace(op, llvm.StoreOp(as_llvm(rewriter, op.value), pointer))
 
 
+class PrefetchLowering(RewritePattern):
+    """Lowers `loop.prefetch` to `llvm.prefetch` of the element's address: a read, kept in every cache level
+    (locality 3), of data."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: loop.PrefetchOp, rewriter: PatternRewriter) -> None:
+        pointer = element_pointer(rewriter, op, op.buffer, tuple(op.indices))
+        flags = [llvm.ConstantOp(IntegerAttr(value, i32), i32) for value in (0, 3, 1)]
+        call = llvm.CallIntrinsicOp("llvm.prefetch.p0", [pointer, *(flag.result for flag in flags)], [])
+        rewriter.replace(op, [*flags, call], [])
+
+
 class AllocLowering(RewritePattern):
     """Lowers `memref.alloc` to `aligned_alloc(64, size rounded up to 64)`."""
 
@@ -329,6 +343,7 @@ class ConvertToLlvmPass(ModulePass):
             CondBranchLowering(),
             LoadLowering(),
             StoreLowering(),
+            PrefetchLowering(),
             AllocLowering(),
             DeallocLowering(),
             AllocaLowering(),

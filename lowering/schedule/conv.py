@@ -230,6 +230,7 @@ class ConvRule:
                 Knob("channels", ("innermost", "outermost"), default["channels"]),
                 Knob("unroll", (True, False), True),
                 Knob("pack", (True, False), True),
+                Knob("prefetch", (False, True), default["prefetch"]),
             )
         )
 
@@ -240,7 +241,7 @@ class ConvRule:
         3x3 512->512 at 7x7 1.20 vs 1.09 ms (Zen 5, one thread); the wall-clock figures it rested on came from a
         loaded machine."""
         nr, mr = conv_tile(workload.channel_count, workload.width, target)
-        return {"nr": nr, "mr": mr, "channels": "innermost", "unroll": True, "pack": True}
+        return {"nr": nr, "mr": mr, "channels": "innermost", "unroll": True, "pack": True, "prefetch": False}
 
     def apply(self, workload: ConvWorkload, config: Config) -> list[str]:
         c, name = workload, workload.kernel
@@ -262,6 +263,8 @@ class ConvRule:
             option = f" order={','.join(map(str, pack_order))}" if pack_order else ""
             pack = f"operand={c.weight_operand} dim={c.weight_dim} factor={config['nr']}{option}"
             steps.append(f"loop-pack{{kernel={name} {pack}}}")
+            if config["prefetch"]:
+                steps.append(f"loop-prefetch{{kernel={name} loop={reduction[-1]} operand={c.weight_operand}}}")
         return steps + register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", bool(config["unroll"]))
 
 

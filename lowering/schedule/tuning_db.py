@@ -5,11 +5,14 @@ applies the fastest record of each kernel and keeps the default schedule for the
 
     {"key": "3f9c0a...", "target": "znver5", "rule": "gemm", "kernel": "gemm_0", "flops": 33554432,
      "config": {"mr": 6, "nr": 32, "kc": 256, "order": "k,i,j", "unroll": true, "pack": true, "parallel": true},
-     "latency": 0.00112, "error": null, "model": "mlp.onnx"}
+     "latency": 0.00112, "error": null, "model": "mlp.onnx", "cache": "warm"}
 
 The key is a hash of the kernel's IR at the `schedule` stage (its signature and loop nest, not its name) and of its
 space (which knobs, which values: weights packed or not), so models that share a kernel share its records. A
-failed candidate has `latency` null and an `error`. A line that is not such a record raises
+failed candidate has `latency` null and an `error`. `cache` says how it was timed: `warm` (repeated calls find the
+weights in cache) or `cold` (flushed before each call, as in a model whose weights exceed the last-level cache;
+`runtime/tuning/cache_flush.py`); latencies of the two are not comparable, so a kernel's best record is the fastest
+of the way its latest record was timed (a line without the field is `warm`). A line that is not such a record raises
 `TuningDatabaseError` naming the file and line.
 """
 
@@ -49,6 +52,7 @@ class Record:
     latency: float | None
     error: str | None = None
     model: str = ""
+    cache: str = "warm"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -64,7 +68,9 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "latency": (float, int, type(None)),
     "error": (str, type(None)),
     "model": (str,),
+    "cache": (str,),
 }
+CACHE_MODES = ("warm", "cold")
 
 
 def kernel_key(kernel: func.FuncOp, space: Space) -> str:
@@ -94,12 +100,14 @@ def _parse(line: str, path: Path, number: int) -> Record:
         raise TuningDatabaseError(f"{where}: not a JSON line ({error.msg} at column {error.colno})") from None
     if not isinstance(value, dict):
         raise TuningDatabaseError(f"{where}: expected a JSON object, got {type(value).__name__}")
-    missing = [name for name in _FIELDS if name not in value and name not in ("error", "model")]
+    missing = [name for name in _FIELDS if name not in value and name not in ("error", "model", "cache")]
     if missing:
         raise TuningDatabaseError(f"{where}: record lacks field(s) {', '.join(missing)}")
     for name, types in _FIELDS.items():
         if name in value and (not isinstance(value[name], types) or isinstance(value[name], bool)):
             raise TuningDatabaseError(f"{where}: field '{name}' is {value[name]!r}, not a {types[0].__name__}")
+    if value.get("cache", "warm") not in CACHE_MODES:
+        raise TuningDatabaseError(f"{where}: field 'cache' is {value['cache']!r}, not one of {', '.join(CACHE_MODES)}")
     latency = value["latency"]
     if latency is not None and (not math.isfinite(latency) or latency <= 0):
         raise TuningDatabaseError(f"{where}: latency {latency!r} is not a positive number of seconds")
@@ -126,13 +134,17 @@ class TuningDatabase:
             file.write(record.to_json() + "\n")
         self.records.append(record)
 
-    def records_for(self, key: str, target: str) -> list[Record]:
-        """Every record of kernel `key` on `target`, in file order."""
-        return [r for r in self.records if r.key == key and r.target == target]
+    def records_for(self, key: str, target: str, cache: str | None = None) -> list[Record]:
+        """Every record of kernel `key` on `target` (timed the `cache` way, if given), in file order."""
+        return [r for r in self.records if r.key == key and r.target == target and cache in (None, r.cache)]
 
     def best(self, key: str, target: str) -> Record | None:
-        """The fastest successful record of kernel `key` on `target` (the first of equals), or None."""
-        measured = [r for r in self.records_for(key, target) if r.latency is not None]
+        """The fastest successful record of kernel `key` on `target` (the first of equals) among those timed the way
+        its latest record was, or None."""
+        records = self.records_for(key, target)
+        if not records:
+            return None
+        measured = [r for r in records if r.latency is not None and r.cache == records[-1].cache]
         return min(measured, key=lambda r: r.latency or 0.0) if measured else None
 
     def fingerprint(self, target: str) -> str:

@@ -67,16 +67,17 @@ def measure_candidate(job: dict[str, Any]) -> Result:
     clock = candidate_clock(job["threads"])
     if isinstance(candidate, Result):
         return candidate
+    timing = _Timing(job["min_seconds"], job["repeats"], clock, _flusher() if job.get("cold") else None)
     if job.get("baseline") is None:
-        return Result(_time(candidate, job["min_seconds"], job["repeats"], clock))
+        return Result(timing.time(candidate))
     key = (job["module"], repr(sorted(job["baseline"].items())), job["threads"])
     if key not in _BASELINES:
         _BASELINES.clear()  # one task's baseline at a time: the tuner measures a task's candidates in a row
         _BASELINES[key] = _build(job, job["baseline"])
     baseline = _BASELINES[key]
     if isinstance(baseline, Result):
-        return Result(_time(candidate, job["min_seconds"], job["repeats"], clock))
-    latency, reference = _time_pair(candidate, baseline, job["min_seconds"], job["repeats"], clock)
+        return Result(timing.time(candidate))
+    latency, reference = timing.time_pair(candidate, baseline)
     return Result(latency, None, reference)
 
 
@@ -84,7 +85,7 @@ _BASELINES: dict[tuple[str, str, int], Any] = {}
 """The worker's compiled default config of the task it measures now (a call, or the Result saying why not)."""
 
 
-def _build(job: dict[str, Any], config: Config) -> Any:
+def _build(job: dict[str, Any], config: Config) -> _Call | Result:
     """A call running `job`'s kernel scheduled with `config` once on random buffers, or a failed Result."""
     from minimlc.frontend.onnx import ImportedModel
     from minimlc.frontend.signature import TensorInfo
@@ -119,8 +120,31 @@ def _build(job: dict[str, Any], config: Config) -> Any:
         pool = ThreadPool(job["threads"])
         addresses.insert(compiled.pool_slot, pool.address)
     args = np.array([*addresses, *compiled.weight_addresses], dtype=np.uintp)
-    keep = (compiled, buffers, pool, args)  # alive as long as the call
-    return lambda: keep[0].entry(keep[3].ctypes.data)
+    return _Call(compiled, buffers, pool, args)
+
+
+class _Call:
+    """One compiled candidate bound to its buffers (kept alive as long as it), called with `call()`."""
+
+    def __init__(self, compiled: Any, buffers: list[np.ndarray], pool: Any, args: np.ndarray) -> None:
+        self._compiled, self._buffers, self._pool, self._args = compiled, buffers, pool, args
+        self.weights = [*compiled.weights.values(), *compiled.precomputed]
+        """What a cold call finds out of cache: the weights and their packed copies."""
+
+    def __call__(self) -> None:
+        self._compiled.entry(self._args.ctypes.data)
+
+
+_FLUSHER: list[Any] = []
+
+
+def _flusher() -> Any:
+    """The worker's one `CacheFlusher` (JIT-compiled on first use)."""
+    from minimlc.runtime.tuning.cache_flush import CacheFlusher
+
+    if not _FLUSHER:
+        _FLUSHER.append(CacheFlusher())
+    return _FLUSHER[0]
 
 
 def _aligned(array: np.ndarray) -> np.ndarray:
@@ -142,42 +166,50 @@ def candidate_clock(threads: int) -> Callable[[], float]:
     return time.thread_time if threads == 1 else time.perf_counter
 
 
-def _time(call: Any, min_seconds: float, repeats: int, clock: Callable[[], float]) -> float:
-    """Median seconds per call (by `clock`) over `repeats` batches of calls lasting at least `min_seconds` each."""
-    call()  # warm-up: pool start, page faults
-    start = clock()
-    call()
-    once = max(clock() - start, 1e-7)
-    number = max(1, int(min_seconds / once))
-    batches = []
-    for _ in range(repeats):
-        start = clock()
+@dataclass(frozen=True)
+class _Timing:
+    """How calls are timed: medians over `repeats` batches of calls lasting at least `min_seconds` each, by `clock`;
+    with a `flusher`, the weights are flushed from the caches before each call and only the calls are timed."""
+
+    min_seconds: float
+    repeats: int
+    clock: Callable[[], float]
+    flusher: Any = None
+
+    def time(self, call: _Call) -> float:
+        """Median seconds per call of `call`."""
+        number = self._calls_per_batch(call)
+        return statistics.median(self._batch(call, number) for _ in range(self.repeats))
+
+    def time_pair(self, first: _Call, second: _Call) -> tuple[float, float]:
+        """Median seconds per call of `first` and `second`, batches taken in alternation (the order flipping every
+        batch), so that the machine's load hits both alike."""
+        calls = (first, second)
+        numbers = [self._calls_per_batch(call) for call in calls]
+        batches: tuple[list[float], list[float]] = ([], [])
+        for index in range(2 * self.repeats):
+            for which in (0, 1) if index % 2 == 0 else (1, 0):
+                batches[which].append(self._batch(calls[which], numbers[which]))
+        return statistics.median(batches[0]), statistics.median(batches[1])
+
+    def _calls_per_batch(self, call: _Call) -> int:
+        call()  # warm-up: pool start, page faults
+        return max(1, int(self.min_seconds / max(self._batch(call, 1), 1e-7)))
+
+    def _batch(self, call: _Call, number: int) -> float:
+        """Seconds per call over `number` calls."""
+        if self.flusher is None:
+            start = self.clock()
+            for _ in range(number):
+                call()
+            return (self.clock() - start) / number
+        total = 0.0
         for _ in range(number):
+            self.flusher.flush(call.weights)
+            start = self.clock()
             call()
-        batches.append((clock() - start) / number)
-    return statistics.median(batches)
-
-
-def _time_pair(
-    first: Any, second: Any, min_seconds: float, repeats: int, clock: Callable[[], float]
-) -> tuple[float, float]:
-    """Median seconds per call of `first` and `second` over `repeats` batches each, taken in alternation (the order
-    flipping every batch), so that the machine's load hits both alike."""
-    calls = (first, second)
-    numbers = []
-    for call in calls:
-        call()  # warm-up
-        start = clock()
-        call()
-        numbers.append(max(1, int(min_seconds / max(clock() - start, 1e-7))))
-    batches: tuple[list[float], list[float]] = ([], [])
-    for index in range(2 * repeats):
-        for which in (0, 1) if index % 2 == 0 else (1, 0):
-            start = clock()
-            for _ in range(numbers[which]):
-                calls[which]()
-            batches[which].append((clock() - start) / numbers[which])
-    return statistics.median(batches[0]), statistics.median(batches[1])
+            total += self.clock() - start
+        return total / number
 
 
 def _worker(connection: Connection) -> None:
@@ -198,8 +230,17 @@ def _worker(connection: Connection) -> None:
 class Measurer:
     """Times candidates in a worker process with a timeout (see the module docstring)."""
 
-    def __init__(self, threads: int = 1, timeout: float = 60.0, min_seconds: float = 0.01, repeats: int = 5):
+    def __init__(
+        self,
+        threads: int = 1,
+        timeout: float = 60.0,
+        min_seconds: float = 0.01,
+        repeats: int = 5,
+        cold_weights: bool = False,
+    ):
         self.threads, self.timeout, self.min_seconds, self.repeats = threads, timeout, min_seconds, repeats
+        self.cold_weights = cold_weights
+        """Flush each candidate's weights from the caches before every timed call (`cache_flush`)."""
         self._context = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._connection: Connection | None = None
@@ -217,6 +258,7 @@ class Measurer:
             "min_seconds": self.min_seconds,
             "repeats": self.repeats,
             "baseline": task.space.default() if paired else None,
+            "cold": self.cold_weights,
         }
         connection = self._worker_connection()
         connection.send(job)

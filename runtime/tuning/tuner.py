@@ -12,6 +12,10 @@ machine moves both and cancels; a candidate that beats the default is timed so a
 of its two ratios (the best of many noisy draws is otherwise biased towards luck: on the loaded 2-core machine, 200
 unpaired trials of light ResNet-50 gave a database whose build ran 1.07x slower than the default).
 
+Cache: a model whose weights exceed the last-level cache reads each kernel's weights from memory once per inference,
+so its candidates are timed with their weights flushed from the caches before each call (`cache="auto"`, the
+default; `"cold"` and `"warm"` force either way; `cache_flush.py`); records say which.
+
     result = tune("model.onnx", "tuning.jsonl", trials=64)
     InferenceSession("model.onnx", tuning_db="tuning.jsonl")
 """
@@ -27,8 +31,9 @@ from typing import TextIO
 
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config, ConfigError
-from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, target_key
+from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, target_key
 from minimlc.lowering.target import target_from_name
+from minimlc.runtime.tuning.cache_flush import can_flush, last_level_cache_bytes
 from minimlc.runtime.tuning.measure import Measurer, Result
 from minimlc.runtime.tuning.search import Search, config_id
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
@@ -70,17 +75,20 @@ def tune(
     opt_level: int = 3,
     target: str = "host",
     seed: int = 0,
+    cache: str = "auto",
     out: TextIO = sys.stdout,
 ) -> TuningResult:
     """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each), timed on `threads`
     threads, each within `timeout` seconds, appending every record to `database`; prints the task table and a
-    progress line to `out`. Raises `TuningDatabaseError` for a database line that is not a record."""
+    progress line to `out`; `cache`: how candidates find their weights (see the module docstring). Raises
+    `TuningDatabaseError` for a database line that is not a record."""
     db = TuningDatabase(database)
     chosen = target_from_name(target)
     name = os.path.basename(model) if isinstance(model, str | os.PathLike) else "model"
     imported = model if isinstance(model, ImportedModel) else import_model(model)
+    mode = cache_mode(cache, imported, out)
     tasks = extract_tasks(imported, chosen, opt_level)
-    states = [_start(task, db, target_key(chosen), seed) for task in tasks]
+    states = [_start(task, db, target_key(chosen), seed, mode) for task in tasks]
     per_task = trials_per_task if trials_per_task is not None else trials
     for number, state in enumerate(states):
         if state.reused:
@@ -89,7 +97,7 @@ def tune(
             print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
     result = TuningResult(states)
     start, done = time.perf_counter(), 0
-    with Measurer(threads=threads, timeout=timeout) as measurer:
+    with Measurer(threads=threads, timeout=timeout, cold_weights=mode == "cold") as measurer:
         while done < trials:
             eligible = [s for s in states if s.trials < per_task and not s.search.exhausted()]
             if not eligible:
@@ -104,7 +112,7 @@ def tune(
                 task = state.task
                 db.add(
                     Record(task.key, target_key(chosen), task.rule, task.kernel, task.flops, config,
-                           measured.latency, measured.error, name)
+                           measured.latency, measured.error, name, mode)
                 )
                 state.search.add(config, measured.latency)
                 if config_id(config) == config_id(task.space.default()):
@@ -135,9 +143,29 @@ def _measure(measurer: Measurer, state: TaskState, config: Config) -> Result:
     return Result(max(ratios) * reference)
 
 
-def _start(task: Task, db: TuningDatabase, target: str, seed: int) -> TaskState:
+def cache_mode(cache: str, imported: ImportedModel, out: TextIO) -> str:
+    """`warm` or `cold`: how `imported`'s candidates are timed (`cache`: `auto`, `warm` or `cold`)."""
+    if cache not in ("auto", *CACHE_MODES):
+        raise ValueError(f"cache must be auto, warm or cold, not {cache!r}")
+    if cache == "cold" and not can_flush():
+        raise ValueError("timing candidates cold needs an x86-64 host (clflush)")
+    if cache != "auto":
+        return cache
+    weights = sum(array.nbytes for array in imported.weights.values())
+    cache_bytes = last_level_cache_bytes()
+    if cache_bytes is None or not can_flush() or weights <= cache_bytes:
+        return "warm"
+    print(
+        f"weights {weights / 2**20:.1f} MiB > last-level cache {cache_bytes / 2**20:.0f} MiB: candidates are timed "
+        "with their weights flushed from the caches",
+        file=out,
+    )
+    return "cold"
+
+
+def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str) -> TaskState:
     state = TaskState(task, Search(task.space, seed))
-    records = db.records_for(task.key, target)
+    records = db.records_for(task.key, target, mode)
     for record in records:
         try:
             task.space.check(record.config, task.kernel)

@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from schedule_cases import trace_of
+from schedule_cases import scheduled_run, trace_of
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list
@@ -264,3 +264,22 @@ def test_channels_outermost_knob_reorders_the_reduction_and_the_packed_panel() -
     steps = ",".join(CONV.apply(workload, {**CONV.default(workload, target), "channels": "outermost"}))
     assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i\d_o,i\d,i\d_o,k4,k5,k6,i\d_i,i\d_i\}", steps), steps
     assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=32\}", steps), steps
+
+
+def test_prefetch_knob_keeps_the_numbers_and_prefetches_the_next_panel() -> None:
+    """`prefetch=true` adds `loop-prefetch` on the packed weight's innermost reduction loop (k4, the input channels):
+    two panels of 32 filters, each step prefetching two lines of the next; the numbers are the default's, bit for
+    bit (a prefetch changes no arithmetic)."""
+    model = conv_model(64, 14, 64, 3, 1, 1)
+    imported = import_model(model)
+    run_pipeline(imported.module, 3, stop_after="loop")
+    target = target_of(imported.module)
+    (workload,) = [w for k in kernels_of(imported.module) if (w := CONV.match(imported.module, k, target))]
+    steps = CONV.apply(workload, {**CONV.default(workload, target), "prefetch": True})
+    assert re.fullmatch(r"loop-prefetch\{kernel=conv_\d+ loop=k4 operand=1\}", steps[steps.index(
+        next(s for s in steps if s.startswith("loop-pack"))) + 1]), steps
+    x = np.random.default_rng(3).standard_normal((1, 64, 14, 14)).astype(np.float32)
+    default = scheduled_run(model, "conv", lambda space: space.space.default(), x)
+    prefetched = scheduled_run(model, "conv", lambda space: {**space.space.default(), "prefetch": True}, x)
+    np.testing.assert_array_equal(prefetched, default)
+    np.testing.assert_allclose(default, reference(model, x), rtol=1e-4, atol=1e-4)

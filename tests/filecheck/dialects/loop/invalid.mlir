@@ -40,3 +40,11 @@ func.func @dynamic_alloc() {
   %t = loop.alloc "global" : memref<?xf32>
   func.return
 }
+
+// -----
+
+func.func @prefetch_rank(%w: memref<4x8xf32>, %i: index) {
+  // expected-error@+1 {{loop.prefetch: 1 indices for a buffer of rank 2}}
+  loop.prefetch %w[%i] : memref<4x8xf32>
+  func.return
+}

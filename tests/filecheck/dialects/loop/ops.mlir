@@ -8,6 +8,7 @@ func.func @relu(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
   loop.for "i" %i = 0 to 4 step 1 parallel {
     loop.for "j" %j = 0 to 8 step 4 vectorize {
       %v = memref.load %x[%i, %j] : memref<4x8xf32>
+      loop.prefetch %w[%j] : memref<8xf32>
       %s = memref.load %w[%j] : memref<8xf32>
       %p = arith.mulf %v, %s : f32
       memref.store %p, %y[%i, %j] : memref<4x8xf32>
@@ -24,6 +25,7 @@ func.func @relu(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
 // CHECK-NEXT: loop.for "i" %i = 0 to 4 step 1 parallel {
 // CHECK-NEXT:   loop.for "j" %j = 0 to 8 step 4 vectorize {
 // CHECK-NEXT:     %v = memref.load %x[%i, %j] : memref<4x8xf32>
+// CHECK-NEXT:     loop.prefetch %w[%j] : memref<8xf32>
 // CHECK:          memref.store %p, %y[%i, %j] : memref<4x8xf32>
 // CHECK-NEXT:   }
 // CHECK-NEXT: } attributes {note = "kept"}

@@ -1,0 +1,121 @@
+"""Timing candidates cold: weights flushed from the caches before each call, chosen when a model's weights exceed the
+last-level cache, and kept apart from warm records in the database."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_tuning import mlp
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.target import target_from_name
+from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError
+from minimlc.runtime.tuning import tuner
+from minimlc.runtime.tuning.cache_flush import CacheFlusher, can_flush, last_level_cache_bytes
+from minimlc.runtime.tuning.measure import Measurer, _Timing
+from minimlc.runtime.tuning.tasks import extract_tasks
+from minimlc.runtime.tuning.tuner import cache_mode, tune
+
+needs_clflush = pytest.mark.skipif(not can_flush(), reason="clflush needs an x86-64 host")
+
+
+@needs_clflush
+def test_flushing_keeps_every_byte():
+    data = np.random.default_rng(0).standard_normal(100_003).astype(np.float32)
+    expected = data.copy()
+    odd = data[1:]  # starts inside a cache line
+    CacheFlusher().flush([data, odd, np.empty(0, np.float32)])
+    np.testing.assert_array_equal(data, expected)
+
+
+class _Recorder:
+    """Stands in for a call and a flusher, logging what happens in order."""
+
+    def __init__(self) -> None:
+        self.log: list[str] = []
+        self.weights = [np.zeros(4, np.float32)]
+
+    def __call__(self) -> None:
+        self.log.append("call")
+
+    def flush(self, buffers: list[np.ndarray]) -> None:
+        assert buffers is self.weights
+        self.log.append("flush")
+
+
+def test_a_cold_timing_flushes_the_weights_before_every_call():
+    recorder = _Recorder()
+    _Timing(min_seconds=0.0, repeats=3, clock=time.perf_counter, flusher=recorder).time(recorder)  # type: ignore[arg-type]
+    calls = recorder.log.count("call")
+    assert calls >= 4 and recorder.log[0] == "call"  # the warm-up call is not flushed
+    assert recorder.log[1:] == ["flush", "call"] * (calls - 1)
+    warm = _Recorder()
+    _Timing(min_seconds=0.0, repeats=3, clock=time.perf_counter).time(warm)  # type: ignore[arg-type]
+    assert "flush" not in warm.log
+
+
+@needs_clflush
+def test_a_cold_candidate_is_measured():
+    (gemm, _) = extract_tasks(import_model(mlp(1)), target_from_name("host"))
+    with Measurer(timeout=60, cold_weights=True) as measurer:
+        result = measurer.measure(gemm, gemm.space.default())
+        paired = measurer.measure(gemm, {**gemm.space.default(), "unroll": False}, paired=True)
+    assert result.error is None and result.latency and result.latency > 0
+    assert paired.error is None and paired.latency and paired.baseline
+
+
+def test_auto_times_cold_only_models_whose_weights_exceed_the_cache(monkeypatch: pytest.MonkeyPatch):
+    imported = import_model(mlp(2))  # 8 KiB of weights
+    out = io.StringIO()
+    assert cache_mode("warm", imported, out) == "warm"
+    assert cache_mode("auto", imported, out) == "warm" and out.getvalue() == ""
+    monkeypatch.setattr(tuner, "last_level_cache_bytes", lambda: 4096)
+    monkeypatch.setattr(tuner, "can_flush", lambda: True)
+    assert cache_mode("auto", imported, out) == "cold"
+    assert "weights 0.0 MiB > last-level cache 0 MiB" in out.getvalue()
+    with pytest.raises(ValueError, match="cache must be auto, warm or cold, not 'tepid'"):
+        cache_mode("tepid", imported, out)
+
+
+def test_the_host_reports_its_last_level_cache():
+    size = last_level_cache_bytes()
+    assert size is None or size >= 2**16
+
+
+@needs_clflush
+def test_cold_records_are_kept_apart_from_warm_ones(tmp_path: Path):
+    db = tmp_path / "tuning.jsonl"
+    tune(mlp(1), db, trials=2, cache="cold", out=io.StringIO())
+    records = [json.loads(line) for line in db.read_text().splitlines()]
+    assert [r["cache"] for r in records] == ["cold", "cold"]
+    warm = tune(mlp(1), db, trials=1, cache="warm", out=io.StringIO())
+    assert sum(state.reused for state in warm.tasks) == 0  # cold latencies are not warm ones
+    again = tune(mlp(1), db, trials=1, cache="cold", out=io.StringIO())
+    assert sum(state.reused for state in again.tasks) == 2
+
+
+def test_the_best_record_is_of_the_latest_timing_kind(tmp_path: Path):
+    db = TuningDatabase(tmp_path / "tuning.jsonl")
+    for cache, mr, latency in (("warm", 1, 1e-6), ("cold", 2, 3e-6), ("cold", 4, 2e-6)):
+        db.add(Record("k", "cpu", "gemm", "gemm_0", 10, {"mr": mr}, latency, cache=cache))
+    best = TuningDatabase(db.path).best("k", "cpu")
+    assert best is not None and best.config == {"mr": 4}
+    db.add(Record("k", "cpu", "gemm", "gemm_0", 10, {"mr": 8}, 5e-6, cache="warm"))
+    best = TuningDatabase(db.path).best("k", "cpu")
+    assert best is not None and best.config == {"mr": 1}
+
+
+def test_an_unknown_timing_kind_is_named(tmp_path: Path):
+    db = tmp_path / "tuning.jsonl"
+    record = json.loads(Record("k", "cpu", "gemm", "gemm_0", 10, {"mr": 1}, 1e-6).to_json())
+    db.write_text(json.dumps({**record, "cache": "lukewarm"}) + "\n")
+    with pytest.raises(TuningDatabaseError, match=rf"{db}:1: field 'cache' is 'lukewarm', not one of warm, cold"):
+        TuningDatabase(db)
+    del record["cache"]  # databases written before the field: warm
+    db.write_text(json.dumps(record) + "\n")
+    assert TuningDatabase(db).records[0].cache == "warm"
