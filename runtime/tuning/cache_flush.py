@@ -1,16 +1,20 @@
-"""Evicting buffers from every cache level before a timed call: what a kernel meets in a large model.
+"""Where a candidate's weights are when a timed call starts: what a kernel meets in the model, not in a loop of calls.
 
-In light ResNet-50 (about 100 MB of weights, more than the last-level cache) every convolution's weights come from
-memory once per inference; timed alone and repeated, the same kernel finds them in cache. The stage-4 convolutions
-ran at 200-215 GFLOP/s in the model and at 265-280 alone (Zen 5, one thread), so a tuner timing warm ranks
-schedules by a cost the model never pays. As TVM's measurer can (`enable_cpu_cache_flush`), the measurer flushes
-the buffers a call reads from memory (`CacheFlusher.flush`, one `clflush` per 64-byte line, then a fence) before
-each timed call and times the calls one by one:
+Timed alone and repeated, a kernel finds its weights in its core's own caches. In a model it rarely does: each
+kernel's weights are read once per inference, after the other kernels have passed through the caches. Three cache
+states (`CACHE_MODES`), chosen by how much of the hierarchy the model's weights fill (`cache_mode_for`):
 
-    flusher = CacheFlusher()
-    flusher.flush([weights, packed_weights])   # the next read of each line comes from memory
+- `warm`: as repeated calls leave them (a model whose weights fit the core's L2);
+- `llc`: evicted from the core's private caches into the shared last-level cache, by reading a scratch buffer twice
+  the L2's size (a model whose weights fit half the last-level cache: SqueezeNet, ShuffleNet);
+- `cold`: flushed to memory, one `clflush` per 64-byte line then a fence (a larger model: light ResNet-50's 98 MiB
+  of weights; its stage-4 convolutions ran at 200-235 GFLOP/s with their weights flushed and at 265-280 warm, Zen 5,
+  one thread). TVM's measurer has the same switch (`enable_cpu_cache_flush`).
 
-The flush itself is a few microseconds per 100 KB; it runs outside the clock.
+    evictor = CacheEvictor("cold")
+    evictor.evict([weights, packed_weights])   # the next read of each line comes from memory
+
+The eviction runs outside the clock, before each timed call.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from minimlc.lowering.schedule.tuning_db import CACHE_MODES
 from minimlc.runtime.jit import JitModule
 
 CACHE_LINE = 64
@@ -48,20 +53,25 @@ done:
 """
 
 
-def last_level_cache_bytes() -> int | None:
-    """The size of the largest cache of CPU 0 (Linux sysfs), or None where the system does not say."""
-    sizes = []
+def cache_sizes() -> dict[int, int]:
+    """Cache level -> size in bytes of CPU 0's data (or unified) caches, from Linux sysfs; empty where it says
+    nothing."""
+    sizes: dict[int, int] = {}
+    units = {"K": 2**10, "M": 2**20, "G": 2**30}
     for folder in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
         try:
+            level = int((folder / "level").read_text())
+            kind = (folder / "type").read_text().strip()
             text = (folder / "size").read_text().strip()
-        except OSError:
+        except (OSError, ValueError):
             continue
-        units = {"K": 2**10, "M": 2**20, "G": 2**30}
+        if kind == "Instruction":
+            continue
         if text[-1:] in units and text[:-1].isdigit():
-            sizes.append(int(text[:-1]) * units[text[-1]])
+            sizes[level] = int(text[:-1]) * units[text[-1]]
         elif text.isdigit():
-            sizes.append(int(text))
-    return max(sizes) if sizes else None
+            sizes[level] = int(text)
+    return sizes
 
 
 def can_flush() -> bool:
@@ -69,19 +79,40 @@ def can_flush() -> bool:
     return platform.machine().lower() in ("x86_64", "amd64")
 
 
-class CacheFlusher:
-    """A JIT-compiled `clflush` loop (see the module docstring)."""
+def cache_mode_for(weight_bytes: int, sizes: dict[int, int]) -> str:
+    """The cache state a model's kernels find their weights in (see the module docstring), given `sizes`
+    (`cache_sizes()`): `warm` where the caches are unknown or `clflush` is missing."""
+    if len(sizes) < 2 or not can_flush():
+        return "warm"
+    private, shared = sizes.get(2, 0), max(sizes.values())
+    if 2 * weight_bytes > shared:
+        return "cold"
+    return "llc" if weight_bytes > private else "warm"
 
-    def __init__(self) -> None:
-        if not can_flush():
-            raise RuntimeError(f"flushing caches needs an x86-64 host, not {platform.machine()}")
-        self._jit = JitModule(_FLUSH_IR, opt_level=0)
-        prototype = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
-        self._flush_lines = prototype(self._jit.function_address("flush_lines"))
 
-    def flush(self, buffers: Sequence[np.ndarray]) -> None:
-        """Evict every cache line of `buffers` (contiguous arrays) from every level of the cache hierarchy."""
-        for buffer in buffers:
-            if buffer.nbytes:
-                start = buffer.ctypes.data - buffer.ctypes.data % CACHE_LINE
-                self._flush_lines(start, buffer.ctypes.data + buffer.nbytes - start)
+class CacheEvictor:
+    """Puts buffers into one of the cache states of `CACHE_MODES` (see the module docstring)."""
+
+    def __init__(self, mode: str, sizes: dict[int, int] | None = None) -> None:
+        if mode not in CACHE_MODES:
+            raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
+        if mode != "warm" and not can_flush():
+            raise RuntimeError(f"evicting caches needs an x86-64 host, not {platform.machine()}")
+        self.mode = mode
+        sizes = cache_sizes() if sizes is None else sizes
+        self._scratch = np.ones(2 * sizes.get(2, 2**20) // 4, np.float32) if mode == "llc" else None
+        self._flush_lines = None
+        if mode == "cold":
+            self._jit = JitModule(_FLUSH_IR, opt_level=0)
+            prototype = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)
+            self._flush_lines = prototype(self._jit.function_address("flush_lines"))
+
+    def evict(self, buffers: Sequence[np.ndarray]) -> None:
+        """Move `buffers` (contiguous arrays) out of the caches this mode empties (nothing for `warm`)."""
+        if self._scratch is not None:
+            float(self._scratch.sum())  # streams the scratch through L1 and L2, pushing the rest out
+        if self._flush_lines is not None:
+            for buffer in buffers:
+                if buffer.nbytes:
+                    start = buffer.ctypes.data - buffer.ctypes.data % CACHE_LINE
+                    self._flush_lines(start, buffer.ctypes.data + buffer.nbytes - start)

@@ -67,7 +67,8 @@ def measure_candidate(job: dict[str, Any]) -> Result:
     clock = candidate_clock(job["threads"])
     if isinstance(candidate, Result):
         return candidate
-    timing = _Timing(job["min_seconds"], job["repeats"], clock, _flusher() if job.get("cold") else None)
+    cache = job.get("cache", "warm")
+    timing = _Timing(job["min_seconds"], job["repeats"], clock, None if cache == "warm" else _evictor(cache))
     if job.get("baseline") is None:
         return Result(timing.time(candidate))
     key = (job["module"], repr(sorted(job["baseline"].items())), job["threads"])
@@ -129,22 +130,22 @@ class _Call:
     def __init__(self, compiled: Any, buffers: list[np.ndarray], pool: Any, args: np.ndarray) -> None:
         self._compiled, self._buffers, self._pool, self._args = compiled, buffers, pool, args
         self.weights = [*compiled.weights.values(), *compiled.precomputed]
-        """What a cold call finds out of cache: the weights and their packed copies."""
+        """What a call in a model finds out of cache (`cache_flush`): the weights and their packed copies."""
 
     def __call__(self) -> None:
         self._compiled.entry(self._args.ctypes.data)
 
 
-_FLUSHER: list[Any] = []
+_EVICTORS: dict[str, Any] = {}
 
 
-def _flusher() -> Any:
-    """The worker's one `CacheFlusher` (JIT-compiled on first use)."""
-    from minimlc.runtime.tuning.cache_flush import CacheFlusher
+def _evictor(mode: str) -> Any:
+    """The worker's `CacheEvictor` for `mode` (made on first use)."""
+    from minimlc.runtime.tuning.cache_flush import CacheEvictor
 
-    if not _FLUSHER:
-        _FLUSHER.append(CacheFlusher())
-    return _FLUSHER[0]
+    if mode not in _EVICTORS:
+        _EVICTORS[mode] = CacheEvictor(mode)
+    return _EVICTORS[mode]
 
 
 def _aligned(array: np.ndarray) -> np.ndarray:
@@ -169,12 +170,13 @@ def candidate_clock(threads: int) -> Callable[[], float]:
 @dataclass(frozen=True)
 class _Timing:
     """How calls are timed: medians over `repeats` batches of calls lasting at least `min_seconds` each, by `clock`;
-    with a `flusher`, the weights are flushed from the caches before each call and only the calls are timed."""
+    with an `evictor`, each call's weights are put out of the caches it empties before the call, and only the calls
+    are timed."""
 
     min_seconds: float
     repeats: int
     clock: Callable[[], float]
-    flusher: Any = None
+    evictor: Any = None
 
     def time(self, call: _Call) -> float:
         """Median seconds per call of `call`."""
@@ -198,14 +200,14 @@ class _Timing:
 
     def _batch(self, call: _Call, number: int) -> float:
         """Seconds per call over `number` calls."""
-        if self.flusher is None:
+        if self.evictor is None:
             start = self.clock()
             for _ in range(number):
                 call()
             return (self.clock() - start) / number
         total = 0.0
         for _ in range(number):
-            self.flusher.flush(call.weights)
+            self.evictor.evict(call.weights)
             start = self.clock()
             call()
             total += self.clock() - start
@@ -236,11 +238,11 @@ class Measurer:
         timeout: float = 60.0,
         min_seconds: float = 0.01,
         repeats: int = 5,
-        cold_weights: bool = False,
+        cache: str = "warm",
     ):
         self.threads, self.timeout, self.min_seconds, self.repeats = threads, timeout, min_seconds, repeats
-        self.cold_weights = cold_weights
-        """Flush each candidate's weights from the caches before every timed call (`cache_flush`)."""
+        self.cache = cache
+        """Where each candidate's weights are when a timed call starts (`cache_flush.CACHE_MODES`)."""
         self._context = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._connection: Connection | None = None
@@ -258,7 +260,7 @@ class Measurer:
             "min_seconds": self.min_seconds,
             "repeats": self.repeats,
             "baseline": task.space.default() if paired else None,
-            "cold": self.cold_weights,
+            "cache": self.cache,
         }
         connection = self._worker_connection()
         connection.send(job)

@@ -12,9 +12,10 @@ machine moves both and cancels; a candidate that beats the default is timed so a
 of its two ratios (the best of many noisy draws is otherwise biased towards luck: on the loaded 2-core machine, 200
 unpaired trials of light ResNet-50 gave a database whose build ran 1.07x slower than the default).
 
-Cache: a model whose weights exceed the last-level cache reads each kernel's weights from memory once per inference,
-so its candidates are timed with their weights flushed from the caches before each call (`cache="auto"`, the
-default; `"cold"` and `"warm"` force either way; `cache_flush.py`); records say which.
+Cache: in a model, each kernel reads its weights once per inference, from the last-level cache or from memory, not
+from the core's own caches as repeated calls do; so candidates are timed with their weights put where the model
+keeps them (`cache="auto"`, the default: `warm`, `llc` or `cold` by the model's weight bytes, `cache_flush.py`; or
+one of these forced); records say which.
 
     result = tune("model.onnx", "tuning.jsonl", trials=64)
     InferenceSession("model.onnx", tuning_db="tuning.jsonl")
@@ -33,7 +34,7 @@ from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config, ConfigError
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, target_key
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.tuning.cache_flush import can_flush, last_level_cache_bytes
+from minimlc.runtime.tuning.cache_flush import cache_mode_for, cache_sizes, can_flush
 from minimlc.runtime.tuning.measure import Measurer, Result
 from minimlc.runtime.tuning.search import Search, config_id
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
@@ -97,7 +98,7 @@ def tune(
             print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
     result = TuningResult(states)
     start, done = time.perf_counter(), 0
-    with Measurer(threads=threads, timeout=timeout, cold_weights=mode == "cold") as measurer:
+    with Measurer(threads=threads, timeout=timeout, cache=mode) as measurer:
         while done < trials:
             eligible = [s for s in states if s.trials < per_task and not s.search.exhausted()]
             if not eligible:
@@ -144,23 +145,25 @@ def _measure(measurer: Measurer, state: TaskState, config: Config) -> Result:
 
 
 def cache_mode(cache: str, imported: ImportedModel, out: TextIO) -> str:
-    """`warm` or `cold`: how `imported`'s candidates are timed (`cache`: `auto`, `warm` or `cold`)."""
-    if cache not in ("auto", *CACHE_MODES):
-        raise ValueError(f"cache must be auto, warm or cold, not {cache!r}")
-    if cache == "cold" and not can_flush():
-        raise ValueError("timing candidates cold needs an x86-64 host (clflush)")
+    """How `imported`'s candidates find their weights (`cache_flush.CACHE_MODES`), for `cache`: `auto` or a mode."""
+    if cache != "auto" and cache not in CACHE_MODES:
+        raise ValueError(f"cache must be auto, {', '.join(CACHE_MODES)}, not {cache!r}")
+    if cache != "warm" and cache != "auto" and not can_flush():
+        raise ValueError(f"timing candidates {cache} needs an x86-64 host")
     if cache != "auto":
         return cache
     weights = sum(array.nbytes for array in imported.weights.values())
-    cache_bytes = last_level_cache_bytes()
-    if cache_bytes is None or not can_flush() or weights <= cache_bytes:
-        return "warm"
-    print(
-        f"weights {weights / 2**20:.1f} MiB > last-level cache {cache_bytes / 2**20:.0f} MiB: candidates are timed "
-        "with their weights flushed from the caches",
-        file=out,
-    )
-    return "cold"
+    sizes = cache_sizes()
+    mode = cache_mode_for(weights, sizes)
+    if mode != "warm":
+        where = "in the last-level cache only" if mode == "llc" else "in memory"
+        shown = ", ".join(f"L{level} {_size(size)}" for level, size in sorted(sizes.items()))
+        print(f"weights {_size(weights)} ({shown}): candidates are timed with their weights {where}", file=out)
+    return mode
+
+
+def _size(count: int) -> str:
+    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 2**10:.0f} KiB"
 
 
 def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str) -> TaskState:

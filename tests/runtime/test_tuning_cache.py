@@ -1,5 +1,5 @@
-"""Timing candidates cold: weights flushed from the caches before each call, chosen when a model's weights exceed the
-last-level cache, and kept apart from warm records in the database."""
+"""Timing candidates with their weights where the model keeps them: in the core's caches (warm), the last-level cache
+only (llc) or memory (cold), chosen by the model's weight bytes, and kept apart in the database."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from test_tuning import mlp
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.target import target_from_name
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError
-from minimlc.runtime.tuning import tuner
-from minimlc.runtime.tuning.cache_flush import CacheFlusher, can_flush, last_level_cache_bytes
+from minimlc.runtime.tuning import cache_flush, tuner
+from minimlc.runtime.tuning.cache_flush import CacheEvictor, cache_mode_for, cache_sizes, can_flush
 from minimlc.runtime.tuning.measure import Measurer, _Timing
 from minimlc.runtime.tuning.tasks import extract_tasks
 from minimlc.runtime.tuning.tuner import cache_mode, tune
@@ -29,8 +29,11 @@ def test_flushing_keeps_every_byte():
     data = np.random.default_rng(0).standard_normal(100_003).astype(np.float32)
     expected = data.copy()
     odd = data[1:]  # starts inside a cache line
-    CacheFlusher().flush([data, odd, np.empty(0, np.float32)])
-    np.testing.assert_array_equal(data, expected)
+    for mode in ("warm", "llc", "cold"):
+        CacheEvictor(mode).evict([data, odd, np.empty(0, np.float32)])
+        np.testing.assert_array_equal(data, expected)
+    with pytest.raises(ValueError, match="cache mode must be one of warm, llc, cold, not 'hot'"):
+        CacheEvictor("hot")
 
 
 class _Recorder:
@@ -43,14 +46,14 @@ class _Recorder:
     def __call__(self) -> None:
         self.log.append("call")
 
-    def flush(self, buffers: list[np.ndarray]) -> None:
+    def evict(self, buffers: list[np.ndarray]) -> None:
         assert buffers is self.weights
         self.log.append("flush")
 
 
 def test_a_cold_timing_flushes_the_weights_before_every_call():
     recorder = _Recorder()
-    _Timing(min_seconds=0.0, repeats=3, clock=time.perf_counter, flusher=recorder).time(recorder)  # type: ignore[arg-type]
+    _Timing(min_seconds=0.0, repeats=3, clock=time.perf_counter, evictor=recorder).time(recorder)  # type: ignore[arg-type]
     calls = recorder.log.count("call")
     assert calls >= 4 and recorder.log[0] == "call"  # the warm-up call is not flushed
     assert recorder.log[1:] == ["flush", "call"] * (calls - 1)
@@ -62,29 +65,35 @@ def test_a_cold_timing_flushes_the_weights_before_every_call():
 @needs_clflush
 def test_a_cold_candidate_is_measured():
     (gemm, _) = extract_tasks(import_model(mlp(1)), target_from_name("host"))
-    with Measurer(timeout=60, cold_weights=True) as measurer:
-        result = measurer.measure(gemm, gemm.space.default())
-        paired = measurer.measure(gemm, {**gemm.space.default(), "unroll": False}, paired=True)
-    assert result.error is None and result.latency and result.latency > 0
-    assert paired.error is None and paired.latency and paired.baseline
+    for mode in ("llc", "cold"):
+        with Measurer(timeout=60, cache=mode) as measurer:
+            result = measurer.measure(gemm, gemm.space.default())
+            paired = measurer.measure(gemm, {**gemm.space.default(), "unroll": False}, paired=True)
+        assert result.error is None and result.latency and result.latency > 0
+        assert paired.error is None and paired.latency and paired.baseline
 
 
-def test_auto_times_cold_only_models_whose_weights_exceed_the_cache(monkeypatch: pytest.MonkeyPatch):
+def test_auto_puts_the_weights_where_the_model_keeps_them(monkeypatch: pytest.MonkeyPatch):
+    zen5 = {1: 48 * 2**10, 2: 2**20, 3: 32 * 2**20}
+    monkeypatch.setattr(cache_flush, "can_flush", lambda: True)
+    assert cache_mode_for(512 * 2**10, zen5) == "warm"  # fits the core's L2
+    assert cache_mode_for(5 * 2**20, zen5) == "llc"  # SqueezeNet: fits half the shared L3
+    assert cache_mode_for(31 * 2**20, zen5) == "cold"  # DenseNet-121: the activations would push it out
+    assert cache_mode_for(98 * 2**20, {}) == "warm"  # caches unknown
     imported = import_model(mlp(2))  # 8 KiB of weights
     out = io.StringIO()
-    assert cache_mode("warm", imported, out) == "warm"
     assert cache_mode("auto", imported, out) == "warm" and out.getvalue() == ""
-    monkeypatch.setattr(tuner, "last_level_cache_bytes", lambda: 4096)
-    monkeypatch.setattr(tuner, "can_flush", lambda: True)
+    assert cache_mode("llc", imported, out) == "llc"
+    monkeypatch.setattr(tuner, "cache_sizes", lambda: {2: 4096, 3: 8192})
     assert cache_mode("auto", imported, out) == "cold"
-    assert "weights 0.0 MiB > last-level cache 0 MiB" in out.getvalue()
-    with pytest.raises(ValueError, match="cache must be auto, warm or cold, not 'tepid'"):
+    assert "weights 8 KiB (L2 4 KiB, L3 8 KiB): candidates are timed with their weights in memory" in out.getvalue()
+    with pytest.raises(ValueError, match="cache must be auto, warm, llc, cold, not 'tepid'"):
         cache_mode("tepid", imported, out)
 
 
-def test_the_host_reports_its_last_level_cache():
-    size = last_level_cache_bytes()
-    assert size is None or size >= 2**16
+def test_the_host_reports_its_caches():
+    sizes = cache_sizes()
+    assert not sizes or (sizes[max(sizes)] >= sizes[min(sizes)] >= 2**12)
 
 
 @needs_clflush
@@ -114,7 +123,7 @@ def test_an_unknown_timing_kind_is_named(tmp_path: Path):
     db = tmp_path / "tuning.jsonl"
     record = json.loads(Record("k", "cpu", "gemm", "gemm_0", 10, {"mr": 1}, 1e-6).to_json())
     db.write_text(json.dumps({**record, "cache": "lukewarm"}) + "\n")
-    with pytest.raises(TuningDatabaseError, match=rf"{db}:1: field 'cache' is 'lukewarm', not one of warm, cold"):
+    with pytest.raises(TuningDatabaseError, match=rf"{db}:1: field 'cache' is 'lukewarm', not one of warm, llc, cold"):
         TuningDatabase(db)
     del record["cache"]  # databases written before the field: warm
     db.write_text(json.dumps(record) + "\n")
