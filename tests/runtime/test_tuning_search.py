@@ -1,0 +1,59 @@
+"""The search over one task's space: the default, then its one-knob neighbours, then random samples and cost-model
+ranked mutations; never a config twice, and every config of a small space in the end."""
+
+from __future__ import annotations
+
+import math
+
+from minimlc.lowering.schedule.space import Knob, Space
+from minimlc.runtime.tuning.search import Search, config_id
+
+SPACE = Space(
+    (
+        Knob("nr", (16, 32, 64), 32),
+        Knob("mr", (7, 14), 14),
+        Knob("prefetch", (False, True), False),
+    )
+)
+
+
+def latency(config: dict) -> float:
+    """A made-up cost: 64-wide tiles and prefetching pay."""
+    return 1.0 / config["nr"] * (0.8 if config["prefetch"] else 1.0) * (1.0 if config["mr"] == 14 else 1.3)
+
+
+def test_the_default_and_its_neighbours_come_first():
+    search = Search(SPACE, seed=0)
+    first = search.propose(5)
+    assert first == [
+        {"nr": 32, "mr": 14, "prefetch": False},
+        {"nr": 16, "mr": 14, "prefetch": False},
+        {"nr": 64, "mr": 14, "prefetch": False},
+        {"nr": 32, "mr": 7, "prefetch": False},
+        {"nr": 32, "mr": 14, "prefetch": True},
+    ]
+
+
+def test_the_search_measures_each_config_once_and_finds_the_best():
+    search = Search(SPACE, seed=1)
+    seen: list[str] = []
+    while not search.exhausted():
+        proposals = search.propose(3)
+        assert proposals, "a space not exhausted still has proposals"
+        for config in proposals:
+            seen.append(config_id(config))
+            search.add(config, latency(config))
+    assert len(seen) == len(set(seen)) == math.prod(len(knob.values) for knob in SPACE.knobs)
+    best = search.best()
+    assert best is not None and best[0] == {"nr": 64, "mr": 14, "prefetch": True}
+
+
+def test_failed_configs_count_as_measured_but_never_win():
+    search = Search(SPACE, seed=2)
+    (default,) = search.propose(1)
+    search.add(default, None)
+    assert search.best() is None
+    nxt = search.propose(2)
+    assert default not in nxt and len(nxt) == 2
+    search.add(nxt[0], 1e-3)
+    assert search.best() == (nxt[0], 1e-3)
