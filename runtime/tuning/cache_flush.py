@@ -22,11 +22,11 @@ from __future__ import annotations
 import ctypes
 import platform
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES
+from minimlc.lowering.target import target_from_name
 from minimlc.runtime.jit import JitModule
 
 CACHE_LINE = 64
@@ -53,38 +53,17 @@ done:
 """
 
 
-def cache_sizes() -> dict[int, int]:
-    """Cache level -> size in bytes of CPU 0's data (or unified) caches, from Linux sysfs; empty where it says
-    nothing."""
-    sizes: dict[int, int] = {}
-    units = {"K": 2**10, "M": 2**20, "G": 2**30}
-    for folder in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
-        try:
-            level = int((folder / "level").read_text())
-            kind = (folder / "type").read_text().strip()
-            text = (folder / "size").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        if kind == "Instruction":
-            continue
-        if text[-1:] in units and text[:-1].isdigit():
-            sizes[level] = int(text[:-1]) * units[text[-1]]
-        elif text.isdigit():
-            sizes[level] = int(text)
-    return sizes
-
-
 def can_flush() -> bool:
     """Whether this host has `clflush` (x86-64 only)."""
     return platform.machine().lower() in ("x86_64", "amd64")
 
 
-def cache_mode_for(weight_bytes: int, sizes: dict[int, int]) -> str:
-    """The cache state a model's kernels find their weights in (see the module docstring), given `sizes`
-    (`cache_sizes()`): `warm` where the caches are unknown or `clflush` is missing."""
-    if len(sizes) < 2 or not can_flush():
+def cache_mode_for(weight_bytes: int, cache_bytes: tuple[int, int, int]) -> str:
+    """The cache state a model's kernels find their weights in (see the module docstring), given the L1, L2 and L3
+    sizes (`Target.cache_bytes`); `warm` where `clflush` is missing."""
+    if not can_flush():
         return "warm"
-    private, shared = sizes.get(2, 0), max(sizes.values())
+    _, private, shared = cache_bytes
     if 2 * weight_bytes > shared:
         return "cold"
     return "llc" if weight_bytes > private else "warm"
@@ -93,14 +72,14 @@ def cache_mode_for(weight_bytes: int, sizes: dict[int, int]) -> str:
 class CacheEvictor:
     """Puts buffers into one of the cache states of `CACHE_MODES` (see the module docstring)."""
 
-    def __init__(self, mode: str, sizes: dict[int, int] | None = None) -> None:
+    def __init__(self, mode: str) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
         if mode != "warm" and not can_flush():
             raise RuntimeError(f"evicting caches needs an x86-64 host, not {platform.machine()}")
         self.mode = mode
-        sizes = cache_sizes() if sizes is None else sizes
-        self._scratch = np.ones(2 * sizes.get(2, 2**20) // 4, np.float32) if mode == "llc" else None
+        l2_bytes = target_from_name("host").cache_bytes[1]
+        self._scratch = np.ones(2 * l2_bytes // 4, np.float32) if mode == "llc" else None
         self._flush_lines = None
         if mode == "cold":
             self._jit = JitModule(_FLUSH_IR, opt_level=0)

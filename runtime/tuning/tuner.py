@@ -34,7 +34,7 @@ from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config, ConfigError
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, target_key
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.tuning.cache_flush import cache_mode_for, cache_sizes, can_flush
+from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
 from minimlc.runtime.tuning.measure import Measurer, Result
 from minimlc.runtime.tuning.search import Search, config_id
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
@@ -153,11 +153,11 @@ def cache_mode(cache: str, imported: ImportedModel, out: TextIO) -> str:
     if cache != "auto":
         return cache
     weights = sum(array.nbytes for array in imported.weights.values())
-    sizes = cache_sizes()
+    sizes = target_from_name("host").cache_bytes
     mode = cache_mode_for(weights, sizes)
     if mode != "warm":
         where = "in the last-level cache only" if mode == "llc" else "in memory"
-        shown = ", ".join(f"L{level} {_size(size)}" for level, size in sorted(sizes.items()))
+        shown = ", ".join(f"L{level} {_size(size)}" for level, size in enumerate(sizes, start=1))
         print(f"weights {_size(weights)} ({shown}): candidates are timed with their weights {where}", file=out)
     return mode
 

@@ -3,6 +3,7 @@ only (llc) or memory (cold), chosen by the model's weight bytes, and kept apart 
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import time
@@ -16,11 +17,12 @@ from minimlc.frontend.onnx import import_model
 from minimlc.lowering.target import target_from_name
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError
 from minimlc.runtime.tuning import cache_flush, tuner
-from minimlc.runtime.tuning.cache_flush import CacheEvictor, cache_mode_for, cache_sizes, can_flush
+from minimlc.runtime.tuning.cache_flush import CacheEvictor, cache_mode_for, can_flush
 from minimlc.runtime.tuning.measure import Measurer, _Timing
 from minimlc.runtime.tuning.tasks import extract_tasks
 from minimlc.runtime.tuning.tuner import cache_mode, tune
 
+HOST = target_from_name("host")
 needs_clflush = pytest.mark.skipif(not can_flush(), reason="clflush needs an x86-64 host")
 
 
@@ -74,26 +76,24 @@ def test_a_cold_candidate_is_measured():
 
 
 def test_auto_puts_the_weights_where_the_model_keeps_them(monkeypatch: pytest.MonkeyPatch):
-    zen5 = {1: 48 * 2**10, 2: 2**20, 3: 32 * 2**20}
+    zen5 = (48 * 2**10, 2**20, 32 * 2**20)
     monkeypatch.setattr(cache_flush, "can_flush", lambda: True)
     assert cache_mode_for(512 * 2**10, zen5) == "warm"  # fits the core's L2
     assert cache_mode_for(5 * 2**20, zen5) == "llc"  # SqueezeNet: fits half the shared L3
     assert cache_mode_for(31 * 2**20, zen5) == "cold"  # DenseNet-121: the activations would push it out
-    assert cache_mode_for(98 * 2**20, {}) == "warm"  # caches unknown
+    monkeypatch.setattr(cache_flush, "can_flush", lambda: False)
+    assert cache_mode_for(98 * 2**20, zen5) == "warm"  # no clflush
+    monkeypatch.setattr(cache_flush, "can_flush", lambda: True)
     imported = import_model(mlp(2))  # 8 KiB of weights
     out = io.StringIO()
     assert cache_mode("auto", imported, out) == "warm" and out.getvalue() == ""
     assert cache_mode("llc", imported, out) == "llc"
-    monkeypatch.setattr(tuner, "cache_sizes", lambda: {2: 4096, 3: 8192})
+    small = dataclasses.replace(HOST, cache_bytes=(1024, 4096, 8192))
+    monkeypatch.setattr(tuner, "target_from_name", lambda name: small)
     assert cache_mode("auto", imported, out) == "cold"
-    assert "weights 8 KiB (L2 4 KiB, L3 8 KiB): candidates are timed with their weights in memory" in out.getvalue()
+    assert "weights 8 KiB (L1 1 KiB, L2 4 KiB, L3 8 KiB): candidates are timed with their weights in memory" in out.getvalue()
     with pytest.raises(ValueError, match="cache must be auto, warm, llc, cold, not 'tepid'"):
         cache_mode("tepid", imported, out)
-
-
-def test_the_host_reports_its_caches():
-    sizes = cache_sizes()
-    assert not sizes or (sizes[max(sizes)] >= sizes[min(sizes)] >= 2**12)
 
 
 @needs_clflush
