@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, MemRefType, ModuleOp
 from xdsl.dialects.utils.fast_math import FastMathFlag
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
@@ -48,6 +48,7 @@ from minimlc.lowering.loop.analysis import (
     loop_of,
     loops_of,
     new_loop,
+    writes_each_element_once,
 )
 
 _Access = memref.LoadOp | memref.StoreOp
@@ -65,6 +66,10 @@ class LoopCacheWritePass(ModulePass):
     accumulate: bool = False
     """Start the tile at zero and add it to the output afterwards (for a sum into the output): a blocked sum,
     more accurate than one long chain, and no load of the output before the body."""
+    fill: bool = False
+    """Start the tile at the constant that the kernel's nest before this one fills the whole output with (the
+    identity `loop-decompose-reduction` stores), and remove that nest: the copy back must write every element of the
+    output once. Saves a pass over the output, and a serial one where that nest is too small to run in parallel."""
 
     def fail(self, reason: str) -> DiagnosticException:
         return DiagnosticException(f"{self.name}: loop '{self.loop}' of kernel '{self.kernel}': {reason}")
@@ -72,6 +77,8 @@ class LoopCacheWritePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = find_kernel(op, self.name, self.kernel)
         target = find_loop(kernel, self.name, self.loop)
+        if self.fill and self.accumulate:
+            raise self.fail("fill=true starts the tile at the output's fill; accumulate=true at zero: choose one")
         body = target.body.block
         written = {store.memref for store in target.walk() if isinstance(store, memref.StoreOp)}
         if len(written) != 1:
@@ -103,17 +110,26 @@ class LoopCacheWritePass(ModulePass):
                 builder.insert(memref.StoreOp.get(access.value, tile.result, indices))
             access.detach()
             access.erase()
+        fill = self.fill_nest(kernel, target, buffer) if self.fill else None
         start = Builder(InsertPoint.at_start(body))
         bases = [build_form(start, part) for part in outer_parts]
-        copies = _Copies(self.loop, self.accumulate, order, extents, kinds, bases, buffer)
+        copies = _Copies(self.loop, self.accumulate, order, extents, kinds, bases, buffer, fill)
         end = Builder(InsertPoint.at_end(body))
         if order == list(range(rank)):
             copies.load(start, tile.result)
             copies.store(end, tile.result)
-            return
-        # The vector dimension is not the buffer's innermost: copy through a staging tile in memory, so that the
-        # register tile is only ever accessed by whole vectors (LLVM keeps it in registers) and the transposed
-        # copy is a small run-time loop instead of unrolled per-lane code.
+        else:
+            self.staged(kernel, tile, tile_type, copies, start, end)
+        if fill is not None:
+            self.remove_fill(kernel, target, buffer)
+
+    def staged(
+        self, kernel: func.FuncOp, tile: loop.AllocOp, tile_type: MemRefType, copies: _Copies, start: Builder,
+        end: Builder,
+    ) -> None:
+        """The vector dimension is not the buffer's innermost: copy through a staging tile in memory, so that the
+        register tile is only ever accessed by whole vectors (LLVM keeps it in registers) and the transposed copy is
+        a small run-time loop instead of unrolled per-lane code."""
         stage = loop.AllocOp(tile_type, "local")
         stage.result.name_hint = "stage"
         kernel.body.block.insert_op_before(stage, tile)
@@ -124,6 +140,34 @@ class LoopCacheWritePass(ModulePass):
             copies.move(start, "ldt", stage.result, tile.result)
         copies.move(end, "stt", tile.result, stage.result)
         copies.store(end, stage.result, serial=True)
+
+    def fill_nest(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> Attribute:
+        """The constant the kernel's nest just before `target`'s fills all of `buffer` with (see `fill`)."""
+        nest = _top_level(target, kernel)
+        before = nest.prev_op if nest is not None else None
+        stores = [op for op in before.walk() if isinstance(op, memref.StoreOp)] if before is not None else []
+        if (
+            not isinstance(before, loop.ForOp)
+            or len(stores) != 1
+            or stores[0].memref is not buffer
+            or not isinstance(stores[0].value.owner, arith.ConstantOp)
+            or any(isinstance(op, memref.LoadOp) for op in before.walk())
+            or not writes_each_element_once(stores[0], before)
+        ):
+            raise self.fail("fill=true needs the nest before it to fill the whole output with a constant")
+        return stores[0].value.owner.value
+
+    def remove_fill(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> None:
+        """Erase the fill nest, once the copy back is known to write every element of `buffer` once."""
+        nest = _top_level(target, kernel)
+        assert nest is not None and nest.prev_op is not None
+        write_backs = [op for op in target.walk() if isinstance(op, memref.StoreOp) and op.memref is buffer]
+        if len(write_backs) != 1 or not writes_each_element_once(write_backs[0], nest):
+            raise self.fail("fill=true needs the copy back to write every element of the output once")
+        fill = nest.prev_op
+        fill.detach()
+        fill.erase()
+
 
     def split_indices(self, accesses: list[_Access], inner_ivs: set[SSAValue]):
         """Per access and dimension: the part fixed in one iteration (same for all) and the inner-loop part."""
@@ -163,6 +207,14 @@ class LoopCacheWritePass(ModulePass):
 
 
 
+def _top_level(op: Operation, kernel: func.FuncOp) -> Operation | None:
+    """The op of `kernel`'s body that is or contains `op`."""
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not kernel.body.block:
+        current = current.parent_op()
+    return current
+
+
 @dataclass
 class _Copies:
     """The copy nests between a buffer's tile and a local tile of the same extents (dimensions in `order`)."""
@@ -174,6 +226,8 @@ class _Copies:
     kinds: list[str]
     bases: list[SSAValue]
     buffer: SSAValue
+    fill: Attribute | None = None
+    """The constant the tile starts at instead of the buffer's values (`fill=true`)."""
 
     def nest(self, builder: Builder, prefix: str, serial: bool) -> tuple[Builder, list[SSAValue], list[SSAValue]]:
         """Loops `<loop>_<prefix><d>` over the tile; returns the innermost builder and buffer and tile indices.
@@ -200,6 +254,8 @@ class _Copies:
             integer = isinstance(element_type, IntegerType)
             zero = IntegerAttr(0, element_type) if integer else FloatAttr(0.0, element_type)
             value = inner.insert(arith.ConstantOp(zero)).result
+        elif self.fill is not None:
+            value = inner.insert(arith.ConstantOp(self.fill)).result
         else:
             value = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices)).res
         inner.insert(memref.StoreOp.get(value, tile, tile_indices))

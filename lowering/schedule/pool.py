@@ -53,7 +53,8 @@ class PoolWorkload:
     outputs of stride 2), and with the window loops moved out it was 3x slower (27 outputs of stride 2)."""
     channel_block: int = 0
     """For a channels-last pool whose innermost loop (the channels) is too long for one vectorized loop: the channels
-    one vector operation per tap covers (a multiple of the vector width dividing them, at most `MAX_LANES`); 0 else."""
+    one vector operation per tap covers (at most `MAX_LANES`, dividing them: a multiple of the vector width, or of
+    half of it where no multiple of the whole divides them); 0 else."""
 
 
 @dataclass(frozen=True)
@@ -158,6 +159,8 @@ def _vectorizable(workload: PoolWorkload) -> bool:
 def _channel_block(width: loop.ForOp, target: Target) -> int:
     """The channel block of a channels-last pool's innermost loop `width` (see `PoolWorkload.channel_block`)."""
     lanes, trip = target.vector_lanes, width.trip_count
+    if trip % lanes and trip % (lanes // 2) == 0:
+        lanes //= 2  # half vectors: SqueezeNet's 1000 classes, 125 x 8 (the blocks below then hold 2.5 vectors)
     if not unit_stride(width) or trip % lanes:
         return 0
     return max(f for f in range(lanes, MAX_LANES + 1, lanes) if trip % f == 0)
@@ -165,7 +168,8 @@ def _channel_block(width: loop.ForOp, target: Target) -> int:
 
 def _channel_block_steps(workload: PoolWorkload, config: Config) -> list[str]:
     """A channels-last pool: the channel loop split into blocks, the window loops between the block loop and the
-    vectorized block, each block of outputs kept in a local tile across the taps (`cache_row`)."""
+    vectorized block, each block of outputs kept in a local tile across the taps (`cache_row`), started at the
+    reduction's identity instead of the output's (no pass filling the output first)."""
     name, spatial, c, block = workload.kernel, workload.spatial, workload.spatial[-1], workload.channel_block
     steps = [
         f"loop-decompose-reduction{{kernel={name}}}",
@@ -176,7 +180,7 @@ def _channel_block_steps(workload: PoolWorkload, config: Config) -> list[str]:
         f"loop-vectorize{{kernel={name} loop={c}_i}}",
     ]
     if config["cache_row"]:
-        steps.append(f"loop-cache-write{{kernel={name} loop={c}_o}}")
+        steps.append(f"loop-cache-write{{kernel={name} loop={c}_o fill=true}}")
     return steps
 
 

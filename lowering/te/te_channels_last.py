@@ -24,8 +24,10 @@ and pooling: reductions over one input; a concatenation, whose reads are that ch
 and selected by channel; not a reduction across channels such as LRN's window sum, nor what reads it). Of those,
 only the ones that reach a convolution's channels-last copy (`conv_input_nhwc`, from te-conv-layout, or the integer
 convolution's packed input `conv_integer_input`) through channels-last computes, or an im2col GEMM reading them
-directly (a 1x1 convolution's A operand, then row-major), stay channels-last: a chain that ends in NCHW readers (a
-model's output, a channel shuffle's reshape) would only move its transposition to the end. Tensors of one pixel per
+directly (a 1x1 convolution's A operand, then row-major), or a global pool (a reduction to one pixel per channel,
+itself then stored [n, 1, 1, c]: the same bytes, its channels innermost for the pool rule), stay channels-last: a
+chain that ends in NCHW readers (a model's output, a channel shuffle's reshape) would only move its transposition to
+the end. Tensors of one pixel per
 channel stay as they are (both layouts are the same bytes). A channels-last copy of a tensor that is now
 channels-last is that tensor. A channels-last result used other than by a read (a function result) is copied back
 to NCHW once.
@@ -193,10 +195,13 @@ def _convert_function(function: func.FuncOp, target: Target) -> None:
             channels_last.add(op.result)
             chosen.append(op)
     kept = _after_integer_convolutions(chosen)
+    pools: set[te.ComputeOp] = set()
     for compute in reversed(chosen):
-        if any(reader.tag.data in CHANNELS_LAST_READERS or reader in kept for reader in _readers(compute)):
+        ending = [reader for reader in _readers(compute) if _pools_to_one_pixel(reader, compute)]
+        pools.update(ending)
+        if ending or any(reader.tag.data in CHANNELS_LAST_READERS or reader in kept for reader in _readers(compute)):
             kept.add(compute)
-    chosen = [compute for compute in chosen if compute in kept]
+    chosen = [op for op in function.body.block.ops if op in kept or op in pools]
     for compute in chosen:
         if compute.tag.data == "depthwise_conv":
             _read_input_channels_last(compute, kept, rewriter)
@@ -219,6 +224,21 @@ def _convert_function(function: func.FuncOp, target: Target) -> None:
             if copy.tag.data == COPY_TAG and _copies_unchanged(copy):
                 copy.result.replace_all_uses_with(new.result)
                 rewriter.erase_op(copy)
+
+
+def _pools_to_one_pixel(reader: te.ComputeOp, compute: te.ComputeOp) -> bool:
+    """Whether `reader` reduces `compute`'s image to one pixel per channel, reading it at its own batch and channel
+    (a global pool): its result is the same bytes in either layout, so a chain ending there needs no transposition,
+    and stored as [n, 1, 1, c] its innermost loop is the channels, which the pool rule vectorizes."""
+    assert isinstance(reader.result.type, TensorType)
+    shape = reader.result.type.get_shape()
+    reads = _reads(reader)
+    return (
+        bool(reader.extents)
+        and len(shape) == 4
+        and shape[2] * shape[3] == 1
+        and all(r.tensor is compute.result and _keeps_layout(reader, r) for r in reads)
+    )
 
 
 def _after_integer_convolutions(chosen: list[te.ComputeOp]) -> set[te.ComputeOp]:

@@ -4,7 +4,9 @@
 // is permuted; te-conv-layout's copy of the ReLU for the second convolution is the ReLU itself now, so it goes; the
 // ReLU is also a result, so it is copied back to NCHW once. The second convolution feeds only the function's result:
 // channels-last would just move the transposition there, so it stays NCHW. The global pool (one pixel per channel:
-// both layouts are the same bytes) stays as it is and reads the ReLU channels-last. The network input stays NCHW.
+// both layouts are the same bytes) reads the ReLU channels-last and is stored as 1x1x1x3, its channels innermost
+// for the pool schedule to vectorize; as a result it is copied back to 1x3x1x1 (the same bytes). The network input
+// stays NCHW.
 
 builtin.module {
   func.func @main(%x: tensor<1x2x4x5xf32>) -> (tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x5xf32>) {
@@ -84,12 +86,16 @@ builtin.module {
 // CHECK-NEXT:       %41 = arith.mulf %39, %40 : f32
 // CHECK-NEXT:       te.yield %41 : f32
 // CHECK-NEXT:     }
-// CHECK-NEXT:     %p = te.compute "avg_pool_sum" (%42, %43, %44, %45) reduce sum (%46 : 4, %47 : 5) -> tensor<1x3x1x1xf32> {
-// CHECK-NEXT:       %48 = arith.addi %44, %46 : index
-// CHECK-NEXT:       %49 = arith.addi %45, %47 : index
-// CHECK-NEXT:       %50 = te.read %r[%42, %48, %49, %43] : tensor<1x4x5x3xf32>
+// CHECK-NEXT:     %p = te.compute "avg_pool_sum" (%42, %43, %44, %45) reduce sum (%46 : 4, %47 : 5) -> tensor<1x1x1x3xf32> {
+// CHECK-NEXT:       %48 = arith.addi %43, %46 : index
+// CHECK-NEXT:       %49 = arith.addi %44, %47 : index
+// CHECK-NEXT:       %50 = te.read %r[%42, %48, %49, %45] : tensor<1x4x5x3xf32>
 // CHECK-NEXT:       te.yield %50 : f32
 // CHECK-NEXT:     }
-// CHECK-NEXT:     func.return %c2, %p, %24 : tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x5xf32>
+// CHECK-NEXT:     %51 = te.compute "channels_last_to_nchw" (%52, %53, %54, %55) -> tensor<1x3x1x1xf32> {
+// CHECK-NEXT:       %56 = te.read %p[%52, %54, %55, %53] : tensor<1x1x1x3xf32>
+// CHECK-NEXT:       te.yield %56 : f32
+// CHECK-NEXT:     }
+// CHECK-NEXT:     func.return %c2, %51, %24 : tensor<1x5x4x5xf32>, tensor<1x3x1x1xf32>, tensor<1x3x4x5xf32>
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
