@@ -74,7 +74,8 @@ class LoopPrefetchPass(ModulePass):
                 f"{self.name}: kernel '{self.kernel}' has {len(parameters)} parameters, no operand {self.operand}"
             )
         buffer = parameters[self.operand]
-        assert isinstance(buffer.type, MemRefType)
+        if not isinstance(buffer.type, MemRefType):
+            raise DiagnosticException(f"{self.name}: operand {self.operand} of '{self.kernel}' is not a buffer")
         shape = buffer.type.get_shape()
         if not 0 <= self.dim < len(shape):
             raise DiagnosticException(
