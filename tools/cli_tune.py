@@ -28,10 +28,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("--seed", type=int, default=0, help="seed of the random search (default 0)")
     tune.add_argument(
         "--cache",
-        choices=("auto", "warm", "llc", "cold"),
+        choices=("auto", "warm", "cold"),
         default="auto",
-        help="where candidates find their weights when a timed call starts: in the core's caches (warm), in the "
-        "last-level cache only (llc), in memory (cold); auto (default): where the model's weight bytes put them",
+        help="where candidates find their weights when a timed call starts: in the caches (warm) or in memory, "
+        "flushed before each call (cold); auto (default): cold where the model's weights exceed the L2",
     )
     tune.add_argument("--plot", metavar="CURVE.png", help="draw the tuning curve there (needs matplotlib)")
     cli_options.add_opt_level(tune)

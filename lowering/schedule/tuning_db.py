@@ -10,8 +10,7 @@ applies the fastest record of each kernel and keeps the default schedule for the
 The key is a hash of the kernel's IR at the `schedule` stage (its signature and loop nest, not its name) and of its
 space (which knobs, which values: weights packed or not), so models that share a kernel share its records. A
 failed candidate has `latency` null and an `error`. `cache` says where its weights were when timed: `warm` (in
-the core's caches, as repeated calls leave them), `llc` (in the last-level cache only) or `cold` (in memory), as the
-model's size made the tuner choose (`runtime/tuning/cache_flush.py`); latencies of two modes are not comparable, so a kernel's best record is the fastest
+the core's caches, as repeated calls leave them) or `cold` (in memory), as the model's size made the tuner choose (`runtime/tuning/cache_flush.py`); latencies of two modes are not comparable, so a kernel's best record is the fastest
 of the way its latest record was timed (a line without the field is `warm`). A line that is not such a record raises
 `TuningDatabaseError` naming the file and line.
 """
@@ -70,7 +69,7 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "model": (str,),
     "cache": (str,),
 }
-CACHE_MODES = ("warm", "llc", "cold")
+CACHE_MODES = ("warm", "cold")
 """Where a record's weights were when it was timed (`runtime/tuning/cache_flush.py`)."""
 
 

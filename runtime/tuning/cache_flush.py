@@ -1,15 +1,16 @@
 """Where a candidate's weights are when a timed call starts: what a kernel meets in the model, not in a loop of calls.
 
-Timed alone and repeated, a kernel finds its weights in its core's own caches. In a model it rarely does: each
-kernel's weights are read once per inference, after the other kernels have passed through the caches. Three cache
-states (`CACHE_MODES`), chosen by how much of the hierarchy the model's weights fill (`cache_mode_for`):
+Timed alone and repeated, a kernel finds its weights in its core's caches. In a model it does not: each kernel's
+weights are read once per inference, after the other kernels have passed through the caches. Two cache states
+(`CACHE_MODES`), chosen by the model's weight bytes (`cache_mode_for`):
 
 - `warm`: as repeated calls leave them (a model whose weights fit the core's L2);
-- `llc`: evicted from the core's private caches into the shared last-level cache, by reading a scratch buffer twice
-  the L2's size (a model whose weights fit half the last-level cache: SqueezeNet, ShuffleNet);
-- `cold`: flushed to memory, one `clflush` per 64-byte line then a fence (a larger model: light ResNet-50's 98 MiB
-  of weights; its stage-4 convolutions ran at 200-235 GFLOP/s with their weights flushed and at 265-280 warm, Zen 5,
-  one thread). TVM's measurer has the same switch (`enable_cpu_cache_flush`).
+- `cold`: flushed to memory, one `clflush` per 64-byte line then a fence (any larger model). Light ResNet-50's
+  stage-4 convolutions ran at 200-235 GFLOP/s with their weights flushed and at 265-280 warm (Zen 5, one thread).
+  Even SqueezeNet's 4.7 MiB, which a 32 MiB L3 could hold, behaved as flushed on the 2-core cloud VM (its L3 shared
+  with other tenants): prefetching the next weight panel in all of its eight largest convolutions measured 0.956x
+  flushed, 1.003x with the weights pushed only out of L2 (a scratch buffer twice its size read before each call),
+  and 0.964x in the model (`bench_ab.py --clock cpu`). TVM's measurer has the same switch (`enable_cpu_cache_flush`).
 
     evictor = CacheEvictor("cold")
     evictor.evict([weights, packed_weights])   # the next read of each line comes from memory
@@ -26,7 +27,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES
-from minimlc.lowering.target import target_from_name
 from minimlc.runtime.jit import JitModule
 
 CACHE_LINE = 64
@@ -60,13 +60,8 @@ def can_flush() -> bool:
 
 def cache_mode_for(weight_bytes: int, cache_bytes: tuple[int, int, int]) -> str:
     """The cache state a model's kernels find their weights in (see the module docstring), given the L1, L2 and L3
-    sizes (`Target.cache_bytes`); `warm` where `clflush` is missing."""
-    if not can_flush():
-        return "warm"
-    _, private, shared = cache_bytes
-    if 2 * weight_bytes > shared:
-        return "cold"
-    return "llc" if weight_bytes > private else "warm"
+    sizes (`Target.cache_bytes`): `cold` where they exceed the L2 and `clflush` exists."""
+    return "cold" if weight_bytes > cache_bytes[1] and can_flush() else "warm"
 
 
 class CacheEvictor:
@@ -75,11 +70,9 @@ class CacheEvictor:
     def __init__(self, mode: str) -> None:
         if mode not in CACHE_MODES:
             raise ValueError(f"cache mode must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
-        if mode != "warm" and not can_flush():
-            raise RuntimeError(f"evicting caches needs an x86-64 host, not {platform.machine()}")
+        if mode == "cold" and not can_flush():
+            raise RuntimeError(f"flushing caches needs an x86-64 host, not {platform.machine()}")
         self.mode = mode
-        l2_bytes = target_from_name("host").cache_bytes[1]
-        self._scratch = np.ones(2 * l2_bytes // 4, np.float32) if mode == "llc" else None
         self._flush_lines = None
         if mode == "cold":
             self._jit = JitModule(_FLUSH_IR, opt_level=0)
@@ -87,9 +80,7 @@ class CacheEvictor:
             self._flush_lines = prototype(self._jit.function_address("flush_lines"))
 
     def evict(self, buffers: Sequence[np.ndarray]) -> None:
-        """Move `buffers` (contiguous arrays) out of the caches this mode empties (nothing for `warm`)."""
-        if self._scratch is not None:
-            float(self._scratch.sum())  # streams the scratch through L1 and L2, pushing the rest out
+        """Move `buffers` (contiguous arrays) out of every cache level (`cold`; nothing for `warm`)."""
         if self._flush_lines is not None:
             for buffer in buffers:
                 if buffer.nbytes:

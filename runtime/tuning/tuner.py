@@ -12,10 +12,10 @@ machine moves both and cancels; a candidate that beats the default is timed so a
 of its two ratios (the best of many noisy draws is otherwise biased towards luck: on the loaded 2-core machine, 200
 unpaired trials of light ResNet-50 gave a database whose build ran 1.07x slower than the default).
 
-Cache: in a model, each kernel reads its weights once per inference, from the last-level cache or from memory, not
-from the core's own caches as repeated calls do; so candidates are timed with their weights put where the model
-keeps them (`cache="auto"`, the default: `warm`, `llc` or `cold` by the model's weight bytes, `cache_flush.py`; or
-one of these forced); records say which.
+Cache: in a model, each kernel reads its weights once per inference, from memory, not from the core's caches as
+repeated calls do; so candidates are timed with their weights flushed from the caches before each call where the
+model's weights exceed the L2 (`cache="auto"`, the default; `"warm"` or `"cold"` force either; `cache_flush.py`);
+records say which.
 
     result = tune("model.onnx", "tuning.jsonl", trials=64)
     InferenceSession("model.onnx", tuning_db="tuning.jsonl")
@@ -148,17 +148,15 @@ def cache_mode(cache: str, imported: ImportedModel, out: TextIO) -> str:
     """How `imported`'s candidates find their weights (`cache_flush.CACHE_MODES`), for `cache`: `auto` or a mode."""
     if cache != "auto" and cache not in CACHE_MODES:
         raise ValueError(f"cache must be auto, {', '.join(CACHE_MODES)}, not {cache!r}")
-    if cache != "warm" and cache != "auto" and not can_flush():
-        raise ValueError(f"timing candidates {cache} needs an x86-64 host")
+    if cache == "cold" and not can_flush():
+        raise ValueError("timing candidates cold needs an x86-64 host (clflush)")
     if cache != "auto":
         return cache
     weights = sum(array.nbytes for array in imported.weights.values())
     sizes = target_from_name("host").cache_bytes
     mode = cache_mode_for(weights, sizes)
-    if mode != "warm":
-        where = "in the last-level cache only" if mode == "llc" else "in memory"
-        shown = ", ".join(f"L{level} {_size(size)}" for level, size in enumerate(sizes, start=1))
-        print(f"weights {_size(weights)} ({shown}): candidates are timed with their weights {where}", file=out)
+    if mode == "cold":
+        print(f"weights {_size(weights)} > L2 {_size(sizes[1])}: candidates are timed with their weights in memory", file=out)
     return mode
 
 
