@@ -1,7 +1,7 @@
 """The concatenation rule: split the innermost loop where it changes input, then vectorize each piece.
 
-Applies to a kernel without reductions whose innermost loop's index is compared with constants inside its range: a
-concatenation along the innermost dimension (a channels-last channel concatenation, see `te-channels-last`), which
+Applies to a kernel without reductions whose innermost loop's index (plus a constant, clamped or not: a concatenation
+nested in another) is compared with constants inside its range: a concatenation along the innermost dimension (a channels-last channel concatenation, see `te-channels-last`), which
 selects among its inputs by that index and reads each at a clamped index, so no piece of it vectorizes as it is:
 
     loop.for "i3" %i3 = 0 to 128 step 1 serial {
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import SSAValue
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import loops_of
@@ -42,25 +43,45 @@ class ConcatWorkload:
 
 
 def _boundaries(innermost: loop.ForOp) -> tuple[int, ...]:
-    """The constants (strictly inside the loop's range, on its steps) where a comparison of its index changes."""
+    """The points (strictly inside the loop's range, on its steps) where a comparison of its index, or of its index
+    plus a constant, clamped (a concatenation nested in another: the inner one's channel is the outer one's index
+    clamped into its input), with a constant changes."""
     iv = innermost.induction_var
     lower, step = innermost.lower.value.data, innermost.step.value.data
     upper = innermost.upper.value.data
     points: set[int] = set()
-    for use in iv.uses:
-        compare = use.operation
-        if not isinstance(compare, arith.CmpiOp) or compare.parent_op() is not innermost:
+    for compare in innermost.body.block.ops:
+        if not isinstance(compare, arith.CmpiOp):
             continue
         constant = compare.rhs.owner
         predicate = arith.CMPI_COMPARISON_OPERATIONS[compare.predicate.value.data]
-        if compare.lhs is not iv or predicate not in _BOUNDARY:
+        offset = _offset_from(compare.lhs, iv)
+        if offset is None or predicate not in _BOUNDARY:
             continue
         if not isinstance(constant, arith.ConstantOp) or not isinstance(constant.value, IntegerAttr):
             continue
-        point = constant.value.value.data + _BOUNDARY[predicate]
+        point = constant.value.value.data + _BOUNDARY[predicate] - offset
         if lower < point < upper and (point - lower) % step == 0:
             points.add(point)
     return tuple(sorted(points))
+
+
+def _offset_from(value: SSAValue, iv: SSAValue) -> int | None:
+    """`c` where `value` is `iv + c`, clamped between constants (signed min/max) or not; None otherwise."""
+    offset = 0
+    while value is not iv:
+        op = value.owner
+        if not isinstance(op, arith.AddiOp | arith.SubiOp | arith.MinSIOp | arith.MaxSIOp):
+            return None
+        constants = [v for v in op.operands if isinstance(v.owner, arith.ConstantOp)]
+        if len(constants) != 1 or not isinstance(constants[0].owner.value, IntegerAttr):
+            return None
+        if isinstance(op, arith.SubiOp) and constants[0] is not op.rhs:
+            return None
+        value = op.lhs if constants[0] is op.rhs else op.rhs
+        amount = constants[0].owner.value.value.data
+        offset += amount if isinstance(op, arith.AddiOp) else -amount if isinstance(op, arith.SubiOp) else 0
+    return offset
 
 
 @dataclass(frozen=True)

@@ -115,3 +115,44 @@ def test_concat_with_a_constant_input_keeps_numbers() -> None:
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
     assert re.search(r"loop-partition\{kernel=concat_\d+ loop=i3 points=32\}", trace_of(model))
 
+
+
+def nested_concat_model() -> onnx.ModelProto:
+    """x (8 channels) -> three 1x1 convolutions to 12, 20 and 16 channels + ReLU -> Concat(Concat(a, b), c) + ReLU
+    (ShuffleNet's grouped convolutions, concatenated per group and then with a pool branch, nest the same way)."""
+    rng = np.random.default_rng(2)
+    nodes, inits = [], []
+    for name, f in (("a", 12), ("b", 20), ("c", 16)):
+        inits.append(numpy_helper.from_array((rng.standard_normal((f, 8, 1, 1)) * 0.3).astype(np.float32), f"{name}_w"))
+        nodes += [
+            helper.make_node("Conv", ["x", f"{name}_w"], [f"{name}_t"]),
+            helper.make_node("Relu", [f"{name}_t"], [name]),
+        ]
+    nodes += [
+        helper.make_node("Concat", ["a", "b"], ["ab"], axis=1),
+        helper.make_node("Concat", ["ab", "c"], ["abc"], axis=1),
+        helper.make_node("Relu", ["abc"], ["r"]),
+        helper.make_node("Conv", ["r", "y_w"], ["y"]),
+    ]
+    inits.append(numpy_helper.from_array((rng.standard_normal((16, 48, 1, 1)) * 0.2).astype(np.float32), "y_w"))
+    graph = helper.make_graph(
+        nodes,
+        "nested",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 13, 13])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 13, 13])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def test_a_nested_concat_is_partitioned_at_every_input_and_keeps_numbers() -> None:
+    """The inner concatenation's channel is the outer one's clamped into its input: its comparisons are of that
+    clamped index, and the rule finds their points too (12 and 32), not only the outer one's; each piece is then one
+    plain read. Before, the kernel ran as a scalar chain of selects (ShuffleNet: 12% of its time, 3 GFLOP/s)."""
+    model = nested_concat_model()
+    trace = trace_of(model)
+    assert re.search(r"loop-partition\{kernel=\w+ loop=i\d points=12,32\}", trace), trace
+    x = np.random.default_rng(3).standard_normal((1, 8, 13, 13)).astype(np.float32)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    (actual,) = InferenceSession(model).run(None, {"x": x})
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
