@@ -1,8 +1,9 @@
 """The concatenation rule: split the innermost loop where it changes input, then vectorize each piece.
 
 Applies to a kernel without reductions whose innermost loop's index (plus a constant, clamped or not: a concatenation
-nested in another) is compared with constants inside its range: a concatenation along the innermost dimension (a channels-last channel concatenation, see `te-channels-last`), which
-selects among its inputs by that index and reads each at a clamped index, so no piece of it vectorizes as it is:
+nested in another) is compared with constants inside its range: a concatenation along the innermost dimension (a
+channels-last channel concatenation, see `te-channels-last`), which selects among its inputs by that index and reads
+each at a clamped index, so no piece of it vectorizes as it is:
 
     loop.for "i3" %i3 = 0 to 128 step 1 serial {
       %a = memref.load %in0[..., (minsi %i3, 63)] ; %b = memref.load %in1[..., (maxsi (%i3 - 64), 0)]
