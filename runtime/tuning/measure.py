@@ -19,6 +19,9 @@ one-thread pool runs every task in the caller, and CPU time does not advance whi
 Timed by wall time on the loaded 2-core machine, one build of a 1x1 convolution measured 0.45 ms in one batch and
 1.4 ms in the next, and the tuner recorded a 2.8x "win" over the default that the model did not show (1.05x); by
 thread CPU time the same pairs agreed within 3%. Buffers are 64-byte aligned, as the runtime's are.
+
+Cache: `Measurer(cache="cold")` flushes each candidate's weights (and packed copies) from the caches before every
+timed call, as a model larger than the L2 finds them (`cache_flush.py`); the calls are then timed one by one.
 """
 
 from __future__ import annotations
@@ -67,8 +70,8 @@ def measure_candidate(job: dict[str, Any]) -> Result:
     clock = candidate_clock(job["threads"])
     if isinstance(candidate, Result):
         return candidate
-    cache = job.get("cache", "warm")
-    timing = _Timing(job["min_seconds"], job["repeats"], clock, None if cache == "warm" else _evictor(cache))
+    flusher = _cold_evictor() if job.get("cache") == "cold" else None
+    timing = _Timing(job["min_seconds"], job["repeats"], clock, flusher)
     if job.get("baseline") is None:
         return Result(timing.time(candidate))
     key = (job["module"], repr(sorted(job["baseline"].items())), job["threads"])
@@ -136,16 +139,16 @@ class _Call:
         self._compiled.entry(self._args.ctypes.data)
 
 
-_EVICTORS: dict[str, Any] = {}
+_COLD: list[Any] = []
 
 
-def _evictor(mode: str) -> Any:
-    """The worker's `CacheEvictor` for `mode` (made on first use)."""
+def _cold_evictor() -> Any:
+    """The worker's cold `CacheEvictor` (JIT-compiled on first use)."""
     from minimlc.runtime.tuning.cache_flush import CacheEvictor
 
-    if mode not in _EVICTORS:
-        _EVICTORS[mode] = CacheEvictor(mode)
-    return _EVICTORS[mode]
+    if not _COLD:
+        _COLD.append(CacheEvictor("cold"))
+    return _COLD[0]
 
 
 def _aligned(array: np.ndarray) -> np.ndarray:
@@ -170,8 +173,8 @@ def candidate_clock(threads: int) -> Callable[[], float]:
 @dataclass(frozen=True)
 class _Timing:
     """How calls are timed: medians over `repeats` batches of calls lasting at least `min_seconds` each, by `clock`;
-    with an `evictor`, each call's weights are put out of the caches it empties before the call, and only the calls
-    are timed."""
+    with an `evictor`, each call's weights are flushed from the caches before the call, and only the calls are
+    timed."""
 
     min_seconds: float
     repeats: int
