@@ -10,10 +10,13 @@ weights are read once per inference, after the other kernels have passed through
   Even SqueezeNet's 4.7 MiB, which a 32 MiB L3 could hold, behaved as flushed on the 2-core cloud VM (its L3 shared
   with other tenants): prefetching the next weight panel in all of its eight largest convolutions measured 0.956x
   flushed, 1.003x with the weights pushed only out of L2 (a scratch buffer twice its size read before each call),
-  and 0.964x in the model (`bench_ab.py --clock cpu`). TVM's measurer has the same switch (`enable_cpu_cache_flush`).
+  and 0.964x in the model (`bench_ab.py --clock cpu`). Not only the weights: a tuning that flushed only them chose
+  for ResNet-50's stem and its pad + max pool configs that ran 1.2x and 1.5x the defaults' time in the model, where
+  their inputs and outputs (0.6-3.2 MB) come from memory too; so the measurer flushes every buffer a call touches.
+  TVM's measurer has the same switch (`enable_cpu_cache_flush`).
 
     evictor = CacheEvictor("cold")
-    evictor.evict([weights, packed_weights])   # the next read of each line comes from memory
+    evictor.evict([weights, packed_weights, inputs, output])   # the next access of each line goes to memory
 
 The eviction runs outside the clock, before each timed call.
 """

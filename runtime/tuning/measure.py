@@ -20,8 +20,9 @@ Timed by wall time on the loaded 2-core machine, one build of a 1x1 convolution 
 1.4 ms in the next, and the tuner recorded a 2.8x "win" over the default that the model did not show (1.05x); by
 thread CPU time the same pairs agreed within 3%. Buffers are 64-byte aligned, as the runtime's are.
 
-Cache: `Measurer(cache="cold")` flushes each candidate's weights (and packed copies) from the caches before every
-timed call, as a model larger than the L2 finds them (`cache_flush.py`); the calls are then timed one by one.
+Cache: `Measurer(cache="cold")` flushes every buffer a candidate touches (weights and their packed copies, inputs,
+output) from the caches before each timed call, as a model larger than the L2 finds them (`cache_flush.py`); the
+calls are then timed one by one.
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ class _Call:
 
     def __init__(self, compiled: Any, buffers: list[np.ndarray], pool: Any, args: np.ndarray) -> None:
         self._compiled, self._buffers, self._pool, self._args = compiled, buffers, pool, args
-        self.weights = [*compiled.weights.values(), *compiled.precomputed]
-        """What a call in a model finds out of cache (`cache_flush`): the weights and their packed copies."""
+        self.touched = [*buffers, *compiled.weights.values(), *compiled.precomputed]
+        """Every buffer a call reads or writes: what a cold call finds out of cache (`cache_flush`)."""
 
     def __call__(self) -> None:
         self._compiled.entry(self._args.ctypes.data)
@@ -173,7 +174,7 @@ def candidate_clock(threads: int) -> Callable[[], float]:
 @dataclass(frozen=True)
 class _Timing:
     """How calls are timed: medians over `repeats` batches of calls lasting at least `min_seconds` each, by `clock`;
-    with an `evictor`, each call's weights are flushed from the caches before the call, and only the calls are
+    with an `evictor`, the buffers each call touches are flushed from the caches before it, and only the calls are
     timed."""
 
     min_seconds: float
@@ -210,7 +211,7 @@ class _Timing:
             return (self.clock() - start) / number
         total = 0.0
         for _ in range(number):
-            self.evictor.evict(call.weights)
+            self.evictor.evict(call.touched)
             start = self.clock()
             call()
             total += self.clock() - start

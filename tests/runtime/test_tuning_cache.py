@@ -43,17 +43,17 @@ class _Recorder:
 
     def __init__(self) -> None:
         self.log: list[str] = []
-        self.weights = [np.zeros(4, np.float32)]
+        self.touched = [np.zeros(4, np.float32)]
 
     def __call__(self) -> None:
         self.log.append("call")
 
     def evict(self, buffers: list[np.ndarray]) -> None:
-        assert buffers is self.weights
+        assert buffers is self.touched
         self.log.append("flush")
 
 
-def test_a_cold_timing_flushes_the_weights_before_every_call():
+def test_a_cold_timing_flushes_the_buffers_before_every_call():
     recorder = _Recorder()
     _Timing(min_seconds=0.0, repeats=3, clock=time.perf_counter, evictor=recorder).time(recorder)  # type: ignore[arg-type]
     calls = recorder.log.count("call")
