@@ -12,11 +12,13 @@ weights are read once per inference, after the other kernels have passed through
   flushed, 1.003x with the weights pushed only out of L2 (a scratch buffer twice its size read before each call),
   and 0.964x in the model (`bench_ab.py --clock cpu`). Not only the weights: a tuning that flushed only them chose
   for ResNet-50's stem and its pad + max pool configs that ran 1.2x and 1.5x the defaults' time in the model, where
-  their inputs and outputs (0.6-3.2 MB) come from memory too; so the measurer flushes every buffer a call touches.
-  TVM's measurer has the same switch (`enable_cpu_cache_flush`).
+  their inputs and outputs (0.6-3.2 MB) come from memory too; flushing every input and output instead cost
+  ShuffleNet and Inception v2 their tuning gains (tuned / default 0.966 -> 1.009 and 0.963-0.977 -> 1.012: their
+  activations, under 1 MB, stay in cache in the model). So the measurer flushes the weights and the inputs and
+  outputs larger than the L2 (`measure._Call.touched`). TVM's measurer has the same switch (`enable_cpu_cache_flush`).
 
     evictor = CacheEvictor("cold")
-    evictor.evict([weights, packed_weights, inputs, output])   # the next access of each line goes to memory
+    evictor.evict([weights, packed_weights, large_input])   # the next access of each line goes to memory
 
 The eviction runs outside the clock, before each timed call.
 """

@@ -20,9 +20,9 @@ Timed by wall time on the loaded 2-core machine, one build of a 1x1 convolution 
 1.4 ms in the next, and the tuner recorded a 2.8x "win" over the default that the model did not show (1.05x); by
 thread CPU time the same pairs agreed within 3%. Buffers are 64-byte aligned, as the runtime's are.
 
-Cache: `Measurer(cache="cold")` flushes every buffer a candidate touches (weights and their packed copies, inputs,
-output) from the caches before each timed call, as a model larger than the L2 finds them (`cache_flush.py`); the
-calls are then timed one by one.
+Cache: `Measurer(cache="cold")` flushes a candidate's weights (and packed copies) and its inputs and output larger
+than the L2 from the caches before each timed call, as a model larger than the L2 finds them (`cache_flush.py`);
+the calls are then timed one by one.
 """
 
 from __future__ import annotations
@@ -133,8 +133,15 @@ class _Call:
 
     def __init__(self, compiled: Any, buffers: list[np.ndarray], pool: Any, args: np.ndarray) -> None:
         self._compiled, self._buffers, self._pool, self._args = compiled, buffers, pool, args
-        self.touched = [*buffers, *compiled.weights.values(), *compiled.precomputed]
-        """Every buffer a call reads or writes: what a cold call finds out of cache (`cache_flush`)."""
+        l2_bytes = compiled.jit.target.cache_bytes[1]
+        self.touched = [
+            *(buffer for buffer in buffers if buffer.nbytes > l2_bytes),
+            *compiled.weights.values(),
+            *compiled.precomputed,
+        ]
+        """What a cold call finds out of cache (`cache_flush`): the weights and their packed copies, read once per
+        inference, and the inputs and output larger than the L2, which cannot have stayed in the core's caches
+        since their producer ran."""
 
     def __call__(self) -> None:
         self._compiled.entry(self._args.ctypes.data)
@@ -174,8 +181,8 @@ def candidate_clock(threads: int) -> Callable[[], float]:
 @dataclass(frozen=True)
 class _Timing:
     """How calls are timed: medians over `repeats` batches of calls lasting at least `min_seconds` each, by `clock`;
-    with an `evictor`, the buffers each call touches are flushed from the caches before it, and only the calls are
-    timed."""
+    with an `evictor`, the buffers a model would not find in cache (`_Call.touched`) are flushed before each call,
+    and only the calls are timed."""
 
     min_seconds: float
     repeats: int
