@@ -3,8 +3,9 @@
 `Search` holds a task's measured configs. `propose(count)` gives configs not measured yet: the default config if it
 is not measured, then its neighbours (one knob changed, knob by knob: with a few trials per task, the question worth
 asking first is which single decision of the default is wrong, as a cold-weights tuning of ResNet-50 showed for
-`prefetch`), random samples until `RANDOM_START` configs are measured, then mutations (one or two knobs changed) of the
-fastest few, ranked by the cost model, with one random sample in a batch of two or more, so the model does not close the search.
+`prefetch`), random samples until `RANDOM_START` configs are measured, then mutations (one or two knobs changed) of
+the fastest few, ranked by the cost model, with one random sample in a batch of two or more, so the model does not
+close the search.
 The cost model is ridge regression of log latency on the knobs (one-hot per value, plus log2 of integer values),
 fitted to this task's measurements: cheap, and enough to say which knob values pay.
 

@@ -156,7 +156,8 @@ def cache_mode(cache: str, imported: ImportedModel, out: TextIO) -> str:
     sizes = target_from_name("host").cache_bytes
     mode = cache_mode_for(weights, sizes)
     if mode == "cold":
-        print(f"weights {_size(weights)} > L2 {_size(sizes[1])}: candidates are timed with their weights in memory", file=out)
+        shown = f"weights {_size(weights)} > L2 {_size(sizes[1])}"
+        print(f"{shown}: candidates are timed with their weights in memory", file=out)
     return mode
 
 
