@@ -217,7 +217,8 @@ def _progress(done: int, trials: int, elapsed: float, states: list[TaskState]) -
     width = 30
     filled = width * done // max(trials, 1)
     bar = "#" * filled + "." * (width - filled)
-    return f"[{bar}] {done}/{trials} trials, {elapsed:.0f} s, total weighted latency {total_latency(states) * 1e3:.3f} ms"
+    total = total_latency(states) * 1e3
+    return f"[{bar}] {done}/{trials} trials, {elapsed:.0f} s, total weighted latency {total:.3f} ms"
 
 
 def plot_curve(curve: list[tuple[int, float]], path: str | os.PathLike[str]) -> None:
