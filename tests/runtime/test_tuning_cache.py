@@ -11,15 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 from test_tuning import mlp
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.target import target_from_name
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError
-from minimlc.runtime.tuning import cache_flush, tuner
+from minimlc.runtime.tuning import cache_flush, measure, tuner
 from minimlc.runtime.tuning.cache_flush import CacheEvictor, cache_mode_for, can_flush
 from minimlc.runtime.tuning.measure import Measurer, _Timing
-from minimlc.runtime.tuning.tasks import extract_tasks
+from minimlc.runtime.tuning.tasks import Task, extract_tasks
 from minimlc.runtime.tuning.tuner import cache_mode, tune
 
 HOST = target_from_name("host")
@@ -126,3 +127,33 @@ def test_an_unknown_timing_kind_is_named(tmp_path: Path):
     del record["cache"]  # databases written before the field: warm
     db.write_text(json.dumps(record) + "\n")
     assert TuningDatabase(db).records[0].cache == "warm"
+
+
+def _job(task: Task) -> dict[str, object]:
+    """What the tuner sends the measuring worker for `task` (see `Measurer.measure`)."""
+    return {"module": task.module, "inputs": task.inputs, "weights": task.weights, "output": task.output, "threads": 1}
+
+
+def test_a_cold_call_flushes_its_weights_and_only_the_buffers_larger_than_the_l2():
+    """A GEMM over small activations flushes its weight (and packed copy) only; a ReLU over 4 MiB (more than any
+    L2 here) flushes its input and output: they cannot have stayed in the core's caches since their producer ran."""
+    (gemm, _) = extract_tasks(import_model(mlp(1)), HOST)
+    call = measure._build(_job(gemm), gemm.space.default())
+    compiled = call._compiled
+    assert [id(b) for b in call.touched] == [id(b) for b in [*compiled.weights.values(), *compiled.precomputed]]
+    assert len(call.touched) >= 1
+    width = 2**20
+    assert 4 * width > HOST.cache_bytes[1]
+    relu = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])],
+            "relu",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, width])],
+        ),
+        opset_imports=[helper.make_opsetid("", 17)],
+        ir_version=9,
+    )
+    (task,) = extract_tasks(import_model(relu), HOST)
+    call = measure._build(_job(task), task.space.default())
+    assert sorted(b.nbytes for b in call.touched) == [4 * width, 4 * width]
