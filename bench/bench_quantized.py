@@ -21,10 +21,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_models import CLOCKS, interleaved_medians, ort_module, ort_session  # noqa: E402
-from quantized_resnet import onnxruntime_saturates_u8s8, quantized_resnet  # noqa: E402
+from bench_models import CLOCKS, interleaved_medians, ort_module, ort_session
+from quantized_resnet import onnxruntime_saturates_u8s8, quantized_resnet
 
-from minimlc.runtime import InferenceSession  # noqa: E402
+from minimlc.runtime import InferenceSession
 
 
 def main() -> int:
@@ -47,7 +47,7 @@ def main() -> int:
         return 1
     reduce_range = onnxruntime_saturates_u8s8()
     if reduce_range:
-        print("this host has no VNNI: ONNX Runtime's u8 x s8 kernels saturate, so the weights use 7 bits (reduce_range)")
+        print("no VNNI on this host: ONNX Runtime's u8 x s8 kernels saturate, so the weights use 7 bits (reduce_range)")
     model = quantized_resnet(channels=args.channels, size=args.size, blocks=args.blocks, reduce_range=reduce_range)
     feeds = {"x": np.random.default_rng(0).normal(0.0, 1.0, (1, 3, args.size, args.size)).astype(np.float32)}
     session = InferenceSession(model, num_threads=1)

@@ -87,8 +87,9 @@ def channel_padding_multiple(channels: int, target: Target) -> int:
 
 def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = False) -> bool:
     """The `auto` choice of `te-conv-im2col`, a rule read off per-shape measurements of both algorithms
-    (docs/DESIGN.md, "Measured facts"): im2col + GEMM where the direct schedule's register tile covers fewer than 6
-    output columns (odd widths: 55, 27, 13; it then streams its weight panel once per column), except for inputs of
+    (docs/DESIGN.md, "Measured facts"): im2col + GEMM where the direct schedule's register tile is too narrow
+    (`_few_columns`: on AVX-512, fewer than 6 output columns, as on odd widths; it then streams its weight panel once
+    per column; on AVX2, fewer than 8 accumulators), except for inputs of
     under 8 channels (RGB stems: their products are 27-147 deep, too shallow for the gather to pay); and wherever the
     direct schedule does not apply (output channels not a multiple of the vector width). With activations
     channels-last (`te-channels-last`) the direct schedule won every other convolution of ResNet-50, 1x1 ones
@@ -100,10 +101,23 @@ def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = Fal
         return True  # the direct schedule needs whole vectors of output channels
     if shape.in_channels < 8:
         return False
-    if conv_tile(shape.out_channels, shape.out_width, target)[1] < 6:
+    nr, mr = conv_tile(shape.out_channels, shape.out_width, target)
+    if _few_columns(nr // target.vector_lanes, mr, target):
         return True
     pointwise = shape.kernel_height == shape.kernel_width == 1
     return input_is_concat and pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
+
+
+def _few_columns(vectors: int, columns: int, target: Target) -> bool:
+    """Whether a direct register tile of `vectors` channel vectors x `columns` output columns streams its weight
+    panel too often for the direct schedule to beat im2col + GEMM: fewer than 6 columns where the registers hold
+    more (32 registers: up to 14 columns of two vectors), fewer than `CONV_MIN_ACCUMULATORS` accumulators where
+    they do not (16 registers, AVX2: at most 6 columns of two vectors, 4 on ResNet's 56/28 maps). Light ResNet-50 on
+    Zen 3, one thread, by thread CPU time: 1.67x ONNX Runtime with the columns rule (im2col nearly everywhere),
+    1.39x with every convolution direct."""
+    if target.vector_registers >= 32:
+        return columns < 6
+    return columns * vectors < CONV_MIN_ACCUMULATORS
 
 
 def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:

@@ -13,8 +13,12 @@ from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_p
 from minimlc.lowering.schedule.default_schedule import KernelSpace, apply_steps, kernel_space, schedule_trace
 from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.schedule.space import Config
-from minimlc.lowering.target import target_of
+from minimlc.lowering.target import set_target, target_of
 from minimlc.runtime.compiler import compile_model
+
+AVX512 = "skylake-avx512"
+"""The target of tests that expect one vector width (16 lanes) and register count (32): traces are built for it
+on any host."""
 
 
 def space_of(module: object, rule: str) -> KernelSpace:
@@ -42,9 +46,12 @@ def scheduled_run(
     return out
 
 
-def trace_of(model: onnx.ModelProto) -> str:
-    """The default schedule of every kernel of `model` (`lower-to-schedule`), as `--emit schedule` prints it."""
+def trace_of(model: onnx.ModelProto, target: str | None = None) -> str:
+    """The default schedule of every kernel of `model` (`lower-to-schedule`) for `target` (by default the host), as
+    `--emit schedule` prints it. Tests that expect one vector width or register count pin a target."""
     imported = import_model(model)
+    if target is not None:
+        set_target(imported.module, target)
     ctx = make_context()
     run_passes(imported.module, split_pass_list(PIPELINES["lower-to-schedule"][1]), ctx)
     return schedule_trace(ctx, imported.module)

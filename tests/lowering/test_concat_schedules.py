@@ -12,9 +12,8 @@ import onnx
 import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from schedule_cases import trace_of
+from schedule_cases import AVX512, trace_of
 
-from minimlc.lowering.target import target_from_name
 from minimlc.runtime.session import InferenceSession
 
 POOLS = {
@@ -74,14 +73,12 @@ def test_channels_last_concat_and_pool_keep_numbers(channels: tuple[int, ...], p
 
 def test_concat_is_partitioned_at_its_inputs_and_vectorized() -> None:
     """The channels-last concatenation's channel loop is partitioned where its inputs meet, each piece vectorized
-    by whole vectors of the host's width (with 16 lanes, a 40-channel piece is 32 channels of vectors and a scalar
-    tail of 8)."""
-    trace = trace_of(fire_model((24, 40), "max-3x3-s2"))
+    (a 40-channel piece as 32 channels of vectors and a scalar tail of 8, AVX-512)."""
+    trace = trace_of(fire_model((24, 40), "max-3x3-s2"), AVX512)
     partition = re.search(r"loop-partition\{kernel=(concat_\d+) loop=(i\d) points=24\}", trace)
     assert partition is not None
     kernel, channel = partition.groups()
-    lanes = target_from_name("host").vector_lanes
-    assert f"loop-split{{kernel={kernel} loop={channel}_p1 factor={lanes}}}" in trace
+    assert f"loop-split{{kernel={kernel} loop={channel}_p1 factor=16}}" in trace
     assert f"loop-vectorize{{kernel={kernel} loop={channel}_p1_i}}" in trace
     assert "conv_gemm" not in trace  # the 1x1 convolution after the concatenation reads it in place, direct
 

@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from schedule_cases import scheduled_run, trace_of
+from schedule_cases import AVX512, scheduled_run, trace_of
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list
@@ -231,7 +231,7 @@ def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ce
     over a row of outputs; none when the row is strided and longer than a vector) give numpy's and the unscheduled
     model's results bit for bit, NaN and infinities included."""
     model = max_pool_model(c, size, stride, pad, ceil)
-    trace = trace_of(model)
+    trace = trace_of(model, AVX512)  # a row of 13 strided outputs fits one vector of 16 lanes
     assert bool(re.search(r"loop-reorder\{kernel=max_pool_\d+ order=i0,i1,i2,k4,k5,i3\}", trace)) == vector
     assert bool(re.search(r"loop-vectorize\{kernel=max_pool_\d+ loop=i3\}", trace)) == vector
     x = np.random.default_rng(3).standard_normal((1, c, size, size)).astype(np.float32)
@@ -250,7 +250,7 @@ def test_conv_reduces_with_channels_innermost_and_packs_in_loop_order(model: onn
     """The default reduction order is (kh, kw, c), the channel loop (k4) innermost, for deep and shallow weight
     panels alike (`ConvRule.default`); the packed weight keeps its dimensions in the loops' order, so the inner
     loops walk it front to back."""
-    trace = trace_of(model)
+    trace = trace_of(model, AVX512)
     assert re.search(r"loop-reorder\{kernel=conv_\d+ order=i0,i\d_o,i\d,i\d_o,k5,k6,k4,i\d_i,i\d_i\}", trace), trace
     assert re.search(r"loop-pack\{kernel=conv_\d+ operand=1 dim=0 factor=32 order=2,3,1\}", trace), trace
 
@@ -258,7 +258,7 @@ def test_conv_reduces_with_channels_innermost_and_packs_in_loop_order(model: onn
 def test_channels_outermost_knob_reorders_the_reduction_and_the_packed_panel() -> None:
     """`channels=outermost` walks (c, kh, kw): the weight's own order, so the pack needs no `order`."""
     imported = import_model(conv_model(512, 7, 512, 3, 1, 1))
-    run_pipeline(imported.module, 3, stop_after="loop")
+    run_pipeline(imported.module, 3, stop_after="loop", target=AVX512)
     target = target_of(imported.module)
     (workload,) = [w for k in kernels_of(imported.module) if (w := CONV.match(imported.module, k, target))]
     steps = ",".join(CONV.apply(workload, {**CONV.default(workload, target), "channels": "outermost"}))
