@@ -27,7 +27,7 @@ def onnxruntime_saturates_u8s8() -> bool:
     up to 32 steps, where onnx's reference evaluator and minimlc agree)."""
     from minimlc.lowering.target import target_from_name
 
-    return not {"avx512vnni", "avxvnni"} & set(target_from_name("host").code_features)
+    return target_from_name("host").dot_u8s8_bits == 0
 
 
 class _QuantizedBuilder:

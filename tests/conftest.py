@@ -1,11 +1,15 @@
 """The suite compiles every model anew (a cache hit could hide a compiler bug) and never touches the user's compile
-cache: `MINIMLC_CACHE=0`, and a throw-away `MINIMLC_CACHE_DIR` for the tests that turn the cache on."""
+cache: `MINIMLC_CACHE=0`, and a throw-away `MINIMLC_CACHE_DIR` for the tests that turn the cache on. Tests import the
+model builders of `examples/` (`model_builder`, `transformer_models`, `quantized_resnet`) by module name."""
 
 import atexit
 import os
 import shutil
+import sys
 import tempfile
+from pathlib import Path
 
 os.environ["MINIMLC_CACHE"] = "0"
 os.environ["MINIMLC_CACHE_DIR"] = tempfile.mkdtemp(prefix="minimlc-test-cache-")
 atexit.register(shutil.rmtree, os.environ["MINIMLC_CACHE_DIR"], ignore_errors=True)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))

@@ -8,6 +8,7 @@ places one loop, as placement did before bands, and a coarse `grain` splits a lo
 from __future__ import annotations
 
 import pytest
+from schedule_cases import AVX512
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
@@ -28,14 +29,13 @@ from minimlc.lowering.schedule.tuning_db import kernel_structure
 from minimlc.tools.conformance import light_model_paths
 
 MIN_TASKS = 2 * BALANCE_THREADS
-MANY_CORE_TARGET = "skylake-avx512"
 
 
 def _scheduled(name: str) -> ModuleOp:
     """The light model `name` at O3 after default-schedule and kernel fusion."""
     path = next(p for p in light_model_paths() if p.stem == f"light_{name}")
     module = import_model(path).module
-    run_pipeline(module, 3, stop_after="schedule", target=MANY_CORE_TARGET)
+    run_pipeline(module, 3, stop_after="schedule", target=AVX512)
     run_passes(module, ["default-schedule", "loop-fuse-kernels"])
     return module
 

@@ -1,18 +1,13 @@
-"""Every op test runs at every optimisation level (O0 op by op ... O3 fused, scheduled, folded). The quantized op
-tests read `examples/quantized_resnet.py`'s `onnxruntime_saturates_u8s8`."""
+"""Every op test runs at every optimisation level (O0 op by op ... O3 fused, scheduled, folded)."""
 
 from __future__ import annotations
 
 import functools
-import sys
-from pathlib import Path
 
 import pytest
 
 from minimlc.lowering.pipeline import OPT_LEVELS
 from minimlc.runtime import InferenceSession
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 
 
 @pytest.fixture(autouse=True, params=sorted(OPT_LEVELS), ids=lambda level: f"O{level}")
