@@ -12,10 +12,11 @@ Schedule: vectorize over `nr` output channels (weights packed into `nr`-wide pan
 reduction loops walk them), register-block `mr` output columns, reduce with the input's innermost dimension (its
 channels) innermost (outermost is a point of the space, never the default: see `ConvRule.default`), and keep the
 `mr x nr` tile in registers (`loop-cache-write` at the column loop). Knobs: `nr` (multiples of the vector width that
-divide the channels), `mr` (divisors of the width up to `CONV_MAX_COLUMNS`: the column loop is reordered after the
-split, so a tail would break the nest), `channels` (`innermost`/`outermost`), `unroll`, `pack`. The other algorithm,
-im2col + GEMM, is chosen before this rule runs (`te-conv-im2col`, per shape by `prefers_im2col`, or for all
-convolutions with its `algorithm` option) and reaches the schedules as a GEMM (the `conv_gemm` kernel).
+divide the channels), `mr` (1 to `CONV_MAX_COLUMNS` columns; where `mr` does not divide the width, the columns are
+split after the reorder and the `width % mr` left over get a register tile of their own), `channels`
+(`innermost`/`outermost`), `unroll`, `pack`, `prefetch`. The other algorithm, im2col + GEMM, is chosen before this
+rule runs (`te-conv-im2col`, per shape by `prefers_im2col`, or for all convolutions with its `algorithm` option) and
+reaches the schedules as a GEMM (the `conv_gemm` kernel).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from minimlc.lowering.schedule.kernel_analysis import (
     output_and_reduction_loops,
     product_of_loads,
 )
-from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
+from minimlc.lowering.schedule.space import Config, Knob, Space, register_tile_steps
 from minimlc.lowering.target import Target
 
 ROW_MULTIPLE = 8
@@ -112,9 +113,9 @@ def _few_columns(vectors: int, columns: int, target: Target) -> bool:
     """Whether a direct register tile of `vectors` channel vectors x `columns` output columns streams its weight
     panel too often for the direct schedule to beat im2col + GEMM: fewer than 6 columns where the registers hold
     more (32 registers: up to 14 columns of two vectors), fewer than `CONV_MIN_ACCUMULATORS` accumulators where
-    they do not (16 registers, AVX2: at most 6 columns of two vectors, 4 on ResNet's 56/28 maps). Light ResNet-50 on
-    Zen 3, one thread, by thread CPU time: 1.67x ONNX Runtime with the columns rule (im2col nearly everywhere),
-    1.39x with every convolution direct."""
+    they do not (16 registers, AVX2: at most 6 columns of two vectors, with a tail where 6 does not divide the
+    width). Light ResNet-50 on Zen 3, one thread, by thread CPU time: 1.67x ONNX Runtime with the columns rule
+    (im2col nearly everywhere), 1.39x with every convolution direct."""
     if target.vector_registers >= 32:
         return columns < 6
     return columns * vectors < CONV_MIN_ACCUMULATORS
@@ -123,9 +124,9 @@ def _few_columns(vectors: int, columns: int, target: Target) -> bool:
 def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:
     """The register tile (output channels NR, output columns MR) of the direct schedule for a convolution with
     `channels` output channels (a multiple of the vector width) and output rows `width` wide: two vectors of
-    channels where they divide them, else one, and the most columns that fit; four vectors where two leave fewer
-    than `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor from 4 to 14: SqueezeNet's
-    3x3/2 stem, 111 wide, 3 columns)."""
+    channels where they divide them, else one, and the most columns that fit (`_tile_columns`); four vectors where
+    two leave fewer than `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor from 4 to 14:
+    SqueezeNet's 3x3/2 stem, 111 wide, 3 columns, on 32-register targets)."""
     lanes = target.vector_lanes
     nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
     mr = _tile_columns(width, nr // lanes, target)
@@ -137,13 +138,31 @@ def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:
 
 
 def _tile_columns(width: int, vectors: int, target: Target) -> int:
-    """The most output columns (at most `CONV_MAX_COLUMNS`, dividing `width`) whose accumulators, `vectors` per
-    column, fit the vector registers beside one weight vector each and a broadcast input."""
-    return next(
-        f
-        for f in range(CONV_MAX_COLUMNS, 0, -1)
-        if width % f == 0 and f * vectors + vectors + 1 <= target.vector_registers
-    )
+    """The output columns of a register tile of `vectors` channel vectors: at most `CONV_MAX_COLUMNS` and `width`,
+    their accumulators fitting the vector registers beside one weight vector each and a broadcast input.
+
+    On 32-register targets, the most columns that divide `width` (tiles of up to 14 columns find a divisor on common
+    widths). On 16-register targets (AVX2: at most 6 columns of two vectors) the count need not divide it: the
+    columns left over get a tile of their own (`ConvRule.apply`), and the count is the one whose tiles take the
+    fewest cycles by `_row_cycles`: 6 on widths 56 and 28, 5 on 14 (5 + 5 + 4), 4 on 7 (4 + 3). Light ResNet-50 on
+    Zen 3 (one thread, thread CPU time, one process): 172 ms with divisors (4 columns on its 56/28 maps, 2 on 14,
+    im2col on 7), 139 ms with 6 columns and a tail everywhere, whose 14- and 7-wide kernels this choice makes 5-15%
+    faster; four vectors of 3 columns (MLAS's AVX2 tile, which keeps the weights in memory operands) spilled
+    registers and took 247 ms."""
+    fitting = [
+        f for f in range(min(CONV_MAX_COLUMNS, width), 0, -1) if f * vectors + vectors + 1 <= target.vector_registers
+    ]
+    if target.vector_registers >= 32:
+        return next(f for f in fitting if width % f == 0)
+    return min(fitting, key=lambda f: _row_cycles(width, f, vectors))
+
+
+def _row_cycles(width: int, columns: int, vectors: int) -> int:
+    """A row's cost in half cycles per reduction step, in tiles of `columns` and a tail: each tile's multiply-adds
+    at two a cycle, but at least `CONV_MIN_ACCUMULATORS` / 2 cycles (a multiply-add's latency: fewer accumulators
+    leave the FMA units idle), plus a cycle of overhead (its input broadcasts, loop and tile bookkeeping)."""
+    tiles = [columns] * (width // columns) + ([width % columns] if width % columns else [])
+    return sum(max(tile * vectors, CONV_MIN_ACCUMULATORS) + 2 for tile in tiles)
 
 
 @dataclass(frozen=True)
@@ -240,7 +259,7 @@ class ConvRule:
         return Space(
             (
                 Knob("nr", tuple(f * lanes for f in (1, 2, 4) if c.channel_count % (f * lanes) == 0), default["nr"]),
-                Knob("mr", divisors(c.width, CONV_MAX_COLUMNS), default["mr"]),
+                Knob("mr", tuple(range(1, min(c.width, CONV_MAX_COLUMNS) + 1)), default["mr"]),
                 Knob("channels", ("innermost", "outermost"), default["channels"]),
                 Knob("unroll", (True, False), True),
                 Knob("pack", (True, False), True),
@@ -259,19 +278,28 @@ class ConvRule:
 
     def apply(self, workload: ConvWorkload, config: Config) -> list[str]:
         c, name = workload, workload.kernel
-        f, w = c.channels, c.columns
+        f, w, mr = c.channels, c.columns, int(config["mr"])
         outermost = config["channels"] == "outermost"
         # The reduction loop that walks the input's channels goes innermost (unit stride) or outermost.
         order = sorted(range(len(c.reduction)), key=lambda r: c.walks_input_channels[r] != outermost)
         reduction = [c.reduction[r] for r in order]
         outer = [lp for lp in c.spatial if lp not in (f, w)]
-        loops = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *reduction, f"{w}_i", f"{f}_i"]
         steps = [
             f"loop-decompose-reduction{{kernel={name}}}",
             f"loop-split{{kernel={name} loop={f} factor={config['nr']}}}",
-            f"loop-split{{kernel={name} loop={w} factor={config['mr']}}}",
-            f"loop-reorder{{kernel={name} order={','.join(loops)}}}",
         ]
+        tail = c.width % mr
+        if tail:
+            # Order the nest with the columns whole, then split them: the tail `w_t` (beside `w_o`, under the
+            # outer loops) keeps the channel split that packing needs, and gets a register tile of its own below.
+            whole = [*outer[:1], f"{f}_o", *outer[1:], w, *reduction, f"{f}_i"]
+            steps.append(f"loop-reorder{{kernel={name} order={','.join(whole)}}}")
+            steps.append(f"loop-split{{kernel={name} loop={w} factor={mr}}}")
+            steps.append(f"loop-reorder{{kernel={name} order={','.join([f'{w}_o', *reduction, f'{w}_i', f'{f}_i'])}}}")
+        else:
+            loops = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *reduction, f"{w}_i", f"{f}_i"]
+            steps.append(f"loop-split{{kernel={name} loop={w} factor={mr}}}")
+            steps.append(f"loop-reorder{{kernel={name} order={','.join(loops)}}}")
         if config["pack"]:
             pack_order = _pack_order(c, order)
             option = f" order={','.join(map(str, pack_order))}" if pack_order else ""
@@ -279,7 +307,16 @@ class ConvRule:
             steps.append(f"loop-pack{{kernel={name} {pack}}}")
             if config["prefetch"]:
                 steps.append(f"loop-prefetch{{kernel={name} loop={reduction[-1]} operand={c.weight_operand}}}")
-        return steps + register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", bool(config["unroll"]))
+        unroll = bool(config["unroll"])
+        steps += register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", unroll)
+        if tail:
+            # The tail's `tail` columns as one more tile: `w_t` split whole into `w_t_o` (one iteration) and `w_t_i`.
+            t, suffix = f"{w}_t", f"_in_{w}_t"
+            inner = [*(r + suffix for r in reduction), f"{t}_i", f"{f}_i{suffix}"]
+            steps.append(f"loop-split{{kernel={name} loop={t} factor={tail}}}")
+            steps.append(f"loop-reorder{{kernel={name} order={','.join([f'{t}_o', *inner])}}}")
+            steps += register_tile_steps(name, f"{t}_i", f"{f}_i{suffix}", f"{t}_o", unroll)
+        return steps
 
 
 def _pack_order(c: ConvWorkload, order: list[int]) -> list[int]:

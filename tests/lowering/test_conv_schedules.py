@@ -283,3 +283,26 @@ def test_prefetch_knob_keeps_the_numbers_and_prefetches_the_next_panel() -> None
     prefetched = scheduled_run(model, "conv", lambda space: {**space.space.default(), "prefetch": True}, x)
     np.testing.assert_array_equal(prefetched, default)
     np.testing.assert_allclose(default, reference(model, x), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("mr", "channels"), [(4, "innermost"), (5, "outermost"), (6, "innermost"), (9, "innermost")])
+def test_columns_left_over_get_a_register_tile_of_their_own(mr: int, channels: str) -> None:
+    """An `mr` that does not divide the width (14) splits the columns after the reorder: the main tiles cover
+    `14 - 14 % mr` columns and the tail loop `<w>_t` (`14 % mr` columns) is split whole, reordered and cached in
+    registers like them. Both write every output once: the numbers equal numpy's float64 convolution."""
+    model = conv_model(16, 14, 32, 3, 1, 1)
+    imported = import_model(model)
+    run_pipeline(imported.module, 3, stop_after="loop")
+    target = target_of(imported.module)
+    (workload,) = [w for k in kernels_of(imported.module) if (w := CONV.match(imported.module, k, target))]
+    config = {**CONV.default(workload, target), "mr": mr, "channels": channels}
+    steps = CONV.apply(workload, config)
+    tail = f"{workload.columns}_t"
+    assert f"loop-split{{kernel={workload.kernel} loop={tail} factor={14 % mr}}}" in steps, steps
+    assert [s for s in steps if s.startswith("loop-cache-write")] == [
+        f"loop-cache-write{{kernel={workload.kernel} loop={loop} accumulate=true}}"
+        for loop in (f"{workload.columns}_o", f"{tail}_o")
+    ]
+    x = np.random.default_rng(5).standard_normal((1, 16, 14, 14)).astype(np.float32)
+    actual = scheduled_run(model, "conv", lambda space: {**space.space.default(), "mr": mr, "channels": channels}, x)
+    np.testing.assert_allclose(actual, reference(model, x), rtol=1e-4, atol=1e-4)

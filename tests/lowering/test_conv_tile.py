@@ -1,5 +1,6 @@
 """The direct convolution's default register tile (`conv_tile`): two vectors of output channels and the most
-columns that divide the width and fit the registers, widened to four vectors where two leave fewer than
+columns that fit the registers (on 32-register targets: that divide the width; on 16-register ones a tail takes the
+rest), widened to four vectors where two leave fewer than
 `CONV_MIN_ACCUMULATORS` accumulators (widths with no divisor from 4 to 14: SqueezeNet's 111-wide stem) and four hold
 more; every other shape (ResNet-50's, SqueezeNet's and Inception's widths) keeps its tile; and the output-channel padding
 (`channel_padding_multiple`): two vectors where channels need padding anyway and that costs few more."""
@@ -60,23 +61,30 @@ def test_other_shapes_keep_their_tile(channels: int, width: int, tile: tuple[int
 @pytest.mark.parametrize(
     ("channels", "width", "tile"),
     [
-        (64, 111, (16, 3)),  # four vectors of 8 lanes would leave room for one column: 4 accumulators, not 6
-        (64, 56, (16, 4)),
-        (64, 17, (32, 1)),  # one column: four vectors (4 accumulators) instead of two
+        (64, 111, (16, 6)),  # 18 tiles of 6 columns and a tail of 3: no divisor needed
+        (64, 56, (16, 6)),  # ResNet-50's maps: 6, 6, 5 and 4 columns where divisors gave 4, 4, 2 and 1
+        (256, 28, (16, 6)),
+        (256, 14, (16, 5)),  # 5 + 5 + 4 columns: 10 and 8 accumulators, not 6 + 6 + 2
+        (512, 7, (16, 4)),  # 4 + 3 rather than 6 + 1 (a one-column tail holds 2 accumulators)
+        (64, 55, (16, 5)),  # SqueezeNet's fire modules: 11 tiles of 5
+        (24, 56, (8, 14)),  # one vector of channels: 14 columns, 14 accumulators
+        (64, 3, (32, 2)),  # two vectors would hold 6 accumulators, four vectors of 2 columns hold 8
+        (64, 1, (32, 1)),
     ],
 )
-def test_avx2_widens_only_where_four_vectors_hold_more(channels: int, width: int, tile: tuple[int, int]) -> None:
+def test_avx2_tiles_take_the_cheapest_columns_with_a_tail(channels: int, width: int, tile: tuple[int, int]) -> None:
     assert conv_tile(channels, width, AVX2) == tile
 
 
 @pytest.mark.parametrize("target", [AVX512, AVX2], ids=["avx512", "avx2"])
-def test_tiles_fit_the_registers_and_divide_the_shape(target: Target) -> None:
+def test_tiles_fit_the_registers_and_divide_the_shape_on_32_registers(target: Target) -> None:
     lanes = target.vector_lanes
     for channels in (lanes, 2 * lanes, 3 * lanes, 4 * lanes, 8 * lanes):
         for width in range(1, 120):
             nr, mr = conv_tile(channels, width, target)
             vectors = nr // lanes
-            assert channels % nr == 0 and width % mr == 0 and mr <= CONV_MAX_COLUMNS
+            assert channels % nr == 0 and mr <= min(width, CONV_MAX_COLUMNS)
+            assert width % mr == 0 or target.vector_registers < 32
             assert mr * vectors + vectors + 1 <= target.vector_registers
             if vectors == 4:  # widened only from a tile of too few accumulators, to one of more
                 assert mr * 4 > conv_tile(2 * lanes, width, target)[1] * 2
