@@ -79,16 +79,26 @@ def split_loop(kernel: func.FuncOp, target: loop.ForOp, factor: int, names: tupl
     return outer, inner
 
 
+def tail_name(name: str) -> str:
+    """The tail loop that splitting loop `name` by a factor that does not divide it peels off."""
+    return f"{name}_t"
+
+
+def in_tail(inner: str, name: str) -> str:
+    """What loop `inner`, nested in loop `name`, is called inside the tail that splitting `name` peels off."""
+    return f"{inner}_in_{tail_name(name)}"
+
+
 def _peel_tail(kernel: func.FuncOp, target: loop.ForOp, start: int, pass_name: str) -> None:
     """Insert after `target` a copy of it named `<loop>_t` over the iterations from `start` on."""
     name = target.loop_name.data
     tail = target.clone()
-    tail_name = f"{name}_t"
-    renamed = {lp: f"{lp.loop_name.data}_in_{tail_name}" for lp in loops_of(tail) if lp is not tail}
-    check_new_names(kernel, pass_name, [tail_name, *renamed.values()])
-    tail.loop_name = StringAttr(tail_name)
+    renamed = {lp: in_tail(lp.loop_name.data, name) for lp in loops_of(tail) if lp is not tail}
+    tail_loop = tail_name(name)
+    check_new_names(kernel, pass_name, [tail_loop, *renamed.values()])
+    tail.loop_name = StringAttr(tail_loop)
     tail.lower = IntegerAttr(start, i64)
-    tail.body.block.args[0].name_hint = tail_name
+    tail.body.block.args[0].name_hint = tail_loop
     for inner, inner_name in renamed.items():
         inner.loop_name = StringAttr(inner_name)
         inner.induction_var.name_hint = inner_name

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from minimlc.lowering.loop.analysis import affine_form, loops_of
+from minimlc.lowering.loop.loop_split import in_tail, tail_name
 from minimlc.lowering.schedule.kernel_analysis import (
     is_weight_at_every_call,
     output_and_reduction_loops,
@@ -317,11 +318,11 @@ class ConvRule:
         steps += register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", unroll)
         if tail:
             # The tail's `tail` columns as one more tile: `w_t` split whole into `w_t_o` (one iteration) and `w_t_i`.
-            t, suffix = f"{w}_t", f"_in_{w}_t"
-            inner = [*(r + suffix for r in reduction), f"{t}_i", f"{f}_i{suffix}"]
+            t, channels = tail_name(w), in_tail(f"{f}_i", w)
+            inner = [*(in_tail(r, w) for r in reduction), f"{t}_i", channels]
             steps.append(f"loop-split{{kernel={name} loop={t} factor={tail}}}")
             steps.append(f"loop-reorder{{kernel={name} order={','.join([f'{t}_o', *inner])}}}")
-            steps += register_tile_steps(name, f"{t}_i", f"{f}_i{suffix}", f"{t}_o", unroll)
+            steps += register_tile_steps(name, f"{t}_i", channels, f"{t}_o", unroll)
         return steps
 
 
