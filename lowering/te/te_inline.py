@@ -15,6 +15,10 @@ every window tap. Into elementwise consumers producers are inlined, as TVM does 
 one consumer: a producer read by several computes (a residual sum that feeds both the next block and the next
 residual add) stays its own kernel, written once, instead of being recomputed by every consumer (and, down a
 residual chain, by every consumer of those consumers).
+A row view (a slice, or a copy at an offset: each coordinate one of its indices plus a constant, the innermost its
+innermost, `is_row_view`) is inlined into every consumer, reductions and several consumers included: read in place
+it costs nothing, and the consumer's innermost reads stay contiguous (ShuffleNet's grouped 1x1 convolutions read
+their group's channels straight from the shuffled tensor instead of copying them out first).
 A stage of a multi-stage kernel (`te.KERNEL_GROUP`: softmax's exp, a normalisation's last step) is never inlined:
 its group is one kernel, scheduled as a whole. A compute used anywhere else (returned from the function, for
 instance) is materialised and stays. A compute of weights alone is not inlined into one that reads run-time data: as
@@ -27,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import builtin
+from xdsl.dialects import arith, builtin
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -76,6 +80,41 @@ def _indices_used(value: SSAValue, indices: set[SSAValue]) -> set[SSAValue]:
     return used
 
 
+def is_row_view(producer: te.ComputeOp) -> bool:
+    """Whether `producer` only moves data: its body reads one tensor at coordinates that are each a constant or one of
+    its indices plus a constant, the innermost one its own innermost index (a slice, or a copy at an offset). Read
+    through in place, such a compute costs its consumers nothing and keeps their innermost reads contiguous, so it is
+    inlined into any consumer, reductions included, however many there are:
+
+        %s = te.compute "slice" (%i, %c) -> tensor<8x6xf32> { %o = arith.addi %c, %six ; te.read %x[%i, %o] ... }
+    """
+    *body, yielded = producer.body.block.ops
+    reads = [op for op in body if isinstance(op, te.ReadOp)]
+    if len(reads) != 1 or not isinstance(yielded, te.YieldOp) or yielded.value is not reads[0].result:
+        return False
+    if any(not isinstance(op, te.ReadOp | arith.ConstantOp | arith.AddiOp) for op in body):
+        return False
+    indices = list(producer.output_indices)
+
+    def base_index(value: SSAValue) -> SSAValue | None:
+        """The producer index `value` offsets by a constant (`value` itself when it is one), else None."""
+        if value in indices:
+            return value
+        owner = value.owner
+        if isinstance(owner, arith.AddiOp):
+            operands = [owner.lhs, owner.rhs]
+            constants = [o for o in operands if isinstance(o.owner, arith.ConstantOp)]
+            others = [o for o in operands if o not in constants]
+            if len(constants) == 1 and len(others) == 1 and others[0] in indices:
+                return others[0]
+        return None
+
+    coordinates = list(reads[0].indices)
+    if not indices or not coordinates or base_index(coordinates[-1]) is not indices[-1]:
+        return False
+    return all(isinstance(c.owner, arith.ConstantOp) or base_index(c) is not None for c in coordinates)
+
+
 def is_constant(tensor: SSAValue) -> bool:
     """Whether `tensor` is a weight or computed from weights alone."""
     owner = tensor.owner
@@ -95,10 +134,13 @@ class InlineElementwiseCompute(RewritePattern):
         if producer.extents or te.KERNEL_GROUP in producer.attributes:
             return
         reads = [use.operation for use in producer.result.uses]
-        if not reads or not all(_is_read_in_compute(read) and _recompute_free(read) for read in reads):  # type: ignore[arg-type]
+        if not reads or not all(_is_read_in_compute(read) for read in reads):
+            return
+        view = is_row_view(producer)
+        if not view and not all(_recompute_free(read) for read in reads):  # type: ignore[arg-type]
             return
         is_literal = not any(isinstance(op, te.ReadOp) for op in producer.body.walk())
-        if not is_literal and len({read.parent_op() for read in reads}) > 1:
+        if not is_literal and not view and len({read.parent_op() for read in reads}) > 1:
             return
         if not is_literal and is_constant(producer.result) and not all(is_constant(read.parent_op().result) for read in reads):  # type: ignore[union-attr]
             return

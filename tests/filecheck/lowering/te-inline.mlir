@@ -80,6 +80,61 @@ func.func @not_recomputed_in_gemm(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> t
 // CHECK:      %y = te.compute "matmul" (%[[I:.*]], %{{.*}}) reduce sum (%[[K:.*]] : 3) -> tensor<2x4xf32> {
 // CHECK-NEXT:   %{{.*}} = te.read %r[%[[I]], %[[K]]] : tensor<2x3xf32>
 
+// A row view (a channel slice of a grouped 1x1 convolution's input: coordinates its own indices plus constants, the
+// innermost its innermost) moves no data worth keeping: it is read in place by every consumer, GEMMs included.
+func.func @row_view_into_gemms(%x: tensor<2x6xf32>, %w: tensor<3x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %v = te.compute "slice" (%i, %c) -> tensor<2x3xf32> {
+    %three = arith.constant 3 : index
+    %o = arith.addi %c, %three : index
+    %a = te.read %x[%i, %o] : tensor<2x6xf32>
+    te.yield %a : f32
+  }
+  %y = te.compute "matmul" (%i, %j) reduce sum (%k : 3) -> tensor<2x4xf32> {
+    %a = te.read %v[%i, %k] : tensor<2x3xf32>
+    %b = te.read %w[%k, %j] : tensor<3x4xf32>
+    %p = arith.mulf %a, %b : f32
+    te.yield %p : f32
+  }
+  %z = te.compute "matmul" (%i, %j) reduce sum (%k : 3) -> tensor<2x4xf32> {
+    %a = te.read %v[%i, %k] : tensor<2x3xf32>
+    %b = te.read %w[%k, %j] : tensor<3x4xf32>
+    %p = arith.addf %a, %b : f32
+    te.yield %p : f32
+  }
+  func.return %y, %z : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @row_view_into_gemms(
+// CHECK-NOT:  "slice"
+// CHECK:      %y = te.compute "matmul" (%[[I:.*]], %{{.*}}) reduce sum (%[[K:.*]] : 3) -> tensor<2x4xf32> {
+// CHECK-NEXT:   %[[C:.*]] = arith.constant 3 : index
+// CHECK-NEXT:   %[[O:.*]] = arith.addi %[[K]], %[[C]] : index
+// CHECK-NEXT:   %{{.*}} = te.read %x[%[[I]], %[[O]]] : tensor<2x6xf32>
+// CHECK:      %z = te.compute "matmul" (%[[I2:.*]], %{{.*}}) reduce sum (%[[K2:.*]] : 3) -> tensor<2x4xf32> {
+// CHECK-NEXT:   %[[C2:.*]] = arith.constant 3 : index
+// CHECK-NEXT:   %[[O2:.*]] = arith.addi %[[K2]], %[[C2]] : index
+// CHECK-NEXT:   %{{.*}} = te.read %x[%[[I2]], %[[O2]]] : tensor<2x6xf32>
+
+// A transposing copy is no row view (its innermost coordinate is not its innermost index): read in place, a GEMM
+// would stride through the rows, so it stays its own kernel.
+func.func @transpose_stays(%x: tensor<3x2xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  %t = te.compute "transpose" (%i, %c) -> tensor<2x3xf32> {
+    %a = te.read %x[%c, %i] : tensor<3x2xf32>
+    te.yield %a : f32
+  }
+  %y = te.compute "matmul" (%i, %j) reduce sum (%k : 3) -> tensor<2x4xf32> {
+    %a = te.read %t[%i, %k] : tensor<2x3xf32>
+    %b = te.read %w[%k, %j] : tensor<3x4xf32>
+    %p = arith.mulf %a, %b : f32
+    te.yield %p : f32
+  }
+  func.return %y : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @transpose_stays(
+// CHECK-NEXT: %t = te.compute "transpose"
+// CHECK:      te.read %t[
+
 // A reduction producer stays a kernel even when an elementwise compute reads it.
 func.func @reduction_stays(%x: tensor<2x3xf32>) -> tensor<2xf32> {
   %s = te.compute "sum" (%i) reduce sum (%k : 3) -> tensor<2xf32> {
