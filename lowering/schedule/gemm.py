@@ -22,11 +22,14 @@ serves the block's tiles while the block's `mc x kc` rows of A stay in L2), `unr
     k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
 
 Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that divides the rows and leaves the accumulators, B vectors and a
-broadcast within the vector registers; `nr` two vectors if they divide the columns, else one; `nc` 0. Where B is a
-weight whose 256-deep row of panels (`256 x N`) fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the
-largest divisor of the depth up to 1024 (one block: the output is read and written once) and `mc` the largest row
-block whose `mc x kc` rows of A fill at most a quarter of L2; elsewhere order `k,i,j` with `kc` the largest divisor of
-the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep the schedule they were measured with).
+broadcast within the vector registers, or where that is under 4 (ViT's 197 tokens: 1) the largest that fits, the
+tail of rows one more register tile per column panel (not under batch loops of several iterations: a tail beside
+the full tiles in a batch loop's body leaves parallel placement only the batch loop); `nr` two vectors if they
+divide the columns, else one; `nc` 0. Where B is a weight whose 256-deep row of panels (`256 x N`) fills the L2
+cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block: the output is
+read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most a quarter of L2;
+elsewhere order `k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col
+convolutions keep the schedule they were measured with).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from minimlc.dialects import loop
+from minimlc.lowering.loop.loop_split import in_tail, tail_name
 from minimlc.lowering.schedule.kernel_analysis import (
     is_weight_at_every_call,
     sum_of_products,
@@ -79,6 +83,8 @@ class GemmWorkload:
     b_is_weight: bool
     b_batched: bool
     """Whether B is also indexed by batch loops (then it is never packed)."""
+    batched: bool = False
+    """Whether the row loop has batch loops of several iterations around it (a tail of rows would share their body)."""
 
 
 def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, product: Operation) -> GemmWorkload | None:
@@ -116,6 +122,7 @@ def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, prod
                 list(read.indices).index(j_iv),
                 is_weight_at_every_call(module, name, operand) and not b_batched,
                 b_batched,
+                any(lp.trip_count > 1 for lp in _enclosing_loops(rows)),
             )
     return None
 
@@ -161,7 +168,10 @@ class GemmRule:
             return {}
         vectors = nr // lanes
         registers = target.vector_registers
-        mr = next(f for f in (8, 6, 4, 3, 2, 1) if g.m % f == 0 and f * vectors + vectors + 1 <= registers)
+        fitting = [f for f in (8, 6, 4, 3, 2, 1) if f * vectors + vectors + 1 <= registers]
+        mr = next(f for f in fitting if g.m % f == 0)
+        if mr < 4 and g.m > fitting[0] and not g.batched:  # no tile of 4+ rows divides them: the widest, with a tail
+            mr = fitting[0]
         kc = _largest_divisor(g.k, GEMM_DEFAULT_DEPTH_BLOCK)
         order, mc = "k,i,j", 0
         l2_floats = target.cache_bytes[1] // 4
@@ -204,7 +214,27 @@ class GemmRule:
         if config["pack"]:
             steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
         tile = outer.split(",")[-1]
-        return steps + register_tile_steps(name, f"{i}_i", f"{j}_i", tile, bool(config["unroll"]))
+        steps += register_tile_steps(name, f"{i}_i", f"{j}_i", tile, bool(config["unroll"]))
+        if tail := workload.m % int(mr):
+            steps += _tail_tile_steps(name, i, j, k, tail, bool(config["unroll"]))
+        return steps
+
+
+def _tail_tile_steps(name: str, i: str, j: str, k: str, rows: int, unroll: bool) -> list[str]:
+    """The peeled tail of `rows` rows as one more register tile per column panel, as the full tiles are (without
+    this its columns stayed scalar and it accumulated in memory: ViT's 197-token GEMMs with 8-row tiles ran three
+    times slower at 16 threads than with 1-row tiles). `i_t` is split whole into `i_t_o` (one iteration) and
+    `i_t_i`:
+
+        i_t { j_o { j_i { k_o { k_i }}}}  ->  j_o { k_o { i_t_o { k_i { i_t_i (unrolled) { j_i (vector) }}}}}
+    """
+    t = tail_name(i)
+    order = [in_tail(f"{j}_o", i), in_tail(f"{k}_o", i), f"{t}_o", in_tail(f"{k}_i", i), f"{t}_i", in_tail(f"{j}_i", i)]
+    return [
+        f"loop-split{{kernel={name} loop={t} factor={rows}}}",
+        f"loop-reorder{{kernel={name} order={','.join(order)}}}",
+        *register_tile_steps(name, f"{t}_i", in_tail(f"{j}_i", i), f"{t}_o", unroll),
+    ]
 
 
 def _largest_divisor(value: int, largest: int) -> int:

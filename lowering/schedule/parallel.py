@@ -24,9 +24,11 @@ ends with them. The check a test makes on whole models (`band_report`) reads the
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
+from xdsl.ir import Operation
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, band_tasks, parallel_band
@@ -56,7 +58,7 @@ def parallel_steps(kernel: func.FuncOp, tasks: int = TASKS_KNOB.default, grain: 
     """The `loop-split` and `loop-parallel` items for `kernel` as scheduled so far (see the module docstring)."""
     steps: list[str] = []
     name = kernel.sym_name.data
-    for nest in [op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)]:
+    for nest in _nests(kernel.body.block.ops):
         if work(nest) < PARALLEL_MIN_WORK:
             continue
         for start in _chain(nest):
@@ -119,6 +121,22 @@ def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> lis
 
 def _parallel(kernel: str, name: str) -> str:
     return f"loop-parallel{{kernel={kernel} loop={name}}}"
+
+
+def _nests(ops: Iterable[Operation]) -> list[loop.ForOp]:
+    """The loop nests among `ops`, looking through a chain of one-iteration loops whose innermost body holds several
+    nests (a GEMM's peeled tail of rows beside its full tiles under a batch loop of one iteration): each of those is
+    a nest of its own."""
+    nests: list[loop.ForOp] = []
+    for op in ops:
+        if isinstance(op, loop.ForOp):
+            chain = _chain(op)
+            inner = [child for child in chain[-1].body.block.ops if isinstance(child, loop.ForOp)]
+            if len(inner) > 1 and all(lp.trip_count == 1 for lp in chain):
+                nests += _nests(chain[-1].body.block.ops)
+            else:
+                nests.append(op)
+    return nests
 
 
 def _chain(nest: loop.ForOp) -> list[loop.ForOp]:

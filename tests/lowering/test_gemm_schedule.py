@@ -65,8 +65,14 @@ def _run(change: dict[str, object], x: np.ndarray) -> tuple[np.ndarray, list[str
 def test_blis_order_keeps_the_numbers(change: dict[str, object], reorder: str) -> None:
     x = np.random.default_rng(1).standard_normal((M, K)).astype(np.float32)
     actual, steps = _run({**change, "order": "k,j,i"}, x)
-    (reorder_step,) = [step for step in steps if step.startswith("loop-reorder")]
+    reorder_step, *tail_steps = [step for step in steps if step.startswith("loop-reorder")]
     assert reorder in reorder_step
+    if M % int(change["mr"]):  # the tail of rows is a register tile of its own: one more reorder and cache-write
+        assert len(tail_steps) == 1
+        assert "i0_t_o" in tail_steps[0]
+        assert any(step.startswith("loop-cache-write") and "loop=i0_t_o " in step for step in steps)
+    else:
+        assert not tail_steps
     np.testing.assert_allclose(actual, x.astype(np.float64) @ B.astype(np.float64), rtol=RTOL, atol=ATOL)
 
 
@@ -82,6 +88,21 @@ def test_default_takes_the_blis_order_where_b_fills_l2(cpu: str, mr: int, nr: in
     expected = {"mr": mr, "nr": nr, "kc": 1024, "nc": 0, "order": "k,j,i", "mc": 64, "unroll": True, "pack": True}
     assert config == expected
     assert GEMM.space(big, target_from_name(cpu)).default() == config
+
+
+@pytest.mark.parametrize(
+    ("m", "batched", "cpu", "mr"),
+    [
+        (197, False, "x86-64-v3", 6),  # ViT's tokens: prime, the widest tile of 2 AVX2 vectors with a tail of 5
+        (197, False, "znver4", 8),  # 24 tiles of 8 rows of 2 zmm vectors and a tail of 5
+        (196, False, "x86-64-v3", 4),  # a divisor of 4 rows or more is kept
+        (197, True, "x86-64-v3", 1),  # under batch loops the tail would share their body: rows one at a time
+        (5, False, "x86-64-v3", 1),  # no more rows than the widest tile: no tail, one row at a time as before
+    ],
+)
+def test_default_rows_per_tile(m: int, batched: bool, cpu: str, mr: int) -> None:
+    workload = GemmWorkload("gemm_0", "i0", "i1", "k2", m, 192, 192, 1, 1, True, False, batched)
+    assert GEMM.default(workload, target_from_name(cpu))["mr"] == mr
 
 
 @pytest.mark.parametrize(
