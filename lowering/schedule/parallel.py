@@ -28,7 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, band_tasks, parallel_band
@@ -58,7 +58,7 @@ def parallel_steps(kernel: func.FuncOp, tasks: int = TASKS_KNOB.default, grain: 
     """The `loop-split` and `loop-parallel` items for `kernel` as scheduled so far (see the module docstring)."""
     steps: list[str] = []
     name = kernel.sym_name.data
-    for nest in _nests(kernel.body.block.ops):
+    for nest in _nests(kernel, kernel.body.block.ops):
         if work(nest) < PARALLEL_MIN_WORK:
             continue
         for start in _chain(nest):
@@ -123,20 +123,39 @@ def _parallel(kernel: str, name: str) -> str:
     return f"loop-parallel{{kernel={kernel} loop={name}}}"
 
 
-def _nests(ops: Iterable[Operation]) -> list[loop.ForOp]:
-    """The loop nests among `ops`, looking through a chain of one-iteration loops whose innermost body holds several
-    nests (a GEMM's peeled tail of rows beside its full tiles under a batch loop of one iteration): each of those is
-    a nest of its own."""
+def _nests(kernel: func.FuncOp, ops: Iterable[Operation]) -> list[loop.ForOp]:
+    """The loop nests among `ops`, looking through a chain of one-iteration loops whose innermost body holds only
+    loop nests that share no buffer but the kernel's parameters (a GEMM's peeled tail of rows beside its full tiles
+    under a batch loop of one iteration): each of those is a nest of its own. Nests that pass data through a scratch
+    buffer (a softmax row's maximum, then its exponentials) are stages of one computation: they stay one nest."""
     nests: list[loop.ForOp] = []
     for op in ops:
         if isinstance(op, loop.ForOp):
             chain = _chain(op)
-            inner = [child for child in chain[-1].body.block.ops if isinstance(child, loop.ForOp)]
-            if len(inner) > 1 and all(lp.trip_count == 1 for lp in chain):
-                nests += _nests(chain[-1].body.block.ops)
+            body = list(chain[-1].body.block.ops)
+            if len(body) > 1 and all(lp.trip_count == 1 for lp in chain) and _separate(kernel, body):
+                nests += _nests(kernel, body)
             else:
                 nests.append(op)
     return nests
+
+
+def _separate(kernel: func.FuncOp, body: list[Operation]) -> bool:
+    """Whether `body` is only loop nests, none of which touches a non-parameter buffer another one touches."""
+    if not all(isinstance(op, loop.ForOp) for op in body):
+        return False
+    params = set(kernel.body.block.args)
+    seen: set[SSAValue] = set()
+    for nest in body:
+        used = {
+            op.memref
+            for op in nest.walk()
+            if isinstance(op, memref.LoadOp | memref.StoreOp) and op.memref not in params
+        }
+        if used & seen:
+            return False
+        seen |= used
+    return True
 
 
 def _chain(nest: loop.ForOp) -> list[loop.ForOp]:
