@@ -10,25 +10,25 @@ C ABI (all functions external, `ptr` is an opaque `Pool *`):
                                                      calls body(ctx, task) once for each task in [0, n_tasks)
 
 Protocol. The caller takes the pool with a `busy` try-lock; if it is taken (a nested call from inside a task, or a
-concurrent call from another thread) or the pool has one thread, the tasks run inline on the caller, serially. The
-owner writes the job (body, ctx, `unfinished` = n_tasks), then gives each thread t of T (the caller is thread 0) the
-contiguous range [t*n/T, (t+1)*n/T) of the tasks, one 64-bit word per thread (`end << 32 | begin`, each on its own
-cache line, stored with release), then bumps `generation` and wakes sleeping workers. A thread claims a chunk of
-tasks (an eighth of what is left of the range, at least one: `CHUNK_SHIFT`) from the front of its own range with a
+concurrent call from another thread) or the pool has one thread, the tasks run inline on the caller, serially. The owner
+writes the job (body, ctx, `unfinished` = n_tasks), then gives each thread t of T (the caller is thread 0) the
+contiguous range [t*n/T, (t+1)*n/T) of the tasks, one 64-bit word per thread (`end << 32 | begin`, each on its own cache
+line, stored with release), then bumps `generation` and wakes sleeping workers. A thread claims a chunk of tasks (an
+eighth of what is left of the range, at least one: `CHUNK_SHIFT`) from the front of its own range with a
 compare-and-swap of that word, and when its range is empty steals chunks from the back of the others' ranges the same
 way; only after a claim (acquire) does it read the job's body and ctx: the claim sees what the owner wrote before the
 range, and the job cannot end, so its body and ctx cannot change, until the claimed tasks are finished. Contiguous
 ranges keep the data of consecutive tasks on one core, and a thread takes the same share of every job, so a kernel's
-consumer tends to find its input in the cache of the core that wrote it (interleaved claims from one shared counter
-cost light ResNet-50 a third more CPU time at two threads than at one). A thread runs the chunk, adds it to its own
-`tasks_run` counter (a plain add: only that thread writes it, on the cache line of its own range word, which it
-already holds), and once the range is empty subtracts every task it ran from it off `unfinished` in one atomic
-(release: publishes its writes). Chunks and that one subtraction keep a job of thousands of tiny tasks (a GEMM's
-zeroing rows) from paying a contended atomic per task: per task, ShuffleNet's grouped 1x1 convolutions ran three
-times slower at two threads than at one. The caller claims and steals until every range is empty, then waits for
-`unfinished` to reach zero (acquire) before it releases `busy`. So the caller waits only for tasks that some thread
-has claimed: a worker that wakes late (descheduled on a busy machine) has its range emptied by the others and holds
-the caller up by at most the chunk it claimed; one that wakes during a later job simply helps with that one.
+consumer tends to find its input in the cache of the core that wrote it (interleaved claims from one shared counter cost
+light ResNet-50 a third more CPU time at two threads than at one). A thread runs the chunk, and once the range is empty
+adds the tasks it ran from it to its own `tasks_run` counter (a plain add: only that thread writes it, on the cache line
+of its own range word) and subtracts them off `unfinished` in one atomic (release: publishes its writes). Chunks and
+that one subtraction keep a job of thousands of tiny tasks (a GEMM's zeroing rows) from paying a contended atomic per
+task: per task, ShuffleNet's grouped 1x1 convolutions ran three times slower at two threads than at one. The caller
+claims and steals until every range is empty, then waits for `unfinished` to reach zero (acquire) before it releases
+`busy`. So the caller waits only for tasks that some thread has claimed: a worker that wakes late (descheduled on a busy
+machine) has its range emptied by the others and holds the caller up by at most the chunk it claimed; one that wakes
+during a later job simply helps with that one.
 Waiting spins `spin` times with a CPU pause, then sleeps on a futex; a waker calls `futex_wake` only when a waiter
 counter says someone sleeps. Counter increment and word re-check are sequentially consistent on both sides, so a
 wake-up cannot be lost, and the kernel re-checks the word inside `futex_wait`.
@@ -240,8 +240,8 @@ class _PoolModule:
 
     def _build_drain(self) -> ir.Function:
         """`drain(pool, word, from_back, tasks_run)`: claim chunks of tasks from the range at `word` (from its front, or
-        from its back when stealing) and run them, counting them in `*tasks_run`, until the range is empty; then take
-        the tasks it ran off `unfinished` in one atomic subtraction."""
+        from its back when stealing) and run them until the range is empty; then add the tasks it ran to `*tasks_run`
+        and take them off `unfinished` in one atomic subtraction."""
         function, b = self._define("drain", VOID, [PTR, PTR, I1, PTR], internal=True)
         pool, word, from_back, tasks_run = function.args
         unfinished = self.field(b, pool, Field.UNFINISHED)
@@ -271,12 +271,12 @@ class _PoolModule:
         body = b.load(self.field(b, pool, Field.BODY), typ=BODY)
         ctx = b.load(self.field(b, pool, Field.CTX), typ=PTR)
         b.call(self.serial, [body, ctx, b.zext(start, I64), b.zext(b.add(start, chunk), I64)])
-        b.store(b.add(b.load(tasks_run, typ=I64), wide), tasks_run)
         current.add_incoming(b.load_atomic(word, "monotonic", 8, typ=I64), b.block)
         ran.add_incoming(b.add(ran, chunk), b.block)
         b.branch(check)
         b.position_at_end(done)
         with b.if_then(b.icmp_unsigned("!=", ran, _const(I32, 0))):
+            b.store(b.add(b.load(tasks_run, typ=I64), b.zext(ran, I64)), tasks_run)
             remaining = b.atomic_rmw("sub", unfinished, ran, "seq_cst")
             with b.if_then(b.icmp_unsigned("==", remaining, ran)):
                 b.call(self.notify, [unfinished, self.field(b, pool, Field.CALLER_WAITING), _const(I32, 1)])
