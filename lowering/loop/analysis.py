@@ -148,10 +148,17 @@ def enclosing_loops(op: Operation, root: Operation) -> list[loop.ForOp]:
 def writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
     """True if the loops around `store` (up to `root`) visit every element of its buffer exactly once: each index is
     a mixed-radix sum of distinct loops, and the iterations number the buffer's elements."""
+    shape = store.memref.type.get_shape()  # type: ignore[union-attr]
+    return distinct_writes(store, root) == math.prod(shape)
+
+
+def distinct_writes(store: memref.StoreOp, root: Operation) -> int | None:
+    """How many elements `store` writes under the loops around it (up to `root`) if it writes none twice (each index
+    a mixed-radix sum of distinct loops, every loop of several iterations among them), else None."""
     loops = [lp for lp in enclosing_loops(store, root) if lp.trip_count > 1]
     forms = [affine_form(index) for index in store.indices]
     if any(form is None for form in forms):
-        return False
+        return None
     used: list[SSAValue] = []
     for form in forms:
         assert form is not None
@@ -165,12 +172,11 @@ def writes_each_element_once(store: memref.StoreOp, root: Operation) -> bool:
         span = 0
         for stride, trips in sorted(terms):
             if stride <= span:
-                return False
+                return None
             span += stride * (trips - 1)
-    shape = store.memref.type.get_shape()  # type: ignore[union-attr]
-    return sorted(map(id, used)) == sorted(id(lp.induction_var) for lp in loops) and math.prod(
-        lp.trip_count for lp in loops
-    ) == math.prod(shape)
+    if sorted(map(id, used)) != sorted(id(lp.induction_var) for lp in loops):
+        return None
+    return math.prod(lp.trip_count for lp in loops)
 
 
 def affine_form(value: SSAValue) -> Affine | None:

@@ -3,8 +3,10 @@
 `loop-cache-write{kernel=matmul_0 loop=i_o}` finds the one buffer the body of loop `i_o` writes, the tile of it
 that one iteration touches (indices are affine: a part fixed per iteration plus inner loop indices), and redirects
 every access in the body to a `loop.alloc "local"` tile, loaded before and stored after the body by copy loops
-`<loop>_ld<d>` / `<loop>_st<d>` (with `accumulate=true`: zeroed before, added to the output after). A copy loop takes the kind of the loop that indexes its dimension, so that an
-unrolled, vectorized tile (a GEMM micro-kernel's accumulators) stays in registers. The tile keeps the buffer's
+`<loop>_ld<d>` / `<loop>_st<d>` (with `accumulate=true`: zeroed before, added to the output after; with `fill=true`:
+started at the output's fill constant, stored after, the fill nest gone once nothing needs it). A copy loop takes
+the kind of the loop that indexes its dimension, so that an unrolled, vectorized tile (a GEMM micro-kernel's
+accumulators) stays in registers. The tile keeps the buffer's
 dimension order except that a vectorized dimension goes last, so that the body's tile accesses are whole vectors
 even when the buffer's vectorized dimension is not its innermost (a convolution vectorized over output channels
 of an NCHW output: only the copy back is strided):
@@ -24,6 +26,7 @@ of an NCHW output: only the copy back is strided):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -42,6 +45,7 @@ from minimlc.lowering.loop.analysis import (
     affine_form,
     build_form,
     check_new_names,
+    distinct_writes,
     find_kernel,
     find_loop,
     form_range,
@@ -68,8 +72,10 @@ class LoopCacheWritePass(ModulePass):
     more accurate than one long chain, and no load of the output before the body."""
     fill: bool = False
     """Start the tile at the constant that the kernel's nest before this one fills the whole output with (the
-    identity `loop-decompose-reduction` stores), and remove that nest: the copy back must write every element of the
-    output once. Saves a pass over the output, and a serial one where that nest is too small to run in parallel."""
+    identity `loop-decompose-reduction` stores) and store it back (the whole reduction must be inside the loop: the
+    copy back writes no element twice); once the copies back in the nest, and nothing else there, write every element
+    of the output once (one tile, or a tile and a tail's tile), remove the fill nest. Saves a pass over the output
+    (a serial one where that nest is too small to run in parallel) and the read of it."""
 
     def fail(self, reason: str) -> DiagnosticException:
         return DiagnosticException(f"{self.name}: loop '{self.loop}' of kernel '{self.kernel}': {reason}")
@@ -110,7 +116,8 @@ class LoopCacheWritePass(ModulePass):
                 builder.insert(memref.StoreOp.get(access.value, tile.result, indices))
             access.detach()
             access.erase()
-        fill = self.fill_nest(kernel, target, buffer) if self.fill else None
+        fill_nest = self.fill_nest(kernel, target, buffer) if self.fill else None
+        fill = _filled_with(fill_nest) if fill_nest is not None else None
         start = Builder(InsertPoint.at_start(body))
         bases = [build_form(start, part) for part in outer_parts]
         copies = _Copies(self.loop, self.accumulate, order, extents, kinds, bases, buffer, fill)
@@ -120,8 +127,8 @@ class LoopCacheWritePass(ModulePass):
             copies.store(end, tile.result)
         else:
             self.staged(kernel, tile, tile_type, copies, start, end)
-        if fill is not None:
-            self.remove_fill(kernel, target, buffer)
+        if fill_nest is not None:
+            self.remove_fill(kernel, target, buffer, fill_nest)
 
     def staged(
         self, kernel: func.FuncOp, tile: loop.AllocOp, tile_type: MemRefType, copies: _Copies, start: Builder,
@@ -133,7 +140,7 @@ class LoopCacheWritePass(ModulePass):
         stage = loop.AllocOp(tile_type, "local")
         stage.result.name_hint = "stage"
         kernel.body.block.insert_op_before(stage, tile)
-        if self.accumulate:
+        if self.accumulate or copies.fill is not None:  # the tile starts at a constant: no staging on the way in
             copies.load(start, tile.result)
         else:
             copies.load(start, stage.result, serial=True)
@@ -141,33 +148,44 @@ class LoopCacheWritePass(ModulePass):
         copies.move(end, "stt", tile.result, stage.result)
         copies.store(end, stage.result, serial=True)
 
-    def fill_nest(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> Attribute:
-        """The constant the kernel's nest just before `target`'s fills all of `buffer` with (see `fill`)."""
+    def fill_nest(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> loop.ForOp:
+        """The nest that fills all of `buffer` with a constant before `target`'s (see `fill`): the nearest one before
+        it, past nests that store to `buffer` without reading it (tiles already started at the fill: a row tail's
+        tile after its main tiles' nest)."""
         nest = _top_level(target, kernel)
         before = nest.prev_op if nest is not None else None
-        stores = [op for op in before.walk() if isinstance(op, memref.StoreOp)] if before is not None else []
-        if (
-            not isinstance(before, loop.ForOp)
-            or len(stores) != 1
-            or stores[0].memref is not buffer
-            or not isinstance(stores[0].value.owner, arith.ConstantOp)
-            or any(isinstance(op, memref.LoadOp) for op in before.walk())
-            or not writes_each_element_once(stores[0], before)
-        ):
-            raise self.fail("fill=true needs the nest before it to fill the whole output with a constant")
-        return stores[0].value.owner.value
+        while before is not None and not _fills(before, buffer):
+            if any(isinstance(op, memref.LoadOp) and op.memref is buffer for op in before.walk()):
+                before = None
+                break
+            before = before.prev_op
+        if not isinstance(before, loop.ForOp):
+            raise self.fail("fill=true needs a nest before it to fill the whole output with a constant")
+        return before
 
-    def remove_fill(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> None:
-        """Erase the fill nest, once the copy back is known to write every element of `buffer` once."""
+    def remove_fill(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue, fill: loop.ForOp) -> None:
+        """Check that the copy back writes no element of `buffer` twice nor one that a store since the fill writes,
+        and erase the fill once the stores since it write every element once and nothing since reads `buffer` (with
+        a tail's tile still to convert, the fill stays for it)."""
         nest = _top_level(target, kernel)
-        assert nest is not None and nest.prev_op is not None
-        write_backs = [op for op in target.walk() if isinstance(op, memref.StoreOp) and op.memref is buffer]
-        if len(write_backs) != 1 or not writes_each_element_once(write_backs[0], nest):
-            raise self.fail("fill=true needs the copy back to write every element of the output once")
-        fill = nest.prev_op
-        fill.detach()
-        fill.erase()
-
+        assert nest is not None
+        (write_back,) = [op for op in target.walk() if isinstance(op, memref.StoreOp) and op.memref is buffer]
+        if distinct_writes(write_back, nest) is None:
+            raise self.fail("fill=true needs the whole reduction inside the loop: the copy back would write twice")
+        since: list[Operation] = []
+        op = fill.next_op
+        while op is not None and op is not nest.next_op:
+            since += [a for a in op.walk() if isinstance(a, _Access) and a.memref is buffer]
+            op = op.next_op
+        stores = [a for a in since if isinstance(a, memref.StoreOp)]
+        if any(not _apart(write_back, store) for store in stores if store is not write_back):
+            raise self.fail("fill=true: a store since the fill writes elements of the tile's region")
+        counts = [distinct_writes(store, _top_level(store, kernel)) for store in stores]
+        shape = buffer.type.get_shape()  # type: ignore[union-attr]
+        covered = None not in counts and sum(counts) == math.prod(shape)  # type: ignore[arg-type]
+        if covered and len(stores) == len(since):
+            fill.detach()
+            fill.erase()
 
     def split_indices(self, accesses: list[_Access], inner_ivs: set[SSAValue]):
         """Per access and dimension: the part fixed in one iteration (same for all) and the inner-loop part."""
@@ -205,6 +223,35 @@ class LoopCacheWritePass(ModulePass):
             return "serial"
         return owner.kind.data
 
+
+
+def _filled_with(nest: loop.ForOp) -> Attribute:
+    """The constant fill nest `nest` stores."""
+    (store,) = [op for op in nest.walk() if isinstance(op, memref.StoreOp)]
+    assert isinstance(store.value.owner, arith.ConstantOp)
+    return store.value.owner.value
+
+
+def _fills(nest: Operation, buffer: SSAValue) -> bool:
+    """True if `nest` is a loop nest storing one constant to every element of `buffer` once, and nothing else."""
+    stores = [op for op in nest.walk() if isinstance(op, memref.StoreOp)]
+    return (
+        isinstance(nest, loop.ForOp)
+        and len(stores) == 1
+        and stores[0].memref is buffer
+        and isinstance(stores[0].value.owner, arith.ConstantOp)
+        and not any(isinstance(op, memref.LoadOp) for op in nest.walk())
+        and writes_each_element_once(stores[0], nest)
+    )
+
+
+def _apart(first: memref.StoreOp, second: memref.StoreOp) -> bool:
+    """True if the two stores' index ranges (over their loops) are disjoint in some dimension."""
+    forms = [[affine_form(index) for index in store.indices] for store in (first, second)]
+    if any(form is None for store_forms in forms for form in store_forms):
+        return False
+    ranges = [[form_range(form) for form in store_forms] for store_forms in forms]  # type: ignore[arg-type]
+    return any(a[1] < b[0] or b[1] < a[0] for a, b in zip(*ranges))
 
 
 def _top_level(op: Operation, kernel: func.FuncOp) -> Operation | None:

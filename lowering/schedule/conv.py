@@ -315,14 +315,14 @@ class ConvRule:
             if config["prefetch"]:
                 steps.append(f"loop-prefetch{{kernel={name} loop={reduction[-1]} operand={c.weight_operand}}}")
         unroll = bool(config["unroll"])
-        steps += register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", unroll)
+        steps += register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", unroll, fill=True)
         if tail:
             # The tail's `tail` columns as one more tile: `w_t` split whole into `w_t_o` (one iteration) and `w_t_i`.
             t, channels = tail_name(w), in_tail(f"{f}_i", w)
             inner = [*(in_tail(r, w) for r in reduction), f"{t}_i", channels]
             steps.append(f"loop-split{{kernel={name} loop={t} factor={tail}}}")
             steps.append(f"loop-reorder{{kernel={name} order={','.join([f'{t}_o', *inner])}}}")
-            steps += register_tile_steps(name, f"{t}_i", channels, f"{t}_o", unroll)
+            steps += register_tile_steps(name, f"{t}_i", channels, f"{t}_o", unroll, fill=True)
         return steps
 
 

@@ -127,7 +127,7 @@ class DepthwiseRule:
             f"loop-reorder{{kernel={name} order={','.join(order)}}}",
             f"loop-pack{{kernel={name} operand={workload.weight_operand} dim=0 factor={config['nr']}}}",
         ]
-        return steps + register_tile_steps(name, f"{w}_i", f"{c}_i", f"{c}_o", bool(config["unroll"]))
+        return steps + register_tile_steps(name, f"{w}_i", f"{c}_i", f"{c}_o", bool(config["unroll"]), fill=True)
 
 
 DEPTHWISE = DepthwiseRule()

@@ -9,10 +9,11 @@ MatMul, attention's `Q @ K^T` and `P @ V`, whose B must then walk `j` with unit 
 Schedule: accumulate in the output (`loop-decompose-reduction`), split `i` by `mr`, `j` by `nr` (a multiple of the
 vector width) and `k` by `kc`, order the outer parts `k_o, i_o, j_o` (or `i_o, k_o, j_o`, or BLIS's `k_o, j_o, i_o`)
 then `k_i, i_i, j_i`, pack B into `nr`-wide panels at load time when it is a weight, unroll `i_i`, vectorize `j_i` and
-keep the `mr x nr` tile in registers (`loop-cache-write` at the innermost outer loop). Knobs: `mr` (1-16 rows, any
-of them: a row count it does not divide gets a peeled tail of rows, see `loop-split`, split after the columns so
-that the tail reads packed B too), `nr` (multiples of the vector width that divide the columns), `kc` (divisors of
-the depth up to 1024), `nc` (0, or a column block of
+keep the `mr x nr` tile in registers (`loop-cache-write` at the innermost outer loop: where one depth block holds the
+whole reduction, the tile starts at zero and is stored, and the output is never zeroed first). Knobs: `mr` (1-16
+rows, any of them: a row count it does not divide gets a peeled tail of rows, see `loop-split`, split after the
+columns so that the tail reads packed B too), `nr` (multiples of the vector width that divide the columns), `kc`
+(divisors of the depth up to 1024), `nc` (0, or a column block of
 `nc` columns, a multiple of `nr` that divides the columns, taken outside the row loop as BLIS's `jc` loop does, so
 that the `kc x nc` block of B a row block streams stays in L2 instead of the whole `kc x N` row of panels; an `nr`
 that does not divide it leaves the block out), `order`, `mc` (with order `k,j,i`: 0, or a row block of at most `mc`
@@ -214,13 +215,14 @@ class GemmRule:
         if config["pack"]:
             steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
         tile = outer.split(",")[-1]
-        steps += register_tile_steps(name, f"{i}_i", f"{j}_i", tile, bool(config["unroll"]))
+        whole = int(kc) == workload.k  # one depth block: each tile's sum is final
+        steps += register_tile_steps(name, f"{i}_i", f"{j}_i", tile, bool(config["unroll"]), fill=whole)
         if tail := workload.m % int(mr):
-            steps += _tail_tile_steps(name, i, j, k, tail, bool(config["unroll"]))
+            steps += _tail_tile_steps(name, i, j, k, tail, bool(config["unroll"]), whole)
         return steps
 
 
-def _tail_tile_steps(name: str, i: str, j: str, k: str, rows: int, unroll: bool) -> list[str]:
+def _tail_tile_steps(name: str, i: str, j: str, k: str, rows: int, unroll: bool, fill: bool) -> list[str]:
     """The peeled tail of `rows` rows as one more register tile per column panel, as the full tiles are (without
     this its columns stayed scalar and it accumulated in memory: ViT's 197-token GEMMs with 8-row tiles ran three
     times slower at 16 threads than with 1-row tiles). `i_t` is split whole into `i_t_o` (one iteration) and
@@ -233,7 +235,7 @@ def _tail_tile_steps(name: str, i: str, j: str, k: str, rows: int, unroll: bool)
     return [
         f"loop-split{{kernel={name} loop={t} factor={rows}}}",
         f"loop-reorder{{kernel={name} order={','.join(order)}}}",
-        *register_tile_steps(name, f"{t}_i", in_tail(f"{j}_i", i), f"{t}_o", unroll),
+        *register_tile_steps(name, f"{t}_i", in_tail(f"{j}_i", i), f"{t}_o", unroll, fill),
     ]
 
 

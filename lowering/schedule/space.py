@@ -105,12 +105,17 @@ def divisors(value: int, largest: int) -> tuple[int, ...]:
     return tuple(d for d in range(1, min(value, largest) + 1) if value % d == 0)
 
 
-def register_tile_steps(kernel: str, rows: str, columns: str, tile: str, unroll: bool) -> list[str]:
+def register_tile_steps(kernel: str, rows: str, columns: str, tile: str, unroll: bool, fill: bool = False) -> list[str]:
     """The end of a register-blocked schedule (GEMM, direct convolution): unroll the tile's `rows` loop (if asked),
-    vectorize its `columns` loop and keep the tile in registers, accumulated and written back once at loop `tile`."""
+    vectorize its `columns` loop and keep the tile in registers, accumulated and written back once at loop `tile`.
+
+    `fill`: the whole reduction lies inside `tile` and its tiles cover the output once (no tail, one depth block),
+    so the tile starts at the zero that `loop-decompose-reduction`'s nest fills the output with, that nest goes and
+    the write-back stores: one pass over the output instead of a zeroing pass and a read-add-write one."""
     steps = [f"loop-unroll{{kernel={kernel} loop={rows}}}"] if unroll else []
+    start = "fill=true" if fill else "accumulate=true"
     return [
         *steps,
         f"loop-vectorize{{kernel={kernel} loop={columns}}}",
-        f"loop-cache-write{{kernel={kernel} loop={tile} accumulate=true}}",
+        f"loop-cache-write{{kernel={kernel} loop={tile} {start}}}",
     ]

@@ -300,7 +300,7 @@ def test_columns_left_over_get_a_register_tile_of_their_own(mr: int, channels: s
     tail = f"{workload.columns}_t"
     assert f"loop-split{{kernel={workload.kernel} loop={tail} factor={14 % mr}}}" in steps, steps
     assert [s for s in steps if s.startswith("loop-cache-write")] == [
-        f"loop-cache-write{{kernel={workload.kernel} loop={loop} accumulate=true}}"
+        f"loop-cache-write{{kernel={workload.kernel} loop={loop} fill=true}}"
         for loop in (f"{workload.columns}_o", f"{tail}_o")
     ]
     x = np.random.default_rng(5).standard_normal((1, 16, 14, 14)).astype(np.float32)

@@ -6,7 +6,8 @@
 //   unrolled, so in each copy the remainder is a constant (LLVM folds a concatenation's selection on it).
 // - The depthwise convolution (`depthwise` rule): a tile of 4 columns x 8 channels (one vector of x86-64-v3) with the
 //   taps (k4, k5, k6) outside it, the columns unrolled and the channels vectorized, the weight packed at load time
-//   into [C / 8, 1, 3, 3, 8] panels (one contiguous vector per tap), the tile accumulated in registers.
+//   into [C / 8, 1, 3, 3, 8] panels (one contiguous vector per tap), the tile accumulated in registers
+//   from zero and stored into the output once (the output is not zeroed first).
 
 builtin.module {
   func.func @main(%X: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
@@ -88,16 +89,6 @@ builtin.module {
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.func private @depthwise_conv_1(%in0: memref<1x6x6x8xf32> {llvm.noalias}, %in1: memref<1x1x3x3x8xf32> {llvm.noalias}, %out: memref<1x4x4x8xf32> {llvm.noalias}) {
 // CHECK-NEXT:     %tile = loop.alloc "local" : memref<1x1x4x8xf32>
-// CHECK-NEXT:     loop.for "i0_init" %i0_init = 0 to 1 step 1 serial {
-// CHECK-NEXT:       loop.for "i1_init" %i1_init = 0 to 4 step 1 serial {
-// CHECK-NEXT:         loop.for "i2_init" %i2_init = 0 to 4 step 1 serial {
-// CHECK-NEXT:           loop.for "i3_init" %i3_init = 0 to 8 step 1 serial {
-// CHECK-NEXT:             %0 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:             memref.store %0, %out[%i0_init, %i1_init, %i2_init, %i3_init] : memref<1x4x4x8xf32>
-// CHECK-NEXT:           }
-// CHECK-NEXT:         }
-// CHECK-NEXT:       }
-// CHECK-NEXT:     }
 // CHECK-NEXT:     loop.for "i0" %i0 = 0 to 1 step 1 serial {
 // CHECK-NEXT:       loop.for "i1" %i1 = 0 to 4 step 1 serial {
 // CHECK-NEXT:         loop.for "i2_o" %i2_o = 0 to 4 step 4 serial {
@@ -106,12 +97,12 @@ builtin.module {
 // CHECK-NEXT:               loop.for "i3_o_ld1" %i3_o_ld1 = 0 to 1 step 1 serial {
 // CHECK-NEXT:                 loop.for "i3_o_ld2" %i3_o_ld2 = 0 to 4 step 1 unroll {
 // CHECK-NEXT:                   loop.for "i3_o_ld3" %i3_o_ld3 = 0 to 8 step 1 vectorize {
-// CHECK-NEXT:                     %1 = arith.addi %i0, %i3_o_ld0 : index
-// CHECK-NEXT:                     %2 = arith.addi %i1, %i3_o_ld1 : index
-// CHECK-NEXT:                     %3 = arith.addi %i2_o, %i3_o_ld2 : index
-// CHECK-NEXT:                     %4 = arith.addi %i3_o, %i3_o_ld3 : index
-// CHECK-NEXT:                     %5 = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:                     memref.store %5, %tile[%i3_o_ld0, %i3_o_ld1, %i3_o_ld2, %i3_o_ld3] : memref<1x1x4x8xf32>
+// CHECK-NEXT:                     %0 = arith.addi %i0, %i3_o_ld0 : index
+// CHECK-NEXT:                     %1 = arith.addi %i1, %i3_o_ld1 : index
+// CHECK-NEXT:                     %2 = arith.addi %i2_o, %i3_o_ld2 : index
+// CHECK-NEXT:                     %3 = arith.addi %i3_o, %i3_o_ld3 : index
+// CHECK-NEXT:                     %4 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                     memref.store %4, %tile[%i3_o_ld0, %i3_o_ld1, %i3_o_ld2, %i3_o_ld3] : memref<1x1x4x8xf32>
 // CHECK-NEXT:                   }
 // CHECK-NEXT:                 }
 // CHECK-NEXT:               }
@@ -123,20 +114,20 @@ builtin.module {
 // CHECK-NEXT:                     loop.for "i3_i" %i3_i = 0 to 8 step 1 vectorize {
 // CHECK-NEXT:                       %i2 = arith.addi %i2_o, %i2_i : index
 // CHECK-NEXT:                       %i3 = arith.addi %i3_o, %i3_i : index
-// CHECK-NEXT:                       %6 = arith.addi %i1, %k5 : index
-// CHECK-NEXT:                       %7 = arith.addi %i2, %k6 : index
-// CHECK-NEXT:                       %8 = memref.load %in0[%i0, %6, %7, %i3] : memref<1x6x6x8xf32>
-// CHECK-NEXT:                       %9 = arith.constant 8 : index
-// CHECK-NEXT:                       %10 = arith.divui %i3_o, %9 : index
-// CHECK-NEXT:                       %11 = memref.load %in1[%10, %k4, %k5, %k6, %i3_i] : memref<1x1x3x3x8xf32>
-// CHECK-NEXT:                       %12 = arith.mulf %8, %11 fastmath<contract> : f32
+// CHECK-NEXT:                       %5 = arith.addi %i1, %k5 : index
+// CHECK-NEXT:                       %6 = arith.addi %i2, %k6 : index
+// CHECK-NEXT:                       %7 = memref.load %in0[%i0, %5, %6, %i3] : memref<1x6x6x8xf32>
+// CHECK-NEXT:                       %8 = arith.constant 8 : index
+// CHECK-NEXT:                       %9 = arith.divui %i3_o, %8 : index
+// CHECK-NEXT:                       %10 = memref.load %in1[%9, %k4, %k5, %k6, %i3_i] : memref<1x1x3x3x8xf32>
+// CHECK-NEXT:                       %11 = arith.mulf %7, %10 fastmath<contract> : f32
+// CHECK-NEXT:                       %12 = arith.constant 0 : index
 // CHECK-NEXT:                       %13 = arith.constant 0 : index
-// CHECK-NEXT:                       %14 = arith.constant 0 : index
-// CHECK-NEXT:                       %15 = memref.load %tile[%13, %14, %i2_i, %i3_i] : memref<1x1x4x8xf32>
-// CHECK-NEXT:                       %16 = arith.addf %15, %12 fastmath<reassoc,contract> : f32
+// CHECK-NEXT:                       %14 = memref.load %tile[%12, %13, %i2_i, %i3_i] : memref<1x1x4x8xf32>
+// CHECK-NEXT:                       %15 = arith.addf %14, %11 fastmath<reassoc,contract> : f32
+// CHECK-NEXT:                       %16 = arith.constant 0 : index
 // CHECK-NEXT:                       %17 = arith.constant 0 : index
-// CHECK-NEXT:                       %18 = arith.constant 0 : index
-// CHECK-NEXT:                       memref.store %16, %tile[%17, %18, %i2_i, %i3_i] : memref<1x1x4x8xf32>
+// CHECK-NEXT:                       memref.store %15, %tile[%16, %17, %i2_i, %i3_i] : memref<1x1x4x8xf32>
 // CHECK-NEXT:                     }
 // CHECK-NEXT:                   }
 // CHECK-NEXT:                 }
@@ -146,14 +137,12 @@ builtin.module {
 // CHECK-NEXT:               loop.for "i3_o_st1" %i3_o_st1 = 0 to 1 step 1 serial {
 // CHECK-NEXT:                 loop.for "i3_o_st2" %i3_o_st2 = 0 to 4 step 1 unroll {
 // CHECK-NEXT:                   loop.for "i3_o_st3" %i3_o_st3 = 0 to 8 step 1 vectorize {
-// CHECK-NEXT:                     %19 = arith.addi %i0, %i3_o_st0 : index
-// CHECK-NEXT:                     %20 = arith.addi %i1, %i3_o_st1 : index
-// CHECK-NEXT:                     %21 = arith.addi %i2_o, %i3_o_st2 : index
-// CHECK-NEXT:                     %22 = arith.addi %i3_o, %i3_o_st3 : index
-// CHECK-NEXT:                     %23 = memref.load %tile[%i3_o_st0, %i3_o_st1, %i3_o_st2, %i3_o_st3] : memref<1x1x4x8xf32>
-// CHECK-NEXT:                     %24 = memref.load %out[%19, %20, %21, %22] : memref<1x4x4x8xf32>
-// CHECK-NEXT:                     %25 = arith.addf %24, %23 fastmath<reassoc,contract> : f32
-// CHECK-NEXT:                     memref.store %25, %out[%19, %20, %21, %22] : memref<1x4x4x8xf32>
+// CHECK-NEXT:                     %18 = arith.addi %i0, %i3_o_st0 : index
+// CHECK-NEXT:                     %19 = arith.addi %i1, %i3_o_st1 : index
+// CHECK-NEXT:                     %20 = arith.addi %i2_o, %i3_o_st2 : index
+// CHECK-NEXT:                     %21 = arith.addi %i3_o, %i3_o_st3 : index
+// CHECK-NEXT:                     %22 = memref.load %tile[%i3_o_st0, %i3_o_st1, %i3_o_st2, %i3_o_st3] : memref<1x1x4x8xf32>
+// CHECK-NEXT:                     memref.store %22, %out[%18, %19, %20, %21] : memref<1x4x4x8xf32>
 // CHECK-NEXT:                   }
 // CHECK-NEXT:                 }
 // CHECK-NEXT:               }

@@ -38,6 +38,7 @@ builtin.module {
 
 // CHECK:       %[[TAIL:.*]] = loop.alloc "local" : memref<1x5x16xf32>
 // CHECK-NEXT:  %[[TILE:.*]] = loop.alloc "local" : memref<1x6x16xf32>
+// CHECK-NOT:   _init"
 // CHECK:       loop.for "i0" %i0 = 0 to 1 step 1 serial {
 // CHECK-NEXT:    loop.for "k3_o" %k3_o = 0 to 192 step 192 serial {
 // CHECK-NEXT:      loop.for "i1_o" %i1_o = 0 to 192 step 6 parallel {

@@ -2,7 +2,8 @@
 
 // An integer matmul reaches the schedules as its operands less their zero points and an i32 GEMM: the integer GEMM
 // rule gives it the GEMM's register tile (4 rows x 16 columns in two 8-lane vectors) of i32 multiply-adds, B (a
-// weight, less its zero point at load time) packed into 16-column panels.
+// weight, less its zero point at load time) packed into 16-column panels. One depth block: each tile is stored
+// into the output once, not added to a zeroed output.
 func.func @matmul_integer(%a: tensor<8x64xui8>, %az: tensor<1xui8>) -> tensor<8x32xi32> {
   %b = graph.weight "b" : tensor<64x32xi8>
   %bz = graph.weight "bz" : tensor<1xi8>
@@ -13,6 +14,7 @@ func.func @matmul_integer(%a: tensor<8x64xui8>, %az: tensor<1xui8>) -> tensor<8x
 // CHECK:         loop.precompute @matmul_integer_2_pack1(%{{.*}}) : (memref<64x32xi32>) -> memref<2x64x16xi32>
 // CHECK-LABEL: func.func private @matmul_integer_2(
 // CHECK-NEXT:    %tile = loop.alloc "local" : memref<4x16xi32>
+// CHECK-NOT:     _init"
 // CHECK:         loop.for "k2_o" %k2_o = 0 to 64 step 64 serial {
 // CHECK-NEXT:      loop.for "i0_o" %i0_o = 0 to 8 step 4 serial {
 // CHECK-NEXT:        loop.for "i1_o" %i1_o = 0 to 32 step 16 serial {
@@ -22,4 +24,6 @@ func.func @matmul_integer(%a: tensor<8x64xui8>, %az: tensor<1xui8>) -> tensor<8x
 // CHECK:                     %[[P:[0-9]+]] = arith.muli %{{[0-9]+}}, %{{[0-9]+}} : i32
 // CHECK:                     arith.addi %{{[0-9]+}}, %[[P]] : i32
 // CHECK:             loop.for "i1_o_st1" %i1_o_st1 = 0 to 16 step 1 vectorize {
-// CHECK:               arith.addi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK-NOT:             : i32
+// CHECK:                 %[[T:[0-9]+]] = memref.load %tile[%i1_o_st0, %i1_o_st1] : memref<4x16xi32>
+// CHECK-NEXT:            memref.store %[[T]], %out[
