@@ -1,4 +1,4 @@
-"""Numerics of Shrink (hard and soft) and SwiGLU at every opt level, on float32, float16 and bfloat16 (computed in
+"""Numerics of Shrink (hard and soft) and SwiGLU at O0 and O3, on float32, float16 and bfloat16 (computed in
 float32, rounded on store), Shrink also on float64 and integers. Shrink against ONNX Runtime; SwiGLU (opset 28,
 which ONNX Runtime lacks) against onnx's reference evaluator. SwiGLU refuses float64 (computed on float32 only)."""
 

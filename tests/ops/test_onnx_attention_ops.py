@@ -1,5 +1,5 @@
 """Numerics of the transformer ops (Attention, opsets 23-24, and RotaryEmbedding, opset 23), end to end through
-minimlc's InferenceSession at every opt level, and their import errors.
+minimlc's InferenceSession at O0 and O3, and their import errors.
 
 Each case is a one-node model on seeded random inputs (bool masks and int64 positions and lengths are run-time
 inputs too), compared with ONNX Runtime at rtol=1e-4, atol=1e-5 on every output the node has (float16 Attention:

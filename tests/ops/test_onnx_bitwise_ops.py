@@ -1,4 +1,4 @@
-"""Numerics of the ops on bits at every opt level: BitShift, BitwiseAnd/Or/Xor/Not over every integer type, BitCast
+"""Numerics of the ops on bits at O0 and O3: BitShift, BitwiseAnd/Or/Xor/Not over every integer type, BitCast
 between types of one width, IsNaN and IsInf over every float type. Against ONNX Runtime; onnx's reference evaluator
 where ONNX Runtime lacks the op or type (BitShift of signed integers, opset 28; BitCast, opset 26)."""
 

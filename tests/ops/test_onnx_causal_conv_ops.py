@@ -1,4 +1,4 @@
-"""Numerics of CausalConvWithState (opset 27) end to end through minimlc's InferenceSession at every opt level,
+"""Numerics of CausalConvWithState (opset 27) end to end through minimlc's InferenceSession at O0 and O3,
 against ONNX Runtime (which implements it), and its import errors.
 
 Each case is a one-node model on seeded random run-time inputs; the output and present_state are compared at

@@ -1,5 +1,5 @@
 """Numerics of If, Loop, Scan, SequenceMap and the sequence and optional ops (resolved at import time: unrolled,
-selected, kept as lists of graph values) against ONNX Runtime at every opt level, and their refusals: a run-time
+selected, kept as lists of graph values) against ONNX Runtime at O0 and O3, and their refusals: a run-time
 trip count, branches of different shapes under a run-time condition, too many iterations."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numerics of the detection ops (MaxUnpool, RoiAlign, DeformConv) at every opt level against ONNX Runtime (onnx's
+"""Numerics of the detection ops (MaxUnpool, RoiAlign, DeformConv) at O0 and O3 against ONNX Runtime (onnx's
 reference evaluator where ONNX Runtime lacks the case or reads it otherwise), and their refusals."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Numerics of every run-time element type (int8, int16, uint8..uint64, float64, float16, bfloat16) end to end through
-InferenceSession at every opt level (the autouse fixture of conftest.py), against ONNX Runtime: integer and bool
+InferenceSession at O0 and O3 (the autouse fixture of conftest.py), against ONNX Runtime: integer and bool
 outputs exactly, float ones at rtol=1e-5 (float16/bfloat16 bit for bit: computed in float32 and rounded once, as ONNX
 Runtime does). Every input is a graph input, so native code computes each case.
 """

@@ -1,5 +1,5 @@
 """Einsum on float64 and integer operands (multiplied and summed in their own type), diagonals (a letter twice in one
-operand) and ellipses, against ONNX Runtime at every opt level (conftest); float32 forms are in
+operand) and ellipses, against ONNX Runtime at O0 and O3 (conftest); float32 forms are in
 test_onnx_tensor_ops.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Numerics of ReverseSequence at every opt level: run-time lengths (every entry's own, 0 and the full axis among
+"""Numerics of ReverseSequence at O0 and O3: run-time lengths (every entry's own, 0 and the full axis among
 them), either axis order, higher ranks and every element type (bool, integers, floats, float16 and bfloat16 moved
 as they are), against ONNX Runtime (the reference evaluator for bfloat16, which ONNX Runtime lacks)."""
 

@@ -1,4 +1,4 @@
-"""Numerics of Det at every opt level: every order the kernel takes (1 to 8), batches of several axes, singular and
+"""Numerics of Det at O0 and O3: every order the kernel takes (1 to 8), batches of several axes, singular and
 permutation-needing matrices (partial pivoting), against ONNX Runtime for float32; float64 and float16 against
 numpy's `linalg.det` (ONNX Runtime's Det is float32 only). Orders beyond 8 and non-square inputs are refused."""
 

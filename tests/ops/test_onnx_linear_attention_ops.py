@@ -1,4 +1,4 @@
-"""Numerics of LinearAttention (opset 27) end to end through minimlc's InferenceSession at every opt level, against
+"""Numerics of LinearAttention (opset 27) end to end through minimlc's InferenceSession at O0 and O3, against
 ONNX Runtime (which implements it), and its import errors.
 
 Each case is a one-node model on seeded random inputs, every input a run-time graph input; both outputs (the

@@ -1,4 +1,4 @@
-"""Numerics of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss against ONNX Runtime at every opt level: each
+"""Numerics of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss against ONNX Runtime at O0 and O3: each
 reduction, with and without class weights and ignore_index, 2-D and N-d targets, and the log_prob output."""
 
 from __future__ import annotations

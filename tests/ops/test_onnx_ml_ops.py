@@ -1,4 +1,4 @@
-"""Numerics of the ai.onnx.ml numeric ops at every opt level: Binarizer and ArrayFeatureExtractor, against ONNX Runtime
+"""Numerics of the ai.onnx.ml numeric ops at O0 and O3: Binarizer and ArrayFeatureExtractor, against ONNX Runtime
 (onnx's reference evaluator for Binarizer's double and integer types, which ONNX Runtime lacks, and for NaN, on which
 ONNX Runtime fails while ONNX defines 0); indices out of range raise as in ONNX Runtime."""
 

@@ -1,4 +1,4 @@
-"""Numerics of NonMaxSuppression at every opt level against ONNX Runtime: random boxes of both formats (flipped
+"""Numerics of NonMaxSuppression at O0 and O3 against ONNX Runtime: random boxes of both formats (flipped
 corners too), score threshold present or not, limits below and above the box count, run-time IoU and score
 thresholds; the output is trimmed to the run-time count. And its refusals."""
 

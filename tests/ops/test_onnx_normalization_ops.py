@@ -1,6 +1,6 @@
 """Numerics of the normalisations over computed statistics (LayerNormalization, RMSNormalization,
 GroupNormalization, InstanceNormalization, MeanVarianceNormalization) and of Softmax/LogSoftmax on every axis, end
-to end through minimlc's InferenceSession at every opt level, and their import errors.
+to end through minimlc's InferenceSession at O0 and O3, and their import errors.
 
 Each case is a tiny one-node model on seeded random float32 inputs, compared with ONNX Runtime at rtol=1e-4,
 atol=1e-5. ONNX Runtime 1.32 does not implement RMSNormalization (opset 23): those cases compare with

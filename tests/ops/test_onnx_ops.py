@@ -2,7 +2,7 @@
 
 Each case is a tiny model of one node (plus a small MLP), run on seeded random float32 inputs and
 compared with `onnx.reference.ReferenceEvaluator` at rtol=1e-5, atol=1e-6; shapes and dtypes must
-match exactly.
+match exactly. The core ops run at every opt level (`OPT_LEVELS`; the other op modules at O0 and O3).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from minimlc.runtime import InferenceSession
 
 RTOL = 1e-5
 ATOL = 1e-6
+OPT_LEVELS = (0, 1, 2, 3)
+"""The levels these tests run at (`tests/ops/conftest.py`)."""
 
 Shape = tuple[int, ...]
 

@@ -1,4 +1,4 @@
-"""Numerics of Pow with integer operands against ONNX Runtime at every opt level: a float32 base to int32 and int64
+"""Numerics of Pow with integer operands against ONNX Runtime at O0 and O3: a float32 base to int32 and int64
 exponents, and integer bases to integer exponents (square-and-multiply; a negative exponent truncates the
 reciprocal), and integer bases to float exponents (in float64, truncated back, as ONNX Runtime computes them)."""
 

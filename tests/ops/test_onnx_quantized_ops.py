@@ -1,5 +1,5 @@
 """Quantized ops (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv, DynamicQuantizeLinear, blocked
-Quantize/DequantizeLinear) against ONNX Runtime: integer outputs bit-exact, at every opt level.
+Quantize/DequantizeLinear) against ONNX Runtime: integer outputs bit-exact, at O0 and O3.
 
 On a host without VNNI, ONNX Runtime's u8 x s8 kernels saturate sums of two products at int16, so random int8
 operands there use 7 bits (`INT8_RANGE`, ONNX Runtime's `reduce_range` remedy); the explicit extremes cases

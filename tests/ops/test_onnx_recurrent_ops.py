@@ -1,5 +1,5 @@
 """Numerics of RNN, LSTM and GRU (unrolled over time into graph ops) against ONNX Runtime (onnx's reference evaluator
-for the batch-first layout, which ONNX Runtime refuses) at every opt level: every
+for the batch-first layout, which ONNX Runtime refuses) at O0 and O3: every
 direction, both layouts, biases, initial states, LSTM peepholes, GRU's linear_before_reset, other activations and
 run-time sequence lengths; every output (Y, Y_h, and LSTM's Y_c)."""
 

@@ -1,7 +1,7 @@
 """Numerics of the ops of a ShuffleNet unit in the layouts O2/O3 give them: a depthwise convolution whose output a
 convolution reads (stored channels-last, the `depthwise` schedule: channel vectors of 16, 8 or 4 lanes, or none),
 the channel shuffle (Reshape -> Transpose -> Reshape, the `shuffle` schedule) and grouped 1x1 convolutions, against
-ONNX Runtime on seeded random inputs and weights, at every opt level (tests/ops/conftest.py).
+ONNX Runtime on seeded random inputs and weights, at O0 and O3 (tests/ops/conftest.py).
 """
 
 from __future__ import annotations

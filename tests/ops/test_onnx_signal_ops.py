@@ -1,4 +1,4 @@
-"""Numerics of the signal ops (DFT, STFT, MelWeightMatrix) at every opt level against ONNX Runtime (onnx's reference
+"""Numerics of the signal ops (DFT, STFT, MelWeightMatrix) at O0 and O3 against ONNX Runtime (onnx's reference
 evaluator for the inverse one-sided DFT, which ONNX Runtime computes differently), and their refusals.
 
 dft_length, axis (opset 20), frame_step and frame_length set the output's shape: they are initializers, as the

@@ -1,4 +1,4 @@
-"""Numerics of TfIdfVectorizer over integer tokens at every opt level against ONNX Runtime (every mode, gram lengths,
+"""Numerics of TfIdfVectorizer over integer tokens at O0 and O3 against ONNX Runtime (every mode, gram lengths,
 skip counts, int32 and int64 tokens, [C] and [B, C] inputs), and its refusal of string pools."""
 
 from __future__ import annotations

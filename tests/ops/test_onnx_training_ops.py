@@ -1,4 +1,4 @@
-"""Numerics of the ai.onnx.preview.training optimizers (Adagrad, Adam, Momentum) at every opt level, against onnx's
+"""Numerics of the ai.onnx.preview.training optimizers (Adagrad, Adam, Momentum) at O0 and O3, against onnx's
 reference evaluator (ONNX Runtime's CPU build lacks them), one and several tensors, T = 0 and T > 0, and their
 refusals."""
 

@@ -1,5 +1,5 @@
 """Numerics of ai.onnx.ml TreeEnsembleRegressor (domain versions 1 and 3, the form scikit-learn's and LightGBM's
-converters write) at every opt level against ONNX Runtime: random forests with node ids in shuffled order, several
+converters write) at O0 and O3 against ONNX Runtime: random forests with node ids in shuffled order, several
 targets per leaf, base values, every aggregate, the computed post-transforms, float32/float64/int64 inputs, NaNs
 that track true; malformed forests are refused."""
 

@@ -1,7 +1,7 @@
 """Ops on element types and forms that were refused before: Pad (every mode) of integers, bools and float64, Pow of
 an integer base to float exponents, MaxPool of 8- and 16-bit integers, ReduceMax/ReduceMin of bools, reductions
 over an empty axis of float64 and integers, exp/log/sqrt/tanh of float64, Compress and Unique of bfloat16. Against
-ONNX Runtime where it has the kernel (onnx's reference evaluator where not), at every opt level (conftest)."""
+ONNX Runtime where it has the kernel (onnx's reference evaluator where not), at O0 and O3 (conftest)."""
 
 from __future__ import annotations
 

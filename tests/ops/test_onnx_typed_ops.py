@@ -1,6 +1,7 @@
 """Numerics of ops on run-time int32, int64 and bool tensors (and float comparisons, casts and index ops), end to
-end through InferenceSession at every opt level, against ONNX Runtime: integer and bool outputs exactly, float ones
-at rtol=1e-5. Every input is a graph input, so nothing is folded at import time: native code computes each case.
+end through InferenceSession at O0 and O3 (`tests/ops/conftest.py`), against ONNX Runtime: integer and bool outputs
+exactly, float ones at rtol=1e-5. Every input is a graph input, so nothing is folded at import time: native code
+computes each case.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from onnx import helper
 
 from minimlc.runtime import InferenceSession
 
-OPT_LEVELS = [0, 1, 2, 3]
 RNG = np.random.default_rng(7)
 
 
@@ -141,7 +141,6 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("opt_level", OPT_LEVELS)
 @pytest.mark.parametrize(("op_type", "feeds", "attributes"), CASES)
 def test_typed_op(op_type: str, feeds: dict[str, np.ndarray], attributes: dict[str, Any], opt_level: int) -> None:
     _check(_model(op_type, feeds, attributes), feeds, opt_level)
@@ -159,7 +158,6 @@ SHAPE_OPERAND_CASES = [
 ]
 
 
-@pytest.mark.parametrize("opt_level", OPT_LEVELS)
 @pytest.mark.parametrize(
     ("op_type", "feeds", "operand", "attributes"),
     SHAPE_OPERAND_CASES,
@@ -171,7 +169,6 @@ def test_typed_op_with_a_constant_operand(
     _check(_model(op_type, feeds, attributes, {"K": operand}), feeds, opt_level)
 
 
-@pytest.mark.parametrize("opt_level", OPT_LEVELS)
 def test_slice_of_int_data(opt_level: int) -> None:
     feeds = {"X": _ints((4, 6))}
     parameters = {"S": [1, 5], "E": [4, 0], "A": [0, 1], "P": [2, -2]}
