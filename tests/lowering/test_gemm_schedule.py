@@ -78,11 +78,11 @@ def test_blis_order_keeps_the_numbers(change: dict[str, object], reorder: str) -
 
 @pytest.mark.parametrize(
     ("cpu", "mr", "nr"),
-    [("znver4", 8, 32), ("x86-64-v3", 4, 16)],
+    [("znver4", 8, 32), ("x86-64-v3", 6, 16)],
 )
 def test_default_takes_the_blis_order_where_b_fills_l2(cpu: str, mr: int, nr: int) -> None:
     """MatMul 1024^3: a 256-deep row of B's panels is 1 MB, a 1 MB L2: one 1024-deep block, row blocks of 64 rows
-    (64 x 1024 floats of A: a quarter of L2)."""
+    (64 x 1024 floats of A: a quarter of L2). AVX2's 6-row tiles leave a tail of 4 rows."""
     big = GemmWorkload("matmul_0", "i0", "i1", "k2", 1024, 1024, 1024, 1, 1, True, False)
     config = GEMM.default(big, target_from_name(cpu))
     expected = {"mr": mr, "nr": nr, "kc": 1024, "nc": 0, "order": "k,j,i", "mc": 64, "unroll": True, "pack": True}
@@ -95,7 +95,9 @@ def test_default_takes_the_blis_order_where_b_fills_l2(cpu: str, mr: int, nr: in
     [
         (197, False, "x86-64-v3", 6),  # ViT's tokens: prime, the widest tile of 2 AVX2 vectors with a tail of 5
         (197, False, "znver4", 8),  # 24 tiles of 8 rows of 2 zmm vectors and a tail of 5
-        (196, False, "x86-64-v3", 4),  # a divisor of 4 rows or more is kept
+        (196, False, "x86-64-v3", 6),  # 32 tiles of 6 rows (12 accumulators, not 4 rows' 8) and a tail of 4
+        (16, False, "x86-64-v3", 4),  # fewer than 4 tiles of the widest: a divisor of 4 rows or more is kept
+        (196, True, "x86-64-v3", 4),  # under batch loops of several iterations, too
         (197, True, "x86-64-v3", 1),  # under batch loops the tail would share their body: rows one at a time
         (5, False, "x86-64-v3", 1),  # no more rows than the widest tile: no tail, one row at a time as before
     ],

@@ -4,7 +4,8 @@
 // A MatMul whose weight's 256-deep row of panels (256 x 1024 floats) fills a 1 MB L2 gets BLIS's loop order: one
 // 512-deep block (the output read and written once), row blocks of A whose 512-deep rows fill a quarter of L2
 // (128 rows), the weight's column panels inside a row block and the register tiles inside a panel, so that a
-// panel serves the whole row block. With AVX-512 (znver4) 8 x 32 tiles of 16 zmm accumulators, with AVX2 4 x 16.
+// panel serves the whole row block. With AVX-512 (znver4) 8 x 32 tiles of 16 zmm accumulators; with AVX2 6 x 16
+// (12 ymm accumulators) in row blocks of 21 tiles (126 rows), and the 4 rows left one more tile per column panel.
 
 builtin.module {
   func.func @main(%a: memref<256x512xf32>, %out0: memref<256x1024xf32>) attributes {minimlc.entry} {
@@ -49,10 +50,16 @@ builtin.module {
 // AVX2:      %b_packed = loop.precompute @matmul_0_pack1(%b) : (memref<512x1024xf32>) -> memref<64x512x16xf32>
 // AVX2-LABEL: func.func private @matmul_0(
 // AVX2-NEXT:    %tile = loop.alloc "local" : memref<4x16xf32>
+// AVX2-NEXT:    %tile_1 = loop.alloc "local" : memref<6x16xf32>
 // AVX2:         loop.for "k2_o" %k2_o = 0 to 512 step 512 serial {
-// AVX2-NEXT:      loop.for "i0_o_o" %i0_o_o = 0 to 256 step 128 parallel {
+// AVX2-NEXT:      loop.for "i0_o_o" %i0_o_o = 0 to 252 step 126 parallel {
 // AVX2-NEXT:        loop.for "i1_o" %i1_o = 0 to 1024 step 16 parallel {
-// AVX2-NEXT:          loop.for "i0_o_i" %i0_o_i = 0 to 128 step 4 serial {
+// AVX2-NEXT:          loop.for "i0_o_i" %i0_o_i = 0 to 126 step 6 serial {
 // AVX2:                 loop.for "k2_i" %k2_i = 0 to 512 step 1 serial {
-// AVX2-NEXT:              loop.for "i0_i" %i0_i = 0 to 4 step 1 unroll {
+// AVX2-NEXT:              loop.for "i0_i" %i0_i = 0 to 6 step 1 unroll {
 // AVX2-NEXT:                loop.for "i1_i" %i1_i = 0 to 16 step 1 vectorize {
+// AVX2:         loop.for "i1_o_in_i0_t" %i1_o_in_i0_t = 0 to 1024 step 16 parallel {
+// AVX2-NEXT:      loop.for "k2_o_in_i0_t" %k2_o_in_i0_t = 0 to 512 step 512 serial {
+// AVX2-NEXT:        loop.for "i0_t_o" %i0_t_o = 252 to 256 step 4 serial {
+// AVX2:               loop.for "k2_i_in_i0_t" %k2_i_in_i0_t = 0 to 512 step 1 serial {
+// AVX2-NEXT:            loop.for "i0_t_i" %i0_t_i = 0 to 4 step 1 unroll {
