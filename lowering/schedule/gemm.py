@@ -22,17 +22,17 @@ serves the block's tiles while the block's `mc x kc` rows of A stay in L2), `unr
 
     k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
 
-Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the
-vector registers, the tail of rows (where it does not divide them) one more register tile per column panel; where
-the rows make fewer than 4 such tiles, the largest that divides them unless that is under 4 (not under batch loops
-of several iterations either: a tail beside the full tiles in a batch loop's body leaves parallel placement only the
-batch loop). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA latency's bare minimum): MatMul 1024^3
-0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two
-vectors if they divide the columns, else one; `nc` 0. Where B is a weight whose 256-deep row of panels (`256 x N`)
-fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block: the output is
-read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most a quarter of L2;
-elsewhere order `k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col
-convolutions keep the schedule they were measured with).
+Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the vector
+registers, the tail of rows (where it does not divide them) one more register tile per column panel; where the rows make
+fewer than 4 such tiles, the largest that divides them unless that is under 4 (not under batch loops of several
+iterations either: a tail beside the full tiles in a batch loop's body leaves parallel placement only the batch loop).
+With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA latency's bare minimum): MatMul 1024^3 0.87-0.89x its time,
+ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two vectors if they divide the
+columns, else one; `nc` 0. Where B is a weight whose 256-deep row of panels (`256 x N`) fills the L2 cache (MatMul
+1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block: the output is read and written
+once) and `mc` the largest row block whose `mc x kc` rows of A fill at most a quarter of L2; elsewhere order `k,i,j`
+with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep the
+schedule they were measured with).
 """
 
 from __future__ import annotations
