@@ -116,8 +116,7 @@ class LoopCacheWritePass(ModulePass):
                 builder.insert(memref.StoreOp.get(access.value, tile.result, indices))
             access.detach()
             access.erase()
-        fill_nest = self.fill_nest(kernel, target, buffer) if self.fill else None
-        fill = _filled_with(fill_nest) if fill_nest is not None else None
+        fill_nest, fill = self.fill_nest(kernel, target, buffer) if self.fill else (None, None)
         start = Builder(InsertPoint.at_start(body))
         bases = [build_form(start, part) for part in outer_parts]
         copies = _Copies(self.loop, self.accumulate, order, extents, kinds, bases, buffer, fill)
@@ -148,20 +147,19 @@ class LoopCacheWritePass(ModulePass):
         copies.move(end, "stt", tile.result, stage.result)
         copies.store(end, stage.result, serial=True)
 
-    def fill_nest(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> loop.ForOp:
-        """The nest that fills all of `buffer` with a constant before `target`'s (see `fill`): the nearest one before
-        it, past nests that store to `buffer` without reading it (tiles already started at the fill: a row tail's
-        tile after its main tiles' nest)."""
+    def fill_nest(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> tuple[loop.ForOp, Attribute]:
+        """The nest that fills all of `buffer` with a constant before `target`'s, and that constant (see `fill`): the
+        nearest such nest before it, past nests that store to `buffer` without reading it (tiles already started at
+        the fill: a row tail's tile after its main tiles' nest)."""
         nest = _top_level(target, kernel)
         before = nest.prev_op if nest is not None else None
-        while before is not None and not _fills(before, buffer):
+        while before is not None:
+            if isinstance(before, loop.ForOp) and (store := _fill_store(before, buffer)) is not None:
+                return before, store.value.owner.value  # type: ignore[union-attr]
             if any(isinstance(op, memref.LoadOp) and op.memref is buffer for op in before.walk()):
-                before = None
                 break
             before = before.prev_op
-        if not isinstance(before, loop.ForOp):
-            raise self.fail("fill=true needs a nest before it to fill the whole output with a constant")
-        return before
+        raise self.fail("fill=true needs a nest before it to fill the whole output with a constant")
 
     def remove_fill(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue, fill: loop.ForOp) -> None:
         """Check that the copy back writes no element of `buffer` twice nor one that a store since the fill writes,
@@ -225,24 +223,18 @@ class LoopCacheWritePass(ModulePass):
 
 
 
-def _filled_with(nest: loop.ForOp) -> Attribute:
-    """The constant fill nest `nest` stores."""
-    (store,) = [op for op in nest.walk() if isinstance(op, memref.StoreOp)]
-    assert isinstance(store.value.owner, arith.ConstantOp)
-    return store.value.owner.value
-
-
-def _fills(nest: Operation, buffer: SSAValue) -> bool:
-    """True if `nest` is a loop nest storing one constant to every element of `buffer` once, and nothing else."""
+def _fill_store(nest: loop.ForOp, buffer: SSAValue) -> memref.StoreOp | None:
+    """The store of `nest` if the nest stores one constant to every element of `buffer` once and does nothing else."""
     stores = [op for op in nest.walk() if isinstance(op, memref.StoreOp)]
-    return (
-        isinstance(nest, loop.ForOp)
-        and len(stores) == 1
+    if (
+        len(stores) == 1
         and stores[0].memref is buffer
         and isinstance(stores[0].value.owner, arith.ConstantOp)
         and not any(isinstance(op, memref.LoadOp) for op in nest.walk())
         and writes_each_element_once(stores[0], nest)
-    )
+    ):
+        return stores[0]
+    return None
 
 
 def _apart(first: memref.StoreOp, second: memref.StoreOp) -> bool:

@@ -109,9 +109,10 @@ def register_tile_steps(kernel: str, rows: str, columns: str, tile: str, unroll:
     """The end of a register-blocked schedule (GEMM, direct convolution): unroll the tile's `rows` loop (if asked),
     vectorize its `columns` loop and keep the tile in registers, accumulated and written back once at loop `tile`.
 
-    `fill`: the whole reduction lies inside `tile` and its tiles cover the output once (no tail, one depth block),
-    so the tile starts at the zero that `loop-decompose-reduction`'s nest fills the output with, that nest goes and
-    the write-back stores: one pass over the output instead of a zeroing pass and a read-add-write one."""
+    `fill`: the whole reduction lies inside `tile` (one depth block), so the tile starts at the zero that
+    `loop-decompose-reduction`'s nest fills the output with and the write-back stores; that nest goes once the tiles
+    (a tail's too) write every output element: one pass over the output instead of a zeroing pass and a
+    read-add-write one."""
     steps = [f"loop-unroll{{kernel={kernel} loop={rows}}}"] if unroll else []
     start = "fill=true" if fill else "accumulate=true"
     return [
