@@ -179,6 +179,33 @@ def distinct_writes(store: memref.StoreOp, root: Operation) -> int | None:
     return math.prod(lp.trip_count for lp in loops)
 
 
+def stores_apart(first: memref.StoreOp, second: memref.StoreOp) -> bool:
+    """True if the two stores' index ranges (over their loops) are disjoint in some dimension."""
+    forms = [[affine_form(index) for index in store.indices] for store in (first, second)]
+    if any(form is None for store_forms in forms for form in store_forms):
+        return False
+    ranges = [[form_range(form) for form in store_forms] for store_forms in forms]  # type: ignore[arg-type]
+    return any(a[1] < b[0] or b[1] < a[0] for a, b in zip(*ranges))
+
+
+def cover_each_element_once(stores: list[memref.StoreOp], block: Block) -> bool:
+    """True if `stores` (each under its loops up to the op of `block` holding it) together write every element of
+    their buffer exactly once: none writes an element twice, their index ranges are pairwise apart, and their counts
+    add up to the buffer's size (a register tile's copy back and its tail's)."""
+    counts = [distinct_writes(store, top_level(store, block)) for store in stores]  # type: ignore[arg-type]
+    if None in counts or any(not stores_apart(a, b) for n, a in enumerate(stores) for b in stores[n + 1 :]):
+        return False
+    return sum(counts) == math.prod(stores[0].memref.type.get_shape())  # type: ignore[arg-type, union-attr]
+
+
+def top_level(op: Operation, block: Block) -> Operation | None:
+    """The op of `block` that is or contains `op` (None if `op` is not inside `block`)."""
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
 def affine_form(value: SSAValue) -> Affine | None:
     """`value` as an affine form over loop induction variables, or None if it is not one."""
     if loop_of(value) is not None:
@@ -196,6 +223,12 @@ def affine_form(value: SSAValue) -> Affine | None:
             if set(scale) <= {None}:
                 return {key: coeff * scale.get(None, 0) for key, coeff in form.items()}
     return None
+
+
+def sparse_form(value: SSAValue) -> Affine | None:
+    """`affine_form` without its zero terms (so that `i + 0 * j` and `i` compare equal)."""
+    form = affine_form(value)
+    return None if form is None else {key: coeff for key, coeff in form.items() if coeff}
 
 
 def form_range(form: Affine) -> tuple[int, int]:

@@ -26,7 +26,7 @@ of an NCHW output: only the copy back is strided):
 
 from __future__ import annotations
 
-import math
+import itertools
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -45,6 +45,7 @@ from minimlc.lowering.loop.analysis import (
     affine_form,
     build_form,
     check_new_names,
+    cover_each_element_once,
     distinct_writes,
     find_kernel,
     find_loop,
@@ -52,6 +53,8 @@ from minimlc.lowering.loop.analysis import (
     loop_of,
     loops_of,
     new_loop,
+    stores_apart,
+    top_level,
     writes_each_element_once,
 )
 
@@ -151,7 +154,7 @@ class LoopCacheWritePass(ModulePass):
         """The nest that fills all of `buffer` with a constant before `target`'s, and that constant (see `fill`): the
         nearest such nest before it, past nests that store to `buffer` without reading it (tiles already started at
         the fill: a row tail's tile after its main tiles' nest)."""
-        nest = _top_level(target, kernel)
+        nest = top_level(target, kernel.body.block)
         before = nest.prev_op if nest is not None else None
         while before is not None:
             if isinstance(before, loop.ForOp) and (store := _fill_store(before, buffer)) is not None:
@@ -165,7 +168,7 @@ class LoopCacheWritePass(ModulePass):
         """Check that the copy back writes no element of `buffer` twice nor one that a store since the fill writes,
         and erase the fill once the stores since it write every element once and nothing since reads `buffer` (with
         a tail's tile still to convert, the fill stays for it)."""
-        nest = _top_level(target, kernel)
+        nest = top_level(target, kernel.body.block)
         assert nest is not None
         (write_back,) = [op for op in target.walk() if isinstance(op, memref.StoreOp) and op.memref is buffer]
         if distinct_writes(write_back, nest) is None:
@@ -176,12 +179,9 @@ class LoopCacheWritePass(ModulePass):
             since += [a for a in op.walk() if isinstance(a, _Access) and a.memref is buffer]
             op = op.next_op
         stores = [a for a in since if isinstance(a, memref.StoreOp)]
-        if any(not _apart(write_back, store) for store in stores if store is not write_back):
+        if any(not stores_apart(write_back, store) for store in stores if store is not write_back):
             raise self.fail("fill=true: a store since the fill writes elements of the tile's region")
-        counts = [distinct_writes(store, _top_level(store, kernel)) for store in stores]
-        shape = buffer.type.get_shape()  # type: ignore[union-attr]
-        covered = None not in counts and sum(counts) == math.prod(shape)  # type: ignore[arg-type]
-        if covered and len(stores) == len(since):
+        if len(stores) == len(since) and cover_each_element_once(stores, kernel.body.block):
             fill.detach()
             fill.erase()
 
@@ -237,23 +237,6 @@ def _fill_store(nest: loop.ForOp, buffer: SSAValue) -> memref.StoreOp | None:
     return None
 
 
-def _apart(first: memref.StoreOp, second: memref.StoreOp) -> bool:
-    """True if the two stores' index ranges (over their loops) are disjoint in some dimension."""
-    forms = [[affine_form(index) for index in store.indices] for store in (first, second)]
-    if any(form is None for store_forms in forms for form in store_forms):
-        return False
-    ranges = [[form_range(form) for form in store_forms] for store_forms in forms]  # type: ignore[arg-type]
-    return any(a[1] < b[0] or b[1] < a[0] for a, b in zip(*ranges))
-
-
-def _top_level(op: Operation, kernel: func.FuncOp) -> Operation | None:
-    """The op of `kernel`'s body that is or contains `op`."""
-    current: Operation | None = op
-    while current is not None and current.parent_block() is not kernel.body.block:
-        current = current.parent_op()
-    return current
-
-
 @dataclass
 class _Copies:
     """The copy nests between a buffer's tile and a local tile of the same extents (dimensions in `order`)."""
@@ -278,7 +261,7 @@ class _Copies:
             for d in dims
         ]
         builder.insert(loops[0])
-        for outer, inner in zip(loops, loops[1:]):
+        for outer, inner in itertools.pairwise(loops):
             outer.body.block.add_op(inner)
         innermost: Block = loops[-1].body.block
         inner_builder = Builder(InsertPoint.at_end(innermost))

@@ -26,15 +26,11 @@ buffers stay `loop.alloc "global"` in the caller, so memory planning still place
 during the fused call. The call replaces the group's last call. Fused kernels are deduplicated by printed body, as
 `te-to-loop` does; kernels nothing refers to any more are erased.
 
-Where a contraction stage zeroes its output and then adds each element's finished sum once, from its register tile
-(`loop-decompose-reduction` + `loop-cache-write accumulate=true` with the whole reduction inside the tile loop, as
-the convolution schedule has it; checked: the write-back loops visit every element exactly once), and its
-elementwise stage follows directly, the elementwise body moves into the write-back (TVM's epilogue at the cache
-write): it reads the tile's value instead of the intermediate, so the zeroing, the intermediate buffer and the
-stage's pass over it disappear. In a vectorized write-back (a channels-last convolution's, a GEMM's whose whole
-reduction is in the tile loop) the epilogue becomes vector code too, so one with a libm call or a bool (i1) read (no
-vector form) stays a stage of its own. With no epilogue, a write-back element by element (a convolution's NCHW
-output) stores each sum instead of adding it, and the zeroing goes (`_store_scalar_write_back`).
+Where the elementwise stage directly follows the contraction stage that writes its input once per element from
+register tiles, its body moves into the tiles' write-backs (TVM's epilogue at the cache write; `epilogue.py`): the
+intermediate buffer and the stage's pass over it disappear. With no epilogue, a write-back that adds to a zeroed
+output element by element (a convolution's NCHW output) stores each sum instead, and the zeroing goes
+(`store_scalar_write_back`).
 
     func.call @pad_0(%x, %p)       // injective, only @conv_1 reads %p
     func.call @conv_1(%p, %w, %c)  // contraction, only @relu_2 reads %c
@@ -49,19 +45,15 @@ import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    FloatAttr,
-    IndexType,
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
-    f32,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -69,18 +61,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR
-from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
-from minimlc.lowering.loop.analysis import (
-    Affine,
-    affine_form,
-    enclosing_loops,
-    is_bool_buffer,
-    loop_of,
-    structural_key,
-    writes_each_element_once,
-)
-
-_ZERO = FloatAttr(0.0, f32)
+from minimlc.lowering.loop.analysis import Affine, sparse_form, structural_key
+from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back
 
 
 class Pattern(IntEnum):
@@ -109,16 +91,11 @@ def kernel_pattern(kernel: func.FuncOp) -> Pattern:
     stores = [op for op in ops if isinstance(op, memref.StoreOp)]
     if len(stores) != 1 or stores[0].memref is not out:
         return Pattern.INJECTIVE
-    out_forms = [_form(index) for index in stores[0].indices]
+    out_forms = [sparse_form(index) for index in stores[0].indices]
     for load in (op for op in ops if isinstance(op, memref.LoadOp)):
-        if not _reads_along(out_forms, [_form(index) for index in load.indices]):
+        if not _reads_along(out_forms, [sparse_form(index) for index in load.indices]):
             return Pattern.INJECTIVE
     return Pattern.ELEMENTWISE
-
-
-def _form(index: SSAValue) -> Affine | None:
-    form = affine_form(index)
-    return None if form is None else {key: coeff for key, coeff in form.items() if coeff}
 
 
 def _reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None]) -> bool:
@@ -245,8 +222,7 @@ def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> 
                 block.add_op(op.clone(value_mapper=mapping))
     block.add_op(func.ReturnOp())
     for value in internal:
-        epilogue = _find_epilogue(block, params[value])
-        if epilogue is not None and _fold_epilogue(epilogue):
+        if fold_epilogue(block, params[value]):
             block.erase_arg(params[value])
             arguments.remove(value)
     types = [value.type for value in arguments]
@@ -305,172 +281,4 @@ class LoopFuseKernelsPass(ModulePass):
         for name in members - referenced:
             Rewriter.erase_op(kernels[name])
         for kernel in _kernels(op).values():
-            _store_scalar_write_back(kernel)
-
-
-@dataclass
-class _Epilogue:
-    """A contraction stage that zeroes buffer `buffer` and adds each element's value once at `write_back`, followed
-    directly by the elementwise stage `stage` whose innermost body `body` reads `buffer` once, at its store's
-    indices."""
-
-    buffer: SSAValue
-    zeroing: Operation
-    write_back: memref.StoreOp
-    stage: loop.ForOp
-    body: Block
-    forms: list[Affine | None]
-
-
-def _top_level(op: Operation, block: Block) -> Operation | None:
-    current: Operation | None = op
-    while current is not None and current.parent_block() is not block:
-        current = current.parent_op()
-    return current
-
-
-def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
-    """The epilogue pattern on internal buffer `buffer` of a fused kernel's `block`, if it is there."""
-    stores = [use.operation for use in buffer.uses if isinstance(use.operation, memref.StoreOp)]
-    loads = [use.operation for use in buffer.uses if isinstance(use.operation, memref.LoadOp)]
-    if len(stores) != 2 or len(loads) != 2 or len(stores) + len(loads) != len(list(buffer.uses)):
-        return None
-    zero = [s for s in stores if isinstance(s.value.owner, arith.ConstantOp) and s.value.owner.value == _ZERO]
-    if len(zero) != 1:
-        return None
-    write_back = next(s for s in stores if s is not zero[0])
-    total = write_back.value.owner
-    old = next((load for load in loads if load.parent_block() is write_back.parent_block()), None)
-    if (
-        not isinstance(total, arith.AddfOp)
-        or old is None
-        or total.lhs is not old.res
-        or len(list(total.result.uses)) != 1
-    ):
-        return None
-    if list(old.indices) != list(write_back.indices) or len(list(old.res.uses)) != 1:
-        return None
-    read = next(load for load in loads if load is not old)
-    zeroing, nest, stage = (_top_level(op, block) for op in (zero[0], write_back, read))
-    if zeroing is None or nest is None or not isinstance(stage, loop.ForOp) or nest.next_op is not stage:
-        return None
-    if any(isinstance(op, memref.StoreOp | memref.LoadOp) and op is not zero[0] for op in zeroing.walk()):
-        return None
-    if not writes_each_element_once(write_back, nest):
-        return None
-    for op in nest.walk():
-        if isinstance(op, memref.StoreOp) and op.memref is not buffer:
-            local = op.memref.owner
-            if not (isinstance(local, loop.AllocOp) and local.scope.data == "local"):
-                return None
-    body = read.parent_block()
-    assert body is not None
-    vectorized = any(lp.kind.data == "vectorize" for lp in enclosing_loops(write_back, nest))
-    if vectorized and any(type(op) in LIBM_FUNCTIONS or _reads_bools(op) for op in body.walk()):
-        return None  # the write-back is one vector operation per tile row; a libm call or an i1 load has no vector form
-    current: Operation = stage
-    while isinstance(current, loop.ForOp) and current.body.block is not body:
-        ops = list(current.body.block.ops)
-        if len(ops) != 1:
-            return None
-        current = ops[0]
-    out_stores = [op for op in stage.walk() if isinstance(op, memref.StoreOp)]
-    if len(out_stores) != 1 or out_stores[0].parent_block() is not body:
-        return None
-    if out_stores[0].memref.type != buffer.type:
-        return None  # a slice or broadcast: the write-back's elements are not the stage's
-    forms = [_form(index) for index in out_stores[0].indices]
-    if [_form(index) for index in read.indices] != forms or any(form is None for form in forms):
-        return None
-    return _Epilogue(buffer, zeroing, write_back, stage, body, forms)
-
-
-def _store_scalar_write_back(kernel: func.FuncOp) -> None:
-    """Where a contraction zeroes its output and adds each element's finished sum once from its tile, element by
-    element (an NCHW output of a convolution vectorized over channels: LLVM makes the add a gather and a scatter),
-    store the sum instead and drop the zeroing pass (SqueezeNet's expand convolutions, ShuffleNet's stem)."""
-    block = kernel.body.block
-    uses = [use.operation for use in block.args[-1].uses] if block.args else []
-    zero = [op for op in uses if isinstance(op, memref.StoreOp) and _stores_zero(op)]
-    loads = [op for op in uses if isinstance(op, memref.LoadOp)]
-    stores = [op for op in uses if isinstance(op, memref.StoreOp) and not _stores_zero(op)]
-    if len(uses) != 3 or len(zero) != 1 or len(loads) != 1 or len(stores) != 1:
-        return
-    (old,), (write_back,), total = loads, stores, stores[0].value.owner
-    zeroing, nest = _top_level(zero[0], block), _top_level(write_back, block)
-    if not isinstance(total, arith.AddfOp) or total.lhs is not old.res or len(list(total.result.uses)) != 1:
-        return
-    if list(old.indices) != list(write_back.indices) or len(list(old.res.uses)) != 1 or zeroing is None or not nest:
-        return
-    if block.get_operation_index(zeroing) >= block.get_operation_index(nest) or any(
-        isinstance(op, memref.StoreOp | memref.LoadOp) and op is not zero[0] for op in zeroing.walk()
-    ):
-        return
-    vector = any(lp.kind.data == "vectorize" for lp in enclosing_loops(write_back, nest))
-    if not vector and writes_each_element_once(write_back, nest):  # vector write-backs: no faster (docs/DESIGN.md)
-        Rewriter.replace_op(total, [], [total.rhs])
-        for op in (old, zeroing):
-            Rewriter.erase_op(op)
-
-
-def _stores_zero(store: memref.StoreOp) -> bool:
-    return isinstance(store.value.owner, arith.ConstantOp) and store.value.owner.value == _ZERO
-
-
-def _reads_bools(op: Operation) -> bool:
-    return isinstance(op, memref.LoadOp) and is_bool_buffer(op.memref)
-
-
-def _dims(forms: list[Affine | None], indices: list[SSAValue]) -> list[int] | None:
-    dims = []
-    for index in indices:
-        form = _form(index)
-        if form not in forms:
-            return None
-        dims.append(forms.index(form))
-    return dims
-
-
-def _fold_epilogue(epilogue: _Epilogue) -> bool:
-    """Compute the elementwise stage at the contraction's write-back instead of in a pass of its own."""
-    write_back = epilogue.write_back
-    total = write_back.value.owner
-    assert isinstance(total, arith.AddfOp)
-    value = total.rhs
-    indices = list(write_back.indices)
-    plan: list[tuple[Operation, list[int] | None]] = []
-    skipped: set[SSAValue] = set()
-    for op in epilogue.body.ops:
-        if isinstance(op, memref.LoadOp | memref.StoreOp):
-            dims = _dims(epilogue.forms, list(op.indices))
-            if dims is None:
-                return False
-            plan.append((op, dims))
-        elif all(isinstance(result.type, IndexType) for result in op.results) and op.results:
-            if any(not isinstance(use.operation, memref.LoadOp | memref.StoreOp) for r in op.results for use in r.uses):
-                return False
-            skipped.update(op.results)
-        else:
-            if any(operand in skipped or loop_of(operand) is not None for operand in op.operands):
-                return False
-            plan.append((op, None))
-    builder = Builder(InsertPoint.before(write_back))
-    mapping: dict[SSAValue, SSAValue] = {}
-    for op, dims in plan:
-        if isinstance(op, memref.LoadOp) and op.memref is epilogue.buffer:
-            mapping[op.res] = value
-        elif isinstance(op, memref.LoadOp):
-            assert dims is not None
-            load = builder.insert(memref.LoadOp.get(op.memref, [indices[d] for d in dims]))
-            load.res.name_hint = op.res.name_hint
-            mapping[op.res] = load.res
-        elif isinstance(op, memref.StoreOp):
-            assert dims is not None
-            stored = mapping.get(op.value, op.value)
-            builder.insert(memref.StoreOp.get(stored, op.memref, [indices[d] for d in dims]))
-        else:
-            builder.insert(op.clone(value_mapper=mapping))
-    old = total.lhs.owner
-    for op in (write_back, total, old, epilogue.zeroing, epilogue.stage):
-        Rewriter.erase_op(op)  # type: ignore[arg-type]
-    return True
+            store_scalar_write_back(kernel)

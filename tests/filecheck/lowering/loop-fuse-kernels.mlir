@@ -83,7 +83,9 @@ func.func private @relu_2(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<5xf
 // CHECK-NOT:   func.func private @matmul_1
 // CHECK-NOT:   func.func private @relu_2
 
-// The fused kernel: inputs, then the internal buffers, then the output; the stages in program order.
+// The fused kernel: inputs, then the internal buffers, then the output; the stages in program order. The matmul
+// stores each finished sum once, but the epilogue reads a residual (`%r`, a whole tensor at the output's indices), so
+// it stays a stage (`epilogue.py`).
 // CHECK:       func.func private @fused_pad_matmul_relu_0(%in0: memref<4x6xf32> {llvm.noalias}, %in1: memref<8x5xf32> {llvm.noalias}, %in2: memref<5xf32> {llvm.noalias}, %in3: memref<4x5xf32> {llvm.noalias}, %in4: memref<4x8xf32> {llvm.noalias}, %in5: memref<4x5xf32> {llvm.noalias}, %out: memref<4x5xf32> {llvm.noalias}) {
 // CHECK-NEXT:    loop.for "i" %i = 0 to 4 step 1 serial {
 // CHECK:             %v = memref.load %in0[%i, %ks] : memref<4x6xf32>
@@ -103,7 +105,8 @@ func.func private @relu_2(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<5xf
 
 // Not fused: a transpose read by two kernels (fusing it into either would leave the other without it), a reduction
 // and its elementwise consumer (reductions are their own groups), and a contraction and an injective consumer.
-// The transpose's elementwise reader is fused as an epilogue of the matmul, its only reader.
+// The matmul's elementwise reader (exp) is fused as an epilogue of the matmul, its only reader: at the store of
+// each finished sum (a scalar write-back: the libm call needs no vector form).
 func.func @not_fused(%x: memref<5x4xf32>, %w: memref<4x5xf32>, %out0: memref<4x4xf32>, %out1: memref<4xf32>, %out2: memref<4x4xf32>) {
   %t = loop.alloc "global" : memref<4x5xf32>
   func.call @transpose_3(%x, %t) : (memref<5x4xf32>, memref<4x5xf32>) -> ()
@@ -194,8 +197,7 @@ func.func private @transpose_8(%in0: memref<4x4xf32> {llvm.noalias}, %out: memre
 // CHECK-LABEL: func.func @not_fused(
 // CHECK-NEXT:    %t = loop.alloc "global" : memref<4x5xf32>
 // CHECK-NEXT:    func.call @transpose_3(%x, %t)
-// CHECK-NEXT:    %y = loop.alloc "global" : memref<4x4xf32>
-// CHECK-NEXT:    func.call @fused_matmul_exp_0(%t, %w, %y, %out0)
+// CHECK-NEXT:    func.call @fused_matmul_exp_0(%t, %w, %out0)
 // CHECK-NEXT:    %m = loop.alloc "global" : memref<4xf32>
 // CHECK-NEXT:    func.call @row_max_6(%t, %m)
 // CHECK-NEXT:    func.call @exp_7(%m, %out1)
@@ -209,7 +211,12 @@ func.func private @transpose_8(%in0: memref<4x4xf32> {llvm.noalias}, %out: memre
 // CHECK:       func.func private @row_max_6(
 // CHECK:       func.func private @exp_7(
 // CHECK:       func.func private @transpose_8(
-// CHECK:       func.func private @fused_matmul_exp_0(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<4x5xf32> {llvm.noalias}, %in2: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+// CHECK:       func.func private @fused_matmul_exp_0(%in0: memref<4x5xf32> {llvm.noalias}, %in1: memref<4x5xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+// CHECK:             memref.store %2, %acc[] : memref<f32>
+// CHECK-NEXT:      }
+// CHECK-NEXT:      %[[SUM:.*]] = memref.load %acc[] : memref<f32>
+// CHECK-NEXT:      %e = math.exp %[[SUM]] : f32
+// CHECK-NEXT:      memref.store %e, %out[%i, %j] : memref<4x4xf32>
 
 // -----
 
@@ -663,3 +670,154 @@ func.func private @matmul_1(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8
 // CHECK-NEXT:        %o = memref.load %out[%i, %st] : memref<4x4xf32>
 // CHECK-NEXT:        %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
 // CHECK-NEXT:        memref.store %n, %out[%i, %st] : memref<4x4xf32>
+
+// -----
+
+// Register tiles that start at zero and are stored (`loop-cache-write fill=true`): a 4-row tile and a 2-row tail
+// tile, sibling nests whose stores together write every element once. The bias + ReLU stage after them moves into
+// both write-backs and the intermediate goes. The second matmul stores its tile inside the loop over `k_o`, so each
+// element is written twice (only the last is the sum): the stage stays.
+func.func @stored_epilogue(%x: memref<6x8xf32>, %w: memref<8x4xf32>, %b: memref<4xf32>, %out0: memref<6x4xf32>, %out1: memref<6x4xf32>) {
+  %y = loop.alloc "global" : memref<6x4xf32>
+  func.call @matmul_0(%x, %w, %y) : (memref<6x8xf32>, memref<8x4xf32>, memref<6x4xf32>) -> ()
+  func.call @relu_1(%y, %b, %out0) : (memref<6x4xf32>, memref<4xf32>, memref<6x4xf32>) -> ()
+  %z = loop.alloc "global" : memref<6x4xf32>
+  func.call @matmul_2(%x, %w, %z) : (memref<6x8xf32>, memref<8x4xf32>, memref<6x4xf32>) -> ()
+  func.call @relu_1(%z, %b, %out1) : (memref<6x4xf32>, memref<4xf32>, memref<6x4xf32>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<6x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<6x4xf32> {llvm.noalias}) {
+  %tail = loop.alloc "local" : memref<2x4xf32>
+  %tile = loop.alloc "local" : memref<4x4xf32>
+  loop.for "i_o" %i_o = 0 to 4 step 4 serial {
+    loop.for "i_o_ld0" %l0 = 0 to 4 step 1 unroll {
+      loop.for "i_o_ld1" %l1 = 0 to 4 step 1 vectorize {
+        %zero = arith.constant 0.000000e+00 : f32
+        memref.store %zero, %tile[%l0, %l1] : memref<4x4xf32>
+      }
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "i_i" %i_i = 0 to 4 step 1 unroll {
+        loop.for "j" %j = 0 to 4 step 1 vectorize {
+          %i = arith.addi %i_o, %i_i : index
+          %a = memref.load %in0[%i, %k] : memref<6x8xf32>
+          %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+          %p = arith.mulf %a, %c fastmath<contract> : f32
+          %t = memref.load %tile[%i_i, %j] : memref<4x4xf32>
+          %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+          memref.store %s, %tile[%i_i, %j] : memref<4x4xf32>
+        }
+      }
+    }
+    loop.for "i_o_st0" %s0 = 0 to 4 step 1 unroll {
+      loop.for "i_o_st1" %s1 = 0 to 4 step 1 vectorize {
+        %row = arith.addi %i_o, %s0 : index
+        %v = memref.load %tile[%s0, %s1] : memref<4x4xf32>
+        memref.store %v, %out[%row, %s1] : memref<6x4xf32>
+      }
+    }
+  }
+  loop.for "i_t" %i_t = 4 to 6 step 2 serial {
+    loop.for "i_t_ld0" %l0 = 0 to 2 step 1 unroll {
+      loop.for "i_t_ld1" %l1 = 0 to 4 step 1 vectorize {
+        %zero = arith.constant 0.000000e+00 : f32
+        memref.store %zero, %tail[%l0, %l1] : memref<2x4xf32>
+      }
+    }
+    loop.for "k_t" %k = 0 to 8 step 1 serial {
+      loop.for "i_i_t" %i_i = 0 to 2 step 1 unroll {
+        loop.for "j_t" %j = 0 to 4 step 1 vectorize {
+          %i = arith.addi %i_t, %i_i : index
+          %a = memref.load %in0[%i, %k] : memref<6x8xf32>
+          %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+          %p = arith.mulf %a, %c fastmath<contract> : f32
+          %t = memref.load %tail[%i_i, %j] : memref<2x4xf32>
+          %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+          memref.store %s, %tail[%i_i, %j] : memref<2x4xf32>
+        }
+      }
+    }
+    loop.for "i_t_st0" %s0 = 0 to 2 step 1 unroll {
+      loop.for "i_t_st1" %s1 = 0 to 4 step 1 vectorize {
+        %row = arith.addi %i_t, %s0 : index
+        %v = memref.load %tail[%s0, %s1] : memref<2x4xf32>
+        memref.store %v, %out[%row, %s1] : memref<6x4xf32>
+      }
+    }
+  }
+  func.return
+}
+func.func private @matmul_2(%in0: memref<6x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<6x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "k_o" %k_o = 0 to 8 step 4 serial {
+    loop.for "i" %i = 0 to 6 step 1 serial {
+      loop.for "i_ld" %l = 0 to 4 step 1 vectorize {
+        %zero = arith.constant 0.000000e+00 : f32
+        memref.store %zero, %tile[%l] : memref<4xf32>
+      }
+      loop.for "k_i" %k_i = 0 to 4 step 1 serial {
+        loop.for "j" %j = 0 to 4 step 1 vectorize {
+          %k = arith.addi %k_o, %k_i : index
+          %a = memref.load %in0[%i, %k] : memref<6x8xf32>
+          %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+          %p = arith.mulf %a, %c fastmath<contract> : f32
+          %t = memref.load %tile[%j] : memref<4xf32>
+          %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+          memref.store %s, %tile[%j] : memref<4xf32>
+        }
+      }
+      loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+        %v = memref.load %tile[%st] : memref<4xf32>
+        memref.store %v, %out[%i, %st] : memref<6x4xf32>
+      }
+    }
+  }
+  func.return
+}
+func.func private @relu_1(%in0: memref<6x4xf32> {llvm.noalias}, %in1: memref<4xf32> {llvm.noalias}, %out: memref<6x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 6 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 vectorize {
+      %a = memref.load %in0[%i, %j] : memref<6x4xf32>
+      %c = memref.load %in1[%j] : memref<4xf32>
+      %s = arith.addf %a, %c fastmath<contract> : f32
+      %zero = arith.constant 0.000000e+00 : f32
+      %m = arith.maximumf %s, %zero : f32
+      memref.store %m, %out[%i, %j] : memref<6x4xf32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @stored_epilogue(
+// CHECK-NEXT:    func.call @fused_matmul_relu_0(%x, %w, %b, %out0) : (memref<6x8xf32>, memref<8x4xf32>, memref<4xf32>, memref<6x4xf32>) -> ()
+// CHECK-NEXT:    %z = loop.alloc "global" : memref<6x4xf32>
+// CHECK-NEXT:    func.call @fused_matmul_relu_1(%x, %w, %b, %z, %out1)
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_relu_0(%in0: memref<6x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %in2: memref<4xf32> {llvm.noalias}, %out: memref<6x4xf32> {llvm.noalias}) {
+// CHECK:           loop.for "i_o_st1" %s1 = 0 to 4 step 1 vectorize {
+// CHECK-NEXT:        %row = arith.addi %i_o, %s0 : index
+// CHECK-NEXT:        %v = memref.load %tile[%s0, %s1] : memref<4x4xf32>
+// CHECK-NEXT:        %c_1 = memref.load %in2[%s1] : memref<4xf32>
+// CHECK-NEXT:        %s_1 = arith.addf %v, %c_1 fastmath<contract> : f32
+// CHECK-NEXT:        %zero_1 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %m = arith.maximumf %s_1, %zero_1 : f32
+// CHECK-NEXT:        memref.store %m, %out[%row, %s1] : memref<6x4xf32>
+// CHECK-NEXT:      }
+// CHECK:           loop.for "i_t_st1" %s1_1 = 0 to 4 step 1 vectorize {
+// CHECK-NEXT:        %row_1 = arith.addi %i_t, %s0_1 : index
+// CHECK-NEXT:        %v_1 = memref.load %tail[%s0_1, %s1_1] : memref<2x4xf32>
+// CHECK-NEXT:        %[[BIAS:.*]] = memref.load %in2[%s1_1] : memref<4xf32>
+// CHECK-NEXT:        %[[SUM:.*]] = arith.addf %v_1, %[[BIAS]] fastmath<contract> : f32
+// CHECK-NEXT:        %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %[[RELU:.*]] = arith.maximumf %[[SUM]], %[[ZERO]] : f32
+// CHECK-NEXT:        memref.store %[[RELU]], %out[%row_1, %s1_1] : memref<6x4xf32>
+// CHECK-NEXT:      }
+// CHECK-NOT:     memref.load %out
+// CHECK:         func.return
+
+// CHECK:       func.func private @fused_matmul_relu_1(
+// CHECK:         loop.for "k_o"
+// CHECK:             memref.store %v, %in3[%i, %st] : memref<6x4xf32>
+// CHECK:         loop.for "i" %i_1 = 0 to 6 step 1 serial {
+// CHECK:             %a_1 = memref.load %in3[%i_1, %j_1] : memref<6x4xf32>
