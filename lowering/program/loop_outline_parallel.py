@@ -56,7 +56,6 @@ from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
 from minimlc.lowering.llvm.conversion import llvm_type
 from minimlc.lowering.loop.analysis import band_tasks, parallel_band
 
-
 _PTR = llvm.LLVMPointerType()
 _CONTEXT_ALIGNMENT = 32
 """Enough for any field, AVX vectors included."""
