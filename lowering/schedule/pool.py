@@ -128,7 +128,7 @@ class PoolRule:
             f"loop-vectorize{{kernel={name} loop={w}}}",
         ]
         if config["cache_row"]:
-            steps.append(f"loop-cache-write{{kernel={name} loop={spatial[-2]}}}")
+            steps.append(f"loop-cache-write{{kernel={name} loop={spatial[-2]} fill=true}}")
         return steps
 
 
