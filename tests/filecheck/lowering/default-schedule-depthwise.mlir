@@ -1,17 +1,16 @@
 // RUN: mini-opt %s --mcpu=x86-64-v3 -p 'graph-pad-conv,graph-to-te,te-inline,te-to-loop,default-schedule' | filecheck %s
 
 // A depthwise convolution is a window reduction like a pool, with each tap multiplied by its channel's weight (a
-// read the width loop does not move): the same schedule applies. The sum accumulates in the output, the window loops
-// move outside the width loop, which becomes one vector multiply-add per tap (the weight broadcast), and the row of
-// outputs stays in a local tile.
+// read the width loop does not move): the same schedule applies. The window loops move outside the width loop, which
+// becomes one vector multiply-add per tap (the weight broadcast), and the row of outputs stays in a local tile that
+// starts at zero and is stored (`loop-cache-write fill=true`: no pass zeroing the output first).
 //
 // graph-pad-conv's kernel is partitioned at its border columns (the concat rule: its select compares the column
-// with constants), the interior 1..8 vectorized; its values are the op tests' to check. Checked in full: the
-// convolution kernel zeroes the output, then per output row (i0, i1, i2) copies
-// out[i0, i1, i2, 0..8] into the 1x1x1x8 tile, accumulates
+// with constants), the interior 1..8 vectorized; its values are the op tests' to check. Checked in full: per output
+// row (i0, i1, i2) the convolution kernel zeroes its 1x1x1x8 tile, accumulates
 // tile[0, 0, 0, i3] += in0[i0, i1, i2 + k5, i3 + k6] * in1[i1, k4, k5, k6] over the taps (one input channel per
 // group, so channel i1 reads its own input channel i1 and its own filter i1; k4 has extent 1) with the width loop
-// i3 innermost and vectorized (the weight read does not depend on i3: a broadcast), and copies the tile back.
+// i3 innermost and vectorized (the weight read does not depend on i3: a broadcast), and stores the tile to the row.
 
 builtin.module {
   func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
@@ -42,16 +41,6 @@ builtin.module {
 // CHECK:                  memref.store %{{.*}}, %out[%{{.*}}, %{{.*}}, %{{.*}}, %i3_p2]
 // CHECK:        func.func private @depthwise_conv_1(%in0: memref<1x4x10x10xf32> {llvm.noalias}, %in1: memref<4x1x3x3xf32> {llvm.noalias}, %out: memref<1x4x8x8xf32> {llvm.noalias}) {
 // CHECK-NEXT:     %[[TILE:.*]] = loop.alloc "local" : memref<1x1x1x8xf32>
-// CHECK-NEXT:     loop.for "i0_init" %[[I0_INIT:.*]] = 0 to 1 step 1 serial {
-// CHECK-NEXT:       loop.for "i1_init" %[[I1_INIT:.*]] = 0 to 4 step 1 serial {
-// CHECK-NEXT:         loop.for "i2_init" %[[I2_INIT:.*]] = 0 to 8 step 1 serial {
-// CHECK-NEXT:           loop.for "i3_init" %[[I3_INIT:.*]] = 0 to 8 step 1 vectorize {
-// CHECK-NEXT:             %[[ZERO_F:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:             memref.store %[[ZERO_F]], %out[%[[I0_INIT]], %[[I1_INIT]], %[[I2_INIT]], %[[I3_INIT]]] : memref<1x4x8x8xf32>
-// CHECK-NEXT:           }
-// CHECK-NEXT:         }
-// CHECK-NEXT:       }
-// CHECK-NEXT:     }
 // CHECK-NEXT:     loop.for "i0" %[[I0:.*]] = 0 to 1 step 1 serial {
 // CHECK-NEXT:       loop.for "i1" %[[I1:.*]] = 0 to 4 step 1 serial {
 // CHECK-NEXT:         loop.for "i2" %[[I2:.*]] = 0 to 8 step 1 serial {
@@ -64,8 +53,8 @@ builtin.module {
 // CHECK-NEXT:                   %[[LD_C:.*]] = arith.addi %[[I1]], %[[I2_LD1]] : index
 // CHECK-NEXT:                   %[[LD_H:.*]] = arith.addi %[[I2]], %[[I2_LD2]] : index
 // CHECK-NEXT:                   %[[LD_W:.*]] = arith.addi %[[ZERO]], %[[I2_LD3]] : index
-// CHECK-NEXT:                   %[[INIT:.*]] = memref.load %out[%[[LD_N]], %[[LD_C]], %[[LD_H]], %[[LD_W]]] : memref<1x4x8x8xf32>
-// CHECK-NEXT:                   memref.store %[[INIT]], %[[TILE]][%[[I2_LD0]], %[[I2_LD1]], %[[I2_LD2]], %[[I2_LD3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                   %[[ZERO_F:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:                   memref.store %[[ZERO_F]], %[[TILE]][%[[I2_LD0]], %[[I2_LD1]], %[[I2_LD2]], %[[I2_LD3]]] : memref<1x1x1x8xf32>
 // CHECK-NEXT:                 }
 // CHECK-NEXT:               }
 // CHECK-NEXT:             }
