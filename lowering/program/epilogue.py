@@ -69,6 +69,21 @@ class _Epilogue:
     forms: list[Affine | None]
 
 
+@dataclass(frozen=True)
+class _Added:
+    """The added form on a buffer: the write-back `store` of `old` (a load of the element) plus `value` (the finished
+    sum) through `add`, after the `zeroing` nest."""
+
+    store: memref.StoreOp
+    add: arith.AddfOp
+    old: memref.LoadOp
+    zeroing: Operation
+
+    @property
+    def value(self) -> SSAValue:
+        return self.add.rhs
+
+
 def fold_epilogue(block: Block, buffer: SSAValue) -> bool:
     """Move the elementwise stage that reads internal buffer `buffer` of fused kernel body `block` into the write-backs
     of the contraction stage that writes it, if the pattern is there (see the module docstring); True if moved."""
@@ -83,25 +98,19 @@ def store_scalar_write_back(kernel: func.FuncOp) -> None:
     block = kernel.body.block
     if not block.args:
         return
-    found = _added_write_back(block, block.args[-1], reads=0)
-    if found is None:
+    added = _added_write_back(block, block.args[-1], reads=0)
+    if added is None:
         return
-    (write_back, value), dead = found
-    nest = top_level(write_back, block)
-    vector = any(lp.kind.data == "vectorize" for lp in enclosing_loops(write_back, nest))  # type: ignore[arg-type]
+    nest = top_level(added.store, block)
+    vector = any(lp.kind.data == "vectorize" for lp in enclosing_loops(added.store, nest))  # type: ignore[arg-type]
     if not vector:  # vector write-backs: no faster (docs/DESIGN.md)
-        total = write_back.value.owner
-        assert isinstance(total, arith.AddfOp)
-        Rewriter.replace_op(total, [], [value])
-        for op in dead[2:]:  # the old value's load and the zeroing nest
+        Rewriter.replace_op(added.add, [], [added.value])
+        for op in (added.old, added.zeroing):
             Rewriter.erase_op(op)
 
 
-def _added_write_back(
-    block: Block, buffer: SSAValue, reads: int
-) -> tuple[tuple[memref.StoreOp, SSAValue], list[Operation]] | None:
-    """The added form on `buffer`, read `reads` more times after it: the write-back store and the sum it adds, and
-    the ops that go when it stores instead (itself, the add, the old value's load, the zeroing nest)."""
+def _added_write_back(block: Block, buffer: SSAValue, reads: int) -> _Added | None:
+    """The added form on `buffer`, read `reads` more times after it, if it is there."""
     uses = [use.operation for use in buffer.uses]
     stores = [op for op in uses if isinstance(op, memref.StoreOp)]
     zero = [op for op in stores if _stores_zero(op)]
@@ -124,13 +133,13 @@ def _added_write_back(
         return None
     if not writes_each_element_once(write_back, nest):
         return None
-    return (write_back, total.rhs), [write_back, total, old, zeroing]
+    return _Added(write_back, total, old, zeroing)
 
 
 def _stored_write_backs(block: Block, buffer: SSAValue) -> list[tuple[memref.StoreOp, SSAValue]] | None:
     """The stored form on `buffer` (read once after it): its stores, which together write every element once."""
     stores = [use.operation for use in buffer.uses if isinstance(use.operation, memref.StoreOp)]
-    if not stores or any(_stores_zero(store) for store in stores) or not cover_each_element_once(stores, block):
+    if not stores or not cover_each_element_once(stores, block):
         return None
     return [(store, store.value) for store in stores]
 
@@ -140,8 +149,9 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
     loads = [use.operation for use in buffer.uses if isinstance(use.operation, memref.LoadOp)]
     added = _added_write_back(block, buffer, reads=1)
     if added is not None:
-        write_backs, dead = [added[0]], added[1]
-        read = next(load for load in loads if load is not added[1][2])
+        write_backs = [(added.store, added.value)]
+        dead: list[Operation] = [added.store, added.add, added.old, added.zeroing]
+        read = next(load for load in loads if load is not added.old)
     else:
         stored = _stored_write_backs(block, buffer)
         if stored is None or len(loads) != 1 or len(loads) + len(stored) != len(list(buffer.uses)):
