@@ -48,10 +48,13 @@ ARENA_BYTES_ATTR = "minimlc.arena_bytes"
 INTERMEDIATE_BYTES_ATTR = "minimlc.intermediate_bytes"
 """The intermediates' summed sizes: what one buffer each would take."""
 PROFILE_ATTR = "minimlc.profile"
-"""On the entry, with `loop-profile-calls`: per kernel call, in order, `{kernel, flops, schedule}`."""
+"""On the entry, with `loop-profile-calls`: per kernel call, in order, `{kernel, flops, schedule, tasks}`."""
 SCHEDULE_ATTR = "minimlc.schedule"
 """On a kernel: its rule and config as text (`gemm mr=8 nr=32 ...`; a fused kernel's stages joined by ` + `), left by
 `default-schedule{annotate=true}` for the profiler."""
+TASK_ATTR = "minimlc.task"
+"""On a kernel, beside `minimlc.schedule`: its tuning key (`tuning_db.kernel_key`; a fused kernel's stages joined by
+` + `), so that a profile says which tuning task each kernel call ran (`runtime/tuning/verify.py`)."""
 EXTERNS_ATTR = "minimlc.externs"
 """On a function calling external functions (`loop.call_extern`): per call, in order, `{callee, slot, buffers,
 num_outputs}`: the parameter (after the pool, before the weights) where the runtime binds the function's address,

@@ -69,6 +69,13 @@ class ProfiledCall:
     kernel: str
     flops: int
     schedule: str
+    tasks: tuple[str, ...] = ()
+    """The tuning keys of the kernel's stages (`minimlc.task`; `-` for a stage without one)."""
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> ProfiledCall:
+        """The call `dataclasses.asdict` wrote into a saved build's metadata (`tasks` as a list)."""
+        return cls(value["kernel"], value["flops"], value["schedule"], tuple(value.get("tasks", ())))
 
 
 def profiled_calls(module: Any) -> list[ProfiledCall]:
@@ -83,9 +90,13 @@ def profiled_calls(module: Any) -> list[ProfiledCall]:
     calls = []
     for entry in described.data:
         assert isinstance(entry, DictionaryAttr)
-        kernel, flops, schedule = (entry.data[k] for k in ("kernel", "flops", "schedule"))
-        assert isinstance(kernel, StringAttr) and isinstance(flops, IntegerAttr) and isinstance(schedule, StringAttr)
-        calls.append(ProfiledCall(kernel.data, flops.value.data, schedule.data))
+        kernel, flops, schedule, tasks = (entry.data[k] for k in ("kernel", "flops", "schedule", "tasks"))
+        assert isinstance(kernel, StringAttr)
+        assert isinstance(flops, IntegerAttr)
+        assert isinstance(schedule, StringAttr)
+        assert isinstance(tasks, StringAttr)
+        keys = tuple(tasks.data.split(" + ")) if tasks.data else ()
+        calls.append(ProfiledCall(kernel.data, flops.value.data, schedule.data, keys))
     return calls
 
 

@@ -455,7 +455,8 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
     if model is not None and "profile" in meta:
         from minimlc.runtime.profiler import ProfiledCall
 
-        session._attach_profiler([ProfiledCall(**call) for call in meta["profile"]], meta.get("profile_clock", "wall"))
+        calls = [ProfiledCall.from_json(call) for call in meta["profile"]]
+        session._attach_profiler(calls, meta.get("profile_clock", "wall"))
     return session
 
 

@@ -33,6 +33,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="where candidates find their weights when a timed call starts: in the caches (warm) or in memory, "
         "flushed before each call (cold); auto (default): cold where the model's weights exceed the L2",
     )
+    tune.add_argument(
+        "--no-verify",
+        dest="verify",
+        action="store_false",
+        help="do not check the chosen schedules in the model afterwards (by default each tuned kernel is timed in the "
+        "model against its default schedule and rejected where it is slower there)",
+    )
     tune.add_argument("--plot", metavar="CURVE.png", help="draw the tuning curve there (needs matplotlib)")
     cli_options.add_opt_level(tune)
     tune.set_defaults(command=tune_model)
@@ -61,6 +68,7 @@ def tune_model(args: argparse.Namespace) -> int:
         target=args.target,
         seed=args.seed,
         cache=args.cache,
+        verify=args.verify,
     )
     print(f"records in {args.db}; apply them with --tuning-db {args.db}")
     if args.plot:

@@ -60,7 +60,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
-from minimlc.lowering.abi import SCHEDULE_ATTR
+from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.loop.analysis import Affine, sparse_form, structural_key
 from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back
 
@@ -228,10 +228,11 @@ def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> 
     types = [value.type for value in arguments]
     fused = func.FuncOp("fused", (types, []), Region(block), "private")
     fused.arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()}) for _ in arguments])
-    schedules = [kernels[call.callee.string_value()].attributes.get(SCHEDULE_ATTR) for call in calls]
-    if any(isinstance(schedule, StringAttr) for schedule in schedules):  # default-schedule{annotate}: the stages'
-        texts = [schedule.data if isinstance(schedule, StringAttr) else "-" for schedule in schedules]
-        fused.attributes[SCHEDULE_ATTR] = StringAttr(" + ".join(texts))
+    for name in (SCHEDULE_ATTR, TASK_ATTR):  # default-schedule{annotate}: the stages' schedules and tuning keys
+        stages = [kernels[call.callee.string_value()].attributes.get(name) for call in calls]
+        if any(isinstance(stage, StringAttr) for stage in stages):
+            texts = [stage.data if isinstance(stage, StringAttr) else "-" for stage in stages]
+            fused.attributes[name] = StringAttr(" + ".join(texts))
     return fused, arguments
 
 

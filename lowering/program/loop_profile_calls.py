@@ -5,8 +5,8 @@ a clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)`
 `timespec` into slot `2 * call` (before) or `2 * call + 1` (after) of one byte buffer, a `loop.precompute` of an
 empty kernel, so the runtime allocates it with the other precomputed buffers and reads it after a run
 (`runtime/profiler.py`). The entry records, per call in order, the kernel, its floating-point operations (float
-arithmetic under its loops, by trip count) and its schedule (`minimlc.schedule`, which `default-schedule{annotate}`
-leaves) in `minimlc.profile`. Without this pass nothing is instrumented.
+arithmetic under its loops, by trip count), its schedule and its tuning keys (`minimlc.schedule`, `minimlc.task`,
+which `default-schedule{annotate}` leaves) in `minimlc.profile`. Without this pass nothing is instrumented.
 Option `clock`: `monotonic` (wall time, the default) or `thread-cpu` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread's
 CPU time, which another process preempting it does not advance; a kernel's whole cost only where it runs in the
 calling thread, i.e. with a one-thread pool).
@@ -44,7 +44,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import loop
-from minimlc.lowering.abi import ENTRY_FUNCTION, PROFILE_ATTR, SCHEDULE_ATTR
+from minimlc.lowering.abi import ENTRY_FUNCTION, PROFILE_ATTR, SCHEDULE_ATTR, TASK_ATTR
 
 BUFFER_KERNEL = "minimlc_profile_buffer"
 """The empty load-time kernel whose precomputed buffer holds the clock readings."""
@@ -121,12 +121,14 @@ class LoopProfileCallsPass(ModulePass):
             Rewriter.insert_op(read_clock(2 * index + 1), InsertPoint.after(call))
             kernel = kernels[call.callee.string_value()]
             schedule = kernel.attributes.get(SCHEDULE_ATTR, StringAttr(""))
+            tasks = kernel.attributes.get(TASK_ATTR, StringAttr(""))
             described.append(
                 DictionaryAttr(
                     {
                         "kernel": StringAttr(kernel.sym_name.data),
                         "flops": IntegerAttr(kernel_flops(kernel), i64),
                         "schedule": schedule,
+                        "tasks": tasks,
                     }
                 )
             )

@@ -34,8 +34,8 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.loop.analysis import find_kernel, loops_of
-from minimlc.lowering.abi import SCHEDULE_ATTR
 from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
@@ -108,7 +108,8 @@ def schedule_for(module: ModuleOp, kernel: func.FuncOp, target: Target, config: 
 class DefaultSchedulePass(ModulePass):
     """Apply the default schedule of its kind to every unscheduled kernel (see the module docstring);
     `tuning-db=PATH` applies the fastest record of each kernel in that tuning database instead (`tuning_db.py`),
-    `annotate=true` leaves each kernel's rule and config in `minimlc.schedule` (for the profiler)."""
+    `annotate=true` leaves each kernel's rule and config in `minimlc.schedule` and its tuning key in `minimlc.task`
+    (for the profiler)."""
 
     name = "default-schedule"
     tuning_db: str = ""
@@ -130,7 +131,8 @@ def apply_default_schedules(
     verdicts = _trial_verdicts(ctx, module, spaces)
     for kernel, space in spaces:
         name = kernel.sym_name.data
-        config = _tuned_config(database, kernel, space, target) if database is not None else None
+        key = kernel_key(kernel, space.space) if database is not None or annotate else ""
+        config = _tuned_config(database, key, space, target) if database is not None else None
         steps = schedule_kernel(ctx, module, space, config, strict=True) if config is not None else None
         if config is None or steps is None:
             config = space.space.default()
@@ -140,6 +142,7 @@ def apply_default_schedules(
             rule = space.rule.name if space.rule is not None else PARALLEL_KNOB.name
             scheduled = find_kernel(module, DefaultSchedulePass.name, name)
             scheduled.attributes[SCHEDULE_ATTR] = StringAttr(f"{rule} {described}")
+            scheduled.attributes[TASK_ATTR] = StringAttr(key)
         if steps:
             trace.append((name, steps))
     return trace
@@ -202,9 +205,9 @@ def schedule_kernel(
     return steps + parallel
 
 
-def _tuned_config(database: TuningDatabase, kernel: func.FuncOp, space: KernelSpace, target: Target) -> Config | None:
-    """The config of `database`'s fastest record of `kernel` on `target`, if it has one that fits the space."""
-    record = database.best(kernel_key(kernel, space.space), target_key(target))
+def _tuned_config(database: TuningDatabase, key: str, space: KernelSpace, target: Target) -> Config | None:
+    """The config of `database`'s fastest record of kernel `key` on `target`, if it has one that fits the space."""
+    record = database.best(key, target_key(target))
     if record is None:
         return None
     try:

@@ -9,10 +9,12 @@ applies the fastest record of each kernel and keeps the default schedule for the
 
 The key is a hash of the kernel's IR at the `schedule` stage (its signature and loop nest, not its name) and of its
 space (which knobs, which values: weights packed or not), so models that share a kernel share its records. A
-failed candidate has `latency` null and an `error`. `cache` says where its weights were when timed: `warm` (in
-the core's caches, as repeated calls leave them) or `cold` (in memory), as the model's size made the tuner choose (`runtime/tuning/cache_flush.py`); latencies of two modes are not comparable, so a kernel's best record is the fastest
-of the way its latest record was timed (a line without the field is `warm`). A line that is not such a record raises
-`TuningDatabaseError` naming the file and line.
+failed candidate has `latency` null and an `error`; so has a config that won alone and lost in the model (`minimlc
+tune` checks its choices there, `runtime/tuning/verify.py`), and a config with a failed record is never applied.
+`cache` says where its weights were when timed: `warm` (in the core's caches, as repeated calls leave them) or
+`cold` (in memory), as the model's size made the tuner choose (`runtime/tuning/cache_flush.py`); latencies of two
+modes are not comparable, so a kernel's best record is the fastest of the way its latest record was timed (a line
+without the field is `warm`). A line that is not such a record raises `TuningDatabaseError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -140,11 +142,15 @@ class TuningDatabase:
 
     def best(self, key: str, target: str) -> Record | None:
         """The fastest successful record of kernel `key` on `target` (the first of equals) among those timed the way
-        its latest record was, or None."""
+        its latest record was, leaving out configs that also have a failed record (rejected in the model), or None."""
         records = self.records_for(key, target)
         if not records:
             return None
-        measured = [r for r in records if r.latency is not None and r.cache == records[-1].cache]
+        failed = {_config_text(r.config) for r in records if r.latency is None}
+        measured = [
+            r for r in records
+            if r.latency is not None and r.cache == records[-1].cache and _config_text(r.config) not in failed
+        ]
         return min(measured, key=lambda r: r.latency or 0.0) if measured else None
 
     def fingerprint(self, target: str) -> str:
@@ -152,6 +158,10 @@ class TuningDatabase:
         best = {r.key: self.best(r.key, target) for r in self.records if r.target == target}
         chosen = sorted((key, json.dumps(r.config, sort_keys=True)) for key, r in best.items() if r is not None)
         return hashlib.sha256(json.dumps(chosen).encode()).hexdigest()
+
+
+def _config_text(config: Config) -> str:
+    return json.dumps(config, sort_keys=True)
 
 
 TUNING_DB_OPTION = "tuning-db"

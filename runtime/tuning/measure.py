@@ -31,9 +31,9 @@ import multiprocessing
 import statistics
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -92,6 +92,8 @@ _BASELINES: dict[tuple[str, str, int], Any] = {}
 
 def _build(job: dict[str, Any], config: Config) -> _Call | Result:
     """A call running `job`'s kernel scheduled with `config` once on random buffers, or a failed Result."""
+    from xdsl.parser import Parser
+
     from minimlc.frontend.onnx import ImportedModel
     from minimlc.frontend.signature import TensorInfo
     from minimlc.lowering.pipeline import make_context
@@ -100,7 +102,6 @@ def _build(job: dict[str, Any], config: Config) -> _Call | Result:
     from minimlc.lowering.target import target_of
     from minimlc.runtime.compiler import compile_model
     from minimlc.runtime.threadpool import ThreadPool
-    from xdsl.parser import Parser
 
     ctx = make_context()
     module = Parser(ctx, job["module"]).parse_module()

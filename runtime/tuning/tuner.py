@@ -17,6 +17,11 @@ repeated calls do; so candidates are timed with their weights flushed from the c
 model's weights exceed the L2 (`cache="auto"`, the default; `"warm"` or `"cold"` force either; `cache_flush.py`);
 records say which.
 
+Last, the chosen configs are checked in the model itself (`verify.py`): the model built with the default schedules
+and with the database's best records, run in alternation with the profiler on; a config whose kernels take longer in
+the model than the default's gets a failed record, which keeps it from being applied (a kernel timed alone is not
+the kernel in the model: fused with its neighbours, it meets their data in the caches).
+
     result = tune("model.onnx", "tuning.jsonl", trials=64)
     InferenceSession("model.onnx", tuning_db="tuning.jsonl")
 """
@@ -38,6 +43,7 @@ from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
 from minimlc.runtime.tuning.measure import Measurer, Result
 from minimlc.runtime.tuning.search import Search, config_id
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
+from minimlc.runtime.tuning.verify import verify_in_model
 
 
 @dataclass
@@ -77,12 +83,13 @@ def tune(
     target: str = "host",
     seed: int = 0,
     cache: str = "auto",
+    verify: bool = True,
     out: TextIO = sys.stdout,
 ) -> TuningResult:
     """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each), timed on `threads`
     threads, each within `timeout` seconds, appending every record to `database`; prints the task table and a
-    progress line to `out`; `cache`: how candidates find their weights (see the module docstring). Raises
-    `TuningDatabaseError` for a database line that is not a record."""
+    progress line to `out`; `cache`: how candidates find their weights; `verify`: check the chosen configs in the
+    model (see the module docstring). Raises `TuningDatabaseError` for a database line that is not a record."""
     db = TuningDatabase(database)
     chosen = target_from_name(target)
     name = os.path.basename(model) if isinstance(model, str | os.PathLike) else "model"
@@ -124,6 +131,12 @@ def tune(
             elapsed = time.perf_counter() - start
             print(task_table(states), file=out)
             print(_progress(done, trials, elapsed, states), file=out, flush=True)
+    if verify and isinstance(model, ImportedModel):
+        print("not checked in the model: tune() was given an imported model, not an ONNX one", file=out)
+    elif verify:
+        verify_in_model(
+            model, str(database), tasks, threads=threads, opt_level=opt_level, target=target, name=name, out=out
+        )
     return result
 
 

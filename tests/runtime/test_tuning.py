@@ -19,9 +19,11 @@ from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDa
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime import InferenceSession
 from minimlc.runtime.cache import cache_key
+from minimlc.runtime.profiler import ProfiledCall, Profiler
 from minimlc.runtime.tuning.measure import Measurer
 from minimlc.runtime.tuning.tasks import extract_tasks
 from minimlc.runtime.tuning.tuner import tune
+from minimlc.runtime.tuning.verify import task_times, verify_in_model
 
 HOST = target_from_name("host")
 
@@ -51,10 +53,13 @@ def mlp(layers: int, width: int = 32, seed: int = 0) -> onnx.ModelProto:
 def test_tasks_are_distinct_kernels_weighted_by_calls():
     tasks = extract_tasks(import_model(mlp(3)), HOST)
     by_rule = {task.rule: task for task in tasks}
-    assert len(tasks) == 2 and set(by_rule) == {"gemm", "elementwise"}
+    assert len(tasks) == 2
+    assert set(by_rule) == {"gemm", "elementwise"}
     gemm = by_rule["gemm"]
-    assert gemm.calls == 3 and gemm.flops == 2 * 4 * 32 * 32
-    assert gemm.weights == (((32, 32), "float32"),) and gemm.output == ((4, 32), "float32")
+    assert gemm.calls == 3
+    assert gemm.flops == 2 * 4 * 32 * 32
+    assert gemm.weights == (((32, 32), "float32"),)
+    assert gemm.output == ((4, 32), "float32")
 
 
 def test_a_failing_candidate_costs_only_that_candidate():
@@ -62,12 +67,15 @@ def test_a_failing_candidate_costs_only_that_candidate():
     broken = type(gemm)(**{**gemm.__dict__, "module": "this is not IR"})
     with Measurer(timeout=60) as measurer:
         failed = measurer.measure(broken, gemm.space.default())
-        assert failed.latency is None and "failed to build" in (failed.error or "")
+        assert failed.latency is None
+        assert "failed to build" in (failed.error or "")
         good = measurer.measure(gemm, gemm.space.default())
-        assert good.latency is not None and good.latency > 0
+        assert good.latency is not None
+        assert good.latency > 0
     with Measurer(timeout=0.001) as measurer:
         late = measurer.measure(gemm, gemm.space.default())
-        assert late.latency is None and "timed out" in (late.error or "")
+        assert late.latency is None
+        assert "timed out" in (late.error or "")
 
 
 def test_a_paired_candidate_is_timed_with_the_default():
@@ -77,20 +85,25 @@ def test_a_paired_candidate_is_timed_with_the_default():
         paired = measurer.measure(gemm, other, paired=True)
         again = measurer.measure(gemm, other, paired=True)  # the default's build is kept in the worker
     for result in (paired, again):
-        assert result.error is None and result.latency and result.baseline and result.latency > 0 < result.baseline
+        assert result.error is None
+        assert result.latency
+        assert result.baseline
+        assert result.latency > 0 < result.baseline
 
 
 def test_tune_resumes_and_reuses_shared_kernels(tmp_path: Path):
     db = tmp_path / "tuning.jsonl"
     out = io.StringIO()
-    first = tune(mlp(2), db, trials=3, out=out)
+    first = tune(mlp(2), db, trials=3, verify=False, out=out)
     assert len(db.read_text().splitlines()) == 3
-    assert "ID | task" in out.getvalue() and "3/3 trials" in out.getvalue()
+    assert "ID | task" in out.getvalue()
+    assert "3/3 trials" in out.getvalue()
     assert all(state.reused == 0 for state in first.tasks)
-    assert len(first.curve) == 3 and all(latency > 0 for _, latency in first.curve)
+    assert len(first.curve) == 3
+    assert all(latency > 0 for _, latency in first.curve)
 
     out = io.StringIO()
-    second = tune(mlp(3, seed=1), db, trials=2, out=out)  # another model with the same kernels
+    second = tune(mlp(3, seed=1), db, trials=2, verify=False, out=out)  # another model with the same kernels
     assert "reused" in out.getvalue()
     records = [json.loads(line) for line in db.read_text().splitlines()]
     assert len(records) == 5
@@ -139,3 +152,43 @@ def test_the_cache_key_follows_the_applied_records(tmp_path: Path):
     assert before != cache_key(imported, 3, 3, "host")
     db.add(Record("k", HOST.cpu, "gemm", "gemm_0", 10, {"mr": 1}, 1e-6))
     assert cache_key(imported, pipeline, 3, "host") != before
+
+
+def test_a_config_slower_in_the_model_is_rejected_and_never_applied(tmp_path: Path):
+    model = mlp(1, width=256)
+    tasks = extract_tasks(import_model(model), HOST)
+    gemm = next(task for task in tasks if task.rule == "gemm")
+    slow = {**gemm.space.default(), "mr": 1, "nr": 8, "kc": 1, "order": "k,j,i", "unroll": False, "parallel": False}
+    db = TuningDatabase(tmp_path / "tuning.jsonl")
+    db.add(Record(gemm.key, HOST.cpu, "gemm", gemm.kernel, gemm.flops, gemm.space.default(), 2e-6))
+    db.add(Record(gemm.key, HOST.cpu, "gemm", gemm.kernel, gemm.flops, slow, 1e-6))  # "won" alone
+    out = io.StringIO()
+    (verdict,) = verify_in_model(model, str(db.path), tasks, rounds=5, name="mlp", out=out)
+    assert verdict.record.config == slow
+    assert verdict.ratio > 1.5
+    assert not verdict.kept
+    assert "rejected: slower in the model" in out.getvalue()
+    rejection = TuningDatabase(db.path).records[-1]
+    assert rejection.config == slow
+    assert rejection.latency is None
+    assert rejection.error is not None
+    assert rejection.error.startswith("slower in the model than the default")
+    assert TuningDatabase(db.path).best(gemm.key, HOST.cpu).config == gemm.space.default()
+    out = io.StringIO()
+    assert verify_in_model(model, str(db.path), tasks, rounds=5, out=out) == []  # nothing tuned is left
+    assert "no kernel's best config differs from its default" in out.getvalue()
+
+
+def test_task_times_sum_a_runs_calls_per_tuning_key():
+    calls = [
+        ProfiledCall("fused_0", 0, "", ("a", "b")),  # a fused kernel counts for both of its stages' tasks
+        ProfiledCall("k_1", 0, "", ("a",)),
+        ProfiledCall("k_2", 0, "", ()),
+    ]
+    clock = np.zeros(32 * len(calls), np.uint8)  # per call, the (seconds, nanoseconds) before and after it
+    profiler = Profiler(calls, clock)
+    for durations in ([3, 1, 5], [4, 2, 5], [30, 10, 5]):  # nanoseconds per call
+        clock.view(np.int64)[:] = np.array([[0, 0, 0, d] for d in durations]).ravel()
+        profiler.record_run(0, 1)
+    assert task_times(profiler) == {"a": pytest.approx(6e-9), "b": pytest.approx(4e-9)}
+    assert task_times(profiler, first_run=2) == {"a": pytest.approx(40e-9), "b": pytest.approx(30e-9)}

@@ -1,11 +1,14 @@
 // RUN: mini-opt %s -p 'default-schedule{annotate=true}' | filecheck %s --check-prefix=DEFAULT
 // RUN: mini-opt %s -p 'default-schedule{tuning-db="%S/Inputs/tuning-db.jsonl" annotate=true}' | filecheck %s --check-prefix=TUNED
+// RUN: mini-opt %s -p 'default-schedule{tuning-db="%S/Inputs/tuning-db-rejected.jsonl" annotate=true}' | filecheck %s --check-prefix=REJECTED
 // RUN: not mini-opt %s -p 'default-schedule{tuning-db="%S/Inputs/tuning-db-corrupt.jsonl"}' 2>&1 | filecheck %s --check-prefix=CORRUPT
 // CORRUPT: mini-opt: error: pass 'default-schedule' failed: {{.*}}tuning-db-corrupt.jsonl:1: not a JSON line
 
 // With a tuning database, default-schedule applies the fastest record whose key (a hash of the kernel's IR and
 // space) and target CPU match: here mr=2 with unrolling and parallel placement off (the record timed 1e-6 s beats
-// the other, timed 9e-6 s, and the failed one). `annotate` records the config each kernel got.
+// the other, timed 9e-6 s, and the failed one). `annotate` records the config each kernel got, and its tuning key.
+// A config with a failed record is never applied, though another record timed it: in `tuning-db-rejected.jsonl` the
+// model ran the 1e-6 config slower than the default (`minimlc tune`'s check in the model): the 9e-6 record wins.
 builtin.module attributes {minimlc.target = "x86-64-v3"} {
   func.func @main(%x: memref<4x16xf32>, %out: memref<4x16xf32>) attributes {minimlc.entry} {
     %w = loop.weight "w" : memref<16x16xf32>
@@ -34,6 +37,7 @@ builtin.module attributes {minimlc.target = "x86-64-v3"} {
   }
 }
 
-// DEFAULT: func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm mr=4 nr=16 kc=16 nc=0 order=k,i,j mc=0 unroll=true pack=true parallel=true tasks=32 grain=512"}
-// TUNED:   func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm grain=512 kc=16 mc=0 mr=2 nc=0 nr=16 order=k,i,j pack=true parallel=false tasks=32 unroll=false"}
+// DEFAULT: func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm mr=4 nr=16 kc=16 nc=0 order=k,i,j mc=0 unroll=true pack=true parallel=true tasks=32 grain=512", minimlc.task = "9ceb042eefb104c54b558ff4"}
+// TUNED:   func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm grain=512 kc=16 mc=0 mr=2 nc=0 nr=16 order=k,i,j pack=true parallel=false tasks=32 unroll=false", minimlc.task = "9ceb042eefb104c54b558ff4"}
 // TUNED:   loop.for "i0_o" %{{.*}} = 0 to 4 step 2 serial
+// REJECTED: func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm grain=512 kc=16 mc=0 mr=4 nc=0 nr=16 order=k,i,j pack=true parallel=true tasks=32 unroll=true"

@@ -5,14 +5,14 @@
 
 // Every kernel call of the entry gets a clock reading before and after it, into slots 2i and 2i+1 of one byte
 // buffer (16 bytes per timespec) precomputed by an empty kernel; the entry lists each call's kernel, float
-// operations (here a max per element: 64) and schedule. Without the pass, no clock is read.
+// operations (here a max per element: 64), schedule and tuning key. Without the pass, no clock is read.
 func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry} {
   %t = loop.alloc "global" : memref<64xf32>
   func.call @relu_0(%x, %t) : (memref<64xf32>, memref<64xf32>) -> ()
   func.call @relu_0(%t, %out) : (memref<64xf32>, memref<64xf32>) -> ()
   func.return
 }
-func.func private @relu_0(%in: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.schedule = "elementwise width=16 parallel=true"} {
+func.func private @relu_0(%in: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.schedule = "elementwise width=16 parallel=true", minimlc.task = "3f9c0a"} {
   loop.for "i" %i = 0 to 64 step 1 serial {
     %v = memref.load %in[%i] : memref<64xf32>
     %c = arith.constant 0.000000e+00 : f32
@@ -22,7 +22,7 @@ func.func private @relu_0(%in: memref<64xf32>, %out: memref<64xf32>) attributes 
   func.return
 }
 
-// CHECK:      func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry, minimlc.profile = [{kernel = "relu_0", flops = 64 : i64, schedule = "elementwise width=16 parallel=true"}, {kernel = "relu_0", flops = 64 : i64, schedule = "elementwise width=16 parallel=true"}]} {
+// CHECK:      func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry, minimlc.profile = [{kernel = "relu_0", flops = 64 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}, {kernel = "relu_0", flops = 64 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}]} {
 // CHECK-NEXT:   %[[BUF:.*]] = loop.precompute @minimlc_profile_buffer() : () -> memref<64xi8>
 // CHECK-NEXT:   %[[CLOCK:.*]] = arith.constant 1 : i32
 // CHECK-NEXT:   %t = loop.alloc "global" : memref<64xf32>

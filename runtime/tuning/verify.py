@@ -1,0 +1,162 @@
+"""Checking a tuning's choices in the model: a config that won alone is kept only where it wins in the model too.
+
+The measurer times a candidate alone, on its own buffers (`measure.py`). In the model the same kernel is fused with
+its neighbours (a pad or layout stage writes its input just before it, an epilogue works on its output tile) and
+meets the caches as the kernels before it left them. A config can win alone and lose there: on light ResNet-50 the
+3x3 convolution that ran 1.11x faster alone with channels outermost ran 1.031x slower in the model, its stem 1.09x,
+and the 664-trial database ran the whole model 1.010x its default's time.
+
+`verify_in_model` builds the model twice with the profiler, with the default schedules and with the database's best
+records, and runs the two in alternation. Per tuned task it sums, in each run, the time of the kernel calls that ran
+it (`minimlc.task`: a fused kernel counts for the tasks of all its stages) and compares the medians: a config whose
+time in the model is not below the default's gets a failed record (`slower in the model than the default: 1.031x`),
+and a config with a failed record is never applied (`TuningDatabase.best`). The task's next best config is then
+checked the same way, in a new tuned build, up to `checks` builds.
+
+    verdicts = verify_in_model("model.onnx", "tuning.jsonl", tasks, rounds=15)
+    [(v.kernel, v.ratio, v.kept) for v in verdicts]      # [('conv_11', 1.031, False), ('conv_57', 0.96, True)]
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TextIO
+
+import numpy as np
+
+from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, target_key
+from minimlc.lowering.target import target_from_name
+from minimlc.runtime.tuning.search import config_id
+from minimlc.runtime.tuning.tasks import Task
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A tuned task's time in the model per run (medians, seconds) with the default config and with its best one."""
+
+    record: Record
+    """The task's best record, which the tuned build applied."""
+    default: float
+    tuned: float
+
+    @property
+    def ratio(self) -> float:
+        return self.tuned / self.default
+
+    @property
+    def kept(self) -> bool:
+        return self.tuned < self.default
+
+
+def verify_in_model(
+    model: Any,
+    database: str,
+    tasks: Sequence[Task],
+    *,
+    threads: int = 1,
+    opt_level: int = 3,
+    target: str = "host",
+    rounds: int = 15,
+    checks: int = 3,
+    name: str = "model",
+    out: TextIO = sys.stdout,
+) -> list[Verdict]:
+    """Check the best records of `tasks` in `database` in `model` (an ONNX model or path) and reject those that lose
+    there (see the module docstring); returns every verdict, in the order they were reached."""
+    from minimlc.runtime import InferenceSession
+
+    cpu = target_key(target_from_name(target))
+    options = dict(
+        num_threads=threads,
+        opt_level=opt_level,
+        target=target,
+        cache=False,
+        enable_profiling=True,
+        profiling_clock="cpu" if threads == 1 else "wall",
+    )
+    default = InferenceSession(model, **options)
+    feeds = _feeds(default.get_inputs())
+    checked: set[tuple[str, str]] = set()
+    verdicts: list[Verdict] = []
+    for _ in range(checks):
+        db = TuningDatabase(database)
+        chosen = {}
+        for task in tasks:
+            record = db.best(task.key, cpu)
+            if record is not None and config_id(record.config) != config_id(task.space.default()):
+                if (task.key, config_id(record.config)) not in checked:
+                    chosen[task.key] = record
+        if not chosen:
+            if not verdicts:
+                print("checked in the model: no kernel's best config differs from its default", file=out)
+            break
+        print(f"checking {len(chosen)} tuned kernel(s) in the model ({rounds} runs each way)", file=out, flush=True)
+        tuned = InferenceSession(model, tuning_db=database, **options)
+        default_times, tuned_times = _alternate(default, tuned, feeds, rounds)
+        found = []
+        for key, record in chosen.items():
+            checked.add((key, config_id(record.config)))
+            if key in default_times and key in tuned_times:
+                found.append(Verdict(record, default_times[key], tuned_times[key]))
+        for verdict in found:
+            if not verdict.kept:
+                error = f"slower in the model than the default: {verdict.ratio:.3f}x ({rounds} runs of {name} each way)"
+                db.add(replace(verdict.record, latency=None, error=error, model=name))
+        print(verdict_table(found), file=out, flush=True)
+        verdicts += found
+        if all(verdict.kept for verdict in found):
+            break
+    return verdicts
+
+
+def _alternate(default: Any, tuned: Any, feeds: dict[str, np.ndarray], rounds: int) -> tuple[dict, dict]:
+    """Per task key, the median over `rounds` runs of its kernels' time per run, for each session (run in
+    alternation, the order flipping every round, after a warm-up run each)."""
+    sessions = (default, tuned)
+    for session in sessions:
+        session.run(None, feeds)
+    first = [len(session.profiler.runs) for session in sessions]
+    for index in range(rounds):
+        for session in sessions if index % 2 == 0 else sessions[::-1]:
+            session.run(None, feeds)
+    default_times, tuned_times = (task_times(s.profiler, start) for s, start in zip(sessions, first))
+    return default_times, tuned_times
+
+
+def task_times(profiler: Any, first_run: int = 0) -> dict[str, float]:
+    """Per tuning key, the median over the profiler's runs from `first_run` on of the seconds its kernel calls took
+    in a run (a fused kernel's call counts for each of its stages' keys)."""
+    per_run: dict[str, list[float]] = {}
+    runs = profiler.runs[first_run:]
+    for number, (_, _, times) in enumerate(runs):
+        for call, (begin, end) in zip(profiler.calls, times):
+            for key in set(call.tasks) - {"-"}:
+                series = per_run.setdefault(key, [0.0] * len(runs))
+                series[number] += (end - begin) / 1e9
+    return {key: statistics.median(series) for key, series in per_run.items()}
+
+
+def _feeds(inputs: Sequence[Any]) -> dict[str, np.ndarray]:
+    """Seeded inputs: normals for floats, zeros for integers (indices are always in range at zero)."""
+    rng = np.random.default_rng(0)
+    return {
+        info.name: rng.standard_normal(info.shape).astype(info.dtype)
+        if np.issubdtype(info.dtype, np.floating)
+        else np.zeros(info.shape, info.dtype)
+        for info in inputs
+    }
+
+
+def verdict_table(verdicts: Sequence[Verdict]) -> str:
+    """Per checked task: its kernel, rule, time per run in the model with the default and the tuned config."""
+    header = f"{'task':<32} | {'rule':<11} | {'default us':>10} | {'tuned us':>10} | {'ratio':>6} | verdict"
+    lines = [header, "-" * len(header)]
+    for v in verdicts:
+        lines.append(
+            f"{v.record.kernel[:32]:<32} | {v.record.rule:<11} | {v.default * 1e6:>10.1f} | {v.tuned * 1e6:>10.1f} | "
+            f"{v.ratio:>6.3f} | {'kept' if v.kept else 'rejected: slower in the model'}"
+        )
+    return "\n".join(lines)
