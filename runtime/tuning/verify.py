@@ -7,11 +7,11 @@ meets the caches as the kernels before it left them. A config can win alone and 
 and the 664-trial database ran the whole model 1.010x its default's time.
 
 `verify_in_model` builds the model twice with the profiler, with the default schedules and with the database's best
-records, and runs the two in alternation. Per tuned task it sums, in each run, the time of the kernel calls that ran
-it (`minimlc.task`: a fused kernel counts for the tasks of all its stages) and compares the medians: a config whose
-time in the model is not below the default's gets a failed record (`slower in the model than the default: 1.031x`),
-and a config with a failed record is never applied (`TuningDatabase.best`). The task's next best config is then
-checked the same way, in a new tuned build, up to `checks` builds.
+records, and runs the two in alternation. Kernels name the tasks they ran (`minimlc.task`; a fused kernel all of its
+stages'); tasks fused together in either build form a group, and per tuned task the median per-run time of its
+group's kernel calls is compared: a config whose group is not faster in the model gets a failed record (`slower in
+the model than the default: 1.031x`), and a config with a failed record is never applied (`TuningDatabase.best`).
+The task's next best config is then checked the same way, in a new tuned build, up to `checks` builds.
 
     verdicts = verify_in_model("model.onnx", "tuning.jsonl", tasks, rounds=15)
     [(v.kernel, v.ratio, v.kept) for v in verdicts]      # [('conv_11', 1.031, False), ('conv_57', 0.96, True)]
@@ -113,8 +113,8 @@ def verify_in_model(
 
 
 def _alternate(default: Any, tuned: Any, feeds: dict[str, np.ndarray], rounds: int) -> tuple[dict, dict]:
-    """Per task key, the median over `rounds` runs of its kernels' time per run, for each session (run in
-    alternation, the order flipping every round, after a warm-up run each)."""
+    """Per task key, the median over `rounds` runs of its group's kernel time per run (`task_groups`), for each
+    session (run in alternation, the order flipping every round, after a warm-up run each)."""
     sessions = (default, tuned)
     for session in sessions:
         session.run(None, feeds)
@@ -122,21 +122,46 @@ def _alternate(default: Any, tuned: Any, feeds: dict[str, np.ndarray], rounds: i
     for index in range(rounds):
         for session in sessions if index % 2 == 0 else sessions[::-1]:
             session.run(None, feeds)
-    default_times, tuned_times = (task_times(s.profiler, start) for s, start in zip(sessions, first))
+    groups = task_groups(default.profiler.calls, tuned.profiler.calls)
+    default_times, tuned_times = (group_times(s.profiler, groups, start) for s, start in zip(sessions, first))
     return default_times, tuned_times
 
 
-def task_times(profiler: Any, first_run: int = 0) -> dict[str, float]:
-    """Per tuning key, the median over the profiler's runs from `first_run` on of the seconds its kernel calls took
-    in a run (a fused kernel's call counts for each of its stages' keys)."""
-    per_run: dict[str, list[float]] = {}
+def task_groups(*builds: Sequence[Any]) -> dict[str, str]:
+    """Tasks joined where a kernel of any of the `builds` (their profiled calls) fuses them: key -> the key standing
+    for its group. Fusion can differ between builds (a tuned convolution whose tile no longer takes the ReLU leaves
+    it to the pool after it), so only a group's time is the same work in both."""
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    for calls in builds:
+        for call in calls:
+            keys = [key for key in call.tasks if key != "-"]
+            for key in keys:
+                parent.setdefault(key, key)
+            for key in keys[1:]:
+                parent[root(key)] = root(keys[0])
+    return {key: root(key) for key in parent}
+
+
+def group_times(profiler: Any, groups: dict[str, str], first_run: int = 0) -> dict[str, float]:
+    """Per task key, the median over the profiler's runs from `first_run` on of the seconds per run that the kernel
+    calls of its group (`task_groups`) took."""
     runs = profiler.runs[first_run:]
+    per_group: dict[str, list[float]] = {}
     for number, (_, _, times) in enumerate(runs):
         for call, (begin, end) in zip(profiler.calls, times):
-            for key in set(call.tasks) - {"-"}:
-                series = per_run.setdefault(key, [0.0] * len(runs))
+            keys = [key for key in call.tasks if key != "-"]
+            if keys:
+                series = per_group.setdefault(groups[keys[0]], [0.0] * len(runs))
                 series[number] += (end - begin) / 1e9
-    return {key: statistics.median(series) for key, series in per_run.items()}
+    medians = {group: statistics.median(series) for group, series in per_group.items()}
+    return {key: medians[group] for key, group in groups.items() if group in medians}
 
 
 def _feeds(inputs: Sequence[Any]) -> dict[str, np.ndarray]:

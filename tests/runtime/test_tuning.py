@@ -23,7 +23,7 @@ from minimlc.runtime.profiler import ProfiledCall, Profiler
 from minimlc.runtime.tuning.measure import Measurer
 from minimlc.runtime.tuning.tasks import extract_tasks
 from minimlc.runtime.tuning.tuner import tune
-from minimlc.runtime.tuning.verify import task_times, verify_in_model
+from minimlc.runtime.tuning.verify import group_times, task_groups, verify_in_model
 
 HOST = target_from_name("host")
 
@@ -179,16 +179,21 @@ def test_a_config_slower_in_the_model_is_rejected_and_never_applied(tmp_path: Pa
     assert "no kernel's best config differs from its default" in out.getvalue()
 
 
-def test_task_times_sum_a_runs_calls_per_tuning_key():
-    calls = [
-        ProfiledCall("fused_0", 0, "", ("a", "b")),  # a fused kernel counts for both of its stages' tasks
-        ProfiledCall("k_1", 0, "", ("a",)),
-        ProfiledCall("k_2", 0, "", ()),
+def test_tasks_are_compared_by_the_groups_fused_in_either_build():
+    default = [
+        ProfiledCall("fused_0", 0, "", ("a", "b")),  # the ReLU b fused into the convolution a
+        ProfiledCall("pool_1", 0, "", ("c",)),
+        ProfiledCall("k_2", 0, "", ("d",)),
+        ProfiledCall("k_3", 0, "", ()),
     ]
-    clock = np.zeros(32 * len(calls), np.uint8)  # per call, the (seconds, nanoseconds) before and after it
-    profiler = Profiler(calls, clock)
-    for durations in ([3, 1, 5], [4, 2, 5], [30, 10, 5]):  # nanoseconds per call
+    tuned = [ProfiledCall("conv_0", 0, "", ("a",)), ProfiledCall("fused_1", 0, "", ("b", "c")), default[2], default[3]]
+    groups = task_groups(default, tuned)
+    assert groups["a"] == groups["b"] == groups["c"] != groups["d"]
+    clock = np.zeros(32 * len(tuned), np.uint8)  # per call, the (seconds, nanoseconds) before and after it
+    profiler = Profiler(tuned, clock)
+    for durations in ([3, 1, 5, 7], [4, 2, 6, 7], [30, 10, 50, 7]):  # nanoseconds per call
         clock.view(np.int64)[:] = np.array([[0, 0, 0, d] for d in durations]).ravel()
         profiler.record_run(0, 1)
-    assert task_times(profiler) == {"a": pytest.approx(6e-9), "b": pytest.approx(4e-9)}
-    assert task_times(profiler, first_run=2) == {"a": pytest.approx(40e-9), "b": pytest.approx(30e-9)}
+    times = group_times(profiler, groups)
+    assert times == {"a": pytest.approx(6e-9), "b": pytest.approx(6e-9), "c": pytest.approx(6e-9), "d": 6e-9}
+    assert group_times(profiler, groups, first_run=2)["a"] == pytest.approx(40e-9)
