@@ -95,7 +95,7 @@ def verify_in_model(
             break
         print(f"checking {len(chosen)} tuned kernel(s) in the model ({rounds} runs each way)", file=out, flush=True)
         tuned = InferenceSession(model, tuning_db=database, **options)
-        default_times, tuned_times = _alternate(default, tuned, feeds, rounds)
+        default_times, tuned_times, totals = _alternate(default, tuned, feeds, rounds)
         found = []
         for key, record in chosen.items():
             checked.add((key, config_id(record.config)))
@@ -105,16 +105,21 @@ def verify_in_model(
             if not verdict.kept:
                 error = f"slower in the model than the default: {verdict.ratio:.3f}x ({rounds} runs of {name} each way)"
                 db.add(replace(verdict.record, latency=None, error=error, model=name))
-        print(verdict_table(found), file=out, flush=True)
+        print(verdict_table(found), file=out)
+        whole = f"the model's kernels: {totals[0] * 1e3:.3f} ms a run with the default schedules"
+        print(f"{whole}, {totals[1] * 1e3:.3f} ms with these ({totals[1] / totals[0]:.3f}x)", file=out, flush=True)
         verdicts += found
         if all(verdict.kept for verdict in found):
             break
     return verdicts
 
 
-def _alternate(default: Any, tuned: Any, feeds: dict[str, np.ndarray], rounds: int) -> tuple[dict, dict]:
+def _alternate(
+    default: Any, tuned: Any, feeds: dict[str, np.ndarray], rounds: int
+) -> tuple[dict[str, float], dict[str, float], tuple[float, float]]:
     """Per task key, the median over `rounds` runs of its group's kernel time per run (`task_groups`), for each
-    session (run in alternation, the order flipping every round, after a warm-up run each)."""
+    session (run in alternation, the order flipping every round, after a warm-up run each); and each session's
+    median time per run of all its kernel calls."""
     sessions = (default, tuned)
     for session in sessions:
         session.run(None, feeds)
@@ -124,7 +129,11 @@ def _alternate(default: Any, tuned: Any, feeds: dict[str, np.ndarray], rounds: i
             session.run(None, feeds)
     groups = task_groups(default.profiler.calls, tuned.profiler.calls)
     default_times, tuned_times = (group_times(s.profiler, groups, start) for s, start in zip(sessions, first))
-    return default_times, tuned_times
+    default_total, tuned_total = (
+        statistics.median(float(np.sum(t[:, 1] - t[:, 0])) / 1e9 for _, _, t in s.profiler.runs[start:])
+        for s, start in zip(sessions, first)
+    )
+    return default_times, tuned_times, (default_total, tuned_total)
 
 
 def task_groups(*builds: Sequence[Any]) -> dict[str, str]:

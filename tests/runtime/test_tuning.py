@@ -168,6 +168,7 @@ def test_a_config_slower_in_the_model_is_rejected_and_never_applied(tmp_path: Pa
     assert verdict.ratio > 1.5
     assert not verdict.kept
     assert "rejected: slower in the model" in out.getvalue()
+    assert "the model's kernels: " in out.getvalue()
     rejection = TuningDatabase(db.path).records[-1]
     assert rejection.config == slow
     assert rejection.latency is None
