@@ -146,21 +146,23 @@ class TuningDatabase:
         records = self.records_for(key, target)
         if not records:
             return None
-        failed = {_config_text(r.config) for r in records if r.latency is None}
+        failed = {config_id(r.config) for r in records if r.latency is None}
         measured = [
-            r for r in records
-            if r.latency is not None and r.cache == records[-1].cache and _config_text(r.config) not in failed
+            r
+            for r in records
+            if r.latency is not None and r.cache == records[-1].cache and config_id(r.config) not in failed
         ]
         return min(measured, key=lambda r: r.latency or 0.0) if measured else None
 
     def fingerprint(self, target: str) -> str:
         """A hash of the best record of every kernel on `target`: what applying the database changes."""
         best = {r.key: self.best(r.key, target) for r in self.records if r.target == target}
-        chosen = sorted((key, json.dumps(r.config, sort_keys=True)) for key, r in best.items() if r is not None)
+        chosen = sorted((key, config_id(r.config)) for key, r in best.items() if r is not None)
         return hashlib.sha256(json.dumps(chosen).encode()).hexdigest()
 
 
-def _config_text(config: Config) -> str:
+def config_id(config: Config) -> str:
+    """A config as canonical text: a dict key, a record's identity."""
     return json.dumps(config, sort_keys=True)
 
 

@@ -119,7 +119,7 @@ def _build(job: dict[str, Any], config: Config) -> _Call | Result:
         f"w{i}": _aligned(rng.standard_normal(shape).astype(np.float32)) for i, (shape, _) in enumerate(job["weights"])
     }
     compiled = compile_model(ImportedModel(module, weights, inputs, [output]), AFTER_SCHEDULE, target=target, jobs=1)
-    buffers = [_aligned(_random(rng, info)) for info in inputs] + [_aligned(np.zeros(output.shape, output.dtype))]
+    buffers = [_aligned(random_input(rng, info)) for info in inputs] + [_aligned(np.zeros(output.shape, output.dtype))]
     addresses = [buffer.ctypes.data for buffer in buffers]
     pool = None
     if compiled.pool_slot is not None:
@@ -167,7 +167,8 @@ def _aligned(array: np.ndarray) -> np.ndarray:
     return copy
 
 
-def _random(rng: np.random.Generator, info: Any) -> np.ndarray:
+def random_input(rng: np.random.Generator, info: Any) -> np.ndarray:
+    """Normals for a float tensor (`info`: shape and dtype), zeros for an integer one."""
     if np.issubdtype(info.dtype, np.floating):
         return rng.standard_normal(info.shape).astype(info.dtype)
     return np.zeros(info.shape, info.dtype)  # integer buffers hold indices: zero is always in range

@@ -16,13 +16,13 @@ fitted to this task's measurements: cheap, and enough to say which knob values p
 
 from __future__ import annotations
 
-import json
 import math
 import random
 
 import numpy as np
 
 from minimlc.lowering.schedule.space import Config, Space
+from minimlc.lowering.schedule.tuning_db import config_id
 
 RANDOM_START = 4
 """Configs measured (default included) before the cost model ranks proposals."""
@@ -31,11 +31,6 @@ POPULATION = 4
 PROPOSALS = 64
 """Candidates the cost model ranks per batch."""
 RIDGE = 1.0
-
-
-def config_id(config: Config) -> str:
-    """A config as canonical text (a dict key, a record's identity)."""
-    return json.dumps(config, sort_keys=True)
 
 
 class CostModel:

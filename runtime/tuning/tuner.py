@@ -37,11 +37,11 @@ from typing import TextIO
 
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config, ConfigError
-from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, target_key
+from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
 from minimlc.runtime.tuning.measure import Measurer, Result
-from minimlc.runtime.tuning.search import Search, config_id
+from minimlc.runtime.tuning.search import Search
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
 from minimlc.runtime.tuning.verify import verify_in_model
 

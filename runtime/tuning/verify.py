@@ -14,7 +14,7 @@ the model than the default: 1.031x`), and a config with a failed record is never
 The task's next best config is then checked the same way, in a new tuned build, up to `checks` builds.
 
     verdicts = verify_in_model("model.onnx", "tuning.jsonl", tasks, rounds=15)
-    [(v.kernel, v.ratio, v.kept) for v in verdicts]      # [('conv_11', 1.031, False), ('conv_57', 0.96, True)]
+    [(v.record.kernel, v.ratio, v.kept) for v in verdicts]      # [('conv_11', 1.031, False), ('conv_57', 0.96, True)]
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, target_key
+from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.tuning.search import config_id
+from minimlc.runtime.tuning.measure import random_input
 from minimlc.runtime.tuning.tasks import Task
 
 
@@ -78,7 +78,8 @@ def verify_in_model(
         profiling_clock="cpu" if threads == 1 else "wall",
     )
     default = InferenceSession(model, **options)
-    feeds = _feeds(default.get_inputs())
+    rng = np.random.default_rng(0)
+    feeds = {info.name: random_input(rng, info) for info in default.get_inputs()}
     checked: set[tuple[str, str]] = set()
     verdicts: list[Verdict] = []
     for _ in range(checks):
@@ -171,17 +172,6 @@ def group_times(profiler: Any, groups: dict[str, str], first_run: int = 0) -> di
                 series[number] += (end - begin) / 1e9
     medians = {group: statistics.median(series) for group, series in per_group.items()}
     return {key: medians[group] for key, group in groups.items() if group in medians}
-
-
-def _feeds(inputs: Sequence[Any]) -> dict[str, np.ndarray]:
-    """Seeded inputs: normals for floats, zeros for integers (indices are always in range at zero)."""
-    rng = np.random.default_rng(0)
-    return {
-        info.name: rng.standard_normal(info.shape).astype(info.dtype)
-        if np.issubdtype(info.dtype, np.floating)
-        else np.zeros(info.shape, info.dtype)
-        for info in inputs
-    }
 
 
 def verdict_table(verdicts: Sequence[Verdict]) -> str:

@@ -66,8 +66,8 @@ def test_non_max_suppression_matches_onnxruntime(
     oracle = ort.InferenceSession(model.SerializeToString())
     session = InferenceSession(model, cache=False)
     assert session.stats["kernels"] > 0
+    feeds = _feeds(batches, classes, count, center_point_box, seed=count)
     for iou, score in [(0.3, 0.2), (0.0, 0.5), (0.7, 0.0)]:
-        feeds = _feeds(batches, classes, count, center_point_box, seed=count)
         feeds["iou"] = np.array([iou], np.float32)
         if score_threshold:
             feeds["score"] = np.array([score], np.float32)

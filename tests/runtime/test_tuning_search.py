@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from minimlc.lowering.schedule.space import Knob, Space
-from minimlc.runtime.tuning.search import Search, config_id
+from minimlc.lowering.schedule.tuning_db import config_id
+from minimlc.runtime.tuning.search import Search
 
 SPACE = Space(
     (
