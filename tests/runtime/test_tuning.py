@@ -198,3 +198,9 @@ def test_tasks_are_compared_by_the_groups_fused_in_either_build():
     times = group_times(profiler, groups)
     assert times == {"a": pytest.approx(6e-9), "b": pytest.approx(6e-9), "c": pytest.approx(6e-9), "d": 6e-9}
     assert group_times(profiler, groups, first_run=2)["a"] == pytest.approx(40e-9)
+
+
+def test_an_imported_model_is_tuned_but_not_checked_in_the_model(tmp_path: Path):
+    out = io.StringIO()
+    tune(import_model(mlp(1)), tmp_path / "tuning.jsonl", trials=1, out=out)
+    assert "not checked in the model: tune() was given an imported model, not an ONNX one" in out.getvalue()
