@@ -40,6 +40,7 @@ _OURS = {
     "loop-parallel": ("loop.loop_parallel", "LoopParallelPass"),
     "loop-pack": ("loop.loop_pack", "LoopPackPass"),
     "loop-cache-write": ("loop.loop_cache_write", "LoopCacheWritePass"),
+    "loop-cache-read": ("loop.loop_cache_read", "LoopCacheReadPass"),
     "loop-partition": ("loop.loop_partition", "LoopPartitionPass"),
     "loop-prefetch": ("loop.loop_prefetch", "LoopPrefetchPass"),
     "default-schedule": ("schedule.default_schedule", "DefaultSchedulePass"),

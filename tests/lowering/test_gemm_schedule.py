@@ -77,6 +77,27 @@ def test_blis_order_keeps_the_numbers(change: dict[str, object], reorder: str) -
 
 
 @pytest.mark.parametrize(
+    ("change", "block"),
+    [
+        # BLIS: a row block's rows of A (3 tiles of 8 x the depth) copied once for all the column panels.
+        ({"order": "k,j,i", "mr": 8, "mc": 32}, "i0_o_o"),
+        # Every full tile's rows (13 tiles of 5, a tail of 7 rows unpacked) per depth block of 20.
+        ({"order": "k,j,i", "mr": 5, "mc": 0, "kc": 20}, "k2_o"),
+        # One tile's 6 rows, under the row tile loop, for the panels inside it.
+        ({"order": "k,i,j", "mr": 6}, "i0_o"),
+        ({"order": "i,k,j", "mr": 6, "kc": 8}, "k2_o"),
+    ],
+)
+def test_packing_a_keeps_the_numbers(change: dict[str, object], block: str) -> None:
+    x = np.random.default_rng(2).standard_normal((M, K)).astype(np.float32)
+    actual, steps = _run({**change, "pack_a": True}, x)
+    assert [step for step in steps if step.startswith("loop-cache-read")] == [
+        f"loop-cache-read{{kernel=matmul_0 loop={block} operand=0}}"
+    ]
+    np.testing.assert_allclose(actual, x.astype(np.float64) @ B.astype(np.float64), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize(
     ("cpu", "mr", "nr"),
     [("znver4", 8, 32), ("x86-64-v3", 6, 16)],
 )
@@ -85,7 +106,17 @@ def test_default_takes_the_blis_order_where_b_fills_l2(cpu: str, mr: int, nr: in
     (64 x 1024 floats of A: a quarter of L2). AVX2's 6-row tiles leave a tail of 4 rows."""
     big = GemmWorkload("matmul_0", "i0", "i1", "k2", 1024, 1024, 1024, 1, 1, True, False)
     config = GEMM.default(big, target_from_name(cpu))
-    expected = {"mr": mr, "nr": nr, "kc": 1024, "nc": 0, "order": "k,j,i", "mc": 64, "unroll": True, "pack": True}
+    expected = {
+        "mr": mr,
+        "nr": nr,
+        "kc": 1024,
+        "nc": 0,
+        "order": "k,j,i",
+        "mc": 64,
+        "unroll": True,
+        "pack": True,
+        "pack_a": False,
+    }
     assert config == expected
     assert GEMM.space(big, target_from_name(cpu)).default() == config
 
