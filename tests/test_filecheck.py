@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 FILECHECK_DIR = Path(__file__).parent / "filecheck"
 
 
+@pytest.mark.slow
 def test_lit_filecheck_suite() -> None:
     # The venv's scripts (mini-opt, filecheck, lit) may not be on PATH when pytest runs as .venv/bin/python.
     scripts = str(Path(sys.executable).parent)

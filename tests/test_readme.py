@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from minimlc.tools.conformance import light_model_paths
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,6 +62,7 @@ def test_models_benchmark_lines_use_real_options() -> None:
         assert set(names.split(",")) <= light_models | {"mlp", "matmul", "conv_relu"}, names
 
 
+@pytest.mark.slow
 def test_extending_commands_run(tmp_path: Path) -> None:
     """The "Extending minimlc" block, run as written, except that `pip install` goes to a temporary folder put on
     PYTHONPATH (so the test venv is left without the plugin) and `.venv/bin/` is the running interpreter's."""
@@ -94,6 +97,7 @@ def test_shared_library_commands_run(tmp_path: Path) -> None:
     assert "logits" in result.stdout
 
 
+@pytest.mark.slow
 def test_tuning_commands_run(tmp_path: Path) -> None:
     (block,) = [block for block in code_blocks("sh") if "minimlc tune examples" in block]
     (tmp_path / "examples").mkdir()

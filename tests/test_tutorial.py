@@ -43,6 +43,7 @@ def test_tutorial_blocks_follow_the_convention(page: str) -> None:
         assert file is not None or language != "mlir", f"an mlir block needs a file name: {code[:60]}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_tutorial_runs(page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import onnx
+import pytest
 
 from minimlc.runtime import InferenceSession
 
@@ -20,6 +21,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, check=False)
 
 
+@pytest.mark.slow
 def test_bench_compile_reports_the_stages() -> None:
     result = run(str(ROOT / "bench" / "bench_compile.py"), "--models", "squeezenet", "--runs", "1")
     assert result.returncode == 0, result.stderr

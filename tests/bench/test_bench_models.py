@@ -187,6 +187,7 @@ def test_a_workload_that_does_not_compile_is_listed_with_its_error(monkeypatch: 
     assert error == f"    error: {rows[0].errors[0]}"
 
 
+@pytest.mark.slow
 def test_transformer_workloads_build_and_match_onnxruntime() -> None:
     result = run_bench("--quick", "--models", "bert,vit,gpt", "--threads", "1", "--runs", "1")
     assert result.returncode == 0, result.stderr

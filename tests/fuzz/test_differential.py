@@ -30,6 +30,7 @@ FUZZ_SETTINGS = settings(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opt_level", [0, 3])
 def test_random_graphs_match_onnxruntime(opt_level: int) -> None:
     outcomes: Counter[str] = Counter()

@@ -65,6 +65,7 @@ def _configs(rule: str) -> list[Config]:
     return [dict(zip((k.name for k in knobs), values)) for values in itertools.product(*(k.values for k in knobs))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", ["depthwise", "shuffle"])
 def test_every_config_keeps_the_numbers(rule: str) -> None:
     x = np.random.default_rng(1).standard_normal((1, CHANNELS, SIZE, SIZE)).astype(np.float32)

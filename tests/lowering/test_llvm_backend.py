@@ -344,6 +344,7 @@ def test_invalid_ir_is_rejected() -> None:
         JitModule("define void @f() {\n  ret i32 0\n}\n")
 
 
+@pytest.mark.slow
 def test_llvm_ir_text_does_not_depend_on_the_hash_seed() -> None:
     """Fast-math flags print in one order whatever Python's hash seed (xDSL keeps them in a set)."""
     source = elementwise_kernel("%r = arith.addf %x, %y fastmath<fast> : f32", 16, 2)

@@ -60,6 +60,7 @@ def resnet50() -> ModuleOp:
     return _scheduled("resnet50")
 
 
+@pytest.mark.slow
 def test_every_resnet50_kernel_has_enough_balanced_tasks_for_16_threads(resnet50: ModuleOp) -> None:
     kernels = _entry_kernels(resnet50)
     assert len(kernels) >= 30

@@ -87,6 +87,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rule", sorted(CASES))
 def test_sampled_configs_keep_the_numbers(rule: str) -> None:
     _, shape, reference = CASES[rule]
@@ -135,6 +136,7 @@ def test_bad_config_values_are_named(change: dict[str, object], message: str) ->
         space.steps({**space.space.default(), **change})  # type: ignore[dict-item]
 
 
+@pytest.mark.slow
 def test_light_resnet50_convs_and_gemms_have_choices() -> None:
     path = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / "light_resnet50.onnx"
     script = Path(sys.executable).parent / "minimlc"

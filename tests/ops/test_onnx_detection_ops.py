@@ -95,6 +95,7 @@ DEFORM_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("x_shape", "w_shape", "attributes", "extras"), DEFORM_CASES)
 def test_deform_conv_matches_reference(
     x_shape: tuple[int, ...], w_shape: tuple[int, ...], attributes: dict[str, Any], extras: bool

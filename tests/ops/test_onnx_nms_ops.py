@@ -46,6 +46,7 @@ def _feeds(batches: int, classes: int, count: int, center_point_box: int, seed: 
     return {"boxes": boxes.astype(np.float32), "scores": scores.astype(np.float32)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("batches", "classes", "count", "limit", "score_threshold", "center_point_box"),
     [

@@ -120,6 +120,7 @@ CONVS = [  # (input shape, weight shape, bias?, attributes)
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("x", "w", "bias", "attributes"), CONVS, ids=str)
 def test_conv(x: Shape, w: Shape, bias: bool, attributes: dict[str, Any]) -> None:
     initializers = {"W": _weights(w)} | ({"B": _weights((w[0],), 2)} if bias else {})

@@ -68,6 +68,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op_type", ["RNN", "LSTM", "GRU"])
 @pytest.mark.parametrize(("direction", "layout", "extras"), CASES)
 def test_recurrent(op_type: str, direction: str, layout: int, extras: set[str]) -> None:
@@ -76,17 +77,20 @@ def test_recurrent(op_type: str, direction: str, layout: int, extras: set[str]) 
     check_against_onnxruntime(InferenceSession, model, feeds, rtol=1e-4, reference=layout == 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["forward", "bidirectional"])
 def test_lstm_peepholes(direction: str) -> None:
     model, feeds = _model_and_feeds("LSTM", direction, 0, {"bias", "initial", "peepholes"})
     check_against_onnxruntime(InferenceSession, model, feeds, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_gru_linear_before_reset() -> None:
     model, feeds = _model_and_feeds("GRU", "bidirectional", 0, {"bias", "initial"}, linear_before_reset=1)
     check_against_onnxruntime(InferenceSession, model, feeds, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_other_activations() -> None:
     activations = ["Relu", "Sigmoid", "Tanh", "Sigmoid"]
     model, feeds = _model_and_feeds("GRU", "bidirectional", 0, {"bias"}, activations=activations)

@@ -77,6 +77,7 @@ def _shuffle(source: str, groups: int, channels: int, size: int, name: str) -> l
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("channels", "groups", "stride"), [(136, 4, 1), (48, 3, 2), (32, 2, 1)], ids=str)
 def test_shuffle_unit(channels: int, groups: int, stride: int) -> None:
     """A ShuffleNet unit: grouped 1x1 convolution, batch norm, ReLU, channel shuffle, 3x3 depthwise convolution,

@@ -100,6 +100,7 @@ def test_stft_matches_onnxruntime(
     _run_and_compare(model, feeds)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("bands", "length", "rate", "low", "high"),
     [(8, 16, 8192, 0.0, 4096.0), (10, 64, 16000, 20.0, 7600.0), (4, 30, 22050, 300.0, 3000.0)],

@@ -20,6 +20,7 @@ POOL = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "attributes",
     [

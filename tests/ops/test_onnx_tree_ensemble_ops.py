@@ -111,6 +111,7 @@ def check(model: onnx.ModelProto, x: np.ndarray) -> None:
     check_against_onnxruntime(InferenceSession, model, {"X": x})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("aggregate", "dtype"),
     [(0, np.float32), (1, np.float32), (2, np.float32), (3, np.float32), (1, np.float64), (3, np.float64)],

@@ -23,6 +23,7 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
+@pytest.mark.slow
 def test_second_process_loads_from_the_cache(cache_dir: Path, tmp_path: Path) -> None:
     onnx.save(conv_model(), tmp_path / "conv.onnx")
     script = f"""

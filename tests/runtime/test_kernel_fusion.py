@@ -46,6 +46,7 @@ def conv_bn_residual() -> onnx.ModelProto:
     return b.model([1, 8, 24, 24], b.conv(y, 16, 16, "c4", 1), [1, 16, 12, 12])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opt_level", [2, 3])
 @pytest.mark.parametrize("build", [residual_blocks, conv_bn_residual], ids=lambda build: build.__name__)
 def test_fusion_on_and_off_match_onnxruntime(

@@ -22,6 +22,7 @@ from minimlc.lowering.target import target_from_name
 from minimlc.runtime import InferenceSession
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("size", "opt_level", "target"),
     [(56, 3, "host"), (12, 0, "host"), (12, 2, "x86-64-v3"), (12, 3, "znver4")],

@@ -123,6 +123,7 @@ def test_mlp_example_matches_numpy() -> None:
     assert te_mlp.main() < 1e-3
 
 
+@pytest.mark.slow
 def test_matmul_example_trace_replays_with_mini_opt_to_identical_loop_ir() -> None:
     function = te_matmul.matmul_function(64)
     sch = te_matmul.hand_schedule(Schedule(function))

@@ -77,6 +77,7 @@ def test_mlp_library_matches_the_session(tmp_path: Path) -> None:
     assert "#define MODEL_INPUT_INPUT_SHAPE {1, 784}" in header
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("partitions", [1, 2])
 def test_conv_library_with_parallel_loops_matches_the_session(
     tmp_path: Path, partitions: int, monkeypatch: pytest.MonkeyPatch

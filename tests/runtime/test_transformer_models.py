@@ -89,6 +89,7 @@ MODELS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opt_level", [0, 3])
 @pytest.mark.parametrize("name", sorted(MODELS))
 def test_model_matches_onnxruntime(name: str, opt_level: int) -> None:
@@ -110,6 +111,7 @@ TOKEN_MODELS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opt_level", [0, 3])
 @pytest.mark.parametrize("name", sorted(TOKEN_MODELS))
 def test_token_model_runs_natively_for_two_inputs(name: str, opt_level: int) -> None:

@@ -91,6 +91,7 @@ def test_a_paired_candidate_is_timed_with_the_default():
         assert result.latency > 0 < result.baseline
 
 
+@pytest.mark.slow
 def test_tune_resumes_and_reuses_shared_kernels(tmp_path: Path):
     db = tmp_path / "tuning.jsonl"
     out = io.StringIO()

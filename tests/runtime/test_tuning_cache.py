@@ -95,6 +95,7 @@ def test_auto_puts_the_weights_where_the_model_keeps_them(monkeypatch: pytest.Mo
         cache_mode("tepid", imported, out)
 
 
+@pytest.mark.slow
 @needs_clflush
 def test_cold_records_are_kept_apart_from_warm_ones(tmp_path: Path):
     db = tmp_path / "tuning.jsonl"

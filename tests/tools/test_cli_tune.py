@@ -6,10 +6,11 @@ import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 from cli_run import minimlc
 
 
-
+@pytest.mark.slow
 def test_tune_then_run_tuned_and_profiled(mlp_path: Path, tmp_path: Path) -> None:
     db, trace, curve = tmp_path / "db.jsonl", tmp_path / "trace.json", tmp_path / "curve.png"
     plot = ["--plot", str(curve)] if importlib.util.find_spec("matplotlib") else []

@@ -147,6 +147,7 @@ def test_user_errors_have_no_traceback(args: list[str], stdin: str, message: str
     assert message in result.stderr
 
 
+@pytest.mark.slow
 def test_closed_stdout_pipe_exits_quietly() -> None:
     function = "func.func @f{}(%x: tensor<4xf32>) -> tensor<4xf32> {{\n  func.return %x : tensor<4xf32>\n}}\n"
     functions = "".join(function.format(i) for i in range(3000))

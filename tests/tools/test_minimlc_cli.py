@@ -89,6 +89,7 @@ def test_run_malformed_model(tmp_path: Path) -> None:
     assert "bad.onnx" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("level", "marker"),
     [

@@ -100,6 +100,7 @@ def test_compile_stats_times_every_stage(mlp_path: Path) -> None:
         assert re.search(rf"^  {re.escape(stage)}.*\s[\d.]+ s$", result.stderr, flags=re.MULTILINE), stage
 
 
+@pytest.mark.slow
 def test_conformance_table_and_expected_failures(tmp_path: Path) -> None:
     listing = tmp_path / "expected_failures.txt"
     listing.write_text(
@@ -146,6 +147,7 @@ def test_conformance_rejects_unknown_ops() -> None:
     assert "--ops names unknown ONNX operator(s): NoSuchOp" in result.stderr
 
 
+@pytest.mark.slow
 def test_conformance_runs_a_preview_domain_op() -> None:
     """`--ops` names ops of onnx's preview domain too (FlexAttention); float64 is refused, not failed."""
     result = minimlc("conformance", "--ops", "FlexAttention")

@@ -39,6 +39,7 @@ def toy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     plugins.unload_plugins()
 
 
+@pytest.mark.slow
 def test_plugin_lit_suite() -> None:
     result = subprocess.run(
         [shutil.which("lit", path=tool_env()["PATH"]) or "lit", "-q", str(PLUGIN / "tests")],
@@ -61,6 +62,7 @@ def pip_install(target: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_installed_plugin_is_found_by_mini_opt(tmp_path: Path) -> None:
     pip_install(tmp_path)
     env = tool_env(PYTHONPATH=str(tmp_path))
