@@ -1,10 +1,12 @@
 """ONNX conformance: onnx's node tests and light models through minimlc's backend, and the expected-failures list.
 
 The node tests are the ones onnx ships as code (`onnx.backend.test.case.node.collect_testcases()`, built in memory,
-one model per test) and are compared exactly as onnx's `BackendTest` compares them (`Runner.assert_similar_outputs`
-with each test's rtol/atol, 1e-3/1e-7). The light models are the nine CNNs in `onnx/backend/test/data/light` (weights
-are ConstantOfShape(0.02)); like onnx's runner, they get `Runner.generate_dummy_data` inputs and are compared with
-the shipped `light_*_output_0.pb`. Used by `tests/conformance/` and `minimlc conformance`.
+one model per test; building them runs every op's numpy reference, ~13 s, so they are kept as a pickle in the cache
+directory, `$MINIMLC_CACHE_DIR` or `~/.cache/minimlc`, one per onnx and numpy version, rebuilt when unreadable) and
+are compared exactly as onnx's `BackendTest` compares them (`Runner.assert_similar_outputs` with each test's
+rtol/atol, 1e-3/1e-7). The light models are the nine CNNs in `onnx/backend/test/data/light` (weights are
+ConstantOfShape(0.02)); like onnx's runner, they get `Runner.generate_dummy_data` inputs and are compared with the
+shipped `light_*_output_0.pb`. Used by `tests/conformance/` and `minimlc conformance`.
 
 A case passes only for the right reason: native code computed its outputs (`Outcome.NATIVE`), or they are
 compile-time constants independent of the inputs' values (`Outcome.CONSTANT`: a Shape, a ConstantOfShape of a shape
@@ -16,6 +18,8 @@ from __future__ import annotations
 
 import enum
 import functools
+import os
+import pickle
 import re
 import time
 import traceback
@@ -39,6 +43,7 @@ from minimlc.frontend.onnx import (
 )
 from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
 from minimlc.runtime import backend
+from minimlc.runtime.cache import cache_dir
 
 LIGHT_MODELS_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT_MODEL_GROUP = "light_models"
@@ -130,18 +135,49 @@ def assert_similar_outputs(expected: list[np.ndarray], actual: object, rtol: flo
 @functools.cache
 def node_tests() -> tuple[ConformanceTest, ...]:
     """Every onnx node test (the `_expanded` function-body variants too), sorted by name."""
-    from onnx.backend.test.case.node import collect_testcases
-
-    with warnings.catch_warnings():
-        # onnx computes some expected outputs with numpy on purpose-made overflowing or zero data.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        cases = collect_testcases()
+    cases = node_cases()
     ops = {case.name: _op_type(case) for case in cases if "_expanded" not in case.name}
     tests = [
         ConformanceTest(case.name, ops[case.name.split("_expanded")[0]], functools.partial(_run_node_case, case))
         for case in cases
     ]
     return tuple(sorted(tests, key=lambda test: test.name))
+
+
+def node_tests_cache() -> Path:
+    """Where `node_tests` keeps onnx's generated cases for this onnx and numpy."""
+    return cache_dir() / "onnx-node-tests" / f"onnx-{onnx.__version__}-numpy-{np.__version__}.pickle"
+
+
+def node_cases() -> list[TestCase]:
+    """onnx's node test cases: loaded from `node_tests_cache()`, else generated and saved there."""
+    path = node_tests_cache()
+    try:
+        with path.open("rb") as file:
+            cases = pickle.load(file)
+        if isinstance(cases, list) and all(isinstance(case, TestCase) for case in cases):
+            return cases
+        raise ValueError("not a list of onnx test cases")
+    except FileNotFoundError:
+        pass
+    except Exception as error:  # any unreadable file is regenerated
+        message = f"minimlc: rebuilding onnx's node tests: {path} is unreadable ({error})"
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        # onnx computes some expected outputs with numpy on purpose-made overflowing or zero data.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        cases = collect_testcases()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with partial.open("wb") as file:
+            pickle.dump(cases, file, protocol=pickle.HIGHEST_PROTOCOL)
+        partial.replace(path)  # concurrent writers never leave half a file
+    except OSError:
+        pass  # an unwritable cache directory only costs the next run the generation
+    return cases
 
 
 def _op_type(case: TestCase) -> str:

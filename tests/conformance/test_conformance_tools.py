@@ -7,7 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnx.backend.test.case.node as node_cases_module
 import pytest
+from onnx.backend.test.case.test_case import TestCase
 
 from minimlc.frontend.onnx import (
     ModelImportError,
@@ -23,6 +25,8 @@ from minimlc.tools.conformance import (
     OutputMismatch,
     failure_kind,
     light_model_feeds,
+    node_cases,
+    node_tests_cache,
     read_expected_failures,
     results_json,
     run_test,
@@ -195,3 +199,35 @@ def test_the_listed_mismatches_are_closer_to_the_exact_answer(name: str, exact_a
     else:  # both within it, on either side of the exact answer: ours the closer
         errors = [np.abs(value.astype(np.float64) - exact).max() for value in (ours, stored)]
         assert errors[0] < errors[1], errors
+
+
+def _fake_cases(names: list[str]) -> list[TestCase]:
+    node = onnx.helper.make_node("Relu", ["x"], ["y"])
+    info = [onnx.helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [2]) for n in ("x", "y")]
+    model = onnx.helper.make_model(onnx.helper.make_graph([node], "g", info[:1], info[1:]))
+    data = [([np.ones(2, np.float32)], [np.ones(2, np.float32)])]
+    return [TestCase(name, name, None, None, model, data, "node", 1e-3, 1e-7) for name in names]
+
+
+def test_node_tests_are_generated_once_and_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first run generates onnx's cases and keeps them; the next loads them without generating; an unreadable
+    file is rebuilt with a warning (onnx's generator is replaced here by two fake cases: it takes ~13 s)."""
+    monkeypatch.setenv("MINIMLC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(node_cases_module, "collect_testcases", lambda: _fake_cases(["test_a", "test_b"]))
+    assert [case.name for case in node_cases()] == ["test_a", "test_b"]
+    assert node_tests_cache().is_file()
+
+    def not_again() -> list[TestCase]:
+        raise AssertionError("generated again: the kept cases were not loaded")
+
+    monkeypatch.setattr(node_cases_module, "collect_testcases", not_again)
+    loaded = node_cases()
+    assert [case.name for case in loaded] == ["test_a", "test_b"]
+    np.testing.assert_array_equal(loaded[0].data_sets[0][0][0], np.ones(2, np.float32))
+
+    node_tests_cache().write_bytes(b"not a pickle")
+    monkeypatch.setattr(node_cases_module, "collect_testcases", lambda: _fake_cases(["test_c"]))
+    with pytest.warns(RuntimeWarning, match="rebuilding onnx's node tests: .* is unreadable"):
+        assert [case.name for case in node_cases()] == ["test_c"]
+    monkeypatch.setattr(node_cases_module, "collect_testcases", not_again)
+    assert [case.name for case in node_cases()] == ["test_c"]
