@@ -39,6 +39,7 @@ PRIMITIVES = (
     "loop-parallel",
     "loop-unroll",
     "loop-cache-write",
+    "loop-cache-read",
     "loop-compute-at",
     "loop-decompose-reduction",
 )
@@ -187,6 +188,12 @@ class Schedule:
         `cache_write` takes a block and a buffer index, minimlc's takes the loop whose iteration owns the tile."""
         option = " accumulate=true" if accumulate else ""
         self._apply(f"loop-cache-write{{kernel={loop_rv.kernel} loop={self._loop_name(loop_rv)}{option}}}")
+
+    def cache_read(self, loop_rv: LoopRV, operand: int) -> None:
+        """Copy what one iteration of the loop reads of the kernel's parameter `operand` into a local buffer first,
+        laid out in the order the loops inside walk it (`loop-cache-read`). Where TVM's `cache_read` takes a block, a
+        buffer index and a scope, minimlc's takes the loop whose iteration the copy serves."""
+        self._apply(f"loop-cache-read{{kernel={loop_rv.kernel} loop={self._loop_name(loop_rv)} operand={operand}}}")
 
     def compute_at(self, stage: LoopRV, at: LoopRV) -> None:
         """Move the nest whose outermost loop is `stage` into loop `at` of the nest after it (`loop-compute-at`):

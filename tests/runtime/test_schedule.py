@@ -84,6 +84,23 @@ def test_tile_and_decompose_reduction_then_vectorize_and_cache_write() -> None:
     check_matmul(sch, n=8, m=32)
 
 
+def test_cache_read_packs_the_rows_a_block_of_rows_reads() -> None:
+    sch = Schedule(matmul(n=8, m=32))
+    sch.decompose_reduction("C")
+    _, _, i, j, r = sch.get_loops("C")
+    i_o, i_i = sch.split(i, factors=[None, 4])
+    j_o, j_i = sch.split(j, factors=[None, 16])
+    sch.reorder(i_o, j_o, r, i_i, j_i)
+    sch.vectorize(j_i)
+    sch.cache_read(i_o, 0)  # A's 4 x 10 rows of one i_o iteration, kept depth-major as r, i_i walk them
+    assert str(sch.trace).endswith("loop-cache-read{kernel=C_0 loop=i_o operand=0}")
+    assert 'loop.alloc "local" : memref<10x4xf32>' in str(sch.mod)
+    assert [str(lp) for lp in sch.get_loops("C")][2:5] == ["i_o", "i_o_rd0", "i_o_rd1"]
+    check_matmul(sch, n=8, m=32)
+    with pytest.raises(ScheduleError, match="operand 2 in loop 'i_o' of kernel 'C_0': the kernel writes it"):
+        sch.cache_read(i_o, 2)
+
+
 def test_compute_at_and_fuse_the_init_nest() -> None:
     for primitive in ("compute_at", "fuse"):
         sch = Schedule(matmul())
