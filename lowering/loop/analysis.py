@@ -218,7 +218,8 @@ def affine_form(value: SSAValue) -> Affine | None:
         if lhs is None or rhs is None:
             return None
         if isinstance(owner, arith.AddiOp):
-            return {key: lhs.get(key, 0) + rhs.get(key, 0) for key in lhs.keys() | rhs.keys()}
+            # Terms in the order they appear (a set union would order them by hash: output would vary by run).
+            return {key: lhs.get(key, 0) + rhs.get(key, 0) for key in [*lhs, *(key for key in rhs if key not in lhs)]}
         for scale, form in ((lhs, rhs), (rhs, lhs)):
             if set(scale) <= {None}:
                 return {key: coeff * scale.get(None, 0) for key, coeff in form.items()}
