@@ -50,6 +50,7 @@ from minimlc.lowering.loop.analysis import (
     find_kernel,
     find_loop,
     index_constant,
+    loop_of,
     new_loop,
     sparse_form,
 )
@@ -119,10 +120,7 @@ class LoopCacheReadPass(ModulePass):
     def inner_loops(self, load: memref.LoadOp, target: loop.ForOp, forms: list[Affine]) -> list[loop.ForOp]:
         """The loops inside `target` that the read's indices use, outermost first."""
         used = {value for form in forms for value in form if value is not None}
-        around = enclosing_loops(load, target)
-        if target not in around:
-            raise self.fail("the read is not inside the loop")
-        return [lp for lp in reversed(around) if lp is not target and lp.induction_var in used]
+        return [lp for lp in reversed(enclosing_loops(load, target)) if lp is not target and lp.induction_var in used]
 
     def copy_nest(
         self, target: loop.ForOp, inner: list[loop.ForOp], forms: list[Affine], source: SSAValue, cache: SSAValue
@@ -141,19 +139,20 @@ class LoopCacheReadPass(ModulePass):
                 outer.body.block.add_op(nested)
             builder = Builder(InsertPoint.at_end(loops[-1].body.block))
         numbers = {lp.induction_var: copy.induction_var for lp, copy in zip(inner, loops)}
-        indices = [build_form(builder, _substitute(form, inner, numbers)) for form in forms]
+        indices = [build_form(builder, _substitute(form, numbers)) for form in forms]
         value = builder.insert(memref.LoadOp.get(source, indices)).res
         builder.insert(memref.StoreOp.get(value, cache, [copy.induction_var for copy in loops]))
 
 
-def _substitute(form: Affine, inner: list[loop.ForOp], numbers: dict[SSAValue, SSAValue]) -> Affine:
+def _substitute(form: Affine, numbers: dict[SSAValue, SSAValue]) -> Affine:
     """`form` with each inner loop's induction variable written as `lower + step * n` of its copy loop's `n`."""
     result: Affine = {}
     for value, coeff in form.items():
-        lp = next((lp for lp in inner if lp.induction_var is value), None)
-        if lp is None:
+        if value not in numbers:
             result[value] = result.get(value, 0) + coeff
             continue
+        lp = loop_of(value)
+        assert lp is not None
         result[None] = result.get(None, 0) + coeff * lp.lower.value.data
         result[numbers[value]] = coeff * lp.step.value.data
     return result
