@@ -47,7 +47,6 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.transforms.reconcile_unrealized_casts import reconcile_unrealized_casts
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 from minimlc.dialects import llvm_ext, loop
@@ -62,6 +61,7 @@ from minimlc.lowering.llvm.conversion import (
     i64_constant,
     llvm_type,
     replace_lowered,
+    resolve_casts,
     static_memref,
 )
 from minimlc.lowering.llvm.dot_product import DotU8S8Lowering, expand_dot_products
@@ -356,7 +356,7 @@ class ConvertToLlvmPass(ModulePass):
         # One walk: every pattern builds only `llvm` ops, which no pattern matches.
         PatternRewriteWalker(OpClassPatternApplier(patterns), apply_recursively=False).rewrite_module(op)
         _check_lowered(op)
-        reconcile_unrealized_casts(op, warn_on_failure=False)
+        resolve_casts(op)
         for cast in op.walk():
             if isinstance(cast, builtin.UnrealizedConversionCastOp):
                 types = f"{cast.inputs.types} to {cast.result_types}"
