@@ -14,7 +14,10 @@ channels) innermost (outermost is a point of the space, never the default: see `
 `mr x nr` tile in registers (`loop-cache-write` at the column loop). Knobs: `nr` (multiples of the vector width that
 divide the channels), `mr` (1 to `CONV_MAX_COLUMNS` columns; where `mr` does not divide the width, the columns are
 split after the reorder and the `width % mr` left over get a register tile of their own), `channels`
-(`innermost`/`outermost`), `unroll`, `pack`, `prefetch`. The other algorithm, im2col + GEMM, is chosen before this
+(`innermost`/`outermost`), `unroll`, `pack`, `prefetch`, `channel_block` (0: each panel of `nr` output channels
+over every column tile in turn, the outermost loop; else that many channels, whole panels, walked one panel after
+another inside each column tile, so a tile's pixels get their channels in a row and a residual epilogue reads its
+lines in order: `epilogue.py` folds it then). The other algorithm, im2col + GEMM, is chosen before this
 rule runs (`te-conv-im2col`, per shape by `prefers_im2col`, or for all convolutions with its `algorithm` option) and
 reaches the schedules as a GEMM (the `conv_gemm` kernel).
 """
@@ -48,6 +51,8 @@ CONV_MAX_COLUMNS = 14
 width and fits the registers: ResNet widths 112, 56, 28, 14 take 14 and 7 takes 7; the 55, 27 and 13 of SqueezeNet
 and Inception v1 take 11, 9 (or 27's 9 with two vectors) and 13. A tile of one column reloads every weight vector
 for each multiply-add (3-4x slower than ONNX Runtime on those widths when only 14, 8, 7, 6, 4, 2, 1 were allowed)."""
+CONV_MAX_BLOCK = 512
+"""Most output channels a column tile walks, panel after panel (the `channel_block` knob)."""
 CONV_MIN_ACCUMULATORS = 8
 """Fewest vector accumulators the default register tile should hold: a multiply-add's latency (4 cycles on Zen 4/5
 and recent Intel cores) times the multiply-adds issued per cycle (2), the independent sums that keep the FMA units
@@ -263,14 +268,16 @@ class ConvRule:
     def space(self, workload: ConvWorkload, target: Target) -> Space:
         default = self.default(workload, target)
         lanes, c = target.vector_lanes, workload
+        nrs = tuple(f * lanes for f in (1, 2, 4) if c.channel_count % (f * lanes) == 0)
         return Space(
             (
-                Knob("nr", tuple(f * lanes for f in (1, 2, 4) if c.channel_count % (f * lanes) == 0), default["nr"]),
+                Knob("nr", nrs, default["nr"]),
                 Knob("mr", tuple(range(1, min(c.width, CONV_MAX_COLUMNS) + 1)), default["mr"]),
                 Knob("channels", ("innermost", "outermost"), default["channels"]),
                 Knob("unroll", (True, False), True),
                 Knob("pack", (True, False), True),
                 Knob("prefetch", (False, True), default["prefetch"]),
+                Knob("channel_block", channel_blocks(c.channel_count, nrs), default["channel_block"]),
             )
         )
 
@@ -281,7 +288,10 @@ class ConvRule:
         3x3 512->512 at 7x7 1.20 vs 1.09 ms (Zen 5, one thread); the wall-clock figures it rested on came from a
         loaded machine."""
         nr, mr = conv_tile(workload.channel_count, workload.width, target)
-        return {"nr": nr, "mr": mr, "channels": "innermost", "unroll": True, "pack": True, "prefetch": False}
+        return {
+            "nr": nr, "mr": mr, "channels": "innermost", "unroll": True, "pack": True, "prefetch": False,
+            "channel_block": 0,
+        }
 
     def apply(self, workload: ConvWorkload, config: Config) -> list[str]:
         c, name = workload, workload.kernel
@@ -295,16 +305,25 @@ class ConvRule:
             f"loop-decompose-reduction{{kernel={name}}}",
             f"loop-split{{kernel={name} loop={f} factor={config['nr']}}}",
         ]
+        # The loop over channel panels: outermost (`f_o`, each panel over every column tile in turn), or, with a
+        # `channel_block` of several panels, split into blocks (`f_o_o`, outermost) and panels (`f_o_i`, inside the
+        # column tiles: a tile's output pixels get their block's channels one panel after another).
+        panels = int(config.get("channel_block", 0)) // int(config["nr"])
+        block, tile = (f"{f}_o_o", f"{f}_o_i") if panels > 1 else (f"{f}_o", None)
+        if tile:
+            steps.append(f"loop-split{{kernel={name} loop={f}_o factor={panels}}}")
+        walk = [tile] if tile else []
         tail = c.width % mr
         if tail:
             # Order the nest with the columns whole, then split them: the tail `w_t` (beside `w_o`, under the
             # outer loops) keeps the channel split that packing needs, and gets a register tile of its own below.
-            whole = [*outer[:1], f"{f}_o", *outer[1:], w, *reduction, f"{f}_i"]
+            whole = [*outer[:1], block, *outer[1:], w, *walk, *reduction, f"{f}_i"]
             steps.append(f"loop-reorder{{kernel={name} order={','.join(whole)}}}")
             steps.append(f"loop-split{{kernel={name} loop={w} factor={mr}}}")
-            steps.append(f"loop-reorder{{kernel={name} order={','.join([f'{w}_o', *reduction, f'{w}_i', f'{f}_i'])}}}")
+            inner = [f"{w}_o", *walk, *reduction, f"{w}_i", f"{f}_i"]
+            steps.append(f"loop-reorder{{kernel={name} order={','.join(inner)}}}")
         else:
-            loops = [*outer[:1], f"{f}_o", *outer[1:], f"{w}_o", *reduction, f"{w}_i", f"{f}_i"]
+            loops = [*outer[:1], block, *outer[1:], f"{w}_o", *walk, *reduction, f"{w}_i", f"{f}_i"]
             steps.append(f"loop-split{{kernel={name} loop={w} factor={mr}}}")
             steps.append(f"loop-reorder{{kernel={name} order={','.join(loops)}}}")
         if config["pack"]:
@@ -315,15 +334,24 @@ class ConvRule:
             if config["prefetch"]:
                 steps.append(f"loop-prefetch{{kernel={name} loop={reduction[-1]} operand={c.weight_operand}}}")
         unroll = bool(config["unroll"])
-        steps += register_tile_steps(name, f"{w}_i", f"{f}_i", f"{w}_o", unroll, fill=True)
+        steps += register_tile_steps(name, f"{w}_i", f"{f}_i", tile or f"{w}_o", unroll, fill=True)
         if tail:
             # The tail's `tail` columns as one more tile: `w_t` split whole into `w_t_o` (one iteration) and `w_t_i`.
             t, channels = tail_name(w), in_tail(f"{f}_i", w)
-            inner = [*(in_tail(r, w) for r in reduction), f"{t}_i", channels]
+            tail_walk = [in_tail(tile, w)] if tile else []
+            inner = [*tail_walk, *(in_tail(r, w) for r in reduction), f"{t}_i", channels]
             steps.append(f"loop-split{{kernel={name} loop={t} factor={tail}}}")
             steps.append(f"loop-reorder{{kernel={name} order={','.join([f'{t}_o', *inner])}}}")
-            steps += register_tile_steps(name, f"{t}_i", channels, f"{t}_o", unroll, fill=True)
+            tail_tile = tail_walk[0] if tile else f"{t}_o"
+            steps += register_tile_steps(name, f"{t}_i", channels, tail_tile, unroll, fill=True)
         return steps
+
+
+def channel_blocks(channels: int, nrs: tuple[int, ...]) -> tuple[int, ...]:
+    """The `channel_block` knob's values: 0 (each panel of output channels over all column tiles in turn) and the
+    divisors of `channels` that are multiples of every `nr` (so each is whole panels), at most `CONV_MAX_BLOCK`."""
+    step = max(nrs)
+    return (0, *(b for b in range(step, min(channels, CONV_MAX_BLOCK) + 1, step) if channels % b == 0))
 
 
 def _pack_order(c: ConvWorkload, order: list[int]) -> list[int]:

@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from schedule_cases import AVX512, scheduled_run, trace_of
+from xdsl.dialects import func
+from xdsl.dialects.builtin import MemRefType
 
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list
+from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list, stage_passes
 from minimlc.lowering.schedule.conv import CONV
-from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
-from minimlc.lowering.target import target_of
+from minimlc.lowering.schedule.default_schedule import kernel_space, kernels_of, schedule_for
+from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, kernel_key, target_key
+from minimlc.lowering.target import set_target, target_from_name, target_of
 from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.session import InferenceSession
 
@@ -276,8 +280,10 @@ def test_prefetch_knob_keeps_the_numbers_and_prefetches_the_next_panel() -> None
     target = target_of(imported.module)
     (workload,) = [w for k in kernels_of(imported.module) if (w := CONV.match(imported.module, k, target))]
     steps = CONV.apply(workload, {**CONV.default(workload, target), "prefetch": True})
-    assert re.fullmatch(r"loop-prefetch\{kernel=conv_\d+ loop=k4 operand=1\}", steps[steps.index(
-        next(s for s in steps if s.startswith("loop-pack"))) + 1]), steps
+    assert re.fullmatch(
+        r"loop-prefetch\{kernel=conv_\d+ loop=k4 operand=1\}",
+        steps[steps.index(next(s for s in steps if s.startswith("loop-pack"))) + 1],
+    ), steps
     x = np.random.default_rng(3).standard_normal((1, 64, 14, 14)).astype(np.float32)
     default = scheduled_run(model, "conv", lambda space: space.space.default(), x)
     prefetched = scheduled_run(model, "conv", lambda space: {**space.space.default(), "prefetch": True}, x)
@@ -306,3 +312,83 @@ def test_columns_left_over_get_a_register_tile_of_their_own(mr: int, channels: s
     x = np.random.default_rng(5).standard_normal((1, 16, 14, 14)).astype(np.float32)
     actual = scheduled_run(model, "conv", lambda space: {**space.space.default(), "mr": mr, "channels": channels}, x)
     np.testing.assert_allclose(actual, reference(model, x), rtol=1e-4, atol=1e-4)
+
+
+def residual_block() -> onnx.ModelProto:
+    """conv_c(relu(conv_a(x) + b_a + conv_b(x) + b_b)): ResNet's downsampling junction with two 1x1 convolutions 16 ->
+    64 channels at 14x14, one of which fuses the sum as an epilogue reading the other's output whole; conv_c (64 ->
+    16) keeps the junction channels-last (te-channels-last leaves a convolution feeding only the output NCHW)."""
+    rng = np.random.default_rng(4)
+    shapes = {"wa": (64, 16, 1, 1), "wb": (64, 16, 1, 1), "wc": (16, 64, 1, 1), "ba": (64,), "bb": (64,)}
+    inits = [
+        numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
+        for name, shape in shapes.items()
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "wa", "ba"], ["a"]),
+        helper.make_node("Conv", ["x", "wb", "bb"], ["b"]),
+        helper.make_node("Add", ["a", "b"], ["s"]),
+        helper.make_node("Relu", ["s"], ["r"]),
+        helper.make_node("Conv", ["r", "wc"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "residual",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 14, 14])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 14, 14])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+def _conv_records(model: onnx.ModelProto, path: Path, change: dict[str, object]) -> TuningDatabase:
+    """A tuning database whose record for each convolution of `model` (on x86-64-v3) is its default config with
+    `change`."""
+    imported = import_model(model)
+    run_pipeline(imported.module, 3, stop_after="schedule", target="x86-64-v3")
+    target = target_of(imported.module)
+    database = TuningDatabase(path)
+    for kernel in kernels_of(imported.module):
+        space = kernel_space(imported.module, kernel, target)
+        if space is not None and space.rule is CONV:
+            config = {**space.space.default(), **change}
+            database.add(Record(kernel_key(kernel, space.space), target_key(target), "conv", "", 0, config, 1e-6))
+    return database
+
+
+@pytest.mark.parametrize("block", [0, 32, 64])
+def test_channel_block_walks_panels_per_tile_and_folds_a_residual_epilogue(tmp_path: Path, block: int) -> None:
+    """`channel_block` (whole panels of `nr` channels) puts the panel loop (`<f>_o_i`) inside the column tiles, the
+    tail's (14 % 6 columns) too, so each tile's pixels get the block's channels in a row; a residual epilogue is then
+    computed at the write-back (`epilogue.py`), where with 0 (the default: each panel over the whole output) it stays a
+    stage over an internal buffer. Set through tuning records, as the tuner would; numbers against numpy's float64."""
+    model = residual_block()
+    database = _conv_records(model, tmp_path / "tuning.jsonl", {"nr": 16, "mr": 6, "channel_block": block})
+    x = np.random.default_rng(5).standard_normal((1, 16, 14, 14)).astype(np.float32)
+    weights = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
+    x64 = x.astype(np.float64)
+    junction = np.maximum(
+        conv(x64, weights["wa"], weights["ba"], 1, 0) + conv(x64, weights["wb"], weights["bb"], 1, 0), 0
+    )
+    expected = conv(junction, weights["wc"], None, 1, 0)
+    session = InferenceSession(model, num_threads=1, cache=False, tuning_db=str(database.path), target="x86-64-v3")
+    (actual,) = session.run(None, {"x": x})
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+
+    program = import_model(model)
+    set_target(program.module, target_from_name("x86-64-v3"))
+    passes = [
+        f'default-schedule{{tuning-db="{database.path}"}}' if item == "default-schedule" else item
+        for item in stage_passes(3, stop_after="program")
+    ]
+    run_passes(program.module, passes, make_context())
+    (fused,) = [
+        op
+        for op in program.module.ops
+        if isinstance(op, func.FuncOp) and op.sym_name.data.startswith("fused_") and op.sym_name.data.endswith("relu_0")
+    ]
+    buffers = [arg for arg in fused.body.block.args if isinstance(arg.type, MemRefType)]
+    # x, the packed weight, the bias, the residual, its bias, x channels-last, [the convolution's sums], the output.
+    assert len(buffers) == (8 if block == 0 else 7), [str(arg.type) for arg in buffers]
+    walks = bool(re.search(r'loop.for "i\d_o_i', str(program.module)))
+    assert walks == bool(block)
