@@ -43,6 +43,7 @@ from minimlc.lowering.schedule.space import Config
 from minimlc.runtime.compiled import aligned_empty
 
 AFTER_SCHEDULE = [
+    "loop-fuse-kernels",
     "loop-plan-memory",
     "loop-outline-parallel",
     "loop-to-scf",
@@ -51,7 +52,8 @@ AFTER_SCHEDULE = [
     "convert-to-llvm",
     "reconcile-unrealized-casts",
 ]
-"""What the standalone module goes through once scheduled: the rest of the O3 pipeline for one kernel."""
+"""What the standalone module goes through once scheduled: the rest of the O3 pipeline for one kernel (fused with
+its epilogue kernel, when its task brings one: `tasks.epilogue_call`)."""
 
 
 @dataclass(frozen=True)
@@ -106,11 +108,15 @@ def _build(job: dict[str, Any], config: Config) -> _Call | Result:
     ctx = make_context()
     module = Parser(ctx, job["module"]).parse_module()
     target = target_of(module)
-    (kernel,) = kernels_of(module)
+    kernel, *epilogue = kernels_of(module)  # the task's kernel, then the elementwise one fused after it (if any)
     space = kernel_space(module, kernel, target)
     assert space is not None
     if schedule_kernel(ctx, module, space, config, strict=True) is None:
         return Result(None, "the schedule does not lower")
+    for other in epilogue:
+        other_space = kernel_space(module, other, target)
+        if other_space is not None:
+            schedule_kernel(ctx, module, other_space, other_space.space.default())
     rng = np.random.default_rng(0)
     inputs = [TensorInfo(f"in{i}", tuple(shape), np.dtype(dtype)) for i, (shape, dtype) in enumerate(job["inputs"])]
     shape, dtype = job["output"]

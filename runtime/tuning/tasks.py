@@ -4,7 +4,12 @@ A task is one kernel structure (`tuning_db.kernel_key`: kernels with the same bo
 `describe_spaces` groups them) weighted by how often the entry calls it. Its standalone module is the unscheduled
 kernel and an entry that calls it once: parameters that are weights (or load-time buffers) at the model's call
 become `loop.weight`s, so schedules that pack weights apply as in the model; the others are the entry's inputs and
-its output. The measurer schedules that module with a candidate config and times it on random buffers.
+its output. A contraction (convolution, GEMM) whose first call's output only an elementwise kernel reads (its bias,
+ReLU, residual add) brings that kernel along, after it: the model fuses the two (`loop-fuse-kernels`, at the
+write-back where it can), and so does the measurer, so a config is timed with the epilogue work and memory traffic
+it has in the model (a residual folded at a channel-blocked tile's write-back, or left as a pass of its own over the
+output). The measurer schedules the kernel with a candidate config (the epilogue with its default) and times the
+module on random buffers.
 
     tasks = extract_tasks(import_model("model.onnx"), target=target_from_name("host"))
     tasks[0].key, tasks[0].calls, tasks[0].space.default()
@@ -16,11 +21,14 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp, UnitAttr
+from xdsl.ir import SSAValue
+from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import ENTRY_ATTR, ENTRY_FUNCTION
 from minimlc.lowering.pipeline import run_pipeline
+from minimlc.lowering.program.loop_fuse_kernels import Pattern, kernel_pattern
 from minimlc.lowering.program.loop_profile_calls import kernel_flops
 from minimlc.lowering.schedule.default_schedule import kernel_space
 from minimlc.lowering.schedule.kernel_analysis import call_sites, kernels_of
@@ -70,8 +78,16 @@ def extract_tasks(imported: ImportedModel, target: Target, opt_level: int = 3) -
             standalone, inputs, weights, output = standalone_module(module, kernel, sites[0])
             rule = space.rule.name if space.rule is not None else "parallel"
             tasks[key] = Task(
-                key, kernel.sym_name.data, rule, 0, kernel_flops(kernel), space.space, str(standalone),
-                inputs, weights, output,
+                key,
+                kernel.sym_name.data,
+                rule,
+                0,
+                kernel_flops(kernel),
+                space.space,
+                str(standalone),
+                inputs,
+                weights,
+                output,
             )
     return [Task(**{**task.__dict__, "calls": calls[key]}) for key, task in tasks.items()]
 
@@ -80,8 +96,24 @@ def standalone_module(
     module: ModuleOp, kernel: func.FuncOp, call: func.CallOp
 ) -> tuple[ModuleOp, tuple[Buffer, ...], tuple[Buffer, ...], Buffer]:
     """A module of `kernel` and an entry that calls it once, with `call`'s weights as weights (see the module
-    docstring); returns it with its input, weight and output buffers."""
-    *operands, result = call.arguments
+    docstring), and the elementwise kernel after it that `loop-fuse-kernels` fuses into a contraction (bias, ReLU, a
+    residual add: `epilogue_call`), which the measurer then fuses too; returns it with its input, weight and output
+    buffers.
+
+        func.func @main(%in0, %in1, %out) {
+          %w0 = loop.weight "w0" ...
+          %t = loop.alloc "global" : memref<1x28x28x512xf32>
+          func.call @conv_32(%in0, %w0, %t)
+          func.call @relu_35(%t, %in1, %out)      // the epilogue, when the model has one
+        }
+    """
+    epilogue = epilogue_call(module, call)
+    calls = [call] if epilogue is None else [call, epilogue]
+    operands = [
+        operand for c in calls for operand in c.arguments[:-1] if epilogue is None or operand is not call.arguments[-1]
+    ]
+    operands = list(dict.fromkeys(operands))
+    result = calls[-1].arguments[-1]
     types = [operand.type for operand in operands]
     is_weight = [
         isinstance(operand.owner, loop.WeightOp | loop.PrecomputeOp)
@@ -93,21 +125,53 @@ def standalone_module(
     entry = func.FuncOp(ENTRY_FUNCTION, ([*input_types, result.type], []))
     entry.attributes[ENTRY_ATTR] = UnitAttr()
     params = iter(entry.body.block.args)
-    arguments = []
+    mapping: dict[SSAValue, SSAValue] = {}
     weights: list[Buffer] = []
-    for t, weight in zip(types, is_weight):
+    for operand, t, weight in zip(operands, types, is_weight):
         if weight:
             handle = loop.WeightOp(f"w{len(weights)}", t)
             entry.body.block.add_op(handle)
-            arguments.append(handle.result)
+            mapping[operand] = handle.result
             weights.append(_buffer(t))
         else:
-            arguments.append(next(params))
-    arguments.append(next(params))
-    entry.body.block.add_ops([func.CallOp(kernel.sym_name.data, arguments, []), func.ReturnOp()])
-    standalone = ModuleOp([entry, kernel.clone()])
+            mapping[operand] = next(params)
+    mapping[result] = next(params)
+    functions = [kernel.clone()]
+    if epilogue is not None:
+        intermediate = loop.AllocOp(call.arguments[-1].type)  # type: ignore[arg-type]
+        entry.body.block.add_op(intermediate)
+        mapping[call.arguments[-1]] = intermediate.result
+        functions.append(_callee(module, epilogue).clone())
+    for c in calls:
+        entry.body.block.add_op(func.CallOp(c.callee.string_value(), [mapping[a] for a in c.arguments], []))
+    entry.body.block.add_op(func.ReturnOp())
+    standalone = ModuleOp([entry, *functions])
     copy_target(module, standalone)
     return standalone, tuple(_buffer(t) for t in input_types), tuple(weights), _buffer(result.type)
+
+
+def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:
+    """The call of an elementwise kernel that alone reads the intermediate output of `call`, a contraction's call:
+    what `loop-fuse-kernels` folds into the contraction's write-back (or runs as the next stage of its fused kernel),
+    so what the contraction's time in the model includes."""
+    output = call.arguments[-1]
+    if not isinstance(output.owner, loop.AllocOp) or output.owner.scope.data != "global":
+        return None
+    if kernel_pattern(_callee(module, call)) is not Pattern.CONTRACTION:
+        return None
+    readers = [use.operation for use in output.uses if use.operation is not call]
+    if len(readers) != 1 or not isinstance(readers[0], func.CallOp) or readers[0].arguments[-1] is output:
+        return None
+    reader = readers[0]
+    if kernel_pattern(_callee(module, reader)) is not Pattern.ELEMENTWISE:
+        return None
+    return reader
+
+
+def _callee(module: ModuleOp, call: func.CallOp) -> func.FuncOp:
+    callee = SymbolTable.lookup_symbol(module, call.callee)
+    assert isinstance(callee, func.FuncOp)
+    return callee
 
 
 def _buffer(memref_type: object) -> Buffer:

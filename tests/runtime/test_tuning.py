@@ -62,6 +62,34 @@ def test_tasks_are_distinct_kernels_weighted_by_calls():
     assert gemm.output == ((4, 32), "float32")
 
 
+def test_a_contraction_is_measured_with_the_epilogue_fused_into_it():
+    """The GEMM's task module holds the elementwise kernel that alone reads its output (here bias-free residual add
+    + ReLU: `epilogue_call`), as `loop-fuse-kernels` fuses it in the model; its other input (the residual) is an input
+    of the task, its output the task's output. The elementwise task itself is measured alone."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((32, 32)).astype(np.float32), "w")
+    nodes = [
+        helper.make_node("Gemm", ["x", "w"], ["g"], transB=1),
+        helper.make_node("Add", ["g", "r"], ["s"]),
+        helper.make_node("Relu", ["s"], ["y"]),
+    ]
+    info = [helper.make_tensor_value_info(name, TensorProto.FLOAT, [4, 32]) for name in ("x", "r", "y")]
+    graph = helper.make_graph(nodes, "residual", info[:2], info[2:], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    by_rule = {task.rule: task for task in extract_tasks(import_model(model), HOST)}
+    gemm, epilogue = by_rule["gemm"], by_rule["elementwise"]
+    assert gemm.inputs == (((4, 32), "float32"), ((4, 32), "float32"))
+    assert gemm.weights == (((32, 32), "float32"),)
+    assert gemm.output == ((4, 32), "float32")
+    assert gemm.module.count("func.call @") == 2
+    assert 'loop.alloc "global"' in gemm.module
+    assert epilogue.module.count("func.call @") == 1
+    with Measurer(timeout=60) as measurer:
+        result = measurer.measure(gemm, gemm.space.default())
+    assert result.error is None
+    assert result.latency
+
+
 def test_a_failing_candidate_costs_only_that_candidate():
     (gemm, _) = extract_tasks(import_model(mlp(1)), HOST)
     broken = type(gemm)(**{**gemm.__dict__, "module": "this is not IR"})
