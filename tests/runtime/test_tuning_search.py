@@ -24,15 +24,33 @@ def latency(config: dict) -> float:
 
 
 def test_the_default_and_its_neighbours_come_first():
+    """Neighbours in rounds over the knobs, each knob's nearest other value first: every knob is asked once before any
+    knob is asked twice."""
     search = Search(SPACE, seed=0)
     first = search.propose(5)
     assert first == [
         {"nr": 32, "mr": 14, "prefetch": False},
         {"nr": 16, "mr": 14, "prefetch": False},
-        {"nr": 64, "mr": 14, "prefetch": False},
         {"nr": 32, "mr": 7, "prefetch": False},
         {"nr": 32, "mr": 14, "prefetch": True},
+        {"nr": 64, "mr": 14, "prefetch": False},
     ]
+
+
+def test_a_knob_with_many_values_does_not_crowd_out_the_others():
+    """A convolution's `mr` has 14 values: its neighbours alternate with the other knobs', nearest values first."""
+    space = Space(
+        (Knob("mr", tuple(range(1, 15)), 6), Knob("prefetch", (False, True), False), Knob("block", (0, 64), 0))
+    )
+    neighbours = Search(space).neighbours(space.default())
+    assert [(c["mr"], c["prefetch"], c["block"]) for c in neighbours[:5]] == [
+        (5, False, 0),
+        (6, True, 0),
+        (6, False, 64),
+        (7, False, 0),
+        (4, False, 0),
+    ]
+    assert len(neighbours) == 13 + 1 + 1
 
 
 def test_the_search_measures_each_config_once_and_finds_the_best():
