@@ -216,7 +216,7 @@ def _tile_walks_channel_panels(write_back: memref.StoreOp, block: Block) -> bool
         return False  # not a register tile's write-back
     inside_other = False
     for lp in loops:
-        value = lp.body.block.args[0]
+        value = lp.induction_var
         if value in others and lp.trip_count > 1:
             inside_other = True
         elif value in channels and inside_other and lp.kind.data != "vectorize" and lp.trip_count > 1:

@@ -149,7 +149,7 @@ def _kernels(module: ModuleOp) -> dict[str, func.FuncOp]:
     }
 
 
-def _only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | None:
+def only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | None:
     """The one kernel call that reads `call`'s output, if the output is an intermediate used by nothing else."""
     output = call.arguments[-1]
     alloc = output.owner
@@ -184,7 +184,7 @@ def fusion_groups(function: func.FuncOp, kernels: dict[str, func.FuncOp]) -> lis
     group_of = {call: _Group([call], patterns[call]) for call in calls}
     call_set = set(calls)
     for producer in calls:
-        consumer = _only_reader(producer, call_set)
+        consumer = only_reader(producer, call_set)
         if consumer is None:
             continue
         source, target = group_of[producer], group_of[consumer]

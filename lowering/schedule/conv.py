@@ -288,8 +288,15 @@ class ConvRule:
         3x3 512->512 at 7x7 1.20 vs 1.09 ms (Zen 5, one thread); the wall-clock figures it rested on came from a
         loaded machine."""
         nr, mr = conv_tile(workload.channel_count, workload.width, target)
-        tile = {"nr": nr, "mr": mr, "channels": "innermost"}
-        return {**tile, "unroll": True, "pack": True, "prefetch": False, "channel_block": 0}
+        return {
+            "nr": nr,
+            "mr": mr,
+            "channels": "innermost",
+            "unroll": True,
+            "pack": True,
+            "prefetch": False,
+            "channel_block": 0,
+        }
 
     def apply(self, workload: ConvWorkload, config: Config) -> list[str]:
         c, name = workload, workload.kernel
@@ -306,7 +313,7 @@ class ConvRule:
         # The loop over channel panels: outermost (`f_o`, each panel over every column tile in turn), or, with a
         # `channel_block` of several panels, split into blocks (`f_o_o`, outermost) and panels (`f_o_i`, inside the
         # column tiles: a tile's output pixels get their block's channels one panel after another).
-        panels = int(config.get("channel_block", 0)) // int(config["nr"])
+        panels = int(config["channel_block"]) // int(config["nr"])
         block, tile = (f"{f}_o_o", f"{f}_o_i") if panels > 1 else (f"{f}_o", None)
         if tile:
             steps.append(f"loop-split{{kernel={name} loop={f}_o factor={panels}}}")
@@ -336,12 +343,11 @@ class ConvRule:
         if tail:
             # The tail's `tail` columns as one more tile: `w_t` split whole into `w_t_o` (one iteration) and `w_t_i`.
             t, channels = tail_name(w), in_tail(f"{f}_i", w)
-            tail_walk = [in_tail(tile, w)] if tile else []
-            inner = [*tail_walk, *(in_tail(r, w) for r in reduction), f"{t}_i", channels]
+            tail_tile = in_tail(tile, w) if tile else None
+            inner = [*([tail_tile] if tail_tile else []), *(in_tail(r, w) for r in reduction), f"{t}_i", channels]
             steps.append(f"loop-split{{kernel={name} loop={t} factor={tail}}}")
             steps.append(f"loop-reorder{{kernel={name} order={','.join([f'{t}_o', *inner])}}}")
-            tail_tile = tail_walk[0] if tile else f"{t}_o"
-            steps += register_tile_steps(name, f"{t}_i", channels, tail_tile, unroll, fill=True)
+            steps += register_tile_steps(name, f"{t}_i", channels, tail_tile or f"{t}_o", unroll, fill=True)
         return steps
 
 

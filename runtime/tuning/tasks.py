@@ -28,7 +28,7 @@ from minimlc.dialects import loop
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import ENTRY_ATTR, ENTRY_FUNCTION
 from minimlc.lowering.pipeline import run_pipeline
-from minimlc.lowering.program.loop_fuse_kernels import Pattern, kernel_pattern
+from minimlc.lowering.program.loop_fuse_kernels import Pattern, kernel_pattern, only_reader
 from minimlc.lowering.program.loop_profile_calls import kernel_flops
 from minimlc.lowering.schedule.default_schedule import kernel_space
 from minimlc.lowering.schedule.kernel_analysis import call_sites, kernels_of
@@ -109,10 +109,8 @@ def standalone_module(
     """
     epilogue = epilogue_call(module, call)
     calls = [call] if epilogue is None else [call, epilogue]
-    operands = [
-        operand for c in calls for operand in c.arguments[:-1] if epilogue is None or operand is not call.arguments[-1]
-    ]
-    operands = list(dict.fromkeys(operands))
+    internal = call.arguments[-1]  # the contraction's output: with an epilogue, an intermediate of the entry
+    operands = list(dict.fromkeys(arg for c in calls for arg in c.arguments[:-1] if arg is not internal))
     result = calls[-1].arguments[-1]
     types = [operand.type for operand in operands]
     is_weight = [
@@ -138,9 +136,9 @@ def standalone_module(
     mapping[result] = next(params)
     functions = [kernel.clone()]
     if epilogue is not None:
-        intermediate = loop.AllocOp(call.arguments[-1].type)  # type: ignore[arg-type]
+        intermediate = loop.AllocOp(internal.type)  # type: ignore[arg-type]
         entry.body.block.add_op(intermediate)
-        mapping[call.arguments[-1]] = intermediate.result
+        mapping[internal] = intermediate.result
         functions.append(_callee(module, epilogue).clone())
     for c in calls:
         entry.body.block.add_op(func.CallOp(c.callee.string_value(), [mapping[a] for a in c.arguments], []))
@@ -154,18 +152,13 @@ def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:
     """The call of an elementwise kernel that alone reads the intermediate output of `call`, a contraction's call:
     what `loop-fuse-kernels` folds into the contraction's write-back (or runs as the next stage of its fused kernel),
     so what the contraction's time in the model includes."""
-    output = call.arguments[-1]
-    if not isinstance(output.owner, loop.AllocOp) or output.owner.scope.data != "global":
+    block = call.parent_block()
+    assert block is not None
+    reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
+    if reader is None:
         return None
-    if kernel_pattern(_callee(module, call)) is not Pattern.CONTRACTION:
-        return None
-    readers = [use.operation for use in output.uses if use.operation is not call]
-    if len(readers) != 1 or not isinstance(readers[0], func.CallOp) or readers[0].arguments[-1] is output:
-        return None
-    reader = readers[0]
-    if kernel_pattern(_callee(module, reader)) is not Pattern.ELEMENTWISE:
-        return None
-    return reader
+    producer, consumer = (kernel_pattern(_callee(module, c)) for c in (call, reader))
+    return reader if producer is Pattern.CONTRACTION and consumer is Pattern.ELEMENTWISE else None
 
 
 def _callee(module: ModuleOp, call: func.CallOp) -> func.FuncOp:
