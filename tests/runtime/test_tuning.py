@@ -187,7 +187,10 @@ def test_a_config_slower_in_the_model_is_rejected_and_never_applied(tmp_path: Pa
     model = mlp(1, width=256)
     tasks = extract_tasks(import_model(model), HOST)
     gemm = next(task for task in tasks if task.rule == "gemm")
-    slow = {**gemm.space.default(), "mr": 1, "nr": 8, "kc": 1, "order": "k,j,i", "unroll": False, "parallel": False}
+    knobs = {knob.name: knob.values for knob in gemm.space.knobs}  # the narrowest tile of this target's space
+    slow = {**gemm.space.default(), "mr": 1, "nr": min(knobs["nr"]), "kc": 1, "order": "k,j,i", "unroll": False}
+    slow["parallel"] = False
+    gemm.space.check(slow, gemm.kernel)
     db = TuningDatabase(tmp_path / "tuning.jsonl")
     db.add(Record(gemm.key, HOST.cpu, "gemm", gemm.kernel, gemm.flops, gemm.space.default(), 2e-6))
     db.add(Record(gemm.key, HOST.cpu, "gemm", gemm.kernel, gemm.flops, slow, 1e-6))  # "won" alone
