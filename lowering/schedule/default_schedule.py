@@ -49,7 +49,7 @@ from minimlc.lowering.schedule.parallel import GRAIN_KNOB, PARALLEL_KNOB, PARALL
 from minimlc.lowering.schedule.pool import POOL
 from minimlc.lowering.schedule.rows import ROWS
 from minimlc.lowering.schedule.shuffle import SHUFFLE
-from minimlc.lowering.schedule.space import Config, ConfigError, Rule, Space
+from minimlc.lowering.schedule.space import Config, Rule, Space
 from minimlc.lowering.schedule.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
 from minimlc.lowering.target import Target, copy_target, target_of
 from minimlc.lowering.workers import compile_jobs, fork_map
@@ -206,15 +206,9 @@ def schedule_kernel(
 
 
 def _tuned_config(database: TuningDatabase, key: str, space: KernelSpace, target: Target) -> Config | None:
-    """The config of `database`'s fastest record of kernel `key` on `target`, if it has one that fits the space."""
-    record = database.best(key, target_key(target))
-    if record is None:
-        return None
-    try:
-        space.space.check(record.config, space.kernel)
-    except ConfigError:
-        return None
-    return record.config
+    """The config of `database`'s fastest record of kernel `key` on `target` among those that fit the space, if any."""
+    record = database.best(key, target_key(target), space.space)
+    return None if record is None else record.config
 
 
 def _text(value: object) -> str:

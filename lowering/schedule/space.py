@@ -73,6 +73,14 @@ class Space:
                     f"kernel '{kernel}': knob '{knob.name}' = {value!r} is not in its range {list(knob.values)}"
                 )
 
+    def fits(self, config: Config) -> bool:
+        """Whether `config` picks one value in range for every knob (what `check` raises for otherwise)."""
+        try:
+            self.check(config, "")
+        except ConfigError:
+            return False
+        return True
+
     def describe(self) -> list[dict[str, Any]]:
         """The knobs as JSON-ready dicts: `{"name", "values", "default"}`."""
         return [{"name": k.name, "values": list(k.values), "default": k.default} for k in self.knobs]

@@ -140,9 +140,10 @@ class TuningDatabase:
         """Every record of kernel `key` on `target` (timed the `cache` way, if given), in file order."""
         return [r for r in self.records if r.key == key and r.target == target and cache in (None, r.cache)]
 
-    def best(self, key: str, target: str) -> Record | None:
+    def best(self, key: str, target: str, space: Space | None = None) -> Record | None:
         """The fastest successful record of kernel `key` on `target` (the first of equals) among those timed the way
-        its latest record was, leaving out configs that also have a failed record (rejected in the model), or None."""
+        its latest record was, leaving out configs that also have a failed record (rejected in the model) and, given
+        the kernel's `space`, configs outside it (a database written by a version whose knobs differed); or None."""
         records = self.records_for(key, target)
         if not records:
             return None
@@ -150,7 +151,10 @@ class TuningDatabase:
         measured = [
             r
             for r in records
-            if r.latency is not None and r.cache == records[-1].cache and config_id(r.config) not in failed
+            if r.latency is not None
+            and r.cache == records[-1].cache
+            and config_id(r.config) not in failed
+            and (space is None or space.fits(r.config))
         ]
         return min(measured, key=lambda r: r.latency or 0.0) if measured else None
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from minimlc.frontend.onnx import ImportedModel, import_model
-from minimlc.lowering.schedule.space import Config, ConfigError
+from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
@@ -182,9 +182,7 @@ def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str) ->
     state = TaskState(task, Search(task.space, seed))
     records = db.records_for(task.key, target, mode)
     for record in records:
-        try:
-            task.space.check(record.config, task.kernel)
-        except ConfigError:
+        if not task.space.fits(record.config):
             continue
         state.search.add(record.config, record.latency)
         if config_id(record.config) == config_id(task.space.default()):

@@ -86,7 +86,7 @@ def verify_in_model(
         db = TuningDatabase(database)
         chosen = {}
         for task in tasks:
-            record = db.best(task.key, cpu)
+            record = db.best(task.key, cpu, task.space)
             if record is not None and config_id(record.config) != config_id(task.space.default()):
                 if (task.key, config_id(record.config)) not in checked:
                     chosen[task.key] = record

@@ -173,6 +173,24 @@ def test_applied_records_change_the_schedule_and_keep_the_numerics(tmp_path: Pat
     np.testing.assert_allclose(tuned, expected, rtol=1e-4, atol=1e-5)
 
 
+def test_a_record_outside_the_space_gives_way_to_the_fastest_that_fits(tmp_path: Path):
+    """A database written when a knob took other values (here `mr` 99): its fastest record no longer fits the space,
+    and the build applies the fastest record that does (the tuner's check in the model asks for the same one)."""
+    model = mlp(2)
+    gemm = next(task for task in extract_tasks(import_model(model), HOST) if task.rule == "gemm")
+    stale = {**gemm.space.default(), "mr": 99}
+    fitting = {**gemm.space.default(), "mr": 1, "unroll": False, "parallel": False}
+    db = TuningDatabase(tmp_path / "tuning.jsonl")
+    for config, latency in ((stale, 1e-7), (fitting, 1e-6), (gemm.space.default(), 2e-6)):
+        db.add(Record(gemm.key, HOST.cpu, "gemm", gemm.kernel, gemm.flops, config, latency))
+    assert not gemm.space.fits(stale)
+    assert db.best(gemm.key, HOST.cpu).config == stale
+    assert db.best(gemm.key, HOST.cpu, gemm.space).config == fitting
+    imported = import_model(model)
+    run_pipeline(imported.module, 3, stop_after="schedule")
+    assert "loop-split{kernel=gemm_0 loop=i0 factor=1}" in schedule_trace(make_context(), imported.module, db)
+
+
 def test_the_cache_key_follows_the_applied_records(tmp_path: Path):
     imported = import_model(mlp(1))
     db = TuningDatabase(tmp_path / "tuning.jsonl")
