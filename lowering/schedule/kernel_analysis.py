@@ -14,6 +14,7 @@ from __future__ import annotations
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
+from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, call_sites, is_bool_buffer, loops_of, without_unit_tail
@@ -126,3 +127,27 @@ def is_weight_at_every_call(module: ModuleOp, name: str, operand: int) -> bool:
     return bool(calls) and all(
         isinstance(call.arguments[operand].owner, loop.WeightOp | loop.PrecomputeOp) for call in calls
     )
+
+
+def feeds_a_residual_add(module: ModuleOp, kernel: func.FuncOp) -> bool:
+    """Whether every call of `kernel` writes an intermediate that one kernel call alone reads, beside another buffer of
+    the same type: a residual add after a convolution (ResNet's `relu(conv(x) + shortcut)`; a bias or a ReLU reads no
+    such buffer). `loop-fuse-kernels` folds it into the convolution's write-back where the tile walks a block of
+    channel panels (`conv.py`, the `channel_block` knob).
+
+        %y = loop.alloc "global" ... ; func.call @conv_16(%x, %w, %y)   // each call of @conv_16 ...
+        func.call @add_relu_17(%y, %shortcut, %z)                       // ... read only here, beside %shortcut"""
+    from minimlc.lowering.program.loop_fuse_kernels import Pattern, kernel_pattern, only_reader
+
+    sites = call_sites(module, kernel.sym_name.data)
+    for call in sites:
+        block = call.parent_block()
+        assert block is not None
+        reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
+        output = call.arguments[-1]
+        if reader is None or not any(a is not output and a.type == output.type for a in reader.arguments[:-1]):
+            return False
+        callee = SymbolTable.lookup_symbol(module, reader.callee)
+        if not isinstance(callee, func.FuncOp) or kernel_pattern(callee) is not Pattern.ELEMENTWISE:
+            return False  # a concatenation reads its inputs beside each other, not added
+    return bool(sites)

@@ -20,7 +20,7 @@ from schedule_cases import AVX512, scheduled_run, trace_of
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
-from minimlc.frontend.onnx import import_model
+from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list, stage_passes
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.default_schedule import kernel_space, kernels_of, schedule_for
@@ -314,12 +314,14 @@ def test_columns_left_over_get_a_register_tile_of_their_own(mr: int, channels: s
     np.testing.assert_allclose(actual, reference(model, x), rtol=1e-4, atol=1e-4)
 
 
-def residual_block() -> onnx.ModelProto:
+def residual_block(size: int = 14, join: str = "Add") -> onnx.ModelProto:
     """conv_c(relu(conv_a(x) + b_a + conv_b(x) + b_b)): ResNet's downsampling junction with two 1x1 convolutions 16 ->
-    64 channels at 14x14, one of which fuses the sum as an epilogue reading the other's output whole; conv_c (64 ->
-    16) keeps the junction channels-last (te-channels-last leaves a convolution feeding only the output NCHW)."""
+    64 channels on a `size` x `size` map, one of which fuses the sum as an epilogue reading the other's output whole;
+    conv_c (64 -> 16, or 128 -> 16 after a `join` of "Concat") keeps the junction channels-last (te-channels-last
+    leaves a convolution feeding only the output NCHW)."""
     rng = np.random.default_rng(4)
-    shapes = {"wa": (64, 16, 1, 1), "wb": (64, 16, 1, 1), "wc": (16, 64, 1, 1), "ba": (64,), "bb": (64,)}
+    joined = 128 if join == "Concat" else 64
+    shapes = {"wa": (64, 16, 1, 1), "wb": (64, 16, 1, 1), "wc": (16, joined, 1, 1), "ba": (64,), "bb": (64,)}
     inits = [
         numpy_helper.from_array((rng.standard_normal(shape) * 0.2).astype(np.float32), name)
         for name, shape in shapes.items()
@@ -327,15 +329,15 @@ def residual_block() -> onnx.ModelProto:
     nodes = [
         helper.make_node("Conv", ["x", "wa", "ba"], ["a"]),
         helper.make_node("Conv", ["x", "wb", "bb"], ["b"]),
-        helper.make_node("Add", ["a", "b"], ["s"]),
+        helper.make_node(join, ["a", "b"], ["s"], **({"axis": 1} if join == "Concat" else {})),
         helper.make_node("Relu", ["s"], ["r"]),
         helper.make_node("Conv", ["r", "wc"], ["y"]),
     ]
     graph = helper.make_graph(
         nodes,
         "residual",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 14, 14])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 14, 14])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, size, size])],
         inits,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
@@ -364,31 +366,62 @@ def test_channel_block_walks_panels_per_tile_and_folds_a_residual_epilogue(tmp_p
     stage over an internal buffer. Set through tuning records, as the tuner would; numbers against numpy's float64."""
     model = residual_block()
     database = _conv_records(model, tmp_path / "tuning.jsonl", {"nr": 16, "mr": 6, "channel_block": block})
-    x = np.random.default_rng(5).standard_normal((1, 16, 14, 14)).astype(np.float32)
+    program = _check_residual_block(model, database)
+    # x, the packed weight, the bias, the residual, its bias, x channels-last, [the convolution's sums], the output.
+    assert len(_fused_junction_buffers(program)) == (8 if block == 0 else 7)
+    walks = bool(re.search(r'loop.for "i\d_o_i', str(program.module)))
+    assert walks == bool(block)
+
+
+@pytest.mark.parametrize(("size", "join", "block"), [(56, "Add", 64), (14, "Add", 0), (56, "Concat", 0)])
+def test_a_convolution_feeding_a_residual_add_on_a_wide_map_is_channel_blocked_by_default(
+    size: int, join: str, block: int
+) -> None:
+    """`conv.residual_block`: a convolution whose output goes to a residual add and nothing else, on a map at least 28
+    wide, takes the largest channel block up to 256 by default (here all 64 channels), so the add folds into its
+    write-back and the sums' buffer goes; on a 14-wide map, and where the two outputs are concatenated, the default
+    keeps 0. conv_c, which feeds the model's output, keeps 0 everywhere. Numbers against numpy's float64."""
+    model = residual_block(size, join)
+    imported = import_model(model)
+    run_pipeline(imported.module, 3, stop_after="schedule", target="x86-64-v3")
+    spaces = [kernel_space(imported.module, k, target_of(imported.module)) for k in kernels_of(imported.module)]
+    blocks = sorted(space.space.default()["channel_block"] for space in spaces if space and space.rule is CONV)
+    assert blocks == [0, block]  # conv_c; conv_a and conv_b (one kernel, called twice)
+    program = _check_residual_block(model, None, join)
+    if join == "Add":
+        assert len(_fused_junction_buffers(program)) == (7 if block else 8)
+
+
+def _check_residual_block(model: onnx.ModelProto, database: TuningDatabase | None, join: str = "Add") -> ImportedModel:
+    """Run `residual_block`'s `model` on x86-64-v3 (with `database`'s records) against numpy's float64, and return it
+    lowered to the program stage the same way."""
+    size = model.graph.input[0].type.tensor_type.shape.dim[2].dim_value
+    x = np.random.default_rng(5).standard_normal((1, 16, size, size)).astype(np.float32)
     weights = {t.name: numpy_helper.to_array(t).astype(np.float64) for t in model.graph.initializer}
     x64 = x.astype(np.float64)
-    junction = np.maximum(
-        conv(x64, weights["wa"], weights["ba"], 1, 0) + conv(x64, weights["wb"], weights["bb"], 1, 0), 0
-    )
+    a, b = (conv(x64, weights[f"w{n}"], weights[f"b{n}"], 1, 0) for n in "ab")
+    junction = np.maximum(np.concatenate([a, b], axis=1) if join == "Concat" else a + b, 0)
     expected = conv(junction, weights["wc"], None, 1, 0)
-    session = InferenceSession(model, num_threads=1, cache=False, tuning_db=str(database.path), target="x86-64-v3")
+    db = None if database is None else str(database.path)
+    session = InferenceSession(model, num_threads=1, cache=False, tuning_db=db, target="x86-64-v3")
     (actual,) = session.run(None, {"x": x})
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
 
     program = import_model(model)
     set_target(program.module, target_from_name("x86-64-v3"))
     passes = [
-        f'default-schedule{{tuning-db="{database.path}"}}' if item == "default-schedule" else item
+        f'default-schedule{{tuning-db="{db}"}}' if item == "default-schedule" and db else item
         for item in stage_passes(3, stop_after="program")
     ]
     run_passes(program.module, passes, make_context())
+    return program
+
+
+def _fused_junction_buffers(program: ImportedModel) -> list[object]:
+    """The buffer parameters of the kernel that fuses a junction convolution with the add + ReLU after it."""
     (fused,) = [
         op
         for op in program.module.ops
         if isinstance(op, func.FuncOp) and op.sym_name.data.startswith("fused_") and op.sym_name.data.endswith("relu_0")
     ]
-    buffers = [arg for arg in fused.body.block.args if isinstance(arg.type, MemRefType)]
-    # x, the packed weight, the bias, the residual, its bias, x channels-last, [the convolution's sums], the output.
-    assert len(buffers) == (8 if block == 0 else 7), [str(arg.type) for arg in buffers]
-    walks = bool(re.search(r'loop.for "i\d_o_i', str(program.module)))
-    assert walks == bool(block)
+    return [arg for arg in fused.body.block.args if isinstance(arg.type, MemRefType)]

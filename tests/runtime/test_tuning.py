@@ -215,7 +215,7 @@ def test_a_config_slower_in_the_model_is_rejected_and_never_applied(tmp_path: Pa
     out = io.StringIO()
     (verdict,) = verify_in_model(model, str(db.path), tasks, rounds=5, name="mlp", out=out)
     assert verdict.record.config == slow
-    assert verdict.ratio > 1.5
+    assert verdict.ratio > 1.15  # 1.5-2x on a quiet machine; 1.29 seen beside a test run
     assert not verdict.kept
     assert "rejected: slower in the model" in out.getvalue()
     assert "the model's kernels: " in out.getvalue()
