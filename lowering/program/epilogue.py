@@ -184,9 +184,9 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
         return None  # the write-back is one vector operation per tile row; a libm call or an i1 load has no vector form
     current: Operation = stage
     while isinstance(current, loop.ForOp) and current.body.block is not body:
-        ops = list(current.body.block.ops)
+        ops = [op for op in current.body.block.ops if not _is_index_arithmetic(op)]
         if len(ops) != 1:
-            return None
+            return None  # the index sums of a split loop (`i2_o * 14 + i2_i`) go with the stage; nothing else may
         current = ops[0]
     out_stores = [op for op in stage.walk() if isinstance(op, memref.StoreOp)]
     if len(out_stores) != 1 or out_stores[0].parent_block() is not body:
@@ -222,6 +222,15 @@ def _tile_walks_channel_panels(write_back: memref.StoreOp, block: Block) -> bool
         elif value in channels and inside_other and lp.kind.data != "vectorize" and lp.trip_count > 1:
             return True
     return False
+
+
+def _is_index_arithmetic(op: Operation) -> bool:
+    """An `arith` op computing an index only for loads, stores and other such ops (a split loop's `outer * factor +
+    inner`): the fold re-derives the indices from the write-back's."""
+    if not op.name.startswith("arith.") or not op.results or any(not isinstance(r.type, IndexType) for r in op.results):
+        return False
+    users = [use.operation for result in op.results for use in result.uses]
+    return all(isinstance(user, memref.LoadOp | memref.StoreOp) or _is_index_arithmetic(user) for user in users)
 
 
 def _reads_at(op: Operation, forms: list[Affine | None]) -> bool:

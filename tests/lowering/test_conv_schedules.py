@@ -373,14 +373,17 @@ def test_channel_block_walks_panels_per_tile_and_folds_a_residual_epilogue(tmp_p
     assert walks == bool(block)
 
 
-@pytest.mark.parametrize(("size", "join", "block"), [(56, "Add", 64), (14, "Add", 0), (56, "Concat", 0)])
+@pytest.mark.parametrize(
+    ("size", "join", "block"), [(56, "Add", 64), (28, "Add", 64), (14, "Add", 0), (56, "Concat", 0)]
+)
 def test_a_convolution_feeding_a_residual_add_on_a_wide_map_is_channel_blocked_by_default(
     size: int, join: str, block: int
 ) -> None:
     """`conv.residual_block`: a convolution whose output goes to a residual add and nothing else, on a map at least 28
     wide, takes the largest channel block up to 256 by default (here all 64 channels), so the add folds into its
-    write-back and the sums' buffer goes; on a 14-wide map, and where the two outputs are concatenated, the default
-    keeps 0. conv_c, which feeds the model's output, keeps 0 everywhere. Numbers against numpy's float64."""
+    write-back and the sums' buffer goes (at 28x28 too, where the add's pass splits its 28 rows for 32 tasks and the
+    index sums sit between its loops); on a 14-wide map, and where the two outputs are concatenated, the default keeps
+    0. conv_c, which feeds the model's output, keeps 0 everywhere. Numbers against numpy's float64."""
     model = residual_block(size, join)
     imported = import_model(model)
     run_pipeline(imported.module, 3, stop_after="schedule", target="x86-64-v3")
