@@ -58,6 +58,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
@@ -167,6 +168,25 @@ def only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | Non
     reader = readers.pop()
     assert isinstance(reader, func.CallOp)
     return reader
+
+
+def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:
+    """The call of an elementwise kernel that alone reads the intermediate output of `call`, a contraction's call:
+    what this pass folds into the contraction's write-back (or runs as the next stage of its fused kernel)."""
+    block = call.parent_block()
+    assert block is not None
+    reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
+    if reader is None:
+        return None
+    producer, consumer = (kernel_pattern(callee(module, c)) for c in (call, reader))
+    return reader if producer is Pattern.CONTRACTION and consumer is Pattern.ELEMENTWISE else None
+
+
+def callee(module: ModuleOp, call: func.CallOp) -> func.FuncOp:
+    """The kernel `call` calls."""
+    function = SymbolTable.lookup_symbol(module, call.callee)
+    assert isinstance(function, func.FuncOp)
+    return function
 
 
 def _can_fuse(producer: Pattern, consumer: Pattern, consumer_group: Pattern) -> bool:

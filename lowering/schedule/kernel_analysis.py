@@ -14,10 +14,10 @@ from __future__ import annotations
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, call_sites, is_bool_buffer, loops_of, without_unit_tail
+from minimlc.lowering.program.loop_fuse_kernels import epilogue_call
 
 
 def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
@@ -137,17 +137,10 @@ def feeds_a_residual_add(module: ModuleOp, kernel: func.FuncOp) -> bool:
 
         %y = loop.alloc "global" ... ; func.call @conv_16(%x, %w, %y)   // each call of @conv_16 ...
         func.call @add_relu_17(%y, %shortcut, %z)                       // ... read only here, beside %shortcut"""
-    from minimlc.lowering.program.loop_fuse_kernels import Pattern, kernel_pattern, only_reader
-
     sites = call_sites(module, kernel.sym_name.data)
     for call in sites:
-        block = call.parent_block()
-        assert block is not None
-        reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
+        reader = epilogue_call(module, call)  # elementwise: a concatenation reads its inputs side by side, not added
         output = call.arguments[-1]
         if reader is None or not any(a is not output and a.type == output.type for a in reader.arguments[:-1]):
             return False
-        callee = SymbolTable.lookup_symbol(module, reader.callee)
-        if not isinstance(callee, func.FuncOp) or kernel_pattern(callee) is not Pattern.ELEMENTWISE:
-            return False  # a concatenation reads its inputs beside each other, not added
     return bool(sites)

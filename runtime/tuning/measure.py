@@ -53,7 +53,7 @@ AFTER_SCHEDULE = [
     "reconcile-unrealized-casts",
 ]
 """What the standalone module goes through once scheduled: the rest of the O3 pipeline for one kernel (fused with
-its epilogue kernel, when its task brings one: `tasks.epilogue_call`)."""
+its epilogue kernel, when its task brings one: `loop_fuse_kernels.epilogue_call`)."""
 
 
 @dataclass(frozen=True)

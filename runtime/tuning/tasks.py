@@ -22,13 +22,12 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp, UnitAttr
 from xdsl.ir import SSAValue
-from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import ENTRY_ATTR, ENTRY_FUNCTION
 from minimlc.lowering.pipeline import run_pipeline
-from minimlc.lowering.program.loop_fuse_kernels import Pattern, kernel_pattern, only_reader
+from minimlc.lowering.program.loop_fuse_kernels import callee, epilogue_call
 from minimlc.lowering.program.loop_profile_calls import kernel_flops
 from minimlc.lowering.schedule.default_schedule import kernel_space
 from minimlc.lowering.schedule.kernel_analysis import call_sites, kernels_of
@@ -139,32 +138,13 @@ def standalone_module(
         intermediate = loop.AllocOp(internal.type)  # type: ignore[arg-type]
         entry.body.block.add_op(intermediate)
         mapping[internal] = intermediate.result
-        functions.append(_callee(module, epilogue).clone())
+        functions.append(callee(module, epilogue).clone())
     for c in calls:
         entry.body.block.add_op(func.CallOp(c.callee.string_value(), [mapping[a] for a in c.arguments], []))
     entry.body.block.add_op(func.ReturnOp())
     standalone = ModuleOp([entry, *functions])
     copy_target(module, standalone)
     return standalone, tuple(_buffer(t) for t in input_types), tuple(weights), _buffer(result.type)
-
-
-def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:
-    """The call of an elementwise kernel that alone reads the intermediate output of `call`, a contraction's call:
-    what `loop-fuse-kernels` folds into the contraction's write-back (or runs as the next stage of its fused kernel),
-    so what the contraction's time in the model includes."""
-    block = call.parent_block()
-    assert block is not None
-    reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
-    if reader is None:
-        return None
-    producer, consumer = (kernel_pattern(_callee(module, c)) for c in (call, reader))
-    return reader if producer is Pattern.CONTRACTION and consumer is Pattern.ELEMENTWISE else None
-
-
-def _callee(module: ModuleOp, call: func.CallOp) -> func.FuncOp:
-    callee = SymbolTable.lookup_symbol(module, call.callee)
-    assert isinstance(callee, func.FuncOp)
-    return callee
 
 
 def _buffer(memref_type: object) -> Buffer:
