@@ -23,6 +23,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     cli_options.add_opt_level(build)
     cli_options.add_input_shape(build)
+    cli_options.add_tuning_db(build)
     build.set_defaults(command=build_library)
 
 
@@ -34,10 +35,16 @@ def c_identifier(text: str) -> str:
 
 
 def pipeline(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> list[str] | None:
-    """The pipeline of `-O` with the `--passes-after` passes, or None for the opt level's own."""
-    from minimlc.lowering.pipeline import with_extra_passes
+    """The pipeline of `-O` with the `--passes-after` passes and `default-schedule` applying `--tuning-db`, or None
+    for the opt level's own."""
+    from minimlc.lowering.pipeline import pipeline_passes, with_extra_passes
+    from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
 
-    return with_extra_passes(args.opt_level, extra_passes) if extra_passes else None
+    passes = with_extra_passes(args.opt_level, extra_passes) if extra_passes else None
+    if not args.tuning_db:
+        return passes
+    TuningDatabase(args.tuning_db)  # a missing or corrupt database fails here, with its message
+    return with_tuning_db(pipeline_passes(args.opt_level if passes is None else passes), args.tuning_db)
 
 
 def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> int:

@@ -16,9 +16,11 @@ import onnx
 import pytest
 
 from minimlc.frontend.onnx import import_model
+from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime import InferenceSession, codegen, shared_library
 from minimlc.runtime.shared_library import CompilerNotFoundError, export_library, object_code
+from minimlc.runtime.tuning.tasks import extract_tasks
 from minimlc.tools.minimlc_cli import main as cli_main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,6 +161,35 @@ def test_emit_obj_writes_the_object_code(tmp_path: Path) -> None:
     assert cli_main(["compile", str(tmp_path / "mlp.onnx"), "--emit", "obj", "-o", str(tmp_path / "model.o")]) == 0
     code = (tmp_path / "model.o").read_bytes()
     assert code.startswith(b"\x7fELF") and b"model_main_packed" in code
+
+
+def test_emit_obj_and_build_apply_the_tuning_database(tmp_path: Path, capsys) -> None:
+    """`--tuning-db` changes the object code `compile --emit obj` and `build` emit (both once ignored it); a
+    corrupt database stops them with its file and line."""
+    onnx.save(build_mlp(batch=1), tmp_path / "mlp.onnx")
+    host = target_from_name("host")
+    task = next(t for t in extract_tasks(import_model(tmp_path / "mlp.onnx"), host) if t.rule == "gemm")
+    knob = next(knob for knob in task.space.knobs if knob.name == "nr")
+    config = {**task.space.default(), "nr": next(value for value in knob.values if value != knob.default)}
+    TuningDatabase(tmp_path / "db.jsonl").add(Record(task.key, host.cpu, "gemm", task.kernel, task.flops, config, 1e-9))
+
+    def emit(name: str, *db: str) -> bytes:
+        argv = ["compile", str(tmp_path / "mlp.onnx"), "--emit", "obj", "-o", str(tmp_path / name), *db]
+        assert cli_main(argv) == 0
+        return (tmp_path / name).read_bytes()
+
+    tuned = emit("tuned.o", "--tuning-db", str(tmp_path / "db.jsonl"))
+    assert tuned == emit("again.o", "--tuning-db", str(tmp_path / "db.jsonl")) != emit("default.o")
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    for argv in (
+        ["compile", str(tmp_path / "mlp.onnx"), "--emit", "obj", "-o", str(tmp_path / "bad.o")],
+        ["build", str(tmp_path / "mlp.onnx"), "-o", str(tmp_path / "libbad.so")],
+    ):
+        assert cli_main([*argv, "--tuning-db", str(tmp_path / "bad.jsonl")]) == 1
+        assert "bad.jsonl:1: not a JSON line" in capsys.readouterr().err
+    assert cli_main(["build", str(tmp_path / "mlp.onnx"), "-o", str(tmp_path / "libmodel.so"),
+                     "--tuning-db", str(tmp_path / "db.jsonl")]) == 0  # fmt: skip
+    assert (tmp_path / "libmodel.so").exists()
 
 
 TYPED_PROGRAM = """#include <stdio.h>
