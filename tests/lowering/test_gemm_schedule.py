@@ -98,6 +98,27 @@ def test_packing_a_keeps_the_numbers(change: dict[str, object], block: str) -> N
 
 
 @pytest.mark.parametrize(
+    ("change", "step"),
+    [
+        # Packed panels [j / nr, k, nr]: the depth is dimension 1.
+        ({"prefetch": 8}, "loop-prefetch{kernel=matmul_0 loop=k2_i operand=1 dim=1 ahead=8}"),
+        # B as it is, [k, j]: dimension 0.
+        (
+            {"prefetch": 16, "pack": False, "kc": 20},
+            "loop-prefetch{kernel=matmul_0 loop=k2_i operand=1 dim=0 ahead=16}",
+        ),
+    ],
+)
+def test_prefetching_b_keeps_the_numbers(change: dict[str, object], step: str) -> None:
+    """`prefetch` asks each depth step for the lines of B the tile reads `ahead` steps later (clamped to the last
+    row: a 40-deep GEMM with 16 ahead reads past no row)."""
+    x = np.random.default_rng(3).standard_normal((M, K)).astype(np.float32)
+    actual, steps = _run(change, x)
+    assert [item for item in steps if item.startswith("loop-prefetch")] == [step]
+    np.testing.assert_allclose(actual, x.astype(np.float64) @ B.astype(np.float64), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize(
     ("cpu", "mr", "nr"),
     [("znver4", 8, 32), ("x86-64-v3", 6, 16)],
 )
@@ -116,6 +137,7 @@ def test_default_takes_the_blis_order_where_b_fills_l2(cpu: str, mr: int, nr: in
         "unroll": True,
         "pack": True,
         "pack_a": False,
+        "prefetch": 0,
     }
     assert config == expected
     assert GEMM.space(big, target_from_name(cpu)).default() == config

@@ -37,7 +37,7 @@ builtin.module attributes {minimlc.target = "x86-64-v3"} {
   }
 }
 
-// DEFAULT: func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm mr=4 nr=16 kc=16 nc=0 order=k,i,j mc=0 unroll=true pack=true pack_a=false parallel=true tasks=32 grain=512", minimlc.task = "8cd12b2733c98e178d58fa03"}
-// TUNED:   func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm grain=512 kc=16 mc=0 mr=2 nc=0 nr=16 order=k,i,j pack=true pack_a=false parallel=false tasks=32 unroll=false", minimlc.task = "8cd12b2733c98e178d58fa03"}
+// DEFAULT: func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm mr=4 nr=16 kc=16 nc=0 order=k,i,j mc=0 unroll=true pack=true pack_a=false prefetch=0 parallel=true tasks=32 grain=512", minimlc.task = "a64fd10e66d86479752316ce"}
+// TUNED:   func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm grain=512 kc=16 mc=0 mr=2 nc=0 nr=16 order=k,i,j pack=true pack_a=false prefetch=0 parallel=false tasks=32 unroll=false", minimlc.task = "a64fd10e66d86479752316ce"}
 // TUNED:   loop.for "i0_o" %{{.*}} = 0 to 4 step 2 serial
-// REJECTED: func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm grain=512 kc=16 mc=0 mr=4 nc=0 nr=16 order=k,i,j pack=true pack_a=false parallel=true tasks=32 unroll=true"
+// REJECTED: func.func private @matmul_0({{.*}} attributes {minimlc.schedule = "gemm grain=512 kc=16 mc=0 mr=4 nc=0 nr=16 order=k,i,j pack=true pack_a=false prefetch=0 parallel=true tasks=32 unroll=true"
