@@ -1,7 +1,7 @@
 """`minimlc tune`: search schedules for a model's kernels and remember the fastest in a tuning database.
 
-    minimlc tune model.onnx --trials 64 --db tuning.jsonl            # resumable: run it again to go on
-    minimlc run model.onnx --tuning-db tuning.jsonl                  # apply the best records
+minimlc tune model.onnx --trials 64 --db tuning.jsonl            # resumable: run it again to go on
+minimlc run model.onnx --tuning-db tuning.jsonl                  # apply the best records
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         choices=("auto", "warm", "cold"),
         default="auto",
         help="where candidates find their weights when a timed call starts: in the caches (warm) or in memory, "
-        "flushed before each call (cold); auto (default): cold where the model's weights exceed the L2",
+        "flushed before each call (cold); auto (default): warm where the model's weights fit the L2, else each task "
+        "as the model's profile says its heaviest kernels find theirs",
     )
     tune.add_argument(
         "--no-verify",

@@ -266,9 +266,10 @@ class Measurer:
         self._process: Any = None
         self._connection: Connection | None = None
 
-    def measure(self, task: Any, config: Config, paired: bool = False) -> Result:
+    def measure(self, task: Any, config: Config, paired: bool = False, cache: str | None = None) -> Result:
         """The latency of `task`'s kernel scheduled with `config`, or the reason it has none; `paired`: and the
-        default config's, timed in alternation with it (see the module docstring)."""
+        default config's, timed in alternation with it (see the module docstring); `cache`: this call's cache state
+        instead of the measurer's."""
         job = {
             "module": task.module,
             "config": config,
@@ -279,7 +280,7 @@ class Measurer:
             "min_seconds": self.min_seconds,
             "repeats": self.repeats,
             "baseline": task.space.default() if paired else None,
-            "cache": self.cache,
+            "cache": cache or self.cache,
         }
         connection = self._worker_connection()
         connection.send(job)

@@ -12,10 +12,10 @@ machine moves both and cancels; a candidate that beats the default is timed so a
 of its two ratios (the best of many noisy draws is otherwise biased towards luck: on the loaded 2-core machine, 200
 unpaired trials of light ResNet-50 gave a database whose build ran 1.07x slower than the default).
 
-Cache: in a model, each kernel reads its weights once per inference, from memory, not from the core's caches as
-repeated calls do; so candidates are timed with their weights flushed from the caches before each call where the
-model's weights exceed the L2 (`cache="auto"`, the default; `"warm"` or `"cold"` force either; `cache_flush.py`);
-records say which.
+Cache: in a model, each kernel reads its weights once per inference, often from memory, not from the core's caches
+as repeated calls do; so candidates are timed with their weights flushed from the caches before each call where the
+model's weights exceed the L2 and the model's own kernel times agree (`cache="auto"`, the default: `calibrate.py`;
+`"warm"` or `"cold"` force either; `cache_flush.py`); records say which.
 
 Last, the chosen configs are checked in the model itself (`verify.py`): the model built with the default schedules
 and with the database's best records, run in alternation with the profiler on; a config whose kernels take longer in
@@ -40,6 +40,7 @@ from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
+from minimlc.runtime.tuning.calibrate import calibrated_cache_modes
 from minimlc.runtime.tuning.measure import Measurer, Result
 from minimlc.runtime.tuning.search import Search
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
@@ -52,6 +53,8 @@ class TaskState:
 
     task: Task
     search: Search
+    mode: str
+    """The cache state its candidates are timed in (`CACHE_MODES`)."""
     trials: int = 0
     reused: int = 0
     default_latency: float | None = None
@@ -94,9 +97,13 @@ def tune(
     chosen = target_from_name(target)
     name = os.path.basename(model) if isinstance(model, str | os.PathLike) else "model"
     imported = model if isinstance(model, ImportedModel) else import_model(model)
-    mode = cache_mode(cache, imported, out)
+    calibrate = cache == "auto" and not isinstance(model, ImportedModel)
+    mode = cache_mode(cache, imported, out, calibrate)
     tasks = extract_tasks(imported, chosen, opt_level)
-    states = [_start(task, db, target_key(chosen), seed, mode) for task in tasks]
+    modes = {task.key: mode for task in tasks}
+    if calibrate and mode == "cold":
+        modes = calibrated_cache_modes(model, tasks, threads=threads, opt_level=opt_level, target=target, out=out)
+    states = [_start(task, db, target_key(chosen), seed, modes[task.key]) for task in tasks]
     per_task = trials_per_task if trials_per_task is not None else trials
     for number, state in enumerate(states):
         if state.reused:
@@ -105,7 +112,7 @@ def tune(
             print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
     result = TuningResult(states)
     start, done = time.perf_counter(), 0
-    with Measurer(threads=threads, timeout=timeout, cache=mode) as measurer:
+    with Measurer(threads=threads, timeout=timeout) as measurer:
         while done < trials:
             eligible = [s for s in states if s.trials < per_task and not s.search.exhausted()]
             if not eligible:
@@ -120,8 +127,8 @@ def tune(
                 task = state.task
                 db.add(
                     Record(task.key, target_key(chosen), task.rule, task.kernel, task.flops, config,
-                           measured.latency, measured.error, name, mode)
-                )
+                           measured.latency, measured.error, name, state.mode)
+                )  # fmt: skip
                 state.search.add(config, measured.latency)
                 if config_id(config) == config_id(task.space.default()):
                     state.default_latency = measured.latency
@@ -145,10 +152,10 @@ def _measure(measurer: Measurer, state: TaskState, config: Config) -> Result:
     default and scaled to the default's latency, confirmed by a second pairing when it beats the default."""
     reference = state.default_latency
     if reference is None or config_id(config) == config_id(state.task.space.default()):
-        return measurer.measure(state.task, config)
+        return measurer.measure(state.task, config, cache=state.mode)
     ratios = []
     for _ in range(2):
-        measured = measurer.measure(state.task, config, paired=True)
+        measured = measurer.measure(state.task, config, paired=True, cache=state.mode)
         if measured.latency is None or measured.baseline is None:
             return measured
         ratios.append(measured.latency / measured.baseline)
@@ -157,8 +164,9 @@ def _measure(measurer: Measurer, state: TaskState, config: Config) -> Result:
     return Result(max(ratios) * reference)
 
 
-def cache_mode(cache: str, imported: ImportedModel, out: TextIO) -> str:
-    """How `imported`'s candidates find their weights (`cache_flush.CACHE_MODES`), for `cache`: `auto` or a mode."""
+def cache_mode(cache: str, imported: ImportedModel, out: TextIO, calibrate: bool = False) -> str:
+    """How `imported`'s candidates find their weights (`cache_flush.CACHE_MODES`), for `cache`: `auto` or a mode;
+    by the size rule alone (`calibrate`: the caller then measures where the rule says cold, `calibrate.py`)."""
     if cache != "auto" and cache not in CACHE_MODES:
         raise ValueError(f"cache must be auto, {', '.join(CACHE_MODES)}, not {cache!r}")
     if cache == "cold" and not can_flush():
@@ -169,8 +177,12 @@ def cache_mode(cache: str, imported: ImportedModel, out: TextIO) -> str:
     sizes = target_from_name("host").cache_bytes
     mode = cache_mode_for(weights, sizes)
     if mode == "cold":
-        shown = f"weights {_size(weights)} > L2 {_size(sizes[1])}"
-        print(f"{shown}: candidates are timed with their weights in memory", file=out)
+        then = (
+            "timing the model's kernels warm and cold"
+            if calibrate
+            else "candidates are timed with their weights in memory"
+        )
+        print(f"weights {_size(weights)} > L2 {_size(sizes[1])}: {then}", file=out, flush=True)
     return mode
 
 
@@ -179,7 +191,7 @@ def _size(count: int) -> str:
 
 
 def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str) -> TaskState:
-    state = TaskState(task, Search(task.space, seed))
+    state = TaskState(task, Search(task.space, seed), mode)
     records = db.records_for(task.key, target, mode)
     for record in records:
         if not task.space.fits(record.config):

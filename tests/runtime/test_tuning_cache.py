@@ -1,5 +1,6 @@
 """Timing candidates with their weights where the model keeps them: in the caches (warm) or in memory (cold, flushed
-before each call), chosen by the model's weight bytes, and kept apart in the database."""
+before each call), chosen by the model's weight bytes and, above the L2, by the model's own kernel times; kept apart
+in the database."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from test_tuning import mlp
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.tuning import cache_flush, measure, tuner
+from minimlc.runtime.tuning import cache_flush, calibrate, measure, tuner
 from minimlc.runtime.tuning.cache_flush import CacheEvictor, cache_mode_for, can_flush
+from minimlc.runtime.tuning.calibrate import closest_mode, majority_mode
 from minimlc.runtime.tuning.measure import Measurer, _Timing
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
 from minimlc.runtime.tuning.tuner import cache_mode, tune
@@ -93,6 +95,38 @@ def test_auto_puts_the_weights_where_the_model_keeps_them(monkeypatch: pytest.Mo
     assert "weights 8 KiB > L2 4 KiB: candidates are timed with their weights in memory" in out.getvalue()
     with pytest.raises(ValueError, match="cache must be auto, warm, cold, not 'tepid'"):
         cache_mode("tepid", imported, out)
+
+
+def test_calibration_takes_the_closer_timing_and_the_majority_for_the_rest():
+    """ResNet-50 on a Xeon with a 480 MiB L3 (see calibrate.py): a 7x7 convolution ran in the model as it did cold,
+    a 56x56 one as warm (its cold timing also flushes activations the model finds in cache)."""
+    assert closest_mode(1.92e-3, {"warm": 1.39e-3, "cold": 2.01e-3}) == "cold"
+    assert closest_mode(1.40e-3, {"warm": 1.46e-3, "cold": 2.55e-3}) == "warm"
+    assert closest_mode(1.0, {"warm": 0.5, "cold": 1.9}) == "cold"  # factors: 2 below against 1.9 above
+    assert majority_mode({"warm": 4.5e-3, "cold": 13.7e-3}) == "cold"
+    assert majority_mode({"warm": 2.0, "cold": 1.0}) == "warm"
+    assert majority_mode({"warm": 1.0, "cold": 1.0}) == "cold"
+
+
+@needs_clflush
+def test_auto_times_each_task_as_its_calibration_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Weights over the L2 (8 KiB, an L2 of 4 KiB here): `auto` profiles the model, times its GEMM (fused with its
+    ReLU in the model and in the measurer) warm and cold, and records every candidate in the state it chose, here
+    warm (made the closer one: the size rule alone says cold); the ReLU task, never alone, takes the GEMM's state."""
+    small = dataclasses.replace(HOST, cache_bytes=(1024, 4096, 8192))
+    monkeypatch.setattr(tuner, "target_from_name", lambda name: small)
+    monkeypatch.setattr(calibrate, "closest_mode", lambda in_model, timed: "warm")
+    out = io.StringIO()
+    tune(mlp(2), tmp_path / "db.jsonl", trials=3, verify=False, out=out)
+    printed = out.getvalue()
+    assert "weights 8 KiB > L2 4 KiB: timing the model's kernels warm and cold" in printed
+    (row,) = [line for line in printed.splitlines() if line.startswith("gemm_0 ") and line.count("|") == 5]
+    model_us, warm_us, cold_us = (float(cell) for cell in row.split("|")[2:5])
+    assert min(model_us, warm_us, cold_us) > 0
+    assert row.split("|")[-1].strip() == "warm"
+    assert "1 task(s) timed as the model ran them; the other 1 are timed warm" in printed
+    records = [json.loads(line) for line in (tmp_path / "db.jsonl").read_text().splitlines()]
+    assert [r["cache"] for r in records] == ["warm"] * 3
 
 
 @pytest.mark.slow
