@@ -26,12 +26,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-import numpy as np
-
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES
-from minimlc.runtime.tuning.measure import Measurer, random_input
+from minimlc.runtime.tuning.measure import Measurer
 from minimlc.runtime.tuning.tasks import Task
-from minimlc.runtime.tuning.verify import group_times, task_groups
+from minimlc.runtime.tuning.verify import group_times, profiled_session, random_feeds, task_groups
 
 CALIBRATION_TASKS = 12
 """How many of the heaviest tasks are timed both ways (light ResNet-50: its 12 heaviest lone kernels, ~15 s)."""
@@ -99,19 +97,8 @@ def _model_times(
     task but the elementwise epilogues its measured module brings along, `tasks.standalone_module`), the median
     seconds per run of its group's kernel calls, over `runs` profiled runs with the default schedules (after a
     warm-up run)."""
-    from minimlc.runtime import InferenceSession
-
-    session = InferenceSession(
-        model,
-        num_threads=threads,
-        opt_level=opt_level,
-        target=target,
-        cache=False,
-        enable_profiling=True,
-        profiling_clock="cpu" if threads == 1 else "wall",
-    )
-    rng = np.random.default_rng(0)
-    feeds = {info.name: random_input(rng, info) for info in session.get_inputs()}
+    session = profiled_session(model, threads, opt_level, target)
+    feeds = random_feeds(session)
     for _ in range(runs + 1):
         session.run(None, feeds)
     groups = task_groups(session.profiler.calls)

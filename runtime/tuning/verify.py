@@ -66,20 +66,9 @@ def verify_in_model(
 ) -> list[Verdict]:
     """Check the best records of `tasks` in `database` in `model` (an ONNX model or path) and reject those that lose
     there (see the module docstring); returns every verdict, in the order they were reached."""
-    from minimlc.runtime import InferenceSession
-
     cpu = target_key(target_from_name(target))
-    options = dict(
-        num_threads=threads,
-        opt_level=opt_level,
-        target=target,
-        cache=False,
-        enable_profiling=True,
-        profiling_clock="cpu" if threads == 1 else "wall",
-    )
-    default = InferenceSession(model, **options)
-    rng = np.random.default_rng(0)
-    feeds = {info.name: random_input(rng, info) for info in default.get_inputs()}
+    default = profiled_session(model, threads, opt_level, target)
+    feeds = random_feeds(default)
     checked: set[tuple[str, str]] = set()
     verdicts: list[Verdict] = []
     for _ in range(checks):
@@ -95,7 +84,7 @@ def verify_in_model(
                 print("checked in the model: no kernel's best config differs from its default", file=out)
             break
         print(f"checking {len(chosen)} tuned kernel(s) in the model ({rounds} runs each way)", file=out, flush=True)
-        tuned = InferenceSession(model, tuning_db=database, **options)
+        tuned = profiled_session(model, threads, opt_level, target, database)
         default_times, tuned_times, totals = _alternate(default, tuned, feeds, rounds)
         found = []
         for key, record in chosen.items():
@@ -113,6 +102,29 @@ def verify_in_model(
         if all(verdict.kept for verdict in found):
             break
     return verdicts
+
+
+def profiled_session(model: Any, threads: int, opt_level: int, target: str, tuning_db: str | None = None) -> Any:
+    """`model` built uncached with the profiler on (thread CPU time on one thread, else wall time), with the default
+    schedules or `tuning_db`'s best records."""
+    from minimlc.runtime import InferenceSession
+
+    return InferenceSession(
+        model,
+        num_threads=threads,
+        opt_level=opt_level,
+        target=target,
+        cache=False,
+        tuning_db=tuning_db,
+        enable_profiling=True,
+        profiling_clock="cpu" if threads == 1 else "wall",
+    )
+
+
+def random_feeds(session: Any) -> dict[str, np.ndarray]:
+    """Seeded random inputs for `session` (`measure.random_input`)."""
+    rng = np.random.default_rng(0)
+    return {info.name: random_input(rng, info) for info in session.get_inputs()}
 
 
 def _alternate(
