@@ -21,6 +21,7 @@ _OURS = {
     "graph-pad-conv": ("graph.graph_pad_conv", "GraphPadConvPass"),
     "graph-pad-max-pool": ("graph.graph_pad_max_pool", "GraphPadMaxPoolPass"),
     "graph-pad-conv-channels": ("graph.graph_pad_conv_channels", "GraphPadConvChannelsPass"),
+    "graph-pad-gemm-columns": ("graph.graph_pad_gemm_columns", "GraphPadGemmColumnsPass"),
     "graph-partition": ("graph.graph_partition", "GraphPartitionPass"),
     "graph-to-te": ("graph_to_te.graph_to_te", "GraphToTePass"),
     "te-conv-im2col": ("te.te_conv_im2col", "TeConvIm2colPass"),

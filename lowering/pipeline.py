@@ -38,7 +38,8 @@ OPT_LEVELS: dict[int, str] = {
     0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
     1: f"{_GRAPH_CLEANUPS},graph-to-te,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
     2: "graph-simplify,graph-fuse-attention,cse,dce," + _SCHEDULED.format(hoist=""),
-    3: "graph-simplify,graph-fold-batch-norm,graph-fuse-attention,cse,dce,graph-pad-conv-channels,"
+    3: "graph-simplify,graph-fold-batch-norm,graph-fuse-attention,cse,dce,"
+    + "graph-pad-conv-channels,graph-pad-gemm-columns,"
     + _SCHEDULED.format(hoist="loop-hoist-constants,"),
 }
 """Optimisation level -> the pass list that compiles a graph-level module to the llvm dialect at that level.
@@ -50,8 +51,8 @@ fusion (attention chains into one op where that beats the GEMMs, te-inline; loop
 schedules) and the default schedules, with convolutions padded and made channels-last for them. O3 adds the
 whole-model constant work: batch norms folded into the preceding conv/gemm/matmul,
 and every computation on weights alone hoisted to load time (the two go together: without hoisting, folded weights
-would be recomputed on every call), and convolutions' output channels padded to a multiple of the vector width (zero
-weight rows, also hoisted).
+would be recomputed on every call), and convolutions' output channels and Gemms' output columns padded to a multiple
+of the vector width (zero weight rows or columns, also hoisted).
 """
 
 STAGES: dict[str, tuple[str, bool] | None] = {

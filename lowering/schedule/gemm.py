@@ -27,17 +27,18 @@ BLIS's packing of A; off by default: MatMul 256^3 to 1024^3 on Zen 3 ran 1.00-1.
 
     k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
 
-Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the vector
-registers, the tail of rows (where it does not divide them) one more register tile per column panel; where the rows make
-fewer than 4 such tiles, the largest that divides them unless that is under 4 (not under batch loops of several
-iterations either: a tail beside the full tiles in a batch loop's body leaves parallel placement only the batch loop).
-With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA latency's bare minimum): MatMul 1024^3 0.87-0.89x its time,
-ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two vectors if they divide the
-columns, else one; `nc` 0. Where B is a weight whose 256-deep row of panels (`256 x N`) fills the L2 cache (MatMul
-1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block: the output is read and written
-once) and `mc` the largest row block whose `mc x kc` rows of A fill at most a quarter of L2; elsewhere order `k,i,j`
-with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep the
-schedule they were measured with).
+Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the
+vector registers, the tail of rows (where it does not divide them) one more register tile per column panel; where
+the rows make fewer than 4 such tiles, the largest that divides them unless that is under 4 (not under batch loops
+of several iterations either: a tail beside the full tiles in a batch loop's body leaves parallel placement only the
+batch loop). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA latency's bare minimum): MatMul 1024^3
+0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two
+vectors if they divide the columns, else one; `nc` 0; one row (a batch-1 classifier): `kc` the whole depth, in one
+pass over B. Where B is a weight whose 256-deep row of panels (`256 x N`) fills the L2 cache (MatMul 1024^3), order
+`k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block: the output is read and written once) and
+`mc` the largest row block whose `mc x kc` rows of A fill at most a quarter of L2; elsewhere order `k,i,j` with `kc`
+the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep the schedule they
+were measured with).
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ class GemmRule:
             (
                 Knob("mr", tuple(range(1, min(GEMM_MAX_ROWS, g.m) + 1)), default["mr"]),
                 Knob("nr", tuple(f * lanes for f in (1, 2, 3, 4) if g.n % (f * lanes) == 0), default["nr"]),
-                Knob("kc", divisors(g.k, GEMM_MAX_DEPTH_BLOCK), default["kc"]),
+                Knob("kc", _depth_blocks(g), default["kc"]),
                 Knob("nc", _column_blocks(g, lanes), 0),
                 Knob("order", tuple(ORDERS), default["order"]),
                 Knob("mc", GEMM_ROW_BLOCKS, default["mc"]),
@@ -187,7 +188,7 @@ class GemmRule:
         mr, widest = next(f for f in fitting if g.m % f == 0), fitting[0]
         if mr < widest and not g.batched and (g.m >= 4 * widest or (mr < 4 and g.m > widest)):
             mr = widest  # the widest tile, with a tail of rows
-        kc = _largest_divisor(g.k, GEMM_DEFAULT_DEPTH_BLOCK)
+        kc = g.k if g.m == 1 else _largest_divisor(g.k, GEMM_DEFAULT_DEPTH_BLOCK)  # a vector: one pass over B
         order, mc = "k,i,j", 0
         l2_floats = target.cache_bytes[1] // 4
         if g.b_is_weight and kc * g.n >= l2_floats and g.m >= 4 * mr:
@@ -283,6 +284,13 @@ def _a_block_loop(g: GemmWorkload, outer: list[str], mr: int, kc: int, tiles: in
     else:
         rows = mr * tiles if f"{g.rows}_o_i" in inside else mr
     return outer[panel - 1] if rows * kc * 4 <= CACHE_READ_MAX_BYTES else None
+
+
+def _depth_blocks(g: GemmWorkload) -> tuple[int, ...]:
+    """The `kc` values: the divisors of the depth up to `GEMM_MAX_DEPTH_BLOCK`, and the whole depth where there is one
+    row (a classifier at batch 1 streams B once; blocks would only split its parallel loop into one dispatch each)."""
+    blocks = divisors(g.k, GEMM_MAX_DEPTH_BLOCK)
+    return (*blocks, g.k) if g.m == 1 and g.k not in blocks else blocks
 
 
 def _largest_divisor(value: int, largest: int) -> int:

@@ -1,6 +1,7 @@
 """The GEMM rule's BLIS order (`order=k,j,i`: column panels outside the register tiles' rows, `mc` row blocks
 outside the panels): its configs keep the numbers (numpy in float64), with row tails and column blocks, and its
-default applies where a weight's rows of panels fill L2 (MatMul 1024^3) and nowhere else."""
+default applies where a weight's rows of panels fill L2 (MatMul 1024^3) and nowhere else; B prefetched; a classifier's
+1000 columns padded to whole vectors so that it is scheduled at all."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from minimlc.lowering.schedule.default_schedule import apply_steps, kernel_space
 from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload
 from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.target import target_from_name, target_of
+from minimlc.runtime import InferenceSession
 from minimlc.runtime.compiler import compile_model
+from minimlc.runtime.tuning.tasks import extract_tasks
 
 RTOL = ATOL = 1e-4
 M, K, N = 72, 40, 256
@@ -172,3 +175,37 @@ def test_default_keeps_the_k_i_j_order_elsewhere(workload: GemmWorkload) -> None
     config = GEMM.default(workload, target_from_name("znver4"))
     assert (config["order"], config["mc"]) == ("k,i,j", 0)
     assert int(config["kc"]) <= 256
+
+
+@pytest.mark.parametrize("trans_b", [True, False])
+def test_a_classifier_of_1000_columns_is_padded_scheduled_and_exact(trans_b: bool) -> None:
+    """`graph-pad-gemm-columns` (O3): 1000 classes pad to whole vectors, so the GEMM rule schedules the kernel (before,
+    no vector width divided 1000 and it ran scalar); the 1000 real columns are B's products, bias added."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((1000, 64) if trans_b else (64, 1000)).astype(np.float32)
+    bias = rng.standard_normal(1000).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=int(trans_b))],
+        "classifier",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1000])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(bias, "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    (gemm,) = [task for task in extract_tasks(import_model(model), target_from_name("host")) if task.rule == "gemm"]
+    assert {knob.name for knob in gemm.space.knobs} >= {"mr", "nr", "kc"}
+    x = rng.standard_normal((1, 64)).astype(np.float32)
+    (y,) = InferenceSession(model, cache=False).run(None, {"x": x})
+    b64 = w.astype(np.float64).T if trans_b else w.astype(np.float64)
+    np.testing.assert_allclose(y, x.astype(np.float64) @ b64 + bias, rtol=RTOL, atol=ATOL)
+
+
+def test_one_row_takes_the_whole_depth_in_one_block() -> None:
+    """A batch-1 classifier (2048 -> 1024 columns) streams B once: no depth blocks, which would each dispatch the
+    parallel column panels again (8 dispatches at `kc` 256) and zero the output first."""
+    vector = GemmWorkload("gemm_0", "i0", "i1", "k2", 1, 1024, 2048, 1, 1, True, False)
+    config = GEMM.default(vector, target_from_name("znver4"))
+    assert config["kc"] == 2048
+    assert GEMM.space(vector, target_from_name("znver4")).default() == config
+    rows = GemmWorkload("gemm_0", "i0", "i1", "k2", 2, 1024, 2048, 1, 1, True, False)
+    assert GEMM.default(rows, target_from_name("znver4"))["kc"] == 256

@@ -1,0 +1,99 @@
+"""`graph-pad-gemm-columns`: round a Gemm's output columns up to whole vectors where its B is a weight.
+
+The GEMM rule vectorizes over the output columns, so a column count that no vector width divides (a classifier's
+1000 classes) leaves the kernel unscheduled: a scalar loop. Light Inception v2's 1024 -> 1000 classifier ran at 3.7
+GFLOP/s (0.55 ms a run, 2 % of the model) on an AVX-512 Xeon. Zero columns of B (and of a bias that has the columns)
+make it schedulable; a `graph.slice` keeps the real columns, and te-inline folds that slice into its reader:
+
+    %y = graph.gemm %x, %w, %b {trans_b} : (tensor<1x1024xf32>, tensor<1000x1024xf32>, tensor<1000xf32>)
+        -> tensor<1x1000xf32>
+    // becomes (16 lanes: 1000 -> 1024)
+    %wp = graph.pad %w {pads = array<i64: 0, 0, 24, 0>, ...} : (...) -> tensor<1024x1024xf32>
+    %bp = graph.pad %b {pads = array<i64: 0, 24>, ...} : (tensor<1000xf32>) -> tensor<1024xf32>
+    %g = graph.gemm %x, %wp, %bp {trans_b} : (...) -> tensor<1x1024xf32>
+    %y = graph.slice %g {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<1x1024xf32> -> tensor<1x1000xf32>
+
+Only where B is a `graph.weight` and the bias is absent, a weight, or broadcast along the columns: the padded copies are
+computed from weights alone, which `loop-hoist-constants` moves to load time (run at O3 only, as
+`graph-pad-conv-channels`, whose multiple it takes: `channel_padding_multiple`). Numerically neutral: the real columns
+sum the same products in the same order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from minimlc.dialects import graph
+from minimlc.lowering.schedule.conv import channel_padding_multiple
+from minimlc.lowering.target import Target, target_of
+
+
+@dataclass
+class GemmColumnPadding(RewritePattern):
+    """Pad a Gemm's weight B (and its bias) to a multiple of `channel_padding_multiple` columns on `target` and slice
+    the real columns back out."""
+
+    target: Target
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: graph.GemmOp, rewriter: PatternRewriter) -> None:
+        m, n = graph.shape_of(op.result)
+        extra = -n % channel_padding_multiple(n, self.target)
+        if not extra or not _is_weight(op.b):
+            return
+        bias = op.c
+        bias_shape = graph.shape_of(bias) if bias is not None else ()
+        pads_bias = bool(bias_shape) and bias_shape[-1] == n
+        if pads_bias and not _is_weight(bias):  # type: ignore[arg-type]
+            return  # a bias computed per call would be copied per call
+        columns = 0 if op.trans_b is not None else 1
+        weight = graph.PadOp(op.b, [0, 0] + [extra if dim == columns else 0 for dim in range(2)])
+        weight.result.name_hint = "weight_padded"
+        new_ops: list = [weight]
+        if pads_bias:
+            rank = len(bias_shape)
+            padded_bias = graph.PadOp(bias, [0] * (2 * rank - 1) + [extra])  # type: ignore[arg-type]
+            padded_bias.result.name_hint = "bias_padded"
+            new_ops.append(padded_bias)
+            bias = padded_bias.result
+        gemm = graph.GemmOp(
+            op.a,
+            weight.result,
+            bias,
+            alpha=op.alpha.value.data,
+            beta=op.beta.value.data,
+            trans_a=op.trans_a is not None,
+            trans_b=op.trans_b is not None,
+        )
+        gemm.result.name_hint = "padded_columns"
+        real = graph.SliceOp(gemm.result, [0, 0], [1, 1], [m, n])
+        real.result.name_hint = op.result.name_hint
+        rewriter.replace(op, [*new_ops, gemm, real])
+
+
+def _is_weight(value: SSAValue) -> bool:
+    return isinstance(value.owner, graph.WeightOp)
+
+
+@dataclass(frozen=True)
+class GraphPadGemmColumnsPass(ModulePass):
+    """Pad the output columns of every Gemm with a weight B to a multiple of the vector width (see the module
+    docstring)."""
+
+    name = "graph-pad-gemm-columns"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        padding = GemmColumnPadding(target_of(op))
+        PatternRewriteWalker(GreedyRewritePatternApplier([padding])).rewrite_module(op)
