@@ -200,6 +200,26 @@ def test_a_classifier_of_1000_columns_is_padded_scheduled_and_exact(trans_b: boo
     np.testing.assert_allclose(y, x.astype(np.float64) @ b64 + bias, rtol=RTOL, atol=ATOL)
 
 
+def test_a_matmul_head_of_an_odd_vocabulary_is_padded_scheduled_and_exact() -> None:
+    """A language-model head (4 tokens x 64 @ 64 x 1003, B a weight): padded to whole vectors and scheduled (a
+    32-token 256 x 50,257 head ran 148 ms scalar, 9.6 after, ONNX Runtime 6 ms); the real columns are exact."""
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((64, 1003)).astype(np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 1003])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    (gemm,) = [task for task in extract_tasks(import_model(model), target_from_name("host")) if task.rule == "gemm"]
+    assert {knob.name for knob in gemm.space.knobs} >= {"mr", "nr", "kc"}
+    x = rng.standard_normal((1, 4, 64)).astype(np.float32)
+    (y,) = InferenceSession(model, cache=False).run(None, {"x": x})
+    np.testing.assert_allclose(y, x.astype(np.float64) @ w.astype(np.float64), rtol=RTOL, atol=ATOL)
+
+
 def test_one_row_takes_the_whole_depth_in_one_block() -> None:
     """A batch-1 classifier (2048 -> 1024 columns) streams B once: no depth blocks, which would each dispatch the
     parallel column panels again (8 dispatches at `kc` 256) and zero the output first."""

@@ -1,4 +1,12 @@
 // RUN: mini-opt %s --mcpu=x86-64-v3 -p graph-pad-gemm-columns | filecheck %s
+// RUN: mini-opt %S/Inputs/matmul-head.mlir --mcpu=x86-64-v3 -p graph-pad-gemm-columns | filecheck %s --check-prefix=MATMUL
+
+// MATMUL:      %weight_padded = graph.pad %w {pads = array<i64: 0, 0, 0, 4>, {{.*}}} : (tensor<8x20xf32>) -> tensor<8x24xf32>
+// MATMUL-NEXT: %padded_columns = graph.matmul %x, %weight_padded : (tensor<1x3x8xf32>, tensor<8x24xf32>) -> tensor<1x3x24xf32>
+// MATMUL-NEXT: %y = graph.slice %padded_columns {starts = array<i64: 0, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<1x3x24xf32> -> tensor<1x3x20xf32>
+// MATMUL-NEXT: %z = graph.matmul %x, %act : (tensor<1x3x8xf32>, tensor<8x20xf32>) -> tensor<1x3x20xf32>
+// MATMUL-NEXT: %w16 = graph.weight "w16" : tensor<8x16xf32>
+// MATMUL-NEXT: %v = graph.matmul %x, %w16 : (tensor<1x3x8xf32>, tensor<8x16xf32>) -> tensor<1x3x16xf32>
 
 // 8 lanes. A classifier Gemm with 20 output columns (B transposed, a bias of 20) gets 4 zero columns of B and of the
 // bias, and a slice keeps its 20 real columns; B not transposed (12 columns, a broadcast scalar bias) pads its
