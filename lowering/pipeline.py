@@ -51,8 +51,8 @@ fusion (attention chains into one op where that beats the GEMMs, te-inline; loop
 schedules) and the default schedules, with convolutions padded and made channels-last for them. O3 adds the
 whole-model constant work: batch norms folded into the preceding conv/gemm/matmul,
 and every computation on weights alone hoisted to load time (the two go together: without hoisting, folded weights
-would be recomputed on every call), and convolutions' output channels and Gemms' output columns padded to a multiple
-of the vector width (zero weight rows or columns, also hoisted).
+would be recomputed on every call), and the output channels of convolutions and columns of Gemms and MatMuls with a
+weight B padded to a multiple of the vector width (zero weight rows or columns, also hoisted).
 """
 
 STAGES: dict[str, tuple[str, bool] | None] = {

@@ -1,7 +1,9 @@
 """`minimlc tune`: search schedules for a model's kernels and remember the fastest in a tuning database.
 
-minimlc tune model.onnx --trials 64 --db tuning.jsonl            # resumable: run it again to go on
-minimlc run model.onnx --tuning-db tuning.jsonl                  # apply the best records
+A tuning is resumable, and its database applies wherever a model is compiled:
+
+    minimlc tune model.onnx --trials 64 --db tuning.jsonl            # run it again to go on
+    minimlc run model.onnx --tuning-db tuning.jsonl                  # apply the best records
 """
 
 from __future__ import annotations

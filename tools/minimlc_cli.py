@@ -252,20 +252,14 @@ def _run(args: argparse.Namespace) -> int:
 
 def _compile(args: argparse.Namespace) -> int:
     from minimlc.frontend.onnx import import_model
-    from minimlc.lowering.pipeline import STAGES, run_pipeline, stage_passes, with_extra_passes
+    from minimlc.lowering.pipeline import STAGES, run_pipeline, stage_passes
 
     extra_passes = cli_options.extra_passes(args)
     if args.output and args.output.endswith(".mlc"):
         return cli_cache.save_model(args, extra_passes, cli_options.input_shapes(args))
     if args.emit == "obj":
         return cli_build.compile_object(args, extra_passes)
-    pipeline = with_extra_passes(args.opt_level, extra_passes) if extra_passes else args.opt_level
-    if args.tuning_db:
-        from minimlc.lowering.pipeline import pipeline_passes
-        from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
-
-        TuningDatabase(args.tuning_db)
-        pipeline = with_tuning_db(pipeline_passes(pipeline), args.tuning_db)
+    pipeline = cli_build.pipeline(args, extra_passes) or args.opt_level
     try:
         stage_passes(pipeline, stop_after=EMIT_LEVELS[args.emit])
     except ValueError:

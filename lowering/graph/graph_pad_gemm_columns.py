@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -51,24 +51,19 @@ class GemmColumnPadding(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.GemmOp, rewriter: PatternRewriter) -> None:
-        m, n = graph.shape_of(op.result)
+        n = graph.shape_of(op.result)[1]
         extra = -n % channel_padding_multiple(n, self.target)
         if not extra or not _is_weight(op.b):
             return
         bias = op.c
-        bias_shape = graph.shape_of(bias) if bias is not None else ()
-        pads_bias = bool(bias_shape) and bias_shape[-1] == n
+        pads_bias = bias is not None and graph.shape_of(bias)[-1:] == (n,)
         if pads_bias and not _is_weight(bias):  # type: ignore[arg-type]
             return  # a bias computed per call would be copied per call
-        columns = 0 if op.trans_b is not None else 1
-        weight = graph.PadOp(op.b, [0, 0] + [extra if dim == columns else 0 for dim in range(2)])
-        weight.result.name_hint = "weight_padded"
-        new_ops: list = [weight]
+        weight = _padded(op.b, 0 if op.trans_b is not None else 1, extra)
+        new_ops = [weight]
         if pads_bias:
-            rank = len(bias_shape)
-            padded_bias = graph.PadOp(bias, [0] * (2 * rank - 1) + [extra])  # type: ignore[arg-type]
+            new_ops.append(padded_bias := _padded(bias, len(graph.shape_of(bias)) - 1, extra))  # type: ignore[arg-type]
             padded_bias.result.name_hint = "bias_padded"
-            new_ops.append(padded_bias)
             bias = padded_bias.result
         gemm = graph.GemmOp(
             op.a,
@@ -79,10 +74,7 @@ class GemmColumnPadding(RewritePattern):
             trans_a=op.trans_a is not None,
             trans_b=op.trans_b is not None,
         )
-        gemm.result.name_hint = "padded_columns"
-        real = graph.SliceOp(gemm.result, [0, 0], [1, 1], [m, n])
-        real.result.name_hint = op.result.name_hint
-        rewriter.replace(op, [*new_ops, gemm, real])
+        _replace_with_real_columns(rewriter, op, [*new_ops, gemm])
 
 
 @dataclass
@@ -101,18 +93,30 @@ class MatMulColumnPadding(RewritePattern):
         extra = -n % channel_padding_multiple(n, self.target)
         if not extra:
             return
-        weight = graph.PadOp(op.rhs, [0, 0, 0, extra])
-        weight.result.name_hint = "weight_padded"
-        matmul = graph.MatMulOp(op.lhs, weight.result)
-        matmul.result.name_hint = "padded_columns"
-        shape = graph.shape_of(op.result)
-        real = graph.SliceOp(matmul.result, [0] * len(shape), [1] * len(shape), shape)
-        real.result.name_hint = op.result.name_hint
-        rewriter.replace(op, [weight, matmul, real])
+        weight = _padded(op.rhs, 1, extra)
+        _replace_with_real_columns(rewriter, op, [weight, graph.MatMulOp(op.lhs, weight.result)])
 
 
 def _is_weight(value: SSAValue) -> bool:
     return isinstance(value.owner, graph.WeightOp)
+
+
+def _padded(value: SSAValue, dim: int, extra: int) -> graph.PadOp:
+    """`value` with `extra` zeros after the end of dimension `dim`."""
+    rank = len(graph.shape_of(value))
+    pad = graph.PadOp(value, [0] * rank + [extra if d == dim else 0 for d in range(rank)])
+    pad.result.name_hint = "weight_padded"
+    return pad
+
+
+def _replace_with_real_columns(rewriter: PatternRewriter, op: Operation, new_ops: list[Operation]) -> None:
+    """Replace `op` by `new_ops` (the last computes its result with padded columns) and a slice of the real ones."""
+    padded = new_ops[-1].results[0]
+    padded.name_hint = "padded_columns"
+    shape = graph.shape_of(op.results[0])
+    real = graph.SliceOp(padded, [0] * len(shape), [1] * len(shape), shape)
+    real.result.name_hint = op.results[0].name_hint
+    rewriter.replace(op, [*new_ops, real])
 
 
 @dataclass(frozen=True)

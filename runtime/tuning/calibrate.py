@@ -52,10 +52,10 @@ def calibrated_cache_modes(
     in_model = _model_times(model, tasks, threads, opt_level, target, runs)
     chosen = sorted((task for task in tasks if task.key in in_model), key=lambda task: -in_model[task.key])
     timed: dict[str, dict[str, float]] = {}
-    for mode in CACHE_MODES:
-        with Measurer(threads=threads, cache=mode) as measurer:
-            for task in chosen[:CALIBRATION_TASKS]:
-                result = measurer.measure(task, task.space.default())
+    with Measurer(threads=threads) as measurer:
+        for task in chosen[:CALIBRATION_TASKS]:
+            for mode in CACHE_MODES:
+                result = measurer.measure(task, task.space.default(), cache=mode)
                 if result.latency is not None:
                     timed.setdefault(task.key, {})[mode] = result.latency * task.calls
     calibrated = [task for task in chosen if len(timed.get(task.key, {})) == len(CACHE_MODES)]
@@ -63,7 +63,7 @@ def calibrated_cache_modes(
         print("no kernel of the model could be compared with its timing: candidates are timed cold", file=out)
         return {task.key: "cold" for task in tasks}
     modes = {task.key: closest_mode(in_model[task.key], timed[task.key]) for task in calibrated}
-    votes = {mode: sum(in_model[key] for key, chosen in modes.items() if chosen == mode) for mode in CACHE_MODES}
+    votes = {mode: sum(in_model[key] for key, closer in modes.items() if closer == mode) for mode in CACHE_MODES}
     rest = majority_mode(votes)
     print(calibration_table(calibrated, in_model, timed, modes), file=out)
     print(
