@@ -3,7 +3,8 @@
 `vector.load`/`vector.store` on a memref become an `llvm.load`/`llvm.store` of the whole vector at the address of
 the first element (alignment: one element, as accesses need not be vector-aligned); `vector.broadcast` becomes
 `insertelement` into lane 0 and a zero-mask `shufflevector` (x86 `vbroadcastss`); `vector.fma` becomes the
-`llvm.fma` intrinsic. Assumes 1-D vectors of scalars, which is all `loop-vectorize` produces.
+`llvm.fma` intrinsic; `vector.shuffle` (a strided read's lanes picked from the span it loads) becomes
+`shufflevector`. Assumes 1-D vectors of scalars, which is all `loop-vectorize` produces.
 """
 
 from __future__ import annotations
@@ -60,4 +61,21 @@ class FmaLowering(RewritePattern):
         rewriter.replace(op, llvm.FMAOp(op.lhs, op.rhs, op.acc))
 
 
-VECTOR_PATTERNS: list[RewritePattern] = [LoadLowering(), StoreLowering(), BroadcastLowering(), FmaLowering()]
+class ShuffleLowering(RewritePattern):
+    """Lowers a 1-D `vector.shuffle` to `shufflevector` with the same mask."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.ShuffleOp, rewriter: PatternRewriter) -> None:
+        mask = DenseArrayBase.from_list(i32, list(op.mask.get_values()))
+        result_type = op.result.type
+        assert isinstance(result_type, VectorType)
+        rewriter.replace(op, llvm.ShuffleVectorOp(op.v1, op.v2, mask, result_type))
+
+
+VECTOR_PATTERNS: list[RewritePattern] = [
+    LoadLowering(),
+    StoreLowering(),
+    BroadcastLowering(),
+    FmaLowering(),
+    ShuffleLowering(),
+]

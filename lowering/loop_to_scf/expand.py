@@ -3,9 +3,12 @@
 A `vectorize` loop of N iterations (from 0, step 1) becomes its body on `vector<N x T>` values. Each value of the
 body is either uniform (the same in every lane: cloned once as a scalar) or varying (one vector). Index values are
 tracked as affine in the loop index: an access whose last index has stride 1 and others stride 0 is a contiguous
-`vector.load`/`vector.store` at the lane-0 indices; an access with stride 0 everywhere is a scalar access; any other
-affine access (a column of a row-major tile, say) is one scalar access per lane through a small stack buffer, which
-LLVM turns into insert/extract-element (cheap where it is rare: a register tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`,
+`vector.load`/`vector.store` at the lane-0 indices; an access with stride 0 everywhere is a scalar access; a read
+whose last index has a small stride s (2 to `MAX_INTERLEAVE`) and others stride 0 (a pool's window of stride s) is
+one contiguous load of the (N - 1) * s + 1 elements it spans and a `vector.shuffle` of every s-th one (never past
+the last lane's element); any other affine access (a column of a row-major tile, say) is one scalar access per lane
+through a small stack buffer, which LLVM turns into insert/extract-element (cheap where it is rare: a register
+tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`,
 and an `arith.addi` of an `llvmx.dot_u8s8` from 0, used only there, the dot product onto that accumulator:
 
     loop.for "j" %j = 0 to 8 step 1 vectorize {
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import IntegerAttr, VectorType
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -31,6 +34,10 @@ from xdsl.utils.exceptions import DiagnosticException
 from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
 from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of, without_unit_tail
+
+MAX_INTERLEAVE = 4
+"""The largest stride a read may have to be loaded whole and shuffled (see the module docstring): one wider load and
+a shuffle instead of a scalar load per lane."""
 
 
 def expand_loops(root: Operation, *, vectors_only: bool = False) -> None:
@@ -70,11 +77,7 @@ def _is_zero(value: SSAValue) -> bool:
     owner = value.owner
     if isinstance(owner, vector.BroadcastOp):
         owner = owner.source.owner
-    return (
-        isinstance(owner, arith.ConstantOp)
-        and isinstance(owner.value, IntegerAttr)
-        and owner.value.value.data == 0
-    )
+    return isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and owner.value.value.data == 0
 
 
 def _contracts(op: Operation) -> bool:
@@ -95,8 +98,9 @@ class _Vectorizer:
         self.broadcasts: dict[SSAValue, SSAValue] = {}
 
     def fail(self, op: Operation, reason: str) -> DiagnosticException:
-        return DiagnosticException(f"loop-vectorize: cannot vectorize loop '{self.target.loop_name.data}': "
-                                   f"'{op.name}' {reason}")
+        return DiagnosticException(
+            f"loop-vectorize: cannot vectorize loop '{self.target.loop_name.data}': '{op.name}' {reason}"
+        )
 
     def run(self) -> None:
         for op in self.target.body.block.ops:
@@ -143,6 +147,8 @@ class _Vectorizer:
             return "scalar"
         if strides[-1] == 1 and not any(strides[:-1]):
             return "contiguous"
+        if 1 < strides[-1] <= MAX_INTERLEAVE and not any(strides[:-1]):
+            return "interleaved"
         return "strided"
 
     def lane_indices(self, indices: list[SSAValue], lane: int) -> list[SSAValue]:
@@ -171,6 +177,8 @@ class _Vectorizer:
         vector_type = VectorType(op.res.type, [self.lanes])
         if kind == "contiguous":
             load = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), vector_type))
+        elif kind == "interleaved":
+            load = self.interleaved_load(op, vector_type)
         else:
             lanes = self.lanes_buffer(op.res.type)
             for lane in range(self.lanes):
@@ -178,6 +186,14 @@ class _Vectorizer:
                 self.builder.insert(memref.StoreOp.get(value.res, lanes, [index_constant(self.builder, lane)]))
             load = self.builder.insert(vector.LoadOp(lanes, [index_constant(self.builder, 0)], vector_type))
         self.vector[op.res] = load.result
+
+    def interleaved_load(self, op: memref.LoadOp, vector_type: VectorType) -> vector.ShuffleOp:
+        """Every s-th element of the contiguous span lane 0 to the last lane reads (stride s of the last index)."""
+        stride = without_unit_tail(op.memref, [self.stride.get(index, 0) for index in op.indices])[-1]
+        span = VectorType(op.res.type, [(self.lanes - 1) * stride + 1])
+        whole = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), span)).result
+        mask = DenseArrayBase.from_list(i64, [lane * stride for lane in range(self.lanes)])
+        return self.builder.insert(vector.ShuffleOp(whole, whole, mask, result_type=vector_type))
 
     def store(self, op: memref.StoreOp) -> None:
         kind = self.access_kind(op)

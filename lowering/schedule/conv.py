@@ -25,12 +25,14 @@ reaches the schedules as a GEMM (the `conv_gemm` kernel).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import FixedBitwidthType, MemRefType, ModuleOp
 from xdsl.ir import Operation
 
+from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, loops_of
 from minimlc.lowering.loop.loop_split import in_tail, tail_name
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -63,6 +65,13 @@ the default's panel order (one thread, thread CPU time): on a Zen 3 (AVX2) 64->2
 0.896x, 256->1024 at 14x14 1.000x, 512->2048 at 7x7 0.998x; on a Xeon (AVX-512, 2 MiB L2) 0.65-0.72x at 56x56, 0.89x
 at 28x28, 0.96x at 14x14 and 1.07-1.15x at 7x7, where the default's panel order keeps a panel in L2 over the
 map's seven rows."""
+L1_SET_SPAN = 4096
+L1_WAYS = 8
+"""The L1 data cache's geometry as register tiles meet it: addresses 4 KiB apart share a set, which holds 8 lines
+(32 KiB 8-way on Zen 3/4/5 and Skylake; Intel's 48 KiB L1s have 12 ways, of which 8 is the safe share). A direct
+convolution's tile reads one input pixel per column in every reduction step; where pixels lie a multiple of 4 KiB
+apart (1024 input channels, or 512 under a stride of 2) all its columns' lines fall in one set, and more than
+`L1_WAYS` of them evict each other every step (`_same_set_lines`)."""
 CONV_MIN_ACCUMULATORS = 8
 """Fewest vector accumulators the default register tile should hold: a multiply-add's latency (4 cycles on Zen 4/5
 and recent Intel cores) times the multiply-adds issued per cycle (2), the independent sums that keep the FMA units
@@ -143,25 +152,29 @@ def _few_columns(vectors: int, columns: int, target: Target) -> bool:
     return columns * vectors < CONV_MIN_ACCUMULATORS
 
 
-def conv_tile(channels: int, width: int, target: Target) -> tuple[int, int]:
+def conv_tile(channels: int, width: int, target: Target, column_stride: int = 0) -> tuple[int, int]:
     """The register tile (output channels NR, output columns MR) of the direct schedule for a convolution with
-    `channels` output channels (a multiple of the vector width) and output rows `width` wide: two vectors of
-    channels where they divide them, else one, and the most columns that fit (`_tile_columns`); four vectors where
-    two leave fewer than `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor from 4 to 14:
-    SqueezeNet's 3x3/2 stem, 111 wide, 3 columns, on 32-register targets)."""
+    `channels` output channels (a multiple of the vector width) and output rows `width` wide, whose consecutive
+    columns read input pixels `column_stride` bytes apart (0: unknown): two vectors of channels where they divide
+    them, else one, and the most columns that fit (`_tile_columns`); four vectors where two leave fewer than
+    `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor from 4 to 14: SqueezeNet's 3x3/2
+    stem, 111 wide, 3 columns, on 32-register targets)."""
     lanes = target.vector_lanes
     nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
-    mr = _tile_columns(width, nr // lanes, target)
+    mr = _tile_columns(width, nr // lanes, target, column_stride)
     if mr * (nr // lanes) < CONV_MIN_ACCUMULATORS and channels % (4 * lanes) == 0:
-        wide = _tile_columns(width, 4, target)
+        wide = _tile_columns(width, 4, target, column_stride)
         if wide * 4 > mr * (nr // lanes):
             return 4 * lanes, wide
     return nr, mr
 
 
-def _tile_columns(width: int, vectors: int, target: Target) -> int:
+def _tile_columns(width: int, vectors: int, target: Target, column_stride: int = 0) -> int:
     """The output columns of a register tile of `vectors` channel vectors: at most `CONV_MAX_COLUMNS` and `width`,
-    their accumulators fitting the vector registers beside one weight vector each and a broadcast input.
+    their accumulators fitting the vector registers beside one weight vector each and a broadcast input, and their
+    input pixels (`column_stride` bytes apart) at most `L1_WAYS` lines to an L1 set. The 1x1 1024->256 convolution
+    at 14x14 (light ResNet-50's most called kernel): 14 columns of 4 KiB-apart pixels 70 GFLOP/s, 7 columns 104 (Zen
+    4, one thread, caches warm); on 2 KiB (512 channels: 7 lines to a set) 14 columns and 7 ran alike.
 
     On 32-register targets, the most columns that divide `width` (tiles of up to 14 columns find a divisor on common
     widths). On 16-register targets (AVX2: at most 6 columns of two vectors) the count need not divide it: the
@@ -171,12 +184,23 @@ def _tile_columns(width: int, vectors: int, target: Target) -> int:
     im2col on 7), 139 ms with 6 columns and a tail everywhere, whose 14- and 7-wide kernels this choice makes 5-15%
     faster; four vectors of 3 columns (MLAS's AVX2 tile, which keeps the weights in memory operands) spilled
     registers and took 247 ms."""
-    fitting = [
+    in_registers = [
         f for f in range(min(CONV_MAX_COLUMNS, width), 0, -1) if f * vectors + vectors + 1 <= target.vector_registers
     ]
+    fitting = [f for f in in_registers if _same_set_lines(f, column_stride) <= L1_WAYS]
     if target.vector_registers >= 32:
-        return next(f for f in fitting if width % f == 0)
+        divisor = next(f for f in fitting if width % f == 0)
+        if fitting == in_registers or divisor * vectors >= CONV_MIN_ACCUMULATORS:
+            return divisor  # else the L1 took the divisors worth having: a tail, as with 16 registers
     return min(fitting, key=lambda f: _row_cycles(width, f, vectors))
+
+
+def _same_set_lines(columns: int, column_stride: int) -> int:
+    """The most of `columns` input pixels, `column_stride` bytes apart, whose cache lines share an L1 set."""
+    if not column_stride:
+        return 1
+    sets = [(column * column_stride % L1_SET_SPAN) // 64 for column in range(columns)]
+    return max(sets.count(index) for index in set(sets))
 
 
 def _row_cycles(width: int, columns: int, vectors: int) -> int:
@@ -211,6 +235,8 @@ class ConvWorkload:
     weight_rank: int
     residual: bool = False
     """Whether its output goes to a residual add and nothing else (`kernel_analysis.feeds_a_residual_add`)."""
+    column_stride: int = 0
+    """Bytes between the input pixels that consecutive output columns read (`_tile_columns`)."""
 
 
 def conv_workload(
@@ -260,8 +286,21 @@ def conv_workload(
             dim,
             len(weight.indices),
             feeds_a_residual_add(module, kernel),
+            _column_stride(data, width),
         )
     return None
+
+
+def _column_stride(read: memref.LoadOp, columns: loop.ForOp) -> int:
+    """Bytes the input `read` moves per iteration of the output-column loop `columns` (row-major memref)."""
+    memref_type = read.memref.type
+    assert isinstance(memref_type, MemRefType)
+    shape, elements = memref_type.get_shape(), 0
+    for dim, index in enumerate(read.indices):
+        step = (affine_form(index) or {}).get(columns.induction_var, 0)
+        elements += step * math.prod(shape[dim + 1 :])
+    element = memref_type.element_type
+    return elements * (element.bitwidth // 8 if isinstance(element, FixedBitwidthType) else 4)
 
 
 @dataclass(frozen=True)
@@ -299,7 +338,7 @@ class ConvRule:
         measurer), showed it losing on both ResNet-50 shapes it chose: 3x3/2 512->512 from 14x14 2.37 vs 1.08 ms,
         3x3 512->512 at 7x7 1.20 vs 1.09 ms (Zen 5, one thread); the wall-clock figures it rested on came from a
         loaded machine."""
-        nr, mr = conv_tile(workload.channel_count, workload.width, target)
+        nr, mr = conv_tile(workload.channel_count, workload.width, target, workload.column_stride)
         return {
             "nr": nr,
             "mr": mr,

@@ -17,6 +17,7 @@ from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, call_sites, is_bool_buffer, loops_of, without_unit_tail
+from minimlc.lowering.loop_to_scf.expand import MAX_INTERLEAVE
 from minimlc.lowering.program.loop_fuse_kernels import epilogue_call
 
 
@@ -97,8 +98,9 @@ def output_and_reduction_loops(
 
 
 def unit_stride(target: loop.ForOp) -> bool:
-    """True if every access in `target` is to one element or walks the buffer's last dimension with stride 1
-    (trailing dimensions of extent 1 aside; strided accesses vectorize lane by lane, slower than LLVM's scalar loop),
+    """True if every access in `target` is to one element or walks the buffer's last dimension with stride 1, or, for
+    a read, a stride up to `MAX_INTERLEAVE` (one wide load and a shuffle; trailing dimensions of extent 1 aside; other
+    strided accesses vectorize lane by lane, slower than LLVM's scalar loop),
     none at an index read from memory in `target` (a gather: each lane has its own) and none to bool (i1) memory,
     which LLVM packs into bits as vectors."""
     iv = target.induction_var
@@ -108,7 +110,8 @@ def unit_stride(target: loop.ForOp) -> bool:
                 return False
             strides = [(affine_form(index) or {}).get(iv, 0) for index in access.indices]
             strides = without_unit_tail(access.memref, strides)
-            if any(strides[:-1]) or (strides and strides[-1] not in (0, 1)):
+            limit = MAX_INTERLEAVE if isinstance(access, memref.LoadOp) else 1
+            if any(strides[:-1]) or (strides and not 0 <= strides[-1] <= limit):
                 return False
     return True
 

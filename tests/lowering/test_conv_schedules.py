@@ -227,12 +227,13 @@ def max_pool_model(c: int, size: int, stride: int, pad: int, ceil: bool = False)
 
 @pytest.mark.parametrize(
     ("c", "size", "stride", "pad", "ceil", "vector"),
-    [(16, 13, 1, 1, False, True), (8, 27, 2, 0, True, True), (4, 80, 2, 1, False, False)],
-    ids=["3x3-s1-p1-w13", "3x3-s2-ceil-w13", "3x3-s2-p1-w40"],
+    [(16, 13, 1, 1, False, True), (8, 27, 2, 0, True, True), (4, 80, 2, 1, False, True), (4, 202, 5, 1, False, False)],
+    ids=["3x3-s1-p1-w13", "3x3-s2-ceil-w13", "3x3-s2-p1-w40", "3x3-s5-p1-w41"],
 )
 def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ceil: bool, vector: bool) -> None:
     """graph-pad-max-pool and the pool schedule (window loops outside the width loop, a vector max per window tap
-    over a row of outputs; none when the row is strided and longer than a vector) give numpy's and the unscheduled
+    over a row of outputs; none when the row is longer than a vector and its stride too large for one wide load and a
+    shuffle per tap) give numpy's and the unscheduled
     model's results bit for bit, NaN and infinities included."""
     model = max_pool_model(c, size, stride, pad, ceil)
     trace = trace_of(model, AVX512)  # a row of 13 strided outputs fits one vector of 16 lanes
@@ -428,3 +429,14 @@ def _fused_junction_buffers(program: ImportedModel) -> list[object]:
         if isinstance(op, func.FuncOp) and op.sym_name.data.startswith("fused_") and op.sym_name.data.endswith("relu_0")
     ]
     return [arg for arg in fused.body.block.args if isinstance(arg.type, MemRefType)]
+
+
+def test_the_rule_reads_the_column_stride_from_the_input() -> None:
+    """A 1x1 convolution over 1024 channels-last channels (pixels 4 KiB apart) at 14x14 takes tiles of 7 columns,
+    over 256 channels of 14 (light ResNet-50's 1x1 convolutions at 14x14; `conv._tile_columns`)."""
+    assert re.search(
+        r"loop-split\{kernel=conv_\d+ loop=i\d factor=7\}", trace_of(conv_model(1024, 14, 256, 1, 1, 0), AVX512)
+    )
+    assert re.search(
+        r"loop-split\{kernel=conv_\d+ loop=i\d factor=14\}", trace_of(conv_model(256, 14, 256, 1, 1, 0), AVX512)
+    )

@@ -117,3 +117,22 @@ def test_widening_leaves_the_algorithm_choice_alone() -> None:
 def test_channel_padding_takes_two_vectors_where_they_cost_little(channels: int, avx512: int, avx2: int) -> None:
     assert channel_padding_multiple(channels, AVX512) == avx512
     assert channel_padding_multiple(channels, AVX2) == avx2
+
+
+@pytest.mark.parametrize(
+    ("channels", "width", "column_stride", "tile"),
+    [
+        (256, 14, 4096, (32, 7)),  # 1x1 1024->256 at 14x14: 14 pixels 4 KiB apart would share one L1 set
+        (1024, 14, 4096, (32, 7)),  # 1x1/2 512->1024: a stride of 2 over 512 channels is 4 KiB too
+        (512, 7, 8192, (32, 7)),  # 7 lines to a set fit its 8 ways
+        (256, 14, 2048, (32, 14)),  # 512 channels: the pixels alternate between two sets, 7 lines each
+        (256, 14, 4096 + 64, (32, 14)),  # a line apart in every set
+        (512, 56, 4096, (32, 8)),
+        (256, 13, 4096, (32, 8)),  # no divisor from 2 to 8: a tile of 8 and a tail of 5, not 13 tiles of 1
+    ],
+)
+def test_tiles_keep_their_columns_lines_within_the_l1_ways(
+    channels: int, width: int, column_stride: int, tile: tuple[int, int]
+) -> None:
+    assert conv_tile(channels, width, AVX512, column_stride) == tile
+    assert conv_tile(channels, width, AVX512) == conv_tile(channels, width, AVX512, column_stride=256)
