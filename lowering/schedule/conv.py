@@ -199,8 +199,9 @@ def _same_set_lines(columns: int, column_stride: int) -> int:
     """The most of `columns` input pixels, `column_stride` bytes apart, whose cache lines share an L1 set."""
     if not column_stride:
         return 1
-    sets = [(column * column_stride % L1_SET_SPAN) // 64 for column in range(columns)]
-    return max(sets.count(index) for index in set(sets))
+    lines = {column * column_stride // 64 for column in range(columns)}
+    sets = [line % (L1_SET_SPAN // 64) for line in lines]
+    return max(sets.count(index) for index in sets)
 
 
 def _row_cycles(width: int, columns: int, vectors: int) -> int:

@@ -127,6 +127,7 @@ def test_channel_padding_takes_two_vectors_where_they_cost_little(channels: int,
         (512, 7, 8192, (32, 7)),  # 7 lines to a set fit its 8 ways
         (256, 14, 2048, (32, 14)),  # 512 channels: the pixels alternate between two sets, 7 lines each
         (256, 14, 4096 + 64, (32, 14)),  # a line apart in every set
+        (256, 13, 4, (32, 13)),  # channels-first: the 13 pixels share one line
         (512, 56, 4096, (32, 8)),
         (256, 13, 4096, (32, 8)),  # no divisor from 2 to 8: a tile of 8 and a tail of 5, not 13 tiles of 1
     ],
