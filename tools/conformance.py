@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -193,9 +194,40 @@ def _run_node_case(case: TestCase) -> Outcome:
     for inputs, expected in case.data_sets:
         feeds = [_as_array(value) for value in inputs]
         outputs = rep.run(feeds)
-        assert_similar_outputs([_as_array(value) for value in expected], outputs, rtol=case.rtol, atol=case.atol)
+        wanted = [_as_array(value) for value in expected]
+        undefined = _undefined_casts(case.model, feeds, wanted)
+        compared = list(outputs)
+        if undefined is not None:  # compared where ONNX defines the result only
+            compared, wanted = [_zeroed(compared[0], undefined)], [_zeroed(wanted[0], undefined)]
+        assert_similar_outputs(wanted, compared, rtol=case.rtol, atol=case.atol)
         runs.append((feeds, outputs))
     return how_it_passed(rep, runs)
+
+
+def _zeroed(array: np.ndarray, where: np.ndarray) -> np.ndarray:
+    copy = np.array(array, copy=True)
+    copy[where] = 0
+    return copy
+
+
+def _undefined_casts(model: onnx.ModelProto, feeds: list[np.ndarray], expected: list[np.ndarray]) -> np.ndarray | None:
+    """Where a Cast (or CastLike) from floating point to an integer type has no defined result: ONNX leaves a value
+    out of the target's range (NaN and infinities too) undefined, and onnx's generator computes its expected output
+    with numpy, whose answer there depends on the CPU (float -> int4 -9: 7 on Zen 5 and Xeon, 0 on Zen 4). None where
+    the case is no such cast."""
+    if model.graph.node[0].op_type not in ("Cast", "CastLike") or len(expected) != 1:
+        return None
+    source, target = feeds[0], expected[0]
+    try:
+        ml_dtypes.finfo(source.dtype)
+        info = ml_dtypes.iinfo(target.dtype)
+    except ValueError:
+        return None  # not from floating point, or not to an integer type
+    if source.shape != target.shape:
+        return None
+    with np.errstate(invalid="ignore"):
+        whole = np.trunc(source.astype(np.float64))
+        return ~(np.isfinite(whole) & (whole >= int(info.min)) & (whole <= int(info.max)))
 
 
 def how_it_passed(

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+import ml_dtypes
 import numpy as np
+import onnx
 import pytest
 from expected_failures import (
     EXPECTED_FAILURES,
@@ -32,6 +34,7 @@ from minimlc.tools.conformance import (
     FoldedOutputError,
     Outcome,
     OutputMismatch,
+    _undefined_casts,
     failure_kind,
     how_it_passed,
     light_model_tests,
@@ -165,3 +168,24 @@ def test_listed_test_that_regresses_to_a_wrong_answer_or_a_crash_fails(
         run_conformance_test(test.name, test.run)
     assert not isinstance(caught.value, ListedFailure)
     assert failure_kind(caught.value) != "unsupported-op"
+
+
+def _cast_model(to: int) -> onnx.ModelProto:
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["y"], to=to)],
+        "cast",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5])],
+        [helper.make_tensor_value_info("y", to, [5])],
+    )
+    return helper.make_model(graph)
+
+
+def test_casts_are_compared_where_onnx_defines_them() -> None:
+    """A float cast to an integer type is compared with onnx's expected output only where the value truncates into
+    the target's range (ONNX leaves the rest undefined, and numpy's answer there varies by CPU); other casts whole."""
+    x = np.array([-9.0, -8.5, 7.9, 8.0, np.nan], np.float32)
+    int4 = np.zeros(5, ml_dtypes.int4)
+    undefined = _undefined_casts(_cast_model(TensorProto.INT4), [x], [int4])
+    np.testing.assert_array_equal(undefined, [True, False, False, True, True])
+    assert _undefined_casts(_cast_model(TensorProto.FLOAT16), [x], [x.astype(np.float16)]) is None
+    assert _undefined_casts(_cast_model(TensorProto.INT4), [int4], [int4]) is None
