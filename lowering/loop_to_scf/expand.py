@@ -140,7 +140,7 @@ class _Vectorizer:
         indices = list(op.indices)
         if any(index in self.vector for index in indices):
             raise self.fail(op, "reads or writes at an index that differs per lane (a gather or scatter)")
-        strides = without_unit_tail(op.memref, [self.stride.get(index, 0) for index in indices])
+        strides = self.strides(op)
         if any(strides) and is_bool_buffer(op.memref):
             raise self.fail(op, "accesses bool (i1) memory, one byte per element, which LLVM vectors pack into bits")
         if not any(strides):
@@ -150,6 +150,10 @@ class _Vectorizer:
         if 1 < strides[-1] <= MAX_INTERLEAVE and not any(strides[:-1]):
             return "interleaved"
         return "strided"
+
+    def strides(self, op: memref.LoadOp | memref.StoreOp) -> list[int]:
+        """How far each index of `op` moves per lane (trailing dimensions of extent 1 left out)."""
+        return without_unit_tail(op.memref, [self.stride.get(index, 0) for index in op.indices])
 
     def lane_indices(self, indices: list[SSAValue], lane: int) -> list[SSAValue]:
         """The indices lane `lane` of a strided access reads or writes."""
@@ -189,7 +193,7 @@ class _Vectorizer:
 
     def interleaved_load(self, op: memref.LoadOp, vector_type: VectorType) -> vector.ShuffleOp:
         """Every s-th element of the contiguous span lane 0 to the last lane reads (stride s of the last index)."""
-        stride = without_unit_tail(op.memref, [self.stride.get(index, 0) for index in op.indices])[-1]
+        stride = self.strides(op)[-1]
         span = VectorType(op.res.type, [(self.lanes - 1) * stride + 1])
         whole = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), span)).result
         mask = DenseArrayBase.from_list(i64, [lane * stride for lane in range(self.lanes)])

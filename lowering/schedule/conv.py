@@ -29,10 +29,11 @@ import math
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import FixedBitwidthType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation
 
 from minimlc.dialects import loop
+from minimlc.lowering.llvm.conversion import byte_size
 from minimlc.lowering.loop.analysis import affine_form, loops_of
 from minimlc.lowering.loop.loop_split import in_tail, tail_name
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -300,8 +301,7 @@ def _column_stride(read: memref.LoadOp, columns: loop.ForOp) -> int:
     for dim, index in enumerate(read.indices):
         step = (affine_form(index) or {}).get(columns.induction_var, 0)
         elements += step * math.prod(shape[dim + 1 :])
-    element = memref_type.element_type
-    return elements * (element.bitwidth // 8 if isinstance(element, FixedBitwidthType) else 4)
+    return elements * byte_size(memref_type.element_type)
 
 
 @dataclass(frozen=True)

@@ -233,8 +233,7 @@ def max_pool_model(c: int, size: int, stride: int, pad: int, ceil: bool = False)
 def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ceil: bool, vector: bool) -> None:
     """graph-pad-max-pool and the pool schedule (window loops outside the width loop, a vector max per window tap
     over a row of outputs; none when the row is longer than a vector and its stride too large for one wide load and a
-    shuffle per tap) give numpy's and the unscheduled
-    model's results bit for bit, NaN and infinities included."""
+    shuffle per tap) give numpy's and the unscheduled model's results bit for bit, NaN and infinities included."""
     model = max_pool_model(c, size, stride, pad, ceil)
     trace = trace_of(model, AVX512)  # a row of 13 strided outputs fits one vector of 16 lanes
     assert bool(re.search(r"loop-reorder\{kernel=max_pool_\d+ order=i0,i1,i2,k4,k5,i3\}", trace)) == vector
