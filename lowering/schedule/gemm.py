@@ -27,18 +27,19 @@ BLIS's packing of A; off by default: MatMul 256^3 to 1024^3 on Zen 3 ran 1.00-1.
 
     k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
 
-Default: `mr` the largest of 8, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the
-vector registers, the tail of rows (where it does not divide them) one more register tile per column panel; where
-the rows make fewer than 4 such tiles, the largest that divides them unless that is under 4 (not under batch loops
-of several iterations either: a tail beside the full tiles in a batch loop's body leaves parallel placement only the
-batch loop). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA latency's bare minimum): MatMul 1024^3
-0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two
-vectors if they divide the columns, else one; `nc` 0; one row (a batch-1 classifier): `kc` the whole depth, in one
-pass over B. Where B is a weight whose 256-deep row of panels (`256 x N`) fills the L2 cache (MatMul 1024^3), order
-`k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block: the output is read and written once) and
-`mc` the largest row block whose `mc x kc` rows of A fill at most a quarter of L2; elsewhere order `k,i,j` with `kc`
-the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep the schedule they
-were measured with).
+Default: `mr` the largest of 8, 7, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the
+vector registers (7 for the 49 rows of a 7x7 window under batch loops: (16, 49, 256) x (16, 256, 256) ran at 45
+GFLOP/s one row at a time, 87 with 7 rows, Zen 4), the tail of rows (where it does not divide them) one more
+register tile per column panel; where the rows make fewer than 4 such tiles, the largest that divides them unless
+that is under 4 (not under batch loops of several iterations either: a tail beside the full tiles in a batch loop's
+body leaves parallel placement only the batch loop). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA
+latency's bare minimum): MatMul 1024^3 0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x,
+128-token BERT and GPT unchanged. `nr` two vectors if they divide the columns, else one; `nc` 0; one row (a batch-1
+classifier): `kc` the whole depth, in one pass over B. Where B is a weight whose 256-deep row of panels (`256 x N`)
+fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block:
+the output is read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most a quarter
+of L2; elsewhere order `k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of
+im2col convolutions keep the schedule they were measured with).
 """
 
 from __future__ import annotations
@@ -108,7 +109,9 @@ def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, prod
     rows = spatial.parent_op() if isinstance(spatial, loop.ForOp) else None
     if not all(isinstance(lp, loop.ForOp) for lp in (reduction, spatial, rows)):
         return None
-    assert isinstance(reduction, loop.ForOp) and isinstance(spatial, loop.ForOp) and isinstance(rows, loop.ForOp)
+    assert isinstance(reduction, loop.ForOp)
+    assert isinstance(spatial, loop.ForOp)
+    assert isinstance(rows, loop.ForOp)
     k_iv, j_iv = reduction.induction_var, spatial.induction_var
     batch = {lp.induction_var for lp in _enclosing_loops(rows)}
     params = list(kernel.body.block.args)
@@ -184,7 +187,7 @@ class GemmRule:
             return {}
         vectors = nr // lanes
         registers = target.vector_registers
-        fitting = [f for f in (8, 6, 4, 3, 2, 1) if f * vectors + vectors + 1 <= registers]
+        fitting = [f for f in (8, 7, 6, 4, 3, 2, 1) if f * vectors + vectors + 1 <= registers]
         mr, widest = next(f for f in fitting if g.m % f == 0), fitting[0]
         if mr < widest and not g.batched and (g.m >= 4 * widest or (mr < 4 and g.m > widest)):
             mr = widest  # the widest tile, with a tail of rows
