@@ -3,7 +3,10 @@
 graph-to-te lowers a padded max pool (or one whose `ceil_mode` windows run past the input) with a clamp and a
 select per window tap, which keeps every tap a serial scalar max. Padding the input once with -inf, which never
 wins a max, leaves a pool of plain affine reads that default-schedule turns into one vector max per window tap
-over a row of outputs; te-inline keeps the pad its own kernel (inlined, it would clamp at every tap again):
+over a row of outputs; te-inline keeps the pad its own kernel where the pool stays channels-first (inlined, the
+bounds test would differ per lane of the row). Where te-channels-last stores the pool channels-last, te-inline puts
+the padding back into the taps (`te_inline.is_padded_row_tap`: one test per row of channels), so no padded copy is
+made:
 
     %y = graph.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>,
         pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : tensor<1x8x13x13xf32> -> tensor<1x8x13x13xf32>

@@ -10,11 +10,13 @@ window times that channel's weights):
 Schedule: accumulate in the output, move the window loops outside the width loop and make that loop one vector
 operation per window tap (a row of outputs updated at once instead of a serial max chain per output), the row of
 outputs kept in a local tile (`loop-cache-write` at the row loop). Knobs: `vectorize` (on only where the width loop
-fits, see `PoolWorkload.vectorizable`), `cache_row` (where there is a row loop). With `graph-pad-max-pool` before it,
-padded max pools read plain affine coordinates; a padded average pool's tap (`select(inside, x[...], 0)`) is taken
-when its bounds check does not depend on the vectorized loop. A channels-last pool whose innermost loop (channels) is
-too long for one vectorized loop gets it split into channel blocks instead (`PoolWorkload.channel_block`), the window
-loops between the block loop and the vectorized block, and the block's outputs kept in a local tile.
+fits, see `PoolWorkload.vectorizable`), `cache_row` (where there is a row loop). With `graph-pad-max-pool` before
+it, padded max pools read plain affine coordinates; a padded tap (`select(inside, x[...], c)`: an average pool's, or
+a channels-last max pool's whose -inf padding te-inline put back, with the ReLU or per-channel scale and shift the
+pad had taken in) is taken when its bounds check does not depend on the vectorized loop. A channels-last pool whose
+innermost loop (channels) is too long for one vectorized loop gets it split into channel blocks instead
+(`PoolWorkload.channel_block`), the window loops between the block loop and the vectorized block, and the block's
+outputs kept in a local tile.
 """
 
 from __future__ import annotations
@@ -83,18 +85,29 @@ class PoolRule:
         product = terms[0].owner
         depthwise = isinstance(update[0], arith.AddfOp) and isinstance(product, arith.MulfOp)
         padded = _padded_read(product)
-        factors = [product.lhs, product.rhs] if depthwise else [padded.lhs] if padded else terms
-        reads = [v.owner for v in factors if isinstance(v.owner, memref.LoadOp) and v.owner.memref in params]
-        if len(reads) != len(factors):
-            return None
+        if padded is not None and not depthwise:
+            reads = _tap_reads(padded.lhs, params)
+        else:
+            factors = [product.lhs, product.rhs] if depthwise else terms
+            reads = [v.owner for v in factors if isinstance(v.owner, memref.LoadOp) and v.owner.memref in params]
+            if len(reads) != len(factors):
+                return None
         spatial_loops, reduction_loops = output_and_reduction_loops(kernel, accumulator)
-        if not spatial_loops or not reduction_loops:
+        if not reads or not spatial_loops or not reduction_loops:
             return None
         width = spatial_loops[-1]
         moving = [
             r for r in reads if any((affine_form(index) or {}).get(width.induction_var, 0) for index in r.indices)
         ]
-        if len(moving) != 1 or (padded is not None and _depends_on(padded.cond, width.induction_var)):
+        windowed = [
+            r for r in reads if any(_depends_on(i, lp.induction_var) for lp in reduction_loops for i in r.indices)
+        ]
+        if len(reads) > 1 and not depthwise:  # a tap computed from the window's read and per-channel reads
+            if len(windowed) != 1 or windowed[0] not in moving:
+                return None
+        elif len(moving) != 1:
+            return None
+        if padded is not None and _depends_on(padded.cond, width.induction_var):
             return None
         vectorizable = width.trip_count <= target.vector_lanes or (unit_stride(width) and width.trip_count <= MAX_LANES)
         return PoolWorkload(
@@ -139,6 +152,23 @@ def _padded_read(term: Operation | None) -> arith.SelectOp | None:
     if isinstance(term, arith.SelectOp) and isinstance(term.rhs.owner, arith.ConstantOp):
         return term
     return None
+
+
+def _tap_reads(value: SSAValue, params: list[SSAValue]) -> list[memref.LoadOp]:
+    """The reads a padded tap's value is computed from (the window's read, and per-channel ones where a batch
+    normalisation or a ReLU was inlined into the tap: `max(x[...] * s[c] + b[c], 0)`); empty if it is computed from
+    anything but reads of the kernel's parameters, constants and float arithmetic."""
+    reads: list[memref.LoadOp] = []
+    pending = [value]
+    while pending:
+        owner = pending.pop().owner
+        if isinstance(owner, memref.LoadOp) and owner.memref in params:
+            reads.append(owner)
+        elif isinstance(owner, arith.AddfOp | arith.SubfOp | arith.MulfOp | arith.MaximumfOp | arith.MinimumfOp):
+            pending.extend(owner.operands)
+        elif not isinstance(owner, arith.ConstantOp):
+            return []
+    return reads
 
 
 def _depends_on(value: SSAValue, index: SSAValue) -> bool:

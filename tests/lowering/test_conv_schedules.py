@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from schedule_cases import AVX512, scheduled_run, trace_of
@@ -243,6 +244,58 @@ def test_max_pool_schedule_is_exact(c: int, size: int, stride: int, pad: int, ce
     (actual,) = InferenceSession(model).run(None, {"x": x})
     np.testing.assert_array_equal(actual, reference(model, x).astype(np.float32))
     np.testing.assert_array_equal(actual, unscheduled(model, x))
+
+
+def channels_last_pool_model(c: int, size: int, stride: int, pad: int, ceil: bool) -> onnx.ModelProto:
+    """1x1 convolution, ReLU, a per-channel scale and shift (an inference batch normalisation after the ReLU, as in
+    Inception v2), a 3x3 max pool, 1x1 convolution: the pool sits between convolutions, so it is stored
+    channels-last."""
+    rng = np.random.default_rng(6)
+    out = (size + 2 * pad - 3 + (stride - 1 if ceil else 0)) // stride + 1
+    inits = [
+        numpy_helper.from_array(rng.standard_normal((c, 8, 1, 1)).astype(np.float32), "w0"),
+        numpy_helper.from_array(rng.standard_normal((16, c, 1, 1)).astype(np.float32) * 0.1, "w1"),
+        numpy_helper.from_array(rng.uniform(0.5, 2.0, (1, c, 1, 1)).astype(np.float32), "scale"),
+        numpy_helper.from_array(rng.standard_normal((1, c, 1, 1)).astype(np.float32), "shift"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["a"]),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("Mul", ["r", "scale"], ["m"]),
+        helper.make_node("Add", ["m", "shift"], ["n"]),
+        helper.make_node(
+            "MaxPool", ["n"], ["p"], kernel_shape=[3, 3], strides=[stride] * 2, pads=[pad] * 4, ceil_mode=ceil
+        ),
+        helper.make_node("Conv", ["p", "w1"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "stem",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, out, out])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+
+
+@pytest.mark.parametrize(
+    ("c", "size", "stride", "pad", "ceil"),
+    [(64, 24, 2, 1, False), (48, 14, 2, 0, True), (192, 14, 1, 1, False)],
+    ids=["64-s2-p1", "48-s2-ceil", "192-s1-p1-blocks"],
+)
+def test_channels_last_max_pool_reads_through_its_padding(c: int, size: int, stride: int, pad: int, ceil: bool) -> None:
+    """A channels-last max pool takes its -inf padding (and the ReLU, scale and shift before it) at each window
+    tap (`te_inline.is_padded_row_tap`): no pad kernel, the pool still one vector max per tap across the channels,
+    and onnxruntime's numbers."""
+    model = channels_last_pool_model(c, size, stride, pad, ceil)
+    trace = trace_of(model, AVX512)
+    assert "kernel=pad_" not in trace, trace
+    assert re.search(r"loop-vectorize\{kernel=max_pool_\d+ loop=i3(_i)?\}", trace), trace
+    x = np.random.default_rng(7).standard_normal((1, 8, size, size)).astype(np.float32)
+    (actual,) = InferenceSession(model, cache=False).run(None, {"x": x})
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(actual, unscheduled(model, x), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@
 // A max pool over an input already padded with -inf (graph-pad-max-pool) is a window reduction of plain affine
 // reads: default-schedule moves the window loops outside the width loop, makes the
 // width loop one vector max per window tap and keeps the row of outputs in a local tile. The -inf pad stays its
-// own kernel (te-inline does not inline into overlapping windows).
+// own kernel (te-inline does not inline a pad that tests the width, the innermost dimension, into the windows).
 //
 // The pad kernel is partitioned at its border columns (the concat rule: its select compares the column with
 // constants), the interior 1..8 vectorized; its values are the op tests' to check. Checked in full: the pool kernel

@@ -401,3 +401,81 @@ func.func @half_producer(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %y : tensor<4xf32>
 // CHECK-NEXT: }
+
+// A constant pad whose bounds test leaves the innermost dimension alone (a channels-last max pool's -inf padding,
+// with the ReLU inlined into it) is inlined at every window tap of a max reduction reading it at the reduction's own
+// innermost index: the test is one value per row of channels, so the padded copy goes.
+func.func @channels_last_pad_into_max_pool(%x: tensor<1x4x4x8xf32>) -> tensor<1x2x2x8xf32> {
+  %p = te.compute "pad" (%n, %h, %w, %c) -> tensor<1x5x5x8xf32> {
+    %one = arith.constant 1 : index
+    %zero = arith.constant 0 : index
+    %hh = arith.subi %h, %one : index
+    %hin = arith.cmpi sge, %hh, %zero : index
+    %hc = arith.maxsi %hh, %zero : index
+    %ww = arith.subi %w, %one : index
+    %win = arith.cmpi sge, %ww, %zero : index
+    %inside = arith.andi %hin, %win : i1
+    %wc = arith.maxsi %ww, %zero : index
+    %v = te.read %x[%n, %hc, %wc, %c] : tensor<1x4x4x8xf32>
+    %f0 = arith.constant 0.000000e+00 : f32
+    %r = arith.maximumf %v, %f0 : f32
+    %ninf = arith.constant 0xff800000 : f32
+    %s = arith.select %inside, %r, %ninf : f32
+    te.yield %s : f32
+  }
+  %y = te.compute "max_pool" (%a, %b, %d, %e) reduce max (%kh : 3, %kw : 3) -> tensor<1x2x2x8xf32> {
+    %two = arith.constant 2 : index
+    %b2 = arith.muli %b, %two : index
+    %row = arith.addi %b2, %kh : index
+    %d2 = arith.muli %d, %two : index
+    %col = arith.addi %d2, %kw : index
+    %t = te.read %p[%a, %row, %col, %e] : tensor<1x5x5x8xf32>
+    te.yield %t : f32
+  }
+  func.return %y : tensor<1x2x2x8xf32>
+}
+
+// CHECK-LABEL: func.func @channels_last_pad_into_max_pool
+// CHECK-NOT:   te.compute "pad"
+// CHECK:       %y = te.compute "max_pool" (%a, %b, %d, %e) reduce max (%kh : 3, %kw : 3) -> tensor<1x2x2x8xf32> {
+// CHECK:         %v = te.read %x[%a, %hc, %wc, %e] : tensor<1x4x4x8xf32>
+// CHECK-NEXT:    %f0 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %r = arith.maximumf %v, %f0 : f32
+// CHECK-NEXT:    %ninf = arith.constant 0xff800000 : f32
+// CHECK-NEXT:    %s = arith.select %inside, %r, %ninf : f32
+// CHECK-NEXT:    te.yield %s : f32
+
+// Channels-first, the pad tests the width, the innermost dimension: inlined, the test would differ per lane of the
+// pool's vectorized row, so the pad stays its own compute.
+func.func @channels_first_pad_stays(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf32> {
+  %p = te.compute "pad" (%n, %c, %h, %w) -> tensor<1x8x5x5xf32> {
+    %one = arith.constant 1 : index
+    %zero = arith.constant 0 : index
+    %hh = arith.subi %h, %one : index
+    %hin = arith.cmpi sge, %hh, %zero : index
+    %hc = arith.maxsi %hh, %zero : index
+    %ww = arith.subi %w, %one : index
+    %win = arith.cmpi sge, %ww, %zero : index
+    %inside = arith.andi %hin, %win : i1
+    %wc = arith.maxsi %ww, %zero : index
+    %v = te.read %x[%n, %c, %hc, %wc] : tensor<1x8x4x4xf32>
+    %ninf = arith.constant 0xff800000 : f32
+    %s = arith.select %inside, %v, %ninf : f32
+    te.yield %s : f32
+  }
+  %y = te.compute "max_pool" (%a, %e, %b, %d) reduce max (%kh : 3, %kw : 3) -> tensor<1x8x2x2xf32> {
+    %two = arith.constant 2 : index
+    %b2 = arith.muli %b, %two : index
+    %row = arith.addi %b2, %kh : index
+    %d2 = arith.muli %d, %two : index
+    %col = arith.addi %d2, %kw : index
+    %t = te.read %p[%a, %e, %row, %col] : tensor<1x8x5x5xf32>
+    te.yield %t : f32
+  }
+  func.return %y : tensor<1x8x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @channels_first_pad_stays
+// CHECK:       %p = te.compute "pad" (%n, %c, %h, %w) -> tensor<1x8x5x5xf32> {
+// CHECK:       %y = te.compute "max_pool" (%a, %e, %b, %d) reduce max (%kh : 3, %kw : 3) -> tensor<1x8x2x2xf32> {
+// CHECK:         %t = te.read %p[%a, %e, %row, %col] : tensor<1x8x5x5xf32>
