@@ -320,20 +320,30 @@ class AveragePoolLowering(RewritePattern):
 
 
 class BatchNormLowering(RewritePattern):
-    """Lower batch_norm to one elementwise "batch_norm": `(x - mean) * (scale / sqrt(var + eps)) + bias`."""
+    """Lower batch_norm to the per-channel "batch_norm_factor" `scale / sqrt(var + eps)` and the elementwise
+    "batch_norm" `(x - mean) * factor[c] + bias`. With the statistics weights (inference), the factor is a compute of
+    weights alone, so te-inline leaves it a kernel of its own and `loop-hoist-constants` runs it once at load time:
+    the square root and the division are not redone for every element (DenseNet-121's batch normalisations after
+    concatenations, which no convolution absorbs). Otherwise te-inline folds it back. The same operations in the
+    same order either way, so the results are the same bits."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.BatchNormOp, rewriter: PatternRewriter) -> None:
+        shape = graph.shape_of(op.result)
+
+        def factor_body(channel: Indices) -> SSAValue:
+            variance = arith.AddfOp(read(op.var, channel), f32_constant(op.epsilon.value.data)).result
+            return arith.DivfOp(read(op.scale, channel), math.SqrtOp(variance).result).result
+
+        factor = build_compute("batch_norm_factor", [shape[1]], factor_body)
+
         def body(indices: Indices) -> SSAValue:
             channel = [indices[1]]
-            variance = arith.AddfOp(
-                read(op.var, channel), f32_constant(op.epsilon.value.data)
-            ).result
-            factor = arith.DivfOp(read(op.scale, channel), math.SqrtOp(variance).result).result
             centred = arith.SubfOp(read(op.input, indices), read(op.mean, channel)).result
-            return arith.AddfOp(arith.MulfOp(centred, factor).result, read(op.bias, channel)).result
+            scaled = arith.MulfOp(centred, read(factor.result, channel)).result
+            return arith.AddfOp(scaled, read(op.bias, channel)).result
 
-        rewriter.replace(op, build_compute("batch_norm", graph.shape_of(op.result), body))
+        rewriter.replace(op, [factor, build_compute("batch_norm", shape, body)])
 
 
 class LRNLowering(RewritePattern):

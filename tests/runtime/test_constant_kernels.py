@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import onnxruntime
+from onnx import TensorProto, helper, numpy_helper
 from xdsl.parser import Parser
 
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
@@ -45,3 +47,35 @@ def test_weight_only_subgraph_is_precomputed_once() -> None:
     expected = x + np.exp(weights["w1"] * weights["w2"])
     for _ in range(3):
         np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_batch_norm_factor_is_computed_at_load_time() -> None:
+    """A batch normalisation no convolution absorbs (after a ReLU): its per-channel `scale / sqrt(var + eps)` is a
+    kernel of weights alone, run by the init entry; the per-run kernel only centres, scales and shifts."""
+    rng = np.random.default_rng(1)
+    channels = 24
+    statistics = {
+        "scale": rng.uniform(0.5, 2.0, channels),
+        "bias": rng.standard_normal(channels),
+        "mean": rng.standard_normal(channels),
+        "var": rng.uniform(0.5, 2.0, channels),
+    }
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"]),
+            helper.make_node("BatchNormalization", ["r", "scale", "bias", "mean", "var"], ["y"], epsilon=1e-3),
+        ],
+        "bn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, channels, 5, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, channels, 5, 5])],
+        [numpy_helper.from_array(value.astype(np.float32), name) for name, value in statistics.items()],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)], ir_version=9)
+    session = InferenceSession(model, cache=False)
+    main = session.llvm_ir.split("define void @main(")[1].split("\n}\n")[0]
+    init = session.llvm_ir.split("define void @main_init(")[1].split("\n}\n")[0]
+    assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", main) == ["batch_norm"], "only the normalisation per run"
+    assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", init) == ["batch_norm_factor"]
+    x = rng.standard_normal((1, channels, 5, 5)).astype(np.float32)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, rtol=1e-5, atol=1e-5)
