@@ -85,7 +85,7 @@ class PoolRule:
         product = terms[0].owner
         depthwise = isinstance(update[0], arith.AddfOp) and isinstance(product, arith.MulfOp)
         padded = _padded_read(product)
-        if padded is not None and not depthwise:
+        if padded is not None:  # (a depthwise product is never a padded tap)
             reads = _tap_reads(padded.lhs, params)
         else:
             factors = [product.lhs, product.rhs] if depthwise else terms
@@ -99,10 +99,10 @@ class PoolRule:
         moving = [
             r for r in reads if any((affine_form(index) or {}).get(width.induction_var, 0) for index in r.indices)
         ]
-        windowed = [
-            r for r in reads if any(_depends_on(i, lp.induction_var) for lp in reduction_loops for i in r.indices)
-        ]
         if len(reads) > 1 and not depthwise:  # a tap computed from the window's read and per-channel reads
+            windowed = [
+                r for r in reads if any(_depends_on(i, lp.induction_var) for lp in reduction_loops for i in r.indices)
+            ]
             if len(windowed) != 1 or windowed[0] not in moving:
                 return None
         elif len(moving) != 1:

@@ -179,6 +179,11 @@ def is_padded_row_tap(read: te.ReadOp) -> bool:
     return innermost not in _indices_used(selected.cond, {innermost}) and read.indices[-1] is consumer_innermost
 
 
+def _all_constant_consumers(reads: list[Operation]) -> bool:
+    """Whether every compute holding one of `reads` is itself computed from weights alone."""
+    return all(is_constant(read.parent_op().result) for read in reads)  # type: ignore[union-attr]
+
+
 class InlineElementwiseCompute(RewritePattern):
     """Substitute an elementwise compute's body into every `te.read` of it, then erase it."""
 
@@ -195,8 +200,7 @@ class InlineElementwiseCompute(RewritePattern):
         is_literal = not any(isinstance(op, te.ReadOp) for op in producer.body.walk())
         if not is_literal and not view and len({read.parent_op() for read in reads}) > 1:
             return
-        constant_consumers = all(is_constant(read.parent_op().result) for read in reads)  # type: ignore[union-attr]
-        if not is_literal and is_constant(producer.result) and not constant_consumers:
+        if not is_literal and is_constant(producer.result) and not _all_constant_consumers(reads):
             return
         body = list(producer.body.block.ops)[:-1]
         for read in reads:
