@@ -25,6 +25,7 @@ _OURS = {
     "graph-partition": ("graph.graph_partition", "GraphPartitionPass"),
     "graph-to-te": ("graph_to_te.graph_to_te", "GraphToTePass"),
     "te-conv-im2col": ("te.te_conv_im2col", "TeConvIm2colPass"),
+    "te-conv-winograd": ("te.te_conv_winograd", "TeConvWinogradPass"),
     "te-conv-layout": ("te.te_conv_layout", "TeConvLayoutPass"),
     "te-channels-last": ("te.te_channels_last", "TeChannelsLastPass"),
     "te-inline": ("te.te_inline", "TeInlinePass"),

@@ -29,7 +29,8 @@ from minimlc.lowering.target import Target, set_target
 _TO_LLVM = "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
-    "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,te-channels-last,"
+    "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,"
+    "te-channels-last,te-conv-winograd,"
     "te-inline,te-expand-math,"
     "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,"
     + _TO_LLVM
@@ -138,11 +139,17 @@ PIPELINES: dict[str, tuple[str, str]] = {
     ),
     "lower-to-llvm-conv-direct": (
         "as lower-to-llvm, every convolution with the direct schedule",
-        OPT_LEVELS[3].replace("te-conv-im2col", "te-conv-im2col{algorithm=direct}"),
+        OPT_LEVELS[3]
+        .replace("te-conv-im2col", "te-conv-im2col{algorithm=direct}")
+        .replace("te-conv-winograd", "te-conv-winograd{convolutions=none}"),
     ),
     "lower-to-llvm-conv-im2col": (
         "as lower-to-llvm, every convolution as im2col + GEMM",
         OPT_LEVELS[3].replace("te-conv-im2col", "te-conv-im2col{algorithm=im2col}"),
+    ),
+    "lower-to-llvm-conv-winograd": (
+        "as lower-to-llvm, every stride-1 3x3 convolution stored channels-last with Winograd F(2x2, 3x3)",
+        OPT_LEVELS[3].replace("te-conv-winograd", "te-conv-winograd{convolutions=all}"),
     ),
     "lower-to-llvm-unscheduled": (
         "as lower-to-llvm, but kernels keep the loops te-to-loop (or the user's schedule passes) gave them",

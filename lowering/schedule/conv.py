@@ -1,6 +1,7 @@
 """The convolution rule, and every decision about convolutions: the algorithm (`prefers_im2col`, read by
-`te-conv-im2col`), the channel padding (`channel_padding_multiple`, read by `graph-pad-conv-channels`), the im2col
-GEMM's padding (`ROW_MULTIPLE`, `COLUMN_MULTIPLE`) and the direct schedule's tile and reduction order.
+`te-conv-im2col`, and `prefers_winograd`, read by `te-conv-winograd`), the channel padding
+(`channel_padding_multiple`, read by `graph-pad-conv-channels`), the im2col GEMM's padding (`ROW_MULTIPLE`,
+`COLUMN_MULTIPLE`) and the direct schedule's tile and reduction order.
 
 Applies to a direct convolution: a sum of input x weight reads in which one output loop, the output channels,
 indexes the weight and not the input, its trip count a multiple of the vector width:
@@ -139,6 +140,30 @@ def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = Fal
         return True
     pointwise = shape.kernel_height == shape.kernel_width == 1
     return input_is_concat and pointwise and shape.out_channels <= shape.in_channels and shape.rows >= 8 * ROW_MULTIPLE
+
+
+WINOGRAD_MIN_CHANNELS = 64
+"""Fewest input and output channels for which `prefers_winograd` takes Winograd F(2x2, 3x3)."""
+WINOGRAD_MAX_TRANSFORM_BYTES = 16 << 20
+"""Largest transformed input (16 points x tiles x input channels) or GEMM result `prefers_winograd` accepts: both
+stay in the last-level cache of the machines measured (32 MiB on the Zen 4), and the arena does not grow by the
+hundreds of MB that VGG's 224x224 and 112x112 convolutions would need."""
+
+
+def prefers_winograd(shape: ConvShape, target: Target) -> bool:
+    """The `auto` choice of `te-conv-winograd` for an eligible (stride-1 3x3) convolution: Winograd F(2x2, 3x3) where
+    both channel counts are at least `WINOGRAD_MIN_CHANNELS`, the output channels fill the GEMM's two-vector tiles and
+    the transform-domain buffers fit `WINOGRAD_MAX_TRANSFORM_BYTES`. Its batched GEMM does 16 multiply-adds per tile
+    and channel pair against the direct schedule's 36, but the transforms cost memory traffic in proportion to C + F:
+    measured on a Zen 4 (AVX-512, one thread, thread CPU time, in the model), the 3x3 convolutions of light ResNet-50
+    (64, 128 and 256 channels) took 1.5-1.65 ms against 2.15 direct, the model 0.906x; Inception v2 (64-256
+    channels) 0.865x; DenseNet-121's 128 -> 32 (a transformed input four times the output) made the model 1.06x
+    slower, so it stays direct."""
+    lanes = target.vector_lanes
+    c, f = shape.in_channels, shape.out_channels
+    tiles = shape.batch * (shape.out_height // 2) * (shape.out_width // 2)
+    fits = 16 * tiles * max(c, f) * 4 <= WINOGRAD_MAX_TRANSFORM_BYTES
+    return f % (2 * lanes) == 0 and min(c, f) >= WINOGRAD_MIN_CHANNELS and fits
 
 
 def _few_columns(vectors: int, columns: int, target: Target) -> bool:

@@ -192,7 +192,9 @@ class GemmRule:
         if mr < widest and not g.batched and (g.m >= 4 * widest or (mr < 4 and g.m > widest)):
             mr = widest  # the widest tile, with a tail of rows
         kc = g.k if g.m == 1 else _largest_divisor(g.k, GEMM_DEFAULT_DEPTH_BLOCK)  # a vector: one pass over B
-        order, mc = "k,i,j", 0
+        # Batched with one depth block, the depth loop has one iteration: outside the row tiles it would end the
+        # parallel band at the batch loops (Winograd's 16 points: 16 tasks); inside, the band takes the row tiles too.
+        order, mc = ("i,k,j" if g.batched and kc == g.k else "k,i,j"), 0
         l2_floats = target.cache_bytes[1] // 4
         if g.b_is_weight and kc * g.n >= l2_floats and g.m >= 4 * mr:
             order, kc = "k,j,i", _largest_divisor(g.k, GEMM_MAX_DEPTH_BLOCK)

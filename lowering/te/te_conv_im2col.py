@@ -61,7 +61,7 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
-def _split_index(index: SSAValue, extents: tuple[int, ...]) -> list[SSAValue]:
+def split_index(index: SSAValue, extents: tuple[int, ...]) -> list[SSAValue]:
     """The row-major coordinates of the linear `index` (known to be below the product of `extents`)."""
     coordinates: list[SSAValue] = []
     for axis, extent in enumerate(extents):
@@ -83,14 +83,14 @@ def _clamped(index: SSAValue, extent: int, padded: int) -> SSAValue:
 
 
 @dataclass
-class _Parts:
+class ConvParts:
     """The pieces of a convolution compute's body: its input expression and weight read."""
 
     data: SSAValue
     weight: te.ReadOp
 
 
-def _conv_parts(op: te.ComputeOp) -> _Parts | None:
+def conv_parts(op: te.ComputeOp) -> ConvParts | None:
     """The input expression and weight read of a group-1 2-d "conv" compute (`data * w[f, c, kh, kw]`), or None."""
     if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum":
         return None
@@ -105,7 +105,7 @@ def _conv_parts(op: te.ComputeOp) -> _Parts | None:
         return None
     if args[1] in _slice(data, op.body.block):
         return None
-    return _Parts(data, weight)
+    return ConvParts(data, weight)
 
 
 def _slice(value: SSAValue, block: Block) -> set[SSAValue]:
@@ -122,7 +122,7 @@ def _slice(value: SSAValue, block: Block) -> set[SSAValue]:
     return seen
 
 
-def _data_at(op: te.ComputeOp, data: SSAValue) -> Callable[[list[SSAValue]], SSAValue]:
+def data_builder(op: te.ComputeOp, data: SSAValue) -> Callable[[list[SSAValue]], SSAValue]:
     """A builder of the convolution's input expression at other indices (n, f, oh, ow, c, kh, kw): it clones the
     ops `data` is computed from, in body order, with the body's arguments replaced."""
     block = op.body.block
@@ -147,7 +147,7 @@ class ConvToIm2colGemm(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
-        parts = _conv_parts(op)
+        parts = conv_parts(op)
         if parts is None or self.algorithm == "direct":
             return
         n, f, oh, ow = graph.shape_of(op.result)
@@ -169,13 +169,13 @@ class ConvToIm2colGemm(RewritePattern):
             return
         rows, depth = shape.rows, shape.depth
         padded_rows, padded_cols = _round_up(rows, ROW_MULTIPLE), _round_up(f, COLUMN_MULTIPLE)
-        data_at = _data_at(op, parts.data)
+        data_at = data_builder(op, parts.data)
         computes: list[te.ComputeOp] = []
         weight = parts.weight.tensor
 
         def pixel(m: SSAValue) -> list[SSAValue]:
             """(n, oh, ow) of GEMM row `m` (padding rows repeat the last pixel)."""
-            return _split_index(_clamped(m, rows, padded_rows), (n, oh, ow))
+            return split_index(_clamped(m, rows, padded_rows), (n, oh, ow))
 
         # The input expression never reads the output channel (position 1 of its indices): any index will do there.
         if direct:
@@ -188,7 +188,7 @@ class ConvToIm2colGemm(RewritePattern):
 
             def gather_value(indices: Indices) -> SSAValue:
                 k, batch, row, col = indices
-                return data_at([batch, batch, row, col, *_split_index(k, (c, kh, kw))])
+                return data_at([batch, batch, row, col, *split_index(k, (c, kh, kw))])
 
             gather = build_compute("conv_im2col", (depth, n, oh, ow), gather_value)
             computes.append(gather)
@@ -197,7 +197,7 @@ class ConvToIm2colGemm(RewritePattern):
                 return read(gather.result, [k, *pixel(m)])
 
         def weight_value(indices: Indices) -> SSAValue:
-            channel, tap_h, tap_w = _split_index(indices[0], (c, kh, kw))
+            channel, tap_h, tap_w = split_index(indices[0], (c, kh, kw))
             return read(weight, [_clamped(indices[1], f, padded_cols), channel, tap_h, tap_w])
 
         matrix = build_compute("conv_weight_matrix", (depth, padded_cols), weight_value)

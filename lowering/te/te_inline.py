@@ -23,8 +23,10 @@ innermost, `is_row_view`) is inlined into every consumer, reductions and several
 it costs nothing, and the consumer's innermost reads stay contiguous (ShuffleNet's grouped 1x1 convolutions read
 their group's channels straight from the shuffled tensor instead of copying them out first).
 A stage of a multi-stage kernel (`te.KERNEL_GROUP`: softmax's exp, a normalisation's last step) is never inlined:
-its group is one kernel, scheduled as a whole. A compute used anywhere else (returned from the function, for
-instance) is materialised and stays. A compute of weights alone is not inlined into one that reads run-time data: as
+its group is one kernel, scheduled as a whole. A channels-last copy of a convolution's input
+(`conv_input_nhwc`) is never inlined: it exists to be read channels-last (by Winograd's input transform, an
+elementwise consumer, too). A compute used anywhere else (returned from the function, for instance) is materialised
+and stays. A compute of weights alone is not inlined into one that reads run-time data: as
 its own kernel it is computed once, at load time (see `loop-hoist-constants`). A compute that reads no tensor at all
 (a `graph.constant` fill) is a literal and is always inlined.
 """
@@ -47,6 +49,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import graph, te
+from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
 
 def _is_read_in_compute(user: Operation) -> bool:
@@ -189,7 +192,7 @@ class InlineElementwiseCompute(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, producer: te.ComputeOp, rewriter: PatternRewriter) -> None:
-        if producer.extents or te.KERNEL_GROUP in producer.attributes:
+        if producer.extents or te.KERNEL_GROUP in producer.attributes or producer.tag.data == COPY_TAG:
             return
         reads = [use.operation for use in producer.result.uses]
         if not reads or not all(_is_read_in_compute(read) for read in reads):

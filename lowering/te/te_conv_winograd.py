@@ -1,0 +1,242 @@
+"""`te-conv-winograd`: compute a stride-1 3x3 convolution with Winograd's minimal filtering F(2x2, 3x3).
+
+Each 2x2 block of output pixels (a tile) is computed from the 4x4 input block under it: the block and the 3x3
+filter are carried into a 4x4 transform domain, multiplied there point by point, and carried back. Summed over input
+channels, the 16 points of the transform domain are 16 independent matrix products, so the convolution becomes a
+batched GEMM with 16 multiply-adds per tile and channel pair instead of 36 (2.25x fewer):
+
+    %y = te.compute "conv" (%n, %h, %w, %f) reduce sum (%c : 64, %kh : 3, %kw : 3) -> tensor<1x28x28x64xf32> {
+      x[n, h + kh, w + kw, c] * w[f, c, kh, kw] }                   // x: the padded input, channels-last
+    // becomes
+    %v = te.compute "winograd_input" (%e, %t, %c) -> tensor<16x196x64xf32> { B^T d B at point e of tile t }
+    %u = te.compute "winograd_weight" (%e, %c, %f) -> tensor<16x64x64xf32> { G g G^T at point e }
+    %m = te.compute "winograd_gemm" (%e, %t, %f) reduce sum (%c : 64) -> tensor<16x196x64xf32> { v * u }
+    %y = te.compute "winograd_output" (%n, %h, %w, %f) -> tensor<1x28x28x64xf32> { A^T m A at the pixel's tile }
+
+The transforms' matrices have few non-zero entries (two of four in each row of B^T, three of four in A^T), so each
+transformed value is a sum of four input reads and each output pixel one of nine GEMM results, with +-1
+coefficients looked up from the transform point (`_row_terms`); every compute is vectorized over the channels,
+innermost. The weight transform reads weights alone: at O3 it runs once at load time. te-inline folds the input's
+padding (and the ReLU before it) into the input transform, and the output transform into an elementwise consumer
+(a bias, a ReLU). The GEMM is default-schedule's batched GEMM, so the tuner searches its tiles.
+
+The transform domain costs memory traffic (the transformed input and the GEMM result are each 4x the output's size)
+and rounding (the output transform adds nine products: results differ from the direct sum by a few ulps of the
+largest term). `convolutions` chooses: `all` eligible ones, `none`, or `auto`, those `prefers_winograd` picks.
+Eligible: a group-1 "conv" compute stored channels-last, 3x3, stride 1, no dilation, padding made explicit
+(`graph-pad-conv`), output height and width even. Run after te-channels-last (a convolution whose output stays NCHW
+would read the GEMM result across channels) and before te-inline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.utils.exceptions import PassFailedException
+
+from minimlc.dialects import graph, te
+from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
+from minimlc.lowering.target import Target, target_of
+from minimlc.lowering.te.builder import Indices, build_compute, f32_constant, index_constant, read
+from minimlc.lowering.te.te_conv_im2col import split_index
+
+CHOICES = ("auto", "all", "none")
+
+TILE = 2
+"""Output pixels per tile side: F(2x2, 3x3)."""
+POINTS = 4
+"""Transform-domain points per side (tile + kernel - 1)."""
+INPUT_TRANSFORM = ((1, 0, -1, 0), (0, 1, 1, 0), (0, -1, 1, 0), (0, 1, 0, -1))
+"""B^T: row a gives point a of a 4-input row."""
+WEIGHT_TRANSFORM = ((1, 0, 0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0, 0, 1))
+"""G: row a gives point a of a 3-tap filter row."""
+OUTPUT_TRANSFORM = ((1, 1, 1, 0), (0, 1, -1, -1))
+"""A^T: row p gives output p of a 4-point row."""
+OUTPUT_TAG = "winograd_output"
+"""The tag of the output transform: te-channels-last stores it like a convolution."""
+
+
+def _lookup(index: SSAValue, values: tuple[int | float, ...], as_float: bool) -> SSAValue:
+    """`values[index]` for an index known to lie in range: the most frequent value, with a select for each position
+    that holds another (`(1, 1, -1, 1)` is `select(index == 2, -1, 1)`)."""
+    make = f32_constant if as_float else index_constant
+    usual = max(values, key=values.count)
+    result = make(usual)
+    for position, value in enumerate(values):
+        if value != usual:
+            is_position = arith.CmpiOp(index, index_constant(position), "eq").result
+            result = arith.SelectOp(is_position, make(value), result).result
+    return result
+
+
+def _row_terms(matrix: tuple[tuple[int | float, ...], ...], row: SSAValue) -> list[tuple[SSAValue, SSAValue]]:
+    """The non-zero entries of `matrix`'s row `row` as (column, coefficient) values, the same number for every row
+    (rows with fewer end in zero coefficients at column 0)."""
+    width = max(sum(1 for v in r if v) for r in matrix)
+    entries = [[(j, v) for j, v in enumerate(r) if v] for r in matrix]
+    padded = [e + [(0, 0.0)] * (width - len(e)) for e in entries]
+    return [
+        (_lookup(row, tuple(e[k][0] for e in padded), False), _lookup(row, tuple(float(e[k][1]) for e in padded), True))
+        for k in range(width)
+    ]
+
+
+def _point(e: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(row, column) of transform point `e` in its 4x4 block."""
+    return arith.DivUIOp(e, index_constant(POINTS)).result, arith.RemUIOp(e, index_constant(POINTS)).result
+
+
+def _sum_of_terms(terms: list[SSAValue]) -> SSAValue:
+    total = terms[0]
+    for term in terms[1:]:
+        total = arith.AddfOp(total, term).result
+    return total
+
+
+def _is_sum_of(value: SSAValue, a: SSAValue, b: SSAValue) -> bool:
+    owner = value.owner
+    return isinstance(owner, arith.AddiOp) and {owner.lhs, owner.rhs} == {a, b}
+
+
+@dataclass(frozen=True)
+class _Convolution:
+    """An eligible convolution's operands: its padded input `x[n, h, w, c]` and its weight `w[f, c, kh, kw]`."""
+
+    data: SSAValue
+    weight: SSAValue
+
+
+def _eligible(op: te.ComputeOp) -> _Convolution | None:
+    """The operands of a stride-1 3x3 group-1 "conv" compute stored channels-last over an even output,
+    `y[n, h, w, f] = sum_{c, kh, kw} x[n, h + kh, w + kw, c] * w[f, c, kh, kw]`, or None."""
+    if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or len(op.shape) != 4:
+        return None
+    if len(op.body.block.args) != 7 or op.reduce_extents.get_values()[1:] != (3, 3):
+        return None
+    n, h, w, f, c, kh, kw = op.body.block.args
+    product = op.yield_op.value.owner
+    if not isinstance(product, arith.MulfOp):
+        return None
+    data, weight = product.lhs.owner, product.rhs.owner
+    if not isinstance(data, te.ReadOp) or not isinstance(weight, te.ReadOp):
+        return None
+    if list(weight.indices) != [f, c, kh, kw]:
+        return None
+    batch, row, column, channel = data.indices
+    if batch is not n or channel is not c or not _is_sum_of(row, h, kh) or not _is_sum_of(column, w, kw):
+        return None
+    batches, height, width, _ = op.shape
+    if height % TILE or width % TILE:
+        return None
+    if graph.shape_of(data.tensor) != (batches, height + 2, width + 2, op.reduce_extents.get_values()[0]):
+        return None
+    return _Convolution(data.tensor, weight.tensor)
+
+
+class ConvToWinograd(RewritePattern):
+    """Rewrite a chosen convolution into input, weight and output transforms around a batched GEMM."""
+
+    def __init__(self, choice: str, target: Target):
+        self.choice = choice
+        self.target = target
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
+        if self.choice == "none":
+            return
+        convolution = _eligible(op)
+        if convolution is None:
+            return
+        n, oh, ow, f = op.shape
+        c = op.reduce_extents.get_values()[0]
+        if self.choice == "auto" and not prefers_winograd(ConvShape(n, c, f, oh, ow, 3, 3), self.target):
+            return
+        data, weight = convolution.data, convolution.weight
+        tiles_h, tiles_w = oh // TILE, ow // TILE
+        tiles = n * tiles_h * tiles_w
+        points = POINTS * POINTS
+
+        def input_value(indices: Indices) -> SSAValue:
+            e, t, channel = indices
+            a, b = _point(e)
+            batch, tile_row, tile_col = split_index(t, (n, tiles_h, tiles_w))
+            top = arith.MuliOp(tile_row, index_constant(TILE)).result
+            left = arith.MuliOp(tile_col, index_constant(TILE)).result
+            terms = []
+            columns = _row_terms(INPUT_TRANSFORM, b)
+            for row, row_coefficient in _row_terms(INPUT_TRANSFORM, a):
+                at_row = arith.AddiOp(top, row).result
+                for col, col_coefficient in columns:
+                    at_col = arith.AddiOp(left, col).result
+                    coefficient = arith.MulfOp(row_coefficient, col_coefficient).result
+                    value = read(data, [batch, at_row, at_col, channel])
+                    terms.append(arith.MulfOp(coefficient, value).result)
+            return _sum_of_terms(terms)
+
+        def weight_value(indices: Indices) -> SSAValue:
+            e, channel, out_channel = indices
+            a, b = _point(e)
+            terms = []
+            columns = _row_terms(WEIGHT_TRANSFORM, b)
+            for tap_h, row_coefficient in _row_terms(WEIGHT_TRANSFORM, a):
+                for tap_w, col_coefficient in columns:
+                    coefficient = arith.MulfOp(row_coefficient, col_coefficient).result
+                    value = read(weight, [out_channel, channel, tap_h, tap_w])
+                    terms.append(arith.MulfOp(coefficient, value).result)
+            return _sum_of_terms(terms)
+
+        transformed_input = build_compute("winograd_input", (points, tiles, c), input_value)
+        transformed_weight = build_compute("winograd_weight", (points, c, f), weight_value)
+
+        def gemm_value(indices: Indices) -> SSAValue:
+            e, t, out_channel, channel = indices
+            lhs = read(transformed_input.result, [e, t, channel])
+            return arith.MulfOp(lhs, read(transformed_weight.result, [e, channel, out_channel])).result
+
+        gemm = build_compute("winograd_gemm", (points, tiles, f), gemm_value, (c,), "sum")
+
+        def output_value(indices: Indices) -> SSAValue:
+            batch, row, col, out_channel = indices
+            tile_row = arith.DivUIOp(row, index_constant(TILE)).result
+            tile_col = arith.DivUIOp(col, index_constant(TILE)).result
+            p = arith.RemUIOp(row, index_constant(TILE)).result
+            q = arith.RemUIOp(col, index_constant(TILE)).result
+            t = arith.AddiOp(arith.MuliOp(tile_row, index_constant(tiles_w)).result, tile_col).result
+            if n > 1:
+                t = arith.AddiOp(t, arith.MuliOp(batch, index_constant(tiles_h * tiles_w)).result).result
+            terms = []
+            columns = _row_terms(OUTPUT_TRANSFORM, q)
+            for a, row_coefficient in _row_terms(OUTPUT_TRANSFORM, p):
+                for b, col_coefficient in columns:
+                    e = arith.AddiOp(arith.MuliOp(a, index_constant(POINTS)).result, b).result
+                    coefficient = arith.MulfOp(row_coefficient, col_coefficient).result
+                    terms.append(arith.MulfOp(coefficient, read(gemm.result, [e, t, out_channel])).result)
+            return _sum_of_terms(terms)
+
+        output = build_compute(OUTPUT_TAG, (n, oh, ow, f), output_value)
+        computes = [transformed_input, transformed_weight, gemm, output]
+        rewriter.replace(op, computes, [output.result])
+
+
+@dataclass(frozen=True)
+class TeConvWinogradPass(ModulePass):
+    """Compute the chosen stride-1 3x3 convolutions with Winograd F(2x2, 3x3) (see the module docstring)."""
+
+    name = "te-conv-winograd"
+
+    convolutions: str = "auto"
+    """Which eligible convolutions: `all`, `none` or `auto` (those `prefers_winograd` picks)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.convolutions not in CHOICES:
+            raise PassFailedException(
+                f"{self.name}: convolutions must be one of {', '.join(CHOICES)}, got '{self.convolutions}'"
+            )
+        pattern = ConvToWinograd(self.convolutions, target_of(op))
+        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
