@@ -22,8 +22,8 @@ from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split
 from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
 from minimlc.lowering.schedule.default_schedule import kernel_space, kernels_of
 from minimlc.lowering.target import target_from_name, target_of
-from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.session import InferenceSession
+from tests.lowering.test_conv_im2col import session
 
 
 def block_model(
@@ -76,14 +76,6 @@ BLOCKS = {
 }
 
 
-def compiled(model: onnx.ModelProto, pipeline: str) -> InferenceSession:
-    imported = import_model(model)
-    result = InferenceSession.__new__(InferenceSession)
-    result._set_signature(imported.inputs, imported.outputs, imported.constant_outputs)
-    result._bind(compile_model(imported, pipeline), 3, 1)
-    return result
-
-
 def tags_at_te(model: onnx.ModelProto, pipeline: str = "lower-to-llvm-O3") -> list[str]:
     imported = import_model(model)
     passes = split_pass_list(PIPELINES[pipeline][1])
@@ -101,7 +93,7 @@ def test_winograd_equals_onnxruntime_and_the_direct_schedule(name: str) -> None:
     x = np.random.default_rng(1).standard_normal((batch, c, *hw)).astype(np.float32)
     (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     (winograd,) = InferenceSession(model).run(None, {"x": x})
-    (direct,) = compiled(model, "lower-to-llvm-conv-direct").run(None, {"x": x})
+    (direct,) = session(model, "lower-to-llvm-conv-direct").run(None, {"x": x})
     np.testing.assert_allclose(winograd, expected, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(winograd, direct, rtol=1e-4, atol=1e-4)
 
@@ -123,7 +115,7 @@ def test_small_channel_counts_take_winograd_only_when_asked() -> None:
     assert "winograd_gemm" in tags_at_te(model, "lower-to-llvm-conv-winograd")
     x = np.random.default_rng(3).standard_normal((1, 16, 6, 8)).astype(np.float32)
     (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
-    (actual,) = compiled(model, "lower-to-llvm-conv-winograd").run(None, {"x": x})
+    (actual,) = session(model, "lower-to-llvm-conv-winograd").run(None, {"x": x})
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)
 
 
