@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, f32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
@@ -59,7 +59,7 @@ WEIGHT_TRANSFORM = ((1, 0, 0), (0.5, 0.5, 0.5), (0.5, -0.5, 0.5), (0, 0, 1))
 OUTPUT_TRANSFORM = ((1, 1, 1, 0), (0, 1, -1, -1))
 """A^T: row p gives output p of a 4-point row."""
 OUTPUT_TAG = "winograd_output"
-"""The tag of the output transform: te-channels-last stores it like a convolution."""
+"""The tag of the output transform, which takes the convolution's place (channels-last, as it was)."""
 
 
 def _lookup(index: SSAValue, values: tuple[int | float, ...], as_float: bool) -> SSAValue:
@@ -113,9 +113,12 @@ class _Convolution:
 
 
 def _eligible(op: te.ComputeOp) -> _Convolution | None:
-    """The operands of a stride-1 3x3 group-1 "conv" compute stored channels-last over an even output,
-    `y[n, h, w, f] = sum_{c, kh, kw} x[n, h + kh, w + kw, c] * w[f, c, kh, kw]`, or None."""
+    """The operands of a stride-1 3x3 group-1 f32 "conv" compute stored channels-last over an even output,
+    `y[n, h, w, f] = sum_{c, kh, kw} x[n, h + kh, w + kw, c] * w[f, c, kh, kw]`, or None. (Other float types keep the
+    direct sum: the transforms' rounding is made for f32, and f16 would lose range.)"""
     if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or len(op.shape) != 4:
+        return None
+    if op.result.type.element_type != f32:
         return None
     if len(op.body.block.args) != 7 or op.reduce_extents.get_values()[1:] != (3, 3):
         return None
@@ -126,7 +129,7 @@ def _eligible(op: te.ComputeOp) -> _Convolution | None:
     data, weight = product.lhs.owner, product.rhs.owner
     if not isinstance(data, te.ReadOp) or not isinstance(weight, te.ReadOp):
         return None
-    if list(weight.indices) != [f, c, kh, kw]:
+    if list(weight.indices) != [f, c, kh, kw] or len(data.indices) != 4:
         return None
     batch, row, column, channel = data.indices
     if batch is not n or channel is not c or not _is_sum_of(row, h, kh) or not _is_sum_of(column, w, kw):
