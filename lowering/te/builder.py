@@ -106,6 +106,20 @@ def _linearise(indices: Indices, extents: Shape) -> SSAValue:
     return linear
 
 
+def split_index(index: SSAValue, extents: tuple[int, ...]) -> list[SSAValue]:
+    """The row-major coordinates of the linear `index` (known to be below the product of `extents`)."""
+    coordinates: list[SSAValue] = []
+    for axis, extent in enumerate(extents):
+        if extent == 1:
+            coordinates.append(index_constant(0))
+            continue
+        stride = prod(extents[axis + 1 :])
+        quotient = index if stride == 1 else arith.DivUIOp(index, index_constant(stride)).result
+        outermost = prod(extents[:axis]) == 1
+        coordinates.append(quotient if outermost else arith.RemUIOp(quotient, index_constant(extent)).result)
+    return coordinates
+
+
 def reshape_indices(indices: Indices, target: Shape, source: Shape) -> list[SSAValue]:
     """Indices into `source` of the element at `indices` of `target` (same elements, row-major).
 

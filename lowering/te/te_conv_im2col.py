@@ -33,7 +33,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -50,29 +49,15 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.schedule.conv import COLUMN_MULTIPLE, ROW_MULTIPLE, ConvShape, prefers_im2col
-from minimlc.lowering.te.builder import Indices, build_compute, index_constant, read
-from minimlc.lowering.te.te_channels_last import CONCAT_TAG, joins_channels_last
 from minimlc.lowering.target import Target, target_of
+from minimlc.lowering.te.builder import Indices, build_compute, index_constant, read, split_index
+from minimlc.lowering.te.te_channels_last import CONCAT_TAG, joins_channels_last
 
 ALGORITHMS = ("auto", "im2col", "direct")
 
 
 def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
-
-
-def split_index(index: SSAValue, extents: tuple[int, ...]) -> list[SSAValue]:
-    """The row-major coordinates of the linear `index` (known to be below the product of `extents`)."""
-    coordinates: list[SSAValue] = []
-    for axis, extent in enumerate(extents):
-        if extent == 1:
-            coordinates.append(index_constant(0))
-            continue
-        stride = prod(extents[axis + 1 :])
-        quotient = index if stride == 1 else arith.DivUIOp(index, index_constant(stride)).result
-        outermost = prod(extents[:axis]) == 1
-        coordinates.append(quotient if outermost else arith.RemUIOp(quotient, index_constant(extent)).result)
-    return coordinates
 
 
 def _clamped(index: SSAValue, extent: int, padded: int) -> SSAValue:
@@ -83,14 +68,14 @@ def _clamped(index: SSAValue, extent: int, padded: int) -> SSAValue:
 
 
 @dataclass
-class ConvParts:
+class _Parts:
     """The pieces of a convolution compute's body: its input expression and weight read."""
 
     data: SSAValue
     weight: te.ReadOp
 
 
-def conv_parts(op: te.ComputeOp) -> ConvParts | None:
+def _conv_parts(op: te.ComputeOp) -> _Parts | None:
     """The input expression and weight read of a group-1 2-d "conv" compute (`data * w[f, c, kh, kw]`), or None."""
     if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum":
         return None
@@ -105,7 +90,7 @@ def conv_parts(op: te.ComputeOp) -> ConvParts | None:
         return None
     if args[1] in _slice(data, op.body.block):
         return None
-    return ConvParts(data, weight)
+    return _Parts(data, weight)
 
 
 def _slice(value: SSAValue, block: Block) -> set[SSAValue]:
@@ -122,7 +107,7 @@ def _slice(value: SSAValue, block: Block) -> set[SSAValue]:
     return seen
 
 
-def data_builder(op: te.ComputeOp, data: SSAValue) -> Callable[[list[SSAValue]], SSAValue]:
+def _data_at(op: te.ComputeOp, data: SSAValue) -> Callable[[list[SSAValue]], SSAValue]:
     """A builder of the convolution's input expression at other indices (n, f, oh, ow, c, kh, kw): it clones the
     ops `data` is computed from, in body order, with the body's arguments replaced."""
     block = op.body.block
@@ -147,7 +132,7 @@ class ConvToIm2colGemm(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
-        parts = conv_parts(op)
+        parts = _conv_parts(op)
         if parts is None or self.algorithm == "direct":
             return
         n, f, oh, ow = graph.shape_of(op.result)
@@ -169,7 +154,7 @@ class ConvToIm2colGemm(RewritePattern):
             return
         rows, depth = shape.rows, shape.depth
         padded_rows, padded_cols = _round_up(rows, ROW_MULTIPLE), _round_up(f, COLUMN_MULTIPLE)
-        data_at = data_builder(op, parts.data)
+        data_at = _data_at(op, parts.data)
         computes: list[te.ComputeOp] = []
         weight = parts.weight.tensor
 

@@ -43,8 +43,7 @@ from xdsl.utils.exceptions import PassFailedException
 from minimlc.dialects import graph, te
 from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
 from minimlc.lowering.target import Target, target_of
-from minimlc.lowering.te.builder import Indices, build_compute, f32_constant, index_constant, read
-from minimlc.lowering.te.te_conv_im2col import split_index
+from minimlc.lowering.te.builder import Indices, build_compute, f32_constant, index_constant, read, split_index
 
 CHOICES = ("auto", "all", "none")
 
