@@ -89,6 +89,16 @@ def kernel_structure(kernel: func.FuncOp) -> str:
     return str(copy)
 
 
+ALGORITHM_RULE = "conv-algorithm"
+"""The rule of a record that measured a convolution algorithm (config `{"algorithm": "winograd"}` or `"direct"`):
+`te-conv-winograd{tuning-db}` takes the faster of a shape's records (`runtime/tuning/algorithms.py` writes them)."""
+
+
+def algorithm_key(batch: int, in_channels: int, out_channels: int, height: int, width: int) -> str:
+    """The key of a stride-1 3x3 convolution's algorithm records: `conv3x3:1x64x56x56->64` (its shape, readable)."""
+    return f"conv3x3:{batch}x{in_channels}x{height}x{width}->{out_channels}"
+
+
 def target_key(target: Target) -> str:
     """The CPU records are measured on: its LLVM name (`znver5`, `emeraldrapids`, `x86-64-v3`)."""
     return target.cpu
@@ -173,12 +183,17 @@ def config_id(config: Config) -> str:
 TUNING_DB_OPTION = "tuning-db"
 
 
+APPLYING_PASSES = ("default-schedule", "te-conv-winograd")
+"""The passes that read a tuning database: the schedules' records and the convolution algorithms'."""
+
+
 def with_tuning_db(passes: Sequence[str], path: str | Path) -> list[str]:
-    """`passes` with `default-schedule` applying the database at `path`: `default-schedule{tuning-db="PATH"}`."""
+    """`passes` with `default-schedule` (and `te-conv-winograd`, where it has no options) applying the database at
+    `path`: `default-schedule{tuning-db="PATH"}`."""
     option = f'{TUNING_DB_OPTION}="{path}"'
     if '"' in str(path):
         raise ValueError(f"a tuning database path cannot contain '\"': {path}")
-    return [f"default-schedule{{{option}}}" if item == "default-schedule" else item for item in passes]
+    return [f"{item}{{{option}}}" if item in APPLYING_PASSES else item for item in passes]
 
 
 def tuning_db_of(passes: Sequence[str]) -> str | None:

@@ -22,7 +22,9 @@ padding (and the ReLU before it) into the input transform, and the output transf
 
 The transform domain costs memory traffic (the transformed input and the GEMM result are each 4x the output's size)
 and rounding (the output transform adds nine products: results differ from the direct sum by a few ulps of the
-largest term). `convolutions` chooses: `all` eligible ones, `none`, or `auto`, those `prefers_winograd` picks.
+largest term). `convolutions` chooses: `all` eligible ones, `none`, or `auto`: where `tuning-db=PATH` names a
+database with algorithm records for the convolution's shape (`minimlc tune` measures both algorithms), the faster,
+else what `prefers_winograd` picks.
 Eligible: a group-1 "conv" compute stored channels-last, 3x3, stride 1, no dilation, padding made explicit
 (`graph-pad-conv`), output height and width even. Run after te-channels-last (a convolution whose output stays NCHW
 would read the GEMM result across channels) and before te-inline.
@@ -42,6 +44,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
+from minimlc.lowering.schedule.tuning_db import TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, target_of
 from minimlc.lowering.te.builder import Indices, build_compute, f32_constant, index_constant, read, split_index
 
@@ -111,7 +114,7 @@ class _Convolution:
     weight: SSAValue
 
 
-def _eligible(op: te.ComputeOp) -> _Convolution | None:
+def eligible_convolution(op: te.ComputeOp) -> _Convolution | None:
     """The operands of a stride-1 3x3 group-1 f32 "conv" compute stored channels-last over an even output,
     `y[n, h, w, f] = sum_{c, kh, kw} x[n, h + kh, w + kw, c] * w[f, c, kh, kw]`, or None. (Other float types keep the
     direct sum: the transforms' rounding is made for f32, and f16 would lose range.)"""
@@ -144,20 +147,30 @@ def _eligible(op: te.ComputeOp) -> _Convolution | None:
 class ConvToWinograd(RewritePattern):
     """Rewrite a chosen convolution into input, weight and output transforms around a batched GEMM."""
 
-    def __init__(self, choice: str, target: Target):
+    def __init__(self, choice: str, target: Target, database: TuningDatabase | None):
         self.choice = choice
         self.target = target
+        self.database = database
+
+    def _chosen(self, shape: ConvShape) -> bool:
+        """`auto`'s choice: the faster algorithm the tuning database measured for the shape, else the rule's."""
+        if self.database is not None:
+            key = algorithm_key(shape.batch, shape.in_channels, shape.out_channels, shape.out_height, shape.out_width)
+            record = self.database.best(key, target_key(self.target))
+            if record is not None:
+                return record.config.get("algorithm") == "winograd"
+        return prefers_winograd(shape, self.target)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
         if self.choice == "none":
             return
-        convolution = _eligible(op)
+        convolution = eligible_convolution(op)
         if convolution is None:
             return
         n, oh, ow, f = op.shape
         c = op.reduce_extents.get_values()[0]
-        if self.choice == "auto" and not prefers_winograd(ConvShape(n, c, f, oh, ow, 3, 3), self.target):
+        if self.choice == "auto" and not self._chosen(ConvShape(n, c, f, oh, ow, 3, 3)):
             return
         data, weight = convolution.data, convolution.weight
         tiles_h, tiles_w = oh // TILE, ow // TILE
@@ -233,12 +246,15 @@ class TeConvWinogradPass(ModulePass):
     name = "te-conv-winograd"
 
     convolutions: str = "auto"
-    """Which eligible convolutions: `all`, `none` or `auto` (those `prefers_winograd` picks)."""
+    """Which eligible convolutions: `all`, `none` or `auto` (those the tuning database or `prefers_winograd` picks)."""
+    tuning_db: str = ""
+    """A tuning database whose algorithm records (`minimlc tune`) decide `auto` for the shapes they measured."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.convolutions not in CHOICES:
             raise PassFailedException(
                 f"{self.name}: convolutions must be one of {', '.join(CHOICES)}, got '{self.convolutions}'"
             )
-        pattern = ConvToWinograd(self.convolutions, target_of(op))
+        database = TuningDatabase(self.tuning_db) if self.tuning_db else None
+        pattern = ConvToWinograd(self.convolutions, target_of(op), database)
         PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)

@@ -103,7 +103,6 @@ def _build(job: dict[str, Any], config: Config) -> _Call | Result:
     from minimlc.lowering.schedule.kernel_analysis import kernels_of
     from minimlc.lowering.target import target_of
     from minimlc.runtime.compiler import compile_model
-    from minimlc.runtime.threadpool import ThreadPool
 
     ctx = make_context()
     module = Parser(ctx, job["module"]).parse_module()
@@ -125,14 +124,40 @@ def _build(job: dict[str, Any], config: Config) -> _Call | Result:
         f"w{i}": _aligned(rng.standard_normal(shape).astype(np.float32)) for i, (shape, _) in enumerate(job["weights"])
     }
     compiled = compile_model(ImportedModel(module, weights, inputs, [output]), AFTER_SCHEDULE, target=target, jobs=1)
-    buffers = [_aligned(random_input(rng, info)) for info in inputs] + [_aligned(np.zeros(output.shape, output.dtype))]
+    return _bound_call(compiled, inputs, [output], job["threads"], rng)
+
+
+def _bound_call(compiled: Any, inputs: list[Any], outputs: list[Any], threads: int, rng: np.random.Generator) -> _Call:
+    """`compiled` bound to random inputs, zeroed outputs and (if it runs parallel loops) a pool of `threads`."""
+    from minimlc.runtime.threadpool import ThreadPool
+
+    buffers = [_aligned(random_input(rng, info)) for info in inputs]
+    buffers += [_aligned(np.zeros(info.shape, info.dtype)) for info in outputs]
     addresses = [buffer.ctypes.data for buffer in buffers]
     pool = None
     if compiled.pool_slot is not None:
-        pool = ThreadPool(job["threads"])
+        pool = ThreadPool(threads)
         addresses.insert(compiled.pool_slot, pool.address)
     args = np.array([*addresses, *compiled.weight_addresses], dtype=np.uintp)
     return _Call(compiled, buffers, pool, args)
+
+
+def measure_algorithms(job: dict[str, Any]) -> Result:
+    """Time `job["model"]` (serialized ONNX) built with every eligible convolution as Winograd and as the direct sum
+    (`job["passes"]`: the pipeline's pass items, `te-conv-winograd` among them), in alternating batches: the
+    Winograd build's latency, the direct build's as the baseline (`runtime/tuning/algorithms.py`)."""
+    from minimlc.frontend.onnx import import_model
+    from minimlc.runtime.compiler import compile_model
+
+    calls = []
+    for choice in ("all", "none"):
+        passes = [f"te-conv-winograd{{convolutions={choice}}}" if p == "te-conv-winograd" else p for p in job["passes"]]
+        imported = import_model(job["model"])
+        compiled = compile_model(imported, passes, target=job["target"], jobs=1)
+        calls.append(_bound_call(compiled, imported.inputs, imported.outputs, job["threads"], np.random.default_rng(0)))
+    timing = _Timing(job["min_seconds"], job["repeats"], candidate_clock(job["threads"]))
+    winograd, direct = timing.time_pair(*calls)
+    return Result(winograd, None, direct)
 
 
 class _Call:
@@ -234,14 +259,15 @@ class _Timing:
 
 
 def _worker(connection: Connection) -> None:
-    """A measuring process: answers each job with a Result until the parent closes the pipe."""
+    """A measuring process: answers each (function, job) with `function(job)`, a Result, until the parent closes the
+    pipe."""
     while True:
         try:
-            job = connection.recv()
+            function, job = connection.recv()
         except EOFError:
             return
         try:
-            result = measure_candidate(job)
+            result = function(job)
         except Exception as error:
             lines = traceback.format_exception_only(type(error), error)
             result = Result(None, f"failed to build: {lines[-1].strip()}")
@@ -282,8 +308,12 @@ class Measurer:
             "baseline": task.space.default() if paired else None,
             "cache": cache or self.cache,
         }
+        return self.run(measure_candidate, job)
+
+    def run(self, function: Callable[[dict[str, Any]], Result], job: dict[str, Any]) -> Result:
+        """`function(job)` in the worker (a module-level function, picklable by name), within the timeout."""
         connection = self._worker_connection()
-        connection.send(job)
+        connection.send((function, job))
         if not connection.poll(self.timeout):
             self.close()
             return Result(None, f"timed out after {self.timeout:g} s")

@@ -17,6 +17,10 @@ as repeated calls do; so candidates are timed with their weights flushed from th
 model's weights exceed the L2 and the model's own kernel times agree (`cache="auto"`, the default: `calibrate.py`;
 `"warm"` or `"cold"` force either; `cache_flush.py`); records say which.
 
+Before the schedules, the convolution algorithms: each stride-1 3x3 convolution shape Winograd could take is timed
+both ways in a standalone block (`algorithms.py`), and the tasks are then the kernels of the model as the faster
+algorithms build it (the Winograd GEMMs where Winograd won).
+
 Last, the chosen configs are checked in the model itself (`verify.py`): the model built with the default schedules
 and with the database's best records, run in alternation with the profiler on; a config whose kernels take longer in
 the model than the default's gets a failed record, which keeps it from being applied (a kernel timed alone is not
@@ -39,6 +43,7 @@ from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
+from minimlc.runtime.tuning.algorithms import tune_algorithms
 from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
 from minimlc.runtime.tuning.calibrate import calibrated_cache_modes
 from minimlc.runtime.tuning.measure import Measurer, Result
@@ -99,7 +104,9 @@ def tune(
     imported = model if isinstance(model, ImportedModel) else import_model(model)
     calibrate = cache == "auto" and not isinstance(model, ImportedModel)
     mode = cache_mode(cache, imported, out, calibrate)
-    tasks = extract_tasks(imported, chosen, opt_level)
+    with Measurer(threads=threads, timeout=timeout) as measurer:
+        tune_algorithms(imported, db, chosen, measurer, name, opt_level, out)
+    tasks = extract_tasks(imported, chosen, opt_level, tuning_db=str(database))
     modes = {task.key: mode for task in tasks}
     if calibrate and mode == "cold":
         modes = calibrated_cache_modes(model, tasks, threads=threads, opt_level=opt_level, target=target, out=out)
