@@ -26,11 +26,11 @@ from onnx import TensorProto, helper, numpy_helper
 from minimlc.dialects import te
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.pipeline import pipeline_passes, run_passes
-from minimlc.lowering.schedule.conv import ConvShape
+from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
 from minimlc.lowering.schedule.tuning_db import ALGORITHM_RULE, Record, TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, set_target
 from minimlc.lowering.te.te_conv_winograd import eligible_convolution
-from minimlc.runtime.tuning.measure import Measurer, measure_algorithms
+from minimlc.runtime.tuning.measure import Measurer, measure_builds
 
 ALGORITHMS = ("winograd", "direct")
 
@@ -101,19 +101,13 @@ def tune_algorithms(
     chosen: dict[ConvShape, str] = {}
     rows = []
     for shape in winograd_shapes(imported, target, opt_level):
-        key = algorithm_key(shape.batch, shape.in_channels, shape.out_channels, shape.out_height, shape.out_width)
+        key = _key(shape)
         timed = "reused"
         if not db.records_for(key, cpu):
             timed = "timed"
-            job = {
-                "model": block_model(shape).SerializeToString(),
-                "passes": passes,
-                "target": target.cpu,
-                "threads": measurer.threads,
-                "min_seconds": measurer.min_seconds,
-                "repeats": measurer.repeats,
-            }
-            result = measurer.run(measure_algorithms, job)
+            builds = [_with_winograd(passes, f"convolutions={choice}") for choice in ("all", "none")]
+            block = block_model(shape).SerializeToString()
+            result = measurer.run(measure_builds, _job(block, builds, target, measurer))
             flops = 2 * shape.rows * shape.depth * shape.out_channels
             latencies = (result.latency, result.baseline)
             for algorithm, latency in zip(ALGORITHMS, latencies):
@@ -132,3 +126,58 @@ def tune_algorithms(
         header = f"{'convolution':<28} | {'winograd ms':>11} | {'direct ms':>11} | {'chosen':<8} | records"
         print("\n".join([header, "-" * len(header), *rows]), file=out, flush=True)
     return chosen
+
+
+def check_in_model(
+    model: bytes,
+    chosen: dict[ConvShape, str],
+    db: TuningDatabase,
+    target: Target,
+    measurer: Measurer,
+    name: str,
+    opt_level: int = 3,
+    out: TextIO | None = None,
+) -> bool:
+    """Time the model with the algorithms `chosen` against `prefers_winograd`'s, where they differ (default schedules
+    both, alternating batches in the worker); if the chosen ones are not faster there, give each differing choice a
+    failed record (`slower in the model`), so that the rule's algorithm is applied instead. A block is not the
+    convolution in its model (DenseNet-121's 128 -> 32 convolutions won as blocks and made the model 1.07x slower).
+    Returns whether the choices were kept (True where none differ)."""
+    differing = {s: a for s, a in chosen.items() if (a == "winograd") != prefers_winograd(s, target)}
+    if not differing:
+        return True
+    passes = pipeline_passes(opt_level)
+    tuned = _with_winograd(passes, f'tuning-db="{db.path}"')
+    result = measurer.run(measure_builds, _job(model, [tuned, passes], target, measurer))
+    ratio = result.latency / result.baseline if result.latency and result.baseline else None
+    kept = ratio is not None and ratio < 1.0
+    if out is not None:
+        shown = f"{ratio:.3f}x" if ratio is not None else f"not measured ({result.error})"
+        verdict = "kept" if kept else "rejected: the rule's algorithms apply"
+        differ = f"{len(differing)} measured algorithm choice(s) that differ from the rule's"
+        print(f"the model with the {differ}: {shown} its time with the rule's; {verdict}", file=out, flush=True)
+    if not kept:
+        error = f"slower in the model: {ratio:.3f}x" if ratio is not None else f"not measured: {result.error}"
+        for shape, algorithm in differing.items():
+            key = _key(shape)
+            db.add(Record(key, target_key(target), ALGORITHM_RULE, key, 0, {"algorithm": algorithm}, None, error, name))
+    return kept
+
+
+def _key(shape: ConvShape) -> str:
+    return algorithm_key(shape.batch, shape.in_channels, shape.out_channels, shape.out_height, shape.out_width)
+
+
+def _with_winograd(passes: list[str], options: str) -> list[str]:
+    return [f"te-conv-winograd{{{options}}}" if item == "te-conv-winograd" else item for item in passes]
+
+
+def _job(model: bytes, builds: list[list[str]], target: Target, measurer: Measurer) -> dict[str, object]:
+    return {
+        "model": model,
+        "builds": builds,
+        "target": target.cpu,
+        "threads": measurer.threads,
+        "min_seconds": measurer.min_seconds,
+        "repeats": measurer.repeats,
+    }

@@ -142,22 +142,20 @@ def _bound_call(compiled: Any, inputs: list[Any], outputs: list[Any], threads: i
     return _Call(compiled, buffers, pool, args)
 
 
-def measure_algorithms(job: dict[str, Any]) -> Result:
-    """Time `job["model"]` (serialized ONNX) built with every eligible convolution as Winograd and as the direct sum
-    (`job["passes"]`: the pipeline's pass items, `te-conv-winograd` among them), in alternating batches: the
-    Winograd build's latency, the direct build's as the baseline (`runtime/tuning/algorithms.py`)."""
+def measure_builds(job: dict[str, Any]) -> Result:
+    """Time `job["model"]` (serialized ONNX) built with each of `job["builds"]` (two pass lists), in alternating
+    batches: the first build's latency, the second's as the baseline (`runtime/tuning/algorithms.py`)."""
     from minimlc.frontend.onnx import import_model
     from minimlc.runtime.compiler import compile_model
 
     calls = []
-    for choice in ("all", "none"):
-        passes = [f"te-conv-winograd{{convolutions={choice}}}" if p == "te-conv-winograd" else p for p in job["passes"]]
+    for passes in job["builds"]:
         imported = import_model(job["model"])
         compiled = compile_model(imported, passes, target=job["target"], jobs=1)
         calls.append(_bound_call(compiled, imported.inputs, imported.outputs, job["threads"], np.random.default_rng(0)))
     timing = _Timing(job["min_seconds"], job["repeats"], candidate_clock(job["threads"]))
-    winograd, direct = timing.time_pair(*calls)
-    return Result(winograd, None, direct)
+    first, second = timing.time_pair(*calls)
+    return Result(first, None, second)
 
 
 class _Call:

@@ -39,17 +39,22 @@ import time
 from dataclasses import dataclass, field
 from typing import TextIO
 
+import onnx
+
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.tuning.algorithms import tune_algorithms
+from minimlc.runtime.tuning.algorithms import check_in_model, tune_algorithms
 from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
 from minimlc.runtime.tuning.calibrate import calibrated_cache_modes
 from minimlc.runtime.tuning.measure import Measurer, Result
 from minimlc.runtime.tuning.search import Search
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
 from minimlc.runtime.tuning.verify import verify_in_model
+
+MODEL_CHECK_TIMEOUT = 600.0
+"""Seconds the in-model check of the algorithm choices may take (two builds of the whole model, then timing)."""
 
 
 @dataclass
@@ -105,7 +110,11 @@ def tune(
     calibrate = cache == "auto" and not isinstance(model, ImportedModel)
     mode = cache_mode(cache, imported, out, calibrate)
     with Measurer(threads=threads, timeout=timeout) as measurer:
-        tune_algorithms(imported, db, chosen, measurer, name, opt_level, out)
+        algorithms = tune_algorithms(imported, db, chosen, measurer, name, opt_level, out)
+    if verify and algorithms and not isinstance(model, ImportedModel):
+        with Measurer(threads=threads, timeout=max(timeout, MODEL_CHECK_TIMEOUT)) as measurer:
+            serialized = onnx.load(model).SerializeToString()
+            check_in_model(serialized, algorithms, db, chosen, measurer, name, opt_level, out)
     tasks = extract_tasks(imported, chosen, opt_level, tuning_db=str(database))
     modes = {task.key: mode for task in tasks}
     if calibrate and mode == "cold":

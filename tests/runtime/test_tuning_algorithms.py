@@ -25,7 +25,8 @@ from minimlc.lowering.schedule.tuning_db import (
 )
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime import InferenceSession
-from minimlc.runtime.tuning.algorithms import block_model, winograd_shapes
+from minimlc.runtime.tuning.algorithms import block_model, check_in_model, winograd_shapes
+from minimlc.runtime.tuning.measure import Measurer
 from minimlc.runtime.tuning.tuner import tune
 
 HOST = target_from_name("host")
@@ -98,3 +99,24 @@ def test_only_the_pipelines_that_run_winograd_have_shapes_to_time() -> None:
     assert winograd_shapes(imported, HOST, opt_level=3) == [WINOGRAD_BY_RULE]
     assert winograd_shapes(imported, HOST, opt_level=1) == []
     assert not any(isinstance(op, te.ComputeOp) for op in imported.module.walk())  # still the graph it was
+
+
+def test_choices_that_differ_from_the_rule_are_checked_in_the_model(tmp_path: Path) -> None:
+    """Winograd for the 16 -> 32 block (the rule says direct) is timed in the model against the rule's build: kept,
+    or rejected with failed records that make the rule's algorithm the database's best. Choices the rule agrees with
+    are not timed at all."""
+    db = TuningDatabase(tmp_path / "db.jsonl")
+    model = block_model(DIRECT_BY_RULE).SerializeToString()
+    out = io.StringIO()
+    with Measurer() as measurer:
+        assert check_in_model(model, {WINOGRAD_BY_RULE: "winograd"}, db, HOST, measurer, "block", out=out)
+        assert out.getvalue() == ""
+        kept = check_in_model(model, {DIRECT_BY_RULE: "winograd"}, db, HOST, measurer, "block", out=out)
+    assert "1 measured algorithm choice(s) that differ from the rule's" in out.getvalue()
+    failed = [r for r in db.records if r.latency is None]
+    if kept:
+        assert not failed
+    else:
+        assert [(r.key, r.config, r.error.split(":")[0]) for r in failed] == [
+            (key_of(DIRECT_BY_RULE), {"algorithm": "winograd"}, "slower in the model")
+        ]
