@@ -157,8 +157,9 @@ def prefers_winograd(shape: ConvShape, target: Target) -> bool:
     and channel pair against the direct schedule's 36, but the transforms cost memory traffic in proportion to C + F:
     measured on a Zen 4 (AVX-512, one thread, thread CPU time, in the model), the 3x3 convolutions of light ResNet-50
     (64, 128 and 256 channels) took 1.5-1.65 ms against 2.15 direct, the model 0.906x; Inception v2 (64-256
-    channels) 0.865x; DenseNet-121's 128 -> 32 (a transformed input four times the output) made the model 1.06x
-    slower, so it stays direct."""
+    channels) 0.865x; DenseNet-121's 128 -> 32 (a transformed input four times the output) measured 1.06x slower
+    in one A/B and 0.93-0.98x in two later ones: it stays direct here, and `minimlc tune` decides it per machine
+    (`runtime/tuning/algorithms.py`)."""
     lanes = target.vector_lanes
     c, f = shape.in_channels, shape.out_channels
     tiles = shape.batch * (shape.out_height // 2) * (shape.out_width // 2)
