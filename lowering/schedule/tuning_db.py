@@ -31,6 +31,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
+from minimlc.lowering.schedule.conv import ConvShape
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
 
@@ -94,9 +95,9 @@ ALGORITHM_RULE = "conv-algorithm"
 `te-conv-winograd{tuning-db}` takes the faster of a shape's records (`runtime/tuning/algorithms.py` writes them)."""
 
 
-def algorithm_key(batch: int, in_channels: int, out_channels: int, height: int, width: int) -> str:
+def algorithm_key(shape: ConvShape) -> str:
     """The key of a stride-1 3x3 convolution's algorithm records: `conv3x3:1x64x56x56->64` (its shape, readable)."""
-    return f"conv3x3:{batch}x{in_channels}x{height}x{width}->{out_channels}"
+    return f"conv3x3:{shape.batch}x{shape.in_channels}x{shape.out_height}x{shape.out_width}->{shape.out_channels}"
 
 
 def target_key(target: Target) -> str:

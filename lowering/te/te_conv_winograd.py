@@ -155,8 +155,7 @@ class ConvToWinograd(RewritePattern):
     def _chosen(self, shape: ConvShape) -> bool:
         """`auto`'s choice: the faster algorithm the tuning database measured for the shape, else the rule's."""
         if self.database is not None:
-            key = algorithm_key(shape.batch, shape.in_channels, shape.out_channels, shape.out_height, shape.out_width)
-            record = self.database.best(key, target_key(self.target))
+            record = self.database.best(algorithm_key(shape), target_key(self.target))
             if record is not None:
                 return record.config.get("algorithm") == "winograd"
         return prefers_winograd(shape, self.target)

@@ -101,7 +101,7 @@ def tune_algorithms(
     chosen: dict[ConvShape, str] = {}
     rows = []
     for shape in winograd_shapes(imported, target, opt_level):
-        key = _key(shape)
+        key = algorithm_key(shape)
         timed = "reused"
         if not db.records_for(key, cpu):
             timed = "timed"
@@ -141,7 +141,7 @@ def check_in_model(
     """Time the model with the algorithms `chosen` against `prefers_winograd`'s, where they differ (default schedules
     both, alternating batches in the worker); if the chosen ones are not faster there, give each differing choice a
     failed record (`slower in the model`), so that the rule's algorithm is applied instead. A block is not the
-    convolution in its model (DenseNet-121's 128 -> 32 convolutions won as blocks and made the model 1.07x slower).
+    convolution in its model (its neighbours differ, its weights come from memory).
     Returns whether the choices were kept (True where none differ)."""
     differing = {s: a for s, a in chosen.items() if (a == "winograd") != prefers_winograd(s, target)}
     if not differing:
@@ -159,13 +159,9 @@ def check_in_model(
     if not kept:
         error = f"slower in the model: {ratio:.3f}x" if ratio is not None else f"not measured: {result.error}"
         for shape, algorithm in differing.items():
-            key = _key(shape)
+            key = algorithm_key(shape)
             db.add(Record(key, target_key(target), ALGORITHM_RULE, key, 0, {"algorithm": algorithm}, None, error, name))
     return kept
-
-
-def _key(shape: ConvShape) -> str:
-    return algorithm_key(shape.batch, shape.in_channels, shape.out_channels, shape.out_height, shape.out_width)
 
 
 def _with_winograd(passes: list[str], options: str) -> list[str]:

@@ -34,10 +34,6 @@ WINOGRAD_BY_RULE = ConvShape(1, 64, 64, 8, 8, 3, 3)
 DIRECT_BY_RULE = ConvShape(1, 16, 32, 6, 8, 3, 3)
 
 
-def key_of(shape: ConvShape) -> str:
-    return algorithm_key(shape.batch, shape.in_channels, shape.out_channels, shape.out_height, shape.out_width)
-
-
 def algorithm_records(path: Path) -> list[Record]:
     return [r for r in TuningDatabase(path).records if r.rule == ALGORITHM_RULE]
 
@@ -58,7 +54,13 @@ def test_the_faster_record_decides_ahead_of_the_rule(tmp_path: Path) -> None:
     for shape, winograd, direct in ((WINOGRAD_BY_RULE, 2e-3, 1e-3), (DIRECT_BY_RULE, 1e-3, 2e-3)):
         for algorithm, latency in (("winograd", winograd), ("direct", direct)):
             record = Record(
-                key_of(shape), target_key(HOST), ALGORITHM_RULE, key_of(shape), 1, {"algorithm": algorithm}, latency
+                algorithm_key(shape),
+                target_key(HOST),
+                ALGORITHM_RULE,
+                algorithm_key(shape),
+                1,
+                {"algorithm": algorithm},
+                latency,
             )
             db.add(record)
     against_the_rule = block_model(WINOGRAD_BY_RULE)
@@ -81,10 +83,10 @@ def test_tune_times_each_shape_once_and_its_tasks_follow_the_choice(tmp_path: Pa
     result = tune(str(model_path), db_path, trials=1, verify=False, out=out)
     records = algorithm_records(db_path)
     assert {r.config["algorithm"] for r in records} == {"winograd", "direct"}
-    assert all(r.key == key_of(WINOGRAD_BY_RULE) and r.latency is not None and r.latency > 0 for r in records)
+    assert all(r.key == algorithm_key(WINOGRAD_BY_RULE) and r.latency is not None and r.latency > 0 for r in records)
     assert "conv3x3:1x64x8x8->64" in out.getvalue()
     assert "| timed" in out.getvalue()
-    winograd = TuningDatabase(db_path).best(key_of(WINOGRAD_BY_RULE), target_key(HOST))
+    winograd = TuningDatabase(db_path).best(algorithm_key(WINOGRAD_BY_RULE), target_key(HOST))
     assert winograd is not None
     has_gemm_task = any(state.task.kernel.startswith("winograd_gemm") for state in result.tasks)
     assert has_gemm_task == (winograd.config["algorithm"] == "winograd")
@@ -118,5 +120,5 @@ def test_choices_that_differ_from_the_rule_are_checked_in_the_model(tmp_path: Pa
         assert not failed
     else:
         assert [(r.key, r.config, r.error.split(":")[0]) for r in failed] == [
-            (key_of(DIRECT_BY_RULE), {"algorithm": "winograd"}, "slower in the model")
+            (algorithm_key(DIRECT_BY_RULE), {"algorithm": "winograd"}, "slower in the model")
         ]
