@@ -30,9 +30,10 @@ BLIS's packing of A; off by default: MatMul 256^3 to 1024^3 on Zen 3 ran 1.00-1.
 Default: `mr` the largest of 8, 7, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the
 vector registers (7 for the 49 rows of a 7x7 window under batch loops: (16, 49, 256) x (16, 256, 256) ran at 45
 GFLOP/s one row at a time, 87 with 7 rows, Zen 4), the tail of rows (where it does not divide them) one more
-register tile per column panel; where the rows make fewer than 4 such tiles, the largest that divides them unless
-that is under 4 (not under batch loops of several iterations either: a tail beside the full tiles in a batch loop's
-body leaves parallel placement only the batch loop). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA
+register tile per column panel; where the rows make fewer than 4 such tiles, or under batch loops (a tail beside the
+full tiles in a batch loop's body leaves parallel placement only the batch loops), the largest that divides them
+unless that is under 4 (Winograd's 16 x (49 x 256) x (256 x 256) GEMM on AVX2: 7.0 ms one row at a time, 4.1 with 6
+rows and a tail of 1, an EPYC LLVM calls znver1). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA
 latency's bare minimum): MatMul 1024^3 0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x,
 128-token BERT and GPT unchanged. `nr` two vectors if they divide the columns, else one; `nc` 0; one row (a batch-1
 classifier): `kc` the whole depth, in one pass over B. Where B is a weight whose 256-deep row of panels (`256 x N`)
@@ -189,7 +190,7 @@ class GemmRule:
         registers = target.vector_registers
         fitting = [f for f in (8, 7, 6, 4, 3, 2, 1) if f * vectors + vectors + 1 <= registers]
         mr, widest = next(f for f in fitting if g.m % f == 0), fitting[0]
-        if mr < widest and not g.batched and (g.m >= 4 * widest or (mr < 4 and g.m > widest)):
+        if mr < widest and ((not g.batched and g.m >= 4 * widest) or (mr < 4 and g.m > widest)):
             mr = widest  # the widest tile, with a tail of rows
         kc = g.k if g.m == 1 else _largest_divisor(g.k, GEMM_DEFAULT_DEPTH_BLOCK)  # a vector: one pass over B
         # Batched with one depth block, the depth loop has one iteration: outside the row tiles it would end the
