@@ -144,6 +144,11 @@ def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = Fal
 
 WINOGRAD_MIN_CHANNELS = 64
 """Fewest input and output channels for which `prefers_winograd` takes Winograd F(2x2, 3x3)."""
+WINOGRAD_MIN_TILES = 32
+"""Fewest 2x2 tiles (GEMM rows per transform point) for which `prefers_winograd` takes Winograd: each transformed
+weight serves that many rows, and the transformed weight is 16/9 the size of the filter. ResNet-50's 7x7 stage (16
+tiles, the last row and column of them half outside the map; 16 MiB of transformed weight) measured 11.3 ms a block
+against 9.7 direct, SqueezeNet's 13x13 64 -> 256 (49 tiles) 1.85 against 2.05 (an AVX2 EPYC, znver1)."""
 WINOGRAD_MAX_TRANSFORM_BYTES = 16 << 20
 """Largest transformed input (16 points x tiles x input channels) or GEMM result `prefers_winograd` accepts: both
 stay in the last-level cache of the machines measured (32 MiB on the Zen 4), and the arena does not grow by the
@@ -159,12 +164,13 @@ def prefers_winograd(shape: ConvShape, target: Target) -> bool:
     (64, 128 and 256 channels) took 1.5-1.65 ms against 2.15 direct, the model 0.906x; Inception v2 (64-256
     channels) 0.865x; DenseNet-121's 128 -> 32 (a transformed input four times the output) measured 1.06x slower
     in one A/B and 0.93-0.98x in two later ones: it stays direct here, and `minimlc tune` decides it per machine
-    (`runtime/tuning/algorithms.py`)."""
+    (`runtime/tuning/algorithms.py`). Convolutions of fewer than `WINOGRAD_MIN_TILES` tiles stay direct as well."""
     lanes = target.vector_lanes
     c, f = shape.in_channels, shape.out_channels
-    tiles = shape.batch * (shape.out_height // 2) * (shape.out_width // 2)
+    tiles = shape.batch * -(-shape.out_height // 2) * -(-shape.out_width // 2)
     fits = 16 * tiles * max(c, f) * 4 <= WINOGRAD_MAX_TRANSFORM_BYTES
-    return f % (2 * lanes) == 0 and min(c, f) >= WINOGRAD_MIN_CHANNELS and fits
+    many = tiles >= WINOGRAD_MIN_TILES
+    return f % (2 * lanes) == 0 and min(c, f) >= WINOGRAD_MIN_CHANNELS and fits and many
 
 
 def _few_columns(vectors: int, columns: int, target: Target) -> bool:

@@ -26,8 +26,10 @@ largest term). `convolutions` chooses: `all` eligible ones, `none`, or `auto`: w
 database with algorithm records for the convolution's shape (`minimlc tune` measures both algorithms), the faster,
 else what `prefers_winograd` picks.
 Eligible: a group-1 "conv" compute stored channels-last, 3x3, stride 1, no dilation, padding made explicit
-(`graph-pad-conv`), output height and width even. Run after te-channels-last (a convolution whose output stays NCHW
-would read the GEMM result across channels) and before te-inline.
+(`graph-pad-conv`). An odd output side takes one more tile, whose second row (column) of outputs lies beyond the
+map: computed in the transform domain, never stored (a 7x7 map: 16 tiles, 64 outputs for 49). Run after
+te-channels-last (a convolution whose output stays NCHW would read the GEMM result across channels) and before
+te-inline.
 """
 
 from __future__ import annotations
@@ -101,6 +103,10 @@ def _sum_of_terms(terms: list[SSAValue]) -> SSAValue:
     return total
 
 
+def _clamped(index: SSAValue, last: int | None) -> SSAValue:
+    return index if last is None else arith.MinUIOp(index, index_constant(last)).result
+
+
 def _is_sum_of(value: SSAValue, a: SSAValue, b: SSAValue) -> bool:
     owner = value.owner
     return isinstance(owner, arith.AddiOp) and {owner.lhs, owner.rhs} == {a, b}
@@ -115,7 +121,7 @@ class _Convolution:
 
 
 def eligible_convolution(op: te.ComputeOp) -> _Convolution | None:
-    """The operands of a stride-1 3x3 group-1 f32 "conv" compute stored channels-last over an even output,
+    """The operands of a stride-1 3x3 group-1 f32 "conv" compute stored channels-last,
     `y[n, h, w, f] = sum_{c, kh, kw} x[n, h + kh, w + kw, c] * w[f, c, kh, kw]`, or None. (Other float types keep the
     direct sum: the transforms' rounding is made for f32, and f16 would lose range.)"""
     if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or len(op.shape) != 4:
@@ -137,8 +143,6 @@ def eligible_convolution(op: te.ComputeOp) -> _Convolution | None:
     if batch is not n or channel is not c or not _is_sum_of(row, h, kh) or not _is_sum_of(column, w, kw):
         return None
     batches, height, width, _ = op.shape
-    if height % TILE or width % TILE:
-        return None
     if graph.shape_of(data.tensor) != (batches, height + 2, width + 2, op.reduce_extents.get_values()[0]):
         return None
     return _Convolution(data.tensor, weight.tensor)
@@ -172,7 +176,10 @@ class ConvToWinograd(RewritePattern):
         if self.choice == "auto" and not self._chosen(ConvShape(n, c, f, oh, ow, 3, 3)):
             return
         data, weight = convolution.data, convolution.weight
-        tiles_h, tiles_w = oh // TILE, ow // TILE
+        tiles_h, tiles_w = -(-oh // TILE), -(-ow // TILE)
+        # An odd side's last tiles reach one row (column) past the padded input: clamped, their reads repeat its last
+        # row, which only the tile's second output row (beyond the map, never computed) depends on.
+        last_row, last_col = oh + 1 if oh % TILE else None, ow + 1 if ow % TILE else None
         tiles = n * tiles_h * tiles_w
         points = POINTS * POINTS
 
@@ -185,9 +192,9 @@ class ConvToWinograd(RewritePattern):
             terms = []
             columns = _row_terms(INPUT_TRANSFORM, b)
             for row, row_coefficient in _row_terms(INPUT_TRANSFORM, a):
-                at_row = arith.AddiOp(top, row).result
+                at_row = _clamped(arith.AddiOp(top, row).result, last_row)
                 for col, col_coefficient in columns:
-                    at_col = arith.AddiOp(left, col).result
+                    at_col = _clamped(arith.AddiOp(left, col).result, last_col)
                     coefficient = arith.MulfOp(row_coefficient, col_coefficient).result
                     value = read(data, [batch, at_row, at_col, channel])
                     terms.append(arith.MulfOp(coefficient, value).result)

@@ -1,5 +1,5 @@
 """`te-conv-winograd`: stride-1 3x3 convolutions computed with Winograd F(2x2, 3x3) equal ONNX Runtime and the direct
-schedule (batch 2, rectangular and square maps, with and without bias, a residual add after, a ReLU'd convolution
+schedule (batch 2, rectangular, square and odd maps, with and without bias, a residual add after, a ReLU'd convolution
 before whose padding folds into the input transform, O2 and O3); `auto` follows `prefers_winograd`; the batched GEMM
 gets default-schedule's GEMM schedule (a tuning task with tile knobs) and the weight transform runs at load time;
 ineligible convolutions stay direct. The transform domain reassociates the sums (nine products added in the output
@@ -68,11 +68,11 @@ def block_model(
 
 
 BLOCKS = {
-    # batch, C, F, (H, W), keywords
-    "64-8x8-relu-before": (1, 64, 64, (8, 8), {"bias": True, "before": True, "residual": False}),
-    "96to64-6x10-batch2": (2, 96, 64, (6, 10), {"bias": False, "before": False, "residual": False}),
-    "64-8x6-residual": (1, 64, 64, (8, 6), {"bias": True, "before": True, "residual": True}),
-    "64to128-6x12": (1, 64, 128, (6, 12), {"bias": True, "before": False, "residual": False}),
+    # batch, C, F, (H, W), keywords: 32 tiles of 2x2 or more (`prefers_winograd`)
+    "64-12x12-relu-before": (1, 64, 64, (12, 12), {"bias": True, "before": True, "residual": False}),
+    "96to64-8x10-batch2": (2, 96, 64, (8, 10), {"bias": False, "before": False, "residual": False}),
+    "64-14x10-residual": (1, 64, 64, (14, 10), {"bias": True, "before": True, "residual": True}),
+    "64to128-8x16": (1, 64, 128, (8, 16), {"bias": True, "before": False, "residual": False}),
 }
 
 
@@ -98,9 +98,30 @@ def test_winograd_equals_onnxruntime_and_the_direct_schedule(name: str) -> None:
     np.testing.assert_allclose(winograd, direct, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize(
+    ("batch", "hw", "keywords"),
+    [
+        (1, (7, 7), {"bias": True, "before": True, "residual": False}),  # ResNet's last stage: 16 tiles for 49 pixels
+        (2, (5, 6), {"bias": False, "before": True, "residual": True}),  # one odd side, batch 2, a residual add
+    ],
+)
+def test_odd_maps_take_one_more_tile_and_equal_onnxruntime(batch: int, hw: tuple[int, int], keywords: dict) -> None:
+    """An odd side's last tiles reach past the padded input (their reads clamped to its last row or column) and their
+    second output row or column is never stored; the padding (and the ReLU before, where there is one) folds into
+    the input transform as on even maps."""
+    model = block_model(batch, 64, 64, hw, **keywords)
+    assert "winograd_gemm" in tags_at_te(model, "lower-to-llvm-conv-winograd")
+    x = np.random.default_rng(4).standard_normal((batch, 64, *hw)).astype(np.float32)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    (winograd,) = session(model, "lower-to-llvm-conv-winograd").run(None, {"x": x})
+    (direct,) = session(model, "lower-to-llvm-conv-direct").run(None, {"x": x})
+    np.testing.assert_allclose(winograd, expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(winograd, direct, rtol=1e-4, atol=1e-4)
+
+
 def test_winograd_at_o2_computes_the_weight_transform_per_run() -> None:
-    model = block_model(1, 64, 64, (6, 6), bias=True, before=True, residual=False)
-    x = np.random.default_rng(2).standard_normal((1, 64, 6, 6)).astype(np.float32)
+    model = block_model(1, 64, 64, (12, 12), bias=True, before=True, residual=False)
+    x = np.random.default_rng(2).standard_normal((1, 64, 12, 12)).astype(np.float32)
     (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
     assert "winograd_gemm" in tags_at_te(model, "lower-to-llvm-O2")
     (actual,) = InferenceSession(model, opt_level=2).run(None, {"x": x})
@@ -120,10 +141,8 @@ def test_small_channel_counts_take_winograd_only_when_asked() -> None:
 
 
 def test_ineligible_convolutions_stay_direct() -> None:
-    """Odd maps (no whole 2x2 tiles), a stride of 2, and a 3x3 convolution whose output stays NCHW (it feeds the
-    model's result, so te-channels-last leaves it) are not Winograd's, even when every eligible one is asked for."""
-    odd = block_model(1, 64, 64, (7, 7), bias=True, before=True, residual=False)
-    assert "winograd_gemm" not in tags_at_te(odd, "lower-to-llvm-conv-winograd")
+    """A stride of 2 and a 3x3 convolution whose output stays NCHW (it feeds the model's result, so te-channels-last
+    leaves it) are not Winograd's, even when every eligible one is asked for."""
     rng = np.random.default_rng(0)
     w = numpy_helper.from_array(rng.standard_normal((64, 64, 3, 3)).astype(np.float32), "w")
     for strides in ([2, 2], [1, 1]):
@@ -140,7 +159,7 @@ def test_ineligible_convolutions_stay_direct() -> None:
 
 
 def test_the_gemm_is_a_tuning_task_and_the_weight_transform_runs_at_load_time() -> None:
-    model = block_model(1, 64, 64, (8, 8), bias=True, before=True, residual=False)
+    model = block_model(1, 64, 64, (12, 12), bias=True, before=True, residual=False)
     imported = import_model(model)
     passes = split_pass_list(PIPELINES["lower-to-llvm-O3"][1])
     run_passes(imported.module, passes[: passes.index("default-schedule")], make_context())
@@ -169,6 +188,8 @@ def test_the_gemm_is_a_tuning_task_and_the_weight_transform_runs_at_load_time() 
         (ConvShape(1, 64, 64, 224, 224, 3, 3), "znver4", False),  # VGG's first: 51 MB of transformed input
         (ConvShape(1, 64, 80, 28, 28, 3, 3), "znver4", False),  # 80 channels: no two-vector tile of 16 lanes
         (ConvShape(1, 64, 80, 28, 28, 3, 3), "x86-64-v3", True),  # of 8 lanes, yes
+        (ConvShape(1, 512, 512, 7, 7, 3, 3), "x86-64-v3", False),  # 16 tiles: the tuner's choice, not the rule's
+        (ConvShape(1, 64, 256, 13, 13, 3, 3), "x86-64-v3", True),  # an odd map of 49 tiles
     ],
 )
 def test_prefers_winograd(shape: ConvShape, target: str, expected: bool) -> None:

@@ -30,7 +30,7 @@ from minimlc.runtime.tuning.measure import Measurer
 from minimlc.runtime.tuning.tuner import tune
 
 HOST = target_from_name("host")
-WINOGRAD_BY_RULE = ConvShape(1, 64, 64, 8, 8, 3, 3)
+WINOGRAD_BY_RULE = ConvShape(1, 64, 64, 12, 12, 3, 3)
 DIRECT_BY_RULE = ConvShape(1, 16, 32, 6, 8, 3, 3)
 
 
@@ -84,7 +84,7 @@ def test_tune_times_each_shape_once_and_its_tasks_follow_the_choice(tmp_path: Pa
     records = algorithm_records(db_path)
     assert {r.config["algorithm"] for r in records} == {"winograd", "direct"}
     assert all(r.key == algorithm_key(WINOGRAD_BY_RULE) and r.latency is not None and r.latency > 0 for r in records)
-    assert "conv3x3:1x64x8x8->64" in out.getvalue()
+    assert "conv3x3:1x64x12x12->64" in out.getvalue()
     assert "| timed" in out.getvalue()
     winograd = TuningDatabase(db_path).best(algorithm_key(WINOGRAD_BY_RULE), target_key(HOST))
     assert winograd is not None

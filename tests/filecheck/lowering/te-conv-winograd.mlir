@@ -13,8 +13,10 @@
 // its tile (row % 2, col % 2). The 1x1 convolution is no 3x3 one, and it stays NCHW (it feeds the result).
 // te-inline then folds the output transform into the ReLU and the padding into the channels-last copy, which stays
 // its own compute: the input transform, an elementwise consumer, would otherwise read the NCHW input across channels.
-// @odd: a 3x3 convolution over a 5x5 map has no whole 2x2 tiles: it stays direct. `auto` leaves both convolutions of
-// under 64 channels direct, as does `none`.
+// @odd: a 3x3 convolution over a 5x5 map takes 3x3 = 9 tiles; the last row and column of tiles reach one past the
+// padded 7x7 input, so every input-transform read is clamped to its last row and column (6): the clamped reads feed
+// only the tiles' second row and column of outputs, beyond the map. `auto` leaves both convolutions of under 64
+// channels direct, as does `none`.
 
 builtin.module {
   func.func @main(%x: tensor<1x4x4x4xf32>) -> tensor<1x8x4x4xf32> {
@@ -60,8 +62,18 @@ builtin.module {
 // CHECK-NEXT:      te.read %[[Y]]
 // CHECK:         te.compute "conv" ({{.*}}) reduce sum ({{.*}} : 8, {{.*}} : 1, {{.*}} : 1) -> tensor<1x8x4x4xf32>
 // CHECK-LABEL: func.func @odd
-// CHECK-NOT:     winograd
-// CHECK:         te.compute "conv" ({{.*}}) reduce sum ({{.*}} : 4, {{.*}} : 3, {{.*}} : 3) -> tensor<1x5x5x8xf32>
+// CHECK:         %[[COPY:.*]] = te.compute "conv_input_nhwc" ({{.*}}) -> tensor<1x7x7x4xf32>
+// CHECK:         te.compute "winograd_input" ({{.*}}, %[[CH:.*]]) -> tensor<16x9x4xf32>
+// CHECK-COUNT-4:   %[[ROW:.*]] = arith.minui %{{.*}}, %{{.*}} : index
+// CHECK-NOT:       te.read
+// CHECK:           %[[SIX:.*]] = arith.constant 6 : index
+// CHECK-NEXT:      %[[COL:.*]] = arith.minui %{{.*}}, %[[SIX]] : index
+// CHECK-NEXT:      arith.mulf
+// CHECK-NEXT:      te.read %[[COPY]][%{{.*}}, %[[ROW]], %[[COL]], %[[CH]]] : tensor<1x7x7x4xf32>
+// CHECK:           te.yield
+// CHECK:         te.compute "winograd_gemm" ({{.*}}) reduce sum ({{.*}} : 4) -> tensor<16x9x8xf32>
+// CHECK:         te.compute "winograd_output" ({{.*}}) -> tensor<1x5x5x8xf32>
+// CHECK-NOT:     te.compute "conv" ({{.*}}) reduce sum ({{.*}} : 4, {{.*}} : 3, {{.*}} : 3)
 
 // INLINE-LABEL: func.func @main
 // INLINE:         te.compute "conv_input_nhwc" ({{.*}}) -> tensor<1x6x6x4xf32>
