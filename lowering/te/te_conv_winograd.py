@@ -178,7 +178,7 @@ class ConvToWinograd(RewritePattern):
         data, weight = convolution.data, convolution.weight
         tiles_h, tiles_w = -(-oh // TILE), -(-ow // TILE)
         # An odd side's last tiles reach one row (column) past the padded input: clamped, their reads repeat its last
-        # row, which only the tile's second output row (beyond the map, never computed) depends on.
+        # row, which only the tile's second output row depends on: beyond the map, never computed.
         last_row, last_col = oh + 1 if oh % TILE else None, ow + 1 if ow % TILE else None
         tiles = n * tiles_h * tiles_w
         points = POINTS * POINTS
