@@ -155,6 +155,12 @@ stay in the last-level cache of the machines measured (32 MiB on the Zen 4), and
 hundreds of MB that VGG's 224x224 and 112x112 convolutions would need."""
 
 
+def winograd_tiles(out_height: int, out_width: int) -> tuple[int, int]:
+    """Rows and columns of F(2x2, 3x3) tiles over an output map; an odd side takes one more, half outside the map:
+    a 7x7 map has 4 x 4 tiles."""
+    return -(-out_height // 2), -(-out_width // 2)
+
+
 def prefers_winograd(shape: ConvShape, target: Target) -> bool:
     """The `auto` choice of `te-conv-winograd` for an eligible (stride-1 3x3) convolution: Winograd F(2x2, 3x3) where
     both channel counts are at least `WINOGRAD_MIN_CHANNELS`, the output channels fill the GEMM's two-vector tiles and
@@ -167,7 +173,8 @@ def prefers_winograd(shape: ConvShape, target: Target) -> bool:
     (`runtime/tuning/algorithms.py`). Convolutions of fewer than `WINOGRAD_MIN_TILES` tiles stay direct as well."""
     lanes = target.vector_lanes
     c, f = shape.in_channels, shape.out_channels
-    tiles = shape.batch * -(-shape.out_height // 2) * -(-shape.out_width // 2)
+    tiles_h, tiles_w = winograd_tiles(shape.out_height, shape.out_width)
+    tiles = shape.batch * tiles_h * tiles_w
     fits = 16 * tiles * max(c, f) * 4 <= WINOGRAD_MAX_TRANSFORM_BYTES
     many = tiles >= WINOGRAD_MIN_TILES
     return f % (2 * lanes) == 0 and min(c, f) >= WINOGRAD_MIN_CHANNELS and fits and many

@@ -23,24 +23,30 @@ rows of A that the column panels share into `mr`-row panels first, `loop-cache-r
 BLIS's packing of A; off by default: MatMul 256^3 to 1024^3 on Zen 3 ran 1.00-1.05x its time with it), `prefetch`
 (0, or how many depth steps ahead each step of `k_i` prefetches the lines of B the tile reads, where B is a weight:
 `loop-prefetch`; a 14 x 32 tile streaming its panels from L2 ran 198 -> 208 GFLOP/s with 8, MatMul 1024^3 in the model
-1.02-1.05x faster on a Xeon with AVX-512; off by default, as for convolutions). The `k,j,i` nest:
+1.02-1.05x faster on a Xeon with AVX-512; off by default, as for convolutions). The `k,j,i` nest, and without row
+blocks (or with `pack_a`) a tail of rows split inside the panels, after each panel's full tiles:
 
     k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
+    k_o { j_o (nr columns) { i_o (mr rows) { k_i { i_i { j_i }}} ; i_t_o (the tail) { k_i { i_t_i { j_i }}} }}
 
 Default: `mr` the largest of 8, 7, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the
 vector registers (7 for the 49 rows of a 7x7 window under batch loops: (16, 49, 256) x (16, 256, 256) ran at 45
-GFLOP/s one row at a time, 87 with 7 rows, Zen 4), the tail of rows (where it does not divide them) one more
-register tile per column panel; where the rows make fewer than 4 such tiles, or under batch loops (a tail beside the
-full tiles in a batch loop's body leaves parallel placement only the batch loops), the largest that divides them
-unless that is under 4 (Winograd's 16 x (49 x 256) x (256 x 256) GEMM on AVX2: 7.0 ms one row at a time, 4.1 with 6
-rows and a tail of 1, an EPYC LLVM calls znver1). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA
-latency's bare minimum): MatMul 1024^3 0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x,
-128-token BERT and GPT unchanged. `nr` two vectors if they divide the columns, else one; `nc` 0; one row (a batch-1
-classifier): `kc` the whole depth, in one pass over B. Where B is a weight whose 256-deep row of panels (`256 x N`)
-fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block:
-the output is read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most a quarter
-of L2; elsewhere order `k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of
-im2col convolutions keep the schedule they were measured with).
+GFLOP/s one row at a time, 87 with 7 rows, Zen 4), the tail of rows (where it does not divide them) one more register
+tile per column panel; where the rows make fewer than 4 such tiles, or under batch loops (where the tail is not inside
+the panels, a tail beside the full tiles in a batch loop's body leaves parallel placement only the batch loops), the
+largest that divides them unless that is under 4 (Winograd's 16 x (49 x 256) x (256 x 256) GEMM on AVX2: 7.0 ms one
+row at a time, 4.1 with 6 rows and a tail of 1, an EPYC LLVM calls znver1). With AVX2, 6 x 16 (12 accumulators) over 4
+x 16 (8, the FMA latency's bare minimum): MatMul 1024^3 0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136
+rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two vectors if they divide the columns, else one; `nc` 0; one row
+(a batch-1 classifier): `kc` the whole depth, in one pass over B. Where B is a weight whose 256-deep row of panels
+(`256 x N`) fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024
+(one block: the output is read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most
+a quarter of L2; batched, with one depth block and a tail of rows, order `k,j,i` with the tail inside the panels, so
+that the batch loops' body is one nest and the parallel band takes the panels (and the depth loop of one iteration)
+too: Winograd's GEMM for a 14x14 map on AVX2 (the 49 rows above) got 256 tasks instead of 16 and ran 0.94x its time at
+one thread (3.8 ms against 4.0-4.2; the 28x28 and 56x56 maps' GEMMs, 196 and 784 rows, 0.98-1.02x); elsewhere order
+`k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep
+the schedule they were measured with).
 """
 
 from __future__ import annotations
@@ -193,9 +199,9 @@ class GemmRule:
         if mr < widest and ((not g.batched and g.m >= 4 * widest) or (mr < 4 and g.m > widest)):
             mr = widest  # the widest tile, with a tail of rows
         kc = g.k if g.m == 1 else _largest_divisor(g.k, GEMM_DEFAULT_DEPTH_BLOCK)  # a vector: one pass over B
-        # Batched with one depth block, the depth loop has one iteration: outside the row tiles it would end the
-        # parallel band at the batch loops (Winograd's 16 points: 16 tasks); inside, the band takes the row tiles too.
-        order, mc = ("i,k,j" if g.batched and kc == g.k else "k,i,j"), 0
+        # Batched with one depth block and a tail of rows: the rows inside the column panels, so that the tail shares
+        # each panel of B and the batch loops' body stays one nest (their parallel band takes the panels too).
+        order, mc = ("k,j,i" if g.batched and kc == g.k and g.m % mr else "k,i,j"), 0
         l2_floats = target.cache_bytes[1] // 4
         if g.b_is_weight and kc * g.n >= l2_floats and g.m >= 4 * mr:
             order, kc = "k,j,i", _largest_divisor(g.k, GEMM_MAX_DEPTH_BLOCK)
@@ -232,18 +238,25 @@ class GemmRule:
             f"loop-split{{kernel={name} loop={j}_init factor={nr}}}",
             f"loop-vectorize{{kernel={name} loop={j}_init_i}}",
         ]
-        splits = [
-            f"loop-split{{kernel={name} loop={i} factor={mr}}}",
-            f"loop-split{{kernel={name} loop={j} factor={nr}}}",
-            f"loop-split{{kernel={name} loop={k} factor={kc}}}",
-        ]
-        # With a tail of rows, split them last: the tail then has the column split that packing B needs.
-        steps += splits if workload.m % int(mr) == 0 else [*splits[1:], splits[0]]
-        if nc:
-            steps.append(f"loop-split{{kernel={name} loop={j}_o factor={nc // int(nr)}}}")
-        if tiles > 1:
-            steps.append(f"loop-split{{kernel={name} loop={i}_o factor={tiles}}}")
-        steps.append(f"loop-reorder{{kernel={name} order={outer},{k}_i,{i}_i,{j}_i}}")
+        split_rows = f"loop-split{{kernel={name} loop={i} factor={mr}}}"
+        split_columns = f"loop-split{{kernel={name} loop={j}_o factor={nc // int(nr)}}}" if nc else None
+        steps.append(f"loop-split{{kernel={name} loop={j} factor={nr}}}")
+        steps.append(f"loop-split{{kernel={name} loop={k} factor={kc}}}")
+        tail = workload.m % int(mr)
+        in_panels = bool(tail) and order == "k,j,i" and tiles <= 1 and not config.get("pack_a")
+        if in_panels:
+            # The rows split inside the column panels: the tail of rows runs in each panel after the full tiles, on
+            # the panel of B they left in L1, and the panels stay the only loop of their parent (a parallel band).
+            rows_inside = ",".join(i if loop_name == f"{i}_o" else loop_name for loop_name in outer.split(","))
+            steps += [step for step in (split_columns,) if step]
+            steps += [f"loop-reorder{{kernel={name} order={rows_inside},{k}_i,{j}_i}}", split_rows]
+            steps.append(f"loop-reorder{{kernel={name} order={i}_o,{k}_i,{i}_i,{j}_i}}")
+        else:
+            # With a tail of rows, split them after the columns: the tail then has the column split packing B needs.
+            steps += [step for step in (split_rows, split_columns) if step]
+            if tiles > 1:
+                steps.append(f"loop-split{{kernel={name} loop={i}_o factor={tiles}}}")
+            steps.append(f"loop-reorder{{kernel={name} order={outer},{k}_i,{i}_i,{j}_i}}")
         if config["pack"]:
             steps.append(f"loop-pack{{kernel={name} operand={workload.b_operand} dim={workload.b_dim} factor={nr}}}")
         if ahead := int(config["prefetch"]):
@@ -255,21 +268,26 @@ class GemmRule:
         steps += register_tile_steps(name, f"{i}_i", f"{j}_i", tile, bool(config["unroll"]), fill=whole)
         if config.get("pack_a") and (block := _a_block_loop(workload, outer.split(","), int(mr), int(kc), tiles)):
             steps.append(f"loop-cache-read{{kernel={name} loop={block} operand={workload.a_operand}}}")
-        if tail := workload.m % int(mr):
-            steps += _tail_tile_steps(name, i, j, k, tail, bool(config["unroll"]), whole)
+        if tail:
+            steps += _tail_tile_steps(name, i, j, k, tail, bool(config["unroll"]), whole, in_panels)
         return steps
 
 
-def _tail_tile_steps(name: str, i: str, j: str, k: str, rows: int, unroll: bool, fill: bool) -> list[str]:
+def _tail_tile_steps(
+    name: str, i: str, j: str, k: str, rows: int, unroll: bool, fill: bool, in_panels: bool
+) -> list[str]:
     """The peeled tail of `rows` rows as one more register tile per column panel, as the full tiles are (without
     this its columns stayed scalar and it accumulated in memory: ViT's 197-token GEMMs with 8-row tiles ran three
     times slower at 16 threads than with 1-row tiles). `i_t` is split whole into `i_t_o` (one iteration) and
-    `i_t_i`:
+    `i_t_i`; a tail beside the full tiles of the nest has its own panel and depth loops, one in each panel
+    (`in_panels`) only the inner ones:
 
         i_t { j_o { j_i { k_o { k_i }}}}  ->  j_o { k_o { i_t_o { k_i { i_t_i (unrolled) { j_i (vector) }}}}}
+        j_o { ... ; i_t { k_i { j_i }}}   ->  j_o { ... ; i_t_o { k_i { i_t_i (unrolled) { j_i (vector) }}}}
     """
     t = tail_name(i)
-    order = [in_tail(f"{j}_o", i), in_tail(f"{k}_o", i), f"{t}_o", in_tail(f"{k}_i", i), f"{t}_i", in_tail(f"{j}_i", i)]
+    outer = [] if in_panels else [in_tail(f"{j}_o", i), in_tail(f"{k}_o", i)]
+    order = [*outer, f"{t}_o", in_tail(f"{k}_i", i), f"{t}_i", in_tail(f"{j}_i", i)]
     return [
         f"loop-split{{kernel={name} loop={t} factor={rows}}}",
         f"loop-reorder{{kernel={name} order={','.join(order)}}}",

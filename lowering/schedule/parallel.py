@@ -8,9 +8,11 @@ From there it collects a *band* of perfectly nested independent loops, outermost
 `tasks` iterations (the knob) that `BALANCE_THREADS` threads share evenly (the busiest thread runs at most
 `MAX_IMBALANCE` times the mean), each task keeping at least `grain` innermost iterations. Where the next loop would
 make the tasks smaller than that, it is split (`loop-split`) so that only as many of its iterations as needed join
-the band. Every loop of the band becomes `parallel`, and `loop-outline-parallel` runs the band as one task range
-(TVM's `fuse` then `parallel`): for a convolution the output-channel panels times the output rows, for GEMM the row
-blocks inside the KC loop, for an elementwise kernel its rows (times columns where the rows are few):
+the band. A loop of one iteration (a GEMM's depth loop where one block holds the whole reduction) does not end the
+band: it joins it together with the next loop that does. Every loop of the band becomes `parallel`, and
+`loop-outline-parallel` runs the band as one task range (TVM's `fuse` then `parallel`): for a convolution the
+output-channel panels times the output rows, for GEMM the row blocks inside the KC loop, for an elementwise kernel its
+rows (times columns where the rows are few):
 
     loop.for "i0" 0 to 1 { loop.for "i3_o" 0 to 64 step 32 { loop.for "i1" 0 to 56 { ... } } }   // 2 panels
     // gets
@@ -84,14 +86,19 @@ def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> lis
     band = [start]
     count = start.trip_count
     chain = _chain(start)[1:]
+    single: list[loop.ForOp] = []  # one-iteration loops (a GEMM's depth loop of one block): they join what follows
     for member in chain:
         if count >= tasks and imbalance(count) <= MAX_IMBALANCE:
             break
-        if member.kind.data != "serial" or not _band_independent(kernel, [*band, member]):
+        if member.kind.data != "serial" or not _band_independent(kernel, [*band, *single, member]):
             break
+        if member.trip_count == 1:
+            single.append(member)
+            continue
         per_task = work(member) // member.trip_count
         if per_task >= grain:
-            band.append(member)
+            band += [*single, member]
+            single = []
             count *= member.trip_count
             continue
         parts = next(
@@ -109,7 +116,7 @@ def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> lis
             name = member.loop_name.data
             factor = member.trip_count // parts
             return [
-                *(_parallel(kernel_name, lp.loop_name.data) for lp in band),
+                *(_parallel(kernel_name, lp.loop_name.data) for lp in [*band, *single]),
                 f"loop-split{{kernel={kernel_name} loop={name} factor={factor}}}",
                 _parallel(kernel_name, f"{name}_o"),
             ]
@@ -186,10 +193,10 @@ def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
 
 def _band_independent(kernel: func.FuncOp, band: list[loop.ForOp]) -> bool:
     """True if distinct iterations of the band write distinct elements: every store under it to a kernel parameter
-    has, for each band loop, an index that moves with that loop and with no other loop of the band (so that
-    `out[i + j]` never joins `i` and `j` in one band)."""
+    has, for each band loop of several iterations, an index that moves with that loop and with no other loop of the
+    band (so that `out[i + j]` never joins `i` and `j` in one band)."""
     params = set(kernel.body.block.args)
-    ivs = [member.induction_var for member in band]
+    ivs = [member.induction_var for member in band if member.trip_count > 1]
     for store in band[0].walk():
         if isinstance(store, memref.StoreOp) and store.memref in params:
             forms = [affine_form(index) or {} for index in store.indices]

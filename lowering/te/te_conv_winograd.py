@@ -45,7 +45,7 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
+from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd, winograd_tiles
 from minimlc.lowering.schedule.tuning_db import TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, target_of
 from minimlc.lowering.te.builder import Indices, build_compute, f32_constant, index_constant, read, split_index
@@ -176,7 +176,7 @@ class ConvToWinograd(RewritePattern):
         if self.choice == "auto" and not self._chosen(ConvShape(n, c, f, oh, ow, 3, 3)):
             return
         data, weight = convolution.data, convolution.weight
-        tiles_h, tiles_w = -(-oh // TILE), -(-ow // TILE)
+        tiles_h, tiles_w = winograd_tiles(oh, ow)
         # An odd side's last tiles reach one row (column) past the padded input: clamped, their reads repeat its last
         # row, which only the tile's second output row depends on: beyond the map, never computed.
         last_row, last_col = oh + 1 if oh % TILE else None, ow + 1 if ow % TILE else None

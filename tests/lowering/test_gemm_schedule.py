@@ -61,21 +61,23 @@ def _run(change: dict[str, object], x: np.ndarray) -> tuple[np.ndarray, list[str
         ({"mr": 5, "mc": 32, "kc": 20, "nc": 128}, "order=k2_o,i1_o_o,i0_o_o,i1_o_i,i0_o_i,"),
         # No row block: the panels outside all the row tiles.
         ({"mr": 6, "mc": 0}, "order=k2_o,i1_o,i0_o,"),
-        # A row block of one tile is none (5 tiles of 13 rows: 5 does not divide into blocks of at most 32 rows).
-        ({"mr": 13, "mc": 32}, "order=k2_o,i1_o,i0_o,"),
+        # A row block of one tile is none (5 tiles of 13 rows: 5 does not divide into blocks of at most 32 rows);
+        # without row blocks the rows are split inside the panels, the tail of 7 rows after each panel's full tiles.
+        ({"mr": 13, "mc": 32}, "order=k2_o,i1_o,i0,k2_i,i1_i}"),
+        # The same with column blocks of 128 and 2 depth blocks (the tiles accumulate).
+        ({"mr": 5, "mc": 0, "kc": 20, "nc": 128}, "order=k2_o,i1_o_o,i1_o_i,i0,k2_i,i1_i}"),
     ],
 )
 def test_blis_order_keeps_the_numbers(change: dict[str, object], reorder: str) -> None:
     x = np.random.default_rng(1).standard_normal((M, K)).astype(np.float32)
     actual, steps = _run({**change, "order": "k,j,i"}, x)
-    reorder_step, *tail_steps = [step for step in steps if step.startswith("loop-reorder")]
-    assert reorder in reorder_step
+    reorders = [step for step in steps if step.startswith("loop-reorder")]
+    assert reorder in reorders[0]
     if M % int(change["mr"]):  # the tail of rows is a register tile of its own: one more reorder and cache-write
-        assert len(tail_steps) == 1
-        assert "i0_t_o" in tail_steps[0]
+        assert "i0_t_o" in reorders[-1]
         assert any(step.startswith("loop-cache-write") and "loop=i0_t_o " in step for step in steps)
     else:
-        assert not tail_steps
+        assert len(reorders) == 1
     np.testing.assert_allclose(actual, x.astype(np.float64) @ B.astype(np.float64), rtol=RTOL, atol=ATOL)
 
 
