@@ -23,8 +23,8 @@ rows of A that the column panels share into `mr`-row panels first, `loop-cache-r
 BLIS's packing of A; off by default: MatMul 256^3 to 1024^3 on Zen 3 ran 1.00-1.05x its time with it), `prefetch`
 (0, or how many depth steps ahead each step of `k_i` prefetches the lines of B the tile reads, where B is a weight:
 `loop-prefetch`; a 14 x 32 tile streaming its panels from L2 ran 198 -> 208 GFLOP/s with 8, MatMul 1024^3 in the model
-1.02-1.05x faster on a Xeon with AVX-512; off by default, as for convolutions). The `k,j,i` nest, and without row
-blocks (or with `pack_a`) a tail of rows split inside the panels, after each panel's full tiles:
+1.02-1.05x faster on a Xeon with AVX-512; off by default, as for convolutions). The `k,j,i` nest, and (without row
+blocks or `pack_a`) a tail of rows split inside the panels, after each panel's full tiles:
 
     k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
     k_o { j_o (nr columns) { i_o (mr rows) { k_i { i_i { j_i }}} ; i_t_o (the tail) { k_i { i_t_i { j_i }}} }}
@@ -248,7 +248,7 @@ class GemmRule:
             # The rows split inside the column panels: the tail of rows runs in each panel after the full tiles, on
             # the panel of B they left in L1, and the panels stay the only loop of their parent (a parallel band).
             rows_inside = ",".join(i if loop_name == f"{i}_o" else loop_name for loop_name in outer.split(","))
-            steps += [step for step in (split_columns,) if step]
+            steps += [split_columns] if split_columns else []
             steps += [f"loop-reorder{{kernel={name} order={rows_inside},{k}_i,{j}_i}}", split_rows]
             steps.append(f"loop-reorder{{kernel={name} order={i}_o,{k}_i,{i}_i,{j}_i}}")
         else:
