@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # xDSL loads only with the passes, so that loading a saved mo
     from xdsl.passes import ModulePass
 
 _OURS = {
+    "cse": ("generic.cse", "CsePass"),
     "graph-simplify": ("graph.graph_simplify", "GraphSimplifyPass"),
     "graph-fold-batch-norm": ("graph.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-fuse-attention": ("graph.graph_fuse_attention", "GraphFuseAttentionPass"),
@@ -59,11 +60,11 @@ UPSTREAM_PASSES = {
     "convert-scf-to-cf": "Lower scf.for and scf.if to unstructured control flow (xDSL).",
     "reconcile-unrealized-casts": "Fold away pairs of unrealized conversion casts (xDSL).",
     "canonicalize": "Apply every op's canonicalization patterns (xDSL).",
-    "cse": "Common subexpression elimination (xDSL).",
     "dce": "Remove operations whose results are unused and that have no side effects (xDSL).",
     "licm": "Hoist side-effect-free operations that do not depend on the loop out of loops (xDSL).",
 }
 """xDSL passes our pipelines use, with a one-line description each (some have no docstring upstream)."""
+
 
 def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     """Pass name -> lazy loader of the pass class, for minimlc's passes and the xDSL ones we use."""

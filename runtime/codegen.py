@@ -71,12 +71,13 @@ Optimizer = Callable[[str, frozenset[str]], tuple[llvm.TargetMachine, llvm.Modul
 optimised (and, for a shared library, its symbols renamed and hidden)."""
 
 
-def jit_optimizer(target: Target) -> Optimizer:
-    """For code loaded into this process (`jit.ObjectModule`): `target`'s JIT target machine, LLVM's O3."""
+def jit_optimizer(target: Target, llvm_level: int = 3) -> Optimizer:
+    """For code loaded into this process (`jit.ObjectModule`): `target`'s JIT target machine, LLVM at `llvm_level`
+    (see `pipeline.llvm_opt_level`)."""
 
     def optimize(llvm_ir: str, _own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
-        machine = target_machine(target)
-        return machine, optimized_module(llvm_ir, machine)
+        machine = target_machine(target, llvm_level)
+        return machine, optimized_module(llvm_ir, machine, llvm_level)
 
     return optimize
 

@@ -32,10 +32,10 @@ from minimlc.lowering.abi import (
     int_attribute,
     weight_names_of,
 )
-from minimlc.lowering.pipeline import Pipeline, run_pipeline, stage_passes
+from minimlc.lowering.pipeline import Pipeline, llvm_opt_level, run_pipeline, stage_passes
 from minimlc.lowering.target import Target, set_target, target_from_name
-from minimlc.runtime.compiled import CompiledModel, bind
 from minimlc.runtime.codegen import CODEGEN_STEPS, CompiledPartition, Optimizer, compile_partitions, jit_optimizer
+from minimlc.runtime.compiled import CompiledModel, bind
 from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import register_symbols
 
@@ -92,11 +92,11 @@ def compile_objects(
     *,
     opt_level: int = 3,
     target: str | Target = "host",
-    optimizer: Callable[[Target], Optimizer] = jit_optimizer,
+    optimizer: Callable[[Target, int], Optimizer] = jit_optimizer,
     jobs: int | None = None,
 ) -> CompiledObjects:
     """Lower `imported` with `pipeline` (by default the one of `opt_level`) for `target` and compile it to object
-    files on up to `jobs` processes (`runtime.codegen`), optimised by `optimizer(target)`."""
+    files on up to `jobs` processes (`runtime.codegen`), optimised by `optimizer(target, llvm_opt_level(opt_level))`."""
     start = time.perf_counter()
     target = target_from_name(target) if isinstance(target, str) else target
     pipeline = pipeline if pipeline is not None else opt_level
@@ -105,7 +105,7 @@ def compile_objects(
     stats: dict[str, int | float] = dict(model_stats(imported.module, imported.weights))
     lowered = time.perf_counter()
     passes = stage_passes(pipeline, start_after="program")
-    partitions = compile_partitions(imported.module, passes, optimizer(target), jobs)
+    partitions = compile_partitions(imported.module, passes, optimizer(target, llvm_opt_level(opt_level)), jobs)
     signature = partitions[0].signature
     assert signature is not None
     stats["weight_bytes"] = sum(imported.weights[name].nbytes for name in signature.weight_names)

@@ -89,23 +89,23 @@ class ModelObject:
     codegen_seconds: float = 0.0
 
 
-def pic_target_machine(target: Target) -> llvm.TargetMachine:
+def pic_target_machine(target: Target, llvm_level: int = 3) -> llvm.TargetMachine:
     """A target machine for `target` that emits position-independent code (for a shared library)."""
     return llvm.Target.from_default_triple().create_target_machine(
-        cpu=target.cpu, features=target.features, opt=3, reloc="pic", codemodel="default"
+        cpu=target.cpu, features=target.features, opt=llvm_level, reloc="pic", codemodel="default"
     )
 
 
-def library_optimizer(prefix: str | None) -> Callable[[Target], Optimizer]:
+def library_optimizer(prefix: str | None) -> Callable[[Target, int], Optimizer]:
     """An optimiser for `runtime.codegen` that makes library code: optimised as `JitModule` does, emitted
     position-independent, the model's own functions renamed `<prefix>_<name>` (none without a prefix) and every
     defined symbol hidden or internal, so the library exports only its C API while its objects still call each
     other."""
 
-    def for_target(target: Target) -> Optimizer:
+    def for_target(target: Target, llvm_level: int = 3) -> Optimizer:
         def optimize(llvm_ir: str, own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
-            machine = pic_target_machine(target)
-            module = optimized_module(llvm_ir, machine)
+            machine = pic_target_machine(target, llvm_level)
+            module = optimized_module(llvm_ir, machine, llvm_level)
             for function in module.functions:
                 if not function.is_declaration and function.linkage not in (
                     llvm.Linkage.internal,

@@ -10,13 +10,18 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
 import onnx
 import pytest
 from model_builder import ModelBuilder
 
+from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import OPT_LEVELS
+from minimlc.lowering.target import Target
 from minimlc.runtime import InferenceSession
+from minimlc.runtime.codegen import Optimizer, jit_optimizer
+from minimlc.runtime.compiler import compile_objects
 from minimlc.tools import model_tools
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,3 +120,26 @@ def test_batch_norm_folding_leaves_no_normalisation_per_call(build: Callable[[],
 def test_bad_opt_level_names_the_allowed_values(bad: object) -> None:
     with pytest.raises(ValueError, match=r"opt_level must be one of 0, 1, 2, 3, got"):
         InferenceSession(conv_bn(), opt_level=bad)  # type: ignore[arg-type]
+
+
+def test_llvm_optimises_every_level_but_o0() -> None:
+    """O0's native code is LLVM's O0 (as clang -O0: no module passes, so the `alwaysinline` entry is still called
+    from its packed wrapper); O1-O3 run LLVM's O3 pipeline, which inlines it."""
+    seen: dict[int, tuple[int, str]] = {}
+
+    def recording(target: Target, llvm_level: int) -> Optimizer:
+        optimize = jit_optimizer(target, llvm_level)
+
+        def record(llvm_ir: str, own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
+            machine, module = optimize(llvm_ir, own)
+            seen[opt_level] = (llvm_level, str(module))
+            return machine, module
+
+        return record
+
+    for opt_level in OPT_LEVELS:
+        compile_objects(import_model(conv_bn()), opt_level=opt_level, optimizer=recording, jobs=1)
+    assert {level: llvm_level for level, (llvm_level, _) in seen.items()} == {0: 0, 1: 3, 2: 3, 3: 3}
+    entry_call = re.compile(r"call void @\"?main\"?\(")
+    assert entry_call.search(seen[0][1])
+    assert not any(entry_call.search(code) for level, (_, code) in seen.items() if level > 0)

@@ -1,0 +1,1 @@
+"""Passes that work at every stage of the pipeline, on any dialect: common subexpression elimination."""

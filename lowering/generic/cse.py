@@ -1,0 +1,125 @@
+"""`cse`: common subexpression elimination, in one walk of the module.
+
+An op with no memory effects is replaced by an equal op (name, operands, attributes, properties, result types,
+regions) that dominates it: earlier in its block or in a block around it. An op that only reads memory is replaced by
+an equal op earlier in the same block when nothing between the two may write; every other op stays. Ops left unused
+and free of effects are erased. An op isolated from above (`func.func`) starts with nothing known.
+
+    %a = arith.addi %x, %y : index          %a = arith.addi %x, %y : index
+    %b = arith.addi %x, %y : index    ->    %l = memref.load %m[%a] : memref<8xf32>
+    %l = memref.load %m[%a] : ...           "test.use"(%l, %l)
+    %k = memref.load %m[%b] : ...
+    "test.use"(%l, %k)
+
+The same rewrite as xDSL's `cse`, which asks for each repeated read whether an op between the two writes by walking
+the ops between them (and into their regions): quadratic in a block's length, seconds for NonMaxSuppression's 2,000
+ops. Here each block counts its writes as the walk passes them, and a read is reused only if the count has not moved
+since; each op's effects are asked for once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, Region
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+from xdsl.traits import IsolatedFromAbove, IsTerminator, MemoryEffectKind, get_effects
+from xdsl.transforms.common_subexpression_elimination import OperationInfo
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+
+class _Key(OperationInfo):
+    """An op as a table key (equal ops, equal keys), its hash computed once: a lookup probes every scope."""
+
+    def __init__(self, op: Operation) -> None:
+        super().__init__(op)
+        self._hash = super().__hash__()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+@dataclass
+class _Known:
+    """An op that later equal ops may reuse; for a read, its block and the block's write count when it was seen."""
+
+    op: Operation
+    block: Block | None = None
+    writes: int = 0
+
+
+@dataclass
+class _Eliminator:
+    scopes: list[dict[_Key, _Known]] = field(default_factory=list)
+    dead: list[Operation] = field(default_factory=list)
+
+    def lookup(self, key: _Key) -> _Known | None:
+        for scope in reversed(self.scopes):
+            if (known := scope.get(key)) is not None:
+                return known
+        return None
+
+    def region(self, region: Region, isolated: bool) -> None:
+        outer = self.scopes
+        if isolated:
+            self.scopes = []
+        for block in region.blocks:  # each block sees its own ops and those around the region, not its siblings'
+            self.scopes.append({})
+            self.block(block)
+            self.scopes.pop()
+        self.scopes = outer
+
+    def block(self, block: Block) -> None:
+        writes = 0
+        for op in list(block.ops):
+            if op.regions:
+                isolated = op.has_trait(IsolatedFromAbove, value_if_unregistered=True)
+                for region in op.regions:
+                    self.region(region, isolated)
+            effects = get_effects(op)
+            pure = effects is not None and not effects
+            reads = effects is not None and bool(effects) and all(e.kind is MemoryEffectKind.READ for e in effects)
+            self.operation(op, block, None if pure else writes if reads else -1)
+            if not (pure or reads):
+                writes += 1
+
+    def operation(self, op: Operation, block: Block, writes: int | None) -> None:
+        """Erase `op` if dead, reuse an equal op for it, or remember it. `writes`: None for an op free of effects,
+        the count of writes before `op` in `block` for one that only reads, -1 for any other."""
+        if op.has_trait(IsTerminator):
+            return
+        if is_trivially_dead(op):
+            self.dead.append(op)
+            return
+        if writes == -1 or any(len(region.blocks) > 1 for region in op.regions):
+            return
+        key = _Key(op)
+        known = self.lookup(key)
+        if known is not None and (writes is None or (known.block is block and known.writes == writes)):
+            for result, replacement in zip(op.results, known.op.results, strict=True):
+                result.replace_all_uses_with(replacement)
+            self.dead.append(op)
+        else:
+            self.scopes[-1][key] = _Known(op, None if writes is None else block, writes or 0)
+
+
+def eliminate_common_subexpressions(root: Operation) -> None:
+    """Run `cse` on the regions of `root`."""
+    eliminator = _Eliminator()
+    for region in root.regions:
+        eliminator.region(region, isolated=True)
+    rewriter = Rewriter()
+    for op in eliminator.dead:  # the ops of a region before the op that holds it
+        rewriter.erase_op(op)
+
+
+class CsePass(ModulePass):
+    """Eliminate common subexpressions: pure ops dominated by an equal op, and reads repeated with no write between."""
+
+    name = "cse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        eliminate_common_subexpressions(op)
