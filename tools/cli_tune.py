@@ -25,7 +25,10 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--threads", type=cli_options.positive_int, default=1, help="threads each candidate runs on (default 1)"
     )
     tune.add_argument(
-        "--timeout", type=positive_float, default=60.0, help="seconds a candidate may take to build and time (60)"
+        "--timeout",
+        type=cli_options.positive_float,
+        default=60.0,
+        help="seconds a candidate may take to build and time (60)",
     )
     tune.add_argument("--seed", type=int, default=0, help="seed of the random search (default 0)")
     tune.add_argument(
@@ -43,16 +46,14 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="do not check the chosen schedules in the model afterwards (by default each tuned kernel is timed in the "
         "model against its default schedule and rejected where it is slower there)",
     )
+    tune.add_argument(
+        "--peak-gflops",
+        type=cli_options.positive_float,
+        help="one core's peak, which ranks the tasks by the room they have left (default: measured, an FMA loop)",
+    )
     tune.add_argument("--plot", metavar="CURVE.png", help="draw the tuning curve there (needs matplotlib)")
     cli_options.add_opt_level(tune)
     tune.set_defaults(command=tune_model)
-
-
-def positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
 
 
 def tune_model(args: argparse.Namespace) -> int:
@@ -72,6 +73,7 @@ def tune_model(args: argparse.Namespace) -> int:
         seed=args.seed,
         cache=args.cache,
         verify=args.verify,
+        peak_gflops=args.peak_gflops,
     )
     print(f"records in {args.db}; apply them with --tuning-db {args.db}")
     if args.plot:

@@ -109,7 +109,12 @@ def _argument_parser() -> argparse.ArgumentParser:
         help="with --profile: time kernels by wall time (default) or by the calling thread's CPU time, which other "
         "processes do not advance (needs --threads 1)",
     )
-    run.add_argument("--peak-gflops", type=float, help="with --profile: the machine's peak, for a %% of peak column")
+    run.add_argument(
+        "--peak-gflops",
+        type=cli_options.positive_float,
+        help="with --profile: the peak for the %% of peak column and the headroom line (default: one core's FMA "
+        "peak, measured, times the threads)",
+    )
     cli_options.add_tuning_db(run)
     cli_options.add_opt_level(run)
     run.set_defaults(command=_run)
@@ -241,10 +246,14 @@ def _run(args: argparse.Namespace) -> int:
     median = statistics.median(timings)
     print(f"latency: median {median * 1e6:.1f} us over {args.repeat} runs (min {min(timings) * 1e6:.1f} us)")
     if session.profiler is not None:
-        from minimlc.runtime.profiler import summary_table
+        from minimlc.runtime.machine_peak import fma_peak_gflops
+        from minimlc.runtime.profiler import headroom_line, summary_table
 
+        peak = args.peak_gflops or fma_peak_gflops() * session.num_threads
+        rows = session.profiler.summary(peak)
         print(f"kernel profile over {len(session.profiler.runs)} runs (after the warm-up):")
-        print(summary_table(session.profiler.summary(args.peak_gflops)))
+        print(summary_table(rows))
+        print(headroom_line(rows, peak, len(session.profiler.runs)))
         if args.profile_json:
             print(f"wrote {session.end_profiling(args.profile_json)}")
     return 0

@@ -3,8 +3,12 @@
 Every measured candidate is appended to the JSON-lines database at once, so a tuning run can stop at any time and a
 later run continues from it: each task starts from the records of its key (from this model, an earlier run, or
 another model sharing the kernel: printed as reused) and never measures a config twice. Each round, the task with
-the most weighted time (calls x best latency, damped by the trials it already had; tasks with no measurement first)
-gets a batch of proposals from its `Search`. The default config is every task's first candidate.
+the most weighted room gets a batch of proposals from its `Search`: calls x (best latency - its float work at the
+machine's peak), damped by the trials it already had; tasks with no measurement first. A kernel that already runs
+near the FMA peak (`runtime.machine_peak`, measured at the start) has little left to gain, whatever its share of the
+time. (Its room counts at least `ROOM_FLOOR` of its latency: the peak and the timings are measurements.) The
+default config is every task's first candidate, measured alone, so that every task's room is known before the rest
+of the budget goes by it.
 
 Every other candidate is timed paired with the default (`Measurer.measure(..., paired=True)`: both in one worker, in
 alternating batches) and recorded as the default's first latency times their ratio, so that a busy moment of the
@@ -45,6 +49,7 @@ from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
+from minimlc.runtime.machine_peak import fma_peak_gflops
 from minimlc.runtime.tuning.algorithms import check_in_model, tune_algorithms
 from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
 from minimlc.runtime.tuning.calibrate import calibrated_cache_modes
@@ -53,6 +58,8 @@ from minimlc.runtime.tuning.search import Search
 from minimlc.runtime.tuning.tasks import Task, extract_tasks
 from minimlc.runtime.tuning.verify import verify_in_model
 
+ROOM_FLOOR = 0.05
+"""The least share of a task's best latency that its priority counts as room left."""
 MODEL_CHECK_TIMEOUT = 600.0
 """Seconds the in-model check of the algorithm choices may take (two builds of the whole model, then timing)."""
 
@@ -65,6 +72,8 @@ class TaskState:
     search: Search
     mode: str
     """The cache state its candidates are timed in (`CACHE_MODES`)."""
+    at_peak: float
+    """Seconds its float work takes at the peak of the threads it is timed on."""
     trials: int = 0
     reused: int = 0
     default_latency: float | None = None
@@ -77,9 +86,11 @@ class TaskState:
 
 @dataclass
 class TuningResult:
-    """The tasks as tuning left them, and the tuning curve: (trials so far, total weighted latency in seconds)."""
+    """The tasks as tuning left them, the peak it measured them against (GFLOP/s of all its threads) and the tuning
+    curve: (trials so far, total weighted latency in seconds)."""
 
     tasks: list[TaskState]
+    peak_gflops: float
     curve: list[tuple[int, float]] = field(default_factory=list)
 
 
@@ -97,12 +108,14 @@ def tune(
     seed: int = 0,
     cache: str = "auto",
     verify: bool = True,
+    peak_gflops: float | None = None,
     out: TextIO = sys.stdout,
 ) -> TuningResult:
     """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each), timed on `threads`
     threads, each within `timeout` seconds, appending every record to `database`; prints the task table and a
     progress line to `out`; `cache`: how candidates find their weights; `verify`: check the chosen configs in the
-    model (see the module docstring). Raises `TuningDatabaseError` for a database line that is not a record."""
+    model (see the module docstring); `peak_gflops`: one core's peak (default: measured, `fma_peak_gflops`). Raises
+    `TuningDatabaseError` for a database line that is not a record."""
     db = TuningDatabase(database)
     chosen = target_from_name(target)
     name = os.path.basename(model) if isinstance(model, str | os.PathLike) else "model"
@@ -119,14 +132,17 @@ def tune(
     modes = {task.key: mode for task in tasks}
     if calibrate and mode == "cold":
         modes = calibrated_cache_modes(model, tasks, threads=threads, opt_level=opt_level, target=target, out=out)
-    states = [_start(task, db, target_key(chosen), seed, modes[task.key]) for task in tasks]
+    core_peak = peak_gflops or fma_peak_gflops()
+    peak = core_peak * threads
+    print(f"peak {core_peak:.1f} GFLOP/s per core (FMA loop) x {threads} threads", file=out)
+    states = [_start(task, db, target_key(chosen), seed, modes[task.key], peak) for task in tasks]
     per_task = trials_per_task if trials_per_task is not None else trials
     for number, state in enumerate(states):
         if state.reused:
             best = state.best_latency
             shown = f"best {best * 1e6:.1f} us" if best is not None else "none succeeded"
             print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
-    result = TuningResult(states)
+    result = TuningResult(states, peak)
     start, done = time.perf_counter(), 0
     with Measurer(threads=threads, timeout=timeout) as measurer:
         while done < trials:
@@ -134,7 +150,8 @@ def tune(
             if not eligible:
                 break
             state = max(eligible, key=_priority)
-            configs = state.search.propose(min(batch, trials - done, per_task - state.trials))
+            first = state.best_latency is None  # its default alone, so that every task's room is known early
+            configs = state.search.propose(min(1 if first else batch, trials - done, per_task - state.trials))
             if not configs:
                 state.trials = per_task  # nothing left to propose
                 continue
@@ -154,6 +171,7 @@ def tune(
             elapsed = time.perf_counter() - start
             print(task_table(states), file=out)
             print(_progress(done, trials, elapsed, states), file=out, flush=True)
+    print(headroom_line(states, peak), file=out)
     if verify and isinstance(model, ImportedModel):
         print("not checked in the model: tune() was given an imported model, not an ONNX one", file=out)
     elif verify:
@@ -206,8 +224,8 @@ def _size(count: int) -> str:
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 2**10:.0f} KiB"
 
 
-def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str) -> TaskState:
-    state = TaskState(task, Search(task.space, seed), mode)
+def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str, peak_gflops: float) -> TaskState:
+    state = TaskState(task, Search(task.space, seed), mode, task.flops / (peak_gflops * 1e9))
     records = db.records_for(task.key, target, mode)
     for record in records:
         if not task.space.fits(record.config):
@@ -220,10 +238,12 @@ def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str) ->
 
 
 def _priority(state: TaskState) -> float:
+    """Weighted room left (see the module docstring), damped by the trials the task had."""
     best = state.best_latency
     if best is None:
         return math.inf
-    return state.task.calls * best / math.sqrt(1 + state.trials)
+    room = max(best - state.at_peak, ROOM_FLOOR * best)
+    return state.task.calls * room / math.sqrt(1 + state.trials)
 
 
 def total_latency(states: list[TaskState]) -> float:
@@ -231,23 +251,36 @@ def total_latency(states: list[TaskState]) -> float:
     return sum(s.task.calls * (s.best_latency or 0.0) for s in states)
 
 
+def headroom_line(states: list[TaskState], peak_gflops: float) -> str:
+    """The weighted latency of the best configs against the tasks' float work at the peak."""
+    measured = [(s.task.calls, s.at_peak, best) for s in states if (best := s.best_latency) is not None]
+    total = sum(calls * best for calls, _, best in measured)
+    at_peak = sum(calls * min(floor, best) for calls, floor, best in measured)
+    room = 100 * (1 - at_peak / total) if total else 0.0
+    return (
+        f"at the peak ({peak_gflops:.1f} GFLOP/s) the tasks' float work takes {at_peak * 1e3:.3f} ms of their "
+        f"{total * 1e3:.3f} ms weighted: their schedules can save at most {room:.1f}% more"
+    )
+
+
 def task_table(states: list[TaskState]) -> str:
-    """The MetaSchedule-like table: per task its FLOP, weight, best GFLOP/s and latency, trials."""
+    """The MetaSchedule-like table: per task its FLOP, weight, best GFLOP/s, % of the peak and latency, trials."""
     header = (
-        f"{'ID':>3} | {'task':<32} | {'rule':<11} | {'FLOP':>10} | {'weight':>6} | {'GFLOP/s':>8} | "
+        f"{'ID':>3} | {'task':<32} | {'rule':<11} | {'FLOP':>10} | {'weight':>6} | {'GFLOP/s':>8} | {'% peak':>6} | "
         f"{'latency us':>10} | {'weighted us':>11} | {'vs default':>10} | {'trials':>6}"
     )
     lines = [header, "-" * len(header)]
     for number, s in enumerate(states):
         best = s.best_latency
         gflops = f"{s.task.flops / best / 1e9:.2f}" if best and s.task.flops else "-"
+        peak = f"{100 * s.at_peak / best:.1f}" if best and s.task.flops else "-"
         latency = f"{best * 1e6:.2f}" if best else "-"
         weighted = f"{s.task.calls * best * 1e6:.2f}" if best else "-"
         ratio = f"{s.default_latency / best:.2f}x" if best and s.default_latency else "-"
         trials = s.trials + s.reused
         lines.append(
             f"{number:>3} | {s.task.kernel[:32]:<32} | {s.task.rule:<11} | {s.task.flops:>10} | {s.task.calls:>6} | "
-            f"{gflops:>8} | {latency:>10} | {weighted:>11} | {ratio:>10} | {trials:>6}"
+            f"{gflops:>8} | {peak:>6} | {latency:>10} | {weighted:>11} | {ratio:>10} | {trials:>6}"
         )
     return "\n".join(lines)
 

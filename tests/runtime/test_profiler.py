@@ -13,7 +13,7 @@ import pytest
 from model_builder import ModelBuilder
 
 from minimlc.runtime import InferenceSession
-from minimlc.runtime.profiler import summary_table, with_profiling
+from minimlc.runtime.profiler import headroom_line, summary_table, with_profiling
 
 
 def small_cnn() -> onnx.ModelProto:
@@ -62,6 +62,20 @@ def test_summary_names_rules_and_flops(profiled: tuple[onnx.ModelProto, Inferenc
     conv = next(row for row in rows if row["kernel"].startswith("fused_pad_conv"))
     assert "conv nr=" in conv["schedule"] and conv["gflops"] > 0 and conv["peak_percent"] is not None
     assert "calls" in summary_table(rows).splitlines()[0]
+    runs = len(session.profiler.runs)
+    for row in rows:  # the float work at 100 GFLOP/s: FLOP / 1e8 ms, never more than the time measured
+        flops = runs * sum(call.flops for call in session.profiler.calls if call.kernel == row["kernel"])
+        assert row["peak_ms"] == pytest.approx(min(row["total_ms"], flops / 1e8))
+    assert 0 < conv["peak_ms"] < conv["total_ms"]
+
+
+def test_the_headroom_line_compares_the_work_at_the_peak_with_the_time_measured():
+    rows = [{"total_ms": 30.0, "peak_ms": 24.0}, {"total_ms": 10.0, "peak_ms": 0.0}]  # over two runs
+    line = headroom_line(rows, 50.0, runs=2)
+    assert line == (
+        "at the peak (50.0 GFLOP/s) the kernels' float work takes 12.000 ms a run of the 20.000 ms they took: "
+        "schedules that keep these algorithms save at most 40.0%"
+    )
 
 
 def test_profiling_off_compiles_no_timer(profiled: tuple[onnx.ModelProto, InferenceSession]):

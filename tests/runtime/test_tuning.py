@@ -21,8 +21,9 @@ from minimlc.runtime import InferenceSession
 from minimlc.runtime.cache import cache_key
 from minimlc.runtime.profiler import ProfiledCall, Profiler
 from minimlc.runtime.tuning.measure import Measurer
-from minimlc.runtime.tuning.tasks import extract_tasks
-from minimlc.runtime.tuning.tuner import tune
+from minimlc.runtime.tuning.search import Search
+from minimlc.runtime.tuning.tasks import Task, extract_tasks
+from minimlc.runtime.tuning.tuner import ROOM_FLOOR, TaskState, _priority, headroom_line, tune
 from minimlc.runtime.tuning.verify import group_times, task_groups, verify_in_model
 
 HOST = target_from_name("host")
@@ -60,6 +61,28 @@ def test_tasks_are_distinct_kernels_weighted_by_calls():
     assert gemm.flops == 2 * 4 * 32 * 32
     assert gemm.weights == (((32, 32), "float32"),)
     assert gemm.output == ((4, 32), "float32")
+
+
+def test_the_task_with_the_most_room_below_the_peak_is_tuned_first():
+    """A task near the peak yields to one with less time but more room; a task measured at the peak keeps a floor."""
+    gemm, relu = sorted(extract_tasks(import_model(mlp(3)), HOST), key=lambda task: task.rule != "gemm")
+
+    def measured(task: Task, latency: float, at_peak: float, trials: int = 0) -> TaskState:
+        state = TaskState(task, Search(task.space, 0), "warm", at_peak, trials=trials)
+        state.search.add(task.space.default(), latency)
+        return state
+
+    near_peak = measured(gemm, 10e-6, 9e-6)  # 3 calls: 30 us of time, 3 us of room
+    far_from_it = measured(relu, 8e-6, 0.0)  # 3 calls: 24 us, all of it room
+    assert _priority(far_from_it) > _priority(near_peak)
+    assert _priority(near_peak) == pytest.approx(3 * 1e-6)
+    at_peak = measured(gemm, 10e-6, 11e-6, trials=3)  # timings and the peak are measurements: a floor of 5%
+    assert _priority(at_peak) == pytest.approx(3 * ROOM_FLOOR * 10e-6 / 2)
+    assert _priority(TaskState(relu, Search(relu.space, 0), "warm", 0.0)) == float("inf")  # not measured yet
+    assert headroom_line([near_peak, far_from_it], 100.0) == (
+        "at the peak (100.0 GFLOP/s) the tasks' float work takes 0.027 ms of their 0.054 ms weighted: their "
+        "schedules can save at most 50.0% more"
+    )
 
 
 def test_a_contraction_is_measured_with_the_epilogue_fused_into_it():
@@ -125,6 +148,8 @@ def test_tune_resumes_and_reuses_shared_kernels(tmp_path: Path):
     out = io.StringIO()
     first = tune(mlp(2), db, trials=3, verify=False, out=out)
     assert len(db.read_text().splitlines()) == 3
+    keys = [json.loads(line)["key"] for line in db.read_text().splitlines()]
+    assert len(set(keys[:2])) == 2  # every task's default first, one trial each
     assert "ID | task" in out.getvalue()
     assert "3/3 trials" in out.getvalue()
     assert all(state.reused == 0 for state in first.tasks)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,9 @@ def test_tune_then_run_tuned_and_profiled(mlp_path: Path, tmp_path: Path) -> Non
     plot = ["--plot", str(curve)] if importlib.util.find_spec("matplotlib") else []
     result = minimlc("tune", str(mlp_path), "--trials", "2", "--db", str(db), "--no-verify", *plot)
     assert result.returncode == 0, result.stderr
-    assert "weighted us" in result.stdout and "2/2 trials" in result.stdout
+    assert "weighted us" in result.stdout and "% peak" in result.stdout and "2/2 trials" in result.stdout
+    assert re.search(r"peak \d+\.\d GFLOP/s per core \(FMA loop\) x 1 threads", result.stdout)
+    assert "their schedules can save at most" in result.stdout
     assert "in the model" not in result.stdout
     assert len(db.read_text().splitlines()) == 2
     assert not plot or curve.stat().st_size > 0
@@ -28,6 +31,7 @@ def test_tune_then_run_tuned_and_profiled(mlp_path: Path, tmp_path: Path) -> Non
     run = minimlc("run", str(mlp_path), "--tuning-db", str(db), "--profile", "--profile-json", str(trace))
     assert run.returncode == 0, run.stderr
     assert "kernel profile over 20 runs" in run.stdout and "GFLOP/s" in run.stdout
+    assert re.search(r"at the peak \(\d+\.\d GFLOP/s\) .* save at most \d+\.\d%", run.stdout)  # the peak, measured
     events = json.loads(trace.read_text())
     assert sum(event["name"] == "model_run" for event in events) == 20
 
@@ -41,6 +45,9 @@ def test_bad_tuning_options_are_reported(mlp_path: Path, tmp_path: Path) -> None
         assert f"{db}:1: expected a JSON object, got list" in result.stderr
     result = minimlc("tune", str(mlp_path), "--trials", "0", "--db", str(db))
     assert result.returncode == 2 and "--trials" in result.stderr
+    for command in (["tune", str(mlp_path), "--trials", "1", "--db", str(db)], ["run", str(mlp_path), "--profile"]):
+        result = minimlc(*command, "--peak-gflops", "0")
+        assert result.returncode == 2 and "--peak-gflops: must be positive, got 0" in result.stderr
 
 
 def test_the_cpu_profile_clock_needs_one_thread(mlp_path: Path) -> None:

@@ -1,0 +1,99 @@
+"""This machine's one-core fp32 peak: a JIT-compiled loop of independent vector FMAs.
+
+    fma_peak_gflops()        # e.g. 116.2 on a Zen 4 core (AVX-512, 16 lanes), 39.8 on a Zen 2 one (AVX2, 8 lanes)
+
+The loop is LLVM IR built here and compiled by minimlc's JIT (host CPU, O3): one `llvm.fma.v<lanes>f32` per
+accumulator per iteration, with as many independent accumulators as half the vector registers, so the FMA units'
+latency is hidden and nothing but their throughput bounds the loop. It times the calling thread's CPU time (not wall
+time) and keeps the best of several repeats: a peak is what the core can do, and on a machine other processes load,
+wall time would count the slices they take. The profiler's "% peak" column and headroom line and the tuner's task
+priorities divide by it (`minimlc run --profile`, `minimlc tune`); `bench/machine_peak.py` prints it beside numpy's
+sgemm.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from minimlc.lowering.target import target_from_name
+from minimlc.runtime.jit import JitModule
+
+FMA_FUNCTION = "fma_peak"
+
+
+def fma_loop_ir(lanes: int, accumulators: int) -> str:
+    """`void fma_peak(ptr state, i64 iterations)`: acc_k = fma(acc_k, m, c), `iterations` >= 1 times.
+
+    `state` holds vectors m, c, then the accumulators' initial values; the final accumulators are stored back, so
+    the loop cannot be folded away.
+    """
+    vector = f"<{lanes} x float>"
+    fma = f"@llvm.fma.v{lanes}f32"
+
+    def load(index: int, name: str) -> list[str]:
+        return [
+            f"  %{name}.ptr = getelementptr {vector}, ptr %state, i64 {index}",
+            f"  %{name} = load {vector}, ptr %{name}.ptr, align 4",
+        ]
+
+    entry = load(0, "m") + load(1, "c")
+    phis, body, stores = [], [], []
+    for k in range(accumulators):
+        entry += load(2 + k, f"init{k}")
+        phis.append(f"  %acc{k} = phi {vector} [ %init{k}, %entry ], [ %next{k}, %loop ]")
+        body.append(f"  %next{k} = call {vector} {fma}({vector} %acc{k}, {vector} %m, {vector} %c)")
+        stores.append(f"  store {vector} %next{k}, ptr %init{k}.ptr, align 4")
+    return "\n".join(
+        [
+            f"declare {vector} {fma}({vector}, {vector}, {vector})",
+            "",
+            f"define void @{FMA_FUNCTION}(ptr %state, i64 %iterations) {{",
+            "entry:",
+            *entry,
+            "  br label %loop",
+            "loop:",
+            "  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]",
+            *phis,
+            *body,
+            "  %i.next = add i64 %i, 1",
+            "  %done = icmp uge i64 %i.next, %iterations",
+            "  br i1 %done, label %exit, label %loop",
+            "exit:",
+            *stores,
+            "  ret void",
+            "}",
+        ]
+    )
+
+
+def best_cpu_seconds(call: Callable[[], object], repeats: int) -> float:
+    """The least CPU time (of this thread) any of `repeats` calls of `call()` took."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.thread_time()
+        call()
+        best = min(best, time.thread_time() - start)
+    return best
+
+
+def fma_peak_gflops(seconds_per_repeat: float = 0.05, repeats: int = 7) -> float:
+    """One core's fp32 GFLOP/s in the FMA loop (2 FLOPs per lane per FMA), best of `repeats` of about
+    `seconds_per_repeat` each."""
+    info = target_from_name("host")
+    lanes, accumulators = info.vector_lanes, info.vector_registers // 2
+    jit = JitModule(fma_loop_ir(lanes, accumulators))
+    run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(jit.function_address(FMA_FUNCTION))
+    state = np.empty((2 + accumulators, lanes), dtype=np.float32)
+    state[0], state[1], state[2:] = 0.999, 0.001, 1.0  # converges to 1.0: no overflow, no denormals
+    address = state.ctypes.data
+    flops_per_iteration = 2 * lanes * accumulators
+    iterations = 1000
+    while (elapsed := best_cpu_seconds(lambda: run(address, iterations), 1)) < seconds_per_repeat / 4:
+        iterations *= 4
+    iterations = max(1, int(iterations * seconds_per_repeat / elapsed))
+    seconds = best_cpu_seconds(lambda: run(address, iterations), repeats)
+    return flops_per_iteration * iterations / seconds / 1e9
