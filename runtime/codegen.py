@@ -71,7 +71,7 @@ Optimizer = Callable[[str, frozenset[str]], tuple[llvm.TargetMachine, llvm.Modul
 optimised (and, for a shared library, its symbols renamed and hidden)."""
 
 
-def jit_optimizer(target: Target, llvm_level: int = 3) -> Optimizer:
+def jit_optimizer(target: Target, llvm_level: int) -> Optimizer:
     """For code loaded into this process (`jit.ObjectModule`): `target`'s JIT target machine, LLVM at `llvm_level`
     (see `pipeline.llvm_opt_level`)."""
 
@@ -96,9 +96,9 @@ def compile_partitions(
     jobs: int | None = None,
 ) -> list[CompiledPartition]:
     """Lower `module` (at the `program` stage) with `passes` (the rest of its pipeline, from `loop-to-scf` to the
-    llvm dialect), translate it, `optimize` it (`jit_optimizer(target)` for this process) and emit object code, in
-    up to `jobs` partitions (default `compile_jobs()`); the first holds the entry and its `signature`. `module` is
-    consumed."""
+    llvm dialect), translate it, `optimize` it (`jit_optimizer(target, level)` for this process) and emit object
+    code, in up to `jobs` partitions (default `compile_jobs()`); the first holds the entry and its `signature`.
+    `module` is consumed."""
     jobs = compile_jobs() if jobs is None else jobs
     costs = {
         f.sym_name.data: op_count(f) * (ENTRY_COST_FACTOR if ENTRY_ATTR in f.attributes else 1)

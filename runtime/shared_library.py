@@ -89,7 +89,7 @@ class ModelObject:
     codegen_seconds: float = 0.0
 
 
-def pic_target_machine(target: Target, llvm_level: int = 3) -> llvm.TargetMachine:
+def pic_target_machine(target: Target, llvm_level: int) -> llvm.TargetMachine:
     """A target machine for `target` that emits position-independent code (for a shared library)."""
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=target.cpu, features=target.features, opt=llvm_level, reloc="pic", codemodel="default"
@@ -102,7 +102,7 @@ def library_optimizer(prefix: str | None) -> Callable[[Target, int], Optimizer]:
     defined symbol hidden or internal, so the library exports only its C API while its objects still call each
     other."""
 
-    def for_target(target: Target, llvm_level: int = 3) -> Optimizer:
+    def for_target(target: Target, llvm_level: int) -> Optimizer:
         def optimize(llvm_ir: str, own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
             machine = pic_target_machine(target, llvm_level)
             module = optimized_module(llvm_ir, machine, llvm_level)
@@ -157,7 +157,7 @@ def object_code(
 
 def pool_object_code(target: Target, options: PoolOptions = PoolOptions()) -> bytes:
     """The thread pool's object code for `target`, every symbol hidden (each library has its own copy)."""
-    machine, module = library_optimizer(None)(target)(str(build_pool_module(options)), frozenset())
+    machine, module = library_optimizer(None)(target, 3)(str(build_pool_module(options)), frozenset())
     return machine.emit_object(module)
 
 

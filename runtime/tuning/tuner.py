@@ -86,11 +86,9 @@ class TaskState:
 
 @dataclass
 class TuningResult:
-    """The tasks as tuning left them, the peak it measured them against (GFLOP/s of all its threads) and the tuning
-    curve: (trials so far, total weighted latency in seconds)."""
+    """The tasks as tuning left them, and the tuning curve: (trials so far, total weighted latency in seconds)."""
 
     tasks: list[TaskState]
-    peak_gflops: float
     curve: list[tuple[int, float]] = field(default_factory=list)
 
 
@@ -142,7 +140,7 @@ def tune(
             best = state.best_latency
             shown = f"best {best * 1e6:.1f} us" if best is not None else "none succeeded"
             print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
-    result = TuningResult(states, peak)
+    result = TuningResult(states)
     start, done = time.perf_counter(), 0
     with Measurer(threads=threads, timeout=timeout) as measurer:
         while done < trials:
