@@ -2,7 +2,8 @@
 
 C ABI (all functions external, `ptr` is an opaque `Pool *`):
 
-    ptr  minimlc_pool_create(i32 num_threads)        starts num_threads - 1 workers; the caller is thread 0
+    ptr  minimlc_pool_create(i32 num_threads)        starts num_threads - 1 workers (named `minimlc-pool`); the
+                                                     caller is thread 0
     void minimlc_pool_destroy(ptr pool)              wakes and joins the workers, frees the pool (pool idle)
     i32  minimlc_pool_num_threads(ptr pool)          threads that run tasks, the caller included
     i64  minimlc_pool_tasks_run(ptr pool, i32 thread) tasks thread `thread` ran in the pool's jobs so far
@@ -59,6 +60,7 @@ _CACHE_LINE = 64
 CHUNK_SHIFT = 3
 """A claim takes an eighth of the range's unclaimed tasks (at least one): few atomics for a range of many tiny
 tasks, single tasks near its end, where the other threads may still steal."""
+WORKER_THREAD_NAME = "minimlc-pool"  # what `top -H` and gdb show for the workers (at most 15 bytes)
 
 
 class Field(IntEnum):
@@ -132,6 +134,7 @@ class _PoolModule:
         self.syscall = declare("syscall", I64, [I64], var_arg=True)
         self.pthread_create = declare("pthread_create", I32, [PTR, PTR, PTR, PTR])
         self.pthread_join = declare("pthread_join", I32, [I64, PTR])
+        self.pthread_setname_np = declare("pthread_setname_np", I32, [I64, PTR])
         self.pause = declare("llvm.x86.sse2.pause", VOID, []) if machine == "x86_64" else None
 
     def _declare(self, name: str, ret: ir.Type, args: list[ir.Type], var_arg: bool = False) -> ir.Function:
@@ -142,6 +145,14 @@ class _PoolModule:
         if internal:
             function.linkage = "internal"
         return function, ir.IRBuilder(function.append_basic_block("entry"))
+
+    def thread_name(self) -> ir.Value:
+        """`WORKER_THREAD_NAME` as a C string (what `top -H`, gdb and /proc/<pid>/task/*/comm show)."""
+        text = bytearray(WORKER_THREAD_NAME.encode() + b"\0")
+        name = ir.GlobalVariable(self.module, ir.ArrayType(I8, len(text)), "worker_thread_name")
+        name.global_constant, name.linkage = True, "internal"
+        name.initializer = ir.Constant(name.value_type, text)
+        return name
 
     @staticmethod
     def field(b: ir.IRBuilder, pool: ir.Value, member: Field) -> ir.Value:
@@ -361,7 +372,10 @@ class _PoolModule:
             with b.if_then(b.icmp_signed("!=", status, zero), likely=False):
                 b.store(index, self.field(b, pool, Field.NUM_THREADS))  # workers 1..index-1 and the caller
                 b.ret(pool)
+            thread_id = b.load(b.gep(record, [zero, zero], source_etype=WORKER), typ=I64)
+            b.call(self.pthread_setname_np, [thread_id, name])  # before create returns: no unnamed moment
 
+        name = self.thread_name()
         self.count_up(b, _const(I32, 1), requested, spawn)
         b.ret(pool)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from llvmlite import ir
 
 from minimlc.runtime.jit import JitModule, target_machine
 from minimlc.runtime.threadpool import ThreadPool, register_symbols, resolve_num_threads
-from minimlc.runtime.threadpool_ir import POOL, POOL_SIZE, RANGE, WORKER, Field, PoolOptions
+from minimlc.runtime.threadpool_ir import POOL, POOL_SIZE, RANGE, WORKER, WORKER_THREAD_NAME, Field, PoolOptions
 
 BODIES = """
 declare void @minimlc_parallel_for(ptr, ptr, ptr, i64)
@@ -110,6 +112,28 @@ def bodies() -> JitModule:
     return JitModule(BODIES)
 
 
+def pool_workers() -> set[str]:
+    """The kernel's ids of this process's threads that carry the pool workers' name."""
+    workers = set()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            name = Path(f"/proc/self/task/{tid}/comm").read_text().strip()
+        except FileNotFoundError:  # the thread exited after the listing
+            continue
+        if name == WORKER_THREAD_NAME:
+            workers.add(tid)
+    return workers
+
+
+def assert_threads_exit(workers: set[str]) -> None:
+    """Assert the joined `workers` left the process: a joined thread can stay listed in /proc for a moment after
+    pthread_join returns (the kernel wakes the joiner before it reaps the thread), so poll for a few seconds."""
+    deadline = time.monotonic() + 5.0
+    while workers & pool_workers() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert not workers & pool_workers(), f"worker threads {sorted(workers & pool_workers())} are still running"
+
+
 def run(pool: ThreadPool, bodies: JitModule, name: str, ctx: np.ndarray, n_tasks: int) -> None:
     pool.run_tasks(bodies.function_address(name), ctx.ctypes.data, n_tasks)
 
@@ -163,7 +187,9 @@ def test_two_threads_take_contiguous_ranges(bodies: JitModule, options: PoolOpti
 
 @pytest.mark.parametrize("options", OPTIONS, ids=["spin", "no-spin"])
 @pytest.mark.parametrize("num_threads", [2, 3])
-def test_task_counts_add_up_and_every_thread_takes_part(bodies: JitModule, options: PoolOptions, num_threads: int) -> None:
+def test_task_counts_add_up_and_every_thread_takes_part(
+    bodies: JitModule, options: PoolOptions, num_threads: int
+) -> None:
     """Each job's tasks are counted once, by the thread that ran them; with each task waiting (bounded) for a second
     one to start, no job runs on the caller alone."""
     with ThreadPool(num_threads, options) as pool:
@@ -193,9 +219,9 @@ def test_more_threads_than_cores_with_late_workers(bodies: JitModule, options: P
 
 def test_one_thread_runs_inline_on_the_caller(bodies: JitModule) -> None:
     threads = np.zeros(64, np.uint64)
-    before = len(os.listdir("/proc/self/task"))
+    before = pool_workers()
     with ThreadPool(1) as pool:
-        assert len(os.listdir("/proc/self/task")) == before, "a 1-thread pool starts no worker"
+        assert not pool_workers() - before, "a 1-thread pool starts no worker"
         run(pool, bodies, "record_thread", threads, 64)
         assert pool.task_counts() == [0], "inline tasks are not counted"
     assert set(threads) == {caller_thread()}
@@ -213,25 +239,27 @@ def test_nested_parallel_for_runs_inline_in_its_task(bodies: JitModule) -> None:
 
 def test_workers_start_once_and_are_joined_on_close(bodies: JitModule) -> None:
     counts = np.zeros(8, np.int64)
-    before = len(os.listdir("/proc/self/task"))
+    before = pool_workers()
     pool = ThreadPool(3)
-    assert len(os.listdir("/proc/self/task")) == before + 2
+    workers = pool_workers() - before
+    assert len(workers) == 2
     for _ in range(200):
         run(pool, bodies, "count", counts, 8)
-    assert len(os.listdir("/proc/self/task")) == before + 2, "parallel_for must not create threads"
+    assert pool_workers() - before == workers, "parallel_for must not create threads"
     pool.close()
-    assert len(os.listdir("/proc/self/task")) == before
+    assert_threads_exit(workers)
     pool.close()
     with pytest.raises(RuntimeError, match="closed"):
         run(pool, bodies, "count", counts, 8)
 
 
 def test_garbage_collected_pool_joins_its_workers() -> None:
-    before = len(os.listdir("/proc/self/task"))
+    before = pool_workers()
     pool = ThreadPool(2)
-    assert len(os.listdir("/proc/self/task")) == before + 1
+    workers = pool_workers() - before
+    assert len(workers) == 1
     del pool
-    assert len(os.listdir("/proc/self/task")) == before
+    assert_threads_exit(workers)
 
 
 def test_two_pools_work_at_once_from_two_threads(bodies: JitModule) -> None:
