@@ -49,7 +49,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument(
         "--peak-gflops",
         type=cli_options.positive_float,
-        help="one core's peak, which ranks the tasks by the room they have left (default: measured, an FMA loop)",
+        help="one core's peak, times --threads, which ranks the tasks by the room they have left (default: "
+        "measured, an FMA loop)",
     )
     tune.add_argument("--plot", metavar="CURVE.png", help="draw the tuning curve there (needs matplotlib)")
     cli_options.add_opt_level(tune)

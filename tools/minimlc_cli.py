@@ -112,8 +112,8 @@ def _argument_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--peak-gflops",
         type=cli_options.positive_float,
-        help="with --profile: the peak for the %% of peak column and the headroom line (default: one core's FMA "
-        "peak, measured, times the threads)",
+        help="with --profile: one core's peak (times the threads) for the %% of peak column and the headroom line "
+        "(default: measured, an FMA loop)",
     )
     cli_options.add_tuning_db(run)
     cli_options.add_opt_level(run)
@@ -249,7 +249,7 @@ def _run(args: argparse.Namespace) -> int:
         from minimlc.runtime.machine_peak import fma_peak_gflops
         from minimlc.runtime.profiler import headroom_line, summary_table
 
-        peak = args.peak_gflops or fma_peak_gflops() * session.num_threads
+        peak = (args.peak_gflops or fma_peak_gflops()) * session.num_threads
         rows = session.profiler.summary(peak)
         print(f"kernel profile over {len(session.profiler.runs)} runs (after the warm-up):")
         print(summary_table(rows))

@@ -57,3 +57,11 @@ def test_the_cpu_profile_clock_needs_one_thread(mlp_path: Path) -> None:
     run = minimlc("run", str(mlp_path), "--profile", "--profile-clock", "cpu", "--threads", "1", "--repeat", "3")
     assert run.returncode == 0, run.stderr
     assert "kernel profile over 3 runs" in run.stdout
+
+
+def test_the_given_peak_is_one_cores_times_the_threads(mlp_path: Path) -> None:
+    """`--peak-gflops` means one core's peak in `run` as in `tune`: the profile divides by it times the threads."""
+    for threads, peak in (("1", "50.0"), ("2", "100.0")):
+        run = minimlc("run", str(mlp_path), "--profile", "--peak-gflops", "50", "--threads", threads, "--repeat", "2")
+        assert run.returncode == 0, run.stderr
+        assert f"at the peak ({peak} GFLOP/s)" in run.stdout
