@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from minimlc.runtime import InferenceSession, load
-
+from minimlc import InferenceSession
+from minimlc.runtime import load
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.thread_time}
 """`--clock cpu`: the calling thread's CPU time, which other processes preempting it do not advance (one thread

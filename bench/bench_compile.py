@@ -6,7 +6,7 @@
 Compile time is wall time from the ONNX model to callable native code, compile cache off, split into its stages:
 `frontend` (ONNX import), `lower` (graph to `scf`, one process), `codegen` (`scf` to object code: lowering to the
 llvm dialect, translation to LLVM IR, LLVM's O3 and instruction selection, in `parts` processes at once, see
-`runtime/codegen.py`; `MINIMLC_COMPILE_JOBS=1` compiles in one), `load` (loading the objects and the load-time
+`driver/codegen.py`; `MINIMLC_COMPILE_JOBS=1` compiles in one), `load` (loading the objects and the load-time
 precomputation); `cpu` is the seconds all codegen processes spent, whose ratio to `codegen` is the parallel speed-up.
 Run time is the median of `--runs` calls after one warm-up. A model that does not compile is listed with its error
 instead of figures.
@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.codegen import CODEGEN_STEPS
+from minimlc import InferenceSession
+from minimlc.driver.codegen import CODEGEN_STEPS
 from minimlc.tools.conformance import light_model_paths
 
 

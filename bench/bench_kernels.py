@@ -40,15 +40,15 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from xdsl.utils.exceptions import PassFailedException  # noqa: E402
 
 import minimlc.dialects.graph  # noqa: E402
+from minimlc import InferenceSession  # noqa: E402
 from minimlc.dialects import te  # noqa: E402
+from minimlc.driver.compiler import compile_model  # noqa: E402
 from minimlc.frontend.onnx import import_model  # noqa: E402
 from minimlc.lowering.pipeline import (  # noqa: E402
     PIPELINES,
     run_passes,
     split_pass_list,
 )
-from minimlc.runtime import InferenceSession  # noqa: E402
-from minimlc.runtime.compiler import compile_model  # noqa: E402
 
 
 def interleaved_medians(contenders: dict[str, Callable[[], object]], runs: int, warmup: int) -> dict[str, float]:

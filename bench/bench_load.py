@@ -42,7 +42,7 @@ STEPS = ("import", "load", "first run", "second run", "process")
 
 def save_model(model: str, directory: Path) -> Path:
     """Compile `model` (a light model's name or an .onnx path) without the compile cache and save it in `directory`."""
-    from minimlc.runtime import InferenceSession
+    from minimlc import InferenceSession
     from minimlc.tools.conformance import light_model_paths
 
     paths = {path.stem.removeprefix("light_"): path for path in light_model_paths()}

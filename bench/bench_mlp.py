@@ -26,7 +26,7 @@ from onnx import numpy_helper
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from make_mlp import SIZES, build_mlp
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 
 def interleaved_medians(contenders: dict[str, Callable[[], object]], runs: int, warmup: int) -> dict[str, float]:

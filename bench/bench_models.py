@@ -64,11 +64,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from bench_kernels import conv_model, matmul_model  # noqa: E402
 from machine_peak import MachinePeak, measure  # noqa: E402
 from make_mlp import build_mlp  # noqa: E402
-from transformer_models import Dims, bert, gpt, vit  # noqa: E402
 from model_flops import count_flops  # noqa: E402
+from transformer_models import Dims, bert, gpt, vit  # noqa: E402
 
+from minimlc import InferenceSession  # noqa: E402
 from minimlc.lowering.abi import PARALLEL_FOR  # noqa: E402
-from minimlc.runtime import InferenceSession  # noqa: E402
 from minimlc.tools.conformance import light_model_paths  # noqa: E402
 
 MIN_ROUNDS = 3

@@ -26,7 +26,7 @@ import onnxruntime  # noqa: E402
 from bench_models import interleaved_medians, ort_session  # noqa: E402
 from onnx import helper, numpy_helper, shape_inference  # noqa: E402
 
-from minimlc.runtime import InferenceSession  # noqa: E402
+from minimlc import InferenceSession  # noqa: E402
 from minimlc.tools.conformance import light_model_paths  # noqa: E402
 
 SKIPPED = ("ConstantOfShape", "Dropout")

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_models import CLOCKS, interleaved_medians, ort_module, ort_session
 from quantized_resnet import onnxruntime_saturates_u8s8, quantized_resnet
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 
 def main() -> int:

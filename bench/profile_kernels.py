@@ -28,11 +28,10 @@ import time  # noqa: E402
 from collections import Counter  # noqa: E402
 
 import onnx  # noqa: E402
-
 from bench_models import random_feeds  # noqa: E402
 
-import minimlc.runtime.codegen as codegen  # noqa: E402
-from minimlc.runtime import InferenceSession  # noqa: E402
+import minimlc.driver.codegen as codegen  # noqa: E402
+from minimlc import InferenceSession  # noqa: E402
 from minimlc.tools.model_tools import randomise_weights  # noqa: E402
 
 _DEFINE = re.compile(r"^define internal (.*?)@([\w.]+)\((.*?)\)(.*)$", re.MULTILINE)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import minimlc
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 BATCH, SIZES = 64, (784, 128, 10)
 

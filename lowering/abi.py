@@ -54,7 +54,7 @@ SCHEDULE_ATTR = "minimlc.schedule"
 `default-schedule{annotate=true}` for the profiler."""
 TASK_ATTR = "minimlc.task"
 """On a kernel, beside `minimlc.schedule`: its tuning key (`tuning_db.kernel_key`; a fused kernel's stages joined by
-` + `), so that a profile says which tuning task each kernel call ran (`runtime/tuning/verify.py`)."""
+` + `), so that a profile says which tuning task each kernel call ran (`tuner/verify.py`)."""
 EXTERNS_ATTR = "minimlc.externs"
 """On a function calling external functions (`loop.call_extern`): per call, in order, `{callee, slot, buffers,
 num_outputs}`: the parameter (after the pool, before the weights) where the runtime binds the function's address,
@@ -100,6 +100,10 @@ class EntrySignature:
     """The parameter that takes the run's status word (`EXTERN_STATUS_ATTR`), if there are external calls."""
 
 
+BufferTypes = tuple[tuple[tuple[int, ...], np.dtype], ...]
+"""The shapes and dtypes of the buffers an external function is passed, in order."""
+
+
 @dataclass(frozen=True)
 class ExternCall:
     """One external call of the entry: the registered name, its function-pointer parameter, the shapes and dtypes of
@@ -107,7 +111,7 @@ class ExternCall:
 
     callee: str
     slot: int
-    buffers: tuple[tuple[tuple[int, ...], np.dtype], ...]
+    buffers: BufferTypes
     num_outputs: int
 
 
@@ -124,6 +128,24 @@ def buffer_dtype(element: Attribute) -> np.dtype:
     if not isinstance(element, Float32Type):
         raise ValueError(f"no runtime buffer type for element type {element}")
     return np.dtype(np.float32)
+
+
+def extern_calls_in(module: ModuleOp) -> list[tuple[str, BufferTypes]]:
+    """The external calls (`graph.call_extern`, `te.call_extern`) of a graph- or te-level module, with the buffers
+    each will be passed."""
+    from xdsl.dialects.builtin import TensorType
+
+    from minimlc.dialects import graph, te
+
+    found: list[tuple[str, BufferTypes]] = []
+    for op in module.walk():
+        if isinstance(op, graph.CallExternOp | te.CallExternOp):
+            types = [value.type for value in (*op.args, *op.res)]
+            buffers = tuple(
+                (tuple(t.get_shape()), buffer_dtype(t.element_type)) for t in types if isinstance(t, TensorType)
+            )
+            found.append((op.callee.data, buffers))
+    return found
 
 
 def entry_signature(module: ModuleOp) -> EntrySignature:

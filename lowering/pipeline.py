@@ -77,7 +77,7 @@ STAGES: dict[str, tuple[str, bool] | None] = {
 """Stage name -> where it ends in a pipeline: before (False) or after (True) that pass; None: the pipeline's end.
 `schedule` is the loop IR default-schedule receives, the input of `--emit schedule` and `--emit space`; `program` the
 loop IR after the whole-program passes (fusion, memory planning, outlining), where every pass after it works
-function by function and the compile driver splits the module for parallel code generation (`runtime/codegen.py`)."""
+function by function and the compile driver splits the module for parallel code generation (`driver/codegen.py`)."""
 
 
 def split_pass_list(spec: str) -> list[str]:

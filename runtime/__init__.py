@@ -1,14 +1,13 @@
-"""Compile ONNX models to native code and run them: `from minimlc.runtime import InferenceSession`; run a saved one
-with `minimlc.runtime.load(path)`."""
+"""What a compiled model needs to run, and nothing else: `load(path)` gives the `Session` of a saved model (object
+code, weights, thread pool, external functions) without importing xDSL, ONNX or the compiler."""
 
 from typing import Any
 
-__all__ = ["IndexOutOfRangeError", "InferenceSession", "InvalidInputError", "load"]
+__all__ = ["IndexOutOfRangeError", "InvalidInputError", "Session", "load"]
 
 
 def __getattr__(name: str) -> Any:
-    # Lazy, so that `minimlc.runtime.jit` can be used without importing the ONNX frontend or xDSL.
-    if name in __all__:
+    if name in __all__:  # lazily: `minimlc.runtime.jit` alone needs no session
         from minimlc.runtime import session
 
         return getattr(session, name)

@@ -28,10 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from minimlc.lowering.abi import ExternCall
-
-BufferTypes = tuple[tuple[tuple[int, ...], np.dtype], ...]
-"""Shapes and dtypes of a call's buffers: inputs, then outputs."""
+from minimlc.lowering.abi import BufferTypes, ExternCall
 
 EXTERN_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
 """The native type of an external function: `int32_t f(void **buffers)`."""
@@ -110,25 +107,6 @@ def check_calls(calls: Iterable[tuple[str, BufferTypes]]) -> None:
             )
     if problems:
         raise ExternalFunctionError("; ".join(dict.fromkeys(problems)))
-
-
-def calls_in(module: Any) -> list[tuple[str, BufferTypes]]:
-    """The external calls (`graph.call_extern`, `te.call_extern`) of a graph- or te-level module, with the buffers
-    each will be passed."""
-    from xdsl.dialects.builtin import TensorType
-
-    from minimlc.dialects import graph, te
-    from minimlc.lowering.abi import buffer_dtype
-
-    found: list[tuple[str, BufferTypes]] = []
-    for op in module.walk():
-        if isinstance(op, graph.CallExternOp | te.CallExternOp):
-            types = [value.type for value in (*op.args, *op.res)]
-            buffers = tuple(
-                (tuple(t.get_shape()), buffer_dtype(t.element_type)) for t in types if isinstance(t, TensorType)
-            )
-            found.append((op.callee.data, buffers))
-    return found
 
 
 def bind_calls(calls: Sequence[ExternCall]) -> tuple[list[int], list[object]]:

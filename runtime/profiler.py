@@ -35,8 +35,6 @@ from typing import Any
 
 import numpy as np
 
-PROFILE_PASS = "loop-profile-calls"
-_BEFORE = "loop-outline-parallel"
 PROFILING_CLOCKS = {"wall": "monotonic", "cpu": "thread-cpu"}
 """`profiling_clock` values and the `loop-profile-calls` clock each reads."""
 
@@ -50,22 +48,6 @@ def check_profiling_clock(clock: str, num_threads: int) -> None:
             f"profiling_clock='cpu' needs num_threads=1 (got {num_threads}): the calling thread's CPU time leaves "
             "out the work of the other pool threads"
         )
-
-
-def with_profiling(passes: Sequence[str], clock: str = "wall") -> list[str]:
-    """`passes` with `loop-profile-calls` (reading `clock`, see `PROFILING_CLOCKS`) before `loop-outline-parallel`
-    and `default-schedule` annotating kernels."""
-    profile = PROFILE_PASS if clock == "wall" else f"{PROFILE_PASS}{{clock={PROFILING_CLOCKS[clock]}}}"
-    result: list[str] = []
-    for item in passes:
-        if item.split("{")[0] == _BEFORE:
-            result.append(profile)
-        if item == "default-schedule":
-            item = "default-schedule{annotate=true}"
-        elif item.startswith("default-schedule{"):
-            item = item[:-1] + " annotate=true}"
-        result.append(item)
-    return result
 
 
 @dataclass(frozen=True)
@@ -82,28 +64,6 @@ class ProfiledCall:
     def from_json(cls, value: dict[str, Any]) -> ProfiledCall:
         """The call `dataclasses.asdict` wrote into a saved build's metadata (`tasks` as a list)."""
         return cls(value["kernel"], value["flops"], value["schedule"], tuple(value.get("tasks", ())))
-
-
-def profiled_calls(module: Any) -> list[ProfiledCall]:
-    """The entry's `minimlc.profile` (after `loop-profile-calls`, at any later level); ValueError if it has none."""
-    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, StringAttr
-
-    from minimlc.lowering.abi import PROFILE_ATTR, entry_function
-
-    described = entry_function(module).attributes.get(PROFILE_ATTR)
-    if not isinstance(described, ArrayAttr):
-        raise ValueError("the module was not compiled with loop-profile-calls")
-    calls = []
-    for entry in described.data:
-        assert isinstance(entry, DictionaryAttr)
-        kernel, flops, schedule, tasks = (entry.data[k] for k in ("kernel", "flops", "schedule", "tasks"))
-        assert isinstance(kernel, StringAttr)
-        assert isinstance(flops, IntegerAttr)
-        assert isinstance(schedule, StringAttr)
-        assert isinstance(tasks, StringAttr)
-        keys = tuple(tasks.data.split(" + ")) if tasks.data else ()
-        calls.append(ProfiledCall(kernel.data, flops.value.data, schedule.data, keys))
-    return calls
 
 
 class Profiler:

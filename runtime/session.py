@@ -1,24 +1,22 @@
-"""`InferenceSession`: ONNX Runtime's Python API over a model minimlc compiled to native code.
+"""`Session`: a compiled model bound to its weights, run with ONNX Runtime's Python API; `load` reads a saved one.
 
-    from minimlc.runtime import InferenceSession
-    session = InferenceSession("examples/mlp.onnx")
+    from minimlc.runtime import load
+    session = load("mlp.mlc")              # written by InferenceSession(...).save("mlp.mlc")
     (logits,) = session.run(None, {"input": x})
 
-Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer of the
-wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the float32
-ones (and int64 index outputs such as MaxPool's Indices), and outputs that are compile-time constants
-(`ImportedModel.constant_outputs`) are copies of their values, with their own dtype; an output of a data-dependent
-extent (NonZero, Compress, Unique) is cut to the count native code returned (`lowering/abi.py`; `get_outputs` gives
-its upper bound). `run` is safe to call from several threads: each call builds its own argument array and
-intermediate buffers. Parallel loops run on the session's own thread pool, started once here (`num_threads`,
-default one per core); a `run` that finds the pool busy with another thread's call runs its parallel loops on its
-own thread.
-`with_num_threads(n)` gives a second session over the same compiled module with a pool of its own (the
-compiled code does not depend on the thread count).
+Loading imports neither xDSL nor ONNX: `minimlc.InferenceSession` (`driver/session.py`) is this class plus the
+compiler. Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer
+of the wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the
+float32 ones (and int64 index outputs such as MaxPool's Indices), and outputs that are compile-time constants are
+copies of their values, with their own dtype; an output of a data-dependent extent (NonZero, Compress, Unique) is cut
+to the count native code returned (`lowering/abi.py`; `get_outputs` gives its upper bound). `run` is safe to call
+from several threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the
+session's own thread pool, started once (`num_threads`, default one per core); a `run` that finds the pool busy with
+another thread's call runs its parallel loops on its own thread. `with_num_threads(n)` gives a second session over
+the same compiled module with a pool of its own (the compiled code does not depend on the thread count).
 
 `save(path)` writes the session to one file (`minimlc.runtime.artifact`: object code, weights, signature) that
-`load(path)` turns back into a session in a fraction of a second, without xDSL or ONNX. Sessions compile through
-the compile cache (`minimlc.runtime.cache`) unless `cache=False`.
+`load(path)` turns back into a session in a fraction of a second.
 """
 
 from __future__ import annotations
@@ -38,14 +36,10 @@ from minimlc.lowering.abi import trim_to_count
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime import artifact
 from minimlc.runtime.compiled import CompiledModel, rebind_weights
-from minimlc.runtime.extern import calls_in, check_calls, check_status, raise_pending_error
+from minimlc.runtime.extern import check_status, raise_pending_error
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
-if TYPE_CHECKING:  # the compiler (xDSL, ONNX) loads only to compile: `load` runs a saved model without it
-    import onnx
-
-    from minimlc.frontend.onnx import ImportedModel
-    from minimlc.lowering.pipeline import ExtraPasses
+if TYPE_CHECKING:
     from minimlc.runtime.profiler import ProfiledCall, Profiler
 
 _STAT_KEYS = (
@@ -76,73 +70,9 @@ class IndexOutOfRangeError(InvalidInputError):
     the message names the node and the range (`frontend/onnx_index_checks.py`)."""
 
 
-class InferenceSession:
-    """Compile an ONNX model (path, bytes or `onnx.ModelProto`) and run it like `onnxruntime.InferenceSession`."""
-
-    def __init__(
-        self,
-        model: onnx.ModelProto | str | os.PathLike[str] | bytes,
-        *,
-        input_shapes: Mapping[str, Sequence[int]] | None = None,
-        opt_level: int = 3,
-        num_threads: int | None = None,
-        target: str = "host",
-        extra_passes: ExtraPasses | None = None,
-        cache: bool = True,
-        tuning_db: str | os.PathLike[str] | None = None,
-        enable_profiling: bool = False,
-        profiling_clock: str = "wall",
-    ):
-        """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
-
-        `opt_level` (0-3, see `minimlc.lowering.pipeline.OPT_LEVELS`) chooses the optimisation pipeline. `num_threads`
-        (a positive int, or None for one per core) is the number of threads parallel loops run on, the calling thread
-        included; the pool starts only if the model has a parallel loop. `target` is the CPU to compile for: `host`
-        or an LLVM CPU name (`x86-64-v3`, `skylake-avx512`, `znver4`, ...) whose features this host has.
-        `extra_passes` inserts passes (minimlc's or a plugin's) into the opt level's pipeline, by the stage they run
-        after (`graph`, `te`, `loop`, `schedule`, `scf`, `llvm`; see `minimlc.lowering.pipeline.with_extra_passes`):
-        `extra_passes={"graph": ["toy-relu-to-clip"]}`. `cache` looks the compiled code up in (and adds it to)
-        the compile cache, which `MINIMLC_CACHE=0` turns off (`minimlc.runtime.cache`). `tuning_db` applies the
-        fastest schedule of each kernel in that tuning database (`minimlc tune`; the default schedule elsewhere).
-        `enable_profiling` times every kernel call of every run (`self.profiler`, `end_profiling()`; compiled
-        without the cache), by `profiling_clock`: `wall`, or `cpu` (the calling thread's CPU time; one thread only).
-        """
-        from minimlc.frontend.onnx import import_model
-        from minimlc.lowering.pipeline import opt_level_pipeline, pipeline_passes, with_extra_passes
-        from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
-        from minimlc.runtime.profiler import check_profiling_clock, with_profiling
-
-        opt_level_pipeline(opt_level)  # reject a bad level, target, pass list or database before importing
-        target_from_name(target)
-        pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
-        if tuning_db is not None:
-            TuningDatabase(tuning_db)
-            pipeline = with_tuning_db(pipeline or pipeline_passes(opt_level), tuning_db)
-        if enable_profiling:
-            check_profiling_clock(profiling_clock, resolve_num_threads(num_threads))
-            pipeline, cache = with_profiling(pipeline or pipeline_passes(opt_level), profiling_clock), False
-        imported = import_model(model, input_shapes)
-        self._compile(imported, opt_level, num_threads, target, pipeline, cache)
-        if enable_profiling and self._model is not None:
-            self._start_profiling(imported, profiling_clock)
-
-    @classmethod
-    def from_imported(
-        cls,
-        imported: ImportedModel,
-        *,
-        opt_level: int = 3,
-        num_threads: int | None = None,
-        target: str = "host",
-        extra_passes: ExtraPasses | None = None,
-    ) -> InferenceSession:
-        """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
-        from minimlc.lowering.pipeline import with_extra_passes
-
-        session = cls.__new__(cls)
-        pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
-        session._compile(imported, opt_level, num_threads, target, pipeline, cache=False)
-        return session
+class Session:
+    """A compiled model bound to its weights and a thread pool, run like `onnxruntime.InferenceSession`: what
+    `load` returns, and what `minimlc.InferenceSession` adds the compiler to."""
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this session to `path` (object code, weights, signature, target, versions) for `load`."""
@@ -166,7 +96,7 @@ class InferenceSession:
         blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
         artifact.write_file(path, meta, blobs)
 
-    def with_weights(self, weights: Mapping[str, np.ndarray]) -> InferenceSession:
+    def with_weights(self, weights: Mapping[str, np.ndarray]) -> Session:
         """A session running this session's native code on other weights (same names, shapes, float32), e.g. a
         fine-tuned copy of the model: no recompile, only the load-time packing reruns.
 
@@ -179,7 +109,7 @@ class InferenceSession:
                 f"outputs {sorted(self._constant_outputs)} were folded to constants at import time: "
                 "they would not follow new weights; compile the new model instead"
             )
-        session = InferenceSession.__new__(InferenceSession)
+        session = type(self).__new__(type(self))
         session._set_signature(
             self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs, self._index_checks
         )
@@ -187,35 +117,15 @@ class InferenceSession:
         session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
         return session
 
-    def with_num_threads(self, num_threads: int | None) -> InferenceSession:
+    def with_num_threads(self, num_threads: int | None) -> Session:
         """A session over this session's compiled module (no recompilation) with its own pool of `num_threads`."""
-        session = InferenceSession.__new__(InferenceSession)
+        session = type(self).__new__(type(self))
         session._set_signature(
             self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs, self._index_checks
         )
         session._set_sequence_outputs(self._sequence_outputs, self._output_names)
         session._bind(self._model, self.opt_level, num_threads)
         return session
-
-    def _compile(
-        self,
-        imported: ImportedModel,
-        opt_level: int,
-        num_threads: int | None,
-        target: str,
-        pipeline: list[str] | None,
-        cache: bool,
-    ) -> None:
-        from minimlc.runtime.cache import compile_cached
-
-        signature = (imported.inputs, imported.outputs, imported.constant_outputs, imported.trimmed_outputs)
-        self._set_signature(*signature, imported.index_checks)
-        self._set_sequence_outputs(imported.sequence_outputs, imported.output_names)
-        check_calls(calls_in(imported.module))  # unregistered external functions, before any work
-        # A model whose outputs are all constants needs no native code.
-        compiled = imported.computed_outputs
-        model = compile_cached(imported, pipeline, opt_level=opt_level, target=target, cache=cache) if compiled else None
-        self._bind(model, opt_level, num_threads)
 
     def _set_signature(
         self,
@@ -262,11 +172,6 @@ class InferenceSession:
             self._args_template = np.insert(self._args_template, call.slot, address)
         if self._model.extern_status_slot is not None:  # filled per run
             self._args_template = np.insert(self._args_template, self._model.extern_status_slot, 0)
-
-    def _start_profiling(self, imported: ImportedModel, clock: str) -> None:
-        from minimlc.runtime.profiler import profiled_calls
-
-        self._attach_profiler(profiled_calls(imported.module), clock)  # the compile lowered the module in place
 
     def _attach_profiler(self, calls: list[ProfiledCall], clock: str) -> None:
         """Read the clock buffer of a build compiled with `loop-profile-calls` reading `clock`, whose kernel calls
@@ -427,7 +332,7 @@ class InferenceSession:
         return [_checked_array(info, input_feed[info.name]) for info in self._inputs]
 
 
-def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> InferenceSession:
+def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Session:
     """The session `InferenceSession.save` wrote to `path`, with a pool of `num_threads`; loads neither xDSL nor ONNX.
 
     Raises `ArtifactError` (a ValueError) if the file is not a minimlc model, is truncated or corrupt, was written by
@@ -442,7 +347,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Inf
         weights = {name: blobs[f"weight:{name}"] for name in meta["entry"]["weights"]}
         model = artifact.bind_code(meta, blobs, weights)
         model.stats["load_seconds"] = time.perf_counter() - start
-    session = InferenceSession.__new__(InferenceSession)
+    session = Session.__new__(Session)
     session._set_signature(
         [artifact.tensor_from_meta(info) for info in meta["model_inputs"]],
         [artifact.tensor_from_meta(info) for info in meta["outputs"]],

@@ -48,9 +48,9 @@ def pipeline(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None
 
 
 def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> int:
-    """`--emit obj`: the model's object code (`model_main_packed`, see `minimlc.runtime.shared_library`)."""
+    """`--emit obj`: the model's object code (`model_main_packed`, see `minimlc.driver.shared_library`)."""
+    from minimlc.driver.shared_library import object_code
     from minimlc.frontend.onnx import import_model
-    from minimlc.runtime.shared_library import object_code
 
     if not args.output:
         raise cli_options.UsageError("--emit obj writes a binary file: give it with -o FILE.o")
@@ -70,8 +70,8 @@ def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] 
 
 def build_library(args: argparse.Namespace) -> int:
     """`minimlc build MODEL -o LIB.so`: the library, its header and its weights file."""
+    from minimlc.driver.shared_library import export_library
     from minimlc.frontend.onnx import import_model
-    from minimlc.runtime.shared_library import export_library
 
     extra_passes = cli_options.extra_passes(args)
     print(f"building {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)

@@ -11,7 +11,7 @@ def save_model(
 ) -> int:
     """Compile `args.model` for `input_shapes` (through the cache unless `--no-cache`) and save it to `args.output`
     for `minimlc.runtime.load`."""
-    from minimlc.runtime import InferenceSession
+    from minimlc.driver.session import InferenceSession
 
     print(f"compiling {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     session = InferenceSession(
@@ -27,7 +27,7 @@ def save_model(
 
 def cache_command(args: argparse.Namespace) -> int:
     """`info`: where the compile cache is, its entries and bytes; `clear`: empty it."""
-    from minimlc.runtime import cache
+    from minimlc.driver import cache
 
     if args.action == "clear":
         print(f"removed {cache.clear()} entries from {cache.cache_dir()}")

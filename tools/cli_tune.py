@@ -58,7 +58,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def tune_model(args: argparse.Namespace) -> int:
-    from minimlc.runtime.tuning.tuner import plot_curve, tune
+    from minimlc.tuner.tuner import plot_curve, tune
 
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")

@@ -36,6 +36,8 @@ from onnx import numpy_helper
 from onnx.backend.test.case.test_case import TestCase
 from onnx.backend.test.runner import Runner
 
+from minimlc.backend import onnx_backend as backend
+from minimlc.driver.cache import cache_dir
 from minimlc.frontend.onnx import (
     ModelImportError,
     UnsupportedFeatureError,
@@ -43,8 +45,6 @@ from minimlc.frontend.onnx import (
     UnsupportedTypeError,
 )
 from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
-from minimlc.runtime import backend
-from minimlc.runtime.cache import cache_dir
 
 LIGHT_MODELS_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
 LIGHT_MODEL_GROUP = "light_models"
@@ -435,7 +435,7 @@ One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tool
 Tests that fail, rather than being refused with a NotImplementedError, carry the message. Out of scope on purpose:
 Dropout in training mode with a ratio above 0 and Bernoulli (their expected outputs come from numpy's random generator,
 whose stream ONNX Runtime does not share either), strings, float8e8m0 (sequences and optionals of tensors are
-supported: `runtime/backend_containers.py`). test_dft_inverse* are listed mismatches: their expected outputs carry
+supported: `backend/containers.py`). test_dft_inverse* are listed mismatches: their expected outputs carry
 numpy's float32 FFT round-off (2e-7 where the exact value is 0, above atol 1e-7), which minimlc's DFT table and ONNX
 Runtime do not reproduce."""
 

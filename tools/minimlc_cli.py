@@ -57,12 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `minimlc` console script."""
     parser = _argument_parser()
     args = parser.parse_args(argv)
+    from minimlc.driver.shared_library import CompilerNotFoundError, LinkError
     from minimlc.frontend.onnx import ModelImportError
+    from minimlc.lowering.schedule.tuning_db import TuningDatabaseError
     from minimlc.runtime.artifact import ArtifactError
     from minimlc.runtime.session import InvalidInputError
-    from minimlc.runtime.shared_library import CompilerNotFoundError, LinkError
-
-    from minimlc.lowering.schedule.tuning_db import TuningDatabaseError
 
     user_errors = (
         ModelImportError,
@@ -199,7 +198,7 @@ def _load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from minimlc.runtime import InferenceSession
+    from minimlc.driver.session import InferenceSession
 
     if args.profile_clock == "cpu" and (not args.profile or args.threads != 1):
         raise cli_options.UsageError("--profile-clock cpu times the calling thread: use it with --profile --threads 1")
@@ -306,7 +305,6 @@ def _compile(args: argparse.Namespace) -> int:
     elif args.emit == "schedule":
         from minimlc.lowering.pipeline import make_context
         from minimlc.lowering.schedule.default_schedule import schedule_trace
-
         from minimlc.lowering.schedule.tuning_db import TuningDatabase
 
         text = schedule_trace(make_context(), module, TuningDatabase(args.tuning_db) if args.tuning_db else None)
@@ -326,7 +324,7 @@ def _compile(args: argparse.Namespace) -> int:
     if args.stats:
         print(cli_tables.timing_table(args.model, timings), file=sys.stderr)
         if args.emit in STATS_LEVELS:
-            from minimlc.runtime.compiler import model_stats
+            from minimlc.driver.compiler import model_stats
 
             stats = {**model_stats(module, imported.weights), "compile_seconds": sum(t for _, t in timings)}
             print(cli_tables.stats_table(args.model, stats), file=sys.stderr)
@@ -334,7 +332,7 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from minimlc.runtime import InferenceSession
+    from minimlc.driver.session import InferenceSession
     from minimlc.tools import model_tools
 
     model = _load_model(args.model)

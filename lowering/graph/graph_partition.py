@@ -15,7 +15,7 @@ compiler regions, partition) into functions for that target's code generator.
     %u = graph.sigmoid %y : ...             ->       %b = func.call @c_region_0(%x, %w, %u) : ...
     %b = graph.add %a, %u : ...
 
-The runtime's code generators (`runtime/byoc.py`) compile the outlined functions and replace each call with a
+The runtime's code generators (`byoc/partition.py`) compile the outlined functions and replace each call with a
 `graph.call_extern` of the code they registered; on its own the pass only partitions (for lit tests and mini-opt).
 """
 
@@ -61,7 +61,7 @@ PARTITION_TARGETS: dict[str, Callable[[Operation], bool]] = {
     "c": _c_supports,
     "onnxruntime": _onnxruntime_supports,
 }
-"""External target name -> whether it can run a graph op: the targets `runtime/byoc.py` ships code generators for."""
+"""External target name -> whether it can run a graph op: the targets `byoc/partition.py` ships code generators for."""
 
 
 def register_partition_target(name: str, supports: Callable[[Operation], bool]) -> None:

@@ -170,7 +170,7 @@ def prefers_winograd(shape: ConvShape, target: Target) -> bool:
     (64, 128 and 256 channels) took 1.5-1.65 ms against 2.15 direct, the model 0.906x; Inception v2 (64-256
     channels) 0.865x; DenseNet-121's 128 -> 32 (a transformed input four times the output) measured 1.06x slower
     in one A/B and 0.93-0.98x in two later ones: it stays direct here, and `minimlc tune` decides it per machine
-    (`runtime/tuning/algorithms.py`). Convolutions of fewer than `WINOGRAD_MIN_TILES` tiles stay direct as well."""
+    (`tuner/algorithms.py`). Convolutions of fewer than `WINOGRAD_MIN_TILES` tiles stay direct as well."""
     lanes = target.vector_lanes
     c, f = shape.in_channels, shape.out_channels
     tiles_h, tiles_w = winograd_tiles(shape.out_height, shape.out_width)

@@ -1,6 +1,6 @@
 """The tuning database: measured schedules as JSON lines, keyed by kernel structure and target CPU.
 
-One line per measured candidate (the tuner, `runtime/tuning/`, appends them); `default-schedule{tuning-db=PATH}`
+One line per measured candidate (the tuner, `tuner/`, appends them); `default-schedule{tuning-db=PATH}`
 applies the fastest record of each kernel and keeps the default schedule for the others:
 
     {"key": "3f9c0a...", "target": "znver5", "rule": "gemm", "kernel": "gemm_0", "flops": 33554432,
@@ -10,9 +10,9 @@ applies the fastest record of each kernel and keeps the default schedule for the
 The key is a hash of the kernel's IR at the `schedule` stage (its signature and loop nest, not its name) and of its
 space (which knobs, which values: weights packed or not), so models that share a kernel share its records. A
 failed candidate has `latency` null and an `error`; so has a config that won alone and lost in the model (`minimlc
-tune` checks its choices there, `runtime/tuning/verify.py`), and a config with a failed record is never applied.
+tune` checks its choices there, `tuner/verify.py`), and a config with a failed record is never applied.
 `cache` says where its weights were when timed: `warm` (in the core's caches, as repeated calls leave them) or
-`cold` (in memory), as the model's size made the tuner choose (`runtime/tuning/cache_flush.py`); latencies of two
+`cold` (in memory), as the model's size made the tuner choose (`tuner/cache_flush.py`); latencies of two
 modes are not comparable, so a kernel's best record is the fastest of the way its latest record was timed (a line
 without the field is `warm`). A line that is not such a record raises `TuningDatabaseError` naming the file and line.
 """
@@ -73,7 +73,7 @@ _FIELDS: dict[str, tuple[type, ...]] = {
     "cache": (str,),
 }
 CACHE_MODES = ("warm", "cold")
-"""Where a record's weights were when it was timed (`runtime/tuning/cache_flush.py`)."""
+"""Where a record's weights were when it was timed (`tuner/cache_flush.py`)."""
 
 
 def kernel_key(kernel: func.FuncOp, space: Space) -> str:
@@ -92,7 +92,7 @@ def kernel_structure(kernel: func.FuncOp) -> str:
 
 ALGORITHM_RULE = "conv-algorithm"
 """The rule of a record that measured a convolution algorithm (config `{"algorithm": "winograd"}` or `"direct"`):
-`te-conv-winograd{tuning-db}` takes the faster of a shape's records (`runtime/tuning/algorithms.py` writes them)."""
+`te-conv-winograd{tuning-db}` takes the faster of a shape's records (`tuner/algorithms.py` writes them)."""
 
 
 def algorithm_key(shape: ConvShape) -> str:

@@ -1,6 +1,6 @@
 /* minimlc's C runtime for models built into shared libraries: reads the weights file, fills the precomputed
  * buffers with the model's init entry, owns the thread pool, and calls the entry (`main_packed`). See
- * `minimlc.runtime.shared_library` for the weights file's layout. */
+ * `minimlc.driver.shared_library` for the weights file's layout. */
 #include "minimlc_runtime.h"
 
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /* minimlc's C runtime for models built into shared libraries (`minimlc build`): the declarations the generated API
- * file of each model (`minimlc.runtime.shared_library`) uses. Everything here has hidden visibility: a library
+ * file of each model (`minimlc.driver.shared_library`) uses. Everything here has hidden visibility: a library
  * exports only its model's prefixed API, so several models' libraries can be linked into one program. */
 #ifndef MINIMLC_RUNTIME_H
 #define MINIMLC_RUNTIME_H

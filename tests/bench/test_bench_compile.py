@@ -10,7 +10,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))

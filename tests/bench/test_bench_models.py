@@ -82,7 +82,7 @@ def test_tuning_db_times_a_tuned_build_in_the_same_rounds(tmp_path: Path) -> Non
     from minimlc.frontend.onnx import import_model
     from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, target_key
     from minimlc.lowering.target import target_from_name
-    from minimlc.runtime.tuning.tasks import extract_tasks
+    from minimlc.tuner.tasks import extract_tasks
 
     target = target_from_name("host")
     database = TuningDatabase(tmp_path / "tune.jsonl")

@@ -184,7 +184,7 @@ def test_the_listed_mismatches_are_closer_to_the_exact_answer(name: str, exact_a
     it, and minimlc's is the closer. The listed mismatches are the oracle's, not wrong results."""
     from onnx.backend.test.case.node import collect_testcases
 
-    from minimlc.runtime import backend
+    from minimlc.backend import onnx_backend as backend
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)

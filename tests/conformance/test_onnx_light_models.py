@@ -25,8 +25,8 @@ import onnx
 import pytest
 from expected_failures import conformance_params, run_conformance_test
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import import_model
-from minimlc.runtime import InferenceSession
 from minimlc.tools import model_tools
 from minimlc.tools.conformance import (
     LIGHT_ATOL,

@@ -24,10 +24,10 @@ from expected_failures import (
 )
 from onnx import TensorProto, helper
 
+from minimlc.backend import onnx_backend as backend
 from minimlc.frontend import onnx as onnx_frontend
 from minimlc.frontend.onnx import UnsupportedOpsError
 from minimlc.frontend.onnx_ops import NodeContext, Value
-from minimlc.runtime import backend
 from minimlc.tools.conformance import (
     FAILURE_KINDS,
     ConformanceTest,

@@ -12,13 +12,12 @@ from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 from xdsl.ir import Block, Region
 from xdsl.parser import Parser
 
-from minimlc import GraphBuilder
+from minimlc import GraphBuilder, InferenceSession
 from minimlc.dialects import graph
 from minimlc.frontend.graph_builder import GraphBuildError
 from minimlc.lowering.graph_to_te.graph_to_te import GraphToTePass
 from minimlc.lowering.pipeline import make_context
 from minimlc.lowering.te.builder import build_compute, f32_constant, read
-from minimlc.runtime import InferenceSession
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -15,6 +15,7 @@ from onnx_import_models import Dims, onnx_model, unary_model, value_info
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
+from minimlc.backend.shape_inputs import shape_setting_inputs
 from minimlc.dialects import graph
 from minimlc.frontend.onnx import (
     ImportedModel,
@@ -22,7 +23,6 @@ from minimlc.frontend.onnx import (
     TensorInfo,
     import_model,
 )
-from minimlc.runtime.backend_shape_inputs import shape_setting_inputs
 
 
 def _ops(imported: ImportedModel) -> list[Operation]:

@@ -15,8 +15,8 @@ import numpy as np
 import onnx
 import onnxruntime
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, import_model
-from minimlc.runtime import InferenceSession
 from minimlc.tools import mini_opt
 
 RTOL = 1e-4

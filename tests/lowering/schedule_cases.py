@@ -8,13 +8,13 @@ from collections.abc import Callable
 import numpy as np
 import onnx
 
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list, stage_passes
 from minimlc.lowering.schedule.default_schedule import KernelSpace, apply_steps, kernel_space, schedule_trace
 from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.target import set_target, target_of
-from minimlc.runtime.compiler import compile_model
 
 AVX512 = "skylake-avx512"
 """The target of tests that expect one vector width (16 lanes) and register count (32): traces are built for it

@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from schedule_cases import AVX512, trace_of
 
-from minimlc.runtime.session import InferenceSession
+from minimlc import InferenceSession
 
 POOLS = {
     "max-3x3-s2": ("MaxPool", {"kernel_shape": [3, 3], "strides": [2, 2]}),

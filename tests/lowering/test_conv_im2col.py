@@ -16,14 +16,14 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.utils.exceptions import PassFailedException
 
+from minimlc import InferenceSession
 from minimlc.dialects import te
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
-from minimlc.lowering.te.te_conv_im2col import ConvShape, TeConvIm2colPass, prefers_im2col
 from minimlc.lowering.target import target_from_name, target_of
-from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.session import InferenceSession
+from minimlc.lowering.te.te_conv_im2col import ConvShape, TeConvIm2colPass, prefers_im2col
 
 
 def output_size(

@@ -21,14 +21,14 @@ from schedule_cases import AVX512, scheduled_run, trace_of
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType
 
+from minimlc import InferenceSession
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list, stage_passes
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.default_schedule import kernel_space, kernels_of, schedule_for
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, kernel_key, target_key
 from minimlc.lowering.target import set_target, target_from_name, target_of
-from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.session import InferenceSession
 
 
 def conv_model(

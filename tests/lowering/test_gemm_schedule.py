@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc import InferenceSession
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import make_context, run_pipeline, stage_passes
 from minimlc.lowering.schedule.default_schedule import apply_steps, kernel_space
 from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload
 from minimlc.lowering.schedule.kernel_analysis import kernels_of
 from minimlc.lowering.target import target_from_name, target_of
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.tuning.tasks import extract_tasks
+from minimlc.tuner.tasks import extract_tasks
 
 RTOL = ATOL = 1e-4
 M, K, N = 72, 40, 256

@@ -10,10 +10,10 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc import InferenceSession
 from minimlc.dialects import graph
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import run_pipeline
-from minimlc.runtime import InferenceSession
 
 RTOL, ATOL = 1e-4, 1e-5
 

@@ -14,12 +14,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import arith, func
 
+from minimlc import InferenceSession
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import kernels_of, schedule_for
 from minimlc.lowering.target import target_of
-from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.session import InferenceSession
 
 
 def grouped_conv_model(

@@ -8,6 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from minimlc.dialects import loop, te
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import (
     OPT_LEVELS,
@@ -17,7 +18,6 @@ from minimlc.lowering.pipeline import (
     split_pass_list,
     stage_passes,
 )
-from minimlc.runtime.compiler import compile_model
 
 
 def gemm_relu_model() -> onnx.ModelProto:

@@ -13,11 +13,11 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.utils.exceptions import DiagnosticException
 
+from minimlc import InferenceSession
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
 from minimlc.lowering.schedule.default_schedule import apply_steps, schedule_trace
-from minimlc.runtime.compiler import compile_model
-from minimlc.runtime.session import InferenceSession
 from minimlc.runtime.threadpool import ThreadPool
 
 M, K, N = 24, 40, 48

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 MAX_ULP = 2.0
 EDGES = np.array(

@@ -10,7 +10,7 @@ import functools
 
 import pytest
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 PIPELINE_ENDS = (0, 3)
 

@@ -14,7 +14,7 @@ import onnxruntime as ort
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 
 def one_node_model(

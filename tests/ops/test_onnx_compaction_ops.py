@@ -12,9 +12,10 @@ import pytest
 from onnx import helper
 from onnx_cases import check_against_onnxruntime, one_node_model
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import UnsupportedFeatureError, import_model
 from minimlc.lowering.abi import trim_to_count
-from minimlc.runtime import InferenceSession, load
+from minimlc.runtime import load
 
 RNG = np.random.default_rng(3)
 

@@ -14,10 +14,12 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+from minimlc import InferenceSession
+from minimlc.backend import containers
+from minimlc.backend import onnx_backend as backend
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError
 from minimlc.frontend.onnx_control import MAX_ITERATIONS
-from minimlc.runtime import InferenceSession, backend, load
-from minimlc.runtime import backend_containers as containers
+from minimlc.runtime import load
 from minimlc.runtime.session import IndexOutOfRangeError
 
 RNG = np.random.default_rng(23)

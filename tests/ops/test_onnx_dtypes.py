@@ -19,8 +19,8 @@ from onnx import helper
 from onnx.reference import ReferenceEvaluator
 from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNotImplemented
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError
-from minimlc.runtime import InferenceSession
 from minimlc.runtime.session import InvalidInputError, load
 
 RNG = np.random.default_rng(11)

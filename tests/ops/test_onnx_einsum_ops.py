@@ -9,7 +9,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 CASES = [  # equation, operand shapes
     ("bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]),

@@ -10,8 +10,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, import_model
-from minimlc.runtime import InferenceSession, load
+from minimlc.runtime import load
 from minimlc.runtime.session import IndexOutOfRangeError
 
 ORT_ERRORS = ort.capi.onnxruntime_pybind11_state

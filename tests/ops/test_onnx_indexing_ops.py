@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from onnx_cases import check_against_onnxruntime, one_node_model
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError
-from minimlc.runtime import InferenceSession
 from minimlc.runtime.session import IndexOutOfRangeError
 
 RNG = np.random.default_rng(53)

@@ -14,8 +14,8 @@ import onnx
 import pytest
 from onnx import helper
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 from tests.ops.onnx_cases import check_against_onnxruntime, one_node_model
 
 OPSET = 27

@@ -10,9 +10,9 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import UnsupportedFeatureError
 from minimlc.frontend.onnx_nms import MAX_BOXES
-from minimlc.runtime import InferenceSession
 
 
 def _model(limit: int | None, *, score_threshold: bool, center_point_box: int) -> onnx.ModelProto:

@@ -20,8 +20,8 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 from onnx_cases import check_against_onnxruntime, one_node_model
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 
 RTOL = 1e-4
 ATOL = 1e-5

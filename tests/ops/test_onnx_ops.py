@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 RTOL = 1e-5
 ATOL = 1e-6

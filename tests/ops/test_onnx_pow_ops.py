@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from onnx_cases import check_against_onnxruntime, one_node_model
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 RNG = np.random.default_rng(23)
 

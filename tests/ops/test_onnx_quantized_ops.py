@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from quantized_resnet import onnxruntime_saturates_u8s8
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 from tests.ops.onnx_cases import check_against_onnxruntime, one_node_model
 
 RNG = np.random.default_rng(20)

@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto
 from onnx_cases import check_against_onnxruntime, one_node_model
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 RNG = np.random.default_rng(5)
 

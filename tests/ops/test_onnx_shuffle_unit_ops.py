@@ -14,7 +14,7 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 RTOL = 1e-4
 ATOL = 1e-5

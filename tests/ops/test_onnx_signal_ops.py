@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 from tests.ops.onnx_cases import check_against_onnxruntime, one_node_model
 
 RTOL = 1e-4

@@ -17,8 +17,8 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 
 RTOL = 1e-4
 ATOL = 1e-5

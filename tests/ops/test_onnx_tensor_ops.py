@@ -19,8 +19,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, import_model
-from minimlc.runtime import InferenceSession
 
 Shape = tuple[int, ...]
 

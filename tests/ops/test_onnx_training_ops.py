@@ -12,8 +12,8 @@ import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError
-from minimlc.runtime import InferenceSession
 
 TRAINING = "ai.onnx.preview.training"
 

@@ -14,8 +14,8 @@ import pytest
 from onnx import TensorProto, helper
 from onnx_cases import check_against_onnxruntime
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 
 FEATURES = 3
 MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ"]

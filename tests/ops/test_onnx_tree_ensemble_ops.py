@@ -13,8 +13,8 @@ import pytest
 from onnx import helper, numpy_helper
 from onnx_cases import check_against_onnxruntime
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 
 FEATURES = 4
 

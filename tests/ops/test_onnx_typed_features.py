@@ -16,8 +16,8 @@ import pytest
 from onnx import helper
 from onnx.reference import ReferenceEvaluator
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import UnsupportedFeatureError
-from minimlc.runtime import InferenceSession
 
 RNG = np.random.default_rng(11)
 

@@ -15,7 +15,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 RNG = np.random.default_rng(7)
 

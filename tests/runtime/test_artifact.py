@@ -12,9 +12,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc import InferenceSession
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime import InferenceSession, load
-from minimlc.runtime import artifact
+from minimlc.runtime import artifact, load
 from minimlc.runtime.artifact import ArtifactError
 
 

@@ -1,4 +1,4 @@
-"""The ONNX backend API (`minimlc.runtime.backend`): prepare/run, lazy compilation per shape and per integer input
+"""The ONNX backend API (`minimlc.backend.onnx_backend`): prepare/run, lazy compilation per shape and per integer input
 value, constant outputs, inputs, errors."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-import minimlc.runtime.backend as backend
+import minimlc.backend.onnx_backend as backend
+from minimlc.backend.onnx_backend import Signature
 from minimlc.frontend.onnx import ModelImportError, UnsupportedFeatureError, UnsupportedOpsError
 from minimlc.runtime import InvalidInputError
-from minimlc.runtime.backend import Signature
 
 
 def one_node_model(

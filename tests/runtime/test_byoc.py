@@ -14,12 +14,13 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc import InferenceSession
+from minimlc.byoc.partition import partition_for_target
 from minimlc.dialects import graph
+from minimlc.driver.shared_library import CompilerNotFoundError
 from minimlc.frontend.onnx import import_model
-from minimlc.runtime import InferenceSession, load
-from minimlc.runtime.byoc import partition_for_target
+from minimlc.runtime import load
 from minimlc.runtime.extern import ExternalFunctionError, remove_func
-from minimlc.runtime.shared_library import CompilerNotFoundError
 
 
 def make_model(nodes, inputs, outputs, weights) -> onnx.ModelProto:

@@ -11,9 +11,10 @@ import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
-
-from minimlc.runtime import InferenceSession, cache
 from test_artifact import conv_model, feed
+
+from minimlc import InferenceSession
+from minimlc.driver import cache
 
 
 @pytest.fixture
@@ -28,7 +29,7 @@ def test_second_process_loads_from_the_cache(cache_dir: Path, tmp_path: Path) ->
     onnx.save(conv_model(), tmp_path / "conv.onnx")
     script = f"""
 import numpy as np
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 session = InferenceSession({str(tmp_path / "conv.onnx")!r})
 print(session.stats["cache_hit"])
 np.save({str(tmp_path)!r} + "/y%d.npy" % session.stats["cache_hit"], session.run(["y"], {{"x": np.ones((1, 3, 16, 16), np.float32)}})[0])

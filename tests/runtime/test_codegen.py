@@ -12,11 +12,13 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 
+from minimlc import InferenceSession
+from minimlc.driver import codegen
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import run_pipeline
 from minimlc.lowering.workers import WorkerError, compile_jobs
-from minimlc.runtime import InferenceSession, codegen, load
-from minimlc.runtime.compiler import compile_model
+from minimlc.runtime import load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from make_mlp import build_mlp  # noqa: E402

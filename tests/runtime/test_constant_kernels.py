@@ -9,9 +9,9 @@ import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.parser import Parser
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.lowering.pipeline import make_context
-from minimlc.runtime import InferenceSession
 
 GRAPH = """
 func.func @main(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from xdsl.parser import Parser
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.lowering.pipeline import make_context
-from minimlc.runtime import InferenceSession, load
+from minimlc.runtime import load
 from minimlc.runtime.extern import EXTERN_FUNCTION, ExternalFunctionError, register_func, remove_func
 
 F32 = np.dtype(np.float32)
@@ -130,7 +131,7 @@ def test_failing_c_function_is_reported_by_run(feeds: dict[str, np.ndarray]) -> 
 
 
 def test_shared_library_refuses_external_calls(tmp_path: Path) -> None:
-    from minimlc.runtime.shared_library import export_library
+    from minimlc.driver.shared_library import export_library
 
     with pytest.raises(ValueError, match=r"calls external functions \(test.linear\)"):
         export_library(imported(), tmp_path / "libmodel.so")

@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 SHAPE = [4, 33]
 

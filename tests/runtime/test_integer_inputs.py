@@ -11,7 +11,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from minimlc.runtime import InferenceSession, InvalidInputError, load
+from minimlc import InferenceSession
+from minimlc.runtime import InvalidInputError, load
 from minimlc.runtime.session import IndexOutOfRangeError
 
 RNG = np.random.default_rng(17)

@@ -16,8 +16,8 @@ import onnx
 import pytest
 from model_builder import ModelBuilder
 
+from minimlc import InferenceSession
 from minimlc.lowering.pipeline import OPT_LEVELS, PIPELINES
-from minimlc.runtime import InferenceSession
 from minimlc.tools import model_tools
 
 RTOL = ATOL = 1e-4

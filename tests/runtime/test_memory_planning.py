@@ -13,7 +13,7 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from make_mlp import build_mlp

@@ -16,12 +16,12 @@ import onnx
 import pytest
 from model_builder import ModelBuilder
 
+from minimlc import InferenceSession
+from minimlc.driver.codegen import Optimizer, jit_optimizer
+from minimlc.driver.compiler import compile_objects
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import OPT_LEVELS
 from minimlc.lowering.target import Target
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.codegen import Optimizer, jit_optimizer
-from minimlc.runtime.compiler import compile_objects
 from minimlc.tools import model_tools
 
 ROOT = Path(__file__).resolve().parents[2]

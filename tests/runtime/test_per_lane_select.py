@@ -11,9 +11,9 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc import InferenceSession
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.jit import JitModule
 
 

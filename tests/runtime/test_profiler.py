@@ -12,8 +12,9 @@ import onnxruntime
 import pytest
 from model_builder import ModelBuilder
 
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.profiler import headroom_line, summary_table, with_profiling
+from minimlc import InferenceSession
+from minimlc.driver.profiling import with_profiling
+from minimlc.runtime.profiler import headroom_line, summary_table
 
 
 def small_cnn() -> onnx.ModelProto:

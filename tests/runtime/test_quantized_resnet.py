@@ -18,8 +18,8 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 from quantized_resnet import onnxruntime_saturates_u8s8, quantized_resnet
 
+from minimlc import InferenceSession
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime import InferenceSession
 
 
 @pytest.mark.slow

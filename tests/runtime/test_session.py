@@ -12,8 +12,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedOpsError
-from minimlc.runtime import InferenceSession, InvalidInputError
+from minimlc.runtime import InvalidInputError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from make_mlp import build_mlp

@@ -15,13 +15,14 @@ import numpy as np
 import onnx
 import pytest
 
+from minimlc import InferenceSession
+from minimlc.driver import codegen, shared_library
+from minimlc.driver.shared_library import CompilerNotFoundError, export_library, object_code
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime import InferenceSession, codegen, shared_library
-from minimlc.runtime.shared_library import CompilerNotFoundError, export_library, object_code
-from minimlc.runtime.tuning.tasks import extract_tasks
 from minimlc.tools.minimlc_cli import main as cli_main
+from minimlc.tuner.tasks import extract_tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))

@@ -14,12 +14,12 @@ import onnxruntime
 import pytest
 from model_builder import ModelBuilder
 
+from minimlc import InferenceSession
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering import target as target_module
 from minimlc.lowering.pipeline import run_pipeline
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.jit import JitModule
 
 HOST_HAS_AVX2 = not target_from_name("x86-64-v3").missing_on_host()

@@ -13,7 +13,7 @@ from xdsl.dialects import func
 
 import minimlc
 from minimlc import te
-from minimlc.runtime.build import ArgumentError
+from minimlc.driver.build import ArgumentError
 
 MINI_OPT = str(Path(sys.executable).parent / "mini-opt")
 RNG = np.random.default_rng(0)

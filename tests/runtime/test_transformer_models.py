@@ -27,7 +27,7 @@ from transformer_models import (
     vit,
 )
 
-from minimlc.runtime import InferenceSession
+from minimlc import InferenceSession
 
 RTOL, ATOL = 1e-4, 1e-5
 DIMS = Dims(tokens=16, hidden=32, heads=4, ffn=64)

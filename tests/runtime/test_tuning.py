@@ -12,19 +12,19 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from minimlc import InferenceSession
+from minimlc.driver.cache import cache_key
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import make_context, pipeline_passes, run_pipeline
 from minimlc.lowering.schedule.default_schedule import schedule_trace
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError, with_tuning_db
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.cache import cache_key
 from minimlc.runtime.profiler import ProfiledCall, Profiler
-from minimlc.runtime.tuning.measure import Measurer
-from minimlc.runtime.tuning.search import Search
-from minimlc.runtime.tuning.tasks import Task, extract_tasks
-from minimlc.runtime.tuning.tuner import ROOM_FLOOR, TaskState, _priority, headroom_line, tune
-from minimlc.runtime.tuning.verify import group_times, task_groups, verify_in_model
+from minimlc.tuner.measure import Measurer
+from minimlc.tuner.search import Search
+from minimlc.tuner.tasks import Task, extract_tasks
+from minimlc.tuner.tuner import ROOM_FLOOR, TaskState, _priority, headroom_line, tune
+from minimlc.tuner.verify import group_times, task_groups, verify_in_model
 
 HOST = target_from_name("host")
 

@@ -11,6 +11,7 @@ import numpy as np
 import onnx
 import onnxruntime
 
+from minimlc import InferenceSession
 from minimlc.dialects import te
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import pipeline_passes, run_passes
@@ -24,10 +25,9 @@ from minimlc.lowering.schedule.tuning_db import (
     with_tuning_db,
 )
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime import InferenceSession
-from minimlc.runtime.tuning.algorithms import block_model, check_in_model, winograd_shapes
-from minimlc.runtime.tuning.measure import Measurer
-from minimlc.runtime.tuning.tuner import tune
+from minimlc.tuner.algorithms import block_model, check_in_model, winograd_shapes
+from minimlc.tuner.measure import Measurer
+from minimlc.tuner.tuner import tune
 
 HOST = target_from_name("host")
 WINOGRAD_BY_RULE = ConvShape(1, 64, 64, 12, 12, 3, 3)

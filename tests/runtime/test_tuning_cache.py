@@ -18,12 +18,12 @@ from test_tuning import mlp
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.tuning import cache_flush, calibrate, measure, tuner
-from minimlc.runtime.tuning.cache_flush import CacheEvictor, cache_mode_for, can_flush
-from minimlc.runtime.tuning.calibrate import closest_mode, majority_mode
-from minimlc.runtime.tuning.measure import Measurer, _Timing
-from minimlc.runtime.tuning.tasks import Task, extract_tasks
-from minimlc.runtime.tuning.tuner import cache_mode, tune
+from minimlc.tuner import cache_flush, calibrate, measure, tuner
+from minimlc.tuner.cache_flush import CacheEvictor, cache_mode_for, can_flush
+from minimlc.tuner.calibrate import closest_mode, majority_mode
+from minimlc.tuner.measure import Measurer, _Timing
+from minimlc.tuner.tasks import Task, extract_tasks
+from minimlc.tuner.tuner import cache_mode, tune
 
 HOST = target_from_name("host")
 needs_clflush = pytest.mark.skipif(not can_flush(), reason="clflush needs an x86-64 host")

@@ -7,7 +7,7 @@ import math
 
 from minimlc.lowering.schedule.space import Knob, Space
 from minimlc.lowering.schedule.tuning_db import config_id
-from minimlc.runtime.tuning.search import Search
+from minimlc.tuner.search import Search
 
 SPACE = Space(
     (

@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from onnx import numpy_helper
 from cli_run import minimlc
-
+from onnx import numpy_helper
 
 
 def test_run_prints_outputs_and_latency(mlp_path: Path) -> None:
@@ -29,7 +28,7 @@ def test_run_with_input_file_and_saved_outputs(mlp_path: Path, tmp_path: Path) -
     np.save(tmp_path / "x.npy", x)
     result = minimlc("run", str(mlp_path), "--input", f"input={tmp_path / 'x.npy'}", "--save-outputs", str(tmp_path))
     assert result.returncode == 0, result.stderr
-    from minimlc.runtime import InferenceSession
+    from minimlc import InferenceSession
 
     expected = InferenceSession(str(mlp_path)).run(None, {"input": x})[0]
     np.testing.assert_array_equal(np.load(tmp_path / "logits.npy"), expected)
@@ -196,7 +195,8 @@ def test_compile_emit_space_prints_rules_and_knobs(mlp_path: Path) -> None:
 
 
 def test_compile_to_mlc_saves_a_loadable_model(mlp_path: Path, tmp_path: Path) -> None:
-    from minimlc.runtime import InferenceSession, load
+    from minimlc import InferenceSession
+    from minimlc.runtime import load
 
     result = minimlc("compile", str(mlp_path), "-o", str(tmp_path / "mlp.mlc"), "--no-cache")
     assert result.returncode == 0, result.stderr

@@ -16,10 +16,10 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.parser import Parser
 
+from minimlc import InferenceSession
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.lowering import plugins
 from minimlc.lowering.pipeline import make_context, run_pipeline, with_extra_passes
-from minimlc.runtime import InferenceSession
 
 PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "plugin"
 SCRIPTS = str(Path(sys.executable).parent)

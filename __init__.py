@@ -1,15 +1,16 @@
-"""minimlc's Python front door: what a user builds and registers, re-exported from the rooms that hold it.
+"""minimlc: a TVM-style deep-learning compiler built on xDSL. This file is the package's front door; the folders
+beside it are its rooms, each importable as `minimlc.<folder>`.
 
     import minimlc
+    session = minimlc.InferenceSession("examples/mlp.onnx")      # compile (driver/), then run (runtime/)
+    saved = minimlc.load("mlp.mlc")                              # run a saved model: no xDSL, no ONNX
     from minimlc import te
     from minimlc.schedule import Schedule
     f = minimlc.build(te.create_function([A, B, C]))   # or minimlc.build(Schedule(...))
     minimlc.register_func("env.relu", lambda x, out: np.maximum(x, 0, out=out))
     bb = minimlc.GraphBuilder()
 
-Only this file lives here: the rooms are `dialects/`, `frontend/`, `lowering/`, `runtime/` (`minimlc.te` is
-`runtime/te/`, `minimlc.schedule` is `runtime/schedule/`) and `tools/`. Names load lazily, so that
-`import minimlc.runtime.jit` still loads neither xDSL nor the compiler.
+Names load lazily, so that `import minimlc` (and `minimlc.runtime`) loads neither xDSL nor the compiler.
 """
 
 from importlib import import_module
@@ -17,8 +18,10 @@ from typing import Any
 
 _EXPORTS = {
     "GraphBuilder": "minimlc.frontend.graph_builder",
-    "build": "minimlc.runtime.build",
-    "partition_for_target": "minimlc.runtime.byoc",
+    "InferenceSession": "minimlc.driver.session",
+    "build": "minimlc.driver.build",
+    "load": "minimlc.runtime.session",
+    "partition_for_target": "minimlc.byoc.partition",
     "register_func": "minimlc.runtime.extern",
 }
 """Public name -> the module that defines it."""

@@ -1,7 +1,7 @@
 """Compile an imported model to native code with a single entry function.
 
 The graph-level module goes through the `lower-to-llvm` pipeline in memory (no text round trips, no verification
-between passes) up to the `program` stage; from there `runtime/codegen.py` lowers, translates, optimises (O3, for
+between passes) up to the `program` stage; from there `driver/codegen.py` lowers, translates, optimises (O3, for
 the target CPU) and compiles it in partitions on all cores, and `jit.ObjectModule` loads the object files. The entry
 `@main_packed(ptr args)` takes one array of buffer addresses: inputs, then outputs, then weights in the order
 `loop-to-scf` recorded, then precomputed buffers (packed weights); weights are bound by address when the model loads
@@ -23,6 +23,7 @@ import numpy as np
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
 
+from minimlc.driver.codegen import CODEGEN_STEPS, CompiledPartition, Optimizer, compile_partitions, jit_optimizer
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import (
     ARENA_BYTES_ATTR,
@@ -34,7 +35,6 @@ from minimlc.lowering.abi import (
 )
 from minimlc.lowering.pipeline import Pipeline, llvm_opt_level, run_pipeline, stage_passes
 from minimlc.lowering.target import Target, set_target, target_from_name
-from minimlc.runtime.codegen import CODEGEN_STEPS, CompiledPartition, Optimizer, compile_partitions, jit_optimizer
 from minimlc.runtime.compiled import CompiledModel, bind
 from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import register_symbols

@@ -1,6 +1,5 @@
 """Schedules in Python, TVM's TensorIR schedule API over minimlc's loop passes: `from minimlc.schedule import
-Schedule` (see `minimlc.schedule.schedule`). This package lives in `runtime/schedule/`, mapped to
-`minimlc.schedule` in pyproject.toml."""
+Schedule` (see `minimlc.schedule.schedule`); `minimlc.build` compiles a scheduled function."""
 
 from minimlc.schedule.schedule import PRIMITIVES, BlockRV, LoopRV, Schedule, ScheduleError, Trace
 

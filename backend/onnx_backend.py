@@ -1,6 +1,6 @@
 """minimlc as an ONNX backend (`onnx.backend.base`): what onnx's conformance runner and other tools drive.
 
-    import minimlc.runtime.backend as backend
+    import minimlc.backend.onnx_backend as backend
     rep = backend.prepare(model)              # compiles now when every input is float32 with static dimensions
     (y,) = rep.run([x])                       # a list (in the model's input order), a dict, or one array
     (y,) = backend.run_model(model, [x])
@@ -38,12 +38,13 @@ import onnx
 from onnx import helper, numpy_helper
 from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupledict
 
+from minimlc.backend import containers
+from minimlc.backend import shape_inputs as backend_shape_inputs
+from minimlc.driver.session import InferenceSession
 from minimlc.frontend.onnx import UnsupportedTypeError
 from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
 from minimlc.frontend.onnx_ops import ELEMENT_TYPES
-from minimlc.runtime import backend_containers as containers
-from minimlc.runtime import backend_shape_inputs
-from minimlc.runtime.session import InferenceSession, InvalidInputError
+from minimlc.runtime.session import InvalidInputError
 
 _INPUT_ELEMENT_TYPES = {helper.np_dtype_to_tensor_dtype(dtype): dtype for dtype in ELEMENT_TYPES}
 """The element types of graph inputs: each is fed at run time, or bound where it sets a shape."""

@@ -96,13 +96,13 @@ def _build(job: dict[str, Any], config: Config) -> _Call | Result:
     """A call running `job`'s kernel scheduled with `config` once on random buffers, or a failed Result."""
     from xdsl.parser import Parser
 
+    from minimlc.driver.compiler import compile_model
     from minimlc.frontend.onnx import ImportedModel
     from minimlc.frontend.signature import TensorInfo
     from minimlc.lowering.pipeline import make_context
     from minimlc.lowering.schedule.default_schedule import kernel_space, schedule_kernel
     from minimlc.lowering.schedule.kernel_analysis import kernels_of
     from minimlc.lowering.target import target_of
-    from minimlc.runtime.compiler import compile_model
 
     ctx = make_context()
     module = Parser(ctx, job["module"]).parse_module()
@@ -144,9 +144,9 @@ def _bound_call(compiled: Any, inputs: list[Any], outputs: list[Any], threads: i
 
 def measure_builds(job: dict[str, Any]) -> Result:
     """Time `job["model"]` (serialized ONNX) built with each of `job["builds"]` (two pass lists), in alternating
-    batches: the first build's latency, the second's as the baseline (`runtime/tuning/algorithms.py`)."""
+    batches: the first build's latency, the second's as the baseline (`tuner/algorithms.py`)."""
+    from minimlc.driver.compiler import compile_model
     from minimlc.frontend.onnx import import_model
-    from minimlc.runtime.compiler import compile_model
 
     calls = []
     for passes in job["builds"]:
@@ -182,7 +182,7 @@ _COLD: list[Any] = []
 
 def _cold_evictor() -> Any:
     """The worker's cold `CacheEvictor` (JIT-compiled on first use)."""
-    from minimlc.runtime.tuning.cache_flush import CacheEvictor
+    from minimlc.tuner.cache_flush import CacheEvictor
 
     if not _COLD:
         _COLD.append(CacheEvictor("cold"))

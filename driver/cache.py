@@ -67,11 +67,11 @@ def cache_key(imported: ImportedModel, pipeline: Pipeline, opt_level: int, targe
 @functools.cache
 def compiler_fingerprint() -> str:
     """The sha256 of the Python source of the rooms that turn an imported module into code (dialects, lowering,
-    runtime), read once per process (about 3 MB)."""
-    from minimlc import dialects, lowering, runtime
+    driver, runtime), read once per process (about 3 MB)."""
+    from minimlc import dialects, driver, lowering, runtime
 
     digest = hashlib.sha256()
-    for package in (dialects, lowering, runtime):
+    for package in (dialects, lowering, driver, runtime):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*.py")):
             digest.update(str(path.relative_to(root)).encode())
@@ -94,7 +94,7 @@ def compile_cached(
 ) -> CompiledModel:
     """`compile_model`, through the cache unless `cache` is False or the cache is off; `stats["cache_hit"]` is 1 when
     the code came from the cache."""
-    from minimlc.runtime.compiler import compile_model
+    from minimlc.driver.compiler import compile_model
 
     if not (cache and cache_enabled()):
         compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target)

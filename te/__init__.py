@@ -8,8 +8,8 @@
     minimlc.build(f)(a, w, y)                         # writes y
 
 Expressions (`minimlc.te.expr`), tensors (`minimlc.te.tensor`), functions (`minimlc.te.functions`) and the emitter
-of the `te` dialect (`minimlc.te.emit`). This package lives in `runtime/te/` (above the compiler: it builds IR and
-calls `minimlc.build`), mapped to `minimlc.te` in pyproject.toml.
+of the `te` dialect (`minimlc.te.emit`). It builds IR above the compiler; `minimlc.build` (`driver/build.py`)
+compiles it.
 """
 
 from minimlc.te.emit import create_function, create_prim_func

@@ -1,4 +1,4 @@
-"""Sequence and optional graph inputs for the ONNX backend (`runtime/backend.py`): flattened into tensor inputs.
+"""Sequence and optional graph inputs for the ONNX backend (`backend/onnx_backend.py`): flattened into tensor inputs.
 
 minimlc compiles a model for the structure of the values given: a sequence input `s` given as a list of N arrays
 becomes N tensor inputs `s[0]` .. `s[N-1]` and a `SequenceConstruct` node at the front of the graph that rebuilds

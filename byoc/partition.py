@@ -9,8 +9,8 @@ calls the regions through function pointers.
     partitioned = partition_for_target(import_model("model.onnx"), "c", build_dir="build")
     session = InferenceSession.from_imported(partitioned)     # build/c_regions.{c,so,json}
 
-Targets: `c` (C source compiled by the system C compiler, `runtime/byoc_c.py`) and `onnxruntime` (each region an
-ONNX Runtime session, `runtime/byoc_onnxruntime.py`). A region's function is named by a hash of its IR, so equal
+Targets: `c` (C source compiled by the system C compiler, `byoc/c_source.py`) and `onnxruntime` (each region an
+ONNX Runtime session, `byoc/onnxruntime_offload.py`). A region's function is named by a hash of its IR, so equal
 regions share one; a saved model of a partitioned graph loads only where the same regions were registered again
 (partition the model again in that process).
 """
@@ -41,7 +41,7 @@ function `name`."""
 
 
 def _c_codegen(regions: Sequence[tuple[str, func.FuncOp]], build_dir: Path) -> None:
-    from minimlc.runtime.byoc_c import compile_regions
+    from minimlc.byoc.c_source import compile_regions
 
     symbols = [(name.replace(".", "_"), function) for name, function in regions]
     pointers = compile_regions(symbols, build_dir)
@@ -50,7 +50,7 @@ def _c_codegen(regions: Sequence[tuple[str, func.FuncOp]], build_dir: Path) -> N
 
 
 def _onnxruntime_codegen(regions: Sequence[tuple[str, func.FuncOp]], build_dir: Path) -> None:
-    from minimlc.runtime.byoc_onnxruntime import region_sessions
+    from minimlc.byoc.onnxruntime_offload import region_sessions
 
     for name, run in region_sessions(regions).items():
         register_func(name, run, signature=_buffer_types(dict(regions)[name]))

@@ -18,12 +18,12 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 
+from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import ENTRY_FUNCTION, buffer_dtype
 from minimlc.lowering.pipeline import opt_level_pipeline, pipeline_passes, stage_passes
 from minimlc.runtime.compiled import CompiledModel
-from minimlc.runtime.compiler import compile_model
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Shape-setting operands computed from graph inputs, for the ONNX backend (`runtime/backend.py`).
+"""Shape-setting operands computed from graph inputs, for the ONNX backend (`backend/onnx_backend.py`).
 
 The backend binds a graph input read where an op needs a compile-time constant (`CONSTANT_OPERANDS`: Reshape's
 shape, Range's limit, Pad's pads, a Loop's trip count, ...). A function body (the `_expanded` node tests, exporters'
@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 import onnx
 
 from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
+
 _SHAPE_OPS = ("Shape", "Size", "SequenceLength", "OptionalHasElement")
 """Ops whose outputs do not depend on their inputs' values (every shape and sequence length is static)."""
 

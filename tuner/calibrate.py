@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES
-from minimlc.runtime.tuning.measure import Measurer
-from minimlc.runtime.tuning.tasks import Task
-from minimlc.runtime.tuning.verify import group_times, profiled_session, random_feeds, task_groups
+from minimlc.tuner.measure import Measurer
+from minimlc.tuner.tasks import Task
+from minimlc.tuner.verify import group_times, profiled_session, random_feeds, task_groups
 
 CALIBRATION_TASKS = 12
 """How many of the heaviest tasks are timed both ways (light ResNet-50: its 12 heaviest lone kernels, ~15 s)."""

@@ -17,7 +17,7 @@ file the C API reads at load:
 The fingerprint (of the weights' names and shapes) ties a weights file to the libraries built from the same model
 graph, so weights of the same shapes can be swapped without relinking. `model_load` first checks that the running
 CPU has the features the code was built for (`cpu_checks`) and refuses with a message naming the missing one. The model's code is compiled in partitions on
-all cores, as for the JIT (`runtime/codegen.py`), one object file each; `object_code(..., jobs=1)`, one file, is
+all cores, as for the JIT (`driver/codegen.py`), one object file each; `object_code(..., jobs=1)`, one file, is
 `minimlc compile --emit obj`.
 """
 
@@ -42,18 +42,18 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import numpy as np
 
+from minimlc import runtime
+from minimlc.driver.codegen import Optimizer
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, init_name, packed_name
+from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, extern_calls_in, init_name, packed_name
 from minimlc.lowering.pipeline import Pipeline
 from minimlc.lowering.target import Target
-from minimlc.runtime.codegen import Optimizer
 from minimlc.runtime.compiled import align_up
-from minimlc.runtime.extern import calls_in
 from minimlc.runtime.jit import optimized_module
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
 
-RUNTIME_DIR = Path(__file__).parent / "c"
+RUNTIME_DIR = Path(runtime.__file__).parent / "c"
 """The shipped C runtime: `minimlc_runtime.c` and its header."""
 WEIGHTS_MAGIC = b"MLCWGT\x00\x00"
 WEIGHTS_FORMAT = 1
@@ -137,7 +137,7 @@ def object_code(
     (inputs, outputs, pool, weights, precomputed buffers: see `minimlc.lowering.abi`) and, with precomputed buffers,
     `<prefix>_main_init_packed(void **tail)`; every symbol is hidden. Calls `minimlc_parallel_for` if the model has
     parallel loops. The target need not be the host's (nothing runs here)."""
-    from minimlc.runtime.compiler import compile_objects
+    from minimlc.driver.compiler import compile_objects
 
     compiled = compile_objects(
         imported, pipeline, opt_level=opt_level, target=target, optimizer=library_optimizer(prefix), jobs=jobs
@@ -458,7 +458,7 @@ def export_library(
             f"outputs {sorted(imported.constant_outputs)} are constants folded at import time; the C API has no "
             "place for them yet"
         )
-    if externs := sorted({name for name, _ in calls_in(imported.module)}):
+    if externs := sorted({name for name, _ in extern_calls_in(imported.module)}):
         raise ValueError(f"the model calls external functions ({', '.join(externs)}): the C API cannot bind them yet")
     compiler = c_compiler()
     model = object_code(imported, pipeline, opt_level=opt_level, target=target, prefix=prefix)

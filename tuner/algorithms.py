@@ -30,7 +30,7 @@ from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
 from minimlc.lowering.schedule.tuning_db import ALGORITHM_RULE, Record, TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, set_target
 from minimlc.lowering.te.te_conv_winograd import eligible_convolution
-from minimlc.runtime.tuning.measure import Measurer, measure_builds
+from minimlc.tuner.measure import Measurer, measure_builds
 
 ALGORITHMS = ("winograd", "direct")
 

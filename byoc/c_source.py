@@ -29,8 +29,8 @@ from xdsl.dialects import func
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import graph
+from minimlc.driver.shared_library import c_compiler
 from minimlc.runtime.extern import EXTERN_FUNCTION
-from minimlc.runtime.shared_library import c_compiler
 
 Region = tuple[str, func.FuncOp]
 """A region to compile: its C symbol and the outlined function."""

@@ -29,8 +29,8 @@ import numpy as np
 
 from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.tuning.measure import random_input
-from minimlc.runtime.tuning.tasks import Task
+from minimlc.tuner.measure import random_input
+from minimlc.tuner.tasks import Task
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ def verify_in_model(
 def profiled_session(model: Any, threads: int, opt_level: int, target: str, tuning_db: str | None = None) -> Any:
     """`model` built uncached with the profiler on (thread CPU time on one thread, else wall time), with the default
     schedules or `tuning_db`'s best records."""
-    from minimlc.runtime import InferenceSession
+    from minimlc.driver.session import InferenceSession
 
     return InferenceSession(
         model,

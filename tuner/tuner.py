@@ -50,13 +50,13 @@ from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.machine_peak import fma_peak_gflops
-from minimlc.runtime.tuning.algorithms import check_in_model, tune_algorithms
-from minimlc.runtime.tuning.cache_flush import cache_mode_for, can_flush
-from minimlc.runtime.tuning.calibrate import calibrated_cache_modes
-from minimlc.runtime.tuning.measure import Measurer, Result
-from minimlc.runtime.tuning.search import Search
-from minimlc.runtime.tuning.tasks import Task, extract_tasks
-from minimlc.runtime.tuning.verify import verify_in_model
+from minimlc.tuner.algorithms import check_in_model, tune_algorithms
+from minimlc.tuner.cache_flush import cache_mode_for, can_flush
+from minimlc.tuner.calibrate import calibrated_cache_modes
+from minimlc.tuner.measure import Measurer, Result
+from minimlc.tuner.search import Search
+from minimlc.tuner.tasks import Task, extract_tasks
+from minimlc.tuner.verify import verify_in_model
 
 ROOM_FLOOR = 0.05
 """The least share of a task's best latency that its priority counts as room left."""
