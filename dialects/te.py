@@ -1,7 +1,8 @@
 """The `te` dialect: tensor expressions, TVM's `te.compute` as IR.
 
 A `te.compute` defines every element of its result tensor by a scalar body over the output indices, optionally
-folded over extra reduction indices with a combiner (sum, max, min, prod). The body reads other tensors with
+folded over extra reduction indices with a combiner (sum, max, min, prod; maxnum: a max that passes over NaNs, NaN
+only if every value is, as max pooling takes it). The body reads other tensors with
 `te.read` and computes with `arith`/`math`; reads are the only way data enters a body, so inlining one compute into
 another (TVM `compute_inline`) is a substitution of indices.
 
@@ -40,7 +41,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, IsTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-COMBINERS = ("sum", "max", "min", "prod")
+COMBINERS = ("sum", "max", "min", "prod", "maxnum")
 """Reduction combiners a `te.compute` may use."""
 
 KERNEL_GROUP = "kernel_group"

@@ -22,9 +22,9 @@ from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import ENTRY_FUNCTION, buffer_dtype
-from minimlc.lowering.pipeline import opt_level_pipeline, pipeline_passes, stage_passes
+from minimlc.lowering.pipeline import PassItem, build_pipeline, opt_level_pipeline
 from minimlc.runtime.compiled import CompiledModel
-from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
+from minimlc.runtime.threadpool import ThreadPool, shared_pool
 
 if TYPE_CHECKING:
     from minimlc.schedule import Schedule
@@ -46,7 +46,7 @@ class BuiltFunction:
         self._args_template = np.concatenate((slots, compiled.weight_addresses))
         self._pool: ThreadPool | None = None
         if compiled.pool_slot is not None:
-            self._pool = ThreadPool(resolve_num_threads(num_threads))
+            self._pool = shared_pool(num_threads)  # the sessions' pool of that many threads
             self._args_template = np.insert(self._args_template, compiled.pool_slot, self._pool.address)
 
     @property
@@ -109,14 +109,15 @@ def build(
 ) -> BuiltFunction:
     """Compile `function` (a te `func.FuncOp` from `te.create_function`, or a `Schedule`) for `target` (an LLVM CPU
     name; None: the host) at `opt_level` (0-3) and return it as a destination-passing callable on numpy arrays.
-    `num_threads` sizes the thread pool parallel loops run on (default one per core)."""
+    `num_threads` sizes the thread pool parallel loops run on (default one per core): the one sessions of that many
+    threads share (`runtime.threadpool.shared_pool`)."""
     from minimlc.schedule import Schedule
 
     opt_level_pipeline(opt_level)
     if isinstance(function, Schedule):
         module, name, pipeline = function.mod.clone(), function.name, scheduled_passes(opt_level)
     elif isinstance(function, func.FuncOp):
-        module, name, pipeline = ModuleOp([function.clone()]), function.sym_name.data, pipeline_passes(opt_level)
+        module, name, pipeline = ModuleOp([function.clone()]), function.sym_name.data, build_pipeline(opt_level)
     else:
         raise TypeError(f"minimlc.build takes a te function (te.create_function) or a Schedule, got {function!r}")
     entry = _entry(module, name)
@@ -127,13 +128,13 @@ def build(
     return BuiltFunction(name, compiled, num_threads)
 
 
-def scheduled_passes(opt_level: int) -> list[str]:
+def scheduled_passes(opt_level: int) -> tuple[PassItem, ...]:
     """The passes of `opt_level` that follow the schedules: a `Schedule`'s loops go through them as they are."""
-    passes = pipeline_passes(opt_level)
-    names = [item.split("{")[0] for item in passes]
+    passes = build_pipeline(opt_level)
+    names = [item.name for item in passes]
     if "default-schedule" in names:
         return passes[names.index("default-schedule") + 1 :]
-    return stage_passes(opt_level, start_after="loop")
+    return build_pipeline(opt_level, start_after="loop")
 
 
 def _entry(module: ModuleOp, name: str) -> func.FuncOp:

@@ -53,7 +53,7 @@ def cache_key(imported: ImportedModel, pipeline: Pipeline, opt_level: int, targe
         "module": str(imported.module),
         "weights": {name: list(np.shape(value)) for name, value in imported.weights.items()},
         "inputs": [artifact.tensor_meta(info) for info in imported.inputs],
-        "pipeline": pipeline if isinstance(pipeline, int | str) else list(pipeline),
+        "pipeline": pipeline if isinstance(pipeline, int | str) else [str(item) for item in pipeline],
         "opt_level": opt_level,
         "target": target,
         "host": [host.cpu, host.features],
@@ -82,10 +82,10 @@ def compiler_fingerprint() -> str:
 def _tuning_fingerprint(pipeline: Pipeline, target: str) -> str | None:
     """The best records a pipeline's `default-schedule{tuning-db=PATH}` applies (None without a database): a key
     must change when a new record wins."""
-    from minimlc.lowering.pipeline import pipeline_passes
-    from minimlc.lowering.schedule.tuning_db import TuningDatabase, target_key, tuning_db_of
+    from minimlc.lowering.pipeline import tuning_db_of
+    from minimlc.lowering.strategy.tuning_db import TuningDatabase, target_key
 
-    path = tuning_db_of(pipeline_passes(pipeline))
+    path = tuning_db_of(pipeline)
     return None if path is None else TuningDatabase(path).fingerprint(target_key(target_from_name(target)))
 
 

@@ -8,7 +8,8 @@ rest of the pipeline (`loop-to-scf` on), translation, LLVM's O3 and instruction 
 Partitions are balanced by op count, unrolled loops counted as often as they will be copied; the entry stays in the
 first, where `loop-to-scf` adds its init function and the entry's ABI (`EntrySignature`) is read. The first partition
 is compiled here and the others in forked children, which inherit the module without serialising it and send their
-object code back:
+object code back; LLVM's part of the first (optimising and emitting its object code) runs in a forked child too, so
+that what llvmlite leaks of each optimisation leaves with the child (`_emit_in_child`):
 
     func.func @main(...)           partition 0 (here)    -> main.o: main, main_packed, main_init, ...
     func.func @conv_3(...)         partition 1 (child)   -> conv_3, gemm_5, ... ; declares nothing it calls
@@ -16,7 +17,8 @@ object code back:
 
 The objects load into one engine (`jit.ObjectModule`), which resolves their calls to each other, so every function
 is public (external linkage) once partitioned. Without `os.fork`, for a module too small to gain (under
-`MIN_OPS_PER_PARTITION` ops a partition) or with `MINIMLC_COMPILE_JOBS=1`, everything is one partition, compiled here.
+`MIN_OPS_PER_PARTITION` ops a partition) or with `MINIMLC_COMPILE_JOBS=1`, everything is one partition, compiled here
+(its LLVM part in a child, where there is `os.fork`).
 """
 
 from __future__ import annotations
@@ -108,13 +110,14 @@ def compile_partitions(
     # Without fork the shares could not each start from the whole module: one partition, then.
     count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
     if count == 1:
-        return [_compile(module, job, with_entry=True)]
+        return [_compile(module, job, with_entry=True, here=True)]
     shares = partition(module, costs, count)
     for function in _defined_functions(module):
         function.sym_visibility = None  # callable from the other partitions' objects
 
     def compile_share(share: set[str]) -> CompiledPartition:
-        return _compile(_keep_only(module, share), job, with_entry=share is shares[0])
+        here = share is shares[0]
+        return _compile(_keep_only(module, share), job, with_entry=here, here=here)
 
     return fork_map(compile_share, shares, describe=_describe)
 
@@ -193,7 +196,9 @@ def _keep_only(module: ModuleOp, names: set[str]) -> ModuleOp:
     return module
 
 
-def _compile(module: ModuleOp, job: _Job, with_entry: bool = False) -> CompiledPartition:
+def _compile(module: ModuleOp, job: _Job, with_entry: bool = False, here: bool = False) -> CompiledPartition:
+    """Lower, translate, optimise and emit one partition; `here` in this process (not a forked child), where
+    LLVM's part runs in a child of its own (`_emit_in_child`)."""
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     ctx = make_context()
@@ -206,9 +211,25 @@ def _compile(module: ModuleOp, job: _Job, with_entry: bool = False) -> CompiledP
     run_passes(module, passes, ctx)
     seconds["llvm_dialect"] = (lowered := time.perf_counter()) - start
     llvm_ir = translate_to_llvm_ir(module)
-    seconds["translate"] = (translated := time.perf_counter()) - lowered
-    machine, optimized = job.optimize(llvm_ir, job.own_functions)
-    seconds["optimize"] = (optimized_at := time.perf_counter()) - translated
-    object_code = machine.emit_object(optimized)
-    seconds["machine_code"] = time.perf_counter() - optimized_at
+    seconds["translate"] = time.perf_counter() - lowered
+    object_code, seconds["optimize"], seconds["machine_code"] = (_emit_in_child if here else _emit)(llvm_ir, job)
     return CompiledPartition(object_code, llvm_ir, seconds, signature)
+
+
+def _emit(llvm_ir: str, job: _Job) -> tuple[bytes, float, float]:
+    """`llvm_ir` optimised and compiled to object code; the seconds each of the two steps took."""
+    start = time.perf_counter()
+    machine, optimized = job.optimize(llvm_ir, job.own_functions)
+    optimized_at = time.perf_counter()
+    return machine.emit_object(optimized), optimized_at - start, time.perf_counter() - optimized_at
+
+
+def _emit_in_child(llvm_ir: str, job: _Job) -> tuple[bytes, float, float]:
+    """`_emit` in a forked child (here, where there is no fork). llvmlite 0.50 never frees what LLVM's pass
+    instrumentation keeps of an optimisation (a pass builder's `PassInstrumentationCallbacks`, and the callbacks each
+    run adds to them): about 70 KB a module, which a process compiling model after model piled up (issue #54: 160 KB
+    a compile). A child takes it with it when it exits; the fork costs a few milliseconds."""
+    work = [None, llvm_ir]  # `fork_map` runs its first item here: nothing, and the second in a child
+    _, emitted = fork_map(lambda item: None if item is None else _emit(item, job), work, lambda _: "the LLVM code")
+    assert emitted is not None
+    return emitted

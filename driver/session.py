@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     import onnx
 
     from minimlc.frontend.onnx import ImportedModel
-    from minimlc.lowering.pipeline import ExtraPasses
+    from minimlc.lowering.pipeline import ExtraPasses, Pipeline
 
 
 class InferenceSession(Session):
@@ -52,28 +52,32 @@ class InferenceSession(Session):
         included; the pool starts only if the model has a parallel loop. `target` is the CPU to compile for: `host`
         or an LLVM CPU name (`x86-64-v3`, `skylake-avx512`, `znver4`, ...) whose features this host has.
         `extra_passes` inserts passes (minimlc's or a plugin's) into the opt level's pipeline, by the stage they run
-        after (`graph`, `te`, `loop`, `schedule`, `scf`, `llvm`; see `minimlc.lowering.pipeline.with_extra_passes`):
+        after (`graph`, `te`, `loop`, `schedule`, `scf`, `llvm`; see `minimlc.lowering.pipeline.build_pipeline`):
         `extra_passes={"graph": ["toy-relu-to-clip"]}`. `cache` looks the compiled code up in (and adds it to)
         the compile cache, which `MINIMLC_CACHE=0` turns off (`minimlc.driver.cache`). `tuning_db` applies the
         fastest schedule of each kernel in that tuning database (`minimlc tune`; the default schedule elsewhere).
         `enable_profiling` times every kernel call of every run (`self.profiler`, `end_profiling()`; compiled
         without the cache), by `profiling_clock`: `wall`, or `cpu` (the calling thread's CPU time; one thread only).
         """
-        from minimlc.driver.profiling import with_profiling
         from minimlc.frontend.onnx import import_model
-        from minimlc.lowering.pipeline import opt_level_pipeline, pipeline_passes, with_extra_passes
-        from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
-        from minimlc.runtime.profiler import check_profiling_clock
+        from minimlc.lowering.pipeline import build_pipeline, opt_level_pipeline
+        from minimlc.lowering.strategy.tuning_db import TuningDatabase
+        from minimlc.runtime.profiler import PROFILING_CLOCKS, check_profiling_clock
 
         opt_level_pipeline(opt_level)  # reject a bad level, target, pass list or database before importing
         target_from_name(target)
-        pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
         if tuning_db is not None:
             TuningDatabase(tuning_db)
-            pipeline = with_tuning_db(pipeline or pipeline_passes(opt_level), tuning_db)
         if enable_profiling:
             check_profiling_clock(profiling_clock, resolve_num_threads(num_threads))
-            pipeline, cache = with_profiling(pipeline or pipeline_passes(opt_level), profiling_clock), False
+            cache = False
+        profiling = PROFILING_CLOCKS[profiling_clock] if enable_profiling else None
+        edited = extra_passes or tuning_db is not None or profiling is not None  # else the opt level's own pipeline
+        pipeline = (
+            build_pipeline(opt_level, extra_passes=extra_passes, tuning_db=tuning_db, profiling=profiling)
+            if edited
+            else None
+        )
         imported = import_model(model, input_shapes)
         self._compile(imported, opt_level, num_threads, target, pipeline, cache)
         if enable_profiling and self._model is not None:
@@ -90,10 +94,10 @@ class InferenceSession(Session):
         extra_passes: ExtraPasses | None = None,
     ) -> InferenceSession:
         """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
-        from minimlc.lowering.pipeline import with_extra_passes
+        from minimlc.lowering.pipeline import build_pipeline
 
         session = cls.__new__(cls)
-        pipeline = with_extra_passes(opt_level, extra_passes) if extra_passes else None
+        pipeline = build_pipeline(opt_level, extra_passes=extra_passes) if extra_passes else None
         session._compile(imported, opt_level, num_threads, target, pipeline, cache=False)
         return session
 
@@ -103,7 +107,7 @@ class InferenceSession(Session):
         opt_level: int,
         num_threads: int | None,
         target: str,
-        pipeline: list[str] | None,
+        pipeline: Pipeline | None,
         cache: bool,
     ) -> None:
         from minimlc.driver.cache import compile_cached

@@ -48,7 +48,7 @@ from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, extern_calls_in, init_name, packed_name
 from minimlc.lowering.pipeline import Pipeline
-from minimlc.lowering.target import Target
+from minimlc.lowering.target import Target, initialize_llvm
 from minimlc.runtime.compiled import align_up
 from minimlc.runtime.jit import optimized_module
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
@@ -91,6 +91,7 @@ class ModelObject:
 
 def pic_target_machine(target: Target, llvm_level: int) -> llvm.TargetMachine:
     """A target machine for `target` that emits position-independent code (for a shared library)."""
+    initialize_llvm()
     return llvm.Target.from_default_triple().create_target_machine(
         cpu=target.cpu, features=target.features, opt=llvm_level, reloc="pic", codemodel="default"
     )
@@ -299,8 +300,9 @@ def c_header(model: ModelObject, prefix: str, library: str, source: str) -> str:
         " * a pool of num_threads threads (the caller included; 0 or less: one per core). NULL on failure: see "
         f"{prefix}_last_error(). */",
         f"minimlc_model *{prefix}_load(const char *weights_path, int num_threads);",
-        "/* Run the model once: read the inputs, write the outputs. 0 on success, 1 on a NULL argument, 2 on a run-time",
-        " * index out of range (a Gather's, ...: see the message). Calls may run concurrently from several threads. */",
+        "/* Run the model once: read the inputs, write the outputs. 0 on success, 1 on a NULL argument, 2 on a",
+        " * run-time index out of range (a Gather's, ...), 3 when its intermediate buffers cannot be allocated (no",
+        " * output written). The message says which. Calls may run concurrently from several threads. */",
         f"int {prefix}_run(minimlc_model *m, {', '.join(params)});",
         f"/* {prefix}_run with the inputs and outputs as arrays, in the order of {upper}_INPUT_NAMES and "
         f"{upper}_OUTPUT_NAMES. */",
@@ -403,7 +405,7 @@ def _checked_run(num_outputs: int, index_checks: Sequence[str]) -> str:
     if not index_checks:
         return (
             "static int checked_run(minimlc_instance *m, const void *const *inputs, void *const *outputs) {\n"
-            "    return minimlc_instance_run(m, inputs, outputs);\n}\n"
+            "    return minimlc_instance_run(&desc, m, inputs, outputs);\n}\n"
         )
     messages = ", ".join(json.dumps(message) for message in index_checks)
     return f"""static const char *const index_checks[] = {{{messages}}};
@@ -414,7 +416,7 @@ static int checked_run(minimlc_instance *m, const void *const *inputs, void *con
         all_outputs[i] = outputs[i];
     for (int i = 0; i < {len(index_checks)}; ++i)
         all_outputs[{num_outputs} + i] = &counts[i];
-    int status = minimlc_instance_run(m, inputs, all_outputs);
+    int status = minimlc_instance_run(&desc, m, inputs, all_outputs);
     for (int i = 0; status == 0 && i < {len(index_checks)}; ++i) {{
         if (counts[i]) {{
             minimlc_set_error(index_checks[i]);
@@ -468,10 +470,12 @@ def export_library(
     library.parent.mkdir(parents=True, exist_ok=True)
     header = library.with_suffix(".h")
     weights = library.with_suffix(".weights")
-    header.write_text(c_header(model, prefix, str(library), source))
-    write_weights(weights, model.signature, imported.weights)
-    with tempfile.TemporaryDirectory(prefix="minimlc-build-") as scratch:
+    # Everything is made in a scratch folder beside the library and renamed into place once linked: a failure
+    # leaves the files of an earlier build as they were, and nothing half-written.
+    with tempfile.TemporaryDirectory(prefix=".minimlc-build-", dir=library.parent) as scratch:
         folder = Path(scratch)
+        (folder / header.name).write_text(c_header(model, prefix, str(library), source))
+        write_weights(folder / weights.name, model.signature, imported.weights)
         objects = [folder / f"model_{i}.o" for i in range(len(model.objects))]
         for path_, code in zip(objects, model.objects, strict=True):
             path_.write_bytes(code)
@@ -479,15 +483,17 @@ def export_library(
         (folder / "api.c").write_text(c_api_source(model, prefix, header.name, imported.weights))
         command = [
             *compiler, "-shared", "-fPIC", "-O2", "-fvisibility=hidden",
-            f"-I{RUNTIME_DIR}", f"-I{header.parent.resolve()}",
-            "-o", str(library),
+            f"-I{RUNTIME_DIR}", f"-I{folder}",
+            "-o", str(folder / library.name),
             str(folder / "api.c"), str(RUNTIME_DIR / "minimlc_runtime.c"),
             *map(str, objects), str(folder / "pool.o"),
-            "-lm", "-pthread",
+            "-lm", "-pthread", "-Wl,--wrap=aligned_alloc",  # the allocation guard: runtime/alloc_guard_ir.py
         ]  # fmt: skip
         result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise LinkError(f"{shlex.join(command)} failed ({result.returncode}):\n{result.stderr}{result.stdout}")
+        if result.returncode != 0:
+            raise LinkError(f"{shlex.join(command)} failed ({result.returncode}):\n{result.stderr}{result.stdout}")
+        for made in (header, weights, library):
+            os.replace(folder / made.name, made)
     return LibraryFiles(
         library, header, weights, model.lower_seconds, model.codegen_seconds, time.perf_counter() - start
     )

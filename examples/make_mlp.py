@@ -58,10 +58,26 @@ def build_mlp(batch: int | str = 1, seed: int = 0) -> onnx.ModelProto:
     return model
 
 
+def describe(model: onnx.ModelProto) -> str:
+    """The inputs and outputs of `model`, one a line: `  input   input   float32 [1, 784]`."""
+    lines = []
+    for kind, values in (("input", model.graph.input), ("output", model.graph.output)):
+        for value in values:
+            tensor = value.type.tensor_type
+            dims = [str(d.dim_value) if d.HasField("dim_value") else d.dim_param or "?" for d in tensor.shape.dim]
+            dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type).name
+            lines.append(f"  {kind:<7} {value.name:<7} {dtype} [{', '.join(dims)}]")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> int:
     path = Path(argv[0]) if argv else Path(__file__).with_name("mlp.onnx")
-    onnx.save(build_mlp(), path)
-    print(f"wrote {path}")
+    model = build_mlp()
+    onnx.save(model, path)
+    weights = sum(int(np.prod(tensor.dims)) for tensor in model.graph.initializer)
+    sizes = "-".join(map(str, SIZES))
+    print(f"wrote {path}: an MLP {sizes} (Gemm, Relu, Gemm), opset {OPSET}, {weights:,} float32 weights")
+    print(describe(model))
     return 0
 
 

@@ -13,24 +13,22 @@ of a type of `onnx_ops.ELEMENT_TYPES`. Ops outside `TYPED_OPS` compute on float3
 inputs; float16 and bfloat16 are computed in float32 (`onnx_half`). The converters, one per ONNX op type, live
 in `onnx_ops` (core) and one `onnx_<family>` module per op family, gathered in `onnx_operators` (ops of
 other domains by `converter_key`); `onnx_control` (If, Loop, Scan: subgraphs imported per branch or iteration by
-`run_subgraph`, which also imports FlexAttention's score_mod and prob_mod) and `onnx_sequence` (sequences and optionals, kept as
-lists of graph values; a sequence output is returned element by element, `ImportedModel.sequence_outputs`). Outputs
-of a data-dependent extent (NonZero, ...) are trimmed by the runtime (`ImportedModel.trimmed_outputs`,
-`lowering/abi.py`).
+`run_subgraph`, which also imports FlexAttention's score_mod and prob_mod) and `onnx_sequence` (sequences and
+optionals, kept as lists of graph values; a sequence output is returned element by element,
+`ImportedModel.sequence_outputs`). Outputs of a data-dependent extent (NonZero, ...) are trimmed by the runtime
+(`ImportedModel.trimmed_outputs`, `lowering/abi.py`). `onnx_model_file` reads the model (external data
+memory-mapped) and checks its structure; `onnx_errors` holds the errors, all `ModelImportError`s.
 """
 
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import onnx
-from google.protobuf.message import DecodeError
-from onnx import helper, numpy_helper
+from onnx import helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, f32
@@ -42,8 +40,15 @@ from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_ops, onnx_sequence
 from minimlc.frontend.onnx_control import ControlContext
+from minimlc.frontend.onnx_errors import (
+    ExternalDataError,
+    ModelImportError,
+    UnsupportedFeatureError,
+    UnsupportedOpsError,
+    UnsupportedTypeError,
+)
+from minimlc.frontend.onnx_model_file import ExternalData, ModelSource, check_structure, read_model
 from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key, node_label, unsupported_nodes
-from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
     ConstantValue,
@@ -56,6 +61,7 @@ from minimlc.frontend.onnx_ops import (
     WeightStore,
     sanitise,
 )
+from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
 from minimlc.frontend.signature import TensorInfo
 
 
@@ -90,64 +96,24 @@ class ImportedModel:
         return computed + counts + checks
 
 
-class ModelImportError(ValueError):
-    """The model is malformed or cannot be imported (bad attribute, shape, dtype, ...)."""
-
-
-class UnsupportedFeatureError(ModelImportError, NotImplementedError):
-    """A valid model needing what minimlc lacks (e.g. an int64 output computed at run time)."""
-
-
-class UnsupportedTypeError(UnsupportedFeatureError):
-    """A graph input or output, or an output computed at run time, of a type minimlc lacks (e.g. float16, sequence)."""
-
-
-class UnsupportedOpsError(UnsupportedFeatureError):
-    """The model uses unsupported operators; `.ops` lists (op_type, opset, node names)."""
-
-    def __init__(self, ops: list[tuple[str, int | None, list[str]]]):
-        self.ops = ops
-        kinds = "type" if len(ops) == 1 else "types"
-        listing = "; ".join(f"{op} (opset {opset}): {', '.join(names)}" for op, opset, names in ops)
-        super().__init__(f"model has {len(ops)} unsupported operator {kinds}: {listing}")
-
-
-def import_model(
-    model: onnx.ModelProto | str | os.PathLike[str] | bytes,
-    input_shapes: Mapping[str, Sequence[int]] | None = None,
-) -> ImportedModel:
+def import_model(model: ModelSource, input_shapes: Mapping[str, Sequence[int]] | None = None) -> ImportedModel:
     """Import an ONNX model (a ModelProto, a path or serialized bytes) into the graph dialect.
 
     `input_shapes` gives the shape of inputs with symbolic or unknown dimensions; a shape that contradicts a
-    dimension the model declares is refused, as ONNX Runtime refuses such inputs. Raises `UnsupportedOpsError`
-    listing every unsupported node before converting
-    anything (a node of any op type whose inputs are all compile-time constants is supported: it
-    is evaluated at import time), `ModelImportError` for any other problem (unparsable or invalid model, bad attribute,
-    shape mismatch, non-float32 data), and `FileNotFoundError` when a path does not exist.
+    dimension the model declares is refused, as ONNX Runtime refuses such inputs. Initializers stored as external data
+    are memory-mapped, not copied (`onnx_model_file`). Raises `UnsupportedOpsError` listing every unsupported node
+    before converting anything (a node of any op type whose inputs are all compile-time constants is supported: it
+    is evaluated at import time), `ModelImportError` for any other problem (unparsable or invalid model, a directory
+    given as the model, missing external data (`ExternalDataError`), bad attribute, shape mismatch, non-float32 data),
+    and `FileNotFoundError` when a path does not exist.
     """
-    proto = _load(model)
-    try:
-        onnx.checker.check_model(proto)  # pyright: ignore[reportUnknownMemberType]
-    except (onnx.checker.ValidationError, ValueError) as error:
-        raise ModelImportError(f"invalid ONNX model: {error}") from error
+    read = read_model(model)
+    proto = read.proto
+    check_structure(proto)
     opsets = {entry.domain or "": entry.version for entry in proto.opset_import}
     opsets.setdefault("", opsets.get("ai.onnx", 0))
     _check_supported(proto.graph, opsets)
-    return _Importer(proto.graph, opsets, dict(input_shapes or {})).run()
-
-
-def _load(model: onnx.ModelProto | str | os.PathLike[str] | bytes) -> onnx.ModelProto:
-    if isinstance(model, onnx.ModelProto):
-        return model
-    try:
-        if isinstance(model, bytes):
-            return onnx.load_model_from_string(model)
-        if not Path(model).is_file():
-            raise FileNotFoundError(2, "no such ONNX model file", str(model))
-        return onnx.load(model)  # pyright: ignore[reportUnknownMemberType]
-    except (DecodeError, ValueError) as error:
-        source = "the given bytes" if isinstance(model, bytes) else f"'{model}'"
-        raise ModelImportError(f"cannot parse an ONNX model from {source}: {error}") from error
+    return _Importer(proto.graph, opsets, dict(input_shapes or {}), read.external).run()
 
 
 def _declared_shape(dims: Sequence[onnx.TensorShapeProto.Dimension]) -> str:
@@ -170,8 +136,10 @@ class _Importer:
         graph_proto: onnx.GraphProto,
         opsets: dict[str, int],
         input_shapes: dict[str, Sequence[int]],
+        external: ExternalData,
     ):
         self.graph = graph_proto
+        self.external = external
         self.opsets = opsets
         self.opset = opsets[""]
         self.input_shapes = input_shapes
@@ -259,7 +227,9 @@ class _Importer:
 
     def _initializer(self, tensor: onnx.TensorProto) -> np.ndarray:
         try:
-            return numpy_helper.to_array(tensor)
+            return self.external.array(tensor)
+        except ExternalDataError:
+            raise
         except (ValueError, TypeError, OSError) as error:
             raise ModelImportError(f"cannot read initializer '{tensor.name}': {error}") from error
 
@@ -466,8 +436,8 @@ def _computed_dtype(value: SSAValue) -> np.dtype:
 
 
 def _check_computed_output(vi: onnx.ValueInfoProto, dtype: np.dtype) -> None:
-    """A computed output must be a tensor of the element type the model declares (unset: any)."""
-    if not vi.type.HasField("tensor_type"):
+    """A computed output must be a tensor of the element type the model declares (no type, or unset: any)."""
+    if vi.type.WhichOneof("value") not in (None, "tensor_type"):
         raise UnsupportedTypeError(f"output '{vi.name}' is not a tensor and is computed at run time")
     declared = vi.type.tensor_type.elem_type
     if declared not in (onnx.TensorProto.UNDEFINED, helper.np_dtype_to_tensor_dtype(dtype)):
@@ -476,8 +446,8 @@ def _check_computed_output(vi: onnx.ValueInfoProto, dtype: np.dtype) -> None:
 
 
 def _check_constant_output(vi: onnx.ValueInfoProto, array: np.ndarray) -> None:
-    """A constant output must be the tensor the model declares (element type unset: any)."""
-    if not vi.type.HasField("tensor_type"):
+    """A constant output must be the tensor the model declares (no type, or element type unset: any)."""
+    if vi.type.WhichOneof("value") not in (None, "tensor_type"):
         raise ModelImportError(f"output '{vi.name}' is a constant tensor, but declared otherwise")
     declared = vi.type.tensor_type.elem_type
     if declared != onnx.TensorProto.UNDEFINED and declared != helper.np_dtype_to_tensor_dtype(

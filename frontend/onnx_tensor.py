@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import onnx
 from xdsl.dialects.builtin import Float8E8M0FNUType, f32
+from xdsl.ir import Attribute
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
@@ -380,10 +381,21 @@ def _reduce(
     reduced = _unique_axes(given, len(shape))
     if any(shape[axis] == 0 for axis in reduced):  # no values to combine: the combiner's identity, everywhere
         kept = [1 if axis in reduced else size for axis, size in enumerate(shape) if keepdims or axis not in reduced]
-        identity = ctx.emit(graph.ConstantOp(_EMPTY_REDUCTION[op], kept))
-        # other types: the float identity cast (infinities saturate to the integer bounds, as ONNX's identities are)
-        return identity if graph.element_type(x) == f32 else ctx.emit(graph.CastOp(identity, graph.element_type(x)))
+        return _empty_reduction(ctx, op, graph.element_type(x), kept)
     return ctx.emit(op(x, reduced, bool(keepdims)))
+
+
+def _empty_reduction(ctx: NodeContext, op: type[graph.ReduceOp], element: Attribute, shape: list[int]) -> Value:
+    """The reduction of the empty set, everywhere: a float constant, cast for other floats; for integers the type's
+    bounds in place of the infinities (as ONNX's identities are; NaN: 0), a weight of that type."""
+    value = _EMPTY_REDUCTION[op]
+    dtype = dtype_of(element)
+    if dtype.kind not in "iub":
+        identity = ctx.emit(graph.ConstantOp(value, shape))
+        return identity if element == f32 else ctx.emit(graph.CastOp(identity, element))
+    info = np.iinfo(dtype)
+    bounded = 0 if math.isnan(value) else min(max(value, info.min), info.max)
+    return ctx.data(ConstantValue(f"{ctx.node.output[0]}.empty_reduction", np.full(shape, bounded, dtype)))
 
 
 _EMPTY_REDUCTION: dict[type[graph.ReduceOp], float] = {

@@ -14,6 +14,9 @@ Without the attribute the target is the host. `mini-opt --mcpu NAME`, `minimlc c
 from __future__ import annotations
 
 import functools
+import os
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -145,6 +148,9 @@ def target_from_name(name: str = "host") -> Target:
     isa = _CPUS.get(name)
     if isa is None:
         raise ValueError(f"unknown target CPU '{name}'; known: {', '.join(known_targets())}")
+    if not llvm_knows_cpu(name):
+        version = ".".join(map(str, llvm.llvm_version_info))
+        raise ValueError(f"this LLVM ({version}, from llvmlite) does not know CPU '{name}': upgrade llvmlite")
     return Target(name, name, "", isa.vector_bits, isa.vector_registers, isa.required_features, _TYPICAL_CACHES)
 
 
@@ -175,14 +181,33 @@ def copy_target(source: ModuleOp, destination: ModuleOp) -> None:
 
 
 @functools.cache
-def _initialize_llvm() -> None:
+def initialize_llvm() -> None:
+    """Register the host's LLVM target and its assembly printer, once: needed before any target machine is made."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
 
 
 @functools.cache
+def llvm_knows_cpu(cpu: str) -> bool:
+    """Whether this process's LLVM knows CPU `cpu` (an older LLVM lacks newer CPUs; code for an unknown one aborts
+    the process): LLVM only warns on stderr when a target machine is made for it, so stderr is read meanwhile."""
+    initialize_llvm()
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            llvm.Target.from_default_triple().create_target_machine(cpu=cpu)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        return b"not a recognized processor" not in captured.read()
+
+
+@functools.cache
 def _host_features() -> dict[str, bool]:
-    _initialize_llvm()
+    initialize_llvm()
     return dict(llvm.get_host_cpu_features().items())
 
 

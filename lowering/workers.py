@@ -30,12 +30,23 @@ class WorkerError(RuntimeError):
     """A worker process died before replying (killed, out of memory, a crash in native code)."""
 
 
+class CompileJobsError(ValueError):
+    """`$MINIMLC_COMPILE_JOBS` is set to something other than a positive integer."""
+
+
 def compile_jobs() -> int:
-    """Processes to compile with: `$MINIMLC_COMPILE_JOBS`, else one per core this process may run on."""
-    configured = os.environ.get("MINIMLC_COMPILE_JOBS", "")
+    """Processes to compile with: `$MINIMLC_COMPILE_JOBS`, else one per core this process may run on; raises
+    `CompileJobsError` (a ValueError) for a setting that is not a positive integer:
+
+        MINIMLC_COMPILE_JOBS=4 -> 4; unset or empty -> one per core; 0 or abc -> CompileJobsError
+    """
+    configured = os.environ.get("MINIMLC_COMPILE_JOBS", "").strip()
     if configured:
         if not configured.isdigit() or int(configured) < 1:
-            raise ValueError(f"MINIMLC_COMPILE_JOBS must be a positive integer, got '{configured}'")
+            raise CompileJobsError(
+                f"MINIMLC_COMPILE_JOBS must be a positive integer, got '{configured}' (the number of compile "
+                "processes; unset: one per core)"
+            )
         return int(configured)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 

@@ -7,8 +7,9 @@ arrays, each at a 64-byte aligned offset, so that loading is one read and the we
               checksum of everything after the header (32 bytes): the sha256 of the sha256 digests of its 8 MiB
               chunks, so that the chunks hash on all cores (about 25 ms for 100 MB on two, 50 ms on one)
     metadata: {"minimlc": ..., "llvmlite": ..., "target": {...}, "blobs": {name: {offset, dtype, shape}}, ...}
-    blobs:    the object code ("code_0", "code_1", ...: one per compiled partition, uint8), the thread pool's object code ("pool_code", for models with a
-              parallel loop: loading it is ten times cheaper than compiling it), weights, constant outputs
+    blobs:    the object code ("code_0", "code_1", ...: one per compiled partition, uint8), the thread pool's object
+              code ("pool_code": the pool and the allocation guard every model runs under; loading it is ten times
+              cheaper than compiling it), weights, constant outputs
 
 `read_file` raises one `ArtifactError` per problem: not a minimlc file, truncated, corrupt (checksum), made by
 another minimlc or llvmlite version, or built for a CPU this host is not.
@@ -41,7 +42,8 @@ from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import load_pool_code, pool_object_code, register_symbols
 
 MAGIC = b"MINIMLC\x00"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+"""4: every model holds the pool code, which holds the allocation guard (3 had no guard)."""
 _HEADER = struct.Struct("<8sIIQQ32s")
 _CHECKSUM_CHUNK = 8 << 20
 
@@ -121,10 +123,10 @@ def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
 
 
 def code_blobs(compiled: CompiledModel) -> dict[str, np.ndarray]:
-    """The blobs `bind_code` loads `compiled`'s code from: its object code, and the pool's if it has parallel loops."""
+    """The blobs `bind_code` loads `compiled`'s code from: its object code, and the pool's (which also holds the
+    allocation guard every model runs under), so that loading compiles nothing."""
     blobs = {f"code_{i}": np.frombuffer(code, dtype=np.uint8) for i, code in enumerate(compiled.jit.object_files)}
-    if compiled.pool_slot is not None:
-        blobs["pool_code"] = np.frombuffer(pool_object_code(compiled.jit.target), dtype=np.uint8)
+    blobs["pool_code"] = np.frombuffer(pool_object_code(compiled.jit.target), dtype=np.uint8)
     return blobs
 
 
@@ -147,10 +149,8 @@ def bind_code(
         list(entry["weights"]), buffers, entry["pool_slot"], extern_calls, entry.get("extern_status")
     )
     target = target_from_meta(meta["target"])
-    if signature.pool_slot is not None:
-        if "pool_code" in blobs:
-            load_pool_code(blobs["pool_code"].tobytes(), target)
-        register_symbols()
+    load_pool_code(blobs["pool_code"].tobytes(), target)
+    register_symbols()
     code = [blobs[f"code_{i}"].tobytes() for i in range(sum(name.startswith("code_") for name in blobs))]
     native = ObjectModule(code, target)
     inputs = [tensor_from_meta(info) for info in meta["inputs"]]

@@ -4,12 +4,12 @@ a saved model or the compile cache).
 The code's entry `@main_packed(ptr args)` takes inputs, outputs, the pool (at `pool_slot`), weights, then
 precomputed buffers (see `minimlc.lowering.abi`). Binding allocates the precomputed buffers and runs
 `@main_init_packed` to fill them from the weights, so code never holds weight values: the same code serves any
-weights of the same names and shapes (`rebind_weights`).
+weights of the same names and shapes (`rebind_weights`). Both entries run under the allocation guard
+(`runtime.alloc_guard_ir`): an allocation of native code that fails raises `AllocationError`, and stops the call there.
 """
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -21,6 +21,21 @@ from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, ExternCall, ini
 from minimlc.lowering.target import Target
 
 _EntryFunction = Callable[[int], None]
+
+
+class AllocationError(MemoryError):
+    """Native code could not allocate the memory a call needs (its intermediate buffers); `size` is the bytes asked
+    for. The call stopped at that allocation (`runtime.alloc_guard_ir`): its outputs are not written."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        super().__init__(
+            f"out of memory: the model's native code could not allocate {size} bytes ({size / 2**30:,.1f} GiB) "
+            "for its intermediate buffers"
+        )
+
+    def __reduce__(self) -> tuple[type[AllocationError], tuple[int]]:
+        return AllocationError, (self.size,)  # pickled (from a worker process) by its size, not its message
 
 
 class NativeCode(Protocol):
@@ -41,6 +56,8 @@ class CompiledModel:
     """The outputs the entry computes (the imported model's `computed_outputs`), in order."""
     jit: NativeCode
     entry: _EntryFunction
+    """`@main_packed(args)`, under the allocation guard: raises `AllocationError` if the call could not allocate
+    its intermediate buffers."""
     weight_addresses: np.ndarray
     """uintp array: the weights' addresses, in entry parameter order (appended after inputs and outputs)."""
     weights: dict[str, np.ndarray] = field(repr=False)
@@ -159,5 +176,16 @@ def _run_init(compiled: CompiledModel) -> None:
 
 
 def _packed_function(code: NativeCode, name: str) -> _EntryFunction:
+    """`name`'s packed function, called under the allocation guard: raises `AllocationError` if an allocation of
+    the call failed. The code must have been loaded after `threadpool.register_symbols()`."""
+    from minimlc.runtime.threadpool import native_pool
+
     address = code.function_address(packed_name(name))
-    return ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+    guarded_call = native_pool().guarded_call
+
+    def call(args: int) -> None:
+        failed = guarded_call(address, args)
+        if failed:
+            raise AllocationError(failed)
+
+    return call

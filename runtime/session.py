@@ -11,9 +11,11 @@ float32 ones (and int64 index outputs such as MaxPool's Indices), and outputs th
 copies of their values, with their own dtype; an output of a data-dependent extent (NonZero, Compress, Unique) is cut
 to the count native code returned (`lowering/abi.py`; `get_outputs` gives its upper bound). `run` is safe to call
 from several threads: each call builds its own argument array and intermediate buffers. Parallel loops run on the
-session's own thread pool, started once (`num_threads`, default one per core); a `run` that finds the pool busy with
-another thread's call runs its parallel loops on its own thread. `with_num_threads(n)` gives a second session over
-the same compiled module with a pool of its own (the compiled code does not depend on the thread count).
+thread pool that every session of `num_threads` threads (default one per core) in the process shares
+(`threadpool.shared_pool`: one pool's threads however many sessions are alive); a `run` that finds the pool busy
+with another thread's call (of this session or another) runs its parallel loops on its own thread.
+`with_num_threads(n)` gives a second session over the same compiled module, on the pool of `n` threads (the compiled
+code does not depend on the thread count).
 
 `save(path)` writes the session to one file (`minimlc.runtime.artifact`: object code, weights, signature) that
 `load(path)` turns back into a session in a fraction of a second.
@@ -37,7 +39,7 @@ from minimlc.lowering.target import target_from_name
 from minimlc.runtime import artifact
 from minimlc.runtime.compiled import CompiledModel, rebind_weights
 from minimlc.runtime.extern import check_status, raise_pending_error
-from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads
+from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads, shared_pool
 
 if TYPE_CHECKING:
     from minimlc.runtime.profiler import ProfiledCall, Profiler
@@ -118,7 +120,7 @@ class Session:
         return session
 
     def with_num_threads(self, num_threads: int | None) -> Session:
-        """A session over this session's compiled module (no recompilation) with its own pool of `num_threads`."""
+        """A session over this session's compiled module (no recompilation) on the shared pool of `num_threads`."""
         session = type(self).__new__(type(self))
         session._set_signature(
             self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs, self._index_checks
@@ -166,7 +168,8 @@ class Session:
         self._args_template = np.concatenate((io_slots, self._model.weight_addresses))
         """The entry's argument array with the weights' (and the pool's) addresses filled in; copied per call."""
         if self._model.pool_slot is not None:
-            self._pool = ThreadPool(self.num_threads)
+            self._pool = shared_pool(self.num_threads)
+            self._task_baseline = self._pool.task_counts()
             self._args_template = np.insert(self._args_template, self._model.pool_slot, self._pool.address)
         for call, address in zip(self._model.extern_calls, self._model.extern_addresses):
             self._args_template = np.insert(self._args_template, call.slot, address)
@@ -192,9 +195,12 @@ class Session:
         return self.profiler.write_trace(path or time.strftime("minimlc_profile_%Y-%m-%d_%H-%M-%S.json"))
 
     def task_counts(self) -> list[int]:
-        """Parallel-loop tasks each pool thread ran in this session's runs (`ThreadPool.task_counts`); [] without a
-        pool (a model with no parallel loop)."""
-        return [] if self._pool is None else self._pool.task_counts()
+        """Parallel-loop tasks each thread of the session's pool ran since the session started (the pool's
+        `task_counts` then and now): in its runs, and in those of the sessions sharing the pool (of the same thread
+        count) that ran meanwhile; [] without a pool (a model with no parallel loop). Read it while no run is on."""
+        if self._pool is None:
+            return []
+        return [now - before for now, before in zip(self._pool.task_counts(), self._task_baseline)]
 
     def get_inputs(self) -> list[TensorInfo]:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""

@@ -1,13 +1,17 @@
-"""`ThreadPool`: the native pool that runs a model's parallel loops, started once per session.
+"""`ThreadPool`: the native pool that runs a model's parallel loops; `shared_pool(n)`, the one that every session of
+`n` threads in the process shares.
 
 The pool's code (`runtime.threadpool_ir`) is JIT-compiled once per process, or loaded from the copy a saved model
-holds (`load_pool_code`: ten times cheaper than compiling it); each `ThreadPool` owns one native pool
-(its own workers), so two sessions never share threads or state. Model code calls `minimlc_parallel_for` as an
-external function: `register_symbols()` binds that name to the one compiled copy with `llvmlite.binding.add_symbol`
-before a model's module is JIT-compiled. The binding is process-global but cannot collide, since every session binds
-the same name to the same address; which pool to use is a run-time argument (the entry's `minimlc.pool` parameter).
+holds (`load_pool_code`: ten times cheaper than compiling it); each `ThreadPool` owns one native pool (its own
+workers). Sessions share `shared_pool(num_threads)`, so that a process of many sessions holds one pool's threads
+per thread count (200 sessions of pools of their own held 200 pools' threads). Model code calls
+`minimlc_parallel_for` as an external function: `register_symbols()` binds that name to the one compiled copy with
+`llvmlite.binding.add_symbol` before a model's module is JIT-compiled (and model code's `aligned_alloc` to the
+allocation guard the pool code holds, `runtime.alloc_guard_ir`). The binding is process-global but cannot collide,
+since every session binds the same name to the same address; which pool to use is a run-time argument (the entry's
+`minimlc.pool` parameter).
 
-    pool = ThreadPool(2)
+    pool = ThreadPool(2)                     # or shared_pool(2), which the caller must not close
     register_symbols()                       # before JIT-compiling a module that calls minimlc_parallel_for
     args[pool_slot] = pool.address           # the pool parameter of the entry
     pool.close()                             # or let the finalizer destroy it
@@ -18,6 +22,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,6 +31,7 @@ import llvmlite.binding as llvm
 
 from minimlc.lowering.abi import PARALLEL_FOR
 from minimlc.lowering.target import Target
+from minimlc.runtime.alloc_guard_ir import CHECKED_ALLOC, GUARDED_CALL, GUARDED_SYMBOL
 from minimlc.runtime.compiled import NativeCode
 from minimlc.runtime.jit import JitModule, ObjectModule
 from minimlc.runtime.threadpool_ir import PoolOptions, build_pool_module
@@ -43,6 +49,9 @@ class NativePool:
     num_threads: Callable[[int], int]
     tasks_run: Callable[[int, int], int]
     parallel_for: Callable[[int, int, int, int], None]
+    guarded_call: Callable[[int, int], int]
+    """`minimlc_guarded_call(entry, args)`: 0, or the bytes an allocation of the entry failed to get
+    (`runtime.alloc_guard_ir`)."""
 
 
 def native_pool(options: PoolOptions = PoolOptions()) -> NativePool:
@@ -55,10 +64,14 @@ def native_pool(options: PoolOptions = PoolOptions()) -> NativePool:
 
 
 def pool_object_code(target: Target) -> bytes:
-    """The default pool code compiled for `target`, as an object file for `load_pool_code` (saved with a model)."""
+    """The default pool code compiled for `target`, as an object file for `load_pool_code` (saved with a model).
+
+    This process's pool code serves when it was built for `target`, whether compiled here (a `JitModule`) or loaded
+    from a saved model or a compile-cache entry (an `ObjectModule`): both keep the one object file they run."""
     jit = native_pool().jit
     if jit.target == target:
-        return jit.object_code
+        (object_code,) = jit.object_files
+        return object_code
     return JitModule(str(build_pool_module(PoolOptions())), target=target).object_code
 
 
@@ -80,17 +93,22 @@ def _bind_pool(jit: NativeCode) -> NativePool:
         parallel_for=ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)(
             address(PARALLEL_FOR)
         ),
+        guarded_call=ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)(address(GUARDED_CALL)),
     )
 
 
 def symbol_addresses() -> dict[str, int]:
-    """Name -> address of every pool function model code may call (the default pool code)."""
-    return {PARALLEL_FOR: native_pool().jit.function_address(PARALLEL_FOR)}
+    """Name -> address of every pool function model code may call (the default pool code), and of the checked
+    allocation its `aligned_alloc` calls link to (`runtime.alloc_guard_ir`)."""
+    jit = native_pool().jit
+    return {PARALLEL_FOR: jit.function_address(PARALLEL_FOR), GUARDED_SYMBOL: jit.function_address(CHECKED_ALLOC)}
 
 
 @functools.cache
 def register_symbols() -> None:
-    """Bind `symbol_addresses()` for MCJIT (once per process); call it before JIT-compiling model code."""
+    """Bind `symbol_addresses()` for MCJIT (once per process); call it before JIT-compiling or loading model code.
+    `aligned_alloc` then links to `minimlc_checked_alloc` in every module MCJIT loads afterwards: outside a guarded
+    call it is `aligned_alloc`."""
     for name, address in symbol_addresses().items():
         llvm.add_symbol(name, address)
 
@@ -102,6 +120,23 @@ def resolve_num_threads(num_threads: int | None) -> int:
     if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
         raise ValueError(f"num_threads must be a positive integer or None, got {num_threads!r}")
     return num_threads
+
+
+_shared_pools: weakref.WeakValueDictionary[int, ThreadPool] = weakref.WeakValueDictionary()
+_shared_pools_lock = threading.Lock()
+
+
+def shared_pool(num_threads: int | None = None) -> ThreadPool:
+    """The process's pool of `num_threads` threads (None: one per core), which every session of that thread count
+    shares: started by the first that needs it, joined once none holds it any more. A run that finds it busy with
+    another thread's run (of any session) runs its parallel loops on its own thread, as it did with a pool of its own
+    busy; so many sessions hold one pool's threads, not one pool each. Never close a shared pool."""
+    requested = resolve_num_threads(num_threads)
+    with _shared_pools_lock:
+        pool = _shared_pools.get(requested)
+        if pool is None:
+            pool = _shared_pools[requested] = ThreadPool(requested)
+        return pool
 
 
 class ThreadPool:

@@ -48,6 +48,8 @@ from enum import IntEnum
 from llvmlite import ir
 from llvmlite.ir import instructions
 
+from minimlc.runtime.alloc_guard_ir import add_alloc_guard
+
 I1, I8, I32, I64 = ir.IntType(1), ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 VOID = ir.VoidType()
@@ -463,5 +465,8 @@ class _PoolModule:
 
 
 def build_pool_module(options: PoolOptions = PoolOptions()) -> ir.Module:
-    """The pool's LLVM module: the five `minimlc_pool_*`/`minimlc_parallel_for` functions and their helpers."""
-    return _PoolModule(options).build()
+    """The pool's LLVM module: the five `minimlc_pool_*`/`minimlc_parallel_for` functions and their helpers, and the
+    allocation guard model code runs under (`runtime.alloc_guard_ir`)."""
+    module = _PoolModule(options).build()
+    add_alloc_guard(module)
+    return module

@@ -92,9 +92,10 @@ def test_importing_every_runtime_module_loads_neither_xdsl_nor_onnx() -> None:
 
 
 def test_lowering_has_one_subpackage_per_stage() -> None:
-    """One room per stage, and `generic` for the passes of every stage (`cse`)."""
+    """One room per stage, `generic` for the passes of every stage (`cse`) and `strategy` for the decisions that
+    several stages take alike."""
     packages = {path.parent.name for path in (ROOT / "lowering").glob("*/__init__.py")}
-    assert packages == {*STAGES, "generic"}
+    assert packages == {*STAGES, "generic", "strategy"}
     loose = sorted(path.name for path in (ROOT / "lowering").glob("*.py"))
     assert loose == ["__init__.py", "abi.py", "pipeline.py", "plugins.py", "target.py", "workers.py"]
 
@@ -155,3 +156,62 @@ def test_tests_import_the_installed_package() -> None:
     (installed,) = [json.loads(url) for d in distributions(name="minimlc") if (url := d.read_text("direct_url.json"))]
     editable = installed.get("dir_info", {}).get("editable", False)
     assert (Path(minimlc.__file__).resolve() == ROOT / "__init__.py") == editable
+
+
+BELOW_EVERY_STAGE = ("generic", "strategy", "target", "abi", "workers")
+"""Shared parts of `lowering/` that every stage may import: passes and analyses for any IR (`generic`), cross-stage
+decisions (`strategy`), contracts (`target`, `abi`) and the fork pool (`workers`). They import no stage. The pass
+runner (`pipeline`, `plugins`) may: a stage that imports it must not reach a later stage through it."""
+
+
+def lowering_module_file(module: str) -> Path | None:
+    """The source of module `minimlc.lowering.<...>` (a module or a package's `__init__.py`); None if no module."""
+    base = ROOT.joinpath(*module.split(".")[1:])
+    return next((path for path in (base.with_suffix(".py"), base / "__init__.py") if path.is_file()), None)
+
+
+def lowering_imports(path: Path) -> set[str]:
+    """The modules under `minimlc.lowering` that `path` imports, lazy imports included; `from minimlc.lowering.x
+    import y` imports `x.y` where `y` is a module. `minimlc.lowering` itself (the lazy pass registry) is left out."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.update({node.module, *(f"{node.module}.{alias.name}" for alias in node.names)})
+    return {name for name in names if name.startswith("minimlc.lowering.") and lowering_module_file(name)}
+
+
+def stages_reached(path: Path, seen: frozenset[Path] = frozenset()) -> set[str]:
+    """The stages `path` imports, directly or through the shared modules it imports."""
+    stages: set[str] = set()
+    for module in lowering_imports(path):
+        part = module.split(".")[2]
+        shared = lowering_module_file(module)
+        if part in STAGES:
+            stages.add(part)
+        elif shared is not None and shared not in seen:
+            stages |= stages_reached(shared, seen | {path})
+    return stages
+
+
+def test_no_stage_imports_a_later_stage() -> None:
+    """What several stages decide alike lives in `lowering/strategy/`, what they analyse alike at the earliest stage
+    that needs it: no module of a stage imports a later stage, directly or through a shared module (`pipeline.py`)."""
+    offenders = {}
+    for path in python_files(*(f"lowering/{stage}" for stage in STAGES)):
+        stage = path.relative_to(ROOT / "lowering").parts[0]
+        later = sorted(s for s in stages_reached(path) if STAGES.index(s) > STAGES.index(stage))
+        if later:
+            offenders[str(path.relative_to(ROOT))] = later
+    assert not offenders
+
+
+def test_what_every_stage_may_import_imports_no_stage() -> None:
+    """`generic`, `strategy`, `target`, `abi` and `workers` reach no stage, directly or through each other."""
+    lowering = ROOT / "lowering"
+    shared = [p for name in BELOW_EVERY_STAGE for p in [lowering / f"{name}.py", *(lowering / name).rglob("*.py")]]
+    offenders = {
+        str(p.relative_to(ROOT)): sorted(stages) for p in shared if p.is_file() and (stages := stages_reached(p))
+    }
+    assert not offenders

@@ -7,8 +7,12 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from minimlc.tools import cli_options
+from minimlc.tools import cli_files, cli_options
+
+if TYPE_CHECKING:
+    from minimlc.lowering.pipeline import PassItem
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -34,17 +38,17 @@ def c_identifier(text: str) -> str:
     return text
 
 
-def pipeline(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> list[str] | None:
+def pipeline(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> tuple[PassItem, ...] | None:
     """The pipeline of `-O` with the `--passes-after` passes and `default-schedule` applying `--tuning-db`, or None
     for the opt level's own."""
-    from minimlc.lowering.pipeline import pipeline_passes, with_extra_passes
-    from minimlc.lowering.schedule.tuning_db import TuningDatabase, with_tuning_db
+    from minimlc.lowering.pipeline import build_pipeline
+    from minimlc.lowering.strategy.tuning_db import TuningDatabase
 
-    passes = with_extra_passes(args.opt_level, extra_passes) if extra_passes else None
-    if not args.tuning_db:
-        return passes
-    TuningDatabase(args.tuning_db)  # a missing or corrupt database fails here, with its message
-    return with_tuning_db(pipeline_passes(args.opt_level if passes is None else passes), args.tuning_db)
+    if not extra_passes and not args.tuning_db:
+        return None
+    if args.tuning_db:
+        TuningDatabase(args.tuning_db)  # a missing or corrupt database fails here, with its message
+    return build_pipeline(args.opt_level, extra_passes=extra_passes, tuning_db=args.tuning_db or None)
 
 
 def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] | None) -> int:
@@ -63,7 +67,7 @@ def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] 
         jobs=1,
     )
     (code,) = model.objects
-    Path(args.output).write_bytes(code)
+    cli_files.write_atomically(Path(args.output), code)
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 
@@ -73,6 +77,12 @@ def build_library(args: argparse.Namespace) -> int:
     from minimlc.driver.shared_library import export_library
     from minimlc.frontend.onnx import import_model
 
+    cli_files.model_file(args.model)
+    library = cli_files.output_file(args.output, "-o")
+    for beside in (library.with_suffix(".h"), library.with_suffix(".weights")):
+        if beside.is_dir():
+            raise cli_options.UsageError(f"-o {library}: {beside}, written beside it, is a directory")
+    cli_options.check_tuning_db(args)
     extra_passes = cli_options.extra_passes(args)
     print(f"building {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     start = time.perf_counter()

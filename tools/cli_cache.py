@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from minimlc.tools.cli_progress import compile_progress
 
 
 def save_model(
@@ -13,14 +16,15 @@ def save_model(
     for `minimlc.runtime.load`."""
     from minimlc.driver.session import InferenceSession
 
-    print(f"compiling {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
-    session = InferenceSession(
-        args.model,
-        input_shapes=input_shapes,
-        opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache,
-        tuning_db=args.tuning_db,
-    )
-    session.save(args.output)
+    with compile_progress(args.model, f" at O{args.opt_level}"):
+        session = InferenceSession(
+            args.model,
+            input_shapes=input_shapes,
+            opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache,
+            tuning_db=args.tuning_db,
+        )
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    session.save(args.output)  # atomically: a temporary file renamed into place
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
 

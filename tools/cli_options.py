@@ -4,10 +4,52 @@ argument types: each turns one command-line string into a value or a usage error
 from __future__ import annotations
 
 import argparse
+import re
+import signal
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 
 class UsageError(ValueError):
     """A command-line argument is malformed."""
+
+
+INTERRUPTED = 128 + signal.SIGINT
+"""The exit status after Ctrl-C (SIGINT), as a shell reports a process the signal ended: 130."""
+
+
+class VersionAction(argparse.Action):
+    """`--version`: minimlc's version and its key dependencies', then exit 0 (found only when asked for)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the versions of minimlc and its key dependencies")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(version_line())
+        parser.exit()
+
+
+def version_line() -> str:
+    """`minimlc 0.1.0 (xDSL 0.74.0, llvmlite 0.50.0 with LLVM 22.1.0, onnx 1.19.0, numpy 2.3.4)`."""
+    from importlib.metadata import version
+
+    import llvmlite.binding as llvm
+
+    llvm_version = ".".join(map(str, llvm.llvm_version_info))
+    return (
+        f"minimlc {version('minimlc')} (xDSL {version('xdsl')}, llvmlite {version('llvmlite')} with LLVM "
+        f"{llvm_version}, onnx {version('onnx')}, numpy {np.__version__})"
+    )
+
+
+def cli_spelling(message: str) -> str:
+    """An error message of the Python API in the command line's words: `pass input_shapes={'x': [...]}` -> `pass
+    --input-shape x=D,D,...`, `input_shapes gives` -> `--input-shape gives`."""
+    message = re.sub(r"input_shapes=\{'(.*?)': \[\.\.\.\]\}", r"--input-shape \1=D,D,...", message)
+    return re.sub(r"\binput_shapes gives\b", "--input-shape gives", message)
 
 
 def add_input_shape(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +79,28 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
         if shapes.setdefault(name, shape) != shape:
             raise UsageError(f"--input-shape gives input '{name}' two shapes: {list(shapes[name])} and {list(shape)}")
     return shapes
+
+
+def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
+    """The `--input NAME=FILE.npy` arrays by input name: `["x=x.npy"]` -> `{"x": array}`."""
+    feeds: dict[str, np.ndarray] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input expects NAME=FILE.npy, got '{spec}'")
+        try:
+            feeds[name] = np.load(path, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"cannot read input '{name}' from '{path}': {error}") from error
+    return feeds
+
+
+def check_tuning_db(args: argparse.Namespace) -> None:
+    """A usage error if `--tuning-db` names no file: only `minimlc tune --db` starts a database."""
+    path = args.tuning_db
+    if path is not None and not Path(path).is_file():
+        problem = "is a directory" if Path(path).is_dir() else "no such file"
+        raise UsageError(f"--tuning-db {path}: {problem} (minimlc tune --db {path} writes a tuning database)")
 
 
 def add_tuning_db(parser: argparse.ArgumentParser) -> None:
@@ -97,7 +161,7 @@ def passes_after(text: str) -> tuple[str, str]:
 def extra_passes(args: argparse.Namespace) -> dict[str, list[str]] | None:
     """The `--passes-after` passes by stage (None: none), after loading the `--load-plugin` plugins; checked against
     the opt level's pipeline, so a bad stage or pass is a usage error before any work."""
-    from minimlc.lowering.pipeline import with_extra_passes
+    from minimlc.lowering.pipeline import build_pipeline
     from minimlc.lowering.plugins import load_plugin
 
     extra: dict[str, list[str]] = {}
@@ -106,7 +170,7 @@ def extra_passes(args: argparse.Namespace) -> dict[str, list[str]] | None:
     try:
         for spec in args.load_plugin:
             load_plugin(spec)
-        with_extra_passes(args.opt_level, extra)
+        build_pipeline(args.opt_level, extra_passes=extra)
     except ValueError as error:
         raise UsageError(str(error)) from None
     return extra or None

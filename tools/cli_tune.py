@@ -1,8 +1,10 @@
 """`minimlc tune`: search schedules for a model's kernels and remember the fastest in a tuning database.
 
-A tuning is resumable, and its database applies wherever a model is compiled:
+A tuning is resumable (Ctrl-C stops it, keeping every record measured), and its database applies wherever a model
+is compiled:
 
     minimlc tune model.onnx --trials 64 --db tuning.jsonl            # run it again to go on
+    minimlc tune bert.onnx --input-shape ids=1,128 --trials 64 --db tuning.jsonl   # a symbolic batch and length
     minimlc run model.onnx --tuning-db tuning.jsonl                  # apply the best records
 """
 
@@ -10,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
+from pathlib import Path
 
-from minimlc.tools import cli_options
+from minimlc.tools import cli_files, cli_options
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -20,6 +24,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     tune.add_argument("model", help="path to an .onnx file")
     tune.add_argument("--trials", type=cli_options.positive_int, required=True, help="candidates to measure in all")
     tune.add_argument("--db", required=True, metavar="PATH", help="the JSON-lines tuning database (created if missing)")
+    cli_options.add_input_shape(tune)
     tune.add_argument("--trials-per-task", type=cli_options.positive_int, help="at most this many per kernel")
     tune.add_argument(
         "--threads", type=cli_options.positive_int, default=1, help="threads each candidate runs on (default 1)"
@@ -58,26 +63,50 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def tune_model(args: argparse.Namespace) -> int:
+    """`minimlc tune MODEL --db D`: the model and database checked before any work, then tune; on Ctrl-C, say what
+    `D` keeps and exit 130."""
     from minimlc.tuner.tuner import plot_curve, tune
 
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")
-    result = tune(
-        args.model,
-        args.db,
-        trials=args.trials,
-        trials_per_task=args.trials_per_task,
-        threads=args.threads,
-        timeout=args.timeout,
-        opt_level=args.opt_level,
-        target=args.target,
-        seed=args.seed,
-        cache=args.cache,
-        verify=args.verify,
-        peak_gflops=args.peak_gflops,
-    )
+    cli_files.model_file(args.model)
+    database = cli_files.output_file(args.db, "--db")
+    if args.plot:
+        cli_files.output_file(args.plot, "--plot")
+    kept = _records(database)
+    try:
+        result = tune(
+            args.model,
+            database,
+            input_shapes=cli_options.input_shapes(args) or None,
+            trials=args.trials,
+            trials_per_task=args.trials_per_task,
+            threads=args.threads,
+            timeout=args.timeout,
+            opt_level=args.opt_level,
+            target=args.target,
+            seed=args.seed,
+            cache=args.cache,
+            verify=args.verify,
+            peak_gflops=args.peak_gflops,
+        )
+    except KeyboardInterrupt:
+        total = _records(database)
+        print(
+            f"\nminimlc: interrupted: {total} record(s) kept in {database} ({total - kept} from this run); run the "
+            "same command to go on",
+            file=sys.stderr,
+        )
+        return cli_options.INTERRUPTED
     print(f"records in {args.db}; apply them with --tuning-db {args.db}")
     if args.plot:
         plot_curve(result.curve, args.plot)
         print(f"wrote {args.plot}")
     return 0
+
+
+def _records(database: Path) -> int:
+    """The records in `database` (0 if there is none yet); a `TuningDatabaseError` for one that is not a database."""
+    from minimlc.lowering.strategy.tuning_db import TuningDatabase
+
+    return len(TuningDatabase(database).records)

@@ -50,7 +50,7 @@ from minimlc.tools.mini_opt_diagnostics import (
 )
 from minimlc.tools.mini_opt_instrument import Instrumentation, read_reproducer, run_passes, write_timing_report
 from minimlc.tools.mini_opt_options import register_driver_arguments, validate_pass_names
-from minimlc.tools.mini_opt_pipeline import PassEntry, build_pipeline, from_pass_pipeline
+from minimlc.tools.mini_opt_pipeline import PassEntry, from_pass_pipeline, parse_pass_list
 
 
 class MiniOptMain(xDSLOptMain):
@@ -122,7 +122,7 @@ class MiniOptMain(xDSLOptMain):
             if args.passes:
                 raise ValueError("use either -p or --pass-pipeline, not both")
             args.passes = from_pass_pipeline(args.pass_pipeline)
-        self.entries = build_pipeline(args.passes, self.available_passes)
+        self.entries = parse_pass_list(args.passes, self.available_passes)
         validate_pass_names([*args.print_ir_before, *args.print_ir_after], self.available_passes)
         flags = " --allow-unregistered-dialect" if args.allow_unregistered_dialect else ""
         self.inst = Instrumentation(
@@ -220,6 +220,7 @@ class MiniOptMain(xDSLOptMain):
         except DiagnosticException as error:
             return [Diagnostic(str(error))]
         return []
+
 
 def _plugin_arguments(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     parser = parser or argparse.ArgumentParser(add_help=False)

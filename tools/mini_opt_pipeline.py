@@ -10,10 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from xdsl.passes import ModulePass
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ArgSpecParseError
 
-from minimlc.lowering.pipeline import expand_pipelines, split_pass_list
+from minimlc.lowering.pipeline import PassItem, expand_pipelines, split_pass_list
 from minimlc.lowering.plugins import registry
 
 
@@ -55,9 +53,12 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
-def build_pipeline(spec: str, passes: dict[str, Callable[[], type[ModulePass]]]) -> list[PassEntry]:
+def parse_pass_list(spec: str, passes: dict[str, Callable[[], type[ModulePass]]]) -> list[PassEntry]:
     """The passes of a `-p` list, named pipelines (ours and the plugins') expanded; raises PipelineError for anything
-    unknown."""
+    unknown:
+
+        parse_pass_list("lower-to-te,cse", registry().passes)   # graph-to-te (group 0, lower-to-te), cse (group 1)
+    """
     pipelines = registry().pipelines
     entries: list[PassEntry] = []
     for group, item in enumerate(split_pass_list(spec)):
@@ -80,8 +81,8 @@ def build_pipeline(spec: str, passes: dict[str, Callable[[], type[ModulePass]]])
 
 def _entry(item: str, passes: dict[str, Callable[[], type[ModulePass]]], pipeline: str | None, group: int) -> PassEntry:
     try:
-        (spec,) = parse_pipeline(item)
-    except ArgSpecParseError as error:
+        spec = PassItem.parse(item).arg_spec()
+    except ValueError as error:
         raise PipelineError(f"cannot parse pass '{item}': {error}") from None
     pass_class = passes[spec.name]()
     options = [field.name for field in dataclasses.fields(pass_class)] if dataclasses.is_dataclass(pass_class) else []

@@ -1,6 +1,6 @@
 """Check minimlc against another runtime: model transforms, seeded inputs, oracles and error tables.
 
-    model = randomise_weights(onnx.load("light_resnet50.onnx"), seed=0)   # ConstantOfShape weights -> random
+    model = randomise_weights(onnx.load("light_resnet50.onnx"), seed=0)   # float weights -> seeded random
     model, names = expose_intermediates(model)                            # every intermediate as an output
     feeds = random_inputs(model, seed=0)
     expected = run_oracle(model, feeds, "onnxruntime")                    # or "reference" (onnx.reference)
@@ -27,15 +27,21 @@ _PASS_THROUGH_OPS = {"Reshape", "Unsqueeze", "Squeeze", "Flatten", "Identity", "
 
 
 def randomise_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
-    """Replace every constant `ConstantOfShape` by a `Constant` of seeded random values of the same shape.
+    """Replace the model's float weights by seeded random values of the same shapes and types: every float
+    initializer of more than one element, and every constant `ConstantOfShape` (by a `Constant`).
 
     The scale follows the op and input slot the value feeds (through reshapes and unsqueezes): conv and matrix
     weights have std 1/sqrt(fan_in) (LeCun scaling: activations shrink a little per ReLU layer instead of growing
-    through residual sums); BatchNormalization scale and variance, and the multiplier of a Mul, are uniform in
-    [0.5, 1.5] (positive, near 1); biases, means, and the addend of an Add are normal with std 0.1. Only
-    ConstantOfShape nodes whose shape is an initializer or a Constant are replaced; real initializers are kept.
-    The model is copied, the input is left untouched.
+    through residual sums); BatchNormalization scale and variance, the multiplier of a Mul and the divisor of a Div
+    are uniform in [0.5, 1.5] (positive, near 1); biases, means, and the addend of an Add are normal with std 0.1.
+    Kept: integer and bool initializers (shapes, indices), scalars (an epsilon, an exponent), and float values an op
+    reads as a shape or axes (`CONSTANT_OPERANDS`: Resize's scales, Pad's constant value). Only ConstantOfShape nodes
+    whose shape is an initializer or a Constant are replaced. The model is copied, the input is left untouched:
+
+        randomise_weights(mlp, seed=1).graph.initializer[0]   # the first Gemm's weight, other values, same shape
     """
+    from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
+
     result = onnx.ModelProto()
     result.CopyFrom(model)
     graph = result.graph
@@ -50,6 +56,16 @@ def randomise_weights(model: onnx.ModelProto, seed: int = 0) -> onnx.ModelProto:
         values = _random_weight(rng, shape, op_type, slot, consumer)
         tensor = numpy_helper.from_array(values, node.output[0])
         graph.node[index].CopyFrom(helper.make_node("Constant", [], [node.output[0]], name=node.name, value=tensor))
+    for index, tensor in enumerate(graph.initializer):
+        array = numpy_helper.to_array(tensor)
+        read_as_shape = any(
+            slot in CONSTANT_OPERANDS.get(user.op_type, ()) for user, slot in consumers.get(tensor.name, [])
+        )
+        if not np.issubdtype(array.dtype, np.floating) or array.size <= 1 or read_as_shape:
+            continue
+        op_type, slot, consumer = _final_consumer(tensor.name, consumers)
+        values = _random_weight(rng, array.shape, op_type, slot, consumer).astype(array.dtype)
+        graph.initializer[index].CopyFrom(numpy_helper.from_array(values, tensor.name))
     return result
 
 
@@ -93,7 +109,7 @@ def _random_weight(
     if (op_type in ("Conv", "ConvTranspose") and slot == 1) or (op_type in ("Gemm", "MatMul") and slot == 1):
         std = math.sqrt(1.0 / _fan_in(shape, op_type, consumer))
         return rng.standard_normal(shape, dtype=np.float32) * np.float32(std)
-    if (op_type == "BatchNormalization" and slot in (1, 4)) or op_type == "Mul":
+    if (op_type == "BatchNormalization" and slot in (1, 4)) or op_type == "Mul" or (op_type == "Div" and slot == 1):
         return rng.random(shape, dtype=np.float32) + np.float32(0.5)
     return rng.standard_normal(shape, dtype=np.float32) * np.float32(0.1)
 

@@ -17,6 +17,7 @@ thread), warm, as paired candidates are:
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 import numpy as np
@@ -25,9 +26,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from minimlc.dialects import te
 from minimlc.frontend.onnx import ImportedModel
-from minimlc.lowering.pipeline import pipeline_passes, run_passes
-from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
-from minimlc.lowering.schedule.tuning_db import ALGORITHM_RULE, Record, TuningDatabase, algorithm_key, target_key
+from minimlc.lowering.pipeline import PassItem, build_pipeline, pipeline_passes, quoted, run_passes, set_pass_options
+from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd
+from minimlc.lowering.strategy.tuning_db import ALGORITHM_RULE, Record, TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, set_target
 from minimlc.lowering.te.te_conv_winograd import eligible_convolution
 from minimlc.tuner.measure import Measurer, measure_builds
@@ -97,7 +98,7 @@ def tune_algorithms(
     module docstring), add the records to `db`, print a table to `out`; returns each shape's faster algorithm (the
     records' best: earlier runs' too), leaving out shapes whose blocks failed to build or time."""
     cpu = target_key(target)
-    passes = pipeline_passes(opt_level)
+    passes = build_pipeline(opt_level)
     chosen: dict[ConvShape, str] = {}
     rows = []
     for shape in winograd_shapes(imported, target, opt_level):
@@ -105,7 +106,7 @@ def tune_algorithms(
         timed = "reused"
         if not db.records_for(key, cpu):
             timed = "timed"
-            builds = [_with_winograd(passes, f"convolutions={choice}") for choice in ("all", "none")]
+            builds = [set_pass_options(passes, "te-conv-winograd", convolutions=c) for c in ("all", "none")]
             block = block_model(shape).SerializeToString()
             result = measurer.run(measure_builds, _job(block, builds, target, measurer))
             flops = 2 * shape.rows * shape.depth * shape.out_channels
@@ -137,6 +138,7 @@ def check_in_model(
     name: str,
     opt_level: int = 3,
     out: TextIO | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> bool:
     """Time the model with the algorithms `chosen` against `prefers_winograd`'s, where they differ (default schedules
     both, alternating batches in the worker); if the chosen ones are not faster there, give each differing choice a
@@ -146,9 +148,9 @@ def check_in_model(
     differing = {s: a for s, a in chosen.items() if (a == "winograd") != prefers_winograd(s, target)}
     if not differing:
         return True
-    passes = pipeline_passes(opt_level)
-    tuned = _with_winograd(passes, f'tuning-db="{db.path}"')
-    result = measurer.run(measure_builds, _job(model, [tuned, passes], target, measurer))
+    passes = build_pipeline(opt_level)
+    tuned = set_pass_options(passes, "te-conv-winograd", tuning_db=quoted(str(db.path)))
+    result = measurer.run(measure_builds, _job(model, [tuned, passes], target, measurer, input_shapes))
     ratio = result.latency / result.baseline if result.latency and result.baseline else None
     kept = ratio is not None and ratio < 1.0
     if out is not None:
@@ -164,13 +166,16 @@ def check_in_model(
     return kept
 
 
-def _with_winograd(passes: list[str], options: str) -> list[str]:
-    return [f"te-conv-winograd{{{options}}}" if item == "te-conv-winograd" else item for item in passes]
-
-
-def _job(model: bytes, builds: list[list[str]], target: Target, measurer: Measurer) -> dict[str, object]:
+def _job(
+    model: bytes,
+    builds: list[tuple[PassItem, ...]],
+    target: Target,
+    measurer: Measurer,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> dict[str, object]:
     return {
         "model": model,
+        "input_shapes": dict(input_shapes or {}),
         "builds": builds,
         "target": target.cpu,
         "threads": measurer.threads,

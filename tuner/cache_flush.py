@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from minimlc.lowering.schedule.tuning_db import CACHE_MODES
+from minimlc.lowering.strategy.tuning_db import CACHE_MODES
 from minimlc.runtime.jit import JitModule
 
 CACHE_LINE = 64

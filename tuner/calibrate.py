@@ -26,7 +26,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from minimlc.lowering.schedule.tuning_db import CACHE_MODES
+from minimlc.lowering.strategy.tuning_db import CACHE_MODES
 from minimlc.tuner.measure import Measurer
 from minimlc.tuner.tasks import Task
 from minimlc.tuner.verify import group_times, profiled_session, random_feeds, task_groups
@@ -44,12 +44,13 @@ def calibrated_cache_modes(
     target: str = "host",
     runs: int = 5,
     out: TextIO = sys.stdout,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> dict[str, str]:
     """Per task key of `tasks` (of `model`, an ONNX model or path), the cache state (`CACHE_MODES`) to time its
     candidates in: for the heaviest tasks whose kernels work alone in the model, the state whose timing of the
     default config comes closer to the model's; for the others, the state the calibrated ones' time mostly chose
     (see the module docstring). All `cold` where no task could be compared."""
-    in_model = _model_times(model, tasks, threads, opt_level, target, runs)
+    in_model = _model_times(model, tasks, threads, opt_level, target, runs, input_shapes)
     chosen = sorted((task for task in tasks if task.key in in_model), key=lambda task: -in_model[task.key])
     timed: dict[str, dict[str, float]] = {}
     with Measurer(threads=threads) as measurer:
@@ -77,7 +78,7 @@ def calibrated_cache_modes(
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-4 else f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-4 else f"{seconds * 1e3:.5f} ms"
 
 
 def majority_mode(votes: Mapping[str, float]) -> str:
@@ -91,13 +92,19 @@ def closest_mode(in_model: float, timed: Mapping[str, float]) -> str:
 
 
 def _model_times(
-    model: Any, tasks: Sequence[Task], threads: int, opt_level: int, target: str, runs: int
+    model: Any,
+    tasks: Sequence[Task],
+    threads: int,
+    opt_level: int,
+    target: str,
+    runs: int,
+    input_shapes: Mapping[str, Sequence[int]] | None,
 ) -> dict[str, float]:
     """Per task key whose kernels do their work alone in `model` (its group, `verify.task_groups`, holds no other
     task but the elementwise epilogues its measured module brings along, `tasks.standalone_module`), the median
     seconds per run of its group's kernel calls, over `runs` profiled runs with the default schedules (after a
     warm-up run)."""
-    session = profiled_session(model, threads, opt_level, target)
+    session = profiled_session(model, threads, opt_level, target, input_shapes=input_shapes)
     feeds = random_feeds(session)
     for _ in range(runs + 1):
         session.run(None, feeds)
@@ -115,11 +122,11 @@ def calibration_table(
     tasks: Sequence[Task], in_model: Mapping[str, float], timed: Mapping[str, Any], modes: Mapping[str, str]
 ) -> str:
     """Per task: its kernel, rule, time per run in the model, timed alone in each cache state, and the state chosen."""
-    cells = " | ".join(f"{mode + ' us':>10}" for mode in CACHE_MODES)
-    header = f"{'task':<32} | {'rule':<11} | {'model us':>10} | {cells} | timed"
+    cells = " | ".join(f"{mode + ' ms':>10}" for mode in CACHE_MODES)
+    header = f"{'task':<32} | {'rule':<11} | {'model ms':>10} | {cells} | timed"
     lines = [header, "-" * len(header)]
     for task in tasks:
-        cells = " | ".join(f"{timed[task.key][mode] * 1e6:>10.1f}" for mode in CACHE_MODES)
-        model_us = in_model[task.key] * 1e6
-        lines.append(f"{task.kernel[:32]:<32} | {task.rule:<11} | {model_us:>10.1f} | {cells} | {modes[task.key]}")
+        cells = " | ".join(f"{timed[task.key][mode] * 1e3:>10.4f}" for mode in CACHE_MODES)
+        model_ms = in_model[task.key] * 1e3
+        lines.append(f"{task.kernel[:32]:<32} | {task.rule:<11} | {model_ms:>10.4f} | {cells} | {modes[task.key]}")
     return "\n".join(lines)

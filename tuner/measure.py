@@ -28,7 +28,9 @@ the calls are then timed one by one.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import statistics
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -143,14 +145,14 @@ def _bound_call(compiled: Any, inputs: list[Any], outputs: list[Any], threads: i
 
 
 def measure_builds(job: dict[str, Any]) -> Result:
-    """Time `job["model"]` (serialized ONNX) built with each of `job["builds"]` (two pass lists), in alternating
-    batches: the first build's latency, the second's as the baseline (`tuner/algorithms.py`)."""
+    """Time `job["model"]` (serialized ONNX, for `job["input_shapes"]`) built with each of `job["builds"]` (two pass
+    lists), in alternating batches: the first build's latency, the second's as the baseline (`tuner/algorithms.py`)."""
     from minimlc.driver.compiler import compile_model
     from minimlc.frontend.onnx import import_model
 
     calls = []
     for passes in job["builds"]:
-        imported = import_model(job["model"])
+        imported = import_model(job["model"], job.get("input_shapes"))
         compiled = compile_model(imported, passes, target=job["target"], jobs=1)
         calls.append(_bound_call(compiled, imported.inputs, imported.outputs, job["threads"], np.random.default_rng(0)))
     timing = _Timing(job["min_seconds"], job["repeats"], candidate_clock(job["threads"]))
@@ -258,18 +260,23 @@ class _Timing:
 
 def _worker(connection: Connection) -> None:
     """A measuring process: answers each (function, job) with `function(job)`, a Result, until the parent closes the
-    pipe."""
+    pipe (then it leaves quietly, even with an answer the parent no longer waits for). Ctrl-C is the parent's to
+    handle: the worker ignores SIGINT (and starts with it ignored, `_start_without_sigint`)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             function, job = connection.recv()
-        except EOFError:
+        except (EOFError, OSError):
             return
         try:
             result = function(job)
         except Exception as error:
             lines = traceback.format_exception_only(type(error), error)
             result = Result(None, f"failed to build: {lines[-1].strip()}")
-        connection.send(result)
+        try:
+            connection.send(result)
+        except OSError:  # BrokenPipeError: the parent timed the job out, or stopped
+            return
 
 
 class Measurer:
@@ -313,7 +320,7 @@ class Measurer:
         connection = self._worker_connection()
         connection.send((function, job))
         if not connection.poll(self.timeout):
-            self.close()
+            self.close(wait=0.0)  # it may be hung: no answer is awaited
             return Result(None, f"timed out after {self.timeout:g} s")
         try:
             return connection.recv()
@@ -327,19 +334,20 @@ class Measurer:
             self.close()
             parent, child = self._context.Pipe()
             self._process = self._context.Process(target=_worker, args=(child,), daemon=True)
-            self._process.start()
+            _start_without_sigint(self._process)
             child.close()
             self._connection = parent
         assert self._connection is not None
         return self._connection
 
-    def close(self) -> None:
-        """Stop the worker (a later `measure` starts a new one)."""
+    def close(self, wait: float = 1.0) -> None:
+        """Stop the worker, killing it if it has not left `wait` seconds after its pipe closed (a later `measure`
+        starts a new one)."""
         if self._connection is not None:
             self._connection.close()
             self._connection = None
         if self._process is not None:
-            self._process.join(timeout=1.0)
+            self._process.join(timeout=wait)
             if self._process.is_alive():
                 self._process.kill()
                 self._process.join()
@@ -352,3 +360,17 @@ class Measurer:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _start_without_sigint(process: Any) -> None:
+    """Start `process` with SIGINT ignored from its first instruction (a Ctrl-C at the terminal reaches the whole
+    process group: the parent stops the tuning, the worker would print a KeyboardInterrupt traceback while it
+    starts); only the main thread can change a signal's handler, elsewhere the worker ignores it once running."""
+    if threading.current_thread() is not threading.main_thread():
+        process.start()
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        process.start()
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if previous is None else previous)  # None: set outside Python

@@ -22,7 +22,7 @@ import random
 import numpy as np
 
 from minimlc.lowering.schedule.space import Config, Space
-from minimlc.lowering.schedule.tuning_db import config_id
+from minimlc.lowering.strategy.tuning_db import config_id
 
 RANDOM_START = 4
 """Configs measured (default included) before the cost model ranks proposals."""

@@ -26,13 +26,13 @@ from xdsl.ir import SSAValue
 from minimlc.dialects import loop
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import ENTRY_ATTR, ENTRY_FUNCTION
-from minimlc.lowering.pipeline import pipeline_passes, run_pipeline
-from minimlc.lowering.program.loop_fuse_kernels import callee, epilogue_call
+from minimlc.lowering.loop.kernel_patterns import callee, epilogue_call
+from minimlc.lowering.pipeline import build_pipeline, run_pipeline
 from minimlc.lowering.program.loop_profile_calls import kernel_flops
 from minimlc.lowering.schedule.default_schedule import kernel_space
 from minimlc.lowering.schedule.kernel_analysis import call_sites, kernels_of
 from minimlc.lowering.schedule.space import Space
-from minimlc.lowering.schedule.tuning_db import kernel_key, with_tuning_db
+from minimlc.lowering.strategy.tuning_db import kernel_key
 from minimlc.lowering.target import Target, copy_target, set_target
 
 Buffer = tuple[tuple[int, ...], str]
@@ -66,7 +66,7 @@ def extract_tasks(
     convolution algorithms that database chose (`te-conv-winograd{tuning-db}`)."""
     module = imported.module
     set_target(module, target)
-    pipeline = with_tuning_db(pipeline_passes(opt_level), tuning_db) if tuning_db else opt_level
+    pipeline = build_pipeline(opt_level, tuning_db=tuning_db or None)
     run_pipeline(module, pipeline, stop_after="schedule")
     tasks: dict[str, Task] = {}
     calls: dict[str, int] = {}

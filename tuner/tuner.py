@@ -32,6 +32,7 @@ the kernel in the model: fused with its neighbours, it meets their data in the c
 
     result = tune("model.onnx", "tuning.jsonl", trials=64)
     InferenceSession("model.onnx", tuning_db="tuning.jsonl")
+    tune("bert.onnx", "tuning.jsonl", trials=64, input_shapes={"ids": [1, 128]})   # symbolic dimensions fixed
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import math
 import os
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -47,7 +49,7 @@ import onnx
 
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.schedule.space import Config
-from minimlc.lowering.schedule.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
+from minimlc.lowering.strategy.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.machine_peak import fma_peak_gflops
 from minimlc.tuner.algorithms import check_in_model, tune_algorithms
@@ -97,6 +99,7 @@ def tune(
     database: str | os.PathLike[str],
     *,
     trials: int,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
     trials_per_task: int | None = None,
     threads: int = 1,
     timeout: float = 60.0,
@@ -109,15 +112,16 @@ def tune(
     peak_gflops: float | None = None,
     out: TextIO = sys.stdout,
 ) -> TuningResult:
-    """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each), timed on `threads`
-    threads, each within `timeout` seconds, appending every record to `database`; prints the task table and a
-    progress line to `out`; `cache`: how candidates find their weights; `verify`: check the chosen configs in the
-    model (see the module docstring); `peak_gflops`: one core's peak (default: measured, `fma_peak_gflops`). Raises
-    `TuningDatabaseError` for a database line that is not a record."""
+    """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each; `input_shapes` fixes
+    its symbolic dimensions, as `InferenceSession`'s does), timed on `threads` threads, each within `timeout`
+    seconds, appending every record to `database`; prints the task table and a progress line to `out`; `cache`: how
+    candidates find their weights; `verify`: check the chosen configs in the model (see the module docstring);
+    `peak_gflops`: one core's peak (default: measured, `fma_peak_gflops`). Raises `TuningDatabaseError` for a
+    database line that is not a record."""
     db = TuningDatabase(database)
     chosen = target_from_name(target)
     name = os.path.basename(model) if isinstance(model, str | os.PathLike) else "model"
-    imported = model if isinstance(model, ImportedModel) else import_model(model)
+    imported = model if isinstance(model, ImportedModel) else import_model(model, input_shapes)
     calibrate = cache == "auto" and not isinstance(model, ImportedModel)
     mode = cache_mode(cache, imported, out, calibrate)
     with Measurer(threads=threads, timeout=timeout) as measurer:
@@ -125,11 +129,13 @@ def tune(
     if verify and algorithms and not isinstance(model, ImportedModel):
         with Measurer(threads=threads, timeout=max(timeout, MODEL_CHECK_TIMEOUT)) as measurer:
             serialized = onnx.load(model).SerializeToString()
-            check_in_model(serialized, algorithms, db, chosen, measurer, name, opt_level, out)
+            check_in_model(serialized, algorithms, db, chosen, measurer, name, opt_level, out, input_shapes)
     tasks = extract_tasks(imported, chosen, opt_level, tuning_db=str(database))
     modes = {task.key: mode for task in tasks}
     if calibrate and mode == "cold":
-        modes = calibrated_cache_modes(model, tasks, threads=threads, opt_level=opt_level, target=target, out=out)
+        modes = calibrated_cache_modes(
+            model, tasks, threads=threads, opt_level=opt_level, target=target, out=out, input_shapes=input_shapes
+        )
     core_peak = peak_gflops or fma_peak_gflops()
     peak = core_peak * threads
     print(f"peak {core_peak:.1f} GFLOP/s per core (FMA loop) x {threads} threads", file=out)
@@ -138,7 +144,7 @@ def tune(
     for number, state in enumerate(states):
         if state.reused:
             best = state.best_latency
-            shown = f"best {best * 1e6:.1f} us" if best is not None else "none succeeded"
+            shown = f"best {best * 1e3:.5f} ms" if best is not None else "none succeeded"
             print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
     result = TuningResult(states)
     start, done = time.perf_counter(), 0
@@ -174,7 +180,15 @@ def tune(
         print("not checked in the model: tune() was given an imported model, not an ONNX one", file=out)
     elif verify:
         verify_in_model(
-            model, str(database), tasks, threads=threads, opt_level=opt_level, target=target, name=name, out=out
+            model,
+            str(database),
+            tasks,
+            threads=threads,
+            opt_level=opt_level,
+            target=target,
+            name=name,
+            out=out,
+            input_shapes=input_shapes,
         )
     return result
 
@@ -262,18 +276,19 @@ def headroom_line(states: list[TaskState], peak_gflops: float) -> str:
 
 
 def task_table(states: list[TaskState]) -> str:
-    """The MetaSchedule-like table: per task its FLOP, weight, best GFLOP/s, % of the peak and latency, trials."""
+    """The MetaSchedule-like table: per task its FLOP, weight, best GFLOP/s, % of the peak and latency (in ms, as
+    every latency `minimlc` prints), trials."""
     header = (
         f"{'ID':>3} | {'task':<32} | {'rule':<11} | {'FLOP':>10} | {'weight':>6} | {'GFLOP/s':>8} | {'% peak':>6} | "
-        f"{'latency us':>10} | {'weighted us':>11} | {'vs default':>10} | {'trials':>6}"
+        f"{'latency ms':>10} | {'weighted ms':>11} | {'vs default':>10} | {'trials':>6}"
     )
     lines = [header, "-" * len(header)]
     for number, s in enumerate(states):
         best = s.best_latency
         gflops = f"{s.task.flops / best / 1e9:.2f}" if best and s.task.flops else "-"
         peak = f"{100 * s.at_peak / best:.1f}" if best and s.task.flops else "-"
-        latency = f"{best * 1e6:.2f}" if best else "-"
-        weighted = f"{s.task.calls * best * 1e6:.2f}" if best else "-"
+        latency = f"{best * 1e3:.5f}" if best else "-"
+        weighted = f"{s.task.calls * best * 1e3:.5f}" if best else "-"
         ratio = f"{s.default_latency / best:.2f}x" if best and s.default_latency else "-"
         trials = s.trials + s.reused
         lines.append(

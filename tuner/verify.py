@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TextIO
 
 import numpy as np
 
-from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, config_id, target_key
+from minimlc.lowering.strategy.tuning_db import Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
 from minimlc.tuner.measure import random_input
 from minimlc.tuner.tasks import Task
@@ -63,11 +63,13 @@ def verify_in_model(
     checks: int = 3,
     name: str = "model",
     out: TextIO = sys.stdout,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
 ) -> list[Verdict]:
-    """Check the best records of `tasks` in `database` in `model` (an ONNX model or path) and reject those that lose
-    there (see the module docstring); returns every verdict, in the order they were reached."""
+    """Check the best records of `tasks` in `database` in `model` (an ONNX model or path, its symbolic dimensions
+    fixed by `input_shapes`) and reject those that lose there (see the module docstring); returns every verdict, in
+    the order they were reached."""
     cpu = target_key(target_from_name(target))
-    default = profiled_session(model, threads, opt_level, target)
+    default = profiled_session(model, threads, opt_level, target, input_shapes=input_shapes)
     feeds = random_feeds(default)
     checked: set[tuple[str, str]] = set()
     verdicts: list[Verdict] = []
@@ -84,7 +86,7 @@ def verify_in_model(
                 print("checked in the model: no kernel's best config differs from its default", file=out)
             break
         print(f"checking {len(chosen)} tuned kernel(s) in the model ({rounds} runs each way)", file=out, flush=True)
-        tuned = profiled_session(model, threads, opt_level, target, database)
+        tuned = profiled_session(model, threads, opt_level, target, database, input_shapes)
         default_times, tuned_times, totals = _alternate(default, tuned, feeds, rounds)
         found = []
         for key, record in chosen.items():
@@ -104,13 +106,21 @@ def verify_in_model(
     return verdicts
 
 
-def profiled_session(model: Any, threads: int, opt_level: int, target: str, tuning_db: str | None = None) -> Any:
-    """`model` built uncached with the profiler on (thread CPU time on one thread, else wall time), with the default
-    schedules or `tuning_db`'s best records."""
+def profiled_session(
+    model: Any,
+    threads: int,
+    opt_level: int,
+    target: str,
+    tuning_db: str | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+) -> Any:
+    """`model` (for `input_shapes`) built uncached with the profiler on (thread CPU time on one thread, else wall
+    time), with the default schedules or `tuning_db`'s best records."""
     from minimlc.driver.session import InferenceSession
 
     return InferenceSession(
         model,
+        input_shapes=input_shapes,
         num_threads=threads,
         opt_level=opt_level,
         target=target,

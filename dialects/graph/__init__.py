@@ -1,8 +1,9 @@
 """The `graph` dialect: model-level tensor operations, one op per semantic operation.
 
-Values are ranked tensors with static shapes of f32, i32, i64 or i1 (bool) elements; each op says which it takes.
-Weights are handles into a weight store that lives outside the IR (`graph.weight "fc0.weight"`), never inline data. ONNX attributes are typed properties, and every
-op verifies its result shape against its operands, naming the op and the mismatch.
+Values are ranked tensors with static shapes of the element types in `common.ELEMENT_TYPES`: f32, f64, i8..i64,
+ui8..ui64, i1 (bool), f16 and bf16 (computed in f32), storage-only float8, float4, i4, ui4, i2 and ui2; each op says
+which it takes. Weights are handles into a weight store outside the IR (`graph.weight "fc0.weight"`), never inline
+data. ONNX attributes are typed properties, and every op verifies its result shape, naming the op and the mismatch.
 
     func.func @main(%x: tensor<1x784xf32>) -> tensor<1x128xf32> {
       %w = graph.weight "fc0.weight" : tensor<128x784xf32>
@@ -14,9 +15,8 @@ op verifies its result shape against its operands, naming the op and the mismatc
 
 The ops are grouped by family in the modules of this package (`core`, `elementwise`, `activation`, `nn`,
 `indexing`, `normalization`, `tensor`, `spatial`, `extern`, `selection`, `generation`, `compaction`, `attention`,
-`linalg`);
-each module lists its ops in `OPS`, and all of them are importable from here
-(`from minimlc.dialects import graph; graph.GemmOp`).
+`quantized`, `linalg`), each family on a base class of `core`, the element types and shape helpers in `common`;
+each module lists its ops in `OPS`, all importable from here (`from minimlc.dialects import graph; graph.GemmOp`).
 """
 
 from xdsl.ir import Dialect

@@ -1,8 +1,8 @@
 """Activations: unary elementwise functions of one tensor, some with float parameters (`alpha`, `beta`), PReLU with a
 slope tensor, and Clip with bounds that may be runtime scalars.
 
-The parameterless ones share `ElementwiseUnaryOp` with the math ops in `core`; those with parameters keep them as
-typed properties.
+The parameterless ones share `ElementwiseUnaryOp` (from `core`) with the math ops in `elementwise`; those with
+parameters keep them as typed properties.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
-    ParsePropInAttrDict,
     VarConstraint,
     irdl_op_definition,
     operand_def,
@@ -22,21 +21,11 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
-    traits_def,
 )
-from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
-    BinaryShapeRuleOp,
-    ElementwiseUnaryOp,
-    F32Attr,
-    F32Tensor,
-    NUMBERS,
-    broadcast_shapes,
-    f32_attr,
-    is_scalar,
-)
+from minimlc.dialects.graph.common import NUMBERS, F32Attr, F32Tensor, broadcast_shapes, f32_attr, is_scalar
+from minimlc.dialects.graph.core import BinaryShapeRuleOp, ElementwiseUnaryOp, GraphOp
 
 __all__ = [
     "CeluOp",
@@ -74,7 +63,7 @@ class SigmoidOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
-class ClipOp(IRDLOperation):
+class ClipOp(GraphOp):
     """`min(max(x, min), max)` with optional bounds, each a property or a runtime scalar operand:
     `graph.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8xf32>`, `graph.clip %x low %lo : tensor<f32> : tensor<8xf32>`."""
 
@@ -86,9 +75,8 @@ class ClipOp(IRDLOperation):
     result = result_def(T)
     min = opt_prop_def(F32Attr)
     max = opt_prop_def(F32Attr)
-    irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = "$input (`low` $low^ `:` type($low))? (`high` $high^ `:` type($high))? attr-dict `:` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(
         self, input: SSAValue, low: float | SSAValue | None, high: float | SSAValue | None
@@ -125,12 +113,9 @@ class _AlphaActivationOp(ElementwiseUnaryOp):
     """Base of unary activations with one parameter `alpha`."""
 
     alpha = prop_def(F32Attr)
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, input: SSAValue, alpha: float):
-        IRDLOperation.__init__(
-            self, operands=[input], result_types=[input.type], properties={"alpha": f32_attr(alpha)}
-        )
+        super().__init__(input, {"alpha": f32_attr(alpha)})
 
 
 @irdl_op_definition
@@ -173,15 +158,9 @@ class _AlphaBetaActivationOp(ElementwiseUnaryOp):
 
     alpha = prop_def(F32Attr)
     beta = prop_def(F32Attr)
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, input: SSAValue, alpha: float, beta: float):
-        IRDLOperation.__init__(
-            self,
-            operands=[input],
-            result_types=[input.type],
-            properties={"alpha": f32_attr(alpha), "beta": f32_attr(beta)},
-        )
+        super().__init__(input, {"alpha": f32_attr(alpha), "beta": f32_attr(beta)})
 
 
 @irdl_op_definition
@@ -207,15 +186,9 @@ class GeluOp(ElementwiseUnaryOp):
 
     name = "graph.gelu"
     approximate = prop_def(StringAttr)
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, input: SSAValue, approximate: str = "none"):
-        IRDLOperation.__init__(
-            self,
-            operands=[input],
-            result_types=[input.type],
-            properties={"approximate": StringAttr(approximate)},
-        )
+        super().__init__(input, {"approximate": StringAttr(approximate)})
 
     def verify_(self) -> None:
         if self.approximate.data not in ("none", "tanh"):
@@ -261,15 +234,9 @@ class ShrinkOp(ElementwiseUnaryOp):
     ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
     lambd = prop_def(F32Attr)
     bias = prop_def(F32Attr)
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, input: SSAValue, lambd: float, bias: float):
-        IRDLOperation.__init__(
-            self,
-            operands=[input],
-            result_types=[input.type],
-            properties={"lambd": f32_attr(lambd), "bias": f32_attr(bias)},
-        )
+        super().__init__(input, {"lambd": f32_attr(lambd), "bias": f32_attr(bias)})
 
 
 OPS: list[type[IRDLOperation]] = [

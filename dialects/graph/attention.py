@@ -9,24 +9,17 @@ from __future__ import annotations
 import math
 
 from xdsl.ir import SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import F32Tensor, broadcast_shapes, check_result_shape, shape_of, tensor_type
+from minimlc.dialects.graph.common import F32Tensor, broadcast_shapes, check_result_shape, shape_of, tensor_type
+from minimlc.dialects.graph.core import GraphOp
 
 __all__ = ["AttentionOp"]
 
 
 @irdl_op_definition
-class AttentionOp(IRDLOperation):
+class AttentionOp(GraphOp):
     """`softmax(query @ key^T * scale + bias) @ value`, the value given transposed (`value_t` is [..., E, T]) so
     that both products are dot products along unit-stride rows; batch axes equal, the bias broadcast:
     `graph.attention %q, %k, %vt, %s, %b : (tensor<2x8x4xf32>, tensor<2x6x4xf32>, tensor<2x5x6xf32>, tensor<1xf32>,
@@ -42,7 +35,6 @@ class AttentionOp(IRDLOperation):
     assembly_format = (
         "$query `,` $key `,` $value_t `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
     )
-    traits = traits_def(Pure())
 
     def __init__(
         self, query: SSAValue, key: SSAValue, value_t: SSAValue, scale: SSAValue, bias: SSAValue | None = None

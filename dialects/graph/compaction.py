@@ -11,32 +11,25 @@ from __future__ import annotations
 from math import prod
 
 from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, UnitAttr, i1, i64
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.ir import SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
+from minimlc.dialects.graph.common import (
     ELEMENT_TYPES,
     NUMBERS,
     AnyTensor,
     Shape,
+    check_axis,
     check_elements,
     check_result_element,
     check_result_shape,
     element_type,
     shape_of,
     tensor_type,
+    unit_flags,
 )
+from minimlc.dialects.graph.core import GraphOp
 
 __all__ = ["CompressOp", "NonZeroOp", "UniqueOp"]
 
@@ -50,7 +43,7 @@ def _check_count(op: IRDLOperation, count: SSAValue) -> None:
 
 
 @irdl_op_definition
-class NonZeroOp(IRDLOperation):
+class NonZeroOp(GraphOp):
     """ONNX NonZero: the coordinates (one row per input axis) of the nonzero elements in row-major order, at most
     all of them, `graph.nonzero %x : tensor<2x3xf32> -> (tensor<2x6xi64>, tensor<1xi64>)`."""
 
@@ -59,7 +52,6 @@ class NonZeroOp(IRDLOperation):
     result = result_def(TensorType.constr(i64))
     count = result_def(Count)
     assembly_format = "$input attr-dict `:` type($input) `->` `(` type($result) `,` type($count) `)`"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue):
         source = shape_of(input)
@@ -74,7 +66,7 @@ class NonZeroOp(IRDLOperation):
 
 
 @irdl_op_definition
-class CompressOp(IRDLOperation):
+class CompressOp(GraphOp):
     """ONNX Compress: the slices along `axis` where the bool `condition` holds (a condition shorter than the axis
     drops the rest), at most as many as the condition has,
     `graph.compress %x, %c {axis = 0 : i64} : (tensor<4x2xf32>, tensor<3xi1>) -> (tensor<3x2xf32>, tensor<1xi64>)`."""
@@ -85,9 +77,7 @@ class CompressOp(IRDLOperation):
     result = result_def(AnyTensor)
     count = result_def(Count)
     axis = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `,` $condition attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, condition: SSAValue, axis: int):
         shape = self.bounded(shape_of(input), shape_of(condition), axis)
@@ -105,8 +95,7 @@ class CompressOp(IRDLOperation):
     def verify_(self) -> None:
         source, condition = shape_of(self.input), shape_of(self.condition)
         axis = self.axis.value.data
-        if not 0 <= axis < len(source):
-            raise VerifyException(f"{self.name}: axis {axis} is out of range for rank {len(source)}")
+        check_axis(self, axis, len(source))
         if len(condition) != 1 or min(condition[0], source[axis]) == 0:
             raise VerifyException(f"{self.name}: condition must be one non-empty axis, got shape {condition}")
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
@@ -115,7 +104,7 @@ class CompressOp(IRDLOperation):
 
 
 @irdl_op_definition
-class UniqueOp(IRDLOperation):
+class UniqueOp(GraphOp):
     """ONNX Unique of the elements of a 1-D tensor or the rows of a 2-D one: the distinct ones (ascending, rows
     lexicographically, with `sorted`, else in order of first occurrence), the index of each one's first occurrence,
     each element's position among them (`inverse`, all valid) and how often each occurs, at most as many as there
@@ -130,21 +119,18 @@ class UniqueOp(IRDLOperation):
     counts = result_def(TensorType.constr(i64))
     count = result_def(Count)
     sorted = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
         "$input attr-dict `:` type($input) `->` "
         "`(` type($result) `,` type($indices) `,` type($inverse) `,` type($counts) `,` type($count) `)`"
     )
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, *, sorted: bool = True):
         size = shape_of(input)[0]
-        properties: dict[str, Attribute] = {"sorted": UnitAttr()} if sorted else {}
         positions = tensor_type((size,), i64)
         super().__init__(
             operands=[input],
             result_types=[input.type, positions, positions, positions, tensor_type((1,), i64)],
-            properties=properties,
+            properties=unit_flags(sorted=sorted),
         )
 
     def verify_(self) -> None:

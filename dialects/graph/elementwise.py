@@ -1,12 +1,11 @@
 """Elementwise arithmetic, comparison, logic and math ops: binary ones broadcast as numpy, unary ones keep the type.
 
-Arithmetic takes f32, i32 or i64 operands of one type (integer division truncates, as in C and ONNX; `mod` is
-integer only); comparisons
-of numbers (and Equal of bools) give i1 tensors, which logic ops combine; math functions are f32 only (exp, log,
-sqrt and tanh f64 too). `and`, `or`, `xor` and `not` are also bitwise on integers, and shifts take integers (logical
-on unsigned types, arithmetic right shifts on signed ones). `graph.cast` converts between element types,
-`graph.bitcast` reinterprets bits of one width; `is_nan` and `is_inf` classify floats. Activations live in
-`activation`.
+Arithmetic takes two operands of one type of `NUMBERS` (f32, f64, signed and unsigned integers; integer division
+truncates, as in C and ONNX); comparisons of numbers (and Equal of bools) give i1 tensors, which logic ops combine;
+math functions are f32 only (exp, log, sqrt and tanh f64 too). `and`, `or`, `xor` and `not` are also bitwise on
+integers, and shifts take integers (logical on unsigned types, arithmetic right shifts on signed ones). `graph.cast`
+converts between element types, `graph.bitcast` reinterprets bits of one width; `is_nan` and `is_inf` classify
+floats. Activations live in `activation`.
 """
 
 from __future__ import annotations
@@ -15,34 +14,23 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import AnyFloat, Float8E8M0FNUType, IntegerType, StringAttr, UnitAttr
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    opt_prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition, opt_prop_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
+from minimlc.dialects.graph.common import (
     BOOL,
     ELEMENT_TYPES,
     FLOATS,
     HALF_FLOATS,
     INTEGERS,
     NUMBERS,
-    AnyTensor,
-    ElementwiseBinaryOp,
-    ElementwiseUnaryOp,
     check_elements,
     check_result_element,
     element_type,
     shape_of,
-    tensor_type,
+    unit_flags,
 )
+from minimlc.dialects.graph.core import ElementwiseBinaryOp, ElementwiseUnaryOp, UnaryOp
 
 __all__ = [
     "BIT_CASTABLE",
@@ -251,7 +239,6 @@ class ModOp(ElementwiseBinaryOp):
     name = "graph.mod"
     ELEMENTS: ClassVar[tuple[Attribute, ...]] = NUMBERS
     fmod = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, fmod: bool = False):
         super().__init__(lhs, rhs)
@@ -259,35 +246,42 @@ class ModOp(ElementwiseBinaryOp):
             self.properties["fmod"] = UnitAttr()
 
 
+class _ConversionOp(UnaryOp):
+    """Base of elementwise conversions: the result has the input's shape, its element type `verify_elements` checks."""
+
+    def verify_elements(self) -> None:
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        self.verify_elements()
+        if shape_of(self.input) != shape_of(self.result):
+            raise VerifyException(
+                f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"
+            )
+
+
 ROUND_MODES = ("up", "down", "nearest")
 """ONNX Cast's `round_mode` values, which apply to float8 E8M0 targets (`up` is the default)."""
 
 
 @irdl_op_definition
-class CastOp(IRDLOperation):
+class CastOp(_ConversionOp):
     """Convert elements to the result's element type with ONNX Cast's rules (floats to integers truncate toward zero,
     anything nonzero to i1 is true): `graph.cast %x : tensor<4xf32> -> tensor<4xi64>`."""
 
     name = "graph.cast"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
     no_saturate = opt_prop_def(UnitAttr)
     """To float8: values beyond the largest finite one become infinity or NaN (ONNX `saturate=0`), not the largest."""
     round_mode = opt_prop_def(StringAttr)
     """To float8 E8M0 only: `up` (the default when absent), `down` or `nearest` (ONNX Cast's `round_mode`)."""
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, input: SSAValue, element: Attribute, *, saturate: bool = True, round_mode: str | None = None):
-        properties: dict[str, Attribute] = {} if saturate else {"no_saturate": UnitAttr()}
+        properties = unit_flags(no_saturate=not saturate)
         if round_mode is not None:
             properties["round_mode"] = StringAttr(round_mode)
-        super().__init__(
-            operands=[input], result_types=[tensor_type(shape_of(input), element)], properties=properties
-        )
+        super().__init__(input, shape_of(input), element, properties)
 
-    def verify_(self) -> None:
+    def verify_elements(self) -> None:
         check_elements(self, ELEMENT_TYPES, self.input)
         check_elements(self, ELEMENT_TYPES, self.result)
         if self.round_mode is not None:
@@ -297,10 +291,6 @@ class CastOp(IRDLOperation):
                 raise VerifyException(
                     f"{self.name}: round_mode must be up, down or nearest, got '{self.round_mode.data}'"
                 )
-        if shape_of(self.input) != shape_of(self.result):
-            raise VerifyException(
-                f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"
-            )
 
 
 @irdl_op_definition
@@ -491,20 +481,16 @@ def bit_width(element: Attribute) -> int:
 
 
 @irdl_op_definition
-class BitCastOp(IRDLOperation):
+class BitCastOp(_ConversionOp):
     """Reinterpret each element's bits as the result's element type of the same width (ONNX BitCast; to a bool,
     a nonzero byte is true): `graph.bitcast %x : tensor<4xf32> -> tensor<4xi32>`."""
 
     name = "graph.bitcast"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, element: Attribute):
-        super().__init__(operands=[input], result_types=[tensor_type(shape_of(input), element)])
+        super().__init__(input, shape_of(input), element)
 
-    def verify_(self) -> None:
+    def verify_elements(self) -> None:
         source = check_elements(self, BIT_CASTABLE, self.input)
         target = check_elements(self, BIT_CASTABLE, self.result)
         if bit_width(source) != bit_width(target):
@@ -512,28 +498,14 @@ class BitCastOp(IRDLOperation):
                 f"{self.name}: {source} ({bit_width(source)} bits) and {target} ({bit_width(target)} bits) differ "
                 "in width"
             )
-        if shape_of(self.input) != shape_of(self.result):
-            raise VerifyException(
-                f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"
-            )
 
 
-class _ClassifyOp(IRDLOperation):
+class _ClassifyOp(_ConversionOp):
     """Base of float classifications: a bool per element of an f32 or f64 input of the same shape."""
 
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def verify_(self) -> None:
+    def verify_elements(self) -> None:
         check_elements(self, FLOATS, self.input)
         check_result_element(self, BOOL)
-        if shape_of(self.input) != shape_of(self.result):
-            raise VerifyException(
-                f"{self.name}: result shape {shape_of(self.result)} differs from the input shape {shape_of(self.input)}"
-            )
 
 
 @irdl_op_definition
@@ -543,7 +515,7 @@ class IsNaNOp(_ClassifyOp):
     name = "graph.is_nan"
 
     def __init__(self, input: SSAValue):
-        super().__init__(operands=[input], result_types=[tensor_type(shape_of(input), BOOL)])
+        super().__init__(input, shape_of(input), BOOL)
 
 
 @irdl_op_definition
@@ -556,10 +528,7 @@ class IsInfOp(_ClassifyOp):
     negative = opt_prop_def(UnitAttr)
 
     def __init__(self, input: SSAValue, *, positive: bool, negative: bool):
-        properties = {name: UnitAttr() for name, detect in (("positive", positive), ("negative", negative)) if detect}
-        super().__init__(
-            operands=[input], result_types=[tensor_type(shape_of(input), BOOL)], properties=properties
-        )
+        super().__init__(input, shape_of(input), BOOL, unit_flags(positive=positive, negative=negative))
 
 
 OPS = [

@@ -11,11 +11,11 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def, var_operand_def, var_result_def
-from xdsl.traits import Pure
+from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, var_operand_def, var_result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import ELEMENT_TYPES, AnyTensor, element_type, shape_of
+from minimlc.dialects.graph.common import ELEMENT_TYPES, AnyTensor, element_type, shape_of
+from minimlc.dialects.graph.core import GraphOp
 
 __all__ = ["CallExternOp", "check_extern_call"]
 
@@ -34,7 +34,7 @@ def check_extern_call(op: IRDLOperation, callee: str, values: Sequence[SSAValue]
 
 
 @irdl_op_definition
-class CallExternOp(IRDLOperation):
+class CallExternOp(GraphOp):
     """A call to the external function registered as `callee`, which writes the results:
     `%y = graph.call_extern "env.linear" (%x, %w, %b) : (tensor<1x784xf32>, tensor<128x784xf32>, tensor<128xf32>) -> tensor<1x128xf32>`.
     """
@@ -44,7 +44,6 @@ class CallExternOp(IRDLOperation):
     args = var_operand_def(AnyTensor)
     res = var_result_def(AnyTensor)
     assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
-    traits = traits_def(Pure())
 
     def __init__(self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]):
         super().__init__(operands=[args], result_types=[result_types], properties={"callee": StringAttr(callee)})

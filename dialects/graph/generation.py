@@ -10,33 +10,24 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import I64, IntegerAttr, i64
 from xdsl.ir import Attribute
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import ELEMENT_TYPES, AnyTensor, check_elements, shape_of, tensor_type
+from minimlc.dialects.graph.common import ELEMENT_TYPES, AnyTensor, check_elements, shape_of, tensor_type
+from minimlc.dialects.graph.core import GraphOp
 
 __all__ = ["EyeOp"]
 
 
 @irdl_op_definition
-class EyeOp(IRDLOperation):
+class EyeOp(GraphOp):
     """ONNX EyeLike: ones on the `k`-th diagonal (above the main one for k > 0), zeros elsewhere,
     `graph.eye {k = 1 : i64} : tensor<3x4xi32>`."""
 
     name = "graph.eye"
     result = result_def(AnyTensor)
     k = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(self, shape: tuple[int, int], element: Attribute, k: int = 0):
         super().__init__(result_types=[tensor_type(shape, element)], properties={"k": IntegerAttr(k, i64)})

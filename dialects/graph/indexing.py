@@ -12,32 +12,26 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, UnitAttr, i64
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.ir import SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
+from minimlc.dialects.graph.common import (
     ELEMENT_TYPES,
     INDICES,
     NUMBERS,
     AnyTensor,
+    Shape,
+    check_axis,
     check_elements,
     check_result_element,
     check_result_shape,
     element_type,
     shape_of,
     tensor_type,
+    unit_flags,
 )
+from minimlc.dialects.graph.core import GraphOp, UnaryOp
 
 __all__ = [
     "ArgMaxOp",
@@ -46,115 +40,105 @@ __all__ = [
     "CumProdOp",
     "CumSumOp",
     "CumulativeOp",
+    "GatherAtOp",
     "ReverseSequenceOp",
     "TakeAlongAxisOp",
     "TakeOp",
 ]
 
 
-def _check_axis(op: IRDLOperation, axis: int, rank: int) -> None:
-    if not 0 <= axis < rank:
-        raise VerifyException(f"{op.name}: axis {axis} is out of range for rank {rank}")
+class GatherAtOp(GraphOp):
+    """Base of the gathers at run-time `indices` (i32 or i64) of an `input` of any element type, which the result has:
+    `graph.take %x, %i {axis = 0 : i64} : (tensor<100x16xf32>, tensor<1x8xi64>) -> tensor<1x8x16xf32>`."""
 
-
-@irdl_op_definition
-class TakeOp(IRDLOperation):
-    """ONNX Gather at run-time indices (numpy `take`): the result replaces the input's `axis` by the indices' dims,
-    `graph.take %table, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<1x8xi64>) -> tensor<1x8x16xf32>`."""
-
-    name = "graph.take"
     input = operand_def(AnyTensor)
     indices = operand_def(AnyTensor)
     result = result_def(AnyTensor)
-    axis = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
-    def __init__(self, input: SSAValue, indices: SSAValue, axis: int):
-        source = shape_of(input)
-        shape = (*source[:axis], *shape_of(indices), *source[axis + 1 :])
-        super().__init__(
-            operands=[input, indices],
-            result_types=[tensor_type(shape, element_type(input))],
-            properties={"axis": IntegerAttr(axis, i64)},
-        )
-
-    def verify_(self) -> None:
-        source = shape_of(self.input)
-        axis = self.axis.value.data
-        _check_axis(self, axis, len(source))
+    def check_gather_elements(self) -> None:
         check_elements(self, INDICES, self.indices)
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
-        if source[axis] == 0:
-            raise VerifyException(f"{self.name}: cannot take from axis {axis} of extent 0")
-        check_result_shape(self, (*source[:axis], *shape_of(self.indices), *source[axis + 1 :]))
 
 
-@irdl_op_definition
-class TakeAlongAxisOp(IRDLOperation):
-    """ONNX GatherElements (numpy `take_along_axis`): `result[i][j] = input[indices[i][j]][j]` for axis 0,
-    `graph.take_along_axis %x, %i {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>`."""
+class _TakeOp(GatherAtOp):
+    """Base of the gathers along one `axis`, their result shape given by `taken`."""
 
-    name = "graph.take_along_axis"
-    input = operand_def(AnyTensor)
-    indices = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, indices: SSAValue, axis: int):
         super().__init__(
             operands=[input, indices],
-            result_types=[tensor_type(shape_of(indices), element_type(input))],
+            result_types=[tensor_type(self.taken(shape_of(input), shape_of(indices), axis), element_type(input))],
             properties={"axis": IntegerAttr(axis, i64)},
         )
+
+    @staticmethod
+    def taken(source: Shape, indices: Shape, axis: int) -> Shape:
+        """The result shape."""
+        raise NotImplementedError
+
+    def check_indices(self, source: Shape, indices: Shape, axis: int) -> None:
+        """Checks of the indices' shape against the input's."""
 
     def verify_(self) -> None:
         source, indices = shape_of(self.input), shape_of(self.indices)
         axis = self.axis.value.data
-        _check_axis(self, axis, len(source))
-        check_elements(self, INDICES, self.indices)
-        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
-        if len(indices) != len(source) or any(
-            i > s for d, (i, s) in enumerate(zip(indices, source)) if d != axis
-        ):
+        check_axis(self, axis, len(source))
+        self.check_gather_elements()
+        self.check_indices(source, indices, axis)
+        if source[axis] == 0:
+            raise VerifyException(f"{self.name}: cannot take from axis {axis} of extent 0")
+        check_result_shape(self, self.taken(source, indices, axis))
+
+
+@irdl_op_definition
+class TakeOp(_TakeOp):
+    """ONNX Gather at run-time indices (numpy `take`): the result replaces the input's `axis` by the indices' dims,
+    `graph.take %table, %ids {axis = 0 : i64} : (tensor<100x16xf32>, tensor<1x8xi64>) -> tensor<1x8x16xf32>`."""
+
+    name = "graph.take"
+
+    @staticmethod
+    def taken(source: Shape, indices: Shape, axis: int) -> Shape:
+        return (*source[:axis], *indices, *source[axis + 1 :])
+
+
+@irdl_op_definition
+class TakeAlongAxisOp(_TakeOp):
+    """ONNX GatherElements (numpy `take_along_axis`): `result[i][j] = input[indices[i][j]][j]` for axis 0,
+    `graph.take_along_axis %x, %i {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>`."""
+
+    name = "graph.take_along_axis"
+
+    @staticmethod
+    def taken(source: Shape, indices: Shape, axis: int) -> Shape:
+        return indices
+
+    def check_indices(self, source: Shape, indices: Shape, axis: int) -> None:
+        if len(indices) != len(source) or any(i > s for d, (i, s) in enumerate(zip(indices, source)) if d != axis):
             raise VerifyException(
                 f"{self.name}: indices shape {indices} must have the input's rank and fit its shape {source} "
                 f"outside axis {axis}"
             )
-        if source[axis] == 0:
-            raise VerifyException(f"{self.name}: cannot take from axis {axis} of extent 0")
-        check_result_shape(self, indices)
 
 
-class CumulativeOp(IRDLOperation):
+class CumulativeOp(UnaryOp):
     """Base of the running reductions along `axis`, optionally `exclusive` (each leaves its own element out) and
     `reverse` (from the end)."""
 
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
     exclusive = opt_prop_def(UnitAttr)
     reverse = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
     COMBINER: ClassVar[str]
     """The te combiner of the running reduction: `sum` or `prod`."""
 
     def __init__(self, input: SSAValue, axis: int, *, exclusive: bool = False, reverse: bool = False):
-        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
-        if exclusive:
-            properties["exclusive"] = UnitAttr()
-        if reverse:
-            properties["reverse"] = UnitAttr()
-        super().__init__(operands=[input], result_types=[input.type], properties=properties)
+        properties = {"axis": IntegerAttr(axis, i64), **unit_flags(exclusive=exclusive, reverse=reverse)}
+        IRDLOperation.__init__(self, operands=[input], result_types=[input.type], properties=properties)
 
     def verify_(self) -> None:
-        _check_axis(self, self.axis.value.data, len(shape_of(self.input)))
+        check_axis(self, self.axis.value.data, len(shape_of(self.input)))
         check_result_element(self, check_elements(self, NUMBERS, self.input))
         check_result_shape(self, shape_of(self.input))
 
@@ -175,32 +159,21 @@ class CumProdOp(CumulativeOp):
     COMBINER: ClassVar[str] = "prod"
 
 
-class ArgReduceOp(IRDLOperation):
+class ArgReduceOp(UnaryOp):
     """Base of the i64 position of the extreme element along `axis` (the first one, or the last with
     `select_last_index`), the axis kept as extent 1 with `keepdims`."""
 
-    input = operand_def(AnyTensor)
     result = result_def(TensorType.constr(i64))
     axis = prop_def(IntegerAttr[I64])
     keepdims = opt_prop_def(UnitAttr)
     select_last_index = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
     PREDICATE: ClassVar[str]
     """Which comparison makes a candidate the new extreme: `greater` or `less`."""
 
     def __init__(self, input: SSAValue, axis: int, *, keepdims: bool = True, select_last_index: bool = False):
-        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64)}
-        if keepdims:
-            properties["keepdims"] = UnitAttr()
-        if select_last_index:
-            properties["select_last_index"] = UnitAttr()
-        super().__init__(
-            operands=[input],
-            result_types=[tensor_type(self.reduced(shape_of(input), axis, keepdims), i64)],
-            properties=properties,
-        )
+        flags = unit_flags(keepdims=keepdims, select_last_index=select_last_index)
+        properties = {"axis": IntegerAttr(axis, i64), **flags}
+        super().__init__(input, self.reduced(shape_of(input), axis, keepdims), i64, properties)
 
     @staticmethod
     def reduced(source: Sequence[int], axis: int, keepdims: bool) -> tuple[int, ...]:
@@ -210,7 +183,7 @@ class ArgReduceOp(IRDLOperation):
     def verify_(self) -> None:
         source = shape_of(self.input)
         axis = self.axis.value.data
-        _check_axis(self, axis, len(source))
+        check_axis(self, axis, len(source))
         check_elements(self, NUMBERS, self.input)
         if source[axis] == 0:
             raise VerifyException(f"{self.name}: axis {axis} is empty")
@@ -234,7 +207,7 @@ class ArgMinOp(ArgReduceOp):
 
 
 @irdl_op_definition
-class ReverseSequenceOp(IRDLOperation):
+class ReverseSequenceOp(GraphOp):
     """ONNX ReverseSequence: along `time_axis`, the first `lengths[b]` elements of each batch entry `b` (of
     `batch_axis`) reversed, the rest kept; a length beyond the axis is clamped to it:
     `graph.reverse_sequence %x, %lens {batch_axis = 0 : i64, time_axis = 1 : i64}
@@ -246,9 +219,7 @@ class ReverseSequenceOp(IRDLOperation):
     result = result_def(AnyTensor)
     batch_axis = prop_def(IntegerAttr[I64])
     time_axis = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `,` $lengths attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, lengths: SSAValue, batch_axis: int, time_axis: int):
         super().__init__(

@@ -6,20 +6,11 @@
 from __future__ import annotations
 
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
-    FLOATS,
-    AnyTensor,
-    check_elements,
-    check_result_element,
-    check_result_shape,
-    element_type,
-    shape_of,
-    tensor_type,
-)
+from minimlc.dialects.graph.common import FLOATS, check_elements, check_result_element, check_result_shape, shape_of
+from minimlc.dialects.graph.core import UnaryOp
 
 __all__ = ["DET_MAX_ORDER", "DetOp"]
 
@@ -28,18 +19,14 @@ DET_MAX_ORDER = 8
 
 
 @irdl_op_definition
-class DetOp(IRDLOperation):
+class DetOp(UnaryOp):
     """The determinant of each square matrix of the two innermost axes, for n up to `DET_MAX_ORDER` (ONNX Det):
     `graph.det %m : tensor<3x4x4xf32> -> tensor<3xf32>`."""
 
     name = "graph.det"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue):
-        super().__init__(operands=[input], result_types=[tensor_type(shape_of(input)[:-2], element_type(input))])
+        super().__init__(input, shape_of(input)[:-2])
 
     def verify_(self) -> None:
         shape = shape_of(self.input)

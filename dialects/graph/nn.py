@@ -10,20 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import (
-    I64,
-    DenseArrayBase,
-    IntegerAttr,
-    StringAttr,
-    TensorType,
-    UnitAttr,
-    f32,
-    i64,
-)
+from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, TensorType, UnitAttr, f32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    ParsePropInAttrDict,
     VarConstraint,
     irdl_op_definition,
     operand_def,
@@ -31,27 +21,29 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
-    traits_def,
 )
-from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
+from minimlc.dialects.graph.common import (
     BOOL,
     NUMBERS,
     AnyTensor,
     F32Attr,
     F32Tensor,
+    I64Array,
     Shape,
     check_elements,
     check_result_element,
     check_result_shape,
     element_type,
     f32_attr,
+    i64_array,
     is_scalar,
     shape_of,
     tensor_type,
+    unit_flags,
 )
+from minimlc.dialects.graph.core import AxisOp, GraphOp, SameTypeUnaryOp, UnaryOp
 
 __all__ = [
     "PAD_MODES",
@@ -66,11 +58,6 @@ __all__ = [
     "PoolOp",
     "pooled_size",
 ]
-
-_I64Array = DenseArrayBase.constr(i64)
-def _i64s(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, values)
-
 
 def pooled_size(
     size: int,
@@ -91,12 +78,37 @@ def pooled_size(
     return out
 
 
-class _WindowOp(IRDLOperation):
+class _WindowOp(GraphOp):
     """Shared checks of ops sliding a window over the spatial axes (all but the first two) of NC... tensors."""
 
-    strides = prop_def(_I64Array)
-    pads = prop_def(_I64Array)
-    dilations = prop_def(_I64Array)
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+
+    @staticmethod
+    def window_properties(
+        strides: Sequence[int], pads: Sequence[int], dilations: Sequence[int]
+    ) -> dict[str, Attribute]:
+        """The window properties of a builder's arguments."""
+        return {"strides": i64_array(strides), "pads": i64_array(pads), "dilations": i64_array(dilations)}
+
+    @staticmethod
+    def pooled_sizes(
+        x: Shape,
+        kernel: Sequence[int],
+        strides: Sequence[int],
+        pads: Sequence[int],
+        dilations: Sequence[int],
+        ceil_mode: bool = False,
+    ) -> list[int]:
+        """The spatial output extents of a window of `kernel` over `x` (its spatial axes: 2 on), for the builders."""
+        rank = len(kernel)
+        spatial = [
+            pooled_size(x[2 + a], kernel[a], strides[a], pads[a], pads[rank + a], dilations[a], ceil_mode)
+            for a in range(rank)
+        ]
+        assert None not in spatial, "the kernel does not fit the input"
+        return spatial  # pyright: ignore[reportReturnType]
 
     def window_shape(self, input: Shape, kernel: Sequence[int], ceil_mode: bool = False) -> Shape:
         """The spatial output extents, after checking the window attributes against `input`."""
@@ -145,8 +157,47 @@ class _WindowOp(IRDLOperation):
         return tuple(out)
 
 
+class _ConvOp(_WindowOp):
+    """Base of the grouped convolutions: `group` groups of input channels, each giving its share of the weight's
+    output channels."""
+
+    group = prop_def(IntegerAttr[I64])
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        others: Sequence[SSAValue | Sequence[SSAValue]],
+        element: Attribute,
+        *,
+        strides: Sequence[int],
+        pads: Sequence[int],
+        dilations: Sequence[int],
+        group: int,
+    ):
+        """The convolution of `input` by `weight` (then the `others` operands), its result of `element`s."""
+        x, w = shape_of(input), shape_of(weight)
+        spatial = self.pooled_sizes(x, w[2:], strides, pads, dilations)
+        super().__init__(
+            operands=[input, weight, *others],
+            result_types=[tensor_type((x[0], w[0], *spatial), element)],
+            properties={**self.window_properties(strides, pads, dilations), "group": IntegerAttr(group, i64)},
+        )
+
+    def check_group(self, x: Shape, w: Shape) -> None:
+        """The input `x` and weight `w` shapes agree with `group`."""
+        group = self.group.value.data
+        if len(w) != len(x):
+            raise VerifyException(f"{self.name}: weight rank {len(w)} differs from input rank {len(x)}")
+        if group < 1 or len(x) < 3 or x[1] != w[1] * group or w[0] % group:
+            raise VerifyException(
+                f"{self.name}: input channels {x[1] if len(x) > 1 else '?'} and weight shape {w} do not match "
+                f"group {group} (need C_in == weight[1] * group and weight[0] divisible by group)"
+            )
+
+
 @irdl_op_definition
-class ConvOp(_WindowOp):
+class ConvOp(_ConvOp):
     """N-d grouped convolution (ONNX Conv with explicit pads): `graph.conv %x, %w, %b {strides = array<i64: 1, 1>,
     pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64}
     : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>`."""
@@ -156,12 +207,7 @@ class ConvOp(_WindowOp):
     weight = operand_def(F32Tensor)
     bias = opt_operand_def(F32Tensor)
     result = result_def(F32Tensor)
-    group = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
-    )
-    traits = traits_def(Pure())
+    assembly_format = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
 
     def __init__(
         self,
@@ -174,52 +220,24 @@ class ConvOp(_WindowOp):
         dilations: Sequence[int],
         group: int = 1,
     ):
-        x, w = shape_of(input), shape_of(weight)
-        spatial = [
-            pooled_size(
-                x[2 + a], w[2 + a], strides[a], pads[a], pads[len(strides) + a], dilations[a]
-            )
-            for a in range(len(strides))
-        ]
-        assert None not in spatial, "the kernel does not fit the input"
-        super().__init__(
-            operands=[input, weight, [] if bias is None else [bias]],
-            result_types=[tensor_type((x[0], w[0], *spatial))],  # pyright: ignore[reportArgumentType]
-            properties={
-                "strides": _i64s(strides),
-                "pads": _i64s(pads),
-                "dilations": _i64s(dilations),
-                "group": IntegerAttr(group, i64),
-            },
-        )
+        others = [[] if bias is None else [bias]]
+        super().__init__(input, weight, others, f32, strides=strides, pads=pads, dilations=dilations, group=group)
 
     def verify_(self) -> None:
         x, w = shape_of(self.input), shape_of(self.weight)
-        group = self.group.value.data
-        if len(w) != len(x):
-            raise VerifyException(
-                f"{self.name}: weight rank {len(w)} differs from input rank {len(x)}"
-            )
-        if group < 1 or len(x) < 3 or x[1] != w[1] * group or w[0] % group:
-            raise VerifyException(
-                f"{self.name}: input channels {x[1] if len(x) > 1 else '?'} and weight shape {w} do not match "
-                f"group {group} (need C_in == weight[1] * group and weight[0] divisible by group)"
-            )
+        self.check_group(x, w)
         if self.bias is not None and shape_of(self.bias) != (w[0],):
             raise VerifyException(f"{self.name}: bias shape {shape_of(self.bias)} is not ({w[0]},)")
         check_result_shape(self, (x[0], w[0], *self.window_shape(x, w[2:])))
 
 
-class PoolOp(_WindowOp):
+class PoolOp(UnaryOp, _WindowOp):
     """Base of max and average pooling: a window of `kernel_shape` over each channel."""
 
     input = operand_def(F32Tensor)
     result = result_def(F32Tensor)
-    kernel_shape = prop_def(_I64Array)
+    kernel_shape = prop_def(I64Array)
     ceil_mode = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(
         self,
@@ -233,35 +251,13 @@ class PoolOp(_WindowOp):
         count_include_pad: bool = False,
     ):
         x = shape_of(input)
-        rank = len(kernel_shape)
-        spatial = [
-            pooled_size(
-                x[2 + a],
-                kernel_shape[a],
-                strides[a],
-                pads[a],
-                pads[rank + a],
-                dilations[a],
-                ceil_mode,
-            )
-            for a in range(rank)
-        ]
-        assert None not in spatial, "the kernel does not fit the input"
-        properties: dict[str, Attribute] = {
-            "kernel_shape": _i64s(kernel_shape),
-            "strides": _i64s(strides),
-            "pads": _i64s(pads),
-            "dilations": _i64s(dilations),
+        spatial = self.pooled_sizes(x, kernel_shape, strides, pads, dilations, ceil_mode)
+        properties = {
+            "kernel_shape": i64_array(kernel_shape),
+            **self.window_properties(strides, pads, dilations),
+            **unit_flags(ceil_mode=ceil_mode, count_include_pad=count_include_pad),
         }
-        if ceil_mode:
-            properties["ceil_mode"] = UnitAttr()
-        if count_include_pad:
-            properties["count_include_pad"] = UnitAttr()
-        super().__init__(
-            operands=[input],
-            result_types=[tensor_type((*x[:2], *spatial))],  # pyright: ignore[reportArgumentType]
-            properties=properties,
-        )
+        super().__init__(input, (*x[:2], *spatial), f32, properties)
 
     def verify_(self) -> None:
         x = shape_of(self.input)
@@ -299,12 +295,10 @@ class MaxPoolIndicesOp(_WindowOp):
     input = operand_def(F32Tensor)
     pooled = operand_def(F32Tensor)
     result = result_def(AnyTensor)
-    kernel_shape = prop_def(_I64Array)
+    kernel_shape = prop_def(I64Array)
     ceil_mode = opt_prop_def(UnitAttr)
     column_major = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `,` $pooled attr-dict `:` `(` type($input) `,` type($pooled) `)` `->` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, pooled: SSAValue, *, column_major: bool = False):
         """The indices of `pooled`, the result of a `graph.max_pool` of `input` (its window attributes are copied)."""
@@ -315,8 +309,7 @@ class MaxPoolIndicesOp(_WindowOp):
             name: pool.properties[name] for name in ("kernel_shape", "strides", "pads", "dilations", "ceil_mode")
             if name in pool.properties
         }
-        if column_major:
-            properties["column_major"] = UnitAttr()
+        properties |= unit_flags(column_major=column_major)
         super().__init__(
             operands=[input, pooled],
             result_types=[TensorType(i64, shape_of(pooled))],
@@ -346,7 +339,7 @@ class AveragePoolOp(PoolOp):
 
 
 @irdl_op_definition
-class BatchNormOp(IRDLOperation):
+class BatchNormOp(GraphOp):
     """Inference batch normalisation over axis 1, `(x - mean) * scale / sqrt(var + epsilon) + bias`:
     `graph.batch_norm %x, %scale, %bias, %mean, %var {epsilon = 1.0e-05 : f32}
     : (tensor<1x4x8x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>`."""
@@ -359,9 +352,7 @@ class BatchNormOp(IRDLOperation):
     var = operand_def(F32Tensor)
     result = result_def(F32Tensor)
     epsilon = prop_def(F32Attr)
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(
         self,
@@ -392,7 +383,7 @@ class BatchNormOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LRNOp(IRDLOperation):
+class LRNOp(SameTypeUnaryOp):
     """Local response normalisation across channels, `x / (bias + alpha / size * sum(x^2 over window))^beta`:
     `graph.lrn %x {size = 5 : i64, alpha = 1.0e-04 : f32, beta = 7.5e-01 : f32, bias = 1.0 : f32}
     : tensor<1x8x4x4xf32>`."""
@@ -405,21 +396,15 @@ class LRNOp(IRDLOperation):
     alpha = prop_def(F32Attr)
     beta = prop_def(F32Attr)
     bias = prop_def(F32Attr)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, *, size: int, alpha: float, beta: float, bias: float):
-        super().__init__(
-            operands=[input],
-            result_types=[input.type],
-            properties={
-                "size": IntegerAttr(size, i64),
-                "alpha": f32_attr(alpha),
-                "beta": f32_attr(beta),
-                "bias": f32_attr(bias),
-            },
-        )
+        properties = {
+            "size": IntegerAttr(size, i64),
+            "alpha": f32_attr(alpha),
+            "beta": f32_attr(beta),
+            "bias": f32_attr(bias),
+        }
+        super().__init__(input, properties)
 
     def verify_(self) -> None:
         if len(shape_of(self.input)) < 2:
@@ -431,7 +416,7 @@ class LRNOp(IRDLOperation):
 
 
 @irdl_op_definition
-class LogSoftmaxOp(IRDLOperation):
+class LogSoftmaxOp(AxisOp):
     """`log(softmax(x))` along one axis (ONNX opset-13 semantics):
     `graph.log_softmax %x {axis = 1 : i64} : tensor<1x10xf32>`."""
 
@@ -439,29 +424,13 @@ class LogSoftmaxOp(IRDLOperation):
     T: ClassVar = VarConstraint("T", F32Tensor)
     input = operand_def(T)
     result = result_def(T)
-    axis = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, input: SSAValue, axis: int):
-        super().__init__(
-            operands=[input], result_types=[input.type], properties={"axis": IntegerAttr(axis, i64)}
-        )
-
-    def verify_(self) -> None:
-        rank = len(shape_of(self.input))
-        if not 0 <= self.axis.value.data < rank:
-            raise VerifyException(
-                f"{self.name}: axis {self.axis.value.data} is out of range for rank {rank}"
-            )
 
 
 PAD_MODES = ("constant", "reflect", "edge", "wrap")
 
 
 @irdl_op_definition
-class PadOp(IRDLOperation):
+class PadOp(GraphOp):
     """Pad (or, with negative pads, crop) every axis; `pads` holds all begin values, then all end values:
     `graph.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "constant", value = 0.0 : f32}
     : (tensor<2x3xf32>) -> tensor<2x5xf32>`. A runtime constant value is a scalar operand instead of `value`. Numbers
@@ -471,12 +440,10 @@ class PadOp(IRDLOperation):
     input = operand_def(AnyTensor)
     fill = opt_operand_def(AnyTensor)
     result = result_def(AnyTensor)
-    pads = prop_def(_I64Array)
+    pads = prop_def(I64Array)
     mode = prop_def(StringAttr)
     value = opt_prop_def(F32Attr)
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input (`,` $fill^)? attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(
         self,
@@ -486,7 +453,7 @@ class PadOp(IRDLOperation):
         value: float | SSAValue = 0.0,
     ):
         x = shape_of(input)
-        properties: dict[str, Attribute] = {"pads": _i64s(pads), "mode": StringAttr(mode)}
+        properties: dict[str, Attribute] = {"pads": i64_array(pads), "mode": StringAttr(mode)}
         if not isinstance(value, SSAValue) and mode == "constant":
             properties["value"] = f32_attr(value)
         shape = [size + pads[axis] + pads[len(x) + axis] for axis, size in enumerate(x)]

@@ -11,31 +11,28 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import F32Attr, F32Tensor, broadcast_shapes, check_result_shape, f32_attr, shape_of
+from minimlc.dialects.graph.common import (
+    F32Attr,
+    F32Tensor,
+    broadcast_shapes,
+    check_axis,
+    check_result_shape,
+    f32_attr,
+    shape_of,
+)
+from minimlc.dialects.graph.core import GraphOp
 
 __all__ = ["GroupNormOp", "LayerNormOp", "RMSNormOp"]
 
 
-class _NormOp(IRDLOperation):
+class _NormOp(GraphOp):
     """Base of the normalisations: an input, a scale, maybe a bias (operands each op declares, in that order),
     `epsilon`; the result has the input's type."""
 
     epsilon = prop_def(F32Attr)
-    irdl_options = (ParsePropInAttrDict(),)
-    traits = traits_def(Pure())
     GROUPING: ClassVar[str]
     """The integer property that says which elements share statistics."""
 
@@ -65,8 +62,7 @@ class _AxisNormOp(_NormOp):
     def normalised_shape(self) -> tuple[int, ...]:
         x = shape_of(self.input)
         axis = self.axis.value.data
-        if not 0 <= axis < len(x):
-            raise VerifyException(f"{self.name}: axis {axis} is out of range for rank {len(x)}")
+        check_axis(self, axis, len(x))
         return x[axis:]
 
 

@@ -9,32 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import I64, IntegerAttr, i8, i32, i64
+from xdsl.dialects.builtin import i8, i32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
+from minimlc.dialects.graph.common import (
     UNSIGNED,
     AnyTensor,
-    ConstantOp,
     check_result_shape,
     element_type,
     matmul_shape,
     shape_of,
     tensor_type,
 )
+from minimlc.dialects.graph.core import ConstantOp, GraphOp
 from minimlc.dialects.graph.elementwise import CastOp
-from minimlc.dialects.graph.nn import _i64s, _WindowOp, pooled_size  # pyright: ignore[reportPrivateUsage]
+from minimlc.dialects.graph.nn import _ConvOp  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["EXACT_ATTR", "ConvIntegerOp", "MatMulIntegerOp", "is_static_zero", "static_zero"]
 
@@ -81,7 +72,7 @@ def _check_i32_result(op: IRDLOperation) -> None:
 
 
 @irdl_op_definition
-class MatMulIntegerOp(IRDLOperation):
+class MatMulIntegerOp(GraphOp):
     """Numpy `matmul` of 8-bit tensors less their zero points (a's per row, b's per column), summed in i32:
     `graph.matmul_integer %a, %b, %az, %bz : (tensor<4x8xui8>, tensor<8x3xi8>, tensor<1xui8>, tensor<3xi8>)
     -> tensor<4x3xi32>`."""
@@ -93,7 +84,6 @@ class MatMulIntegerOp(IRDLOperation):
     rhs_zero = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     assembly_format = "$lhs `,` $rhs `,` $lhs_zero `,` $rhs_zero attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, lhs_zero: SSAValue, rhs_zero: SSAValue):
         shape = matmul_shape(shape_of(lhs), shape_of(rhs))
@@ -112,7 +102,7 @@ class MatMulIntegerOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConvIntegerOp(_WindowOp):
+class ConvIntegerOp(_ConvOp):
     """Grouped convolution of 8-bit tensors less their zero points (the input's one, the weight's per output
     channel), summed in i32; the padding reads as the input's zero point (adds nothing), as in ONNX Runtime:
     `graph.conv_integer %x, %w, %xz, %wz {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>,
@@ -125,12 +115,9 @@ class ConvIntegerOp(_WindowOp):
     input_zero = operand_def(AnyTensor)
     weight_zero = operand_def(AnyTensor)
     result = result_def(AnyTensor)
-    group = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
         "$input `,` $weight `,` $input_zero `,` $weight_zero attr-dict `:` functional-type(operands, results)"
     )
-    traits = traits_def(Pure())
 
     def __init__(
         self,
@@ -144,33 +131,12 @@ class ConvIntegerOp(_WindowOp):
         dilations: Sequence[int],
         group: int = 1,
     ):
-        x, w = shape_of(input), shape_of(weight)
-        spatial = [
-            pooled_size(x[2 + a], w[2 + a], strides[a], pads[a], pads[len(strides) + a], dilations[a])
-            for a in range(len(strides))
-        ]
-        assert None not in spatial, "the kernel does not fit the input"
-        super().__init__(
-            operands=[input, weight, input_zero, weight_zero],
-            result_types=[tensor_type((x[0], w[0], *spatial), i32)],  # pyright: ignore[reportArgumentType]
-            properties={
-                "strides": _i64s(strides),
-                "pads": _i64s(pads),
-                "dilations": _i64s(dilations),
-                "group": IntegerAttr(group, i64),
-            },
-        )
+        zeros = [input_zero, weight_zero]
+        super().__init__(input, weight, zeros, i32, strides=strides, pads=pads, dilations=dilations, group=group)
 
     def verify_(self) -> None:
         x, w = shape_of(self.input), shape_of(self.weight)
-        group = self.group.value.data
-        if len(w) != len(x):
-            raise VerifyException(f"{self.name}: weight rank {len(w)} differs from input rank {len(x)}")
-        if group < 1 or len(x) < 3 or x[1] != w[1] * group or w[0] % group:
-            raise VerifyException(
-                f"{self.name}: input channels {x[1] if len(x) > 1 else '?'} and weight shape {w} do not match "
-                f"group {group} (need C_in == weight[1] * group and weight[0] divisible by group)"
-            )
+        self.check_group(x, w)
         _check_operand(self, "input", self.input, self.input_zero, ())
         _check_operand(self, "weight", self.weight, self.weight_zero, (w[0],))
         _check_i32_result(self)

@@ -12,33 +12,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import I64, IntegerAttr, StringAttr, TensorType, UnitAttr, i64
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.ir import SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
+from minimlc.dialects.graph.common import (
     ELEMENT_TYPES,
     INDICES,
     NUMBERS,
     AnyTensor,
     Shape,
+    check_axis,
     check_elements,
     check_result_element,
     check_result_shape,
     element_type,
     shape_of,
     tensor_type,
+    unit_flags,
 )
+from minimlc.dialects.graph.core import GraphOp
+from minimlc.dialects.graph.indexing import GatherAtOp
 
 __all__ = ["SCATTER_REDUCTIONS", "GatherNDOp", "OneHotOp", "ScatterElementsOp", "ScatterNDOp", "ScatterOp", "TopKOp"]
 
@@ -46,12 +40,7 @@ SCATTER_REDUCTIONS = ("none", "add", "mul", "max", "min")
 """How a scatter combines an element with the updates landing on it."""
 
 
-def _check_axis(op: IRDLOperation, axis: int, rank: int) -> None:
-    if not 0 <= axis < rank:
-        raise VerifyException(f"{op.name}: axis {axis} is out of range for rank {rank}")
-
-
-class ScatterOp(IRDLOperation):
+class ScatterOp(GraphOp):
     """Base of the scatters: `data` with `updates` written (or combined by `reduction`) at `indices`."""
 
     data = operand_def(AnyTensor)
@@ -59,9 +48,7 @@ class ScatterOp(IRDLOperation):
     updates = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     reduction = prop_def(StringAttr)
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def verify_reduction(self) -> None:
         if self.reduction.data not in SCATTER_REDUCTIONS:
@@ -95,7 +82,7 @@ class ScatterElementsOp(ScatterOp):
     def verify_(self) -> None:
         source, indices = shape_of(self.data), shape_of(self.indices)
         axis = self.axis.value.data
-        _check_axis(self, axis, len(source))
+        check_axis(self, axis, len(source))
         self.verify_reduction()
         if shape_of(self.updates) != indices:
             raise VerifyException(f"{self.name}: updates shape {shape_of(self.updates)} must be the indices' {indices}")
@@ -135,19 +122,13 @@ class ScatterNDOp(ScatterOp):
 
 
 @irdl_op_definition
-class GatherNDOp(IRDLOperation):
+class GatherNDOp(GatherAtOp):
     """ONNX GatherND: the slices of `input` at the index tuples in the last dim of `indices`, after `batch_dims`
     leading dims both share, `graph.gather_nd %x, %i {batch_dims = 0 : i64} :
     (tensor<2x2xf32>, tensor<2x1xi64>) -> tensor<2x2xf32>`."""
 
     name = "graph.gather_nd"
-    input = operand_def(AnyTensor)
-    indices = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
     batch_dims = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, indices: SSAValue, batch_dims: int = 0):
         shape = self.gathered(shape_of(input), shape_of(indices), batch_dims)
@@ -165,8 +146,7 @@ class GatherNDOp(IRDLOperation):
     def verify_(self) -> None:
         source, indices = shape_of(self.input), shape_of(self.indices)
         batch = self.batch_dims.value.data
-        check_elements(self, INDICES, self.indices)
-        check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
+        self.check_gather_elements()
         if not 0 <= batch < min(len(source), len(indices)) or source[:batch] != indices[:batch]:
             raise VerifyException(
                 f"{self.name}: batch_dims {batch} must be leading dims shared by data {source} and indices {indices}"
@@ -181,7 +161,7 @@ class GatherNDOp(IRDLOperation):
 
 
 @irdl_op_definition
-class OneHotOp(IRDLOperation):
+class OneHotOp(GraphOp):
     """ONNX OneHot: `values[1]` where a new axis `axis` of extent `depth` equals the index (negative ones counting
     from the end), `values[0]` elsewhere, `graph.one_hot %i, %v {axis = 1 : i64, depth = 4 : i64} :
     (tensor<3xi64>, tensor<2xf32>) -> tensor<3x4xf32>`."""
@@ -192,9 +172,7 @@ class OneHotOp(IRDLOperation):
     result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
     depth = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$indices `,` $values attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, indices: SSAValue, values: SSAValue, axis: int, depth: int):
         source = shape_of(indices)
@@ -207,7 +185,7 @@ class OneHotOp(IRDLOperation):
     def verify_(self) -> None:
         source = shape_of(self.indices)
         axis, depth = self.axis.value.data, self.depth.value.data
-        _check_axis(self, axis, len(source) + 1)
+        check_axis(self, axis, len(source) + 1)
         check_elements(self, NUMBERS, self.indices)
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.values))
         if shape_of(self.values) != (2,):
@@ -218,7 +196,7 @@ class OneHotOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TopKOp(IRDLOperation):
+class TopKOp(GraphOp):
     """ONNX TopK: the `k` largest (or, without `largest`, smallest) elements along `axis`, best first (equal ones in
     index order), and their i64 positions, `graph.top_k %x {axis = 1 : i64, k = 2 : i64, largest} :
     tensor<3x4xf32> -> (tensor<3x2xf32>, tensor<3x2xi64>)`."""
@@ -230,15 +208,11 @@ class TopKOp(IRDLOperation):
     axis = prop_def(IntegerAttr[I64])
     k = prop_def(IntegerAttr[I64])
     largest = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input attr-dict `:` type($input) `->` `(` type($values) `,` type($indices) `)`"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, axis: int, k: int, *, largest: bool = True):
         shape = self.selected(shape_of(input), axis, k)
-        properties: dict[str, Attribute] = {"axis": IntegerAttr(axis, i64), "k": IntegerAttr(k, i64)}
-        if largest:
-            properties["largest"] = UnitAttr()
+        properties = {"axis": IntegerAttr(axis, i64), "k": IntegerAttr(k, i64), **unit_flags(largest=largest)}
         super().__init__(
             operands=[input],
             result_types=[tensor_type(shape, element_type(input)), tensor_type(shape, i64)],
@@ -252,7 +226,7 @@ class TopKOp(IRDLOperation):
     def verify_(self) -> None:
         source = shape_of(self.input)
         axis, k = self.axis.value.data, self.k.value.data
-        _check_axis(self, axis, len(source))
+        check_axis(self, axis, len(source))
         if not 1 <= k <= source[axis]:
             raise VerifyException(f"{self.name}: k = {k} must be from 1 to the axis' extent {source[axis]}")
         check_result_element(self, check_elements(self, NUMBERS, self.input))

@@ -10,30 +10,24 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import DenseArrayBase, StringAttr, UnitAttr, i64
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    opt_prop_def,
-    prop_def,
-    result_def,
-    traits_def,
-)
-from xdsl.traits import Pure
+from xdsl.dialects.builtin import StringAttr, UnitAttr, f32
+from xdsl.ir import SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import F32Tensor, Shape, check_result_shape, shape_of, tensor_type
+from minimlc.dialects.graph.common import (
+    F32Tensor,
+    I64Array,
+    Shape,
+    check_result_shape,
+    i64_array,
+    shape_of,
+    tensor_type,
+    unit_flags,
+)
+from minimlc.dialects.graph.core import GraphOp, UnaryOp
 
 __all__ = ["GRID_SAMPLE_MODES", "GRID_SAMPLE_PADDING_MODES", "Col2ImOp", "GridSampleOp", "col2im_blocks"]
-
-_I64Array = DenseArrayBase.constr(i64)
-
-
-def _i64s(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
 
 
 def col2im_blocks(
@@ -48,7 +42,7 @@ def col2im_blocks(
 
 
 @irdl_op_definition
-class Col2ImOp(IRDLOperation):
+class Col2ImOp(UnaryOp):
     """Sum columns of blocks back into an image (ONNX Col2Im): input (N, C * prod(block), L), one column per block
     position of the grid `columns` (row-major, L = prod(columns); block position p along an axis starts at image
     coordinate `p * stride - pad_begin`), row `c * prod(block) + tap`; result (N, C, image...), positions no block
@@ -59,14 +53,11 @@ class Col2ImOp(IRDLOperation):
     name = "graph.col2im"
     input = operand_def(F32Tensor)
     result = result_def(F32Tensor)
-    block_shape = prop_def(_I64Array)
-    columns = prop_def(_I64Array)
-    strides = prop_def(_I64Array)
-    pads = prop_def(_I64Array)
-    dilations = prop_def(_I64Array)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
+    block_shape = prop_def(I64Array)
+    columns = prop_def(I64Array)
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
 
     def __init__(
         self,
@@ -80,17 +71,14 @@ class Col2ImOp(IRDLOperation):
         dilations: Sequence[int],
     ):
         n, rows = shape_of(input)[:2]
-        super().__init__(
-            operands=[input],
-            result_types=[tensor_type((n, rows // math.prod(block_shape), *image_shape))],
-            properties={
-                "block_shape": _i64s(block_shape),
-                "columns": _i64s(columns),
-                "strides": _i64s(strides),
-                "pads": _i64s(pads),
-                "dilations": _i64s(dilations),
-            },
-        )
+        properties = {
+            "block_shape": i64_array(block_shape),
+            "columns": i64_array(columns),
+            "strides": i64_array(strides),
+            "pads": i64_array(pads),
+            "dilations": i64_array(dilations),
+        }
+        super().__init__(input, (n, rows // math.prod(block_shape), *image_shape), f32, properties)
 
     def verify_(self) -> None:
         x, y = shape_of(self.input), shape_of(self.result)
@@ -122,7 +110,7 @@ GRID_SAMPLE_PADDING_MODES = ("zeros", "border", "reflection")
 
 
 @irdl_op_definition
-class GridSampleOp(IRDLOperation):
+class GridSampleOp(GraphOp):
     """Sample an image (N, C, spatial...) at the normalised [-1, 1] coordinates of a grid (N, out..., rank), the
     last axis x first (ONNX GridSample-20): `graph.grid_sample %x, %grid {mode = "bilinear", padding_mode =
     "zeros"} : (tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32>) -> tensor<1x3x4x4xf32>`."""
@@ -134,15 +122,12 @@ class GridSampleOp(IRDLOperation):
     mode = prop_def(StringAttr)
     padding_mode = prop_def(StringAttr)
     align_corners = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `,` $grid attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, grid: SSAValue, *, mode: str, padding_mode: str, align_corners: bool = False):
         x, g = shape_of(input), shape_of(grid)
-        properties: dict[str, Attribute] = {"mode": StringAttr(mode), "padding_mode": StringAttr(padding_mode)}
-        if align_corners:
-            properties["align_corners"] = UnitAttr()
+        properties = {"mode": StringAttr(mode), "padding_mode": StringAttr(padding_mode)}
+        properties |= unit_flags(align_corners=align_corners)
         super().__init__(operands=[input, grid], result_types=[tensor_type((*x[:2], *g[1:-1]))], properties=properties)
 
     def verify_(self) -> None:

@@ -3,8 +3,8 @@
 Index-valued ONNX inputs (axes, starts, repeats, and `graph.gather`'s indices) are compile-time constants, so they
 are typed properties here, already normalised by the frontend (non-negative axes and indices); the result type
 carries every output extent and the input's element type (data movement works on every element type; reductions
-on f32). Run-time indices are operands of the ops in `indexing`. Squeeze, Unsqueeze and Flatten are plain
-`graph.reshape`s, and Split is one `graph.slice` per output.
+on floats, some on integers too). Run-time indices are operands of the ops in `indexing`. Squeeze, Unsqueeze and
+Flatten are plain `graph.reshape`s, and Split is one `graph.slice` per output.
 """
 
 from __future__ import annotations
@@ -13,38 +13,39 @@ import math
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IntegerAttr, TensorType, UnitAttr, i64
+from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, UnitAttr, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    ParsePropInAttrDict,
-    VarConstraint,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
     result_def,
-    traits_def,
     var_operand_def,
 )
-from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.graph.core import (
+from minimlc.dialects.graph.common import (
     BOOL,
     ELEMENT_TYPES,
     FLOATS,
     NUMBERS,
     AnyTensor,
-    check_elements,
-    check_result_element,
-    element_type,
+    I64Array,
     Shape,
     broadcast_shapes,
+    check_axis,
+    check_elements,
+    check_result_element,
     check_result_shape,
+    element_type,
+    i64_array,
     shape_of,
     tensor_type,
+    unit_flags,
 )
+from minimlc.dialects.graph.core import GraphOp, SameTypeUnaryOp, UnaryOp
 
 __all__ = [
     "ConcatOp",
@@ -69,17 +70,8 @@ __all__ = [
 ]
 
 
-def _i64_array(values: Sequence[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
-
-
-def _check_axis(op: IRDLOperation, axis: int, rank: int) -> None:
-    if not 0 <= axis < rank:
-        raise VerifyException(f"{op.name}: axis {axis} is out of range for rank {rank}")
-
-
 @irdl_op_definition
-class ConcatOp(IRDLOperation):
+class ConcatOp(GraphOp):
     """Join tensors along one axis:
     `graph.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>`."""
 
@@ -87,9 +79,7 @@ class ConcatOp(IRDLOperation):
     inputs = var_operand_def(AnyTensor)
     result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
-    traits = traits_def(Pure())
 
     def __init__(self, inputs: Sequence[SSAValue], axis: int):
         shapes = [shape_of(value) for value in inputs]
@@ -107,7 +97,7 @@ class ConcatOp(IRDLOperation):
             raise VerifyException(f"{self.name}: needs at least one input")
         check_result_element(self, check_elements(self, ELEMENT_TYPES, *self.inputs))
         axis = self.axis.value.data
-        _check_axis(self, axis, len(shapes[0]))
+        check_axis(self, axis, len(shapes[0]))
         first = shapes[0]
         for shape in shapes[1:]:
             if len(shape) != len(first) or any(
@@ -120,27 +110,16 @@ class ConcatOp(IRDLOperation):
 
 
 @irdl_op_definition
-class SliceOp(IRDLOperation):
+class SliceOp(UnaryOp):
     """A strided box of the input, one (start, step) per dim, extents given by the result type:
     `graph.slice %x {starts = array<i64: 0, 3>, steps = array<i64: 1, -1>} : tensor<2x4xf32> -> tensor<2x4xf32>`."""
 
     name = "graph.slice"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    starts = prop_def(DenseArrayBase.constr(i64))
-    steps = prop_def(DenseArrayBase.constr(i64))
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
+    starts = prop_def(I64Array)
+    steps = prop_def(I64Array)
 
-    def __init__(
-        self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], shape: Sequence[int]
-    ):
-        super().__init__(
-            operands=[input],
-            result_types=[tensor_type(shape, element_type(input))],
-            properties={"starts": _i64_array(starts), "steps": _i64_array(steps)},
-        )
+    def __init__(self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], shape: Sequence[int]):
+        super().__init__(input, shape, properties={"starts": i64_array(starts), "steps": i64_array(steps)})
 
     def verify_(self) -> None:
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
@@ -162,27 +141,20 @@ class SliceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class GatherOp(IRDLOperation):
+class GatherOp(UnaryOp):
     """Pick entries along `axis` at constant indices (row-major, shaped by the result's middle dims):
     `graph.gather %x {axis = 0 : i64, indices = array<i64: 2, 0>} : tensor<3x4xf32> -> tensor<2x4xf32>`."""
 
     name = "graph.gather"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
-    indices = prop_def(DenseArrayBase.constr(i64))
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
+    indices = prop_def(I64Array)
 
-    def __init__(
-        self, input: SSAValue, axis: int, indices: Sequence[int], indices_shape: Sequence[int]
-    ):
+    def __init__(self, input: SSAValue, axis: int, indices: Sequence[int], indices_shape: Sequence[int]):
         source = shape_of(input)
         super().__init__(
-            operands=[input],
-            result_types=[tensor_type((*source[:axis], *indices_shape, *source[axis + 1 :]), element_type(input))],
-            properties={"axis": IntegerAttr(axis, i64), "indices": _i64_array(indices)},
+            input,
+            (*source[:axis], *indices_shape, *source[axis + 1 :]),
+            properties={"axis": IntegerAttr(axis, i64), "indices": i64_array(indices)},
         )
 
     @property
@@ -195,7 +167,7 @@ class GatherOp(IRDLOperation):
     def verify_(self) -> None:
         source, shape = shape_of(self.input), shape_of(self.result)
         axis = self.axis.value.data
-        _check_axis(self, axis, len(source))
+        check_axis(self, axis, len(source))
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         indices = self.indices.get_values()
         bad = [i for i in indices if not 0 <= i < source[axis]]
@@ -221,17 +193,10 @@ class GatherOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ExpandOp(IRDLOperation):
+class ExpandOp(UnaryOp):
     """Numpy-broadcast the input to the result shape: `graph.expand %x : tensor<3x1xf32> -> tensor<2x3x4xf32>`."""
 
     name = "graph.expand"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
-
-    def __init__(self, input: SSAValue, shape: Sequence[int]):
-        super().__init__(operands=[input], result_types=[tensor_type(shape, element_type(input))])
 
     def verify_(self) -> None:
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
@@ -243,25 +208,16 @@ class ExpandOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileOp(IRDLOperation):
+class TileOp(UnaryOp):
     """Repeat the input along each dim:
     `graph.tile %x {repeats = array<i64: 2, 1>} : tensor<2x3xf32> -> tensor<4x3xf32>`."""
 
     name = "graph.tile"
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    repeats = prop_def(DenseArrayBase.constr(i64))
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
+    repeats = prop_def(I64Array)
 
     def __init__(self, input: SSAValue, repeats: Sequence[int]):
         source = shape_of(input)
-        super().__init__(
-            operands=[input],
-            result_types=[tensor_type([d * r for d, r in zip(source, repeats)], element_type(input))],
-            properties={"repeats": _i64_array(repeats)},
-        )
+        super().__init__(input, [d * r for d, r in zip(source, repeats)], properties={"repeats": i64_array(repeats)})
 
     def verify_(self) -> None:
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
@@ -274,25 +230,16 @@ class TileOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TriluOp(IRDLOperation):
+class TriluOp(SameTypeUnaryOp):
     """The upper (`upper`) or lower triangle of each matrix (the last two axes), from the `k`-th diagonal on, zero
     elsewhere (ONNX Trilu): `graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>`."""
 
     name = "graph.trilu"
-    T: ClassVar = VarConstraint("T", AnyTensor)
-    input = operand_def(T)
-    result = result_def(T)
     k = prop_def(IntegerAttr[I64])
     upper = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, *, k: int, upper: bool):
-        properties: dict[str, Attribute] = {"k": IntegerAttr(k, i64)}
-        if upper:
-            properties["upper"] = UnitAttr()
-        super().__init__(operands=[input], result_types=[input.type], properties=properties)
+        super().__init__(input, {"k": IntegerAttr(k, i64), **unit_flags(upper=upper)})
 
     def verify_(self) -> None:
         source = shape_of(self.input)
@@ -303,7 +250,7 @@ class TriluOp(IRDLOperation):
 
 
 @irdl_op_definition
-class WhereOp(IRDLOperation):
+class WhereOp(GraphOp):
     """Elementwise choice, `x` where the bool `condition` holds and `y` elsewhere, all three numpy-broadcast:
     `graph.where %c, %x, %y : (tensor<2x1xi1>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>`."""
 
@@ -313,7 +260,6 @@ class WhereOp(IRDLOperation):
     y = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
-    traits = traits_def(Pure())
 
     def __init__(self, condition: SSAValue, x: SSAValue, y: SSAValue):
         shape = broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
@@ -338,29 +284,18 @@ def reduced_shape(source: Shape, axes: Sequence[int], keepdims: bool) -> Shape:
     return tuple(extent for axis, extent in enumerate(source) if axis not in axes)
 
 
-class ReduceOp(IRDLOperation):
+class ReduceOp(UnaryOp):
     """Base of reductions over a set of axes:
     `graph.reduce_sum %x {axes = array<i64: 1>, keepdims} : tensor<2x3xf32> -> tensor<2x1xf32>`.
     Floats (f32, f64) for every reduction, integers too for sum, max, min and product (`ELEMENTS`)."""
 
     ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
-    input = operand_def(AnyTensor)
-    result = result_def(AnyTensor)
-    axes = prop_def(DenseArrayBase.constr(i64))
+    axes = prop_def(I64Array)
     keepdims = opt_prop_def(UnitAttr)
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
-    traits = traits_def(Pure())
 
     def __init__(self, input: SSAValue, axes: Sequence[int], keepdims: bool):
-        properties: dict[str, Attribute] = {"axes": _i64_array(sorted(axes))}
-        if keepdims:
-            properties["keepdims"] = UnitAttr()
-        super().__init__(
-            operands=[input],
-            result_types=[tensor_type(reduced_shape(shape_of(input), axes, keepdims), element_type(input))],
-            properties=properties,
-        )
+        properties = {"axes": i64_array(sorted(axes)), **unit_flags(keepdims=keepdims)}
+        super().__init__(input, reduced_shape(shape_of(input), axes, keepdims), properties=properties)
 
     def verify_(self) -> None:
         source = shape_of(self.input)

@@ -18,7 +18,7 @@ Every group-1 convolution is padded, however few its channels: the scheduled ker
 when most lanes are padding (measured at one thread, 3x3 over 64 channels on 13x13: 20 output channels went from
 11x ONNX Runtime's time to 0.95x, 3 channels run at 0.7x; 1x1 512 -> 1000 on 13x13 from 5.9x to 1.3x).
 
-The multiple is `channel_padding_multiple` of the module's target (`schedule/conv.py`: the vector width, or two
+The multiple is `channel_padding_multiple` of the module's target (`strategy/padding.py`: the vector width, or two
 where that costs few more channels: 1000 -> 1024 with 16 lanes). Run at O3
 only, before graph-to-te: the padded weight is computed from the weight alone, which
 `loop-hoist-constants` moves to load time; without it the padding would copy the weight on every call.
@@ -41,7 +41,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from minimlc.dialects import graph
-from minimlc.lowering.schedule.conv import channel_padding_multiple
+from minimlc.lowering.strategy.padding import channel_padding_multiple
 from minimlc.lowering.target import Target, target_of
 
 

@@ -38,7 +38,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from minimlc.dialects import graph
-from minimlc.lowering.schedule.conv import channel_padding_multiple
+from minimlc.lowering.strategy.padding import channel_padding_multiple
 from minimlc.lowering.target import Target, target_of
 
 

@@ -1,6 +1,6 @@
 """graph-to-te patterns for activations: each becomes one elementwise compute tagged by the op's name.
 
-Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `builder.py`.
 An activation that is a formula of its f32 element and its float parameters is a row of `FORMULAS`; prelu reads a
 broadcast slope and clip bounds that may be runtime scalars, and shrink takes every number type, so they keep
 patterns of their own.
@@ -17,9 +17,8 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph
-from minimlc.lowering.graph_to_te.nn import scalar_read
-from minimlc.lowering.te import scalar
-from minimlc.lowering.te.builder import (
+from minimlc.lowering.graph_to_te import scalar
+from minimlc.lowering.graph_to_te.builder import (
     Indices,
     broadcast_indices,
     build_compute,
@@ -28,6 +27,7 @@ from minimlc.lowering.te.builder import (
     read,
     scaled,
 )
+from minimlc.lowering.graph_to_te.nn import scalar_read
 
 
 def _param(op: graph.ElementwiseUnaryOp, name: str) -> float:

@@ -23,7 +23,7 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.te.builder import (
+from minimlc.lowering.graph_to_te.builder import (
     Indices,
     KernelGroups,
     broadcast_indices,

@@ -23,9 +23,9 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, te
+from minimlc.lowering.graph_to_te import scalar
+from minimlc.lowering.graph_to_te.builder import Indices, build_compute, constant, index_constant, read
 from minimlc.lowering.graph_to_te.selection import delinearise
-from minimlc.lowering.te import scalar
-from minimlc.lowering.te.builder import Indices, build_compute, constant, index_constant, read
 
 Predicate = Callable[[SSAValue], SSAValue]
 """A position (an index) -> whether it holds (i1), built in the body where it is called."""

@@ -14,7 +14,7 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph
-from minimlc.lowering.te.builder import Indices, build_compute, constant, index_constant
+from minimlc.lowering.graph_to_te.builder import Indices, build_compute, constant, index_constant
 
 
 class EyeLowering(RewritePattern):

@@ -1,7 +1,7 @@
 """Lower the `graph` dialect to `te`: every graph compute op becomes one or more `te.compute`s.
 
 Assumes static shapes and the element types the graph verifiers allow: elementwise arithmetic, comparisons and
-casts compute on each element type with `te/scalar.py`, data movement reads and writes any type, the rest is f32.
+casts compute on each element type with `scalar.py`, data movement reads and writes any type, the rest is f32.
 `graph.weight` stays: computes read weights like any other tensor. Broadcasting follows numpy: an operand is
 right-aligned with the result, and a dim of size 1 against a larger result dim is read at index 0. Each compute's
 tag names the op kind (`add`, `gemm`, `gemm_bias`, `softmax_max`, ...). A graph op left without a
@@ -37,11 +37,11 @@ from minimlc.lowering.graph_to_te import linalg as graph_to_te_linalg
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
 from minimlc.lowering.graph_to_te import quantized as graph_to_te_quantized
+from minimlc.lowering.graph_to_te import scalar
 from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
 from minimlc.lowering.graph_to_te import spatial as graph_to_te_spatial
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
-from minimlc.lowering.te import scalar
-from minimlc.lowering.te.builder import (
+from minimlc.lowering.graph_to_te.builder import (
     Indices,
     KernelGroups,
     Shape,
@@ -111,7 +111,7 @@ class ElementwiseBinaryLowering(RewritePattern):
 
 
 class CastLowering(RewritePattern):
-    """Lower cast to one elementwise compute "cast" converting each element (ONNX rules, `te/scalar.py`)."""
+    """Lower cast to one elementwise compute "cast" converting each element (ONNX rules, `scalar.py`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.CastOp, rewriter: PatternRewriter) -> None:
@@ -127,7 +127,7 @@ class CastLowering(RewritePattern):
 
 
 class BitCastLowering(RewritePattern):
-    """Lower bitcast to one elementwise compute "bitcast" reinterpreting each element's bits (`te/scalar.py`)."""
+    """Lower bitcast to one elementwise compute "bitcast" reinterpreting each element's bits (`scalar.py`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.BitCastOp, rewriter: PatternRewriter) -> None:

@@ -16,7 +16,7 @@ A cumulative sum (product) is a sum (product) reduction over its axis of the ele
 position (quadratic in the axis' extent, which is fine for the position and mask lengths models use it on).
 Arg-reductions are a
 max/min reduction, then a reduction of the positions holding it (`min` of positions for the first, `max` for the
-last; NaN counts as the maximum and minimum, as in numpy).
+last); with NaNs, ONNX Runtime's answer: the first position if it holds NaN, else NaNs are passed over.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph
-from minimlc.lowering.te.builder import Indices, build_compute, constant, index_constant, read
+from minimlc.lowering.graph_to_te import scalar
+from minimlc.lowering.graph_to_te.builder import Indices, build_compute, constant, index_constant, read
 
 
 def bounded_index(value: SSAValue, extent: int) -> SSAValue:
@@ -98,7 +99,9 @@ class CumulativeLowering(RewritePattern):
 
 class ArgReduceLowering(RewritePattern):
     """Lower argmax/argmin to the extreme along the axis ("argmax_value") and the reduction of the positions holding
-    it ("argmax")."""
+    it ("argmax"). With NaNs, as ONNX Runtime (a scan from the first element taking each value greater than the best
+    so far, or greater or equal with `select_last_index`): the first element where it is NaN, else the first (last)
+    position of the extreme of the other values, NaNs ignored (`scalar.extreme_term`)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ArgReduceOp, rewriter: PatternRewriter) -> None:
@@ -108,11 +111,16 @@ class ArgReduceLowering(RewritePattern):
         kept = graph.ArgReduceOp.reduced(source, axis, True)
         last = op.select_last_index is not None
 
-        def element(indices: Indices) -> SSAValue:
-            return read(op.input, [*indices[:axis], indices[-1], *indices[axis + 1 : -1]])
+        def element(indices: Indices, position: SSAValue) -> SSAValue:
+            return read(op.input, [*indices[:axis], position, *indices[axis + 1 : -1]])
 
         extreme_combiner = "max" if op.PREDICATE == "greater" else "min"
-        extreme = build_compute(f"{tag}_value", kept, element, (source[axis],), extreme_combiner)
+
+        def term(indices: Indices) -> SSAValue:
+            first = element(indices, index_constant(0))
+            return scalar.extreme_term(element(indices, indices[-1]), first, extreme_combiner)
+
+        extreme = build_compute(f"{tag}_value", kept, term, (source[axis],), extreme_combiner)
 
         def position(indices: Indices) -> SSAValue:
             outer = list(indices[:-1]) if op.keepdims else [*indices[:axis], index_constant(0), *indices[axis:-1]]
@@ -120,9 +128,11 @@ class ArgReduceLowering(RewritePattern):
             best = read(extreme.result, outer)
             if isinstance(value.type, IntegerType):
                 holds = arith.CmpiOp(value, best, "eq").result
-            else:  # the extreme is NaN exactly when a NaN was seen, and then the NaNs hold it
+            else:  # the extreme is NaN exactly when the first element is, and then that one holds it
                 equal = arith.CmpfOp(value, best, "oeq").result
-                holds = arith.OrIOp(equal, arith.CmpfOp(value, value, "uno").result).result
+                at_first = arith.CmpiOp(indices[-1], index_constant(0), "eq").result
+                first_nan = arith.AndIOp(at_first, arith.CmpfOp(best, best, "uno").result).result
+                holds = arith.OrIOp(equal, first_nan).result
             k = arith.IndexCastOp(indices[-1], i64).result
             missing = constant(-1 if last else (1 << 63) - 1, i64)
             return arith.SelectOp(holds, k, missing).result

@@ -17,7 +17,7 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph
-from minimlc.lowering.te.builder import Indices, build_compute, constant, index_constant, read
+from minimlc.lowering.graph_to_te.builder import Indices, build_compute, constant, index_constant, read
 
 
 def _select(condition: SSAValue, if_true: SSAValue, if_false: SSAValue) -> SSAValue:

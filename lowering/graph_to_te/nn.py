@@ -1,6 +1,6 @@
 """graph-to-te patterns for neural-network ops: convolution, pooling, normalisation, padding.
 
-Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `builder.py`.
 
 Windowed ops read their input at `out * stride + tap * dilation - pad_begin` along each spatial axis. Where that
 coordinate can leave the input (decided statically per axis and side), the body clamps the index before the
@@ -23,7 +23,7 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.te.builder import (
+from minimlc.lowering.graph_to_te.builder import (
     Indices,
     build_compute,
     f32_constant,
@@ -173,7 +173,14 @@ class ConvLowering(RewritePattern):
 
 
 class MaxPoolLowering(RewritePattern):
-    """Lower max_pool to a max reduction "max_pool" over the window; padding reads as -inf."""
+    """Lower max_pool to a `maxnum` reduction "max_pool" over the window (NaNs passed over, NaN where the whole window
+    is NaN); padding reads as -inf.
+
+    ONNX Runtime's MaxPool and GlobalMaxPool (MLAS) answer for a NaN by the SIMD lane it falls in (measured with ONNX
+    Runtime 1.32 on AVX2): mostly the max of the other values (GlobalMaxPool of [1, NaN, 3, 2] is 3.0, of a 4x4 plane
+    with NaNs and +inf, +inf), but NaN at some positions, -inf for a 3x3 window holding 3.0 and NaNs, and -FLT_MAX
+    for [-inf, NaN, -inf, -inf] (it starts from -FLT_MAX). The max of the other values is the rule its results follow
+    where they do not depend on the lane, and the one taken here; a window of NaNs only gives NaN."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MaxPoolOp, rewriter: PatternRewriter) -> None:
@@ -185,7 +192,7 @@ class MaxPoolLowering(RewritePattern):
             return _window_read(op.input, indices[:2], outputs, taps, op, kernel, float("-inf"))
 
         rewriter.replace(
-            op, build_compute("max_pool", graph.shape_of(op.result), body, kernel, "max")
+            op, build_compute("max_pool", graph.shape_of(op.result), body, kernel, "maxnum")
         )
 
 

@@ -2,7 +2,7 @@
 log-softmax, layer, RMS and group normalisation.
 
 Part of the `graph-to-te` pass (`graph_to_te.py` applies `patterns(groups)` with its own); helpers in
-`te/builder.py`. Each op becomes the stages of one kernel (`te.KERNEL_GROUP`, numbered by the pass's
+`builder.py`. Each op becomes the stages of one kernel (`te.KERNEL_GROUP`, numbered by the pass's
 `KernelGroups`): reductions over each group into a tensor of statistics (the reduced axes kept as 1, or one entry
 per (sample, group)), maybe an elementwise step on the statistics, then the elementwise result reading them
 broadcast. The schedule (`schedule/rows.py`) computes the stages row by row, so each row stays in cache:
@@ -25,7 +25,7 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.te.builder import (
+from minimlc.lowering.graph_to_te.builder import (
     Indices,
     KernelGroups,
     Shape,

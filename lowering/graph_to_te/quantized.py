@@ -16,13 +16,8 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, llvm_ext, te
-from minimlc.lowering.graph_to_te.nn import (
-    _affine,  # pyright: ignore[reportPrivateUsage]
-    _window_coordinates,  # pyright: ignore[reportPrivateUsage]
-)
-from minimlc.lowering.target import Target, target_of
-from minimlc.lowering.te import scalar
-from minimlc.lowering.te.builder import (
+from minimlc.lowering.graph_to_te import scalar
+from minimlc.lowering.graph_to_te.builder import (
     Indices,
     Shape,
     broadcast_indices,
@@ -31,6 +26,11 @@ from minimlc.lowering.te.builder import (
     index_constant,
     read,
 )
+from minimlc.lowering.graph_to_te.nn import (
+    _affine,  # pyright: ignore[reportPrivateUsage]
+    _window_coordinates,  # pyright: ignore[reportPrivateUsage]
+)
+from minimlc.lowering.target import Target, target_of
 
 
 def _less_zero(value: SSAValue, zero_point: SSAValue, index: SSAValue) -> SSAValue:

@@ -29,9 +29,17 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph
+from minimlc.lowering.graph_to_te import scalar
+from minimlc.lowering.graph_to_te.builder import (
+    Indices,
+    Shape,
+    build_compute,
+    constant,
+    index_constant,
+    linear_index,
+    read,
+)
 from minimlc.lowering.graph_to_te.indexing import bounded_index
-from minimlc.lowering.te import scalar
-from minimlc.lowering.te.builder import Indices, Shape, build_compute, constant, index_constant, linear_index, read
 
 COMBINERS = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
 """Scatter reduction -> the te combiner that folds the updates landing on one element (the reduction's name is also

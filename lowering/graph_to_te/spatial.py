@@ -1,6 +1,6 @@
 """graph-to-te patterns for spatial ops: col2im (folding columns of blocks into an image) and grid_sample.
 
-Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `builder.py`.
 Every read is at indices clamped into the tensor, and a tap that falls outside (a block position that does not
 exist, grid_sample's zero padding) selects 0 instead of the loaded value, so no load is ever out of bounds. Tags:
 "col2im" (a sum over the block taps), "grid_sample" (elementwise over the output, its taps unrolled).
@@ -17,7 +17,14 @@ from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph
-from minimlc.lowering.te.builder import Indices, build_compute, f32_constant, index_constant, linear_index, read
+from minimlc.lowering.graph_to_te.builder import (
+    Indices,
+    build_compute,
+    f32_constant,
+    index_constant,
+    linear_index,
+    read,
+)
 
 
 def _all(conditions: list[SSAValue]) -> SSAValue | None:

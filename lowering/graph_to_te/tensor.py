@@ -1,12 +1,15 @@
 """graph-to-te patterns for tensor ops: concatenation, slicing, gathering, broadcasting, tiling, reductions.
 
-Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `te/builder.py`.
+Part of the `graph-to-te` pass (`graph_to_te.py` applies `PATTERNS` with its own); helpers in `builder.py`.
 Data movement becomes index arithmetic on `index` values inside one compute: a slice reads `start + i * step`, a
 tile `i mod extent`, a trilu compares the column with the row plus `k`, a concat selects among its inputs (each read
-at an index clamped into its own bounds, so no read is ever out of bounds), and a gather looks its constant indices up in the IR (`start + p * step` when they
-form an arithmetic progression, else a chain of `arith.select` over the position, linear in their number).
+at an index clamped into its own bounds, so no read is ever out of bounds), and a gather looks its constant indices
+up in the IR (`start + p * step` when they form an arithmetic progression, else a chain of `arith.select` over the
+position, linear in their number).
 Reductions are `te.compute` reductions over the reduced axes, with elementwise pre- and post-steps (mean scales
-the sum, L2 takes the square root of a sum of squares, log-sum-exp subtracts the maximum first).
+the sum, L2 takes the square root of a sum of squares, log-sum-exp subtracts the maximum first). Float max and min
+follow ONNX Runtime's NaN rule: NaN only where the first reduced element is NaN, other NaNs ignored
+(`scalar.extreme_term`).
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from collections.abc import Callable, Sequence
 from math import prod
 
 from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.te.builder import (
+from minimlc.lowering.graph_to_te import scalar
+from minimlc.lowering.graph_to_te.builder import (
     Indices,
     Shape,
     broadcast_indices,
@@ -298,6 +303,15 @@ class ReduceLowering(RewritePattern):
             return
 
         combiner, before, after = _REDUCTIONS[type(op)]
+        extreme_op = isinstance(op, graph.ReduceMaxOp | graph.ReduceMinOp)
+        if extreme_op and isinstance(graph.element_type(op.input), AnyFloat):
+
+            def extreme(idx: Indices) -> SSAValue:  # NaN only where the first element is (`scalar.extreme_term`)
+                first = read(op.input, input_indices([*idx[: len(shape)], *(index_constant(0) for _ in extents)]))
+                return scalar.extreme_term(read(op.input, input_indices(idx)), first, combiner)
+
+            rewriter.replace(op, build_compute(tag, shape, extreme, extents, combiner))
+            return
         if isinstance(op, graph.ReduceMeanOp):
             count = float(prod(extents))
             total = reduction(f"{tag}_sum", combiner, lambda x: x)

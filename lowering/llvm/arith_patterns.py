@@ -29,10 +29,11 @@ from minimlc.lowering.llvm.conversion import (
     as_llvm,
     declare_function,
     llvm_fastmath,
-    llvm_type,
     replace_lowered,
     type_suffix,
 )
+from minimlc.lowering.strategy.data_layout import llvm_type
+from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS
 
 _INTEGER_BINARY: dict[type[Operation], Callable[[SSAValue, SSAValue], Operation]] = {
     arith.AddiOp: llvm.AddOp,
@@ -105,17 +106,6 @@ _INTRINSICS: dict[type[Operation], str] = {
     math.TanhOp: "llvm.tanh",
     math.TruncOp: "llvm.trunc",
 }
-
-LIBM_FUNCTIONS: dict[type[Operation], str] = {
-    math.AcoshOp: "acosh",
-    math.AsinhOp: "asinh",
-    math.AtanhOp: "atanh",
-    math.CbrtOp: "cbrt",
-    math.ErfOp: "erf",
-    math.ExpM1Op: "expm1",
-    math.Log1pOp: "log1p",
-}
-"""Math ops lowered to scalar libm calls (`erf` -> `erff` for f32): they have no vector form."""
 
 
 def _fastmath_of(op: Operation) -> llvm.FastMathAttr:
@@ -333,4 +323,3 @@ ARITH_MATH_PATTERNS: tuple[RewritePattern, ...] = (
     RoundingDivisionLowering(),
 )
 """All patterns of this module, for `ConvertToLlvmPass`."""
-

@@ -1,9 +1,9 @@
-"""Type mapping and cast bridging shared by the `convert-to-llvm` patterns.
+"""Cast bridging shared by the `convert-to-llvm` patterns.
 
-`index` becomes `i64`, every `memref` becomes a bare `!llvm.ptr`, other scalar and vector types
-stay as they are. Patterns read operands through `as_llvm` and replace ops through
-`replace_lowered`, so converted and not-yet-converted ops meet at
-`builtin.unrealized_conversion_cast`s that `reconcile-unrealized-casts` removes.
+Types map as `strategy/data_layout.py` decides (`llvm_type`): `index` becomes `i64`, every `memref` becomes a bare
+`!llvm.ptr`, other scalar and vector types stay as they are. Patterns read operands through `as_llvm` and replace
+ops through `replace_lowered`, so converted and not-yet-converted ops meet at `builtin.unrealized_conversion_cast`s
+that `reconcile-unrealized-casts` removes.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
-    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
@@ -29,6 +28,8 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.lowering.strategy.data_layout import llvm_type
 
 
 class OpClassPatternApplier(RewritePattern):
@@ -54,17 +55,6 @@ class OpClassPatternApplier(RewritePattern):
             if rewriter.has_done_action:
                 self._last_match[type(op)] = pattern
                 return
-
-
-def llvm_type(type: Attribute) -> Attribute:
-    """The LLVM dialect type that stands for `type`."""
-    if isinstance(type, IndexType):
-        return i64
-    if isinstance(type, MemRefType):
-        return llvm.LLVMPointerType()
-    if isinstance(type, VectorType) and isinstance(type.element_type, IndexType):
-        return VectorType(i64, type.get_shape())
-    return type
 
 
 def as_llvm(rewriter: PatternRewriter, value: SSAValue) -> SSAValue:
@@ -155,9 +145,7 @@ def llvm_fastmath(flags: FastMathAttrBase) -> llvm.FastMathAttr:
     return llvm.FastMathAttr(FastMathFlag(flag) for flag in flags.data)
 
 
-def declare_function(
-    rewriter: PatternRewriter, user: Operation, name: str, type: llvm.LLVMFunctionType
-) -> None:
+def declare_function(rewriter: PatternRewriter, user: Operation, name: str, type: llvm.LLVMFunctionType) -> None:
     """Declare the external function `name` in the module around `user`, unless it exists."""
     module = user.get_toplevel_object()
     assert isinstance(module, builtin.ModuleOp)
@@ -176,17 +164,6 @@ def type_suffix(type: Attribute) -> str:
     if isinstance(type, IntegerType):
         return f"i{type.width.data}"
     raise DiagnosticException(f"convert-to-llvm: no intrinsic overload for type {type}")
-
-
-def byte_size(type: Attribute) -> int:
-    """Bytes one element of `type` occupies in memory (`i1` takes a byte, `index` eight)."""
-    if isinstance(type, IndexType):
-        return 8
-    if isinstance(type, Float16Type | Float32Type | Float64Type):
-        return type.bitwidth // 8
-    if isinstance(type, IntegerType):
-        return max(1, (type.width.data + 7) // 8)
-    raise DiagnosticException(f"convert-to-llvm: unsupported memref element type {type}")
 
 
 def static_memref(op: Operation, type: Attribute) -> MemRefType:

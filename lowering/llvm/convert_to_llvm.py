@@ -55,17 +55,16 @@ from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
 from minimlc.lowering.llvm.conversion import (
     OpClassPatternApplier,
     as_llvm,
-    byte_size,
     declare_function,
     element_pointer,
     i64_constant,
-    llvm_type,
     replace_lowered,
     resolve_casts,
     static_memref,
 )
 from minimlc.lowering.llvm.dot_product import DotU8S8Lowering, expand_dot_products
 from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
+from minimlc.lowering.strategy.data_layout import byte_size, llvm_type
 from minimlc.lowering.target import target_of
 
 """Unit attribute marking a function that gets a `<name>_packed` entry."""

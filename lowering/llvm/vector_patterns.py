@@ -13,7 +13,8 @@ from xdsl.dialects import llvm, vector
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i32, i64
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from minimlc.lowering.llvm.conversion import as_llvm, byte_size, element_pointer, replace_lowered
+from minimlc.lowering.llvm.conversion import as_llvm, element_pointer, replace_lowered
+from minimlc.lowering.strategy.data_layout import byte_size
 
 
 class LoadLowering(RewritePattern):

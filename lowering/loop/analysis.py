@@ -34,34 +34,6 @@ def find_kernel(module: ModuleOp, pass_name: str, name: str) -> func.FuncOp:
     raise DiagnosticException(f"{pass_name}: no kernel named '{name}' (kernels: {names})")
 
 
-def structural_key(function: func.FuncOp) -> tuple[object, ...]:
-    """A hashable key two functions share if and only if they are the same IR up to SSA value names and their own
-    symbol: what te-to-loop and loop-fuse-kernels deduplicate kernels by (printing them took ten times longer)."""
-    numbers: dict[SSAValue, int] = {}
-    key: list[object] = [function.function_type]
-
-    def number(values: Iterable[SSAValue]) -> tuple[int, ...]:
-        for value in values:
-            numbers[value] = len(numbers)
-        return tuple(numbers[value] for value in values)
-
-    def visit(op: Operation) -> None:
-        properties = tuple(sorted((k, v) for k, v in op.properties.items() if op is not function or k != "sym_name"))
-        attributes = tuple(sorted(op.attributes.items()))
-        operands = tuple(numbers.get(value, -1) for value in op.operands)
-        key.append((op.name, operands, tuple(op.result_types), properties, attributes, len(op.regions)))
-        number(op.results)
-        for region in op.regions:
-            key.append(len(region.blocks))
-            for block in region.blocks:
-                key.append((tuple(block.arg_types), number(block.args)))
-                for inner in block.ops:
-                    visit(inner)
-
-    visit(function)
-    return tuple(key)
-
-
 def call_sites(module: ModuleOp, name: str) -> list[func.CallOp]:
     """The calls of kernel `@name` in `module`. Kernels are called from the public functions (the entry and its init
     function), never from kernels, so only those are searched: walking every kernel's loops as well made scheduling

@@ -1,7 +1,7 @@
 """Lower the `loop` dialect to `scf`, `memref` and `func`.
 
 - `loop.for` of kind `vectorize` -> straight-line `vector` code, of kind `unroll` -> one body copy per iteration
-  (see `loop_expand`); every other loop -> `scf.for` over index constants (`loop-outline-parallel`, which runs
+  (`loop/expand.py`); every other loop -> `scf.for` over index constants (`loop-outline-parallel`, which runs
   first, has turned outermost `parallel` loops into thread-pool calls; nested ones run serially).
 - `loop.alloc "global"` -> `memref.alloc`, freed by `memref.dealloc` before every return of its function;
   `loop.alloc "local"` -> `memref.alloca` (LLVM promotes scalar ones to registers).
@@ -49,9 +49,8 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop_to_scf.expand import expand_loops
 from minimlc.lowering.abi import ENTRY_ATTR, EXTERN_STATUS_ATTR, EXTERNS_ATTR, INIT_ATTR, WEIGHTS_ATTR, init_name
-
+from minimlc.lowering.loop.expand import expand_loops
 
 
 class ForLowering(RewritePattern):

@@ -44,7 +44,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
-from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
 from minimlc.lowering.loop.analysis import (
     Affine,
     cover_each_element_once,
@@ -55,6 +54,7 @@ from minimlc.lowering.loop.analysis import (
     top_level,
     writes_each_element_once,
 )
+from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS
 
 _ZERO = FloatAttr(0.0, f32)
 

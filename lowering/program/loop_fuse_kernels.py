@@ -4,7 +4,7 @@ A fused kernel holds several loop nests (stages), run one after the other, as a 
 (TOPI's conv2d keeps `data_pad` as its own stage). Runs on every public function's kernel calls after
 `default-schedule`, so each stage keeps the schedule it was given, and before `loop-plan-memory`.
 
-Each kernel gets a pattern from its structure (TVM's `OpPatternKind`, weakest first):
+Each kernel gets a pattern from its structure (TVM's `OpPatternKind`, weakest first; `loop/kernel_patterns.py`):
 
 - **elementwise**: no reduction, one store, every input read at the store's indices or at an ordered subset of
   them (broadcast, like a per-channel bias);
@@ -43,10 +43,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from enum import IntEnum
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -55,60 +54,14 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolTable
 
-from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
-from minimlc.lowering.loop.analysis import Affine, sparse_form, structural_key
+from minimlc.lowering.generic.structural_key import structural_key
+from minimlc.lowering.loop.kernel_patterns import Pattern, kernel_pattern, only_reader
 from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back
-
-
-class Pattern(IntEnum):
-    """How a kernel may fuse, weakest first (TVM's kElemWise/kBroadcast, kInjective, kOutEWiseFusable, kCommReduce)."""
-
-    ELEMENTWISE = 0
-    INJECTIVE = 1
-    CONTRACTION = 2
-    REDUCTION = 3
-
-
-def kernel_pattern(kernel: func.FuncOp) -> Pattern:
-    """The pattern of a kernel `(inputs..., out)` (see the module docstring)."""
-    *inputs, out = kernel.body.block.args
-    ops = list(kernel.walk())
-    reduces = any(isinstance(op, loop.AllocOp) and op.scope.data == "local" for op in ops) or any(
-        isinstance(op, memref.LoadOp) and op.memref is out for op in ops
-    )
-    if reduces:
-        contracts = any(
-            isinstance(op, arith.MulfOp)
-            and all(isinstance(v.owner, memref.LoadOp) and v.owner.memref in inputs for v in (op.lhs, op.rhs))
-            for op in ops
-        )
-        return Pattern.CONTRACTION if contracts else Pattern.REDUCTION
-    stores = [op for op in ops if isinstance(op, memref.StoreOp)]
-    if len(stores) != 1 or stores[0].memref is not out:
-        return Pattern.INJECTIVE
-    out_forms = [sparse_form(index) for index in stores[0].indices]
-    for load in (op for op in ops if isinstance(op, memref.LoadOp)):
-        if not _reads_along(out_forms, [sparse_form(index) for index in load.indices]):
-            return Pattern.INJECTIVE
-    return Pattern.ELEMENTWISE
-
-
-def _reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None]) -> bool:
-    """True if each read index is one of the output's indices, in the output's dimension order."""
-    position = 0
-    for form in read_forms:
-        while position < len(out_forms) and (form is None or out_forms[position] != form):
-            position += 1
-        if position == len(out_forms):
-            return False
-        position += 1
-    return True
 
 
 @dataclass
@@ -148,45 +101,6 @@ def _kernels(module: ModuleOp) -> dict[str, func.FuncOp]:
         and op.sym_visibility is not None
         and op.sym_visibility.data == "private"
     }
-
-
-def only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | None:
-    """The one kernel call that reads `call`'s output, if the output is an intermediate used by nothing else."""
-    output = call.arguments[-1]
-    alloc = output.owner
-    if not isinstance(alloc, loop.AllocOp) or alloc.scope.data != "global":
-        return None
-    readers: set[Operation] = set()
-    for use in output.uses:
-        if use.operation is call and use.index == len(call.arguments) - 1:
-            continue
-        if use.operation not in calls or use.index == len(use.operation.operands) - 1:
-            return None
-        readers.add(use.operation)
-    if len(readers) != 1:
-        return None
-    reader = readers.pop()
-    assert isinstance(reader, func.CallOp)
-    return reader
-
-
-def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:
-    """The call of an elementwise kernel that alone reads the intermediate output of `call`, a contraction's call:
-    what this pass folds into the contraction's write-back (or runs as the next stage of its fused kernel)."""
-    block = call.parent_block()
-    assert block is not None
-    reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
-    if reader is None:
-        return None
-    producer, consumer = (kernel_pattern(callee(module, c)) for c in (call, reader))
-    return reader if producer is Pattern.CONTRACTION and consumer is Pattern.ELEMENTWISE else None
-
-
-def callee(module: ModuleOp, call: func.CallOp) -> func.FuncOp:
-    """The kernel `call` calls."""
-    function = SymbolTable.lookup_symbol(module, call.callee)
-    assert isinstance(function, func.FuncOp)
-    return function
 
 
 def _can_fuse(producer: Pattern, consumer: Pattern, consumer_group: Pattern) -> bool:

@@ -53,8 +53,8 @@ from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
-from minimlc.lowering.llvm.conversion import llvm_type
 from minimlc.lowering.loop.analysis import band_tasks, parallel_band
+from minimlc.lowering.strategy.data_layout import llvm_type
 
 _PTR = llvm.LLVMPointerType()
 _CONTEXT_ALIGNMENT = 32

@@ -60,6 +60,7 @@ _FLOAT_OPS = (
     arith.DivfOp,
     arith.MaximumfOp,
     arith.MinimumfOp,
+    arith.MaxnumfOp,
     math.FmaOp,
 )
 

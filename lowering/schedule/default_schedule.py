@@ -36,7 +36,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.loop.analysis import find_kernel, loops_of
-from minimlc.lowering.loop_to_scf.expand import expand_loops
+from minimlc.lowering.loop.expand import expand_loops
 from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.depthwise import DEPTHWISE
@@ -50,7 +50,7 @@ from minimlc.lowering.schedule.pool import POOL
 from minimlc.lowering.schedule.rows import ROWS
 from minimlc.lowering.schedule.shuffle import SHUFFLE
 from minimlc.lowering.schedule.space import Config, Rule, Space
-from minimlc.lowering.schedule.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
+from minimlc.lowering.strategy.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
 from minimlc.lowering.target import Target, copy_target, target_of
 from minimlc.lowering.workers import compile_jobs, fork_map
 
@@ -81,9 +81,12 @@ class KernelSpace:
 
 
 def kernel_space(module: ModuleOp, kernel: func.FuncOp, target: Target) -> KernelSpace | None:
-    """The space of `kernel`'s schedules, or None if it is already scheduled (or has no loops)."""
+    """The space of `kernel`'s schedules, or None if it is already scheduled, has no loops, or has a loop that runs
+    no iteration (a zero-size tensor's kernel: the rules' knobs divide extents, and there is nothing to speed up)."""
     loops = loops_of(kernel)
     if not loops or any(lp.kind.data != "serial" for lp in loops):
+        return None
+    if any(lp.upper.value.data <= lp.lower.value.data for lp in loops):
         return None
     name = kernel.sym_name.data
     for rule in RULES:
@@ -107,9 +110,9 @@ def schedule_for(module: ModuleOp, kernel: func.FuncOp, target: Target, config: 
 @dataclass(frozen=True)
 class DefaultSchedulePass(ModulePass):
     """Apply the default schedule of its kind to every unscheduled kernel (see the module docstring);
-    `tuning-db=PATH` applies the fastest record of each kernel in that tuning database instead (`tuning_db.py`),
-    `annotate=true` leaves each kernel's rule and config in `minimlc.schedule` and its tuning key in `minimlc.task`
-    (for the profiler)."""
+    `tuning-db=PATH` applies the fastest record of each kernel in that tuning database instead
+    (`strategy/tuning_db.py`), `annotate=true` leaves each kernel's rule and config in `minimlc.schedule` and its
+    tuning key in `minimlc.task` (for the profiler)."""
 
     name = "default-schedule"
     tuning_db: str = ""

@@ -30,6 +30,7 @@ from minimlc.lowering.schedule.kernel_analysis import (
     product_of_loads,
 )
 from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
+from minimlc.lowering.strategy.conv import channel_vectors
 from minimlc.lowering.target import Target
 
 DEPTHWISE_MAX_COLUMNS = 14
@@ -48,13 +49,6 @@ class DepthwiseWorkload:
     channel_count: int
     width: int
     weight_operand: int
-
-
-def channel_vectors(channels: int, target: Target) -> tuple[int, ...]:
-    """The vector widths (the target's, half and a quarter of it, at least 4 lanes) that divide `channels`,
-    widest first."""
-    lanes = target.vector_lanes
-    return tuple(v for v in (lanes, lanes // 2, lanes // 4) if v >= 4 and channels % v == 0)
 
 
 @dataclass(frozen=True)

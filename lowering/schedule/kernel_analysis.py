@@ -17,8 +17,8 @@ from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, call_sites, is_bool_buffer, loops_of, without_unit_tail
-from minimlc.lowering.loop_to_scf.expand import MAX_INTERLEAVE
-from minimlc.lowering.program.loop_fuse_kernels import epilogue_call
+from minimlc.lowering.loop.kernel_patterns import epilogue_call
+from minimlc.lowering.strategy.vectorization import MAX_INTERLEAVE
 
 
 def kernels_of(module: ModuleOp) -> list[func.FuncOp]:

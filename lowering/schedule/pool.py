@@ -71,7 +71,7 @@ class PoolRule:
         accumulator = accumulator_of(kernel)
         if accumulator is None:
             return None
-        update = updates_of(kernel, accumulator, (arith.MaximumfOp, arith.AddfOp))
+        update = updates_of(kernel, accumulator, (arith.MaximumfOp, arith.MaxnumfOp, arith.AddfOp))
         if len(update) != 1:
             return None
         params = list(kernel.body.block.args)

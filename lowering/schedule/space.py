@@ -21,11 +21,8 @@ from typing import Any, Protocol
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
+from minimlc.lowering.strategy.tuning_db import Config, KnobValue
 from minimlc.lowering.target import Target
-
-KnobValue = int | bool | str
-Config = dict[str, KnobValue]
-"""Knob name -> the value chosen for it."""
 
 
 class ConfigError(ValueError):

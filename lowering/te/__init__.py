@@ -1,1 +1,2 @@
-"""te-to-te passes (inlining, convolution algorithm and layouts) and the te builder they share."""
+"""te-to-te passes (inlining, convolution algorithm and layouts, math expansion); they build computes with
+`graph_to_te/builder.py`."""

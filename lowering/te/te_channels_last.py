@@ -46,9 +46,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.schedule.depthwise import channel_vectors
+from minimlc.lowering.graph_to_te.builder import build_compute, read
+from minimlc.lowering.strategy.conv import channel_vectors
 from minimlc.lowering.target import Target, target_of
-from minimlc.lowering.te.builder import build_compute, read
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
 CHANNELS_LAST = (0, 2, 3, 1)

@@ -48,9 +48,10 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.schedule.conv import COLUMN_MULTIPLE, ROW_MULTIPLE, ConvShape, prefers_im2col
+from minimlc.lowering.graph_to_te.builder import Indices, build_compute, index_constant, read, split_index
+from minimlc.lowering.strategy.conv import ConvShape, prefers_im2col
+from minimlc.lowering.strategy.padding import COLUMN_MULTIPLE, ROW_MULTIPLE
 from minimlc.lowering.target import Target, target_of
-from minimlc.lowering.te.builder import Indices, build_compute, index_constant, read, split_index
 from minimlc.lowering.te.te_channels_last import CONCAT_TAG, joins_channels_last
 
 ALGORITHMS = ("auto", "im2col", "direct")

@@ -35,7 +35,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.te.builder import build_compute, read
+from minimlc.lowering.graph_to_te.builder import build_compute, read
 
 COPY_TAG = "conv_input_nhwc"
 """Tag of the channels-last copy this pass gives a convolution's input."""

@@ -45,10 +45,10 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd, winograd_tiles
-from minimlc.lowering.schedule.tuning_db import TuningDatabase, algorithm_key, target_key
+from minimlc.lowering.graph_to_te.builder import Indices, build_compute, f32_constant, index_constant, read, split_index
+from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd, winograd_tiles
+from minimlc.lowering.strategy.tuning_db import TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, target_of
-from minimlc.lowering.te.builder import Indices, build_compute, f32_constant, index_constant, read, split_index
 
 CHOICES = ("auto", "all", "none")
 

@@ -170,7 +170,7 @@ def is_padded_row_tap(read: te.ReadOp) -> bool:
     producer, consumer = read.tensor.owner, read.parent_op()
     if not isinstance(producer, te.ComputeOp) or not isinstance(consumer, te.ComputeOp):
         return False
-    if consumer.combiner is None or consumer.combiner.data != "max":
+    if consumer.combiner is None or consumer.combiner.data not in ("max", "maxnum"):
         return False
     selected = producer.yield_op.value.owner
     if not isinstance(selected, arith.SelectOp) or not isinstance(selected.rhs.owner, arith.ConstantOp):

@@ -14,8 +14,9 @@ caller allocates, as for any intermediate, so the schedule can move each stage i
 (`loop-compute-at`, see `schedule/rows.py`). Loop names stay unique within the kernel, the last compute's unchanged.
 
 Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register by LLVM): init, update in the
-innermost loops, final store. Float contraction (fused multiply-add) is allowed in kernels, and sums may be
-reassociated, as ONNX Runtime and TVM do.
+innermost loops, final store. Float `max` and `min` are `arith.maximumf`/`minimumf` (NaN-propagating) from -inf/+inf,
+`maxnum` is `arith.maxnumf` from NaN (NaNs passed over; NaN only if every value is). Float contraction (fused
+multiply-add) is allowed in kernels, and sums may be reassociated, as ONNX Runtime and TVM do.
 
 Element types are the computes' own (f32, f64, f16, bf16, or integers such as the i64 of MaxPool's indices: integer
 reductions combine with addi/muli/maxsi/minsi, or maxui/minui for unsigned ones, from 0, 1, or the type's extreme
@@ -37,13 +38,13 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     BFloat16Type,
-    ReducedPrecisionFloatType,
     DictionaryAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
+    ReducedPrecisionFloatType,
     Signedness,
     StringAttr,
     SymbolRefAttr,
@@ -58,9 +59,11 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import graph, loop, te
 from minimlc.lowering.abi import ENTRY_ATTR
-from minimlc.lowering.loop.analysis import structural_key
+from minimlc.lowering.generic.structural_key import structural_key
 
-_COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf")}
+_COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "maxnum": float("nan")}
+_INTEGER_COMBINER = {"maxnum": "max"}
+"""Combiners that are another one on integers (which have no NaN)."""
 _FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))
 _REDUCE_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT))
 
@@ -104,7 +107,7 @@ def _combiner_init(combiner: str, element: Attribute) -> arith.ConstantOp:
             identities = {"sum": 0, "prod": 1, "max": 0, "min": (1 << width) - 1}
         else:
             identities = {"sum": 0, "prod": 1, "max": -(1 << (width - 1)), "min": (1 << (width - 1)) - 1}
-        return _signless_constant(identities[combiner], element)
+        return _signless_constant(identities[_INTEGER_COMBINER.get(combiner, combiner)], element)
     assert isinstance(element, AnyFloat)
     return arith.ConstantOp(FloatAttr(_COMBINER_INIT[combiner], element))
 
@@ -114,13 +117,15 @@ def _combine(combiner: str, acc: SSAValue, value: SSAValue, *, unsigned: bool) -
         integer_ops = {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
         if unsigned:
             integer_ops |= {"max": arith.MaxUIOp, "min": arith.MinUIOp}
-        return integer_ops[combiner](acc, value)
+        return integer_ops[_INTEGER_COMBINER.get(combiner, combiner)](acc, value)
     if combiner == "sum":
         return arith.AddfOp(acc, value, _REDUCE_FLAGS)
     if combiner == "prod":
         return arith.MulfOp(acc, value, _REDUCE_FLAGS)
     if combiner == "max":
         return arith.MaximumfOp(acc, value)
+    if combiner == "maxnum":
+        return arith.MaxnumfOp(acc, value)
     return arith.MinimumfOp(acc, value)
 
 

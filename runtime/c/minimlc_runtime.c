@@ -9,9 +9,19 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The thread pool (LLVM IR from runtime/threadpool_ir.py, compiled into the library beside the model). */
+/* The thread pool (LLVM IR from runtime/threadpool_ir.py, compiled into the library beside the model), and the
+ * allocation guard built into it (runtime/alloc_guard_ir.py): the entries run through minimlc_guarded_call, which
+ * returns the bytes an allocation of the call could not get (0: none failed) instead of letting the code run on. */
 void *minimlc_pool_create(int32_t num_threads);
 void minimlc_pool_destroy(void *pool);
+int64_t minimlc_guarded_call(void (*entry)(void **), void **args);
+void *minimlc_checked_alloc(size_t alignment, size_t size);
+
+/* The library is linked with -Wl,--wrap=aligned_alloc: the model code's allocations (and this file's, which fail
+ * as aligned_alloc does outside a guarded call) are checked. */
+MINIMLC_HIDDEN void *__wrap_aligned_alloc(size_t alignment, size_t size) {
+    return minimlc_checked_alloc(alignment, size);
+}
 
 #define ALIGNMENT 64
 #define HEADER_BYTES 32
@@ -53,6 +63,15 @@ static uint32_t read_u32(const unsigned char *p) {
 }
 
 static size_t round_up(size_t bytes) { return (bytes + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT; }
+
+/* Whether a guarded call of `desc`'s `function` (load: its init entry; run: its entry) failed to allocate `failed`
+ * bytes (0: it did not); if so, the error names them. */
+static int out_of_memory(const minimlc_desc *desc, const char *function, int64_t failed) {
+    if (failed)
+        set_error("%s_%s: out of memory: the model's native code could not allocate %lld bytes (%.1f GiB) for its "
+                  "intermediate buffers", desc->name, function, (long long)failed, (double)failed / (1 << 30));
+    return failed != 0;
+}
 
 /* Read `path` whole into a 64-byte aligned buffer; NULL (error set) on failure. */
 static unsigned char *read_weights(const minimlc_desc *desc, const char *path, size_t *size) {
@@ -142,8 +161,9 @@ minimlc_instance *minimlc_instance_load(const minimlc_desc *desc, const char *we
         }
         weights[desc->num_weights + i] = instance->precomputed[i];
     }
-    if (desc->init && desc->num_precomputed > 0)
-        desc->init(weights);
+    if (desc->init && desc->num_precomputed > 0 &&
+        out_of_memory(desc, "load", minimlc_guarded_call(desc->init, weights)))
+        goto fail;
     if (has_pool) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         int threads = num_threads > 0 ? num_threads : (cores > 0 ? (int)cores : 1);
@@ -160,12 +180,12 @@ fail:
     return NULL;
 }
 
-int minimlc_instance_run(minimlc_instance *instance, const void *const *inputs, void *const *outputs) {
+int minimlc_instance_run(const minimlc_desc *desc, minimlc_instance *instance, const void *const *inputs,
+                         void *const *outputs) {
     if (!instance) {
-        set_error("model_run: the model is NULL (did its load fail?)");
+        set_error("%s_run: the model is NULL (did its load fail?)", desc->name);
         return 1;
     }
-    const minimlc_desc *desc = instance->desc;
     void *args[instance->num_args + 1];
     memcpy(args, instance->args, (size_t)instance->num_args * sizeof(void *));
     for (int i = 0; i < desc->num_inputs; ++i) {
@@ -182,8 +202,7 @@ int minimlc_instance_run(minimlc_instance *instance, const void *const *inputs, 
         }
         args[desc->num_inputs + i] = outputs[i];
     }
-    desc->entry(args);
-    return 0;
+    return out_of_memory(desc, "run", minimlc_guarded_call(desc->entry, args)) ? 3 : 0;
 }
 
 void minimlc_instance_free(minimlc_instance *instance) {

@@ -28,7 +28,10 @@ typedef struct minimlc_instance minimlc_instance;
 
 MINIMLC_HIDDEN minimlc_instance *minimlc_instance_load(const minimlc_desc *desc, const char *weights_path,
                                                        int num_threads);
-MINIMLC_HIDDEN int minimlc_instance_run(minimlc_instance *instance, const void *const *inputs, void *const *outputs);
+/* 0, 1 on a NULL argument, 3 when the run's intermediate buffers cannot be allocated; messages open with
+ * `<desc->name>_run`. */
+MINIMLC_HIDDEN int minimlc_instance_run(const minimlc_desc *desc, minimlc_instance *instance,
+                                        const void *const *inputs, void *const *outputs);
 MINIMLC_HIDDEN void minimlc_instance_free(minimlc_instance *instance);
 MINIMLC_HIDDEN const char *minimlc_last_error(void);
 MINIMLC_HIDDEN void minimlc_set_error(const char *message);

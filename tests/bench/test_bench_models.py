@@ -80,7 +80,7 @@ def test_tuning_db_times_a_tuned_build_in_the_same_rounds(tmp_path: Path) -> Non
     from make_mlp import build_mlp
 
     from minimlc.frontend.onnx import import_model
-    from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, target_key
+    from minimlc.lowering.strategy.tuning_db import Record, TuningDatabase, target_key
     from minimlc.lowering.target import target_from_name
     from minimlc.tuner.tasks import extract_tasks
 
@@ -207,4 +207,4 @@ def test_the_cpu_clock_leaves_out_time_off_the_cpu(monkeypatch: pytest.MonkeyPat
     wall, _ = bench_models.interleaved_medians(contenders, 0, 3, 0.0, bench_models.CLOCKS["wall"])
     cpu, _ = bench_models.interleaved_medians(contenders, 0, 3, 0.0, bench_models.CLOCKS["cpu"])
     assert wall["sleeper"] >= 0.02
-    assert cpu["sleeper"] < 0.005
+    assert cpu["sleeper"] < wall["sleeper"] / 4  # a sleep costs next to no CPU time, on a fast machine or a slow one

@@ -15,9 +15,9 @@ from xdsl.parser import Parser
 from minimlc import GraphBuilder, InferenceSession
 from minimlc.dialects import graph
 from minimlc.frontend.graph_builder import GraphBuildError
+from minimlc.lowering.graph_to_te.builder import build_compute, f32_constant, read
 from minimlc.lowering.graph_to_te.graph_to_te import GraphToTePass
 from minimlc.lowering.pipeline import make_context
-from minimlc.lowering.te.builder import build_compute, f32_constant, read
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -69,7 +69,7 @@ def test_graph_ops_by_name_and_class_with_attributes_and_array_operands(opt_leve
 
 
 def te_function_from_builder() -> func.FuncOp:
-    """`relu(a) + 1` as a te-level function built with lowering/te/builder.py."""
+    """`relu(a) + 1` as a te-level function built with lowering/graph_to_te/builder.py."""
     tensor = TensorType(f32, [4, 6])
     block = Block(arg_types=[tensor])
     compute = build_compute(

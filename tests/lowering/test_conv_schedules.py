@@ -24,10 +24,17 @@ from xdsl.dialects.builtin import MemRefType
 from minimlc import InferenceSession
 from minimlc.driver.compiler import compile_model
 from minimlc.frontend.onnx import ImportedModel, import_model
-from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, run_pipeline, split_pass_list, stage_passes
+from minimlc.lowering.pipeline import (
+    PIPELINES,
+    build_pipeline,
+    make_context,
+    run_passes,
+    run_pipeline,
+    split_pass_list,
+)
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.default_schedule import kernel_space, kernels_of, schedule_for
-from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, kernel_key, target_key
+from minimlc.lowering.strategy.tuning_db import Record, TuningDatabase, kernel_key, target_key
 from minimlc.lowering.target import set_target, target_from_name, target_of
 
 
@@ -96,11 +103,12 @@ def conv(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, stride: int, pad: i
 
 
 def max_pool_3x3(x: np.ndarray, stride: int, pad: int, ceil: bool) -> np.ndarray:
-    """NCHW 3x3 max pooling, padding with -inf; a NaN in a window makes its maximum NaN (np.maximum)."""
+    """NCHW 3x3 max pooling, padding with -inf; NaNs are passed over, a window of NaNs only is NaN (np.fmax, as
+    minimlc's MaxPool: `graph_to_te/nn.py`)."""
     out = -(-(x.shape[2] + 2 * pad - 3) // stride) + 1 if ceil else (x.shape[2] + 2 * pad - 3) // stride + 1
     extra = (out - 1) * stride + 3 - x.shape[2] - 2 * pad  # the ceil mode's last window may reach past the padding
     padded = np.pad(x, [(0, 0), (0, 0), (pad, pad + extra), (pad, pad + extra)], constant_values=-np.inf)
-    return np.maximum.reduce([window(padded, i, j, stride, out) for i in range(3) for j in range(3)])
+    return np.fmax.reduce([window(padded, i, j, stride, out) for i in range(3) for j in range(3)])
 
 
 def window(padded: np.ndarray, i: int, j: int, stride: int, out: int) -> np.ndarray:
@@ -465,10 +473,7 @@ def _check_residual_block(model: onnx.ModelProto, database: TuningDatabase | Non
 
     program = import_model(model)
     set_target(program.module, target_from_name("x86-64-v3"))
-    passes = [
-        f'default-schedule{{tuning-db="{db}"}}' if item == "default-schedule" and db else item
-        for item in stage_passes(3, stop_after="program")
-    ]
+    passes = build_pipeline(3, tuning_db=db, stop_after="program")
     run_passes(program.module, passes, make_context())
     return program
 

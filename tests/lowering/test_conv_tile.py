@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from minimlc.lowering.schedule.conv import (
+from minimlc.lowering.strategy.conv import (
     CONV_MAX_COLUMNS,
     CONV_MIN_ACCUMULATORS,
     ConvShape,
-    channel_padding_multiple,
     conv_tile,
     prefers_im2col,
 )
+from minimlc.lowering.strategy.padding import channel_padding_multiple
 from minimlc.lowering.target import Target, target_from_name
 
 AVX512, AVX2 = target_from_name("skylake-avx512"), target_from_name("x86-64-v3")

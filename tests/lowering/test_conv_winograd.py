@@ -20,7 +20,7 @@ from minimlc import InferenceSession
 from minimlc.dialects import loop, te
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
-from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
+from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd
 from minimlc.lowering.schedule.default_schedule import kernel_space, kernels_of
 from minimlc.lowering.target import target_from_name, target_of
 from tests.lowering.test_conv_im2col import session

@@ -52,6 +52,7 @@ _PREDICATES: dict[str, Callable[[Any, Any], bool]] = {
 _COMBINERS: dict[str, tuple[np.float32, Callable[[Any, Any], Any]]] = {
     "sum": (np.float32(0), np.add),
     "max": (np.float32(-np.inf), np.maximum),
+    "maxnum": (np.float32(np.nan), np.fmax),
 }
 
 

@@ -26,7 +26,7 @@ from minimlc.lowering.schedule.parallel import (
     nest_balance,
     parallel_steps,
 )
-from minimlc.lowering.schedule.tuning_db import kernel_structure
+from minimlc.lowering.strategy.tuning_db import kernel_structure
 from minimlc.tools.conformance import light_model_paths
 
 MIN_TASKS = 2 * BALANCE_THREADS

@@ -1,5 +1,5 @@
 """Plugins (`minimlc.lowering.plugins`): loading from a file or module, refusals that name the plugin, and
-`with_extra_passes`, which puts passes (a plugin's or ours) after a pipeline stage."""
+`build_pipeline(extra_passes=)`, which puts passes (a plugin's or ours) after a pipeline stage."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from minimlc.lowering import plugins
-from minimlc.lowering.pipeline import expand_pipelines, pipeline_passes, with_extra_passes
+from minimlc.lowering.pipeline import build_pipeline, expand_pipelines, pipeline_passes
 
 TOY = Path(__file__).resolve().parents[2] / "examples" / "plugin"
 
@@ -87,7 +87,9 @@ def test_plugin_whose_function_fails_is_named(tmp_path: Path) -> None:
     failing = tmp_path / "failing.py"
     failing.write_text("def plugin():\n    raise RuntimeError('no registries today')\n")
     plugins.load_plugin(str(failing))
-    with pytest.raises(plugins.PluginError, match=r"plugin 'failing' \(.*\) failed to load: RuntimeError: no registries"):
+    with pytest.raises(
+        plugins.PluginError, match=r"plugin 'failing' \(.*\) failed to load: RuntimeError: no registries"
+    ):
         plugins.registry()
 
 
@@ -108,17 +110,25 @@ def test_two_plugins_may_not_share_a_name(tmp_path: Path) -> None:
 
 def test_extra_passes_go_where_their_stage_ends() -> None:
     base = pipeline_passes(2)
-    extended = with_extra_passes(2, {"graph": ["cse", "dce"], "loop": "licm", "llvm": "canonicalize"})
+    extended = list(
+        map(str, build_pipeline(2, extra_passes={"graph": ["cse", "dce"], "loop": "licm", "llvm": "canonicalize"}))
+    )
     graph_end, loop_end = base.index("graph-to-te"), base.index("te-to-loop") + 1
     assert extended == [
-        *base[:graph_end], "cse", "dce", *base[graph_end:loop_end], "licm", *base[loop_end:], "canonicalize"
+        *base[:graph_end],
+        "cse",
+        "dce",
+        *base[graph_end:loop_end],
+        "licm",
+        *base[loop_end:],
+        "canonicalize",
     ]
 
 
 def test_extra_passes_are_checked() -> None:
     with pytest.raises(ValueError, match="unknown pass 'no-such-pass' in the passes after stage 'graph'"):
-        with_extra_passes(3, {"graph": ["no-such-pass"]})
+        build_pipeline(3, extra_passes={"graph": ["no-such-pass"]})
     with pytest.raises(ValueError, match="unknown stage 'tensor'"):
-        with_extra_passes(3, {"tensor": ["cse"]})
+        build_pipeline(3, extra_passes={"tensor": ["cse"]})
     with pytest.raises(ValueError, match="cannot insert passes after stage 'schedule': the pipeline does not run"):
-        with_extra_passes(1, {"schedule": ["cse"]})
+        build_pipeline(1, extra_passes={"schedule": ["cse"]})

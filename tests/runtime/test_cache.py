@@ -89,3 +89,33 @@ def test_corrupt_entry_is_rebuilt_with_a_warning(cache_dir: Path) -> None:
     assert session.stats["cache_hit"] == 0
     np.testing.assert_array_equal(session.run(None, feed())[0], expected)
     assert InferenceSession(conv_model()).stats["cache_hit"] == 1
+
+
+@pytest.mark.slow
+def test_a_session_served_from_the_cache_saves(cache_dir: Path, tmp_path: Path) -> None:
+    """Issue #45: the process that hits the cache loaded the pool from the entry's object code, and saving must write
+    that code into the model; a third process loads the model and computes what the first one compiled."""
+    onnx.save(conv_model(), tmp_path / "conv.onnx")
+    x = tmp_path / "x.npy"
+    np.save(x, feed()["x"])
+    compile_and_save = f"""
+import sys
+import numpy as np
+from minimlc import InferenceSession
+session = InferenceSession({str(tmp_path / "conv.onnx")!r}, num_threads=2)
+assert session.stats["cache_hit"] == int(sys.argv[1]), session.stats["cache_hit"]
+np.save(sys.argv[2], session.run(["y"], {{"x": np.load({str(x)!r})}})[0])
+session.save({str(tmp_path / "conv.mlc")!r})
+"""
+    load_and_run = f"""
+import numpy as np
+from minimlc.runtime import load
+(y,) = load({str(tmp_path / "conv.mlc")!r}).run(["y"], {{"x": np.load({str(x)!r})}})
+np.save({str(tmp_path / "loaded.npy")!r}, y)
+"""
+    for hit, output in (("0", "compiled.npy"), ("1", "hit.npy")):
+        subprocess.run([sys.executable, "-c", compile_and_save, hit, str(tmp_path / output)], check=True)
+    subprocess.run([sys.executable, "-c", load_and_run], check=True)
+    compiled = np.load(tmp_path / "compiled.npy")
+    np.testing.assert_array_equal(np.load(tmp_path / "hit.npy"), compiled)
+    np.testing.assert_array_equal(np.load(tmp_path / "loaded.npy"), compiled)

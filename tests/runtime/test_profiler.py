@@ -13,7 +13,7 @@ import pytest
 from model_builder import ModelBuilder
 
 from minimlc import InferenceSession
-from minimlc.driver.profiling import with_profiling
+from minimlc.lowering.pipeline import build_pipeline
 from minimlc.runtime.profiler import headroom_line, summary_table
 
 
@@ -67,7 +67,13 @@ def test_summary_names_rules_and_flops(profiled: tuple[onnx.ModelProto, Inferenc
     for row in rows:  # the float work at 100 GFLOP/s: FLOP / 1e8 ms, never more than the time measured
         flops = runs * sum(call.flops for call in session.profiler.calls if call.kernel == row["kernel"])
         assert row["peak_ms"] == pytest.approx(min(row["total_ms"], flops / 1e8))
-    assert 0 < conv["peak_ms"] < conv["total_ms"]
+    # Whether the convolution beats 100 GFLOP/s depends on the machine (a 264 GFLOP/s core did: its time at that peak
+    # was the time measured). Peaks far above and below any CPU's do not: at 1 EFLOP/s the float work takes a sliver
+    # of the time measured, at 1 kFLOP/s it is capped at that time.
+    (fast,) = [row for row in session.profiler.summary(peak_gflops=1e9) if row["kernel"] == conv["kernel"]]
+    assert 0 < fast["peak_ms"] < conv["total_ms"]
+    (slow,) = [row for row in session.profiler.summary(peak_gflops=1e-6) if row["kernel"] == conv["kernel"]]
+    assert slow["peak_ms"] == slow["total_ms"] == conv["total_ms"]
 
 
 def test_the_headroom_line_compares_the_work_at_the_peak_with_the_time_measured():
@@ -89,9 +95,11 @@ def test_profiling_off_compiles_no_timer(profiled: tuple[onnx.ModelProto, Infere
         plain.end_profiling()
 
 
-def test_with_profiling_places_the_pass():
-    passes = with_profiling(["te-to-loop", "default-schedule", "loop-plan-memory", "loop-outline-parallel"])
-    assert passes == [
+def test_profiling_places_the_pass():
+    passes = build_pipeline(
+        ["te-to-loop", "default-schedule", "loop-plan-memory", "loop-outline-parallel"], profiling="monotonic"
+    )
+    assert list(map(str, passes)) == [
         "te-to-loop",
         "default-schedule{annotate=true}",
         "loop-plan-memory",

@@ -14,12 +14,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from test_alloc_guard import expanded_model
 
 from minimlc import InferenceSession
 from minimlc.driver import codegen, shared_library
 from minimlc.driver.shared_library import CompilerNotFoundError, export_library, object_code
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase
+from minimlc.lowering.strategy.tuning_db import Record, TuningDatabase
 from minimlc.lowering.target import target_from_name
 from minimlc.tools.minimlc_cli import main as cli_main
 from minimlc.tuner.tasks import extract_tasks
@@ -307,3 +308,36 @@ def test_library_of_a_trimmed_output_writes_its_bound_and_count(tmp_path: Path) 
     (expected,) = InferenceSession(model).run(None, {"x": x})
     assert count[0] == expected.shape[1] == 3
     np.testing.assert_array_equal(bound[:, : count[0]], expected)
+
+
+
+def test_library_run_reports_memory_it_cannot_allocate(tmp_path: Path) -> None:
+    """Issue #54: intermediates too large to allocate make `<prefix>_run` return 3 with a message naming the bytes
+    (the entry never runs on a NULL buffer); the library stays usable."""
+    export_library(import_model(expanded_model()), tmp_path / "libbig.so", prefix="big")
+    library = ctypes.CDLL(str(tmp_path / "libbig.so"))
+    library.big_load.restype = ctypes.c_void_p
+    library.big_last_error.restype = ctypes.c_char_p
+    handle = ctypes.c_void_p(library.big_load(str(tmp_path / "libbig.weights").encode(), 2))
+    assert handle.value, library.big_last_error()
+    x, y = np.zeros((1, 1), np.float32), np.zeros((), np.float32)
+    try:
+        for _ in range(2):
+            assert library.big_run(handle, x.ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p)) == 3
+            message = library.big_last_error().decode()
+            assert message.startswith("big_run: out of memory: "), message
+            assert int(message.split("allocate ")[1].split()[0]) >= 4 * 2**25 * 2**24, message
+    finally:
+        library.big_free(handle)
+    header = (tmp_path / "libbig.h").read_text()
+    assert "3 when its intermediate buffers cannot be allocated" in header
+
+
+def test_a_null_model_is_reported_under_the_prefix(tmp_path: Path) -> None:
+    """Issue #54: `small_run(NULL, ...)` said 'model_run: ...' whatever the prefix."""
+    export_library(import_model(build_mlp(batch=1)), tmp_path / "libsmall.so", prefix="small")
+    library = ctypes.CDLL(str(tmp_path / "libsmall.so"))
+    library.small_last_error.restype = ctypes.c_char_p
+    x, y = np.zeros((1, 784), np.float32), np.zeros((1, 10), np.float32)
+    assert library.small_run(None, x.ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p)) == 1
+    assert library.small_last_error() == b"small_run: the model is NULL (did its load fail?)"

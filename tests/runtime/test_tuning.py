@@ -15,9 +15,9 @@ from onnx import TensorProto, helper, numpy_helper
 from minimlc import InferenceSession
 from minimlc.driver.cache import cache_key
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import make_context, pipeline_passes, run_pipeline
+from minimlc.lowering.pipeline import build_pipeline, make_context, run_pipeline
 from minimlc.lowering.schedule.default_schedule import schedule_trace
-from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError, with_tuning_db
+from minimlc.lowering.strategy.tuning_db import Record, TuningDatabase, TuningDatabaseError
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.profiler import ProfiledCall, Profiler
 from minimlc.tuner.measure import Measurer
@@ -219,7 +219,7 @@ def test_a_record_outside_the_space_gives_way_to_the_fastest_that_fits(tmp_path:
 def test_the_cache_key_follows_the_applied_records(tmp_path: Path):
     imported = import_model(mlp(1))
     db = TuningDatabase(tmp_path / "tuning.jsonl")
-    pipeline = with_tuning_db(pipeline_passes(3), db.path)
+    pipeline = build_pipeline(3, tuning_db=db.path)
     before = cache_key(imported, pipeline, 3, "host")
     assert before != cache_key(imported, 3, 3, "host")
     db.add(Record("k", HOST.cpu, "gemm", "gemm_0", 10, {"mr": 1}, 1e-6))
@@ -240,7 +240,7 @@ def test_a_config_slower_in_the_model_is_rejected_and_never_applied(tmp_path: Pa
     out = io.StringIO()
     (verdict,) = verify_in_model(model, str(db.path), tasks, rounds=5, name="mlp", out=out)
     assert verdict.record.config == slow
-    assert verdict.ratio > 1.15  # 1.5-2x on a quiet machine; 1.29 seen beside a test run
+    assert verdict.ratio > 1.0  # what "slower" means; the margin (1.5-2x on a quiet 2-core machine) is the machine's
     assert not verdict.kept
     assert "rejected: slower in the model" in out.getvalue()
     assert "the model's kernels: " in out.getvalue()

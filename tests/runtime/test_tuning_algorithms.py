@@ -14,15 +14,14 @@ import onnxruntime
 from minimlc import InferenceSession
 from minimlc.dialects import te
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import pipeline_passes, run_passes
-from minimlc.lowering.schedule.conv import ConvShape, prefers_winograd
-from minimlc.lowering.schedule.tuning_db import (
+from minimlc.lowering.pipeline import build_pipeline, run_passes
+from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd
+from minimlc.lowering.strategy.tuning_db import (
     ALGORITHM_RULE,
     Record,
     TuningDatabase,
     algorithm_key,
     target_key,
-    with_tuning_db,
 )
 from minimlc.lowering.target import target_from_name
 from minimlc.tuner.algorithms import block_model, check_in_model, winograd_shapes
@@ -39,10 +38,10 @@ def algorithm_records(path: Path) -> list[Record]:
 
 
 def winograd_gemms(model: onnx.ModelProto, database: Path | None) -> int:
-    passes = pipeline_passes(3)
-    passes = passes[: passes.index("te-conv-winograd") + 1]
+    passes = build_pipeline(3, tuning_db=database)
+    passes = passes[: [item.name for item in passes].index("te-conv-winograd") + 1]
     imported = import_model(model)
-    run_passes(imported.module, with_tuning_db(passes, database) if database else passes)
+    run_passes(imported.module, passes)
     return sum(1 for op in imported.module.walk() if isinstance(op, te.ComputeOp) and op.tag.data == "winograd_gemm")
 
 

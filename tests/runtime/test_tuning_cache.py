@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 from test_tuning import mlp
 
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.schedule.tuning_db import Record, TuningDatabase, TuningDatabaseError
+from minimlc.lowering.strategy.tuning_db import Record, TuningDatabase, TuningDatabaseError
 from minimlc.lowering.target import target_from_name
 from minimlc.tuner import cache_flush, calibrate, measure, tuner
 from minimlc.tuner.cache_flush import CacheEvictor, cache_mode_for, can_flush

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from minimlc.lowering.schedule.space import Knob, Space
-from minimlc.lowering.schedule.tuning_db import config_id
+from minimlc.lowering.strategy.tuning_db import config_id
 from minimlc.tuner.search import Search
 
 SPACE = Space(

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from cli_run import minimlc
+from cli_run import assert_one_line_error, minimlc
 from onnx import numpy_helper
 
 
@@ -20,7 +20,7 @@ def test_run_prints_outputs_and_latency(mlp_path: Path) -> None:
     result = minimlc("run", str(mlp_path), "--repeat", "5")
     assert result.returncode == 0, result.stderr
     assert re.search(r"output logits: shape \[1, 10\] float32 .*argmax \d", result.stdout)
-    assert re.search(r"latency: median [\d.]+ us over 5 runs", result.stdout)
+    assert re.search(r"latency: median [\d.]+ ms over 5 runs \(min [\d.]+ ms\)", result.stdout)
 
 
 def test_run_with_input_file_and_saved_outputs(mlp_path: Path, tmp_path: Path) -> None:
@@ -53,6 +53,32 @@ def test_run_wrong_input_shape(mlp_path: Path, tmp_path: Path) -> None:
     result = minimlc("run", str(mlp_path), "--input", f"input={tmp_path / 'x.npy'}")
     assert result.returncode == 1
     assert "minimlc: error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_reports_memory_it_cannot_allocate(tmp_path: Path) -> None:
+    """Issue #54: a model whose intermediate (exp of a [1, 1] input expanded to [2**25, 2**24], read by two
+    reductions: 2**51 bytes) cannot be allocated exits with one error line naming the bytes (it was a segfault)."""
+    from onnx import TensorProto, helper
+
+    nodes = [
+        helper.make_node("Expand", ["x", "shape"], ["e"]),
+        helper.make_node("Exp", ["e"], ["z"]),
+        helper.make_node("ReduceSum", ["z"], ["total"], keepdims=0),
+        helper.make_node("ReduceMax", ["z"], ["largest"], keepdims=0),
+        helper.make_node("Add", ["total", "largest"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "expanded",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        [numpy_helper.from_array(np.array([2**25, 2**24], np.int64), "shape")],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "big.onnx")
+    result = minimlc("run", str(tmp_path / "big.onnx"))
+    assert_one_line_error(result, "out of memory: the model's native code could not allocate")
+    asked = re.search(r"could not allocate (\d+) bytes", result.stderr)
+    assert asked and int(asked.group(1)) >= 2**51, result.stderr
 
 
 def test_run_int64_token_ids(tmp_path: Path) -> None:

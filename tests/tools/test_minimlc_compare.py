@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
+from cli_run import ROOT, assert_one_line_error, minimlc
 from onnx import TensorProto, helper
 from test_model_tools import small_cnn
 
 from minimlc.tools import minimlc_cli, model_tools
-from cli_run import minimlc
-
 
 
 @pytest.fixture(scope="module")
@@ -108,10 +109,10 @@ def test_conformance_table_and_expected_failures(tmp_path: Path) -> None:
         "test_basic_conv_with_padding  mismatch\n"
     )
     classification = tmp_path / "cases.json"
-    result = minimlc(
-        "conformance", "--ops", "Relu,Bernoulli", "--write-expected-failures", str(listing), "--json", str(classification)
-    )
-    assert result.returncode == 0, result.stderr
+    written = ("--write-expected-failures", str(listing), "--json", str(classification))
+    result = minimlc("conformance", "--ops", "Relu,Bernoulli", *written)
+    assert result.returncode == 0, result.stderr  # unexpected failures, but now listed
+    assert "test_relu: passes (native); listed as mismatch" in result.stdout
     assert re.search(r"^op\s+native\s+constant\s+failed\s+unsupported$", result.stdout, flags=re.MULTILINE)
     assert re.search(r"^Relu\s+2\s+0\s+0\s+0$", result.stdout, flags=re.MULTILINE), result.stdout
     refused = re.search(r"^Bernoulli\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$", result.stdout, flags=re.MULTILINE)
@@ -153,3 +154,47 @@ def test_conformance_runs_a_preview_domain_op() -> None:
     result = minimlc("conformance", "--ops", "FlexAttention")
     assert result.returncode == 0, result.stderr
     assert re.search(r"^FlexAttention\s+\d+\s+0\s+0\s+2$", result.stdout, flags=re.MULTILINE), result.stdout
+
+
+def test_compare_random_weights_replaces_initializers(mlp_path: Path) -> None:
+    """The MLP's weights are initializers: random ones give other outputs, which still match ONNX Runtime."""
+    result = minimlc("compare", str(mlp_path), "--random-weights", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    assert "random weights" in result.stdout and re.search(rf"^logits\s+Gemm{ROW}$", result.stdout, flags=re.MULTILINE)
+
+
+def test_compare_without_onnxruntime_says_what_to_install(mlp_path: Path) -> None:
+    hidden = "import sys; sys.modules['onnxruntime'] = None; from minimlc.tools.minimlc_cli import main; "
+    result = subprocess.run(
+        [sys.executable, "-c", hidden + f"sys.exit(main(['compare', {str(mlp_path)!r}]))"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert_one_line_error(result, "--oracle onnxruntime needs ONNX Runtime")
+    assert "pip install 'minimlc[compare]' (or onnxruntime), or compare with --oracle reference" in result.stderr
+    assert "compiling" not in result.stderr  # refused before any work
+    assert '"onnxruntime>=' in (ROOT / "pyproject.toml").read_text().split("compare = [")[1].split("]")[0]
+
+
+@pytest.mark.slow
+def test_conformance_fails_on_unexpected_failures_and_labels_them(tmp_path: Path) -> None:
+    listing = tmp_path / "expected.txt"
+    listing.write_text("test_relu  mismatch\ntest_bernoulli  unsupported-op\ntest_bernoulli_seed  mismatch\n")
+    result = minimlc("conformance", "--ops", "Relu,Bernoulli", "--expected-failures", str(listing), "-v")
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    labelled = re.findall(r"^\w+ +(expected|UNEXPECTED(?: pass)?) +(\w+):", result.stdout, flags=re.MULTILINE)
+    rows = {name: label for label, name in labelled}
+    assert rows["test_bernoulli"] == "expected"
+    assert rows["test_bernoulli_double"] == "UNEXPECTED"  # not listed
+    assert rows["test_bernoulli_seed"] == "UNEXPECTED"  # listed as another kind of failure
+    assert rows["test_relu"] == "UNEXPECTED pass"
+    assert "test_bernoulli_seed: model has 1 unsupported operator type: Bernoulli" in result.stdout
+    assert "(listed as mismatch)" in result.stdout and "listed as mismatch: its entry can go" in result.stdout
+    assert f"5 unexpected failure(s), 1 expected (listed in {listing}), 1 unexpected pass(es)" in result.stdout
+    assert result.stderr.strip().splitlines()[-1] == "minimlc: 5 unexpected failure(s)"
+    checked_in = minimlc("conformance", "--ops", "Relu,Bernoulli")  # tests/conformance/expected_failures.txt
+    assert checked_in.returncode == 0, checked_in.stdout
+    assert "0 unexpected failure(s), 6 expected (listed in" in checked_in.stdout
+    assert "UNEXPECTED" not in checked_in.stdout

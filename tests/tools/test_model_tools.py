@@ -80,7 +80,43 @@ def test_randomise_weights_scales_each_weight_by_its_role() -> None:
     for name in ("bn_scale", "bn_var"):
         assert values[name].min() >= 0.5
         assert values[name].max() <= 1.5
-    assert list(model.graph.initializer) == list(original.graph.initializer)
+    initializers = {tensor.name: numpy_helper.to_array(tensor) for tensor in model.graph.initializer}
+    np.testing.assert_array_equal(initializers["fc_shape"], [10, 256])  # an integer shape: kept
+    for name in ("bn_bias", "bn_mean"):  # float initializers: random, by role (normal, std 0.1)
+        assert initializers[name].dtype == np.float32 and initializers[name].shape == (16,)
+        assert 0 < initializers[name].std() < 0.3 and not np.all(initializers[name] == initializers[name][0])
+
+
+def test_randomise_weights_replaces_float_initializers_and_keeps_shapes_and_scalars() -> None:
+    """A model of initializers (as exported models are): its outputs change, and minimlc still matches ORT."""
+    from make_mlp import build_mlp
+
+    from minimlc import InferenceSession
+
+    scale = numpy_helper.from_array(np.array([2.0, 0.5], np.float32), "scales")  # read as Resize's scales
+    original = build_mlp(batch=2)
+    original.graph.initializer.extend([scale, numpy_helper.from_array(np.array(3.0, np.float32), "unused_scalar")])
+    model = model_tools.randomise_weights(original, seed=4)
+    before = {t.name: numpy_helper.to_array(t) for t in original.graph.initializer}
+    after = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    assert [t.name for t in model.graph.initializer] == [t.name for t in original.graph.initializer]
+    for name in ("fc0.weight", "fc0.bias", "fc1.weight", "fc1.bias"):
+        assert after[name].shape == before[name].shape and after[name].dtype == np.float32
+        assert not np.array_equal(after[name], before[name])
+    assert after["fc0.weight"].std() == pytest.approx(1 / math.sqrt(784), rel=0.1)  # Gemm transB: fan-in 784
+    assert float(after["unused_scalar"]) == 3.0  # a scalar (an epsilon, an exponent): kept
+    feeds = model_tools.random_inputs(model, seed=0)
+    ours = InferenceSession(model).run(None, feeds)[0]
+    assert not np.allclose(ours, InferenceSession(original).run(None, feeds)[0], atol=1e-3)
+    (error,) = model_tools.compare({"logits": ours}, model_tools.run_oracle(model, feeds), ["logits"], 1e-3, 1e-4)
+    assert error.within_tolerance, error
+    resize = helper.make_node("Resize", ["x", "", "scales"], ["y"])
+    graph = helper.make_graph(
+        [resize], "r", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [scale],
+    )  # fmt: skip
+    resized = model_tools.randomise_weights(helper.make_model(graph), seed=0)
+    np.testing.assert_array_equal(numpy_helper.to_array(resized.graph.initializer[0]), [2.0, 0.5])  # kept
 
 
 def test_randomise_weights_is_seeded() -> None:

@@ -19,7 +19,7 @@ from xdsl.parser import Parser
 from minimlc import InferenceSession
 from minimlc.frontend.onnx import ImportedModel, TensorInfo
 from minimlc.lowering import plugins
-from minimlc.lowering.pipeline import make_context, run_pipeline, with_extra_passes
+from minimlc.lowering.pipeline import build_pipeline, make_context, run_pipeline
 
 PLUGIN = Path(__file__).resolve().parents[2] / "examples" / "plugin"
 SCRIPTS = str(Path(sys.executable).parent)
@@ -116,8 +116,10 @@ def test_toy_ir_runs_natively(expand_gelu: bool) -> None:
 def relu_model(activation: str = "Relu") -> onnx.ModelProto:
     """x[4,32] -> MatMul -> activation -> MatMul -> activation, weights large enough that values pass 6."""
     rng = np.random.default_rng(1)
-    weights = [numpy_helper.from_array((rng.standard_normal(shape) * 2).astype(np.float32), name)
-               for name, shape in (("w0", (32, 64)), ("w1", (64, 16)))]
+    weights = [
+        numpy_helper.from_array((rng.standard_normal(shape) * 2).astype(np.float32), name)
+        for name, shape in (("w0", (32, 64)), ("w1", (64, 16)))
+    ]
     bounds = [numpy_helper.from_array(np.float32(value), name) for name, value in (("lo", 0.0), ("hi", 6.0))]
     extra = ["lo", "hi"] if activation == "Clip" else []
     nodes = [
@@ -143,7 +145,7 @@ def test_plugin_pass_in_a_models_compile_matches_onnxruntime() -> None:
 
     model = relu_model()
     graph = import_model(model).module
-    run_pipeline(graph, with_extra_passes(3, {"graph": ["toy-relu-to-clip"]}), stop_after="graph")
+    run_pipeline(graph, build_pipeline(3, extra_passes={"graph": ["toy-relu-to-clip"]}), stop_after="graph")
     ops = [op.name for op in graph.walk()]
     assert "graph.relu" not in ops and ops.count("graph.clip") == 2
 
@@ -169,11 +171,16 @@ def test_cli_passes_after_runs_a_plugin_pass(tmp_path: Path) -> None:
     )
     assert graph.returncode == 0, graph.stderr
     assert graph.stdout.count("graph.clip") == 2 and "graph.relu" not in graph.stdout
-    run = subprocess.run(["minimlc", "run", str(path), "--repeat", "1", *common], capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        ["minimlc", "run", str(path), "--repeat", "1", *common], capture_output=True, text=True, env=env
+    )
     assert run.returncode == 0, run.stderr
     assert "max 6 " in run.stdout
     bad = subprocess.run(
-        ["minimlc", "compile", str(path), "--passes-after", "graph:no-such-pass"], capture_output=True, text=True, env=env
+        ["minimlc", "compile", str(path), "--passes-after", "graph:no-such-pass"],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert bad.returncode == 1
     assert bad.stderr.strip() == "minimlc: error: unknown pass 'no-such-pass' in the passes after stage 'graph'"

@@ -7,9 +7,9 @@
 //
 // The pad kernel is partitioned at its border columns (the concat rule: its select compares the column with
 // constants), the interior 1..8 vectorized; its values are the op tests' to check. Checked in full: the pool kernel
-// has no pass filling the output with -inf (the max's identity): per output row (i0, i1, i2) its 1x1x1x8 tile starts
-// at -inf (`loop-cache-write fill=true`), takes tile[0, 0, 0, i3] = max(tile[0, 0, 0, i3], in0[i0, i1, i2 + k4,
-// i3 + k5]) over the 3x3 taps (k4 over rows, k5 over columns) with the width loop i3 innermost and vectorized, and is
+// has no pass filling the output with NaN (the identity of maxnum, the max that passes over NaNs): per output row
+// (i0, i1, i2) its 1x1x1x8 tile starts at NaN (`loop-cache-write fill=true`), takes tile[0, 0, 0, i3] =
+// maxnum(tile[0, 0, 0, i3], in0[i0, i1, i2 + k4, i3 + k5]) over the 3x3 taps (k4 over rows, k5 over columns) with the width loop i3 innermost and vectorized, and is
 // stored to the same row.
 
 builtin.module {
@@ -52,8 +52,8 @@ builtin.module {
 // CHECK-NEXT:                   %[[LD_C:.*]] = arith.addi %[[I1]], %[[I2_LD1]] : index
 // CHECK-NEXT:                   %[[LD_H:.*]] = arith.addi %[[I2]], %[[I2_LD2]] : index
 // CHECK-NEXT:                   %[[LD_W:.*]] = arith.addi %[[ZERO]], %[[I2_LD3]] : index
-// CHECK-NEXT:                   %[[NEG_INF:.*]] = arith.constant 0xff800000 : f32
-// CHECK-NEXT:                   memref.store %[[NEG_INF]], %[[TILE]][%[[I2_LD0]], %[[I2_LD1]], %[[I2_LD2]], %[[I2_LD3]]] : memref<1x1x1x8xf32>
+// CHECK-NEXT:                   %[[NAN:.*]] = arith.constant 0x7fc00000 : f32
+// CHECK-NEXT:                   memref.store %[[NAN]], %[[TILE]][%[[I2_LD0]], %[[I2_LD1]], %[[I2_LD2]], %[[I2_LD3]]] : memref<1x1x1x8xf32>
 // CHECK-NEXT:                 }
 // CHECK-NEXT:               }
 // CHECK-NEXT:             }
@@ -68,7 +68,7 @@ builtin.module {
 // CHECK-NEXT:                 %[[T1:.*]] = arith.constant 0 : index
 // CHECK-NEXT:                 %[[T2:.*]] = arith.constant 0 : index
 // CHECK-NEXT:                 %[[ACC:.*]] = memref.load %[[TILE]][%[[T0]], %[[T1]], %[[T2]], %[[I3]]] : memref<1x1x1x8xf32>
-// CHECK-NEXT:                 %[[MAX:.*]] = arith.maximumf %[[ACC]], %[[X]] : f32
+// CHECK-NEXT:                 %[[MAX:.*]] = arith.maxnumf %[[ACC]], %[[X]] : f32
 // CHECK-NEXT:                 %[[T3:.*]] = arith.constant 0 : index
 // CHECK-NEXT:                 %[[T4:.*]] = arith.constant 0 : index
 // CHECK-NEXT:                 %[[T5:.*]] = arith.constant 0 : index

@@ -1,7 +1,8 @@
 // RUN: mini-opt %s -p graph-to-te | filecheck %s
 
 // Ops on run-time indices and integer data: a run-time index is wrapped if negative and clamped into its axis
-// before it is read at; integer division and remainder never divide by 0 or -1; float-to-int casts saturate.
+// before it is read at; integer division and remainder never divide by 0 or -1; float-to-int casts convert as ONNX
+// Runtime (x86-64) does, NaN and out-of-range values giving INT_MIN.
 
 func.func @take(%t: tensor<5x4xf32>, %ids: tensor<2xi64>) -> tensor<2x4xf32> {
   %0 = graph.take %t, %ids {axis = 0 : i64} : (tensor<5x4xf32>, tensor<2xi64>) -> tensor<2x4xf32>
@@ -72,15 +73,25 @@ func.func @argmax_last(%x: tensor<2x5xf32>) -> tensor<2xi64> {
 
 // CHECK-LABEL: func.func @argmax_last(%x: tensor<2x5xf32>) -> tensor<2xi64> {
 // CHECK-NEXT:   %[[V0:[0-9]+]] = te.compute "argmax_value" (%[[V1:[0-9]+]], %[[V2:[0-9]+]]) reduce max (%[[V3:[0-9]+]] : 5) -> tensor<2x1xf32> {
+// CHECK-NEXT:     %[[Z:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT:     %[[FIRST:[0-9]+]] = te.read %x[%[[V1]], %[[Z]]] : tensor<2x5xf32>
 // CHECK-NEXT:     %[[V4:[0-9]+]] = te.read %x[%[[V1]], %[[V3]]] : tensor<2x5xf32>
-// CHECK-NEXT:     te.yield %[[V4]] : f32
+// CHECK-NEXT:     %[[NEG_INF:[0-9]+]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:     %[[IS_NAN:[0-9]+]] = arith.cmpf uno, %[[V4]], %[[V4]] : f32
+// CHECK-NEXT:     %[[TERM:[0-9]+]] = arith.select %[[IS_NAN]], %[[NEG_INF]], %[[V4]] : f32
+// CHECK-NEXT:     %[[FIRST_NAN:[0-9]+]] = arith.cmpf uno, %[[FIRST]], %[[FIRST]] : f32
+// CHECK-NEXT:     %[[PICKED:[0-9]+]] = arith.select %[[FIRST_NAN]], %[[FIRST]], %[[TERM]] : f32
+// CHECK-NEXT:     te.yield %[[PICKED]] : f32
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %[[V5:[0-9]+]] = te.compute "argmax" (%[[V6:[0-9]+]]) reduce max (%[[V7:[0-9]+]] : 5) -> tensor<2xi64> {
 // CHECK-NEXT:     %[[V8:[0-9]+]] = arith.constant 0 : index
 // CHECK-NEXT:     %[[V9:[0-9]+]] = te.read %x[%[[V6]], %[[V7]]] : tensor<2x5xf32>
 // CHECK-NEXT:     %[[V10:[0-9]+]] = te.read %[[V0]][%[[V6]], %[[V8]]] : tensor<2x1xf32>
 // CHECK-NEXT:     %[[V11:[0-9]+]] = arith.cmpf oeq, %[[V9]], %[[V10]] : f32
-// CHECK-NEXT:     %[[V12:[0-9]+]] = arith.cmpf uno, %[[V9]], %[[V9]] : f32
+// CHECK-NEXT:     %[[Z2:[0-9]+]] = arith.constant 0 : index
+// CHECK-NEXT:     %[[AT_FIRST:[0-9]+]] = arith.cmpi eq, %[[V7]], %[[Z2]] : index
+// CHECK-NEXT:     %[[BEST_NAN:[0-9]+]] = arith.cmpf uno, %[[V10]], %[[V10]] : f32
+// CHECK-NEXT:     %[[V12:[0-9]+]] = arith.andi %[[AT_FIRST]], %[[BEST_NAN]] : i1
 // CHECK-NEXT:     %[[V13:[0-9]+]] = arith.ori %[[V11]], %[[V12]] : i1
 // CHECK-NEXT:     %[[V14:[0-9]+]] = arith.index_cast %[[V7]] : index to i64
 // CHECK-NEXT:     %[[V15:[0-9]+]] = arith.constant -1 : i64
@@ -154,17 +165,15 @@ func.func @cast_float_to_int(%x: tensor<4xf32>) -> tensor<4xi32> {
 // CHECK-NEXT:   %[[V0:[0-9]+]] = te.compute "cast" (%[[V1:[0-9]+]]) -> tensor<4xi32> {
 // CHECK-NEXT:     %[[V2:[0-9]+]] = te.read %x[%[[V1]]] : tensor<4xf32>
 // CHECK-NEXT:     %[[V3:[0-9]+]] = arith.constant -2.14748365e+09 : f32
-// CHECK-NEXT:     %[[V4:[0-9]+]] = arith.maximumf %[[V2]], %[[V3]] : f32
-// CHECK-NEXT:     %[[V5:[0-9]+]] = arith.constant 2.14748352e+09 : f32
-// CHECK-NEXT:     %[[V6:[0-9]+]] = arith.minimumf %[[V4]], %[[V5]] : f32
-// CHECK-NEXT:     %[[V7:[0-9]+]] = arith.fptosi %[[V6]] : f32 to i32
-// CHECK-NEXT:     %[[V8:[0-9]+]] = arith.constant 2.14748365e+09 : f32
-// CHECK-NEXT:     %[[V9:[0-9]+]] = arith.cmpf oge, %[[V2]], %[[V8]] : f32
-// CHECK-NEXT:     %[[V10:[0-9]+]] = arith.constant 2147483647 : i32
-// CHECK-NEXT:     %[[V11:[0-9]+]] = arith.select %[[V9]], %[[V10]], %[[V7]] : i32
-// CHECK-NEXT:     %[[V12:[0-9]+]] = arith.cmpf uno, %[[V2]], %[[V2]] : f32
-// CHECK-NEXT:     %[[V13:[0-9]+]] = arith.constant 0 : i32
-// CHECK-NEXT:     %[[V14:[0-9]+]] = arith.select %[[V12]], %[[V13]], %[[V11]] : i32
+// CHECK-NEXT:     %[[V4:[0-9]+]] = arith.cmpf oge, %[[V2]], %[[V3]] : f32
+// CHECK-NEXT:     %[[V5:[0-9]+]] = arith.constant 2.14748365e+09 : f32
+// CHECK-NEXT:     %[[V6:[0-9]+]] = arith.cmpf olt, %[[V2]], %[[V5]] : f32
+// CHECK-NEXT:     %[[V7:[0-9]+]] = arith.andi %[[V4]], %[[V6]] : i1
+// CHECK-NEXT:     %[[V8:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     %[[V9:[0-9]+]] = arith.select %[[V7]], %[[V2]], %[[V8]] : f32
+// CHECK-NEXT:     %[[V10:[0-9]+]] = arith.fptosi %[[V9]] : f32 to i32
+// CHECK-NEXT:     %[[V11:[0-9]+]] = arith.constant -2147483648 : i32
+// CHECK-NEXT:     %[[V14:[0-9]+]] = arith.select %[[V7]], %[[V10]], %[[V11]] : i32
 // CHECK-NEXT:     te.yield %[[V14]] : i32
 // CHECK-NEXT:   }
 // CHECK-NEXT:   func.return %[[V0]] : tensor<4xi32>

@@ -91,7 +91,7 @@ func.func @max_pool(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
 }
 
 // CHECK-LABEL: func.func @max_pool(%x: tensor<1x2x5xf32>) -> tensor<1x2x3xf32> {
-// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "max_pool" (%[[V1:[0-9]+]], %[[V2:[0-9]+]], %[[V3:[0-9]+]]) reduce max (%[[V4:[0-9]+]] : 3) -> tensor<1x2x3xf32> {
+// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "max_pool" (%[[V1:[0-9]+]], %[[V2:[0-9]+]], %[[V3:[0-9]+]]) reduce maxnum (%[[V4:[0-9]+]] : 3) -> tensor<1x2x3xf32> {
 // CHECK-NEXT: %[[V5:[0-9]+]] = arith.constant 2 : index
 // CHECK-NEXT: %[[V6:[0-9]+]] = arith.muli %[[V3]], %[[V5]] : index
 // CHECK-NEXT: %[[V7:[0-9]+]] = arith.constant 1 : index

@@ -1,4 +1,5 @@
-"""Code generation for the `vectorize` and `unroll` loop kinds, run by `loop-to-scf` before it lowers loops.
+"""Code generation for the `vectorize` and `unroll` loop kinds, run by `loop-to-scf` before it lowers loops (and by
+`default-schedule` on a trial copy, to learn whether a schedule's vector code can be generated).
 
 A `vectorize` loop of N iterations (from 0, step 1) becomes its body on `vector<N x T>` values. Each value of the
 body is either uniform (the same in every lane: cloned once as a scalar) or varying (one vector). Index values are
@@ -32,12 +33,8 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
-from minimlc.lowering.llvm.arith_patterns import LIBM_FUNCTIONS
 from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of, without_unit_tail
-
-MAX_INTERLEAVE = 4
-"""The largest stride a read may have to be loaded whole and shuffled (see the module docstring): one wider load and
-a shuffle instead of a scalar load per lane."""
+from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS, MAX_INTERLEAVE
 
 
 def expand_loops(root: Operation, *, vectors_only: bool = False) -> None:

@@ -17,7 +17,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
-from minimlc.lowering.te.builder import constant
+from minimlc.lowering.graph_to_te.builder import constant
 
 
 def _bits(value: SSAValue) -> SSAValue:

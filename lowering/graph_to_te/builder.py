@@ -1,6 +1,7 @@
 """Helpers for building `te.compute`s from graph ops: scalar constants, reads, broadcast and reshape indexing.
 
-Used by every graph-to-te pattern module. Bodies are built with xDSL's `ImplicitBuilder`: the ops a body function
+Used by every graph-to-te pattern module, and by the te passes that build computes of their own (im2col,
+Winograd, layout copies). Bodies are built with xDSL's `ImplicitBuilder`: the ops a body function
 creates land in the compute's block.
 
     build_compute("relu", (4,), lambda idx: arith.MaximumfOp(read(x, idx), f32_constant(0.0)).result)

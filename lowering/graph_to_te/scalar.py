@@ -5,10 +5,15 @@ At the te level a scalar's type carries its signedness, and this module picks th
 divide, compare, take min/max, widen and convert to floats with the unsigned ops (`divui`, `cmpi ult`, `maxui`,
 `extui`, `uitofp`); `te-to-loop` then makes every type signless. Integer division truncates toward zero (C, ONNX); a
 zero divisor gives 0 and `MIN / -1` wraps, instead of the undefined behaviour (a trap on x86) of LLVM's `sdiv`.
-Casts from floats to integers truncate toward zero and saturate at the type's bounds, NaN giving 0 (LLVM's plain
-`fptosi` would give poison there); anything nonzero (NaN included) casts to a true bool. float16 and bfloat16 convert
-through f32 (`small_floats`), and so do float8 and float4 (`minifloats`); 4- and 2-bit integers through i32, keeping
-their low bits (wrapping, as ml_dtypes does).
+Casts from floats to integers truncate toward zero as ONNX Runtime's do (x86-64's `cvttss2si`/`cvttsd2si`, checked
+against ONNX Runtime 1.32 for float32 and float64 to every integer type): NaN, infinities and values outside a 32- or
+64-bit signed range give that range's minimum (INT_MIN), 8- and 16-bit targets keep the low bits of the 32-bit
+conversion (NaN -> 0, 300.0 -> int8 44, -3.7 -> uint8 253), and 32- and 64-bit unsigned ones convert x - 2^(w-1) where
+x >= 2^(w-1) and flip the top bit (NaN and -inf -> 2^(w-1), +inf -> 0; ONNX Runtime's SIMD blocks do so, the few
+elements of its scalar tail converting to uint32 through int64 instead: NaN -> 0 there); `fptosi` only ever sees
+values in range (LLVM gives poison outside). Anything nonzero (NaN included) casts to a true bool. float16 and
+bfloat16 convert through f32 (`small_floats`), and so do float8 and float4 (`minifloats`); 4- and 2-bit integers
+through i32, keeping their low bits (wrapping, as ml_dtypes does).
 
     %q = scalar.divide(%a, %b)   // i64: select(b == 0, 0, select(b == -1, 0 - a, a / b))
 """
@@ -17,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 from xdsl.dialects import arith, llvm, math
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -31,8 +35,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from minimlc.lowering.te import minifloats, small_floats
-from minimlc.lowering.te.builder import constant
+from minimlc.lowering.graph_to_te import minifloats, small_floats
+from minimlc.lowering.graph_to_te.builder import constant
 
 Binary = Callable[[SSAValue, SSAValue], SSAValue]
 
@@ -304,22 +308,46 @@ def cast(value: SSAValue, target: Attribute, *, saturate: bool = True, round_mod
         narrower = target.bitwidth < source.bitwidth
         return (arith.TruncFOp if narrower else arith.ExtFOp)(value, target).result
     assert isinstance(target, IntegerType)
-    return _saturating_to_integer(value, target)
+    return _truncated_to_integer(value, target)
 
 
-def _saturating_to_integer(value: SSAValue, target: IntegerType) -> SSAValue:
-    """float -> integer, truncating toward zero, saturating at the bounds, NaN -> 0 (all defined in LLVM)."""
-    source = value.type
-    assert isinstance(source, AnyFloat)
+def extreme_term(value: SSAValue, first: SSAValue, combiner: str) -> SSAValue:
+    """A term of a float `max` (`min`) reduction with ONNX Runtime's NaN rule (1.32: its reductions' `acc = x > acc ?
+    x : acc` from the first element, and ArgMax's; only its Eigen SIMD path over long contiguous rows answers by lane
+    instead): the result is NaN exactly where the first element (index 0 along every reduced axis) is NaN, else the
+    max (min) of the other values, NaNs ignored. A NaN term becomes -inf (+inf), and every term the first element
+    where that one is NaN; the combiner's `maximumf` does the rest, in any order (vectorized too). Integer terms are
+    returned as they are."""
+    if not isinstance(value.type, AnyFloat):
+        return value
+    ignored = constant(float("-inf") if combiner == "max" else float("inf"), value.type)
+    term = arith.SelectOp(arith.CmpfOp(value, value, "uno").result, ignored, value).result
+    return arith.SelectOp(arith.CmpfOp(first, first, "uno").result, first, term).result
+
+
+def _truncated_to_integer(value: SSAValue, target: IntegerType) -> SSAValue:
+    """float -> integer as ONNX Runtime converts (see the module docstring): 8 and 16 bits from 32, unsigned 32 and
+    64 bits from the signed conversion of `x - 2^(w-1)` with the top bit flipped where x >= 2^(w-1)."""
     width = target.width.data
-    unsigned = is_unsigned(target)
-    lowest = 0.0 if unsigned else float(-(1 << (width - 1)))
-    limit = 1 << (width if unsigned else width - 1)  # not representable in the target: clamp just below it
-    precision = np.float64 if source.bitwidth == 64 else np.float32
-    below_limit = float(np.nextafter(precision(limit), precision(0)))
-    clamped = arith.MinimumfOp(arith.MaximumfOp(value, constant(lowest, source)).result, constant(below_limit, source))
-    converted = (arith.FPToUIOp if unsigned else arith.FPToSIOp)(clamped.result, target).result
-    top = arith.CmpfOp(value, constant(float(limit), source), "oge").result
-    saturated = arith.SelectOp(top, constant(limit - 1, target), converted).result
-    is_nan = arith.CmpfOp(value, value, "uno").result
-    return arith.SelectOp(is_nan, constant(0, target), saturated).result
+    if width < 32:
+        return arith.TruncIOp(_truncated_to_signed(value, 32), target).result
+    if not is_unsigned(target):  # signed integers are signless at the te level
+        return _truncated_to_signed(value, width)
+    source = value.type
+    half = constant(float(1 << (width - 1)), source)
+    high = arith.CmpfOp(value, half, "oge").result
+    converted = _truncated_to_signed(arith.SelectOp(high, arith.SubfOp(value, half).result, value).result, width)
+    flipped = arith.XOrIOp(converted, constant(-(1 << (width - 1)), IntegerType(width))).result
+    return arith.BitcastOp(arith.SelectOp(high, flipped, converted).result, target).result
+
+
+def _truncated_to_signed(value: SSAValue, width: int) -> SSAValue:
+    """float -> signless `width`-bit integer, truncating toward zero, INT_MIN for NaN and values outside
+    [-2^(w-1), 2^(w-1)) (x86-64's "integer indefinite"); `fptosi` converts a value in range, 0 elsewhere."""
+    source = value.type
+    integer = IntegerType(width)
+    at_least_lowest = arith.CmpfOp(value, constant(-float(1 << (width - 1)), source), "oge").result
+    below_limit = arith.CmpfOp(value, constant(float(1 << (width - 1)), source), "olt").result
+    inside = arith.AndIOp(at_least_lowest, below_limit).result
+    converted = arith.FPToSIOp(arith.SelectOp(inside, value, constant(0.0, source)).result, integer).result
+    return arith.SelectOp(inside, converted, constant(-(1 << (width - 1)), integer)).result

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from minimlc.lowering.te.builder import constant
+from minimlc.lowering.graph_to_te.builder import constant
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,10 @@
-"""The tuning database: measured schedules as JSON lines, keyed by kernel structure and target CPU.
+"""The tuning database: measured schedules and convolution algorithms as JSON lines, keyed by kernel structure (or
+convolution shape) and target CPU: the measured decisions that override the rules' (TVM's `ApplyHistoryBest`), read
+by two stages, `te-conv-winograd` and `default-schedule`.
 
-One line per measured candidate (the tuner, `tuner/`, appends them); `default-schedule{tuning-db=PATH}`
-applies the fastest record of each kernel and keeps the default schedule for the others:
+One line per measured candidate (the tuner, `tuner/`, appends them); `default-schedule{tuning-db=PATH}` (as
+`build_pipeline(tuning_db=PATH)` in `lowering/pipeline.py` sets it) applies the fastest record of each kernel and keeps
+the default schedule for the others:
 
     {"key": "3f9c0a...", "target": "znver5", "rule": "gemm", "kernel": "gemm_0", "flops": 33554432,
      "config": {"mr": 6, "nr": 32, "kc": 256, "order": "k,i,j", "unroll": true, "pack": true, "parallel": true},
@@ -14,7 +17,9 @@ tune` checks its choices there, `tuner/verify.py`), and a config with a failed r
 `cache` says where its weights were when timed: `warm` (in the core's caches, as repeated calls leave them) or
 `cold` (in memory), as the model's size made the tuner choose (`tuner/cache_flush.py`); latencies of two
 modes are not comparable, so a kernel's best record is the fastest of the way its latest record was timed (a line
-without the field is `warm`). A line that is not such a record raises `TuningDatabaseError` naming the file and line.
+without the field is `warm`). A line that is not such a record raises `TuningDatabaseError` naming the file and line,
+except a record cut short (a tuning killed or interrupted while appending it: the line stops inside the record): it
+is skipped with a `TornRecordWarning` naming file and line, and the next record starts on a line of its own.
 """
 
 from __future__ import annotations
@@ -22,23 +27,40 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+import os
+import re
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 from xdsl.utils.exceptions import DiagnosticException
 
-from minimlc.lowering.schedule.conv import ConvShape
-from minimlc.lowering.schedule.space import Config, Space
+from minimlc.lowering.strategy.conv import ConvShape
 from minimlc.lowering.target import Target
+
+KnobValue = int | bool | str
+Config = dict[str, KnobValue]
+"""Knob name -> the value chosen for it: a record's schedule (`schedule/space.py` draws them from its knobs)."""
+
+
+class ConfigSpace(Protocol):
+    """What the database reads of a kernel's space of schedules (`schedule/space.py`'s `Space`)."""
+
+    def fits(self, config: Config) -> bool: ...
+
+    def describe(self) -> list[dict[str, Any]]: ...
 
 
 class TuningDatabaseError(DiagnosticException, ValueError):
     """A tuning database that cannot be read: a line that is not a record, or a file that is not readable. A
     diagnostic, so that `mini-opt -p 'default-schedule{tuning-db=...}'` reports it as the pass's failure."""
+
+
+class TornRecordWarning(UserWarning):
+    """A line of a tuning database is a record cut short (see the module docstring): skipped."""
 
 
 @dataclass(frozen=True)
@@ -76,7 +98,7 @@ CACHE_MODES = ("warm", "cold")
 """Where a record's weights were when it was timed (`tuner/cache_flush.py`)."""
 
 
-def kernel_key(kernel: func.FuncOp, space: Space) -> str:
+def kernel_key(kernel: func.FuncOp, space: ConfigSpace) -> str:
     """The structural key of an unscheduled kernel: a hash of its signature, body and space (not its name)."""
     text = f"{kernel_structure(kernel)}\n{json.dumps(space.describe(), sort_keys=True)}"
     return hashlib.sha256(text.encode()).hexdigest()[:24]
@@ -105,11 +127,14 @@ def target_key(target: Target) -> str:
     return target.cpu
 
 
-def _parse(line: str, path: Path, number: int) -> Record:
+def _parse(line: str, path: Path, number: int) -> Record | None:
+    """The record on line `number` of `path`; None for a record cut short."""
     where = f"{path}:{number}"
     try:
         value: Any = json.loads(line)
     except json.JSONDecodeError as error:
+        if cut_short(line):
+            return None
         raise TuningDatabaseError(f"{where}: not a JSON line ({error.msg} at column {error.colno})") from None
     if not isinstance(value, dict):
         raise TuningDatabaseError(f"{where}: expected a JSON object, got {type(value).__name__}")
@@ -127,6 +152,37 @@ def _parse(line: str, path: Path, number: int) -> Record:
     return Record(**{name: value[name] for name in _FIELDS if name in value})
 
 
+_PARTIAL_TOKEN = re.compile(r"t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?|-|[.eE][-+]?|u[0-9a-fA-F]{0,4}")
+"""The start of a literal, of a number's fraction or exponent, or of a `\\uXXXX` escape: where a cut line may stop."""
+
+
+def cut_short(line: str) -> bool:
+    """Whether `line` is the beginning of a JSON object whose end is missing, as a write cut short leaves a record:
+    `cut_short('{"key": "3f9c')` is True, `cut_short('{not json')` and `cut_short('{"key": 1,,}')` False (corrupt:
+    no JSON begins so). The decoder fails at the end of such a line, or at a string or token the end cuts."""
+    if not line.lstrip().startswith("{"):
+        return False
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as error:
+        rest = line[error.pos :]
+        return rest == "" or error.msg.startswith("Unterminated string") or bool(_PARTIAL_TOKEN.fullmatch(rest))
+    return False
+
+
+_WARNED: set[tuple[str, int, str]] = set()
+"""(file, line number, line) of each record cut short warned about: a tuning reads its database many times."""
+
+
+def _warn_cut_short(path: Path, number: int, line: str) -> None:
+    """A `TornRecordWarning` for `line`, line `number` of `path`, once per process."""
+    key = (str(path.resolve()), number, line)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        message = f"{path}:{number}: skipped a record cut short (a tuning stopped while writing it)"
+        warnings.warn(message, TornRecordWarning, stacklevel=3)
+
+
 class TuningDatabase:
     """The records of one JSON-lines file (missing: empty), read once; `add` appends to the file."""
 
@@ -135,23 +191,33 @@ class TuningDatabase:
         self.records: list[Record] = []
         if self.path.exists():
             try:
-                lines = self.path.read_text().splitlines()
+                text = self.path.read_text()
             except (OSError, UnicodeDecodeError) as error:
                 raise TuningDatabaseError(f"{self.path}: cannot read the tuning database ({error})") from None
-            self.records = [_parse(line, self.path, n) for n, line in enumerate(lines, 1) if line.strip()]
+            lines = text.splitlines()
+            parsed = {n: _parse(line, self.path, n) for n, line in enumerate(lines, 1) if line.strip()}
+            self.records = [record for record in parsed.values() if record is not None]
+            for number in (n for n, record in parsed.items() if record is None):
+                _warn_cut_short(self.path, number, lines[number - 1])
 
     def add(self, record: Record) -> None:
-        """Append `record` to the file (created with its folder if missing)."""
+        """Append `record` to the file (created with its folder if missing), on a line of its own even after a
+        record cut short."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a") as file:
-            file.write(record.to_json() + "\n")
+        with self.path.open("a+b") as file:  # appends, wherever it reads
+            size = file.seek(0, os.SEEK_END)
+            if size:
+                file.seek(size - 1)
+                if file.read(1) != b"\n":  # the end of a record cut short
+                    file.write(b"\n")
+            file.write(record.to_json().encode() + b"\n")
         self.records.append(record)
 
     def records_for(self, key: str, target: str, cache: str | None = None) -> list[Record]:
         """Every record of kernel `key` on `target` (timed the `cache` way, if given), in file order."""
         return [r for r in self.records if r.key == key and r.target == target and cache in (None, r.cache)]
 
-    def best(self, key: str, target: str, space: Space | None = None) -> Record | None:
+    def best(self, key: str, target: str, space: ConfigSpace | None = None) -> Record | None:
         """The fastest successful record of kernel `key` on `target` (the first of equals) among those timed the way
         its latest record was, leaving out configs that also have a failed record (rejected in the model) and, given
         the kernel's `space`, configs outside it (a database written by a version whose knobs differed); or None."""
@@ -179,28 +245,3 @@ class TuningDatabase:
 def config_id(config: Config) -> str:
     """A config as canonical text: a dict key, a record's identity."""
     return json.dumps(config, sort_keys=True)
-
-
-TUNING_DB_OPTION = "tuning-db"
-
-
-APPLYING_PASSES = ("default-schedule", "te-conv-winograd")
-"""The passes that read a tuning database: the schedules' records and the convolution algorithms'."""
-
-
-def with_tuning_db(passes: Sequence[str], path: str | Path) -> list[str]:
-    """`passes` with `default-schedule` (and `te-conv-winograd`, where it has no options) applying the database at
-    `path`: `default-schedule{tuning-db="PATH"}`."""
-    option = f'{TUNING_DB_OPTION}="{path}"'
-    if '"' in str(path):
-        raise ValueError(f"a tuning database path cannot contain '\"': {path}")
-    return [f"{item}{{{option}}}" if item in APPLYING_PASSES else item for item in passes]
-
-
-def tuning_db_of(passes: Sequence[str]) -> str | None:
-    """The database path a pass list's `default-schedule` applies, if any."""
-    for item in passes:
-        if item.startswith("default-schedule{") and f"{TUNING_DB_OPTION}=" in item:
-            value = item.split(f"{TUNING_DB_OPTION}=", 1)[1].rstrip("}")
-            return value.split('"')[1] if value.startswith('"') else value.split()[0]
-    return None

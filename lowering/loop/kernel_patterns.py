@@ -1,0 +1,110 @@
+"""How kernels fuse, read off the loop IR of a kernel and of its callers: a kernel's pattern (TVM's `OpPatternKind`),
+the one call that reads a call's output, and the elementwise call that `loop-fuse-kernels` folds into a contraction's
+write-back (`epilogue_call`), which the convolution rule asks too (`schedule/kernel_analysis.py`,
+`feeds_a_residual_add`) to block its channels for that epilogue.
+
+A kernel `(inputs..., out)` is **elementwise** if it has no reduction, one store, and reads every input at the
+store's indices or at an ordered subset of them (broadcast, like a per-channel bias); **injective** if it has no
+reduction otherwise (pad, transpose/layout copy, reshape); a **contraction** if it reduces (a `"local"` accumulator or
+tile, or reads of its own output) a product of two input reads (convolution, GEMM); else a **reduction** (pooling,
+softmax's max and sum).
+
+    func.call @conv_1(%p, %w, %c)    // contraction, only @relu_2 reads %c
+    func.call @relu_2(%c, %b, %y)    // elementwise: epilogue_call(module, <call of @conv_1>) is this call
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
+
+from minimlc.dialects import loop
+from minimlc.lowering.loop.analysis import Affine, sparse_form
+
+
+class Pattern(IntEnum):
+    """How a kernel may fuse, weakest first (TVM's kElemWise/kBroadcast, kInjective, kOutEWiseFusable, kCommReduce)."""
+
+    ELEMENTWISE = 0
+    INJECTIVE = 1
+    CONTRACTION = 2
+    REDUCTION = 3
+
+
+def kernel_pattern(kernel: func.FuncOp) -> Pattern:
+    """The pattern of a kernel `(inputs..., out)` (see the module docstring)."""
+    *inputs, out = kernel.body.block.args
+    ops = list(kernel.walk())
+    reduces = any(isinstance(op, loop.AllocOp) and op.scope.data == "local" for op in ops) or any(
+        isinstance(op, memref.LoadOp) and op.memref is out for op in ops
+    )
+    if reduces:
+        contracts = any(
+            isinstance(op, arith.MulfOp)
+            and all(isinstance(v.owner, memref.LoadOp) and v.owner.memref in inputs for v in (op.lhs, op.rhs))
+            for op in ops
+        )
+        return Pattern.CONTRACTION if contracts else Pattern.REDUCTION
+    stores = [op for op in ops if isinstance(op, memref.StoreOp)]
+    if len(stores) != 1 or stores[0].memref is not out:
+        return Pattern.INJECTIVE
+    out_forms = [sparse_form(index) for index in stores[0].indices]
+    for load in (op for op in ops if isinstance(op, memref.LoadOp)):
+        if not _reads_along(out_forms, [sparse_form(index) for index in load.indices]):
+            return Pattern.INJECTIVE
+    return Pattern.ELEMENTWISE
+
+
+def _reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None]) -> bool:
+    """True if each read index is one of the output's indices, in the output's dimension order."""
+    position = 0
+    for form in read_forms:
+        while position < len(out_forms) and (form is None or out_forms[position] != form):
+            position += 1
+        if position == len(out_forms):
+            return False
+        position += 1
+    return True
+
+
+def only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | None:
+    """The one kernel call that reads `call`'s output, if the output is an intermediate used by nothing else."""
+    output = call.arguments[-1]
+    alloc = output.owner
+    if not isinstance(alloc, loop.AllocOp) or alloc.scope.data != "global":
+        return None
+    readers: set[Operation] = set()
+    for use in output.uses:
+        if use.operation is call and use.index == len(call.arguments) - 1:
+            continue
+        if use.operation not in calls or use.index == len(use.operation.operands) - 1:
+            return None
+        readers.add(use.operation)
+    if len(readers) != 1:
+        return None
+    reader = readers.pop()
+    assert isinstance(reader, func.CallOp)
+    return reader
+
+
+def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:
+    """The call of an elementwise kernel that alone reads the intermediate output of `call`, a contraction's call:
+    what `loop-fuse-kernels` folds into the contraction's write-back (or runs as the next stage of its fused kernel)."""
+    block = call.parent_block()
+    assert block is not None
+    reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
+    if reader is None:
+        return None
+    producer, consumer = (kernel_pattern(callee(module, c)) for c in (call, reader))
+    return reader if producer is Pattern.CONTRACTION and consumer is Pattern.ELEMENTWISE else None
+
+
+def callee(module: ModuleOp, call: func.CallOp) -> func.FuncOp:
+    """The kernel `call` calls."""
+    function = SymbolTable.lookup_symbol(module, call.callee)
+    assert isinstance(function, func.FuncOp)
+    return function

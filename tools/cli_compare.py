@@ -1,0 +1,137 @@
+"""`minimlc compare`: run minimlc and an oracle (ONNX Runtime or onnx.reference) on the same inputs, print the errors.
+
+    minimlc compare model.onnx                                  # each output: max abs and rel error vs ONNX Runtime
+    minimlc compare model.onnx --random-weights --per-layer     # seeded random weights, every intermediate tensor
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import TYPE_CHECKING
+
+from minimlc.tools import cli_files, cli_options
+from minimlc.tools.cli_progress import compile_progress
+
+if TYPE_CHECKING:
+    import onnx
+
+ORT_EXTRA = "pip install 'minimlc[compare]' (or onnxruntime)"
+"""How to install the default oracle (`pyproject.toml`'s `compare` extra)."""
+
+
+class OracleError(RuntimeError):
+    """The oracle runtime (ONNX Runtime or onnx.reference) could not run the model, or is not installed."""
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """The `compare` subcommand."""
+    compare = commands.add_parser("compare", help="run minimlc and an oracle on the same inputs, print the errors")
+    compare.add_argument("model", help="path to an .onnx file")
+    compare.add_argument("--oracle", choices=["onnxruntime", "reference"], default="onnxruntime")
+    compare.add_argument(
+        "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file"
+    )
+    cli_options.add_input_shape(compare)
+    compare.add_argument("--seed", type=int, default=0, help="seed for the random inputs (and --random-weights)")
+    compare.add_argument(
+        "--random-weights",
+        action="store_true",
+        help="replace the float weights (initializers, ConstantOfShape) by seeded random ones of the same shapes",
+    )
+    compare.add_argument(
+        "--per-layer", action="store_true", help="compare every intermediate tensor, in topological order"
+    )
+    compare.add_argument("--rtol", type=float, default=1e-3, help="tolerance relative to max |expected| (1e-3)")
+    compare.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
+    cli_options.add_opt_level(compare)
+    compare.set_defaults(command=compare_model)
+
+
+def check_oracle(oracle: str) -> None:
+    """An `OracleError` saying what to install if `oracle` is ONNX Runtime and it cannot be imported."""
+    if oracle != "onnxruntime":
+        return
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError as error:
+        raise OracleError(
+            f"--oracle onnxruntime needs ONNX Runtime, which cannot be imported ({error}): {ORT_EXTRA}, "
+            "or compare with --oracle reference"
+        ) from None
+
+
+def compare_model(args: argparse.Namespace) -> int:
+    """`minimlc compare MODEL`: the oracle checked, compile and run both, print a row per tensor; 1 on a mismatch."""
+    from minimlc.driver.session import InferenceSession
+    from minimlc.tools import model_tools
+
+    check_oracle(args.oracle)
+    model = load_model(args.model)
+    if args.random_weights:
+        model = model_tools.randomise_weights(model, seed=args.seed)
+    names = [vi.name for vi in model.graph.output]
+    producers = {output: node.op_type for node in model.graph.node for output in node.output}
+    if args.per_layer:
+        model, names = model_tools.expose_intermediates(model)
+    given = cli_options.load_inputs(args.input)
+    try:
+        feeds = model_tools.random_inputs(model, args.seed, given, cli_options.input_shapes(args))
+    except ValueError as error:  # a symbolic dimension no --input or --input-shape sets
+        raise cli_options.UsageError(f"{error}: pass --input-shape NAME=D,D,... or --input NAME=FILE.npy") from None
+    shapes = {name: array.shape for name, array in feeds.items()}
+    extra_passes = cli_options.extra_passes(args)
+    start = time.perf_counter()
+    with compile_progress(args.model, f" ({len(names)} outputs)"):
+        session = InferenceSession(
+            model, input_shapes=shapes, opt_level=args.opt_level, target=args.target, extra_passes=extra_passes
+        )
+    compile_seconds = time.perf_counter() - start
+    outputs = dict(zip((info.name for info in session.get_outputs()), session.run(None, feeds)))
+    print(f"running the oracle ({args.oracle}) ...", file=sys.stderr, flush=True)
+    try:
+        expected = model_tools.run_oracle(model, feeds, args.oracle)
+    except Exception as error:  # ORT and onnx.reference raise their own exception types
+        raise OracleError(f"{args.oracle} cannot run the model: {error}") from error
+    errors = model_tools.compare(outputs, expected, names, args.rtol, args.atol)
+
+    import_seconds = compile_seconds - session.compile_seconds
+    print(
+        f"minimlc compiled {args.model} in {compile_seconds:.3f} s (import {import_seconds:.3f} s, "
+        f"lowering + JIT {session.compile_seconds:.3f} s); oracle: {args.oracle}; seed {args.seed}"
+        f"{'; random weights' if args.random_weights else ''}"
+    )
+    print(f"tolerance: max|minimlc - oracle| <= {args.atol:g} + {args.rtol:g} * max|oracle|")
+    first_bad = next((error.name for error in errors if not error.within_tolerance), None)
+    name_width = max(len("tensor"), *(len(error.name) for error in errors))
+    op_width = max(len("op"), *(len(producers.get(error.name, "")) for error in errors))
+    print(f"{'tensor':<{name_width}}  {'op':<{op_width}}  {'shape':<18}  {'max abs err':>11}  {'max rel err':>11}")
+    for error in errors:
+        verdict = "ok" if error.within_tolerance else "MISMATCH"
+        if error.name == first_bad and args.per_layer:
+            verdict += "  <- first mismatch"
+        shape = str(list(error.shape))
+        print(
+            f"{error.name:<{name_width}}  {producers.get(error.name, ''):<{op_width}}  {shape:<18}  "
+            f"{error.max_abs:11.3e}  {error.max_rel:11.3e}  {verdict}"
+        )
+    bad = sum(not error.within_tolerance for error in errors)
+    if bad:
+        print(f"minimlc: {bad} of {len(errors)} tensors exceed the tolerance", file=sys.stderr)
+        return 1
+    return 0
+
+
+def load_model(path: str) -> onnx.ModelProto:
+    """The ONNX model at `path`, or a `ModelImportError` naming the file."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    from minimlc.frontend.onnx import ModelImportError
+
+    cli_files.model_file(path)
+    try:
+        return onnx.load(path)
+    except (DecodeError, ValueError) as error:
+        raise ModelImportError(f"cannot parse an ONNX model from '{path}': {error}") from error
