@@ -18,6 +18,6 @@ class BuildPackages(build_py):
 setup(
     packages=["minimlc", *(f"minimlc.{name}" for name in find_packages(exclude=NOT_INSTALLED))],
     package_dir={"minimlc": "."},
-    package_data={"minimlc.runtime": ["c/*.c", "c/*.h"]},
+    package_data={"minimlc.runtime": ["c/*.c", "c/*.h"], "minimlc.tools": ["conformance_expected_failures.txt"]},
     cmdclass={"build_py": BuildPackages},
 )

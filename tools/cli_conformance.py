@@ -1,11 +1,12 @@
 """`minimlc conformance`: onnx's node tests (and light models) through minimlc, by op, against the expected failures.
 
     minimlc conformance --ops Conv,Relu          # exit 1 if a test fails that the expected-failures list does not name
-    minimlc conformance --light --write-expected-failures tests/conformance/expected_failures.txt   # record them
+    minimlc conformance --light --write-expected-failures tools/conformance_expected_failures.txt   # record them
 
 Each failure is labelled `expected` (listed, with the kind it failed with) or `UNEXPECTED`, and so is a listed test
 that passes (`UNEXPECTED pass`: its entry can go). The list is `--expected-failures FILE`, else the one
-`--write-expected-failures` updates, else the source checkout's `tests/conformance/expected_failures.txt`.
+`--write-expected-failures` updates, else the list this version of minimlc ships
+(`tools/conformance_expected_failures.txt`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from minimlc.tools import cli_files, cli_options
 if TYPE_CHECKING:
     from minimlc.tools.conformance import ConformanceTest, ExpectedFailure, Result
 
-CHECKED_IN_LIST = Path(__file__).resolve().parents[1] / "tests" / "conformance" / "expected_failures.txt"
-"""The expected failures of a source checkout (not in an installed wheel)."""
+CHECKED_IN_LIST = Path(__file__).with_name("conformance_expected_failures.txt")
+"""The onnx tests this version of minimlc is known to fail, installed with it."""
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
@@ -41,7 +42,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--expected-failures",
         metavar="FILE",
         help="the tests expected to fail, each with its kind of failure (default: the --write-expected-failures "
-        "FILE, else tests/conformance/expected_failures.txt of the source checkout)",
+        "FILE, else the list installed with minimlc)",
     )
     conformance.add_argument(
         "--write-expected-failures",

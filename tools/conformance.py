@@ -421,7 +421,7 @@ Conformance tests minimlc is expected to fail (tests/conformance/test_onnx_node_
 each with the kind of failure it must fail with. A listed test that fails with its kind is an xfail; one that fails
 otherwise (a refusal that became a wrong answer or a crash) or passes fails the run (strict), and so does an unlisted
 test that fails. Regenerate this file (about 1.5 minutes for the node tests, more for the light models) with
-    minimlc conformance --light --write-expected-failures tests/conformance/expected_failures.txt
+    minimlc conformance --light --write-expected-failures tools/conformance_expected_failures.txt
 or update the entries of some ops only with --ops Conv,Relu (light_models: the light CNNs).
 One `test_name  kind` per line, grouped by op; '#' starts a comment. Kinds (tools/conformance.py FAILURE_KINDS):
     unsupported-op       UnsupportedOpsError: an op minimlc has no converter for

@@ -8,13 +8,13 @@ became a wrong answer or a crash), fails the run.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
 import pytest
 
+from minimlc.tools.cli_conformance import CHECKED_IN_LIST
 from minimlc.tools.conformance import ConformanceTest, Outcome, failure_kind, read_expected_failures
 
-EXPECTED_FAILURES_FILE = Path(__file__).with_name("expected_failures.txt")
+EXPECTED_FAILURES_FILE = CHECKED_IN_LIST
 EXPECTED_FAILURES = read_expected_failures(EXPECTED_FAILURES_FILE)
 
 
@@ -44,5 +44,5 @@ def run_conformance_test(name: str, run: Callable[[], Outcome]) -> Outcome:
 
 def _xfail(name: str) -> pytest.MarkDecorator:
     kind, comment = EXPECTED_FAILURES[name]
-    reason = f"listed in tests/conformance/expected_failures.txt as {kind}" + (f" ({comment})" if comment else "")
+    reason = f"listed in tools/conformance_expected_failures.txt as {kind}" + (f" ({comment})" if comment else "")
     return pytest.mark.xfail(strict=True, raises=ListedFailure, reason=reason)

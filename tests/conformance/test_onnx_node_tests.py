@@ -4,7 +4,7 @@ Each test runs as onnx's `BackendTest` runs it (`minimlc.tools.conformance`). `e
 tests minimlc does not pass yet, each with the kind of failure it must fail with: a listed test that fails with that
 kind is an xfail, a listed test that passes or fails otherwise fails the run (strict), and an unlisted test that fails
 fails the run. Regenerate the list with
-`minimlc conformance --light --write-expected-failures tests/conformance/expected_failures.txt`.
+`minimlc conformance --light --write-expected-failures tools/conformance_expected_failures.txt`.
 """
 
 from __future__ import annotations

@@ -194,7 +194,7 @@ def test_conformance_fails_on_unexpected_failures_and_labels_them(tmp_path: Path
     assert "(listed as mismatch)" in result.stdout and "listed as mismatch: its entry can go" in result.stdout
     assert f"5 unexpected failure(s), 1 expected (listed in {listing}), 1 unexpected pass(es)" in result.stdout
     assert result.stderr.strip().splitlines()[-1] == "minimlc: 5 unexpected failure(s)"
-    checked_in = minimlc("conformance", "--ops", "Relu,Bernoulli")  # tests/conformance/expected_failures.txt
+    checked_in = minimlc("conformance", "--ops", "Relu,Bernoulli")  # tools/conformance_expected_failures.txt
     assert checked_in.returncode == 0, checked_in.stdout
     assert "0 unexpected failure(s), 6 expected (listed in" in checked_in.stdout
     assert "UNEXPECTED" not in checked_in.stdout
