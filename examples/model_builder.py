@@ -69,3 +69,28 @@ class ModelBuilder:
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
         onnx.checker.check_model(model)
         return model
+
+
+UNALLOCATABLE_ROWS, UNALLOCATABLE_COLUMNS = 2**25, 2**24
+"""2**49 float32 elements: an intermediate of 2**51 bytes, more than any machine's address space (2**47 or 2**56
+bytes, but no allocator gives 2 PiB), so its allocation fails everywhere."""
+
+
+def expanded_exp_model(rows: int = UNALLOCATABLE_ROWS, columns: int = UNALLOCATABLE_COLUMNS) -> onnx.ModelProto:
+    """y = sum(exp(e)) + max(exp(e)), e the [1, 1] input expanded to [rows, columns]: two reductions read exp(e),
+    which therefore lives in memory, rows * columns float32 (by default more than can be allocated)."""
+    nodes = [
+        helper.make_node("Expand", ["x", "shape"], ["e"]),
+        helper.make_node("Exp", ["e"], ["z"]),
+        helper.make_node("ReduceSum", ["z"], ["total"], keepdims=0),
+        helper.make_node("ReduceMax", ["z"], ["largest"], keepdims=0),
+        helper.make_node("Add", ["total", "largest"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "expanded",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
+        [numpy_helper.from_array(np.array([rows, columns], np.int64), "shape")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

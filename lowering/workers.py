@@ -9,7 +9,8 @@ is raised here, the child's traceback as its cause; a child that dies gives a `W
 there is no `os.fork`, every share runs here, one after the other. `compile_jobs()` is the number of processes to use:
 `$MINIMLC_COMPILE_JOBS`, else one per core.
 
-Used by `driver/codegen.py`, which compiles a module's partitions to object code this way.
+Used by `default-schedule` (which tries each kernel's schedule on every core) and by `driver/codegen.py` (which
+compiles a module's partitions to object code): it sits in lowering, the lower of the two rooms.
 """
 
 from __future__ import annotations

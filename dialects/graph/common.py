@@ -1,5 +1,5 @@
 """What the graph ops share below their base classes: element types, tensor constraints, shape rules and the
-checks verifiers raise with (each message names the op). `core` re-exports the public ones, as before.
+checks verifiers raise with (each message names the op). `core` re-exports the public ones.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ BOOL = i1
 """Bool tensors' element type (stored one byte per element, as numpy's bool)."""
 UNSIGNED: tuple[Attribute, ...] = tuple(IntegerType(width, Signedness.UNSIGNED) for width in (8, 16, 32, 64))
 """uint8..uint64 tensors: `ui8`..`ui64`. Signed integers are signless (`i8`..`i64`); below te, all are signless and
-the ops carry the signedness (see docs/DESIGN.md, "Element types")."""
+the ops carry the signedness (see docs/design/dialects.md, "Element types")."""
 INTEGERS: tuple[Attribute, ...] = (i8, i16, i32, i64, *UNSIGNED)
 INDICES: tuple[Attribute, ...] = (i32, i64)
 """Element types of index tensors (ONNX's `Tind`)."""

@@ -17,8 +17,8 @@ entry's body reading its buffers from `args`, not as a call with hundreds of arg
 entry takes every weight, and passing ~480 of them on the stack cost LLVM's store merging in the
 instruction selector 108 of light DenseNet-121's 129 s of code generation.
 
-The arith/math patterns live in `convert_to_llvm_arith`. Patterns bridge types with unrealized
-casts, and the pass resolves them at the end, so its output is pure `llvm`/`llvmx`.
+The arith/math patterns live in `arith_patterns.py`, the vector ones in `vector_patterns.py`. Patterns bridge
+types with unrealized casts, and the pass resolves them at the end, so its output is pure `llvm`/`llvmx`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ the other dimensions in the order the panel keeps them, so that a kernel walks i
 convolution reducing over (kh, kw, c), innermost last, packs its `FxCxKHxKW` weight with `dim=0 order=2,3,1` into
 `(F/16)xKHxKWxCx16`. Each call site must pass a weight (or a
 precomputed buffer); it now passes `loop.precompute @<kernel>_pack<operand>(%w)`, a copy kernel that `loop-to-scf`
-runs once, when the model is loaded (see docs/DESIGN.md, Runtime ABI):
+runs once, when the model is loaded (see docs/design/runtime.md, "Binding"):
 
     %b = loop.weight "b" : memref<32x48xf32>
     func.call @matmul_0(%a, %b, %c) : ...

@@ -108,7 +108,7 @@ def store_scalar_write_back(kernel: func.FuncOp) -> None:
         return
     nest = top_level(added.store, block)
     vector = any(lp.kind.data == "vectorize" for lp in enclosing_loops(added.store, nest))  # type: ignore[arg-type]
-    if not vector:  # vector write-backs: no faster (docs/DESIGN.md)
+    if not vector:  # vector write-backs: no faster (docs/measurements.md, "Fusion and epilogues")
         Rewriter.replace_op(added.add, [], [added.value])
         for op in (added.old, added.zeroing):
             Rewriter.erase_op(op)

@@ -60,7 +60,7 @@ class ConvShape:
 
 def prefers_im2col(shape: ConvShape, target: Target, input_is_concat: bool = False) -> bool:
     """The `auto` choice of `te-conv-im2col`, a rule read off per-shape measurements of both algorithms
-    (docs/DESIGN.md, "Measured facts"): im2col + GEMM where the direct schedule's register tile is too narrow
+    (docs/measurements.md, "Convolution algorithms"): im2col + GEMM where the direct schedule's register tile is too narrow
     (`_few_columns`: on AVX-512, fewer than 6 output columns, as on odd widths; it then streams its weight panel once
     per column; on AVX2, fewer than 8 accumulators), except for inputs of
     under 8 channels (RGB stems: their products are 27-147 deep, too shallow for the gather to pay); and wherever the

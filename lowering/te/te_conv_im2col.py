@@ -23,8 +23,8 @@ a pixel does not depend on `k`, so it leaves the inner loops. The output goes ba
 `conv_output`, which te-inline folds into an elementwise consumer (a bias, a ReLU).
 
 `algorithm` chooses the convolutions: `im2col` all, `direct` none, `auto` those the conv schedule rule's
-`prefers_im2col` picks for the module's target (a rule derived from per-shape measurements, see docs/DESIGN.md
-"Measured facts"). Applies to "conv" computes of rank 4
+`prefers_im2col` picks for the module's target (a rule derived from per-shape measurements, see docs/measurements.md,
+"Convolution algorithms"). Applies to "conv" computes of rank 4
 (group 1; `graph-split-grouped-conv` splits grouped ones); run after graph-to-te and before te-conv-layout, which
 then gives the remaining (direct) convolutions their channels-last input.
 """

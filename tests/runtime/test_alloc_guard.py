@@ -8,36 +8,13 @@ import threading
 from pathlib import Path
 
 import numpy as np
-import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from model_builder import UNALLOCATABLE_COLUMNS, UNALLOCATABLE_ROWS, expanded_exp_model
 
 from minimlc import InferenceSession
 from minimlc.runtime import AllocationError, load
 
-ROWS, COLUMNS = 2**25, 2**24
-"""2**49 float32 elements: an intermediate of 2**51 bytes, more than any machine's address space (2**47 or 2**56
-bytes, but no allocator gives 2 PiB), so its allocation fails everywhere."""
-
-
-def expanded_model(rows: int = ROWS, columns: int = COLUMNS) -> onnx.ModelProto:
-    """y = sum(exp(e)) + max(exp(e)), e the [1, 1] input expanded to [rows, columns]: two reductions read exp(e),
-    which therefore lives in memory, rows * columns float32."""
-    nodes = [
-        helper.make_node("Expand", ["x", "shape"], ["e"]),
-        helper.make_node("Exp", ["e"], ["z"]),
-        helper.make_node("ReduceSum", ["z"], ["total"], keepdims=0),
-        helper.make_node("ReduceMax", ["z"], ["largest"], keepdims=0),
-        helper.make_node("Add", ["total", "largest"], ["y"]),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "expanded",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
-        [numpy_helper.from_array(np.array([rows, columns], np.int64), "shape")],
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+ROWS, COLUMNS = UNALLOCATABLE_ROWS, UNALLOCATABLE_COLUMNS
 
 
 FEED = {"x": np.zeros((1, 1), np.float32)}
@@ -45,12 +22,12 @@ FEED = {"x": np.zeros((1, 1), np.float32)}
 
 @pytest.fixture(scope="module")
 def impossible() -> InferenceSession:
-    return InferenceSession(expanded_model(), num_threads=2)
+    return InferenceSession(expanded_exp_model(), num_threads=2)
 
 
 @pytest.fixture(scope="module")
 def small() -> InferenceSession:
-    return InferenceSession(expanded_model(100, 100), num_threads=2)
+    return InferenceSession(expanded_exp_model(100, 100), num_threads=2)
 
 
 def test_run_raises_a_memory_error_naming_the_bytes(impossible: InferenceSession, small: InferenceSession) -> None:
@@ -70,7 +47,7 @@ def test_a_loaded_model_raises_too(impossible: InferenceSession, tmp_path: Path)
 
 
 def test_one_allocation_per_intermediate_at_o0() -> None:
-    session = InferenceSession(expanded_model(), opt_level=0, num_threads=1)
+    session = InferenceSession(expanded_exp_model(), opt_level=0, num_threads=1)
     assert session.stats["arena_bytes"] == 0
     with pytest.raises(AllocationError, match=f"could not allocate {4 * ROWS * COLUMNS} bytes"):
         session.run(None, FEED)

@@ -13,6 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from cli_run import assert_one_line_error, minimlc
+from model_builder import expanded_exp_model
 from onnx import numpy_helper
 
 
@@ -58,23 +59,7 @@ def test_run_wrong_input_shape(mlp_path: Path, tmp_path: Path) -> None:
 def test_run_reports_memory_it_cannot_allocate(tmp_path: Path) -> None:
     """Issue #54: a model whose intermediate (exp of a [1, 1] input expanded to [2**25, 2**24], read by two
     reductions: 2**51 bytes) cannot be allocated exits with one error line naming the bytes (it was a segfault)."""
-    from onnx import TensorProto, helper
-
-    nodes = [
-        helper.make_node("Expand", ["x", "shape"], ["e"]),
-        helper.make_node("Exp", ["e"], ["z"]),
-        helper.make_node("ReduceSum", ["z"], ["total"], keepdims=0),
-        helper.make_node("ReduceMax", ["z"], ["largest"], keepdims=0),
-        helper.make_node("Add", ["total", "largest"], ["y"]),
-    ]
-    graph = helper.make_graph(
-        nodes,
-        "expanded",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])],
-        [numpy_helper.from_array(np.array([2**25, 2**24], np.int64), "shape")],
-    )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "big.onnx")
+    onnx.save(expanded_exp_model(), tmp_path / "big.onnx")
     result = minimlc("run", str(tmp_path / "big.onnx"))
     assert_one_line_error(result, "out of memory: the model's native code could not allocate")
     asked = re.search(r"could not allocate (\d+) bytes", result.stderr)
