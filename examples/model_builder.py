@@ -94,3 +94,17 @@ def expanded_exp_model(rows: int = UNALLOCATABLE_ROWS, columns: int = UNALLOCATA
         [numpy_helper.from_array(np.array([rows, columns], np.int64), "shape")],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def token_embedding_model() -> onnx.ModelProto:
+    """`embedded = table[ids]`: int64 token ids [1, 3] gather rows of a [10, 4] float32 table (rows 0..9 hold
+    4i..4i+3), a model whose input is not float32."""
+    table = np.arange(40, dtype=np.float32).reshape(10, 4)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["embedded"])],
+        "ids",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 3])],
+        [helper.make_tensor_value_info("embedded", TensorProto.FLOAT, [1, 3, 4])],
+        [numpy_helper.from_array(table, "table")],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])

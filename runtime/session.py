@@ -16,6 +16,8 @@ thread pool that every session of `num_threads` threads (default one per core) i
 with another thread's call (of this session or another) runs its parallel loops on its own thread.
 `with_num_threads(n)` gives a second session over the same compiled module, on the pool of `n` threads (the compiled
 code does not depend on the thread count).
+`get_providers()` is ONNX Runtime's CPU provider and `get_modelmeta()` the ONNX model's metadata (saved with the
+session).
 
 `save(path)` writes the session to one file (`minimlc.runtime.artifact`: object code, weights, signature) that
 `load(path)` turns back into a session in a fraction of a second.
@@ -72,9 +74,29 @@ class IndexOutOfRangeError(InvalidInputError):
     the message names the node and the range (`frontend/onnx_index_checks.py`)."""
 
 
+@dataclasses.dataclass(frozen=True)
+class ModelMetadata:
+    """The ONNX model's metadata, with the fields of ONNX Runtime's `ModelMetadata` (`get_modelmeta`)."""
+
+    producer_name: str = ""
+    graph_name: str = ""
+    domain: str = ""
+    description: str = ""
+    """The model's doc string."""
+    graph_description: str = ""
+    """The graph's doc string."""
+    version: int = 0
+    """The model version."""
+    custom_metadata_map: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
+    """The model's `metadata_props`."""
+
+
 class Session:
     """A compiled model bound to its weights and a thread pool, run like `onnxruntime.InferenceSession`: what
     `load` returns, and what `minimlc.InferenceSession` adds the compiler to."""
+
+    _metadata = ModelMetadata()
+    """What `get_modelmeta` returns a copy of (empty for a model built without ONNX)."""
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this session to `path` (object code, weights, signature, target, versions) for `load`."""
@@ -95,6 +117,7 @@ class Session:
         meta["trimmed_outputs"] = self._trimmed_outputs
         meta["sequence_outputs"] = [self._sequence_outputs, self._output_names]
         meta["index_checks"] = self._index_checks
+        meta["model_metadata"] = dataclasses.asdict(self._metadata)
         blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
         artifact.write_file(path, meta, blobs)
 
@@ -111,22 +134,24 @@ class Session:
                 f"outputs {sorted(self._constant_outputs)} were folded to constants at import time: "
                 "they would not follow new weights; compile the new model instead"
             )
-        session = type(self).__new__(type(self))
-        session._set_signature(
-            self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs, self._index_checks
-        )
-        session._set_sequence_outputs(self._sequence_outputs, self._output_names)
+        session = self._unbound_copy()
         session._bind(rebind_weights(self._model, weights), self.opt_level, self.num_threads)
         return session
 
     def with_num_threads(self, num_threads: int | None) -> Session:
         """A session over this session's compiled module (no recompilation) on the shared pool of `num_threads`."""
+        session = self._unbound_copy()
+        session._bind(self._model, self.opt_level, num_threads)
+        return session
+
+    def _unbound_copy(self) -> Session:
+        """A new session with this one's signature and metadata, for `_bind` to bind to a compiled model."""
         session = type(self).__new__(type(self))
         session._set_signature(
             self._inputs, self._outputs, self._constant_outputs, self._trimmed_outputs, self._index_checks
         )
         session._set_sequence_outputs(self._sequence_outputs, self._output_names)
-        session._bind(self._model, self.opt_level, num_threads)
+        session._metadata = self._metadata
         return session
 
     def _set_signature(
@@ -206,6 +231,14 @@ class Session:
         """The model's inputs: name, shape, dtype (and ONNX Runtime's `type` string)."""
         return list(self._inputs)
 
+    def get_providers(self) -> list[str]:
+        """ONNX Runtime's execution providers this session runs on: minimlc's native code runs on the CPU."""
+        return ["CPUExecutionProvider"]
+
+    def get_modelmeta(self) -> ModelMetadata:
+        """The ONNX model's metadata (producer, graph name, doc strings, version, `metadata_props`)."""
+        return dataclasses.replace(self._metadata, custom_metadata_map=dict(self._metadata.custom_metadata_map))
+
     @property
     def constant_output_names(self) -> list[str]:
         """The outputs that are compile-time constants (not computed by native code), in output order."""
@@ -245,8 +278,8 @@ class Session:
     def run(
         self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any], run_options: object = None
     ) -> list[Any]:
-        """Run the model on `input_feed` (name -> array); returns the named outputs (all when None), in order: arrays,
-        and lists of arrays for sequence outputs."""
+        """Run the model on `input_feed` (a dict name -> array, as ONNX Runtime takes it); returns the named outputs
+        (all when None), in order: arrays, and lists of arrays for sequence outputs."""
         if not self._sequence_outputs:
             return self._run_tensors(output_names, input_feed)
         unknown = [name for name in output_names or () if name not in self._output_names]
@@ -325,6 +358,11 @@ class Session:
         return [self._output_index[name] for name in output_names]
 
     def _checked_inputs(self, input_feed: Mapping[str, Any]) -> list[np.ndarray]:
+        if not isinstance(input_feed, Mapping):
+            raise TypeError(
+                f"input_feed must be a dict {{name: array}} (as ONNX Runtime takes it), not a "
+                f"{type(input_feed).__name__}; the model's inputs are: {', '.join(self._input_index)}"
+            )
         unknown = [name for name in input_feed if name not in self._input_index]
         missing = [info.name for info in self._inputs if info.name not in input_feed]
         if unknown or missing:
@@ -362,6 +400,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Ses
         meta.get("index_checks", []),
     )
     session._set_sequence_outputs(*meta.get("sequence_outputs", ({}, [])))
+    session._metadata = ModelMetadata(**meta.get("model_metadata", {}))
     session._bind(model, meta["opt_level"], num_threads)
     if model is not None and "profile" in meta:
         from minimlc.runtime.profiler import ProfiledCall

@@ -47,8 +47,8 @@ from minimlc.te.expr import (
     Reduce,
     Select,
     TEError,
-    children,
     index_range,
+    nodes,
 )
 from minimlc.te.tensor import Tensor
 
@@ -119,18 +119,7 @@ def _computes_in_order(outputs: Sequence[Tensor]) -> list[Tensor]:
 
 
 def _reads(body: Expr) -> list[Read]:
-    found: dict[int, Read] = {}
-    stack = [body]
-    seen: set[int] = set()
-    while stack:
-        expr = stack.pop()
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
-        if isinstance(expr, Read):
-            found[id(expr)] = expr
-        stack.extend(children(expr))
-    return list(found.values())
+    return [expr for expr in nodes(body) if isinstance(expr, Read)]
 
 
 def _check_names(name: str, inputs: Sequence[Tensor], computes: Sequence[Tensor]) -> None:

@@ -12,7 +12,7 @@ Nodes are compared by identity (a node used twice is computed once in the body);
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Union
 
@@ -291,6 +291,20 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     if isinstance(expr, Reduce):
         return (expr.source,)
     return ()
+
+
+def nodes(*roots: Expr) -> Iterator[Expr]:
+    """Every node under `roots`, each once (a shared subexpression is one node), roots included:
+    `[e.name for e in nodes(a[i] + a[i]) if isinstance(e, IterVar)] == ["i"]`."""
+    stack = list(roots)
+    seen: set[int] = set()
+    while stack:
+        expr = stack.pop()
+        if id(expr) in seen:
+            continue
+        seen.add(id(expr))
+        yield expr
+        stack.extend(children(expr))
 
 
 def index_range(expr: Expr) -> tuple[int, int] | None:

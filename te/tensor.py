@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from minimlc.te.expr import Const, Expr, IterVar, Operand, Read, Reduce, TEError, check_dtype, children, lift
+from minimlc.te.expr import Const, Expr, IterVar, Operand, Read, Reduce, TEError, check_dtype, children, lift, nodes
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -128,19 +128,12 @@ def _check_body(name: str, body: Expr, axes: tuple[IterVar, ...]) -> None:
     allowed = {id(axis) for axis in axes}
     if isinstance(body, Reduce):
         allowed |= {id(axis) for axis in body.axes}
-    stack: list[Expr] = list(children(body)) if isinstance(body, Reduce) else [body]
-    seen: set[int] = set()
-    while stack:
-        expr = stack.pop()
-        if id(expr) in seen:
-            continue
-        seen.add(id(expr))
+    for expr in nodes(*children(body)) if isinstance(body, Reduce) else nodes(body):
         if isinstance(expr, Reduce):
             raise TEError(f"compute '{name}': te.{expr.combiner} must be the whole body of a compute, as in TVM")
         if isinstance(expr, IterVar) and id(expr) not in allowed:
             kind = "reduction axis" if expr.reduce else "index"
             raise TEError(f"compute '{name}': {kind} '{expr.name}' does not belong to this compute")
-        stack.extend(children(expr))
 
 
 def const(value: int | float | bool, dtype: str = "float32") -> Expr:

@@ -8,10 +8,9 @@ import re
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import onnx
 from cli_run import ROOT, SCRIPTS, assert_one_line_error, minimlc
-from onnx import TensorProto, helper, numpy_helper
+from model_builder import token_embedding_model
 
 README = (ROOT / "README.md").read_text()
 
@@ -51,15 +50,7 @@ def test_a_failed_link_leaves_the_earlier_files(mlp_path: Path, tmp_path: Path) 
 
 def test_readme_describes_what_build_accepts(mlp_path: Path, tmp_path: Path) -> None:
     """A model of int64 token ids builds; its header has the README's signatures, and the MLP's the README's C block."""
-    table = np.arange(40, dtype=np.float32).reshape(10, 4)
-    graph = helper.make_graph(
-        [helper.make_node("Gather", ["table", "ids"], ["embedded"])],
-        "ids",
-        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 3])],
-        [helper.make_tensor_value_info("embedded", TensorProto.FLOAT, [1, 3, 4])],
-        [numpy_helper.from_array(table, "table")],
-    )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "ids.onnx")
+    onnx.save(token_embedding_model(), tmp_path / "ids.onnx")
     result = minimlc("build", str(tmp_path / "ids.onnx"), "-o", str(tmp_path / "libids.so"))
     assert result.returncode == 0, result.stderr
     header = (tmp_path / "libids.h").read_text()

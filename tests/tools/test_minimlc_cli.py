@@ -13,7 +13,7 @@ import numpy as np
 import onnx
 import pytest
 from cli_run import assert_one_line_error, minimlc
-from model_builder import expanded_exp_model
+from model_builder import expanded_exp_model, token_embedding_model
 from onnx import numpy_helper
 
 
@@ -68,22 +68,13 @@ def test_run_reports_memory_it_cannot_allocate(tmp_path: Path) -> None:
 
 def test_run_int64_token_ids(tmp_path: Path) -> None:
     """Integer inputs are read from .npy files with their dtype; a file of the wrong dtype is refused by name."""
-    from onnx import TensorProto, helper
-
-    table = np.arange(40, dtype=np.float32).reshape(10, 4)
-    graph = helper.make_graph(
-        [helper.make_node("Gather", ["table", "ids"], ["embedded"])],
-        "ids",
-        [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 3])],
-        [helper.make_tensor_value_info("embedded", TensorProto.FLOAT, [1, 3, 4])],
-        [numpy_helper.from_array(table, "table")],
-    )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), tmp_path / "ids.onnx")
+    onnx.save(token_embedding_model(), tmp_path / "ids.onnx")
     np.save(tmp_path / "ids.npy", np.array([[7, 0, 2]], np.int64))
     result = minimlc(
         "run", str(tmp_path / "ids.onnx"), "--input", f"ids={tmp_path / 'ids.npy'}", "--save-outputs", str(tmp_path)
     )
     assert result.returncode == 0, result.stderr
+    table = np.arange(40, dtype=np.float32).reshape(10, 4)  # the model's
     np.testing.assert_array_equal(np.load(tmp_path / "embedded.npy"), table[[[7, 0, 2]]])
     np.save(tmp_path / "ids32.npy", np.array([[7, 0, 2]], np.int32))
     result = minimlc("run", str(tmp_path / "ids.onnx"), "--input", f"ids={tmp_path / 'ids32.npy'}")
