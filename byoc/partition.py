@@ -6,7 +6,7 @@ region (`register_func`), and replaces each region's call with a `graph.call_ext
 is an `ImportedModel` that `InferenceSession.from_imported` compiles as usual: minimlc's code runs the rest and
 calls the regions through function pointers.
 
-    partitioned = partition_for_target(import_model("model.onnx"), "c", build_dir="build")
+    partitioned = partition_for_target("model.onnx", "c", build_dir="build")   # or an ImportedModel, a ModelProto
     session = InferenceSession.from_imported(partitioned)     # build/c_regions.{c,so,json}
 
 Targets: `c` (C source compiled by the system C compiler, `byoc/c_source.py`) and `onnxruntime` (each region an
@@ -25,12 +25,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import onnx
 from xdsl.dialects import func
 from xdsl.dialects.builtin import StringAttr
 from xdsl.rewriter import Rewriter
 
 from minimlc.dialects import graph
-from minimlc.frontend.onnx import ImportedModel
+from minimlc.frontend.onnx import ImportedModel, import_model
+from minimlc.frontend.onnx_model_file import ModelSource
 from minimlc.lowering.graph.graph_partition import EXTERNAL_TARGET_ATTR, PARTITION_TARGETS, GraphPartitionPass
 from minimlc.lowering.pipeline import make_context
 from minimlc.runtime.extern import register_func
@@ -69,12 +71,20 @@ def register_target(name: str, supports: Callable[[Any], bool], codegen: Codegen
 
 
 def partition_for_target(
-    model: ImportedModel, target: str, *, build_dir: str | os.PathLike[str] | None = None
+    model: ImportedModel | ModelSource, target: str, *, build_dir: str | os.PathLike[str] | None = None
 ) -> ImportedModel:
-    """`model` with the regions `target` supports compiled by its code generator and called as external functions
-    (build files in `build_dir`, default a new temporary folder); `model` itself is left unchanged."""
+    """`model` (imported, or an ONNX model: a ModelProto, a path or bytes, imported as `InferenceSession` does) with
+    the regions `target` supports compiled by its code generator and called as external functions (build files in
+    `build_dir`, default a new temporary folder); `model` itself is left unchanged."""
     if target not in CODEGENS or target not in PARTITION_TARGETS:
         raise ValueError(f"unknown BYOC target '{target}' (known: {', '.join(sorted(CODEGENS))})")
+    if isinstance(model, onnx.ModelProto | str | os.PathLike | bytes):
+        model = import_model(model)
+    elif not isinstance(model, ImportedModel):
+        raise TypeError(
+            "partition_for_target takes an ImportedModel (import_model), an onnx.ModelProto, a path to an ONNX "
+            f"file or its bytes, not a {type(model).__name__}"
+        )
     module = model.module.clone()
     GraphPartitionPass(target=target).apply(make_context(), module)
     outlined = {

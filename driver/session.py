@@ -12,19 +12,21 @@ session does once compiled (checking feeds, running, saving, profiling) is the r
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from minimlc.lowering.abi import extern_calls_in
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.extern import check_calls
-from minimlc.runtime.session import Session
+from minimlc.runtime.session import NO_MODEL_VERSION, ModelMetadata, Session
 from minimlc.runtime.threadpool import resolve_num_threads
 
 if TYPE_CHECKING:
     import onnx
 
     from minimlc.frontend.onnx import ImportedModel
+    from minimlc.frontend.onnx_model_file import ModelSource
     from minimlc.lowering.pipeline import ExtraPasses, Pipeline
 
 
@@ -34,6 +36,8 @@ class InferenceSession(Session):
     def __init__(
         self,
         model: onnx.ModelProto | str | os.PathLike[str] | bytes,
+        sess_options: None = None,
+        providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
         *,
         input_shapes: Mapping[str, Sequence[int]] | None = None,
         opt_level: int = 3,
@@ -46,6 +50,9 @@ class InferenceSession(Session):
         profiling_clock: str = "wall",
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
+
+        `sess_options` (None) and `providers` are ONNX Runtime's, accepted so that code written for it runs:
+        `providers` may name only `CPUExecutionProvider` (alone or with an options dict), which minimlc runs on.
 
         `opt_level` (0-3, see `minimlc.lowering.pipeline.OPT_LEVELS`) chooses the optimisation pipeline. `num_threads`
         (a positive int, or None for one per core) is the number of threads parallel loops run on, the calling thread
@@ -64,6 +71,7 @@ class InferenceSession(Session):
         from minimlc.lowering.strategy.tuning_db import TuningDatabase
         from minimlc.runtime.profiler import PROFILING_CLOCKS, check_profiling_clock
 
+        _check_ort_arguments(sess_options, providers)
         opt_level_pipeline(opt_level)  # reject a bad level, target, pass list or database before importing
         target_from_name(target)
         if tuning_db is not None:
@@ -80,6 +88,7 @@ class InferenceSession(Session):
         )
         imported = import_model(model, input_shapes)
         self._compile(imported, opt_level, num_threads, target, pipeline, cache)
+        self._metadata = _model_metadata(model)
         if enable_profiling and self._model is not None:
             self._start_profiling(imported, profiling_clock)
 
@@ -127,3 +136,46 @@ class InferenceSession(Session):
         from minimlc.driver.profiling import profiled_calls
 
         self._attach_profiler(profiled_calls(imported.module), clock)  # the compile lowered the module in place
+
+
+def _check_ort_arguments(sess_options: object, providers: Sequence[Any] | None) -> None:
+    """Refuse ONNX Runtime session options. Providers: as ONNX Runtime falls back to the CPU where a listed provider
+    is not available, others beside `CPUExecutionProvider` are ignored with a warning; a list without it is refused."""
+    if sess_options is not None:
+        raise TypeError(
+            "minimlc.InferenceSession takes no onnxruntime.SessionOptions: pass sess_options=None and give minimlc's "
+            "own options as keywords (opt_level, num_threads, enable_profiling, ...)"
+        )
+    listed = [providers] if isinstance(providers, str) else providers or ()
+    names = [provider[0] if isinstance(provider, tuple) else provider for provider in listed]
+    others = [name for name in names if name != "CPUExecutionProvider"]
+    if others and len(others) == len(names):
+        raise ValueError(
+            f"execution provider {others[0]!r} is not supported: minimlc runs on the CPU "
+            "(providers=['CPUExecutionProvider'])"
+        )
+    if others:
+        warnings.warn(
+            f"minimlc runs on the CPU: execution provider(s) {', '.join(map(repr, others))} ignored",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _model_metadata(model: ModelSource) -> ModelMetadata:
+    """The metadata of an ONNX model (parsed again from a path or bytes, without its external data)."""
+    import onnx
+
+    if isinstance(model, bytes):
+        model = onnx.load_model_from_string(model)
+    elif not isinstance(model, onnx.ModelProto):
+        model = onnx.load(model, load_external_data=False)  # pyright: ignore[reportUnknownMemberType]
+    return ModelMetadata(
+        producer_name=model.producer_name,
+        graph_name=model.graph.name,
+        domain=model.domain,
+        description=model.doc_string,
+        graph_description=model.graph.doc_string,
+        version=model.model_version if model.HasField("model_version") else NO_MODEL_VERSION,
+        custom_metadata_map={prop.key: prop.value for prop in model.metadata_props},
+    )

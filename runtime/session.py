@@ -74,6 +74,10 @@ class IndexOutOfRangeError(InvalidInputError):
     the message names the node and the range (`frontend/onnx_index_checks.py`)."""
 
 
+NO_MODEL_VERSION = 2**63 - 1
+"""The `version` ONNX Runtime reports for a model that sets none."""
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelMetadata:
     """The ONNX model's metadata, with the fields of ONNX Runtime's `ModelMetadata` (`get_modelmeta`)."""
@@ -85,7 +89,7 @@ class ModelMetadata:
     """The model's doc string."""
     graph_description: str = ""
     """The graph's doc string."""
-    version: int = 0
+    version: int = NO_MODEL_VERSION
     """The model version."""
     custom_metadata_map: dict[str, str] = dataclasses.field(default_factory=dict[str, str])
     """The model's `metadata_props`."""

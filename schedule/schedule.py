@@ -172,7 +172,8 @@ class Schedule:
         return first
 
     def vectorize(self, loop_rv: LoopRV) -> None:
-        """Run the loop as vector operations (`loop-vectorize`; split it by the vector width first)."""
+        """Run the loop as vector operations (`loop-vectorize`; split it by the vector width first): an innermost
+        loop, holding no loop but unrolled ones."""
         self._apply(f"loop-vectorize{{kernel={loop_rv.kernel} loop={self._loop_name(loop_rv)}}}")
 
     def parallel(self, loop_rv: LoopRV) -> None:

@@ -118,6 +118,8 @@ class MiniOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         args = self.args
+        if args.input_file == "-":  # mlir-opt's name for standard input, which xdsl-opt reads when no file is given
+            args.input_file = None
         if args.pass_pipeline is not None:
             if args.passes:
                 raise ValueError("use either -p or --pass-pipeline, not both")
@@ -128,6 +130,7 @@ class MiniOptMain(xDSLOptMain):
         self.inst = Instrumentation(
             print_before=set(args.print_ir_before),
             print_after=set(args.print_ir_after),
+            print_before_all=args.print_ir_before_all,
             print_after_all=args.print_ir_after_all,
             print_after_change=args.print_ir_after_change,
             print_after_failure=args.print_ir_after_failure,

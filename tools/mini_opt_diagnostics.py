@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from io import StringIO
 
 from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 SourceLocation = tuple[str, int, int]
 """File name, one-based line and column."""
@@ -26,6 +28,15 @@ class LocatingParser(Parser):
         super().__init__(ctx, text, name)
         self.locations = locations
         self.line_offset = line_offset
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """xDSL's `parse_module`, with an input of only whitespace and comments read as an empty module, as mlir-opt
+        reads it (or, without the implicit module, refused in those words)."""
+        if self._current_token.kind is not MLIRTokenKind.EOF:
+            return super().parse_module(allow_implicit_module)
+        if not allow_implicit_module:
+            raise DiagnosticException("the input is empty: --no-implicit-module needs a builtin.module operation")
+        return ModuleOp([])
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span

@@ -34,6 +34,7 @@ class Instrumentation:
 
     print_before: set[str] = field(default_factory=set[str])
     print_after: set[str] = field(default_factory=set[str])
+    print_before_all: bool = False
     print_after_all: bool = False
     print_after_change: bool = False
     print_after_failure: bool = False
@@ -68,7 +69,7 @@ def run_passes(
     """Apply `entries` to `module` with the instrumentation `inst`; raises CompileError on a failing pass."""
     initial = print_ir(module, inst.generic) if inst.reproducer else ""
     for index, entry in enumerate(entries, start=1):
-        if entry.name in inst.print_before:
+        if inst.print_before_all or entry.name in inst.print_before:
             sys.stderr.write(_header(f"Before {entry.name}", entry.name) + print_ir(module, inst.generic))
         before = print_ir(module, inst.generic) if inst.print_after_change else ""
         start = time.perf_counter()
@@ -167,4 +168,3 @@ def write_timing_report(inst: Instrumentation, tree: bool, stream: IO[str]) -> N
     for depth, label, seconds in [*rows, [0, "Total", total]]:
         share = 100 * float(seconds) / total
         stream.write(f"  {float(seconds):9.4f} ({share:5.1f}%)  {'  ' * int(depth)}{label}\n")
-

@@ -1,4 +1,5 @@
-"""The command-line flags `mini-opt` adds to xdsl-opt's, spelled as mlir-opt spells them."""
+"""The command-line flags `mini-opt` adds to xdsl-opt's, spelled as mlir-opt spells them (the IR printing flags also
+with mlir-opt's `--mlir-` prefix: `--mlir-print-ir-after-all`)."""
 
 from __future__ import annotations
 
@@ -31,16 +32,19 @@ def register_driver_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PIPELINE",
         help="MLIR's pipeline syntax, 'builtin.module(graph-to-te,te-inline)': the same as -p graph-to-te,te-inline",
     )
-    parser.add_argument("--print-ir-before", metavar="PASS[,PASS]", type=_pass_names, default=[],
-                        help="print the IR to stderr before each run of these passes")
-    parser.add_argument("--print-ir-after", metavar="PASS[,PASS]", type=_pass_names, default=[],
-                        help="print the IR to stderr after each run of these passes")
-    parser.add_argument("--print-ir-after-all", action="store_true", help="print the IR to stderr after every pass")
-    parser.add_argument("--print-ir-after-change", action="store_true",
+    parser.add_argument("--print-ir-before", "--mlir-print-ir-before", metavar="PASS[,PASS]", type=_pass_names,
+                        default=[], help="print the IR to stderr before each run of these passes")
+    parser.add_argument("--print-ir-after", "--mlir-print-ir-after", metavar="PASS[,PASS]", type=_pass_names,
+                        default=[], help="print the IR to stderr after each run of these passes")
+    parser.add_argument("--print-ir-before-all", "--mlir-print-ir-before-all", action="store_true",
+                        help="print the IR to stderr before every pass")
+    parser.add_argument("--print-ir-after-all", "--mlir-print-ir-after-all", action="store_true",
+                        help="print the IR to stderr after every pass")
+    parser.add_argument("--print-ir-after-change", "--mlir-print-ir-after-change", action="store_true",
                         help="print the IR to stderr after every pass that changed it")
-    parser.add_argument("--print-ir-after-failure", action="store_true",
+    parser.add_argument("--print-ir-after-failure", "--mlir-print-ir-after-failure", action="store_true",
                         help="print the IR as a failing pass left it, before the error")
-    parser.add_argument("--print-ir-tree-dir", metavar="DIR", type=Path,
+    parser.add_argument("--print-ir-tree-dir", "--mlir-print-ir-tree-dir", metavar="DIR", type=Path,
                         help="write the IR after each pass to DIR/<index>_<pass-name>.mlir (index from 01)")
     parser.add_argument("--mlir-timing", action="store_true",
                         help="print a timing report to stderr: wall time and share of parsing, each pass (under "

@@ -4,7 +4,8 @@
 iterations) to `vectorize`; `loop-to-scf` then replaces the loop by its body on `vector<N x f32>` values (N = trip
 count): unit-stride accesses become `vector.load`/`vector.store`, values that do not depend on the loop are
 broadcast, and a contracting multiply feeding an add becomes `vector.fma`. Split a loop by the machine's vector
-width (8 lanes of f32 with AVX2) first.
+width (8 lanes of f32 with AVX2) first. Only an innermost loop is vectorized: one that holds no loop but `unroll`
+ones (which become straight-line code first).
 
     loop.for "j_i" %j_i = 0 to 8 step 1 serial { ... }
     // becomes
@@ -20,7 +21,8 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from minimlc.lowering.loop.analysis import find_kernel, find_loop
+from minimlc.dialects import loop
+from minimlc.lowering.loop.analysis import find_kernel, find_loop, loops_of
 
 MAX_LANES = 64
 """The most iterations a vectorized loop may have (LLVM splits wide vectors into machine registers)."""
@@ -37,6 +39,12 @@ class LoopVectorizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = find_loop(find_kernel(op, self.name, self.kernel), self.name, self.loop)
+        if inner := _loops_inside(target):
+            innermost = next(lp for lp in inner if not _loops_inside(lp))
+            raise DiagnosticException(
+                f"{self.name}: loop '{self.loop}' is not innermost (it holds loop '{inner[0].loop_name.data}'); "
+                f"only the innermost loop can be vectorized: '{innermost.loop_name.data}'"
+            )
         if target.lower.value.data != 0 or target.step.value.data != 1:
             raise DiagnosticException(f"{self.name}: loop '{self.loop}' must run from 0 with step 1")
         if target.trip_count > MAX_LANES:
@@ -45,3 +53,8 @@ class LoopVectorizePass(ModulePass):
                 "split it by the vector width first"
             )
         target.kind = StringAttr("vectorize")
+
+
+def _loops_inside(target: loop.ForOp) -> list[loop.ForOp]:
+    """The loops inside `target` that would keep it from being vectorized: all but `unroll` ones."""
+    return [lp for lp in loops_of(target)[1:] if lp.kind.data != "unroll"]

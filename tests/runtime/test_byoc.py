@@ -112,6 +112,24 @@ def test_regions_around_an_unsupported_op_match_onnxruntime(tmp_path: Path, targ
     np.testing.assert_allclose(result, onnxruntime_outputs(model, feeds)[0], rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("source", ["proto", "path"])
+def test_an_onnx_model_or_its_path_is_imported_first(tmp_path: Path, source: str) -> None:
+    rng = np.random.default_rng(4)
+    model = conv_add_relu(rng)
+    onnx.save(model, tmp_path / "model.onnx")
+    given = model if source == "proto" else tmp_path / "model.onnx"
+    partitioned = partition_for_target(given, "c", build_dir=tmp_path / "build")
+    assert len(extern_calls(partitioned.module)) == 1
+    feeds = feeds_for(model, rng)
+    (result,) = InferenceSession.from_imported(partitioned).run(None, feeds)
+    np.testing.assert_allclose(result, onnxruntime_outputs(model, feeds)[0], rtol=1e-4, atol=1e-5)
+
+
+def test_anything_else_is_refused_saying_what_it_takes() -> None:
+    with pytest.raises(TypeError, match=r"takes an ImportedModel .* onnx\.ModelProto, a path .* not a GraphProto"):
+        partition_for_target(conv_add_relu(np.random.default_rng(0)).graph, "c")
+
+
 def test_missing_c_compiler_names_target_and_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no cc there
     monkeypatch.delenv("CC", raising=False)

@@ -136,6 +136,24 @@ def test_refusals_name_the_loop_and_leave_the_schedule_unchanged() -> None:
     assert (str(sch.mod), str(sch.trace)) == (before, trace)
 
 
+def test_vectorize_refuses_a_loop_holding_loops_but_unrolled_ones() -> None:
+    sch = Schedule(matmul(n=8, m=16))
+    i, j, r = sch.get_loops("C")
+    before = str(sch.mod)
+    with pytest.raises(ScheduleError, match=r"loop 'i' is not innermost \(it holds loop 'j'\).*vectorized: 'r'"):
+        sch.vectorize(i)
+    with pytest.raises(ScheduleError, match=r"loop 'j' is not innermost \(it holds loop 'r'\).*vectorized: 'r'"):
+        sch.vectorize(j)
+    assert str(sch.mod) == before
+    assert len(sch.trace) == 0
+    sch.decompose_reduction("C")
+    i_o, i_i = sch.split(i, factors=[None, 2])
+    sch.reorder(i_o, r, j, i_i)
+    sch.unroll(i_i)
+    sch.vectorize(j)  # holds only the unrolled i_i
+    check_matmul(sch, n=8, m=16)
+
+
 def test_mlp_example_matches_numpy() -> None:
     assert te_mlp.main() < 1e-3
 

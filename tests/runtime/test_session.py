@@ -14,7 +14,7 @@ from onnx.reference import ReferenceEvaluator
 
 from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, UnsupportedOpsError
-from minimlc.runtime import InvalidInputError
+from minimlc.runtime import InvalidInputError, load
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 from make_mlp import build_mlp
@@ -192,3 +192,81 @@ def test_with_weights_names_missing_and_mismatched_weights(mlp_session: Inferenc
         mlp_session.with_weights({**weights, name: first.astype(np.float64)})
     with pytest.raises(ValueError, match=rf"weight '{re.escape(name)}': expected float32\[.*\], got float32\[3\]"):
         mlp_session.with_weights({**weights, name: np.zeros(3, np.float32)})
+
+
+def add_model(**fields: object) -> onnx.ModelProto:
+    """`c = a + b` of two [2] inputs; `fields` are ModelProto fields (producer_name, doc_string, model_version...)."""
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["c"])],
+        "adder",
+        [helper.make_tensor_value_info(name, TensorProto.FLOAT, [2]) for name in "ab"],
+        [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2])],
+        doc_string="adds a and b",
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], **fields)
+
+
+@pytest.mark.parametrize(
+    "providers",
+    [
+        ["CPUExecutionProvider"],
+        [("CPUExecutionProvider", {"arena_extend_strategy": "kSameAsRequested"})],
+        "CPUExecutionProvider",
+        [],
+    ],
+)
+def test_onnxruntime_session_arguments_are_accepted(providers: list | str) -> None:
+    assert InferenceSession(add_model(), None, providers).get_providers() == ["CPUExecutionProvider"]
+    assert InferenceSession(add_model(), sess_options=None, providers=providers).get_providers() == [
+        "CPUExecutionProvider"
+    ]
+
+
+@pytest.mark.parametrize("provider", ["CUDAExecutionProvider", ("TensorrtExecutionProvider", {})])
+def test_other_providers_are_refused_by_name(provider: str | tuple) -> None:
+    """Without the CPU provider, refused; beside it (ORT code's usual fallback list), ignored with a warning."""
+    name = provider[0] if isinstance(provider, tuple) else provider
+    with pytest.raises(ValueError, match=f"'{name}' is not supported: minimlc runs on the CPU"):
+        InferenceSession(add_model(), providers=[provider])
+    with pytest.warns(UserWarning, match=f"minimlc runs on the CPU: execution provider\\(s\\) '{name}' ignored"):
+        session = InferenceSession(add_model(), providers=[provider, "CPUExecutionProvider"])
+    assert session.get_providers() == ["CPUExecutionProvider"]
+
+
+def test_onnxruntime_session_options_are_refused() -> None:
+    with pytest.raises(TypeError, match=r"takes no onnxruntime\.SessionOptions"):
+        InferenceSession(add_model(), object())
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"producer_name": "exporter", "domain": "org.example", "doc_string": "a model", "model_version": 7},
+        {},  # no version: ONNX Runtime's INT64_MAX
+    ],
+)
+def test_modelmeta_like_onnxruntime_and_saved(fields: dict, tmp_path: Path) -> None:
+    import onnxruntime
+
+    model = add_model(**fields)
+    helper.set_model_props(model, {"license": "MIT", "author": "me"})
+    expected = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    path = tmp_path / "adder.onnx"
+    onnx.save(model, path)
+    session = InferenceSession(str(path))
+    session.save(tmp_path / "adder.mlc")
+    names = ("producer_name", "graph_name", "domain", "description", "graph_description", "version")
+    want = expected.get_modelmeta()
+    for copy in (session, session.with_num_threads(1), load(tmp_path / "adder.mlc")):
+        meta = copy.get_modelmeta()
+        assert [getattr(meta, name) for name in names] == [getattr(want, name) for name in names]
+        assert meta.custom_metadata_map == want.custom_metadata_map == {"license": "MIT", "author": "me"}
+
+
+@pytest.mark.parametrize("feed", [list, tuple])
+def test_feed_that_is_not_a_dict_says_to_pass_one(feed: type) -> None:
+    session = InferenceSession(add_model())
+    x = np.ones(2, np.float32)
+    with pytest.raises(TypeError, match=rf"input_feed must be a dict {{name: array}}.*not a {feed.__name__}.*: a, b"):
+        session.run(None, feed([x, x]))
+    np.testing.assert_array_equal(session.run(None, {"a": x, "b": x})[0], 2 * x)

@@ -227,3 +227,128 @@ def test_unterminated_string_on_a_long_line_is_a_quick_error() -> None:
     assert result.returncode == 1
     assert "closing string literal" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess[str], message: str) -> None:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("args", [["-"], []], ids=["dash", "no-file"])
+def test_standard_input_is_read_with_dash_or_no_file(args: list[str]) -> None:
+    result = mini_opt(*args, "-p", "graph-to-te", stdin=MLP_GRAPH)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("builtin.module {")
+    assert "te.compute" in result.stdout
+
+
+def test_dash_names_stdin_in_errors() -> None:
+    result = mini_opt("-", stdin=PARSE_ERROR)
+    assert result.returncode == 1
+    assert result.stderr.startswith("mini-opt: error: stdin:2:27: type expected\n")
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "message"),
+    [
+        ("builtin.module(cse", "--pass-pipeline: missing ')' to close 'builtin.module(' opened at column 15"),
+        ("builtin.module(cse,func.func(cse)", "missing ')' to close 'builtin.module(' opened at column 15"),
+        ("builtin.module(cse))", "--pass-pipeline: unexpected ')' at column 20"),
+    ],
+    ids=["unclosed", "unclosed-outer", "extra"],
+)
+def test_unbalanced_pass_pipeline_names_the_parenthesis(pipeline: str, message: str) -> None:
+    result = mini_opt(f"--pass-pipeline={pipeline}", stdin=MLP_GRAPH)
+    assert_one_line_error(result, message)
+    assert "nesting" not in result.stderr
+
+
+def test_path_option_values_need_no_quotes(tmp_path: Path) -> None:
+    from minimlc.lowering.plugins import registry
+    from minimlc.tools.mini_opt_pipeline import parse_pass_list
+
+    spec = "default-schedule{tuning-db=tuned/x-1.jsonl annotate=true}"
+    pass_ = parse_pass_list(spec, registry().passes)[0].pass_
+    assert (pass_.tuning_db, pass_.annotate) == ("tuned/x-1.jsonl", True)  # pyright: ignore[reportAttributeAccessIssue]
+    (tmp_path / "tuned").mkdir()
+    (tmp_path / "tuned" / "x-1.jsonl").write_text("")
+    result = subprocess.run(
+        [str(SCRIPTS / "mini-opt"), "-p", f"lower-to-loop,{spec}"],
+        input=MLP_GRAPH,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "minimlc.schedule" in result.stdout
+
+
+@pytest.mark.parametrize("flag", ["--print-ir-before-all", "--mlir-print-ir-before-all"])
+def test_print_ir_before_all_dumps_before_every_pass_on_stderr(flag: str) -> None:
+    result = mini_opt("-p", "graph-to-te,cse", flag, stdin=MLP_GRAPH)
+    assert result.returncode == 0, result.stderr
+    before_te = "// -----// IR Dump Before graph-to-te (graph-to-te) //----- //\nbuiltin.module {\n"
+    assert result.stderr.startswith(before_te)
+    assert "// -----// IR Dump Before cse (cse) //----- //\nbuiltin.module {\n" in result.stderr
+    assert "IR Dump After" not in result.stderr
+    assert "IR Dump" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("flags", "header"),
+    [
+        (["--mlir-print-ir-after-all"], "IR Dump After cse (cse)"),
+        (["--mlir-print-ir-after-change"], "IR Dump After graph-to-te (graph-to-te)"),
+        (["--mlir-print-ir-before=cse"], "IR Dump Before cse (cse)"),
+        (["--mlir-print-ir-after=graph-to-te"], "IR Dump After graph-to-te (graph-to-te)"),
+        ([*FAILING_PASS, "--mlir-print-ir-after-failure"], "IR Dump After loop-split Failed"),
+    ],
+    ids=["after-all", "after-change", "before", "after", "after-failure"],
+)
+def test_mlir_opt_spellings_of_the_print_flags(flags: list[str], header: str) -> None:
+    passes = [] if "-p" in flags else ["-p", "graph-to-te,cse"]
+    result = mini_opt(*passes, *flags, stdin=MLP_GRAPH)
+    assert "Traceback" not in result.stderr
+    assert "unrecognized" not in result.stderr
+    assert f"// -----// {header}" in result.stderr
+
+
+def test_mlir_print_ir_tree_dir_is_an_alias(tmp_path: Path) -> None:
+    result = mini_opt("-p", "graph-to-te", f"--mlir-print-ir-tree-dir={tmp_path}", stdin=MLP_GRAPH)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "01_graph-to-te.mlir").read_text().startswith("builtin.module {")
+
+
+@pytest.mark.parametrize(
+    ("passes", "message"),
+    [
+        ("loop-split{kernel=k loop=i factor=abc}", "pass 'loop-split': option 'factor' takes an integer, got 'abc'"),
+        ("loop-split{kernel=k loop=i factor=1.5}", "pass 'loop-split': option 'factor' takes an integer, got '1.5'"),
+        ("loop-split{kernel=k loop=i factor}", "pass 'loop-split': option 'factor' takes an integer, got no value"),
+        ("default-schedule{annotate=maybe}", "option 'annotate' takes true or false, got 'maybe'"),
+        ("loop-tile{kernel=k loops=i sizes=4,x}", "option 'sizes' takes a comma-separated list of integers, got '4,x'"),
+    ],
+    ids=["word-for-int", "float-for-int", "no-value", "word-for-bool", "word-in-int-list"],
+)
+def test_bad_option_values_name_the_pass_option_and_type(passes: str, message: str) -> None:
+    result = mini_opt("-p", passes, stdin=MLP_GRAPH)
+    assert_one_line_error(result, message)
+    assert "Incompatible types" not in result.stderr
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n", "// a comment\n\n// another\n"], ids=["empty", "blank", "comments"])
+@pytest.mark.parametrize("from_file", [False, True], ids=["stdin", "file"])
+def test_empty_input_prints_an_empty_module(text: str, from_file: bool, tmp_path: Path) -> None:
+    source = tmp_path / "empty.mlir"
+    source.write_text(text)
+    result = mini_opt(str(source), stdin="") if from_file else mini_opt(stdin=text)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.strip() == "builtin.module {\n}"  # with the blank line that ends any module's output
+
+
+def test_empty_input_without_implicit_module_is_a_clear_error() -> None:
+    result = mini_opt("--no-implicit-module", stdin="// nothing\n")
+    assert_one_line_error(result, "the input is empty: --no-implicit-module needs a builtin.module operation")

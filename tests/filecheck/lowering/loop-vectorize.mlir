@@ -1,6 +1,8 @@
 // RUN: mini-opt %s -p 'loop-vectorize{kernel=matmul_0 loop=i1_i}' | filecheck %s
+// RUN: not mini-opt %s -p 'loop-vectorize{kernel=matmul_0 loop=i1_o}' 2>&1 | filecheck %s --check-prefix=OUTER
 
-// Mark `i1_i` (8 iterations, from 0, step 1) for vector code generation.
+// Mark `i1_i` (8 iterations, from 0, step 1, innermost) for vector code generation. A loop holding other loops (but
+// unrolled ones) is refused, naming the innermost loop.
 
 builtin.module {
   func.func @main(%a: memref<4x8xf32>, %out0: memref<4x16xf32>) attributes {minimlc.entry} {
@@ -17,9 +19,9 @@ builtin.module {
     }
     loop.for "i0" %i0 = 0 to 4 step 1 serial {
       loop.for "i1_o" %i1_o = 0 to 16 step 8 serial {
-        loop.for "i1_i" %i1_i = 0 to 8 step 1 serial {
-          %i1 = arith.addi %i1_o, %i1_i : index
-          loop.for "k2" %k2 = 0 to 8 step 1 serial {
+        loop.for "k2" %k2 = 0 to 8 step 1 serial {
+          loop.for "i1_i" %i1_i = 0 to 8 step 1 serial {
+            %i1 = arith.addi %i1_o, %i1_i : index
             %1 = memref.load %in0[%i0, %k2] : memref<4x8xf32>
             %2 = memref.load %in1[%k2, %i1] : memref<8x16xf32>
             %3 = arith.mulf %1, %2 fastmath<contract> : f32
@@ -49,9 +51,9 @@ builtin.module {
 // CHECK-NEXT:     }
 // CHECK-NEXT:     loop.for "i0" %i0 = 0 to 4 step 1 serial {
 // CHECK-NEXT:       loop.for "i1_o" %i1_o = 0 to 16 step 8 serial {
-// CHECK-NEXT:         loop.for "i1_i" %i1_i = 0 to 8 step 1 vectorize {
-// CHECK-NEXT:           %i1 = arith.addi %i1_o, %i1_i : index
-// CHECK-NEXT:           loop.for "k2" %k2 = 0 to 8 step 1 serial {
+// CHECK-NEXT:         loop.for "k2" %k2 = 0 to 8 step 1 serial {
+// CHECK-NEXT:           loop.for "i1_i" %i1_i = 0 to 8 step 1 vectorize {
+// CHECK-NEXT:             %i1 = arith.addi %i1_o, %i1_i : index
 // CHECK-NEXT:             %1 = memref.load %in0[%i0, %k2] : memref<4x8xf32>
 // CHECK-NEXT:             %2 = memref.load %in1[%k2, %i1] : memref<8x16xf32>
 // CHECK-NEXT:             %3 = arith.mulf %1, %2 fastmath<contract> : f32
@@ -65,3 +67,5 @@ builtin.module {
 // CHECK-NEXT:     func.return
 // CHECK-NEXT:   }
 // CHECK-NEXT: }
+
+// OUTER: loop-vectorize: loop 'i1_o' is not innermost (it holds loop 'k2'); only the innermost loop can be vectorized: 'i1_i'
