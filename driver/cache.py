@@ -5,9 +5,9 @@ code, binds the weights and reruns the init entry, which refills the precomputed
 the imported graph-level module's IR (weights are handles there, so new weight values hit the cache), the weights'
 names and shapes, the pipeline (opt level and extra passes), the target and this host's CPU name and features, and
 the minimlc and llvmlite versions, and the contents of the compiler's own source (`compiler_fingerprint`: a
-development checkout whose lowering changed must not reuse code the old one made). An entry is an `artifact` file (object code, entry signature, statistics; no
-weights) written to a temporary name and renamed into place, so concurrent writers never leave half a file; an
-entry that fails its checks is rebuilt with a warning.
+development checkout whose lowering changed must not reuse code the old one made). An entry is an `artifact` file
+(object code, entry signature, statistics; no weights) written to a temporary name and renamed into place, so
+concurrent writers never leave half a file; an entry that fails its checks is rebuilt with a warning.
 
 The cache lives in `$MINIMLC_CACHE_DIR`, else `~/.cache/minimlc` (created user-only); `MINIMLC_CACHE=0` turns it off.
 """
@@ -101,7 +101,8 @@ def compile_cached(
         compiled.stats["cache_hit"] = 0
         return compiled
     start = time.perf_counter()
-    path = cache_dir() / (cache_key(imported, pipeline if pipeline is not None else opt_level, opt_level, target) + SUFFIX)
+    key = cache_key(imported, pipeline if pipeline is not None else opt_level, opt_level, target)
+    path = cache_dir() / (key + SUFFIX)
     hit = _load_entry(path, imported)
     if hit is not None:
         elapsed = time.perf_counter() - start

@@ -24,7 +24,7 @@ import json
 import os
 import struct
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
@@ -103,7 +103,9 @@ def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
         "target": target_meta(compiled.jit.target),
         "entry": {
             "weights": signature.weight_names,
-            "precomputed": [[list(shape), dtype_meta(np.dtype(dtype))] for shape, dtype in signature.precomputed_buffers],
+            "precomputed": [
+                [list(shape), dtype_meta(np.dtype(dtype))] for shape, dtype in signature.precomputed_buffers
+            ],
             "pool_slot": signature.pool_slot,
             "externs": [
                 {
@@ -162,7 +164,8 @@ def bind_code(
 
 def write_file(path: str | os.PathLike[str], meta: Mapping[str, Any], blobs: Mapping[str, np.ndarray]) -> None:
     """Write `meta` (JSON-able; `blobs` and version keys are added) and `blobs` to `path`, atomically: a reader or
-    another writer never sees a half-written file."""
+    another writer never sees a half-written file. Each blob goes from its array to the file (hashed on the way): the
+    file is never whole in memory, nor a contiguous blob copied."""
     layout: dict[str, dict[str, Any]] = {}
     offset = 0
     for name, array in blobs.items():
@@ -172,18 +175,22 @@ def write_file(path: str | os.PathLike[str], meta: Mapping[str, Any], blobs: Map
         offset = align_up(offset + array.nbytes)
     text = json.dumps({**meta, **versions(), "blobs": layout}).encode()
     payload_start = align_up(_HEADER.size + len(text))
-    body = bytearray(payload_start - _HEADER.size + offset)
-    body[: len(text)] = text
+    pieces = [memoryview(text)]
+    end = _HEADER.size + len(text)
     for name, array in blobs.items():
-        start = payload_start - _HEADER.size + layout[name]["offset"]
-        body[start : start + array.nbytes] = np.ascontiguousarray(array).tobytes()
-    header = _HEADER.pack(MAGIC, FORMAT_VERSION, 0, _HEADER.size + len(body), len(text), _checksum(memoryview(body)))
+        pieces.append(memoryview(bytes(payload_start + layout[name]["offset"] - end)))
+        pieces.append(memoryview(np.ascontiguousarray(array).reshape(-1).view(np.uint8)))
+        end = payload_start + layout[name]["offset"] + array.nbytes
+    total = payload_start + offset
+    pieces.append(memoryview(bytes(total - end)))
     path = Path(path)
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "wb") as file:
-            file.write(header)
-            file.write(body)
+            file.write(bytes(_HEADER.size))  # the header holds the checksum: written last
+            checksum = _checksum(_chunks(pieces), file.write)
+            file.seek(0)
+            file.write(_HEADER.pack(MAGIC, FORMAT_VERSION, 0, total, len(text), checksum))
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)
@@ -204,7 +211,8 @@ def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, n
     _, format_version, _, total, meta_bytes, checksum = _HEADER.unpack_from(buffer)
     if size < total:
         raise ArtifactError(f"'{path}' is truncated: {size} of its {total} bytes")
-    if size > total or (format_version == FORMAT_VERSION and _checksum(buffer[_HEADER.size :]) != checksum):
+    body = memoryview(buffer)[_HEADER.size :]
+    if size > total or (format_version == FORMAT_VERSION and _checksum(_chunks([body])) != checksum):
         raise ArtifactError(f"'{path}' is corrupt: its checksum does not match its contents")
     try:
         meta = json.loads(bytes(buffer[_HEADER.size : _HEADER.size + meta_bytes]))
@@ -234,14 +242,39 @@ def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, n
     return meta, blobs
 
 
-def _checksum(body: memoryview | np.ndarray) -> bytes:
-    """The sha256 of the sha256 digests of `body`'s 8 MiB chunks, hashed on up to one thread per core (hashlib
-    releases the GIL)."""
-    chunks = [body[start : start + _CHECKSUM_CHUNK] for start in range(0, len(body), _CHECKSUM_CHUNK)]
-    workers = min(len(chunks), len(os.sched_getaffinity(0)))
-    if workers <= 1:
-        digests = [hashlib.sha256(chunk).digest() for chunk in chunks]
-    else:
-        with ThreadPoolExecutor(workers) as executor:
-            digests = list(executor.map(lambda chunk: hashlib.sha256(chunk).digest(), chunks))
-    return hashlib.sha256(b"".join(digests)).digest()
+def _chunks(pieces: Iterable[memoryview]) -> Iterator[list[memoryview]]:
+    """`pieces` one after the other, cut into chunks of `_CHECKSUM_CHUNK` bytes (the last one shorter): each the
+    list of its parts, views of the pieces (never copies)."""
+    parts: list[memoryview] = []
+    filled = 0
+    for piece in pieces:
+        while len(piece):
+            parts.append(piece[: _CHECKSUM_CHUNK - filled])
+            filled += len(parts[-1])
+            piece = piece[len(parts[-1]) :]
+            if filled == _CHECKSUM_CHUNK:
+                yield parts
+                parts, filled = [], 0
+    if parts:
+        yield parts
+
+
+def _digest(parts: list[memoryview]) -> bytes:
+    """The sha256 of `parts` one after the other."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(part)
+    return hasher.digest()
+
+
+def _checksum(chunks: Iterable[list[memoryview]], write: Callable[[memoryview], object] | None = None) -> bytes:
+    """The sha256 of the sha256 digests of `chunks` (`_chunks`), hashed on up to one thread per core (hashlib
+    releases the GIL) while `write`, if given, takes their parts in order."""
+    with ThreadPoolExecutor(len(os.sched_getaffinity(0))) as executor:
+        digests = []
+        for parts in chunks:
+            digests.append(executor.submit(_digest, parts))
+            if write is not None:
+                for part in parts:
+                    write(part)
+        return hashlib.sha256(b"".join(digest.result() for digest in digests)).digest()

@@ -55,11 +55,11 @@ int main(int argc, char **argv) {
 
     minimlc_model *model = model_load(argv[1], threads);
     if (!model) {
-        fprintf(stderr, "model_load: %s\n", model_last_error());
+        fprintf(stderr, "%s\n", model_last_error());
         return 1;
     }
     if (model_run_arrays(model, (const float *const *)inputs, outputs) != 0) {
-        fprintf(stderr, "model_run: %s\n", model_last_error());
+        fprintf(stderr, "%s\n", model_last_error());
         return 1;
     }
     for (int i = 0; i < MODEL_NUM_OUTPUTS; ++i) {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
-from test_alloc_guard import expanded_model
 
 from minimlc import InferenceSession
 from minimlc.driver import codegen, shared_library
@@ -28,7 +28,7 @@ from minimlc.tuner.tasks import extract_tasks
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "examples"))
 from make_mlp import build_mlp  # noqa: E402
-from model_builder import ModelBuilder  # noqa: E402
+from model_builder import ModelBuilder, expanded_exp_model  # noqa: E402
 
 CC = (os.environ.get("CC") or "cc").split()[0]
 pytestmark = pytest.mark.skipif(shutil.which(CC) is None, reason=f"no C compiler ('{CC}') to link libraries with")
@@ -41,6 +41,17 @@ def conv_model() -> onnx.ModelProto:
     return b.model([1, 3, 32, 32], b.conv(y, 16, 8, "conv2", strides=[2, 2]), [1, 8, 16, 16])
 
 
+def link_main(folder: Path) -> Path:
+    """examples/c/main.c linked against folder/libmodel.so: folder/run_model."""
+    executable = folder / "run_model"
+    subprocess.run(
+        [CC, "-O2", "-Wall", "-Werror", f"-I{folder}", str(ROOT / "examples" / "c" / "main.c"), f"-L{folder}",
+         "-lmodel", f"-Wl,-rpath,{folder}", "-o", str(executable)],
+        check=True,
+    )  # fmt: skip
+    return executable
+
+
 def build_and_run(
     model: onnx.ModelProto, folder: Path, threads: int = 1
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -49,12 +60,7 @@ def build_and_run(
     folder.mkdir()
     onnx.save(model, folder / "model.onnx")
     assert cli_main(["build", str(folder / "model.onnx"), "-o", str(folder / "libmodel.so")]) == 0
-    executable = folder / "run_model"
-    subprocess.run(
-        [CC, "-O2", "-Wall", "-Werror", f"-I{folder}", str(ROOT / "examples" / "c" / "main.c"), f"-L{folder}",
-         "-lmodel", f"-Wl,-rpath,{folder}", "-o", str(executable)],
-        check=True,
-    )  # fmt: skip
+    executable = link_main(folder)
     session = InferenceSession(model, num_threads=threads)
     rng = np.random.default_rng(0)
     feeds = {info.name: rng.standard_normal(info.shape).astype(np.float32) for info in session.get_inputs()}
@@ -91,7 +97,8 @@ def test_conv_library_with_parallel_loops_matches_the_session(
     monkeypatch.setenv("MINIMLC_COMPILE_JOBS", str(partitions))
     model = conv_model()
     compiled = object_code(import_model(model))
-    assert compiled.signature.pool_slot is not None and len(compiled.objects) == partitions
+    assert compiled.signature.pool_slot is not None
+    assert len(compiled.objects) == partitions
     expected, printed = build_and_run(model, tmp_path / "conv", threads=2)
     for want, got in zip(expected, printed):
         np.testing.assert_array_equal(got, want)  # parallel loops split no reduction: the same sums in any thread
@@ -155,14 +162,16 @@ def test_library_for_a_feature_this_cpu_lacks_refuses_to_load(
     library.model_last_error.restype = ctypes.c_char_p
     assert library.model_load(str(tmp_path / "libmodel.weights").encode(), 1) is None
     message = library.model_last_error().decode()
-    assert "this CPU lacks avx512er" in message and "'x86-64-v3'" in message
+    assert "this CPU lacks avx512er" in message
+    assert "'x86-64-v3'" in message
 
 
 def test_emit_obj_writes_the_object_code(tmp_path: Path) -> None:
     onnx.save(build_mlp(batch=1), tmp_path / "mlp.onnx")
     assert cli_main(["compile", str(tmp_path / "mlp.onnx"), "--emit", "obj", "-o", str(tmp_path / "model.o")]) == 0
     code = (tmp_path / "model.o").read_bytes()
-    assert code.startswith(b"\x7fELF") and b"model_main_packed" in code
+    assert code.startswith(b"\x7fELF")
+    assert b"model_main_packed" in code
 
 
 def test_emit_obj_and_build_apply_the_tuning_database(tmp_path: Path, capsys) -> None:
@@ -314,7 +323,7 @@ def test_library_of_a_trimmed_output_writes_its_bound_and_count(tmp_path: Path) 
 def test_library_run_reports_memory_it_cannot_allocate(tmp_path: Path) -> None:
     """Issue #54: intermediates too large to allocate make `<prefix>_run` return 3 with a message naming the bytes
     (the entry never runs on a NULL buffer); the library stays usable."""
-    export_library(import_model(expanded_model()), tmp_path / "libbig.so", prefix="big")
+    export_library(import_model(expanded_exp_model()), tmp_path / "libbig.so", prefix="big")
     library = ctypes.CDLL(str(tmp_path / "libbig.so"))
     library.big_load.restype = ctypes.c_void_p
     library.big_last_error.restype = ctypes.c_char_p
@@ -331,6 +340,25 @@ def test_library_run_reports_memory_it_cannot_allocate(tmp_path: Path) -> None:
         library.big_free(handle)
     header = (tmp_path / "libbig.h").read_text()
     assert "3 when its intermediate buffers cannot be allocated" in header
+
+
+def test_main_c_prints_the_runtime_message_as_is(tmp_path: Path) -> None:
+    """Issue #54: examples/c/main.c printed 'model_load: model: ...' and 'model_run: model_run: ...': the runtime's
+    messages carry their prefix already, and main.c prints them as they are."""
+    export_library(import_model(expanded_exp_model()), tmp_path / "libmodel.so")
+    executable = link_main(tmp_path)
+    missing = tmp_path / "missing.weights"
+    result = subprocess.run([str(executable), str(missing)], capture_output=True, text=True, check=False)
+    assert (result.returncode, result.stderr) == (1, f"model: cannot open weights file '{missing}'\n")
+    result = subprocess.run(
+        [str(executable), str(tmp_path / "libmodel.weights")], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 1
+    assert re.fullmatch(
+        r"model_run: out of memory: the model's native code could not allocate \d+ bytes \(\d+\.\d GiB\) for "
+        r"its intermediate buffers\n",
+        result.stderr,
+    ), result.stderr
 
 
 def test_a_null_model_is_reported_under_the_prefix(tmp_path: Path) -> None:

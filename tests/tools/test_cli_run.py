@@ -44,7 +44,8 @@ def test_outputs_sharing_a_file_are_refused_before_running(tmp_path: Path) -> No
     model = save_model(tmp_path / "clash.onnx", ["a/b", "a_b"], [2], op="Relu")
     result = minimlc("run", str(model), "--save-outputs", str(tmp_path / "outs"))
     assert_one_line_error(result, "--save-outputs: outputs 'a/b' and 'a_b' would both be saved as")
-    assert "output a/b:" not in result.stdout and not (tmp_path / "outs").exists()
+    assert "output a/b:" not in result.stdout
+    assert not (tmp_path / "outs").exists()
 
 
 @pytest.mark.parametrize("command", ["run", "compile", "build"])
@@ -52,7 +53,8 @@ def test_missing_tuning_database_is_an_error(mlp_path: Path, tmp_path: Path, com
     extra = ["-o", str(tmp_path / "lib.so")] if command == "build" else []
     result = minimlc(command, str(mlp_path), "--tuning-db", str(tmp_path / "missing.jsonl"), *extra)
     assert_one_line_error(result, f"--tuning-db {tmp_path / 'missing.jsonl'}: no such file")
-    assert "compiling" not in result.stderr and "building" not in result.stderr
+    assert "compiling" not in result.stderr
+    assert "building" not in result.stderr
 
 
 @pytest.mark.parametrize("shape_args", [[], ["--input-shape", "x=0,4"]])
@@ -91,7 +93,8 @@ def test_outputs_under_a_file_are_refused_before_compiling(mlp_path: Path, tmp_p
     assert_one_line_error(result, f"--save-outputs {blocker}: is a file, not a directory")
     result = minimlc("run", str(mlp_path), "--profile", "--profile-json", str(blocker / "p.json"))
     assert_one_line_error(result, f"--profile-json {blocker / 'p.json'}: '{blocker}' is a file, not a directory")
-    assert "compiling" not in result.stderr and blocker.read_bytes() == b"a file"
+    assert "compiling" not in result.stderr
+    assert blocker.read_bytes() == b"a file"
 
 
 def test_run_a_saved_model(mlp_path: Path, tmp_path: Path) -> None:
@@ -129,3 +132,29 @@ def test_version() -> None:
 
     assert result.stdout.startswith(f"minimlc {version('minimlc')} (xDSL {version('xdsl')}, llvmlite ")
     assert re.search(r"with LLVM \d+\.\d+\.\d+, onnx [\d.]+, numpy [\d.]+\)$", result.stdout.strip())
+
+
+def test_the_random_generator_is_made_before_compiling(
+    mlp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #54: made after the compile, the generator's lazy `import numpy.random` could lose a Ctrl-C pressed
+    right after compiling. Here the compile is interrupted: the generator exists already and minimlc exits 130."""
+    from minimlc.tools import cli_run
+    from minimlc.tools.minimlc_cli import main
+
+    events = []
+    make_generator = np.random.default_rng
+
+    def recorded_generator(seed: int) -> np.random.Generator:
+        events.append("generator")
+        return make_generator(seed)
+
+    def interrupted_compile(*_: object) -> None:
+        events.append("compile")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(np.random, "default_rng", recorded_generator)
+    monkeypatch.setattr(cli_run, "_session", interrupted_compile)
+    assert main(["run", str(mlp_path)]) == 130
+    assert events == ["generator", "compile"]
+    assert capsys.readouterr().err == "\nminimlc: interrupted\n"
