@@ -20,6 +20,7 @@ from minimlc.tools import cli_files, cli_options
 from minimlc.tools.cli_progress import compile_progress, milliseconds
 
 if TYPE_CHECKING:
+    from minimlc.frontend.signature import TensorInfo
     from minimlc.runtime.session import Session
 
 _CHUNK = 1 << 20
@@ -125,6 +126,18 @@ def random_input(rng: np.random.Generator, name: str, shape: Sequence[int], dtyp
     return array
 
 
+def _fixed_shape(info: TensorInfo) -> tuple[int, ...]:
+    """The shape of a random input: `info`'s, which must have no symbolic or unknown dimension."""
+    for axis, size in enumerate(info.shape):
+        if not isinstance(size, int):
+            what = f"a symbolic dimension '{size}'" if isinstance(size, str) else "an unknown dimension"
+            raise cli_options.UsageError(
+                f"input '{info.name}' has {what} at axis {axis}; pass --input-shape {info.name}=D,D,... "
+                f"(or --input {info.name}=FILE.npy)"
+            )
+    return info.shape  # type: ignore[return-value]
+
+
 def summary(name: str, value: np.ndarray) -> str:
     """One output's line: shape, dtype, min, max, mean and argmax (none of them for an empty output)."""
     line = f"output {name}: shape {list(value.shape)} {value.dtype}"
@@ -154,13 +167,13 @@ def run_model(args: argparse.Namespace) -> int:
     folder = cli_files.output_dir(args.save_outputs, "--save-outputs") if args.save_outputs else None
     trace = cli_files.output_file(args.profile_json, "--profile-json") if args.profile_json else None
     feeds = cli_options.load_inputs(args.input)
+    rng = np.random.default_rng(args.seed)  # before compiling: its lazy import would swallow a Ctrl-C after it
     session = _session(args, model, {name: array.shape for name, array in feeds.items()})
     infos = session.get_outputs()
     files = cli_files.output_files([info.name for info in infos], folder) if folder is not None else {}
-    rng = np.random.default_rng(args.seed)
     for info in session.get_inputs():
         if info.name not in feeds:
-            feeds[info.name] = random_input(rng, info.name, info.shape, info.dtype)
+            feeds[info.name] = random_input(rng, info.name, _fixed_shape(info), info.dtype)
     outputs = session.run(None, feeds)
     if session.profiler is not None:
         session.profiler.runs.clear()  # the warm-up starts the pool and faults pages in
