@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from minimlc.lowering.abi import extern_calls_in
@@ -23,10 +23,12 @@ from minimlc.runtime.session import NO_MODEL_VERSION, ModelMetadata, Session
 from minimlc.runtime.threadpool import resolve_num_threads
 
 if TYPE_CHECKING:
+    import numpy as np
     import onnx
 
+    from minimlc.driver.specializations import Specializations
     from minimlc.frontend.onnx import ImportedModel
-    from minimlc.frontend.onnx_model_file import ModelSource
+    from minimlc.frontend.signature import TensorInfo
     from minimlc.lowering.pipeline import ExtraPasses, Pipeline
 
 
@@ -66,7 +68,10 @@ class InferenceSession(Session):
         `enable_profiling` times every kernel call of every run (`self.profiler`, `end_profiling()`; compiled
         without the cache), by `profiling_clock`: `wall`, or `cpu` (the calling thread's CPU time; one thread only).
         """
-        from minimlc.frontend.onnx import import_model
+        from minimlc.driver.specializations import Specializations, has_free_dimensions
+        from minimlc.frontend.onnx import check_model, import_model
+        from minimlc.frontend.onnx_declared import declared_inputs, declared_outputs
+        from minimlc.frontend.onnx_model_file import read_model
         from minimlc.lowering.pipeline import build_pipeline, opt_level_pipeline
         from minimlc.lowering.strategy.tuning_db import TuningDatabase
         from minimlc.runtime.profiler import PROFILING_CLOCKS, check_profiling_clock
@@ -86,9 +91,33 @@ class InferenceSession(Session):
             if edited
             else None
         )
-        imported = import_model(model, input_shapes)
+        read = read_model(model)
+        self._metadata = _model_metadata(read.proto)
+        inputs = declared_inputs(read.proto.graph, input_shapes or {})
+        if has_free_dimensions(inputs):  # compiled per input shapes, at the first run with them
+            if enable_profiling:
+                raise ValueError("enable_profiling needs fixed input shapes: pass input_shapes={name: shape, ...}")
+            check_model(read)  # the model's errors now, not at its first run
+
+            def compile_for(shapes: dict[str, tuple[int, ...]]) -> Session:
+                specialized = InferenceSession.__new__(InferenceSession)
+                specialized._compile(
+                    import_model(read, {**(input_shapes or {}), **shapes}),
+                    opt_level,
+                    num_threads,
+                    target,
+                    pipeline,
+                    cache,
+                )
+                specialized._metadata = self._metadata
+                return specialized
+
+            self._specialize(
+                Specializations(inputs, compile_for), declared_outputs(read.proto.graph), opt_level, num_threads
+            )
+            return
+        imported = import_model(read, input_shapes)
         self._compile(imported, opt_level, num_threads, target, pipeline, cache)
-        self._metadata = _model_metadata(model)
         if enable_profiling and self._model is not None:
             self._start_profiling(imported, profiling_clock)
 
@@ -132,6 +161,89 @@ class InferenceSession(Session):
         )
         self._bind(model, opt_level, num_threads)
 
+    # A model with symbolic dimensions: a session per input shapes (`driver/specializations.py`).
+
+    _specializations: Specializations | None = None
+
+    def _specialize(
+        self, specializations: Specializations, outputs: Sequence[TensorInfo], opt_level: int, num_threads: int | None
+    ) -> None:
+        """Become the session over `specializations`, declaring their inputs and `outputs` (symbols kept)."""
+        self._set_signature(specializations.inputs, outputs, {})
+        self._bind(None, opt_level, num_threads)
+        self._specializations = specializations
+
+    def run(
+        self, output_names: Sequence[str] | None, input_feed: Mapping[str, Any], run_options: object = None
+    ) -> list[Any]:
+        if self._specializations is None:
+            return super().run(output_names, input_feed, run_options)
+        self._check_input_names(input_feed)
+        shapes = self._specializations.shapes_of(input_feed)
+        return self._specializations.session_for(shapes).run(output_names, input_feed, run_options)
+
+    run.__doc__ = Session.run.__doc__
+
+    def compiled_shapes(self) -> list[dict[str, tuple[int, ...]]]:
+        """The input shapes compiled for: the declared ones, or for a model with symbolic dimensions those of the
+        specialisations bound now (least recently used first)."""
+        if self._specializations is None:
+            return [{info.name: info.shape for info in self._inputs}]
+        return self._specializations.compiled_shapes()
+
+    @property
+    def stats(self) -> dict[str, int | float]:
+        """`Session.stats` plus `compiles`, the models compiled (or read from the compile cache) for this session:
+        1, or for a model with symbolic dimensions one per distinct input shapes run so far (the other statistics
+        are then those of the last run's specialisation)."""
+        if self._specializations is None:
+            return {**Session.stats.fget(self), "compiles": int(self._model is not None)}  # type: ignore[attr-defined]
+        latest = self._specializations.latest
+        stats = Session.stats.fget(self) if latest is None else latest.stats  # type: ignore[attr-defined]
+        return {**stats, "compiles": self._specializations.compiles}
+
+    @property
+    def llvm_ir(self) -> str:
+        latest = self._specializations.latest if self._specializations is not None else None
+        return latest.llvm_ir if latest is not None else Session.llvm_ir.fget(self)  # type: ignore[attr-defined]
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        if self._specializations is not None:
+            raise ValueError(
+                "this session's model has symbolic dimensions: it is compiled per input shapes, and a saved model "
+                "holds one compiled model; save a session with fixed shapes: InferenceSession(model, "
+                "input_shapes={name: shape, ...})"
+            )
+        super().save(path)
+
+    save.__doc__ = Session.save.__doc__
+
+    def with_weights(self, weights: Mapping[str, np.ndarray]) -> Session:
+        if self._specializations is None:
+            return super().with_weights(weights)
+        return self._adapted(lambda session: session.with_weights(weights), self.num_threads)
+
+    with_weights.__doc__ = Session.with_weights.__doc__
+
+    def with_num_threads(self, num_threads: int | None) -> Session:
+        if self._specializations is None:
+            return super().with_num_threads(num_threads)
+        return self._adapted(lambda session: session.with_num_threads(num_threads), num_threads)
+
+    with_num_threads.__doc__ = Session.with_num_threads.__doc__
+
+    def _adapted(self, adapt: Callable[[Session], Session], num_threads: int | None) -> InferenceSession:
+        """A session over this one's model whose specialisations are this one's, each passed through `adapt`."""
+        from minimlc.driver.specializations import Specializations
+
+        specializations = self._specializations
+        assert specializations is not None
+        session = InferenceSession.__new__(InferenceSession)
+        session._metadata = self._metadata
+        adapted = Specializations(specializations.inputs, lambda shapes: adapt(specializations.compile(shapes)))
+        session._specialize(adapted, self._outputs, self.opt_level, num_threads)
+        return session
+
     def _start_profiling(self, imported: ImportedModel, clock: str) -> None:
         from minimlc.driver.profiling import profiled_calls
 
@@ -162,14 +274,8 @@ def _check_ort_arguments(sess_options: object, providers: Sequence[Any] | None) 
         )
 
 
-def _model_metadata(model: ModelSource) -> ModelMetadata:
-    """The metadata of an ONNX model (parsed again from a path or bytes, without its external data)."""
-    import onnx
-
-    if isinstance(model, bytes):
-        model = onnx.load_model_from_string(model)
-    elif not isinstance(model, onnx.ModelProto):
-        model = onnx.load(model, load_external_data=False)  # pyright: ignore[reportUnknownMemberType]
+def _model_metadata(model: onnx.ModelProto) -> ModelMetadata:
+    """The metadata of an ONNX model, with the fields of ONNX Runtime's."""
     return ModelMetadata(
         producer_name=model.producer_name,
         graph_name=model.graph.name,

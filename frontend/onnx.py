@@ -2,10 +2,11 @@
 
 The model becomes `func.func @main(inputs...) -> (outputs...)` in a `builtin.module`, with every
 shape static and computed here (value_info is not trusted). Initializers, Constant outputs, shapes,
-and the outputs of every node whose inputs are all constants (evaluated at import time by
-`onnx_fold`) are compile-time constants: the ones used as data operands become `graph.weight`
-handles into the returned weight store, the others (such as Reshape's shape) are consumed at import
-time. A node fed, directly or not, by a graph input's values is never folded: it is converted.
+and the outputs of the nodes of the fold set whose inputs are all constants (evaluated at import time by
+minimlc's exact evaluators, `onnx_fold`) are compile-time constants: the ones used as data operands become
+`graph.weight` handles into the returned weight store, the others (such as Reshape's shape) are consumed at import
+time. A node fed, directly or not, by a graph input's values is never folded, nor is a node outside the fold set
+(MatMul, Exp, ... on constants): it is converted.
 A graph output that is a compile-time constant (a Shape, a ConstantOfShape, a folded
 chain) is not computed by native code: it is returned in `ImportedModel.constant_outputs`, with
 its own element type (int64, bool, ...); @main takes the inputs and returns the other outputs, each
@@ -38,7 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_ops, onnx_sequence
+from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_operators, onnx_ops, onnx_sequence
 from minimlc.frontend.onnx_control import ControlContext
 from minimlc.frontend.onnx_errors import (
     ExternalDataError,
@@ -47,7 +48,7 @@ from minimlc.frontend.onnx_errors import (
     UnsupportedOpsError,
     UnsupportedTypeError,
 )
-from minimlc.frontend.onnx_model_file import ExternalData, ModelSource, check_structure, read_model
+from minimlc.frontend.onnx_model_file import ExternalData, ModelSource, ReadModel, check_structure, read_model
 from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key, node_label, unsupported_nodes
 from minimlc.frontend.onnx_ops import (
     ELEMENT_TYPES,
@@ -102,18 +103,28 @@ def import_model(model: ModelSource, input_shapes: Mapping[str, Sequence[int]] |
     `input_shapes` gives the shape of inputs with symbolic or unknown dimensions; a shape that contradicts a
     dimension the model declares is refused, as ONNX Runtime refuses such inputs. Initializers stored as external data
     are memory-mapped, not copied (`onnx_model_file`). Raises `UnsupportedOpsError` listing every unsupported node
-    before converting anything (a node of any op type whose inputs are all compile-time constants is supported: it
-    is evaluated at import time), `ModelImportError` for any other problem (unparsable or invalid model, a directory
-    given as the model, missing external data (`ExternalDataError`), bad attribute, shape mismatch, non-float32 data),
-    and `FileNotFoundError` when a path does not exist.
+    before converting anything (a node without a converter is supported where `onnx_fold` evaluates it: a Range or
+    ConstantOfShape on compile-time constants), `ModelImportError` for any other problem (unparsable or invalid
+    model, a directory given as the model, missing external data (`ExternalDataError`), bad attribute, shape
+    mismatch, non-float32 data), and `FileNotFoundError` when a path does not exist.
     """
+    read = check_model(model)
+    return _Importer(read.proto.graph, _opsets(read.proto), dict(input_shapes or {}), read.external).run()
+
+
+def check_model(model: ModelSource) -> ReadModel:
+    """Read `model` and check what `import_model` checks before converting anything (structure, supported ops),
+    raising the same errors; the model read, for `import_model` to take."""
     read = read_model(model)
-    proto = read.proto
-    check_structure(proto)
+    check_structure(read.proto)
+    _check_supported(read.proto.graph, _opsets(read.proto))
+    return read
+
+
+def _opsets(proto: onnx.ModelProto) -> dict[str, int]:
     opsets = {entry.domain or "": entry.version for entry in proto.opset_import}
     opsets.setdefault("", opsets.get("ai.onnx", 0))
-    _check_supported(proto.graph, opsets)
-    return _Importer(proto.graph, opsets, dict(input_shapes or {}), read.external).run()
+    return opsets
 
 
 def _declared_shape(dims: Sequence[onnx.TensorShapeProto.Dimension]) -> str:
@@ -140,7 +151,6 @@ class _Importer:
     ):
         self.graph = graph_proto
         self.external = external
-        self.opsets = opsets
         self.opset = opsets[""]
         self.input_shapes = input_shapes
         self.values: dict[str, Item] = {}
@@ -150,6 +160,8 @@ class _Importer:
         self.subgraph_imports = 0
         self.scoped_constants = onnx_control.ScopedConstants()
         self.index_checks: list[tuple[SSAValue, str]] = []
+        self.unfolded: dict[str, str] = {}
+        """Run-time values computed from constants only -> the node on constants that was compiled, not folded."""
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -284,11 +296,13 @@ class _Importer:
                 raise UnsupportedFeatureError(f"{label}: input '{name}' has a data-dependent shape (only outputs may)")
             if isinstance(inputs[-1], (SequenceValue, OptionalValue)) and node.op_type not in CONTAINER_OPS:
                 raise ModelImportError(f"{label}: input '{name}' is a sequence or an optional, not a tensor")
-        # Constant keeps its converter, which checks its attributes; any other node on constants folds.
-        if node.op_type != "Constant" and onnx_fold.is_foldable(node, self._is_constant):
-            outputs = self._fold(node, label, inputs)
-        else:
+        outputs = self._fold(node, label, inputs) if onnx_fold.is_foldable(node, self._is_constant) else None
+        if outputs is None:
             outputs = self._call_converter(node, label, inputs, builder, weights)
+            if all(self._is_constant(name) or name in self.unfolded for name in node.input if name):
+                origin = next((self.unfolded[name] for name in node.input if name in self.unfolded), label)
+                computed = [name for name, value in zip(node.output, outputs) if isinstance(value, SSAValue)]
+                self.unfolded |= dict.fromkeys(computed, origin)
         for name, value in zip(node.output, outputs):
             if name:
                 scoped = isinstance(value, ConstantValue) and self.scope
@@ -325,13 +339,28 @@ class _Importer:
     def _is_constant(self, name: str) -> bool:
         return isinstance(self.values.get(name), ConstantValue)
 
-    def _fold(self, node: onnx.NodeProto, label: str, inputs: Sequence[Value | None]) -> list[ConstantValue]:
-        arrays = [value.array if isinstance(value, ConstantValue) else None for value in inputs]
+    def _fold(self, node: onnx.NodeProto, label: str, inputs: Sequence[Item | None]) -> list[ConstantValue] | None:
+        """The node's outputs evaluated at import time, or None when it is to be compiled (`NotFoldable`)."""
+        constants = [value if isinstance(value, ConstantValue) else None for value in inputs]
         try:
-            results = onnx_fold.fold(node, arrays, self.opsets)
+            results = onnx_fold.fold(node, constants, self.opset)
+        except onnx_fold.NotFoldable as declined:
+            if converter_key(node.domain, node.op_type) in CONVERTERS:
+                return None
+            raise UnsupportedFeatureError(f"{label}: cannot be folded ({declined}) and has no converter") from declined
         except NodeError as error:
             raise ModelImportError(f"{label}: {error}") from error
         return [ConstantValue(name, array) for name, array in zip(node.output, results)]
+
+    def _unfolded_operands(self, node: onnx.NodeProto) -> str:
+        """Why an operand that must be a compile-time constant is not: it is computed at run time from constants."""
+        names = [node.input[i] for i in onnx_operators.CONSTANT_OPERANDS.get(node.op_type, ()) if i < len(node.input)]
+        return "".join(
+            f"; input '{name}' is computed at run time from constants by {self.unfolded[name]}, which is compiled, "
+            "not folded at import time"
+            for name in names
+            if name in self.unfolded
+        )
 
     def _call_converter(
         self,
@@ -341,6 +370,9 @@ class _Importer:
         builder: Builder,
         weights: WeightStore,
     ) -> tuple[Item, ...]:
+        if converter_key(node.domain, node.op_type) not in CONVERTERS:  # an evaluator only, for constant inputs
+            computed = ", ".join(f"'{name}'" for name, value in zip(node.input, inputs) if isinstance(value, SSAValue))
+            raise UnsupportedFeatureError(f"{label}: has no converter, and inputs {computed} are computed at run time")
         converter = CONVERTERS[converter_key(node.domain, node.op_type)]
         parameters = list(inspect.signature(converter).parameters.values())[1:]
         slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
@@ -378,9 +410,9 @@ class _Importer:
             if half is not None:
                 value = onnx_half.narrowed(builder, value if isinstance(value, tuple) else (value,), half)
         except UnsupportedNodeError as error:
-            raise UnsupportedFeatureError(f"{label}: {error}") from error
+            raise UnsupportedFeatureError(f"{label}: {error}{self._unfolded_operands(node)}") from error
         except NodeError as error:
-            raise ModelImportError(f"{label}: {error}") from error
+            raise ModelImportError(f"{label}: {error}{self._unfolded_operands(node)}") from error
         finally:
             builder.name_hint = None
         results = value if isinstance(value, tuple) else (value,)

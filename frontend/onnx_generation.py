@@ -26,7 +26,7 @@ from minimlc.frontend.onnx_ops import (
 
 def EyeLike(ctx: NodeContext, input: Value, *, dtype: int | None = None, k: int = 0) -> Value:
     """Ones on the `k`-th diagonal of a matrix shaped like `input`, of `dtype` (else the input's) -> graph.eye."""
-    shape = shape_of(ctx.data(input))  # a constant input folds the node at import time: it is run-time data here
+    shape = shape_of(ctx.data(input))  # only the shape is read, run-time data or a constant
     if len(shape) != 2:
         raise NodeError(f"input must be a matrix, got shape {shape}")
     if dtype is None:

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Union
 
 import numpy as np
 import onnx
@@ -32,8 +33,9 @@ from onnx.external_data_helper import ExternalDataInfo, load_external_data_for_t
 
 from minimlc.frontend.onnx_errors import ExternalDataError, ModelImportError
 
-ModelSource = onnx.ModelProto | str | os.PathLike[str] | bytes
-"""What `import_model` takes: a parsed model, a path to an `.onnx` file, or a model serialized to bytes."""
+ModelSource = Union[onnx.ModelProto, str, os.PathLike[str], bytes, "ReadModel"]
+"""What `import_model` takes: a parsed model, a path to an `.onnx` file, a model serialized to bytes, or what
+`read_model` read from one of those."""
 
 _TENSOR_HOLDERS = frozenset(
     f"onnx.{name}"
@@ -70,7 +72,10 @@ def read_model(model: ModelSource) -> ReadModel:
     """Parse `model` without loading its external data (`ExternalData` maps it when an initializer is read).
 
     Raises FileNotFoundError when a path does not exist, and `ModelImportError` when it is a directory or does not
-    parse (or a tensor in a node attribute stored outside cannot be read: `ExternalDataError`)."""
+    parse (or a tensor in a node attribute stored outside cannot be read: `ExternalDataError`). A model read
+    before is returned as it is."""
+    if isinstance(model, ReadModel):
+        return model
     if isinstance(model, onnx.ModelProto):
         return ReadModel(model, ExternalData(Path.cwd()))
     if not isinstance(model, bytes):

@@ -3,7 +3,7 @@
 Each converter is named exactly like its ONNX op and takes the node's inputs positionally and its attributes as
 keyword arguments with ONNX's defaults; `CONVERTERS` lists them (merged with the other families in `onnx_operators.py`).
 Index-valued inputs (axes, split sizes, starts, indices, repeats, shapes) must be compile-time constants; they
-become typed properties. A node whose inputs are all constants never gets here: `onnx_fold` evaluates it.
+become typed properties. A node whose inputs are all constants gets here only if `onnx_fold` has no exact evaluator for it.
 Where an ONNX input and an attribute share a name (Split's `split`, Squeeze's `axes` before and after opset 13,
 Slice's before opset 10), the input takes an `_input` suffix: inputs are passed by position.
 """

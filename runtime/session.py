@@ -362,6 +362,11 @@ class Session:
         return [self._output_index[name] for name in output_names]
 
     def _checked_inputs(self, input_feed: Mapping[str, Any]) -> list[np.ndarray]:
+        self._check_input_names(input_feed)
+        return [_checked_array(info, input_feed[info.name]) for info in self._inputs]
+
+    def _check_input_names(self, input_feed: Mapping[str, Any]) -> None:
+        """Refuse a feed that is not a dict, or does not name every input once and nothing else."""
         if not isinstance(input_feed, Mapping):
             raise TypeError(
                 f"input_feed must be a dict {{name: array}} (as ONNX Runtime takes it), not a "
@@ -377,7 +382,6 @@ class Session:
                 problems.append(f"missing input(s) {', '.join(map(repr, missing))}")
             expected = ", ".join(f"{info.name} {list(info.shape)} {info.dtype}" for info in self._inputs)
             raise InvalidInputError(f"{'; '.join(problems)}; the model's inputs are: {expected}")
-        return [_checked_array(info, input_feed[info.name]) for info in self._inputs]
 
 
 def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Session:

@@ -10,8 +10,8 @@ shipped `light_*_output_0.pb`. Used by `tests/conformance/` and `minimlc conform
 
 A case passes only for the right reason: native code computed its outputs (`Outcome.NATIVE`), or they are
 compile-time constants independent of the inputs' values (`Outcome.CONSTANT`: a Shape, a ConstantOfShape of a shape
-input). Outputs computed at import time from input values (by onnx's reference evaluator, which also computed the
-expected ones) raise `FoldedOutputError`: such a case fails, whatever its outputs.
+input). Outputs computed at import time from input values (folded by `frontend/onnx_fold.py`, not compiled) raise
+`FoldedOutputError`: such a case fails, whatever its outputs.
 """
 
 from __future__ import annotations

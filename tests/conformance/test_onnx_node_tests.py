@@ -62,8 +62,7 @@ def test_passing_cases_say_how_they_passed(name: str, outcome: Outcome) -> None:
 
 def test_a_case_folded_from_integer_inputs_is_not_counted_as_passed(monkeypatch: pytest.MonkeyPatch) -> None:
     """test_and2d's bool inputs are data, fed at run time: native. With them bound as constants anyway (the importer
-    then computes And with onnx's reference evaluator, which also computed the expected output), the outputs match
-    but the case fails as folded."""
+    then folds And at import time), the outputs match but the case fails as folded."""
     result = run_test(by_name("test_and2d"))
     assert (result.outcome, result.kind) == (Outcome.NATIVE, "")
     monkeypatch.setattr(

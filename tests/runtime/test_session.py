@@ -58,8 +58,7 @@ def test_mlp_matches_reference(batch: int) -> None:
 
 def test_symbolic_batch_is_fixed_by_input_shapes() -> None:
     model = build_mlp(batch="N")
-    with pytest.raises(ModelImportError, match="symbolic dimension 'N'"):
-        InferenceSession(model)
+    assert InferenceSession(model).get_inputs()[0].shape == ("N", 784)  # compiled per shape at run time
     session = InferenceSession(model, input_shapes={"input": [5, 784]})
     assert session.get_inputs()[0].shape == (5, 784)
     x = np.ones((5, 784), np.float32)
