@@ -158,7 +158,9 @@ def test_stats_describe_the_session() -> None:
         "optimize_seconds",
         "machine_code_seconds",
         "cache_hit",
+        "compiles",
     }
+    assert stats["compiles"] == 1  # a static model: compiled once, at construction
     assert stats["cache_hit"] == 0  # the suite compiles without the cache (tests/conftest.py)
     assert 1 <= stats["kernel_functions"] <= stats["kernels"]
     assert 0 < stats["arena_bytes"] <= stats["intermediate_bytes"]
