@@ -11,8 +11,8 @@ chains into one static reshape, and ConstantOfShape "weights" into weight-store 
 Any other node on constants (MatMul, Exp, Softmax, a float ReduceSum, ...), and a node an evaluator declines
 (`NotFoldable`: an element type or a mode it does not compute exactly), is compiled like any node: its constant inputs
 become weights: only minimlc computes what a model computes. An op type with neither a converter nor an evaluator is
-therefore unsupported even on constant inputs, on purpose (the window functions, GlobalLpPool, ...); Range and
-ConstantOfShape, which have no converter, are supported where their inputs are constants.
+therefore unsupported even on constant inputs, on purpose (GlobalLpPool, MaxRoiPool, ...); Range, ConstantOfShape
+and the window functions, which have no converter, are supported where their inputs are constants.
 
 `is_constant_output` is the same rule without evaluating anything, so that the unsupported-op check can run over the
 whole graph before any node is converted.
