@@ -62,6 +62,14 @@ and the buffer types it is called with (inputs, then outputs). The function is `
 EXTERN_STATUS_ATTR = "minimlc.extern_status"
 """Index of the parameter (after the function pointers) that takes a run's status: two int32, zero before the run;
 the first call returning non-zero writes its function pointer's slot + 1 and the value it returned."""
+INPUT_SYMBOLS_ATTR = "minimlc.input_symbols"
+"""On a graph- or te-level entry: the symbol name of each dynamic (`?`) input dimension, in input order then axis
+order (`docs/design/symbolic_shapes.md`)."""
+INPUT_EXTENTS_ATTR = "minimlc.input_extents"
+"""On a lowered entry with dynamic inputs: K, the length of the `memref<Kxi64>` parameter (the first after the
+outputs) that holds the dynamic input extents, in input order then axis order."""
+OUTPUT_EXTENTS_ATTR = "minimlc.output_extents"
+"""On a lowered entry with dynamic outputs: J, the number of dynamic output extents `@<entry>_output_extents` writes."""
 PARALLEL_FOR = "minimlc_parallel_for"
 """`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`: the thread pool's one entry point."""
 
@@ -78,6 +86,12 @@ def trim_to_count(array: np.ndarray, axis: int, count: np.ndarray) -> np.ndarray
 def packed_name(function: str) -> str:
     """The symbol of a function's one-pointer wrapper: `main` -> `main_packed`."""
     return f"{function}_packed"
+
+
+def output_extents_name(function: str) -> str:
+    """The symbol of the function that computes a dynamic entry's output extents from its input extents:
+    `main` -> `main_output_extents(memref<Kxi64>, memref<Jxi64>)`."""
+    return f"{function}_output_extents"
 
 
 def init_name(function: str) -> str:
