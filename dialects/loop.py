@@ -1,8 +1,10 @@
 """The `loop` dialect: TIR-like loop nests over buffers, the level where schedules are applied.
 
-Buffers are static-shaped `memref`s read and written with `memref.load` / `memref.store`; scalar work is `arith` and
-`math`. A `loop.for` has static bounds, a kind (serial, parallel, vectorize, unroll) that schedule passes set and
-lowerings honour, and a name that schedule options refer to. Buffers come from `loop.alloc` (global: heap, one per
+Buffers are `memref`s read and written with `memref.load` / `memref.store`; scalar work is `arith` and `math`. A
+`loop.for` has static bounds or a run-time upper bound (an `index` operand), a kind (serial, parallel, vectorize,
+unroll) that schedule passes set and lowerings honour, and a name that schedule options refer to. A buffer with `?`
+dimensions carries its extents as `index` values: `loop.alloc` takes one per `?`, and a parameter goes through
+`loop.extents` (`docs/design/symbolic_shapes.md`). Buffers come from `loop.alloc` (global: heap, one per
 intermediate tensor; local: a scalar or small tile on the stack), are weights (named handles bound at run time),
 or are precomputed once at load time from weights (`loop.precompute`, e.g. weights packed for a kernel's layout).
 
@@ -20,18 +22,21 @@ or are precomputed once at load time from weights (`loop.precompute`, e.g. weigh
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.dialects.builtin import DYNAMIC_INDEX, I64, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
 from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     EqAttrConstraint,
     IRDLOperation,
     ParsePropInAttrDict,
+    VarConstraint,
+    base,
+    irdl_op_definition,
     operand_def,
     opt_operand_def,
-    irdl_op_definition,
     prop_def,
     region_def,
     result_def,
@@ -46,13 +51,17 @@ from xdsl.utils.exceptions import VerifyException
 LOOP_KINDS = ("serial", "parallel", "vectorize", "unroll")
 """How a `loop.for` is to be executed; every kind has serial semantics, the others are schedule directives."""
 
+DYNAMIC_UPPER = -1
+"""The `upper` property of a `loop.for` whose upper bound is the operand `dynamic_upper`."""
+
 ALLOC_SCOPES = ("global", "local")
 """`global`: a heap buffer that lives for one call of the function; `local`: a stack buffer (accumulators, tiles)."""
 
 
 @irdl_op_definition
 class ForOp(IRDLOperation):
-    """A loop with static bounds: `loop.for "i" %i = 0 to 128 step 4 parallel { ... }`."""
+    """A loop with static bounds, `loop.for "i" %i = 0 to 128 step 4 parallel { ... }`, or a run-time upper bound,
+    `loop.for "i" %i = 0 to %n step 4 serial { ... }` (the `index` operand `dynamic_upper`; `upper` is then -1)."""
 
     name = "loop.for"
     loop_name = prop_def(StringAttr)
@@ -60,6 +69,7 @@ class ForOp(IRDLOperation):
     upper = prop_def(IntegerAttr[I64])
     step = prop_def(IntegerAttr[I64])
     kind = prop_def(StringAttr)
+    dynamic_upper = opt_operand_def(IndexType)
     body = region_def("single_block")
     traits = traits_def(NoTerminator(), RecursiveMemoryEffect())
 
@@ -67,16 +77,18 @@ class ForOp(IRDLOperation):
         self,
         loop_name: str,
         lower: int,
-        upper: int,
+        upper: int | SSAValue,
         body: Region | Block,
         step: int = 1,
         kind: str = "serial",
     ):
+        dynamic = not isinstance(upper, int)
         super().__init__(
+            operands=[[upper] if dynamic else []],
             properties={
                 "loop_name": StringAttr(loop_name),
                 "lower": IntegerAttr(lower, i64),
-                "upper": IntegerAttr(upper, i64),
+                "upper": IntegerAttr(DYNAMIC_UPPER if dynamic else upper, i64),
                 "step": IntegerAttr(step, i64),
                 "kind": StringAttr(kind),
             },
@@ -93,7 +105,15 @@ class ForOp(IRDLOperation):
         return self.body.block.args[0]
 
     @property
+    def is_dynamic(self) -> bool:
+        """Whether the upper bound is a run-time value (`dynamic_upper`)."""
+        return self.dynamic_upper is not None
+
+    @property
     def trip_count(self) -> int:
+        """The static number of iterations; ValueError on a loop with a run-time upper bound."""
+        if self.is_dynamic:
+            raise ValueError(f"loop '{self.loop_name.data}' has a run-time trip count (upper bound is an operand)")
         lower, upper, step = self.lower.value.data, self.upper.value.data, self.step.value.data
         return max(0, -(-(upper - lower) // step))
 
@@ -101,10 +121,19 @@ class ForOp(IRDLOperation):
         label = f"{self.name} '{self.loop_name.data}'"
         if self.step.value.data <= 0:
             raise VerifyException(f"{label}: step must be positive, got {self.step.value.data}")
-        if self.upper.value.data < self.lower.value.data:
+        if self.is_dynamic and self.upper.value.data != DYNAMIC_UPPER:
+            raise VerifyException(
+                f"{label}: has a run-time upper bound operand, but its upper property is {self.upper.value.data}, "
+                f"not {DYNAMIC_UPPER}"
+            )
+        if not self.is_dynamic and self.upper.value.data == DYNAMIC_UPPER:
+            raise VerifyException(f"{label}: upper bound {DYNAMIC_UPPER} marks a run-time bound, but it has no operand")
+        if not self.is_dynamic and self.upper.value.data < self.lower.value.data:
             raise VerifyException(
                 f"{label}: upper bound {self.upper.value.data} is below lower bound {self.lower.value.data}"
             )
+        if self.is_dynamic and self.lower.value.data < 0:
+            raise VerifyException(f"{label}: lower bound must not be negative, got {self.lower.value.data}")
         if self.kind.data not in LOOP_KINDS:
             raise VerifyException(f"{label}: unknown kind '{self.kind.data}' (expected one of {', '.join(LOOP_KINDS)})")
         args = self.body.block.args
@@ -116,7 +145,12 @@ class ForOp(IRDLOperation):
         printer.print_attribute(self.loop_name)
         printer.print_string(" ")
         printer.print_ssa_value(self.induction_var)
-        printer.print_string(f" = {self.lower.value.data} to {self.upper.value.data} step {self.step.value.data}")
+        printer.print_string(f" = {self.lower.value.data} to ")
+        if self.dynamic_upper is not None:
+            printer.print_ssa_value(self.dynamic_upper)
+        else:
+            printer.print_string(str(self.upper.value.data))
+        printer.print_string(f" step {self.step.value.data}")
         printer.print_string(f" {self.kind.data} ")
         printer.print_region(self.body, print_entry_block_args=False, print_empty_block=False)
         printer.print_op_attributes(self.attributes, print_keyword=True)
@@ -128,7 +162,9 @@ class ForOp(IRDLOperation):
         parser.parse_punctuation("=")
         lower = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("to")
-        upper = parser.parse_integer(allow_boolean=False)
+        upper = parser.parse_optional_operand(IndexType())
+        if upper is None:
+            upper = parser.parse_integer(allow_boolean=False)
         parser.parse_keyword("step")
         step = parser.parse_integer(allow_boolean=False)
         kind = parser.parse_identifier("loop kind")
@@ -141,17 +177,33 @@ class ForOp(IRDLOperation):
         return op
 
 
+def _check_dynamic_sizes(op: IRDLOperation, memref_type: Attribute, sizes: Sequence[SSAValue]) -> None:
+    """One `index` size per `?` of `memref_type`, or a VerifyException naming `op`."""
+    assert isinstance(memref_type, MemRefType)
+    dynamic = sum(1 for dim in memref_type.get_shape() if dim == DYNAMIC_INDEX)
+    if len(sizes) != dynamic:
+        prefix = f"buffer shape must be static, got {memref_type}" if not sizes else f"got {memref_type}"
+        raise VerifyException(
+            f"{op.name}: {prefix} with {len(sizes)} sizes, but it needs one index operand per '?' ({dynamic})"
+        )
+
+
 @irdl_op_definition
 class AllocOp(IRDLOperation):
-    """A buffer for one call of the enclosing function: `%t = loop.alloc "global" : memref<1x128xf32>`."""
+    """A buffer for one call of the enclosing function: `%t = loop.alloc "global" : memref<1x128xf32>`; a global
+    buffer may have `?` dimensions, each sized by an `index` operand: `%t = loop.alloc "global" [%n] :
+    memref<?x768xf32>`."""
 
     name = "loop.alloc"
     scope = prop_def(StringAttr)
+    dynamic_sizes = var_operand_def(IndexType)
     result = result_def(MemRefType)
-    assembly_format = "$scope attr-dict `:` type($result)"
+    assembly_format = "$scope (` ` `[` $dynamic_sizes^ `]`)? attr-dict `:` type($result)"
 
-    def __init__(self, memref_type: MemRefType, scope: str = "global"):
-        super().__init__(properties={"scope": StringAttr(scope)}, result_types=[memref_type])
+    def __init__(self, memref_type: MemRefType, scope: str = "global", dynamic_sizes: Sequence[SSAValue] = ()):
+        super().__init__(
+            operands=[list(dynamic_sizes)], properties={"scope": StringAttr(scope)}, result_types=[memref_type]
+        )
 
     def verify_(self) -> None:
         if self.scope.data not in ALLOC_SCOPES:
@@ -159,8 +211,29 @@ class AllocOp(IRDLOperation):
                 f"{self.name}: unknown scope '{self.scope.data}' (expected one of {', '.join(ALLOC_SCOPES)})"
             )
         assert isinstance(self.result.type, MemRefType)
-        if any(dim < 0 for dim in self.result.type.get_shape()):
-            raise VerifyException(f"{self.name}: buffer shape must be static, got {self.result.type}")
+        if self.scope.data == "local" and not self.result.type.has_static_shape():
+            raise VerifyException(f"{self.name}: a local buffer's shape must be static, got {self.result.type}")
+        _check_dynamic_sizes(self, self.result.type, self.dynamic_sizes)
+
+
+@irdl_op_definition
+class ExtentsOp(IRDLOperation):
+    """Gives a buffer with `?` dimensions its run-time extents, one `index` per `?` in order; the result is the same
+    buffer, which every access goes through: `%x = loop.extents %arg[%n, %s] : memref<?x?xf32>`."""
+
+    name = "loop.extents"
+    T: ClassVar = VarConstraint("T", base(MemRefType))
+    source = operand_def(T)
+    sizes = var_operand_def(IndexType)
+    result = result_def(T)
+    assembly_format = "$source `[` $sizes `]` attr-dict `:` type($source)"
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue, sizes: Sequence[SSAValue]):
+        super().__init__(operands=[source, list(sizes)], result_types=[source.type])
+
+    def verify_(self) -> None:
+        _check_dynamic_sizes(self, self.source.type, self.sizes)
 
 
 @irdl_op_definition
@@ -269,4 +342,4 @@ class PrefetchOp(IRDLOperation):
             raise VerifyException(f"{self.name}: {len(self.indices)} indices for a buffer of rank {rank}")
 
 
-Loop = Dialect("loop", [ForOp, AllocOp, WeightOp, PrecomputeOp, CallExternOp, PrefetchOp], [])
+Loop = Dialect("loop", [ForOp, AllocOp, ExtentsOp, WeightOp, PrecomputeOp, CallExternOp, PrefetchOp], [])

@@ -12,6 +12,13 @@ another (TVM `compute_inline`) is a substitution of indices.
       %p = arith.mulf %a, %b : f32
       te.yield %p : f32
     }
+
+A dimension may be a run-time extent (`docs/design/symbolic_shapes.md`): `?` in the result type and `?` (-1 in
+`reduce_extents`) for a reduction axis, each given by an `index` operand in brackets, outputs' then reductions':
+
+    %n = te.dim %x[0] : tensor<?x768xf32>
+    %s = te.compute "row_sum" (%i) [%n] reduce sum (%k : 768) -> tensor<?xf32> { ... }
+    %t = te.compute "col_sum" (%j) reduce sum (%k : ?) [%n] -> tensor<768xf32> { ... }
 """
 
 from __future__ import annotations
@@ -19,7 +26,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, DenseArrayBase, IndexType, IntegerAttr, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    I64,
+    DenseArrayBase,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -44,6 +60,9 @@ from xdsl.utils.exceptions import VerifyException
 COMBINERS = ("sum", "max", "min", "prod", "maxnum")
 """Reduction combiners a `te.compute` may use."""
 
+DYNAMIC_EXTENT = -1
+"""A run-time reduction extent in `reduce_extents` (`?` in the text form; a `?` of a type is `DYNAMIC_INDEX`)."""
+
 KERNEL_GROUP = "kernel_group"
 """The attribute (an integer) that makes consecutive computes one kernel, one loop nest each (`te-to-loop`): the
 stages of a softmax or a normalisation, `attributes {kernel_group = 0 : i64}`; `te-inline` keeps them."""
@@ -52,12 +71,16 @@ stages of a softmax or a normalisation, `attributes {kernel_group = 0 : i64}`; `
 @irdl_op_definition
 class ComputeOp(IRDLOperation):
     """A tensor defined elementwise by its body, optionally reduced over extra indices:
-    `%y = te.compute "relu" (%i) -> tensor<8xf32> { ... te.yield %v : f32 }`."""
+    `%y = te.compute "relu" (%i) -> tensor<8xf32> { ... te.yield %v : f32 }`. Run-time extents are `index`
+    operands, one per `?` of the result type, then one per -1 of `reduce_extents`:
+    `%y = te.compute "sum" (%i) [%n] reduce sum (%k : ?) [%s] -> tensor<?xf32> { ... }`. The body may use `index`
+    values defined outside it (an extent, for a mean)."""
 
     name = "te.compute"
     tag = prop_def(StringAttr)
     reduce_extents = prop_def(DenseArrayBase[I64])
     combiner = opt_prop_def(StringAttr)
+    dynamic_sizes = var_operand_def(IndexType())
     result = result_def(TensorType)
     body = region_def("single_block")
     traits = traits_def(RecursiveMemoryEffect())
@@ -69,6 +92,7 @@ class ComputeOp(IRDLOperation):
         body: Region | Block,
         reduce_extents: Sequence[int] = (),
         combiner: str | None = None,
+        dynamic_sizes: Sequence[SSAValue] = (),
     ):
         properties: dict[str, Attribute] = {
             "tag": StringAttr(tag),
@@ -77,6 +101,7 @@ class ComputeOp(IRDLOperation):
         if combiner is not None:
             properties["combiner"] = StringAttr(combiner)
         super().__init__(
+            operands=[list(dynamic_sizes)],
             result_types=[result_type],
             regions=[body if isinstance(body, Region) else Region(body)],
             properties=properties,
@@ -96,6 +121,24 @@ class ComputeOp(IRDLOperation):
     def extents(self) -> tuple[int, ...]:
         """Extents of the reduction axes (empty for a pure elementwise compute)."""
         return self.reduce_extents.get_values()
+
+    def output_extents(self) -> list[int | SSAValue]:
+        """Each dimension of the result: its size, or the operand giving it at run time."""
+        sizes = iter(self.dynamic_sizes)
+        return [next(sizes) if extent == DYNAMIC_INDEX else extent for extent in self.shape]
+
+    def reduce_extent_values(self) -> list[int | SSAValue]:
+        """Each reduction extent: its size, or the operand giving it at run time."""
+        sizes = iter(self.dynamic_sizes[self.shape.count(DYNAMIC_INDEX) :])
+        return [next(sizes) if extent == DYNAMIC_EXTENT else extent for extent in self.extents]
+
+    def has_run_time_extents(self) -> bool:
+        """Whether the compute has a run-time extent or reads a tensor with a `?` dimension (the passes that plan
+        static shapes, such as the convolution rewrites, leave such a compute alone)."""
+        return bool(self.dynamic_sizes) or any(
+            isinstance(op, ReadOp) and DYNAMIC_INDEX in op.tensor.type.get_shape()  # type: ignore[union-attr]
+            for op in self.body.walk()
+        )
 
     @property
     def output_indices(self) -> tuple[SSAValue, ...]:
@@ -132,8 +175,23 @@ class ComputeOp(IRDLOperation):
                 f"{self.name} '{self.tag.data}': unknown combiner '{self.combiner.data}' "
                 f"(expected one of {', '.join(COMBINERS)})"
             )
-        if any(extent <= 0 for extent in self.extents):
-            raise VerifyException(f"{self.name} '{self.tag.data}': reduction extents must be positive")
+        if any(extent <= 0 and extent != DYNAMIC_EXTENT for extent in self.extents):
+            raise VerifyException(
+                f"{self.name} '{self.tag.data}': reduction extents must be positive (or {DYNAMIC_EXTENT}, a run-time "
+                "extent)"
+            )
+        if any(extent < 0 and extent != DYNAMIC_INDEX for extent in self.shape):
+            raise VerifyException(
+                f"{self.name} '{self.tag.data}': result dimensions must be sizes or '?' (DYNAMIC_INDEX), got "
+                f"{self.shape}"
+            )
+        output_sizes, reduce_sizes = self.shape.count(DYNAMIC_INDEX), self.extents.count(DYNAMIC_EXTENT)
+        if len(self.dynamic_sizes) != output_sizes + reduce_sizes:
+            raise VerifyException(
+                f"{self.name} '{self.tag.data}': has {len(self.dynamic_sizes)} size operands, expected "
+                f"{output_sizes + reduce_sizes} ({output_sizes} for the result's '?' dimensions + {reduce_sizes} "
+                "for run-time reduction extents)"
+            )
         terminator = self.body.block.last_op
         if not isinstance(terminator, YieldOp):
             raise VerifyException(f"{self.name} '{self.tag.data}': body must end with te.yield")
@@ -151,18 +209,39 @@ class ComputeOp(IRDLOperation):
         printer.print_string(" (")
         printer.print_list(self.output_indices, printer.print_ssa_value)
         printer.print_string(")")
+        output_sizes = self.shape.count(DYNAMIC_INDEX)
+        self._print_sizes(printer, self.dynamic_sizes[:output_sizes])
         if self.combiner is not None:
             printer.print_string(f" reduce {self.combiner.data} (")
             printer.print_list(
                 zip(self.reduce_indices, self.extents),
-                lambda pair: (printer.print_ssa_value(pair[0]), printer.print_string(f" : {pair[1]}")),
+                lambda pair: (
+                    printer.print_ssa_value(pair[0]),
+                    printer.print_string(f" : {'?' if pair[1] == DYNAMIC_EXTENT else pair[1]}"),
+                ),
             )
             printer.print_string(")")
+            self._print_sizes(printer, self.dynamic_sizes[output_sizes:])
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)
         printer.print_string(" ")
         printer.print_region(self.body, print_entry_block_args=False)
         printer.print_op_attributes(self.attributes, print_keyword=True)
+
+    @staticmethod
+    def _print_sizes(printer: Printer, sizes: Sequence[SSAValue]) -> None:
+        if sizes:
+            printer.print_string(" [")
+            printer.print_list(sizes, printer.print_ssa_value)
+            printer.print_string("]")
+
+    @staticmethod
+    def _parse_sizes(parser: Parser) -> list[SSAValue]:
+        """An optional `[%n, %s]` of run-time extents."""
+        sizes = parser.parse_optional_comma_separated_list(
+            Parser.Delimiter.SQUARE, lambda: parser.parse_operand(IndexType()), " in run-time extents"
+        )
+        return sizes or []
 
     @classmethod
     def parse(cls, parser: Parser) -> ComputeOp:
@@ -170,6 +249,7 @@ class ComputeOp(IRDLOperation):
         outputs = parser.parse_comma_separated_list(
             Parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=False)
         )
+        sizes = cls._parse_sizes(parser)
         combiner: str | None = None
         reductions: list[tuple[Parser.UnresolvedArgument, int]] = []
         if parser.parse_optional_keyword("reduce"):
@@ -178,9 +258,12 @@ class ComputeOp(IRDLOperation):
             def parse_axis() -> tuple[Parser.UnresolvedArgument, int]:
                 arg = parser.parse_argument(expect_type=False)
                 parser.parse_punctuation(":")
+                if parser.parse_optional_punctuation("?") is not None:
+                    return arg, DYNAMIC_EXTENT
                 return arg, parser.parse_integer(allow_boolean=False, allow_negative=False)
 
             reductions = parser.parse_comma_separated_list(Parser.Delimiter.PAREN, parse_axis)
+            sizes += cls._parse_sizes(parser)
         parser.parse_punctuation("->")
         result_type = parser.parse_type()
         if not isinstance(result_type, TensorType):
@@ -188,7 +271,7 @@ class ComputeOp(IRDLOperation):
         index = IndexType()
         args = [arg.resolve(index) for arg in outputs] + [arg.resolve(index) for arg, _ in reductions]
         body = parser.parse_region(args)
-        op = cls(tag, result_type, body, [extent for _, extent in reductions], combiner)
+        op = cls(tag, result_type, body, [extent for _, extent in reductions], combiner, sizes)
         if (extra := parser.parse_optional_attr_dict_with_keyword()) is not None:
             op.attributes |= extra.data
         return op
@@ -215,6 +298,47 @@ class ReadOp(IRDLOperation):
         rank = self.tensor.type.get_num_dims()
         if len(self.indices) != rank:
             raise VerifyException(f"{self.name}: {len(self.indices)} indices given for a tensor of rank {rank}")
+
+
+@irdl_op_definition
+class DimOp(IRDLOperation):
+    """The extent of one dimension of a tensor, an `index` (a run-time value for a `?` dimension):
+    `%n = te.dim %x[0] : tensor<?x768xf32>`."""
+
+    name = "te.dim"
+    tensor = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I64])
+    result = result_def(IndexType())
+    traits = traits_def(Pure())
+
+    def __init__(self, tensor: SSAValue, axis: int):
+        super().__init__(operands=[tensor], result_types=[IndexType()], properties={"axis": IntegerAttr(axis, i64)})
+
+    def verify_(self) -> None:
+        assert isinstance(self.tensor.type, TensorType)
+        rank, axis = self.tensor.type.get_num_dims(), self.axis.value.data
+        if not 0 <= axis < rank:
+            raise VerifyException(f"{self.name}: axis {axis} is out of range for a tensor of rank {rank}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.tensor)
+        printer.print_string(f"[{self.axis.value.data}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.tensor.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DimOp:
+        tensor = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        axis = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation("]")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        op = cls(parser.resolve_operand(tensor, parser.parse_type()), axis)
+        op.attributes |= attributes
+        return op
 
 
 @irdl_op_definition
@@ -250,4 +374,4 @@ class CallExternOp(IRDLOperation):
             raise VerifyException(f"{self.name}: needs a callee name and at least one result")
 
 
-TE = Dialect("te", [ComputeOp, ReadOp, YieldOp, CallExternOp], [])
+TE = Dialect("te", [ComputeOp, ReadOp, DimOp, YieldOp, CallExternOp], [])

@@ -175,6 +175,19 @@ def static_memref(op: Operation, type: Attribute) -> MemRefType:
     return type
 
 
+def addressable_memref(op: Operation, type: Attribute) -> MemRefType:
+    """`type` as an identity-layout memref whose only run-time extent, if any, is the outermost one (the element
+    address never uses it), or an error naming `op`: an inner `?` needs the linear index `loop-to-scf` computes."""
+    if not isinstance(type, MemRefType) or not isinstance(type.layout, NoneAttr):
+        raise DiagnosticException(f"convert-to-llvm: '{op.name}' needs an identity-layout memref")
+    if any(dim < 0 for dim in type.get_shape()[1:]):
+        raise DiagnosticException(
+            f"convert-to-llvm: '{op.name}' on {type}: a run-time extent below the outermost dimension needs a "
+            "linear index (loop-to-scf rewrites such accesses to a one-dimensional view)"
+        )
+    return type
+
+
 def i64_constant(value: int) -> llvm.ConstantOp:
     """An `i64` LLVM constant."""
     return llvm.ConstantOp(IntegerAttr(value, i64), i64)
@@ -185,8 +198,9 @@ def element_pointer(
 ) -> SSAValue:
     """The address of `buffer[indices]`: one `getelementptr` inserted before `op`, over the buffer seen as nested
     arrays (`memref<4x8xf32>` -> `getelementptr [8 x float], ptr %buffer, i64 %i, i64 %j`), so LLVM computes the
-    row-major offset and keeps the subscripts for its dependence analysis."""
-    type = static_memref(op, buffer.type)
+    row-major offset and keeps the subscripts for its dependence analysis. The outermost extent may be a run-time
+    one (`memref<?x8xf32>`, `memref<?xf32>`): the address never uses it."""
+    type = addressable_memref(op, buffer.type)
     base = as_llvm(rewriter, buffer)
     if not indices:
         return base

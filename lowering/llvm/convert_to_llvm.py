@@ -1,11 +1,13 @@
 """`convert-to-llvm`: `func`, `cf`, `memref`, `arith` and `math` -> the `llvm` dialect.
 
-Input is what `loop-to-scf` followed by `convert-scf-to-cf` produce: functions of `cf` blocks over
-static-shaped, identity-layout memrefs. A memref becomes a bare `!llvm.ptr` to its first element
-and an access one `getelementptr` over the buffer as nested arrays (`%m[%i, %j]` of a `memref<4x8xf32>`:
+Input is what `loop-to-scf` followed by `convert-scf-to-cf` produce: functions of `cf` blocks over identity-layout
+memrefs, static-shaped but for the outermost dimension (`loop-to-scf` linearises accesses to buffers with inner `?`s;
+an access to one that reaches this pass is refused). A memref becomes a bare `!llvm.ptr` to its first element and an
+access one `getelementptr` over the buffer as nested arrays (`%m[%i, %j]` of a `memref<4x8xf32>`:
 `getelementptr [8 x float], ptr %m, i64 %i, i64 %j`), and a `loop.prefetch` an `llvm.prefetch` of such an address;
 `index` becomes `i64`.
-`memref.alloc`/`dealloc` call `aligned_alloc`/`free`, `memref.alloca` becomes an `llvm.alloca`
+`memref.alloc`/`dealloc` call `aligned_alloc`/`free` (a run-time byte size for run-time extents),
+`memref.collapse_shape` is its source's pointer, `memref.alloca` becomes an `llvm.alloca`
 in the entry block, where `mem2reg` promotes it, and `memref.view` (a typed buffer inside a byte
 arena, from `loop-plan-memory`) a byte `getelementptr` to its offset. Private functions get internal linkage;
 `llvm.*` argument attributes (such as `llvm.noalias`) and `minimlc.*` function attributes (for
@@ -34,6 +36,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     StringAttr,
     i32,
     i64,
@@ -233,20 +236,50 @@ class PrefetchLowering(RewritePattern):
 
 
 class AllocLowering(RewritePattern):
-    """Lowers `memref.alloc` to `aligned_alloc(64, size rounded up to 64)`."""
+    """Lowers `memref.alloc` to `aligned_alloc(64, size rounded up to 64)`; with run-time sizes, the byte size is
+    computed at run time: `max(bytes, 1)` rounded up to the alignment (`aligned_alloc` needs a multiple of it)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter) -> None:
-        type = static_memref(op, op.memref.type)
+        type = op.memref.type
+        if not isinstance(type, MemRefType) or not isinstance(type.layout, NoneAttr):
+            raise DiagnosticException("convert-to-llvm: 'memref.alloc' needs an identity-layout memref")
         alignment = max(ALLOC_ALIGNMENT, op.alignment.value.data if op.alignment else 0)
-        size = type.element_count() * byte_size(type.element_type)
-        size = max(alignment, -(-size // alignment) * alignment)
         alloc_type = llvm.LLVMFunctionType([i64, i64], _PTR)
         declare_function(rewriter, op, "aligned_alloc", alloc_type)
         align_op = rewriter.insert(i64_constant(alignment))
-        size_op = rewriter.insert(i64_constant(size))
-        call = llvm.CallOp("aligned_alloc", align_op, size_op, return_type=_PTR)
+        if op.dynamic_sizes:
+            size = _run_time_size(rewriter, op, alignment)
+        else:
+            size = type.element_count() * byte_size(type.element_type)
+            size = rewriter.insert(i64_constant(max(alignment, -(-size // alignment) * alignment))).result
+        call = llvm.CallOp("aligned_alloc", align_op, size, return_type=_PTR)
         replace_lowered(rewriter, op, [call])
+
+
+def _run_time_size(rewriter: PatternRewriter, op: memref.AllocOp, alignment: int) -> SSAValue:
+    """`max(bytes, 1)` rounded up to `alignment`, `bytes` the product of the static extents, the element size and
+    the run-time sizes of `op`: inserted before `op`."""
+    assert isinstance(op.memref.type, MemRefType)
+    static = byte_size(op.memref.type.element_type)
+    for dim in op.memref.type.get_shape():
+        static *= max(dim, 1)
+    size = rewriter.insert(i64_constant(static)).result
+    for dynamic in op.dynamic_sizes:
+        size = rewriter.insert(llvm.MulOp(size, as_llvm(rewriter, dynamic))).res
+    one = rewriter.insert(i64_constant(1)).result
+    size = rewriter.insert(llvm.CallIntrinsicOp("llvm.umax.i64", [size, one], [i64])).results[0]
+    size = rewriter.insert(llvm.AddOp(size, rewriter.insert(i64_constant(alignment - 1)).result)).res
+    return rewriter.insert(llvm.AndOp(size, rewriter.insert(i64_constant(-alignment)).result)).res
+
+
+class CollapseShapeLowering(RewritePattern):
+    """Lowers `memref.collapse_shape` (the one-dimensional view `loop-to-scf` gives a buffer with run-time extents)
+    to the buffer's own pointer."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.CollapseShapeOp, rewriter: PatternRewriter) -> None:
+        replace_lowered(rewriter, op, [], [as_llvm(rewriter, op.src)])
 
 
 class DeallocLowering(RewritePattern):
@@ -347,6 +380,7 @@ class ConvertToLlvmPass(ModulePass):
             DeallocLowering(),
             AllocaLowering(),
             ViewLowering(),
+            CollapseShapeLowering(),
             CallExternLowering(),
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,

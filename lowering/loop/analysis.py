@@ -54,17 +54,18 @@ def loops_of(root: Operation) -> list[loop.ForOp]:
 
 def parallel_band(loop_op: loop.ForOp) -> list[loop.ForOp]:
     """`loop_op` and the parallel loops perfectly nested in it (each the only op of its parent's body), outermost
-    first: the loops one task range covers."""
+    first: the loops one task range covers. Only `loop_op` may have a run-time trip count (the task decoding divides
+    by the inner loops' static ones): the band stops before an inner dynamic loop."""
     band = [loop_op]
     while len(ops := list(band[-1].body.block.ops)) == 1 and isinstance(ops[0], loop.ForOp):
-        if ops[0].kind.data != "parallel":
+        if ops[0].kind.data != "parallel" or ops[0].is_dynamic:
             break
         band.append(ops[0])
     return band
 
 
 def band_tasks(band: list[loop.ForOp]) -> int:
-    """The tasks of a collapsed band: the product of its trip counts."""
+    """The tasks of a collapsed band of static loops: the product of its trip counts."""
     tasks = 1
     for member in band:
         tasks *= member.trip_count
@@ -91,7 +92,7 @@ def check_new_names(kernel: func.FuncOp, pass_name: str, names: Iterable[str]) -
             raise DiagnosticException(f"{pass_name}: kernel '{kernel.sym_name.data}' already has a loop named '{name}'")
 
 
-def new_loop(name: str, lower: int, upper: int, step: int = 1, kind: str = "serial") -> loop.ForOp:
+def new_loop(name: str, lower: int, upper: int | SSAValue, step: int = 1, kind: str = "serial") -> loop.ForOp:
     """An empty `loop.for` whose induction variable is named like the loop."""
     body = loop.ForOp.empty_body()
     body.args[0].name_hint = name

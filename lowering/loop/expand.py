@@ -19,7 +19,8 @@ and an `arith.addi` of an `llvmx.dot_u8s8` from 0, used only there, the dot prod
     %x = vector.load %a[%i, %c0] : memref<4x8xf32>, vector<8xf32>
     %y = memref.load %s[%i] ; %yv = vector.broadcast %y : f32 to vector<8xf32> ; ...
 
-An `unroll` loop becomes one copy of its body per iteration, with the index a constant.
+An `unroll` loop becomes one copy of its body per iteration, with the index a constant. A `vectorize` or `unroll`
+loop with a run-time upper bound is refused (`loop-split` gives it a static inner loop to mark instead).
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ def expand_loops(root: Operation, *, vectors_only: bool = False) -> None:
     unroll loops that are not inside a vectorize loop: enough to learn whether the vector code can be generated
     (raises DiagnosticException if not), without making the copies."""
     for target in reversed(loops_of(root)):
+        if target.kind.data in ("vectorize", "unroll") and target.is_dynamic:
+            raise DiagnosticException(
+                f"loop-to-scf: cannot {target.kind.data} loop '{target.loop_name.data}': its trip count is a run-time "
+                "value (split it by a static factor with loop-split first, and mark the static inner loop)"
+            )
         if target.kind.data == "vectorize":
             _Vectorizer(target).run()
         elif target.kind.data == "unroll" and (not vectors_only or _inside_vectorize_loop(target)):

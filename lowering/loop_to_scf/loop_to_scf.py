@@ -2,9 +2,12 @@
 
 - `loop.for` of kind `vectorize` -> straight-line `vector` code, of kind `unroll` -> one body copy per iteration
   (`loop/expand.py`); every other loop -> `scf.for` over index constants (`loop-outline-parallel`, which runs
-  first, has turned outermost `parallel` loops into thread-pool calls; nested ones run serially).
-- `loop.alloc "global"` -> `memref.alloc`, freed by `memref.dealloc` before every return of its function;
-  `loop.alloc "local"` -> `memref.alloca` (LLVM promotes scalar ones to registers).
+  first, has turned outermost `parallel` loops into thread-pool calls; nested ones run serially); a loop with a
+  run-time upper bound -> `scf.for` to that operand.
+- `loop.alloc "global"` -> `memref.alloc` (with its run-time sizes), freed by `memref.dealloc` before every return
+  of its function; `loop.alloc "local"` -> `memref.alloca` (LLVM promotes scalar ones to registers).
+- accesses to a buffer with a `?` below its outermost dimension -> one-dimensional accesses at the row-major index
+  (`linearize.py`); `loop.extents` is dropped.
 - `loop.call_extern` -> the same call through a trailing `!llvm.ptr` parameter (before the weights), recorded in
   `minimlc.externs` for the runtime, which binds the registered function's address there; one more parameter, the
   run's status word (`minimlc.extern_status`), records the first call that fails.
@@ -37,7 +40,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, BlockArgument
+from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -51,24 +54,28 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from minimlc.dialects import loop
 from minimlc.lowering.abi import ENTRY_ATTR, EXTERN_STATUS_ATTR, EXTERNS_ATTR, INIT_ATTR, WEIGHTS_ATTR, init_name
 from minimlc.lowering.loop.expand import expand_loops
+from minimlc.lowering.loop_to_scf.linearize import linearize_dynamic_accesses
 
 
 class ForLowering(RewritePattern):
-    """`loop.for` -> `scf.for` with constant bounds."""
+    """`loop.for` -> `scf.for` with constant bounds, or to its run-time upper bound operand."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
-        bounds = [
-            arith.ConstantOp(IntegerAttr(attr.value.data, IndexType())) for attr in (op.lower, op.upper, op.step)
-        ]
+        static = (op.lower, op.step) if op.is_dynamic else (op.lower, op.upper, op.step)
+        constants = [arith.ConstantOp(IntegerAttr(attr.value.data, IndexType())) for attr in static]
+        bounds: list[SSAValue] = [constant.result for constant in constants]
+        if op.dynamic_upper is not None:
+            bounds.insert(1, op.dynamic_upper)
         body = op.body.detach_block(0)
         body.add_op(scf.YieldOp())
         for_op = scf.ForOp(*bounds, [], body)
-        rewriter.replace(op, [*bounds, for_op], [])
+        rewriter.replace(op, [*constants, for_op], [])
 
 
 class AllocLowering(RewritePattern):
-    """`loop.alloc` -> `memref.alloca` (local) or `memref.alloc` + `memref.dealloc` at every return (global)."""
+    """`loop.alloc` -> `memref.alloca` (local) or `memref.alloc` (with the same run-time sizes) + `memref.dealloc` at
+    every return (global)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: loop.AllocOp, rewriter: PatternRewriter) -> None:
@@ -76,7 +83,7 @@ class AllocLowering(RewritePattern):
             memref_type = op.result.type
             rewriter.replace(op, memref.AllocaOp.get(memref_type.element_type, 64, memref_type.get_shape()))
             return
-        alloc = memref.AllocOp([], [], op.result.type, IntegerAttr(64, 64))
+        alloc = memref.AllocOp(list(op.dynamic_sizes), [], op.result.type, IntegerAttr(64, 64))
         rewriter.replace(op, alloc)
         function = alloc.parent_op()
         while function is not None and not isinstance(function, func.FuncOp):
@@ -188,6 +195,7 @@ class LoopToScfPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         expand_loops(op)
+        linearize_dynamic_accesses(op)
         for function in list(op.ops):
             if isinstance(function, func.FuncOp) and function.body.blocks:
                 bind_externs_as_parameters(function)

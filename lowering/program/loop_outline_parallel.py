@@ -28,6 +28,15 @@ parallel loops run serially.
 
     loop.for "f_o" %f_o = 0 to 64 step 32 parallel { loop.for "h" %h = 0 to 56 step 1 parallel { ... } }
     // becomes one call with 2 x 56 tasks; in the body %f_o = (task / 56) * 32 and %h = task % 56
+
+A band's outermost loop may have a run-time upper bound `%n` (inner members must be static: the band stops before a
+dynamic one, which runs serially in the body). The task count is then computed at the call,
+`max(0, ceil((n - lower) / step))` times the inner trip counts, and the pool chunks it as any other count:
+
+    loop.for "i" %i = 0 to %n step 1 parallel { ... }
+    // becomes
+    %tasks = arith.index_cast %n : index to i64
+    func.call @minimlc_parallel_for(%pool, %body, %ctx, %tasks) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, i64) -> ()
 """
 
 from __future__ import annotations
@@ -54,6 +63,7 @@ from xdsl.traits import SymbolTable
 from minimlc.dialects import loop
 from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
 from minimlc.lowering.loop.analysis import band_tasks, parallel_band
+from minimlc.lowering.loop.extents import extents_of, needs_linear_index
 from minimlc.lowering.strategy.data_layout import llvm_type
 
 _PTR = llvm.LLVMPointerType()
@@ -133,9 +143,10 @@ def _context_type(packed: list[SSAValue]) -> llvm.LLVMStructType:
 
 
 def _captured_values(loop_op: loop.ForOp) -> list[SSAValue]:
-    """Values used in the loop but defined outside it, in order of first use."""
+    """Values used in the loop's body but defined outside it, in order of first use (not its own run-time bound:
+    the caller counts the tasks with it)."""
     captured: dict[SSAValue, None] = {}
-    for op in loop_op.walk():
+    for op in loop_op.body.walk():
         for operand in op.operands:
             owner = operand.owner
             defining = owner if isinstance(owner, Operation) else owner.parent_op()
@@ -161,9 +172,16 @@ def _is_private(value: SSAValue, loop_op: loop.ForOp) -> bool:
     )
 
 
-def _body_function(band: list[loop.ForOp], name: str, packed: list[SSAValue], cloned: list[Operation]) -> func.FuncOp:
-    """`@name(%ctx, %task)`: clones `cloned` (constants, private buffers), unpacks the captured values and runs
-    the band's iteration number `task` (each loop's `lower + index * step`, innermost index fastest)."""
+def _body_function(
+    band: list[loop.ForOp],
+    name: str,
+    packed: list[SSAValue],
+    cloned: list[Operation],
+    extents: dict[SSAValue, list[SSAValue]],
+) -> func.FuncOp:
+    """`@name(%ctx, %task)`: clones `cloned` (constants, private buffers), unpacks the captured values, gives each
+    buffer of `extents` its unpacked extents (`loop.extents`) and runs the band's iteration number `task` (each
+    loop's `lower + index * step`, innermost index fastest)."""
     entry = Block(arg_types=[_PTR, i64])
     ctx, task = entry.args
     ctx.name_hint, task.name_hint = "ctx", "task"
@@ -185,6 +203,11 @@ def _body_function(band: list[loop.ForOp], name: str, packed: list[SSAValue], cl
             unpacked = cast.results[0]
         unpacked.name_hint = value.name_hint
         replacements[value] = unpacked
+    for buffer, sizes in extents.items():
+        with_extents = loop.ExtentsOp(replacements[buffer], [replacements[size] for size in sizes])
+        entry.add_op(with_extents)
+        with_extents.result.name_hint = buffer.name_hint
+        replacements[buffer] = with_extents.result
     cast = arith.IndexCastOp(task, IndexType())
     entry.add_op(cast)
     remaining: SSAValue = cast.result
@@ -230,20 +253,55 @@ def _outline(module: ModuleOp, function: func.FuncOp, loop_op: loop.ForOp, pool:
     private = [value for value in captured if _is_private(value, loop_op)]
     cloned = [value.owner for value in captured if isinstance(value.owner, arith.ConstantOp) or value in private]
     packed = [value for value in captured if not isinstance(value.owner, arith.ConstantOp) and value not in private]
+    # A buffer with a run-time inner extent travels with its extents and gets a `loop.extents` in the body, where
+    # loop-to-scf reads them.
+    extents = {
+        value: [size for size in extents_of(value) if isinstance(size, SSAValue)]
+        for value in packed
+        if needs_linear_index(value)
+    }
+    for sizes in extents.values():
+        packed += [size for size in sizes if size not in packed]
     name = _unique_symbol(module, f"{function.sym_name.data}_{loop_op.loop_name.data}_body")
     band = parallel_band(loop_op)
-    body = _body_function(band, name, packed, cloned)  # type: ignore[arg-type]
+    body = _body_function(band, name, packed, cloned, extents)  # type: ignore[arg-type]
     Rewriter.insert_op(body, InsertPoint.after(function))
     call_site = InsertPoint.before(loop_op)
     ctx = _pack_context(function, packed, call_site)
     address = llvm.AddressOfOp(name, _PTR)
-    trip_count = llvm.ConstantOp(IntegerAttr(band_tasks(band), i64), i64)
-    call = func.CallOp(PARALLEL_FOR, [pool, address, ctx, trip_count], [])
-    Rewriter.insert_op([address, trip_count, call], call_site)
+    tasks = _run_time_tasks(band) if band[0].is_dynamic else [llvm.ConstantOp(IntegerAttr(band_tasks(band), i64), i64)]
+    call = func.CallOp(PARALLEL_FOR, [pool, address, ctx, tasks[-1].results[0]], [])
+    Rewriter.insert_op([address, *tasks, call], call_site)
     loop_op.detach()
     loop_op.erase()
     for value in private:
         Rewriter.erase_op(value.owner)  # type: ignore[arg-type]
+
+
+def _run_time_tasks(band: list[loop.ForOp]) -> list[Operation]:
+    """The ops computing the tasks of a band whose outermost loop has a run-time upper bound `%n` (the inner ones are
+    static): `max(0, ceil((n - lower) / step)) * (inner trip counts)`, as an `i64`; the last op yields it."""
+    first = band[0]
+    assert first.dynamic_upper is not None
+    lower, step = first.lower.value.data, first.step.value.data
+    ops: list[Operation] = []
+
+    def constant(value: int) -> SSAValue:
+        ops.append(arith.ConstantOp(IntegerAttr(value, IndexType())))
+        return ops[-1].results[0]
+
+    count: SSAValue = first.dynamic_upper
+    if (lower, step) != (0, 1):
+        ops.append(arith.SubiOp(count, constant(lower - step + 1)))
+        ops.append(arith.DivSIOp(ops[-1].results[0], constant(step)))
+        ops.append(arith.MaxSIOp(ops[-1].results[0], constant(0)))
+        count = ops[-1].results[0]
+    if (inner := band_tasks(band[1:])) != 1:
+        ops.append(arith.MuliOp(count, constant(inner)))
+        count = ops[-1].results[0]
+    ops.append(arith.IndexCastOp(count, i64))
+    ops[-1].results[0].name_hint = "tasks"
+    return ops
 
 
 def _pack_context(function: func.FuncOp, packed: list[SSAValue], call_site: InsertPoint) -> SSAValue:

@@ -10,8 +10,9 @@ statistics; a function that already has them is left alone.
 The pipelines run it after the schedules (which only touch kernels) and `loop-hoist-constants` (whose constants
 leave the arena as precomputed buffers), and before `loop-outline-parallel`: afterwards a buffer that a parallel task
 reads would travel through a context struct, hiding its last use from this liveness. Only top-level buffers of a
-function are planned; `"local"` ones stay on the stack. The arena itself is allocated once per call like any global
-buffer, so concurrent calls never share it.
+function are planned; `"local"` ones stay on the stack, and buffers with run-time sizes (`loop.alloc "global" [%n]`)
+stay out of the arena, each its own `memref.alloc` per call (and out of `minimlc.intermediate_bytes`). The arena
+itself is allocated once per call like any global buffer, so concurrent calls never share it.
 
     %a = loop.alloc "global" : memref<1x128xf32>
     %b = loop.alloc "global" : memref<1x128xf32>
@@ -99,7 +100,9 @@ def _plan_function(function: func.FuncOp) -> None:
         return
     body = function.body.block
     position = {op: index for index, op in enumerate(body.ops)}
-    allocs = [op for op in body.ops if isinstance(op, loop.AllocOp) and op.scope.data == "global"]
+    allocs = [
+        op for op in body.ops if isinstance(op, loop.AllocOp) and op.scope.data == "global" and not op.dynamic_sizes
+    ]
     if not allocs:
         return
     lifetimes = [_lifetime(alloc, body, position) for alloc in allocs]

@@ -111,7 +111,7 @@ def _reads(compute: te.ComputeOp) -> list[te.ReadOp]:
 
 def _joins(compute: te.ComputeOp, channels_last: set[SSAValue], target: Target) -> bool:
     """Whether `compute` is stored channels-last, given the tensors before it that are."""
-    if not _is_image(compute.result) or compute.tag.data == COPY_TAG:
+    if not _is_image(compute.result) or compute.tag.data == COPY_TAG or compute.has_run_time_extents():
         return False
     if compute.tag.data == "depthwise_conv":
         return bool(channel_vectors(compute.shape[1], target))
@@ -142,9 +142,12 @@ def joins_channels_last(
 
 
 def _is_image(tensor: SSAValue) -> bool:
-    """Whether `tensor` is a run-time image: rank 4, more than one pixel per channel, not a weight."""
+    """Whether `tensor` is a run-time image: rank 4, more than one pixel per channel, not a weight (and of static
+    shape: the layout change is planned for static shapes)."""
     assert isinstance(tensor.type, TensorType)
     shape = tensor.type.get_shape()
+    if not tensor.type.has_static_shape():
+        return False
     return len(shape) == 4 and shape[2] * shape[3] > 1 and not isinstance(tensor.owner, graph.WeightOp)
 
 
@@ -235,6 +238,7 @@ def _pools_to_one_pixel(reader: te.ComputeOp, compute: te.ComputeOp) -> bool:
     reads = _reads(reader)
     return (
         bool(reader.extents)
+        and not reader.has_run_time_extents()
         and len(shape) == 4
         and shape[2] * shape[3] == 1
         and all(r.tensor is compute.result and _keeps_layout(reader, r) for r in reads)

@@ -78,7 +78,7 @@ class _Parts:
 
 def _conv_parts(op: te.ComputeOp) -> _Parts | None:
     """The input expression and weight read of a group-1 2-d "conv" compute (`data * w[f, c, kh, kw]`), or None."""
-    if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum":
+    if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or op.has_run_time_extents():
         return None
     args = op.body.block.args
     if len(graph.shape_of(op.result)) != 4 or len(args) != 7:

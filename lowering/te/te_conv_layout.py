@@ -46,7 +46,7 @@ class ConvInputLayout(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
-        if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum":
+        if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or op.has_run_time_extents():
             return
         rank = len(graph.shape_of(op.result))
         args = op.body.block.args

@@ -126,6 +126,8 @@ def eligible_convolution(op: te.ComputeOp) -> _Convolution | None:
     direct sum: the transforms' rounding is made for f32, and f16 would lose range.)"""
     if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or len(op.shape) != 4:
         return None
+    if op.has_run_time_extents():
+        return None
     if op.result.type.element_type != f32:
         return None
     if len(op.body.block.args) != 7 or op.reduce_extents.get_values()[1:] != (3, 3):

@@ -22,8 +22,15 @@ Element types are the computes' own (f32, f64, f16, bf16, or integers such as th
 reductions combine with addi/muli/maxsi/minsi, or maxui/minui for unsigned ones, from 0, 1, or the type's extreme
 values). The loop level is signless: unsigned types (`ui8`..`ui64`, whose ops te bodies already chose) become the
 signless type of their width in buffers, scalars and constants, bfloat16 its 16 bits and float8, float4 and sub-byte
-integers a byte (`loop_type`). Assumes
-static shapes and te bodies that only read tensors through `te.read`.
+integers a byte (`loop_type`, `element_types.py`). Te bodies read tensors only through `te.read`; the other
+outside values they may use are `index` values.
+
+Run-time extents (`?` dimensions, `extents.py`): a function with `?`s in its signature takes the `memref<Kxi64>` of
+its K dynamic input extents after its outputs (`minimlc.input_extents`) and loads them at its start; `te.dim` and
+`arith` on `index` are re-emitted there. A kernel takes the caller's `index` values that its buffers' extents, its
+reductions' extents and its bodies use, after its buffers, and wraps each dynamic buffer in `loop.extents`; loops
+over `?` are dynamic `loop.for`s; intermediates with `?` are `loop.alloc "global" [sizes]`. A function with dynamic
+outputs gets `@<name>_output_extents(%in: memref<Kxi64>, %out: memref<Jxi64>)` (`minimlc.output_extents = J`).
 """
 
 from __future__ import annotations
@@ -35,98 +42,34 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
-    AnyFloat,
-    ArrayAttr,
-    BFloat16Type,
-    DictionaryAttr,
-    FloatAttr,
+    IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
-    ReducedPrecisionFloatType,
-    Signedness,
     StringAttr,
     SymbolRefAttr,
     TensorType,
     UnitAttr,
+    i64,
 )
-from xdsl.dialects.utils.fast_math import FastMathFlag
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import graph, loop, te
-from minimlc.lowering.abi import ENTRY_ATTR
+from minimlc.lowering.abi import ENTRY_ATTR, INPUT_EXTENTS_ATTR, OUTPUT_EXTENTS_ATTR, input_symbols_of
 from minimlc.lowering.generic.structural_key import structural_key
-
-_COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "maxnum": float("nan")}
-_INTEGER_COMBINER = {"maxnum": "max"}
-"""Combiners that are another one on integers (which have no NaN)."""
-_FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))
-_REDUCE_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT))
-
-
-def _is_unsigned(element: Attribute) -> bool:
-    return isinstance(element, IntegerType) and element.signedness.data == Signedness.UNSIGNED
-
-
-def loop_type(type: Attribute) -> Attribute:
-    """The loop-level type of a te type (also as a memref's elements): unsigned integers become signless (`ui8` ->
-    `i8`), bfloat16 its bits (`i16`: LLVM IR text through llvmlite has no `bfloat`; te bodies only bitcast it), float8,
-    float4 and 4- and 2-bit integers a byte (`i8`, holding them in its low bits; te bodies only bitcast, extend and
-    truncate them)."""
-    if isinstance(type, IntegerType) and type.width.data in (2, 4):
-        return IntegerType(8)
-    if _is_unsigned(type):
-        assert isinstance(type, IntegerType)
-        return IntegerType(type.width.data)
-    if isinstance(type, BFloat16Type):
-        return IntegerType(16)
-    if isinstance(type, ReducedPrecisionFloatType) and type.bitwidth <= 8:
-        return IntegerType(8)
-    if isinstance(type, MemRefType):
-        return loop.memref_of(type.get_shape(), loop_type(type.element_type))
-    return type
-
-
-def _signless_constant(value: int, element: IntegerType) -> arith.ConstantOp:
-    """An integer constant of `element`'s width, its bits those of `value` (taken modulo 2^width)."""
-    width = element.width.data
-    bits = value % (1 << width)
-    signed = bits - (1 << width) if width > 1 and bits >= 1 << (width - 1) else bits
-    return arith.ConstantOp(IntegerAttr(signed, IntegerType(width)))
-
-
-def _combiner_init(combiner: str, element: Attribute) -> arith.ConstantOp:
-    """The combiner's identity: for integers, 0, 1, or the type's smallest or largest value (signed or not)."""
-    if isinstance(element, IntegerType):
-        width = element.width.data
-        if _is_unsigned(element):
-            identities = {"sum": 0, "prod": 1, "max": 0, "min": (1 << width) - 1}
-        else:
-            identities = {"sum": 0, "prod": 1, "max": -(1 << (width - 1)), "min": (1 << (width - 1)) - 1}
-        return _signless_constant(identities[_INTEGER_COMBINER.get(combiner, combiner)], element)
-    assert isinstance(element, AnyFloat)
-    return arith.ConstantOp(FloatAttr(_COMBINER_INIT[combiner], element))
-
-
-def _combine(combiner: str, acc: SSAValue, value: SSAValue, *, unsigned: bool) -> Operation:
-    if isinstance(acc.type, IntegerType):
-        integer_ops = {"sum": arith.AddiOp, "prod": arith.MuliOp, "max": arith.MaxSIOp, "min": arith.MinSIOp}
-        if unsigned:
-            integer_ops |= {"max": arith.MaxUIOp, "min": arith.MinUIOp}
-        return integer_ops[_INTEGER_COMBINER.get(combiner, combiner)](acc, value)
-    if combiner == "sum":
-        return arith.AddfOp(acc, value, _REDUCE_FLAGS)
-    if combiner == "prod":
-        return arith.MulfOp(acc, value, _REDUCE_FLAGS)
-    if combiner == "max":
-        return arith.MaximumfOp(acc, value)
-    if combiner == "maxnum":
-        return arith.MaxnumfOp(acc, value)
-    return arith.MinimumfOp(acc, value)
+from minimlc.lowering.te_to_loop.element_types import FUSED_FLAGS, combine, combiner_init, is_unsigned, loop_type
+from minimlc.lowering.te_to_loop.extents import (
+    IndexValues,
+    KernelSignature,
+    dynamic_input_extents,
+    is_dynamic,
+    is_index_arith,
+    load_input_extents,
+    output_extents_function,
+)
 
 
 @dataclass(frozen=True)
@@ -178,26 +121,48 @@ class _FunctionState:
     builder: Builder
     buffers: dict[SSAValue, SSAValue]
     kernels: _KernelTable
+    index: IndexValues
+    """The function's index values: run-time extents and what is computed from them."""
 
-    def call_kernel(self, tag: str, kernel: func.FuncOp, operands: Sequence[SSAValue]) -> None:
-        name = self.kernels.intern(tag, kernel)
-        self.builder.insert(func.CallOp(SymbolRefAttr(name), list(operands), []))
+    def call_kernel(self, tag: str, signature: KernelSignature) -> None:
+        name = self.kernels.intern(tag, signature.function)
+        self.builder.insert(func.CallOp(SymbolRefAttr(name), signature.operands, []))
+
+    def allocate(self, value: SSAValue) -> SSAValue:
+        """A `loop.alloc "global"` for the te tensor `value`, sized by its run-time extents where it has `?`s."""
+        sizes = [extent for extent in self.index.extents(value) if isinstance(extent, SSAValue)]
+        alloc = self.builder.insert(loop.AllocOp(_buffer_type(value), "global", sizes))
+        alloc.result.name_hint = value.name_hint
+        return alloc.result
 
 
 def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
+    """Rewrite `function` over buffers; with `?` dimensions it takes the `memref<Kxi64>` of its input extents after
+    its outputs, and `@<function>_output_extents` (inserted after it) computes its outputs' extents."""
     old_block = function.body.block
+    name = function.sym_name.data
     results = function.function_type.outputs.data
     terminator = old_block.last_op
     assert isinstance(terminator, func.ReturnOp)
     returned = list(terminator.arguments)
 
+    dynamic = any(is_dynamic(t) for t in (*function.function_type.inputs, *results))
+    inputs = dynamic_input_extents(old_block.args)
+    if dynamic:
+        function.attributes[INPUT_EXTENTS_ATTR] = IntegerAttr(len(inputs), i64)
+    if any(is_dynamic(value.type) for value in returned):
+        extents_function, count = output_extents_function(name, returned, inputs)
+        function.parent_block().insert_op_after(extents_function, function)  # type: ignore[union-attr]
+        function.attributes[OUTPUT_EXTENTS_ATTR] = IntegerAttr(count, i64)
     arg_types = [_buffer_type(arg) for arg in old_block.args] + [
         loop.memref_of(t.get_shape(), loop_type(t.element_type)) for t in results if isinstance(t, TensorType)
     ]
+    if dynamic:
+        arg_types.append(MemRefType(i64, [len(inputs)]))
     new_block = Block(arg_types=arg_types)
     for old, new in zip(old_block.args, new_block.args):
         new.name_hint = old.name_hint
-    out_params = new_block.args[len(old_block.args) :]
+    out_params = new_block.args[len(old_block.args) : len(old_block.args) + len(results)]
     for index, param in enumerate(out_params):
         param.name_hint = f"out{index}"
 
@@ -207,11 +172,20 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
         if isinstance(value.owner, te.ComputeOp | te.CallExternOp) and value not in direct_output:
             direct_output[value] = param
 
-    state = _FunctionState(Builder(InsertPoint.at_end(new_block)), dict(zip(old_block.args, new_block.args)), kernels)
+    builder = Builder(InsertPoint.at_end(new_block))
+    extents: dict[tuple[SSAValue, int], SSAValue] = {}
+    if dynamic:
+        new_block.args[-1].name_hint = "extents"
+        loaded = load_input_extents(builder, new_block.args[-1], inputs, input_symbols_of(function))
+        extents = dict(zip(inputs, loaded))
+    index = IndexValues(builder, lambda argument, axis: extents[argument, axis], f"te-to-loop: @{name}")
+    state = _FunctionState(builder, dict(zip(old_block.args, new_block.args)), kernels, index)
     for op in old_block.ops:
         if isinstance(op, te.ComputeOp) and te.KERNEL_GROUP in op.attributes:
             _lower_group_member(op, state, direct_output)
         elif isinstance(op, graph.WeightOp):
+            if is_dynamic(op.result.type):
+                raise DiagnosticException(f"te-to-loop: weight '{op.weight_name.data}' has a '?' dimension")
             weight = loop.WeightOp(op.weight_name.data, _buffer_type(op.result))
             weight.result.name_hint = op.result.name_hint
             state.builder.insert(weight)
@@ -220,15 +194,17 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
             _lower_compute(op, state, direct_output.get(op.result))
         elif isinstance(op, te.CallExternOp):
             _lower_extern_call(op, state, direct_output)
+        elif isinstance(op, te.DimOp) or is_index_arith(op):
+            for result in op.results:
+                index.value(result)
         elif isinstance(op, func.ReturnOp):
             for value, param in zip(returned, out_params):
                 if direct_output.get(value) is not param:
-                    _copy(state, state.buffers[value], param)
+                    _copy(state, value, param)
             state.builder.insert(func.ReturnOp())
         else:
             raise DiagnosticException(
-                f"te-to-loop: cannot bufferize '{op.name}' in @{function.sym_name.data}; "
-                "lower graph ops with graph-to-te first"
+                f"te-to-loop: cannot bufferize '{op.name}' in @{name}; lower graph ops with graph-to-te first"
             )
 
     function.body.detach_block(old_block)
@@ -256,71 +232,81 @@ def _lower_group_member(compute: te.ComputeOp, state: _FunctionState, direct_out
     _lower_stages(members, state, outputs)
 
 
+@dataclass
+class _KernelValues:
+    """What a kernel's loop nests use: its buffer for each te tensor, and its index parameter for each of the
+    function's te-level index values (extents, and outside values a body uses)."""
+
+    buffers: dict[SSAValue, SSAValue]
+    signature: KernelSignature
+    index: IndexValues
+
+    def extent(self, extent: int | SSAValue) -> int | SSAValue:
+        return extent if isinstance(extent, int) else self.signature.extent(self.index.value(extent))
+
+    def outside(self, compute: te.ComputeOp) -> dict[SSAValue, SSAValue]:
+        """The kernel's parameter for each outside index value the compute's body uses."""
+        return {value: self.signature.extent(self.index.value(value)) for value in _outside_values(compute)[1]}
+
+
 def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs: dict[SSAValue, SSAValue]) -> None:
     """One kernel computing `stages` in order: inputs are the tensors they read that none of them computes, then
-    every stage's buffer (`outputs` where given, else a caller allocation), the last stage's last."""
+    every stage's buffer (`outputs` where given, else a caller allocation), the last stage's last; then the index
+    values the buffers' extents, the reductions' extents and the bodies use."""
     results = {stage.result for stage in stages}
-    inputs = [t for t in dict.fromkeys(t for stage in stages for t in _read_tensors(stage)) if t not in results]
+    inputs = [t for t in dict.fromkeys(t for stage in stages for t in _outside_values(stage)[0]) if t not in results]
     for stage in stages:
-        output = outputs.get(stage.result)
-        if output is None:
-            alloc = loop.AllocOp(_buffer_type(stage.result), "global")
-            alloc.result.name_hint = stage.result.name_hint
-            state.builder.insert(alloc)
-            output = alloc.result
-        state.buffers[stage.result] = output
-    operands = [*(state.buffers[t] for t in inputs), *(state.buffers[stage.result] for stage in stages)]
-    kernel = _kernel_function([v.type for v in operands[:-1]], operands[-1].type)
-    params = dict(zip([*inputs, *(stage.result for stage in stages)], kernel.body.block.args))
+        state.buffers[stage.result] = outputs.get(stage.result) or state.allocate(stage.result)
+    tensors = [*inputs, *(stage.result for stage in stages)]
+    values = [
+        state.index.value(value)
+        for stage in stages
+        for value in (*stage.reduce_extent_values(), *_outside_values(stage)[1])
+        if isinstance(value, SSAValue)
+    ]
+    signature = KernelSignature([state.buffers[t] for t in tensors], [state.index.extents(t) for t in tensors], values)
+    kernel = _KernelValues(dict(zip(tensors, signature.buffers)), signature, state.index)
     taken: set[str] = set()
     names = [_loop_names(stage, taken) for stage in reversed(stages)][::-1]
     for stage, stage_names in zip(stages, names):
-        _emit_loops(stage, kernel.body.block, params, params[stage.result], stage_names)
-    state.call_kernel(stages[-1].tag.data, kernel, operands)
+        _emit_loops(stage, signature.function.body.block, kernel, stage_names)
+    state.call_kernel(stages[-1].tag.data, signature)
 
 
 def _lower_extern_call(call: te.CallExternOp, state: _FunctionState, direct_output: dict[SSAValue, SSAValue]) -> None:
     """`loop.call_extern` on the operands' buffers and the results' (output parameters or new allocations)."""
+    if any(is_dynamic(value.type) for value in (*call.args, *call.res)):
+        raise DiagnosticException(
+            f"te-to-loop: te.call_extern '{call.callee.data}' has a tensor with a '?' dimension (external functions "
+            "take static shapes)"
+        )
     for result in call.res:
-        if result not in direct_output:
-            alloc = loop.AllocOp(_buffer_type(result), "global")
-            alloc.result.name_hint = result.name_hint
-            state.builder.insert(alloc)
-        state.buffers[result] = direct_output.get(result) or alloc.result
+        state.buffers[result] = direct_output.get(result) or state.allocate(result)
     buffers = [state.buffers[value] for value in (*call.args, *call.res)]
     state.builder.insert(loop.CallExternOp(call.callee.data, buffers, len(call.res)))
 
 
-def _copy(state: _FunctionState, source: SSAValue, target: SSAValue) -> None:
-    kernel = _kernel_function([source.type], target.type)
-    src, dst = kernel.body.block.args
-    shape = target.type.get_shape()  # type: ignore[union-attr]
+def _copy(state: _FunctionState, value: SSAValue, target: SSAValue) -> None:
+    """Copy the te value `value` (its buffer) into the output parameter `target`, by a copy kernel."""
+    extents = state.index.extents(value)
+    signature = KernelSignature([state.buffers[value], target], [extents, extents])
+    src, dst = signature.buffers
 
     def store_element(builder: Builder, ivs: list[SSAValue]) -> None:
         load = builder.insert(memref.LoadOp.get(src, ivs))
         builder.insert(memref.StoreOp.get(load.res, dst, ivs))
 
-    _build_nest(Builder(InsertPoint.at_start(kernel.body.block)), _index_names(len(shape)), shape, store_element)
-    state.call_kernel("copy", kernel, [source, target])
+    bounds = [signature.extent(extent) for extent in extents]
+    body = signature.function.body.block
+    _build_nest(Builder(InsertPoint.before(body.last_op)), _index_names(len(bounds)), bounds, store_element)  # type: ignore[arg-type]
+    state.call_kernel("copy", signature)
 
 
-def _kernel_function(input_types: Sequence[Attribute], output_type: Attribute) -> func.FuncOp:
-    """An empty private kernel `(inputs..., out) -> ()` whose buffer parameters do not alias."""
-    types = [*input_types, output_type]
-    kernel = func.FuncOp("kernel", (types, []), Region(Block([func.ReturnOp()], arg_types=types)), "private")
-    kernel.arg_attrs = _noalias_attrs(len(types))
-    for index, param in enumerate(kernel.body.block.args):
-        param.name_hint = "out" if index == len(types) - 1 else f"in{index}"
-    return kernel
-
-
-def _noalias_attrs(count: int) -> ArrayAttr[DictionaryAttr]:
-    return ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()}) for _ in range(count)])
-
-
-def _read_tensors(compute: te.ComputeOp) -> list[SSAValue]:
-    """The tensors a compute reads, in first-read order; any other value from outside the body is an error."""
+def _outside_values(compute: te.ComputeOp) -> tuple[list[SSAValue], list[SSAValue]]:
+    """The tensors a compute reads, in first-read order, and the `index` values from outside its body that it uses
+    (an extent, for a mean); any other value from outside the body is an error."""
     tensors: list[SSAValue] = []
+    indices: list[SSAValue] = []
     for op in compute.body.walk():
         for operand in op.operands:
             if _defined_inside(operand, compute):
@@ -329,11 +315,15 @@ def _read_tensors(compute: te.ComputeOp) -> list[SSAValue]:
                 if operand not in tensors:
                     tensors.append(operand)
                 continue
+            if isinstance(operand.type, IndexType):
+                if operand not in indices:
+                    indices.append(operand)
+                continue
             raise DiagnosticException(
                 f"te-to-loop: te.compute '{compute.tag.data}' uses a value defined outside its body "
-                f"other than through te.read (operand of {op.name})"
+                f"other than through te.read or an index value (operand of {op.name})"
             )
-    return tensors
+    return tensors, indices
 
 
 def _defined_inside(value: SSAValue, compute: te.ComputeOp) -> bool:
@@ -367,7 +357,7 @@ def _loop_names(compute: te.ComputeOp, taken: set[str]) -> list[str]:
 def _build_nest(
     builder: Builder,
     names: Sequence[str],
-    extents: Sequence[int],
+    extents: Sequence[int | SSAValue],
     inner: Callable[[Builder, list[SSAValue]], None],
     ivs: tuple[SSAValue, ...] = (),
 ) -> None:
@@ -380,9 +370,10 @@ def _build_nest(
     _build_nest(Builder(InsertPoint.at_end(body)), names[1:], extents[1:], inner, (*ivs, body.args[0]))
 
 
-def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue], params: dict[SSAValue, SSAValue]):
+def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue], kernel: _KernelValues):
     """Clone the compute body at `builder` with indices `ivs`, reading buffers; returns the yielded value."""
-    mapping: dict[SSAValue, SSAValue] = dict(zip(compute.body.block.args, ivs))
+    params = kernel.buffers
+    mapping: dict[SSAValue, SSAValue] = kernel.outside(compute) | dict(zip(compute.body.block.args, ivs))
     for op in compute.body.block.ops:
         if isinstance(op, te.YieldOp):
             return mapping.get(op.value, op.value)
@@ -403,48 +394,49 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
             and clone.fastmath == arith.FastMathFlagsAttr("none")
             and graph.EXACT_ATTR not in clone.attributes
         ):
-            clone.fastmath = _FUSED_FLAGS
+            clone.fastmath = FUSED_FLAGS
     raise AssertionError("te.compute body without te.yield")
 
 
-def _emit_loops(
-    compute: te.ComputeOp, block: Block, params: dict[SSAValue, SSAValue], out: SSAValue, names: Sequence[str]
-) -> None:
+def _emit_loops(compute: te.ComputeOp, block: Block, kernel: _KernelValues, names: Sequence[str]) -> None:
     """Append the compute's loop nest to the kernel `block` (before its return); an accumulator goes after the
-    others, before every loop nest."""
+    others and the `loop.extents`, before every loop nest."""
     terminator = block.last_op
     assert terminator is not None
     builder = Builder(InsertPoint.before(terminator))
     rank = len(compute.shape)
+    out = kernel.buffers[compute.result]
+    shape = [kernel.extent(extent) for extent in compute.output_extents()]
+    reduce_extents = [kernel.extent(extent) for extent in compute.reduce_extent_values()]
     if compute.combiner is None:
 
         def store_element(inner: Builder, ivs: list[SSAValue]) -> None:
-            inner.insert(memref.StoreOp.get(_emit_body(compute, inner, ivs, params), out, ivs))
+            inner.insert(memref.StoreOp.get(_emit_body(compute, inner, ivs, kernel), out, ivs))
 
-        _build_nest(builder, names, compute.shape, store_element)
+        _build_nest(builder, names, shape, store_element)
         return
 
     combiner = compute.combiner.data
     result_type = compute.result.type
     assert isinstance(result_type, TensorType)
     element = result_type.element_type
-    first_nest = next(op for op in block.ops if not isinstance(op, loop.AllocOp))
+    first_nest = next(op for op in block.ops if not isinstance(op, loop.AllocOp | loop.ExtentsOp))
     alloc = loop.AllocOp(loop.memref_of((), loop_type(element)), "local")
     accumulator = Builder(InsertPoint.before(first_nest)).insert(alloc).result
     accumulator.name_hint = "acc"
 
     def reduce_element(inner: Builder, ivs: list[SSAValue]) -> None:
-        init = inner.insert(_combiner_init(combiner, element))
+        init = inner.insert(combiner_init(combiner, element))
         inner.insert(memref.StoreOp.get(init.result, accumulator, []))
 
         def update(innermost: Builder, reduce_ivs: list[SSAValue]) -> None:
-            value = _emit_body(compute, innermost, [*ivs, *reduce_ivs], params)
+            value = _emit_body(compute, innermost, [*ivs, *reduce_ivs], kernel)
             current = innermost.insert(memref.LoadOp.get(accumulator, []))
-            combined = innermost.insert(_combine(combiner, current.res, value, unsigned=_is_unsigned(element)))
+            combined = innermost.insert(combine(combiner, current.res, value, unsigned=is_unsigned(element)))
             innermost.insert(memref.StoreOp.get(combined.results[0], accumulator, []))
 
-        _build_nest(inner, names[rank:], compute.extents, update)
+        _build_nest(inner, names[rank:], reduce_extents, update)
         final = inner.insert(memref.LoadOp.get(accumulator, []))
         inner.insert(memref.StoreOp.get(final.res, out, ivs))
 
-    _build_nest(builder, names[:rank], compute.shape, reduce_element)
+    _build_nest(builder, names[:rank], shape, reduce_element)

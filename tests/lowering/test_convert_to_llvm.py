@@ -149,10 +149,6 @@ UNSUPPORTED = {
   }
   func.return
 }""",
-    "memref.alloc": """func.func @f(%n: index) {
-  %m = memref.alloc(%n) : memref<?xf32>
-  func.return
-}""",
     "entry": """func.func @f(%x: f32) attributes {minimlc.entry} {
   func.return
 }""",

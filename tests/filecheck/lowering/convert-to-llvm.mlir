@@ -290,14 +290,6 @@ func.func @unsupported(%x: i32) -> i32 {
 
 // -----
 
-func.func @dynamic(%n: index) {
-  %0 = memref.alloc(%n) : memref<?xf32>
-  func.return
-}
-
-// expected-error@unknown {{convert-to-llvm: 'memref.alloc' needs a static shape, got memref<?xf32>}}
-
-// -----
 
 // Views of a byte arena (from loop-plan-memory) are addresses at a byte offset; no copy, no allocation.
 func.func @views() {
