@@ -17,6 +17,11 @@ only the data decides. @main returns it at an upper bound, valid elements first,
 each output to its count along its axis (`trim_to_count`) and drops the counts. The importer's
 `ImportedModel.trimmed_outputs` (output name -> axis) says which outputs these are; a saved model keeps it.
 
+Run-time extents (`docs/design/symbolic_shapes.md`): an entry whose inputs have `?` dimensions takes, right after
+the outputs, one `memref<Kxi64>` of the K dynamic input extents (input order, then axis order), and
+`@main_output_extents(memref<Kxi64>, memref<Jxi64>)` writes the J dynamic output extents (output order, then axis
+order), so that the runtime allocates the outputs before calling `@main` (`EntryExtents`).
+
 The names and `EntrySignature` need no xDSL (a saved model loads without it); the readers of lowered
 modules import it when called.
 """
@@ -112,6 +117,34 @@ class EntrySignature:
     """The external calls the entry makes, each with the parameter that takes the function's address."""
     extern_status_slot: int | None = None
     """The parameter that takes the run's status word (`EXTERN_STATUS_ATTR`), if there are external calls."""
+    extents: EntryExtents | None = None
+    """The run-time extents of an entry with `?` input dimensions; None for a static entry."""
+
+
+DYNAMIC = -1
+"""A `?` dimension in `EntryExtents.shapes` (xDSL's `DYNAMIC_INDEX` in a type)."""
+
+
+@dataclass(frozen=True)
+class EntryExtents:
+    """What a runtime needs to call an entry with `?` dimensions:
+
+        func.func @main(%x: memref<?x16xf32>, %y: memref<?x8xf32>, %extents: memref<1xi64>, ...)
+            attributes {minimlc.input_extents = 1 : i64, minimlc.output_extents = 1 : i64,
+                        minimlc.input_symbols = ["batch"]}
+
+    gives `EntryExtents(slot=2, count=1, output_extents=1, shapes=((-1, 16), (-1, 8)), symbols=("batch",))`."""
+
+    slot: int
+    """The `memref<Kxi64>` parameter of the dynamic input extents: the first after the outputs."""
+    count: int
+    """K, the dynamic input extents (the parameter's length)."""
+    output_extents: int
+    """J, the dynamic output extents `@main_output_extents` writes (output order, then axis order)."""
+    shapes: tuple[tuple[int, ...], ...]
+    """The shapes of the entry's input and output parameters, in order, `DYNAMIC` for each `?`."""
+    symbols: tuple[str, ...] = ()
+    """The symbol of each dynamic input extent, in input order then axis order (K of them once bound)."""
 
 
 BufferTypes = tuple[tuple[tuple[int, ...], np.dtype], ...]
@@ -182,7 +215,44 @@ def entry_signature(module: ModuleOp) -> EntrySignature:
             if isinstance(t, MemRefType)
         ]
     pool_slot, status_slot = int_attribute(entry, POOL_ATTR, None), int_attribute(entry, EXTERN_STATUS_ATTR, None)
-    return EntrySignature(weight_names, buffers, pool_slot, extern_calls_of(entry), status_slot)
+    calls = extern_calls_of(entry)
+    # Inputs and outputs are the parameters before everything the signature binds.
+    bound = len(weight_names) + len(buffers) + len(calls) + (pool_slot is not None) + (status_slot is not None)
+    extents = entry_extents(entry, len(entry.function_type.inputs) - bound)
+    return EntrySignature(weight_names, buffers, pool_slot, calls, status_slot, extents)
+
+
+def entry_extents(entry: func.FuncOp, parameters: int) -> EntryExtents | None:
+    """The run-time extents of an entry lowered past `loop-to-scf` whose first `parameters` parameters are its
+    inputs, outputs and (with `minimlc.input_extents`) extents; None for a static entry. The symbols are empty
+    where the lowered entry no longer carries `minimlc.input_symbols` (the driver takes them from the graph's)."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerType, MemRefType
+
+    count = int_attribute(entry, INPUT_EXTENTS_ATTR, None)
+    if count is None:
+        return None
+    slot = parameters - 1
+    types = entry.function_type.inputs.data
+    if not 0 <= slot < len(types) or types[slot] != MemRefType(IntegerType(64), [count]):
+        raise ValueError(
+            f"@{entry.sym_name.data}: parameter {slot} should be the memref<{count}xi64> of the input extents"
+        )
+    shapes = tuple(
+        tuple(DYNAMIC if size == DYNAMIC_INDEX else size for size in t.get_shape())
+        for t in types[:slot]
+        if isinstance(t, MemRefType)
+    )
+    output_count = int_attribute(entry, OUTPUT_EXTENTS_ATTR) or 0
+    return EntryExtents(slot, count, output_count, shapes, tuple(input_symbols_of(entry)))
+
+
+def input_symbols_of(function: func.FuncOp) -> list[str]:
+    """A function's `minimlc.input_symbols` (empty if it has none)."""
+    from xdsl.dialects.builtin import ArrayAttr, StringAttr
+
+    symbols = function.attributes.get(INPUT_SYMBOLS_ATTR, ArrayAttr([]))
+    assert isinstance(symbols, ArrayAttr)
+    return [symbol.data for symbol in symbols.data if isinstance(symbol, StringAttr)]
 
 
 def extern_calls_of(function: func.FuncOp | llvm.FuncOp) -> list[ExternCall]:
@@ -195,7 +265,9 @@ def extern_calls_of(function: func.FuncOp | llvm.FuncOp) -> list[ExternCall]:
     for call in calls.data:
         assert isinstance(call, DictionaryAttr)
         callee, slot, buffers, outputs = (call.data[key] for key in ("callee", "slot", "buffers", "num_outputs"))
-        assert isinstance(callee, StringAttr) and isinstance(slot, IntegerAttr) and isinstance(outputs, IntegerAttr)
+        assert isinstance(callee, StringAttr)
+        assert isinstance(slot, IntegerAttr)
+        assert isinstance(outputs, IntegerAttr)
         assert isinstance(buffers, ArrayAttr)
         types = [
             (tuple(t.get_shape()), buffer_dtype(t.element_type)) for t in buffers.data if isinstance(t, MemRefType)
