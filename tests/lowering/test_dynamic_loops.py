@@ -106,15 +106,20 @@ def pointer(array: np.ndarray) -> ctypes.c_void_p:
 PTR, INDEX = ctypes.c_void_p, ctypes.c_int64
 
 
-def test_elementwise_add_over_two_run_time_extents() -> None:
-    _jit, kernel = compile_kernel(parse(ADD), PTR, PTR, PTR, INDEX, INDEX)
-    rng = np.random.default_rng(0)
+def _check_add(kernel, seed: int) -> None:
+    """`kernel(a, b, c, n, m)` writes a + b into c at every pair of SIZES."""
+    rng = np.random.default_rng(seed)
     for n in SIZES:
         for m in SIZES:
             a, b = rng.standard_normal((2, n, m), dtype=np.float32)
             c = np.zeros((n, m), np.float32)
             kernel(pointer(a), pointer(b), pointer(c), n, m)
             np.testing.assert_array_equal(c, a + b)
+
+
+def test_elementwise_add_over_two_run_time_extents() -> None:
+    _jit, kernel = compile_kernel(parse(ADD), PTR, PTR, PTR, INDEX, INDEX)
+    _check_add(kernel, seed=0)
 
 
 def test_row_sum_over_a_run_time_inner_extent() -> None:
@@ -139,13 +144,7 @@ def test_split_dynamic_loop_with_remainder_and_vectorized_inner_loop(factor: int
         ],
     )
     _jit, kernel = compile_kernel(module, PTR, PTR, PTR, INDEX, INDEX)
-    rng = np.random.default_rng(2)
-    for n in SIZES:
-        for m in SIZES:
-            a, b = rng.standard_normal((2, n, m), dtype=np.float32)
-            c = np.zeros((n, m), np.float32)
-            kernel(pointer(a), pointer(b), pointer(c), n, m)
-            np.testing.assert_array_equal(c, a + b)
+    _check_add(kernel, seed=2)
 
 
 def test_split_of_a_split_dynamic_loop_with_lower_bound_and_step() -> None:
