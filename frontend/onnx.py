@@ -24,7 +24,7 @@ memory-mapped) and checks its structure; `onnx_errors` holds the errors, all `Mo
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,8 +32,8 @@ import onnx
 from onnx import helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, f32
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, f32
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
@@ -63,7 +63,11 @@ from minimlc.frontend.onnx_ops import (
     sanitise,
 )
 from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
+from minimlc.frontend.onnx_symbolic import ShapeValue, refuse, refuse_static_only
+from minimlc.frontend.onnx_symbolic_dims import Dim, dim_text
+from minimlc.frontend.onnx_symbolic_rewrites import SymbolicImport
 from minimlc.frontend.signature import TensorInfo
+from minimlc.lowering.abi import INPUT_SYMBOLS_ATTR
 
 
 @dataclass
@@ -87,6 +91,10 @@ class ImportedModel:
     index_checks: list[str] = field(default_factory=list[str])
     """Per run-time index check, in order, its message: @main returns each check's count of out-of-range indices
     after the trimmed outputs' counts (`onnx_index_checks`, `lowering/abi.py`)."""
+    symbolic_dims: dict[str, tuple[int | Dim, ...]] = field(default_factory=dict[str, tuple[int | Dim, ...]])
+    """Imported with `symbolic=True`: each input's and computed output's dimensions, by name, as sizes and exact
+    expressions (`onnx_symbolic_dims.Dim`, `evaluate` gives an output's size from the inputs'); `inputs` and
+    `outputs` spell them as text (`('batch', 'sequence', 768)`, `'batch*sequence'`). Empty otherwise."""
 
     @property
     def computed_outputs(self) -> list[TensorInfo]:
@@ -97,8 +105,20 @@ class ImportedModel:
         return computed + counts + checks
 
 
-def import_model(model: ModelSource, input_shapes: Mapping[str, Sequence[int]] | None = None) -> ImportedModel:
+def import_model(
+    model: ModelSource,
+    input_shapes: Mapping[str, Sequence[int | str | None]] | None = None,
+    *,
+    symbolic: bool = False,
+) -> ImportedModel:
     """Import an ONNX model (a ModelProto, a path or serialized bytes) into the graph dialect.
+
+    With `symbolic`, symbolic and unknown input dimensions stay `?` in the types (`docs/design/symbolic_shapes.md`):
+    each is named by its dim_param (an unknown one `unk0`, `unk1`, ...), @main records the names of its inputs'
+    `?`s (`minimlc.input_symbols`), shapes computed from them are evaluated symbolically (`onnx_symbolic`), and
+    `ImportedModel.symbolic_dims` gives every input's and output's dimensions; `input_shapes` may still fix inputs,
+    or some of their dimensions (a size; None or a name keeps one symbolic). What cannot be imported with symbolic
+    dimensions raises `ModelImportError` naming the node, op and symbol.
 
     `input_shapes` gives the shape of inputs with symbolic or unknown dimensions; a shape that contradicts a
     dimension the model declares is refused, as ONNX Runtime refuses such inputs. Initializers stored as external data
@@ -109,7 +129,9 @@ def import_model(model: ModelSource, input_shapes: Mapping[str, Sequence[int]] |
     mismatch, non-float32 data), and `FileNotFoundError` when a path does not exist.
     """
     read = check_model(model)
-    return _Importer(read.proto.graph, _opsets(read.proto), dict(input_shapes or {}), read.external).run()
+    importer = _Importer(read.proto.graph, _opsets(read.proto), dict(input_shapes or {}), read.external)
+    importer.symbolic = SymbolicImport() if symbolic else None
+    return importer.run()
 
 
 def check_model(model: ModelSource) -> ReadModel:
@@ -146,7 +168,7 @@ class _Importer:
         self,
         graph_proto: onnx.GraphProto,
         opsets: dict[str, int],
-        input_shapes: dict[str, Sequence[int]],
+        input_shapes: dict[str, Sequence[int | str | None]],
         external: ExternalData,
     ):
         self.graph = graph_proto
@@ -162,6 +184,12 @@ class _Importer:
         self.index_checks: list[tuple[SSAValue, str]] = []
         self.unfolded: dict[str, str] = {}
         """Run-time values computed from constants only -> the node on constants that was compiled, not folded."""
+        self.symbolic: SymbolicImport | None = None
+        """The symbolic mode's state (`import_model(..., symbolic=True)`), None for static shapes."""
+        self.input_dims: dict[str, tuple[int | Dim, ...]] = {}
+        self.output_dims: dict[str, tuple[int | Dim, ...]] = {}
+        self.unnamed_dims = 0
+        """Symbolic mode: the dimensions of the inputs and computed outputs, by name."""
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -176,10 +204,13 @@ class _Importer:
             raise ModelImportError(f"input_shapes names unknown inputs {unknown}; the model's inputs are {names}")
         inputs = [self._input(vi) for vi in input_infos]
 
-        block = Block(arg_types=[graph.tensor_type(info.shape, ELEMENT_TYPES[info.dtype]) for info in inputs])
+        types = [graph.tensor_type(self._input_type_shape(info), ELEMENT_TYPES[info.dtype]) for info in inputs]
+        block = Block(arg_types=types)
         for info, arg in zip(inputs, block.args):
             arg.name_hint = sanitise(info.name)
             self.values[info.name] = arg
+            if self.symbolic is not None:
+                self.symbolic.dims[arg] = self.input_dims[info.name]
         builder = Builder(InsertPoint.at_end(block))
         weights = WeightStore(builder)
         for index, node in enumerate(self.graph.node):
@@ -201,13 +232,17 @@ class _Importer:
                 constant_outputs[vi.name] = value.array
                 outputs.append(TensorInfo(vi.name, value.array.shape, value.array.dtype))
             else:
+                if isinstance(value, ShapeValue):
+                    raise refuse(f"output '{vi.name}'", "a shape computed from symbols is output", value.symbols)
                 dtype = _computed_dtype(value)
                 _check_computed_output(vi, dtype)
                 results.append(value)
-                outputs.append(TensorInfo(vi.name, shape_of(value), dtype))
+                outputs.append(TensorInfo(vi.name, self._reported_shape(vi.name, value), dtype))
         results += counts + [count for count, _ in self.index_checks]
         builder.insert(func.ReturnOp(*results))
         main = func.FuncOp("main", ([arg.type for arg in block.args], [r.type for r in results]), Region(block))
+        if self.symbolic is not None and (symbols := self._input_symbols(inputs)):
+            main.attributes[INPUT_SYMBOLS_ATTR] = ArrayAttr([StringAttr(symbol) for symbol in symbols])
         module = ModuleOp([main])
         try:
             module.verify()
@@ -216,7 +251,28 @@ class _Importer:
         names = [vi.name for vi in self.graph.output] if sequence_outputs else []
         messages = [message for _, message in self.index_checks]
         signature = (inputs, outputs, constant_outputs, trimmed_outputs, sequence_outputs, names, messages)
-        return ImportedModel(module, weights.arrays, *signature)
+        imported = ImportedModel(module, weights.arrays, *signature)
+        if self.symbolic is not None:
+            imported.symbolic_dims = dict(self.input_dims) | self.output_dims
+        return imported
+
+    def _input_type_shape(self, info: TensorInfo) -> tuple[int, ...]:
+        """An input's type shape: `?` for each symbolic dimension in symbolic mode."""
+        if self.symbolic is None:
+            return info.shape
+        return tuple(graph.DYNAMIC if isinstance(size, Dim) else size for size in self.input_dims[info.name])
+
+    def _input_symbols(self, inputs: Sequence[TensorInfo]) -> list[str]:
+        """The name of each symbolic input dimension, in input order then axis order."""
+        return [str(size) for info in inputs for size in self.input_dims[info.name] if isinstance(size, Dim)]
+
+    def _reported_shape(self, name: str, value: SSAValue) -> tuple[int, ...]:
+        """A computed output's shape as `outputs` reports it: static, or in symbolic mode sizes and expressions."""
+        if self.symbolic is None:
+            return shape_of(value)
+        dims = self.symbolic.of(value)
+        self.output_dims[name] = dims
+        return tuple(dim_text(size) for size in dims)  # type: ignore[return-value]
 
     def _output_items(self, sequence_outputs: dict[str, int | None]) -> list[tuple[onnx.ValueInfoProto, Item]]:
         """Every tensor the graph outputs return, with its value info: a sequence output's elements one by one
@@ -247,6 +303,8 @@ class _Importer:
 
     def _input(self, vi: onnx.ValueInfoProto) -> TensorInfo:
         dtype = _run_time_dtype(vi, "input")
+        if self.symbolic is not None:
+            return self._symbolic_input(vi, dtype)
         declared = vi.type.tensor_type
         if vi.name in self.input_shapes:
             given = tuple(int(d) for d in self.input_shapes[vi.name])
@@ -285,6 +343,42 @@ class _Importer:
                 )
         return TensorInfo(vi.name, tuple(shape), dtype)
 
+    def _symbolic_input(self, vi: onnx.ValueInfoProto, dtype: np.dtype) -> TensorInfo:
+        """An input in symbolic mode: each symbolic or unknown dimension a symbol (its dim_param, or a fresh `unkN`)
+        unless `input_shapes` gives its size (a name or None there keeps it symbolic)."""
+        declared = vi.type.tensor_type
+        dims = list(declared.shape.dim) if declared.HasField("shape") else None
+        given = self.input_shapes.get(vi.name)
+        if dims is None and given is None:
+            raise ModelImportError(f"input '{vi.name}' has an unknown rank; pass input_shapes={{'{vi.name}': [...]}}")
+        if dims is not None and given is not None and len(given) != len(dims):
+            raise ModelImportError(
+                f"input_shapes gives input '{vi.name}' rank {len(given)}, but the model declares rank {len(dims)}"
+            )
+        sizes: list[int | Dim] = []
+        for axis in range(len(given) if given is not None else len(dims or [])):
+            dim = dims[axis] if dims is not None else None
+            fixed = given[axis] if given is not None else None
+            declared_size = dim.dim_value if dim is not None and dim.HasField("dim_value") else None
+            if isinstance(fixed, (int, np.integer)) and not isinstance(fixed, bool):
+                if fixed < 0 or (declared_size is not None and declared_size != fixed):
+                    shown = _declared_shape(dims) if dims is not None else "an unknown shape"
+                    raise ModelImportError(
+                        f"input '{vi.name}' is given size {fixed} at axis {axis}, but the model declares {shown}: "
+                        "only symbolic or unknown dimensions can be set, to non-negative sizes"
+                    )
+                sizes.append(int(fixed))
+            elif declared_size is not None and fixed is None:
+                sizes.append(declared_size)
+            else:
+                name = fixed if isinstance(fixed, str) else dim.dim_param if dim is not None else ""
+                if not name:
+                    name = f"unk{self.unnamed_dims}"
+                    self.unnamed_dims += 1
+                sizes.append(Dim.symbol(name))
+        self.input_dims[vi.name] = tuple(sizes)
+        return TensorInfo(vi.name, tuple(dim_text(size) for size in sizes), dtype)  # type: ignore[arg-type]
+
     def _convert(self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore) -> None:
         label = f"node '{node_label(node, index)}' ({node.op_type})"
         inputs: list[Item | None] = []
@@ -296,13 +390,32 @@ class _Importer:
                 raise UnsupportedFeatureError(f"{label}: input '{name}' has a data-dependent shape (only outputs may)")
             if isinstance(inputs[-1], (SequenceValue, OptionalValue)) and node.op_type not in CONTAINER_OPS:
                 raise ModelImportError(f"{label}: input '{name}' is a sequence or an optional, not a tensor")
+        if self.symbolic is not None and self.symbolic.takes(node, inputs):
+            context = NodeContext(node, self.opset, builder, weights)
+            builder.name_hint = sanitise(node.output[0])
+            try:
+                outputs = self.symbolic.convert(node, label, inputs, context)
+            finally:
+                builder.name_hint = None
+            self.index_checks += [(count, f"{label}: {message}") for count, message in context.index_checks]
+            for name, value in zip(node.output, outputs):
+                if name:
+                    self.values[name] = value
+            return
         outputs = self._fold(node, label, inputs) if onnx_fold.is_foldable(node, self._is_constant) else None
         if outputs is None:
+            block = builder.insertion_point.block
+            last = block.last_op
             outputs = self._call_converter(node, label, inputs, builder, weights)
+            if self.symbolic is not None:
+                built = block.ops if last is None else _ops_after(last)
+                refuse_static_only(label, built)
             if all(self._is_constant(name) or name in self.unfolded for name in node.input if name):
                 origin = next((self.unfolded[name] for name in node.input if name in self.unfolded), label)
                 computed = [name for name, value in zip(node.output, outputs) if isinstance(value, SSAValue)]
                 self.unfolded |= dict.fromkeys(computed, origin)
+            if self.symbolic is not None:
+                self.symbolic.record(node, label, inputs, outputs)
         for name, value in zip(node.output, outputs):
             if name:
                 scoped = isinstance(value, ConstantValue) and self.scope
@@ -425,6 +538,11 @@ class _Importer:
                 if isinstance(result, SSAValue):
                     result.name_hint = sanitise(name)
         return results
+
+
+def _ops_after(op: Operation) -> Iterator[Operation]:
+    while (op := op.next_op) is not None:  # type: ignore[assignment]
+        yield op
 
 
 def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:

@@ -77,6 +77,7 @@ class ClipOp(GraphOp):
     max = opt_prop_def(F32Attr)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = "$input (`low` $low^ `:` type($low))? (`high` $high^ `:` type($high))? attr-dict `:` type($result)"
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(
         self, input: SSAValue, low: float | SSAValue | None, high: float | SSAValue | None

@@ -7,6 +7,7 @@ write, so that `graph-to-te` can lower it to one kernel whose rows stay in cache
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from xdsl.ir import SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, opt_operand_def, result_def
@@ -35,6 +36,7 @@ class AttentionOp(GraphOp):
     assembly_format = (
         "$query `,` $key `,` $value_t `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)"
     )
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(
         self, query: SSAValue, key: SSAValue, value_t: SSAValue, scale: SSAValue, bias: SSAValue | None = None

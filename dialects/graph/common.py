@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     DenseArrayBase,
     Float4E2M1FNType,
     Float8E4M3FNType,
@@ -37,6 +38,7 @@ from xdsl.utils.exceptions import VerifyException
 
 __all__ = [
     "BOOL",
+    "DYNAMIC",
     "ELEMENT_TYPES",
     "FLOATS",
     "HALF_FLOATS",
@@ -50,23 +52,33 @@ __all__ = [
     "F32Tensor",
     "I64Array",
     "Shape",
+    "broadcast_dim",
     "broadcast_shapes",
     "check_axis",
     "check_elements",
     "check_result_element",
     "check_result_shape",
+    "check_static_axes",
+    "dims_agree",
     "element_type",
     "f32_attr",
+    "has_dynamic_dims",
     "i64_array",
     "is_scalar",
     "is_unsigned",
     "matmul_shape",
     "shape_of",
+    "shown",
+    "spelled",
     "tensor_type",
     "unit_flags",
 ]
 
 Shape = tuple[int, ...]
+"""A tensor's shape: one static size per axis, or `DYNAMIC` for a `?` (a size known only at run time)."""
+
+DYNAMIC = DYNAMIC_INDEX
+"""A `?` dimension in a `Shape` (xDSL's DYNAMIC_INDEX): `tensor_type((DYNAMIC, 768))` is `tensor<?x768xf32>`."""
 
 
 def shape_of(value: SSAValue | Attribute) -> Shape:
@@ -150,30 +162,53 @@ def f32_attr(value: float) -> FloatAttr[Float32Type]:
 
 
 def is_scalar(value: SSAValue) -> bool:
-    """Whether a tensor value holds exactly one element."""
-    return math.prod(shape_of(value)) == 1
+    """Whether a tensor value holds exactly one element (a `?` dimension may hold any number: not a scalar)."""
+    shape = shape_of(value)
+    return DYNAMIC not in shape and math.prod(shape) == 1
+
+
+def has_dynamic_dims(value: SSAValue | Attribute) -> bool:
+    """Whether a tensor value or type has a `?` dimension."""
+    return DYNAMIC in shape_of(value)
+
+
+def broadcast_dim(*dims: int) -> int | None:
+    """Numpy broadcasting of one axis's sizes; None when they are incompatible. A `?` against 1 or `?` stays `?`
+    (whether two `?`s agree is checked at run time), against a static size n > 1 is n (the `?` must be n or 1)."""
+    sizes = {d for d in dims if d not in (1, DYNAMIC)}
+    if len(sizes) > 1:
+        return None
+    if sizes:
+        return sizes.pop()
+    return DYNAMIC if DYNAMIC in dims else 1
 
 
 def broadcast_shapes(*shapes: Shape) -> Shape | None:
-    """Numpy (multidirectional) broadcasting of shapes; None when they are incompatible."""
+    """Numpy (multidirectional) broadcasting of shapes (`broadcast_dim` per axis, `?` too); None when they are
+    incompatible."""
     rank = max((len(s) for s in shapes), default=0)
     result: list[int] = []
     for axis in range(rank):
-        dims = {s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0}
-        dims.discard(1)
-        if len(dims) > 1:
+        dim = broadcast_dim(*(s[axis - rank + len(s)] for s in shapes if axis - rank + len(s) >= 0))
+        if dim is None:
             return None
-        result.append(dims.pop() if dims else 1)
+        result.append(dim)
     return tuple(result)
 
 
+def dims_agree(lhs: int, rhs: int) -> bool:
+    """Whether two sizes that must be equal can be: equal, or one a `?` (checked at run time)."""
+    return lhs == rhs or DYNAMIC in (lhs, rhs)
+
+
 def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:
-    """Result shape of numpy `matmul` (batch broadcasting, 1-D operands); None when incompatible."""
+    """Result shape of numpy `matmul` (batch broadcasting, 1-D operands); None when incompatible. A `?` contracted
+    dimension agrees with any size (checked at run time)."""
     if not lhs or not rhs:
         return None
     left = (1, *lhs) if len(lhs) == 1 else lhs
     right = (*rhs, 1) if len(rhs) == 1 else rhs
-    if left[-1] != right[-2]:
+    if not dims_agree(left[-1], right[-2]):
         return None
     batch = broadcast_shapes(left[:-2], right[:-2])
     if batch is None:
@@ -186,10 +221,35 @@ def matmul_shape(lhs: Shape, rhs: Shape) -> Shape | None:
     return shape
 
 
+def shown(shape: Shape) -> str:
+    """A shape in messages: `(2, 3)`, `?` for a run-time dimension: `(?, 3)`."""
+    if DYNAMIC not in shape:
+        return str(shape)
+    return f"({', '.join('?' if size == DYNAMIC else str(size) for size in shape)})"
+
+
 def check_result_shape(op: IRDLOperation, expected: Shape) -> None:
     actual = shape_of(op.results[0])
     if actual != expected:
-        raise VerifyException(f"{op.name}: result shape {actual} does not match expected shape {expected}")
+        raise VerifyException(
+            f"{op.name}: result shape {shown(actual)} does not match expected shape {shown(expected)}"
+        )
+
+
+def spelled(shape: Shape) -> str:
+    """A shape as its type spells it: `2x?x4`."""
+    return "x".join("?" if size == DYNAMIC else str(size) for size in shape)
+
+
+def check_static_axes(op: IRDLOperation, value: SSAValue, axes: Sequence[int], what: str) -> None:
+    """Refuse a `?` on `axes` of `value`, which `op` (its lowering) needs static: `what` names them in the message.
+
+        graph.conv: input channels (axis 1) must be static, got shape ?x?x8x8"""
+    shape = shape_of(value)
+    dynamic = [axis for axis in axes if 0 <= axis < len(shape) and shape[axis] == DYNAMIC]
+    if dynamic:
+        where = f"axis {dynamic[0]}" if len(dynamic) == 1 else f"axes {dynamic}"
+        raise VerifyException(f"{op.name}: {what} ({where}) must be static, got shape {spelled(shape)}")
 
 
 def check_axis(op: IRDLOperation, axis: int, rank: int) -> None:

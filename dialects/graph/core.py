@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import I64, Float32Type, FloatAttr, IntegerAttr, StringAttr, UnitAttr, f32, i64
+from xdsl.dialects.builtin import I64, Float32Type, FloatAttr, IntegerAttr, StringAttr, TensorType, UnitAttr, f32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.common import (
     BOOL,
+    DYNAMIC,
     ELEMENT_TYPES,
     FLOATS,
     HALF_FLOATS,
@@ -47,17 +48,20 @@ from minimlc.dialects.graph.common import (
     check_elements,
     check_result_element,
     check_result_shape,
+    dims_agree,
     element_type,
     i64_array,
     is_unsigned,
     matmul_shape,
     shape_of,
+    shown,
     tensor_type,
     unit_flags,
 )
 
 __all__ = [
     "BOOL",
+    "DYNAMIC",
     "ELEMENT_TYPES",
     "FLOATS",
     "HALF_FLOATS",
@@ -100,6 +104,16 @@ class GraphOp(IRDLOperation):
 
     irdl_options = (ParsePropInAttrDict(),)
     traits = traits_def(Pure())
+    RUN_TIME_DIMS: ClassVar[bool] = False
+    """Whether the op takes tensors with `?` dimensions (docs/design/symbolic_shapes.md); an op that does not is
+    refused by its verifier when one of its types has one."""
+
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        if not self.RUN_TIME_DIMS:
+            types = [value.type for value in (*self.operands, *self.results)]
+            if any(isinstance(t, TensorType) and DYNAMIC in t.get_shape() for t in types):
+                raise VerifyException(f"{self.name}: does not take run-time dimensions (`?` in its types)")
+        super().verify(verify_nested_ops)
 
 
 @irdl_op_definition
@@ -173,6 +187,7 @@ class BinaryShapeRuleOp(GraphOp):
     rhs = operand_def(F32Tensor)
     result = result_def(F32Tensor)
     assembly_format = "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` `->` type($result)"
+    RUN_TIME_DIMS: ClassVar[bool] = True
     SHAPE_RULE: ClassVar[Callable[[Shape, Shape], Shape | None]]
     RELATION: ClassVar[str]
     """How compatible operands are called in messages: `broadcast-compatible`, `matmul-compatible`."""
@@ -186,7 +201,7 @@ class BinaryShapeRuleOp(GraphOp):
         lhs, rhs = shape_of(self.lhs), shape_of(self.rhs)
         shape = type(self).SHAPE_RULE(lhs, rhs)
         if shape is None:
-            raise VerifyException(f"{self.name}: operand shapes {lhs} and {rhs} are not {self.RELATION}")
+            raise VerifyException(f"{self.name}: operand shapes {shown(lhs)} and {shown(rhs)} are not {self.RELATION}")
         check_result_shape(self, shape)
 
 
@@ -220,6 +235,7 @@ class ElementwiseUnaryOp(SameTypeUnaryOp):
     """Base of unary ops whose result has the operand's type, one of `ELEMENTS`: `graph.relu %x : tensor<2x3xf32>`."""
 
     ELEMENTS: ClassVar[tuple[Attribute, ...]] = (f32,)
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def verify_(self) -> None:
         check_elements(self, self.ELEMENTS, self.input)
@@ -230,6 +246,7 @@ class AxisOp(SameTypeUnaryOp):
     `graph.softmax %x {axis = 1 : i64} : tensor<1x10xf32>`."""
 
     axis = prop_def(IntegerAttr[I64])
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, input: SSAValue, axis: int):
         super().__init__(input, {"axis": IntegerAttr(axis, i64)})
@@ -266,6 +283,7 @@ class GemmOp(GraphOp):
     trans_a = opt_prop_def(UnitAttr)
     trans_b = opt_prop_def(UnitAttr)
     assembly_format = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)"
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -294,14 +312,16 @@ class GemmOp(GraphOp):
             raise VerifyException(f"{self.name}: operands must be 2-D, got shapes {a} and {b}")
         m, k = a[::-1] if self.trans_a else a
         kb, n = b[::-1] if self.trans_b else b
-        if k != kb:
+        if not dims_agree(k, kb):
             raise VerifyException(
                 f"{self.name}: inner dimensions differ: op(a) is {(m, k)} and op(b) is {(kb, n)}"
             )
         if self.c is not None:
             c = shape_of(self.c)
             if len(c) > 2 or broadcast_shapes(c, (m, n)) != (m, n):
-                raise VerifyException(f"{self.name}: bias shape {c} does not broadcast to the result shape {(m, n)}")
+                raise VerifyException(
+                    f"{self.name}: bias shape {shown(c)} does not broadcast to the result shape {shown((m, n))}"
+                )
         check_result_shape(self, (m, n))
 
 
@@ -317,17 +337,72 @@ class MatMulOp(BinaryShapeRuleOp):
 @irdl_op_definition
 class ReshapeOp(UnaryOp):
     """Same elements in row-major order, new shape (ONNX Reshape and Flatten):
-    `graph.reshape %x : tensor<1x1x28x28xf32> -> tensor<1x784xf32>`."""
+    `graph.reshape %x : tensor<1x1x28x28xf32> -> tensor<1x784xf32>`.
+
+    A result with `?` dimensions keeps ONNX's static target in `shape`, one entry per result axis: a size, 0 (the
+    input's dimension on that axis) or -1 (the elements left over, at most once), so that each `?` follows from the
+    input's dimensions: `graph.reshape %x {shape = array<i64: 0, 0, 12, 64>} : tensor<?x?x768xf32> ->
+    tensor<?x?x12x64xf32>`."""
 
     name = "graph.reshape"
+    shape = opt_prop_def(I64Array)
+    RUN_TIME_DIMS: ClassVar[bool] = True
+
+    def __init__(self, input: SSAValue, shape: Sequence[int], target: Sequence[int] | None = None):
+        """The reshape of `input` to `shape`; `target` (ONNX's form, 0 and -1) where `shape` has a `?`."""
+        properties = {} if target is None else {"shape": i64_array(target)}
+        super().__init__(input, shape, properties=properties)
 
     def verify_(self) -> None:
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         source, target = shape_of(self.input), shape_of(self.result)
-        if math.prod(source) != math.prod(target):
+        if self.shape is not None:
+            self._verify_target(source, target, tuple(self.shape.get_values()))
+        elif DYNAMIC in target:
+            raise VerifyException(
+                f"{self.name}: result shape {shown(target)} has run-time dimensions but no target `shape` "
+                "(0 copies the input's dimension, -1 takes the rest)"
+            )
+        elif DYNAMIC in source:
+            raise VerifyException(
+                f"{self.name}: cannot reshape {shown(source)} to the static {target}: the element count of a run-time "
+                "shape is not known to match"
+            )
+        elif math.prod(source) != math.prod(target):
             raise VerifyException(
                 f"{self.name}: cannot reshape {source} ({math.prod(source)} elements) "
                 f"to {target} ({math.prod(target)} elements)"
+            )
+
+    def _verify_target(self, source: Shape, target: Shape, spec: Shape) -> None:
+        """The result shape is what the ONNX target `spec` gives `source`: sizes kept, 0 copied, -1 the rest."""
+        if len(spec) != len(target) or spec.count(-1) > 1 or any(size < -1 for size in spec):
+            raise VerifyException(
+                f"{self.name}: target shape {list(spec)} must give each of the {len(target)} result axes a size, 0 "
+                "or -1 (once)"
+            )
+        if any(size == 0 and axis >= len(source) for axis, size in enumerate(spec)):
+            raise VerifyException(
+                f"{self.name}: target shape {list(spec)} copies an axis the input {shown(source)} lacks"
+            )
+        expected = [source[axis] if size == 0 else size for axis, size in enumerate(spec)]
+        rest = spec.index(-1) if -1 in spec else None
+        known = [size for axis, size in enumerate(expected) if axis != rest]
+        uncopied = source.count(DYNAMIC) - known.count(DYNAMIC)
+        static_source = math.prod(size for size in source if size != DYNAMIC)
+        static_known = math.prod(size for size in known if size != DYNAMIC)
+        if rest is not None and uncopied:
+            expected[rest] = DYNAMIC  # the elements of the uncopied `?`s, at run time
+        elif rest is not None and static_known and static_source % static_known == 0:
+            expected[rest] = static_source // static_known
+        elif uncopied or static_source != static_known:
+            raise VerifyException(
+                f"{self.name}: target {list(spec)} does not keep the element count of input shape {shown(source)}"
+            )
+        if tuple(expected) != target:
+            raise VerifyException(
+                f"{self.name}: target {list(spec)} of input shape {shown(source)} gives {shown(tuple(expected))}, "
+                f"not the result shape {shown(target)}"
             )
 
 
@@ -338,6 +413,7 @@ class TransposeOp(UnaryOp):
 
     name = "graph.transpose"
     perm = prop_def(I64Array)
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, input: SSAValue, perm: Sequence[int]):
         source = shape_of(input)

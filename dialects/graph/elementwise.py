@@ -249,6 +249,8 @@ class ModOp(ElementwiseBinaryOp):
 class _ConversionOp(UnaryOp):
     """Base of elementwise conversions: the result has the input's shape, its element type `verify_elements` checks."""
 
+    RUN_TIME_DIMS: ClassVar[bool] = True
+
     def verify_elements(self) -> None:
         raise NotImplementedError
 

@@ -8,6 +8,7 @@ taken to be pure (its results depend on its operands alone), so `cse` merges equ
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
@@ -40,6 +41,8 @@ class CallExternOp(GraphOp):
     """
 
     name = "graph.call_extern"
+    RUN_TIME_DIMS: ClassVar[bool] = True
+    """Its verifier refuses a dynamic shape with its own message."""
     callee = prop_def(StringAttr)
     args = var_operand_def(AnyTensor)
     res = var_result_def(AnyTensor)

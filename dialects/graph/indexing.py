@@ -55,6 +55,7 @@ class GatherAtOp(GraphOp):
     indices = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     assembly_format = "$input `,` $indices attr-dict `:` functional-type(operands, results)"
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def check_gather_elements(self) -> None:
         check_elements(self, INDICES, self.indices)
@@ -132,6 +133,7 @@ class CumulativeOp(UnaryOp):
     reverse = opt_prop_def(UnitAttr)
     COMBINER: ClassVar[str]
     """The te combiner of the running reduction: `sum` or `prod`."""
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, input: SSAValue, axis: int, *, exclusive: bool = False, reverse: bool = False):
         properties = {"axis": IntegerAttr(axis, i64), **unit_flags(exclusive=exclusive, reverse=reverse)}
@@ -169,6 +171,7 @@ class ArgReduceOp(UnaryOp):
     select_last_index = opt_prop_def(UnitAttr)
     PREDICATE: ClassVar[str]
     """Which comparison makes a candidate the new extreme: `greater` or `less`."""
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, input: SSAValue, axis: int, *, keepdims: bool = True, select_last_index: bool = False):
         flags = unit_flags(keepdims=keepdims, select_last_index=select_last_index)

@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.common import (
     BOOL,
+    DYNAMIC,
     NUMBERS,
     AnyTensor,
     F32Attr,
@@ -35,6 +36,7 @@ from minimlc.dialects.graph.common import (
     check_elements,
     check_result_element,
     check_result_shape,
+    check_static_axes,
     element_type,
     f32_attr,
     i64_array,
@@ -117,6 +119,8 @@ class _WindowOp(GraphOp):
                 f"{self.name}: input must have rank 3 or more (N, C, spatial...), got {input}"
             )
         spatial = len(input) - 2
+        if DYNAMIC in input[1:]:
+            check_static_axes(self, self.operands[0], range(1, len(input)), "channels and spatial axes")
         strides, pads, dilations = (
             self.strides.get_values(),
             self.pads.get_values(),
@@ -223,8 +227,13 @@ class ConvOp(_ConvOp):
         others = [[] if bias is None else [bias]]
         super().__init__(input, weight, others, f32, strides=strides, pads=pads, dilations=dilations, group=group)
 
+    RUN_TIME_DIMS: ClassVar[bool] = True
+    """A run-time batch (axis 0) only: channels and spatial axes are static (`window_shape`)."""
+
     def verify_(self) -> None:
         x, w = shape_of(self.input), shape_of(self.weight)
+        check_static_axes(self, self.weight, range(len(w)), "weight dimensions")
+        check_static_axes(self, self.input, range(1, len(x)), "channels and spatial axes")
         self.check_group(x, w)
         if self.bias is not None and shape_of(self.bias) != (w[0],):
             raise VerifyException(f"{self.name}: bias shape {shape_of(self.bias)} is not ({w[0]},)")
@@ -258,6 +267,9 @@ class PoolOp(UnaryOp, _WindowOp):
             **unit_flags(ceil_mode=ceil_mode, count_include_pad=count_include_pad),
         }
         super().__init__(input, (*x[:2], *spatial), f32, properties)
+
+    RUN_TIME_DIMS: ClassVar[bool] = True
+    """A run-time batch (axis 0) only: channels and spatial axes are static (`window_shape`)."""
 
     def verify_(self) -> None:
         x = shape_of(self.input)
@@ -353,6 +365,7 @@ class BatchNormOp(GraphOp):
     result = result_def(F32Tensor)
     epsilon = prop_def(F32Attr)
     assembly_format = "operands attr-dict `:` functional-type(operands, results)"
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -373,6 +386,7 @@ class BatchNormOp(GraphOp):
         x = shape_of(self.input)
         if len(x) < 2:
             raise VerifyException(f"{self.name}: input must have rank 2 or more, got {x}")
+        check_static_axes(self, self.input, [1], "channels")
         for name in ("scale", "bias", "mean", "var"):
             if shape_of(getattr(self, name)) != (x[1],):
                 raise VerifyException(

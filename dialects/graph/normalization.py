@@ -20,6 +20,7 @@ from minimlc.dialects.graph.common import (
     broadcast_shapes,
     check_axis,
     check_result_shape,
+    check_static_axes,
     f32_attr,
     shape_of,
 )
@@ -33,6 +34,7 @@ class _NormOp(GraphOp):
     `epsilon`; the result has the input's type."""
 
     epsilon = prop_def(F32Attr)
+    RUN_TIME_DIMS: ClassVar[bool] = True
     GROUPING: ClassVar[str]
     """The integer property that says which elements share statistics."""
 
@@ -132,6 +134,7 @@ class GroupNormOp(_NormOp):
         groups = self.num_groups.value.data
         if len(x) < 2:
             raise VerifyException(f"{self.name}: input must have rank 2 or more (N, C, ...), got {x}")
+        check_static_axes(self, self.input, [1], "channels")
         if groups < 1 or x[1] % groups:
             raise VerifyException(f"{self.name}: {x[1]} channels do not split into {groups} groups")
         for name, value in (("scale", self.scale), ("bias", self.bias)):

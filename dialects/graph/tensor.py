@@ -10,7 +10,7 @@ Flatten are plain `graph.reshape`s, and Split is one `graph.slice` per output.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import I64, IntegerAttr, TensorType, UnitAttr, i64
@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects.graph.common import (
     BOOL,
+    DYNAMIC,
     ELEMENT_TYPES,
     FLOATS,
     NUMBERS,
@@ -39,9 +40,11 @@ from minimlc.dialects.graph.common import (
     check_elements,
     check_result_element,
     check_result_shape,
+    dims_agree,
     element_type,
     i64_array,
     shape_of,
+    shown,
     tensor_type,
     unit_flags,
 )
@@ -70,6 +73,12 @@ __all__ = [
 ]
 
 
+def concatenated(sizes: Iterable[int]) -> int:
+    """The extent of inputs of `sizes` joined along an axis: their sum, `?` if one is."""
+    listed = list(sizes)
+    return DYNAMIC if DYNAMIC in listed else sum(listed)
+
+
 @irdl_op_definition
 class ConcatOp(GraphOp):
     """Join tensors along one axis:
@@ -80,11 +89,12 @@ class ConcatOp(GraphOp):
     result = result_def(AnyTensor)
     axis = prop_def(IntegerAttr[I64])
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, inputs: Sequence[SSAValue], axis: int):
         shapes = [shape_of(value) for value in inputs]
-        shape = list(shapes[0])
-        shape[axis] = sum(s[axis] for s in shapes)
+        shape = [next((s[d] for s in shapes if s[d] != DYNAMIC), DYNAMIC) for d in range(len(shapes[0]))]
+        shape[axis] = concatenated(s[axis] for s in shapes)
         super().__init__(
             operands=[list(inputs)],
             result_types=[tensor_type(shape, element_type(inputs[0]))],
@@ -101,12 +111,14 @@ class ConcatOp(GraphOp):
         first = shapes[0]
         for shape in shapes[1:]:
             if len(shape) != len(first) or any(
-                a != b for d, (a, b) in enumerate(zip(shape, first)) if d != axis
+                not dims_agree(a, b) for d, (a, b) in enumerate(zip(shape, first)) if d != axis
             ):
                 raise VerifyException(
-                    f"{self.name}: input shapes {first} and {shape} differ outside the concatenation axis {axis}"
+                    f"{self.name}: input shapes {shown(first)} and {shown(shape)} differ outside the concatenation "
+                    f"axis {axis}"
                 )
-        check_result_shape(self, (*first[:axis], sum(s[axis] for s in shapes), *first[axis + 1 :]))
+        others = [next((s[d] for s in shapes if s[d] != DYNAMIC), DYNAMIC) for d in range(len(first))]
+        check_result_shape(self, (*others[:axis], concatenated(s[axis] for s in shapes), *others[axis + 1 :]))
 
 
 @irdl_op_definition
@@ -117,6 +129,7 @@ class SliceOp(UnaryOp):
     name = "graph.slice"
     starts = prop_def(I64Array)
     steps = prop_def(I64Array)
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], shape: Sequence[int]):
         super().__init__(input, shape, properties={"starts": i64_array(starts), "steps": i64_array(steps)})
@@ -133,11 +146,26 @@ class SliceOp(UnaryOp):
         for axis, (extent, start, step, count) in enumerate(zip(source, starts, steps, shape)):
             if step == 0:
                 raise VerifyException(f"{self.name}: step of axis {axis} is zero")
+            if DYNAMIC in (extent, count):
+                self._verify_run_time_axis(axis, extent, start, step, count)
+                continue
             last = start + (count - 1) * step
             if count and not (0 <= start < extent and 0 <= last < extent):
                 raise VerifyException(
                     f"{self.name}: axis {axis} reads indices {start} to {last} of an extent of {extent}"
                 )
+
+
+    def _verify_run_time_axis(self, axis: int, extent: int, start: int, step: int, count: int) -> None:
+        """A `?` result extent reads from `start` to the end of a `?` input axis with step 1; a static one reads a
+        box whose fit in the `?` input extent is the run-time's to check."""
+        if count == DYNAMIC and (extent != DYNAMIC or step != 1 or start < 0):
+            raise VerifyException(
+                f"{self.name}: a run-time extent of axis {axis} slices a run-time input axis from a non-negative start "
+                f"to its end with step 1, got start {start} and step {step} of extent {shown((extent,))[1:-1]}"
+            )
+        if count != DYNAMIC and (start < 0 or start + (count - 1) * step < 0):
+            raise VerifyException(f"{self.name}: axis {axis} reads negative indices from start {start}")
 
 
 @irdl_op_definition
@@ -148,6 +176,7 @@ class GatherOp(UnaryOp):
     name = "graph.gather"
     axis = prop_def(IntegerAttr[I64])
     indices = prop_def(I64Array)
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, input: SSAValue, axis: int, indices: Sequence[int], indices_shape: Sequence[int]):
         source = shape_of(input)
@@ -170,7 +199,7 @@ class GatherOp(UnaryOp):
         check_axis(self, axis, len(source))
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         indices = self.indices.get_values()
-        bad = [i for i in indices if not 0 <= i < source[axis]]
+        bad = [i for i in indices if not 0 <= i < (source[axis] if source[axis] != DYNAMIC else i + 1)]
         if bad:
             raise VerifyException(
                 f"{self.name}: indices {bad} are out of range for axis {axis} of extent {source[axis]}"
@@ -185,6 +214,10 @@ class GatherOp(UnaryOp):
             raise VerifyException(
                 f"{self.name}: result shape {shape} does not keep the input's dims {source} around axis {axis}"
             )
+        if DYNAMIC in middle:
+            raise VerifyException(
+                f"{self.name}: result dims {shown(middle)} at axis {axis} must be static (constant indices)"
+            )
         if math.prod(middle) != len(indices):
             raise VerifyException(
                 f"{self.name}: result dims {middle} at axis {axis} hold {math.prod(middle)} entries, "
@@ -197,14 +230,27 @@ class ExpandOp(UnaryOp):
     """Numpy-broadcast the input to the result shape: `graph.expand %x : tensor<3x1xf32> -> tensor<2x3x4xf32>`."""
 
     name = "graph.expand"
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def verify_(self) -> None:
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
         source, shape = shape_of(self.input), shape_of(self.result)
         if len(source) > len(shape) or broadcast_shapes(source, shape) != shape:
             raise VerifyException(
-                f"{self.name}: input shape {source} does not broadcast to the result shape {shape}"
+                f"{self.name}: input shape {shown(source)} does not broadcast to the result shape {shown(shape)}"
             )
+        offset = len(shape) - len(source)
+        if any(size == DYNAMIC and source[axis - offset : axis - offset + 1] != (DYNAMIC,)
+               for axis, size in enumerate(shape)):
+            raise VerifyException(
+                f"{self.name}: each run-time dimension of the result shape {shown(shape)} must be the input's "
+                f"{shown(source)} (an expand has no operand for another extent)"
+            )
+
+
+def tiled(size: int, repeat: int) -> int:
+    """An extent repeated `repeat` times: `?` stays `?` (0 if not repeated at all)."""
+    return size * repeat if size != DYNAMIC or repeat == 0 else DYNAMIC
 
 
 @irdl_op_definition
@@ -214,10 +260,12 @@ class TileOp(UnaryOp):
 
     name = "graph.tile"
     repeats = prop_def(I64Array)
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, input: SSAValue, repeats: Sequence[int]):
         source = shape_of(input)
-        super().__init__(input, [d * r for d, r in zip(source, repeats)], properties={"repeats": i64_array(repeats)})
+        shape = [tiled(d, r) for d, r in zip(source, repeats)]
+        super().__init__(input, shape, properties={"repeats": i64_array(repeats)})
 
     def verify_(self) -> None:
         check_result_element(self, check_elements(self, ELEMENT_TYPES, self.input))
@@ -226,7 +274,7 @@ class TileOp(UnaryOp):
             raise VerifyException(
                 f"{self.name}: repeats {list(repeats)} must be {len(source)} non-negative counts, one per input dim"
             )
-        check_result_shape(self, tuple(d * r for d, r in zip(source, repeats)))
+        check_result_shape(self, tuple(tiled(d, r) for d, r in zip(source, repeats)))
 
 
 @irdl_op_definition
@@ -235,6 +283,7 @@ class TriluOp(SameTypeUnaryOp):
     elsewhere (ONNX Trilu): `graph.trilu %x {k = 1 : i64, upper} : tensor<2x4x5xf32>`."""
 
     name = "graph.trilu"
+    RUN_TIME_DIMS: ClassVar[bool] = True
     k = prop_def(IntegerAttr[I64])
     upper = opt_prop_def(UnitAttr)
 
@@ -260,6 +309,7 @@ class WhereOp(GraphOp):
     y = operand_def(AnyTensor)
     result = result_def(AnyTensor)
     assembly_format = "$condition `,` $x `,` $y attr-dict `:` functional-type(operands, results)"
+    RUN_TIME_DIMS: ClassVar[bool] = True
 
     def __init__(self, condition: SSAValue, x: SSAValue, y: SSAValue):
         shape = broadcast_shapes(shape_of(condition), shape_of(x), shape_of(y))
@@ -272,7 +322,7 @@ class WhereOp(GraphOp):
         shape = broadcast_shapes(*shapes)
         if shape is None:
             raise VerifyException(
-                f"{self.name}: operand shapes {', '.join(map(str, shapes))} are not broadcast-compatible"
+                f"{self.name}: operand shapes {', '.join(map(shown, shapes))} are not broadcast-compatible"
             )
         check_result_shape(self, shape)
 
@@ -290,6 +340,7 @@ class ReduceOp(UnaryOp):
     Floats (f32, f64) for every reduction, integers too for sum, max, min and product (`ELEMENTS`)."""
 
     ELEMENTS: ClassVar[tuple[Attribute, ...]] = FLOATS
+    RUN_TIME_DIMS: ClassVar[bool] = True
     axes = prop_def(I64Array)
     keepdims = opt_prop_def(UnitAttr)
 
