@@ -27,6 +27,7 @@ from minimlc.lowering.graph_to_te.builder import (
     read,
     scaled,
 )
+from minimlc.lowering.graph_to_te.extents import Extents
 from minimlc.lowering.graph_to_te.nn import scalar_read
 
 
@@ -133,7 +134,7 @@ class ActivationLowering(RewritePattern):
             return formula(op, read(op.input, indices))
 
         tag = op.name.removeprefix("graph.")
-        rewriter.replace(op, build_compute(tag, graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute(tag, Extents(op).of(op.input), body))
 
 
 class ClipLowering(RewritePattern):
@@ -154,7 +155,7 @@ class ClipLowering(RewritePattern):
                 value = arith.MinimumfOp(value, high).result
             return value
 
-        rewriter.replace(op, build_compute("clip", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("clip", Extents(op).of(op.input), body))
 
 
 class PReluLowering(RewritePattern):
@@ -162,7 +163,7 @@ class PReluLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.PReluOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
+        shape = Extents(op).of(op.lhs)
 
         def body(indices: Indices) -> SSAValue:
             x = read(op.lhs, indices)
@@ -197,7 +198,7 @@ class ShrinkLowering(RewritePattern):
         def body(indices: Indices) -> SSAValue:
             return shrink(read(op.input, indices), lambd, bias)
 
-        rewriter.replace(op, build_compute("shrink", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("shrink", Extents(op).of(op.input), body))
 
 
 PATTERNS: list[RewritePattern] = [ActivationLowering(), PReluLowering(), ClipLowering(), ShrinkLowering()]

@@ -31,6 +31,7 @@ from minimlc.lowering.graph_to_te.builder import (
     index_constant,
     read,
 )
+from minimlc.lowering.graph_to_te.extents import Extents
 
 
 class AttentionLowering(RewritePattern):
@@ -41,9 +42,11 @@ class AttentionLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.AttentionOp, rewriter: PatternRewriter) -> None:
-        query, key = graph.shape_of(op.query), graph.shape_of(op.key)
+        extents = Extents(op)
+        query = extents.of(op.query)
         rows = query[:-1]
-        keys, depth, values = key[-2], query[-1], graph.shape_of(op.value_t)[-2]
+        keys = extents.at(op.key, len(graph.shape_of(op.key)) - 2)
+        depth, values = query[-1], extents.at(op.value_t, len(graph.shape_of(op.value_t)) - 2)
         scores_shape, row_shape = (*rows, keys), (*rows, 1)
         scale_shape, bias = graph.shape_of(op.scale), op.bias
 

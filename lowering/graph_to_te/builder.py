@@ -16,9 +16,18 @@ from math import prod
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, builtin
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import te
+from minimlc.lowering.graph_to_te.extents import (
+    Extent,
+    RunTimeDimensionError,
+    as_index,
+    multiply,
+    product,
+    static_shape,
+)
 
 Shape = tuple[int, ...]
 Indices = Sequence[SSAValue]
@@ -26,19 +35,25 @@ Indices = Sequence[SSAValue]
 
 def build_compute(
     tag: str,
-    shape: Shape,
+    shape: Sequence[Extent],
     body: Callable[[Indices], SSAValue],
-    reduce_extents: Shape = (),
+    reduce_extents: Sequence[Extent] = (),
     combiner: str | None = None,
     element_type: Attribute | None = None,
 ) -> te.ComputeOp:
     """A `te.compute` over `shape` (then `reduce_extents`) yielding `body(indices)`, of the yielded value's type
-    unless `element_type` is given; the ops that `body` creates land in the compute's body."""
-    block = te.ComputeOp.block_for(shape, reduce_extents)
+    unless `element_type` is given; the ops that `body` creates land in the compute's body. A run-time extent (an
+    `index` value) becomes a `?` and a size operand (`extents.py`)."""
+    static = static_shape(shape)
+    reductions = tuple(te.DYNAMIC_EXTENT if isinstance(extent, SSAValue) else extent for extent in reduce_extents)
+    assert all(extent >= 0 for extent in static if extent != DYNAMIC_INDEX), f"'{tag}': bad extents {static}"
+    sizes = [extent for extent in (*shape, *reduce_extents) if isinstance(extent, SSAValue)]
+    block = te.ComputeOp.block_for(static, reductions)
     with ImplicitBuilder(block) as indices:
         value = body(indices)
         te.YieldOp(value)
-    return te.ComputeOp(tag, builtin.TensorType(element_type or value.type, shape), block, reduce_extents, combiner)
+    result_type = builtin.TensorType(element_type or value.type, static)
+    return te.ComputeOp(tag, result_type, block, reductions, combiner, sizes)
 
 
 def f32_constant(value: float) -> SSAValue:
@@ -75,32 +90,48 @@ def scaled(value: SSAValue, factor: float) -> SSAValue:
     return value if factor == 1.0 else arith.MulfOp(value, f32_constant(factor)).result
 
 
-def broadcast_indices(source: Shape, target: Shape, indices: Indices) -> list[SSAValue]:
-    """Indices into a `source`-shaped operand numpy-broadcast to `target`, at `indices` of it."""
+def broadcast_indices(source: Sequence[Extent], target: Sequence[Extent], indices: Indices) -> list[SSAValue]:
+    """Indices into a `source`-shaped operand numpy-broadcast to `target`, at `indices` of it. A `?` against a `?` is
+    assumed equal to it (the runtime checks inputs sharing a symbol), a static size against a `?` too (the `?` must be
+    it); a `?` against a static n > 1 is n or 1, read at `min(index, extent - 1)` (its run-time extent, from
+    `Extents.operand`)."""
     offset = len(target) - len(source)
     zero = functools.cache(lambda: index_constant(0))
-    return [indices[offset + axis] if extent == target[offset + axis] else zero() for axis, extent in enumerate(source)]
+    picked: list[SSAValue] = []
+    for axis, (extent, into) in enumerate(zip(static_shape(source), static_shape(target[offset:]))):
+        index = indices[offset + axis]
+        if extent == into or (extent == DYNAMIC_INDEX and into == 1) or (extent != 1 and into == DYNAMIC_INDEX):
+            picked.append(index)
+        elif isinstance(run_time := source[axis], SSAValue):
+            last = arith.SubiOp(run_time, index_constant(1)).result
+            picked.append(arith.MinUIOp(index, last).result)
+        elif extent == DYNAMIC_INDEX:
+            raise RunTimeDimensionError(f"broadcasts a run-time dimension against the static extent {into}")
+        else:
+            picked.append(zero())
+    return picked
 
 
-def _shared_prefix(lhs: Shape, rhs: Shape) -> int:
+def _shared_prefix(lhs: Sequence[Extent], rhs: Sequence[Extent]) -> int:
     return next((n for n, (a, b) in enumerate(zip(lhs, rhs)) if a != b), min(len(lhs), len(rhs)))
 
 
-def linear_index(indices: Indices, extents: Shape) -> SSAValue:
+def linear_index(indices: Indices, extents: Sequence[Extent]) -> SSAValue:
     """Row-major linear index (an index value) of `indices` in `extents`."""
     if all(extent == 1 for extent in extents):
         return index_constant(0)
     return _linearise(indices, extents)
 
 
-def _linearise(indices: Indices, extents: Shape) -> SSAValue:
+def _linearise(indices: Indices, extents: Sequence[Extent]) -> SSAValue:
     """Row-major linear index of `indices` in `extents`; needs at least one extent other than 1."""
     terms: list[SSAValue] = []
-    stride = 1
-    for index, extent in zip(reversed(indices), reversed(extents)):
+    stride: Extent = 1
+    for position, (index, extent) in enumerate(zip(reversed(indices), reversed(extents))):
         if extent != 1:
-            terms.append(index if stride == 1 else arith.MuliOp(index, index_constant(stride)).result)
-        stride *= extent
+            terms.append(index if stride == 1 else arith.MuliOp(index, as_index(stride)).result)
+        if position + 1 < len(extents):
+            stride = multiply(stride, extent)
     linear = terms[0]
     for term in terms[1:]:
         linear = arith.AddiOp(linear, term).result
@@ -121,10 +152,11 @@ def split_index(index: SSAValue, extents: tuple[int, ...]) -> list[SSAValue]:
     return coordinates
 
 
-def reshape_indices(indices: Indices, target: Shape, source: Shape) -> list[SSAValue]:
+def reshape_indices(indices: Indices, target: Sequence[Extent], source: Sequence[Extent]) -> list[SSAValue]:
     """Indices into `source` of the element at `indices` of `target` (same elements, row-major).
 
-    Dims of a shared prefix or suffix map one to one; only the middle goes through a linear index.
+    Dims of a shared prefix or suffix (equal sizes, or the same run-time extent) map one to one; only the middle goes
+    through a linear index.
     """
     prefix = _shared_prefix(source, target)
     suffix = _shared_prefix(source[prefix:][::-1], target[prefix:][::-1])
@@ -134,13 +166,13 @@ def reshape_indices(indices: Indices, target: Shape, source: Shape) -> list[SSAV
     linear = functools.cache(lambda: _linearise(indices[prefix:end], target[prefix:end]))
     middle: list[SSAValue] = []
     for axis, extent in enumerate(source_middle):
-        stride = prod(source_middle[axis + 1 :])
+        stride = product(source_middle[axis + 1 :])
         if extent == 1:
             middle.append(zero())
             continue
-        quotient = linear() if stride == 1 else arith.DivUIOp(linear(), index_constant(stride)).result
-        outermost = prod(source_middle[:axis]) == 1
-        middle.append(quotient if outermost else arith.RemUIOp(quotient, index_constant(extent)).result)
+        quotient = linear() if stride == 1 else arith.DivUIOp(linear(), as_index(stride)).result
+        outermost = all(outer == 1 for outer in source_middle[:axis])
+        middle.append(quotient if outermost else arith.RemUIOp(quotient, as_index(extent)).result)
     return [*indices[:prefix], *middle, *indices[end:]]
 
 

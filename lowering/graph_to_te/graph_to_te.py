@@ -1,6 +1,7 @@
 """Lower the `graph` dialect to `te`: every graph compute op becomes one or more `te.compute`s.
 
-Assumes static shapes and the element types the graph verifiers allow: elementwise arithmetic, comparisons and
+Takes `?` (run-time) dimensions in the ops of `DYNAMIC_LOWERINGS` (`extents.py`; any other op with one is refused,
+naming it) and the element types the graph verifiers allow: elementwise arithmetic, comparisons and
 casts compute on each element type with `scalar.py`, data movement reads and writes any type, the rest is f32.
 `graph.weight` stays: computes read weights like any other tensor. Broadcasting follows numpy: an operand is
 right-aligned with the result, and a dim of size 1 against a larger result dim is read at index 0. Each compute's
@@ -15,16 +16,16 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, math
+from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
@@ -52,6 +53,7 @@ from minimlc.lowering.graph_to_te.builder import (
     reshape_indices,
     scaled,
 )
+from minimlc.lowering.graph_to_te.extents import Extent, Extents, RunTimeDimensionError, has_run_time_dims
 
 
 def _sign(x: SSAValue) -> SSAValue:
@@ -95,11 +97,13 @@ class ElementwiseBinaryLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ElementwiseBinaryOp, rewriter: PatternRewriter) -> None:
         kind = op.name.removeprefix("graph.")
-        shape = graph.shape_of(op.result)
+        extents = Extents(op)
+        shape = extents.broadcast(graph.shape_of(op.result), [op.lhs, op.rhs])
+        lhs_shape, rhs_shape = extents.operand(op.lhs, shape), extents.operand(op.rhs, shape)
 
         def body(indices: Indices) -> SSAValue:
-            lhs = read(op.lhs, broadcast_indices(graph.shape_of(op.lhs), shape, indices))
-            rhs = read(op.rhs, broadcast_indices(graph.shape_of(op.rhs), shape, indices))
+            lhs = read(op.lhs, broadcast_indices(lhs_shape, shape, indices))
+            rhs = read(op.rhs, broadcast_indices(rhs_shape, shape, indices))
             if isinstance(op, graph.ModOp):
                 return scalar.remainder(lhs, rhs, fmod=op.fmod is not None)
             result = scalar.binary(kind, lhs, rhs)
@@ -122,7 +126,7 @@ class CastLowering(RewritePattern):
         def body(indices: Indices) -> SSAValue:
             return scalar.cast(read(op.input, indices), target, saturate=saturate, round_mode=round_mode)
 
-        compute = build_compute("cast", graph.shape_of(op.result), body)
+        compute = build_compute("cast", Extents(op).of(op.input), body)
         rewriter.replace(op, compute)
 
 
@@ -136,7 +140,7 @@ class BitCastLowering(RewritePattern):
         def body(indices: Indices) -> SSAValue:
             return scalar.bitcast(read(op.input, indices), target)
 
-        rewriter.replace(op, build_compute("bitcast", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("bitcast", Extents(op).of(op.input), body))
 
 
 class IsNaNLowering(RewritePattern):
@@ -147,7 +151,7 @@ class IsNaNLowering(RewritePattern):
         def body(indices: Indices) -> SSAValue:
             return scalar.is_nan(read(op.input, indices))
 
-        rewriter.replace(op, build_compute("is_nan", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("is_nan", Extents(op).of(op.input), body))
 
 
 class IsInfLowering(RewritePattern):
@@ -160,7 +164,7 @@ class IsInfLowering(RewritePattern):
         def body(indices: Indices) -> SSAValue:
             return scalar.is_inf(read(op.input, indices), positive=positive, negative=negative)
 
-        rewriter.replace(op, build_compute("is_inf", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("is_inf", Extents(op).of(op.input), body))
 
 
 class ElementwiseUnaryLowering(RewritePattern):
@@ -174,7 +178,7 @@ class ElementwiseUnaryLowering(RewritePattern):
         def body(indices: Indices) -> SSAValue:
             return function(read(op.input, indices))
 
-        rewriter.replace(op, build_compute(op.name.removeprefix("graph."), graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute(op.name.removeprefix("graph."), Extents(op).of(op.input), body))
 
 
 class GemmLowering(RewritePattern):
@@ -182,8 +186,9 @@ class GemmLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.GemmOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
-        depth = graph.shape_of(op.a)[0 if op.trans_a else 1]
+        extents = Extents(op)
+        shape = [extents.at(op.a, 1 if op.trans_a else 0), extents.at(op.b, 0 if op.trans_b else 1)]
+        depth = extents.at(op.a, 0 if op.trans_a else 1)
 
         def product(indices: Indices) -> SSAValue:
             i, j, k = indices
@@ -208,8 +213,12 @@ class MatMulLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatMulOp, rewriter: PatternRewriter) -> None:
-        lhs, rhs, shape = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
-        batch = shape[: len(shape) - (len(lhs) > 1) - (len(rhs) > 1)]
+        lhs, rhs, result = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
+        extents = Extents(op)
+        batch = extents.broadcast(result[: len(result) - (len(lhs) > 1) - (len(rhs) > 1)], [op.lhs, op.rhs], 2)
+        rows = [extents.at(op.lhs, len(lhs) - 2)] if len(lhs) > 1 else []
+        columns = [extents.at(op.rhs, len(rhs) - 1)] if len(rhs) > 1 else []
+        shape = [*batch, *rows, *columns]
 
         def product(indices: Indices) -> SSAValue:
             outer, k = indices[:-1], indices[-1]
@@ -221,7 +230,31 @@ class MatMulLowering(RewritePattern):
             b = read(op.rhs, [k] if len(rhs) == 1 else batched(rhs, k, outer[-1]))
             return arith.MulfOp(a, b).result
 
-        rewriter.replace(op, build_compute("matmul", shape, product, (lhs[-1],), "sum"))
+        depth = extents.at(op.lhs, len(lhs) - 1)
+        rewriter.replace(op, build_compute("matmul", shape, product, (depth,), "sum"))
+
+
+def reshape_target(op: graph.ReshapeOp, extents: Extents) -> list[Extent]:
+    """The extents of a reshape's result. A `?` comes from the op's ONNX target (`shape`: 0 copies the input's
+    dimension, -1 takes the rest) or, for a single `?`, is the element count over the other dimensions."""
+    target = graph.shape_of(op.result)
+    if DYNAMIC_INDEX not in target:
+        return list(target)
+    requested = op.properties.get("shape", op.attributes.get("shape"))
+    if isinstance(requested, builtin.DenseArrayBase):
+        spec = list(requested.get_values())
+    elif target.count(DYNAMIC_INDEX) == 1:
+        spec = [-1 if size == DYNAMIC_INDEX else size for size in target]
+    else:
+        raise RunTimeDimensionError(
+            "reshapes to several run-time dimensions without its ONNX target (0 copies, -1 the rest)"
+        )
+    shape: list[Extent] = [extents.at(op.input, axis) if size == 0 else size for axis, size in enumerate(spec)]
+    if -1 in spec:
+        rest = spec.index(-1)
+        known = extents.product([extent for axis, extent in enumerate(shape) if axis != rest])
+        shape[rest] = extents.quotient(extents.product(extents.of(op.input)), known)
+    return [size if size != DYNAMIC_INDEX else extent for size, extent in zip(target, shape)]
 
 
 class ReshapeLowering(RewritePattern):
@@ -229,7 +262,8 @@ class ReshapeLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ReshapeOp, rewriter: PatternRewriter) -> None:
-        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+        extents = Extents(op)
+        source, shape = extents.of(op.input), reshape_target(op, extents)
 
         def body(indices: Indices) -> SSAValue:
             return read(op.input, reshape_indices(indices, shape, source))
@@ -243,11 +277,12 @@ class TransposeLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.TransposeOp, rewriter: PatternRewriter) -> None:
         perm = op.perm.get_values()
+        extents = Extents(op)
 
         def body(indices: Indices) -> SSAValue:
             return read(op.input, [indices[perm.index(axis)] for axis in range(len(perm))])
 
-        rewriter.replace(op, build_compute("transpose", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("transpose", [extents.at(op.input, axis) for axis in perm], body))
 
 
 class ConstantLowering(RewritePattern):
@@ -257,6 +292,74 @@ class ConstantLowering(RewritePattern):
     def match_and_rewrite(self, op: graph.ConstantOp, rewriter: PatternRewriter) -> None:
         value = op.value.value.data
         rewriter.replace(op, build_compute("constant", graph.shape_of(op.result), lambda _: f32_constant(value)))
+
+
+DYNAMIC_LOWERINGS: tuple[type[Operation], ...] = (
+    graph.ElementwiseBinaryOp,
+    graph.ElementwiseUnaryOp,
+    graph.CastOp,
+    graph.BitCastOp,
+    graph.IsNaNOp,
+    graph.IsInfOp,
+    graph.ClipOp,
+    graph.PReluOp,
+    graph.GemmOp,
+    graph.MatMulOp,
+    graph.ReshapeOp,
+    graph.TransposeOp,
+    graph.SoftmaxOp,
+    graph.LogSoftmaxOp,
+    graph.LayerNormOp,
+    graph.RMSNormOp,
+    graph.GroupNormOp,
+    graph.AttentionOp,
+    graph.ConcatOp,
+    graph.SliceOp,
+    graph.GatherOp,
+    graph.ExpandOp,
+    graph.TileOp,
+    graph.TriluOp,
+    graph.WhereOp,
+    graph.ReduceOp,
+    graph.TakeOp,
+    graph.TakeAlongAxisOp,
+    graph.CumulativeOp,
+)
+"""The graph ops whose lowerings take `?` dimensions (`extents.py`); any other op with a `?` in its types is refused."""
+
+
+def _describe(op: Operation) -> str:
+    """`'graph.conv' (conv1)`: the op and, when known, its node's name (its result's name)."""
+    names = [result.name_hint for result in op.results if result.name_hint]
+    return f"'{op.name}'" + (f" ({names[0]})" if names else "")
+
+
+@dataclass
+class RunTimeDimensionGuard(RewritePattern):
+    """Apply `patterns` (the first that rewrites), letting a graph op with a `?` in its operand or result types reach
+    only the lowerings of `DYNAMIC_LOWERINGS`: any other is refused, as is a case such a lowering cannot take, with
+    a DiagnosticException naming the op:
+
+        graph-to-te: 'graph.conv' (conv1) does not take run-time dimensions
+    """
+
+    patterns: list[RewritePattern]
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        dynamic = (
+            op.name.startswith("graph.")
+            and not isinstance(op, graph.WeightOp)
+            and any(has_run_time_dims(value) for value in (*op.operands, *op.results))
+        )
+        if dynamic and not isinstance(op, DYNAMIC_LOWERINGS):
+            raise DiagnosticException(f"graph-to-te: {_describe(op)} does not take run-time dimensions")
+        try:
+            for pattern in self.patterns:
+                pattern.match_and_rewrite(op, rewriter)
+                if rewriter.has_done_action:
+                    return
+        except RunTimeDimensionError as error:
+            raise DiagnosticException(f"graph-to-te: {_describe(op)} {error}") from error
 
 
 @dataclass(frozen=True)
@@ -273,7 +376,7 @@ class GraphToTePass(ModulePass):
             and isinstance(group := compute.attributes.get(te.KERNEL_GROUP), builtin.IntegerAttr)
         ]
         groups = KernelGroups(max(numbered, default=-1) + 1)
-        patterns = GreedyRewritePatternApplier(
+        patterns = RunTimeDimensionGuard(
             [
                 ConstantLowering(),
                 ElementwiseBinaryLowering(),
@@ -299,8 +402,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_compaction.PATTERNS,
                 *graph_to_te_quantized.patterns(op),
                 *graph_to_te_linalg.PATTERNS,
-            ],
-            dce_enabled=False,
+            ]
         )
         PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)
         for leftover in op.walk():

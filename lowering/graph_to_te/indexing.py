@@ -29,16 +29,25 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from minimlc.dialects import graph
 from minimlc.lowering.graph_to_te import scalar
 from minimlc.lowering.graph_to_te.builder import Indices, build_compute, constant, index_constant, read
+from minimlc.lowering.graph_to_te.extents import Extent, Extents
 
 
-def bounded_index(value: SSAValue, extent: int) -> SSAValue:
+def bounded_index(value: SSAValue, extent: Extent) -> SSAValue:
     """A run-time integer index into an axis of `extent` as an `index`: negative ones count from the end, and what is
     still out of range is clamped into the axis."""
     assert isinstance(value.type, IntegerType)
+
+    def extent_plus(offset: int) -> SSAValue:
+        """`extent + offset` in the index's integer type."""
+        if isinstance(extent, int):
+            return constant(extent + offset, value.type)
+        size = arith.IndexCastOp(extent, value.type).result
+        return size if offset == 0 else arith.AddiOp(size, constant(offset, value.type)).result
+
     zero = constant(0, value.type)
     negative = arith.CmpiOp(value, zero, "slt").result
-    wrapped = arith.SelectOp(negative, arith.AddiOp(value, constant(extent, value.type)).result, value).result
-    clamped = arith.MinSIOp(arith.MaxSIOp(wrapped, zero).result, constant(extent - 1, value.type)).result
+    wrapped = arith.SelectOp(negative, arith.AddiOp(value, extent_plus(0)).result, value).result
+    clamped = arith.MinSIOp(arith.MaxSIOp(wrapped, zero).result, extent_plus(-1)).result
     return arith.IndexCastOp(clamped, IndexType()).result
 
 
@@ -48,14 +57,17 @@ class TakeLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.TakeOp, rewriter: PatternRewriter) -> None:
         axis = op.axis.value.data
-        extent = graph.shape_of(op.input)[axis]
+        extents = Extents(op)
+        source = extents.of(op.input)
+        extent = source[axis]
         rank = len(graph.shape_of(op.indices))
 
         def body(indices: Indices) -> SSAValue:
             picked = bounded_index(read(op.indices, indices[axis : axis + rank]), extent)
             return read(op.input, [*indices[:axis], picked, *indices[axis + rank :]])
 
-        rewriter.replace(op, build_compute("take", graph.shape_of(op.result), body))
+        shape = [*source[:axis], *extents.of(op.indices), *source[axis + 1 :]]
+        rewriter.replace(op, build_compute("take", shape, body))
 
 
 class TakeAlongAxisLowering(RewritePattern):
@@ -64,13 +76,14 @@ class TakeAlongAxisLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.TakeAlongAxisOp, rewriter: PatternRewriter) -> None:
         axis = op.axis.value.data
-        extent = graph.shape_of(op.input)[axis]
+        extents = Extents(op)
+        extent = extents.at(op.input, axis)
 
         def body(indices: Indices) -> SSAValue:
             picked = bounded_index(read(op.indices, indices), extent)
             return read(op.input, [*indices[:axis], picked, *indices[axis + 1 :]])
 
-        rewriter.replace(op, build_compute("take_along_axis", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("take_along_axis", extents.of(op.indices), body))
 
 
 class CumulativeLowering(RewritePattern):
@@ -80,7 +93,7 @@ class CumulativeLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.CumulativeOp, rewriter: PatternRewriter) -> None:
         axis = op.axis.value.data
-        shape = graph.shape_of(op.result)
+        shape = Extents(op).of(op.input)
         tag = op.name.removeprefix("graph.")
         identity = 0 if op.COMBINER == "sum" else 1
         # k is reduced at position i when k <= i (k < i exclusive), or k >= i (k > i) in reverse

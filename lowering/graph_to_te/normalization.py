@@ -18,7 +18,7 @@ divided by the count where they are read.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math
 from xdsl.ir import SSAValue
@@ -28,7 +28,6 @@ from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te.builder import (
     Indices,
     KernelGroups,
-    Shape,
     broadcast_indices,
     build_compute,
     f32_constant,
@@ -36,6 +35,7 @@ from minimlc.lowering.graph_to_te.builder import (
     read,
     scaled,
 )
+from minimlc.lowering.graph_to_te.extents import Extent, Extents, RunTimeDimensionError, float_count
 
 Reader = Callable[[], SSAValue]
 Normalise = Callable[[Reader, Reader, Reader, Reader], SSAValue]
@@ -48,7 +48,7 @@ def softmax_computes(
 ) -> list[te.ComputeOp]:
     """The computes of softmax-like ops along `op.axis`: `<tag>_max`, `<tag>_exp` (exp(x - max)), `<tag>_sum` (the
     reductions keep the axis), then `<final_tag>` = normalise(...) elementwise."""
-    shape = graph.shape_of(op.result)
+    shape = Extents(op).of(op.input)
     axis = op.axis.value.data
     kept = (*shape[:axis], 1, *shape[axis + 1 :])
 
@@ -113,16 +113,15 @@ class _Statistics:
     def __init__(
         self,
         x: SSAValue,
-        shape: Shape,
-        extents: Shape,
+        shape: Sequence[Extent],
+        extents: Sequence[Extent],
         element: Callable[[Indices], list[SSAValue]],
         statistic: Callable[[Indices], list[SSAValue]],
+        count: Extent,
     ):
         self.x, self.shape, self.extents = x, shape, extents
         self.element, self.statistic = element, statistic
-        self.count = 1.0
-        for extent in extents:
-            self.count *= extent
+        self.count = count
 
     def reduce(self, tag: str, summand: Callable[[SSAValue, Indices], SSAValue]) -> te.ComputeOp:
         """A sum over each group of `summand(x element, statistic indices)`."""
@@ -135,7 +134,10 @@ class _Statistics:
 
     def mean(self, total: te.ComputeOp, statistic: Indices) -> SSAValue:
         """The mean of a sum over the group, at statistic indices."""
-        return scaled(read(total.result, statistic), 1.0 / self.count)
+        value = read(total.result, statistic)
+        if isinstance(self.count, SSAValue):
+            return arith.DivfOp(value, float_count(self.count, value.type)).result
+        return scaled(value, 1.0 / self.count)
 
     def inverse_root(self, tag: str, total: te.ComputeOp, epsilon: float) -> te.ComputeOp:
         """`1 / sqrt(total / count + epsilon)` per group."""
@@ -161,7 +163,8 @@ class _Statistics:
 
 def _axis_statistics(op: graph.LayerNormOp | graph.RMSNormOp) -> _Statistics:
     """Statistics over the axes from `op.axis` on, kept as axes of extent 1."""
-    shape, axis = graph.shape_of(op.input), op.axis.value.data
+    extents = Extents(op)
+    shape, axis = extents.of(op.input), op.axis.value.data
     kept = (*shape[:axis], *(1 for _ in shape[axis:]))
     return _Statistics(
         op.input,
@@ -169,6 +172,7 @@ def _axis_statistics(op: graph.LayerNormOp | graph.RMSNormOp) -> _Statistics:
         shape[axis:],
         lambda indices: [*indices[:axis], *indices[len(shape) :]],
         lambda indices: broadcast_indices(kept, shape, indices),
+        extents.product(shape[axis:]),
     )
 
 
@@ -180,8 +184,8 @@ class LayerNormLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.LayerNormOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
         statistics = _axis_statistics(op)
+        shape = Extents(op).of(op.input)
         total, inverse, stages = statistics.centred("layer_norm", op.epsilon.value.data)
         bias = op.bias
 
@@ -203,8 +207,8 @@ class RMSNormLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.RMSNormOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
         statistics = _axis_statistics(op)
+        shape = Extents(op).of(op.input)
         squares = statistics.reduce("rms_norm_square_sum", lambda value, _: arith.MulfOp(value, value).result)
         inverse = statistics.inverse_root("rms_norm_inv_rms", squares, op.epsilon.value.data)
 
@@ -224,7 +228,10 @@ class GroupNormLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.GroupNormOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
+        extents = Extents(op)
+        shape = extents.of(op.input)
+        if isinstance(shape[1], SSAValue):
+            raise RunTimeDimensionError("has a run-time channel dimension")
         per_group = shape[1] // op.num_groups.value.data
 
         def channel(group: SSAValue, offset: SSAValue) -> SSAValue:
@@ -241,6 +248,7 @@ class GroupNormLowering(RewritePattern):
             (per_group, *shape[2:]),
             lambda indices: [indices[0], channel(indices[1], indices[2]), *indices[3:]],
             lambda indices: [indices[0], group_of(indices[1])],
+            extents.product([per_group, *shape[2:]]),
         )
         total, inverse, stages = statistics.centred("group_norm", op.epsilon.value.data)
 
@@ -254,7 +262,7 @@ class GroupNormLowering(RewritePattern):
         rewriter.replace(op, self.groups.join([*stages, build_compute("group_norm", shape, body)]))
 
 
-def _parameter(value: SSAValue, shape: Shape, indices: Indices) -> SSAValue:
+def _parameter(value: SSAValue, shape: Sequence[Extent], indices: Indices) -> SSAValue:
     """A scale or bias broadcast (right-aligned) to the result, at its `indices`."""
     return read(value, broadcast_indices(graph.shape_of(value), shape, indices))
 

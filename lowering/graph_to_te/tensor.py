@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from math import prod
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import AnyFloat
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, DenseArrayBase
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -34,6 +33,7 @@ from minimlc.lowering.graph_to_te.builder import (
     index_constant,
     read,
 )
+from minimlc.lowering.graph_to_te.extents import Extent, Extents, RunTimeDimensionError, as_index, float_count
 
 
 def _strided(index: SSAValue, start: int, step: int) -> SSAValue:
@@ -71,7 +71,7 @@ def _lookup(position: SSAValue, table: Sequence[int]) -> SSAValue:
     return value
 
 
-def _clamped_offset(along: SSAValue, offset: int, extent: int, *, last: bool) -> SSAValue:
+def _clamped_offset(along: SSAValue, offset: Extent, extent: Extent, *, last: bool) -> SSAValue:
     """`along - offset` clamped into [0, extent), so that a read of an input not selected stays in bounds
     (the last input is never read below its offset, only clamped from below)."""
     if extent == 1:
@@ -79,9 +79,12 @@ def _clamped_offset(along: SSAValue, offset: int, extent: int, *, last: bool) ->
     if offset == 0:
         local = along
     else:
-        shifted = arith.SubiOp(along, index_constant(offset)).result
+        shifted = arith.SubiOp(along, as_index(offset)).result
         local = arith.MaxSIOp(shifted, index_constant(0)).result
-    return local if last else arith.MinSIOp(local, index_constant(extent - 1)).result
+    if last:
+        return local
+    highest = extent - 1 if isinstance(extent, int) else arith.SubiOp(extent, index_constant(1)).result
+    return arith.MinSIOp(local, as_index(highest)).result
 
 
 class ConcatLowering(RewritePattern):
@@ -90,29 +93,56 @@ class ConcatLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConcatOp, rewriter: PatternRewriter) -> None:
         axis = op.axis.value.data
+        extents = Extents(op)
         parts = [
-            (value, graph.shape_of(value)[axis])
+            (value, extents.at(value, axis))
             for value in op.inputs
             if graph.shape_of(value)[axis]
         ]
-        shape = graph.shape_of(op.result)
+        offsets = [extents.total([extent for _, extent in parts[:number]]) for number in range(len(parts) + 1)]
+        shape = [
+            offsets[-1] if along == axis else extents.at(op.inputs[0], along) if size == DYNAMIC_INDEX else size
+            for along, size in enumerate(graph.shape_of(op.result))
+        ]
 
         def body(indices: Indices) -> SSAValue:
             along = indices[axis]
-            offset, value = 0, None
-            for number, (part, extent) in enumerate(parts):
+            value = None
+            for number, ((part, extent), offset) in enumerate(zip(parts, offsets)):
                 local = _clamped_offset(along, offset, extent, last=number == len(parts) - 1)
                 element = read(part, [*indices[:axis], local, *indices[axis + 1 :]])
                 if value is None:
                     value = element
                 else:
-                    before = arith.CmpiOp(along, index_constant(offset), "slt").result
+                    before = arith.CmpiOp(along, as_index(offset), "slt").result
                     value = arith.SelectOp(before, value, element).result
-                offset += extent
             assert value is not None
             return value
 
         rewriter.replace(op, build_compute("concat", shape, body))
+
+
+_TO_THE_END = 2**31 - 1
+"""An ONNX slice end at or past this runs to the end of its axis (exporters write INT64_MAX or INT32_MAX)."""
+
+
+def _slice_extents(op: graph.SliceOp, extents: Extents) -> list[Extent]:
+    """The extents of a slice's result: a `?` runs from its static start to the end of a `?` input axis, with a
+    positive step (anything else is refused)."""
+    source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+    ends = op.properties.get("ends", op.attributes.get("ends"))
+    result: list[Extent] = []
+    for axis, (size, start, step) in enumerate(zip(shape, op.starts.get_values(), op.steps.get_values())):
+        if size != DYNAMIC_INDEX:
+            result.append(size)
+            continue
+        to_the_end = not isinstance(ends, DenseArrayBase) or ends.get_values()[axis] >= _TO_THE_END
+        if source[axis] != DYNAMIC_INDEX or step < 0 or not to_the_end:
+            raise RunTimeDimensionError(
+                f"has a run-time extent along axis {axis} that is not a slice to the end of a run-time input axis"
+            )
+        result.append(extents.strided_count(extents.at(op.input, axis), start, step))
+    return result
 
 
 class SliceLowering(RewritePattern):
@@ -121,6 +151,7 @@ class SliceLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.SliceOp, rewriter: PatternRewriter) -> None:
         starts, steps = op.starts.get_values(), op.steps.get_values()
+        shape = _slice_extents(op, Extents(op))
 
         def body(indices: Indices) -> SSAValue:
             return read(
@@ -128,7 +159,7 @@ class SliceLowering(RewritePattern):
                 [_strided(i, start, step) for i, start, step in zip(indices, starts, steps)],
             )
 
-        rewriter.replace(op, build_compute("slice", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("slice", shape, body))
 
 
 class GatherLowering(RewritePattern):
@@ -140,12 +171,18 @@ class GatherLowering(RewritePattern):
         table = op.indices.get_values()
         middle = op.indices_shape
 
+        extents = Extents(op)
+        rank = len(graph.shape_of(op.input))
+        before = [extents.at(op.input, along) for along in range(axis)]
+        after = [extents.at(op.input, along) for along in range(axis + 1, rank)]
+
         def body(indices: Indices) -> SSAValue:
             position = _linear_position(indices[axis : axis + len(middle)], middle)
             picked = _lookup(position, table)
             return read(op.input, [*indices[:axis], picked, *indices[axis + len(middle) :]])
 
-        rewriter.replace(op, build_compute("gather", graph.shape_of(op.result), body))
+        shape = [*before, *middle, *after]
+        rewriter.replace(op, build_compute("gather", shape, body))
 
 
 class ExpandLowering(RewritePattern):
@@ -153,7 +190,9 @@ class ExpandLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ExpandOp, rewriter: PatternRewriter) -> None:
-        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+        extents = Extents(op)
+        shape = extents.broadcast(graph.shape_of(op.result), [op.input])
+        source = extents.operand(op.input, shape)
 
         def body(indices: Indices) -> SSAValue:
             return read(op.input, broadcast_indices(source, shape, indices))
@@ -166,17 +205,19 @@ class TileLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.TileOp, rewriter: PatternRewriter) -> None:
-        source = graph.shape_of(op.input)
+        extents = Extents(op)
+        source = extents.of(op.input)
         repeats = op.repeats.get_values()
+        shape = [extents.product([extent, repeat]) for extent, repeat in zip(source, repeats)]
 
         def body(indices: Indices) -> SSAValue:
             wrapped = [
-                index if repeat == 1 else arith.RemUIOp(index, index_constant(extent)).result
+                index if repeat == 1 else arith.RemUIOp(index, as_index(extent)).result
                 for index, extent, repeat in zip(indices, source, repeats)
             ]
             return read(op.input, wrapped)
 
-        rewriter.replace(op, build_compute("tile", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("tile", shape, body))
 
 
 class TriluLowering(RewritePattern):
@@ -194,7 +235,7 @@ class TriluLowering(RewritePattern):
             element = read(op.input, indices)
             return arith.SelectOp(kept, element, constant(0, element.type)).result
 
-        rewriter.replace(op, build_compute("trilu", graph.shape_of(op.result), body))
+        rewriter.replace(op, build_compute("trilu", Extents(op).of(op.input), body))
 
 
 class WhereLowering(RewritePattern):
@@ -202,11 +243,13 @@ class WhereLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.WhereOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
+        extents = Extents(op)
+        shape = extents.broadcast(graph.shape_of(op.result), [op.condition, op.x, op.y])
+        shapes = {value: extents.operand(value, shape) for value in op.operands}
 
         def body(indices: Indices) -> SSAValue:
             def operand(value: SSAValue) -> SSAValue:
-                return read(value, broadcast_indices(graph.shape_of(value), shape, indices))
+                return read(value, broadcast_indices(shapes[value], shape, indices))
 
             return arith.SelectOp(operand(op.condition), operand(op.x), operand(op.y)).result
 
@@ -239,11 +282,15 @@ class ReduceLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ReduceOp, rewriter: PatternRewriter) -> None:
-        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+        dims = Extents(op)
+        source = dims.of(op.input)
         axes = op.axes.get_values()
         keepdims = op.keepdims is not None
         tag = op.name.removeprefix("graph.")
         extents = tuple(source[axis] for axis in axes)
+        shape = [
+            1 if axis in axes else extent for axis, extent in enumerate(source) if keepdims or axis not in axes
+        ]
 
         def input_indices(indices: Indices) -> list[SSAValue]:
             outputs, reduced = iter(indices[: len(shape)]), iter(indices[len(shape) :])
@@ -313,9 +360,9 @@ class ReduceLowering(RewritePattern):
             rewriter.replace(op, build_compute(tag, shape, extreme, extents, combiner))
             return
         if isinstance(op, graph.ReduceMeanOp):
-            count = float(prod(extents))
+            count = dims.product(extents)
             total = reduction(f"{tag}_sum", combiner, lambda x: x)
-            mean = elementwise(tag, total, lambda x: arith.DivfOp(x, constant(count, x.type)).result)
+            mean = elementwise(tag, total, lambda x: arith.DivfOp(x, float_count(count, x.type)).result)
             rewriter.replace(op, [total, mean])
             return
         reduced = reduction(
