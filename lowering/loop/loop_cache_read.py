@@ -22,8 +22,9 @@ rows 4 KB apart:
       loop.for "j_o" ... { ... %a = memref.load %cache[%i_o_i / 6, %k_i, %i_i] ... }
     }
 
-The operand must not be written by the kernel, and the buffer (on the stack of the thread running the iteration)
-holds at most `CACHE_READ_MAX_BYTES`.
+The operand must not be written by the kernel, no loop inside `loop` that its index uses may run a run-time number
+of iterations (`to %n`: the buffer's size would not be static), and the buffer (on the stack of the thread running
+the iteration) holds at most `CACHE_READ_MAX_BYTES`.
 """
 
 from __future__ import annotations
@@ -92,6 +93,11 @@ class LoopCacheReadPass(ModulePass):
         if any(form != forms[0] for form in forms[1:]):
             raise self.fail("the loop reads it at more than one index expression")
         inner = self.inner_loops(loads[0], target, forms[0])
+        if dynamic := [lp.loop_name.data for lp in inner if lp.is_dynamic]:
+            raise self.fail(
+                f"loop '{dynamic[0]}' inside it runs a run-time number of iterations: the copy would have no "
+                "static size"
+            )
         shape = [lp.trip_count for lp in inner]
         size = math.prod(shape) * source_type.element_type.bitwidth // 8  # type: ignore[union-attr]
         if size > CACHE_READ_MAX_BYTES:

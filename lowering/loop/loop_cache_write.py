@@ -46,6 +46,7 @@ from minimlc.lowering.loop.analysis import (
     build_form,
     check_new_names,
     cover_each_element_once,
+    defined_within,
     distinct_writes,
     find_kernel,
     find_loop,
@@ -97,7 +98,9 @@ class LoopCacheWritePass(ModulePass):
         assert isinstance(buffer_type, MemRefType)
         inner_ivs = {lp.induction_var for lp in loops_of(target) if lp is not target}
         accesses = [a for a in target.walk() if isinstance(a, _Access) and a.memref is buffer]
-        outer_parts, inner_parts = self.split_indices(accesses, inner_ivs)
+        self.check_static_tile(kernel, target, accesses)
+        opaque = target.body.block if any(lp.is_dynamic for lp in loops_of(kernel)) else None
+        outer_parts, inner_parts = self.split_indices(accesses, inner_ivs, opaque)
         rank = len(buffer_type.get_shape())
         extents = [max(form_range(parts[d])[1] for parts in inner_parts) + 1 for d in range(rank)]
         kinds = [self.kind_of(inner_parts, d) for d in range(rank)]
@@ -185,12 +188,33 @@ class LoopCacheWritePass(ModulePass):
             fill.detach()
             fill.erase()
 
-    def split_indices(self, accesses: list[_Access], inner_ivs: set[SSAValue]):
-        """Per access and dimension: the part fixed in one iteration (same for all) and the inner-loop part."""
+    def check_static_tile(self, kernel: func.FuncOp, target: loop.ForOp, accesses: list[_Access]) -> None:
+        """Refuse a tile indexed by a loop inside `target` of a run-time trip count (its size would not be static),
+        and `fill` in a kernel with such loops (whether the tiles cover the output is not known at compile time)."""
+        dynamic = {lp.induction_var: lp for lp in loops_of(target) if lp is not target and lp.is_dynamic}
+        for access in accesses:
+            for index in access.indices:
+                if owner := next((dynamic[v] for v in affine_form(index) or {} if v in dynamic), None):
+                    raise self.fail(
+                        f"the tile is indexed by loop '{owner.loop_name.data}', which runs a run-time number of "
+                        "iterations"
+                    )
+        if self.fill and (dynamic := [lp.loop_name.data for lp in loops_of(kernel) if lp.is_dynamic]):
+            raise self.fail(
+                f"fill=true needs static loops (loop '{dynamic[0]}' runs a run-time number of iterations): "
+                "use accumulate=true"
+            )
+
+    def split_indices(self, accesses: list[_Access], inner_ivs: set[SSAValue], opaque: Block | None = None):
+        """Per access and dimension: the part fixed in one iteration (same for all) and the inner-loop part. With
+        `opaque` (the loop's body, in a kernel with loops of a run-time trip count), an index defined outside it that
+        is not affine (a remainder loop's row `%main + r`) is one fixed term."""
         outer_parts: list[Affine] | None = None
         inner_parts: list[list[Affine]] = []
         for access in accesses:
-            forms = [affine_form(index) for index in access.indices]
+            forms = [
+                affine_form(index) if opaque is None else _with_fixed_terms(index, opaque) for index in access.indices
+            ]
             outer: list[Affine] = []
             inner: list[Affine] = []
             for form in forms:
@@ -221,6 +245,23 @@ class LoopCacheWritePass(ModulePass):
             return "serial"
         return owner.kind.data
 
+
+
+def _with_fixed_terms(value: SSAValue, body: Block) -> Affine | None:
+    """`affine_form` of `value`, where a value defined outside `body` that is not affine (a remainder loop's run-time
+    start `%main`) is a term of its own, so that `%main + r` is `{%main: 1, r: 1}`."""
+    form = affine_form(value)
+    if form is not None:
+        return form
+    if not defined_within(value, body):
+        return {value: 1}
+    owner = value.owner
+    if not isinstance(owner, arith.AddiOp):
+        return None
+    lhs, rhs = _with_fixed_terms(owner.lhs, body), _with_fixed_terms(owner.rhs, body)
+    if lhs is None or rhs is None:
+        return None
+    return {key: lhs.get(key, 0) + rhs.get(key, 0) for key in [*lhs, *(key for key in rhs if key not in lhs)]}
 
 
 def _fill_store(nest: loop.ForOp, buffer: SSAValue) -> memref.StoreOp | None:

@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import affine_form, find_kernel, find_loop
+from minimlc.lowering.loop.loop_fuse import describe_bounds, loop_bounds
 
 _Access = memref.LoadOp | memref.StoreOp
 
@@ -92,11 +93,11 @@ class LoopComputeAtPass(ModulePass):
                 raise self.fail(f"the stage is not perfectly nested {len(consumer_path)} loops deep")
             producer_path.append(inner[0])
         for ours, theirs in zip(producer_path, consumer_path):
-            bounds = [(lp.lower.value.data, lp.upper.value.data, lp.step.value.data) for lp in (ours, theirs)]
+            bounds = [loop_bounds(lp) for lp in (ours, theirs)]
             if bounds[0] != bounds[1]:
                 raise self.fail(
                     f"loops '{ours.loop_name.data}' and '{theirs.loop_name.data}' have different bounds "
-                    f"({bounds[0]} and {bounds[1]})"
+                    f"({describe_bounds(bounds[0])} and {describe_bounds(bounds[1])})"
                 )
         self._check_dependences(producer_path, consumer_path)
         for ours, theirs in zip(producer_path, consumer_path):

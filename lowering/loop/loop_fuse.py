@@ -1,7 +1,8 @@
 """`loop-fuse`: merge two adjacent sibling loops with the same bounds into one (classic loop fusion).
 
 `loop-fuse{kernel=k first=i second=j}` appends the body of loop `j` (the op right after loop `i`, with equal
-lower bound, upper bound and step) to the body of `i`, with `j`'s index replaced by `i`'s, and removes `j`. Fusion
+lower bound, upper bound and step; a run-time upper bound must be the same value) to the body of `i`, with `j`'s
+index replaced by `i`'s, and removes `j`. Fusion
 keeps the order of every pair of dependent accesses only if iteration `n` of `j` touches no element that a later
 iteration of `i` touches; the pass checks a simple sufficient condition: every buffer that one loop writes and the
 other accesses is accessed by both at the same affine index (in the loop index alone), as elementwise producers
@@ -43,6 +44,20 @@ def _accesses(target: loop.ForOp) -> dict[SSAValue, tuple[set[int], bool]]:
     return result
 
 
+def loop_bounds(target: loop.ForOp) -> tuple[int, int | SSAValue, int]:
+    """(lower, upper, step) of `target`, the upper bound the `index` value of a run-time trip count: two loops to the
+    same run-time extent have equal bounds only if they read the same value."""
+    upper = target.dynamic_upper if target.is_dynamic else target.upper.value.data
+    assert upper is not None
+    return target.lower.value.data, upper, target.step.value.data
+
+
+def describe_bounds(bounds: tuple[int, int | SSAValue, int]) -> str:
+    """`(lower, upper, step)`, a run-time upper bound as its value's name."""
+    lower, upper, step = bounds
+    return str(bounds) if isinstance(upper, int) else f"({lower}, %{upper.name_hint or 'n'}, {step})"
+
+
 @dataclass(frozen=True)
 class LoopFusePass(ModulePass):
     """Fuse loop `second` of kernel `kernel` into the adjacent loop `first` (same bounds)."""
@@ -61,9 +76,9 @@ class LoopFusePass(ModulePass):
         first, second = find_loop(kernel, self.name, self.first), find_loop(kernel, self.name, self.second)
         if first.next_op is not second:
             raise self.fail("they are not adjacent (the second must follow the first in one block)")
-        bounds = [(lp.lower.value.data, lp.upper.value.data, lp.step.value.data) for lp in (first, second)]
+        bounds = [loop_bounds(lp) for lp in (first, second)]
         if bounds[0] != bounds[1]:
-            raise self.fail(f"their bounds differ ({bounds[0]} and {bounds[1]})")
+            raise self.fail(f"their bounds differ ({describe_bounds(bounds[0])} and {describe_bounds(bounds[1])})")
         ours, theirs = _accesses(first), _accesses(second)
         for buffer in ours.keys() & theirs.keys():
             (our_dims, we_write), (their_dims, they_write) = ours[buffer], theirs[buffer]

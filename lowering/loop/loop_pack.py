@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -36,8 +36,8 @@ from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import (
     Affine,
     affine_form,
-    call_sites,
     build_form,
+    call_sites,
     find_kernel,
     form_range,
     index_constant,
@@ -77,7 +77,7 @@ class LoopPackPass(ModulePass):
         old_type = param.type
         assert isinstance(old_type, MemRefType)
         shape = list(old_type.get_shape())
-        if not 0 <= self.dim < len(shape) or shape[self.dim] % self.factor:
+        if not 0 <= self.dim < len(shape) or shape[self.dim] % self.factor or shape[self.dim] == DYNAMIC_INDEX:
             raise self.fail(f"cannot tile dimension {self.dim} of shape {shape} by {self.factor}")
         others = [d for d in range(len(shape)) if d != self.dim]
         if self.order and sorted(self.order) != others:
@@ -121,6 +121,11 @@ class LoopPackPass(ModulePass):
             aligned = (coeff * owner.lower.value.data) % self.factor == 0 and (
                 coeff * owner.step.value.data
             ) % self.factor == 0
+            if owner.is_dynamic and not aligned:
+                raise self.fail(
+                    f"dimension {self.dim} is indexed by loop '{owner.loop_name.data}', which runs a run-time number "
+                    f"of iterations: split it by {self.factor} first"
+                )
             (outer if aligned else inner)[value] = coeff
         low, high = form_range(inner)
         if low < 0 or high >= self.factor:

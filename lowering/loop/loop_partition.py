@@ -15,7 +15,8 @@ and reads each at a clamped channel, becomes one plain read per piece, which vec
     loop.for "i3_p0" %i3_p0 = 0 to 64 step 1 serial { memref.store (load %in0[..., %i3_p0]), %out[..., %i3_p0] }
     loop.for "i3_p1" %i3_p1 = 64 to 128 step 1 serial { memref.store (load %in1[..., %i3_p1 - 64]), %out[...] }
 
-Points must lie strictly inside the loop's range, in increasing order, on its steps. Loops inside a piece are
+Points must lie strictly inside the loop's range, in increasing order, on its steps (a loop of a run-time trip count
+is refused; an index of one has no known range inside a piece). Loops inside a piece are
 renamed `<name>_in_<piece>` so that names stay unique.
 """
 
@@ -54,6 +55,11 @@ def partition_loop(
 ) -> list[loop.ForOp]:
     """Replace `target` by one copy per range between its bounds and `points`, each folded; returns the pieces."""
     name = target.loop_name.data
+    if target.is_dynamic:
+        raise DiagnosticException(
+            f"{pass_name}: loop '{name}' of kernel '{kernel.sym_name.data}' runs a run-time number of iterations: "
+            "points inside it cannot be checked"
+        )
     lower, step = target.lower.value.data, target.step.value.data
     upper = target.upper.value.data
     bounds = [lower, *points, upper]
@@ -91,12 +97,13 @@ def _fold_decided(piece: loop.ForOp) -> None:
     ranges: dict[SSAValue, Range] = {}
     parent = piece.parent_op()
     while parent is not None:
-        if isinstance(parent, loop.ForOp):
+        if isinstance(parent, loop.ForOp) and not parent.is_dynamic:
             ranges[parent.induction_var] = _loop_range(parent)
         parent = parent.parent_op()
     for op in list(piece.walk()):
         if isinstance(op, loop.ForOp):
-            ranges[op.induction_var] = _loop_range(op)
+            if not op.is_dynamic:  # a run-time trip count: its index has no known range, nothing is decided by it
+                ranges[op.induction_var] = _loop_range(op)
         else:
             _fold(op, ranges)
     for op in reversed(list(piece.walk())):

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -81,6 +81,11 @@ class LoopPrefetchPass(ModulePass):
             raise DiagnosticException(
                 f"{self.name}: operand {self.operand} has rank {len(shape)}, no dimension {self.dim}"
             )
+        if shape[self.dim] == DYNAMIC_INDEX:
+            raise DiagnosticException(
+                f"{self.name}: dimension {self.dim} of operand {self.operand} of '{self.kernel}' is a run-time extent: "
+                "the prefetch could not be clamped to it"
+            )
         if self.ahead < 1:
             raise DiagnosticException(f"{self.name}: ahead must be at least 1, got {self.ahead}")
         loads = [
@@ -114,6 +119,11 @@ def _inner_span(index: SSAValue, target: loop.ForOp) -> int:
     if form is None:
         return 1
     inner = {value: coeff for value, coeff in form.items() if value is not None and _is_inner(value, target)}
+    if dynamic := [lp.loop_name.data for value in inner if (lp := loop_of(value)) is not None and lp.is_dynamic]:
+        raise DiagnosticException(
+            f"loop-prefetch: the prefetched read's last index moves with loop '{dynamic[0]}' inside loop "
+            f"'{target.loop_name.data}', which runs a run-time number of iterations"
+        )
     low, high = form_range(inner) if inner else (0, 0)
     return high - low + 1
 

@@ -2,7 +2,9 @@
 
 `loop-reorder{kernel=matmul_0 order=j,i}` makes `j` the outer and `i` the inner loop. The named loops must form one
 chain of nested loops with no loop left out between them, and the nest must be perfect: between two of them only
-index arithmetic, which moves to the innermost body. Bounds are static, so every order is well defined; reductions
+index arithmetic, which moves to the innermost body. Bounds do not depend on the nest's indices (a run-time upper
+bound is an `index` value computed outside the nest, or between its loops from values outside it: that arithmetic
+moves in front of the nest), so every order is well defined; reductions
 into memory (`out[i, j] += ...`, see `loop-decompose-reduction`) are reordered as TVM does, as if sums were
 associative.
 
@@ -21,14 +23,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import find_kernel, find_loop, is_movable, new_loop
+from minimlc.lowering.loop.analysis import defined_within, find_kernel, find_loop, is_movable, new_loop
 
 
 def perfect_chain(kernel: func.FuncOp, names: Sequence[str], pass_name: str) -> list[loop.ForOp]:
@@ -47,6 +50,7 @@ def perfect_chain(kernel: func.FuncOp, names: Sequence[str], pass_name: str) -> 
             )
         chain.append(parent)
     chain.reverse()
+    _hoist_dynamic_uppers(kernel, chain, pass_name)
     innermost = chain[-1].body.block
     for outer, inner in zip(chain, chain[1:]):
         for op in list(outer.body.block.ops):
@@ -75,6 +79,45 @@ def perfect_chain(kernel: func.FuncOp, names: Sequence[str], pass_name: str) -> 
     return chain
 
 
+BOUND_ARITHMETIC = (
+    *(arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp),
+    *(arith.DivUIOp, arith.DivSIOp, arith.RemUIOp, arith.RemSIOp),
+)
+"""The index arithmetic a run-time bound may be computed by between the loops of a nest (what `loop-split` emits)."""
+
+
+def _hoist_dynamic_uppers(kernel: func.FuncOp, chain: list[loop.ForOp], pass_name: str) -> None:
+    """Move the arithmetic that computes a run-time upper bound of a loop of `chain` from between its loops to before
+    the nest (a split's `n - n % f`), so that any order of the loops still sees its bounds; refuse a bound that
+    depends on a loop of the nest (the iteration space would not be a box)."""
+    outer = chain[0]
+    for member in chain[1:]:
+        upper = member.dynamic_upper
+        if upper is None:
+            continue
+        for op in _bound_ops(upper, outer, kernel, member, pass_name):
+            op.detach()
+            Rewriter.insert_op(op, InsertPoint.before(outer))
+
+
+def _bound_ops(
+    value: SSAValue, outer: loop.ForOp, kernel: func.FuncOp, member: loop.ForOp, pass_name: str
+) -> list[Operation]:
+    """The `BOUND_ARITHMETIC` ops inside `outer` that compute `value`, in order (empty if it is defined outside)."""
+    if not defined_within(value, outer.body.block):
+        return []
+    owner = value.owner
+    if not isinstance(owner, BOUND_ARITHMETIC):
+        raise DiagnosticException(
+            f"{pass_name}: the run-time upper bound of loop '{member.loop_name.data}' of kernel "
+            f"'{kernel.sym_name.data}' depends on an index of the nest: its loops cannot be reordered"
+        )
+    ops: list[Operation] = []
+    for operand in owner.operands:
+        ops += [op for op in _bound_ops(operand, outer, kernel, member, pass_name) if op not in ops]
+    return [*ops, owner]
+
+
 def _depth(op: loop.ForOp) -> int:
     depth = 0
     parent = op.parent_op()
@@ -87,7 +130,7 @@ def _depth(op: loop.ForOp) -> int:
 def rebuild_nest(chain: Sequence[loop.ForOp], order: Sequence[loop.ForOp]) -> loop.ForOp:
     """Replace the perfect nest `chain` by its loops in `order`; returns the new outermost loop."""
     new_loops = [
-        new_loop(old.loop_name.data, old.lower.value.data, old.upper.value.data, old.step.value.data, old.kind.data)
+        new_loop(old.loop_name.data, old.lower.value.data, _upper(old), old.step.value.data, old.kind.data)
         for old in order
     ]
     for outer, inner in zip(new_loops, new_loops[1:]):
@@ -100,6 +143,11 @@ def rebuild_nest(chain: Sequence[loop.ForOp], order: Sequence[loop.ForOp]) -> lo
         new_loops[-1].body.block.add_op(op)
     Rewriter.replace_op(chain[0], new_loops[0])
     return new_loops[0]
+
+
+def _upper(target: loop.ForOp) -> int | SSAValue:
+    """The upper bound of `target`: its constant, or the `index` value of a run-time trip count."""
+    return target.dynamic_upper if target.dynamic_upper is not None else target.upper.value.data
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 `loop-unroll{kernel=matmul_0 loop=i_i}` sets the loop's kind to `unroll`; `loop-to-scf` then emits one copy of the
 body per iteration with the index as a constant. Unrolling is bounded: at most `MAX_UNROLL` iterations, since LLVM's
-code generation is super-linear in basic-block size.
+code generation is super-linear in basic-block size. A loop of a run-time trip count is refused.
 
     loop.for "i_i" %i_i = 0 to 4 step 1 serial { ... }
     // becomes
@@ -35,6 +35,11 @@ class LoopUnrollPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = find_loop(find_kernel(op, self.name, self.kernel), self.name, self.loop)
+        if target.is_dynamic:
+            raise DiagnosticException(
+                f"{self.name}: loop '{self.loop}' of kernel '{self.kernel}' runs a run-time number of iterations; "
+                f"only a static loop can be unrolled: split it first and unroll '{self.loop}_i'"
+            )
         if target.trip_count > MAX_UNROLL:
             raise DiagnosticException(
                 f"{self.name}: loop '{self.loop}' has {target.trip_count} iterations, more than the {MAX_UNROLL} "

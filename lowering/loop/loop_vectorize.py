@@ -5,7 +5,7 @@ iterations) to `vectorize`; `loop-to-scf` then replaces the loop by its body on 
 count): unit-stride accesses become `vector.load`/`vector.store`, values that do not depend on the loop are
 broadcast, and a contracting multiply feeding an add becomes `vector.fma`. Split a loop by the machine's vector
 width (8 lanes of f32 with AVX2) first. Only an innermost loop is vectorized: one that holds no loop but `unroll`
-ones (which become straight-line code first).
+ones (which become straight-line code first); a loop of a run-time trip count (`to %n`) is refused: split it first.
 
     loop.for "j_i" %j_i = 0 to 8 step 1 serial { ... }
     // becomes
@@ -44,6 +44,11 @@ class LoopVectorizePass(ModulePass):
             raise DiagnosticException(
                 f"{self.name}: loop '{self.loop}' is not innermost (it holds loop '{inner[0].loop_name.data}'); "
                 f"only the innermost loop can be vectorized: '{innermost.loop_name.data}'"
+            )
+        if target.is_dynamic:
+            raise DiagnosticException(
+                f"{self.name}: loop '{self.loop}' of kernel '{self.kernel}' runs a run-time number of iterations; "
+                f"split it by the vector width first (loop-split) and vectorize '{self.loop}_i'"
             )
         if target.lower.value.data != 0 or target.step.value.data != 1:
             raise DiagnosticException(f"{self.name}: loop '{self.loop}' must run from 0 with step 1")

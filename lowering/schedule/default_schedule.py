@@ -4,7 +4,8 @@ Kernels are recognised by structure, not by name, by the schedule rules tried in
 `rows` (kernels of several stages over shared rows: softmax, normalisations), `gemm` (GEMM-like reductions), `conv`
 (direct convolutions), `pool` (pooling and NCHW depthwise convolutions), `depthwise` (channels-last depthwise
 convolutions), `shuffle` (channel shuffle copies), `concat` (no reduction, the innermost index compared with
-constants: a concatenation along it) and `elementwise` (no reduction). The first rule
+constants: a concatenation along it) and `elementwise` (no reduction); a kernel with a loop of a run-time trip count
+gets the `dynamic` rule alone (`dynamic.py`: main parts and remainders). The first rule
 that matches a kernel gives its space of schedules (named knobs, see
 `space.py`) and its default config, today's measured heuristics; the rule turns that config into a list of
 primitive passes. Then `parallel` places one parallel loop per big enough nest (for kernels no rule matched too):
@@ -40,6 +41,7 @@ from minimlc.lowering.loop.expand import expand_loops
 from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.depthwise import DEPTHWISE
+from minimlc.lowering.schedule.dynamic import DYNAMIC, has_dynamic_loop
 from minimlc.lowering.schedule.elementwise import ELEMENTWISE
 from minimlc.lowering.schedule.gemm import GEMM
 from minimlc.lowering.schedule.integer_conv import INTEGER_CONV
@@ -81,15 +83,16 @@ class KernelSpace:
 
 
 def kernel_space(module: ModuleOp, kernel: func.FuncOp, target: Target) -> KernelSpace | None:
-    """The space of `kernel`'s schedules, or None if it is already scheduled, has no loops, or has a loop that runs
-    no iteration (a zero-size tensor's kernel: the rules' knobs divide extents, and there is nothing to speed up)."""
+    """The space of `kernel`'s schedules, or None if it is already scheduled, has no loops, or has a static loop that
+    runs no iteration (a zero-size tensor's kernel: the rules' knobs divide extents, and there is nothing to speed up).
+    A kernel with a loop of a run-time trip count gets the `dynamic` rule alone (the others read trip counts)."""
     loops = loops_of(kernel)
     if not loops or any(lp.kind.data != "serial" for lp in loops):
         return None
-    if any(lp.upper.value.data <= lp.lower.value.data for lp in loops):
+    if any(not lp.is_dynamic and lp.upper.value.data <= lp.lower.value.data for lp in loops):
         return None
     name = kernel.sym_name.data
-    for rule in RULES:
+    for rule in (DYNAMIC,) if has_dynamic_loop(kernel) else RULES:
         workload = rule.match(module, kernel, target)
         if workload is not None:
             knobs = rule.space(workload, target).knobs

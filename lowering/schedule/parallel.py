@@ -29,11 +29,11 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, band_tasks, parallel_band
+from minimlc.lowering.loop.analysis import affine_form, band_tasks, loops_of, parallel_band
 from minimlc.lowering.schedule.space import Knob
 
 PARALLEL_MIN_TASKS = 4
@@ -61,6 +61,9 @@ def parallel_steps(kernel: func.FuncOp, tasks: int = TASKS_KNOB.default, grain: 
     steps: list[str] = []
     name = kernel.sym_name.data
     for nest in _nests(kernel, kernel.body.block.ops):
+        if any(lp.is_dynamic for lp in loops_of(nest)):
+            steps += _dynamic_band(kernel, nest, grain)
+            continue
         if work(nest) < PARALLEL_MIN_WORK:
             continue
         for start in _chain(nest):
@@ -126,6 +129,43 @@ def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> lis
     return [_parallel(kernel_name, lp.loop_name.data) for lp in band]
 
 
+def _dynamic_band(kernel: func.FuncOp, nest: loop.ForOp, grain: int) -> list[str]:
+    """The items that make a nest with a loop of a run-time trip count parallel: its outermost loop (past static loops
+    of one iteration) where its iterations are independent and it is not the remainder of a split; a static one
+    with at least `PARALLEL_MIN_TASKS` iterations; a dynamic one whose iterations each run fewer than `grain`
+    innermost iterations (all loops inside static) split into chunks of that many first, the chunks parallel (the pool
+    balances the run-time count of tasks by stealing), the split's remainder serial after them:
+
+        loop.for "i0" %i0 = 0 to %n step 1 serial { loop.for "i1" %i1 = 0 to 64 step 1 serial { ... } }
+        // gets
+        loop-split{kernel=k loop=i0 factor=8},loop-parallel{kernel=k loop=i0_o}
+    """
+    name = kernel.sym_name.data
+    start = next((lp for lp in _chain(nest) if lp.is_dynamic or lp.trip_count != 1), nest)
+    if start.kind.data != "serial" or is_remainder(start) or not _iterations_independent(kernel, start):
+        return []
+    if not start.is_dynamic:
+        return [_parallel(name, start.loop_name.data)] if start.trip_count >= PARALLEL_MIN_TASKS else []
+    inner = [op for op in start.body.block.ops if isinstance(op, loop.ForOp)]
+    if any(lp.is_dynamic for child in inner for lp in loops_of(child)):
+        return [_parallel(name, start.loop_name.data)]
+    per_iteration = max(1, sum(work(child) for child in inner))
+    if per_iteration >= grain:
+        return [_parallel(name, start.loop_name.data)]
+    chunk = -(-grain // per_iteration)
+    return [
+        f"loop-split{{kernel={name} loop={start.loop_name.data} factor={chunk}}}",
+        _parallel(name, f"{start.loop_name.data}_o"),
+    ]
+
+
+def is_remainder(target: loop.ForOp) -> bool:
+    """Whether `target` is the remainder of a split of a loop of a run-time trip count: its upper bound is `n % f`,
+    fewer iterations than a dispatch pays for."""
+    upper = target.dynamic_upper
+    return upper is not None and isinstance(upper.owner, arith.RemUIOp | arith.RemSIOp)
+
+
 def _parallel(kernel: str, name: str) -> str:
     return f"loop-parallel{{kernel={kernel} loop={name}}}"
 
@@ -140,7 +180,8 @@ def _nests(kernel: func.FuncOp, ops: Iterable[Operation]) -> list[loop.ForOp]:
         if isinstance(op, loop.ForOp):
             chain = _chain(op)
             body = list(chain[-1].body.block.ops)
-            if len(body) > 1 and all(lp.trip_count == 1 for lp in chain) and _separate(kernel, body):
+            single = all(not lp.is_dynamic and lp.trip_count == 1 for lp in chain)
+            if len(body) > 1 and single and _separate(kernel, body):
                 nests += _nests(kernel, body)
             else:
                 nests.append(op)
@@ -151,7 +192,7 @@ def _separate(kernel: func.FuncOp, body: list[Operation]) -> bool:
     """Whether `body` is only loop nests, none of which touches a non-parameter buffer another one touches."""
     if not all(isinstance(op, loop.ForOp) for op in body):
         return False
-    params = set(kernel.body.block.args)
+    params = parameter_buffers(kernel)
     seen: set[SSAValue] = set()
     for nest in body:
         used = {
@@ -163,6 +204,13 @@ def _separate(kernel: func.FuncOp, body: list[Operation]) -> bool:
             return False
         seen |= used
     return True
+
+
+def parameter_buffers(kernel: func.FuncOp) -> set[SSAValue]:
+    """The kernel's parameters, and the buffers `loop.extents` makes of them (every access to a parameter with `?`
+    dimensions goes through one)."""
+    params = set(kernel.body.block.args)
+    return params | {op.result for op in kernel.walk() if isinstance(op, loop.ExtentsOp) and op.source in params}
 
 
 def _chain(nest: loop.ForOp) -> list[loop.ForOp]:
@@ -181,7 +229,7 @@ def work(nest: loop.ForOp) -> int:
 
 def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
     """True if every store under `target` to a kernel parameter has an index that moves with `target`."""
-    params = set(kernel.body.block.args)
+    params = parameter_buffers(kernel)
     iv = target.induction_var
     for store in target.walk():
         if isinstance(store, memref.StoreOp) and store.memref in params:
@@ -195,7 +243,7 @@ def _band_independent(kernel: func.FuncOp, band: list[loop.ForOp]) -> bool:
     """True if distinct iterations of the band write distinct elements: every store under it to a kernel parameter
     has, for each band loop of several iterations, an index that moves with that loop and with no other loop of the
     band (so that `out[i + j]` never joins `i` and `j` in one band)."""
-    params = set(kernel.body.block.args)
+    params = parameter_buffers(kernel)
     ivs = [member.induction_var for member in band if member.trip_count > 1]
     for store in band[0].walk():
         if isinstance(store, memref.StoreOp) and store.memref in params:

@@ -36,6 +36,9 @@ class Knob:
     name: str
     values: tuple[KnobValue, ...]
     default: KnobValue
+    depends_on: str = ""
+    """What run-time extent the knob's effect depends on (a kernel with dynamic loops: `width` splits a loop of a
+    run-time trip count, leaving a run-time remainder); empty for a knob of static loops only."""
 
     def __post_init__(self) -> None:
         if self.default not in self.values:
@@ -79,8 +82,13 @@ class Space:
         return True
 
     def describe(self) -> list[dict[str, Any]]:
-        """The knobs as JSON-ready dicts: `{"name", "values", "default"}`."""
-        return [{"name": k.name, "values": list(k.values), "default": k.default} for k in self.knobs]
+        """The knobs as JSON-ready dicts: `{"name", "values", "default"}`, and `"depends_on"` for a knob whose effect
+        depends on a run-time extent (`Knob.depends_on`)."""
+        return [
+            {"name": k.name, "values": list(k.values), "default": k.default}
+            | ({"depends_on": k.depends_on} if k.depends_on else {})
+            for k in self.knobs
+        ]
 
 
 class Rule(Protocol):

@@ -1,0 +1,288 @@
+"""The dynamic rule: schedules for kernels with loops of a run-time trip count (`loop.for ... to %n`).
+
+`default-schedule` gives every kernel with a dynamic loop this rule and no other: the static rules read trip counts.
+Each loop of a run-time trip count is split into a main part and a remainder (`loop-split` of a dynamic loop: `<i>_o`
+over `n - n % f`, `<i>_i` of `f` iterations, the remainder `<i>_t`), so that the vector and register-tile code keeps
+its static shapes. What a kernel gets, by its structure:
+
+- **elementwise** (no accumulator; every access of the innermost loop unit-stride): the innermost loop split by
+  `width` with its inner part vectorized and a scalar remainder (a static loop of exactly `width` iterations is
+  vectorized whole; a static loop shorter than a vector is left to LLVM):
+
+      loop.for "i0" %i0 = 0 to %n step 1 serial { loop.for "i1" %i1 = 0 to 64 step 1 serial { y = f(x) } }
+      // gets
+      loop-split{kernel=k loop=i1 factor=8},loop-vectorize{kernel=k loop=i1_i}
+
+- **gemm** (`c[i, j] = sum_k a[i, k] * b[k, j]`, the row loop `i` dynamic and outermost, `j`, `k` static, `b` read
+  at `[k, j]`): the static GEMM rule's micro-kernel in order `i,k,j` with an `mr x nr` tile accumulated in registers
+  (`loop-cache-write{accumulate=true}` over the zeroed output), the rows split by `mr` last so that the remainder of
+  fewer than `mr` rows (a run-time count) has the column and depth splits too: it runs one row at a time with its
+  `nr` columns vectorized and kept in registers.
+- **reduction** (one accumulator, a reduction loop of a run-time trip count, the innermost output loop static and
+  unit-stride, e.g. `out[j] = sum_i x[i, j]`): the reduction stays serial, the output loop is split by `width`, its
+  outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
+- **other** (several accumulators, strided or dynamic innermost output loops): no knobs; only parallel placement.
+
+Parallel placement (`parallel.py`) then makes the outermost loop of each nest parallel over its run-time trip count,
+in chunks of at least `grain` innermost iterations. Knobs whose effect depends on a run-time extent say so
+(`Knob.depends_on`, listed by `minimlc compile --emit space`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import ModuleOp
+
+from minimlc.dialects import loop
+from minimlc.lowering.loop.analysis import loops_of
+from minimlc.lowering.loop.loop_split import in_tail, tail_name
+from minimlc.lowering.schedule.gemm import GEMM_DEFAULT_DEPTH_BLOCK, GEMM_MAX_DEPTH_BLOCK, GEMM_MAX_ROWS
+from minimlc.lowering.schedule.kernel_analysis import (
+    accumulator_of,
+    output_and_reduction_loops,
+    sum_of_products,
+    unit_stride,
+)
+from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
+from minimlc.lowering.target import Target
+
+VECTOR_FACTORS = (1, 2, 4)
+"""`width` knob values, in vector widths."""
+
+
+def has_dynamic_loop(kernel: func.FuncOp) -> bool:
+    """Whether a loop of `kernel` runs a run-time trip count."""
+    return any(lp.is_dynamic for lp in loops_of(kernel))
+
+
+def _depends(loop_name: str) -> str:
+    return f"the run-time trip count of loop '{loop_name}'"
+
+
+@dataclass(frozen=True)
+class DynamicElementwise:
+    """A kernel without reductions: its innermost loop, and its trip count (None: a run-time count)."""
+
+    kernel: str
+    loop: str
+    trip: int | None
+
+
+@dataclass(frozen=True)
+class DynamicGemm:
+    """A GEMM whose row loop runs a run-time trip count: its loops and the static columns and depth."""
+
+    kernel: str
+    rows: str
+    cols: str
+    depth: str
+    n: int
+    k: int
+
+
+@dataclass(frozen=True)
+class DynamicReduction:
+    """A reduction over loops of which one runs a run-time trip count, its innermost output loop static."""
+
+    kernel: str
+    output: str
+    reductions: tuple[str, ...]
+    n: int
+    dynamic: str
+    """The reduction loop of a run-time trip count."""
+
+
+@dataclass(frozen=True)
+class DynamicOther:
+    """A kernel with dynamic loops the rule has no schedule for (parallel placement only)."""
+
+    kernel: str
+
+
+DynamicWorkload = DynamicElementwise | DynamicGemm | DynamicReduction | DynamicOther
+
+
+@dataclass(frozen=True)
+class DynamicRule:
+    """Kernels with loops of a run-time trip count (see the module docstring)."""
+
+    name: str = "dynamic"
+
+    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicWorkload | None:
+        if not has_dynamic_loop(kernel):
+            return None
+        name = kernel.sym_name.data
+        if accumulator_of(kernel) is None and not any(isinstance(op, loop.AllocOp) for op in kernel.walk()):
+            innermost = loops_of(kernel)[-1]
+            if unit_stride(innermost):
+                trip = None if innermost.is_dynamic else innermost.trip_count
+                return DynamicElementwise(name, innermost.loop_name.data, trip)
+            return DynamicOther(name)
+        return _gemm(kernel, target) or _reduction(kernel) or DynamicOther(name)
+
+    def space(self, workload: DynamicWorkload, target: Target) -> Space:
+        default = self.default(workload, target)
+        lanes = target.vector_lanes
+        if isinstance(workload, DynamicElementwise):
+            if workload.trip is None:
+                widths = tuple(f * lanes for f in VECTOR_FACTORS)
+                return Space((Knob("width", (0, *widths), default["width"], _depends(workload.loop)),))
+            widths = tuple(f * lanes for f in VECTOR_FACTORS if f * lanes <= workload.trip)
+            return Space((Knob("width", (0, *widths), default["width"]),))
+        if isinstance(workload, DynamicReduction):
+            widths = tuple(f * lanes for f in VECTOR_FACTORS if f * lanes <= workload.n)
+            return Space((Knob("width", (0, *widths), default["width"]),))
+        if isinstance(workload, DynamicGemm):
+            g = workload
+            remainder = f"{_depends(g.rows)}: a remainder of fewer than mr rows runs one row at a time"
+            return Space(
+                (
+                    Knob("mr", tuple(range(1, GEMM_MAX_ROWS + 1)), default["mr"], remainder),
+                    Knob("nr", tuple(f * lanes for f in (1, 2, 3, 4) if g.n % (f * lanes) == 0), default["nr"]),
+                    Knob("kc", divisors(g.k, GEMM_MAX_DEPTH_BLOCK), default["kc"]),
+                    Knob("unroll", (True, False), True),
+                )
+            )
+        return Space()
+
+    def default(self, workload: DynamicWorkload, target: Target) -> Config:
+        lanes = target.vector_lanes
+        if isinstance(workload, DynamicElementwise):
+            return {"width": lanes if workload.trip is None or workload.trip >= lanes else 0}
+        if isinstance(workload, DynamicReduction):
+            return {"width": lanes if workload.n >= lanes else 0}
+        if isinstance(workload, DynamicGemm):
+            nr = 2 * lanes if workload.n % (2 * lanes) == 0 else lanes
+            vectors = nr // lanes
+            # The widest tile whose accumulators, B vectors and a broadcast fit the registers (the static rule's).
+            mr = next(f for f in (8, 7, 6, 4, 3, 2, 1) if f * vectors + vectors + 1 <= target.vector_registers)
+            kc = next(f for f in range(min(workload.k, GEMM_DEFAULT_DEPTH_BLOCK), 0, -1) if workload.k % f == 0)
+            return {"mr": mr, "nr": nr, "kc": kc, "unroll": True}
+        return {}
+
+    def apply(self, workload: DynamicWorkload, config: Config) -> list[str]:
+        if isinstance(workload, DynamicElementwise):
+            return _elementwise_steps(workload, int(config["width"]))
+        if isinstance(workload, DynamicReduction):
+            return _reduction_steps(workload, int(config["width"]))
+        if isinstance(workload, DynamicGemm):
+            mr, nr, kc = int(config["mr"]), int(config["nr"]), int(config["kc"])
+            return _gemm_steps(workload, mr, nr, kc, bool(config["unroll"]))
+        return []
+
+
+def _elementwise_steps(workload: DynamicElementwise, width: int) -> list[str]:
+    name, inner = workload.kernel, workload.loop
+    if not width:
+        return []
+    if width == workload.trip:
+        return [f"loop-vectorize{{kernel={name} loop={inner}}}"]
+    return [
+        f"loop-split{{kernel={name} loop={inner} factor={width}}}",
+        f"loop-vectorize{{kernel={name} loop={inner}_i}}",
+    ]
+
+
+def _gemm(kernel: func.FuncOp, target: Target) -> DynamicGemm | None:
+    """The GEMM of `kernel` if its row loop is outermost and dynamic, its column and depth loops static, B is read at
+    `[k, j]` (unit stride along the columns) and a vector width divides the columns."""
+    found = sum_of_products(kernel)
+    if found is None:
+        return None
+    _, update, product = found
+    depth = update.parent_op()
+    cols = depth.parent_op() if isinstance(depth, loop.ForOp) else None
+    rows = cols.parent_op() if isinstance(cols, loop.ForOp) else None
+    if not (isinstance(depth, loop.ForOp) and isinstance(cols, loop.ForOp) and isinstance(rows, loop.ForOp)):
+        return None
+    if not rows.is_dynamic or cols.is_dynamic or depth.is_dynamic or rows.parent_op() is not kernel:
+        return None
+    if cols.trip_count % target.vector_lanes:
+        return None
+    reads = [product.lhs.owner, product.rhs.owner]
+    b_read = [depth.induction_var, cols.induction_var]
+    if not any(isinstance(read, memref.LoadOp) and list(read.indices) == b_read for read in reads):
+        return None
+    return DynamicGemm(
+        kernel.sym_name.data,
+        rows.loop_name.data,
+        cols.loop_name.data,
+        depth.loop_name.data,
+        cols.trip_count,
+        depth.trip_count,
+    )
+
+
+def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list[str]:
+    """The static GEMM rule's `k,i,j`-like micro-kernel in order `i,k,j` (the dynamic row blocks outermost, a parallel
+    loop), the output zeroed first and each tile accumulated in registers and added to it; then the remainder of
+    rows: `i_t { k_o { j_o { k_i { j_i (vector) }}}}` with one row's `nr` columns in registers."""
+    name, i, j, k = g.kernel, g.rows, g.cols, g.depth
+    steps = [
+        f"loop-decompose-reduction{{kernel={name}}}",
+        f"loop-split{{kernel={name} loop={j}_init factor={nr}}}",
+        f"loop-vectorize{{kernel={name} loop={j}_init_i}}",
+        f"loop-split{{kernel={name} loop={j} factor={nr}}}",
+        f"loop-split{{kernel={name} loop={k} factor={kc}}}",
+        f"loop-split{{kernel={name} loop={i} factor={mr}}}",
+        f"loop-reorder{{kernel={name} order={i}_o,{k}_o,{j}_o,{k}_i,{i}_i,{j}_i}}",
+        *register_tile_steps(name, f"{i}_i", f"{j}_i", f"{j}_o", unroll),
+    ]
+    tail = [in_tail(f"{k}_o", i), in_tail(f"{j}_o", i), in_tail(f"{k}_i", i), in_tail(f"{j}_i", i)]
+    return [
+        *steps,
+        f"loop-reorder{{kernel={name} order={tail_name(i)},{','.join(tail)}}}",
+        f"loop-vectorize{{kernel={name} loop={tail[-1]}}}",
+        f"loop-cache-write{{kernel={name} loop={tail[1]} accumulate=true}}",
+    ]
+
+
+def _reduction(kernel: func.FuncOp) -> DynamicReduction | None:
+    """The reduction of `kernel` if a reduction loop runs a run-time trip count, the reduction loops are one perfect
+    chain right inside the innermost output loop, and that loop is static and walks the output with unit stride."""
+    accumulator = accumulator_of(kernel)
+    if accumulator is None:
+        return None
+    outputs, reductions = output_and_reduction_loops(kernel, accumulator)
+    dynamic = [lp for lp in reductions if lp.is_dynamic]
+    if not outputs or not dynamic or any(lp.is_dynamic for lp in outputs):
+        return None
+    output = outputs[-1]
+    chain = [output]
+    while len(inner := [lp for lp in chain[-1].body.block.ops if isinstance(lp, loop.ForOp)]) == 1:
+        chain.append(inner[0])
+    chain = chain[1:]
+    if not chain or len(chain) != len(reductions) or len(loops_of(chain[-1])) > 1 or not unit_stride(output):
+        return None
+    stores = [op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is not accumulator.result]
+    if len(stores) != 1 or not stores[0].indices or stores[0].indices[-1] is not output.induction_var:
+        return None
+    return DynamicReduction(
+        kernel.sym_name.data,
+        output.loop_name.data,
+        tuple(lp.loop_name.data for lp in chain),
+        output.trip_count,
+        dynamic[0].loop_name.data,
+    )
+
+
+def _reduction_steps(r: DynamicReduction, width: int) -> list[str]:
+    """Accumulate in the output (zeroed by a vectorized init nest), the output loop's vector part inside the
+    reduction loops, its `width` lanes of sums in registers (`loop-cache-write{accumulate=true}`)."""
+    if not width:
+        return []
+    name, j = r.kernel, r.output
+    return [
+        f"loop-decompose-reduction{{kernel={name}}}",
+        f"loop-split{{kernel={name} loop={j}_init factor={width}}}",
+        f"loop-vectorize{{kernel={name} loop={j}_init_i}}",
+        f"loop-split{{kernel={name} loop={j} factor={width}}}",
+        f"loop-reorder{{kernel={name} order={j}_o,{','.join(r.reductions)},{j}_i}}",
+        f"loop-vectorize{{kernel={name} loop={j}_i}}",
+        f"loop-cache-write{{kernel={name} loop={j}_o accumulate=true}}",
+    ]
+
+
+DYNAMIC = DynamicRule()
