@@ -17,6 +17,7 @@ large model takes seconds per stage).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ from minimlc.lowering.abi import (
     INTERMEDIATE_BYTES_ATTR,
     EntrySignature,
     entry_function,
+    input_symbols_of,
     int_attribute,
     weight_names_of,
 )
@@ -131,6 +133,7 @@ def compile_objects(
     target = target_from_name(target) if isinstance(target, str) else target
     pipeline = pipeline if pipeline is not None else opt_level
     set_target(imported.module, target)
+    symbols = input_symbols_of(entry_function(imported.module))  # the graph's, in case lowering drops them
     run_pipeline(imported.module, pipeline, stop_after="program")
     stats: dict[str, int | float] = dict(model_stats(imported.module, imported.weights))
     lowered = time.perf_counter()
@@ -140,6 +143,8 @@ def compile_objects(
     _stage_done("codegen", time.perf_counter() - lowered, f"{len(partitions)} partition{'s' * (len(partitions) > 1)}")
     signature = partitions[0].signature
     assert signature is not None
+    if signature.extents is not None and not signature.extents.symbols:
+        signature.extents = dataclasses.replace(signature.extents, symbols=tuple(symbols))
     stats["weight_bytes"] = sum(imported.weights[name].nbytes for name in signature.weight_names)
     stats.update(
         lower_seconds=lowered - start,

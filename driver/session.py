@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from minimlc.lowering.abi import extern_calls_in
 from minimlc.lowering.target import target_from_name
+from minimlc.runtime.extents import checked_bounds
 from minimlc.runtime.extern import check_calls
 from minimlc.runtime.session import NO_MODEL_VERSION, ModelMetadata, Session
 from minimlc.runtime.threadpool import resolve_num_threads
@@ -28,8 +29,10 @@ if TYPE_CHECKING:
 
     from minimlc.driver.specializations import Specializations
     from minimlc.frontend.onnx import ImportedModel
+    from minimlc.frontend.onnx_model_file import ReadModel
     from minimlc.frontend.signature import TensorInfo
     from minimlc.lowering.pipeline import ExtraPasses, Pipeline
+    from minimlc.runtime.extents import InputBounds
 
 
 class InferenceSession(Session):
@@ -42,6 +45,7 @@ class InferenceSession(Session):
         providers: Sequence[str | tuple[str, Mapping[str, Any]]] | None = None,
         *,
         input_shapes: Mapping[str, Sequence[int]] | None = None,
+        input_bounds: InputBounds | None = None,
         opt_level: int = 3,
         num_threads: int | None = None,
         target: str = "host",
@@ -52,6 +56,11 @@ class InferenceSession(Session):
         profiling_clock: str = "wall",
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
+
+        A model whose inputs keep symbolic dimensions is compiled once, with run-time extents, to serve every shape
+        (`driver/symbolic.py`); `input_bounds` (`{symbol: largest}` or `{symbol: (smallest, largest)}`) limits the
+        sizes a run may give each symbol. Where its ops do not all compile with run-time extents, it is compiled
+        per distinct input shapes at the first run with them instead (`stats["symbolic_fallback"]` says why).
 
         `sess_options` (None) and `providers` are ONNX Runtime's, accepted so that code written for it runs:
         `providers` may name only `CPUExecutionProvider` (alone or with an options dict), which minimlc runs on.
@@ -69,6 +78,7 @@ class InferenceSession(Session):
         without the cache), by `profiling_clock`: `wall`, or `cpu` (the calling thread's CPU time; one thread only).
         """
         from minimlc.driver.specializations import Specializations, has_free_dimensions
+        from minimlc.driver.symbolic import log_fallback, symbols_of
         from minimlc.frontend.onnx import check_model, import_model
         from minimlc.frontend.onnx_declared import declared_inputs, declared_outputs
         from minimlc.frontend.onnx_model_file import read_model
@@ -94,10 +104,22 @@ class InferenceSession(Session):
         read = read_model(model)
         self._metadata = _model_metadata(read.proto)
         inputs = declared_inputs(read.proto.graph, input_shapes or {})
-        if has_free_dimensions(inputs):  # compiled per input shapes, at the first run with them
-            if enable_profiling:
-                raise ValueError("enable_profiling needs fixed input shapes: pass input_shapes={name: shape, ...}")
+        self._input_bounds = checked_bounds(input_bounds, symbols_of(inputs))
+        if has_free_dimensions(inputs):
             check_model(read)  # the model's errors now, not at its first run
+            clock = profiling_clock if enable_profiling else None
+            compile_options = (opt_level, num_threads, target, pipeline, cache, clock)
+            refusal = self._compile_symbolic(read, inputs, input_shapes, *compile_options)
+            if refusal is None:
+                return
+            # Compiled per input shapes, at the first run with them.
+            if enable_profiling:
+                raise ValueError(
+                    "enable_profiling needs fixed input shapes: pass input_shapes={name: shape, ...} (the model "
+                    f"does not compile with run-time dimensions: {refusal})"
+                )
+            log_fallback(refusal)
+            self._symbolic_fallback = refusal
 
             def compile_for(shapes: dict[str, tuple[int, ...]]) -> Session:
                 specialized = InferenceSession.__new__(InferenceSession)
@@ -112,9 +134,8 @@ class InferenceSession(Session):
                 specialized._metadata = self._metadata
                 return specialized
 
-            self._specialize(
-                Specializations(inputs, compile_for), declared_outputs(read.proto.graph), opt_level, num_threads
-            )
+            specializations = Specializations(inputs, compile_for, self._input_bounds)
+            self._specialize(specializations, declared_outputs(read.proto.graph), opt_level, num_threads)
             return
         imported = import_model(read, input_shapes)
         self._compile(imported, opt_level, num_threads, target, pipeline, cache)
@@ -130,14 +151,55 @@ class InferenceSession(Session):
         num_threads: int | None = None,
         target: str = "host",
         extra_passes: ExtraPasses | None = None,
+        input_bounds: InputBounds | None = None,
     ) -> InferenceSession:
-        """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`)."""
+        """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`);
+        `input_bounds` limits the symbols of its entry's `minimlc.input_symbols`."""
+        from minimlc.lowering.abi import entry_function, input_symbols_of
         from minimlc.lowering.pipeline import build_pipeline
 
         session = cls.__new__(cls)
+        session._input_bounds = checked_bounds(input_bounds, input_symbols_of(entry_function(imported.module)))
         pipeline = build_pipeline(opt_level, extra_passes=extra_passes) if extra_passes else None
         session._compile(imported, opt_level, num_threads, target, pipeline, cache=False)
         return session
+
+    def _compile_symbolic(
+        self,
+        read: ReadModel,
+        inputs: Sequence[TensorInfo],
+        input_shapes: Mapping[str, Sequence[int]] | None,
+        opt_level: int,
+        num_threads: int | None,
+        target: str,
+        pipeline: Pipeline | None,
+        cache: bool,
+        profiling_clock: str | None,
+    ) -> str | None:
+        """Compile `read` once with its symbolic dimensions as run-time extents (`inputs`, as declared, are what
+        `get_inputs` reports), profiled by `profiling_clock` if given; None when done, else why the importer or a
+        pass refused (`driver/symbolic.py`)."""
+        from minimlc.driver.symbolic import COMPILE_REFUSALS, import_symbolic, reported_outputs
+        from minimlc.frontend.onnx_declared import declared_outputs
+        from minimlc.frontend.onnx_errors import ModelImportError
+
+        try:
+            imported = import_symbolic(read, input_shapes)
+        except ModelImportError as error:
+            return f"the importer refused: {error}"
+        check_calls(extern_calls_in(imported.module))  # the user's error, whatever the shapes: not a refusal
+        outputs = reported_outputs(imported.outputs, declared_outputs(read.proto.graph))
+        try:
+            self._compile(imported, opt_level, num_threads, target, pipeline, cache)
+        except COMPILE_REFUSALS as error:
+            return f"{type(error).__name__}: {error}"
+        if self._model is not None and self._model.extents is not None:  # else the code takes static shapes
+            signature = (imported.constant_outputs, imported.trimmed_outputs, imported.index_checks)
+            self._set_signature(inputs, outputs, *signature)
+            self._set_sequence_outputs(imported.sequence_outputs, imported.output_names)
+        if profiling_clock is not None and self._model is not None:
+            self._start_profiling(imported, profiling_clock)
+        return None
 
     def _compile(
         self,
@@ -164,6 +226,8 @@ class InferenceSession(Session):
     # A model with symbolic dimensions: a session per input shapes (`driver/specializations.py`).
 
     _specializations: Specializations | None = None
+    _symbolic_fallback: str | None = None
+    """Why a model with symbolic dimensions is compiled per input shapes (None: it compiled once, or has none)."""
 
     def _specialize(
         self, specializations: Specializations, outputs: Sequence[TensorInfo], opt_level: int, num_threads: int | None
@@ -192,15 +256,17 @@ class InferenceSession(Session):
         return self._specializations.compiled_shapes()
 
     @property
-    def stats(self) -> dict[str, int | float]:
+    def stats(self) -> dict[str, int | float | str]:
         """`Session.stats` plus `compiles`, the models compiled (or read from the compile cache) for this session:
-        1, or for a model with symbolic dimensions one per distinct input shapes run so far (the other statistics
-        are then those of the last run's specialisation)."""
+        1 (a model with symbolic dimensions compiled with run-time extents serves every shape), or, where such a
+        model could not compile so, one per distinct input shapes run so far (the other statistics are then those of
+        the last run's specialisation) and `symbolic_fallback`, why."""
         if self._specializations is None:
             return {**Session.stats.fget(self), "compiles": int(self._model is not None)}  # type: ignore[attr-defined]
         latest = self._specializations.latest
         stats = Session.stats.fget(self) if latest is None else latest.stats  # type: ignore[attr-defined]
-        return {**stats, "compiles": self._specializations.compiles}
+        fallback = {} if self._symbolic_fallback is None else {"symbolic_fallback": self._symbolic_fallback}
+        return {**stats, "compiles": self._specializations.compiles, **fallback}
 
     @property
     def llvm_ir(self) -> str:
@@ -240,7 +306,11 @@ class InferenceSession(Session):
         assert specializations is not None
         session = InferenceSession.__new__(InferenceSession)
         session._metadata = self._metadata
-        adapted = Specializations(specializations.inputs, lambda shapes: adapt(specializations.compile(shapes)))
+        session._input_bounds = self._input_bounds
+        session._symbolic_fallback = self._symbolic_fallback
+        adapted = Specializations(
+            specializations.inputs, lambda shapes: adapt(specializations.compile(shapes)), specializations.bounds
+        )
         session._specialize(adapted, self._outputs, self.opt_level, num_threads)
         return session
 

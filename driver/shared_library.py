@@ -44,6 +44,7 @@ import numpy as np
 
 from minimlc import runtime
 from minimlc.driver.codegen import Optimizer
+from minimlc.driver.symbolic import refuse_run_time_dimensions
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, extern_calls_in, init_name, packed_name
@@ -100,8 +101,7 @@ def pic_target_machine(target: Target, llvm_level: int) -> llvm.TargetMachine:
 def library_optimizer(prefix: str | None) -> Callable[[Target, int], Optimizer]:
     """An optimiser for `runtime.codegen` that makes library code: optimised as `JitModule` does, emitted
     position-independent, the model's own functions renamed `<prefix>_<name>` (none without a prefix) and every
-    defined symbol hidden or internal, so the library exports only its C API while its objects still call each
-    other."""
+    defined symbol hidden or internal: the library exports only its C API, its objects still call each other."""
 
     def for_target(target: Target, llvm_level: int) -> Optimizer:
         def optimize(llvm_ir: str, own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
@@ -462,6 +462,7 @@ def export_library(
         )
     if externs := sorted({name for name, _ in extern_calls_in(imported.module)}):
         raise ValueError(f"the model calls external functions ({', '.join(externs)}): the C API cannot bind them yet")
+    refuse_run_time_dimensions(imported, "the C API")
     compiler = c_compiler()
     model = object_code(imported, pipeline, opt_level=opt_level, target=target, prefix=prefix)
     start = time.perf_counter()

@@ -6,7 +6,8 @@
     session.run(None, {"input_ids": ids_4x77, ...})    # compiles for (4, 77); (1, 32) again runs at once
 
 A run binds each symbol to the size its inputs give it: inputs that share a symbol must agree, a declared size must
-match, and the rank must be the declared one, or the run is refused naming the input, the axis and the symbol. The
+match, the rank must be the declared one, and the size must lie within the symbol's `input_bounds`, or the run is
+refused naming the input, the axis and the symbol. The
 shapes then pick a compiled session (`Specializations.session_for`), compiling one the first time (through the
 compile cache, so another process reuses it). The last `LIMIT` specialisations stay bound; older ones are dropped,
 and come back from the compile cache if their shapes recur.
@@ -22,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
-from minimlc.runtime.session import InvalidInputError, Session
+from minimlc.runtime.extents import symbol_sizes
+from minimlc.runtime.session import Session
 
 Shapes = tuple[tuple[int, ...], ...]
 """The concrete shape of every input, in input order."""
@@ -34,9 +36,16 @@ LIMIT = 8
 class Specializations:
     """Compiled sessions of one model by input shapes; `compile(shapes)` makes a new one."""
 
-    def __init__(self, inputs: Sequence[TensorInfo], compile: Callable[[dict[str, tuple[int, ...]]], Session]):
+    def __init__(
+        self,
+        inputs: Sequence[TensorInfo],
+        compile: Callable[[dict[str, tuple[int, ...]]], Session],
+        bounds: Mapping[str, tuple[int, int]] | None = None,
+    ):
         self.inputs = list(inputs)
         self.compile = compile
+        self.bounds = dict(bounds or {})
+        """Per symbol, the sizes a run may give it (`input_bounds`)."""
         self._sessions: OrderedDict[Shapes, Session] = OrderedDict()
         self._lock = threading.Lock()
         self.compiles = 0
@@ -45,29 +54,11 @@ class Specializations:
         """The session of the last run."""
 
     def shapes_of(self, input_feed: Mapping[str, Any]) -> Shapes:
-        """The inputs' shapes, after checking them against the declared ones (ranks, sizes, shared symbols)."""
-        bound: dict[str, tuple[int, str]] = {}  # symbol -> (size, the input and axis that set it)
-        shapes = []
-        for info in self.inputs:
-            value = input_feed[info.name]
-            shape = tuple(np.shape(value))
-            if len(shape) != len(info.shape):
-                raise InvalidInputError(
-                    f"input '{info.name}': expected rank {len(info.shape)} {_spelled(info.shape)}, got shape {shape}"
-                )
-            for axis, (declared, size) in enumerate(zip(info.shape, shape)):
-                where = f"input '{info.name}' axis {axis}"
-                if isinstance(declared, int) and declared != size:
-                    raise InvalidInputError(f"{where}: expected size {declared} {_spelled(info.shape)}, got {size}")
-                if isinstance(declared, str):
-                    first = bound.setdefault(declared, (size, where))
-                    if first[0] != size:
-                        raise InvalidInputError(
-                            f"{where} is dimension '{declared}' = {size}, but {first[1]} gave it {first[0]}: "
-                            "inputs that share a dimension must agree"
-                        )
-            shapes.append(shape)
-        return tuple(shapes)
+        """The inputs' shapes, after checking them against the declared ones (ranks, sizes, shared symbols, bounds:
+        `runtime.extents.symbol_sizes`)."""
+        shapes = tuple(tuple(np.shape(input_feed[info.name])) for info in self.inputs)
+        symbol_sizes(self.inputs, shapes, self.bounds)
+        return shapes
 
     def session_for(self, shapes: Shapes) -> Session:
         """The session compiled for `shapes`, compiling it if there is none (one compile at a time)."""
@@ -93,7 +84,3 @@ def has_free_dimensions(inputs: Sequence[TensorInfo]) -> bool:
     """Whether any input declares a symbolic (str) or unknown (None) dimension."""
     return any(not isinstance(size, int) for info in inputs for size in info.shape)
 
-
-def _spelled(shape: Sequence[int | str | None]) -> str:
-    """A declared shape as `[batch, 128]`, `?` for an unknown dimension."""
-    return f"[{', '.join('?' if size is None else str(size) for size in shape)}]"

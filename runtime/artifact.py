@@ -6,7 +6,8 @@ arrays, each at a 64-byte aligned offset, so that loading is one read and the we
     header:   b"MINIMLC\\0", format version (u32), 0 (u32), file bytes (u64), metadata bytes (u64),
               checksum of everything after the header (32 bytes): the sha256 of the sha256 digests of its 8 MiB
               chunks, so that the chunks hash on all cores (about 25 ms for 100 MB on two, 50 ms on one)
-    metadata: {"minimlc": ..., "llvmlite": ..., "target": {...}, "blobs": {name: {offset, dtype, shape}}, ...}
+    metadata: {"minimlc": ..., "llvmlite": ..., "target": {...}, "blobs": {name: {offset, dtype, shape}}, ...};
+              a model compiled with run-time extents adds `entry.extents` (`EntryExtents`) and `input_bounds`
     blobs:    the object code ("code_0", "code_1", ...: one per compiled partition, uint8), the thread pool's object
               code ("pool_code": the pool and the allocation guard every model runs under; loading it is ten times
               cheaper than compiling it), weights, constant outputs
@@ -35,7 +36,7 @@ import ml_dtypes
 import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import EntrySignature, ExternCall
+from minimlc.lowering.abi import EntryExtents, EntrySignature, ExternCall
 from minimlc.lowering.target import Target
 from minimlc.runtime.compiled import CompiledModel, align_up, aligned_empty, bind
 from minimlc.runtime.jit import ObjectModule
@@ -117,6 +118,7 @@ def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
                 for call in signature.extern_calls
             ],
             "extern_status": signature.extern_status_slot,
+            **({} if signature.extents is None else {"extents": dataclasses.asdict(signature.extents)}),
         },
         "inputs": [tensor_meta(info) for info in compiled.inputs],
         "computed_outputs": [tensor_meta(info) for info in compiled.outputs],
@@ -147,8 +149,14 @@ def bind_code(
         )
         for call in entry.get("externs", [])
     ]
+    extents = entry.get("extents")  # only a model compiled with run-time extents has them
     signature = EntrySignature(
-        list(entry["weights"]), buffers, entry["pool_slot"], extern_calls, entry.get("extern_status")
+        list(entry["weights"]),
+        buffers,
+        entry["pool_slot"],
+        extern_calls,
+        entry.get("extern_status"),
+        None if extents is None else extents_from_meta(extents),
     )
     target = target_from_meta(meta["target"])
     load_pool_code(blobs["pool_code"].tobytes(), target)
@@ -160,6 +168,12 @@ def bind_code(
     compiled = bind(inputs, outputs, native, signature, weights)
     compiled.stats = dict(meta["stats"])
     return compiled
+
+
+def extents_from_meta(meta: Mapping[str, Any]) -> EntryExtents:
+    """The run-time extents `code_meta` wrote (`dataclasses.asdict` of them)."""
+    shapes = tuple(tuple(shape) for shape in meta["shapes"])
+    return EntryExtents(meta["slot"], meta["count"], meta["output_extents"], shapes, tuple(meta["symbols"]))
 
 
 def write_file(path: str | os.PathLike[str], meta: Mapping[str, Any], blobs: Mapping[str, np.ndarray]) -> None:

@@ -2,10 +2,12 @@
 a saved model or the compile cache).
 
 The code's entry `@main_packed(ptr args)` takes inputs, outputs, the pool (at `pool_slot`), weights, then
-precomputed buffers (see `minimlc.lowering.abi`). Binding allocates the precomputed buffers and runs
-`@main_init_packed` to fill them from the weights, so code never holds weight values: the same code serves any
-weights of the same names and shapes (`rebind_weights`). Both entries run under the allocation guard
-(`runtime.alloc_guard_ir`): an allocation of native code that fails raises `AllocationError`, and stops the call there.
+precomputed buffers (see `minimlc.lowering.abi`); an entry with `?` dimensions takes its run-time extents right after
+the outputs, and `@main_output_extents_packed` gives its outputs' (`extents`, `output_extents_entry`). Binding
+allocates the precomputed buffers and runs `@main_init_packed` to fill them from the weights, so code never holds
+weight values: the same code serves any weights of the same names and shapes (`rebind_weights`). The entries run
+under the allocation guard (`runtime.alloc_guard_ir`): an allocation of native code that fails raises
+`AllocationError`, and stops the call there.
 """
 
 from __future__ import annotations
@@ -17,7 +19,16 @@ from typing import Protocol
 import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import ENTRY_FUNCTION, EntrySignature, ExternCall, init_name, packed_name
+from minimlc.lowering.abi import (
+    DYNAMIC,
+    ENTRY_FUNCTION,
+    EntryExtents,
+    EntrySignature,
+    ExternCall,
+    init_name,
+    output_extents_name,
+    packed_name,
+)
 from minimlc.lowering.target import Target
 
 _EntryFunction = Callable[[int], None]
@@ -79,13 +90,17 @@ class CompiledModel:
     compile_seconds: float = 0.0
     stats: dict[str, int | float] = field(default_factory=dict)
     """`model_stats`, plus `compile_seconds` and its stages (see `InferenceSession.stats`)."""
+    extents: EntryExtents | None = None
+    """The run-time extents of an entry with `?` dimensions (None: every shape is static)."""
+    output_extents_entry: _EntryFunction | None = field(default=None, repr=False)
+    """`@main_output_extents_packed([input extents, output extents])`, for an entry with dynamic output extents."""
 
     @property
     def signature(self) -> EntrySignature:
         """The entry's trailing ABI, as bound."""
         buffers = [(buffer.shape, buffer.dtype) for buffer in self.precomputed]
         return EntrySignature(
-            list(self.weights), buffers, self.pool_slot, list(self.extern_calls), self.extern_status_slot
+            list(self.weights), buffers, self.pool_slot, list(self.extern_calls), self.extern_status_slot, self.extents
         )
 
 
@@ -100,6 +115,9 @@ def bind(
     """Bind `code` to `weights` (the store, with at least the signature's names) and its external calls to the
     registered functions (`runtime.extern`; `ExternalFunctionError` if one is missing), and run its init entry."""
     from minimlc.runtime.extern import bind_calls
+
+    if signature.extents is not None:
+        _check_extents(signature.extents, inputs, outputs)
 
     extern_addresses, extern_functions = bind_calls(signature.extern_calls)
     bound = {name: np.ascontiguousarray(weights[name]) for name in signature.weight_names}
@@ -118,9 +136,33 @@ def bind(
         extern_addresses=extern_addresses,
         extern_functions=extern_functions,
         llvm_ir=llvm_ir,
+        extents=signature.extents,
     )
+    if signature.extents is not None and signature.extents.output_extents:
+        compiled.output_extents_entry = _packed_function(code, output_extents_name(ENTRY_FUNCTION))
     _run_init(compiled)
     return compiled
+
+
+def _check_extents(extents: EntryExtents, inputs: Sequence[TensorInfo], outputs: Sequence[TensorInfo]) -> None:
+    """Refuse an extents ABI that does not fit the entry's parameters (a compiler bug: better no call than an
+    overrun): one shape per input and output, K `?` among the inputs' with a symbol each, J among the outputs'."""
+    shapes = extents.shapes
+    problem = ""
+    if len(shapes) != len(inputs) + len(outputs) or extents.slot != len(shapes):
+        problem = f"{len(shapes)} input and output parameters before the extents (slot {extents.slot})"
+    elif len(extents.symbols) != extents.count:
+        problem = f"{len(extents.symbols)} symbols {extents.symbols} for {extents.count} input extents"
+    elif sum(size == DYNAMIC for shape in shapes[: len(inputs)] for size in shape) != extents.count:
+        problem = f"{extents.count} input extents for the inputs' ? dimensions in {shapes[: len(inputs)]}"
+    elif sum(size == DYNAMIC for shape in shapes[len(inputs) :] for size in shape) != extents.output_extents:
+        problem = f"{extents.output_extents} output extents for the outputs' ? dimensions in {shapes[len(inputs) :]}"
+    elif any(info.shape and len(info.shape) != len(shape) for info, shape in zip((*inputs, *outputs), shapes)):
+        problem = f"parameter shapes {shapes} of other ranks than the model's inputs and outputs"
+    if problem:
+        raise ValueError(
+            f"the entry's run-time extents do not fit its {len(inputs)} inputs and {len(outputs)} outputs: {problem}"
+        )
 
 
 def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -> CompiledModel:
@@ -149,7 +191,8 @@ def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -
 
 
 ALIGNMENT = 64
-"""Byte alignment of the buffers native code reads (a cache line, enough for any vector load), in memory and in files."""
+"""Byte alignment of the buffers native code reads (a cache line, enough for any vector load), in memory and in
+files."""
 
 
 def aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

@@ -6,7 +6,8 @@
 
 Loading imports neither xDSL nor ONNX: `minimlc.InferenceSession` (`driver/session.py`) is this class plus the
 compiler. Every input is checked (name, dtype, shape) before native code runs, so compiled kernels never see a buffer
-of the wrong size; non-contiguous arrays are copied. Outputs are fresh arrays each call: native code computes the
+of the wrong size; non-contiguous arrays are copied. A model compiled with run-time extents serves every shape its
+symbols and bounds allow (`runtime/extents.py`). Outputs are fresh arrays each call: native code computes the
 float32 ones (and int64 index outputs such as MaxPool's Indices), and outputs that are compile-time constants are
 copies of their values, with their own dtype; an output of a data-dependent extent (NonZero, Compress, Unique) is cut
 to the count native code returned (`lowering/abi.py`; `get_outputs` gives its upper bound). `run` is safe to call
@@ -44,6 +45,7 @@ from minimlc.runtime.extern import check_status, raise_pending_error
 from minimlc.runtime.threadpool import ThreadPool, resolve_num_threads, shared_pool
 
 if TYPE_CHECKING:
+    from minimlc.runtime.extents import DynamicEntry
     from minimlc.runtime.profiler import ProfiledCall, Profiler
 
 _STAT_KEYS = (
@@ -101,6 +103,10 @@ class Session:
 
     _metadata = ModelMetadata()
     """What `get_modelmeta` returns a copy of (empty for a model built without ONNX)."""
+    _input_bounds: Mapping[str, tuple[int, int]] = {}
+    """Per symbol, the sizes a run may give it (`input_bounds`; `runtime/extents.py`); set before `_bind`."""
+    _dynamic: DynamicEntry | None = None
+    """How `run` calls a model compiled with run-time extents (None: a static one)."""
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write this session to `path` (object code, weights, signature, target, versions) for `load`."""
@@ -122,6 +128,8 @@ class Session:
         meta["sequence_outputs"] = [self._sequence_outputs, self._output_names]
         meta["index_checks"] = self._index_checks
         meta["model_metadata"] = dataclasses.asdict(self._metadata)
+        if self._input_bounds:
+            meta["input_bounds"] = self._input_bounds
         blobs.update({f"constant:{name}": value for name, value in self._constant_outputs.items()})
         artifact.write_file(path, meta, blobs)
 
@@ -156,6 +164,7 @@ class Session:
         )
         session._set_sequence_outputs(self._sequence_outputs, self._output_names)
         session._metadata = self._metadata
+        session._input_bounds = self._input_bounds
         return session
 
     def _set_signature(
@@ -194,6 +203,12 @@ class Session:
             return
         self._output_types = [(info.shape, info.dtype) for info in self._model.outputs]
         io_slots = np.zeros(len(self._model.inputs) + len(self._model.outputs), dtype=np.uintp)
+        self._dynamic = None
+        if self._model.extents is not None:  # the extents' slot follows the outputs; filled per run
+            from minimlc.runtime.extents import DynamicEntry
+
+            self._dynamic = DynamicEntry(self._model, self._input_bounds)
+            io_slots = np.append(io_slots, np.uintp(0))
         self._args_template = np.concatenate((io_slots, self._model.weight_addresses))
         """The entry's argument array with the weights' (and the pool's) addresses filled in; copied per call."""
         if self._model.pool_slot is not None:
@@ -302,8 +317,12 @@ class Session:
         inputs = self._checked_inputs(input_feed)
         outputs: list[np.ndarray] = []
         if self._model is not None:
-            outputs = [np.empty(shape, dtype=dtype) for shape, dtype in self._output_types]
-            args = self._args_template.copy()
+            output_types, args = self._output_types, self._args_template.copy()
+            if self._dynamic is not None:
+                extents = self._dynamic.extents_of(inputs)
+                output_types = self._dynamic.output_types(extents)
+                args[self._dynamic.slot] = _address(extents)
+            outputs = [np.empty(shape, dtype=dtype) for shape, dtype in output_types]
             for slot, array in enumerate((*inputs, *outputs)):
                 args[slot] = _address(array)
             status = None
@@ -362,7 +381,11 @@ class Session:
         return [self._output_index[name] for name in output_names]
 
     def _checked_inputs(self, input_feed: Mapping[str, Any]) -> list[np.ndarray]:
+        """The feeds in input order, contiguous, checked: names and dtypes, and shapes (a model compiled with
+        run-time extents checks them against its symbols when it computes the extents)."""
         self._check_input_names(input_feed)
+        if self._dynamic is not None:
+            return [_checked_array(info, input_feed[info.name], shape=False) for info in self._dynamic.inputs]
         return [_checked_array(info, input_feed[info.name]) for info in self._inputs]
 
     def _check_input_names(self, input_feed: Mapping[str, Any]) -> None:
@@ -409,6 +432,7 @@ def load(path: str | os.PathLike[str], *, num_threads: int | None = None) -> Ses
     )
     session._set_sequence_outputs(*meta.get("sequence_outputs", ({}, [])))
     session._metadata = ModelMetadata(**meta.get("model_metadata", {}))
+    session._input_bounds = {symbol: (lo, hi) for symbol, (lo, hi) in meta.get("input_bounds", {}).items()}
     session._bind(model, meta["opt_level"], num_threads)
     if model is not None and "profile" in meta:
         from minimlc.runtime.profiler import ProfiledCall
@@ -426,14 +450,14 @@ def _address(array: np.ndarray) -> int:
         return array.ctypes.data
 
 
-def _checked_array(info: TensorInfo, value: Any) -> np.ndarray:
+def _checked_array(info: TensorInfo, value: Any, shape: bool = True) -> np.ndarray:
     array = value if isinstance(value, np.ndarray) else np.asarray(value)
     if array.dtype != info.dtype:
         raise InvalidInputError(
             f"input '{info.name}': expected dtype {info.dtype} ({info.type}), got {array.dtype}; "
             f"convert it with .astype(np.{info.dtype})"
         )
-    if array.shape != info.shape:
+    if shape and array.shape != info.shape:
         raise InvalidInputError(f"input '{info.name}': expected shape {info.shape}, got {array.shape}")
     if not array.flags.c_contiguous or not array.flags.aligned:
         array = np.ascontiguousarray(array)

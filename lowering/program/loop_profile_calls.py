@@ -5,9 +5,9 @@ a clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)`
 `timespec` into slot `2 * call` (before) or `2 * call + 1` (after) of one byte buffer, a `loop.precompute` of an
 empty kernel, so the runtime allocates it with the other precomputed buffers and reads it after a run
 (`runtime/profiler.py`). The entry records, per call in order, the kernel, its floating-point operations (float
-arithmetic under its loops, by trip count), its schedule and its tuning keys (`minimlc.schedule`, `minimlc.task`,
-which `default-schedule{annotate}` leaves) in `minimlc.profile`. Without this pass nothing is instrumented.
-Option `clock`: `monotonic` (wall time, the default) or `thread-cpu` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread's
+arithmetic under its loops, by trip count; 0 where a trip count is known only at run time), its schedule and its
+tuning keys (`minimlc.schedule`, `minimlc.task`, which `default-schedule{annotate}` leaves) in `minimlc.profile`.
+Without this pass nothing is instrumented. Option `clock`: `monotonic` (wall time, the default) or `thread-cpu` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread's
 CPU time, which another process preempting it does not advance; a kernel's whole cost only where it runs in the
 calling thread, i.e. with a one-thread pool).
 
@@ -67,7 +67,10 @@ _FLOAT_OPS = (
 
 def kernel_flops(kernel: func.FuncOp) -> int:
     """Floating-point operations one call of `kernel` performs: each float add/sub/mul/div/max/min once per
-    iteration of the loops around it (an FMA twice)."""
+    iteration of the loops around it (an FMA twice); 0 (not known, so the profile shows no GFLOP/s) where a loop's
+    trip count is a run-time extent."""
+    if any(isinstance(op, loop.ForOp) and op.is_dynamic for op in kernel.walk()):
+        return 0
 
     def count(op: Operation, iterations: int) -> int:
         total = 0
