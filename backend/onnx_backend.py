@@ -41,7 +41,7 @@ from onnx.backend.base import Backend, BackendRep, Device, DeviceType, namedtupl
 from minimlc.backend import containers
 from minimlc.backend import shape_inputs as backend_shape_inputs
 from minimlc.driver.session import InferenceSession
-from minimlc.frontend.onnx import UnsupportedTypeError
+from minimlc.frontend.onnx_errors import UnsupportedTypeError
 from minimlc.frontend.onnx_operators import CONSTANT_OPERANDS
 from minimlc.frontend.onnx_ops import ELEMENT_TYPES
 from minimlc.runtime.session import InvalidInputError

@@ -33,20 +33,19 @@ from onnx import helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, f32
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
-from minimlc.dialects.graph import shape_of
-from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_operators, onnx_ops, onnx_sequence
+from minimlc.dialects.graph import INPUT_SYMBOLS_ATTR, shape_of
+from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_operators, onnx_sequence
 from minimlc.frontend.onnx_control import ControlContext
 from minimlc.frontend.onnx_errors import (
     ExternalDataError,
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,
-    UnsupportedTypeError,
 )
 from minimlc.frontend.onnx_model_file import ExternalData, ModelSource, ReadModel, check_structure, read_model
 from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key, node_label, unsupported_nodes
@@ -63,11 +62,18 @@ from minimlc.frontend.onnx_ops import (
     sanitise,
 )
 from minimlc.frontend.onnx_sequence import CONTAINER_OPS, Item, OptionalValue, SequenceValue
+from minimlc.frontend.onnx_signature import (
+    check_computed_output,
+    check_constant_output,
+    computed_dtype,
+    element_dtype,
+    static_input,
+    symbolic_input,
+)
 from minimlc.frontend.onnx_symbolic import ShapeValue, refuse, refuse_static_only
 from minimlc.frontend.onnx_symbolic_dims import Dim, dim_text
 from minimlc.frontend.onnx_symbolic_rewrites import SymbolicImport
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import INPUT_SYMBOLS_ATTR
 
 
 @dataclass
@@ -149,12 +155,6 @@ def _opsets(proto: onnx.ModelProto) -> dict[str, int]:
     return opsets
 
 
-def _declared_shape(dims: Sequence[onnx.TensorShapeProto.Dimension]) -> str:
-    """A declared shape as `[N, 3, 224, 224]`: sizes, symbols, and `?` for unknown dimensions."""
-    sizes = [str(dim.dim_value) if dim.HasField("dim_value") else dim.dim_param or "?" for dim in dims]
-    return f"[{', '.join(sizes)}]"
-
-
 def _check_supported(graph_proto: onnx.GraphProto, opsets: dict[str, int]) -> None:
     """Raise `UnsupportedOpsError` naming every node that has no converter and is not foldable (in subgraphs too)."""
     if unsupported := unsupported_nodes(graph_proto, opsets):
@@ -228,14 +228,14 @@ class _Importer:
                 counts.append(value.count)
                 value = value.bound
             if isinstance(value, ConstantValue):
-                _check_constant_output(vi, value.array)
+                check_constant_output(vi, value.array)
                 constant_outputs[vi.name] = value.array
                 outputs.append(TensorInfo(vi.name, value.array.shape, value.array.dtype))
             else:
                 if isinstance(value, ShapeValue):
                     raise refuse(f"output '{vi.name}'", "a shape computed from symbols is output", value.symbols)
-                dtype = _computed_dtype(value)
-                _check_computed_output(vi, dtype)
+                dtype = computed_dtype(value)
+                check_computed_output(vi, dtype)
                 results.append(value)
                 outputs.append(TensorInfo(vi.name, self._reported_shape(vi.name, value), dtype))
         results += counts + [count for count, _ in self.index_checks]
@@ -302,82 +302,15 @@ class _Importer:
             raise ModelImportError(f"cannot read initializer '{tensor.name}': {error}") from error
 
     def _input(self, vi: onnx.ValueInfoProto) -> TensorInfo:
-        dtype = _run_time_dtype(vi, "input")
-        if self.symbolic is not None:
-            return self._symbolic_input(vi, dtype)
-        declared = vi.type.tensor_type
-        if vi.name in self.input_shapes:
-            given = tuple(int(d) for d in self.input_shapes[vi.name])
-            if declared.HasField("shape") and len(given) != len(declared.shape.dim):
-                raise ModelImportError(
-                    f"input_shapes gives input '{vi.name}' rank {len(given)}, "
-                    f"but the model declares rank {len(declared.shape.dim)}"
-                )
-            if any(d < 0 for d in given):
-                raise ModelImportError(
-                    f"input_shapes gives input '{vi.name}' a negative dimension: {given}"
-                )
-            dims = declared.shape.dim if declared.HasField("shape") else []
-            if any(dim.HasField("dim_value") and dim.dim_value != size for dim, size in zip(dims, given)):
-                # As ONNX Runtime: a model is compiled for the shapes it declares, only symbolic ones can be chosen.
-                raise ModelImportError(
-                    f"input '{vi.name}' is given shape {list(given)}, but the model declares "
-                    f"{_declared_shape(dims)}: only symbolic or unknown dimensions can be set"
-                )
-            return TensorInfo(vi.name, given, dtype)
-        hint = f"pass input_shapes={{'{vi.name}': [...]}}"
-        if not declared.HasField("shape"):
-            raise ModelImportError(f"input '{vi.name}' has an unknown rank; {hint}")
-        shape: list[int] = []
-        for axis, dim in enumerate(declared.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value >= 0:
-                shape.append(dim.dim_value)
-            elif dim.HasField("dim_param"):
-                symbol = dim.dim_param
-                raise ModelImportError(
-                    f"input '{vi.name}' has a symbolic dimension '{symbol}' at axis {axis}; {hint}"
-                )
-            else:
-                raise ModelImportError(
-                    f"input '{vi.name}' has an unknown dimension at axis {axis}; {hint}"
-                )
-        return TensorInfo(vi.name, tuple(shape), dtype)
+        if self.symbolic is None:
+            return static_input(vi, self.input_shapes.get(vi.name))
+        info, self.input_dims[vi.name] = symbolic_input(vi, self.input_shapes.get(vi.name), self._fresh_symbol)
+        return info
 
-    def _symbolic_input(self, vi: onnx.ValueInfoProto, dtype: np.dtype) -> TensorInfo:
-        """An input in symbolic mode: each symbolic or unknown dimension a symbol (its dim_param, or a fresh `unkN`)
-        unless `input_shapes` gives its size (a name or None there keeps it symbolic)."""
-        declared = vi.type.tensor_type
-        dims = list(declared.shape.dim) if declared.HasField("shape") else None
-        given = self.input_shapes.get(vi.name)
-        if dims is None and given is None:
-            raise ModelImportError(f"input '{vi.name}' has an unknown rank; pass input_shapes={{'{vi.name}': [...]}}")
-        if dims is not None and given is not None and len(given) != len(dims):
-            raise ModelImportError(
-                f"input_shapes gives input '{vi.name}' rank {len(given)}, but the model declares rank {len(dims)}"
-            )
-        sizes: list[int | Dim] = []
-        for axis in range(len(given) if given is not None else len(dims or [])):
-            dim = dims[axis] if dims is not None else None
-            fixed = given[axis] if given is not None else None
-            declared_size = dim.dim_value if dim is not None and dim.HasField("dim_value") else None
-            if isinstance(fixed, (int, np.integer)) and not isinstance(fixed, bool):
-                if fixed < 0 or (declared_size is not None and declared_size != fixed):
-                    shown = _declared_shape(dims) if dims is not None else "an unknown shape"
-                    raise ModelImportError(
-                        f"input '{vi.name}' is given size {fixed} at axis {axis}, but the model declares {shown}: "
-                        "only symbolic or unknown dimensions can be set, to non-negative sizes"
-                    )
-                sizes.append(int(fixed))
-            elif declared_size is not None and fixed is None:
-                sizes.append(declared_size)
-            else:
-                name = fixed if isinstance(fixed, str) else dim.dim_param if dim is not None else ""
-                if not name:
-                    name = f"unk{self.unnamed_dims}"
-                    self.unnamed_dims += 1
-                sizes.append(Dim.symbol(name))
-        self.input_dims[vi.name] = tuple(sizes)
-        return TensorInfo(vi.name, tuple(dim_text(size) for size in sizes), dtype)  # type: ignore[arg-type]
+    def _fresh_symbol(self) -> str:
+        """A name for an unnamed dimension (neither a size nor a dim_param): `unk0`, `unk1`, ..."""
+        self.unnamed_dims += 1
+        return f"unk{self.unnamed_dims - 1}"
 
     def _convert(self, node: onnx.NodeProto, index: int, builder: Builder, weights: WeightStore) -> None:
         label = f"node '{node_label(node, index)}' ({node.op_type})"
@@ -545,20 +478,6 @@ def _ops_after(op: Operation) -> Iterator[Operation]:
         yield op
 
 
-def _run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:
-    """The numpy dtype of a graph input or computed output, which must be a tensor of `ELEMENT_TYPES`."""
-    computed = " and is computed at run time" if kind == "output" else ""
-    supported = f"tensors of {', '.join(map(str, ELEMENT_TYPES))} are supported"
-    if not vi.type.HasField("tensor_type"):
-        raise UnsupportedTypeError(f"{kind} '{vi.name}' is not a tensor{computed}; only {supported}")
-    element = vi.type.tensor_type.elem_type
-    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(element)) if element != onnx.TensorProto.UNDEFINED else None
-    if dtype not in ELEMENT_TYPES:
-        name = onnx.TensorProto.DataType.Name(element)
-        raise UnsupportedTypeError(f"{kind} '{vi.name}' has element type {name}{computed}; only {supported}")
-    return dtype
-
-
 def _takes_its_elements(converter: object, inputs: Sequence[Value | None]) -> bool:
     """Whether `converter` is one elementwise graph op (`Elementwise`) whose element types take every run-time input."""
     return isinstance(converter, Elementwise) and all(
@@ -574,36 +493,3 @@ def _check_float_inputs(node: onnx.NodeProto, label: str, inputs: Sequence[Value
             raise UnsupportedFeatureError(
                 f"{label}: input '{name}' is a run-time {dtype} tensor; {node.op_type} computes on float32 only"
             )
-
-
-def element_dtype(element: Attribute) -> np.dtype:
-    """The numpy dtype of a tensor or buffer element type native code computes (`ELEMENT_TYPES`)."""
-    return onnx_ops.dtype_of(element)
-
-
-def _computed_dtype(value: SSAValue) -> np.dtype:
-    return element_dtype(value.type.element_type)  # pyright: ignore[reportAttributeAccessIssue]
-
-
-def _check_computed_output(vi: onnx.ValueInfoProto, dtype: np.dtype) -> None:
-    """A computed output must be a tensor of the element type the model declares (no type, or unset: any)."""
-    if vi.type.WhichOneof("value") not in (None, "tensor_type"):
-        raise UnsupportedTypeError(f"output '{vi.name}' is not a tensor and is computed at run time")
-    declared = vi.type.tensor_type.elem_type
-    if declared not in (onnx.TensorProto.UNDEFINED, helper.np_dtype_to_tensor_dtype(dtype)):
-        name = onnx.TensorProto.DataType.Name(declared)
-        raise ModelImportError(f"output '{vi.name}' is declared {name}, but it is computed as {dtype}")
-
-
-def _check_constant_output(vi: onnx.ValueInfoProto, array: np.ndarray) -> None:
-    """A constant output must be the tensor the model declares (no type, or element type unset: any)."""
-    if vi.type.WhichOneof("value") not in (None, "tensor_type"):
-        raise ModelImportError(f"output '{vi.name}' is a constant tensor, but declared otherwise")
-    declared = vi.type.tensor_type.elem_type
-    if declared != onnx.TensorProto.UNDEFINED and declared != helper.np_dtype_to_tensor_dtype(
-        array.dtype
-    ):
-        name = onnx.TensorProto.DataType.Name(declared)
-        raise ModelImportError(
-            f"output '{vi.name}' is declared {name}, but its constant value is {array.dtype}"
-        )

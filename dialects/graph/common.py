@@ -42,6 +42,7 @@ __all__ = [
     "ELEMENT_TYPES",
     "FLOATS",
     "HALF_FLOATS",
+    "INPUT_SYMBOLS_ATTR",
     "INDICES",
     "INTEGERS",
     "NUMBERS",
@@ -79,6 +80,10 @@ Shape = tuple[int, ...]
 
 DYNAMIC = DYNAMIC_INDEX
 """A `?` dimension in a `Shape` (xDSL's DYNAMIC_INDEX): `tensor_type((DYNAMIC, 768))` is `tensor<?x768xf32>`."""
+
+INPUT_SYMBOLS_ATTR = "minimlc.input_symbols"
+"""On a graph- or te-level entry: the symbol name of each `?` input dimension, in input order then axis order
+(`docs/design/symbolic_shapes.md`): `attributes {minimlc.input_symbols = ["batch", "seq", "batch"]}`."""
 
 
 def shape_of(value: SSAValue | Attribute) -> Shape:

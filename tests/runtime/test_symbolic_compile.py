@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Region
 
 from minimlc import InferenceSession
+from minimlc.dialects import graph
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering import abi
 from minimlc.lowering.abi import DYNAMIC, EntryExtents, EntrySignature
@@ -460,7 +461,7 @@ def test_entry_signature_reads_the_extents_slot_k_j_and_symbols() -> None:
     module = lowered_entry(
         MemRefType(i64, [2]),
         **{abi.INPUT_EXTENTS_ATTR: IntegerAttr(2, 64), abi.OUTPUT_EXTENTS_ATTR: IntegerAttr(1, 64)},
-        **{abi.INPUT_SYMBOLS_ATTR: symbols},
+        **{graph.INPUT_SYMBOLS_ATTR: symbols},
     )
     signature = abi.entry_signature(module)
     assert signature.extents == EntryExtents(
