@@ -36,6 +36,7 @@ _OURS = {
     "loop-reorder": ("loop.loop_reorder", "LoopReorderPass"),
     "loop-tile": ("loop.loop_tile", "LoopTilePass"),
     "loop-fuse": ("loop.loop_fuse", "LoopFusePass"),
+    "loop-distribute": ("loop.loop_distribute", "LoopDistributePass"),
     "loop-compute-at": ("loop.loop_compute_at", "LoopComputeAtPass"),
     "loop-decompose-reduction": ("loop.loop_decompose_reduction", "LoopDecomposeReductionPass"),
     "loop-unroll": ("loop.loop_unroll", "LoopUnrollPass"),

@@ -60,15 +60,21 @@ class ElementwiseRule:
         return {"width": lanes if workload.trip >= lanes and workload.trip % lanes == 0 else 0}
 
     def apply(self, workload: ElementwiseWorkload, config: Config) -> list[str]:
-        width, name, inner = config["width"], workload.kernel, workload.loop
-        if not width:
-            return []
-        if width == workload.trip:
-            return [f"loop-vectorize{{kernel={name} loop={inner}}}"]
-        return [
-            f"loop-split{{kernel={name} loop={inner} factor={width}}}",
-            f"loop-vectorize{{kernel={name} loop={inner}_i}}",
-        ]
+        return vector_steps(workload.kernel, workload.loop, workload.trip, int(config["width"]))
+
+
+def vector_steps(kernel: str, loop: str, trip: int | None, width: int) -> list[str]:
+    """The steps vectorising `loop` (of `trip` iterations, None: a run-time count) of `kernel` by `width` lanes:
+    none for width 0, `loop-vectorize` where `width` is the whole loop, else split by `width` first (a dynamic loop's
+    split leaves a scalar remainder)."""
+    if not width:
+        return []
+    if width == trip:
+        return [f"loop-vectorize{{kernel={kernel} loop={loop}}}"]
+    return [
+        f"loop-split{{kernel={kernel} loop={loop} factor={width}}}",
+        f"loop-vectorize{{kernel={kernel} loop={loop}_i}}",
+    ]
 
 
 ELEMENTWISE = ElementwiseRule()

@@ -105,6 +105,69 @@ func.func @kernel(%a: memref<?x40xf32>, %b: memref<40x48xf32>, %c: memref<?x48xf
 }
 """
 
+# Attention's two GEMMs over a run-time sequence length n: `Q @ K^T` (n x n columns) and `P @ V` (depth n).
+GEMM_COLUMNS = """
+func.func private @matmul_0(%in0: memref<?x40xf32> {llvm.noalias}, %in1: memref<40x?xf32> {llvm.noalias},
+                            %out: memref<?x?xf32> {llvm.noalias}, %n: index) {
+  %a = loop.extents %in0[%n] : memref<?x40xf32>
+  %b = loop.extents %in1[%n] : memref<40x?xf32>
+  %c = loop.extents %out[%n, %n] : memref<?x?xf32>
+  %acc = loop.alloc "local" : memref<f32>
+  loop.for "i0" %i0 = 0 to %n step 1 serial {
+    loop.for "i1" %i1 = 0 to %n step 1 serial {
+      %0 = arith.constant 0.000000e+00 : f32
+      memref.store %0, %acc[] : memref<f32>
+      loop.for "k2" %k2 = 0 to 40 step 1 serial {
+        %1 = memref.load %a[%i0, %k2] : memref<?x40xf32>
+        %2 = memref.load %b[%k2, %i1] : memref<40x?xf32>
+        %3 = arith.mulf %1, %2 fastmath<contract> : f32
+        %4 = memref.load %acc[] : memref<f32>
+        %5 = arith.addf %4, %3 fastmath<reassoc,contract> : f32
+        memref.store %5, %acc[] : memref<f32>
+      }
+      %6 = memref.load %acc[] : memref<f32>
+      memref.store %6, %c[%i0, %i1] : memref<?x?xf32>
+    }
+  }
+  func.return
+}
+func.func @kernel(%a: memref<?x40xf32>, %b: memref<40x?xf32>, %c: memref<?x?xf32>, %n: index) {
+  func.call @matmul_0(%a, %b, %c, %n) : (memref<?x40xf32>, memref<40x?xf32>, memref<?x?xf32>, index) -> ()
+  func.return
+}
+"""
+
+GEMM_DEPTH = """
+func.func private @matmul_0(%in0: memref<?x?xf32> {llvm.noalias}, %in1: memref<?x48xf32> {llvm.noalias},
+                            %out: memref<?x48xf32> {llvm.noalias}, %n: index) {
+  %a = loop.extents %in0[%n, %n] : memref<?x?xf32>
+  %b = loop.extents %in1[%n] : memref<?x48xf32>
+  %c = loop.extents %out[%n] : memref<?x48xf32>
+  %acc = loop.alloc "local" : memref<f32>
+  loop.for "i0" %i0 = 0 to %n step 1 serial {
+    loop.for "i1" %i1 = 0 to 48 step 1 serial {
+      %0 = arith.constant 0.000000e+00 : f32
+      memref.store %0, %acc[] : memref<f32>
+      loop.for "k2" %k2 = 0 to %n step 1 serial {
+        %1 = memref.load %a[%i0, %k2] : memref<?x?xf32>
+        %2 = memref.load %b[%k2, %i1] : memref<?x48xf32>
+        %3 = arith.mulf %1, %2 fastmath<contract> : f32
+        %4 = memref.load %acc[] : memref<f32>
+        %5 = arith.addf %4, %3 fastmath<reassoc,contract> : f32
+        memref.store %5, %acc[] : memref<f32>
+      }
+      %6 = memref.load %acc[] : memref<f32>
+      memref.store %6, %c[%i0, %i1] : memref<?x48xf32>
+    }
+  }
+  func.return
+}
+func.func @kernel(%a: memref<?x?xf32>, %b: memref<?x48xf32>, %c: memref<?x48xf32>, %n: index) {
+  func.call @matmul_0(%a, %b, %c, %n) : (memref<?x?xf32>, memref<?x48xf32>, memref<?x48xf32>, index) -> ()
+  func.return
+}
+"""
+
 # out[j] = sum_i x[i, j] over n rows of 20 columns (a static output loop that is no multiple of 8).
 COLUMN_SUM = """
 func.func private @sum_0(%in0: memref<?x20xf32> {llvm.noalias}, %out: memref<20xf32> {llvm.noalias}, %n: index) {
@@ -199,6 +262,16 @@ def _gemm(rng: np.random.Generator, n: int) -> tuple[list[np.ndarray], np.ndarra
     return [a, b, np.full((n, 48), np.nan, np.float32)], a.astype(np.float64) @ b.astype(np.float64)
 
 
+def _gemm_columns(rng: np.random.Generator, n: int) -> tuple[list[np.ndarray], np.ndarray]:
+    a, b = rng.standard_normal((n, 40), dtype=np.float32), rng.standard_normal((40, n), dtype=np.float32)
+    return [a, b, np.full((n, n), np.nan, np.float32)], a.astype(np.float64) @ b.astype(np.float64)
+
+
+def _gemm_depth(rng: np.random.Generator, n: int) -> tuple[list[np.ndarray], np.ndarray]:
+    a, b = rng.standard_normal((n, n), dtype=np.float32), rng.standard_normal((n, 48), dtype=np.float32)
+    return [a, b, np.full((n, 48), np.nan, np.float32)], a.astype(np.float64) @ b.astype(np.float64)
+
+
 def _column_sum(rng: np.random.Generator, n: int) -> tuple[list[np.ndarray], np.ndarray]:
     x = rng.standard_normal((n, 20), dtype=np.float32)
     return [x, np.full(20, np.nan, np.float32)], x.astype(np.float64).sum(axis=0)
@@ -220,6 +293,8 @@ CASES: dict[str, Case] = {
     "elementwise-rows-static-tail": (ROWS.replace("64", "20"), "add_0", _rows_tail),
     "elementwise-dynamic-innermost": (VECTOR, "relu_0", _vector),
     "gemm-dynamic-rows": (GEMM, "matmul_0", _gemm),
+    "gemm-dynamic-columns": (GEMM_COLUMNS, "matmul_0", _gemm_columns),
+    "gemm-dynamic-depth": (GEMM_DEPTH, "matmul_0", _gemm_depth),
     "reduction-dynamic-extent": (COLUMN_SUM, "sum_0", _column_sum),
     "reduction-innermost": (ROW_SUM, "rowsum_0", _row_sum),
     "accumulate-outermost": (ACCUMULATE, "acc_0", _accumulate),
@@ -256,6 +331,43 @@ TRACES = {
         "loop-vectorize{kernel=matmul_0 loop=i1_i}",
         "loop-cache-write{kernel=matmul_0 loop=i1_o accumulate=true}",
         "loop-reorder{kernel=matmul_0 order=i0_t,k2_o_in_i0_t,i1_o_in_i0_t,k2_i_in_i0_t,i1_i_in_i0_t}",
+        "loop-vectorize{kernel=matmul_0 loop=i1_i_in_i0_t}",
+        "loop-cache-write{kernel=matmul_0 loop=i1_o_in_i0_t accumulate=true}",
+        "loop-split{kernel=matmul_0 loop=i0_init factor=11}",
+        "loop-parallel{kernel=matmul_0 loop=i0_init_o}",
+        "loop-parallel{kernel=matmul_0 loop=i0_o}",
+    ],
+    "gemm-dynamic-columns": [
+        "loop-decompose-reduction{kernel=matmul_0}",
+        "loop-split{kernel=matmul_0 loop=i1_init factor=16}",
+        "loop-vectorize{kernel=matmul_0 loop=i1_init_i}",
+        "loop-split{kernel=matmul_0 loop=i1 factor=16}",
+        "loop-split{kernel=matmul_0 loop=i0 factor=6}",
+        "loop-distribute{kernel=matmul_0 loop=i0_i}",
+        "loop-reorder{kernel=matmul_0 order=i1_o,k2,i0_i,i1_i}",
+        "loop-unroll{kernel=matmul_0 loop=i0_i}",
+        "loop-vectorize{kernel=matmul_0 loop=i1_i}",
+        "loop-cache-write{kernel=matmul_0 loop=i1_o accumulate=true}",
+        "loop-reorder{kernel=matmul_0 order=i1_t,k2_in_i1_t,i0_i_d1}",
+        "loop-unroll{kernel=matmul_0 loop=i0_i_d1}",
+        "loop-cache-write{kernel=matmul_0 loop=i1_t accumulate=true}",
+        "loop-reorder{kernel=matmul_0 order=i1_o_in_i0_t,k2_in_i0_t,i1_i_in_i0_t}",
+        "loop-vectorize{kernel=matmul_0 loop=i1_i_in_i0_t}",
+        "loop-cache-write{kernel=matmul_0 loop=i1_o_in_i0_t accumulate=true}",
+        "loop-parallel{kernel=matmul_0 loop=i0_init}",
+        "loop-parallel{kernel=matmul_0 loop=i0_o}",
+    ],
+    "gemm-dynamic-depth": [
+        "loop-decompose-reduction{kernel=matmul_0}",
+        "loop-split{kernel=matmul_0 loop=i1_init factor=16}",
+        "loop-vectorize{kernel=matmul_0 loop=i1_init_i}",
+        "loop-split{kernel=matmul_0 loop=i1 factor=16}",
+        "loop-split{kernel=matmul_0 loop=i0 factor=6}",
+        "loop-reorder{kernel=matmul_0 order=i0_o,i1_o,k2,i0_i,i1_i}",
+        "loop-unroll{kernel=matmul_0 loop=i0_i}",
+        "loop-vectorize{kernel=matmul_0 loop=i1_i}",
+        "loop-cache-write{kernel=matmul_0 loop=i1_o accumulate=true}",
+        "loop-reorder{kernel=matmul_0 order=i0_t,i1_o_in_i0_t,k2_in_i0_t,i1_i_in_i0_t}",
         "loop-vectorize{kernel=matmul_0 loop=i1_i_in_i0_t}",
         "loop-cache-write{kernel=matmul_0 loop=i1_o_in_i0_t accumulate=true}",
         "loop-split{kernel=matmul_0 loop=i0_init factor=11}",
@@ -408,7 +520,16 @@ def test_fuse_needs_the_same_run_time_bound() -> None:
 
 
 
-@pytest.mark.parametrize("case", ["elementwise-dynamic-innermost", "gemm-dynamic-rows", "reduction-dynamic-extent"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "elementwise-dynamic-innermost",
+        "gemm-dynamic-rows",
+        "gemm-dynamic-columns",
+        "gemm-dynamic-depth",
+        "reduction-dynamic-extent",
+    ],
+)
 def test_every_sampled_config_keeps_the_numbers(case: str) -> None:
     """Configs drawn from the space (what the tuner tries) apply strictly (none is dropped) and compute the same."""
     source, name, make = CASES[case]

@@ -1,0 +1,61 @@
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p 'default-schedule' | filecheck %s
+
+// A projection of [batch, sequence, 32] by a 32 x 64 weight (a BERT layer's linear map with both leading dimensions
+// symbolic): the dynamic rule takes the batch loop as a loop around the GEMM, packs the weight into 16-column panels
+// at load time, and puts the 4 column panels outside the row tiles (each panel of B serves every row tile from L1);
+// the remainder of rows follows the full tiles in each batch iteration.
+
+builtin.module {
+  func.func @main(%x: memref<?x?x32xf32>, %y: memref<?x?x64xf32>, %e: memref<2xi64>) attributes {minimlc.entry} {
+    %w = loop.weight "w" : memref<32x64xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %b64 = memref.load %e[%c0] : memref<2xi64>
+    %s64 = memref.load %e[%c1] : memref<2xi64>
+    %b = arith.index_cast %b64 : i64 to index
+    %s = arith.index_cast %s64 : i64 to index
+    func.call @matmul_0(%x, %w, %y, %b, %s) : (memref<?x?x32xf32>, memref<32x64xf32>, memref<?x?x64xf32>, index, index) -> ()
+    func.return
+  }
+  func.func private @matmul_0(%in0: memref<?x?x32xf32> {llvm.noalias}, %in1: memref<32x64xf32> {llvm.noalias},
+                              %out: memref<?x?x64xf32> {llvm.noalias}, %n: index, %m: index) {
+    %a = loop.extents %in0[%n, %m] : memref<?x?x32xf32>
+    %c = loop.extents %out[%n, %m] : memref<?x?x64xf32>
+    %acc = loop.alloc "local" : memref<f32>
+    loop.for "b0" %b0 = 0 to %n step 1 serial {
+      loop.for "i1" %i1 = 0 to %m step 1 serial {
+        loop.for "i2" %i2 = 0 to 64 step 1 serial {
+          %0 = arith.constant 0.000000e+00 : f32
+          memref.store %0, %acc[] : memref<f32>
+          loop.for "k3" %k3 = 0 to 32 step 1 serial {
+            %1 = memref.load %a[%b0, %i1, %k3] : memref<?x?x32xf32>
+            %2 = memref.load %in1[%k3, %i2] : memref<32x64xf32>
+            %3 = arith.mulf %1, %2 fastmath<contract> : f32
+            %4 = memref.load %acc[] : memref<f32>
+            %5 = arith.addf %4, %3 fastmath<reassoc,contract> : f32
+            memref.store %5, %acc[] : memref<f32>
+          }
+          %6 = memref.load %acc[] : memref<f32>
+          memref.store %6, %c[%b0, %i1, %i2] : memref<?x?x64xf32>
+        }
+      }
+    }
+    func.return
+  }
+}
+
+// CHECK:        %w_packed = loop.precompute @matmul_0_pack1(%w) : (memref<32x64xf32>) -> memref<4x32x16xf32>
+// CHECK-NEXT:   func.call @matmul_0(%x, %w_packed, %y, %b, %s)
+// CHECK:        func.func private @matmul_0(%in0: memref<?x?x32xf32> {llvm.noalias}, %in1: memref<4x32x16xf32> {llvm.noalias}
+// CHECK:        loop.for "b0" %b0 = 0 to %n step 1 parallel {
+// CHECK:            %i1_main = arith.subi %m, %i1_rem : index
+// CHECK-NEXT:     loop.for "k3_o" %k3_o = 0 to 32 step 32 serial {
+// CHECK-NEXT:       loop.for "i2_o" %i2_o = 0 to 64 step 16 serial {
+// CHECK-NEXT:         loop.for "i1_o" %i1_o = 0 to %i1_main step 6 serial {
+// CHECK:                loop.for "k3_i" %k3_i = 0 to 32 step 1 serial {
+// CHECK-NEXT:             loop.for "i1_i" %i1_i = 0 to 6 step 1 unroll {
+// CHECK-NEXT:               loop.for "i2_i" %i2_i = 0 to 16 step 1 vectorize {
+// CHECK:                      memref.load %in1[{{.*}}, %k3, %i2_i] : memref<4x32x16xf32>
+// CHECK:          loop.for "i1_t" %i1_t = 0 to %i1_rem step 1 serial {
+// CHECK:                loop.for "i2_i_in_i1_t" %i2_i_in_i1_t = 0 to 16 step 1 vectorize {
+// CHECK:        func.func private @matmul_0_pack1(%in0: memref<32x64xf32>, %out: memref<4x32x16xf32>) {
