@@ -49,7 +49,8 @@ INIT_ATTR = "minimlc.init"
 POOL_ATTR = "minimlc.pool"
 """Index of the `!llvm.ptr` thread-pool parameter of a function that runs parallel loops."""
 ARENA_BYTES_ATTR = "minimlc.arena_bytes"
-"""Bytes of the one arena a function's intermediates share (loop-plan-memory)."""
+"""Bytes of the one arena a function's intermediates share (loop-plan-memory): its static part, where some
+intermediates have run-time sizes (the rest of the arena is sized per run)."""
 INTERMEDIATE_BYTES_ATTR = "minimlc.intermediate_bytes"
 """The intermediates' summed sizes: what one buffer each would take."""
 PROFILE_ATTR = "minimlc.profile"
@@ -67,9 +68,6 @@ and the buffer types it is called with (inputs, then outputs). The function is `
 EXTERN_STATUS_ATTR = "minimlc.extern_status"
 """Index of the parameter (after the function pointers) that takes a run's status: two int32, zero before the run;
 the first call returning non-zero writes its function pointer's slot + 1 and the value it returned."""
-INPUT_SYMBOLS_ATTR = "minimlc.input_symbols"
-"""On a graph- or te-level entry: the symbol name of each dynamic (`?`) input dimension, in input order then axis
-order (`docs/design/symbolic_shapes.md`)."""
 INPUT_EXTENTS_ATTR = "minimlc.input_extents"
 """On a lowered entry with dynamic inputs: K, the length of the `memref<Kxi64>` parameter (the first after the
 outputs) that holds the dynamic input extents, in input order then axis order."""
@@ -247,8 +245,11 @@ def entry_extents(entry: func.FuncOp, parameters: int) -> EntryExtents | None:
 
 
 def input_symbols_of(function: func.FuncOp) -> list[str]:
-    """A function's `minimlc.input_symbols` (empty if it has none)."""
+    """A function's `minimlc.input_symbols` (empty if it has none; the graph dialect names the attribute, as the
+    importer writes it on the graph-level entry)."""
     from xdsl.dialects.builtin import ArrayAttr, StringAttr
+
+    from minimlc.dialects.graph import INPUT_SYMBOLS_ATTR
 
     symbols = function.attributes.get(INPUT_SYMBOLS_ATTR, ArrayAttr([]))
     assert isinstance(symbols, ArrayAttr)

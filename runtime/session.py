@@ -278,7 +278,8 @@ class Session:
 
         `kernels` (kernel calls per run), `kernel_functions` (distinct compiled kernels they call), `arena_bytes`
         (the one buffer every run's intermediates share, allocated per run), `intermediate_bytes` (their summed
-        sizes; both 0 at O0, which allocates each intermediate on its own), `weight_bytes` (weights bound),
+        sizes; both 0 at O0, which allocates each intermediate on its own; with run-time extents both count only
+        the intermediates of static sizes, the rest of the arena being sized per run), `weight_bytes` (weights bound),
         `compile_seconds` and its stages: `lower_seconds` (graph to `scf`, one process), `codegen_seconds` (`scf` to
         object code, `codegen_partitions` processes at once; the seconds all of them spent in each step are
         `llvm_dialect_seconds`, `translate_seconds`, `optimize_seconds`, `machine_code_seconds`), `load_seconds`

@@ -315,14 +315,3 @@ func.func @views() {
 // CHECK:        llvm.load
 // CHECK:        llvm.store
 // CHECK:        llvm.call @free(%arena) : (!llvm.ptr) -> ()
-
-// -----
-
-func.func @dynamic_view(%n: index) {
-  %arena = memref.alloc() : memref<64xi8>
-  %c0 = arith.constant 0 : index
-  %0 = memref.view %arena[%c0][%n] : memref<64xi8> to memref<?xf32>
-  func.return
-}
-
-// expected-error@unknown {{convert-to-llvm: 'memref.view' needs a static shape, got memref<?xf32>}}
