@@ -21,7 +21,6 @@ from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.frontend.onnx_model_file import ReadModel
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import entry_function, input_symbols_of
 
 COMPILE_REFUSALS = (DiagnosticException, VerifyException, ValueError)
 """What a pass raises for an op it cannot lower with run-time dimensions: a diagnostic naming the op, or the
@@ -43,12 +42,6 @@ def import_symbolic(read: ReadModel, input_shapes: Mapping[str, Sequence[int]] |
     """`read` imported with its symbolic dimensions kept as `?` (those `input_shapes` does not fix);
     `ModelImportError` where the importer cannot keep them."""
     return import_model(read, input_shapes, symbolic=True)
-
-
-def refuse_run_time_dimensions(imported: ImportedModel, what: str) -> None:
-    """ValueError naming the symbols if `imported`'s inputs have run-time dimensions, which `what` cannot take."""
-    if symbols := ", ".join(dict.fromkeys(input_symbols_of(entry_function(imported.module)))):
-        raise ValueError(f"the model's inputs have run-time dimensions ({symbols}): {what} takes fixed shapes")
 
 
 def symbols_of(inputs: Sequence[TensorInfo]) -> Iterator[str]:

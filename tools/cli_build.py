@@ -27,8 +27,26 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     cli_options.add_opt_level(build)
     cli_options.add_input_shape(build)
+    build.add_argument(
+        "--input-bound",
+        action="append",
+        default=[],
+        type=input_bound,
+        metavar="SYMBOL=[MIN:]MAX",
+        help="the sizes a run may give the symbolic dimension SYMBOL (e.g. batch=1:64; repeatable): a model whose "
+        "inputs keep symbolic dimensions is built once for every shape, and its C API refuses sizes outside these",
+    )
     cli_options.add_tuning_db(build)
     build.set_defaults(command=build_library)
+
+
+def input_bound(text: str) -> tuple[str, int | tuple[int, int]]:
+    """`--input-bound`: `batch=64` (at most 64) or `batch=1:64`."""
+    symbol, sep, bound = text.rpartition("=")
+    sizes = bound.split(":")
+    if not sep or not symbol or len(sizes) > 2 or not all(size.strip().isdigit() for size in sizes):
+        raise argparse.ArgumentTypeError(f"expects SYMBOL=MAX or SYMBOL=MIN:MAX with non-negative sizes, got '{text}'")
+    return symbol, int(sizes[0]) if len(sizes) == 1 else (int(sizes[0]), int(sizes[1]))
 
 
 def c_identifier(text: str) -> str:
@@ -73,9 +91,16 @@ def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] 
 
 
 def build_library(args: argparse.Namespace) -> int:
-    """`minimlc build MODEL -o LIB.so`: the library, its header and its weights file."""
+    """`minimlc build MODEL -o LIB.so`: the library, its header and its weights file; a model whose inputs keep
+    symbolic dimensions (those `--input-shape` does not fix) is built with run-time dimensions, bounded by
+    `--input-bound`."""
+    from xdsl.utils.exceptions import DiagnosticException, VerifyException
+
     from minimlc.driver.shared_library import export_library
-    from minimlc.frontend.onnx import import_model
+    from minimlc.driver.specializations import has_free_dimensions
+    from minimlc.frontend.onnx import ModelImportError, import_model
+    from minimlc.frontend.onnx_declared import declared_inputs
+    from minimlc.frontend.onnx_model_file import read_model
 
     cli_files.model_file(args.model)
     library = cli_files.output_file(args.output, "-o")
@@ -84,20 +109,35 @@ def build_library(args: argparse.Namespace) -> int:
             raise cli_options.UsageError(f"-o {library}: {beside}, written beside it, is a directory")
     cli_options.check_tuning_db(args)
     extra_passes = cli_options.extra_passes(args)
+    bounds: dict[str, int | tuple[int, int]] = {}
+    for symbol, bound in args.input_bound:
+        if bounds.setdefault(symbol, bound) != bound:
+            raise cli_options.UsageError(f"--input-bound gives '{symbol}' two bounds: {bounds[symbol]} and {bound}")
+    shapes = cli_options.input_shapes(args) or None
+    read = read_model(args.model)
+    symbolic = has_free_dimensions(declared_inputs(read.proto.graph, shapes or {}))
     print(f"building {args.model} at O{args.opt_level} ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
     try:
         files = export_library(
-            import_model(args.model, cli_options.input_shapes(args) or None),
+            import_model(read, shapes, symbolic=symbolic),
             args.output,
             pipeline(args, extra_passes),
             opt_level=args.opt_level,
             target=args.target,
             prefix=args.prefix,
             source=Path(args.model).name,
+            input_bounds=bounds,
         )
+    except (ModelImportError, DiagnosticException, VerifyException) as error:
+        if not symbolic:
+            raise
+        raise cli_options.UsageError(
+            f"the model does not build with run-time dimensions ({str(error).strip().splitlines()[0]}): fix its "
+            "symbolic dimensions with --input-shape NAME=D,D,..."
+        ) from None
     except ValueError as error:
-        raise cli_options.UsageError(str(error)) from None
+        raise cli_options.UsageError(str(error).replace("input_bounds: ", "--input-bound: ")) from None
     print(
         f"wrote {files.library} ({files.library.stat().st_size} bytes), {files.header}, {files.weights} in "
         f"{time.perf_counter() - start:.2f} s (lowering {files.lower_seconds:.2f} s, LLVM {files.codegen_seconds:.2f} "

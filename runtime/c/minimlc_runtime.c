@@ -1,5 +1,6 @@
 /* minimlc's C runtime for models built into shared libraries: reads the weights file, fills the precomputed
- * buffers with the model's init entry, owns the thread pool, and calls the entry (`main_packed`). See
+ * buffers with the model's init entry, owns the thread pool, and calls the entry (`main_packed`); for a model with
+ * run-time dimensions, it first checks the calls' shapes and fills the extents array (`minimlc_instance_shapes`). See
  * `minimlc.driver.shared_library` for the weights file's layout. */
 #include "minimlc_runtime.h"
 
@@ -135,7 +136,7 @@ minimlc_instance *minimlc_instance_load(const minimlc_desc *desc, const char *we
         return NULL;
     }
     instance->desc = desc;
-    int io = desc->num_inputs + desc->num_outputs, has_pool = desc->pool_slot >= 0;
+    int io = desc->num_inputs + desc->num_outputs + (desc->extents != NULL), has_pool = desc->pool_slot >= 0;
     int tail = desc->num_weights + desc->num_precomputed;
     instance->num_args = io + has_pool + tail;
     instance->args = calloc((size_t)instance->num_args + 1, sizeof(void *));
@@ -182,6 +183,11 @@ fail:
 
 int minimlc_instance_run(const minimlc_desc *desc, minimlc_instance *instance, const void *const *inputs,
                          void *const *outputs) {
+    return minimlc_instance_run_extents(desc, instance, NULL, inputs, outputs);
+}
+
+int minimlc_instance_run_extents(const minimlc_desc *desc, minimlc_instance *instance, const int64_t *extents,
+                                 const void *const *inputs, void *const *outputs) {
     if (!instance) {
         set_error("%s_run: the model is NULL (did its load fail?)", desc->name);
         return 1;
@@ -202,7 +208,170 @@ int minimlc_instance_run(const minimlc_desc *desc, minimlc_instance *instance, c
         }
         args[desc->num_inputs + i] = outputs[i];
     }
+    if (desc->extents)
+        args[desc->num_inputs + desc->num_outputs] = (void *)extents;
     return out_of_memory(desc, "run", minimlc_guarded_call(desc->entry, args)) ? 3 : 0;
+}
+
+/* The shape checks of a model with run-time dimensions, in the words of the Python runtime's (runtime/extents.py). */
+
+/* `dims` as Python writes a shape tuple: (), (3,), (2, 5); the first 16 sizes at most. */
+static const char *shape_text(char *text, size_t size, int ndim, const int64_t *dims) {
+    size_t used = (size_t)snprintf(text, size, "(");
+    for (int i = 0; i < ndim && i < 16 && used < size; ++i)
+        used += (size_t)snprintf(text + used, size - used, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    if (used < size)
+        snprintf(text + used, size - used, ndim > 16 ? ", ...)" : ndim == 1 ? ",)" : ")");
+    return text;
+}
+
+/* Whether a tensor of `ndim` sizes `dims` has more bytes than a pointer difference can count. */
+static int too_large(int ndim, const int64_t *dims, int64_t itemsize) {
+    int64_t bytes = itemsize;
+    for (int i = 0; i < ndim; ++i)
+        if (dims[i] == 0)
+            return 0;
+    for (int i = 0; i < ndim; ++i)
+        if (__builtin_mul_overflow(bytes, dims[i], &bytes) || bytes > PTRDIFF_MAX)
+            return 1;
+    return 0;
+}
+
+/* Check `shapes` against the inputs' declared shapes and bounds and fill `extents`; 0, else 1 or 4 (error set). */
+static int check_inputs(const minimlc_desc *desc, const char *function, const minimlc_shape *shapes,
+                        int64_t *extents) {
+    const minimlc_extents *x = desc->extents;
+    int64_t size_of[x->num_symbols + 1];
+    int input_of[x->num_symbols + 1], axis_of[x->num_symbols + 1], k = 0;
+    for (int s = 0; s < x->num_symbols; ++s)
+        input_of[s] = -1;
+    char text[200];
+    for (int i = 0; i < desc->num_inputs; ++i) {
+        const minimlc_tensor *input = &x->inputs[i];
+        const minimlc_shape *given = &shapes[i];
+        if (given->ndim > 0 && !given->dims) {
+            set_error("%s_%s: input '%s': its shape's dims are NULL", desc->name, function, input->name);
+            return 1;
+        }
+        if (given->ndim != input->ndim) {
+            const char *got = given->ndim < 0 ? "a negative rank" : shape_text(text, sizeof text, given->ndim,
+                                                                              given->dims);
+            set_error("%s_%s: input '%s': expected rank %d %s, got shape %s", desc->name, function, input->name,
+                      input->ndim, input->declared, got);
+            return 4;
+        }
+        for (int axis = 0; axis < input->ndim; ++axis) {
+            int64_t declared = input->dims[axis], size = given->dims[axis];
+            if (declared >= 0) {
+                if (size != declared) {
+                    set_error("%s_%s: input '%s' axis %d: expected size %lld %s, got %lld", desc->name, function,
+                              input->name, axis, (long long)declared, input->declared, (long long)size);
+                    return 4;
+                }
+                continue;
+            }
+            int s = (int)(-1 - declared);
+            const char *symbol = x->symbols[s];
+            if (size < 0) {
+                set_error("%s_%s: input '%s' axis %d is dimension '%s' = %lld: a size cannot be negative", desc->name,
+                          function, input->name, axis, symbol, (long long)size);
+                return 4;
+            }
+            if (input_of[s] < 0) {
+                size_of[s] = size;
+                input_of[s] = i;
+                axis_of[s] = axis;
+            } else if (size_of[s] != size) {
+                set_error("%s_%s: input '%s' axis %d is dimension '%s' = %lld, but input '%s' axis %d gave it %lld: "
+                          "inputs that share a dimension must agree", desc->name, function, input->name, axis,
+                          symbol, (long long)size, x->inputs[input_of[s]].name, axis_of[s], (long long)size_of[s]);
+                return 4;
+            }
+            if (size < x->lo[s] || size > x->hi[s]) {
+                set_error("%s_%s: input '%s' axis %d is dimension '%s' = %lld, outside its bounds [%lld, %lld] "
+                          "(input_bounds)", desc->name, function, input->name, axis, symbol, (long long)size,
+                          (long long)x->lo[s], (long long)x->hi[s]);
+                return 4;
+            }
+            extents[k++] = size;
+        }
+        if (too_large(input->ndim, given->dims, input->itemsize)) {
+            set_error("%s_%s: input '%s': shape %s is too large: its byte size overflows 64 bits", desc->name,
+                      function, input->name, shape_text(text, sizeof text, given->ndim, given->dims));
+            return 4;
+        }
+    }
+    return 0;
+}
+
+int minimlc_instance_shapes(const minimlc_desc *desc, minimlc_instance *instance, const char *function,
+                            const minimlc_shape *input_shapes, const minimlc_shape *output_shapes, int write,
+                            int64_t *extents) {
+    const minimlc_extents *x = desc->extents;
+    if (!instance) {
+        set_error("%s_%s: the model is NULL (did its load fail?)", desc->name, function);
+        return 1;
+    }
+    if (!input_shapes || !output_shapes) {
+        set_error("%s_%s: %s is NULL", desc->name, function, input_shapes ? "output_shapes" : "input_shapes");
+        return 1;
+    }
+    int status = check_inputs(desc, function, input_shapes, extents);
+    if (status)
+        return status;
+    int64_t computed[x->num_output_extents + 1];
+    if (x->num_output_extents > 0) {
+        for (int j = 0; j < x->num_output_extents; ++j)
+            computed[j] = -1;
+        void *args[] = {extents, computed};
+        if (out_of_memory(desc, function, minimlc_guarded_call(x->output_extents, args)))
+            return 3;
+    }
+    char text[200], other[200];
+    for (int o = 0, j = 0; o < x->num_outputs; ++o) {
+        const minimlc_tensor *output = &x->outputs[o];
+        const minimlc_shape *given = &output_shapes[o];
+        int64_t shape[output->ndim + 1];
+        for (int axis = 0; axis < output->ndim; ++axis)
+            shape[axis] = output->dims[axis] >= 0 ? output->dims[axis] : computed[j++];
+        for (int axis = 0; axis < output->ndim; ++axis) {
+            if (shape[axis] < 0) {
+                set_error("%s_%s: these input shapes give output '%s' a negative size %lld at axis %d: the model "
+                          "does not take them", desc->name, function, output->name, (long long)shape[axis], axis);
+                return 4;
+            }
+        }
+        if (too_large(output->ndim, shape, output->itemsize)) {
+            set_error("%s_%s: output '%s': shape %s is too large: its byte size overflows 64 bits", desc->name,
+                      function, output->name, shape_text(text, sizeof text, output->ndim, shape));
+            return 4;
+        }
+        if (given->ndim > 0 && !given->dims) {
+            set_error("%s_%s: output '%s': its shape's dims are NULL", desc->name, function, output->name);
+            return 1;
+        }
+        if (write && given->ndim != output->ndim) {
+            set_error("%s_%s: output '%s': its shape has rank %d, the output's is %d %s", desc->name, function,
+                      output->name, given->ndim, output->ndim, output->declared);
+            return 4;
+        }
+        if (!write && (given->ndim != output->ndim ||
+                       memcmp(given->dims, shape, (size_t)output->ndim * sizeof(int64_t)) != 0)) {
+            const char *got = given->ndim < 0 ? "a negative rank" : shape_text(other, sizeof other, given->ndim,
+                                                                              given->dims);
+            set_error("%s_%s: output '%s': expected shape %s for these inputs (as %s_output_shapes gives), got "
+                      "shape %s",
+                      desc->name, function, output->name, shape_text(text, sizeof text, output->ndim, shape),
+                      desc->name, got);
+            return 4;
+        }
+    }
+    if (write)
+        for (int o = 0, j = 0; o < x->num_outputs; ++o)
+            for (int axis = 0; axis < x->outputs[o].ndim; ++axis)
+                output_shapes[o].dims[axis] = x->outputs[o].dims[axis] >= 0 ? x->outputs[o].dims[axis]
+                                                                             : computed[j++];
+    return 0;
 }
 
 void minimlc_instance_free(minimlc_instance *instance) {
