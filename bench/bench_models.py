@@ -13,18 +13,18 @@ token ids through an embedding Gather), `vit` (224x224 image in 16x16 patches: 1
 pre-norm layers, 1000 classes) and `gpt` (one causal decoder block, nanoGPT's, at BERT's sizes). Float inputs are
 seeded random normals, integer inputs (token ids) seeded uniform integers in [0, 100).
 
-Each workload compiles once (the compile time is the wall time to a ready `InferenceSession`, compile cache off);
-every thread count runs that same compiled module (`InferenceSession.with_num_threads`) beside an ONNX Runtime session pinned to the
-same thread count (intra-op threads = N, inter-op 1, sequential; its idle workers sleep instead of spinning, see
+Each workload compiles once (the compile time is the wall time to a ready `InferenceSession`, compile cache off); every
+thread count runs that same compiled module (`InferenceSession.with_num_threads`) beside an ONNX Runtime session pinned
+to the same thread count (intra-op threads = N, inter-op 1, sequential; its idle workers sleep instead of spinning, see
 `ort_session`). After a warm-up all of a workload's contenders (minimlc and ONNX Runtime at every thread count) run
 interleaved, one call each per round with the order reversed every round, so machine noise hits them alike, until
 `--runs` rounds or `--budget-seconds` of timing per thread count (at least 3 rounds if `--runs` allows); figures are
-medians. So the thread-scaling columns `mlc/first` and `ORT/first` (latency at this row's thread count over latency
-at the first one, `--threads` order) compare times measured in the same rounds. FLOPs count Conv, Gemm and MatMul (2
-x MACs, shapes from onnx shape inference, `model_flops.py`); every other op is ignored. "% peak" is of this
-machine's measured one-core fp32 peak (a JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX
-Runtime is optional: without it its columns show "-". Progress goes to stderr, the table to stdout; `--json` also
-writes every figure.
+medians. So the thread-scaling columns `mlc/first` and `ORT/first` (latency at this row's thread count over latency at
+the first one, `--threads` order) compare times measured in the same rounds. FLOPs count Conv, Gemm and MatMul (2 x
+MACs, shapes from onnx shape inference, `model_flops.py`); every other op is ignored. "% peak" is of this machine's
+measured one-core fp32 peak (a JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX Runtime is
+optional: without it its columns show "-". Progress goes to stderr, the table to stdout; `--json` also writes every
+figure.
 
 `--tuning-db PATH` (a database `minimlc tune` wrote) compiles each workload a second time with that database's best
 schedules and times it as a third contender in the same interleaved rounds: the columns `tuned ms`, `tuned/def`
@@ -32,6 +32,12 @@ schedules and times it as a third contender in the same interleaved rounds: the 
 loaded machine:
 
     python bench/bench_models.py --models resnet50 --threads 1 --tuning-db tune.jsonl
+
+`--dynamic` compares instead, for `bert`, `resnet50` and `mlp` exported with dynamic axes, one session serving every
+shape against the same model compiled with static shapes, side by side (`bench_dynamic.py`; `--models`, the first of
+`--threads`, `--clock`, `--runs`, `--warmup`, `--budget-seconds`, `--quick` and `--json` carry over):
+
+    python bench/bench_models.py --dynamic --models bert,resnet50 --threads 1
 
 `--clock cpu` (with `--threads 1`) times each call by the calling thread's CPU time instead of wall time: on a
 machine other processes load, a preempted call's wall time includes the other process' slice, its CPU time does
@@ -372,6 +378,18 @@ def _thread_counts(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}") from None
 
 
+def _bench_dynamic(args: argparse.Namespace) -> int:
+    """`--dynamic`: `bench_dynamic.py` over the chosen models (default bert and resnet50) at the first thread count."""
+    import bench_dynamic
+
+    forwarded = ["--models", args.models or "bert,resnet50", "--threads", str(args.threads[0]), "--clock", args.clock]
+    for option, value in (("--runs", args.runs), ("--warmup", args.warmup), ("--budget-seconds", args.budget_seconds)):
+        if value is not None:
+            forwarded += [option, str(value)]
+    forwarded += ["--quick"] * args.quick + (["--json", args.json] if args.json else [])
+    return bench_dynamic.main(forwarded)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", help="comma-separated workload names (default: all); see the module docstring")
@@ -398,7 +416,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="PATH",
         help="also time a build with this tuning database's best schedules (minimlc tune)",
     )
+    parser.add_argument(
+        "--dynamic",
+        action="store_true",
+        help="compare one session over dynamic axes with static builds per shape instead (bench_dynamic.py)",
+    )
     args = parser.parse_args(argv)
+    if args.dynamic:
+        return _bench_dynamic(args)
     builders = workloads(args.matmul_size)
     names = args.models.split(",") if args.models else list(builders)
     if unknown := [name for name in names if name not in builders]:

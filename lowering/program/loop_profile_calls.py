@@ -1,15 +1,15 @@
 """`loop-profile-calls`: time every kernel call of the entry (the profiler's instrumentation, opt-in).
 
-Runs after the whole-program passes, before `loop-outline-parallel`. Each `func.call` of a kernel in the entry gets
-a clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)` writing its 16-byte
-`timespec` into slot `2 * call` (before) or `2 * call + 1` (after) of one byte buffer, a `loop.precompute` of an
-empty kernel, so the runtime allocates it with the other precomputed buffers and reads it after a run
-(`runtime/profiler.py`). The entry records, per call in order, the kernel, its floating-point operations (float
-arithmetic under its loops, by trip count; 0 where a trip count is known only at run time), its schedule and its
-tuning keys (`minimlc.schedule`, `minimlc.task`, which `default-schedule{annotate}` leaves) in `minimlc.profile`.
-Without this pass nothing is instrumented. Option `clock`: `monotonic` (wall time, the default) or `thread-cpu` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread's
-CPU time, which another process preempting it does not advance; a kernel's whole cost only where it runs in the
-calling thread, i.e. with a one-thread pool).
+Runs after the whole-program passes, before `loop-outline-parallel`. Each `func.call` of a kernel in the entry gets a
+clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)` writing its 16-byte `timespec` into slot
+`2 * call` (before) or `2 * call + 1` (after) of one byte buffer, a `loop.precompute` of an empty kernel, so the runtime
+allocates it with the other precomputed buffers and reads it after a run (`runtime/profiler.py`). The entry records, per
+call in order, the kernel, its floating-point operations (float arithmetic under its loops, by trip count; 0 where a
+trip count is known only at run time), its schedule and its tuning keys (`minimlc.schedule`, `minimlc.task`, which
+`default-schedule{annotate}` leaves) in `minimlc.profile`. Without this pass nothing is instrumented. Option `clock`:
+`monotonic` (wall time, the default) or `thread-cpu` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread's CPU time, which
+another process preempting it does not advance; a kernel's whole cost only where it runs in the calling thread, i.e.
+with a one-thread pool).
 
     func.call @relu_0(%x, %y) : (memref<64xf32>, memref<64xf32>) -> ()
     // becomes

@@ -4,20 +4,16 @@ once and run at several sizes through `@main_packed` (inputs, outputs, the exten
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import te
-from minimlc.lowering.abi import packed_name
 from minimlc.lowering.graph_to_te.graph_to_te import GraphToTePass
-from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.pipeline import make_context, run_pipeline
+from minimlc.lowering.pipeline import make_context
 from minimlc.runtime.jit import JitModule
+from tests.lowering.dynamic_entry import compile_entry, parse, run_entry
 
 LOWER = "graph-to-te,te-inline,te-to-loop,loop-to-scf,cse,convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
 
@@ -73,58 +69,28 @@ func.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> (tensor<?x4xf32>, t
 """
 
 
-def _parse(source: str) -> ModuleOp:
-    return Parser(make_context(), source).parse_module()
-
-
-def _call(jit: JitModule, name: str, buffers: list[np.ndarray]) -> None:
-    addresses = (ctypes.c_void_p * len(buffers))(*(buffer.ctypes.data for buffer in buffers))
-    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(jit.function_address(packed_name(name)))(addresses)
-
-
-def _compile(source: str) -> JitModule:
-    module = _parse(source)
-    run_pipeline(module, LOWER)
-    return JitModule(translate_to_llvm_ir(module))
-
-
-def _execute(
-    jit: JitModule, inputs: list[np.ndarray], dynamic_axes: list[tuple[int, ...]], output_shapes: list[tuple[int, ...]]
-) -> list[np.ndarray]:
-    """`@main`'s outputs (shapes `output_shapes`, -1 for each `?`, filled in from `@main_output_extents`)."""
-    extents = np.array([x.shape[axis] for x, axes in zip(inputs, dynamic_axes) for axis in axes], dtype=np.int64)
-    written = np.full(sum(shape.count(-1) for shape in output_shapes), -7, dtype=np.int64)
-    _call(jit, "main_output_extents", [extents, written])
-    sizes = iter(written.tolist())
-    outputs = [
-        np.full([next(sizes) if d == -1 else d for d in shape], np.nan, dtype=np.float32) for shape in output_shapes
-    ]
-    _call(jit, "main", [*inputs, *outputs, extents])
-    return outputs
-
-
 def _random(rng: np.random.Generator, *shape: int) -> np.ndarray:
     return rng.standard_normal(shape).astype(np.float32)
 
 
 @pytest.fixture(scope="module")
 def broadcast() -> JitModule:
-    return _compile(BROADCAST)
+    return compile_entry(BROADCAST, LOWER)
 
 
 @pytest.fixture(scope="module")
 def rows() -> JitModule:
-    return _compile(ROWS)
+    return compile_entry(ROWS, LOWER)
 
 
 @pytest.fixture(scope="module")
 def attention() -> JitModule:
-    return _compile(ATTENTION)
+    return compile_entry(ATTENTION, LOWER)
 
 
 @pytest.fixture(scope="module")
 def concat() -> JitModule:
-    return _compile(CONCAT)
+    return compile_entry(CONCAT, LOWER)
 
 
 @pytest.mark.parametrize(("batch", "sequence", "mask"), [(1, 1, 1), (2, 5, 8), (3, 7, 1)])
@@ -136,7 +102,7 @@ def test_broadcasting_matches_numpy(broadcast: JitModule, batch: int, sequence: 
         _random(rng, batch, 1, mask),
         _random(rng, sequence, 8),
     )
-    (y,) = _execute(broadcast, [x, b, m, n], [(0, 1), (), (0, 2), (0,)], [(-1, -1, 8)])
+    _, (y,) = run_entry(broadcast, [x, b, m, n], [(0, 1), (), (0, 2), (0,)], [(-1, -1, 8)])
     np.testing.assert_allclose(y, np.tanh((x + b) * m - n), rtol=1e-5, atol=1e-6)
 
 
@@ -144,7 +110,7 @@ def test_broadcasting_matches_numpy(broadcast: JitModule, batch: int, sequence: 
 def test_linear_softmax_and_means_match_numpy(rows: JitModule, n: int) -> None:
     rng = np.random.default_rng(n)
     x, w, c = _random(rng, n, 8), _random(rng, 8, 4), _random(rng, 4)
-    probabilities, row_means, column_means = _execute(rows, [x, w, c], [(0,), (), ()], [(-1, 4), (-1,), (1, 4)])
+    _, (probabilities, row_means, column_means) = run_entry(rows, [x, w, c], [(0,), (), ()], [(-1, 4), (-1,), (1, 4)])
     logits = x.astype(np.float64) @ w + c
     exp = np.exp(logits - logits.max(axis=1, keepdims=True))
     np.testing.assert_allclose(probabilities, exp / exp.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
@@ -155,7 +121,7 @@ def test_linear_softmax_and_means_match_numpy(rows: JitModule, n: int) -> None:
 @pytest.mark.parametrize(("batch", "sequence"), [(1, 1), (2, 5), (3, 16)])
 def test_self_attention_matches_numpy(attention: JitModule, batch: int, sequence: int) -> None:
     x = _random(np.random.default_rng(batch * 100 + sequence), batch, sequence, 8)
-    (y,) = _execute(attention, [x], [(0, 1)], [(-1, -1, 8)])
+    _, (y,) = run_entry(attention, [x], [(0, 1)], [(-1, -1, 8)])
     heads = x.astype(np.float64).reshape(batch, sequence, 2, 4).transpose(0, 2, 1, 3)
     scores = heads @ heads.transpose(0, 1, 3, 2)
     weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
@@ -168,14 +134,14 @@ def test_self_attention_matches_numpy(attention: JitModule, batch: int, sequence
 def test_concat_slice_and_flatten_match_numpy(concat: JitModule, m: int, n: int) -> None:
     rng = np.random.default_rng(m * 10 + n)
     a, b = _random(rng, m, 4), _random(rng, n, 4)
-    sliced, flat = _execute(concat, [a, b], [(0,), (0,)], [(-1, 4), (-1,)])
+    _, (sliced, flat) = run_entry(concat, [a, b], [(0,), (0,)], [(-1, 4), (-1,)])
     expected = np.concatenate([a, b])[1:]
     np.testing.assert_array_equal(sliced, expected)
     np.testing.assert_array_equal(flat, expected.reshape(-1))
 
 
 def _lower(source: str) -> ModuleOp:
-    module = _parse(source)
+    module = parse(source)
     GraphToTePass().apply(make_context(), module)
     return module
 
@@ -205,7 +171,7 @@ func.func @main(%x: tensor<?x1x4x4xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<?x2x
 
 
 def test_op_without_a_dynamic_lowering_is_refused_by_name() -> None:
-    module = _parse(CONV)
+    module = parse(CONV)
     next(op for op in module.walk() if op.name == "graph.conv").results[0].name_hint = "conv1"
     with pytest.raises(DiagnosticException, match=r"graph-to-te: 'graph\.conv' \(conv1\) does not take run-time dim"):
         GraphToTePass().apply(make_context(), module)

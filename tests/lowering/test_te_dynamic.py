@@ -6,21 +6,19 @@ float32 sums of at most 64 terms)."""
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 import pytest
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, ModuleOp, TensorType, f32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, FloatAttr, IndexType, TensorType, f32
 from xdsl.ir import Block, Region
-from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import te
-from minimlc.lowering.abi import INPUT_EXTENTS_ATTR, OUTPUT_EXTENTS_ATTR, int_attribute, packed_name
+from minimlc.lowering.abi import INPUT_EXTENTS_ATTR, OUTPUT_EXTENTS_ATTR, int_attribute
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.pipeline import make_context, run_passes, run_pipeline
 from minimlc.runtime.jit import JitModule
+from tests.lowering.dynamic_entry import compile_entry, parse, run_entry
 
 SIZES = (1, 5, 64)
 LOWER = "te-to-loop,loop-to-scf,cse,convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts"
@@ -140,66 +138,26 @@ func.func @main(%x: tensor<?x?xf32>) -> tensor<?xf32> {
 """
 
 
-def _parse(source: str) -> ModuleOp:
-    return Parser(make_context(), source).parse_module()
-
-
-def _call(jit: JitModule, name: str, buffers: list[np.ndarray]) -> None:
-    """Call `@<name>_packed` with the addresses of `buffers`."""
-    addresses = (ctypes.c_void_p * len(buffers))(*(buffer.ctypes.data for buffer in buffers))
-    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(jit.function_address(packed_name(name)))(addresses)
-
-
-def _compile(source: str) -> JitModule:
-    module = _parse(source)
-    run_pipeline(module, LOWER)
-    return JitModule(translate_to_llvm_ir(module))
-
-
-def _input_extents(inputs: list[np.ndarray], dynamic_axes: list[tuple[int, ...]]) -> np.ndarray:
-    return np.array([x.shape[axis] for x, axes in zip(inputs, dynamic_axes) for axis in axes], dtype=np.int64)
-
-
-def _run(
-    jit: JitModule,
-    inputs: list[np.ndarray],
-    dynamic_axes: list[tuple[int, ...]],
-    output_shapes: list[tuple[int, ...]],
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The output extents `@main_output_extents` writes, and the outputs of `@main` (shapes `output_shapes` with -1
-    for each `?`, filled in from those extents in output order, then axis order)."""
-    extents = _input_extents(inputs, dynamic_axes)
-    count = sum(shape.count(-1) for shape in output_shapes)
-    written = np.full(count, -7, dtype=np.int64)
-    _call(jit, "main_output_extents", [extents, written])
-    sizes = iter(written.tolist())
-    outputs = [
-        np.full([next(sizes) if d == -1 else d for d in shape], np.nan, dtype=np.float32) for shape in output_shapes
-    ]
-    _call(jit, "main", [*inputs, *outputs, extents])
-    return written, outputs
-
-
 @pytest.fixture(scope="module")
 def add() -> JitModule:
-    return _compile(ADD)
+    return compile_entry(ADD, LOWER)
 
 
 @pytest.fixture(scope="module")
 def softmax() -> JitModule:
-    return _compile(SOFTMAX)
+    return compile_entry(SOFTMAX, LOWER)
 
 
 @pytest.fixture(scope="module")
 def concat() -> JitModule:
-    return _compile(CONCAT)
+    return compile_entry(CONCAT, LOWER)
 
 
 @pytest.mark.parametrize("n", SIZES)
 def test_dynamic_add_matches_numpy(add: JitModule, n: int) -> None:
     rng = np.random.default_rng(n)
     x, y = (rng.standard_normal((n, 8)).astype(np.float32) for _ in range(2))
-    extents, (z,) = _run(add, [x, y], [(0,), (0,)], [(-1, 8)])
+    extents, (z,) = run_entry(add, [x, y], [(0,), (0,)], [(-1, 8)])
     assert extents.tolist() == [n]
     np.testing.assert_array_equal(z, x + y)
 
@@ -208,7 +166,7 @@ def test_dynamic_add_matches_numpy(add: JitModule, n: int) -> None:
 @pytest.mark.parametrize("s", SIZES)
 def test_row_softmax_and_mean_over_run_time_extents_match_numpy(softmax: JitModule, n: int, s: int) -> None:
     x = np.random.default_rng(n * 100 + s).standard_normal((n, s)).astype(np.float32)
-    extents, (y, mean) = _run(softmax, [x], [(0, 1)], [(-1, -1), (-1,)])
+    extents, (y, mean) = run_entry(softmax, [x], [(0, 1)], [(-1, -1), (-1,)])
     assert extents.tolist() == [n, s, n]
     exp = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
     np.testing.assert_allclose(y, exp / exp.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-6)
@@ -221,7 +179,7 @@ def test_output_extents_computed_from_input_extents(concat: JitModule, n: int) -
     a = rng.standard_normal((n, 4)).astype(np.float32)
     b = rng.standard_normal((n + 2, 4)).astype(np.float32)
     w = rng.standard_normal(4).astype(np.float32)
-    extents, (y, copied, doubled) = _run(concat, [a, b, w], [(0,), (0,), ()], [(-1, 4), (-1, 4), (4,)])
+    extents, (y, copied, doubled) = run_entry(concat, [a, b, w], [(0,), (0,), ()], [(-1, 4), (-1, 4), (4,)])
     assert extents.tolist() == [2 * n + 2, n]
     np.testing.assert_array_equal(y, np.concatenate([a, b]))
     np.testing.assert_array_equal(copied, a)
@@ -230,20 +188,20 @@ def test_output_extents_computed_from_input_extents(concat: JitModule, n: int) -
 
 @pytest.mark.parametrize("n", SIZES)
 def test_te_passes_then_te_to_loop_on_dynamic_computes(n: int) -> None:
-    module = _parse(CHAIN)
+    module = parse(CHAIN)
     passes = "te-conv-im2col,te-conv-layout,te-channels-last,te-conv-winograd,te-inline,te-expand-math"
     run_passes(module, passes.split(","), make_context())
     assert [op.tag.data for op in module.walk() if isinstance(op, te.ComputeOp)] == ["sum", "relu"]
     run_pipeline(module, LOWER)
     jit = JitModule(translate_to_llvm_ir(module))
     x = np.random.default_rng(n).standard_normal((n, 7)).astype(np.float32)
-    extents, (y,) = _run(jit, [x], [(0, 1)], [(-1,)])
+    extents, (y,) = run_entry(jit, [x], [(0, 1)], [(-1,)])
     assert extents.tolist() == [n]
     np.testing.assert_allclose(y, np.maximum(np.exp(x.astype(np.float64)).mean(axis=1) - 1.5, 0), rtol=1e-5, atol=1e-6)
 
 
 def test_entry_attributes_count_the_extents() -> None:
-    module = _parse(SOFTMAX)
+    module = parse(SOFTMAX)
     run_pipeline(module, "te-to-loop")
     entry = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     assert (int_attribute(entry, INPUT_EXTENTS_ATTR), int_attribute(entry, OUTPUT_EXTENTS_ATTR)) == (2, 3)
@@ -285,7 +243,7 @@ def test_python_api_of_dynamic_computes() -> None:
 
 
 def test_static_compute_has_no_run_time_extents() -> None:
-    (function,) = _parse(ADD.replace("?", "3").replace("[%n] ", "")).ops
+    (function,) = parse(ADD.replace("?", "3").replace("[%n] ", "")).ops
     compute = next(op for op in function.walk() if isinstance(op, te.ComputeOp))
     assert compute.output_extents() == [3, 8]
     assert compute.reduce_extent_values() == []
