@@ -7,16 +7,17 @@
     (y,) = backend.run_node(onnx.helper.make_node("Relu", ["x"], ["y"]), [x])
 
 minimlc computes on float32, int32, int64 and bool tensors and specialises the operands that set shapes, as TVM's
-`bind_params` and ONNX Runtime's constant inputs do. A model with symbolic input dimensions compiles on its first run,
-with the shapes of the given inputs. Graph inputs read where the frontend needs a compile-time constant
-(`frontend.onnx_operators.CONSTANT_OPERANDS`: Reshape's shape, Slice's starts, a reduction's axes, ..., and Dropout's float
-ratio and bool training_mode) are bound when the model runs: their values become initializers of a copy of the model
-(read there only: an input also read as data stays a run-time input for those reads), which is then compiled. Every
-other input, integer and bool ones included, is data that native code computes with at run time: nothing computed
-from it is folded at import time. The prepared model keeps one compiled session per `Signature` (every input's shape
-and the bound inputs' values) and reuses it whenever the same signature comes again. Outputs that are compile-time
-constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own dtype (int64, bool, ...);
-outputs computed by native code have the dtype the model declares.
+`bind_params` and ONNX Runtime's constant inputs do. A model with symbolic input dimensions compiles once, at `prepare`,
+for every shape (`InferenceSession` with the symbols kept, `docs/design/symbolic_shapes.md`) unless it has bound or
+container inputs: then it compiles on its first run, with the shapes of the given inputs. Graph inputs read where the
+frontend needs a compile-time constant (`frontend.onnx_operators.CONSTANT_OPERANDS`: Reshape's shape, Slice's starts, a
+reduction's axes, ..., and Dropout's float ratio and bool training_mode) are bound when the model runs: their values
+become initializers of a copy of the model (read there only: an input also read as data stays a run-time input for those
+reads), which is then compiled. Every other input, integer and bool ones included, is data that native code computes
+with at run time: nothing computed from it is folded at import time. The prepared model keeps one compiled session per
+`Signature` (every input's shape and the bound inputs' values) and reuses it whenever the same signature comes again.
+Outputs that are compile-time constants after that (a Shape, a ConstantOfShape, a Dropout mask) come back with their own
+dtype (int64, bool, ...); outputs computed by native code have the dtype the model declares.
 
 A sequence input is given as a list of arrays (an optional as an array, a list or None): a session is compiled per
 structure of the value (length and element shapes), with the elements as tensor inputs (`backend_containers`);
@@ -78,8 +79,12 @@ class MinimlcBackendRep(BackendRep):
         self._declared_shapes = [_declared_shape(vi) for vi in self._inputs]
         self._sessions: dict[Signature, InferenceSession] = {}
         static_shapes = [shape for shape in self._declared_shapes if shape is not None and None not in shape]
+        self._every_shape: InferenceSession | None = None
+        """The one session of a model with symbolic dimensions, no bound and no container inputs."""
         if len(static_shapes) == len(self._inputs) and not any(self._bound):
             self._session(Signature(tuple(static_shapes)), {})  # pyright: ignore[reportArgumentType]
+        elif not any(self._bound) and not any(self._containers):
+            self._every_shape = InferenceSession(model)
 
     @property
     def model(self) -> onnx.ModelProto:
@@ -98,8 +103,14 @@ class MinimlcBackendRep(BackendRep):
 
     @property
     def sessions(self) -> dict[Signature, InferenceSession]:
-        """The sessions compiled so far, by signature (read-only use: timing, inspection)."""
+        """The sessions compiled so far, by signature (read-only use: timing, inspection); none where one session
+        serves every shape (`every_shape_session`)."""
         return dict(self._sessions)
+
+    @property
+    def every_shape_session(self) -> InferenceSession | None:
+        """The one session of a model with symbolic dimensions (no bound or container inputs), compiled at `prepare`."""
+        return self._every_shape
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[np.ndarray, ...]:
         """Run on `inputs` (a list in input order, a name -> array mapping, or one array for a one-input model)."""
@@ -135,7 +146,7 @@ class MinimlcBackendRep(BackendRep):
             for vi, is_container, array in zip(self._inputs, self._containers, arrays)
         ]
         signature = Signature(tuple(shapes), tuple(tuple(array.ravel().tolist()) for array in bound.values()))
-        session = self._session(signature, bound)
+        session = self._every_shape or self._session(signature, bound)
         outputs = session.run(None, feeds)
         return namedtupledict("Outputs", self._output_names)(*outputs)
 

@@ -78,7 +78,7 @@ class InferenceSession(Session):
         without the cache), by `profiling_clock`: `wall`, or `cpu` (the calling thread's CPU time; one thread only).
         """
         from minimlc.driver.specializations import Specializations, has_free_dimensions
-        from minimlc.driver.symbolic import log_fallback, symbols_of
+        from minimlc.driver.symbolic import NeedsFixedShapes, log_fallback, symbols_of
         from minimlc.frontend.onnx import check_model, import_model
         from minimlc.frontend.onnx_declared import declared_inputs, declared_outputs
         from minimlc.frontend.onnx_model_file import read_model
@@ -114,7 +114,7 @@ class InferenceSession(Session):
                 return
             # Compiled per input shapes, at the first run with them.
             if enable_profiling:
-                raise ValueError(
+                raise NeedsFixedShapes(
                     "enable_profiling needs fixed input shapes: pass input_shapes={name: shape, ...} (the model "
                     f"does not compile with run-time dimensions: {refusal})"
                 )

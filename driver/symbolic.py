@@ -27,6 +27,10 @@ COMPILE_REFUSALS = (DiagnosticException, VerifyException, ValueError)
 `ValueError` of a static-only query (`loop.ForOp.trip_count` of a dynamic loop)."""
 
 
+class NeedsFixedShapes(ValueError):
+    """An option that needs the model compiled once (profiling) given for a model that compiles per input shapes."""
+
+
 _logged: set[str] = set()
 
 

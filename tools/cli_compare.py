@@ -33,7 +33,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     compare.add_argument(
         "--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file"
     )
-    cli_options.add_input_shape(compare)
+    cli_options.add_input_shape(compare, run_only=True)
     compare.add_argument("--seed", type=int, default=0, help="seed for the random inputs (and --random-weights)")
     compare.add_argument(
         "--random-weights",
@@ -80,14 +80,12 @@ def compare_model(args: argparse.Namespace) -> int:
         feeds = model_tools.random_inputs(model, args.seed, given, cli_options.input_shapes(args))
     except ValueError as error:  # a symbolic dimension no --input or --input-shape sets
         raise cli_options.UsageError(f"{error}: pass --input-shape NAME=D,D,... or --input NAME=FILE.npy") from None
-    shapes = {name: array.shape for name, array in feeds.items()}
     extra_passes = cli_options.extra_passes(args)
     start = time.perf_counter()
     with compile_progress(args.model, f" ({len(names)} outputs)"):
-        session = InferenceSession(
-            model, input_shapes=shapes, opt_level=args.opt_level, target=args.target, extra_passes=extra_passes
-        )
+        session = InferenceSession(model, opt_level=args.opt_level, target=args.target, extra_passes=extra_passes)
     compile_seconds = time.perf_counter() - start
+    cli_options.run_shapes(args, session.get_inputs())
     outputs = dict(zip((info.name for info in session.get_outputs()), session.run(None, feeds)))
     print(f"running the oracle ({args.oracle}) ...", file=sys.stderr, flush=True)
     try:
@@ -102,6 +100,10 @@ def compare_model(args: argparse.Namespace) -> int:
         f"lowering + JIT {session.compile_seconds:.3f} s); oracle: {args.oracle}; seed {args.seed}"
         f"{'; random weights' if args.random_weights else ''}"
     )
+    if any(not isinstance(size, int) for info in session.get_inputs() for size in info.shape):
+        fallback = session.stats.get("symbolic_fallback")
+        how = f"compiled for these shapes ({fallback})" if fallback else "one compile serves every shape"
+        print(f"symbolic dimensions: {how}")
     print(f"tolerance: max|minimlc - oracle| <= {args.atol:g} + {args.rtol:g} * max|oracle|")
     first_bad = next((error.name for error in errors if not error.within_tolerance), None)
     name_width = max(len("tensor"), *(len(error.name) for error in errors))

@@ -8,9 +8,12 @@ import re
 import signal
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from minimlc.frontend.signature import TensorInfo
 
 
 class UsageError(ValueError):
@@ -52,15 +55,20 @@ def cli_spelling(message: str) -> str:
     return re.sub(r"\binput_shapes gives\b", "--input-shape gives", message)
 
 
-def add_input_shape(parser: argparse.ArgumentParser) -> None:
+def add_input_shape(parser: argparse.ArgumentParser, run_only: bool = False) -> None:
+    """`--input-shape NAME=D,D,...`: with `run_only` the shape of a random input for the run (the model compiles
+    with its symbolic dimensions kept), else fixing the input's symbolic dimensions at compile time."""
+    what = "of input NAME, fixing its symbolic dimensions"
+    if run_only:
+        what = "of the random input NAME for the run (the model keeps its symbolic dimensions)"
     parser.add_argument(
         "--input-shape",
         action="append",
         default=[],
         type=input_shape,
         metavar="NAME=D,D,...",
-        help="the shape of input NAME, fixing its symbolic dimensions (e.g. data=1,3,224,224; repeatable); "
-        "it must agree with the dimensions the model declares",
+        help=f"the shape {what} (e.g. data=1,3,224,224; repeatable); it must agree with the dimensions the model "
+        "declares",
     )
 
 
@@ -78,6 +86,24 @@ def input_shapes(args: argparse.Namespace) -> dict[str, tuple[int, ...]]:
     for name, shape in args.input_shape:
         if shapes.setdefault(name, shape) != shape:
             raise UsageError(f"--input-shape gives input '{name}' two shapes: {list(shapes[name])} and {list(shape)}")
+    return shapes
+
+
+def run_shapes(args: argparse.Namespace, inputs: Sequence[TensorInfo]) -> dict[str, tuple[int, ...]]:
+    """The `--input-shape` shapes, checked against the `inputs` a session reports (symbols kept): each must name an
+    input, have its rank and keep its static sizes."""
+    shapes = input_shapes(args)
+    declared = {info.name: info for info in inputs}
+    for name, shape in shapes.items():
+        if name not in declared:
+            raise UsageError(f"--input-shape names unknown input '{name}'; the model's inputs are {sorted(declared)}")
+        sizes = declared[name].shape
+        if len(sizes) != len(shape) or any(isinstance(d, int) and d != s for d, s in zip(sizes, shape)):
+            spelled = ", ".join(str(d) if d is not None else "?" for d in sizes)
+            raise UsageError(
+                f"input '{name}' is given shape {list(shape)}, but the model declares [{spelled}]: only symbolic or "
+                "unknown dimensions can be set"
+            )
     return shapes
 
 

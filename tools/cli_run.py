@@ -2,6 +2,7 @@
 
     minimlc run model.onnx --repeat 100 --save-outputs out/     # random inputs; out/NAME.npy per output
     minimlc run model.mlc --input x=x.npy                       # a saved model (compile -o model.mlc): no compiling
+    minimlc run bert.onnx --input-shape input_ids=4,77           # symbolic dimensions kept: the shape is the run's
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="compile a model (or load a saved one), run it, print outputs and latency")
     run.add_argument("model", help="an .onnx file, or a saved model (minimlc compile -o MODEL.mlc)")
     run.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy", help="an input from a .npy file")
-    cli_options.add_input_shape(run)
+    cli_options.add_input_shape(run, run_only=True)
     run.add_argument(
         "--repeat", type=cli_options.positive_int, default=20, help="timed runs after one warm-up (default 20)"
     )
@@ -71,7 +72,6 @@ def _compile_options(args: argparse.Namespace) -> list[str]:
         "--tuning-db": args.tuning_db is not None,
         "--passes-after": bool(args.passes_after),
         "--load-plugin": bool(args.load_plugin),
-        "--input-shape": bool(args.input_shape),
         "--no-cache": args.no_cache,
         "--profile-clock": args.profile_clock is not None,
     }
@@ -79,7 +79,9 @@ def _compile_options(args: argparse.Namespace) -> list[str]:
 
 
 def _session(args: argparse.Namespace, model: Path, shapes: dict[str, tuple[int, ...]]) -> Session:
-    """The session of `model`: loaded if it is a saved model, else compiled with the options given."""
+    """The session of `model`: loaded if it is a saved model, else compiled with the options given, its symbolic
+    dimensions kept (`shapes`, the run's, fix them only to profile a model that does not compile with run-time
+    dimensions)."""
     if cli_files.is_saved_model(model):
         from minimlc.runtime import load
 
@@ -94,23 +96,28 @@ def _session(args: argparse.Namespace, model: Path, shapes: dict[str, tuple[int,
             )
         return session
     from minimlc.driver.session import InferenceSession
+    from minimlc.driver.symbolic import NeedsFixedShapes
 
     args.opt_level = 3 if args.opt_level is None else args.opt_level
     cli_options.check_tuning_db(args)
-    extra_passes = cli_options.extra_passes(args)
+    options = {
+        "opt_level": args.opt_level,
+        "num_threads": args.threads,
+        "target": args.target or "host",
+        "extra_passes": cli_options.extra_passes(args),
+        "cache": not args.no_cache,
+        "tuning_db": args.tuning_db,
+        "enable_profiling": args.profile,
+        "profiling_clock": args.profile_clock or "wall",
+    }
     with compile_progress(args.model):
-        return InferenceSession(
-            args.model,
-            input_shapes={**shapes, **cli_options.input_shapes(args)} or None,
-            opt_level=args.opt_level,
-            num_threads=args.threads,
-            target=args.target or "host",
-            extra_passes=extra_passes,
-            cache=not args.no_cache,
-            tuning_db=args.tuning_db,
-            enable_profiling=args.profile,
-            profiling_clock=args.profile_clock or "wall",
-        )
+        try:
+            return InferenceSession(args.model, **options)
+        except NeedsFixedShapes as error:
+            if not shapes:
+                raise
+            print(f"--profile: {error}; compiling for the run's shapes", file=sys.stderr)
+            return InferenceSession(args.model, input_shapes=shapes, **options)
 
 
 def random_input(rng: np.random.Generator, name: str, shape: Sequence[int], dtype: np.dtype) -> np.ndarray:
@@ -168,12 +175,15 @@ def run_model(args: argparse.Namespace) -> int:
     trace = cli_files.output_file(args.profile_json, "--profile-json") if args.profile_json else None
     feeds = cli_options.load_inputs(args.input)
     rng = np.random.default_rng(args.seed)  # before compiling: its lazy import would swallow a Ctrl-C after it
-    session = _session(args, model, {name: array.shape for name, array in feeds.items()})
+    given = {**cli_options.input_shapes(args), **{name: array.shape for name, array in feeds.items()}}
+    session = _session(args, model, given)
+    shapes = cli_options.run_shapes(args, session.get_inputs())
     infos = session.get_outputs()
     files = cli_files.output_files([info.name for info in infos], folder) if folder is not None else {}
     for info in session.get_inputs():
         if info.name not in feeds:
-            feeds[info.name] = random_input(rng, info.name, _fixed_shape(info), info.dtype)
+            shape = shapes.get(info.name) or _fixed_shape(info)
+            feeds[info.name] = random_input(rng, info.name, shape, info.dtype)
     outputs = session.run(None, feeds)
     if session.profiler is not None:
         session.profiler.runs.clear()  # the warm-up starts the pool and faults pages in

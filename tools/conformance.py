@@ -38,7 +38,7 @@ from onnx.backend.test.runner import Runner
 
 from minimlc.backend import onnx_backend as backend
 from minimlc.driver.cache import cache_dir
-from minimlc.frontend.onnx import (
+from minimlc.frontend.onnx_errors import (
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,

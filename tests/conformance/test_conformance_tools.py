@@ -11,7 +11,7 @@ import onnx.backend.test.case.node as node_cases_module
 import pytest
 from onnx.backend.test.case.test_case import TestCase
 
-from minimlc.frontend.onnx import (
+from minimlc.frontend.onnx_errors import (
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,

@@ -50,13 +50,16 @@ def test_outputs_are_a_named_tuple() -> None:
     assert outputs.y is outputs[0]  # pyright: ignore[reportAttributeAccessIssue]
 
 
-def test_symbolic_dimensions_compile_once_per_input_shape() -> None:
+def test_symbolic_dimensions_compile_once_for_every_shape() -> None:
     rep = backend.prepare(one_node_model("Relu", {"x": ["N", 3]}, ["N", 3]))
     assert rep.sessions == {}
-    for batch in (2, 5, 2):
+    assert rep.every_shape_session is not None
+    for batch in (2, 5, 2, 0):
         x = np.random.default_rng(batch).standard_normal((batch, 3)).astype(np.float32)
         np.testing.assert_array_equal(rep.run([x])[0], np.maximum(x, 0))
-    assert sorted(rep.sessions) == [Signature(((2, 3),)), Signature(((5, 3),))]
+    assert rep.every_shape_session.stats["compiles"] == 1
+    assert "symbolic_fallback" not in rep.every_shape_session.stats
+    assert rep.sessions == {}
     with pytest.raises(InvalidInputError, match=r"input 'x': expected shape \('\?', 3\), got \(2, 4\)"):
         rep.run([np.zeros((2, 4), np.float32)])
 

@@ -158,3 +158,23 @@ def test_the_random_generator_is_made_before_compiling(
     assert main(["run", str(mlp_path)]) == 130
     assert events == ["generator", "compile"]
     assert capsys.readouterr().err == "\nminimlc: interrupted\n"
+
+
+def test_input_shape_shapes_the_run_of_a_model_compiled_once(tmp_path: Path) -> None:
+    """The model keeps its symbolic dimensions (one compile for every shape, saved so); `--input-shape` is the run's
+    shape, for the compiled and for the saved model."""
+    model = save_model(tmp_path / "sym.onnx", ["y"], ["N", 4], op="Relu")
+    saved = tmp_path / "sym.mlc"
+    assert minimlc("compile", str(model), "-o", str(saved)).returncode == 0
+    for path, shape in ((model, "3,4"), (saved, "5,4"), (saved, "0,4")):
+        result = minimlc("run", str(path), "--input-shape", f"x={shape}", "--repeat", "1")
+        assert result.returncode == 0, result.stderr
+        assert f"output y: shape [{shape.replace(',', ', ')}] float32" in result.stdout
+    from minimlc.runtime import load
+
+    assert load(saved).get_inputs()[0].shape == ("N", 4)
+    for shape, message in (
+        ("x=3,5", "input 'x' is given shape [3, 5], but the model declares [N, 4]: only symbolic or unknown"),
+        ("y=3,4", "--input-shape names unknown input 'y'; the model's inputs are ['x']"),
+    ):
+        assert_one_line_error(minimlc("run", str(saved), "--input-shape", shape), message)
