@@ -478,6 +478,10 @@ class PadOp(GraphOp):
             properties=properties,
         )
 
+    RUN_TIME_DIMS: ClassVar[bool] = True
+    """A `?` axis only where it is neither padded nor cropped (the run-time batch of a convolution's padded input,
+    `graph-pad-conv`)."""
+
     def verify_(self) -> None:
         element = check_elements(self, (*NUMBERS, BOOL), self.input, *([self.fill] if self.fill else []))
         check_result_element(self, element)
@@ -498,8 +502,13 @@ class PadOp(GraphOp):
             raise VerifyException(
                 f"{self.name}: a fill operand must be a one-element tensor, in constant mode, without `value`"
             )
-        shape = tuple(size + pads[axis] + pads[len(x) + axis] for axis, size in enumerate(x))
-        if any(size < 0 for size in shape):
+        padded = [axis for axis, size in enumerate(x) if size == DYNAMIC and (pads[axis] or pads[len(x) + axis])]
+        if padded:
+            raise VerifyException(f"{self.name}: pads a run-time dimension (axis {padded[0]})")
+        shape = tuple(
+            size if size == DYNAMIC else size + pads[axis] + pads[len(x) + axis] for axis, size in enumerate(x)
+        )
+        if any(size < 0 and size != DYNAMIC for size in shape):
             raise VerifyException(
                 f"{self.name}: pads {list(pads)} crop more than the input shape {x}"
             )

@@ -38,8 +38,8 @@ class ConvPadding(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConvOp, rewriter: PatternRewriter) -> None:
         pads = list(op.pads.get_values())
-        if not any(pads) or graph.DYNAMIC in graph.shape_of(op.input):
-            return  # a run-time batch: graph.pad takes static shapes, the conv keeps its pads
+        if not any(pads):
+            return
         spatial = len(pads) // 2
         padded = graph.PadOp(op.input, [0, 0, *pads[:spatial], 0, 0, *pads[spatial:]])
         conv = graph.ConvOp(

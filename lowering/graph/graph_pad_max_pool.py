@@ -44,8 +44,6 @@ class MaxPoolPadding(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MaxPoolOp, rewriter: PatternRewriter) -> None:
-        if graph.DYNAMIC in graph.shape_of(op.input):
-            return  # a run-time batch: graph.pad takes static shapes, the pool keeps its pads
         sizes = graph.shape_of(op.input)[2:]
         out_sizes = graph.shape_of(op.result)[2:]
         kernel, strides = op.kernel_shape.get_values(), op.strides.get_values()

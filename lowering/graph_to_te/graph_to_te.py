@@ -324,6 +324,10 @@ DYNAMIC_LOWERINGS: tuple[type[Operation], ...] = (
     graph.TakeOp,
     graph.TakeAlongAxisOp,
     graph.CumulativeOp,
+    graph.ConvOp,
+    graph.PoolOp,
+    graph.BatchNormOp,
+    graph.PadOp,
 )
 """The graph ops whose lowerings take `?` dimensions (`extents.py`); any other op with a `?` in its types is refused."""
 

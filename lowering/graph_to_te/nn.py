@@ -10,6 +10,12 @@ structure, extent-1 channel axis), "conv_bias", "max_pool", "max_pool_indices" (
 "max_pool_indices_column_major", "avg_pool_sum" / "avg_pool_count" / "avg_pool",
 "lrn_square_sum" / "lrn", "batch_norm", "pad". Softmax-like ops and normalisations over statistics are in
 `normalization.py`.
+
+Convolution, pooling, batch normalisation and padding take a run-time batch (axis 0; the graph verifiers keep the
+other axes static): the computes get it as their size operand, and te-level conv passes keep it an outer axis:
+
+    %n = te.dim %x[0] : tensor<?x8x10x10xf32>
+    %y = te.compute "conv" (%i0, %i1, %i2, %i3) [%n] reduce sum (%k4 : 8, %k5 : 3, %k6 : 3) -> tensor<?x16x8x8xf32>
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ import math as pymath
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import i64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, i64
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -32,8 +38,20 @@ from minimlc.lowering.graph_to_te.builder import (
     linear_index,
     read,
 )
+from minimlc.lowering.graph_to_te.extents import Extent, Extents, RunTimeDimensionError
 
 INT64_MAX = (1 << 63) - 1
+
+
+def batched_shape(op: graph.GraphOp, value: SSAValue) -> list[Extent]:
+    """The shape of `value`, a tensor of `op` whose only run-time dimension may be its batch (axis 0): that one as
+    its `index` extent (from `op`'s input), the rest static."""
+    shape = graph.shape_of(value)
+    if DYNAMIC_INDEX in shape[1:]:
+        raise RunTimeDimensionError("takes a run-time batch (axis 0) only, its other dimensions static")
+    if shape and shape[0] == DYNAMIC_INDEX:
+        return [Extents(op).at(op.operands[0], 0), *shape[1:]]
+    return list(shape)
 
 
 def _affine(index: SSAValue, scale: int, offset: int) -> SSAValue:
@@ -134,7 +152,7 @@ class ConvLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConvOp, rewriter: PatternRewriter) -> None:
-        x, w, shape = graph.shape_of(op.input), graph.shape_of(op.weight), graph.shape_of(op.result)
+        x, w, shape = graph.shape_of(op.input), graph.shape_of(op.weight), batched_shape(op, op.result)
         spatial = len(x) - 2
         group = op.group.value.data
         in_per_group, out_per_group = w[1], w[0] // group
@@ -191,9 +209,7 @@ class MaxPoolLowering(RewritePattern):
             outputs, taps = indices[2:rank], indices[rank:]
             return _window_read(op.input, indices[:2], outputs, taps, op, kernel, float("-inf"))
 
-        rewriter.replace(
-            op, build_compute("max_pool", graph.shape_of(op.result), body, kernel, "maxnum")
-        )
+        rewriter.replace(op, build_compute("max_pool", batched_shape(op, op.result), body, kernel, "maxnum"))
 
 
 class MaxPoolIndicesLowering(RewritePattern):
@@ -269,7 +285,7 @@ class AveragePoolLowering(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.AveragePoolOp, rewriter: PatternRewriter) -> None:
         kernel = op.kernel_shape.get_values()
-        shape = graph.shape_of(op.result)
+        shape = batched_shape(op, op.result)
 
         def summand(indices: Indices) -> SSAValue:
             rank = len(indices) - len(kernel)
@@ -336,7 +352,7 @@ class BatchNormLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.BatchNormOp, rewriter: PatternRewriter) -> None:
-        shape = graph.shape_of(op.result)
+        shape = batched_shape(op, op.result)
 
         def factor_body(channel: Indices) -> SSAValue:
             variance = arith.AddfOp(read(op.var, channel), f32_constant(op.epsilon.value.data)).result
@@ -398,7 +414,7 @@ class PadLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.PadOp, rewriter: PatternRewriter) -> None:
-        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
+        source, shape = batched_shape(op, op.input), batched_shape(op, op.result)
         pads, mode = op.pads.get_values(), op.mode.data
         rank = len(source)
 

@@ -23,6 +23,9 @@ its static shapes. What a kernel gets, by its structure:
   outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
 - **other** (several accumulators, strided or dynamic innermost output loops): no knobs; only parallel placement.
 
+Before these, an image kernel under a run-time batch loop gets the static rule of one image (`conv_batch.py`:
+convolutions, pools), its knobs and schedule.
+
 Parallel placement (`parallel.py`) then makes the outermost loop of each nest parallel over its run-time trip count,
 in chunks of at least `grain` innermost iterations. Knobs whose effect depends on a run-time extent say so
 (`Knob.depends_on`, listed by `minimlc compile --emit space`).
@@ -38,6 +41,7 @@ from xdsl.dialects.builtin import ModuleOp
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import loops_of
 from minimlc.lowering.loop.loop_split import in_tail, tail_name
+from minimlc.lowering.schedule.conv_batch import BatchedWorkload, batched_steps, batched_workload
 from minimlc.lowering.schedule.elementwise import vector_steps
 from minimlc.lowering.schedule.gemm import GEMM_DEFAULT_DEPTH_BLOCK, GEMM_MAX_DEPTH_BLOCK, GEMM_MAX_ROWS
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -108,7 +112,7 @@ class DynamicOther:
     kernel: str
 
 
-DynamicWorkload = DynamicElementwise | DynamicGemm | DynamicReduction | DynamicOther
+DynamicWorkload = DynamicElementwise | DynamicGemm | DynamicReduction | DynamicOther | BatchedWorkload
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,8 @@ class DynamicRule:
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicWorkload | None:
         if not has_dynamic_loop(kernel):
             return None
+        if (batched := batched_workload(module, kernel, target)) is not None:
+            return batched
         name = kernel.sym_name.data
         if accumulator_of(kernel) is None and not any(isinstance(op, loop.AllocOp) for op in kernel.walk()):
             innermost = loops_of(kernel)[-1]
@@ -130,6 +136,8 @@ class DynamicRule:
         return _gemm(module, kernel, target) or _reduction(kernel) or DynamicOther(name)
 
     def space(self, workload: DynamicWorkload, target: Target) -> Space:
+        if isinstance(workload, BatchedWorkload):
+            return workload.rule.space(workload.workload, target)
         default = self.default(workload, target)
         lanes = target.vector_lanes
         if isinstance(workload, DynamicElementwise):
@@ -160,6 +168,8 @@ class DynamicRule:
         return Space()
 
     def default(self, workload: DynamicWorkload, target: Target) -> Config:
+        if isinstance(workload, BatchedWorkload):
+            return workload.rule.default(workload.workload, target)
         lanes = target.vector_lanes
         if isinstance(workload, DynamicElementwise):
             return {"width": lanes if workload.trip is None or workload.trip >= lanes else 0}
@@ -178,6 +188,8 @@ class DynamicRule:
         return {}
 
     def apply(self, workload: DynamicWorkload, config: Config) -> list[str]:
+        if isinstance(workload, BatchedWorkload):
+            return batched_steps(workload, config)
         if isinstance(workload, DynamicElementwise):
             return vector_steps(workload.kernel, workload.loop, workload.trip, int(config["width"]))
         if isinstance(workload, DynamicReduction):

@@ -59,28 +59,30 @@ def imbalance(tasks: int, threads: int = BALANCE_THREADS) -> float:
 def parallel_steps(kernel: func.FuncOp, tasks: int = TASKS_KNOB.default, grain: int = GRAIN_KNOB.default) -> list[str]:
     """The `loop-split` and `loop-parallel` items for `kernel` as scheduled so far (see the module docstring)."""
     steps: list[str] = []
-    name = kernel.sym_name.data
     for nest in _nests(kernel, kernel.body.block.ops):
         if any(lp.is_dynamic for lp in loops_of(nest)):
-            steps += _dynamic_band(kernel, nest, grain)
-            continue
-        if work(nest) < PARALLEL_MIN_WORK:
-            continue
-        for start in _chain(nest):
-            if start.kind.data != "serial" or not _iterations_independent(kernel, start):
-                continue
-            if tasks == 1:
-                if start.trip_count >= PARALLEL_MIN_TASKS:
-                    steps.append(f"loop-parallel{{kernel={name} loop={start.loop_name.data}}}")
-                    break
-                continue
-            if start.trip_count < 2:
-                continue
-            band = _band(kernel, start, tasks, grain)
-            if band is not None:
-                steps += band
-                break
+            steps += _dynamic_band(kernel, nest, tasks, grain)
+        elif work(nest) >= PARALLEL_MIN_WORK:
+            steps += _static_band(kernel, nest, tasks, grain)[1]
     return steps
+
+
+def _static_band(kernel: func.FuncOp, nest: loop.ForOp, tasks: int, grain: int) -> tuple[loop.ForOp | None, list[str]]:
+    """The outermost loop of the band placed in `nest`, a nest of static loops, and the items that place it (None
+    and none where no band reaches `PARALLEL_MIN_TASKS` tasks)."""
+    for start in _chain(nest):
+        if start.kind.data != "serial" or not _iterations_independent(kernel, start):
+            continue
+        if tasks == 1:
+            if start.trip_count >= PARALLEL_MIN_TASKS:
+                return start, [_parallel(kernel.sym_name.data, start.loop_name.data)]
+            continue
+        if start.trip_count < 2:
+            continue
+        band = _band(kernel, start, tasks, grain)
+        if band is not None:
+            return start, band
+    return None, []
 
 
 def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> list[str] | None:
@@ -129,7 +131,7 @@ def _band(kernel: func.FuncOp, start: loop.ForOp, tasks: int, grain: int) -> lis
     return [_parallel(kernel_name, lp.loop_name.data) for lp in band]
 
 
-def _dynamic_band(kernel: func.FuncOp, nest: loop.ForOp, grain: int) -> list[str]:
+def _dynamic_band(kernel: func.FuncOp, nest: loop.ForOp, tasks: int, grain: int) -> list[str]:
     """The items that make a nest with a loop of a run-time trip count parallel: its outermost loop (past static loops
     of one iteration) where its iterations are independent and it is not the remainder of a split; a static one
     with at least `PARALLEL_MIN_TASKS` iterations; a dynamic one whose iterations each run fewer than `grain`
@@ -139,6 +141,11 @@ def _dynamic_band(kernel: func.FuncOp, nest: loop.ForOp, grain: int) -> list[str
         loop.for "i0" %i0 = 0 to %n step 1 serial { loop.for "i1" %i1 = 0 to 64 step 1 serial { ... } }
         // gets
         loop-split{kernel=k loop=i0 factor=8},loop-parallel{kernel=k loop=i0_o}
+
+    A dynamic loop around one nest of static loops with at least `PARALLEL_MIN_WORK` innermost iterations (a batch
+    loop around an image's kernel, `conv_batch.py`) gets that nest's static band too, as batch 1 would: the batch
+    loop joins it where the band starts right inside it (tasks = images x the band's), else it stays serial
+    around it, each image parallel inside.
     """
     name = kernel.sym_name.data
     start = next((lp for lp in _chain(nest) if lp.is_dynamic or lp.trip_count != 1), nest)
@@ -149,6 +156,10 @@ def _dynamic_band(kernel: func.FuncOp, nest: loop.ForOp, grain: int) -> list[str
     inner = [op for op in start.body.block.ops if isinstance(op, loop.ForOp)]
     if any(lp.is_dynamic for child in inner for lp in loops_of(child)):
         return [_parallel(name, start.loop_name.data)]
+    if len(inner) == 1 and work(inner[0]) >= PARALLEL_MIN_WORK:
+        first, band = _static_band(kernel, inner[0], tasks, grain)
+        if band:
+            return [_parallel(name, start.loop_name.data), *band] if first is inner[0] else band
     per_iteration = max(1, sum(work(child) for child in inner))
     if per_iteration >= grain:
         return [_parallel(name, start.loop_name.data)]

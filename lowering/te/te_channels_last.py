@@ -31,6 +31,7 @@ the end. Tensors of one pixel per
 channel stay as they are (both layouts are the same bytes). A channels-last copy of a tensor that is now
 channels-last is that tensor. A channels-last result used other than by a read (a function result) is copied back
 to NCHW once.
+A run-time batch stays axis 0 in either layout (its extent operand unchanged: `conv_batch.py`).
 Run after te-conv-layout and before te-inline.
 """
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -49,6 +50,7 @@ from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te.builder import build_compute, read
 from minimlc.lowering.strategy.conv import channel_vectors
 from minimlc.lowering.target import Target, target_of
+from minimlc.lowering.te.conv_batch import batch_extent, has_only_a_run_time_batch
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
 CHANNELS_LAST = (0, 2, 3, 1)
@@ -111,7 +113,7 @@ def _reads(compute: te.ComputeOp) -> list[te.ReadOp]:
 
 def _joins(compute: te.ComputeOp, channels_last: set[SSAValue], target: Target) -> bool:
     """Whether `compute` is stored channels-last, given the tensors before it that are."""
-    if not _is_image(compute.result) or compute.tag.data == COPY_TAG or compute.has_run_time_extents():
+    if not _is_image(compute.result) or compute.tag.data == COPY_TAG or not has_only_a_run_time_batch(compute):
         return False
     if compute.tag.data == "depthwise_conv":
         return bool(channel_vectors(compute.shape[1], target))
@@ -143,10 +145,10 @@ def joins_channels_last(
 
 def _is_image(tensor: SSAValue) -> bool:
     """Whether `tensor` is a run-time image: rank 4, more than one pixel per channel, not a weight (and of static
-    shape: the layout change is planned for static shapes)."""
+    shape but for its batch: the layout change is planned per image)."""
     assert isinstance(tensor.type, TensorType)
     shape = tensor.type.get_shape()
-    if not tensor.type.has_static_shape():
+    if DYNAMIC_INDEX in shape[1:]:
         return False
     return len(shape) == 4 and shape[2] * shape[3] > 1 and not isinstance(tensor.owner, graph.WeightOp)
 
@@ -172,18 +174,21 @@ def _stored_channels_last(compute: te.ComputeOp) -> te.ComputeOp:
     combiner = compute.combiner.data if compute.combiner is not None else None
     assert isinstance(compute.result.type, TensorType)
     element = compute.result.type.element_type
-    result = te.ComputeOp(compute.tag.data, TensorType(element, new_shape), block, compute.extents, combiner)
+    result = te.ComputeOp(
+        compute.tag.data, TensorType(element, new_shape), block, compute.extents, combiner, compute.dynamic_sizes
+    )
     result.attributes |= compute.attributes
     result.result.name_hint = compute.result.name_hint
     return result
 
 
-def _nchw_copy(tensor: SSAValue) -> te.ComputeOp:
+def _nchw_copy(compute: te.ComputeOp) -> te.ComputeOp:
+    tensor = compute.result
     assert isinstance(tensor.type, TensorType)
-    n, h, w, c = tensor.type.get_shape()
+    _, h, w, c = tensor.type.get_shape()
     return build_compute(
         "channels_last_to_nchw",
-        (n, c, h, w),
+        (batch_extent(compute), c, h, w),
         lambda i: read(tensor, [i[0], i[2], i[3], i[1]]),
         element_type=tensor.type.element_type,
     )
@@ -219,7 +224,7 @@ def _convert_function(function: func.FuncOp, target: Target) -> None:
                 rewriter.replace_op(user, te.ReadOp(new.result, indices))
                 continue
             if back is None:
-                back = _nchw_copy(new.result)
+                back = _nchw_copy(new)
                 rewriter.insert_op(back, InsertPoint.after(new))
             user.operands[use.index] = back.result
         rewriter.erase_op(compute)
@@ -238,7 +243,7 @@ def _pools_to_one_pixel(reader: te.ComputeOp, compute: te.ComputeOp) -> bool:
     reads = _reads(reader)
     return (
         bool(reader.extents)
-        and not reader.has_run_time_extents()
+        and has_only_a_run_time_batch(reader)
         and len(shape) == 4
         and shape[2] * shape[3] == 1
         and all(r.tensor is compute.result and _keeps_layout(reader, r) for r in reads)
@@ -267,9 +272,12 @@ def _read_input_channels_last(depthwise: te.ComputeOp, kept: set[te.ComputeOp], 
         return
     x = data.tensor
     assert isinstance(x.type, TensorType)
-    n, c, h, w = x.type.get_shape()
+    _, c, h, w = x.type.get_shape()
     copy = build_compute(
-        COPY_TAG, (n, h, w, c), lambda i: read(x, [i[0], i[3], i[1], i[2]]), element_type=x.type.element_type
+        COPY_TAG,
+        (batch_extent(depthwise), h, w, c),
+        lambda i: read(x, [i[0], i[3], i[1], i[2]]),
+        element_type=x.type.element_type,
     )
     rewriter.insert_op(copy, InsertPoint.before(depthwise))
     indices = [data.indices[d] for d in CHANNELS_LAST]

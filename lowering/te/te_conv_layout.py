@@ -15,7 +15,8 @@ per output channel):
     }
     %y = te.compute "conv" ... { %x = te.read %t[%n, %ih, %iw, %c] : tensor<1x58x58x64xf32> ... }
 
-Applies to "conv" computes (group 1) only; run between graph-to-te and te-inline, in the scheduled pipelines.
+Applies to "conv" computes (group 1) only, a run-time batch included (the copy takes it: `conv_batch.py`); run
+between graph-to-te and te-inline, in the scheduled pipelines.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te.builder import build_compute, read
+from minimlc.lowering.te.conv_batch import batch_extent, has_only_a_run_time_batch
 
 COPY_TAG = "conv_input_nhwc"
 """Tag of the channels-last copy this pass gives a convolution's input."""
@@ -46,7 +48,9 @@ class ConvInputLayout(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
-        if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or op.has_run_time_extents():
+        if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum":
+            return
+        if not has_only_a_run_time_batch(op):
             return
         rank = len(graph.shape_of(op.result))
         args = op.body.block.args
@@ -65,9 +69,9 @@ class ConvInputLayout(RewritePattern):
         if len(data) != 1:
             return
         (source,) = data
-        n, c, h, w = graph.shape_of(source.tensor)
+        _, c, h, w = graph.shape_of(source.tensor)
         x = source.tensor
-        transposed = build_compute(COPY_TAG, (n, h, w, c), lambda i: read(x, [i[0], i[3], i[1], i[2]]))
+        transposed = build_compute(COPY_TAG, (batch_extent(op), h, w, c), lambda i: read(x, [i[0], i[3], i[1], i[2]]))
         rewriter.insert(transposed, InsertPoint.before(op))
         indices = list(source.indices)
         rewriter.replace(source, te.ReadOp(transposed.result, [indices[0], indices[2], indices[3], indices[1]]))

@@ -160,20 +160,18 @@ def test_static_shapes_emit_no_extents() -> None:
     assert all(not op.dynamic_sizes for op in module.walk() if isinstance(op, te.ComputeOp))
 
 
-CONV = """
-func.func @main(%x: tensor<?x1x4x4xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<?x2x2x2xf32> {
-  %y = graph.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>,
-                          strides = array<i64: 1, 1>}
-      : (tensor<?x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<?x2x2x2xf32>
-  func.return %y : tensor<?x2x2x2xf32>
+ARGMAX = """
+func.func @main(%x: tensor<?x4xf32>) -> tensor<?x1xi64> {
+  %y = graph.argmax %x {axis = 1 : i64, keepdims} : tensor<?x4xf32> -> tensor<?x1xi64>
+  func.return %y : tensor<?x1xi64>
 }
 """
 
 
 def test_op_without_a_dynamic_lowering_is_refused_by_name() -> None:
-    module = parse(CONV)
-    next(op for op in module.walk() if op.name == "graph.conv").results[0].name_hint = "conv1"
-    with pytest.raises(DiagnosticException, match=r"graph-to-te: 'graph\.conv' \(conv1\) does not take run-time dim"):
+    module = parse(ARGMAX)
+    next(op for op in module.walk() if op.name == "graph.argmax").results[0].name_hint = "best"
+    with pytest.raises(DiagnosticException, match=r"graph-to-te: 'graph\.argmax' \(best\) does not take run-time dim"):
         GraphToTePass().apply(make_context(), module)
 
 

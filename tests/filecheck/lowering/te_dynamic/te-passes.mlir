@@ -2,8 +2,8 @@
 // RUN: mini-opt %s -p 'te-conv-layout,te-channels-last,te-conv-winograd{convolutions=all}' | filecheck %s --check-prefix=CONV
 // RUN: mini-opt %s -p te-inline | filecheck %s --check-prefix=INLINE
 
-// The convolution passes plan static shapes: a convolution over a run-time batch stays as it is (no im2col, no
-// channels-last copy, no Winograd), and so does the ReLU after it.
+// A convolution over a run-time batch is planned as one image (`te/conv_batch.py`): its input goes channels-last,
+// the copy keeping the batch extent outermost; im2col and Winograd leave it direct, and the ReLU stays as it is.
 func.func @conv(%x: tensor<?x8x6x6xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<?x16x4x4xf32> {
   %b = te.dim %x[0] : tensor<?x8x6x6xf32>
   %y = te.compute "conv" (%n, %f, %h, %v) [%b] reduce sum (%c : 8, %kh : 3, %kw : 3) -> tensor<?x16x4x4xf32> {
@@ -25,10 +25,14 @@ func.func @conv(%x: tensor<?x8x6x6xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<?x1
 
 // CONV-LABEL: func.func @conv(%x: tensor<?x8x6x6xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<?x16x4x4xf32> {
 // CONV-NEXT:    %b = te.dim %x[0] : tensor<?x8x6x6xf32>
+// CONV-NEXT:    %0 = te.compute "conv_input_nhwc" (%1, %2, %3, %4) [%b] -> tensor<?x6x6x8xf32> {
+// CONV-NEXT:      %5 = te.read %x[%1, %4, %2, %3] : tensor<?x8x6x6xf32>
+// CONV-NEXT:      te.yield %5 : f32
+// CONV-NEXT:    }
 // CONV-NEXT:    %y = te.compute "conv" (%n, %f, %h, %v) [%b] reduce sum (%c : 8, %kh : 3, %kw : 3) -> tensor<?x16x4x4xf32> {
 // CONV-NEXT:      %ih = arith.addi %h, %kh : index
 // CONV-NEXT:      %iw = arith.addi %v, %kw : index
-// CONV-NEXT:      %a = te.read %x[%n, %c, %ih, %iw] : tensor<?x8x6x6xf32>
+// CONV-NEXT:      %a = te.read %0[%n, %ih, %iw, %c] : tensor<?x6x6x8xf32>
 // CONV:         %r = te.compute "relu" (%n_1, %f_1, %h_1, %v_1) [%b] -> tensor<?x16x4x4xf32> {
 // CONV-NEXT:      %a_1 = te.read %y[%n_1, %f_1, %h_1, %v_1] : tensor<?x16x4x4xf32>
 // CONV-NOT:     te.compute
