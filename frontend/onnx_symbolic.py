@@ -7,7 +7,7 @@ expressions (`onnx_symbolic_dims.Dim`), and shape tensors whose elements are sym
            : tensor<?x?x768xf32> -> tensor<?x?x12x64xf32>
 
 A ShapeValue is evaluated through the ops that compute shapes (`SHAPE_OPS`: Gather, Slice, Concat, Unsqueeze,
-Squeeze, Cast, Add, Sub, Mul, Div, Equal, Where, ...); one that ends up all integers is a plain constant. Its
+Squeeze, Cast, Abs, Add, Sub, Mul, Div, Equal, Where, ...); one that ends up all integers is a plain constant. Its
 consumers (Reshape, Expand, ConstantOfShape, Range, Slice, Tile) are rewritten into static graph forms by
 `onnx_symbolic_rewrites`: Reshape targets with 0 (copy) and -1 (the rest), broadcasts to an input's dimensions,
 slices to the end. Every other node is converted as usual and its result types checked against the dimensions
@@ -156,6 +156,10 @@ def _equal(a: Size, b: Size) -> bool:
     raise TypeError(f"whether {a} equals {b} is known only at run time")
 
 
+def _absolute(node, attrs, data):
+    return np.asarray(np.frompyfunc(lambda d: d if is_symbolic(d) else abs(d), 1, 1)(data), dtype=object)
+
+
 def _where(node, attrs, condition, x, y):
     return np.where(condition.astype(bool), x, y)
 
@@ -178,6 +182,7 @@ SHAPE_OPS: dict[str, Callable[..., np.ndarray]] = {
     "Squeeze": _squeeze,
     "Cast": _cast,
     "Identity": lambda node, attrs, data: data,
+    "Abs": _absolute,  # torchlib's expand: Abs turns expand(batch, -1, -1)'s -1s into ONNX's 1s; sizes are >= 0
     "Add": _elementwise(lambda a, b: a + b),
     "Sub": _elementwise(lambda a, b: a - b),
     "Mul": _elementwise(lambda a, b: a * b),
@@ -248,6 +253,22 @@ def _reduced(dims: Dims, attributes: dict[str, Any], axes: np.ndarray | None, ke
     return tuple(1 if i in chosen else d for i, d in enumerate(dims) if keep or i not in chosen)
 
 
+def _split(node: onnx.NodeProto, dims: Dims, sizes: Any, attributes: dict[str, Any]) -> list[Dims | None]:
+    """Split of a static axis: each output the input's dimensions with that axis cut to its size."""
+    axis = attributes.get("axis", 0) % len(dims)
+    extent = dims[axis]
+    if is_symbolic(extent):
+        return [None] * len(node.output)
+    if isinstance(sizes, np.ndarray):
+        parts = [int(n) for n in sizes.flat]
+    elif "split" in attributes:
+        parts = list(attributes["split"])
+    else:
+        step = -(-int(extent) // len(node.output))
+        parts = [min(step, int(extent) - step * n) for n in range(len(node.output))]
+    return [(*dims[:axis], part, *dims[axis + 1 :]) for part in parts]
+
+
 def _axes_value(attributes: dict[str, Any], axes: np.ndarray | None) -> list[int] | None:
     if axes is not None:
         return [int(a) for a in axes.flat] or None
@@ -290,13 +311,24 @@ def infer_dims(
             total = total + s[axis]
         others = broadcast_dims(*((*s[:axis], 1, *s[axis + 1 :]) for s in present))
         return [None if others is None else (*others[:axis], total, *others[axis + 1 :])]
+    if op == "Split" and shapes[0] is not None:
+        return _split(node, shapes[0], inputs[1] if len(inputs) > 1 else None, attributes)
     if op in LEADING_BATCH_OPS:
         return [LEADING]  # the batch (axis 0) of the first input, the rest static
     return [broadcast_dims(*present)] if present else [None]
 
 
 LEADING_BATCH_OPS = frozenset(
-    {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "LpPool"}
+    {
+        "Conv",
+        "ConvTranspose",
+        "MaxPool",
+        "AveragePool",
+        "GlobalAveragePool",
+        "GlobalMaxPool",
+        "LpPool",
+        "BatchNormalization",
+    }
 )
 LEADING: Dims = ("leading",)  # type: ignore[assignment]
 """The marker of an output whose axis 0 is the first input's axis 0 and whose other axes are static."""

@@ -42,6 +42,8 @@ from minimlc.frontend.onnx_symbolic import (
     type_shape,
 )
 from minimlc.frontend.onnx_symbolic_dims import Dim, ceil_div, floor_div, is_symbolic
+from minimlc.frontend.onnx_symbolic_indexing import SymbolicIndexing
+from minimlc.frontend.onnx_symbolic_reshape import reshape_spec, reshape_steps
 
 SHAPE_CONSUMERS = frozenset({"Reshape", "Expand", "ConstantOfShape", "Range", "Slice", "Tile"})
 """Ops that take a ShapeValue and become static graph forms."""
@@ -58,11 +60,13 @@ def _product(values: Sequence[Size]) -> Size:
     return total
 
 
-class SymbolicImport:
+class SymbolicImport(SymbolicIndexing):
     """The symbolic dimensions of the values being imported, and the conversion of the nodes that need them."""
 
     def __init__(self) -> None:
         self.dims: dict[SSAValue, Dims] = {}
+        self.flattened: dict[SSAValue, SSAValue] = {}
+        """A [lead0*lead1*..., k] value -> the [lead0, lead1, ..., k] value it flattens (symbolic leading sizes)."""
 
     def of(self, value: SSAValue) -> Dims:
         """The dimensions of a run-time value (static types need no entry)."""
@@ -76,6 +80,8 @@ class SymbolicImport:
             return True
         data = inputs[0] if inputs else None
         dynamic = isinstance(data, SSAValue) and DYNAMIC in shape_of(data)
+        if dynamic and self.takes_indexing(node, inputs):
+            return True
         return dynamic and (node.op_type in RESHAPES | SHAPE_CONSUMERS | {"Shape", "Size"})
 
     def convert(self, node: onnx.NodeProto, label: str, inputs: Sequence[Any], ctx: NodeContext) -> list[Any]:
@@ -86,6 +92,7 @@ class SymbolicImport:
         if op in ("Shape", "Size") and isinstance(data, SSAValue):
             return [shape_of_dims(node, self.of(data))]
         computed = not isinstance(data, ShapeValue) and op in RESHAPES | SHAPE_CONSUMERS  # data is a tensor
+        computed = computed or self.takes_indexing(node, inputs)
         if op in SHAPE_OPS and not computed:
             if any(isinstance(value, SSAValue) for value in inputs):
                 raise refuse(label, "mixes run-time tensors with symbolic shape values", self._symbols(inputs))
@@ -130,32 +137,36 @@ class SymbolicImport:
     # -- reshapes -----------------------------------------------------------------------------------------------
 
     def reshape_to(self, ctx: NodeContext, label: str, x: SSAValue, dims: Sequence[Size]) -> SSAValue:
-        """`x` reshaped to `dims`: each symbolic one copied from the same axis of `x` (0) or, once, the rest (-1)."""
+        """`x` reshaped to `dims`: one graph.reshape, or a chain of them (`onnx_symbolic_reshape`)."""
         source = self.of(x)
         if tuple(source) == tuple(dims):
             return x
+        if x in self.flattened and self.of(self.flattened[x]) == tuple(dims):
+            return self.flattened[x]
         if _product(source) != _product(dims):
             raise refuse(
                 label, f"reshapes {list(map(str, source))} to {list(map(str, dims))}, whose sizes do not match",
                 symbols_of([*source, *dims]),
             )
-        spec: list[int] = []
-        for axis, size in enumerate(dims):
-            if not is_symbolic(size):
-                spec.append(int(size))
-            elif axis < len(source) and source[axis] == size:
-                spec.append(0)
-            elif -1 in spec:
-                raise refuse(
-                    label, f"the target {list(map(str, dims))} has symbolic sizes that are neither the input's "
-                    f"{list(map(str, source))} on the same axis nor one rest (-1)", symbols_of(dims),
-                )
+        steps = reshape_steps(source, dims)
+        if steps is None:
+            raise refuse(
+                label, f"the target {list(map(str, dims))} has more than one symbolic size that the input "
+                f"{list(map(str, source))} lacks", symbols_of(dims),
+            )
+        value = x
+        for step in steps:
+            if step.perm is not None:
+                value = ctx.emit(graph.TransposeOp(value, step.perm))
             else:
-                spec.append(-1)
-        shape = type_shape(dims)
-        result = ctx.emit(graph.ReshapeOp(x, shape, spec if DYNAMIC in shape else None))
-        self.dims[result] = tuple(dims)
-        return result
+                shape = type_shape(step.shape)
+                value = ctx.emit(graph.ReshapeOp(value, shape, reshape_spec(self.of(value), step.shape)
+                                                 if DYNAMIC in shape else None))
+            self.dims[value] = step.shape
+        if len(dims) == 2 and len(source) > 2 and dims[-1] == source[-1] and symbols_of(source[:-1]):
+            self.flattened[value] = x
+        return value
+
 
     def _reshape(self, ctx, label, attributes, data, shape):
         x = ctx.data(data)

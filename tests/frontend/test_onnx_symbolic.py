@@ -15,9 +15,11 @@ from minimlc.dialects import graph
 from minimlc.frontend.onnx import import_model
 from minimlc.frontend.onnx_errors import ModelImportError
 from minimlc.frontend.onnx_symbolic_dims import Dim, ceil_div, evaluate, floor_div
+from minimlc.frontend.onnx_symbolic_reshape import Step, reshape_spec, reshape_steps
 from minimlc.lowering.abi import input_symbols_of
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "examples"))
+import dynamic_decoders
 import dynamic_transformers
 import transformer_models
 from model_builder import ModelBuilder
@@ -128,6 +130,80 @@ def test_static_import_is_unchanged_by_the_symbolic_path():
     assert str(import_model(model).module) == str(import_model(model, symbolic=True).module)
 
 
+# --- Dynamo export forms ------------------------------------------------------------------------------------------
+
+
+def test_reshape_steps_move_symbolic_sizes_only_past_size_1_axes():
+    steps = reshape_steps((sequence, sequence), (1, 1, sequence, sequence))
+    assert [(step.shape, step.perm) for step in steps] == [
+        ((sequence, sequence, 1, 1, 1), None),
+        ((1, 1, sequence, sequence, 1), (2, 3, 0, 1, 4)),
+        ((1, 1, sequence, sequence), None),
+    ]
+    heads = reshape_steps((batch * 4, sequence, sequence), (batch, 4, sequence, sequence))
+    assert heads[-1].shape == (batch, 4, sequence, sequence)
+    assert reshape_spec(heads[-2].shape, heads[-1].shape) == [-1, 4, 0, 0]
+    assert reshape_steps((batch, sequence, 8), (batch * sequence, 8)) == [Step((batch * sequence, 8))]
+    assert reshape_steps((batch * sequence, 8), (batch, sequence, 8)) is None
+
+
+def test_unsqueeze_of_a_square_mask_is_reshape_transpose_reshape():
+    nodes = [helper.make_node("Unsqueeze", ["x", "axes"], ["y"])]
+    model = _model(nodes, [("x", ["sequence", "sequence"])], "y", [numpy_helper.from_array(np.array([0, 1]), "axes")])
+    imported = import_model(model, symbolic=True)
+    assert [list(op.shape.get_values()) for op in ops(imported, "graph.reshape")] == [[0, 0, 1, 1, 1], [1, 1, 0, 0]]
+    assert [list(op.perm.get_values()) for op in ops(imported, "graph.transpose")] == [[2, 3, 0, 1, 4]]
+    assert imported.symbolic_dims["y"] == (1, 1, sequence, sequence)
+
+
+def test_expand_to_abs_of_a_batch_and_minus_ones_broadcasts_to_the_batch():
+    """torchlib's expand(batch, -1, -1): Expand to Abs(Concat(Shape(x)[0:1], [-1, -1]))."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["batch"], start=0, end=1),
+        helper.make_node("Concat", ["batch", "keep"], ["sizes"], axis=0),
+        helper.make_node("Abs", ["sizes"], ["shape"]),
+        helper.make_node("Expand", ["token", "shape"], ["tokens"]),
+        helper.make_node("Concat", ["tokens", "x"], ["y"], axis=1),
+    ]
+    constants = [
+        numpy_helper.from_array(np.array([-1, -1], np.int64), "keep"),
+        numpy_helper.from_array(np.ones((1, 1, 8), np.float32), "token"),
+    ]
+    imported = import_model(_model(nodes, [("x", ["batch", 4, 8])], "y", constants), symbolic=True)
+    assert imported.symbolic_dims["y"] == (batch, 5, 8)
+
+
+def test_conv1d_view_addmm_view_runs_the_product_on_the_unflattened_value():
+    """GPT-2's Conv1D: Reshape to [-1, 8], Gemm, Reshape to Concat(Shape(x)[:-1], [16]) -> one graph.matmul of x
+    [batch, sequence, 8] and the bias added, no split of batch*sequence."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "flat"], ["rows"]),
+        helper.make_node("Gemm", ["rows", "w", "bias"], ["product"]),
+        helper.make_node("Shape", ["x"], ["lead"], start=0, end=-1),
+        helper.make_node("Concat", ["lead", "width"], ["size_out"], axis=0),
+        helper.make_node("Reshape", ["product", "size_out"], ["y"]),
+    ]
+    constants = [
+        numpy_helper.from_array(np.array([-1, 8], np.int64), "flat"),
+        numpy_helper.from_array(np.ones((8, 16), np.float32), "w"),
+        numpy_helper.from_array(np.ones(16, np.float32), "bias"),
+        numpy_helper.from_array(np.array([16], np.int64), "width"),
+    ]
+    imported = import_model(_model(nodes, [("x", ["batch", "sequence", 8])], "y", constants), symbolic=True)
+    (matmul,) = ops(imported, "graph.matmul")
+    assert graph.shape_of(matmul.result) == (DYN, DYN, 16)
+    assert not ops(imported, "graph.gemm")
+    assert imported.symbolic_dims["y"] == (batch, sequence, 16)
+
+
+def test_gathernd_of_a_per_row_position_is_a_take_at_run_time_strides():
+    """CLIP's pooling: hidden[arange(batch), ids.argmax(-1)] as GatherND of [batch, sequence, 8]."""
+    imported = import_model(dynamic_decoders.clip_text(transformer_models.Dims(16, 8, 2, 16), 1, 20), symbolic=True)
+    assert imported.symbolic_dims["pooler_output"] == (batch, 8)
+    assert not ops(imported, "graph.gather_nd")
+    assert any(graph.shape_of(op.result) == (DYN, 8) for op in ops(imported, "graph.take"))
+
+
 # --- Refusals --------------------------------------------------------------------------------------------------
 
 
@@ -141,12 +217,14 @@ def test_constant_reshape_of_a_symbolic_batch_is_refused_naming_node_and_symbol(
 
 
 def test_two_symbolic_sizes_off_their_axes_are_refused():
-    """[batch*sequence, 8] -> [batch, sequence, 8]: neither copies its axis, and only one may be the rest."""
+    """[batch*sequence, 8] -> [batch, sequence, 8]: two symbolic sizes the input lacks, and only one may be the rest
+    (a Relu between the reshapes: the flattened value's origin is not known)."""
     nodes = [
         helper.make_node("Shape", ["x"], ["shape"]),
         helper.make_node("Slice", ["shape", "start", "end"], ["lead"]),
         helper.make_node("Concat", ["lead", "width"], ["target"], axis=0),
-        helper.make_node("Reshape", ["x", "flat"], ["rows"]),
+        helper.make_node("Reshape", ["x", "flat"], ["flat_rows"]),
+        helper.make_node("Relu", ["flat_rows"], ["rows"]),
         helper.make_node("Reshape", ["rows", "target"], ["y"], name="unflatten"),
     ]
     constants = [
@@ -156,7 +234,8 @@ def test_two_symbolic_sizes_off_their_axes_are_refused():
         numpy_helper.from_array(np.array([-1, 8], np.int64), "flat"),
     ]
     model = _model(nodes, [("x", ["batch", "sequence", 8])], "y", constants)
-    with pytest.raises(ModelImportError, match=r"node 'unflatten' \(Reshape\).*symbols 'batch', 'sequence'"):
+    expected = r"node 'unflatten' \(Reshape\).*symbols 'batch', 'sequence'.*more than one symbolic size"
+    with pytest.raises(ModelImportError, match=expected):
         import_model(model, symbolic=True)
 
 
