@@ -31,10 +31,13 @@ from minimlc.dialects import graph
 
 
 class ReshapeSimplification(RewritePattern):
-    """Remove a reshape to the same shape; fold a reshape of a reshape into one."""
+    """Remove a reshape to the same shape; fold a reshape of a reshape into one (static shapes only: a `?` reshape
+    is defined by its ONNX target, which speaks of its own input)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ReshapeOp, rewriter: PatternRewriter) -> None:
+        if graph.DYNAMIC in (*graph.shape_of(op.input), *graph.shape_of(op.result)):
+            return  # `tensor<?x?xf32>` to `tensor<?x?xf32>` may move sizes; a fold would lose the ONNX target
         if op.input.type == op.result.type:
             rewriter.replace(op, [], [op.input])
             return

@@ -165,12 +165,14 @@ class Extents:
             return result
 
     def strided_count(self, extent: Extent, start: int, step: int) -> Extent:
-        """How many of `start, start + step, ...` (step > 0) are below `extent`: `(extent - start + step - 1) / step`
-        (a slice to the end of a run-time axis)."""
+        """How many of `start, start + step, ...` (step > 0) are below `extent`: `max(0, extent - start + step - 1) /
+        step` (a slice to the end of a run-time axis, empty where the run's extent is at most `start`)."""
         if isinstance(extent, int):
             return max(0, (extent - start + step - 1) // step)
         with self._before_op():
-            past = arith.SubiOp(extent, as_index(start)).result if start else extent
+            past = extent
+            if start:
+                past = arith.MaxSIOp(arith.SubiOp(extent, as_index(start)).result, as_index(0)).result
             if step == 1:
                 return past
             rounded = arith.AddiOp(past, as_index(step - 1)).result

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import onnx
 import onnxruntime
+from strategies import SymbolicCase
 
 from minimlc import InferenceSession
 from minimlc.frontend.onnx import ModelImportError, import_model
@@ -41,14 +42,62 @@ def differential(model: onnx.ModelProto, feeds: dict[str, np.ndarray], opt_level
         return Outcome("refused", str(error).splitlines()[0])
     except Exception as error:
         return Outcome("crash", f"{type(error).__name__}: {str(error)[:300]}")
+    difference = _difference(actual, expected)
+    return Outcome("ok") if difference is None else Outcome("mismatch", difference)
+
+
+def differential_symbolic(case: SymbolicCase, opt_level: int) -> tuple[Outcome, int]:
+    """One minimlc session of `case.model` (symbolic inputs, one thread) against ONNX Runtime at each size of
+    `case.feeds` (those ONNX Runtime runs: it may refuse empty tensors), and how many sizes it compared.
+
+    `ok`: compiled once for every size; `fallback`: compiled per shapes, `stats["symbolic_fallback"]` saying why, for
+    a graph holding a `STATIC_ONLY` op (a fallback without one is a `mismatch`, as is more than one compile without
+    a fallback)."""
+    ort = onnxruntime.InferenceSession(case.model.SerializeToString(), providers=["CPUExecutionProvider"])
+    try:
+        session = InferenceSession(case.model, opt_level=opt_level, num_threads=1)
+    except (NotImplementedError, ModelImportError) as error:
+        return Outcome("refused", str(error).splitlines()[0]), 0
+    except Exception as error:
+        return Outcome("crash", f"{type(error).__name__}: {str(error)[:300]}"), 0
+    fallback = session.stats.get("symbolic_fallback")
+    if fallback is not None and not case.static_only:
+        return Outcome("mismatch", f"compiled per shapes without a static-only op: {fallback}"), 0
+    compared = 0
+    for feeds in case.feeds:
+        shapes = {name: value.shape for name, value in feeds.items()}
+        try:
+            expected = ort.run(None, feeds)
+        except onnxruntime.capi.onnxruntime_pybind11_state.Fail:
+            if all(value.size for value in feeds.values()):
+                raise
+            continue  # ONNX Runtime takes no empty tensor here
+        try:
+            actual = session.run(None, feeds)
+        except (NotImplementedError, ModelImportError) as error:
+            return Outcome("refused", f"at {shapes}: {str(error).splitlines()[0]}"), compared
+        except Exception as error:
+            return Outcome("crash", f"at {shapes}: {type(error).__name__}: {str(error)[:300]}"), compared
+        difference = _difference(actual, expected)
+        if difference is not None:
+            return Outcome("mismatch", f"at {shapes}: {difference}"), compared
+        compared += 1
+    compiles = session.stats["compiles"]
+    if fallback is None and compiles != 1:
+        return Outcome("mismatch", f"{compiles} compiles without a fallback"), compared
+    return Outcome("ok" if fallback is None else "fallback", fallback or ""), compared
+
+
+def _difference(actual: list[np.ndarray], expected: list[np.ndarray]) -> str | None:
+    """How `actual` differs from `expected` beyond the tolerances, or None."""
     for got, want in zip(actual, expected, strict=True):
         if got.shape != want.shape or got.dtype != want.dtype:
-            return Outcome("mismatch", f"shape/dtype {got.shape} {got.dtype} != {want.shape} {want.dtype}")
+            return f"shape/dtype {got.shape} {got.dtype} != {want.shape} {want.dtype}"
         scale = max(1.0, float(np.max(np.abs(want), initial=0.0)))
         error = np.abs(got.astype(np.float64) - want)
         if not np.all(error <= ATOL * scale + RTOL * np.abs(want)):
-            return Outcome("mismatch", f"max abs error {np.nanmax(error):.3g} (scale {scale:.3g})")
-    return Outcome("ok")
+            return f"max abs error {np.nanmax(error):.3g} (scale {scale:.3g})"
+    return None
 
 
 def load_bytes(data: bytes) -> Outcome:
