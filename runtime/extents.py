@@ -87,6 +87,12 @@ def spelled(shape: Sequence[int | str | None]) -> str:
     return f"[{', '.join('?' if size is None else str(size) for size in shape)}]"
 
 
+OutputType = tuple[tuple[int, ...], np.dtype]
+"""An output's shape and dtype."""
+SHAPES_KEPT = 64
+"""Distinct input shapes whose extents and output shapes a `DynamicEntry` keeps (least recently used dropped)."""
+
+
 class DynamicEntry:
     """How a session calls `model`, whose entry takes run-time extents (`model.extents`): the feeds' checks, the
     extents array, and the outputs' shapes."""
@@ -106,6 +112,21 @@ class DynamicEntry:
         self._output_extents = extents.output_extents
         self._output_extents_entry = model.output_extents_entry
         self._bounds = dict(bounds)
+        self._prepared: dict[tuple[tuple[int, ...], ...], tuple[np.ndarray, list[OutputType]]] = {}
+
+    def prepared(self, feeds: Sequence[np.ndarray]) -> tuple[np.ndarray, list[OutputType]]:
+        """The extents array and the outputs' shapes and dtypes for `feeds` (`extents_of`, `output_types`), kept for
+        the last `SHAPES_KEPT` distinct input shapes: a run at shapes seen before checks and computes nothing again
+        (both are functions of the shapes alone; native code only reads the extents)."""
+        key = tuple(feed.shape for feed in feeds)
+        found = self._prepared.pop(key, None)
+        if found is None:
+            extents = self.extents_of(feeds)
+            found = (extents, self.output_types(extents))
+            if len(self._prepared) >= SHAPES_KEPT:
+                del self._prepared[next(iter(self._prepared))]
+        self._prepared[key] = found  # most recently used last
+        return found
 
     def extents_of(self, feeds: Sequence[np.ndarray]) -> np.ndarray:
         """The entry's extents array (int64, input order then axis order) for `feeds`, checked (`symbol_sizes`)."""
@@ -118,7 +139,7 @@ class DynamicEntry:
         ]
         return np.array(sizes, dtype=np.int64)
 
-    def output_types(self, extents: np.ndarray) -> list[tuple[tuple[int, ...], np.dtype]]:
+    def output_types(self, extents: np.ndarray) -> list[OutputType]:
         """The outputs' shapes and dtypes for input `extents`, from `@main_output_extents`."""
         sizes: list[int] = []
         if self._output_extents:

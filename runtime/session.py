@@ -320,8 +320,7 @@ class Session:
         if self._model is not None:
             output_types, args = self._output_types, self._args_template.copy()
             if self._dynamic is not None:
-                extents = self._dynamic.extents_of(inputs)
-                output_types = self._dynamic.output_types(extents)
+                extents, output_types = self._dynamic.prepared(inputs)
                 args[self._dynamic.slot] = _address(extents)
             outputs = [np.empty(shape, dtype=dtype) for shape, dtype in output_types]
             for slot, array in enumerate((*inputs, *outputs)):
