@@ -27,6 +27,8 @@ from minimlc.frontend.onnx_ops import ConstantValue, NodeContext, NodeError, Val
 def check_index_range(ctx: NodeContext, indices: Value, bounds: Sequence[int], what: str) -> None:
     """Check that every element of `indices` lies in [-n, n), n = `bounds` (one bound, or one per position of the
     indices' last dim, as GatherND's index tuples); `what` names the range in the message (`axis 0 of extent 3`)."""
+    if graph.DYNAMIC in bounds:  # the run-time extent is not a constant to compare with
+        raise NodeError(f"indices into {what.split(' of extent')[0]}, whose extent is known only at run time")
     ranges = ", ".join(f"[{-n}, {n})" for n in bounds)
     limit = np.array(bounds, np.int64)
     check_range(ctx, indices, -limit, limit, f"indices must lie in {ranges} ({what})")

@@ -75,6 +75,10 @@ def Pad(
         raise NodeError(f"attribute mode='{mode}' is not supported (expected one of {', '.join(graph.PAD_MODES)})")
     for axis, size in enumerate(shape):
         begin, end = full[axis], full[rank + axis]
+        if size == graph.DYNAMIC:
+            if begin or end:
+                raise NodeError(f"pads {full} pad axis {axis}, whose size is known only at run time")
+            continue
         if size + begin + end < 0:
             raise NodeError(f"pads {full} crop more than axis {axis} of size {size}")
         padding = max(begin, end)

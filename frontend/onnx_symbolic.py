@@ -328,6 +328,7 @@ LEADING_BATCH_OPS = frozenset(
         "GlobalMaxPool",
         "LpPool",
         "BatchNormalization",
+        "Pad",
     }
 )
 LEADING: Dims = ("leading",)  # type: ignore[assignment]

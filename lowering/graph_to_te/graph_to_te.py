@@ -323,6 +323,7 @@ DYNAMIC_LOWERINGS: tuple[type[Operation], ...] = (
     graph.ReduceOp,
     graph.TakeOp,
     graph.TakeAlongAxisOp,
+    graph.ArgReduceOp,
     graph.CumulativeOp,
     graph.ConvOp,
     graph.PoolOp,

@@ -120,8 +120,9 @@ class ArgReduceLowering(RewritePattern):
     def match_and_rewrite(self, op: graph.ArgReduceOp, rewriter: PatternRewriter) -> None:
         tag = op.name.removeprefix("graph.")
         axis = op.axis.value.data
-        source, shape = graph.shape_of(op.input), graph.shape_of(op.result)
-        kept = graph.ArgReduceOp.reduced(source, axis, True)
+        source = Extents(op).of(op.input)
+        kept: list[Extent] = [1 if at == axis else extent for at, extent in enumerate(source)]
+        shape = kept if op.keepdims else [extent for at, extent in enumerate(source) if at != axis]
         last = op.select_last_index is not None
 
         def element(indices: Indices, position: SSAValue) -> SSAValue:

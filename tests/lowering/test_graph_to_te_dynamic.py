@@ -160,18 +160,18 @@ def test_static_shapes_emit_no_extents() -> None:
     assert all(not op.dynamic_sizes for op in module.walk() if isinstance(op, te.ComputeOp))
 
 
-ARGMAX = """
-func.func @main(%x: tensor<?x4xf32>) -> tensor<?x1xi64> {
-  %y = graph.argmax %x {axis = 1 : i64, keepdims} : tensor<?x4xf32> -> tensor<?x1xi64>
-  func.return %y : tensor<?x1xi64>
+GATHER_ND = """
+func.func @main(%x: tensor<?x4xf32>, %i: tensor<2x1xi64>) -> tensor<2x4xf32> {
+  %y = graph.gather_nd %x, %i : (tensor<?x4xf32>, tensor<2x1xi64>) -> tensor<2x4xf32>
+  func.return %y : tensor<2x4xf32>
 }
 """
 
 
 def test_op_without_a_dynamic_lowering_is_refused_by_name() -> None:
-    module = parse(ARGMAX)
-    next(op for op in module.walk() if op.name == "graph.argmax").results[0].name_hint = "best"
-    with pytest.raises(DiagnosticException, match=r"graph-to-te: 'graph\.argmax' \(best\) does not take run-time dim"):
+    module = parse(GATHER_ND)
+    next(op for op in module.walk() if op.name == "graph.gather_nd").results[0].name_hint = "rows"
+    with pytest.raises(DiagnosticException, match=r"graph-to-te: 'graph\.gather_nd' \(rows\) does not take run-time"):
         GraphToTePass().apply(make_context(), module)
 
 

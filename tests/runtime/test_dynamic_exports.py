@@ -27,12 +27,6 @@ RTOL, ATOL = 1e-4, 1e-5
 TEXT_SHAPES = [(1, 32), (2, 77), (4, 77)]
 DIMS = Dims(tokens=96, hidden=32, heads=4, ffn=64)
 LLAMA = LlamaDims(hidden=64, heads=4, kv_heads=2, ffn=128, vocab=256, layers=2)
-ARGMAX_GAP = (
-    "graph-to-te: 'graph.argmax' (CLIP's pooling, ArgMax of input_ids [batch, sequence] along the sequence) does not "
-    "take run-time dimensions: graph.ArgMaxOp has RUN_TIME_DIMS but is not in DYNAMIC_LOWERINGS"
-)
-
-
 def text_feed(rng: np.random.Generator, batch: int, sequence: int, vocab: int, pad_id: int | None = None):
     """Random ids in [2, vocab) and a mask padding the last 5 positions of the last row (ids `pad_id` there)."""
     ids = rng.integers(2, vocab, (batch, sequence)).astype(np.int64)
@@ -69,14 +63,7 @@ TEXT_MODELS: dict[str, tuple[Callable[[], onnx.ModelProto], int, int | None]] = 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=ARGMAX_GAP)) if name == "clip_text_pooled"
-        else name
-        for name in TEXT_MODELS
-    ],
-)
+@pytest.mark.parametrize("name", list(TEXT_MODELS))
 def test_text_model_runs_at_every_shape_from_one_compile(name: str) -> None:
     build, vocab, pad_id = TEXT_MODELS[name]
     rng = np.random.default_rng(1)

@@ -478,3 +478,46 @@ def test_entry_signature_refuses_an_extents_slot_of_another_type() -> None:
 
 def test_a_static_entry_has_no_extents() -> None:
     assert abi.entry_signature(lowered_entry(MemRefType(f32, [2]))).extents is None
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge"])
+def test_pad_of_static_axes_under_a_run_time_batch_compiles_once(mode: str) -> None:
+    pads = numpy_helper.from_array(np.array([0, 1, 0, 2], np.int64), "pads")
+    graph = helper.make_graph(
+        [helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode, name="pad")],
+        "pad",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 6])],
+        [pads],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    session = symbolic_session(model)
+    oracle = ort.InferenceSession(model.SerializeToString())
+    for batch in (1, 4, 0):
+        x = np.random.default_rng(batch).random((batch, 3), np.float32)
+        np.testing.assert_array_equal(session.run(None, {"x": x})[0], oracle.run(None, {"x": x})[0])
+    assert session.stats["compiles"] == 1
+    model.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.array([1, 0, 0, 0], np.int64), "pads"))
+    padded_batch = InferenceSession(model, num_threads=1)
+    assert padded_batch.stats["symbolic_fallback"] == (
+        "the importer refused: node 'pad' (Pad): pads [1, 0, 0, 0] pad axis 0, whose size is known only at run time"
+    )
+
+
+@pytest.mark.parametrize(
+    ("op", "axis", "keepdims", "last"), [("ArgMax", 1, 0, 0), ("ArgMin", 0, 1, 1), ("ArgMax", 1, 1, 1)]
+)
+def test_arg_reductions_over_run_time_axes_compile_once(op: str, axis: int, keepdims: int, last: int) -> None:
+    node = helper.make_node(op, ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=last)
+    graph = helper.make_graph(
+        [node],
+        "arg",
+        [helper.make_tensor_value_info("x", TensorProto.INT64, ["batch", "sequence"])],
+        [helper.make_tensor_value_info("y", TensorProto.INT64, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    session = symbolic_session(model)
+    oracle = ort.InferenceSession(model.SerializeToString())
+    for batch, sequence in ((1, 1), (2, 77), (5, 3)):
+        x = np.random.default_rng(sequence).integers(0, 9, (batch, sequence))  # ties: first or last index
+        np.testing.assert_array_equal(session.run(None, {"x": x})[0], oracle.run(None, {"x": x})[0])

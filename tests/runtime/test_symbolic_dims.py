@@ -18,7 +18,7 @@ from minimlc import InferenceSession
 from minimlc.driver import specializations
 from minimlc.frontend.onnx import import_model
 from minimlc.frontend.onnx_errors import ModelImportError, UnsupportedOpsError
-from minimlc.runtime.session import InvalidInputError
+from minimlc.runtime.session import IndexOutOfRangeError, InvalidInputError
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -148,7 +148,7 @@ def test_unsupported_ops_are_named_at_construction() -> None:
 
 
 def test_save_and_profiling_need_fixed_shapes(projection: InferenceSession, tmp_path) -> None:
-    with pytest.raises(ValueError, match="symbolic dimensions: .* save a session with fixed shapes"):
+    with pytest.raises(ValueError, match=r"symbolic dimensions: .* save a session with fixed shapes"):
         projection.save(tmp_path / "x.mlc")
     assert not (tmp_path / "x.mlc").exists()
     with pytest.raises(ValueError, match="enable_profiling needs fixed input shapes"):
@@ -182,3 +182,29 @@ def test_least_recently_used_specialisations_are_dropped(monkeypatch: pytest.Mon
         session.run(None, projection_feed(1, seq))
     assert [shapes["x"][1] for shapes in session.compiled_shapes()] == [1, 3]
     assert session.stats["compiles"] == 3
+
+
+def test_an_index_into_a_run_time_axis_falls_back_and_still_checks_its_range() -> None:
+    """GatherElements' index check compares with a constant extent: along a run-time axis the symbolic import
+    refuses the node (by name), and the per-shape compile checks the indices against each shape's extent."""
+    graph = helper.make_graph(
+        [helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1, name="pick")],
+        "gather",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, "n"]),
+            helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    session = InferenceSession(model, num_threads=1)
+    assert session.stats["symbolic_fallback"] == (
+        "the importer refused: node 'pick' (GatherElements): indices into axis 1, whose extent is known only at "
+        "run time"
+    )
+    oracle = ort.InferenceSession(model.SerializeToString())
+    for n in (5, 4):
+        feed = {"x": np.random.default_rng(n).random((2, n), np.float32), "i": np.array([[0, 3, 2], [1, -1, 3]])}
+        np.testing.assert_array_equal(session.run(None, feed)[0], oracle.run(None, feed)[0])
+    with pytest.raises(IndexOutOfRangeError, match=r"indices must lie in \[-4, 4\)"):
+        session.run(None, {"x": np.zeros((2, 4), np.float32), "i": np.array([[0, 4, 2], [1, 1, 3]])})
