@@ -10,7 +10,7 @@ visits each element of its buffer once (a register tile's write-back) from one t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref
@@ -179,15 +179,16 @@ def top_level(op: Operation, block: Block) -> Operation | None:
     return current
 
 
-def affine_form(value: SSAValue) -> Affine | None:
-    """`value` as an affine form over loop induction variables, or None if it is not one."""
-    if loop_of(value) is not None:
+def affine_form(value: SSAValue, is_term: Callable[[SSAValue], bool] | None = None) -> Affine | None:
+    """`value` as an affine form over loop induction variables (and the values `is_term` accepts, as terms of
+    their own: a loop-invariant bound), or None if it is not one."""
+    if loop_of(value) is not None or (is_term is not None and is_term(value)):
         return {value: 1}
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return {None: owner.value.value.data}
     if isinstance(owner, arith.AddiOp | arith.MuliOp):
-        lhs, rhs = affine_form(owner.lhs), affine_form(owner.rhs)
+        lhs, rhs = affine_form(owner.lhs, is_term), affine_form(owner.rhs, is_term)
         if lhs is None or rhs is None:
             return None
         if isinstance(owner, arith.AddiOp):

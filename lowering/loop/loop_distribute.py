@@ -40,8 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -49,11 +49,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import find_kernel, find_loop
-
-Form = dict[SSAValue | None, int]
-"""An index as coefficients of the distributed loop's index and of values that do not change inside the loop (the
-constant term under None)."""
+from minimlc.lowering.loop.analysis import Affine, affine_form, find_kernel, find_loop
 
 
 def _inside(target: loop.ForOp, value: SSAValue) -> bool:
@@ -62,25 +58,12 @@ def _inside(target: loop.ForOp, value: SSAValue) -> bool:
     return isinstance(owner, Operation) and (owner is target or target.is_ancestor(owner))
 
 
-def _form(target: loop.ForOp, value: SSAValue) -> Form | None:
-    """`value` as an affine form in `target`'s index and values invariant in `target`, or None."""
-    if value is target.induction_var:
-        return {value: 1}
-    if not _inside(target, value):
-        return {value: 1}
-    owner = value.owner
-    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
-        return {None: owner.value.value.data}
-    if isinstance(owner, arith.AddiOp | arith.MuliOp):
-        lhs, rhs = _form(target, owner.lhs), _form(target, owner.rhs)
-        if lhs is None or rhs is None:
-            return None
-        if isinstance(owner, arith.AddiOp):
-            return {key: lhs.get(key, 0) + rhs.get(key, 0) for key in [*lhs, *(key for key in rhs if key not in lhs)]}
-        for scale, form in ((lhs, rhs), (rhs, lhs)):
-            if set(scale) <= {None}:
-                return {key: coefficient * scale.get(None, 0) for key, coefficient in form.items()}
-    return None
+def _form(target: loop.ForOp, value: SSAValue) -> Affine | None:
+    """`value` as an affine form in `target`'s index and values invariant in `target`, or None (an inner loop's
+    index, or a value computed inside the loop otherwise)."""
+    form = affine_form(value, lambda term: not _inside(target, term))
+    varying = [key for key in form or () if key is not None and key is not target.induction_var]
+    return None if form is None or any(_inside(target, key) for key in varying) else form
 
 
 @dataclass
@@ -88,7 +71,7 @@ class _Uses:
     """How one nest accesses one buffer: each dimension's form where every access agrees on it, and whether it
     writes the buffer."""
 
-    forms: list[Form | None]
+    forms: list[Affine | None]
     writes: bool
 
 
@@ -107,7 +90,7 @@ def _uses(target: loop.ForOp, nest: loop.ForOp) -> dict[SSAValue, _Uses]:
     return found
 
 
-def _separates_iterations(target: loop.ForOp, forms: Sequence[Form | None]) -> bool:
+def _separates_iterations(target: loop.ForOp, forms: Sequence[Affine | None]) -> bool:
     """Whether some dimension's form is a nonzero multiple of the loop's index plus invariant terms."""
     return any(form is not None and form.get(target.induction_var, 0) != 0 for form in forms)
 
