@@ -40,6 +40,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.loop import cache_write_coverage
 from minimlc.lowering.loop.analysis import (
     Affine,
     affine_form,
@@ -79,7 +80,9 @@ class LoopCacheWritePass(ModulePass):
     identity `loop-decompose-reduction` stores) and store it back (the whole reduction must be inside the loop: the
     copy back writes no element twice); once the copies back in the nest, and nothing else there, write every element
     of the output once (one tile, or a tile and a tail's tile), remove the fill nest. Saves a pass over the output
-    (a serial one where that nest is too small to run in parallel) and the read of it."""
+    (a serial one where that nest is too small to run in parallel) and the read of it. In a kernel with loops of a
+    run-time trip count the proof is symbolic (`cache_write_coverage`: a dynamic split's main tiles over
+    `[0, n - n % f)` and its remainder's over `[n - n % f, n)` cover `[0, n)`); where it fails, the fill stays."""
 
     def fail(self, reason: str) -> DiagnosticException:
         return DiagnosticException(f"{self.name}: loop '{self.loop}' of kernel '{self.kernel}': {reason}")
@@ -99,7 +102,7 @@ class LoopCacheWritePass(ModulePass):
         inner_ivs = {lp.induction_var for lp in loops_of(target) if lp is not target}
         accesses = [a for a in target.walk() if isinstance(a, _Access) and a.memref is buffer]
         self.check_static_tile(kernel, target, accesses)
-        opaque = target.body.block if any(lp.is_dynamic for lp in loops_of(kernel)) else None
+        opaque = target.body.block if _has_dynamic_loop(kernel) else None
         outer_parts, inner_parts = self.split_indices(accesses, inner_ivs, opaque)
         rank = len(buffer_type.get_shape())
         extents = [max(form_range(parts[d])[1] for parts in inner_parts) + 1 for d in range(rank)]
@@ -159,8 +162,9 @@ class LoopCacheWritePass(ModulePass):
         the fill: a row tail's tile after its main tiles' nest)."""
         nest = top_level(target, kernel.body.block)
         before = nest.prev_op if nest is not None else None
+        block = kernel.body.block if _has_dynamic_loop(kernel) else None
         while before is not None:
-            if isinstance(before, loop.ForOp) and (store := _fill_store(before, buffer)) is not None:
+            if isinstance(before, loop.ForOp) and (store := _fill_store(before, buffer, block)) is not None:
                 return before, store.value.owner.value  # type: ignore[union-attr]
             if any(isinstance(op, memref.LoadOp) and op.memref is buffer for op in before.walk()):
                 break
@@ -170,11 +174,24 @@ class LoopCacheWritePass(ModulePass):
     def remove_fill(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue, fill: loop.ForOp) -> None:
         """Check that the copy back writes no element of `buffer` twice nor one that a store since the fill writes,
         and erase the fill once the stores since it write every element once and nothing since reads `buffer` (with
-        a tail's tile still to convert, the fill stays for it)."""
-        nest = top_level(target, kernel.body.block)
+        a tail's tile still to convert, the fill stays for it). With loops of a run-time trip count the proofs are
+        `cache_write_coverage`'s: where it cannot show the tiles cover the output, the fill stays."""
+        block = kernel.body.block
+        nest = top_level(target, block)
         assert nest is not None
         (write_back,) = [op for op in target.walk() if isinstance(op, memref.StoreOp) and op.memref is buffer]
-        if distinct_writes(write_back, nest) is None:
+        dynamic = _has_dynamic_loop(kernel)
+        if not (
+            cache_write_coverage.writes_once(write_back, block)
+            if dynamic
+            else distinct_writes(write_back, nest) is not None
+        ):
+            if dynamic:
+                raise self.fail(
+                    "fill=true needs the whole reduction inside the loop: the copy back may write an element twice "
+                    "(a loop of a run-time trip count counts once only from 0 by 1, or as a split's main part): "
+                    "use accumulate=true"
+                )
             raise self.fail("fill=true needs the whole reduction inside the loop: the copy back would write twice")
         since: list[Operation] = []
         op = fill.next_op
@@ -182,15 +199,16 @@ class LoopCacheWritePass(ModulePass):
             since += [a for a in op.walk() if isinstance(a, _Access) and a.memref is buffer]
             op = op.next_op
         stores = [a for a in since if isinstance(a, memref.StoreOp)]
-        if any(not stores_apart(write_back, store) for store in stores if store is not write_back):
+        apart = (lambda a, b: cache_write_coverage.stores_apart(a, b, block)) if dynamic else stores_apart
+        if any(not apart(write_back, store) for store in stores if store is not write_back):
             raise self.fail("fill=true: a store since the fill writes elements of the tile's region")
-        if len(stores) == len(since) and cover_each_element_once(stores, kernel.body.block):
+        cover = cache_write_coverage.cover_each_element_once if dynamic else cover_each_element_once
+        if len(stores) == len(since) and cover(stores, block):
             fill.detach()
             fill.erase()
 
     def check_static_tile(self, kernel: func.FuncOp, target: loop.ForOp, accesses: list[_Access]) -> None:
-        """Refuse a tile indexed by a loop inside `target` of a run-time trip count (its size would not be static),
-        and `fill` in a kernel with such loops (whether the tiles cover the output is not known at compile time)."""
+        """Refuse a tile indexed by a loop inside `target` of a run-time trip count (its size would not be static)."""
         dynamic = {lp.induction_var: lp for lp in loops_of(target) if lp is not target and lp.is_dynamic}
         for access in accesses:
             for index in access.indices:
@@ -199,11 +217,6 @@ class LoopCacheWritePass(ModulePass):
                         f"the tile is indexed by loop '{owner.loop_name.data}', which runs a run-time number of "
                         "iterations"
                     )
-        if self.fill and (dynamic := [lp.loop_name.data for lp in loops_of(kernel) if lp.is_dynamic]):
-            raise self.fail(
-                f"fill=true needs static loops (loop '{dynamic[0]}' runs a run-time number of iterations): "
-                "use accumulate=true"
-            )
 
     def split_indices(self, accesses: list[_Access], inner_ivs: set[SSAValue], opaque: Block | None = None):
         """Per access and dimension: the part fixed in one iteration (same for all) and the inner-loop part. With
@@ -264,15 +277,27 @@ def _with_fixed_terms(value: SSAValue, body: Block) -> Affine | None:
     return {key: lhs.get(key, 0) + rhs.get(key, 0) for key in [*lhs, *(key for key in rhs if key not in lhs)]}
 
 
-def _fill_store(nest: loop.ForOp, buffer: SSAValue) -> memref.StoreOp | None:
-    """The store of `nest` if the nest stores one constant to every element of `buffer` once and does nothing else."""
+def _has_dynamic_loop(kernel: func.FuncOp) -> bool:
+    return any(lp.is_dynamic for lp in loops_of(kernel))
+
+
+def _fill_store(nest: loop.ForOp, buffer: SSAValue, dynamic: Block | None) -> memref.StoreOp | None:
+    """A store of `nest` if the nest stores one constant to every element of `buffer` once and does nothing else.
+    With `dynamic` (the kernel's body, whose loops run run-time trip counts) the nest may store it from several
+    stores (a split's main part and remainder: `i_init_o { i_init_i }`, `i_init_t`)."""
     stores = [op for op in nest.walk() if isinstance(op, memref.StoreOp)]
+    constants = [store.value.owner for store in stores]
     if (
-        len(stores) == 1
-        and stores[0].memref is buffer
-        and isinstance(stores[0].value.owner, arith.ConstantOp)
+        (len(stores) == 1 or (dynamic is not None and stores))
+        and all(store.memref is buffer for store in stores)
+        and all(isinstance(constant, arith.ConstantOp) for constant in constants)
+        and len({constant.value for constant in constants}) == 1  # type: ignore[union-attr]
         and not any(isinstance(op, memref.LoadOp) for op in nest.walk())
-        and writes_each_element_once(stores[0], nest)
+        and (
+            cache_write_coverage.cover_each_element_once(stores, dynamic)
+            if dynamic is not None
+            else writes_each_element_once(stores[0], nest)
+        )
     ):
         return stores[0]
     return None

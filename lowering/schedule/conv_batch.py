@@ -47,14 +47,9 @@ class BatchedWorkload:
 
 
 def batched_steps(workload: BatchedWorkload, config: Config) -> list[str]:
-    """The static rule's schedule of one image, its register tiles accumulated over the zeroed output
-    (`loop-cache-write{accumulate=true}`) where the static schedule starts them at the output's fill (`fill=true`
-    drops the fill nest, which it cannot prove covered under a run-time trip count)."""
-    steps = workload.rule.apply(workload.workload, config)
-    return [
-        step.replace(" fill=true", " accumulate=true") if step.startswith("loop-cache-write{") else step
-        for step in steps
-    ]
+    """The static rule's schedule of one image, as it is: register tiles that start at the output's fill
+    (`loop-cache-write{fill=true}`) drop the fill nest once they cover every image (the batch loop from 0 to `%n`)."""
+    return workload.rule.apply(workload.workload, config)
 
 
 def batch_loop(kernel: func.FuncOp) -> loop.ForOp | None:
