@@ -37,6 +37,16 @@ output element by element (a convolution's NCHW output) stores each sum instead,
     func.call @relu_2(%c, %b, %y)  // elementwise
     // becomes
     func.call @fused_pad_conv_relu_3(%x, %w, %b, %p, %c, %y)  // without %c if relu_2 moved into the write-back
+
+A dynamic model's kernels take their run-time extents after their buffers; buffers and extents are told apart by
+type (`kernel_params.py`). The fused kernel takes the buffers as above, then one `index` parameter per distinct SSA
+value its calls pass as an extent (equal values are the same extent), so each stage's loops keep their own run-time
+bounds. Write-backs under run-time loops are not folded: such a group's stages all run, its internal buffers stay.
+
+    func.call @matmul_0(%x, %w, %m, %batch, %seq)  // contraction; extents %batch, %seq after its buffers
+    func.call @relu_1(%m, %b, %y, %batch, %seq)    // elementwise
+    // becomes
+    func.call @fused_matmul_relu_1(%x, %w, %b, %m, %y, %batch, %seq)
 """
 
 from __future__ import annotations
@@ -60,8 +70,9 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.generic.structural_key import structural_key
-from minimlc.lowering.loop.kernel_patterns import Pattern, kernel_pattern, only_reader
+from minimlc.lowering.loop.kernel_patterns import Pattern
 from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back
+from minimlc.lowering.program.kernel_params import buffers, extents, is_extent, only_reader, pattern
 
 
 @dataclass
@@ -114,7 +125,7 @@ def fusion_groups(function: func.FuncOp, kernels: dict[str, func.FuncOp]) -> lis
     calls = [
         op for op in function.body.block.ops if isinstance(op, func.CallOp) and op.callee.string_value() in kernels
     ]
-    patterns = {call: kernel_pattern(kernels[call.callee.string_value()]) for call in calls}
+    patterns = {call: pattern(kernels[call.callee.string_value()]) for call in calls}
     group_of = {call: _Group([call], patterns[call]) for call in calls}
     call_set = set(calls)
     for producer in calls:
@@ -134,18 +145,22 @@ def fusion_groups(function: func.FuncOp, kernels: dict[str, func.FuncOp]) -> lis
 
 
 def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> tuple[func.FuncOp, list[SSAValue]]:
-    """A kernel running the bodies of `calls` in order, and the caller's buffers to pass it."""
-    internal = [call.arguments[-1] for call in calls[:-1]]
+    """A kernel running the bodies of `calls` in order, and the caller's buffers (then run-time extents) to pass it."""
+    internal = [buffers(call)[-1] for call in calls[:-1]]
     inputs: list[SSAValue] = []
     for call in calls:
-        for value in call.arguments[:-1]:
+        for value in buffers(call)[:-1]:
             if value not in internal and value not in inputs:
                 inputs.append(value)
-    arguments = [*inputs, *internal, calls[-1].arguments[-1]]
+    sizes = list(dict.fromkeys(value for call in calls for value in extents(call)))  # one parameter per SSA value
+    arguments = [*inputs, *internal, buffers(calls[-1])[-1], *sizes]
     block = Block(arg_types=[value.type for value in arguments])
     params = dict(zip(arguments, block.args))
     for index, param in enumerate(block.args):
-        param.name_hint = "out" if index == len(arguments) - 1 else f"in{index}"
+        param.name_hint = f"in{index}"
+    params[buffers(calls[-1])[-1]].name_hint = "out"
+    for index, value in enumerate(sizes):
+        params[value].name_hint = f"n{index}"
     for call in calls:
         kernel = kernels[call.callee.string_value()]
         mapping: dict[SSAValue, SSAValue] = {
@@ -155,13 +170,15 @@ def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> 
             if not isinstance(op, func.ReturnOp):
                 block.add_op(op.clone(value_mapper=mapping))
     block.add_op(func.ReturnOp())
-    for value in internal:
+    for value in internal if not sizes else []:  # write-backs under run-time loops: not folded yet
         if fold_epilogue(block, params[value]):
             block.erase_arg(params[value])
             arguments.remove(value)
     types = [value.type for value in arguments]
     fused = func.FuncOp("fused", (types, []), Region(block), "private")
-    fused.arg_attrs = ArrayAttr([DictionaryAttr({"llvm.noalias": UnitAttr()}) for _ in arguments])
+    fused.arg_attrs = ArrayAttr(
+        [DictionaryAttr({} if is_extent(value) else {"llvm.noalias": UnitAttr()}) for value in arguments]
+    )
     for name in (SCHEDULE_ATTR, TASK_ATTR):  # default-schedule{annotate}: the stages' schedules and tuning keys
         stages = [kernels[call.callee.string_value()].attributes.get(name) for call in calls]
         if any(isinstance(stage, StringAttr) for stage in stages):
@@ -205,7 +222,7 @@ class LoopFuseKernelsPass(ModulePass):
                 base = "fused_" + "_".join(dict.fromkeys(_tag(name) for name in names))
                 call = func.CallOp(SymbolRefAttr(table.intern(base, fused)), arguments, [])
                 Rewriter.insert_op(call, InsertPoint.before(calls[-1]))
-                internal = [member.arguments[-1] for member in calls[:-1]]
+                internal = [buffers(member)[-1] for member in calls[:-1]]
                 for member in calls:
                     Rewriter.erase_op(member)
                 for buffer in internal:
