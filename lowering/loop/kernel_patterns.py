@@ -54,12 +54,12 @@ def kernel_pattern(kernel: func.FuncOp) -> Pattern:
         return Pattern.INJECTIVE
     out_forms = [sparse_form(index) for index in stores[0].indices]
     for load in (op for op in ops if isinstance(op, memref.LoadOp)):
-        if not _reads_along(out_forms, [sparse_form(index) for index in load.indices]):
+        if not reads_along(out_forms, [sparse_form(index) for index in load.indices]):
             return Pattern.INJECTIVE
     return Pattern.ELEMENTWISE
 
 
-def _reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None]) -> bool:
+def reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None]) -> bool:
     """True if each read index is one of the output's indices, in the output's dimension order."""
     position = 0
     for form in read_forms:

@@ -15,7 +15,7 @@ from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import sparse_form
-from minimlc.lowering.loop.kernel_patterns import Pattern, kernel_pattern
+from minimlc.lowering.loop.kernel_patterns import Pattern, kernel_pattern, reads_along
 
 
 def is_extent(value: SSAValue) -> bool:
@@ -98,19 +98,10 @@ def _parts_elementwise(kernel: func.FuncOp) -> bool:
         return False
     for load in (op for op in ops if isinstance(op, memref.LoadOp)):
         store = bodies.get(load.parent_block())
-        if store is None or not _reads_along(store, load):
+        if store is None:
+            return False
+        if not reads_along([sparse_form(i) for i in store.indices], [sparse_form(i) for i in load.indices]):
             return False
     return True
 
 
-def _reads_along(store: memref.StoreOp, load: memref.LoadOp) -> bool:
-    """Whether each index of `load` is one of `store`'s indices, in `store`'s dimension order (a broadcast read)."""
-    out_forms = [sparse_form(index) for index in store.indices]
-    position = 0
-    for form in (sparse_form(index) for index in load.indices):
-        while position < len(out_forms) and (form is None or out_forms[position] != form):
-            position += 1
-        if position == len(out_forms):
-            return False
-        position += 1
-    return True
