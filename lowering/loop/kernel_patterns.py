@@ -3,8 +3,10 @@ the one call that reads a call's output, and the elementwise call that `loop-fus
 write-back (`epilogue_call`), which the convolution rule asks too (`schedule/kernel_analysis.py`,
 `feeds_a_residual_add`) to block its channels for that epilogue.
 
-A kernel `(inputs..., out)` is **elementwise** if it has no reduction, one store, and reads every input at the
-store's indices or at an ordered subset of them (broadcast, like a per-channel bias); **injective** if it has no
+A kernel `(inputs..., out)` (a dynamic model's kernels take their run-time extents after them, `index` parameters
+told apart by type, and reach their buffers through `loop.extents`) is **elementwise** if it has no reduction, one
+store (with run-time extents one per part of a loop split into a main part and a remainder), and reads every input at
+the store's indices or at an ordered subset of them (broadcast, like a per-channel bias); **injective** if it has no
 reduction otherwise (pad, transpose/layout copy, reshape); a **contraction** if it reduces (a `"local"` accumulator or
 tile, or reads of its own output) a product of two input reads (convolution, GEMM); else a **reduction** (pooling,
 softmax's max and sum).
@@ -18,8 +20,8 @@ from __future__ import annotations
 from enum import IntEnum
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import IndexType, ModuleOp
+from xdsl.ir import SSAValue
 from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
@@ -36,27 +38,59 @@ class Pattern(IntEnum):
 
 
 def kernel_pattern(kernel: func.FuncOp) -> Pattern:
-    """The pattern of a kernel `(inputs..., out)` (see the module docstring)."""
-    *inputs, out = kernel.body.block.args
+    """The pattern of a kernel `(inputs..., out, extents...)` (see the module docstring)."""
+    *inputs, out = [arg for arg in kernel.body.block.args if not is_extent(arg)]
     ops = list(kernel.walk())
     reduces = any(isinstance(op, loop.AllocOp) and op.scope.data == "local" for op in ops) or any(
-        isinstance(op, memref.LoadOp) and op.memref is out for op in ops
+        isinstance(op, memref.LoadOp) and _parameter(op.memref) is out for op in ops
     )
     if reduces:
         contracts = any(
             isinstance(op, arith.MulfOp)
-            and all(isinstance(v.owner, memref.LoadOp) and v.owner.memref in inputs for v in (op.lhs, op.rhs))
+            and all(
+                isinstance(v.owner, memref.LoadOp) and _parameter(v.owner.memref) in inputs for v in (op.lhs, op.rhs)
+            )
             for op in ops
         )
         return Pattern.CONTRACTION if contracts else Pattern.REDUCTION
     stores = [op for op in ops if isinstance(op, memref.StoreOp)]
-    if len(stores) != 1 or stores[0].memref is not out:
+    # With run-time extents the `dynamic` schedule splits an elementwise loop into a main part and a remainder:
+    # one store of the output in each.
+    most = len(stores) if len(inputs) + 1 < len(kernel.body.block.args) else 1
+    if not 1 <= len(stores) <= most or any(_parameter(store.memref) is not out for store in stores):
         return Pattern.INJECTIVE
-    out_forms = [sparse_form(index) for index in stores[0].indices]
+    bodies = {store.parent_block(): store for store in stores}
     for load in (op for op in ops if isinstance(op, memref.LoadOp)):
-        if not reads_along(out_forms, [sparse_form(index) for index in load.indices]):
+        store = stores[0] if len(stores) == 1 else bodies.get(load.parent_block())
+        if len(bodies) != len(stores) or store is None:
+            return Pattern.INJECTIVE
+        if not reads_along([sparse_form(i) for i in store.indices], [sparse_form(i) for i in load.indices]):
             return Pattern.INJECTIVE
     return Pattern.ELEMENTWISE
+
+
+def _parameter(buffer: SSAValue) -> SSAValue:
+    """The kernel parameter `buffer` is: itself, or the parameter a `loop.extents` gives its run-time extents."""
+    return buffer.owner.source if isinstance(buffer.owner, loop.ExtentsOp) else buffer
+
+
+def is_extent(value: SSAValue) -> bool:
+    """Whether a kernel parameter or call argument is a run-time extent (an `index`), not a buffer."""
+    return isinstance(value.type, IndexType)
+
+
+def buffers(call: func.CallOp) -> list[SSAValue]:
+    """`call`'s buffer arguments, its output last (a dynamic kernel takes its extents after them)."""
+    return [value for value in call.arguments if not is_extent(value)]
+
+
+def extents(call: func.CallOp) -> list[SSAValue]:
+    """`call`'s run-time extent arguments (none for a static kernel)."""
+    return [value for value in call.arguments if is_extent(value)]
+
+
+def _output_position(call: func.CallOp) -> int:
+    return max(position for position, value in enumerate(call.arguments) if not is_extent(value))
 
 
 def reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None]) -> bool:
@@ -73,22 +107,21 @@ def reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None])
 
 def only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | None:
     """The one kernel call that reads `call`'s output, if the output is an intermediate used by nothing else."""
-    output = call.arguments[-1]
+    if not buffers(call):
+        return None
+    output = call.arguments[_output_position(call)]
     alloc = output.owner
     if not isinstance(alloc, loop.AllocOp) or alloc.scope.data != "global":
         return None
-    readers: set[Operation] = set()
+    readers: set[func.CallOp] = set()
     for use in output.uses:
-        if use.operation is call and use.index == len(call.arguments) - 1:
+        if use.operation is call and use.index == _output_position(call):
             continue
-        if use.operation not in calls or use.index == len(use.operation.operands) - 1:
+        reader = use.operation
+        if reader not in calls or not isinstance(reader, func.CallOp) or use.index == _output_position(reader):
             return None
-        readers.add(use.operation)
-    if len(readers) != 1:
-        return None
-    reader = readers.pop()
-    assert isinstance(reader, func.CallOp)
-    return reader
+        readers.add(reader)
+    return readers.pop() if len(readers) == 1 else None
 
 
 def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:

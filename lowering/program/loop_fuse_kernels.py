@@ -38,8 +38,8 @@ output element by element (a convolution's NCHW output) stores each sum instead,
     // becomes
     func.call @fused_pad_conv_relu_3(%x, %w, %b, %p, %c, %y)  // without %c if relu_2 moved into the write-back
 
-A dynamic model's kernels take their run-time extents after their buffers; buffers and extents are told apart by
-type (`kernel_params.py`). The fused kernel takes the buffers as above, then one `index` parameter per distinct SSA
+A dynamic model's kernels take their run-time extents after their buffers; buffers and extents are told apart by type
+(`loop/kernel_patterns.py`). The fused kernel takes the buffers as above, then one `index` parameter per distinct SSA
 value its calls pass as an extent (equal values are the same extent), so each stage's loops keep their own run-time
 bounds. Write-backs under run-time loops are not folded: such a group's stages all run, its internal buffers stay.
 
@@ -70,9 +70,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.generic.structural_key import structural_key
-from minimlc.lowering.loop.kernel_patterns import Pattern
+from minimlc.lowering.loop.kernel_patterns import Pattern, buffers, extents, is_extent, kernel_pattern, only_reader
 from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back
-from minimlc.lowering.program.kernel_params import buffers, extents, is_extent, only_reader, pattern
 
 
 @dataclass
@@ -125,7 +124,7 @@ def fusion_groups(function: func.FuncOp, kernels: dict[str, func.FuncOp]) -> lis
     calls = [
         op for op in function.body.block.ops if isinstance(op, func.CallOp) and op.callee.string_value() in kernels
     ]
-    patterns = {call: pattern(kernels[call.callee.string_value()]) for call in calls}
+    patterns = {call: kernel_pattern(kernels[call.callee.string_value()]) for call in calls}
     group_of = {call: _Group([call], patterns[call]) for call in calls}
     call_set = set(calls)
     for producer in calls:

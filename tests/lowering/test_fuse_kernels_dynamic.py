@@ -1,4 +1,4 @@
-"""`loop-fuse-kernels` on a dynamic model (`program/kernel_params.py`): kernels that take their run-time extents as
+"""`loop-fuse-kernels` on a dynamic model (`loop/kernel_patterns.py`): kernels that take their run-time extents as
 trailing `index` parameters fuse as static ones do (a GEMM with its bias add and ReLU, a convolution with its bias,
 ReLU and residual add), so one session compiled once runs as many kernels per call as the static build at the same
 shape; numbers against ONNX Runtime at several sizes, zero included (rtol 1e-4, atol 1e-5, as the static tests)."""
@@ -16,7 +16,6 @@ from minimlc import InferenceSession
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.loop.kernel_patterns import Pattern, kernel_pattern
 from minimlc.lowering.pipeline import run_passes, run_pipeline
-from minimlc.lowering.program.kernel_params import pattern
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -92,7 +91,7 @@ def test_a_dynamic_kernel_gets_the_pattern_of_its_static_twin() -> None:
         run_passes(module, ["loop-hoist-constants", "default-schedule"])
         functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
         calls = [op for op in functions["main"].walk() if isinstance(op, func.CallOp)]
-        patterns[symbolic] = [pattern(functions[call.callee.string_value()]) for call in calls]
+        patterns[symbolic] = [kernel_pattern(functions[call.callee.string_value()]) for call in calls]
     assert patterns[True] == patterns[False] == [Pattern.CONTRACTION, Pattern.ELEMENTWISE]
 
 
@@ -106,5 +105,4 @@ def test_a_dynamic_kernel_split_into_main_and_remainder_is_still_elementwise() -
     calls = [op for op in functions["main"].walk() if isinstance(op, func.CallOp)]
     last = functions[calls[-1].callee.string_value()]
     assert len([op for op in last.walk() if isinstance(op, memref.StoreOp)]) == 2
-    assert kernel_pattern(last) == Pattern.INJECTIVE
-    assert pattern(last) == Pattern.ELEMENTWISE
+    assert kernel_pattern(last) == Pattern.ELEMENTWISE
