@@ -1,13 +1,14 @@
 """Per-kernel time of a model's native code, sampled with Linux `perf`.
 
-    python bench/profile_kernels.py MODEL.onnx [--random-weights] [--threads N] [--runs 20]
+    python bench/profile_kernels.py MODEL.onnx [--random-weights] [--threads N] [--runs 20] [--dim batch=8]
 
 Compiles the model as `InferenceSession` does, except that every kernel function is kept out of line (`noinline`,
 external linkage) so that its address range is known; then runs the model `--runs` times under `perf record`
 (attached to this process) and charges each sample to the function whose code contains it. Prints, per function,
 the share of samples and the implied milliseconds per call and, with `--threads` above 1, how many of its samples
 came from the calling thread and how many from the pool's workers (a kernel whose samples are all the caller's ran
-serially while the workers waited). Samples outside the JIT-compiled code (Python, the
+serially while the workers waited). A model with symbolic dimensions compiles once with run-time extents and runs at
+the sizes `--dim NAME=VALUE` gives (each symbol is 1 unless given). Samples outside the JIT-compiled code (Python, the
 thread pool's waiting) are reported as one line. Needs `perf` on the PATH and perf_event_paranoid <= 2.
 """
 
@@ -20,6 +21,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import bisect  # noqa: E402
+import dataclasses  # noqa: E402
 import re  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
@@ -49,6 +51,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="a symbol's run size")
     args = parser.parse_args()
     model = onnx.load(args.model)
     if args.random_weights:
@@ -58,7 +61,12 @@ def main() -> None:
     session = InferenceSession(model, num_threads=args.threads, cache=False)
     names = re.findall(r"^define .*?@([\w.]+)\(", session._model.llvm_ir, re.MULTILINE)
     starts = sorted((session._model.jit.function_address(name), name) for name in names)
-    feeds = random_feeds(session.get_inputs())
+    sizes = {name: int(value) for name, value in (dim.split("=", 1) for dim in args.dim)}
+    inputs = [
+        dataclasses.replace(info, shape=[d if isinstance(d, int) else sizes.get(d, 1) for d in info.shape])
+        for info in session.get_inputs()
+    ]
+    feeds = random_feeds(inputs)
     session.run(None, feeds)
     with tempfile.TemporaryDirectory() as tmp:
         data = os.path.join(tmp, "perf.data")

@@ -25,6 +25,8 @@ and rounding (the output transform adds nine products: results differ from the d
 largest term). `convolutions` chooses: `all` eligible ones, `none`, or `auto`: where `tuning-db=PATH` names a
 database with algorithm records for the convolution's shape (`minimlc tune` measures both algorithms), the faster,
 else what `prefers_winograd` picks.
+Under a run-time batch (`conv_batch.py`) the convolution is planned as one image and the batch stays the outer axis
+of the transformed input, the GEMM and the output (`tensor<?x16x196x64xf32>`: per image the computes of batch 1).
 Eligible: a group-1 "conv" compute stored channels-last, 3x3, stride 1, no dilation, padding made explicit
 (`graph-pad-conv`). An odd output side takes one more tile, whose second row (column) of outputs lies beyond the
 map: computed in the transform domain, never stored (a 7x7 map: 16 tiles, 64 outputs for 49). Run after
@@ -38,7 +40,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp, f32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, f32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
@@ -46,9 +48,11 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te.builder import Indices, build_compute, f32_constant, index_constant, read, split_index
+from minimlc.lowering.graph_to_te.extents import Extent
 from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd, winograd_tiles
 from minimlc.lowering.strategy.tuning_db import TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, target_of
+from minimlc.lowering.te.conv_batch import batch_extent, has_only_a_run_time_batch
 
 CHOICES = ("auto", "all", "none")
 
@@ -126,7 +130,7 @@ def eligible_convolution(op: te.ComputeOp) -> _Convolution | None:
     direct sum: the transforms' rounding is made for f32, and f16 would lose range.)"""
     if op.tag.data != "conv" or op.combiner is None or op.combiner.data != "sum" or len(op.shape) != 4:
         return None
-    if op.has_run_time_extents():
+    if not has_only_a_run_time_batch(op):
         return None
     if op.result.type.element_type != f32:
         return None
@@ -175,20 +179,27 @@ class ConvToWinograd(RewritePattern):
             return
         n, oh, ow, f = op.shape
         c = op.reduce_extents.get_values()[0]
-        if self.choice == "auto" and not self._chosen(ConvShape(n, c, f, oh, ow, 3, 3)):
+        # A run-time batch (`conv_batch.py`) is planned per image and stays an outer axis of every compute.
+        per_image = n == DYNAMIC_INDEX
+        if self.choice == "auto" and not self._chosen(ConvShape(1 if per_image else n, c, f, oh, ow, 3, 3)):
             return
         data, weight = convolution.data, convolution.weight
         tiles_h, tiles_w = winograd_tiles(oh, ow)
         # An odd side's last tiles reach one row (column) past the padded input: clamped, their reads repeat its last
         # row, which only the tile's second output row depends on: beyond the map, never computed.
         last_row, last_col = oh + 1 if oh % TILE else None, ow + 1 if ow % TILE else None
-        tiles = n * tiles_h * tiles_w
+        tiles = (1 if per_image else n) * tiles_h * tiles_w
         points = POINTS * POINTS
+        images: tuple[Extent, ...] = (batch_extent(op),) if per_image else ()
 
         def input_value(indices: Indices) -> SSAValue:
-            e, t, channel = indices
+            if per_image:
+                image, e, t, channel = indices
+                batch, tile_row, tile_col = image, *split_index(t, (tiles_h, tiles_w))
+            else:
+                e, t, channel = indices
+                batch, tile_row, tile_col = split_index(t, (n, tiles_h, tiles_w))
             a, b = _point(e)
-            batch, tile_row, tile_col = split_index(t, (n, tiles_h, tiles_w))
             top = arith.MuliOp(tile_row, index_constant(TILE)).result
             left = arith.MuliOp(tile_col, index_constant(TILE)).result
             terms = []
@@ -214,15 +225,15 @@ class ConvToWinograd(RewritePattern):
                     terms.append(arith.MulfOp(coefficient, value).result)
             return _sum_of_terms(terms)
 
-        transformed_input = build_compute("winograd_input", (points, tiles, c), input_value)
+        transformed_input = build_compute("winograd_input", (*images, points, tiles, c), input_value)
         transformed_weight = build_compute("winograd_weight", (points, c, f), weight_value)
 
         def gemm_value(indices: Indices) -> SSAValue:
-            e, t, out_channel, channel = indices
-            lhs = read(transformed_input.result, [e, t, channel])
+            *image, e, t, out_channel, channel = indices
+            lhs = read(transformed_input.result, [*image, e, t, channel])
             return arith.MulfOp(lhs, read(transformed_weight.result, [e, channel, out_channel])).result
 
-        gemm = build_compute("winograd_gemm", (points, tiles, f), gemm_value, (c,), "sum")
+        gemm = build_compute("winograd_gemm", (*images, points, tiles, f), gemm_value, (c,), "sum")
 
         def output_value(indices: Indices) -> SSAValue:
             batch, row, col, out_channel = indices
@@ -231,18 +242,19 @@ class ConvToWinograd(RewritePattern):
             p = arith.RemUIOp(row, index_constant(TILE)).result
             q = arith.RemUIOp(col, index_constant(TILE)).result
             t = arith.AddiOp(arith.MuliOp(tile_row, index_constant(tiles_w)).result, tile_col).result
-            if n > 1:
+            if not per_image and n > 1:
                 t = arith.AddiOp(t, arith.MuliOp(batch, index_constant(tiles_h * tiles_w)).result).result
+            image = [batch] if per_image else []
             terms = []
             columns = _row_terms(OUTPUT_TRANSFORM, q)
             for a, row_coefficient in _row_terms(OUTPUT_TRANSFORM, p):
                 for b, col_coefficient in columns:
                     e = arith.AddiOp(arith.MuliOp(a, index_constant(POINTS)).result, b).result
                     coefficient = arith.MulfOp(row_coefficient, col_coefficient).result
-                    terms.append(arith.MulfOp(coefficient, read(gemm.result, [e, t, out_channel])).result)
+                    terms.append(arith.MulfOp(coefficient, read(gemm.result, [*image, e, t, out_channel])).result)
             return _sum_of_terms(terms)
 
-        output = build_compute(OUTPUT_TAG, (n, oh, ow, f), output_value)
+        output = build_compute(OUTPUT_TAG, (batch_extent(op), oh, ow, f), output_value)
         computes = [transformed_input, transformed_weight, gemm, output]
         rewriter.replace(op, computes, [output.result])
 

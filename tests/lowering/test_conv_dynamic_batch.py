@@ -44,9 +44,18 @@ class _Builder:
         return output
 
     def conv(
-        self, x: str, c: int, f: int, k: int = 3, stride: int = 1, pad: int = 1, group: int = 1, bias: bool = True
+        self,
+        x: str,
+        c: int,
+        f: int,
+        k: int = 3,
+        stride: int = 1,
+        pad: int = 1,
+        group: int = 1,
+        bias: bool = True,
+        scale: float = 0.3,
     ) -> str:
-        inputs = [x, self.weight(f, c // group, k, k)] + ([self.weight(f)] if bias else [])
+        inputs = [x, self.weight(f, c // group, k, k, scale=scale)] + ([self.weight(f)] if bias else [])
         return self.node("Conv", inputs, kernel_shape=[k, k], strides=[stride] * 2, pads=[pad] * 4, group=group)
 
     def batch_norm(self, x: str, c: int) -> str:
@@ -72,6 +81,14 @@ def _single(**conv: object) -> onnx.ModelProto:
     channels = int(conv.pop("c", 8))  # type: ignore[call-overload]
     b = _Builder(channels, 10)
     return b.model(b.node("Relu", [b.conv("x", channels, **conv)]))  # type: ignore[arg-type]
+
+
+def _winograd() -> onnx.ModelProto:
+    """A 3x3 convolution that `prefers_winograd` takes (64 -> 64 channels, 7x7 = 49 tiles of one image), stored
+    channels-last for the 1x1 convolution after its ReLU."""
+    b = _Builder(64, 14)
+    y = b.node("Relu", [b.conv("x", 64, 64, scale=0.05)])
+    return b.model(b.conv(y, 64, 16, k=1, pad=0))
 
 
 def _pools() -> onnx.ModelProto:
@@ -104,6 +121,7 @@ MODELS = {
     "grouped": lambda: _single(f=16, group=2),
     "depthwise": lambda: _single(c=16, f=16, group=16),
     "odd_channels": lambda: _single(f=10),
+    "winograd": _winograd,
     "pools": _pools,
     "resnet_block": _resnet_block,
 }
@@ -123,6 +141,8 @@ def test_one_compile_serves_batch_1_3_8(name: str) -> None:
         assert actual.shape == expected.shape
         np.testing.assert_allclose(actual, expected, rtol=RTOL, atol=ATOL)
     assert session.stats["compiles"] == 1
+    if name == "winograd":
+        assert "winograd_gemm" in session._model.llvm_ir
 
 
 def test_a_convolution_under_its_batch_gets_the_static_schedule_and_a_band_over_the_batch() -> None:
