@@ -14,11 +14,12 @@ its static shapes. What a kernel gets, by its structure:
       loop-split{kernel=k loop=i1 factor=8},loop-vectorize{kernel=k loop=i1_i}
 
 - **gemm** (`c[i, j] = sum_k a[i, k] * b[k, j]`, the row loop `i` dynamic, under batch loops or outermost, `b` read
-  at `[..., k, j]`): the static GEMM rule's micro-kernel with an `mr x nr` tile in registers, the rows split by `mr`
-  last so that the remainder of fewer than `mr` rows (a run-time count) has the column and depth splits too and
-  runs one row at a time with its `nr` columns vectorized. Where the whole depth is in one block the tiles start at
-  zero and are stored (`fill=true`: the zeroing nest goes), else they are added to the zeroed output. A weight `b`
-  is packed at load time; run-time columns and depth: see `_gemm_steps` and `_gemm_dynamic_columns_steps`.
+  at `[..., k, j]`, or a weight `b` at `[j, k]`, ONNX Gemm's `transB`): the static GEMM rule's micro-kernel with an
+  `mr x nr` tile in registers, the rows split by `mr` last so that the remainder of fewer than `mr` rows (a run-time
+  count) has the column and depth splits too and runs one row at a time with its `nr` columns vectorized. Where the
+  whole depth is in one block the tiles start at zero and are stored (`fill=true`: the zeroing nest goes), else they
+  are added to the zeroed output. A weight `b` is packed at load time; run-time columns and depth: see `_gemm_steps`
+  and `_gemm_dynamic_columns_steps`.
 - **reduction** (one accumulator, a reduction loop of a run-time trip count, the innermost output loop static and
   unit-stride, e.g. `out[j] = sum_i x[i, j]`): the reduction stays serial, the output loop is split by `width`, its
   outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
@@ -92,6 +93,9 @@ class DynamicGemm:
     """The depth; None for a run-time one (attention's `P @ V`), which is not blocked (`kc` 0)."""
     packed_b: int | None = None
     """The kernel parameter B is, where B is a 2-D weight at every call (packed into `nr`-wide panels at load time)."""
+    b_columns: int = 1
+    """B's dimension along the columns: 1 for `b[k, j]`, 0 for a weight read transposed (`b[j, k]`, ONNX Gemm's
+    `transB`), which only its packed panels make unit-stride."""
 
 
 @dataclass(frozen=True)
@@ -205,8 +209,8 @@ class DynamicRule:
 
 def _gemm(module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicGemm | None:
     """The GEMM of `kernel` if its row loop is dynamic and outermost or under batch loops only, its column and depth
-    loops static, B is read at `[..., k, j]` (unit stride along the columns) and a vector width divides the
-    columns."""
+    loops static, B is read at `[..., k, j]` (unit stride along the columns) or is a 2-D weight read at `[j, k]`
+    (packed), and a vector width divides the columns."""
     found = sum_of_products(kernel)
     if found is None:
         return None
@@ -220,14 +224,10 @@ def _gemm(module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicGemm 
         return None
     if not cols.is_dynamic and cols.trip_count % target.vector_lanes:
         return None
-    b_read = [depth.induction_var, cols.induction_var]
-    b = next(
-        (
-            read
-            for read in (product.lhs.owner, product.rhs.owner)
-            if isinstance(read, memref.LoadOp) and list(read.indices)[-2:] == b_read
-        ),
-        None,
+    reads = [read for read in (product.lhs.owner, product.rhs.owner) if isinstance(read, memref.LoadOp)]
+    along = {(depth.induction_var, cols.induction_var): 1, (cols.induction_var, depth.induction_var): 0}
+    b, b_columns = next(
+        ((read, along[tuple(read.indices)[-2:]]) for read in reads if tuple(read.indices)[-2:] in along), (None, 1)
     )
     if b is None:
         return None
@@ -235,6 +235,8 @@ def _gemm(module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicGemm 
     operand = params.index(b.memref) if b.memref in params else None
     name = kernel.sym_name.data
     weight = operand is not None and len(b.indices) == 2 and is_weight_at_every_call(module, name, operand)
+    if b_columns == 0 and not weight:
+        return None  # B[j, k] walks the columns with a stride: only a weight, packed at load time, reads well
     return DynamicGemm(
         name,
         rows.loop_name.data,
@@ -243,6 +245,7 @@ def _gemm(module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicGemm 
         None if cols.is_dynamic else cols.trip_count,
         None if depth.is_dynamic else depth.trip_count,
         operand if weight else None,
+        b_columns,
     )
 
 
@@ -284,7 +287,11 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
         *([f"loop-split{{kernel={name} loop={k} factor={kc}}}"] if kc else []),
         f"loop-split{{kernel={name} loop={i} factor={mr}}}",
         f"loop-reorder{{kernel={name} order={','.join(outer)},{k_inner},{i}_i,{j}_i}}",
-        *([f"loop-pack{{kernel={name} operand={g.packed_b} dim=1 factor={nr}}}"] if g.packed_b is not None else []),
+        *(
+            [f"loop-pack{{kernel={name} operand={g.packed_b} dim={g.b_columns} factor={nr}}}"]
+            if g.packed_b is not None
+            else []
+        ),
         *register_tile_steps(name, f"{i}_i", f"{j}_i", outer[-1], unroll, fill=whole),
     ]
     panel, depth = [in_tail(f"{j}_o", i)], [*(in_tail(lp, i) for lp in k_outer), in_tail(k_inner, i)]
