@@ -121,15 +121,21 @@ def is_row_view(producer: te.ComputeOp) -> bool:
     return all(isinstance(c.owner, arith.ConstantOp) or base_index(c) is not None for c in coordinates)
 
 
-def is_constant(tensor: SSAValue) -> bool:
-    """Whether `tensor` is a weight or computed from weights alone."""
+def is_constant(tensor: SSAValue, known: dict[SSAValue, bool] | None = None) -> bool:
+    """Whether `tensor` is a weight or computed from weights alone; `known` remembers the answers for tensors seen
+    before (a pass asking about every compute would otherwise walk each one's producers back to the inputs)."""
+    known = {} if known is None else known
+    if tensor in known:
+        return known[tensor]
     owner = tensor.owner
     if isinstance(owner, graph.WeightOp):
-        return True
-    if not isinstance(owner, te.ComputeOp):
-        return False
-    reads = [op for op in owner.body.walk() if isinstance(op, te.ReadOp)]
-    return all(is_constant(read.tensor) for read in reads)
+        answer = True
+    elif not isinstance(owner, te.ComputeOp):
+        answer = False
+    else:
+        answer = all(is_constant(op.tensor, known) for op in owner.body.walk() if isinstance(op, te.ReadOp))
+    known[tensor] = answer
+    return answer
 
 
 CHEAP_OPS = (
@@ -182,13 +188,17 @@ def is_padded_row_tap(read: te.ReadOp) -> bool:
     return innermost not in _indices_used(selected.cond, {innermost}) and read.indices[-1] is consumer_innermost
 
 
-def _all_constant_consumers(reads: list[Operation]) -> bool:
+def _all_constant_consumers(reads: list[Operation], known: dict[SSAValue, bool]) -> bool:
     """Whether every compute holding one of `reads` is itself computed from weights alone."""
-    return all(is_constant(read.parent_op().result) for read in reads)  # type: ignore[union-attr]
+    return all(is_constant(read.parent_op().result, known) for read in reads)  # type: ignore[union-attr]
 
 
 class InlineElementwiseCompute(RewritePattern):
-    """Substitute an elementwise compute's body into every `te.read` of it, then erase it."""
+    """Substitute an elementwise compute's body into every `te.read` of it, then erase it. Inlining never changes
+    whether a compute is computed from weights alone, so the answers are kept for the pass (`known`)."""
+
+    def __init__(self) -> None:
+        self.known: dict[SSAValue, bool] = {}
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, producer: te.ComputeOp, rewriter: PatternRewriter) -> None:
@@ -203,7 +213,11 @@ class InlineElementwiseCompute(RewritePattern):
         is_literal = not any(isinstance(op, te.ReadOp) for op in producer.body.walk())
         if not is_literal and not view and len({read.parent_op() for read in reads}) > 1:
             return
-        if not is_literal and is_constant(producer.result) and not _all_constant_consumers(reads):
+        if (
+            not is_literal
+            and is_constant(producer.result, self.known)
+            and not _all_constant_consumers(reads, self.known)
+        ):
             return
         body = list(producer.body.block.ops)[:-1]
         for read in reads:
