@@ -18,8 +18,8 @@ primitive passes. Then `parallel` places one parallel loop per big enough nest (
 The target (vector width and registers) is the module's (`minimlc.target`, else the host). Each schedule is a list of
 primitive passes (`schedule_for` returns it as text, the trace `minimlc compile --emit schedule` prints); replaying that
 list with `mini-opt -p` gives the same IR; `minimlc compile --emit space` prints each kernel's knobs
-(`describe_spaces`). A schedule that the vector code generator cannot lower (non-contiguous accesses, say) is
-dropped, leaving the kernel to LLVM. Kernels with any non-serial loop count as scheduled and are left alone, so the
+(`describe_spaces`). Each schedule is applied once; one that fails a step or that the vector code generator cannot
+lower (a reduction across lanes, say) is undone (`apply_or_undo`), leaving the kernel to LLVM. Kernels with any non-serial loop count as scheduled and are left alone, so the
 pass can run twice.
 """
 
@@ -31,12 +31,14 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
+from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
-from minimlc.lowering.loop.analysis import find_kernel, loops_of
+from minimlc.lowering.loop.analysis import call_sites, find_kernel, loops_of
 from minimlc.lowering.loop.expand import expand_loops
 from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
@@ -54,7 +56,6 @@ from minimlc.lowering.schedule.shuffle import SHUFFLE
 from minimlc.lowering.schedule.space import Config, Rule, Space
 from minimlc.lowering.strategy.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
 from minimlc.lowering.target import Target, copy_target, target_of
-from minimlc.lowering.workers import compile_jobs, fork_map
 
 RULES: tuple[Rule, ...] = (
     *(ROWS, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, CONCAT, ELEMENTWISE),
@@ -134,7 +135,6 @@ def apply_default_schedules(
     target = target_of(module)
     trace: list[tuple[str, list[str]]] = []
     spaces = [(kernel, space) for kernel in kernels_of(module) if (space := kernel_space(module, kernel, target))]
-    verdicts = _trial_verdicts(ctx, module, spaces)
     for kernel, space in spaces:
         name = kernel.sym_name.data
         key = kernel_key(kernel, space.space) if database is not None or annotate else ""
@@ -142,7 +142,7 @@ def apply_default_schedules(
         steps = schedule_kernel(ctx, module, space, config, strict=True) if config is not None else None
         if config is None or steps is None:
             config = space.space.default()
-            steps = schedule_kernel(ctx, module, space, config, verdicts=verdicts) or []
+            steps = schedule_kernel(ctx, module, space, config) or []
         if annotate:
             described = " ".join(f"{knob}={_text(value)}" for knob, value in config.items())
             rule = space.rule.name if space.rule is not None else PARALLEL_KNOB.name
@@ -154,54 +154,22 @@ def apply_default_schedules(
     return trace
 
 
-Verdicts = dict[tuple[str, tuple[str, ...]], bool]
-"""(kernel, its schedule's passes) -> whether they lower (`_lowers`), tried ahead for many kernels at once."""
-
-TRIALS_PER_WORKER = 16
-"""Default schedules to try per process before trying them on more than one (a fork costs a few milliseconds)."""
-
-
-def _trial_verdicts(ctx: Context, module: ModuleOp, spaces: list[tuple[func.FuncOp, KernelSpace]]) -> Verdicts:
-    """Whether each kernel's default schedule lowers, tried on every core at once (`workers.fork_map`); kernels are
-    scheduled one by one afterwards, and a trial depends only on its kernel and that kernel's calls, which scheduling
-    another kernel leaves alone."""
-    trials = [(kernel, tuple(steps)) for kernel, space in spaces if (steps := space.steps(space.space.default()))]
-    jobs = min(compile_jobs(), len(trials) // TRIALS_PER_WORKER)
-    if jobs <= 1:
-        return {}
-    shares = [trials[i::jobs] for i in range(jobs)]
-    results = fork_map(
-        lambda share: [_lowers(ctx, module, kernel, list(steps)) for kernel, steps in share],
-        shares,
-        describe=lambda share: f"the schedule trials of {share[0][0].sym_name.data} and {len(share) - 1} more",
-    )
-    return {
-        (kernel.sym_name.data, steps): lowers
-        for share, verdicts in zip(shares, results, strict=True)
-        for (kernel, steps), lowers in zip(share, verdicts, strict=True)
-    }
-
-
 def schedule_kernel(
     ctx: Context,
     module: ModuleOp,
     space: KernelSpace,
     config: Config,
     strict: bool = False,
-    verdicts: Verdicts | None = None,
 ) -> list[str] | None:
     """Apply `config`'s schedule to kernel `space.kernel` of `module` (the rule's passes, then parallel placement if
     `config` keeps its `parallel` knob on); returns the passes applied. Where the rule's passes do not lower, they
-    are dropped (only parallel placement applies), or with `strict` nothing applies and the result is None. Raises
+    are undone (only parallel placement applies), or with `strict` nothing applies and the result is None. Raises
     ConfigError for a config outside the space."""
     steps = space.steps(config)
-    kernel = find_kernel(module, DefaultSchedulePass.name, space.kernel)
-    lowers = (verdicts or {}).get((space.kernel, tuple(steps)))
-    if steps and not (lowers if lowers is not None else _lowers(ctx, module, kernel, steps)):
+    if steps and not apply_or_undo(ctx, module, space.kernel, steps):
         if strict:
             return None
         steps = []
-    apply_steps(ctx, module, steps)
     parallel = []
     if config.get(PARALLEL_KNOB.name, True):
         tasks, grain = config.get(TASKS_KNOB.name, TASKS_KNOB.default), config.get(GRAIN_KNOB.name, GRAIN_KNOB.default)
@@ -267,46 +235,43 @@ def apply_steps(ctx: Context, module: ModuleOp, steps: list[str]) -> None:
     run_passes(module, steps, ctx)
 
 
-def _lowers(ctx: Context, module: ModuleOp, kernel: func.FuncOp, steps: list[str]) -> bool:
-    """True if `steps` apply to a copy of the kernel and its callers, and its vector code can be generated."""
-    trial = ModuleOp([kernel.clone(), *(_trial_caller(f, kernel) for f in module.ops if _is_caller(f))])
-    copy_target(module, trial)
+def apply_or_undo(ctx: Context, module: ModuleOp, name: str, steps: list[str]) -> bool:
+    """Apply `steps` to kernel `name` of `module`; True if they apply and the kernel's vector code can be generated
+    (tried on a copy). Otherwise undo them (`_undo`) and return False. Applying once and undoing the rare failure
+    replaced trying every schedule on a copy first, which doubled the work of scheduling a model."""
+    saved = find_kernel(module, DefaultSchedulePass.name, name).clone()
+    last = module.body.block.last_op
     try:
-        apply_steps(ctx, trial, steps)
+        apply_steps(ctx, module, steps)
+        scheduled = find_kernel(module, DefaultSchedulePass.name, name)
+        trial = ModuleOp([scheduled.clone()])
+        copy_target(module, trial)
         expand_loops(trial, vectors_only=True)
     except DiagnosticException:
+        _undo(module, name, saved, last)
         return False
     return True
 
 
-def _is_caller(op: Operation) -> bool:
-    """A public function with a body: the entry and the init function, which call the kernels."""
-    return isinstance(op, func.FuncOp) and bool(op.body.blocks) and op.sym_visibility is None
-
-
-def _trial_caller(caller: func.FuncOp, kernel: func.FuncOp) -> func.FuncOp:
-    """A copy of `caller` with only its calls of `kernel` and the ops their operands come from: what a schedule reads
-    and rewrites outside the kernel (weights at the call sites; packing calls it adds), without copying the whole
-    entry once per kernel, which made the trials quadratic in the model's size. A caller whose calls are nested in
-    regions is copied whole."""
-    block = caller.body.block
-    name = kernel.sym_name.data
-    calls = [op for op in block.ops if isinstance(op, func.CallOp) and op.callee.string_value() == name]
-    if any(op.regions for op in block.ops) or len(caller.body.blocks) > 1:
-        return caller.clone()
-    needed: set[Operation] = set()
-    pending = [*calls, block.last_op] if block.last_op is not None else list(calls)
-    while pending:
-        op = pending.pop()
-        if op in needed:
-            continue
-        needed.add(op)
-        pending.extend(operand.op for operand in op.operands if isinstance(operand, OpResult))
-    copy = caller.clone_without_regions()
-    body = Block(arg_types=block.arg_types)
-    copy.body.add_block(body)
-    values: dict[SSAValue, SSAValue] = dict(zip(block.args, body.args))
-    for op in block.ops:
-        if op in needed:
-            body.add_op(op.clone(value_mapper=values))
-    return copy
+def _undo(module: ModuleOp, name: str, saved: func.FuncOp, last: Operation | None) -> None:
+    """Put kernel `name` back as `saved`, and take back what scheduling it did outside it: the functions it added
+    to `module` after `last` (`loop-pack`'s packing kernels) and the packing at its call sites (a `loop.precompute`
+    of such a function in place of a weight operand), the only steps that reach outside a kernel."""
+    added = []
+    op = last.next_op if last is not None else module.body.block.first_op
+    while op is not None:
+        added.append(op)
+        op = op.next_op
+    added_names = {f.sym_name.data for f in added if isinstance(f, func.FuncOp)}
+    for call in call_sites(module, name):
+        for index, argument in enumerate(call.arguments):
+            packing = argument.owner
+            if isinstance(packing, loop.PrecomputeOp) and packing.kernel.root_reference.data in added_names:
+                call.operands[index] = packing.sources[0]
+                if not packing.result.uses:
+                    packing.detach()
+                    packing.erase()
+    for function in added:
+        function.detach()
+        function.erase()
+    Rewriter.replace_op(find_kernel(module, DefaultSchedulePass.name, name), saved)
