@@ -56,7 +56,8 @@ def main() -> None:
     model = onnx.load(args.model)
     if args.random_weights:
         model = randomise_weights(model, seed=0)
-    translate = codegen.translate_to_llvm_ir
+    emit, translate = codegen.emit_llvm_ir, codegen.translate_to_llvm_ir
+    codegen.emit_llvm_ir = lambda module: out_of_line(emit(module))
     codegen.translate_to_llvm_ir = lambda module: out_of_line(translate(module))
     session = InferenceSession(model, num_threads=args.threads, cache=False)
     names = re.findall(r"^define .*?@([\w.]+)\(", session._model.llvm_ir, re.MULTILINE)

@@ -1,7 +1,7 @@
-"""exp and erf of f32 as straight-line arith ops (polynomials, range reduction, bit tricks), which LLVM vectorizes
-where its `llvm.exp` becomes one libm call per lane and `erff` has no vector form at all.
+"""exp, erf and tanh of f32 as straight-line arith ops (polynomials, range reduction, bit tricks), which LLVM vectorizes
+where its `llvm.exp` becomes one libm call per lane and `erff` and `tanhf` have no vector form at all.
 
-Both are accurate to about 1.3 ulp over all of f32 (tests/lowering/test_te_expand_math.py compares them with numpy
+All are accurate to about 1.3 ulp over all of f32 (tests/lowering/test_te_expand_math.py compares them with numpy
 and Python's `math.erf` in double precision over millions of points and the edge cases), infinities and NaN
 included. The ops are created with xDSL's `ImplicitBuilder`, so they land wherever the caller builds:
 
@@ -46,6 +46,11 @@ _ERF_SMALL = fit(lambda s: math.erf(math.sqrt(s)) / math.sqrt(s) - 1, 1e-12, 1.0
 _ERF_LARGE_CENTRE = 2.5
 _ERF_LARGE = fit(lambda a: math.erfc(a + 2.5) * math.exp((a + 2.5) ** 2), -1.5, 1.5, 10, relative=True)
 """erfc(a) * e^(a^2) as a polynomial in a - 2.5, for 1 <= a <= 4 (erf(a) rounds to 1 from a = 3.92 on)."""
+
+_TANH_SMALL_BELOW = 0.625
+_TANH_SMALL = fit(lambda s: math.tanh(math.sqrt(s)) / math.sqrt(s) - 1, 1e-12, _TANH_SMALL_BELOW**2, 6, relative=False)
+"""tanh(a) / a - 1 as a polynomial in s = a^2, for |a| < 0.625: tanh(a) = a + a * R(a^2), one rounding at the end."""
+_TANH_HIGHEST = 9.0  # tanh(9) rounds to 1 in f32
 
 _LOG2E = 1.4426950408889634
 _ROUNDER = 12582912.0  # 1.5 * 2^23: adding it rounds |v| < 2^22 to an integer, kept in the low mantissa bits
@@ -117,4 +122,15 @@ def erf(x: SSAValue) -> SSAValue:
     tail = _mul(exp(arith.NegfOp(square).result), horner(_ERF_LARGE, arith.SubfOp(a, _f(_ERF_LARGE_CENTRE)).result))
     large = arith.SubfOp(_f(1.0), tail).result
     magnitude = arith.SelectOp(arith.CmpfOp(a, _f(1.0), "olt").result, small, large).result
+    return xmath.CopySignOp(magnitude, x).result
+
+
+def tanh(x: SSAValue) -> SSAValue:
+    """tanh(x) = sign(x) * (a + a R(a^2)) for a = |x| < 0.625, sign(x) * (1 - 2 / (e^(2a) + 1)) above (no cancellation
+    there: the quotient is under 0.46), a clamped to 9."""
+    a = _limit(xmath.AbsFOp(x).result, "ogt", _TANH_HIGHEST)
+    small = _add(_mul(a, horner(_TANH_SMALL, _mul(a, a, contract=False))), a)
+    grown = _add(exp(_add(a, a)), _f(1.0))
+    large = arith.SubfOp(_f(1.0), arith.DivfOp(_f(2.0), grown).result).result
+    magnitude = arith.SelectOp(arith.CmpfOp(a, _f(_TANH_SMALL_BELOW), "olt").result, small, large).result
     return xmath.CopySignOp(magnitude, x).result

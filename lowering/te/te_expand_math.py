@@ -1,6 +1,7 @@
-"""Expand f32 `math.exp` and `math.erf` into arith ops (`math_approximations.py`), so that loops computing them
-vectorize: LLVM lowers a vector `llvm.exp` to one libm call per lane, and `erff` has no vector form, so the
-vectorizer and the epilogue fusion leave a loop with an erf scalar. Runs on te bodies, after `te-inline` (one body
+"""Expand f32 `math.exp`, `math.erf` and `math.tanh` into arith ops (`math_approximations.py`), so that loops computing
+them vectorize: LLVM lowers a vector `llvm.exp` to one libm call per lane, and `erff` and `tanhf` have no vector
+form, so the vectorizer and the epilogue fusion leave a loop with an erf or tanh scalar (GPT-2's tanh GELU ran 5x
+ONNX Runtime's time, most of it in libm's `tanhf`). Runs on te bodies, after `te-inline` (one body
 holds the whole elementwise chain) and before `te-to-loop`. Other element types keep their math ops.
 
     %e = math.exp %x : f32
@@ -32,11 +33,12 @@ from minimlc.lowering.te import math_approximations
 _EXPANSIONS: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
     math.ExpOp: math_approximations.exp,
     math.ErfOp: math_approximations.erf,
+    math.TanhOp: math_approximations.tanh,
 }
 
 
 class MathLowering(RewritePattern):
-    """Replaces an f32 `math.exp` or `math.erf` by its arith expansion."""
+    """Replaces an f32 `math.exp`, `math.erf` or `math.tanh` by its arith expansion."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         expand = _EXPANSIONS.get(type(op))
@@ -54,7 +56,7 @@ class MathLowering(RewritePattern):
 
 @dataclass(frozen=True)
 class TeExpandMathPass(ModulePass):
-    """Expand f32 math.exp and math.erf into vectorizable arith ops (polynomials and range reduction)."""
+    """Expand f32 math.exp, math.erf and math.tanh into vectorizable arith ops (polynomials and range reduction)."""
 
     name = "te-expand-math"
 

@@ -1,6 +1,6 @@
-"""te-expand-math: exp and erf of f32, compiled at O3 (vectorized), against numpy and Python's `math.erf` in double
-precision over millions of points and the edge cases: at most 2 ulp (measured: 1.3) where the result is finite, the
-same infinities, zeros and NaNs. O0 (libm) must agree with it to the same bound."""
+"""te-expand-math: exp, erf and tanh of f32, compiled at O3 (vectorized), against numpy and Python's `math.erf` in
+double precision over millions of points and the edge cases: at most 2 ulp (measured: 1.3) where the result is
+finite, the same infinities, zeros and NaNs. O0 (libm) must agree with it to the same bound."""
 
 from __future__ import annotations
 
@@ -14,13 +14,52 @@ from minimlc import InferenceSession
 
 MAX_ULP = 2.0
 EDGES = np.array(
-    [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-45, -1e-45, 1e-38, 1e-30, -1e-7, 0.5, -0.5, 0.34657359, 1.0,
-     -1.0, 0.99999994, 1.0000001, 3.92, 4.0, 10.0, 88.72283, 88.722839, 88.7229, 89.0, 100.0, -87.33654, -87.5,
-     -103.27893, -103.9, -104.0, -110.0, 3.4028235e38, -3.4028235e38],
+    [
+        np.nan,
+        -np.nan,
+        np.inf,
+        -np.inf,
+        0.0,
+        -0.0,
+        1e-45,
+        -1e-45,
+        1e-38,
+        1e-30,
+        -1e-7,
+        0.5,
+        -0.5,
+        0.34657359,
+        1.0,
+        -1.0,
+        0.99999994,
+        1.0000001,
+        3.92,
+        4.0,
+        10.0,
+        88.72283,
+        88.722839,
+        88.7229,
+        89.0,
+        100.0,
+        -87.33654,
+        -87.5,
+        -103.27893,
+        -103.9,
+        -104.0,
+        -110.0,
+        3.4028235e38,
+        -3.4028235e38,
+        0.625,
+        0.62499994,
+        -0.625,
+        8.9,
+        9.0,
+        9.1,
+    ],
     dtype=np.float32,
 )
-REFERENCES = {"Exp": np.exp, "Erf": np.vectorize(math.erf, otypes=[np.float64])}
-RANGES = {"Exp": (-105.0, 90.0), "Erf": (-5.0, 5.0)}
+REFERENCES = {"Exp": np.exp, "Erf": np.vectorize(math.erf, otypes=[np.float64]), "Tanh": np.tanh}
+RANGES = {"Exp": (-105.0, 90.0), "Erf": (-5.0, 5.0), "Tanh": (-10.0, 10.0)}
 
 
 def _points(op: str) -> np.ndarray:

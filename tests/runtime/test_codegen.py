@@ -78,14 +78,14 @@ def test_partition_balances_op_counts_keeps_the_entry_first_and_bodies_with_thei
 @pytest.mark.usefixtures("tiny_partitions")
 def test_an_exception_in_a_child_is_raised_here(monkeypatch: pytest.MonkeyPatch) -> None:
     parent = os.getpid()
-    translate = codegen.translate_to_llvm_ir
+    emit = codegen.emit_llvm_ir
 
     def failing_in_children(module: object) -> str:
         if os.getpid() != parent:
             raise ValueError("cannot translate this partition")
-        return translate(module)
+        return emit(module)
 
-    monkeypatch.setattr(codegen, "translate_to_llvm_ir", failing_in_children)
+    monkeypatch.setattr(codegen, "emit_llvm_ir", failing_in_children)
     with pytest.raises(ValueError, match="cannot translate this partition") as raised:
         compile_model(import_model(build_mlp(batch=4)), jobs=2)
     assert "in the worker process for functions" in str(raised.value.__cause__)
@@ -94,14 +94,14 @@ def test_an_exception_in_a_child_is_raised_here(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.usefixtures("tiny_partitions")
 def test_a_child_that_dies_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     parent = os.getpid()
-    translate = codegen.translate_to_llvm_ir
+    emit = codegen.emit_llvm_ir
 
     def dying_in_children(module: object) -> str:
         if os.getpid() != parent:
             os.kill(os.getpid(), signal.SIGKILL)
-        return translate(module)
+        return emit(module)
 
-    monkeypatch.setattr(codegen, "translate_to_llvm_ir", dying_in_children)
+    monkeypatch.setattr(codegen, "emit_llvm_ir", dying_in_children)
     with pytest.raises(WorkerError, match=r"the worker process for functions .* failed: it was killed by signal 9"):
         compile_model(import_model(build_mlp(batch=4)), jobs=2)
 

@@ -1,0 +1,495 @@
+"""A direct path from `cf`-level IR to LLVM IR text, without building the xDSL `llvm` dialect.
+
+`emit_llvm_ir(module)` takes what `convert-scf-to-cf` leaves (the input of `convert-to-llvm`) and prints LLVM IR
+with plain string formatting. It gives the same text as `convert-to-llvm,reconcile-unrealized-casts` followed by
+`translate.translate_to_llvm_ir`, up to the names of local values and blocks (`canonical_llvm_ir` renumbers them):
+the same functions, declarations, linkage and attributes in the same order, the same instructions with the same
+types, flags and constants, including what the llvmlite printer of that path does, such as typing a pointer from an
+`alloca` as `float*` (a vector store through it bitcasts it, one through an opaque `ptr` does not) and padding float
+constants (`float              0x0`). The semantics are `convert_to_llvm.py`'s (see `docs/design/llvm.md`):
+
+    func.func private @scale(%x: memref<4x8xf32> {llvm.noalias}, %i: index) {
+      %c = arith.constant 2.0 : f32
+      %v = memref.load %x[%i, %i] : memref<4x8xf32>
+      %w = arith.mulf %v, %c fastmath<contract> : f32
+      memref.store %w, %x[%i, %i] : memref<4x8xf32>
+      func.return
+    }
+
+becomes
+
+    define internal void @scale(ptr noalias %.1, i64 %.2)
+    {
+    .3:
+      %.4 = getelementptr inbounds [8 x float], ptr %.1, i64 %.2, i64 %.2
+      %.5 = load float, ptr %.4
+      %.6 = fmul contract float %.5, 0x4000000000000000
+      %.7 = getelementptr inbounds [8 x float], ptr %.1, i64 %.2, i64 %.2
+      store float %.6, ptr %.7
+      ret void
+    }
+
+The op handlers live in `emit_ops.py`. An op that neither they nor `convert-to-llvm` know raises
+`DiagnosticException` naming it. The module is left as it was.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable, Sequence
+
+from llvmlite import binding
+from xdsl.dialects import builtin, func, llvm
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    VectorType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.dialects import llvm_ext
+from minimlc.lowering.abi import ENTRY_ATTR, packed_name
+from minimlc.lowering.target import target_of
+
+_SIMPLE_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
+
+_PARAM_FLAGS = {
+    "llvm.noalias": "noalias",
+    "llvm.nocapture": "captures(none)",
+    "llvm.nofree": "nofree",
+    "llvm.nonnull": "nonnull",
+    "llvm.noundef": "noundef",
+}
+_PARAM_INTS = {"llvm.align": "align {0:d}", "llvm.dereferenceable": "dereferenceable({0:d})"}
+
+
+def emit_llvm_ir(module: ModuleOp) -> str:
+    """LLVM IR text of a `cf`-level module (after `convert-scf-to-cf`): what `convert-to-llvm`,
+    `reconcile-unrealized-casts` and `translate_to_llvm_ir` give, up to local names. Raises `DiagnosticException`
+    naming the first op it cannot emit."""
+    from minimlc.lowering.llvm.emit_ops import HANDLERS
+
+    emitter = ModuleEmitter(module)
+    texts: list[str] = []
+    for op in module.ops:
+        assert isinstance(op, func.FuncOp)
+        texts.append(emit_function(emitter, op, HANDLERS))
+        if ENTRY_ATTR in op.attributes:
+            texts.append(_packed_entry(emitter, op))
+    texts += emitter.tail_declarations
+    texts += emitter.intrinsics.values()
+    triple = module.attributes.get("llvm.target_triple")
+    triple_text = triple.data if isinstance(triple, StringAttr) else binding.get_default_triple()
+    return "\n".join(['; ModuleID = ""', f'target triple = "{triple_text}"', 'target datalayout = ""', "", *texts])
+
+
+def global_name(name: str) -> str:
+    """`@name`, quoted as LLVM needs it outside its identifier syntax."""
+    if _SIMPLE_NAME.match(name):
+        return "@" + name
+    return '@"{}"'.format(name.replace("\\", "\\5c").replace('"', "\\22"))
+
+
+class ModuleEmitter:
+    """Module-wide state: the functions' signatures, the declarations `convert-to-llvm` appends (`aligned_alloc`,
+    `free`, libm), the intrinsics declared at first use, and caches of type and constant text."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.target = target_of(module)
+        self._types: dict[Attribute, str] = {}
+        self.signatures: dict[str, tuple[str, list[str]]] = {}
+        """Each function: its return type and parameter types, as LLVM text."""
+        for op in module.ops:
+            if not isinstance(op, func.FuncOp):
+                raise DiagnosticException(f"emit-llvm-ir: cannot emit '{op.name}' at module level")
+            outputs = op.function_type.outputs.data
+            if len(outputs) > 1:
+                raise DiagnosticException(f"convert-to-llvm: @{op.sym_name.data} returns >1 value")
+            result = self.type(outputs[0]) if outputs else "void"
+            self.signatures[op.sym_name.data] = (result, [self.type(t) for t in op.function_type.inputs])
+            if ENTRY_ATTR in op.attributes:
+                self.signatures.setdefault(packed_name(op.sym_name.data), ("void", ["ptr"]))
+        self.tail_declarations: list[str] = []
+        self.intrinsics: dict[str, str] = {}
+        self.pointees: dict[SSAValue, str] = {}
+        """Each buffer's element type as `getelementptr` indexes it (`[8 x float]` for a `memref<?x8xf32>`)."""
+
+    def declare(self, name: str, result: str, params: list[str]) -> None:
+        """Declare `name` at the module's end unless the module has it (`conversion.declare_function`)."""
+        if name not in self.signatures:
+            self.signatures[name] = (result, params)
+            self.tail_declarations.append(declaration(name, result, params))
+
+    def intrinsic(self, name: str, result: str, params: list[str]) -> None:
+        """Declare the intrinsic `name` with the parameter types of its first call, as llvmlite does."""
+        if name not in self.intrinsics and name not in self.signatures:
+            self.intrinsics[name] = declaration(name, result, params)
+
+    def type(self, type: Attribute) -> str:
+        """LLVM text of `type` as `convert-to-llvm` maps it (`index` -> `i64`, memref -> `ptr`)."""
+        kind = type.__class__
+        if kind in _FIXED_TYPES:  # without hashing the type, which xDSL computes anew each time
+            return _FIXED_TYPES[kind]
+        text = self._types.get(type)
+        if text is None:
+            text = self._types[type] = _type_text(type)
+        return text
+
+
+_FIXED_TYPES: dict[type[Attribute], str] = {
+    IndexType: "i64",
+    MemRefType: "ptr",
+    Float32Type: "float",
+    Float64Type: "double",
+    Float16Type: "half",
+}
+
+
+def _type_text(type: Attribute) -> str:
+    if isinstance(type, IndexType):
+        return "i64"
+    if isinstance(type, IntegerType):
+        return f"i{type.width.data}"
+    if isinstance(type, Float32Type):
+        return "float"
+    if isinstance(type, Float64Type):
+        return "double"
+    if isinstance(type, Float16Type):
+        return "half"
+    if isinstance(type, MemRefType | llvm.LLVMPointerType):
+        space = getattr(type, "addr_space", None)
+        if isinstance(space, builtin.IntAttr) and space.data:
+            return f"ptr addrspace({space.data})"
+        return "ptr"
+    if isinstance(type, VectorType):
+        shape = type.get_shape()
+        if len(shape) != 1 or type.get_num_scalable_dims():
+            raise DiagnosticException(f"emit-llvm-ir: type not supported: {type}")
+        return f"<{shape[0]} x {_type_text(type.element_type)}>"
+    if isinstance(type, llvm.LLVMArrayType):
+        return f"[{type.size.data} x {_type_text(type.type)}]"
+    if isinstance(type, llvm.LLVMStructType):
+        return "{" + ", ".join(_type_text(t) for t in type.types.data) + "}"
+    if isinstance(type, llvm.LLVMVoidType):
+        return "void"
+    if isinstance(type, llvm.LLVMFunctionType):
+        params = ", ".join(_type_text(t) for t in type.inputs.data)
+        return f"{_type_text(type.output)} ({params})"
+    raise DiagnosticException(f"emit-llvm-ir: type not supported: {type}")
+
+
+def declaration(name: str, result: str, params: list[str]) -> str:
+    """`declare <result> @name(<params>)`, parameters named as llvmlite names them."""
+    args = ", ".join(f"{param} %.{index}" for index, param in enumerate(params, 1))
+    return f"declare {result} {global_name(name)}({args})\n"
+
+
+def float_text(value: float, type_text: str) -> str:
+    """A float constant as llvmlite prints it: the IEEE double of the value (rounded to the type first) in hex,
+    padded to 16 characters."""
+    if type_text == "float":
+        value = struct.unpack("f", struct.pack("f", value))[0]
+    elif type_text == "half":
+        value = struct.unpack("e", struct.pack("e", value))[0]
+    return "{:#16x}".format(struct.unpack("Q", struct.pack("d", float(value)))[0])
+
+
+def constant_text(value: Attribute, type_text: str, element_text: str | None) -> str:
+    """The reference of a constant of `value` (integer, float or dense vector) of LLVM type `type_text`;
+    `element_text` is the element type of a vector."""
+    if isinstance(value, IntegerAttr):
+        return str(value.value.data)
+    if isinstance(value, builtin.FloatAttr):
+        return float_text(value.value.data, type_text)
+    if isinstance(value, builtin.DenseIntOrFPElementsAttr) and element_text is not None:
+        if element_text in ("float", "double", "half"):
+            items = (f"{element_text} {float_text(v, element_text)}" for v in value.get_values())
+        else:  # llvmlite writes Python bools as `true`/`false`
+            items = (f"{element_text} {str(v).lower() if isinstance(v, bool) else v}" for v in value.get_values())
+        return "<" + ", ".join(items) + ">"
+    raise DiagnosticException(f"emit-llvm-ir: unsupported constant {value} of type {type_text}")
+
+
+def undef_text(type_text: str, element_text: str | None) -> str:
+    """The reference of `undef` of a type: a vector lists its lanes, as llvmlite prints it."""
+    if element_text is None:
+        return "undef"
+    count = int(type_text[1:].split(" ", 1)[0])
+    return "<" + ", ".join([f"{element_text} undef"] * count) + ">"
+
+
+def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str]) -> str:
+    """The `define`/`declare` line of a lowered `func.func` (linkage, parameter attributes, `alwaysinline`)."""
+    name = op.sym_name.data
+    result, params = emitter.signatures[name]
+    defined = bool(op.body.blocks)
+    private = op.sym_visibility is not None and op.sym_visibility.data == "private"
+    attrs = _param_attributes(op)
+    args = []
+    for index, (param, arg) in enumerate(zip(params, arg_names, strict=True)):
+        listed = attrs[index] if attrs else []
+        args.append(f"{param} {' '.join(listed)} {arg}" if listed else f"{param} {arg}")
+    prefix = " ".join(
+        x for x in ("define" if defined else "declare", "internal" if defined and private else "", result) if x
+    )
+    passthrough = " alwaysinline" if ENTRY_ATTR in op.attributes else ""
+    return f"{prefix} {global_name(name)}({', '.join(args)}){passthrough}\n"
+
+
+def _param_attributes(op: func.FuncOp) -> list[list[str]] | None:
+    if op.arg_attrs is None:
+        return None
+    kept = [{k: v for k, v in attrs.data.items() if k.startswith("llvm.")} for attrs in op.arg_attrs]
+    if not any(kept):
+        return None
+    result = []
+    for attrs in kept:
+        flags = sorted(_PARAM_FLAGS[k] for k in attrs if k in _PARAM_FLAGS)
+        for key, pattern in _PARAM_INTS.items():
+            value = attrs.get(key)
+            if isinstance(value, IntegerAttr) and value.value.data:
+                flags.append(pattern.format(value.value.data))
+        result.append(flags)
+    return result
+
+
+def _packed_entry(emitter: ModuleEmitter, op: func.FuncOp) -> str:
+    """`@<name>_packed(ptr %args)`: loads args[i] and calls `@<name>` (`convert_to_llvm._packed_entry`)."""
+    name = op.sym_name.data
+    for type in op.function_type.inputs:
+        if not isinstance(type, MemRefType | llvm.LLVMPointerType):
+            raise DiagnosticException(f"convert-to-llvm: entry @{name} takes {type}, neither a memref nor a pointer")
+    if op.function_type.outputs.data:
+        raise DiagnosticException(f"convert-to-llvm: entry @{name} must not return values")
+    lines = [f"define void {global_name(packed_name(name))}(ptr %.1)\n{{\n.2:\n"]
+    pointers = []
+    for index in range(len(op.function_type.inputs)):
+        lines.append(f"  %.s{index} = getelementptr inbounds ptr, ptr %.1, i32 {index}\n")
+        lines.append(f"  %.p{index} = load ptr, ptr %.s{index}\n")
+        pointers.append(f"ptr %.p{index}")
+    lines.append(f"  call ccc void {global_name(name)}({', '.join(pointers)})\n  ret void\n}}\n")
+    return "".join(lines)
+
+
+Value = tuple[str, str]
+
+
+class FunctionEmitter:
+    """One function's state: the text of its values, its blocks' lines and the incoming values of their phis."""
+
+    def __init__(self, module: ModuleEmitter) -> None:
+        self.module = module
+        self.values: dict[SSAValue, Value] = {}
+        self.count = 0
+        self.lines: list[str] = []
+        self.labels: dict[Block, str] = {}
+        self.phis: dict[Block, list[tuple[str, str, list[str]]]] = {}
+        self.block: Block | None = None
+        self.hoisted: list[str] = []
+        """The `alloca`s of the `memref.alloca`s in op order: the entry block starts with them, last one first, as
+        `convert-to-llvm` inserts each at its start."""
+
+    def name(self) -> str:
+        """A new local name."""
+        self.count += 1
+        return f"%.{self.count}"
+
+    def emit(self, text: str, result: SSAValue | None = None, type: str = "") -> str:
+        """Append `text` as an instruction; with `result`, as its definition of that type."""
+        if result is None and not type:
+            self.lines.append(f"  {text}\n")
+            return ""
+        name = self.name()
+        self.lines.append(f"  {name} = {text}\n")
+        if result is not None:
+            self.values[result] = (type, name)
+        return name
+
+    def typed(self, value: SSAValue) -> str:
+        """`<type> <reference>` of a value."""
+        type, ref = self.values[value]
+        return f"{type} {ref}"
+
+    def branch_to(self, target: Block, args: Sequence[SSAValue]) -> None:
+        """Record `args` as the incoming values of `target`'s phis from the current block."""
+        assert self.block is not None
+        for (_, _, incoming), arg in zip(self.phis[target], args):
+            incoming.append(f"[{self.values[arg][1]}, %{self.labels[self.block]}]")
+
+
+Handler = Callable[[FunctionEmitter, Operation], None]
+
+
+def emit_function(module: ModuleEmitter, op: func.FuncOp, handlers: dict[type[Operation], Handler]) -> str:
+    """The LLVM text of one `func.func`, its definition or declaration, each op emitted by its handler."""
+    fe = FunctionEmitter(module)
+    blocks = list(op.body.blocks)
+    if not blocks:
+        names = [f"%.{i}" for i in range(1, len(op.function_type.inputs) + 1)]
+        return function_header(module, op, names)
+    entry = blocks[0]
+    arg_names = []
+    for arg, param in zip(entry.args, module.signatures[op.sym_name.data][1], strict=True):
+        arg_names.append(fe.name())
+        fe.values[arg] = (param, arg_names[-1])
+    for block in blocks:
+        fe.labels[block] = fe.name()[1:]
+        if block is not entry:
+            fe.phis[block] = [(fe.name(), module.type(arg.type), []) for arg in block.args]
+            for arg, (name, phi_type, _) in zip(block.args, fe.phis[block]):
+                fe.values[arg] = (phi_type, name)
+    bodies: list[list[str]] = []
+    for block in blocks:
+        fe.lines = []
+        fe.block = block
+        for inner in block.ops:
+            handler = handlers.get(type(inner))
+            if handler is None:
+                raise DiagnosticException(f"emit-llvm-ir: cannot emit '{inner.name}'")
+            handler(fe, inner)
+        bodies.append(fe.lines)
+    bodies[0][:0] = reversed(fe.hoisted)
+    out = [function_header(module, op, arg_names), "{\n"]
+    for block, lines in zip(blocks, bodies):
+        out.append(f"{fe.labels[block]}:\n")
+        for name, phi_type, incoming in fe.phis.get(block, ()):
+            out.append(f"  {name} = phi  {phi_type} {', '.join(incoming)}".rstrip() + "\n")
+        out += lines
+    out.append("}\n")
+    return "".join(out)
+
+
+# ops of the llvm dialect that earlier passes create (loop-outline-parallel)
+
+
+def _llvm_undef(fe: FunctionEmitter, op: Operation) -> None:
+    result = op.results[0]
+    type = fe.module.type(result.type)
+    element = fe.module.type(result.type.element_type) if isinstance(result.type, VectorType) else None
+    fe.values[result] = (type, undef_text(type, element))
+
+
+def _llvm_zero(fe: FunctionEmitter, op: Operation) -> None:
+    type = fe.module.type(op.results[0].type)
+    null = "0.0" if type in ("float", "double", "half") else "null" if is_pointer(type) else "zeroinitializer"
+    fe.values[op.results[0]] = (type, "0" if type.startswith("i") else null)
+
+
+def _llvm_addressof(fe: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, llvm.AddressOfOp)
+    name = op.global_name.root_reference.data
+    signature = fe.module.signatures.get(name)
+    if signature is None:
+        raise DiagnosticException(f"emit-llvm-ir: 'llvm.mlir.addressof' of @{name}, which is no function")
+    fe.values[op.result] = (f"{signature[0]} ({', '.join(signature[1])})*", global_name(name))
+
+
+def _llvm_alloca(fe: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, llvm.AllocaOp)
+    element = fe.module.type(op.elem_type)
+    align = f", align {op.alignment.value.data}" if op.alignment else ""
+    result = "ptr" if element == "ptr" else f"{element}*"
+    fe.emit(f"alloca {element}, {fe.typed(op.size)}{align}", op.res, result)
+
+
+def _llvm_load(fe: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, llvm.LoadOp)
+    type = fe.module.type(op.dereferenced_value.type)
+    align = f", align {op.alignment.value.data}" if op.alignment else ""
+    fe.emit(f"load {type}, {fe.typed(op.ptr)}{align}", op.dereferenced_value, type)
+
+
+def _llvm_gep(fe: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, llvm.GEPOp)
+    dynamic = iter(op.ssa_indices)
+    indices = [
+        fe.typed(next(dynamic)) if index == llvm.GEP_USE_SSA_VAL else f"i32 {index}"
+        for index in op.rawConstantIndices.iter_values()
+    ]
+    base = fe.values[op.ptr]
+    inbounds = " inbounds" if op.inbounds is not None else ""
+    element = fe.module.type(op.elem_type)
+    fe.emit(f"getelementptr{inbounds} {element}, {base[0]} {base[1]}, {', '.join(indices)}", op.result, base[0])
+
+
+def _llvm_insertvalue(fe: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, llvm.InsertValueOp)
+    container = fe.values[op.container]
+    position = ", ".join(str(i) for i in op.position.iter_values())
+    text = f"insertvalue {container[0]} {container[1]}, {fe.typed(op.value)}, {position}"
+    fe.emit(text, op.res, container[0])
+
+
+def _llvm_extractvalue(fe: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, llvm.ExtractValueOp)
+    position = ", ".join(str(i) for i in op.position.iter_values())
+    type = fe.module.type(op.res.type)
+    fe.emit(f"extractvalue {fe.typed(op.container)}, {position}", op.res, type)
+
+
+def _call_indirect(fe: FunctionEmitter, op: Operation) -> None:
+    assert isinstance(op, llvm_ext.CallIndirectOp)
+    args = [fe.values[arg] for arg in op.args]
+    result = fe.module.type(op.result.type)
+    callee = fe.values[op.callee]
+    pointer = f"{result} ({', '.join(t for t, _ in args)})*"
+    cast = fe.emit(f"bitcast {callee[0]} {callee[1]} to {pointer}", None, pointer)
+    text = f"call {result} {cast}({', '.join(f'{t} {r}' for t, r in args)})"
+    if result == "void":
+        fe.emit(text)
+    else:
+        fe.emit(text, op.result, result)
+
+
+def is_pointer(type: str) -> bool:
+    """Whether an LLVM type text is a pointer, opaque or typed."""
+    return type == "ptr" or type.endswith("*")
+
+
+LLVM_HANDLERS: dict[type[Operation], Handler] = {
+    llvm.UndefOp: _llvm_undef,
+    llvm.ZeroOp: _llvm_zero,
+    llvm.AddressOfOp: _llvm_addressof,
+    llvm.AllocaOp: _llvm_alloca,
+    llvm.LoadOp: _llvm_load,
+    llvm.GEPOp: _llvm_gep,
+    llvm.InsertValueOp: _llvm_insertvalue,
+    llvm.ExtractValueOp: _llvm_extractvalue,
+    llvm_ext.CallIndirectOp: _call_indirect,
+}
+"""Handlers of the `llvm` and `llvmx` ops that reach `convert-to-llvm` as they are."""
+
+
+_LOCAL = re.compile(r'%(?:"[^"]*"|[-a-zA-Z$._0-9]+)')
+_LABEL = re.compile(r'^("[^"]*"|[-a-zA-Z$._0-9]+):')
+
+
+def canonical_llvm_ir(text: str) -> str:
+    """`text` with the local values and block labels of each function renamed `%v0`, `%v1`, ... in order of first
+    appearance (labels `v<n>:`), so that two printings of the same IR compare equal whatever names they chose."""
+    out: list[str] = []
+    names: dict[str, str] = {}
+
+    def rename(name: str) -> str:
+        key = name.strip('"')
+        if key not in names:
+            names[key] = f"v{len(names)}"
+        return names[key]
+
+    for line in text.splitlines():
+        if line.startswith(("define ", "declare ")):
+            names = {}
+        label = _LABEL.match(line)
+        if label is not None:
+            line = rename(label.group(1)) + ":" + line[label.end() :]
+        out.append(_LOCAL.sub(lambda m: "%" + rename(m.group(0)[1:]), line))
+    return "\n".join(out) + "\n"
