@@ -1,7 +1,13 @@
-"""Compile time and run time of onnx's nine light CNNs (1x3x224x224), beside ONNX Runtime's run time.
+"""Compile time and run time of onnx's nine light CNNs (1x3x224x224) and two transformers, beside ONNX Runtime's run
+time.
 
-    python bench/bench_compile.py                       # every light model
-    python bench/bench_compile.py --models resnet50,squeezenet --runs 10
+    python bench/bench_compile.py                       # every light model, bert and gpt2
+    python bench/bench_compile.py --models resnet50,squeezenet,bert --runs 10
+
+The transformers: `bert`, bench_models' BERT-style encoder (`examples/transformer_models.py`: 4 layers, hidden 256,
+4 heads, FFN 1024, 128 tokens, static shapes) and `gpt2`, a 2-layer GPT-2 export with dynamic batch and sequence
+axes (`examples/dynamic_decoders.py`: hidden 128, 4 heads, FFN 512, vocabulary 1,000, about 0.5 M parameters),
+compiled once for every shape and run at (1, 64).
 
 Compile time is wall time from the ONNX model to callable native code, compile cache off, split into its stages:
 `frontend` (ONNX import), `lower` (graph to `scf`, one process), `codegen` (`scf` to object code: lowering to the
@@ -50,18 +56,44 @@ def ort_run_seconds(model: onnx.ModelProto, feeds: dict[str, np.ndarray], runs: 
     return median_seconds(lambda: session.run(None, feeds), runs)
 
 
-def bench_model(path: Path, runs: int) -> str:
+def _transformers() -> dict[str, Callable[[], tuple[onnx.ModelProto, dict[str, np.ndarray]]]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from dynamic_decoders import gpt2
+    from transformer_models import Dims, bert
+
+    def tokens(batch: int, length: int, vocab: int) -> dict[str, np.ndarray]:
+        ids = np.random.default_rng(0).integers(0, vocab, (batch, length)).astype(np.int64)
+        return {"input_ids": ids}
+
+    def bert_workload() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+        model = bert(Dims(tokens=128, hidden=256, heads=4, ffn=1024), layers=4, vocab=30522)
+        return model, {model.graph.input[0].name: tokens(1, 128, 30522)["input_ids"]}
+
+    def gpt2_workload() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+        model = gpt2(Dims(tokens=64, hidden=128, heads=4, ffn=512), layers=2, vocab=1000)
+        return model, {**tokens(1, 64, 1000), "attention_mask": np.ones((1, 64), np.int64)}
+
+    return {"bert": bert_workload, "gpt2": gpt2_workload}
+
+
+def _light_workload(path: Path) -> Callable[[], tuple[onnx.ModelProto, dict[str, np.ndarray]]]:
+    def load() -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+        model = onnx.load(path)
+        initializers = {tensor.name for tensor in model.graph.initializer}
+        feeds = {
+            vi.name: np.random.default_rng(0)
+            .standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim])
+            .astype(np.float32)
+            for vi in model.graph.input
+            if vi.name not in initializers
+        }
+        return model, feeds
+
+    return load
+
+
+def bench_model(name: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray], runs: int) -> str:
     """One table row: compile seconds (total, of which frontend), minimlc and ONNX Runtime run milliseconds."""
-    model = onnx.load(path)
-    initializers = {tensor.name for tensor in model.graph.initializer}
-    feeds = {
-        vi.name: np.random.default_rng(0)
-        .standard_normal([d.dim_value for d in vi.type.tensor_type.shape.dim])
-        .astype(np.float32)
-        for vi in model.graph.input
-        if vi.name not in initializers
-    }
-    name = path.stem.removeprefix("light_")
     start = time.perf_counter()
     try:
         session = InferenceSession(model, cache=False)
@@ -83,20 +115,21 @@ def bench_model(path: Path, runs: int) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", help="comma-separated names (e.g. resnet50,vgg19); default: all nine")
+    parser.add_argument("--models", help="comma-separated names (e.g. resnet50,vgg19,bert); default: all")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per model after one warm-up (default 5)")
     args = parser.parse_args()
-    wanted = set(args.models.split(",")) if args.models else None
-    paths = [p for p in light_model_paths() if wanted is None or p.stem.removeprefix("light_") in wanted]
-    if not paths:
-        parser.error(f"no light model named {sorted(wanted or [])}")
+    workloads = {path.stem.removeprefix("light_"): _light_workload(path) for path in light_model_paths()}
+    workloads.update(_transformers())
+    wanted = args.models.split(",") if args.models else list(workloads)
+    if unknown := [name for name in wanted if name not in workloads]:
+        parser.error(f"no workload named {', '.join(unknown)} (known: {', '.join(workloads)})")
     print(
         f"{'model':<14}  {'compile s':>9}  {'frontend':>8}  {'lower':>6}  {'codegen':>7}  {'cpu':>6}  {'parts':>5}  "
         f"{'load':>5}  {'mlc ms':>8}  {'ORT ms':>8}  {'nodes':>5}"
     )
-    for path in paths:
-        print(f"{path.stem.removeprefix('light_')} ...", file=sys.stderr, flush=True)
-        print(bench_model(path, args.runs), flush=True)
+    for name in wanted:
+        print(f"{name} ...", file=sys.stderr, flush=True)
+        print(bench_model(name, *workloads[name](), args.runs), flush=True)
     return 0
 
 

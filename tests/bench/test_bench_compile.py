@@ -23,15 +23,24 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_bench_compile_reports_the_stages() -> None:
-    result = run(str(ROOT / "bench" / "bench_compile.py"), "--models", "squeezenet", "--runs", "1")
+    result = run(str(ROOT / "bench" / "bench_compile.py"), "--models", "squeezenet,gpt2", "--runs", "1")
     assert result.returncode == 0, result.stderr
-    header, row = result.stdout.splitlines()
+    header, *rows = result.stdout.splitlines()
     assert header.split() == [
         "model", "compile", "s", "frontend", "lower", "codegen", "cpu", "parts", "load", "mlc", "ms", "ORT", "ms", "nodes"
     ]
-    name, total, frontend, lower, codegen, _cpu, parts, load, *_ = row.split()
-    assert name == "squeezenet" and int(parts) >= 1
-    assert float(total) >= float(frontend) + float(lower) + float(codegen) + float(load) - 0.05
+    assert [row.split()[0] for row in rows] == ["squeezenet", "gpt2"]
+    for row in rows:
+        _, total, frontend, lower, codegen, _cpu, parts, load, _mlc, ort_ms, _nodes = row.split()
+        assert int(parts) >= 1
+        assert float(ort_ms) > 0
+        assert float(total) >= float(frontend) + float(lower) + float(codegen) + float(load) - 0.05
+
+
+def test_bench_compile_names_an_unknown_workload() -> None:
+    result = run(str(ROOT / "bench" / "bench_compile.py"), "--models", "resnet51")
+    assert result.returncode == 2
+    assert "no workload named resnet51" in result.stderr
 
 
 def test_bench_ab_compares_two_builds(tmp_path: Path) -> None:
