@@ -193,13 +193,12 @@ class ConvToWinograd(RewritePattern):
         images: tuple[Extent, ...] = (batch_extent(op),) if per_image else ()
 
         def input_value(indices: Indices) -> SSAValue:
-            if per_image:
-                image, e, t, channel = indices
-                batch, tile_row, tile_col = image, *split_index(t, (tiles_h, tiles_w))
-            else:
-                e, t, channel = indices
-                batch, tile_row, tile_col = split_index(t, (n, tiles_h, tiles_w))
+            *image, e, t, channel = indices
             a, b = _point(e)
+            if per_image:
+                batch, tile_row, tile_col = image[0], *split_index(t, (tiles_h, tiles_w))
+            else:
+                batch, tile_row, tile_col = split_index(t, (n, tiles_h, tiles_w))
             top = arith.MuliOp(tile_row, index_constant(TILE)).result
             left = arith.MuliOp(tile_col, index_constant(TILE)).result
             terms = []
