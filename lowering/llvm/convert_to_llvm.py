@@ -122,31 +122,34 @@ class FuncLowering(RewritePattern):
             new_arg = rewriter.replace_value_with_new_type(arg, target)
             cast = builtin.UnrealizedConversionCastOp.get([new_arg], [old_type])
             rewriter.insert(cast, InsertPoint.at_start(block))
-            rewriter.replace_uses_with_if(
-                new_arg, cast.results[0], lambda use, cast=cast: use.operation is not cast
-            )
+            rewriter.replace_uses_with_if(new_arg, cast.results[0], lambda use, cast=cast: use.operation is not cast)
 
     @staticmethod
     def _llvm_arg_attrs(op: func.FuncOp) -> ArrayAttr[DictionaryAttr] | None:
         if op.arg_attrs is None:
             return None
         kept = [
-            DictionaryAttr({k: v for k, v in attrs.data.items() if k.startswith("llvm.")})
-            for attrs in op.arg_attrs
+            DictionaryAttr({k: v for k, v in attrs.data.items() if k.startswith("llvm.")}) for attrs in op.arg_attrs
         ]
         if not any(attrs.data for attrs in kept):
             return None
         return ArrayAttr(kept)
 
 
-def _packed_entry(op: func.FuncOp) -> llvm.FuncOp:
-    """`@<name>_packed(%args)`: calls `@<name>(args[0], args[1], ...)` and returns nothing."""
+def check_entry_signature(op: func.FuncOp) -> None:
+    """Raise unless entry `op` takes only memrefs or pointers and returns nothing (what `<name>_packed` can call)."""
     name = op.sym_name.data
     for type in op.function_type.inputs:
         if not isinstance(type, MemRefType | llvm.LLVMPointerType):
             raise DiagnosticException(f"convert-to-llvm: entry @{name} takes {type}, neither a memref nor a pointer")
     if op.function_type.outputs.data:
         raise DiagnosticException(f"convert-to-llvm: entry @{name} must not return values")
+
+
+def _packed_entry(op: func.FuncOp) -> llvm.FuncOp:
+    """`@<name>_packed(%args)`: calls `@<name>(args[0], args[1], ...)` and returns nothing."""
+    check_entry_signature(op)
+    name = op.sym_name.data
     block = Block(arg_types=[_PTR])
     block.args[0].name_hint = "args"
     pointers: list[SSAValue] = []
@@ -402,4 +405,3 @@ def _check_lowered(module: ModuleOp) -> None:
             continue
         if not op.name.startswith(("llvm.", "llvmx.")):
             raise PassFailedException(f"convert-to-llvm: cannot lower '{op.name}'")
-

@@ -58,17 +58,12 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.abi import ENTRY_ATTR, packed_name
+from minimlc.lowering.llvm.convert_to_llvm import check_entry_signature
+from minimlc.lowering.llvm.translate import PARAM_FLAGS
 from minimlc.lowering.target import target_of
 
 _SIMPLE_NAME = re.compile(r"[-a-zA-Z$._][-a-zA-Z$._0-9]*\Z")
 
-_PARAM_FLAGS = {
-    "llvm.noalias": "noalias",
-    "llvm.nocapture": "captures(none)",
-    "llvm.nofree": "nofree",
-    "llvm.nonnull": "nonnull",
-    "llvm.noundef": "noundef",
-}
 _PARAM_INTS = {"llvm.align": "align {0:d}", "llvm.dereferenceable": "dereferenceable({0:d})"}
 
 
@@ -253,7 +248,7 @@ def _param_attributes(op: func.FuncOp) -> list[list[str]] | None:
         return None
     result = []
     for attrs in kept:
-        flags = sorted(_PARAM_FLAGS[k] for k in attrs if k in _PARAM_FLAGS)
+        flags = sorted(PARAM_FLAGS[k] for k in attrs if k in PARAM_FLAGS)
         for key, pattern in _PARAM_INTS.items():
             value = attrs.get(key)
             if isinstance(value, IntegerAttr) and value.value.data:
@@ -264,12 +259,8 @@ def _param_attributes(op: func.FuncOp) -> list[list[str]] | None:
 
 def _packed_entry(emitter: ModuleEmitter, op: func.FuncOp) -> str:
     """`@<name>_packed(ptr %args)`: loads args[i] and calls `@<name>` (`convert_to_llvm._packed_entry`)."""
+    check_entry_signature(op)
     name = op.sym_name.data
-    for type in op.function_type.inputs:
-        if not isinstance(type, MemRefType | llvm.LLVMPointerType):
-            raise DiagnosticException(f"convert-to-llvm: entry @{name} takes {type}, neither a memref nor a pointer")
-    if op.function_type.outputs.data:
-        raise DiagnosticException(f"convert-to-llvm: entry @{name} must not return values")
     lines = [f"define void {global_name(packed_name(name))}(ptr %.1)\n{{\n.2:\n"]
     pointers = []
     for index in range(len(op.function_type.inputs)):

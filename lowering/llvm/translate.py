@@ -27,7 +27,8 @@ from xdsl.utils.target import Target
 
 from minimlc.dialects import llvm_ext
 
-_PARAM_FLAGS = {
+PARAM_FLAGS = {
+    # `llvm.*` argument attributes -> LLVM parameter attributes (also `emit_ir.py`)
     "llvm.noalias": "noalias",
     "llvm.nocapture": "captures(none)",
     "llvm.nofree": "nofree",
@@ -93,8 +94,8 @@ def _declare_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
         return
     for arg, attrs in zip(function.args, op.arg_attrs, strict=True):
         for name, value in attrs.data.items():
-            if name in _PARAM_FLAGS:
-                arg.add_attribute(_PARAM_FLAGS[name])
+            if name in PARAM_FLAGS:
+                arg.add_attribute(PARAM_FLAGS[name])
             elif name in _PARAM_INTS and isinstance(value, IntegerAttr):
                 setattr(arg.attributes, _PARAM_INTS[name], value.value.data)
 
@@ -120,9 +121,7 @@ def _define_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
             _convert_op(inner, builder, val_map, block_map)
 
 
-def _convert_op(
-    op: Operation, builder: ir.IRBuilder, val_map: _ValueMap, block_map: dict[Block, ir.Block]
-) -> None:
+def _convert_op(op: Operation, builder: ir.IRBuilder, val_map: _ValueMap, block_map: dict[Block, ir.Block]) -> None:
     match op:
         case llvm.CallIntrinsicOp():
             _convert_call_intrinsic(op, builder, val_map)
@@ -166,9 +165,7 @@ def _convert_op(
         case llvm_ext.SelectOp():
             val_map[op.result] = builder.select(val_map[op.cond], val_map[op.lhs], val_map[op.rhs])
         case _ if (cast := _LLVMX_CASTS.get(type(op))) is not None:
-            val_map[op.results[0]] = cast(
-                builder, val_map[op.operands[0]], convert_type(op.results[0].type)
-            )
+            val_map[op.results[0]] = cast(builder, val_map[op.operands[0]], convert_type(op.results[0].type))
         case _:
             try:
                 convert_op(op, builder, val_map, block_map)
@@ -180,9 +177,7 @@ def _convert_op(
                 instr.flags = sorted(instr.flags)
 
 
-def _convert_call_intrinsic(
-    op: llvm.CallIntrinsicOp, builder: ir.IRBuilder, val_map: _ValueMap
-) -> None:
+def _convert_call_intrinsic(op: llvm.CallIntrinsicOp, builder: ir.IRBuilder, val_map: _ValueMap) -> None:
     args = [val_map[arg] for arg in op.args]
     result = convert_type(op.ress.type) if op.ress is not None else ir.VoidType()
     name = op.intrin.data
