@@ -21,6 +21,7 @@ or are precomputed once at load time from weights (`loop.precompute`, e.g. weigh
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -58,6 +59,18 @@ ALLOC_SCOPES = ("global", "local")
 """`global`: a heap buffer that lives for one call of the function; `local`: a stack buffer (accumulators, tiles)."""
 
 
+@functools.cache
+def _i64(value: int) -> IntegerAttr:
+    """A loop bound or step (attributes are immutable: one per value serves every loop; building a checked
+    `IntegerAttr` was a third of making a `loop.for`)."""
+    return IntegerAttr(value, i64)
+
+
+@functools.cache
+def _kind(kind: str) -> StringAttr:
+    return StringAttr(kind)
+
+
 @irdl_op_definition
 class ForOp(IRDLOperation):
     """A loop with static bounds, `loop.for "i" %i = 0 to 128 step 4 parallel { ... }`, or a run-time upper bound,
@@ -87,10 +100,10 @@ class ForOp(IRDLOperation):
             operands=[[upper] if dynamic else []],
             properties={
                 "loop_name": StringAttr(loop_name),
-                "lower": IntegerAttr(lower, i64),
-                "upper": IntegerAttr(DYNAMIC_UPPER if dynamic else upper, i64),
-                "step": IntegerAttr(step, i64),
-                "kind": StringAttr(kind),
+                "lower": _i64(lower),
+                "upper": _i64(DYNAMIC_UPPER if dynamic else upper),
+                "step": _i64(step),
+                "kind": _kind(kind),
             },
             regions=[body if isinstance(body, Region) else Region(body)],
         )

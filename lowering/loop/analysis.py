@@ -10,6 +10,7 @@ visits each element of its buffer once (a register tile's write-back) from one t
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -27,11 +28,24 @@ Affine = dict[SSAValue | None, int]
 """`{iv: coefficient, None: constant}`: an index as a sum of induction variables times constants."""
 
 
+_KERNELS: weakref.WeakKeyDictionary[ModuleOp, dict[str, func.FuncOp]] = weakref.WeakKeyDictionary()
+"""Per module, its defined functions by name as last seen: every schedule step looks its kernel up, and searching a
+DenseNet's thousand functions each time added up. An entry is used only while it is still that function of that
+module; any other lookup rebuilds the index."""
+
+
 def find_kernel(module: ModuleOp, pass_name: str, name: str) -> func.FuncOp:
     """The function `@name` of `module`, or an error listing the kernels."""
+    known = _KERNELS.get(module, {}).get(name)
+    if known is not None and known.parent is module.body.block and known.sym_name.data == name and known.body.blocks:
+        return known
+    index: dict[str, func.FuncOp] = {}
     for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.sym_name.data == name and op.body.blocks:
-            return op
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            index.setdefault(op.sym_name.data, op)
+    _KERNELS[module] = index
+    if name in index:
+        return index[name]
     kernels = [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
     names = ", ".join(k.sym_name.data for k in kernels) or "none"
     raise DiagnosticException(f"{pass_name}: no kernel named '{name}' (kernels: {names})")
