@@ -11,6 +11,7 @@ import functools
 import os
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 from llvmlite import binding
 from xdsl.dialects.builtin import ModuleOp
@@ -150,6 +151,43 @@ def _dot_products_expanded() -> ModuleOp:
     return module
 
 
+def _elementwise() -> ModuleOp:
+    """Elementwise ops of the scalar lowerings: fmod and Mod (LLVM's `frem`), powers, roundings, libm functions."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, value = [], "x"
+    for index, (op, attributes) in enumerate(
+        [
+            ("Mod", {"fmod": 1}),
+            ("Mod", {}),
+            ("Pow", {}),
+            ("Tanh", {}),
+            ("Erf", {}),
+            ("Floor", {}),
+            ("Round", {}),
+            ("Sign", {}),
+            ("Abs", {}),
+            ("Log", {}),
+            ("Sqrt", {}),
+            ("Reciprocal", {}),
+            ("Sin", {}),
+            ("Atan", {}),
+        ]
+    ):
+        inputs = [value, "c"] if op in ("Mod", "Pow") else [value]
+        nodes.append(helper.make_node(op, inputs, [f"t{index}"], **attributes))
+        value = f"t{index}"
+    c = numpy_helper.from_array(np.linspace(0.5, 2.5, 16, dtype=np.float32), "c")
+    graph = helper.make_graph(
+        nodes,
+        "elementwise",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+        [helper.make_tensor_value_info(value, TensorProto.FLOAT, [4, 16])],
+        [c],
+    )
+    return _cf_level(import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])).module)
+
+
 def _extern() -> ModuleOp:
     return _cf_level(Parser(make_context(), EXTERN_GRAPH).parse_module())
 
@@ -168,6 +206,7 @@ CASES: dict[str, Callable[[], ModuleOp]] = {
     "quantized_no_vnni": functools.partial(_quantized, "x86-64-v3"),
     "quantized_dot_products_expanded": _dot_products_expanded,
     "call_extern": _extern,
+    "elementwise": _elementwise,
 }
 HEAVY = pytest.mark.skipif(not os.environ.get("MINIMLC_TEST_ALL_LIGHT_MODELS"), reason="25-35 s each")
 MARKS = {
