@@ -71,7 +71,7 @@ _CASTS: dict[type[Operation], Callable[[SSAValue, Attribute], Operation]] = {
     arith.BitcastOp: llvm.BitcastOp,
 }
 
-_INTRINSICS: dict[type[Operation], str] = {
+INTRINSICS: dict[type[Operation], str] = {
     arith.MaximumfOp: "llvm.maximum",
     arith.MinimumfOp: "llvm.minimum",
     arith.MaxnumfOp: "llvm.maxnum",
@@ -231,7 +231,7 @@ class IntrinsicLowering(RewritePattern):
     """Lowers min/max and math functions to calls of the type-mangled LLVM intrinsic."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        intrinsic = _INTRINSICS.get(type(op))
+        intrinsic = INTRINSICS.get(type(op))
         if intrinsic is None:
             return
         args = [as_llvm(rewriter, v) for v in op.operands]

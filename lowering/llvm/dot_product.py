@@ -44,12 +44,12 @@ def expand_dot_products(module: ModuleOp, target: Target) -> None:
     for op in list(module.walk()):
         if isinstance(op, llvm_ext.DotU8S8Op) and not intrinsic_lanes(target, op.result.type):
             builder = Builder(InsertPoint.before(op))
-            op.result.replace_all_uses_with(_expansion(builder, op.acc, op.lhs, op.rhs))
+            op.result.replace_all_uses_with(dot_product_expansion(builder, op.acc, op.lhs, op.rhs))
             op.detach()
             op.erase()
 
 
-def _expansion(builder: Builder, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+def dot_product_expansion(builder: Builder, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     kind = acc.type
 
     def constant(value: int) -> SSAValue:

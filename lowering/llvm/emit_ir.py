@@ -427,14 +427,6 @@ def _llvm_extractvalue(fe: FunctionEmitter, op: Operation) -> None:
     fe.emit(f"extractvalue {fe.typed(op.container)}, {position}", op.res, type)
 
 
-def _llvm_frem(fe: FunctionEmitter, op: Operation) -> None:
-    """`frem`, graph-to-te's fmod (arith has no remf), with its fast-math flags sorted."""
-    assert isinstance(op, llvm.FRemOp)
-    type, left = fe.values[op.lhs]
-    flags = "".join(" " + flag.value for flag in sorted(op.fastmathFlags.data, key=lambda flag: flag.value))
-    fe.emit(f"frem{flags} {type} {left}, {fe.values[op.rhs][1]}", op.res, type)
-
-
 def _call_indirect(fe: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, llvm_ext.CallIndirectOp)
     args = [fe.values[arg] for arg in op.args]
@@ -463,7 +455,6 @@ LLVM_HANDLERS: dict[type[Operation], Handler] = {
     llvm.GEPOp: _llvm_gep,
     llvm.InsertValueOp: _llvm_insertvalue,
     llvm.ExtractValueOp: _llvm_extractvalue,
-    llvm.FRemOp: _llvm_frem,
     llvm_ext.CallIndirectOp: _call_indirect,
 }
 """Handlers of the `llvm` and `llvmx` ops that reach `convert-to-llvm` as they are."""

@@ -21,7 +21,7 @@ from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm import arith_patterns as ap
 from minimlc.lowering.llvm.conversion import addressable_memref, llvm_fastmath, static_memref, type_suffix
 from minimlc.lowering.llvm.convert_to_llvm import ALLOC_ALIGNMENT
-from minimlc.lowering.llvm.dot_product import _expansion, intrinsic_lanes  # pyright: ignore[reportPrivateUsage]
+from minimlc.lowering.llvm.dot_product import dot_product_expansion, intrinsic_lanes
 from minimlc.lowering.llvm.emit_ir import (
     LLVM_HANDLERS,
     FunctionEmitter,
@@ -37,8 +37,9 @@ from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS
 
 
 def _fastmath(op: Operation) -> str:
-    """The op's fast-math flags as the translation prints them: sorted, each after a space."""
-    flags = op.properties.get("fastmath")
+    """The op's fast-math flags (`fastmath`, or an `llvm` op's `fastmathFlags`) as the translation prints them:
+    sorted, each after a space."""
+    flags = op.properties.get("fastmath") or op.properties.get("fastmathFlags")
     if not isinstance(flags, builtin.Attribute) or not getattr(flags, "data", None):
         return ""
     return _FASTMATH.get(flags) or _FASTMATH.setdefault(
@@ -407,7 +408,7 @@ def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
     width = intrinsic_lanes(fe.module.target, kind)
     if not width:  # `expand_dot_products`: arith ops, built in a block of their own and emitted like any others
         scratch = Block()
-        total = _expansion(Builder(InsertPoint.at_end(scratch)), op.acc, op.lhs, op.rhs)
+        total = dot_product_expansion(Builder(InsertPoint.at_end(scratch)), op.acc, op.lhs, op.rhs)
         for inner in scratch.ops:
             HANDLERS[type(inner)](fe, inner)
         fe.values[op.result] = fe.values[total]
@@ -459,7 +460,7 @@ HANDLERS: dict[type[Operation], Handler] = {
     **{op: _binary(code, _fastmath) for op, code in zip(_FLOAT, "fadd fsub fmul fdiv".split())},
     **{op: _cast(code) for op, code in zip(_CASTS, "sext zext trunc fpext fptrunc sitofp uitofp".split())},
     **{op: _cast(code) for op, code in zip(_MORE_CASTS, "fptosi fptoui bitcast fptosi fptoui uitofp".split())},
-    **{op: _intrinsic(name) for op, name in ap._INTRINSICS.items()},  # pyright: ignore[reportPrivateUsage]
+    **{op: _intrinsic(name) for op, name in ap.INTRINSICS.items()},
     **{op: _libm(name) for op, name in LIBM_FUNCTIONS.items()},
     **dict.fromkeys((arith.FloorDivSIOp, arith.CeilDivSIOp, arith.CeilDivUIOp), _rounding_division),
     arith.NegfOp: _negf,
@@ -492,6 +493,7 @@ HANDLERS: dict[type[Operation], Handler] = {
     llvm_ext.DotU8S8Op: _dot_u8s8,
     llvm.ConstantOp: _constant,
     llvm.StoreOp: _llvm_store,
+    llvm.FRemOp: _binary("frem", _fastmath),  # graph-to-te's fmod: arith has no remf
     **LLVM_HANDLERS,
 }
 """The handler of each op class."""
