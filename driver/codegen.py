@@ -82,7 +82,7 @@ def jit_optimizer(target: Target, llvm_level: int) -> Optimizer:
 
     def optimize(llvm_ir: str, _own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
         machine = target_machine(target, llvm_level)
-        return machine, optimized_module(llvm_ir, machine, llvm_level)
+        return machine, optimized_module(llvm_ir, machine, llvm_level, sealed=True)
 
     return optimize
 

@@ -101,7 +101,7 @@ def library_optimizer(prefix: str | None) -> Callable[[Target, int], Optimizer]:
     def for_target(target: Target, llvm_level: int) -> Optimizer:
         def optimize(llvm_ir: str, own: frozenset[str]) -> tuple[llvm.TargetMachine, llvm.ModuleRef]:
             machine = pic_target_machine(target, llvm_level)
-            module = optimized_module(llvm_ir, machine, llvm_level)
+            module = optimized_module(llvm_ir, machine, llvm_level, sealed=True)
             for function in module.functions:
                 if not function.is_declaration and function.linkage not in (
                     llvm.Linkage.internal,

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
+from minimlc.lowering.abi import packed_name
 from minimlc.lowering.target import Target, initialize_llvm, target_from_name
 
 
@@ -39,16 +40,42 @@ def optimize(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, opt_lev
     builder.getModulePassManager().run(module, builder)
 
 
-def optimized_module(llvm_ir: str, machine: llvm.TargetMachine, opt_level: int = 3) -> llvm.ModuleRef:
-    """Parse and verify `llvm_ir` for `machine` (its triple and data layout) and optimise it at `opt_level`; raises
-    `RuntimeError` (from llvmlite) if the IR does not parse or verify."""
+def optimized_module(
+    llvm_ir: str, machine: llvm.TargetMachine, opt_level: int = 3, *, sealed: bool = False
+) -> llvm.ModuleRef:
+    """Parse and verify `llvm_ir` for `machine` (its triple and data layout) and optimise it at `opt_level`, its
+    entries first `seal_entries`-ed if `sealed` (a model's code); raises `RuntimeError` (from llvmlite) if the IR
+    does not parse or verify."""
     module = llvm.parse_assembly(llvm_ir)
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
     module.verify()
+    if sealed:
+        seal_entries(module)
     if opt_level > 0:
         optimize(module, machine, opt_level)
     return module
+
+
+def seal_entries(module: llvm.ModuleRef) -> None:
+    """Make `module`'s code what a model's runtime calls: its entries only through their wrappers (`@main` through
+    `@main_packed`). Each entry with a wrapper defined here becomes internal, so LLVM inlines it into the wrapper
+    (it is `alwaysinline`) and drops it rather than compiling it twice, and the functions the entries call become
+    `noinline`, compiled once where they are defined and not again at every call: the 12-layer BERT encoder's
+    `@main_init` makes 72 calls to 3 weight-packing kernels, each of which LLVM inlined, vectorised and unrolled
+    anew (39,000 instructions after O3 instead of 8,400; 2.9 s of LLVM instead of 0.8)."""
+    defined = {function.name: function for function in module.functions if not function.is_declaration}
+    entries = [function for name, function in defined.items() if packed_name(name) in defined]
+    callees: set[str] = set()
+    for entry in entries:
+        entry.linkage = llvm.Linkage.internal
+        for block in entry.blocks:
+            for instruction in block.instructions:
+                if instruction.opcode == "call":
+                    callees.add(list(instruction.operands)[-1].name)
+    for name in callees - {entry.name for entry in entries}:
+        if name in defined:
+            defined[name].add_function_attribute("noinline")
 
 
 class JitModule:

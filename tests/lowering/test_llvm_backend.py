@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from xdsl.context import Context
@@ -21,7 +22,8 @@ from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsP
 from minimlc.dialects import get_all_dialects
 from minimlc.lowering.llvm.convert_to_llvm import ConvertToLlvmPass
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.runtime.jit import JitModule
+from minimlc.lowering.target import target_from_name
+from minimlc.runtime.jit import JitModule, ObjectModule, optimized_module, target_machine
 
 
 def llvm_ir_of(source: str) -> str:
@@ -294,6 +296,50 @@ func.func @many({buffers}, %out: memref<1xf32>) attributes {{minimlc.entry}} {{
     out = np.zeros(1, np.float32)
     call_packed(jit, "many", *buffers_in, out)
     assert out[0] == 39.0
+
+
+
+SHARED_KERNEL = """
+func.func private @scale(%x: memref<64xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %x[%i] : memref<64xf32>
+    %r = arith.mulf %v, %two : f32
+    memref.store %r, %out[%i] : memref<64xf32>
+  }
+  func.return
+}
+func.func @twice(%x: memref<64xf32>, %t: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry} {
+  func.call @scale(%x, %t) : (memref<64xf32>, memref<64xf32>) -> ()
+  func.call @scale(%t, %out) : (memref<64xf32>, memref<64xf32>) -> ()
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("sealed", [False, True])
+def test_sealed_entries_keep_one_copy_of_each_function(sealed: bool) -> None:
+    """A model's code (`sealed`, `seal_entries`) has its entry only inside the packed wrapper, and a kernel the
+    entry calls twice compiled once, not inlined at each call; unsealed, LLVM keeps the entry and inlines both."""
+    machine = target_machine()
+    optimized = str(optimized_module(llvm_ir_of(SHARED_KERNEL), machine, 3, sealed=sealed))
+    defined = re.findall(r"^define .*?@(\w+)\(", optimized, re.M)
+    packed = re.search(r"define void @twice_packed\(.*?^}", optimized, re.S | re.M)
+    assert packed is not None
+    if sealed:
+        assert sorted(defined) == ["scale", "twice_packed"], optimized
+        assert packed.group(0).count("call") == 2
+    else:
+        assert sorted(defined) == ["twice", "twice_packed"], optimized
+    x = np.arange(64, dtype=np.float32)
+    out = np.zeros_like(x)
+    code = ObjectModule([machine.emit_object(llvm.parse_assembly(optimized))], target_from_name("host"))
+    addresses = (ctypes.c_void_p * 3)(x.ctypes.data, np.zeros_like(x).ctypes.data, out.ctypes.data)
+    ctypes.CFUNCTYPE(None, ctypes.c_void_p)(code.function_address("twice_packed"))(addresses)
+    np.testing.assert_array_equal(out, 4 * x)
 
 
 REDUCTION = """
