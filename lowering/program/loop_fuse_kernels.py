@@ -82,10 +82,13 @@ class _Group:
 
 @dataclass
 class _FusedTable:
-    """Fused kernels of one module, deduplicated by their structure (`structural_key`)."""
+    """Fused kernels of one module, deduplicated by their structure (`structural_key`) and, before one is built, by
+    its group (`by_group`, `_group_key`): a repeated group (BERT's layers) is fused once."""
 
     module: ModuleOp
     by_body: dict[tuple[object, ...], str] = field(default_factory=dict)
+    by_group: dict[tuple[object, ...], tuple[str, tuple[int, ...]]] = field(default_factory=dict)
+    """A group's key -> its fused kernel and the positions of `_fused_arguments` that the kernel takes."""
     count: int = 0
 
     def intern(self, base: str, kernel: func.FuncOp) -> str:
@@ -143,16 +146,35 @@ def fusion_groups(function: func.FuncOp, kernels: dict[str, func.FuncOp]) -> lis
     return [sorted(group.calls, key=order.__getitem__) for group in groups.values()]
 
 
-def _fused_kernel(calls: list[func.CallOp], kernels: dict[str, func.FuncOp]) -> tuple[func.FuncOp, list[SSAValue]]:
-    """A kernel running the bodies of `calls` in order, and the caller's buffers (then run-time extents) to pass it."""
+def _fused_arguments(calls: list[func.CallOp]) -> list[SSAValue]:
+    """What a fused kernel of `calls` is passed, before an epilogue removes any: the group's inputs in first-use
+    order, its internal buffers, its output, then its run-time extents (one per SSA value)."""
     internal = [buffers(call)[-1] for call in calls[:-1]]
     inputs: list[SSAValue] = []
     for call in calls:
         for value in buffers(call)[:-1]:
             if value not in internal and value not in inputs:
                 inputs.append(value)
-    sizes = list(dict.fromkeys(value for call in calls for value in extents(call)))  # one parameter per SSA value
-    arguments = [*inputs, *internal, buffers(calls[-1])[-1], *sizes]
+    sizes = list(dict.fromkeys(value for call in calls for value in extents(call)))
+    return [*inputs, *internal, buffers(calls[-1])[-1], *sizes]
+
+
+def _group_key(calls: list[func.CallOp], arguments: list[SSAValue]) -> tuple[object, ...]:
+    """What a fused kernel is built from: its kernels, in order, and which of `arguments` each call passes where."""
+    position = {value: index for index, value in enumerate(arguments)}
+    return (
+        tuple(value.type for value in arguments),
+        *((call.callee.string_value(), tuple(position[value] for value in call.arguments)) for call in calls),
+    )
+
+
+def _fused_kernel(
+    calls: list[func.CallOp], kernels: dict[str, func.FuncOp], arguments: list[SSAValue]
+) -> tuple[func.FuncOp, list[SSAValue]]:
+    """A kernel running the bodies of `calls` in order, and which of their `_fused_arguments` to pass it."""
+    internal = [buffers(call)[-1] for call in calls[:-1]]
+    sizes = [value for value in arguments if is_extent(value)]
+    arguments = list(arguments)
     block = Block(arg_types=[value.type for value in arguments])
     params = dict(zip(arguments, block.args))
     for index, param in enumerate(block.args):
@@ -216,10 +238,16 @@ class LoopFuseKernelsPass(ModulePass):
         ]
         for function in callers:
             for calls in fusion_groups(function, kernels):
-                fused, arguments = _fused_kernel(calls, kernels)
                 names = [call.callee.string_value() for call in calls]
-                base = "fused_" + "_".join(dict.fromkeys(_tag(name) for name in names))
-                call = func.CallOp(SymbolRefAttr(table.intern(base, fused)), arguments, [])
+                candidates = _fused_arguments(calls)
+                key = _group_key(calls, candidates)
+                if key not in table.by_group:
+                    fused, arguments = _fused_kernel(calls, kernels, candidates)
+                    base = "fused_" + "_".join(dict.fromkeys(_tag(name) for name in names))
+                    kept = tuple(candidates.index(value) for value in arguments)
+                    table.by_group[key] = (table.intern(base, fused), kept)
+                name, kept = table.by_group[key]
+                call = func.CallOp(SymbolRefAttr(name), [candidates[index] for index in kept], [])
                 Rewriter.insert_op(call, InsertPoint.before(calls[-1]))
                 internal = [buffers(member)[-1] for member in calls[:-1]]
                 for member in calls:

@@ -98,11 +98,14 @@ def _buffer_type(value: SSAValue) -> Attribute:
 
 
 class _KernelTable:
-    """Kernel functions of one module, deduplicated by their structure (`structural_key`)."""
+    """Kernel functions of one module, deduplicated by their structure (`structural_key`); a static kernel also by
+    its computes (`by_source`, `_source_key`), so that a repeated one is not lowered again (a ResNet-50 lowers 87
+    kernels for its 269 computes)."""
 
     def __init__(self, module: ModuleOp):
         self.module = module
         self.by_body: dict[tuple[object, ...], str] = {}
+        self.by_source: dict[tuple[object, ...], str] = {}
         self.count = 0
 
     def intern(self, tag: str, kernel: func.FuncOp) -> str:
@@ -124,9 +127,10 @@ class _FunctionState:
     index: IndexValues
     """The function's index values: run-time extents and what is computed from them."""
 
-    def call_kernel(self, tag: str, signature: KernelSignature) -> None:
+    def call_kernel(self, tag: str, signature: KernelSignature) -> str:
         name = self.kernels.intern(tag, signature.function)
         self.builder.insert(func.CallOp(SymbolRefAttr(name), signature.operands, []))
+        return name
 
     def allocate(self, value: SSAValue) -> SSAValue:
         """A `loop.alloc "global"` for the te tensor `value`, sized by its run-time extents where it has `?`s."""
@@ -264,13 +268,33 @@ def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs
         for value in (*stage.reduce_extent_values(), *_outside_values(stage)[1])
         if isinstance(value, SSAValue)
     ]
-    signature = KernelSignature([state.buffers[t] for t in tensors], [state.index.extents(t) for t in tensors], values)
+    extents = [state.index.extents(t) for t in tensors]
+    static = not values and all(isinstance(extent, int) for buffer in extents for extent in buffer)
+    source = _source_key(stages, tensors) if static else None
+    if source is not None and (known := state.kernels.by_source.get(source)) is not None:
+        state.builder.insert(func.CallOp(SymbolRefAttr(known), [state.buffers[t] for t in tensors], []))
+        return
+    signature = KernelSignature([state.buffers[t] for t in tensors], extents, values)
     kernel = _KernelValues(dict(zip(tensors, signature.buffers)), signature, state.index)
     taken: set[str] = set()
     names = [_loop_names(stage, taken) for stage in reversed(stages)][::-1]
     for stage, stage_names in zip(stages, names):
         _emit_loops(stage, signature.function.body.block, kernel, stage_names)
-    state.call_kernel(stages[-1].tag.data, signature)
+    name = state.call_kernel(stages[-1].tag.data, signature)
+    if source is not None:
+        state.kernels.by_source[source] = name
+
+
+def _source_key(stages: Sequence[te.ComputeOp], tensors: Sequence[SSAValue]) -> tuple[object, ...]:
+    """What a static kernel is lowered from: its tensors' types in parameter order and each stage's compute (its
+    reads keyed by tensor position, its index names, which name the loops; not its group number)."""
+    return (
+        tuple(tensor.type for tensor in tensors),
+        *(
+            (structural_key(stage, tensors, ignored=(te.KERNEL_GROUP,)), tuple(arg.name_hint for arg in stage.body.block.args))
+            for stage in stages
+        ),
+    )
 
 
 def _lower_extern_call(call: te.CallExternOp, state: _FunctionState, direct_output: dict[SSAValue, SSAValue]) -> None:

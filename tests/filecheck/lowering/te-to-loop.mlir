@@ -102,6 +102,49 @@ func.func @dedup_and_copies(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>,
 
 // -----
 
+// Computes share a kernel only where their tensors play the same parts (`%b` is `%a` with its inputs swapped,
+// `%c` subtracts the other way) and their loops have the same names (`%d`'s is "j").
+func.func @share_by_position(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = te.compute "sub" (%i) -> tensor<4xf32> {
+    %u = te.read %x[%i] : tensor<4xf32>
+    %v = te.read %y[%i] : tensor<4xf32>
+    %d = arith.subf %u, %v : f32
+    te.yield %d : f32
+  }
+  %b = te.compute "sub" (%i) -> tensor<4xf32> {
+    %u = te.read %y[%i] : tensor<4xf32>
+    %v = te.read %x[%i] : tensor<4xf32>
+    %d = arith.subf %u, %v : f32
+    te.yield %d : f32
+  }
+  %c = te.compute "sub" (%i) -> tensor<4xf32> {
+    %u = te.read %x[%i] : tensor<4xf32>
+    %v = te.read %y[%i] : tensor<4xf32>
+    %d = arith.subf %v, %u : f32
+    te.yield %d : f32
+  }
+  %d = te.compute "sub" (%j) -> tensor<4xf32> {
+    %u = te.read %x[%j] : tensor<4xf32>
+    %v = te.read %y[%j] : tensor<4xf32>
+    %e = arith.subf %u, %v : f32
+    te.yield %e : f32
+  }
+  func.return %a, %b, %c, %d : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @share_by_position(%x: memref<4xf32>, %y: memref<4xf32>, %out0: memref<4xf32>, %out1: memref<4xf32>, %out2: memref<4xf32>, %out3: memref<4xf32>)
+// CHECK-NEXT:    func.call @sub_0(%x, %y, %out0)
+// CHECK-NEXT:    func.call @sub_0(%y, %x, %out1)
+// CHECK-NEXT:    func.call @sub_1(%x, %y, %out2)
+// CHECK-NEXT:    func.call @sub_2(%x, %y, %out3)
+// CHECK-NEXT:    func.return
+// CHECK:       func.func private @sub_1
+// CHECK:         arith.subf %{{.*}}, %{{.*}} fastmath<contract>
+// CHECK:       func.func private @sub_2
+// CHECK-NEXT:    loop.for "j"
+
+// -----
+
 func.func @leftover_graph_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y = graph.relu %x : tensor<4xf32>
   func.return %y : tensor<4xf32>
