@@ -291,7 +291,10 @@ def _source_key(stages: Sequence[te.ComputeOp], tensors: Sequence[SSAValue]) -> 
     return (
         tuple(tensor.type for tensor in tensors),
         *(
-            (structural_key(stage, tensors, ignored=(te.KERNEL_GROUP,)), tuple(arg.name_hint for arg in stage.body.block.args))
+            (
+                structural_key(stage, tensors, ignored=(te.KERNEL_GROUP,)),
+                tuple(arg.name_hint for arg in stage.body.block.args),
+            )
             for stage in stages
         ),
     )
