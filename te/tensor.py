@@ -66,6 +66,10 @@ class Tensor:
                 )
         return Read(self, lifted, self.dtype)
 
+    def __call__(self, *indices: Operand) -> Expr:
+        """`A(i, j)` is `A[i, j]`, as in TVM (`lambda *i: A(*i)`)."""
+        return self[indices]
+
     def __hash__(self) -> int:
         return id(self)
 
@@ -106,10 +110,15 @@ def compute(
     shape: Sequence[int] | int, fcompute: Callable[..., Operand], name: str = "compute", dtype: str | None = None
 ) -> Tensor:
     """A tensor of `shape` whose element at (i, j, ...) is `fcompute(i, j, ...)` (TVM's `te.compute`); the body is
-    either free of reductions or one `te.sum`/`te.max`/`te.min`. The lambda's parameter names name the loops."""
+    either free of reductions or one `te.sum`/`te.max`/`te.min`. The lambda's parameter names name the loops (`i0`,
+`i1`, ... for `lambda *i`, which takes them all)."""
     _check_name(name, "compute")
     dims = _check_shape(shape, name)
-    parameters = list(inspect.signature(fcompute).parameters)
+    signature = inspect.signature(fcompute).parameters.values()
+    if any(parameter.kind is inspect.Parameter.VAR_POSITIONAL for parameter in signature):
+        parameters = [f"i{position}" for position in range(len(dims))]  # `lambda *i`: TVM's i0, i1, ...
+    else:
+        parameters = [parameter.name for parameter in signature]
     if len(parameters) != len(dims):
         raise TEError(f"compute '{name}': the function takes {len(parameters)} indices for a {len(dims)}-d shape")
     axes = tuple(IterVar(parameter, 0, extent, reduce=False) for parameter, extent in zip(parameters, dims))

@@ -195,3 +195,15 @@ def test_tvm_seed_code_ports_by_changing_the_import() -> None:
     c = np.empty((128, 128), np.float32)
     minimlc.build(te_func, target="x86-64")(a, b, c)
     np.testing.assert_allclose(c, np.maximum(a @ b, 0), rtol=1e-4, atol=1e-4)
+
+
+def test_variadic_indices_and_calling_a_tensor_as_tvm_spells_them() -> None:
+    """`lambda *i: te.max(A(*i), 0)` (the seed's te_relu): all indices at once, loops named i0, i1, ..."""
+    A = te.placeholder((3, 4, 5), name="A")
+    B = te.compute(A.shape, lambda *i: te.max(A(*i), 0), name="relu")
+    assert [axis.name for axis in B.axis] == ["i0", "i1", "i2"]
+    a = RNG.standard_normal((3, 4, 5), np.float32)
+    (b,) = run([A, B], [a])
+    np.testing.assert_array_equal(b, np.maximum(a, 0))
+    with pytest.raises(te.TEError, match="has 3 dimensions, indexed with 2"):
+        te.compute((3, 4), lambda *i: A(*i), name="short")
