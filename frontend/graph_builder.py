@@ -6,6 +6,7 @@ ONNX. The result is an `ImportedModel`, which `InferenceSession.from_imported` c
     h = bb.call_extern("env.linear", [x, bb.weight("w0", w0), bb.weight("b0", b0)], (1, 128))
     h = bb.emit("relu", h)                          # any graph op, by name or class, with its attributes
     y = bb.emit_te(te_function, h)                  # a te-level function (func.func of te.computes) as a kernel
+    y = bb.emit_te(lambda A: te.compute(A.shape, lambda i, j: te.max(A[i, j], 0.0), name="relu"), y)  # TVM-style
     bb.output(y, "logits")
     model = bb.finish()                             # ImportedModel: module, weights, inputs, outputs
 
@@ -15,7 +16,8 @@ emits a `graph.weight` handle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,10 +27,12 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
+import minimlc.te as te
 from minimlc.dialects import graph
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.onnx_ops import ELEMENT_TYPES, dtype_of, sanitise
 from minimlc.frontend.signature import TensorInfo
+from minimlc.te import emit as te_emit
 
 _GRAPH_OPS: dict[str, type[IRDLOperation]] = {op.name: op for op in graph.Graph.operations}
 
@@ -98,17 +102,25 @@ class GraphBuilder:
         call = self._append(graph.CallExternOp(name, [self._value(v) for v in operands], types))
         return tuple(call.results) if several else call.results[0]
 
-    def emit_te(self, function: func.FuncOp | ModuleOp, *operands: Any) -> SSAValue | tuple[SSAValue, ...]:
+    def emit_te(
+        self, function: func.FuncOp | ModuleOp | Callable[..., Any], *operands: Any
+    ) -> SSAValue | tuple[SSAValue, ...]:
         """Use a te-level function (a `func.func` of `te.compute`s over tensor arguments, as `te.create_function`
         makes, or such a function parsed from text; a module holding one) as a kernel on `operands`: its body is
-        inlined here, so each compute becomes a kernel of the model. Returns its result, or a tuple of them."""
+        inlined here, so each compute becomes a kernel of the model. Returns its result, or a tuple of them.
+
+        `function` may also be a Python callable over `minimlc.te` tensors, as in TVM's `bb.emit_te`: it is called
+        with one `te.placeholder` per operand (of the operand's shape and dtype, named after its parameters) and
+        returns the computed tensor, or a tuple of them; the te function it describes is inlined as above."""
+        values = [self._value(operand) for operand in operands]
+        if not isinstance(function, func.FuncOp | ModuleOp) and callable(function):
+            function = _traced_te_function(function, values)
         function = _single_function(function)
         params = function.body.block.args
         if len(operands) != len(params):
             raise GraphBuildError(
                 f"emit_te @{function.sym_name.data}: takes {len(params)} operands, {len(operands)} given"
             )
-        values = [self._value(operand) for operand in operands]
         for index, (param, value) in enumerate(zip(params, values)):
             if param.type != value.type:
                 raise GraphBuildError(
@@ -197,3 +209,43 @@ def _single_function(function: func.FuncOp | ModuleOp) -> func.FuncOp:
     if not isinstance(function, func.FuncOp) or not function.body.blocks:
         raise GraphBuildError("emit_te: expected a te-level func.func with a body")
     return function
+
+
+_TE_DTYPES = {element: dtype for dtype, element in te_emit.ELEMENT_TYPES.items() if dtype != "index"}
+_TE_NAMES = "float32, int32, int64 or bool"
+
+
+def _traced_te_function(compute: Callable[..., Any], values: Sequence[SSAValue]) -> func.FuncOp:
+    """The te function `compute` describes: called on one `te.placeholder` per value, it returns the computed
+    tensor(s)."""
+    name = getattr(compute, "__name__", "")
+    name = name if name.isidentifier() and name != "<lambda>" else "te_function"
+    names = _placeholder_names(compute, len(values))
+    placeholders = []
+    for index, (value, placeholder_name) in enumerate(zip(values, names)):
+        value_type = value.type
+        dtype = _TE_DTYPES.get(value_type.element_type) if isinstance(value_type, TensorType) else None
+        if dtype is None:
+            raise GraphBuildError(f"emit_te {name}: operand {index} is {value_type}; te tensors hold {_TE_NAMES}")
+        placeholders.append(te.placeholder(tuple(value_type.get_shape()), dtype, placeholder_name))
+    try:
+        returned = compute(*placeholders)
+        results = list(returned) if isinstance(returned, tuple | list) else [returned]
+        if not results or not all(isinstance(result, te.Tensor) for result in results):
+            raise GraphBuildError(f"emit_te {name}: the callable must return a te tensor or a tuple of them")
+        return te.create_function([*placeholders, *results], name=name)
+    except te.TEError as error:
+        raise GraphBuildError(f"emit_te {name}: {error}") from error
+
+
+def _placeholder_names(compute: Callable[..., Any], count: int) -> list[str]:
+    """The callable's positional parameter names (`A`, `B`), or `arg0`, `arg1`, ... where they do not name each
+    operand."""
+    try:
+        parameters = list(inspect.signature(compute).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= count:
+        return positional[:count]
+    return [f"arg{index}" for index in range(count)]
