@@ -9,7 +9,9 @@ beside it are its rooms, each importable as `minimlc.<folder>`.
     f = minimlc.build(te.create_function([A, B, C]))   # or minimlc.build(Schedule(...))
     minimlc.register_func("env.relu", lambda x, out: np.maximum(x, 0, out=out))
     bb = minimlc.GraphBuilder()
-    imported = minimlc.from_fx(torch.fx.symbolic_trace(model), [(1, 784)])   # PyTorch (the `torch` extra)
+    imported = minimlc.from_exported_program(torch.export.export(model, (x,)))   # PyTorch (the `torch` extra)
+    imported = minimlc.from_fx(torch.fx.symbolic_trace(model), [(1, 784)])
+    compiled = torch.compile(model, backend="minimlc")
 
 Names load lazily, so that `import minimlc` (and `minimlc.runtime`) loads neither xDSL nor the compiler.
 """
@@ -21,6 +23,7 @@ _EXPORTS = {
     "GraphBuilder": "minimlc.frontend.graph_builder",
     "InferenceSession": "minimlc.driver.session",
     "build": "minimlc.driver.build",
+    "from_exported_program": "minimlc.frontend.torch.exported_program",
     "from_fx": "minimlc.frontend.torch.fx",
     "load": "minimlc.runtime.session",
     "partition_for_target": "minimlc.byoc.partition",

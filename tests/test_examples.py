@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -20,3 +22,15 @@ def test_make_mlp_prints_the_file_and_the_models_inputs_and_outputs(tmp_path: Pa
         "  output  logits  float32 [1, 10]",
     ]
     assert path.stat().st_size > 4 * 101_770
+
+
+def test_torch_mlp_compiles_the_model_three_ways_and_matches_eager() -> None:
+    pytest.importorskip("torch")
+    command = '.venv/bin/pip install ".[torch]" && .venv/bin/python examples/torch_mlp.py'
+    assert command in (ROOT / "README.md").read_text()
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "torch_mlp.py")], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    paths = [line.split()[0] for line in result.stdout.splitlines()]
+    assert paths == ["torch.export", "torch.fx", "torch.compile"], result.stdout

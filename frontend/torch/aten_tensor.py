@@ -1,0 +1,266 @@
+"""ATen converters of data movement and reductions: views and reshapes (to the shape of the node's example value),
+permutes, expand, cat, slices, select, split, flip, repeat, gathers by index tensors (index, index_select), nearest
+upsampling by whole factors, and reductions (sum, mean, amax, amin, prod, any, var, vector norms).
+
+    CONVERTERS[torch.ops.aten.permute.default](ctx, node)   # -> graph.transpose
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import fx
+from xdsl.ir import SSAValue
+
+from minimlc.dialects import graph
+from minimlc.dialects.graph import shape_of
+from minimlc.frontend.torch.aten_common import (
+    AtenContext,
+    Converter,
+    SupportCheck,
+    axis,
+    bind,
+    meta,
+    static_shape,
+)
+
+aten = torch.ops.aten
+
+
+def reshape(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """Any view that keeps the elements in order (view, reshape, squeeze, unsqueeze, flatten) -> graph.reshape."""
+    return ctx.reshape(ctx.value(node.args[0]), static_shape(node))
+
+
+def permute(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    args = ctx.args(node)
+    rank = meta(node).dim()
+    return _transposed(ctx, ctx.value(args["self"]), [axis(dim, rank) for dim in args["dims"]])
+
+
+def _transposed(ctx: AtenContext, value: SSAValue, perm: list[int]) -> SSAValue:
+    if perm == sorted(perm):
+        return value
+    return ctx.emit(graph.TransposeOp, value, perm)
+
+
+def expand(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    value = ctx.value(node.args[0])
+    shape = static_shape(node)
+    return value if shape_of(value) == shape else ctx.emit(graph.ExpandOp, value, shape)
+
+
+def cat(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    args = ctx.args(node)
+    dtype, rank = meta(node).dtype, meta(node).dim()
+    values = [ctx.tensor(tensor, dtype) for tensor in args["tensors"] if meta(tensor).numel() or meta(tensor).dim() > 1]
+    return ctx.emit(graph.ConcatOp, values, axis(args["dim"], rank))
+
+
+def slice_tensor(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """`x[..., start:end:step, ...]` along one dim -> graph.slice."""
+    args = ctx.args(node)
+    value = ctx.value(args["self"])
+    source = shape_of(value)
+    dim = axis(args["dim"], len(source))
+    start, _, step = slice(args["start"], args["end"], args["step"]).indices(source[dim])
+    starts = [start if index == dim else 0 for index in range(len(source))]
+    steps = [step if index == dim else 1 for index in range(len(source))]
+    shape = static_shape(node)
+    return value if shape == source else ctx.emit(graph.SliceOp, value, starts, steps, shape)
+
+
+def select(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """`x[..., index, ...]` along one dim -> graph.gather of one index, the dim dropped."""
+    args = ctx.args(node)
+    value = ctx.value(args["self"])
+    source = shape_of(value)
+    dim = axis(args["dim"], len(source))
+    return ctx.emit(graph.GatherOp, value, dim, [args["index"] % source[dim]], ())
+
+
+def flip(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """Reversed along the dims -> graph.slice from each flipped dim's end with step -1."""
+    args = ctx.args(node)
+    value = ctx.value(args["self"])
+    source = shape_of(value)
+    dims = {axis(dim, len(source)) for dim in args["dims"]}
+    starts = [size - 1 if index in dims else 0 for index, size in enumerate(source)]
+    steps = [-1 if index in dims else 1 for index in range(len(source))]
+    return ctx.emit(graph.SliceOp, value, starts, steps, source)
+
+
+def upsample_nearest(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """upsample_nearest2d by whole factors: each pixel repeated, as reshape, expand and reshape."""
+    value = ctx.value(node.args[0])
+    batch, channels, *sizes = shape_of(value)
+    out_sizes = static_shape(node)[2:]
+    spread = [batch, channels]
+    for size, out in zip(sizes, out_sizes):
+        spread += [size, out // size]
+    spaced = ctx.reshape(value, [extent if index % 2 == 0 or index < 2 else 1 for index, extent in enumerate(spread)])
+    return ctx.reshape(ctx.emit(graph.ExpandOp, spaced, spread), static_shape(node))
+
+
+def _upsample_check(node: fx.Node) -> str | None:
+    sizes = tuple(meta(node.args[0]).shape[2:])  # type: ignore[union-attr]
+    out_sizes = static_shape(node)[2:]
+    if any(out % size for size, out in zip(sizes, out_sizes)):
+        return f"output size {out_sizes} not a whole multiple of the input size {sizes}"
+    return None
+
+
+def split(ctx: AtenContext, node: fx.Node) -> tuple[SSAValue | None, ...]:
+    """split and split_with_sizes: one graph.slice per piece, sized by the node's example values."""
+    value = ctx.value(node.args[0])
+    source = shape_of(value)
+    dim = axis(bind(node)["dim"], len(source))
+    pieces: list[SSAValue | None] = []
+    offset = 0
+    for piece in meta(node):
+        shape = tuple(int(size) for size in piece.shape)
+        starts = [offset if index == dim else 0 for index in range(len(source))]
+        pieces.append(ctx.emit(graph.SliceOp, value, starts, [1] * len(source), shape))
+        offset += shape[dim]
+    return tuple(pieces)
+
+
+def index_select(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    args = ctx.args(node)
+    value = ctx.value(args["self"])
+    return ctx.emit(graph.TakeOp, value, ctx.value(args["index"]), axis(args["dim"], len(shape_of(value))))
+
+
+def index_tensor(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """`x[..., ids]` with one index tensor (the dims before it taken whole) -> graph.take."""
+    args = ctx.args(node)
+    indices = args["indices"]
+    position = next(index for index, entry in enumerate(indices) if entry is not None)
+    ids = ctx.value(indices[position])
+    if meta(indices[position]).dtype not in (torch.int32, torch.int64):
+        ids = ctx.cast(ids, torch.int64)
+    return ctx.emit(graph.TakeOp, ctx.value(args["self"]), ids, position)
+
+
+def _index_check(node: fx.Node) -> str | None:
+    indices = bind(node)["indices"]
+    used = [entry for entry in indices if entry is not None]
+    if len(used) != 1:
+        return "more than one index tensor"
+    if meta(used[0]).dtype == torch.bool:
+        return "a boolean mask index"
+    return None
+
+
+def _reduction(op: type[graph.ReduceOp], dim_name: str | None = "dim") -> Converter:
+    """A reduction over the listed dims (all of them where the list is absent or empty), in the result's dtype."""
+
+    def convert(ctx: AtenContext, node: fx.Node) -> SSAValue:
+        args = ctx.args(node)
+        value = ctx.tensor(args["self"], meta(node).dtype)
+        rank = len(shape_of(value))
+        dims = args.get(dim_name) if dim_name else None
+        dims = [dims] if isinstance(dims, int) else dims
+        axes = sorted({axis(dim, rank) for dim in dims} if dims else range(rank))
+        if rank == 0:
+            return value
+        reduced = ctx.emit(op, value, axes, bool(args.get("keepdim", False)))
+        return ctx.reshape(reduced, static_shape(node))
+
+    return convert
+
+
+def vector_norm(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """linalg_vector_norm of order 1 (graph.reduce_l1), 2 (graph.reduce_l2) or infinity (max of |x|)."""
+    args = ctx.args(node)
+    value = ctx.value(args["self"])
+    rank = len(shape_of(value))
+    dims = args.get("dim")
+    axes = sorted({axis(dim, rank) for dim in dims} if dims else range(rank))
+    keepdim = bool(args["keepdim"])
+    if args["ord"] == math.inf:
+        return ctx.emit(graph.ReduceMaxOp, ctx.emit(graph.AbsOp, value), axes, keepdim)
+    return ctx.emit(graph.ReduceL1Op if args["ord"] == 1 else graph.ReduceL2Op, value, axes, keepdim)
+
+
+def _vector_norm_check(node: fx.Node) -> str | None:
+    args = bind(node)
+    if meta(node).dtype != torch.float32:
+        return f"a {meta(node).dtype} result (float32 only)"
+    return None if args["ord"] in (1, 2, math.inf) else f"ord={args['ord']} (1, 2 and inf only)"
+
+
+def variance(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """var.correction: the sum of squared deviations from the mean over the dims, by their count less
+    `correction` (1 unless given)."""
+    args = ctx.args(node)
+    value = ctx.value(args["self"])
+    rank = len(shape_of(value))
+    dims = args.get("dim")
+    axes = sorted({axis(dim, rank) for dim in dims} if dims else range(rank))
+    mean = ctx.emit(graph.ReduceMeanOp, value, axes, True)
+    deviation = ctx.emit(graph.SubOp, value, mean)
+    squares = ctx.emit(graph.ReduceSumOp, ctx.emit(graph.MulOp, deviation, deviation), axes, bool(args["keepdim"]))
+    correction = 1 if args.get("correction") is None else args["correction"]
+    count = math.prod(shape_of(value)[index] for index in axes) - correction
+    divided = ctx.emit(graph.DivOp, squares, ctx.filled(float(count), (), torch.float32))
+    return ctx.reshape(divided, static_shape(node))
+
+
+def repeat(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """`x.repeat(*repeats)` (leading dims added where repeats has more) -> graph.tile."""
+    args = ctx.args(node)
+    repeats = list(args["repeats"])
+    value = ctx.value(args["self"])
+    source = shape_of(value)
+    value = ctx.reshape(value, (1,) * (len(repeats) - len(source)) + source)
+    return ctx.emit(graph.TileOp, value, repeats)
+
+
+def any_dim(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """`any` as the max of the tensor as int32 bools, back to bool."""
+    args = ctx.args(node)
+    value = ctx.cast(ctx.tensor(args["self"], torch.bool), torch.int32)
+    rank = len(shape_of(value))
+    dims = args.get("dim")
+    dims = [dims] if isinstance(dims, int) else dims
+    axes = sorted({axis(dim, rank) for dim in dims} if dims else range(rank))
+    reduced = ctx.emit(graph.ReduceMaxOp, value, axes, bool(args.get("keepdim", False)))
+    return ctx.cast(ctx.reshape(reduced, static_shape(node)), torch.bool)
+
+
+CONVERTERS: dict[Any, Converter] = {
+    aten.view.default: reshape,
+    aten.squeeze.dims: reshape,
+    aten.unsqueeze.default: reshape,
+    aten.permute.default: permute,
+    aten.expand.default: expand,
+    aten.cat.default: cat,
+    aten.slice.Tensor: slice_tensor,
+    aten.select.int: select,
+    aten.split_with_sizes.default: split,
+    aten.index.Tensor: index_tensor,
+    aten.sum.dim_IntList: _reduction(graph.ReduceSumOp),
+    aten.mean.dim: _reduction(graph.ReduceMeanOp),
+    aten.mean.default: _reduction(graph.ReduceMeanOp, None),
+    aten.amax.default: _reduction(graph.ReduceMaxOp),
+    aten.amin.default: _reduction(graph.ReduceMinOp),
+    aten.prod.dim_int: _reduction(graph.ReduceProdOp),
+    aten.var.correction: variance,
+    aten.linalg_vector_norm.default: vector_norm,
+    aten.flip.default: flip,
+    aten.index_select.default: index_select,
+    aten.upsample_nearest2d.vec: upsample_nearest,
+    aten.repeat.default: repeat,
+    aten.any.dim: any_dim,
+    aten.any.dims: any_dim,
+}
+
+SUPPORT_CHECKS: dict[Any, SupportCheck] = {
+    aten.index.Tensor: _index_check,
+    aten.linalg_vector_norm.default: _vector_norm_check,
+    aten.upsample_nearest2d.vec: _upsample_check,
+    aten.var.correction: lambda node: None if meta(node).dtype == torch.float32 else "a non-float32 input",
+}
