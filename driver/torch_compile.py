@@ -29,7 +29,6 @@ from torch._dynamo.source import is_from_unspecialized_param_buffer_source
 from torch._dynamo.utils import counters
 
 from minimlc.driver.session import InferenceSession
-from minimlc.driver.torch_compile_functions import DYNAMO_FUNCTIONS
 from minimlc.frontend.torch.fx import TorchImportError, UnsupportedTorchOpsError, from_fx
 from minimlc.runtime.session import Session
 
@@ -149,7 +148,7 @@ class CompiledGraph:
         key = (*shapes, *(args[index] for index in self._values))
         if key not in self._sessions:
             try:
-                imported = from_fx(self._specialized(args), shapes, call_function_map=DYNAMO_FUNCTIONS)
+                imported = from_fx(self._specialized(args), shapes)
             except _IMPORT_REFUSALS as error:
                 if not eager_if_refused:
                     raise

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from xdsl.ir import SSAValue
 
 from minimlc.dialects.graph import shape_of
+from minimlc.frontend.torch import fx_layers
 from minimlc.frontend.torch.fx_context import (
     FxContext,
     TorchImportError,
@@ -238,6 +239,7 @@ FUNCTIONS: dict[Any, Converter] = {
     torch.reshape: reshape,
     torch.mean: _reduction("reduce_mean"),
     torch.sum: _reduction("reduce_sum"),
+    **fx_layers.FUNCTIONS,
 }
 """call_function target -> converter."""
 

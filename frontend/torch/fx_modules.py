@@ -11,13 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 from torch import nn
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
-from minimlc.dialects.graph import shape_of
-from minimlc.frontend.torch import fx_functions
+from minimlc.frontend.torch import fx_functions, fx_layers
 from minimlc.frontend.torch.fx_context import FxContext, TorchImportError, pair, tensor_value
 
 ModuleConverter = Callable[..., SSAValue]
@@ -37,36 +35,15 @@ def _conv(ctx: FxContext, module: nn.Conv1d | nn.Conv2d, name: str, input: Any) 
     """graph.conv with PyTorch's padding (sizes, "valid" or "same") made explicit; zero padding only."""
     if module.padding_mode != "zeros":
         raise TorchImportError(f"padding_mode={module.padding_mode!r} is not supported (only 'zeros')")
-    x = tensor_value(input)
-    spatial = len(module.kernel_size)
-    if len(shape_of(x)) != spatial + 2:
-        raise TorchImportError(f"{type(module).__name__} of an input of shape {shape_of(x)} (batched inputs only)")
-    dilations = list(module.dilation)
-    if module.padding == "same":
-        totals = [dilation * (kernel - 1) for dilation, kernel in zip(dilations, module.kernel_size)]
-        pads = [total // 2 for total in totals] + [total - total // 2 for total in totals]
-    else:
-        begins = [0] * spatial if module.padding == "valid" else pair(module.padding, spatial)  # type: ignore[arg-type]
-        pads = begins + begins
     weight, bias = _parameter(ctx, name, module, "weight"), _parameter(ctx, name, module, "bias")
-    return ctx.emit(
-        "conv", x, weight, bias, strides=list(module.stride), pads=pads, dilations=dilations, group=module.groups
-    )
+    return fx_layers.conv(ctx, input, weight, bias, module.stride, module.padding, module.dilation, module.groups)
 
 
 def _batch_norm(ctx: FxContext, module: nn.BatchNorm1d | nn.BatchNorm2d, name: str, input: Any) -> SSAValue:
     """Inference batch normalisation with the running statistics (the module in eval mode)."""
-    if module.training or module.running_mean is None:
-        raise TorchImportError(
-            f"{type(module).__name__} normalises with batch statistics (training mode or no running statistics); "
-            "call model.eval() before tracing, with track_running_stats=True"
-        )
-    channels = module.num_features
     scale, shift = _parameter(ctx, name, module, "weight"), _parameter(ctx, name, module, "bias")
-    scale = ctx.tensor(np.ones(channels, np.float32)) if scale is None else scale
-    shift = ctx.tensor(np.zeros(channels, np.float32)) if shift is None else shift
     mean, var = _parameter(ctx, name, module, "running_mean"), _parameter(ctx, name, module, "running_var")
-    return ctx.emit("batch_norm", tensor_value(input), scale, shift, mean, var, float(module.eps))
+    return fx_layers.batch_norm(ctx, input, mean, var, scale, shift, module.training, eps=module.eps)
 
 
 def _layer_norm(ctx: FxContext, module: nn.LayerNorm, name: str, input: Any) -> SSAValue:
@@ -82,17 +59,15 @@ def _pool_window(module: nn.MaxPool2d | nn.AvgPool2d) -> tuple[list[int], list[i
 
 
 def _max_pool(ctx: FxContext, module: nn.MaxPool2d, name: str, input: Any) -> SSAValue:
-    if module.return_indices:
-        raise TorchImportError("MaxPool2d with return_indices=True is not supported")
-    kernel, strides, pads = _pool_window(module)
-    return ctx.emit(
-        "max_pool",
-        tensor_value(input),
-        kernel_shape=kernel,
-        strides=strides,
-        pads=pads,
-        dilations=pair(module.dilation, 2),
-        ceil_mode=bool(module.ceil_mode),
+    return fx_layers.max_pool2d(
+        ctx,
+        input,
+        module.kernel_size,
+        module.stride,
+        module.padding,
+        module.dilation,
+        module.ceil_mode,
+        module.return_indices,
     )
 
 
@@ -113,20 +88,7 @@ def _avg_pool(ctx: FxContext, module: nn.AvgPool2d, name: str, input: Any) -> SS
 
 
 def _adaptive_avg_pool(ctx: FxContext, module: nn.AdaptiveAvgPool2d, name: str, input: Any) -> SSAValue:
-    """A mean over each plane for an output of 1x1, else an average pool where the output size divides the input."""
-    x = tensor_value(input)
-    shape = shape_of(x)
-    if len(shape) != 4:
-        raise TorchImportError(f"AdaptiveAvgPool2d of an input of shape {shape} (batched NCHW inputs only)")
-    wanted = [size if out is None else out for size, out in zip(shape[2:], pair(module.output_size, 2))]
-    if wanted == [1, 1]:
-        return ctx.emit("reduce_mean", x, [2, 3], True)
-    if any(size % out for size, out in zip(shape[2:], wanted)):
-        raise TorchImportError(
-            f"AdaptiveAvgPool2d to {tuple(wanted)} of a {shape[2]}x{shape[3]} input: uneven windows are not supported"
-        )
-    kernel = [size // out for size, out in zip(shape[2:], wanted)]
-    return ctx.emit("average_pool", x, kernel_shape=kernel, strides=kernel, pads=[0, 0, 0, 0], dilations=[1, 1])
+    return fx_layers.adaptive_avg_pool2d(ctx, input, module.output_size)
 
 
 def _embedding(ctx: FxContext, module: nn.Embedding, name: str, input: Any) -> SSAValue:

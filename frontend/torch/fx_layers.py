@@ -1,9 +1,9 @@
-"""Converters of the calls TorchDynamo writes that `from_fx`'s built-in maps lack: the functional forms of inlined
-`nn` layers (`torch.conv2d`, `F.batch_norm`, `F.max_pool2d`, `F.adaptive_avg_pool2d`) and the comparisons a
-data-dependent branch tests (`h.sum() > 0`). `minimlc_backend` passes them as its `call_function_map`; each takes
-PyTorch's argument names and defaults:
+"""Built-in converters of the functional forms of `nn` layers (`torch.conv2d`, `F.batch_norm`, `F.max_pool2d`,
+`F.adaptive_avg_pool2d`), which TorchDynamo writes for the layers it inlines and `fx_modules` uses for the layers
+themselves, and of the comparisons a data-dependent branch tests (`h.sum() > 0`). Each takes PyTorch's argument names
+and defaults:
 
-    imported = from_fx(gm, shapes, call_function_map=DYNAMO_FUNCTIONS)
+    FUNCTIONS[torch.conv2d](ctx, x, weight, bias, stride=2, padding="same")   # graph.conv, pads made explicit
 """
 
 from __future__ import annotations
@@ -15,31 +15,14 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
-from torch import fx
 from xdsl.dialects.builtin import f32
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend.graph_builder import GraphBuilder
-from minimlc.frontend.torch.fx_context import TorchImportError, pair, tensor_value
+from minimlc.frontend.torch.fx_context import FxContext, TorchImportError, pair, tensor_value
 
-FunctionalConverter = Callable[..., SSAValue]
-UserConverter = Callable[[GraphBuilder, dict[fx.Node, Any], fx.Node], SSAValue]
-
-
-def _user_converter(convert: FunctionalConverter) -> UserConverter:
-    """`convert(bb, *args, **kwargs)` as a `from_fx` user converter `(bb, node_map, node)`."""
-
-    def user(bb: GraphBuilder, node_map: dict[fx.Node, Any], node: fx.Node) -> SSAValue:
-        args = fx.node.map_arg(node.args, lambda argument: node_map[argument])
-        kwargs = fx.node.map_arg(node.kwargs, lambda argument: node_map[argument])
-        try:
-            return convert(bb, *args, **kwargs)
-        except TypeError as error:  # arguments the converter does not take
-            raise TorchImportError(f"unsupported arguments {node.args} {node.kwargs} ({error})") from error
-
-    return user
+Converter = Callable[..., Any]
 
 
 def _spatial_input(input: Any, spatial: int, what: str) -> SSAValue:
@@ -50,7 +33,7 @@ def _spatial_input(input: Any, spatial: int, what: str) -> SSAValue:
 
 
 def conv(
-    bb: GraphBuilder,
+    ctx: FxContext,
     input: Any,
     weight: Any,
     bias: Any = None,
@@ -70,13 +53,13 @@ def conv(
     else:
         begins = [0] * spatial if padding == "valid" else pair(padding, spatial)  # type: ignore[arg-type]
         pads = begins + begins
-    return bb.emit(
+    return ctx.emit(
         "conv", x, weight, bias, strides=pair(stride, spatial), pads=pads, dilations=dilations, group=int(groups)
     )
 
 
 def batch_norm(
-    bb: GraphBuilder,
+    ctx: FxContext,
     input: Any,
     running_mean: Any,
     running_var: Any,
@@ -94,11 +77,11 @@ def batch_norm(
     channels = shape_of(tensor_value(running_mean, "running_mean"))[0]
     scale = np.ones(channels, np.float32) if weight is None else weight
     shift = np.zeros(channels, np.float32) if bias is None else bias
-    return bb.emit("batch_norm", tensor_value(input), scale, shift, running_mean, running_var, float(eps))
+    return ctx.emit("batch_norm", tensor_value(input), scale, shift, running_mean, running_var, float(eps))
 
 
 def max_pool2d(
-    bb: GraphBuilder,
+    ctx: FxContext,
     input: Any,
     kernel_size: int | Sequence[int],
     stride: int | Sequence[int] | None = None,
@@ -111,7 +94,7 @@ def max_pool2d(
         raise TorchImportError("max_pool2d with return_indices=True is not supported")
     kernel = pair(kernel_size, 2)
     begins = pair(padding, 2)
-    return bb.emit(
+    return ctx.emit(
         "max_pool",
         _spatial_input(input, 2, "max_pool2d"),
         kernel_shape=kernel,
@@ -122,46 +105,46 @@ def max_pool2d(
     )
 
 
-def adaptive_avg_pool2d(bb: GraphBuilder, input: Any, output_size: int | Sequence[int | None]) -> SSAValue:
+def adaptive_avg_pool2d(ctx: FxContext, input: Any, output_size: int | Sequence[int | None]) -> SSAValue:
     """A mean over each plane for an output of 1x1, else an average pool where the output size divides the input."""
     x = _spatial_input(input, 2, "adaptive_avg_pool2d")
     shape = shape_of(x)
     wanted = [size if out is None else out for size, out in zip(shape[2:], pair(output_size, 2))]  # type: ignore[arg-type]
     if wanted == [1, 1]:
-        return bb.emit("reduce_mean", x, [2, 3], True)
+        return ctx.emit("reduce_mean", x, [2, 3], True)
     if any(size % out for size, out in zip(shape[2:], wanted)):
         raise TorchImportError(
             f"adaptive_avg_pool2d to {tuple(wanted)} of a {shape[2]}x{shape[3]} input: uneven windows are not supported"
         )
     kernel = [size // out for size, out in zip(shape[2:], wanted)]
-    return bb.emit("average_pool", x, kernel_shape=kernel, strides=kernel, pads=[0, 0, 0, 0], dilations=[1, 1])
+    return ctx.emit("average_pool", x, kernel_shape=kernel, strides=kernel, pads=[0, 0, 0, 0], dilations=[1, 1])
 
 
-def _comparison(op: str, python: Callable[[Any, Any], bool]) -> FunctionalConverter:
+def _comparison(op: str, python: Callable[[Any, Any], bool]) -> Converter:
     """A float32 tensor compared with a tensor or a number, giving bools; of two Python numbers, their result."""
 
-    def convert(bb: GraphBuilder, input: Any, other: Any) -> Any:
+    def convert(ctx: FxContext, input: Any, other: Any) -> Any:
         if not isinstance(input, SSAValue) and not isinstance(other, SSAValue):
             return python(input, other)
         operands = [
-            value if isinstance(value, SSAValue) else bb.emit("constant", float(value), ()) for value in (input, other)
+            value if isinstance(value, SSAValue) else ctx.emit("constant", float(value), ()) for value in (input, other)
         ]
         if any(graph.element_type(value) != f32 for value in operands):
             raise TorchImportError(f"{op} of {[str(graph.element_type(value)) for value in operands]} (float32 only)")
-        return bb.emit(op, *operands)
+        return ctx.emit(op, *operands)
 
     return convert
 
 
-DYNAMO_FUNCTIONS: dict[Any, UserConverter] = {
-    torch.conv1d: _user_converter(conv),
-    torch.conv2d: _user_converter(conv),
-    F.batch_norm: _user_converter(batch_norm),
-    F.max_pool2d: _user_converter(max_pool2d),
-    F.adaptive_avg_pool2d: _user_converter(adaptive_avg_pool2d),
-    operator.gt: _user_converter(_comparison("greater", operator.gt)),
-    operator.ge: _user_converter(_comparison("greater_or_equal", operator.ge)),
-    operator.lt: _user_converter(_comparison("less", operator.lt)),
-    operator.le: _user_converter(_comparison("less_or_equal", operator.le)),
+FUNCTIONS: dict[Any, Converter] = {
+    torch.conv1d: conv,
+    torch.conv2d: conv,
+    F.batch_norm: batch_norm,
+    F.max_pool2d: max_pool2d,
+    F.adaptive_avg_pool2d: adaptive_avg_pool2d,
+    operator.gt: _comparison("greater", operator.gt),
+    operator.ge: _comparison("greater_or_equal", operator.ge),
+    operator.lt: _comparison("less", operator.lt),
+    operator.le: _comparison("less_or_equal", operator.le),
 }
-"""call_function target -> `from_fx` user converter."""
+"""call_function target -> converter(ctx, *args, **kwargs)."""
