@@ -44,9 +44,11 @@ from minimlc.lowering.target import Target
 from minimlc.lowering.workers import compile_jobs, fork_map
 from minimlc.runtime.jit import optimized_module, target_machine
 
-MIN_OPS_PER_PARTITION = 4_000
-"""Ops (at the `program` stage, unrolled loops counted per copy) a partition should have for a child process to pay
-off (about a third of a second of compiling; ResNet-50 has ~30,000)."""
+MIN_OPS_PER_PARTITION = 1_500
+"""Ops (at the `program` stage, unrolled loops counted per copy, the entry's `ENTRY_COST_FACTOR` times) a partition
+should have for a child process to pay off: about 0.6 s of compiling for a transformer's kernels (the 2-layer GPT-2
+counts 4,300 and compiled in 2.65 s as one partition, 2.05 s as two; the BERT encoder 3,900: 1.10 -> 0.83 s;
+ResNet-50 counts 15,500)."""
 
 ENTRY_COST_FACTOR = 4
 """How much more an entry function costs to compile than its op count says: `loop-to-scf` turns its weights into
