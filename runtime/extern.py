@@ -3,7 +3,9 @@
 A registered function is called destination-passing style, as Relax's `call_dps_packed`: with the call's inputs,
 then its outputs, which it fills. Either
 
-- a Python callable, called with numpy views of the buffers (shapes and dtypes of the call): `fn(x, w, out)`; an
+- a Python callable, called with numpy views of the buffers (shapes and dtypes of the call): `fn(x, w, out)`, or
+  with torch tensors over them (`register_func(name, fn, tensors="torch")`, as the seed's `call_dps_packed` of
+  `torch.mm` through DLPack); an
   exception it raises stops nothing at once (native code cannot unwind) but is re-raised by the session's `run`
   once the entry returns, and the external calls after it in that run are skipped; or
 - a C function, a ctypes function pointer of type `int32_t f(void **buffers)` (0 on success), called directly by
@@ -62,13 +64,17 @@ def register_func(
     *,
     signature: Iterable[tuple[Sequence[int], Any]] | None = None,
     override: bool = True,
+    tensors: str = "numpy",
 ) -> None:
     """Register `function` as the external function `name` (`graph.call_extern "name"`), replacing an earlier one
     unless `override=False`. `signature` lists the shapes and dtypes of its buffers (inputs, then outputs), checked
-    against every call; required for a C function pointer. Sessions bind the function when they are compiled or
-    loaded: one registered later does not change them."""
+    against every call; required for a C function pointer. A Python function gets numpy views of the buffers, or
+    with `tensors="torch"` torch tensors sharing their memory (the seed's `torch.mm(x, w, out=out)`; torch is imported
+    then). Sessions bind the function when they are compiled or loaded: one registered later does not change them."""
     if not name:
         raise ValueError("register_func: the name is empty")
+    if tensors not in ("numpy", "torch"):
+        raise ValueError(f"register_func: tensors={tensors!r}; 'numpy' or 'torch'")
     if not override and name in _REGISTRY:
         raise ValueError(f"register_func: '{name}' is already registered")
     declared = None if signature is None else tuple((tuple(shape), np.dtype(dtype)) for shape, dtype in signature)
@@ -80,7 +86,19 @@ def register_func(
             )
     elif not callable(function):
         raise TypeError(f"register_func: '{name}' must be a Python callable or a ctypes function pointer")
+    elif tensors == "torch":
+        function = _on_torch_tensors(function)
     _REGISTRY[name] = RegisteredFunction(name, function, declared)
+
+
+def _on_torch_tensors(function: Callable[..., Any]) -> Callable[..., Any]:
+    """`function` called with torch tensors over the numpy views it is given (no copies: `torch.from_numpy`)."""
+    import torch  # only for a function that asks for torch tensors: the runtime does not need it otherwise
+
+    def call(*arrays: np.ndarray) -> Any:
+        return function(*(torch.from_numpy(array) for array in arrays))
+
+    return call
 
 
 def get_func(name: str) -> RegisteredFunction | None:

@@ -135,3 +135,21 @@ def test_shared_library_refuses_external_calls(tmp_path: Path) -> None:
 
     with pytest.raises(ValueError, match=r"calls external functions \(test.linear\)"):
         export_library(imported(), tmp_path / "libmodel.so")
+
+
+def test_python_function_on_torch_tensors_writes_the_output_in_place(feeds: dict[str, np.ndarray]) -> None:
+    """`tensors="torch"`: the function gets torch tensors over the buffers (the seed's torch.mm with out=), so what
+    it writes into `out` is the call's result, without a copy."""
+    torch = pytest.importorskip("torch")
+    seen: list[str] = []
+
+    def torch_linear(x, w, out) -> None:
+        seen.append(type(out).__name__)
+        torch.mm(x, w.T, out=out)
+
+    register_func("test.linear", torch_linear, tensors="torch")
+    (y,) = InferenceSession.from_imported(imported()).run(None, feeds)
+    np.testing.assert_allclose(y, np.maximum(feeds["x"] @ feeds["w"].T, 0), rtol=1e-5, atol=1e-6)
+    assert seen == ["Tensor"]
+    with pytest.raises(ValueError, match="tensors='jax'; 'numpy' or 'torch'"):
+        register_func("test.linear", torch_linear, tensors="jax")
