@@ -19,6 +19,7 @@ dynamic graph that the importer refuses (e.g. uneven adaptive pooling windows).
 
 from __future__ import annotations
 
+import operator
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -178,7 +179,7 @@ class CompiledGraph:
         graph.output(graph.graph_copy(self._gm.graph, {}))
         placeholders = [node for node in graph.nodes if node.op == "placeholder"]
         attributes = {
-            str(node.target): _attribute(self._gm, str(node.target))
+            str(node.target): operator.attrgetter(str(node.target))(self._gm)
             for node in graph.nodes
             if node.op in ("get_attr", "call_module")
         }
@@ -204,11 +205,4 @@ def _concrete(value: Any) -> Any:
         return getattr(value.node, "hint", None)
     if isinstance(value, torch.Tensor) and torch._subclasses.fake_tensor.is_fake(value):
         return None
-    return value
-
-
-def _attribute(root: torch.nn.Module, qualified_name: str) -> Any:
-    value: Any = root
-    for part in qualified_name.split("."):
-        value = getattr(value, part)
     return value

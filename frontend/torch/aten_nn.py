@@ -105,13 +105,18 @@ def _convolution_check(node: fx.Node) -> str | None:
     return None
 
 
+def _affine(ctx: AtenContext, args: dict[str, Any], channels: int) -> tuple[SSAValue, SSAValue]:
+    """A per-channel normalisation's `weight` and `bias`, ones and zeros where the op has none."""
+    scale = ctx.filled(1.0, (channels,), torch.float32) if args["weight"] is None else ctx.value(args["weight"])
+    bias = ctx.filled(0.0, (channels,), torch.float32) if args["bias"] is None else ctx.value(args["bias"])
+    return scale, bias
+
+
 def batch_norm(ctx: AtenContext, node: fx.Node) -> tuple[SSAValue | None, ...]:
     """`_native_batch_norm_legit_no_training` -> graph.batch_norm (the saved statistics are not computed)."""
     args = ctx.args(node)
     x = ctx.value(args["input"])
-    channels = (shape_of(x)[1],)
-    scale = ctx.filled(1.0, channels, torch.float32) if args["weight"] is None else ctx.value(args["weight"])
-    bias = ctx.filled(0.0, channels, torch.float32) if args["bias"] is None else ctx.value(args["bias"])
+    scale, bias = _affine(ctx, args, shape_of(x)[1])
     mean, var = ctx.value(args["running_mean"]), ctx.value(args["running_var"])
     return ctx.emit(graph.BatchNormOp, x, scale, bias, mean, var, float(args["eps"])), None, None
 
@@ -205,9 +210,7 @@ def group_norm(ctx: AtenContext, node: fx.Node) -> tuple[SSAValue | None, ...]:
     """native_group_norm -> graph.group_norm; mean and rstd are not computed."""
     args = ctx.args(node)
     x = ctx.value(args["input"])
-    channels = (shape_of(x)[1],)
-    scale = ctx.filled(1.0, channels, torch.float32) if args["weight"] is None else ctx.value(args["weight"])
-    bias = ctx.filled(0.0, channels, torch.float32) if args["bias"] is None else ctx.value(args["bias"])
+    scale, bias = _affine(ctx, args, shape_of(x)[1])
     normed = ctx.emit(graph.GroupNormOp, x, scale, bias, num_groups=int(args["group"]), epsilon=float(args["eps"]))
     return normed, None, None
 

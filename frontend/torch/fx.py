@@ -15,6 +15,7 @@ target is listed in one `UnsupportedTorchOpsError` before anything is built.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -153,9 +154,7 @@ def _describe(node: fx.Node, modules: dict[str, nn.Module]) -> str:
 
 def _attribute(root: nn.Module, qualified_name: str) -> torch.Tensor:
     """The parameter, buffer or tensor constant `root.a.b.c` names."""
-    value: Any = root
-    for part in qualified_name.split("."):
-        value = getattr(value, part)
+    value = operator.attrgetter(qualified_name)(root)
     if not isinstance(value, torch.Tensor):
         raise TorchImportError(f"attribute '{qualified_name}' is a {type(value).__name__}, not a tensor")
     return value
