@@ -12,6 +12,7 @@ beside it are its rooms, each importable as `minimlc.<folder>`.
     imported = minimlc.from_exported_program(torch.export.export(model, (x,)))   # PyTorch (the `torch` extra)
     imported = minimlc.from_fx(torch.fx.symbolic_trace(model), [(1, 784)])
     compiled = torch.compile(model, backend="minimlc")
+    new_ids = minimlc.Generator("llama.onnx", max_length=256).generate([1, 2, 3], max_new_tokens=64)
 
 Names load lazily, so that `import minimlc` (and `minimlc.runtime`) loads neither xDSL nor the compiler.
 """
@@ -20,6 +21,7 @@ from importlib import import_module
 from typing import Any
 
 _EXPORTS = {
+    "Generator": "minimlc.generation.generator",
     "GraphBuilder": "minimlc.frontend.graph_builder",
     "InferenceSession": "minimlc.driver.session",
     "build": "minimlc.driver.build",

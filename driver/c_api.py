@@ -103,6 +103,12 @@ class RunTimeShapes:
         extents = model.signature.extents
         if extents is None:
             return None
+        derived = [symbol for symbol in extents.symbols if not symbol.isidentifier()]
+        if derived:
+            raise ValueError(
+                f"the model's input dimensions {', '.join(map(repr, dict.fromkeys(derived)))} are expressions of "
+                "other dimensions, which the C API does not check yet: export it with input_shapes fixing them"
+            )
         symbols = iter(extents.symbols)
         count = len(model.inputs)
         inputs = [tuple(next(symbols) if size == DYNAMIC else size for size in s) for s in extents.shapes[:count]]

@@ -66,6 +66,7 @@ from minimlc.frontend.onnx_signature import (
     check_computed_output,
     check_constant_output,
     computed_dtype,
+    derive_input_dims,
     element_dtype,
     static_input,
     symbolic_input,
@@ -203,7 +204,8 @@ class _Importer:
             names = ", ".join(repr(vi.name) for vi in input_infos)
             raise ModelImportError(f"input_shapes names unknown inputs {unknown}; the model's inputs are {names}")
         inputs = [self._input(vi) for vi in input_infos]
-
+        if self.symbolic is not None:
+            self.input_dims = derive_input_dims(self.input_dims)
         types = [graph.tensor_type(self._input_type_shape(info), ELEMENT_TYPES[info.dtype]) for info in inputs]
         block = Block(arg_types=types)
         for info, arg in zip(inputs, block.args):

@@ -7,7 +7,7 @@ sizes, or in symbolic mode a symbol per symbolic or unknown dimension) and eleme
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import onnx
@@ -17,7 +17,7 @@ from xdsl.ir import Attribute, SSAValue
 from minimlc.frontend import onnx_ops
 from minimlc.frontend.onnx_errors import ModelImportError, UnsupportedTypeError
 from minimlc.frontend.onnx_ops import ELEMENT_TYPES
-from minimlc.frontend.onnx_symbolic_dims import Dim, dim_text
+from minimlc.frontend.onnx_symbolic_dims import Dim, derived_dim, dim_text, is_symbolic
 from minimlc.frontend.signature import TensorInfo
 
 
@@ -97,6 +97,22 @@ def symbolic_input(
             sizes.append(Dim.symbol(name or fresh_symbol()))
     info = TensorInfo(vi.name, tuple(dim_text(size) for size in sizes), dtype)  # type: ignore[arg-type]
     return info, tuple(sizes)
+
+
+def derive_input_dims(input_dims: Mapping[str, tuple[int | Dim, ...]]) -> dict[str, tuple[int | Dim, ...]]:
+    """The inputs' dimensions with each dim_param that spells an expression over the inputs' plain symbols
+    (`attention_mask [batch, past_sequence + sequence]` beside `past [batch, 2, past_sequence, 16]` and
+    `input_ids [batch, sequence]`) taken as that expression, so that the shapes computed from both agree; the
+    runtime checks that a feed's size equals it (`runtime/extents.symbol_sizes`)."""
+    plain = {str(size) for dims in input_dims.values() for size in dims if str(size).isidentifier()}
+
+    def derived(size: int | Dim) -> int | Dim:
+        if not is_symbolic(size) or str(size).isidentifier():
+            return size
+        expression = derived_dim(str(size), plain)
+        return expression if is_symbolic(expression) else size
+
+    return {name: tuple(derived(size) for size in dims) for name, dims in input_dims.items()}
 
 
 def run_time_dtype(vi: onnx.ValueInfoProto, kind: str) -> np.dtype:

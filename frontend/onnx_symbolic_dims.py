@@ -13,7 +13,9 @@ Arithmetic with ints and Dims folds to an `int` whenever the result is constant;
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+import operator
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 Monomial = tuple  # sorted tuple of factors (symbol names or Quotients); () is the constant term
@@ -190,6 +192,40 @@ def evaluate(value: int | Dim, sizes: Mapping[str, int]) -> int:
             product *= sizes[factor] if isinstance(factor, str) else factor.evaluate(sizes)
         total += product
     return total
+
+
+def derived_dim(text: str, symbols: Collection[str]) -> int | Dim | None:
+    """The expression a dim_param spells over other `symbols` (`'past_sequence + sequence'`, `'2*batch'`): sums,
+    differences and products of those names and integers. None for a plain name or anything else.
+
+        derived_dim("past + sequence", {"past", "sequence"})   # Dim past + sequence
+        derived_dim("sequence", {"sequence"})                  # None: a symbol of its own
+    """
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(tree, ast.Name):
+        return None
+    try:
+        return _expression(tree, symbols)
+    except ValueError:
+        return None
+
+
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul}
+
+
+def _expression(node: ast.expr, symbols: Collection[str]) -> int | Dim:
+    if isinstance(node, ast.Name) and node.id in symbols:
+        return Dim.symbol(node.id)
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_expression(node.operand, symbols)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_expression(node.left, symbols), _expression(node.right, symbols))
+    raise ValueError(ast.dump(node))
 
 
 def is_symbolic(value: object) -> bool:

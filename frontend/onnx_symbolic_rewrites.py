@@ -311,10 +311,24 @@ class SymbolicImport(SymbolicIndexing):
         if any(v is None or v.ndim != 0 for v in values):
             raise refuse(label, "start, limit and delta must be scalars", self._symbols([start, limit, delta]))
         first, last, step = (v.item() for v in values)
-        if is_symbolic(first) or is_symbolic(step) or int(step) <= 0:
-            raise refuse(label, "only the limit may be symbolic, with a positive delta", self._symbols([start, limit]))
+        if is_symbolic(step) or int(step) <= 0:
+            raise refuse(label, "the delta must be a positive constant", self._symbols([start, limit, delta]))
         dtype = limit.array.dtype if isinstance(limit, ConstantValue) else np.dtype(np.int64)
-        return self.iota(ctx, label, ceil_div(last - first, int(step)), int(first), int(step), dtype)
+        count = ceil_div(last - first, int(step))
+        if not is_symbolic(first):
+            return self.iota(ctx, label, count, int(first), int(step), dtype)
+        # A symbolic start (a cache's length): [0, step, ...] plus the start's run-time value.
+        offsets = self.iota(ctx, label, count, 0, int(step), dtype)
+        result = ctx.emit(graph.AddOp(offsets, self.size_value(ctx, label, first, dtype)))
+        self.dims[result] = (count,)
+        return result
+
+    def size_value(self, ctx: NodeContext, label: str, size: Size, dtype: np.dtype) -> SSAValue:
+        """A one-element tensor holding `size` at run time: the sum of ones broadcast to [size]."""
+        one = ConstantValue(f"{ctx.node.output[0]}.size_one", np.ones(1, dtype))
+        total = ctx.emit(graph.ReduceSumOp(self.broadcast_to(ctx, label, ctx.data(one), [size]), [0], True))
+        self.dims[total] = (1,)
+        return total
 
     def _slice(self, ctx, label, attributes, data, starts, ends, axes=None, steps=None):
         x = ctx.data(data)

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from minimlc.frontend.onnx_symbolic_dims import derived_dim, evaluate
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import DYNAMIC
 from minimlc.runtime.compiled import CompiledModel
@@ -57,6 +58,7 @@ def symbol_sizes(
     feeds' `shapes`; `InvalidInputError` naming the input and axis for a wrong rank or size, inputs that share a
     symbol but disagree, or a size outside the symbol's `bounds`."""
     bound: dict[str, tuple[int, str]] = {}  # symbol -> (size, the input and axis that set it)
+    derived = _derived_symbols(inputs)
     for info, shape in zip(inputs, shapes):
         if len(shape) != len(info.shape):
             raise InvalidInputError(
@@ -67,6 +69,9 @@ def symbol_sizes(
             if isinstance(declared, int) and declared != size:
                 raise InvalidInputError(f"{where}: expected size {declared} {spelled(info.shape)}, got {size}")
             if not isinstance(declared, str):
+                continue
+            if declared in derived:
+                derived[declared].append((size, where))
                 continue
             first = bound.setdefault(declared, (size, where))
             if first[0] != size:
@@ -79,7 +84,24 @@ def symbol_sizes(
                 raise InvalidInputError(
                     f"{where} is dimension '{declared}' = {size}, outside its bounds [{lo}, {hi}] (input_bounds)"
                 )
-    return {symbol: size for symbol, (size, _) in bound.items()}
+    sizes = {symbol: size for symbol, (size, _) in bound.items()}
+    for text, (expression, given) in ((text, (derived_dim(text, sizes), given)) for text, given in derived.items()):
+        for size, where in given:
+            if size != (expected := evaluate(expression, sizes)):  # type: ignore[arg-type]
+                raise InvalidInputError(f"{where} is dimension '{text}' = {expected}, but the feed has size {size}")
+    return sizes
+
+
+def _derived_symbols(inputs: Sequence[TensorInfo]) -> dict[str, list[tuple[int, str]]]:
+    """The declared dimensions that are expressions over the inputs' plain symbols (`past + sequence`: the
+    importer's `derive_input_dims`), each with the feeds' sizes for it to check, once the plain symbols are bound."""
+    plain = {size for info in inputs for size in info.shape if isinstance(size, str) and size.isidentifier()}
+    return {
+        size: []
+        for info in inputs
+        for size in info.shape
+        if isinstance(size, str) and not size.isidentifier() and derived_dim(size, plain) is not None
+    }
 
 
 def spelled(shape: Sequence[int | str | None]) -> str:

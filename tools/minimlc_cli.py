@@ -31,6 +31,7 @@ from minimlc.tools import (
     cli_compare,
     cli_compile,
     cli_conformance,
+    cli_generate,
     cli_options,
     cli_run,
     cli_tune,
@@ -93,6 +94,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     cli_tune.add_parser(commands)
     cli_compare.add_parser(commands)
     cli_conformance.add_parser(commands)
+    cli_generate.add_parser(commands)
 
     cache = commands.add_parser("cache", help="show or clear the compile cache")
     cache.add_argument("action", choices=["info", "clear"])

@@ -70,7 +70,8 @@ def load_input_extents(
         position = builder.insert(arith.ConstantOp(IntegerAttr(offset + slot, IndexType())))
         value = builder.insert(memref.LoadOp.get(extents, [position.result]))
         cast = builder.insert(arith.IndexCastOp(value.res, IndexType()))
-        cast.result.name_hint = names[slot] if slot < len(names) else None
+        named = slot < len(names) and names[slot].isidentifier()  # not `past + sequence`: an SSA name is one word
+        cast.result.name_hint = names[slot] if named else None
         loaded.append(cast.result)
     return loaded
 
