@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import onnx
@@ -12,6 +15,12 @@ from minimlc import Generator
 from minimlc.tools.minimlc_cli import main
 
 DIMS = LlamaDims(hidden=32, heads=2, kv_heads=1, ffn=64, vocab=128, layers=1)
+
+
+@pytest.fixture(autouse=True)
+def compile_cache(monkeypatch):
+    """The command's compiles share the suite's throw-away cache: what is tested here is the command, not the code."""
+    monkeypatch.setenv("MINIMLC_CACHE", "1")
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +78,29 @@ def test_bad_arguments_are_refused_with_a_message(model_path, capsys, arguments,
 def test_a_model_that_is_not_a_decoder_is_refused(capsys):
     assert main(["generate", "examples/mlp.onnx", "--prompt-ids", "1"]) == 1
     assert "no input 'input_ids'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_readme_s_generation_command_runs(tmp_path):
+    """The README's "Text generation" command, run as written in a copy of `examples/` with this venv's tools."""
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    command = (
+        ".venv/bin/python examples/make_llama.py && .venv/bin/minimlc generate examples/llama.onnx --prompt-ids 1,2,3 "
+        "--max-new-tokens 16"
+    )
+    assert f"```sh\n{command}\n```" in readme
+    shutil.copytree(root / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.onnx", "plugin", "c"))
+    bin_dir = Path(sys.executable).parent
+    result = subprocess.run(
+        ["bash", "-c", command.replace(".venv/bin/python", sys.executable).replace(".venv/bin/", f"{bin_dir}/")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    ids = result.stdout.strip().splitlines()[-1].split(",")
+    assert len(ids) == 16
+    assert "decode: 16 tokens at" in result.stderr
