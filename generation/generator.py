@@ -8,9 +8,10 @@
 
 The model (`signature.DecoderSignature`) is compiled once with run-time sequence and cache lengths, the caches'
 lengths bounded by `max_length`; a generation starts from an empty cache. A model whose `input_ids` take a whole
-prompt prefills it in one call; one that takes a token per call is fed the prompt token by token. Each step feeds the
-step's presents back as the next pasts (the model's own Concat grows them; nothing is copied in Python), with
-`position_ids` and an all-ones `attention_mask` where the model takes them.
+prompt prefills it in one call; one that takes a token per call is fed the prompt token by token. Each step feeds
+the ids chosen last, `position_ids` counting on and an all-ones `attention_mask` where the model takes them. Caches
+the model grows by `Concat(past, new)` are read from buffers of `max_length` positions allocated once and written in
+place (`cache_layout`, `kv_cache`); any other cache's present is fed back as the next past.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import numpy as np
 
 from minimlc.driver.session import InferenceSession
 from minimlc.frontend.onnx_declared import declared_inputs, declared_outputs
-from minimlc.frontend.onnx_model_file import read_model
+from minimlc.frontend.onnx_model_file import ReadModel, read_model
+from minimlc.generation.cache_layout import sequence_major_cache
+from minimlc.generation.kv_cache import CacheBuffers, KVCache
 from minimlc.generation.sampling import SamplingOptions, choose
 from minimlc.generation.signature import DecoderSignature
 
@@ -52,8 +55,13 @@ class Generator:
         graph = read.proto.graph
         self.max_length = max_length
         self.signature = DecoderSignature.of(declared_inputs(graph, {}), declared_outputs(graph))
+        layout = sequence_major_cache(read.proto, self.signature.cache)
+        self.cache_in_place = sorted(layout.rewritten)
+        """The caches read from and written into preallocated buffers (the others grow by the model's Concat)."""
         bounds = {symbol: max_length for symbol in self.signature.past_symbols}
-        self.session = InferenceSession(read, num_threads=num_threads, input_bounds=bounds, **session_options)
+        rewritten = ReadModel(layout.model, read.external)
+        self.session = InferenceSession(rewritten, num_threads=num_threads, input_bounds=bounds, **session_options)
+        self._buffers = CacheBuffers(max_length)
         dtypes = {info.name: info.dtype for info in self.session.get_inputs()}
         self._ids_dtype = dtypes["input_ids"]
         self._mask_dtype = dtypes.get(self.signature.attention_mask or "", np.dtype(np.int64))
@@ -125,10 +133,10 @@ class Generator:
         rng = np.random.default_rng(seed)
         stops = _stop_ids(eos_token_id)
         batch = prompt.shape[0]
-        cache = [entry.empty(batch, dtype) for entry, dtype in zip(self.signature.cache, self._cache_dtypes)]
+        cache = KVCache(self.signature.cache, self._cache_dtypes, self.cache_in_place, self._buffers, batch)
         self._stats = {"prompt_tokens": prompt.shape[1], "new_tokens": 0}
         started = time.perf_counter()
-        logits, cache = self._prefill(prompt, cache)
+        logits = self._prefill(prompt, cache)
         self._stats["prefill_seconds"] = time.perf_counter() - started
         length, done = prompt.shape[1], np.zeros(batch, bool)
         decode_started = time.perf_counter()
@@ -139,21 +147,22 @@ class Generator:
             done |= np.isin(tokens, list(stops))
             if step + 1 == max_new_tokens or done.all():
                 break
-            logits, cache = self._call(tokens.reshape(batch, 1), length, cache)
+            logits = self._call(tokens.reshape(batch, 1), length, cache)
             length += 1
         self._finish_stats(time.perf_counter() - decode_started)
 
-    def _prefill(self, prompt: np.ndarray, cache: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    def _prefill(self, prompt: np.ndarray, cache: KVCache) -> np.ndarray:
         if self.signature.whole_prompt:
             return self._call(prompt, 0, cache)
         logits = None
         for position in range(prompt.shape[1]):
-            logits, cache = self._call(prompt[:, position : position + 1], position, cache)
+            logits = self._call(prompt[:, position : position + 1], position, cache)
         assert logits is not None
-        return logits, cache
+        return logits
 
-    def _call(self, ids: np.ndarray, past: int, cache: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Run the model on `ids` after `past` cached positions: the last position's logits and the new cache."""
+    def _call(self, ids: np.ndarray, past: int, cache: KVCache) -> np.ndarray:
+        """Run the model on `ids` after `past` cached positions, `cache` taking the presents: the last position's
+        logits."""
         batch, count = ids.shape
         feed: dict[str, np.ndarray] = {self.signature.input_ids: ids.astype(self._ids_dtype, copy=False)}
         if self.signature.attention_mask is not None:
@@ -161,9 +170,10 @@ class Generator:
         if self.signature.position_ids is not None:
             positions = np.arange(past, past + count, dtype=self._position_dtype)
             feed[self.signature.position_ids] = np.broadcast_to(positions, (batch, count))
-        feed.update((entry.past, value) for entry, value in zip(self.signature.cache, cache))
+        feed.update(cache.feeds(past))
         outputs = self.session.run(None, feed)
-        return outputs[self._logits_index][:, -1, :], [outputs[i] for i in self._present_indices]
+        cache.update([outputs[i] for i in self._present_indices], past)
+        return outputs[self._logits_index][:, -1, :]
 
     def _finish_stats(self, decode_seconds: float) -> None:
         stats = self._stats
