@@ -155,13 +155,15 @@ class InferenceSession(Session):
         cache: bool = False,
     ) -> InferenceSession:
         """A session over a graph-level module and weight store built without ONNX (e.g. parsed from `.mlir`);
-        `input_bounds` limits the symbols of its entry's `minimlc.input_symbols`; `cache` looks the code up in (and
-        adds it to) the compile cache, as the constructor does."""
+        `input_bounds` limits the symbols of its entry's `minimlc.input_symbols` (over the model's own
+        `imported.input_bounds`, symbol by symbol); `cache` looks the code up in (and adds it to) the compile cache,
+        as the constructor does."""
         from minimlc.lowering.abi import entry_function, input_symbols_of
         from minimlc.lowering.pipeline import build_pipeline
 
         session = cls.__new__(cls)
-        session._input_bounds = checked_bounds(input_bounds, input_symbols_of(entry_function(imported.module)))
+        bounds = {**imported.input_bounds, **(input_bounds or {})}
+        session._input_bounds = checked_bounds(bounds, input_symbols_of(entry_function(imported.module)))
         pipeline = build_pipeline(opt_level, extra_passes=extra_passes) if extra_passes else None
         session._compile(imported, opt_level, num_threads, target, pipeline, cache)
         return session

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
@@ -50,12 +50,14 @@ class GraphBuilder:
         self._outputs: list[tuple[str, SSAValue]] = []
         self._weights: dict[str, np.ndarray] = {}
 
-    def input(self, name: str, shape: Sequence[int], dtype: Any = np.float32) -> SSAValue:
-        """A model input of a static `shape` and `dtype` (float32, int32, int64 or bool)."""
+    def input(self, name: str, shape: Sequence[int | str], dtype: Any = np.float32) -> SSAValue:
+        """A model input of `shape` and `dtype` (float32, int32, int64 or bool); a size given as a name
+        (`("batch", 16)`) is a `?` of that symbol (`minimlc.input_symbols`), known at run time."""
         element = _element_type(dtype, f"input '{name}'")
         if any(info.name == name for info in self._inputs):
             raise GraphBuildError(f"input '{name}' is already defined")
-        value = self._block.insert_arg(TensorType(element, list(shape)), len(self._block.args))
+        sizes = [graph.DYNAMIC if isinstance(size, str) else size for size in shape]
+        value = self._block.insert_arg(TensorType(element, sizes), len(self._block.args))
         value.name_hint = name
         self._inputs.append(TensorInfo(name, tuple(shape), np.dtype(dtype)))
         return value
@@ -158,6 +160,9 @@ class GraphBuilder:
         self._block.add_op(func.ReturnOp(*values))
         types = [value.type for value in values]
         main = func.FuncOp("main", ([arg.type for arg in self._block.args], types), Region(self._block))
+        symbols = [size for info in self._inputs for size in info.shape if isinstance(size, str)]
+        if symbols:
+            main.attributes[graph.INPUT_SYMBOLS_ATTR] = ArrayAttr([StringAttr(symbol) for symbol in symbols])
         module = ModuleOp([main])
         try:
             module.verify()

@@ -102,6 +102,9 @@ class ImportedModel:
     """Imported with `symbolic=True`: each input's and computed output's dimensions, by name, as sizes and exact
     expressions (`onnx_symbolic_dims.Dim`, `evaluate` gives an output's size from the inputs'); `inputs` and
     `outputs` spell them as text (`('batch', 'sequence', 768)`, `'batch*sequence'`). Empty otherwise."""
+    input_bounds: dict[str, tuple[int, int]] = field(default_factory=dict[str, tuple[int, int]])
+    """The sizes the model declares for its input symbols, `{symbol: (smallest, largest)}` (a `torch.export.Dim`'s
+    range): the session's default `input_bounds`."""
 
     @property
     def computed_outputs(self) -> list[TensorInfo]:

@@ -6,11 +6,13 @@ torch is an optional extra (`pip install "minimlc[torch]"`): only this room (and
 """
 
 from minimlc.frontend.torch.aten_common import AtenImportError, UnsupportedAtenOpsError
+from minimlc.frontend.torch.aten_symbolic import SymbolicShapeError
 from minimlc.frontend.torch.exported_program import from_exported_program
 from minimlc.frontend.torch.fx import TorchImportError, UnsupportedTorchOpsError, from_fx
 
 __all__ = [
     "AtenImportError",
+    "SymbolicShapeError",
     "TorchImportError",
     "UnsupportedAtenOpsError",
     "UnsupportedTorchOpsError",

@@ -22,6 +22,8 @@ from minimlc.dialects.graph import shape_of
 from minimlc.frontend.graph_builder import GraphBuilder
 from minimlc.frontend.onnx_errors import ModelImportError, UnsupportedFeatureError
 from minimlc.frontend.onnx_ops import ELEMENT_TYPES
+from minimlc.frontend.onnx_symbolic_dims import is_symbolic
+from minimlc.frontend.torch.aten_symbolic import Dims, Size, SymbolicShapeError, SymbolicShapes, dims_of, type_shape
 
 NUMPY_DTYPES: dict[torch.dtype, np.dtype] = {
     torch.float32: np.dtype(np.float32),
@@ -84,8 +86,11 @@ def meta(node: fx.Node) -> Any:
 
 
 def static_shape(node: fx.Node) -> tuple[int, ...]:
-    """The node's static shape from its example value."""
-    return tuple(int(size) for size in meta(node).shape)
+    """The node's static shape from its example value; SymbolicShapeError where a size is symbolic."""
+    shape = tuple(meta(node).shape)
+    if not all(isinstance(size, int) for size in shape):
+        raise SymbolicShapeError(f"needs the static shape of '{node.name}', which is {shape}")
+    return shape  # type: ignore[return-value]
 
 
 def float32_only(node: fx.Node) -> str | None:
@@ -103,11 +108,16 @@ def axis(dim: int, rank: int) -> int:
 class AtenContext:
     """The state converters share: the builder and every node's converted value."""
 
-    def __init__(self, builder: GraphBuilder, constants: dict[fx.Node, Any]):
+    def __init__(self, builder: GraphBuilder, constants: dict[fx.Node, Any], names: dict[Any, str]):
         self.builder = builder
         self.values: dict[fx.Node, Converted] = {}
         self.constants = constants
         """Nodes evaluated at import time (creation ops and what only they feed), as real tensors."""
+        self.names = names
+        """The name of each size symbol of the program (a sympy symbol) as its `torch.export.Dim`."""
+        self.sizes: dict[fx.Node, Size] = {}
+        """Nodes that compute a size (`sym_size`, arithmetic on them), as the size: used only as sizes."""
+        self.shapes = SymbolicShapes(builder)
         self.scalars = 0
         """How many scalar weights `filled` has made (for their names)."""
 
@@ -121,6 +131,11 @@ class AtenContext:
         """The graph value of a node (a constant one becomes a weight on first use)."""
         if not isinstance(arg, fx.Node):
             raise AtenImportError(f"expected a tensor, got {arg!r}")
+        if arg in self.sizes:
+            raise SymbolicShapeError(
+                f"uses the size '{arg.name}' = {self.sizes[arg]} as a tensor: symbolic sizes are supported as "
+                "shapes only"
+            )
         if arg not in self.values and arg in self.constants:
             self.values[arg] = self.builder.weight(f"constant.{arg.name}", numpy_of(self.constants[arg]))
         value = self.values[arg]
@@ -138,10 +153,19 @@ class AtenContext:
         element = element_of(dtype)
         if graph.element_type(value) == element:
             return value
-        return self.emit(graph.CastOp, value, element)
+        cast = self.emit(graph.CastOp, value, element)
+        if value in self.shapes.dims:
+            self.shapes.dims[cast] = self.shapes.dims[value]
+        return cast
 
-    def filled(self, number: float | bool, shape: Sequence[int], dtype: torch.dtype) -> SSAValue:
-        """A tensor of `shape` and `dtype` whose every element is `number`."""
+    def dims(self, node: fx.Node) -> Dims:
+        """The node's shape from its example value: sizes, and expressions of the program's Dims."""
+        return dims_of(meta(node), self.names)
+
+    def filled(self, number: float | bool, shape: Sequence[Size], dtype: torch.dtype) -> SSAValue:
+        """A tensor of `shape` (symbolic sizes broadcast to) and `dtype` whose every element is `number`."""
+        if any(is_symbolic(size) for size in shape):
+            return self.shapes.broadcast(self.filled(number, (), dtype), shape)
         if dtype == torch.float32:
             return self.emit(graph.ConstantOp, float(number), tuple(shape))
         scalar = np.array(number, dtype=numpy_dtype(dtype))
@@ -149,8 +173,19 @@ class AtenContext:
         handle = self.builder.weight(f"scalar{self.scalars}", scalar)
         return handle if not shape else self.emit(graph.ExpandOp, handle, tuple(shape))
 
-    def reshape(self, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    def reshape(self, value: SSAValue, shape: Sequence[Size]) -> SSAValue:
+        """`value` reshaped to `shape` (with symbolic sizes: `SymbolicShapes.reshape`)."""
+        if graph.DYNAMIC in shape_of(value) or any(is_symbolic(size) for size in shape):
+            return self.shapes.reshape(value, shape)
         return value if shape_of(value) == tuple(shape) else self.emit(graph.ReshapeOp, value, tuple(shape))
+
+    def record(self, value: SSAValue, dims: Dims) -> None:
+        """Record the dims of a converted node's value of symbolic shape, checked against its example value's."""
+        if graph.DYNAMIC not in shape_of(value) and not any(is_symbolic(size) for size in dims):
+            return
+        if shape_of(value) != type_shape(dims):
+            raise AtenImportError(f"converted to shape {shape_of(value)}, the program's is {list(map(str, dims))}")
+        self.shapes.dims[value] = dims
 
 
 def numpy_dtype(dtype: torch.dtype) -> np.dtype:
@@ -172,8 +207,13 @@ def numpy_of(tensor: torch.Tensor) -> np.ndarray:
 
 def promoted(lhs: Any, rhs: Any) -> torch.dtype:
     """The dtype torch computes `lhs` and `rhs` (nodes with example tensors, Python numbers) in, by its promotion
-    rules (a 0-d tensor or a number gives way to a tensor's kind)."""
+    rules (a 0-d tensor or a number gives way to a tensor's kind; a size node counts as an integer)."""
     probes = [
-        torch.empty((1,) * meta(a).dim(), dtype=meta(a).dtype) if isinstance(a, fx.Node) else a for a in (lhs, rhs)
+        torch.empty((1,) * meta(a).dim(), dtype=meta(a).dtype) if _is_tensor(a) else 0 if isinstance(a, fx.Node) else a
+        for a in (lhs, rhs)
     ]
     return torch.result_type(*probes)
+
+
+def _is_tensor(arg: Any) -> bool:
+    return isinstance(arg, fx.Node) and isinstance(meta(arg), torch.Tensor)

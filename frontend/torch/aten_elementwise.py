@@ -21,7 +21,6 @@ from minimlc.frontend.torch.aten_common import (
     float32_only,
     meta,
     promoted,
-    static_shape,
 )
 
 aten = torch.ops.aten
@@ -215,7 +214,7 @@ def to_copy(ctx: AtenContext, node: fx.Node) -> SSAValue:
 
 
 def full_like(ctx: AtenContext, node: fx.Node) -> SSAValue:
-    return ctx.filled(ctx.args(node)["fill_value"], static_shape(node), meta(node).dtype)
+    return ctx.filled(ctx.args(node)["fill_value"], ctx.dims(node), meta(node).dtype)
 
 
 CONVERTERS: dict[Any, Converter] = {

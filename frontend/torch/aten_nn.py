@@ -7,6 +7,7 @@ padding.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +25,6 @@ from minimlc.frontend.torch.aten_common import (
     bind,
     float32_only,
     meta,
-    static_shape,
 )
 
 aten = torch.ops.aten
@@ -47,6 +47,9 @@ def _is_transpose_2d(arg: Any) -> bool:
 def addmm(ctx: AtenContext, node: fx.Node) -> SSAValue:
     """`beta * bias + alpha * (a @ b)` -> graph.gemm."""
     args = ctx.args(node)
+    plain = args["alpha"] == args["beta"] == 1
+    if plain and (product := linear_of_flattened(ctx, node, args["mat1"], args["self"])) is not None:
+        return product
     a, trans_a = _gemm_operand(ctx, args["mat1"])
     b, trans_b = _gemm_operand(ctx, args["mat2"])
     return ctx.emit(
@@ -63,14 +66,44 @@ def addmm(ctx: AtenContext, node: fx.Node) -> SSAValue:
 
 def mm(ctx: AtenContext, node: fx.Node) -> SSAValue:
     args = ctx.args(node)
+    if (product := linear_of_flattened(ctx, node, args["self"], None)) is not None:
+        return product
     a, trans_a = _gemm_operand(ctx, args["self"])
     b, trans_b = _gemm_operand(ctx, args["mat2"])
     return ctx.emit(graph.GemmOp, a, b, None, trans_a=trans_a, trans_b=trans_b)
 
 
+def linear_of_flattened(ctx: AtenContext, node: fx.Node, rows: fx.Node, bias: fx.Node | None) -> SSAValue | None:
+    """`x.view(-1, k) @ w + bias` where the view flattens symbolic leading sizes (a linear layer of a batch of
+    sequences) as graph.matmul of x itself, then flattened: a view back to x's leading sizes finds x's product (one
+    reshape could not split `batch*sequence`). None for another product."""
+    flattened = ctx.value(rows)
+    origin = ctx.shapes.flattened.get(flattened)
+    bias_dims = None if bias is None else ctx.dims(bias)
+    if origin is None or (bias_dims is not None and (len(bias_dims) > 2 or math.prod(bias_dims[:-1]) != 1)):
+        return None
+    matrix = ctx.value(ctx.args(node)["mat2"])
+    lead, width = ctx.shapes.of(origin)[:-1], shape_of(matrix)[1]
+    value = ctx.shapes.emit((*lead, width), graph.MatMulOp, origin, matrix)
+    if bias is not None:
+        addend = ctx.reshape(ctx.value(bias), (width,))
+        value = ctx.shapes.emit((*lead, width), graph.AddOp, value, addend)
+    return ctx.reshape(value, ctx.dims(node))
+
+
 def bmm(ctx: AtenContext, node: fx.Node) -> SSAValue:
-    """Batched matrix products -> graph.matmul."""
-    return ctx.emit(graph.MatMulOp, ctx.value(node.args[0]), ctx.value(node.args[1]))
+    """Batched matrix products -> graph.matmul; with symbolic sizes, of the values before a merge of leading sizes
+    (attention's [batch*heads, sequence, d] views of [batch, heads, sequence, d]) or a broadcast to the batch (a
+    weight), which graph.matmul broadcasts itself."""
+    a, b = ctx.value(node.args[0]), ctx.value(node.args[1])
+    a_origin, b_origin = ctx.shapes.flattened.get(a), ctx.shapes.flattened.get(b)
+    if a_origin is not None and b_origin is not None:
+        a_dims, b_dims = ctx.shapes.of(a_origin), ctx.shapes.of(b_origin)
+        if a_dims[:-2] == b_dims[:-2]:
+            product = ctx.shapes.emit((*a_dims[:-1], b_dims[-1]), graph.MatMulOp, a_origin, b_origin)
+            return ctx.reshape(product, ctx.dims(node))
+    a, b = ctx.shapes.broadcasts.get(a, a), ctx.shapes.broadcasts.get(b, b)
+    return ctx.emit(graph.MatMulOp, a, b)
 
 
 def _spatial(values: Sequence[int], count: int) -> list[int]:
@@ -135,7 +168,9 @@ def instance_statistics_norm(ctx: AtenContext, node: fx.Node) -> tuple[SSAValue 
 
 def _instance_statistics_check(node: fx.Node) -> str | None:
     batch = meta(node.args[0]).shape[0]  # type: ignore[union-attr]
-    return None if batch == 1 else f"batch statistics over a batch of {batch} (1 only, as instance norm gives)"
+    if isinstance(batch, int) and batch == 1:
+        return None
+    return f"batch statistics over a batch of {batch} (1 only, as instance norm gives)"
 
 
 def _pool_window(args: dict[str, Any], spatial: int) -> dict[str, Any]:
@@ -175,7 +210,7 @@ def adaptive_avg_pool(ctx: AtenContext, node: fx.Node) -> SSAValue:
     """An adaptive average pool whose output size divides the input's -> graph.average_pool of the quotient."""
     x = ctx.value(node.args[0])
     sizes = shape_of(x)[2:]
-    outputs = static_shape(node)[2:]
+    outputs = tuple(meta(node).shape[2:])
     kernel = [size // out for size, out in zip(sizes, outputs)]
     return ctx.emit(
         graph.AveragePoolOp,
@@ -189,7 +224,9 @@ def adaptive_avg_pool(ctx: AtenContext, node: fx.Node) -> SSAValue:
 
 def _adaptive_check(node: fx.Node) -> str | None:
     sizes = tuple(meta(node.args[0]).shape[2:])  # type: ignore[union-attr]
-    outputs = static_shape(node)[2:]
+    outputs = tuple(meta(node).shape[2:])
+    if not all(isinstance(size, int) for size in sizes + outputs):
+        return f"symbolic spatial sizes {sizes} -> {outputs}"
     if any(size % out for size, out in zip(sizes, outputs)):
         return f"output size {outputs} that does not divide the input size {sizes}"
     return None

@@ -6,6 +6,7 @@ cumsum.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -14,7 +15,7 @@ from xdsl.ir import OpResult, SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend.torch.aten_common import AtenContext, Converter, axis, meta, static_shape
+from minimlc.frontend.torch.aten_common import AtenContext, Converter, axis, meta
 
 aten = torch.ops.aten
 
@@ -26,8 +27,8 @@ def _arg_reduce(op: type[graph.ArgReduceOp]) -> Converter:
         args = ctx.args(node)
         value = ctx.value(args["self"])
         if args.get("dim") is None:
-            flat = ctx.reshape(value, (meta(args["self"]).numel(),))
-            return ctx.reshape(ctx.emit(op, flat, 0, keepdims=False), static_shape(node))
+            flat = ctx.reshape(value, (math.prod(ctx.dims(args["self"])),))
+            return ctx.reshape(ctx.emit(op, flat, 0, keepdims=False), ctx.dims(node))
         dim = axis(args["dim"], len(shape_of(value)))
         return ctx.emit(op, value, dim, keepdims=bool(args["keepdim"]))
 

@@ -10,28 +10,24 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import torch
 from torch import fx
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
-from minimlc.frontend.torch.aten_common import (
-    AtenContext,
-    Converter,
-    SupportCheck,
-    axis,
-    bind,
-    meta,
-    static_shape,
-)
+from minimlc.frontend.onnx_symbolic_dims import is_symbolic
+from minimlc.frontend.torch.aten_common import AtenContext, Converter, SupportCheck, axis, bind, meta
+from minimlc.frontend.torch.aten_symbolic import Dims, SymbolicShapeError, dims_of, spelled, symbols_note, type_shape
 
 aten = torch.ops.aten
 
 
 def reshape(ctx: AtenContext, node: fx.Node) -> SSAValue:
-    """Any view that keeps the elements in order (view, reshape, squeeze, unsqueeze, flatten) -> graph.reshape."""
-    return ctx.reshape(ctx.value(node.args[0]), static_shape(node))
+    """Any view that keeps the elements in order (view, reshape, squeeze, unsqueeze, flatten) -> graph.reshape
+    (with symbolic sizes, ONNX's target form: 0 copies the input's size, -1 takes the rest)."""
+    return ctx.reshape(ctx.value(node.args[0]), ctx.dims(node))
 
 
 def permute(ctx: AtenContext, node: fx.Node) -> SSAValue:
@@ -47,38 +43,76 @@ def _transposed(ctx: AtenContext, value: SSAValue, perm: list[int]) -> SSAValue:
 
 
 def expand(ctx: AtenContext, node: fx.Node) -> SSAValue:
-    value = ctx.value(node.args[0])
-    shape = static_shape(node)
-    return value if shape_of(value) == shape else ctx.emit(graph.ExpandOp, value, shape)
+    """-> graph.expand (to a symbolic size the input lacks: `SymbolicShapes.broadcast`)."""
+    return ctx.shapes.broadcast(ctx.value(node.args[0]), ctx.dims(node))
 
 
 def cat(ctx: AtenContext, node: fx.Node) -> SSAValue:
     args = ctx.args(node)
     dtype, rank = meta(node).dtype, meta(node).dim()
-    values = [ctx.tensor(tensor, dtype) for tensor in args["tensors"] if meta(tensor).numel() or meta(tensor).dim() > 1]
+    values = [ctx.tensor(tensor, dtype) for tensor in args["tensors"] if not _empty_vector(tensor)]
     return ctx.emit(graph.ConcatOp, values, axis(args["dim"], rank))
 
 
+def _empty_vector(tensor: fx.Node) -> bool:
+    """A 1-D tensor of no elements (which torch lets `cat` skip)."""
+    return tuple(meta(tensor).shape) == (0,)
+
+
 def slice_tensor(ctx: AtenContext, node: fx.Node) -> SSAValue:
-    """`x[..., start:end:step, ...]` along one dim -> graph.slice."""
+    """`x[..., start:end:step, ...]` along one dim -> graph.slice (with symbolic sizes: `symbolic_slice`)."""
     args = ctx.args(node)
     value = ctx.value(args["self"])
-    source = shape_of(value)
+    source, dims = ctx.shapes.of(value), ctx.dims(node)
+    if source == dims:
+        return value
     dim = axis(args["dim"], len(source))
+    if is_symbolic(source[dim]) or is_symbolic(dims[dim]):
+        return symbolic_slice(ctx, value, dim, args["start"], args["step"], dims)
     start, _, step = slice(args["start"], args["end"], args["step"]).indices(source[dim])
     starts = [start if index == dim else 0 for index in range(len(source))]
     steps = [step if index == dim else 1 for index in range(len(source))]
-    shape = static_shape(node)
-    return value if shape == source else ctx.emit(graph.SliceOp, value, starts, steps, shape)
+    return ctx.emit(graph.SliceOp, value, starts, steps, type_shape(dims))
+
+
+def symbolic_slice(ctx: AtenContext, value: SSAValue, dim: int, start: Any, step: int, dims: Dims) -> SSAValue:
+    """A slice along a dim of symbolic size, or to one: from a start to the end of a symbolic size (graph.slice to a
+    `?`), a static count from a non-negative start, or a symbolic count of a static dim (a position table sliced to
+    the sequence) as graph.take at a range."""
+    source = ctx.shapes.of(value)
+    extent, count = source[dim], dims[dim]
+    start = 0 if start is None else start
+    if not isinstance(start, int) or start < 0 or step <= 0:
+        raise SymbolicShapeError(
+            f"slices {spelled(source)} along dim {dim} from {start} with step {step}: a symbolic slice needs a "
+            f"non-negative constant start and a positive step{symbols_note(source)}"
+        )
+    if is_symbolic(extent) and is_symbolic(count) and (step != 1 or count != extent - start):
+        raise SymbolicShapeError(
+            f"slices {count} of {extent} elements from {start} with step {step}: only slices to the end of a symbolic "
+            f"size are supported{symbols_note([extent, count])}"
+        )
+    if is_symbolic(extent):
+        starts = [start if index == dim else 0 for index in range(len(source))]
+        steps = [step if index == dim else 1 for index in range(len(source))]
+        return ctx.emit(graph.SliceOp, value, starts, steps, type_shape(dims))
+    positions = ctx.shapes.iota(count, start, step, np.dtype(np.int64))
+    return ctx.emit(graph.TakeOp, value, positions, dim)
 
 
 def select(ctx: AtenContext, node: fx.Node) -> SSAValue:
-    """`x[..., index, ...]` along one dim -> graph.gather of one index, the dim dropped."""
+    """`x[..., index, ...]` along one dim -> graph.gather of one index, the dim dropped (a negative index of a
+    symbolic dim: graph.take, which counts it from the run-time end)."""
     args = ctx.args(node)
     value = ctx.value(args["self"])
-    source = shape_of(value)
+    source = ctx.shapes.of(value)
     dim = axis(args["dim"], len(source))
-    return ctx.emit(graph.GatherOp, value, dim, [args["index"] % source[dim]], ())
+    if is_symbolic(source[dim]) and args["index"] < 0:  # from the end of a run-time extent: graph.take wraps it
+        position = ctx.filled(args["index"], (), torch.int64)
+        taken_dims = (*source[:dim], *shape_of(position), *source[dim + 1 :])
+        return ctx.reshape(ctx.shapes.emit(taken_dims, graph.TakeOp, value, position, dim), ctx.dims(node))
+    index = args["index"] % source[dim] if args["index"] < 0 else args["index"]
+    return ctx.emit(graph.GatherOp, value, dim, [index], ())
 
 
 def flip(ctx: AtenContext, node: fx.Node) -> SSAValue:
@@ -87,6 +121,8 @@ def flip(ctx: AtenContext, node: fx.Node) -> SSAValue:
     value = ctx.value(args["self"])
     source = shape_of(value)
     dims = {axis(dim, len(source)) for dim in args["dims"]}
+    if any(source[dim] == graph.DYNAMIC for dim in dims):
+        raise SymbolicShapeError(f"flips a dim of symbolic size: {ctx.shapes.of(value)}")
     starts = [size - 1 if index in dims else 0 for index, size in enumerate(source)]
     steps = [-1 if index in dims else 1 for index in range(len(source))]
     return ctx.emit(graph.SliceOp, value, starts, steps, source)
@@ -95,18 +131,20 @@ def flip(ctx: AtenContext, node: fx.Node) -> SSAValue:
 def upsample_nearest(ctx: AtenContext, node: fx.Node) -> SSAValue:
     """upsample_nearest2d by whole factors: each pixel repeated, as reshape, expand and reshape."""
     value = ctx.value(node.args[0])
-    batch, channels, *sizes = shape_of(value)
-    out_sizes = static_shape(node)[2:]
+    batch, channels, *sizes = ctx.shapes.of(value)
+    out_sizes = ctx.dims(node)[2:]
     spread = [batch, channels]
     for size, out in zip(sizes, out_sizes):
         spread += [size, out // size]
     spaced = ctx.reshape(value, [extent if index % 2 == 0 or index < 2 else 1 for index, extent in enumerate(spread)])
-    return ctx.reshape(ctx.emit(graph.ExpandOp, spaced, spread), static_shape(node))
+    return ctx.reshape(ctx.shapes.broadcast(spaced, spread), ctx.dims(node))
 
 
 def _upsample_check(node: fx.Node) -> str | None:
     sizes = tuple(meta(node.args[0]).shape[2:])  # type: ignore[union-attr]
-    out_sizes = static_shape(node)[2:]
+    out_sizes = tuple(meta(node).shape[2:])
+    if not all(isinstance(size, int) for size in sizes + out_sizes):
+        return f"symbolic spatial sizes {sizes} -> {out_sizes}"
     if any(out % size for size, out in zip(sizes, out_sizes)):
         return f"output size {out_sizes} not a whole multiple of the input size {sizes}"
     return None
@@ -120,10 +158,12 @@ def split(ctx: AtenContext, node: fx.Node) -> tuple[SSAValue | None, ...]:
     pieces: list[SSAValue | None] = []
     offset = 0
     for piece in meta(node):
-        shape = tuple(int(size) for size in piece.shape)
+        dims = dims_of(piece, ctx.names)
+        if is_symbolic(dims[dim]):
+            raise SymbolicShapeError(f"splits a dim into pieces of symbolic size {dims[dim]}{symbols_note(dims)}")
         starts = [offset if index == dim else 0 for index in range(len(source))]
-        pieces.append(ctx.emit(graph.SliceOp, value, starts, [1] * len(source), shape))
-        offset += shape[dim]
+        pieces.append(ctx.emit(graph.SliceOp, value, starts, [1] * len(source), type_shape(dims)))
+        offset += dims[dim]
     return tuple(pieces)
 
 
@@ -166,8 +206,9 @@ def _reduction(op: type[graph.ReduceOp], dim_name: str | None = "dim") -> Conver
         axes = sorted({axis(dim, rank) for dim in dims} if dims else range(rank))
         if rank == 0:
             return value
-        reduced = ctx.emit(op, value, axes, bool(args.get("keepdim", False)))
-        return ctx.reshape(reduced, static_shape(node))
+        keepdim = bool(args.get("keepdim", False))
+        reduced = ctx.shapes.emit(_reduced(ctx.shapes.of(value), axes, keepdim), op, value, axes, keepdim)
+        return ctx.reshape(reduced, ctx.dims(node))
 
     return convert
 
@@ -204,9 +245,12 @@ def variance(ctx: AtenContext, node: fx.Node) -> SSAValue:
     deviation = ctx.emit(graph.SubOp, value, mean)
     squares = ctx.emit(graph.ReduceSumOp, ctx.emit(graph.MulOp, deviation, deviation), axes, bool(args["keepdim"]))
     correction = 1 if args.get("correction") is None else args["correction"]
-    count = math.prod(shape_of(value)[index] for index in axes) - correction
+    count = math.prod(ctx.shapes.of(value)[index] for index in axes) - correction
+    if is_symbolic(count):
+        raise SymbolicShapeError(f"divides by the symbolic count {count}{symbols_note([count])}")
     divided = ctx.emit(graph.DivOp, squares, ctx.filled(float(count), (), torch.float32))
-    return ctx.reshape(divided, static_shape(node))
+    ctx.shapes.dims[divided] = _reduced(ctx.shapes.of(value), axes, bool(args["keepdim"]))
+    return ctx.reshape(divided, ctx.dims(node))
 
 
 def repeat(ctx: AtenContext, node: fx.Node) -> SSAValue:
@@ -214,7 +258,7 @@ def repeat(ctx: AtenContext, node: fx.Node) -> SSAValue:
     args = ctx.args(node)
     repeats = list(args["repeats"])
     value = ctx.value(args["self"])
-    source = shape_of(value)
+    source = ctx.shapes.of(value)
     value = ctx.reshape(value, (1,) * (len(repeats) - len(source)) + source)
     return ctx.emit(graph.TileOp, value, repeats)
 
@@ -227,8 +271,14 @@ def any_dim(ctx: AtenContext, node: fx.Node) -> SSAValue:
     dims = args.get("dim")
     dims = [dims] if isinstance(dims, int) else dims
     axes = sorted({axis(dim, rank) for dim in dims} if dims else range(rank))
-    reduced = ctx.emit(graph.ReduceMaxOp, value, axes, bool(args.get("keepdim", False)))
-    return ctx.cast(ctx.reshape(reduced, static_shape(node)), torch.bool)
+    keepdim = bool(args.get("keepdim", False))
+    reduced = ctx.shapes.emit(_reduced(ctx.shapes.of(value), axes, keepdim), graph.ReduceMaxOp, value, axes, keepdim)
+    return ctx.cast(ctx.reshape(reduced, ctx.dims(node)), torch.bool)
+
+
+def _reduced(source: Dims, axes: list[int], keepdim: bool) -> Dims:
+    """The dims of a reduction of `source` over `axes`."""
+    return tuple(1 if index in axes else size for index, size in enumerate(source) if keepdim or index not in axes)
 
 
 CONVERTERS: dict[Any, Converter] = {

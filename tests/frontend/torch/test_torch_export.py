@@ -11,7 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from minimlc import InferenceSession  # noqa: E402
-from minimlc.frontend.onnx_errors import ModelImportError, UnsupportedFeatureError  # noqa: E402
+from minimlc.frontend.onnx_errors import UnsupportedFeatureError  # noqa: E402
 from minimlc.frontend.torch.aten_common import UnsupportedAtenOpsError  # noqa: E402
 from minimlc.frontend.torch.exported_program import from_exported_program  # noqa: E402
 
@@ -413,8 +413,9 @@ def test_buffer_mutation_is_refused() -> None:
         from_exported_program(program)
 
 
-def test_symbolic_shapes_are_refused() -> None:
+def test_symbolic_shapes_are_imported_with_their_dims() -> None:
     batch = torch.export.Dim("batch", min=2, max=64)
     program = torch.export.export(nn.Linear(4, 2).eval(), (x(3, 4),), dynamic_shapes=({0: batch},))
-    with pytest.raises(ModelImportError, match="symbolic shape"):
-        from_exported_program(program)
+    imported = from_exported_program(program)  # compiled and run: test_torch_export_dynamic.py
+    assert [info.shape for info in imported.inputs + imported.outputs] == [("batch", 4), ("batch", 2)]
+    assert imported.input_bounds == {"batch": (2, 64)}
