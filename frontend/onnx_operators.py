@@ -24,6 +24,7 @@ from minimlc.frontend import (
     onnx_linalg,
     onnx_linear_attention,
     onnx_loss,
+    onnx_matmul_nbits,
     onnx_ml,
     onnx_nms,
     onnx_nn,
@@ -82,6 +83,7 @@ CONVERTERS = {
     **onnx_ml.CONVERTERS,
     **onnx_tree_ensemble.CONVERTERS,
     **onnx_tree_ensemble_legacy.CONVERTERS,
+    **onnx_matmul_nbits.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
 

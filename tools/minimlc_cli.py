@@ -33,6 +33,7 @@ from minimlc.tools import (
     cli_conformance,
     cli_generate,
     cli_options,
+    cli_quantize,
     cli_run,
     cli_tune,
 )
@@ -95,6 +96,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     cli_compare.add_parser(commands)
     cli_conformance.add_parser(commands)
     cli_generate.add_parser(commands)
+    cli_quantize.add_parser(commands)
 
     cache = commands.add_parser("cache", help="show or clear the compile cache")
     cache.add_argument("action", choices=["info", "clear"])

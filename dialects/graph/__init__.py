@@ -37,6 +37,7 @@ from minimlc.dialects.graph import (
     selection,
     spatial,
     tensor,
+    weight_only,
 )
 from minimlc.dialects.graph.activation import *  # noqa: F403
 from minimlc.dialects.graph.attention import *  # noqa: F403
@@ -53,6 +54,7 @@ from minimlc.dialects.graph.quantized import *  # noqa: F403
 from minimlc.dialects.graph.selection import *  # noqa: F403
 from minimlc.dialects.graph.spatial import *  # noqa: F403
 from minimlc.dialects.graph.tensor import *  # noqa: F403
+from minimlc.dialects.graph.weight_only import *  # noqa: F403
 
 Graph = Dialect(
     "graph",
@@ -72,6 +74,7 @@ Graph = Dialect(
         *attention.OPS,
         *quantized.OPS,
         *linalg.OPS,
+        *weight_only.OPS,
     ],
     [],
 )

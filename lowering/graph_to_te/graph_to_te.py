@@ -42,6 +42,7 @@ from minimlc.lowering.graph_to_te import scalar
 from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
 from minimlc.lowering.graph_to_te import spatial as graph_to_te_spatial
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
+from minimlc.lowering.graph_to_te import weight_only as graph_to_te_weight_only
 from minimlc.lowering.graph_to_te.builder import (
     Indices,
     KernelGroups,
@@ -407,6 +408,7 @@ class GraphToTePass(ModulePass):
                 *graph_to_te_compaction.PATTERNS,
                 *graph_to_te_quantized.patterns(op),
                 *graph_to_te_linalg.PATTERNS,
+                *graph_to_te_weight_only.PATTERNS,
             ]
         )
         PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)

@@ -1,7 +1,8 @@
 """`default-schedule`: choose and apply a schedule to every kernel still as te-to-loop left it.
 
 Kernels are recognised by structure, not by name, by the schedule rules tried in order (one file each):
-`rows` (kernels of several stages over shared rows: softmax, normalisations), `gemm` (GEMM-like reductions), `conv`
+`rows` (kernels of several stages over shared rows: softmax, normalisations), `weight_only` (matmuls reading packed
+int8 / int4 weights), `gemm` (GEMM-like reductions), `conv`
 (direct convolutions), `pool` (pooling and NCHW depthwise convolutions), `depthwise` (channels-last depthwise
 convolutions), `shuffle` (channel shuffle copies), `concat` (no reduction, the innermost index compared with
 constants: a concatenation along it) and `elementwise` (no reduction); a kernel with a loop of a run-time trip count
@@ -54,11 +55,12 @@ from minimlc.lowering.schedule.pool import POOL
 from minimlc.lowering.schedule.rows import ROWS
 from minimlc.lowering.schedule.shuffle import SHUFFLE
 from minimlc.lowering.schedule.space import Config, Rule, Space
+from minimlc.lowering.schedule.weight_only import WEIGHT_ONLY
 from minimlc.lowering.strategy.tuning_db import TuningDatabase, kernel_key, kernel_structure, target_key
 from minimlc.lowering.target import Target, copy_target, target_of
 
 RULES: tuple[Rule, ...] = (
-    *(ROWS, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, CONCAT, ELEMENTWISE),
+    *(ROWS, WEIGHT_ONLY, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, CONCAT, ELEMENTWISE),
 )
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
 
