@@ -4,7 +4,7 @@ ONNX Runtime, one thread.
     python bench/bench_weight_only.py                       # K=4096, N=11008 (a LLaMA-7B MLP: 180 MB of float32)
     python bench/bench_weight_only.py --shape 896x4864 --shape 4096x4096 --rounds 50
 
-Each shape's float32 weight (seeded Gaussian) is quantized with `minimlc.tools.quantize_weights` (symmetric, blocks
+Each shape's float32 weight (seeded Gaussian) is quantized with `minimlc.frontend.onnx_weight_quantization` (symmetric, blocks
 of `--block-size`), so the three models compute the same product. Six sessions (minimlc and ORT, float32 / int8 /
 int4) run on one input, interleaved: one call each per round, the order rotated every round, so machine noise hits
 all alike; the table gives medians in ms, the GB/s of the bytes each call must read (weights, scales, A and Y), and
@@ -24,7 +24,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from minimlc import InferenceSession
-from minimlc.tools.quantize_weights import quantize_model
+from minimlc.frontend.onnx_weight_quantization import quantize_model
 
 KINDS = ("float32", "int8", "int4")
 

@@ -288,6 +288,8 @@ def infer_dims(
     present = [s for s in shapes if s is not None]
     if op == "MatMul" and len(present) == 2:
         return [_matmul(shapes[0], shapes[1])]  # type: ignore[arg-type]
+    if op == "MatMulNBits" and shapes[0] is not None:  # com.microsoft: A [..., K] -> [..., N]
+        return [(*shapes[0][:-1], attributes["N"])]
     if op == "Gemm":
         a, b = shapes[0], shapes[1]
         m = a[1] if attributes.get("transA") else a[0]  # type: ignore[index]

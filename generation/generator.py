@@ -22,17 +22,20 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
+import onnx
 
 from minimlc.driver.session import InferenceSession
 from minimlc.frontend.onnx_declared import declared_inputs, declared_outputs
 from minimlc.frontend.onnx_model_file import ReadModel, read_model
+from minimlc.frontend.onnx_weight_quantization import quantize_model
 from minimlc.generation.cache_layout import sequence_major_cache
 from minimlc.generation.kv_cache import CacheBuffers, KVCache
 from minimlc.generation.sampling import SamplingOptions, choose
 from minimlc.generation.signature import DecoderSignature
 
-PRECISIONS = ("float32",)
-"""What `Generator(precision=...)` computes in (the model's own element types)."""
+PRECISIONS = {"float32": None, "int8": 8, "int4": 4}
+"""`Generator(precision=...)`: the model as it is, or its MatMul weights quantized (weight-only, blocks of 32 along K:
+`frontend/onnx_weight_quantization.py`) to 8 or 4 bits, activations in float32."""
 
 
 class Generator:
@@ -46,16 +49,18 @@ class Generator:
         **session_options: Any,
     ):
         """Compile `model` (a path, bytes or an onnx.ModelProto of a decoder with a KV cache) for sequences of up to
-        `max_length` tokens, prompt included. `session_options` go to `InferenceSession` (`opt_level`, `cache`)."""
+        `max_length` tokens, prompt included, at `precision` (`PRECISIONS`: `int8` and `int4` quantize its MatMul
+        weights first). `session_options` go to `InferenceSession` (`opt_level`, `cache`)."""
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r} is not supported: choose from {', '.join(PRECISIONS)}")
+        self.precision = precision
         if not isinstance(max_length, int) or max_length < 1:
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
         read = read_model(model)
         graph = read.proto.graph
         self.max_length = max_length
         self.signature = DecoderSignature.of(declared_inputs(graph, {}), declared_outputs(graph))
-        layout = sequence_major_cache(read.proto, self.signature.cache)
+        layout = sequence_major_cache(_quantized(read, precision), self.signature.cache)
         self.cache_in_place = sorted(layout.rewritten)
         """The caches read from and written into preallocated buffers (the others grow by the model's Concat)."""
         bounds = {symbol: max_length for symbol in self.signature.past_symbols}
@@ -181,6 +186,19 @@ class Generator:
         stats["prefill_tokens_per_second"] = stats["prompt_tokens"] / max(stats["prefill_seconds"], 1e-9)
         decoded = stats["new_tokens"] - 1  # the first new token comes from the prefill's logits
         stats["decode_tokens_per_second"] = decoded / decode_seconds if decoded > 0 and decode_seconds > 0 else 0.0
+
+
+def _quantized(read: ReadModel, precision: str) -> onnx.ModelProto:
+    """The model at `precision`: its MatMul weights quantized for int8 and int4 (none to quantize: ValueError)."""
+    bits = PRECISIONS[precision]
+    if bits is None:
+        return read.proto
+    quantized = quantize_model(read.proto, bits, read_array=read.external.array)
+    if sum(node.op_type == "MatMul" for node in quantized.graph.node) == sum(
+        node.op_type == "MatMul" for node in read.proto.graph.node
+    ):
+        raise ValueError(f"precision {precision!r}: the model has no MatMul with a float32 weight to quantize")
+    return quantized
 
 
 def _prompt(prompt_ids: Sequence[int] | np.ndarray) -> np.ndarray:

@@ -2,6 +2,7 @@
 
     minimlc generate llama.onnx --prompt-ids 1,2,3 --max-new-tokens 64
     minimlc generate llama.onnx --prompt-ids 1,2,3 --do-sample --top-p 0.9 --temperature 0.8 --seed 0 --stream
+    minimlc generate llama.onnx --prompt-ids 1,2,3 --precision int4     # MatMul weights quantized to 4 bits
 
 Prints the new ids (one per line as they come with `--stream`), then prefill and decode tokens per second.
 """
@@ -23,6 +24,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-new-tokens", type=cli_options.positive_int, default=64, help="new ids (default 64)")
     parser.add_argument(
         "--max-length", type=cli_options.positive_int, default=2048, help="longest prompt + new ids (default 2048)"
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "int8", "int4"),
+        default="float32",
+        help="int8 / int4: quantize the MatMul weights first (weight-only, blocks of 32)",
     )
     parser.add_argument("--do-sample", action="store_true", help="sample (default: greedy)")
     parser.add_argument("--top-k", type=cli_options.positive_int, help="with --do-sample: keep the k likeliest")
@@ -49,7 +56,11 @@ def generate(args: argparse.Namespace) -> int:
     try:
         with compile_progress(args.model):
             generator = Generator(
-                args.model, max_length=args.max_length, num_threads=args.threads, cache=not args.no_cache
+                args.model,
+                max_length=args.max_length,
+                num_threads=args.threads,
+                precision=args.precision,
+                cache=not args.no_cache,
             )
         options = dict(
             max_new_tokens=args.max_new_tokens,

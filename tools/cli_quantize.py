@@ -1,4 +1,4 @@
-"""`minimlc quantize`: weight-only quantization of an ONNX model (`quantize_weights.py`): each MatMul with a float32
+"""`minimlc quantize`: weight-only quantization of an ONNX model (`frontend/onnx_weight_quantization.py`): each MatMul with a float32
 rank-2 initializer B becomes com.microsoft MatMulNBits with int8 or int4 weights, runnable by minimlc and ONNX Runtime.
 
     minimlc quantize --weights int4 --block-size 32 model.onnx -o model_int4.onnx
@@ -36,7 +36,7 @@ def quantize(args: argparse.Namespace) -> int:
     import onnx
     from onnx import numpy_helper
 
-    from minimlc.tools.quantize_weights import quantize_model
+    from minimlc.frontend.onnx_weight_quantization import quantize_model
 
     source = cli_files.model_file(args.model)
     output = cli_files.output_file(args.output, "-o")

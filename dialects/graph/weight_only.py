@@ -11,6 +11,8 @@ the lowering unpacks it inside the reduction, so the weight stays packed in memo
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from xdsl.dialects.builtin import I64, IntegerAttr, f32, i64
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
@@ -40,6 +42,7 @@ class MatMulNBitsOp(GraphOp):
     : (tensor<5x64xf32>, tensor<8x2x32xui8>, tensor<8x2xf32>) -> tensor<5x8xf32>`."""
 
     name = "graph.matmul_nbits"
+    RUN_TIME_DIMS: ClassVar[bool] = True
     a = operand_def(AnyTensor)
     b = operand_def(AnyTensor)
     scales = operand_def(AnyTensor)

@@ -330,6 +330,7 @@ DYNAMIC_LOWERINGS: tuple[type[Operation], ...] = (
     graph.PoolOp,
     graph.BatchNormOp,
     graph.PadOp,
+    graph.MatMulNBitsOp,
 )
 """The graph ops whose lowerings take `?` dimensions (`extents.py`); any other op with a `?` in its types is refused."""
 

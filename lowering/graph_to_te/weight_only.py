@@ -25,6 +25,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from minimlc.dialects import graph
 from minimlc.lowering.graph_to_te import scalar
 from minimlc.lowering.graph_to_te.builder import Indices, build_compute, constant, index_constant, read
+from minimlc.lowering.graph_to_te.extents import Extents
 from minimlc.lowering.graph_to_te.nn import _affine  # pyright: ignore[reportPrivateUsage]
 
 CHAINS = {8: 4, 4: 2}
@@ -59,13 +60,14 @@ class MatMulNBitsLowering(RewritePattern):
     def match_and_rewrite(self, op: graph.MatMulNBitsOp, rewriter: PatternRewriter) -> None:
         bits, block_size = op.bits.value.data, op.block_size
         blocks, width = graph.shape_of(op.b)[1:]
-        shape = graph.shape_of(op.result)
+        outer = Extents(op).of(op.a)[:-1]  # run-time extents where A's rows are `?`
+        shape = (*outer, graph.shape_of(op.b)[0])
 
         def a_sum(indices: Indices) -> SSAValue:
             *outer, block, c = indices
             return read(op.a, [*outer, arith.AddiOp(_affine(block, block_size, 0), c).result])
 
-        sums = build_compute("matmul_nbits_a_sums", (*shape[:-1], blocks), a_sum, (block_size,), "sum")
+        sums = build_compute("matmul_nbits_a_sums", (*outer, blocks), a_sum, (block_size,), "sum")
 
         def step(indices: Indices) -> SSAValue:
             *outer, n, block = indices

@@ -19,9 +19,9 @@ primitive passes. Then `parallel` places one parallel loop per big enough nest (
 The target (vector width and registers) is the module's (`minimlc.target`, else the host). Each schedule is a list of
 primitive passes (`schedule_for` returns it as text, the trace `minimlc compile --emit schedule` prints); replaying that
 list with `mini-opt -p` gives the same IR; `minimlc compile --emit space` prints each kernel's knobs
-(`describe_spaces`). Each schedule is applied once; one that fails a step or that the vector code generator cannot
-lower (a reduction across lanes, say) is undone (`apply_or_undo`), leaving the kernel to LLVM. Kernels with any non-serial loop count as scheduled and are left alone, so the
-pass can run twice.
+(`describe_spaces`). Each schedule is applied once; one that fails a step or that the vector code generator cannot lower
+(a reduction across lanes, say) is undone (`apply_or_undo`), leaving the kernel to LLVM. Kernels with any non-serial
+loop count as scheduled and are left alone, so the pass can run twice.
 """
 
 from __future__ import annotations
@@ -88,14 +88,15 @@ class KernelSpace:
 def kernel_space(module: ModuleOp, kernel: func.FuncOp, target: Target) -> KernelSpace | None:
     """The space of `kernel`'s schedules, or None if it is already scheduled, has no loops, or has a static loop that
     runs no iteration (a zero-size tensor's kernel: the rules' knobs divide extents, and there is nothing to speed up).
-    A kernel with a loop of a run-time trip count gets the `dynamic` rule alone (the others read trip counts)."""
+    A kernel with a loop of a run-time trip count gets the `dynamic` rule (the others read trip counts), after the
+    weight-only rule, which reads only its static column and block loops (a decoder's rows are a run-time count)."""
     loops = loops_of(kernel)
     if not loops or any(lp.kind.data != "serial" for lp in loops):
         return None
     if any(not lp.is_dynamic and lp.upper.value.data <= lp.lower.value.data for lp in loops):
         return None
     name = kernel.sym_name.data
-    for rule in (DYNAMIC,) if has_dynamic_loop(kernel) else RULES:
+    for rule in (WEIGHT_ONLY, DYNAMIC) if has_dynamic_loop(kernel) else RULES:
         workload = rule.match(module, kernel, target)
         if workload is not None:
             knobs = rule.space(workload, target).knobs

@@ -1,10 +1,10 @@
 """The weight-only rule: a matmul whose weight is read packed and dequantised in the body (`graph.matmul_nbits`,
 `graph_to_te/weight_only.py`), vectorised along the output columns so that every step streams contiguous bytes.
 
-Applies to a sum reduction over one loop (the weight's blocks `kb`) under output loops whose innermost is the
-columns `j`, whose body reads the bytes of an 8-bit weight parameter at `[j, kb, c]` (constant `c`: a step takes a
-whole block); every parameter the columns index (the weight, its scales, its zero points) must be a weight, to be
-packed:
+Applies to a sum reduction over one loop (the weight's blocks `kb`) under output loops whose innermost is the columns
+`j` (both static; the rows may be a run-time count), whose body reads the bytes of an 8-bit weight parameter at `[j, kb,
+c]` (constant `c`: a step takes a whole block); every parameter the columns index (the weight, its scales, its zero
+points) must be a weight, to be packed:
 
     loop.for "i0" { loop.for "i1" { acc = 0; loop.for "k2" { q0 = b[i1, k2, 0] ; q1 = b[i1, k2, 1] ... acc += ... }}}
 
@@ -78,6 +78,8 @@ class WeightOnlyRule:
         if not outputs or len(reductions) != 1:
             return None
         column, blocks = outputs[-1], reductions[0]
+        if column.is_dynamic or blocks.is_dynamic:  # the rows may be a run-time count, not these
+            return None
         name, params = kernel.sym_name.data, list(kernel.body.block.args)
         packed: list[tuple[int, int]] = []
         weight_reads = 0

@@ -21,7 +21,7 @@ from cli_run import assert_one_line_error, minimlc
 from onnx import TensorProto, helper, numpy_helper
 
 from minimlc import InferenceSession
-from minimlc.tools.quantize_weights import dequantize_weight, quantize_model, quantize_weight
+from minimlc.frontend.onnx_weight_quantization import dequantize_weight, quantize_model, quantize_weight
 
 FEATURES, HIDDEN, VOCAB, TOKENS = 64, 96, 48, 5
 LOGIT_TOLERANCE = {"int8": 2e-2, "int4": 0.25}

@@ -15,6 +15,7 @@ byte with the lower K first in the lower nibble; zero points `[N * ceil(blocks *
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -90,10 +91,15 @@ def _unpack(packed: np.ndarray, bits: int) -> np.ndarray:
 
 
 def quantize_model(
-    model: onnx.ModelProto, bits: int, block_size: int = 32, zero_points: bool = False
+    model: onnx.ModelProto,
+    bits: int,
+    block_size: int = 32,
+    zero_points: bool = False,
+    read_array: Callable[[onnx.TensorProto], np.ndarray] = numpy_helper.to_array,
 ) -> onnx.ModelProto:
     """A copy of `model` whose MatMuls with a float32 rank-2 initializer B are MatMulNBits (see the module
-    docstring); an initializer no other node reads is dropped. Subgraphs are left as they are."""
+    docstring); an initializer no other node reads is dropped. Subgraphs are left as they are. `read_array` reads an
+    initializer (one stored outside the model: `onnx_model_file.ExternalData.array`)."""
     quantized = onnx.ModelProto()
     quantized.CopyFrom(model)
     graph = quantized.graph
@@ -111,7 +117,7 @@ def quantize_model(
         if tensor is None or tensor.data_type != onnx.TensorProto.FLOAT or len(tensor.dims) != 2:
             nodes.append(node)
             continue
-        weight = numpy_helper.to_array(tensor)
+        weight = read_array(tensor)
         k, n = weight.shape
         packed = quantize_weight(weight, bits, block_size, zero_points)
         prefix = f"{node.input[1]}_q{bits}"

@@ -1,0 +1,56 @@
+"""`Generator(model, precision="int8" | "int4")`: the MatMul weights quantized (weight-only MatMulNBits) and the
+model compiled once with run-time rows: greedy tokens equal ONNX Runtime's over the same quantized model."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from llama_cache import LlamaDims, cache_names, llama_with_cache
+
+from minimlc import Generator
+from minimlc.frontend.onnx_weight_quantization import quantize_model
+
+DIMS = LlamaDims(hidden=64, heads=4, kv_heads=2, ffn=128, vocab=128, layers=1)
+PROMPT = [3, 14, 15, 92, 65]
+
+
+@pytest.fixture(scope="module")
+def model() -> onnx.ModelProto:
+    return llama_with_cache(DIMS)
+
+
+def onnx_runtime_greedy(model: onnx.ModelProto, prompt: list[int], steps: int) -> list[int]:
+    oracle = ort.InferenceSession(model.SerializeToString())
+    pasts = [past for past, _ in cache_names(DIMS.layers)]
+    cache = {name: np.zeros((1, DIMS.kv_heads, 0, DIMS.head_size), np.float32) for name in pasts}
+    ids, length, tokens = np.array([prompt], np.int64), 0, []
+    for _ in range(steps):
+        count = ids.shape[1]
+        feed = {
+            "input_ids": ids,
+            "attention_mask": np.ones((1, length + count), np.int64),
+            "position_ids": np.arange(length, length + count, dtype=np.int64).reshape(1, -1),
+        }
+        outputs = oracle.run(None, {**feed, **cache})
+        tokens.append(int(outputs[0][0, -1].argmax()))
+        cache = dict(zip(pasts, outputs[1:]))
+        ids, length = np.array([[tokens[-1]]], np.int64), length + count
+    return tokens
+
+
+@pytest.mark.parametrize(("precision", "bits"), [("int8", 8), ("int4", 4)])
+def test_quantized_generation_equals_onnx_runtime_on_the_quantized_model(model, precision, bits):
+    generator = Generator(model, max_length=64, num_threads=1, precision=precision)
+    ours = generator.generate(PROMPT, max_new_tokens=24)
+    assert ours == onnx_runtime_greedy(quantize_model(model, bits), PROMPT, 24)
+    assert generator.session.stats["compiles"] == 1
+    assert "symbolic_fallback" not in generator.session.stats
+    assert generator.cache_in_place  # the cache is still read in place
+
+
+def test_a_model_without_float_matmul_weights_has_nothing_to_quantize(model):
+    quantized = quantize_model(model, 8)
+    with pytest.raises(ValueError, match="precision 'int4': the model has no MatMul with a float32 weight"):
+        Generator(quantized, precision="int4")
