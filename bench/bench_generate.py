@@ -4,12 +4,16 @@ cache (`examples/llama_cache.py`, random weights), and the memory-bandwidth boun
     python bench/bench_generate.py                       # the small config (CI-sized)
     python bench/bench_generate.py --config 0.5b         # hidden 896, 24 layers, 14 heads, 2 KV heads, vocab 32k
     python bench/bench_generate.py --config 0.5b --threads 2 --prompt 128 --new 128 --rounds 3
+    python bench/bench_generate.py --config 0.5b --precisions float32,int8,int4   # weight-only int8 / int4 beside
 
 Both generate greedily from the same prompt through the same loop (prefill the prompt in one call, then one token
 per call, each step's presents fed back as pasts), ONNX Runtime at `--threads` intra-op threads; rounds alternate
 which goes first and the table gives medians. Decode at batch 1 reads every weight once per token, so its tokens/s
 is bounded by bandwidth / weight bytes: the bandwidth is measured by a minimlc-compiled ReduceSum streaming 512 MiB
-of float32 (more than the caches hold) at the same thread count.
+of float32 (more than the caches hold) at the same thread count, over the weight bytes a token reads (at int8 and
+int4, the packed codes and scales of `Generator(precision=...)`'s quantized model). ONNX Runtime runs the float32
+model, and the int4 model quantized the same way (its MatMulNBits); the quantized logits after the prompt are
+compared with float32's.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import argparse
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +35,7 @@ from llama_cache import LlamaDims, cache_names, llama_with_cache
 from make_llama import SMALL
 
 from minimlc import Generator, InferenceSession
+from minimlc.frontend.onnx_weight_quantization import quantize_model
 
 CONFIGS = {
     "small": SMALL,
@@ -39,12 +45,12 @@ STREAM_BYTES = 512 << 20
 
 
 def weight_bytes_per_token(model: onnx.ModelProto) -> int:
-    """Bytes of the MatMul weights (every one read once per decoded token; the embedding gives one row)."""
+    """Bytes of the MatMul weights (every one read once per decoded token; the embedding gives one row): float32
+    initializers of MatMul, packed codes, scales and zero points of MatMulNBits."""
     initializers = {tensor.name: tensor for tensor in model.graph.initializer}
-    read = {
-        name for node in model.graph.node if node.op_type == "MatMul" for name in node.input if name in initializers
-    }
-    return sum(int(np.prod(initializers[name].dims)) * 4 for name in read)
+    matmuls = [node for node in model.graph.node if node.op_type in ("MatMul", "MatMulNBits")]
+    read = {name for node in matmuls for name in node.input if name in initializers}
+    return sum(onnx.numpy_helper.to_array(initializers[name]).nbytes for name in read)
 
 
 def bandwidth(threads: int) -> float:
@@ -94,6 +100,15 @@ def onnx_runtime_generate(session, dims: LlamaDims, prompt: list[int], new: int)
     return tokens, seconds[0], sum(seconds[1:])
 
 
+def onnx_runtime_session(model: onnx.ModelProto, threads: int):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", choices=list(CONFIGS), default="small")
@@ -101,51 +116,90 @@ def main() -> int:
     parser.add_argument("--prompt", type=int, default=128, help="prompt tokens (default 128)")
     parser.add_argument("--new", type=int, default=128, help="new tokens (default 128)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--precisions", default="float32", help="comma-separated, of float32, int8, int4 (default float32)"
+    )
     args = parser.parse_args()
-    import onnxruntime as ort
-
+    precisions = args.precisions.split(",")
     dims = CONFIGS[args.config]
     print(f"building the {args.config} config ...", flush=True)
     model = llama_with_cache(dims)
-    weights = weight_bytes_per_token(model)
-    print(f"compiling ({weights / 1e6:.0f} MB of weights read per token) ...", flush=True)
-    start = time.perf_counter()
-    generator = Generator(model, max_length=args.prompt + args.new, num_threads=args.threads)
-    compile_seconds = time.perf_counter() - start
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = args.threads, 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    oracle = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    del model
     prompt = [int(t) for t in np.random.default_rng(0).integers(0, dims.vocab, args.prompt)]
-    samples: dict[str, list[tuple[float, float]]] = {"minimlc": [], "onnxruntime": []}
+    contenders: dict[str, Callable[[], tuple[float, float]]] = {}
+    weights: dict[str, int] = {}
+    compile_seconds: dict[str, float] = {}
+    generators: dict[str, Generator] = {}
+    for precision in precisions:
+        print(f"compiling at {precision} ...", flush=True)
+        start = time.perf_counter()
+        generator = Generator(model, max_length=args.prompt + args.new, num_threads=args.threads, precision=precision)
+        compile_seconds[precision] = time.perf_counter() - start
+        generators[precision] = generator
+        contenders[f"minimlc {precision}"] = _ours(generator, prompt, args.new)
+        quantized = model if precision == "float32" else quantize_model(model, int(precision[3:]))
+        weights[precision] = weight_bytes_per_token(quantized)
+        if precision != "int8":  # ONNX Runtime 1.32's 8-bit MatMulNBits takes a slow path (14-540 ms a GEMV here)
+            session = onnx_runtime_session(quantized, args.threads)
+            contenders[f"onnxruntime {precision}"] = _theirs(session, dims, prompt, args.new)
+    del model
+    samples: dict[str, list[tuple[float, float]]] = {name: [] for name in contenders}
     for round_ in range(args.rounds):
-        for name in ("minimlc", "onnxruntime") if round_ % 2 == 0 else ("onnxruntime", "minimlc"):
-            if name == "minimlc":
-                ours = generator.generate(prompt, max_new_tokens=args.new)
-                stats = generator.stats
-                samples[name].append((stats["prefill_tokens_per_second"], stats["decode_tokens_per_second"]))
-            else:
-                theirs, prefill, decode = onnx_runtime_generate(oracle, dims, prompt, args.new)
-                samples[name].append((args.prompt / prefill, (args.new - 1) / decode))
-        if ours != theirs:
-            first = next(n for n, (a, b) in enumerate(zip(ours, theirs)) if a != b)
-            print(f"note: the greedy ids part at new token {first} (float32 rounding on near-equal logits)")
-    bound = bandwidth(args.threads) / weights
-    print(
-        f"\n{args.config}: prompt {args.prompt}, {args.new} new tokens, {args.threads} thread(s); "
-        f"minimlc compiled in {compile_seconds:.1f} s; bandwidth bound {bound:.1f} tokens/s "
-        f"({bound * weights / 1e9:.1f} GB/s over {weights / 1e6:.0f} MB per token)"
-    )
-    print(f"{'':12} {'prefill tok/s':>14} {'decode tok/s':>13} {'decode % of bound':>18}")
-    for name, rows in samples.items():
-        prefill, decode = (statistics.median(column) for column in zip(*rows))
-        print(f"{name:12} {prefill:14.1f} {decode:13.2f} {100 * decode / bound:17.0f}%")
-    (ours_prefill, ours_decode), (ort_prefill, ort_decode) = (
-        tuple(statistics.median(column) for column in zip(*rows)) for rows in samples.values()
-    )
-    print(f"minimlc / ONNX Runtime: prefill {ours_prefill / ort_prefill:.2f}x, decode {ours_decode / ort_decode:.2f}x")
+        order = list(contenders) if round_ % 2 == 0 else list(reversed(contenders))
+        for name in order:
+            samples[name].append(contenders[name]())
+    bandwidth_bytes = bandwidth(args.threads)
+    _report(args, samples, weights, compile_seconds, bandwidth_bytes)
+    if len(generators) > 1:
+        reference = generators["float32"].next_token_logits(prompt) if "float32" in generators else None
+        for precision, generator in generators.items():
+            if reference is not None and precision != "float32":
+                error = np.abs(generator.next_token_logits(prompt) - reference).max() / np.abs(reference).max()
+                print(f"{precision} logits after the prompt: max |difference| {error:.2e} of the float32 logits' max")
     return 0
+
+
+def _ours(generator: Generator, prompt: list[int], new: int) -> Callable[[], tuple[float, float]]:
+    def run() -> tuple[float, float]:
+        generator.generate(prompt, max_new_tokens=new)
+        return generator.stats["prefill_tokens_per_second"], generator.stats["decode_tokens_per_second"]
+
+    return run
+
+
+def _theirs(session, dims: LlamaDims, prompt: list[int], new: int) -> Callable[[], tuple[float, float]]:
+    def run() -> tuple[float, float]:
+        _, prefill, decode = onnx_runtime_generate(session, dims, prompt, new)
+        return len(prompt) / prefill, (new - 1) / decode
+
+    return run
+
+
+def _report(args, samples, weights: dict[str, int], compile_seconds: dict[str, float], bandwidth_bytes: float) -> None:
+    print(
+        f"\n{args.config}: prompt {args.prompt}, {args.new} new tokens, {args.threads} thread(s); streaming read "
+        f"{bandwidth_bytes / 1e9:.1f} GB/s; compile "
+        + ", ".join(f"{precision} {seconds:.1f} s" for precision, seconds in compile_seconds.items())
+    )
+    print(f"{'':20} {'MB/token':>9} {'prefill tok/s':>14} {'decode tok/s':>13} {'bound tok/s':>12} {'% of bound':>11}")
+    medians = {name: tuple(statistics.median(column) for column in zip(*rows)) for name, rows in samples.items()}
+    for name, (prefill, decode) in medians.items():
+        precision = name.split()[-1]
+        bound = bandwidth_bytes / weights[precision]
+        print(
+            f"{name:20} {weights[precision] / 1e6:9.0f} {prefill:14.1f} {decode:13.2f} {bound:12.1f} "
+            f"{100 * decode / bound:10.0f}%"
+        )
+    if "minimlc float32" in medians and "onnxruntime float32" in medians:
+        (ours_prefill, ours_decode), (ort_prefill, ort_decode) = (
+            medians["minimlc float32"],
+            medians["onnxruntime float32"],
+        )
+        ratios = f"prefill {ours_prefill / ort_prefill:.2f}x, decode {ours_decode / ort_decode:.2f}x"
+        print(f"float32 minimlc / ONNX Runtime: {ratios}")
+    for precision in ("int8", "int4"):
+        if f"minimlc {precision}" in medians and "minimlc float32" in medians:
+            speedup = medians[f"minimlc {precision}"][1] / medians["minimlc float32"][1]
+            print(f"minimlc {precision} decode / minimlc float32 decode: {speedup:.2f}x")
 
 
 if __name__ == "__main__":

@@ -82,6 +82,13 @@ class Generator:
         """The last generation's prompt and new token counts, prefill and decode seconds and tokens per second."""
         return dict(self._stats)
 
+    def next_token_logits(self, prompt_ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """The logits after `prompt_ids` (one prompt, or a 2-D batch of one length), from an empty cache:
+        `[batch, vocab]`."""
+        prompt = _prompt(prompt_ids)
+        cache = KVCache(self.signature.cache, self._cache_dtypes, self.cache_in_place, self._buffers, prompt.shape[0])
+        return self._prefill(prompt, cache)
+
     def generate(
         self,
         prompt_ids: Sequence[int] | np.ndarray,

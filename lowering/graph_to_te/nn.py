@@ -410,13 +410,21 @@ def scalar_read(value: SSAValue) -> SSAValue:
 
 
 class PadLowering(RewritePattern):
-    """Lower pad to one compute "pad" reading the input at the padded coordinate mapped back by the mode."""
+    """Lower pad to one compute "pad" reading the input at the padded coordinate mapped back by the mode; the axes it
+    leaves alone may be run-time extents (a decoder's rows, padded along the features)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.PadOp, rewriter: PatternRewriter) -> None:
-        source, shape = batched_shape(op, op.input), batched_shape(op, op.result)
         pads, mode = op.pads.get_values(), op.mode.data
+        source = Extents(op).of(op.input)
         rank = len(source)
+        padded = [bool(pads[axis] or pads[rank + axis]) for axis in range(rank)]
+        if any(isinstance(size, SSAValue) and pad for size, pad in zip(source, padded)):
+            raise RunTimeDimensionError("pads a run-time dimension (only axes it leaves alone may be)")
+        shape = [
+            size + pads[axis] + pads[rank + axis] if padded[axis] else size  # type: ignore[operator]
+            for axis, size in enumerate(source)
+        ]
 
         def body(indices: Indices) -> SSAValue:
             guard = _Guard()

@@ -115,6 +115,19 @@ def test_a_batch_of_prompts_gives_each_row_its_own_sequence(generator):
     assert rows == [generator.generate(PROMPT, max_new_tokens=6), generator.generate(PROMPT[::-1], max_new_tokens=6)]
 
 
+def test_next_token_logits_are_onnx_runtime_s_after_the_prompt(prefill_model, generator):
+    oracle = ort.InferenceSession(prefill_model.SerializeToString())
+    empty = {past: np.zeros((2, DIMS.kv_heads, 0, DIMS.head_size), np.float32) for past, _ in cache_names(DIMS.layers)}
+    prompts = np.array([PROMPT, PROMPT[::-1]], np.int64)
+    feed = {
+        "input_ids": prompts,
+        "attention_mask": np.ones_like(prompts),
+        "position_ids": np.tile(np.arange(len(PROMPT)), (2, 1)),
+    }
+    expected = oracle.run(None, {**feed, **empty})[0][:, -1]
+    np.testing.assert_allclose(generator.next_token_logits(prompts), expected, rtol=1e-4, atol=1e-5)
+
+
 def test_stats_give_prefill_and_decode_tokens_per_second(generator):
     generator.generate(PROMPT, max_new_tokens=10)
     stats = generator.stats

@@ -12,7 +12,7 @@ from llama_cache import LlamaDims, cache_names, llama_with_cache
 from minimlc import Generator
 from minimlc.frontend.onnx_weight_quantization import quantize_model
 
-DIMS = LlamaDims(hidden=64, heads=4, kv_heads=2, ffn=128, vocab=128, layers=1)
+DIMS = LlamaDims(hidden=64, heads=4, kv_heads=2, ffn=80, vocab=128, layers=1)  # 80: A padded along K to whole blocks
 PROMPT = [3, 14, 15, 92, 65]
 
 
