@@ -1,6 +1,7 @@
 """`torch.compile(model, backend="minimlc")` (`driver/torch_compile.py`): models in eval mode under `torch.no_grad()`
 match PyTorch eager within rtol 1e-4, atol 1e-5 (float32), with minimlc compiling their graphs (a silent fall back to
-eager fails); what it cannot run falls back to eager with a warning."""
+eager fails); what it cannot run falls back to eager with a warning. Dynamic dimensions:
+`test_torch_compile_dynamic.py`."""
 
 from __future__ import annotations
 
@@ -156,48 +157,6 @@ def test_non_float32_input_runs_in_eager_with_a_warning() -> None:
     with torch.no_grad(), pytest.warns(UserWarning, match=r"input L_x_ is torch\.int64"):
         result = torch.compile(doubled, backend="minimlc")(x)
     assert torch.equal(result, x * 2)
-
-
-def test_new_batch_size_recompiles_the_graph_at_most_once() -> None:
-    model = small_cnn()
-    compiled = torch.compile(model, backend="minimlc")
-    with torch.no_grad():
-        for batch in (2, 5, 3, 5):
-            x = torch.randn(batch, 3, 16, 16)
-            np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=RTOL, atol=ATOL)
-    assert counters["stats"]["unique_graphs"] == 2  # static for batch 2, then dynamic in the batch
-    assert counters["minimlc"]["sessions"] == 3  # one per batch size, 5 compiled once
-    assert counters["minimlc"]["eager_graphs"] == 0
-
-
-def test_dimension_marked_dynamic_compiles_one_graph() -> None:
-    model = TransformerBlock().eval()
-    compiled = torch.compile(model, backend="minimlc")
-    with torch.no_grad():
-        for tokens in (8, 4, 6):
-            x = torch.randn(2, tokens, 32)
-            torch._dynamo.mark_dynamic(x, 1)
-            np.testing.assert_allclose(compiled(x).numpy(), model(x).numpy(), rtol=RTOL, atol=ATOL)
-    assert counters["stats"]["unique_graphs"] == 1
-    assert counters["minimlc"]["sessions"] == 3
-
-
-def test_shapes_the_importer_refuses_run_in_eager_with_a_warning() -> None:
-    def pooled(x: torch.Tensor) -> torch.Tensor:
-        return torch.nn.functional.adaptive_avg_pool2d(torch.relu(x), 2)
-
-    compiled = torch.compile(pooled, backend="minimlc")
-    with torch.no_grad():
-        for size in (8, 6):  # the second marks the image size dynamic: one graph, a session per size
-            x = torch.randn(1, 2, size, size)
-            np.testing.assert_allclose(compiled(x).numpy(), pooled(x).numpy(), rtol=RTOL, atol=ATOL)
-        x = torch.randn(1, 2, 7, 7)
-        with pytest.warns(UserWarning, match=r"input shapes \[\(1, 2, 7, 7\)\].*uneven windows"):
-            result = compiled(x)
-    np.testing.assert_allclose(result.numpy(), pooled(x).numpy(), rtol=RTOL, atol=ATOL)
-    assert counters["stats"]["unique_graphs"] == 2
-    assert counters["minimlc"]["sessions"] == 2
-    assert counters["minimlc"]["eager_shapes"] == 1
 
 
 def test_parameters_changed_in_place_are_followed() -> None:
