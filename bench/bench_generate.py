@@ -31,7 +31,7 @@ from onnx import TensorProto, helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
-from llama_cache import LlamaDims, cache_names, llama_with_cache
+from llama_cache import LlamaDims, greedy_with_cache, llama_with_cache
 from make_llama import SMALL
 
 from minimlc import Generator, InferenceSession
@@ -75,29 +75,6 @@ def bandwidth(threads: int) -> float:
         session.run(None, {"x": x})
         times.append(time.perf_counter() - start)
     return STREAM_BYTES / statistics.median(times)
-
-
-def onnx_runtime_generate(session, dims: LlamaDims, prompt: list[int], new: int) -> tuple[list[int], float, float]:
-    """Greedy ids, prefill seconds and decode seconds of the same loop `Generator` runs, over ONNX Runtime."""
-    pasts = [past for past, _ in cache_names(dims.layers)]
-    cache = {name: np.zeros((1, dims.kv_heads, 0, dims.head_size), np.float32) for name in pasts}
-    ids, length, tokens, seconds = np.array([prompt], np.int64), 0, [], []
-    for _ in range(new):
-        start, count = time.perf_counter(), ids.shape[1]
-        outputs = session.run(
-            None,
-            {
-                "input_ids": ids,
-                "attention_mask": np.ones((1, length + count), np.int64),
-                "position_ids": np.arange(length, length + count, dtype=np.int64).reshape(1, -1),
-                **cache,
-            },
-        )
-        tokens.append(int(outputs[0][0, -1].argmax()))
-        seconds.append(time.perf_counter() - start)
-        cache = dict(zip(pasts, outputs[1:]))
-        ids, length = np.array([[tokens[-1]]], np.int64), length + count
-    return tokens, seconds[0], sum(seconds[1:])
 
 
 def onnx_runtime_session(model: onnx.ModelProto, threads: int):
@@ -168,8 +145,8 @@ def _ours(generator: Generator, prompt: list[int], new: int) -> Callable[[], tup
 
 def _theirs(session, dims: LlamaDims, prompt: list[int], new: int) -> Callable[[], tuple[float, float]]:
     def run() -> tuple[float, float]:
-        _, prefill, decode = onnx_runtime_generate(session, dims, prompt, new)
-        return len(prompt) / prefill, (new - 1) / decode
+        _, seconds = greedy_with_cache(lambda feed: session.run(None, feed), dims, prompt, new)
+        return len(prompt) / seconds[0], (new - 1) / sum(seconds[1:])
 
     return run
 

@@ -13,9 +13,13 @@ Every shape is computed from the inputs' own at run time. The additive mask is H
 cache position `past + i` sees keys up to itself, and keys the attention mask pads are hidden (float32's min).
 Grouped-query attention, rotary embeddings gathered at `position_ids`, RMSNorm and a SiLU-gated MLP as in
 `llama_decode.py`; the new keys and values are concatenated to the cache (the presents) before attention.
+`greedy_with_cache(run, dims, prompt, steps)` is the greedy loop written out around any session's `run`.
 """
 
 from __future__ import annotations
+
+import time
+from collections.abc import Callable
 
 import numpy as np
 import onnx
@@ -26,7 +30,7 @@ from model_builder import ModelBuilder
 from onnx import TensorProto, helper
 from transformer_models import ints, scalar
 
-__all__ = ["LlamaDims", "cache_names", "llama_with_cache"]
+__all__ = ["LlamaDims", "cache_names", "greedy_with_cache", "llama_with_cache"]
 
 
 def cache_names(layers: int) -> list[tuple[str, str]]:
@@ -106,3 +110,28 @@ def llama_with_cache(dims: LlamaDims, seed: int = 29) -> onnx.ModelProto:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
     onnx.checker.check_model(model)
     return model
+
+
+def greedy_with_cache(
+    run: Callable[[dict[str, np.ndarray]], list[np.ndarray]], dims: LlamaDims, prompt: list[int], steps: int
+) -> tuple[list[int], list[float]]:
+    """The greedy loop a caller writes around a session's `run` (ONNX Runtime's, say) over `llama_with_cache`: the
+    prompt in one call from an empty cache, then one token per call, each call's presents fed back as pasts. Returns
+    the `steps` chosen ids and each call's seconds."""
+    pasts = [past for past, _ in cache_names(dims.layers)]
+    cache = {name: np.zeros((1, dims.kv_heads, 0, dims.head_size), np.float32) for name in pasts}
+    ids, length, tokens, seconds = np.array([prompt], np.int64), 0, [], []
+    for _ in range(steps):
+        count = ids.shape[1]
+        feed = {
+            "input_ids": ids,
+            "attention_mask": np.ones((1, length + count), np.int64),
+            "position_ids": np.arange(length, length + count, dtype=np.int64).reshape(1, -1),
+        }
+        start = time.perf_counter()
+        outputs = run({**feed, **cache})
+        seconds.append(time.perf_counter() - start)
+        tokens.append(int(outputs[0][0, -1].argmax()))
+        cache = dict(zip(pasts, outputs[1:]))
+        ids, length = np.array([[tokens[-1]]], np.int64), length + count
+    return tokens, seconds

@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from llama_cache import LlamaDims, cache_names, llama_with_cache
+from llama_cache import LlamaDims, cache_names, greedy_with_cache, llama_with_cache
 from llama_decode import llama_decode_step
 
 from minimlc import Generator
@@ -31,24 +31,7 @@ def generator(prefill_model) -> Generator:
 def onnx_runtime_greedy(model: onnx.ModelProto, prompt: list[int], steps: int) -> list[int]:
     """The greedy loop written out over ONNX Runtime: prefill the prompt, then one token per step."""
     oracle = ort.InferenceSession(model.SerializeToString())
-    pasts = [past for past, _ in cache_names(DIMS.layers)]
-    cache = {name: np.zeros((1, DIMS.kv_heads, 0, DIMS.head_size), np.float32) for name in pasts}
-    ids, length, tokens = np.array([prompt], np.int64), 0, []
-    for _ in range(steps):
-        count = ids.shape[1]
-        outputs = oracle.run(
-            None,
-            {
-                "input_ids": ids,
-                "attention_mask": np.ones((1, length + count), np.int64),
-                "position_ids": np.arange(length, length + count, dtype=np.int64).reshape(1, -1),
-                **cache,
-            },
-        )
-        tokens.append(int(outputs[0][0, -1].argmax()))
-        cache = dict(zip(pasts, outputs[1:]))
-        ids, length = np.array([[tokens[-1]]], np.int64), length + count
-    return tokens
+    return greedy_with_cache(lambda feed: oracle.run(None, feed), DIMS, prompt, steps)[0]
 
 
 def test_64_greedy_tokens_equal_onnx_runtime_from_one_compile(prefill_model, generator):
