@@ -1,8 +1,9 @@
 """ATen creation ops (`arange`, `full`, `scalar_tensor`, `zeros`, `ones`): tensors the program makes from its own
 constant arguments, such as position ids and the `arange`s a causal mask is built from. The importer computes them
-from the op's arguments (numpy, by the op's definition) and adds them as weights; what the program computes from them
-is converted like any other node and compiled. Of a symbolic size (a Dim of the program), they are computed at run
-time instead: `arange` as a running sum of ones, the filled ones as a scalar broadcast to the size.
+from the op's arguments (numpy, by the op's definition) and adds them as weights (of static shapes, the importer folds
+them, and what only constants feed, before the converters: `exported_program._folded_constants`). Of a symbolic size
+(a Dim of the program), they are computed at run time instead: `arange` as a running sum of ones, the filled ones as a
+scalar broadcast to the size.
 
     CONVERTERS[torch.ops.aten.arange.start_step](ctx, node)   # arange(0, 16) -> graph.weight "constant.arange"
 """

@@ -77,8 +77,8 @@ def slice_tensor(ctx: AtenContext, node: fx.Node) -> SSAValue:
 
 def symbolic_slice(ctx: AtenContext, value: SSAValue, dim: int, start: Any, step: int, dims: Dims) -> SSAValue:
     """A slice along a dim of symbolic size, or to one: from a start to the end of a symbolic size (graph.slice to a
-    `?`), a static count from a non-negative start, or a symbolic count of a static dim (a position table sliced to
-    the sequence) as graph.take at a range."""
+    `?`); any other count from a non-negative start (a position table sliced to the sequence, all but the last of
+    `sequence + 1`) as graph.take at the range of its positions, which the program's count keeps in bounds."""
     source = ctx.shapes.of(value)
     extent, count = source[dim], dims[dim]
     start = 0 if start is None else start
@@ -87,12 +87,7 @@ def symbolic_slice(ctx: AtenContext, value: SSAValue, dim: int, start: Any, step
             f"slices {spelled(source)} along dim {dim} from {start} with step {step}: a symbolic slice needs a "
             f"non-negative constant start and a positive step{symbols_note(source)}"
         )
-    if is_symbolic(extent) and is_symbolic(count) and (step != 1 or count != extent - start):
-        raise SymbolicShapeError(
-            f"slices {count} of {extent} elements from {start} with step {step}: only slices to the end of a symbolic "
-            f"size are supported{symbols_note([extent, count])}"
-        )
-    if is_symbolic(extent):
+    if is_symbolic(extent) and step == 1 and count == extent - start:
         starts = [start if index == dim else 0 for index in range(len(source))]
         steps = [step if index == dim else 1 for index in range(len(source))]
         return ctx.emit(graph.SliceOp, value, starts, steps, type_shape(dims))
@@ -174,23 +169,61 @@ def index_select(ctx: AtenContext, node: fx.Node) -> SSAValue:
 
 
 def index_tensor(ctx: AtenContext, node: fx.Node) -> SSAValue:
-    """`x[..., ids]` with one index tensor (the dims before it taken whole) -> graph.take."""
+    """`x[..., ids]` with one index tensor (the dims before it taken whole) -> graph.take; `x[i, j, ...]` with index
+    tensors for the leading dims (broadcast together, as the masks of `transformers` index a batch of positions)
+    -> graph.gather_nd of the stacked index tuples."""
     args = ctx.args(node)
     indices = args["indices"]
+    used = [entry for entry in indices if entry is not None]
+    if len(used) > 1:
+        return _gather_leading(ctx, ctx.value(args["self"]), used, ctx.dims(node))
     position = next(index for index, entry in enumerate(indices) if entry is not None)
-    ids = ctx.value(indices[position])
-    if meta(indices[position]).dtype not in (torch.int32, torch.int64):
-        ids = ctx.cast(ids, torch.int64)
-    return ctx.emit(graph.TakeOp, ctx.value(args["self"]), ids, position)
+    return ctx.emit(graph.TakeOp, ctx.value(args["self"]), _index_value(ctx, indices[position]), position)
+
+
+def _index_value(ctx: AtenContext, index: fx.Node) -> SSAValue:
+    ids = ctx.value(index)
+    return ids if meta(index).dtype in (torch.int32, torch.int64) else ctx.cast(ids, torch.int64)
+
+
+def _gather_leading(ctx: AtenContext, value: SSAValue, indices: list[fx.Node], dims: Dims) -> SSAValue:
+    """`value[i0, i1, ...]`: the index tensors broadcast together into one index of the leading dims flattened
+    (`(i0 * size1 + i1) * size2 + ...`, negative indices counted from the end), graph.take of it."""
+    source = ctx.shapes.of(value)
+    common = dims[: len(dims) - (len(source) - len(indices))]
+    linear: SSAValue | None = None
+    for index, size in zip(indices, source):
+        extent = _extent(ctx, size)
+        position = ctx.shapes.broadcast(ctx.cast(_index_value(ctx, index), torch.int64), common)
+        negative = ctx.cast(
+            ctx.shapes.emit(common, graph.LessOp, position, ctx.filled(0, (), torch.int64)), torch.int64
+        )
+        position = ctx.shapes.emit(
+            common, graph.AddOp, position, ctx.shapes.emit(common, graph.MulOp, negative, extent)
+        )
+        if linear is not None:
+            scaled = ctx.shapes.emit(common, graph.MulOp, linear, extent)
+            position = ctx.shapes.emit(common, graph.AddOp, scaled, position)
+        linear = position
+    flattened = ctx.reshape(value, (math.prod(source[: len(indices)]), *source[len(indices) :]))
+    return ctx.shapes.emit(dims, graph.TakeOp, flattened, linear, 0)
+
+
+def _extent(ctx: AtenContext, size: Any) -> SSAValue:
+    """A size as an int64 tensor of one element (a symbolic one counted at run time: the sum of that many ones)."""
+    if not is_symbolic(size):
+        return ctx.filled(size, (1,), torch.int64)
+    ones = ctx.shapes.broadcast(ctx.filled(1, (1,), torch.int64), (size,))
+    return ctx.emit(graph.ReduceSumOp, ones, [0], True)
 
 
 def _index_check(node: fx.Node) -> str | None:
     indices = bind(node)["indices"]
     used = [entry for entry in indices if entry is not None]
-    if len(used) != 1:
-        return "more than one index tensor"
-    if meta(used[0]).dtype == torch.bool:
+    if any(meta(entry).dtype == torch.bool for entry in used):
         return "a boolean mask index"
+    if len(used) > 1 and indices[: len(used)] != used:
+        return "several index tensors not all leading (x[:, i, j])"
     return None
 
 
@@ -276,6 +309,65 @@ def any_dim(ctx: AtenContext, node: fx.Node) -> SSAValue:
     return ctx.cast(ctx.reshape(reduced, ctx.dims(node)), torch.bool)
 
 
+def slice_scatter(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """`self` with `src` written over `self[..., start:end, ...]` (step 1, along a dim of static size) -> the parts
+    of `self` before and after the slice concatenated around `src` (as Swin's shifted-window mask is built)."""
+    args = ctx.args(node)
+    value = ctx.value(args["self"])
+    source = ctx.shapes.of(value)
+    dim = axis(args["dim"], len(source))
+    start, end, _ = slice(args["start"], args["end"], 1).indices(source[dim])
+    end = max(start, end)
+    pieces = []
+    if start > 0:
+        pieces.append(_static_slice(ctx, value, dim, 0, start))
+    if end > start:
+        pieces.append(ctx.tensor(args["src"], meta(node).dtype))
+    if end < source[dim]:
+        pieces.append(_static_slice(ctx, value, dim, end, source[dim]))
+    return pieces[0] if len(pieces) == 1 else ctx.emit(graph.ConcatOp, pieces, dim)
+
+
+def _static_slice(ctx: AtenContext, value: SSAValue, dim: int, start: int, end: int) -> SSAValue:
+    """`value[..., start:end, ...]` along `dim` (of static size; other dims may be symbolic)."""
+    source = ctx.shapes.of(value)
+    dims = tuple(end - start if index == dim else size for index, size in enumerate(source))
+    starts = [start if index == dim else 0 for index in range(len(source))]
+    sliced = ctx.emit(graph.SliceOp, value, starts, [1] * len(source), type_shape(dims))
+    ctx.record(sliced, dims)
+    return sliced
+
+
+def _slice_scatter_check(node: fx.Node) -> str | None:
+    args = bind(node)
+    size = meta(node).shape[axis(args["dim"], meta(node).dim())]
+    if not isinstance(size, int):
+        return f"a slice along a dim of symbolic size {size}"
+    return None if args.get("step", 1) == 1 else f"step {args['step']} (1 only)"
+
+
+def copy(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """copy(self, src): `src` broadcast to the shape of `self` and cast to its dtype (the functional form of
+    `self.copy_(src)`, an assignment to a slice)."""
+    args = ctx.args(node)
+    return ctx.shapes.broadcast(ctx.tensor(args["src"], meta(node).dtype), ctx.dims(node))
+
+
+def as_strided_identity(ctx: AtenContext, node: fx.Node) -> SSAValue:
+    """as_strided to the input's own sizes and strides (those of its dims of size 1 aside: a decomposition's restride
+    of a channels-last mean): the input itself."""
+    return ctx.value(node.args[0])
+
+
+def _as_strided_check(node: fx.Node) -> str | None:
+    source, result = meta(node.args[0]), meta(node)  # type: ignore[arg-type]
+    offset = bind(node).get("storage_offset")
+    same = [str(size) for size in source.shape] == [str(size) for size in result.shape]
+    strides = zip(source.shape, source.stride(), result.stride())
+    same = same and all(str(size) == "1" or str(have) == str(want) for size, have, want in strides)
+    return None if same and not offset else "sizes, strides or an offset other than its input's (a real restride)"
+
+
 def _reduced(source: Dims, axes: list[int], keepdim: bool) -> Dims:
     """The dims of a reduction of `source` over `axes`."""
     return tuple(1 if index in axes else size for index, size in enumerate(source) if keepdim or index not in axes)
@@ -306,11 +398,16 @@ CONVERTERS: dict[Any, Converter] = {
     aten.repeat.default: repeat,
     aten.any.dim: any_dim,
     aten.any.dims: any_dim,
+    aten.slice_scatter.default: slice_scatter,
+    aten.copy.default: copy,
+    aten.as_strided.default: as_strided_identity,
 }
 
 SUPPORT_CHECKS: dict[Any, SupportCheck] = {
     aten.index.Tensor: _index_check,
     aten.linalg_vector_norm.default: _vector_norm_check,
     aten.upsample_nearest2d.vec: _upsample_check,
+    aten.slice_scatter.default: _slice_scatter_check,
+    aten.as_strided.default: _as_strided_check,
     aten.var.correction: lambda node: None if meta(node).dtype == torch.float32 else "a non-float32 input",
 }

@@ -8,8 +8,9 @@ The program is decomposed to core ATen first. User inputs become the model's inp
 buffers and lifted constants its weights (by their qualified names, sharing the tensors' memory), the user outputs
 its outputs (by their node names). Every node is converted by the converter of its ATen op (`aten_creation`,
 `aten_elementwise`, `aten_tensor`, `aten_nn`, `aten_selection`); creation ops (`arange`, `full`, ...) become weights
-the importer computes from their arguments, and what the program computes from them (a causal mask) is compiled;
-each node's shape and dtype taken from its example value (`node.meta["val"]`). Every unsupported op is reported in
+the importer computes from their arguments, and what the program computes from them (a causal mask, Swin's
+shifted-window mask) is compiled; each node's shape and dtype taken from its example value (`node.meta["val"]`).
+Every unsupported op is reported in
 one `UnsupportedAtenOpsError` before anything is built.
 
 A program exported with `dynamic_shapes` is compiled once for every size its Dims allow (`aten_symbolic`):

@@ -28,7 +28,7 @@ its group is one kernel, scheduled as a whole. A channels-last copy of a convolu
 elementwise consumer, too). A compute used anywhere else (returned from the function, for instance) is materialised
 and stays. A compute of weights alone is not inlined into one that reads run-time data: as
 its own kernel it is computed once, at load time (see `loop-hoist-constants`). A compute that reads no tensor at all
-(a `graph.constant` fill) is a literal and is always inlined.
+(a `graph.constant` fill) is a literal and is always inlined. No inlining copies more than `MAX_INLINED_OPS` ops.
 """
 
 from __future__ import annotations
@@ -188,6 +188,13 @@ def is_padded_row_tap(read: te.ReadOp) -> bool:
     return innermost not in _indices_used(selected.cond, {innermost}) and read.indices[-1] is consumer_innermost
 
 
+MAX_INLINED_OPS = 4096
+"""Most ops an inlining may copy (the producer's body times its reads): past it the producer is computed once, in
+memory. A chain of computes each reading the one before at several places (Swin's shifted-window mask, built by slice
+assignments into a zero tensor, each a select of the new values or the previous tensor) would otherwise double at
+every step; no elementwise chain of the light models or transformers comes near it."""
+
+
 def _all_constant_consumers(reads: list[Operation], known: dict[SSAValue, bool]) -> bool:
     """Whether every compute holding one of `reads` is itself computed from weights alone."""
     return all(is_constant(read.parent_op().result, known) for read in reads)  # type: ignore[union-attr]
@@ -220,6 +227,8 @@ class InlineElementwiseCompute(RewritePattern):
         ):
             return
         body = list(producer.body.block.ops)[:-1]
+        if len(body) * len(reads) > MAX_INLINED_OPS and not view:
+            return
         for read in reads:
             assert isinstance(read, te.ReadOp)
             mapping: dict[SSAValue, SSAValue] = dict(zip(producer.output_indices, read.indices))
