@@ -104,15 +104,23 @@ def _settings(options: Mapping[str, Any] | None, mode: str | None) -> dict[str, 
 
 
 def _refusal(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> str | None:
-    """Why minimlc cannot run the graph (its inputs are not float32 CPU tensors, or it needs autograd), or None."""
+    """Why minimlc cannot run the graph (its inputs are not CPU tensors of float32, or, in a graph with dynamic
+    dimensions, which `torch.export` re-traces, of the integer and bool types token ids and masks take; or it needs
+    autograd), or None."""
     placeholders = [node for node in gm.graph.nodes if node.op == "placeholder"]
+    examples = [node.meta.get("example_value") for node in placeholders]
+    dynamic = any(
+        isinstance(example, torch.Tensor) and any(_is_dynamic(size) for size in example.shape) for example in examples
+    )
+    accepted = (torch.float32, torch.int64, torch.int32, torch.bool) if dynamic else (torch.float32,)
     for node, value in zip(placeholders, example_inputs):
         if not isinstance(value, torch.Tensor):
             continue
         if value.device.type != "cpu":
             return f"input {node.target} is on {value.device} (minimlc runs on the CPU)"
-        if value.dtype != torch.float32 and not _is_weight(node) and not _is_scalar(node):
-            return f"input {node.target} is {value.dtype} (minimlc takes float32 inputs)"
+        if value.dtype not in accepted and not _is_weight(node) and not _is_scalar(node):
+            kinds = "float32, int64, int32 or bool inputs with dynamic dims" if dynamic else "float32 inputs"
+            return f"input {node.target} is {value.dtype} (minimlc takes {kinds})"
         if value.requires_grad and torch.is_grad_enabled():
             return (
                 f"autograd is needed ({node.target} requires grad with gradients enabled); minimlc compiles for "
