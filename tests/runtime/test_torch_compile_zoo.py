@@ -4,7 +4,7 @@ one session serves every size, and the outputs match eager (rtol 1e-4, atol 1e-4
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -13,17 +13,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import torch_vision_models as vision  # noqa: E402
+from test_torch_compile import fresh_dynamo  # noqa: E402, F401
 from torch._dynamo.utils import counters  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def fresh_dynamo() -> Iterator[None]:
-    torch._dynamo.reset()
-    counters.clear()
-    torch.manual_seed(0)
-    yield
-    torch._dynamo.reset()
-    counters.clear()
 
 
 class LastHiddenState(torch.nn.Module):
