@@ -86,6 +86,7 @@ class Generator:
         """The logits after `prompt_ids` (one prompt, or a 2-D batch of one length), from an empty cache:
         `[batch, vocab]`."""
         prompt = _prompt(prompt_ids)
+        self._check_length(prompt, 0)
         cache = KVCache(self.signature.cache, self._cache_dtypes, self.cache_in_place, self._buffers, prompt.shape[0])
         return self._prefill(prompt, cache)
 
@@ -136,12 +137,7 @@ class Generator:
         options = SamplingOptions(do_sample, top_k, top_p, temperature)
         if max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be non-negative, got {max_new_tokens}")
-        total = prompt.shape[1] + max_new_tokens
-        if total > self.max_length:
-            raise ValueError(
-                f"the prompt's {prompt.shape[1]} tokens and {max_new_tokens} new ones exceed max_length "
-                f"{self.max_length}: make a Generator with a larger max_length"
-            )
+        self._check_length(prompt, max_new_tokens)
         rng = np.random.default_rng(seed)
         stops = _stop_ids(eos_token_id)
         batch = prompt.shape[0]
@@ -162,6 +158,13 @@ class Generator:
             logits = self._call(tokens.reshape(batch, 1), length, cache)
             length += 1
         self._finish_stats(time.perf_counter() - decode_started)
+
+    def _check_length(self, prompt: np.ndarray, new: int) -> None:
+        if prompt.shape[1] + new > self.max_length:
+            raise ValueError(
+                f"the prompt's {prompt.shape[1]} tokens and {new} new ones exceed max_length {self.max_length}: "
+                "make a Generator with a larger max_length"
+            )
 
     def _prefill(self, prompt: np.ndarray, cache: KVCache) -> np.ndarray:
         if self.signature.whole_prompt:

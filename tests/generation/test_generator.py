@@ -128,6 +128,7 @@ def test_stats_give_prefill_and_decode_tokens_per_second(generator):
             r"100 tokens and 29 new ones exceed max_length 128",
         ),
         (lambda g: g.generate([], max_new_tokens=2), "non-empty"),
+        (lambda g: g.next_token_logits(list(range(129))), r"129 tokens and 0 new ones exceed max_length 128"),
         (lambda g: g.generate([1.5, 2.0]), "must be integers"),
         (lambda g: g.generate([1], do_sample=True, temperature=0), "temperature must be positive"),
         (lambda g: g.generate([1], do_sample=True, top_p=1.5), r"top_p must be in \(0, 1\]"),
