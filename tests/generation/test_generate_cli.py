@@ -93,7 +93,7 @@ def test_the_readme_s_generation_command_runs(tmp_path):
     shutil.copytree(root / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.onnx", "plugin", "c"))
     bin_dir = Path(sys.executable).parent
     result = subprocess.run(
-        ["bash", "-c", command.replace(".venv/bin/python", sys.executable).replace(".venv/bin/", f"{bin_dir}/")],
+        ["bash", "-c", command.replace(".venv/bin/", f"{bin_dir}/")],
         cwd=tmp_path,
         capture_output=True,
         text=True,
