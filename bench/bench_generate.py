@@ -19,6 +19,7 @@ compared with float32's.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -50,7 +51,10 @@ def weight_bytes_per_token(model: onnx.ModelProto) -> int:
     initializers = {tensor.name: tensor for tensor in model.graph.initializer}
     matmuls = [node for node in model.graph.node if node.op_type in ("MatMul", "MatMulNBits")]
     read = {name for node in matmuls for name in node.input if name in initializers}
-    return sum(onnx.numpy_helper.to_array(initializers[name]).nbytes for name in read)
+    return sum(
+        math.prod(initializers[name].dims) * helper.tensor_dtype_to_np_dtype(initializers[name].data_type).itemsize
+        for name in read
+    )
 
 
 def bandwidth(threads: int) -> float:

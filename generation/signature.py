@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 _PAST = (
     re.compile(r"past_key_values\.(?P<layer>\d+)\.(?P<kind>key|value)"),
     re.compile(r"past_(?P<kind>key|value)_(?P<layer>\d+)"),
@@ -47,10 +49,8 @@ class CacheEntry:
     axis: int
     """The sequence axis (the one that grows)."""
 
-    def empty(self, batch: int, dtype: Any) -> Any:
+    def empty(self, batch: int, dtype: Any) -> np.ndarray:
         """The cache before the first token: zero positions along `axis`."""
-        import numpy as np
-
         sizes = [batch if n == 0 else 0 if n == self.axis else size for n, size in enumerate(self.shape)]
         if any(not isinstance(size, int) for size in sizes):
             raise NotADecoderError(
