@@ -49,8 +49,9 @@ from minimlc.tools.mini_opt_diagnostics import (
     verify_error,
 )
 from minimlc.tools.mini_opt_instrument import Instrumentation, read_reproducer, run_passes, write_timing_report
-from minimlc.tools.mini_opt_options import register_driver_arguments, validate_pass_names
+from minimlc.tools.mini_opt_options import attach_view_op_graph, register_driver_arguments, validate_pass_names
 from minimlc.tools.mini_opt_pipeline import PassEntry, from_pass_pipeline, parse_pass_list
+from minimlc.tools.op_graph_dot import DotOptions, op_graph_dot
 
 
 class MiniOptMain(xDSLOptMain):
@@ -63,6 +64,9 @@ class MiniOptMain(xDSLOptMain):
         self.locations: dict[Operation, SourceLocation] = {}
         self.entries: list[PassEntry] = []
         self.inst = Instrumentation()
+        self.graphs: list[str] = []
+        """With `--view-op-graph=FILE`: the DOT of each chunk, for FILE."""
+        args = attach_view_op_graph(list(sys.argv[1:] if args is None else args))
         # Plugins must be loaded before xdsl-opt registers dialects and passes, which is before it parses arguments.
         plugins, _ = _plugin_arguments().parse_known_args(args)
         for spec in plugins.load_plugin:
@@ -126,6 +130,8 @@ class MiniOptMain(xDSLOptMain):
             args.passes = from_pass_pipeline(args.pass_pipeline)
         self.entries = parse_pass_list(args.passes, self.available_passes)
         validate_pass_names([*args.print_ir_before, *args.print_ir_after], self.available_passes)
+        if args.view_op_graph is None and (args.view_op_graph_print_attrs or args.view_op_graph_print_result_types):
+            raise ValueError("--view-op-graph-print-attrs and --view-op-graph-print-result-types need --view-op-graph")
         flags = " --allow-unregistered-dialect" if args.allow_unregistered_dialect else ""
         self.inst = Instrumentation(
             print_before=set(args.print_ir_before),
@@ -185,6 +191,9 @@ class MiniOptMain(xDSLOptMain):
         finally:
             if output is not sys.stdout:
                 output.close()
+        if self.graphs:
+            with open(self.args.view_op_graph, "w") as dot:
+                dot.write("".join(self.graphs))
         if self.args.mlir_timing or self.args.time_passes:
             write_timing_report(self.inst, self.args.mlir_timing, sys.stderr)
         if self.args.shrink:
@@ -199,6 +208,23 @@ class MiniOptMain(xDSLOptMain):
         except (ArithmeticError, IndexError, AssertionError) as error:
             raise DiagnosticException(f"could not parse the input: {type(error).__name__}: {error}") from error
 
+    def _write_output(self, module: ModuleOp, output: IO[str]) -> None:
+        """The resulting program, or with `--view-op-graph` its DOT (instead, or also into the file given)."""
+        if self.args.view_op_graph is None:
+            output.write(self.output_resulting_program(module))
+            return
+        options = DotOptions(
+            self.args.view_op_graph_max_label_len,
+            self.args.view_op_graph_print_attrs,
+            self.args.view_op_graph_print_result_types,
+        )
+        dot = op_graph_dot(module, options)
+        if self.args.view_op_graph == "-":
+            output.write(dot)
+        else:
+            output.write(self.output_resulting_program(module))
+            self.graphs.append(dot)
+
     def _process_chunk(self, data: bytes, file_extension: str, offset: int, output: IO[str]) -> list[Diagnostic]:
         """Parse, transform and print one chunk; the diagnostics it raised (at most one: the first stops it)."""
         start = time.perf_counter()
@@ -209,7 +235,7 @@ class MiniOptMain(xDSLOptMain):
                 return []
             self.apply_passes(module)
             start = time.perf_counter()
-            output.write(self.output_resulting_program(module))
+            self._write_output(module, output)
             output.flush()
             self.inst.timings.append(("Output", time.perf_counter() - start, None))
         except ParseError as error:
