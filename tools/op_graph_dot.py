@@ -3,9 +3,9 @@
 One node per op (its name; with `print_attrs` its attributes and properties, with `print_result_types` its result
 types), one node per block argument, a data-flow edge from each value's definition to each of its uses, and each op
 with regions drawn as a `subgraph cluster_*` around its own node and the ops of its blocks (a block a cluster of its
-own where the op has several). So a function, a `te.compute` body or a loop body is a cluster, and in the scheduled
-levels each kernel function clusters its fused ops. Ids number ops, block arguments and clusters in walk order, so
-the same module always gives the same text:
+own where the op has several), labelled with the op's symbol or first string property. So a function, a `te.compute`
+body or a loop body is a cluster, and in the scheduled levels each kernel function clusters its fused ops. Ids number
+ops, block arguments and clusters in walk order, so the same module always gives the same text:
 
     func.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
       %y = graph.relu %x : tensor<2x3xf32>
@@ -135,8 +135,13 @@ class _DotWriter:
 
     @staticmethod
     def cluster_label(op: Operation) -> str:
+        """The op's name and its symbol (`func.func @main`), else its first string property (`te.compute "relu"`,
+        `loop.for "i0"`)."""
         symbol = op.properties.get("sym_name") or op.attributes.get("sym_name")
-        return f"{op.name} @{symbol.data}" if isinstance(symbol, StringAttr) else op.name
+        if isinstance(symbol, StringAttr):
+            return f"{op.name} @{symbol.data}"
+        strings = [value.data for value in op.properties.values() if isinstance(value, StringAttr)]
+        return f'{op.name} "{strings[0]}"' if strings else op.name
 
 
 def op_graph_dot(op: Operation, options: DotOptions | None = None) -> str:
