@@ -3,6 +3,7 @@
     minimlc compile model.onnx --emit loop -O1 -o model.loop.mlir   # the loop IR of O1
     minimlc compile model.onnx -o model.mlc                         # a saved model: minimlc.runtime.load("model.mlc")
     minimlc compile model.onnx --stats                              # stage times and model statistics, no IR
+    minimlc compile model.onnx --emit te --dot -o model.te.dot      # Graphviz DOT of the te level
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ EMIT_LEVELS: dict[str, str] = {
 STATS_LEVELS = ("scf", "llvm-dialect", "llvm-ir")
 """`--emit` levels past memory planning and weight binding, where `--stats` can report the model's statistics."""
 
+DOT_LEVELS = ("graph", "te", "loop", "scf", "llvm-dialect")
+"""The `--emit` levels `--dot` draws: those whose output is an MLIR module."""
+
 _SUFFIXES = {"llvm-ir": ".ll", "obj": ".o", "space": ".txt", "schedule": ".txt"}
 """The file suffix each `--emit` level's output is suggested (default `.mlir`)."""
 
@@ -46,6 +50,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     compile_.add_argument("--no-cache", action="store_true", help="with -o FILE.mlc: compile without the cache")
     compile_.add_argument("--json", action="store_true", help="with --emit space: print the spaces as JSON")
+    compile_.add_argument(
+        "--dot",
+        action="store_true",
+        help=f"with --emit {'|'.join(DOT_LEVELS)}: Graphviz DOT of that level (an op a node, a kernel or loop body "
+        "a cluster) instead of its IR",
+    )
     cli_options.add_tuning_db(compile_)
     compile_.add_argument(
         "--stats",
@@ -100,6 +110,8 @@ def compile_model(args: argparse.Namespace) -> int:
     from minimlc.lowering.pipeline import run_passes
     from minimlc.lowering.target import set_target
 
+    if args.dot and args.emit not in DOT_LEVELS:
+        raise cli_options.UsageError(f"--dot draws an IR level: use it with --emit {'|'.join(DOT_LEVELS)}")
     cli_files.model_file(args.model)
     output = cli_files.output_file(args.output, "-o") if args.output else None
     cli_options.check_tuning_db(args)
@@ -150,6 +162,11 @@ def compile_model(args: argparse.Namespace) -> int:
 
         spaces = describe_spaces(module)
         text = json.dumps(spaces, indent=1) + "\n" if args.json else cli_tables.space_table(spaces)
+    elif args.dot:
+        from minimlc.tools.op_graph_dot import op_graph_dot
+
+        module.verify()
+        text = op_graph_dot(module)
     else:
         module.verify()
         text = str(module) + "\n"  # str(), not format(): an f-string prints the op's repr
