@@ -3,11 +3,13 @@
     minimlc run model.onnx --repeat 100 --save-outputs out/     # random inputs; out/NAME.npy per output
     minimlc run model.mlc --input x=x.npy                       # a saved model (compile -o model.mlc): no compiling
     minimlc run bert.onnx --input-shape input_ids=4,77           # symbolic dimensions kept: the shape is the run's
+    minimlc run model.onnx --profile --plot roofline.png       # each kernel under the roofline (needs matplotlib)
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import statistics
 import sys
 import time
@@ -58,6 +60,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         type=cli_options.positive_float,
         help="with --profile: one core's peak (times the threads) for the %% of peak column and the headroom line "
         "(default: measured, an FMA loop)",
+    )
+    run.add_argument(
+        "--plot",
+        metavar="ROOFLINE.png",
+        help="with --profile: draw each kernel (FLOP per byte of its buffers against GFLOP/s) under the roofline of "
+        "the measured FMA peak and memory bandwidth (needs matplotlib)",
     )
     cli_options.add_tuning_db(run)
     cli_options.add_opt_level(run)
@@ -164,6 +172,19 @@ def _save(path: Path, value: np.ndarray) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
+def _plot_file(args: argparse.Namespace, model: Path) -> Path:
+    """Where `--plot` draws: a usage error without --profile, matplotlib, an .onnx model or a known image suffix."""
+    if not args.profile:
+        raise cli_options.UsageError("--plot draws the kernel profile: use it with --profile")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")
+    if cli_files.is_saved_model(model):
+        raise cli_options.UsageError(f"--plot lowers the .onnx model again for its kernels' buffers: {model} is saved")
+    if Path(args.plot).suffix not in (".png", ".svg", ".pdf"):
+        raise cli_options.UsageError(f"--plot {args.plot}: draws a .png, .svg or .pdf file")
+    return cli_files.output_file(args.plot, "--plot")
+
+
 def run_model(args: argparse.Namespace) -> int:
     """`minimlc run MODEL`: outputs checked before any work, then compile (or load), run, time and report."""
     if args.profile_clock == "cpu" and (not args.profile or args.threads != 1):
@@ -171,6 +192,7 @@ def run_model(args: argparse.Namespace) -> int:
     if args.profile_json and not args.profile:
         raise cli_options.UsageError("--profile-json writes the kernel profile: use it with --profile")
     model = cli_files.model_file(args.model)
+    plot = _plot_file(args, model) if args.plot else None
     folder = cli_files.output_dir(args.save_outputs, "--save-outputs") if args.save_outputs else None
     trace = cli_files.output_file(args.profile_json, "--profile-json") if args.profile_json else None
     feeds = cli_options.load_inputs(args.input)
@@ -212,4 +234,8 @@ def run_model(args: argparse.Namespace) -> int:
         if trace is not None:
             cli_files.write_atomically(trace, session.end_profiling)
             print(f"wrote {trace}")
+        if plot is not None:
+            from minimlc.tools.roofline_plot import plot_session
+
+            print(plot_session(args, session, peak, rows, plot))
     return 0
