@@ -79,6 +79,24 @@ def test_every_op_a_node_every_use_an_edge_and_graphviz_draws_it(levels: dict[st
     assert drawn.stderr == ""
 
 
+def _cluster(dot: str, label: str) -> list[str]:
+    """The lines of the cluster labelled `label`, to its closing brace."""
+    lines = dot.splitlines()
+    start = lines.index(next(line for line in lines if line.strip() == f'label = "{label}";')) - 1
+    indent = lines[start][: len(lines[start]) - len(lines[start].lstrip())]
+    end = lines.index(f"{indent}}}", start)
+    return lines[start : end + 1]
+
+
+def test_a_kernel_is_a_cluster_of_its_fused_ops(mlp_path: Path) -> None:
+    module = _mlp(mlp_path)
+    run_pipeline(module, 3, stop_after="program")  # the MLP's first Gemm and its Relu fused into one kernel
+    kernel = "\n".join(_cluster(op_graph_dot(module), "func.func @fused_gemm_relu_0_i1_o_body"))  # its parallel loop
+    assert '[label = "arith.mulf", shape = ellipse];' in kernel
+    assert '[label = "arith.maximumf", shape = ellipse];' in kernel
+    assert 'label = "loop.for \\"' in kernel  # its loops, clusters of their bodies
+
+
 def test_the_same_module_gives_the_same_text(mlp_path: Path) -> None:
     assert op_graph_dot(_mlp(mlp_path)) == op_graph_dot(_mlp(mlp_path))
 
