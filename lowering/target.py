@@ -6,15 +6,24 @@ every pass (and every re-parse of printed IR) sees the same one:
 
     builtin.module attributes {minimlc.target = "x86-64-v3"} { ... }
 
-Without the attribute the target is the host. `mini-opt --mcpu NAME`, `minimlc compile/run --target NAME` and
-`InferenceSession(..., target=NAME)` set it; names are LLVM CPU names (`host`, `x86-64-v3`, `skylake-avx512`,
-`znver4`, ...), so a build for AVX2 can be made, and run, on an AVX-512 host.
+Without the attribute the target is the host. `mini-opt --mcpu NAME`, `minimlc compile/run/build --target NAME` and
+`InferenceSession(..., target=NAME)` set it. A name is an x86 LLVM CPU name (`host`, `x86-64-v3`, `skylake-avx512`,
+`znver4`, ...: the host's triple), so a build for AVX2 can be made, and run, on an AVX-512 host; or another CPU's
+triple, with llc's options (code for it is built, by `minimlc build`, never run in this process):
+
+    aarch64-linux-gnu                               NEON, 128-bit vectors, 32 registers
+    aarch64-linux-gnu -mcpu=neoverse-v1             tuned for that CPU, its caches
+    riscv64-linux-gnu -mattr=+v,+zvl256b            RVV with VLEN 256 (no zvl: 128-bit vectors)
+
+    builtin.module attributes {minimlc.target = "aarch64-linux-gnu -mcpu=neoverse-v1"} { ... }
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -25,6 +34,11 @@ import llvmlite.binding as llvm
 
 if TYPE_CHECKING:  # the runtime checks targets of saved models without loading xDSL
     from xdsl.dialects.builtin import ModuleOp
+
+
+class TargetNotRunnableError(ValueError):
+    """Code for a target cannot run on this host (another architecture, or features the host lacks)."""
+
 
 TARGET_ATTR = "minimlc.target"
 """Module attribute naming the target CPU (absent: the host)."""
@@ -76,6 +90,40 @@ _TYPICAL_CACHES = (32 << 10, 1 << 20, 32 << 20)
 
 
 @dataclass(frozen=True)
+class _Arch:
+    """A CPU architecture named by its triple: what code for it may assume without `-mcpu`/`-mattr`."""
+
+    name: str
+    """The triple's first part, as `platform.machine()` names it."""
+    default_cpu: str
+    base_features: tuple[str, ...]
+    """LLVM features every Linux CPU of the architecture has (the Debian ABI's baseline)."""
+    vector_registers: int
+
+
+_TRIPLES: dict[str, _Arch] = {
+    "aarch64-linux-gnu": _Arch("aarch64", "generic", ("neon", "fp-armv8"), 32),
+    "riscv64-linux-gnu": _Arch("riscv64", "generic-rv64", ("m", "a", "f", "d", "c"), 32),
+}
+"""The other CPUs' triples a target may name (their code runs under qemu-user, or on such a machine)."""
+
+_CPU_CACHES: dict[str, tuple[int, int, int]] = {
+    "neoverse-n1": (64 << 10, 1 << 20, 32 << 20),
+    "neoverse-n2": (64 << 10, 1 << 20, 32 << 20),
+    "neoverse-v1": (64 << 10, 1 << 20, 32 << 20),
+    "neoverse-v2": (64 << 10, 2 << 20, 64 << 20),
+    "cortex-a72": (32 << 10, 1 << 20, 1 << 20),
+    "cortex-a76": (64 << 10, 512 << 10, 2 << 20),
+    "sifive-x280": (32 << 10, 256 << 10, 2 << 20),
+    "spacemit-x60": (32 << 10, 512 << 10, 512 << 10),
+}
+"""L1 data, L2 and L3 bytes of the other architectures' CPUs known here (no L3: the L2 twice); others are typical."""
+
+_RVV_CPU_VLEN = {"sifive-x280": 512, "spacemit-x60": 256}
+"""RISC-V CPUs with the vector extension, and their VLEN (`-mcpu` names them: no `-mattr=+v` needed)."""
+
+
+@dataclass(frozen=True)
 class Target:
     """A CPU to compile for: its LLVM name and features, and the facts schedules are built from."""
 
@@ -92,6 +140,23 @@ class Target:
     """LLVM feature names a CPU must have to run the code."""
     cache_bytes: tuple[int, int, int]
     """L1 data, L2 and L3 cache sizes in bytes (per core for L1/L2)."""
+    triple: str
+    """The LLVM triple code is built for: the host's for `host` and the x86 CPU names, else the one named."""
+
+    @property
+    def arch(self) -> str:
+        """The triple's architecture, as `platform.machine()` names it: `x86_64`, `aarch64`, `riscv64`."""
+        return self.triple.split("-", 1)[0]
+
+    @property
+    def is_x86(self) -> bool:
+        """Whether code for this target is x86-64 (may use `llvm.x86.*` intrinsics)."""
+        return self.arch == "x86_64"
+
+    @property
+    def data_layout(self) -> str:
+        """LLVM's data layout string for the triple (what the IR text declares)."""
+        return _data_layout(self.triple)
 
     @property
     def vector_lanes(self) -> int:
@@ -109,8 +174,11 @@ class Target:
     @property
     def dot_u8s8_bits(self) -> int:
         """Width in bits of the u8 x s8 four-way dot product (`vpdpbusd`) the code may use: 512 with AVX512-VNNI on
-        512-bit vectors, 256 with AVX-VNNI (or AVX512-VNNI and VL), else 0 (no such instruction)."""
+        512-bit vectors, 256 with AVX-VNNI (or AVX512-VNNI and VL), else 0 (no such instruction; other architectures:
+        the portable expansion)."""
         features = self.code_features
+        if not self.is_x86:
+            return 0
         if "avx512vnni" in features and self.vector_bits == 512:
             return 512
         if "avxvnni" in features or ("avx512vnni" in features and "avx512vl" in features):
@@ -118,40 +186,128 @@ class Target:
         return 0
 
     def missing_on_host(self) -> list[str]:
-        """The features this target needs that the host CPU lacks (empty: code built for it runs here)."""
+        """The features this target needs that the host CPU lacks (empty: code built for it runs here); for another
+        architecture, the architecture itself."""
+        if self.arch != host_arch():
+            return [self.arch]
         host = _host_features()
         return [feature for feature in self.required_features if not host.get(feature)]
 
     def check_runs_on_host(self) -> None:
-        """Raise ValueError naming the missing features if the host cannot run code built for this target."""
+        """Raise `TargetNotRunnableError` if the host cannot run code built for this target: naming its architecture
+        where it is another CPU's (such code can be built, not run in this process), else the features it lacks."""
+        if self.arch != host_arch():
+            raise TargetNotRunnableError(
+                f"target '{self.name}' is {self.arch} code and this host is {host_arch()}: it can be built "
+                "(minimlc build --target), not run in this process"
+            )
         missing = self.missing_on_host()
         if missing:
-            raise ValueError(f"this host cannot run code for target '{self.name}': it lacks {', '.join(missing)}")
+            raise TargetNotRunnableError(
+                f"this host cannot run code for target '{self.name}': it lacks {', '.join(missing)}"
+            )
 
     def describe(self) -> str:
         """One line for logs and `--stats`: `x86-64-v3 (avx2, 8 f32 lanes, 16 vector registers)`."""
-        isa = "avx512" if self.vector_bits == 512 else "avx2" if self.vector_bits == 256 else "sse"
-        cpu = f"{self.name}={self.cpu}" if self.name != self.cpu else self.name
+        if self.arch == "aarch64":
+            isa = "neon"
+        elif self.arch == "riscv64":
+            isa = "rvv" if "v" in self.required_features else "rv64gc"
+        else:
+            isa = "avx512" if self.vector_bits == 512 else "avx2" if self.vector_bits == 256 else "sse"
+        named = self.name == self.cpu or f"-mcpu={self.cpu}" in self.name
+        cpu = self.name if named else f"{self.name}={self.cpu}"
         return f"{cpu} ({isa}, {self.vector_lanes} f32 lanes, {self.vector_registers} vector registers)"
 
 
 def known_targets() -> list[str]:
-    """Every name `target_from_name` accepts."""
-    return ["host", *_CPUS]
+    """Every x86 CPU name and other CPU's triple `target_from_name` accepts (a triple also takes `-mcpu`/`-mattr`)."""
+    return ["host", *_CPUS, *_TRIPLES]
 
 
 @functools.cache
 def target_from_name(name: str = "host") -> Target:
-    """The target of an LLVM CPU name, or of the host (`host`); raises ValueError naming the known CPUs."""
+    """The target of an x86 LLVM CPU name, of the host (`host`), or of a triple with llc's options
+    (`aarch64-linux-gnu -mcpu=neoverse-v1`); raises ValueError naming the known CPUs and triples."""
     if name == "host":
         return _host_target()
+    if name.split(" ", 1)[0] in _TRIPLES:
+        return _triple_target(name)
     isa = _CPUS.get(name)
     if isa is None:
-        raise ValueError(f"unknown target CPU '{name}'; known: {', '.join(known_targets())}")
-    if not llvm_knows_cpu(name):
+        raise ValueError(
+            f"unknown target CPU '{name}'; known: {', '.join(['host', *_CPUS])}, or a triple "
+            f"({', '.join(_TRIPLES)}) with -mcpu=CPU and -mattr=+FEATURE,..."
+        )
+    _check_llvm_knows(name, llvm.get_default_triple())
+    return Target(
+        name, name, "", isa.vector_bits, isa.vector_registers, isa.required_features, _TYPICAL_CACHES,
+        llvm.get_default_triple(),
+    )  # fmt: skip
+
+
+def _triple_target(name: str) -> Target:
+    """`TRIPLE [-mcpu=CPU] [-mattr=+F,-G,...]`: a target of another architecture, named canonically."""
+    triple, *options = name.split()
+    arch = _TRIPLES[triple]
+    cpu, attrs = arch.default_cpu, list[str]()
+    for option in options:
+        key, _, value = option.partition("=")
+        if key == "-mcpu" and value:
+            cpu = value
+        elif key == "-mattr" and value and all(item[:1] in "+-" and item[1:] for item in value.split(",")):
+            attrs += value.split(",")
+        else:
+            raise ValueError(f"target '{name}': cannot read '{option}'; expected -mcpu=CPU or -mattr=+FEATURE,...")
+    canonical = triple
+    if cpu != arch.default_cpu:
+        _check_llvm_knows(cpu, triple)
+        canonical += f" -mcpu={cpu}"
+    if attrs:
+        canonical += f" -mattr={','.join(attrs)}"
+    base = [feature for feature in arch.base_features if f"-{feature}" not in attrs]
+    enabled = [*base, *(item[1:] for item in attrs if item[0] == "+" and item[1:] not in base)]
+    if cpu in _RVV_CPU_VLEN and "v" not in enabled:
+        enabled.append("v")
+    vlens = [int(item[3:-1]) for item in enabled if re.fullmatch(r"zvl\d+b", item)]  # RVV's VLEN, where given
+    vector_bits = max([128, _RVV_CPU_VLEN.get(cpu, 128), *vlens])
+    features = ",".join([f"+{feature}" for feature in base] + attrs)
+    caches = _CPU_CACHES.get(cpu, _TYPICAL_CACHES)
+    return Target(canonical, cpu, features, vector_bits, arch.vector_registers, tuple(enabled), caches, triple)
+
+
+def _check_llvm_knows(cpu: str, triple: str) -> None:
+    if not llvm_knows_cpu(cpu, triple):
         version = ".".join(map(str, llvm.llvm_version_info))
-        raise ValueError(f"this LLVM ({version}, from llvmlite) does not know CPU '{name}': upgrade llvmlite")
-    return Target(name, name, "", isa.vector_bits, isa.vector_registers, isa.required_features, _TYPICAL_CACHES)
+        if triple == llvm.get_default_triple():
+            raise ValueError(f"this LLVM ({version}, from llvmlite) does not know CPU '{cpu}': upgrade llvmlite")
+        arch = _TRIPLES[triple].name
+        known = ", ".join(name for name in _CPU_CACHES if llvm_knows_cpu(name, triple))
+        raise ValueError(f"LLVM {version} knows no {arch} CPU '{cpu}' (for {triple}); for example: {known}")
+
+
+@functools.cache
+def _data_layout(triple: str) -> str:
+    return str(target_machine(target_from_name(triple if triple in _TRIPLES else "host")).target_data)
+
+
+def host_arch() -> str:
+    """The host's architecture, as a triple names it (`x86_64`, `aarch64`)."""
+    return llvm.get_default_triple().split("-", 1)[0]
+
+
+def target_machine(target: Target, *, opt: int = 3, reloc: str = "default", jit: bool = False) -> llvm.TargetMachine:
+    """A new LLVM target machine for `target`: its triple, CPU and features (RISC-V: the Linux ABI, `lp64d`)."""
+    initialize_llvm()
+    return llvm.Target.from_triple(target.triple).create_target_machine(
+        cpu=target.cpu,
+        features=target.features,
+        opt=opt,
+        reloc=reloc,
+        codemodel="default" if reloc == "pic" else "jitdefault",
+        jit=jit,
+        abiname="lp64d" if target.arch == "riscv64" else "",
+    )
 
 
 def target_of(module: ModuleOp) -> Target:
@@ -166,8 +322,7 @@ def set_target(module: ModuleOp, target: str | Target) -> None:
     """Pin `module` to a target (a name, checked, or a Target); `host` removes the attribute."""
     from xdsl.dialects.builtin import StringAttr
 
-    name = target if isinstance(target, str) else target.name
-    target_from_name(name)
+    name = target_from_name(target).name if isinstance(target, str) else target.name
     if name == "host":
         module.attributes.pop(TARGET_ATTR, None)
     else:
@@ -182,22 +337,24 @@ def copy_target(source: ModuleOp, destination: ModuleOp) -> None:
 
 @functools.cache
 def initialize_llvm() -> None:
-    """Register the host's LLVM target and its assembly printer, once: needed before any target machine is made."""
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
+    """Register LLVM's targets (the host's and the other CPUs' it was built with) and their assembly printers,
+    once: needed before any target machine is made."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
 
 
 @functools.cache
-def llvm_knows_cpu(cpu: str) -> bool:
-    """Whether this process's LLVM knows CPU `cpu` (an older LLVM lacks newer CPUs; code for an unknown one aborts
-    the process): LLVM only warns on stderr when a target machine is made for it, so stderr is read meanwhile."""
+def llvm_knows_cpu(cpu: str, triple: str | None = None) -> bool:
+    """Whether this process's LLVM knows CPU `cpu` for `triple` (default: the host's; an older LLVM lacks newer CPUs;
+    code for an unknown one aborts the process): LLVM only warns on stderr when a target machine is made for it, so
+    stderr is read meanwhile."""
     initialize_llvm()
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
         os.dup2(captured.fileno(), 2)
         try:
-            llvm.Target.from_default_triple().create_target_machine(cpu=cpu)
+            llvm.Target.from_triple(triple or llvm.get_default_triple()).create_target_machine(cpu=cpu)
         finally:
             os.dup2(saved, 2)
             os.close(saved)
@@ -213,13 +370,20 @@ def _host_features() -> dict[str, bool]:
 
 def _host_target() -> Target:
     features = _host_features()
+    flattened = ",".join(("+" if on else "-") + name for name, on in features.items())
+    if host_arch() != "x86_64":  # an AArch64 or RISC-V host: its triple's vector level, its own CPU and features
+        base = _triple_target(next(triple for triple, arch in _TRIPLES.items() if arch.name == host_arch()))
+        enabled = tuple(name for name, on in features.items() if on)
+        return dataclasses.replace(
+            base, name="host", cpu=llvm.get_host_cpu_name(), features=flattened, required_features=enabled,
+            cache_bytes=_host_caches(), triple=llvm.get_default_triple(),
+        )  # fmt: skip
     if features.get("avx512f") and features.get("avx512vl"):
         isa = _AVX512
     elif features.get("avx2") and features.get("fma"):
         isa = _AVX2
     else:
         isa = _CPUS["x86-64"] if not features.get("sse4.2") else _SSE
-    flattened = ",".join(("+" if on else "-") + name for name, on in features.items())
     return Target(
         "host",
         llvm.get_host_cpu_name(),
@@ -228,6 +392,7 @@ def _host_target() -> Target:
         isa.vector_registers,
         isa.required_features,
         _host_caches(),
+        llvm.get_default_triple(),
     )
 
 

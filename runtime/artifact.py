@@ -13,7 +13,8 @@ arrays, each at a 64-byte aligned offset, so that loading is one read and the we
               cheaper than compiling it), weights, constant outputs
 
 `read_file` raises one `ArtifactError` per problem: not a minimlc file, truncated, corrupt (checksum), made by
-another minimlc or llvmlite version, or built for a CPU this host is not.
+another minimlc or llvmlite version, or built for a CPU this host is not: another architecture (the target's
+triple, `aarch64-linux-gnu`, names it) or one with features this host lacks.
 """
 
 from __future__ import annotations
@@ -37,14 +38,15 @@ import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import EntryExtents, EntrySignature, ExternCall
-from minimlc.lowering.target import Target
+from minimlc.lowering.target import Target, host_arch
 from minimlc.runtime.compiled import CompiledModel, align_up, aligned_empty, bind
 from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import load_pool_code, pool_object_code, register_symbols
 
 MAGIC = b"MINIMLC\x00"
-FORMAT_VERSION = 4
-"""4: every model holds the pool code, which holds the allocation guard (3 had no guard)."""
+FORMAT_VERSION = 5
+"""5: the target records its triple (4 did not); 4: every model holds the pool code, which holds the allocation
+guard (3 had no guard)."""
 _HEADER = struct.Struct("<8sIIQQ32s")
 _CHECKSUM_CHUNK = 8 << 20
 
@@ -236,9 +238,16 @@ def read_file(path: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, n
     if format_version != FORMAT_VERSION or found != versions():
         made = ", ".join(f"{key} {value}" for key, value in found.items())
         ours = ", ".join(f"{key} {value}" for key, value in versions().items())
-        raise ArtifactError(f"'{path}' was written by {made} (format {format_version}); this is {ours} "
-                            f"(format {FORMAT_VERSION}): compile the model again")
+        raise ArtifactError(
+            f"'{path}' was written by {made} (format {format_version}); this is {ours} "
+            f"(format {FORMAT_VERSION}): compile the model again"
+        )
     target = target_from_meta(meta["target"])
+    if target.arch != host_arch():
+        raise ArtifactError(
+            f"'{path}' holds {target.arch} code (target '{target.name}', triple {target.triple}) and this host is "
+            f"{host_arch()}: compile the model for this host"
+        )
     missing = target.missing_on_host()
     if missing:
         raise ArtifactError(

@@ -17,17 +17,14 @@ from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
+from minimlc.lowering import target as targets
 from minimlc.lowering.abi import packed_name
-from minimlc.lowering.target import Target, initialize_llvm, target_from_name
+from minimlc.lowering.target import Target, target_from_name
 
 
 def target_machine(target: Target | None = None, opt_level: int = 3) -> llvm.TargetMachine:
-    """A new LLVM target machine for `target` (default: the host), its CPU name and features."""
-    target = target or target_from_name("host")
-    initialize_llvm()
-    return llvm.Target.from_default_triple().create_target_machine(
-        cpu=target.cpu, features=target.features, opt=opt_level, jit=True
-    )
+    """A new LLVM target machine for `target` (default: the host), its triple, CPU name and features."""
+    return targets.target_machine(target or target_from_name("host"), opt=opt_level, jit=True)
 
 
 def optimize(module: llvm.ModuleRef, target_machine: llvm.TargetMachine, opt_level: int) -> None:

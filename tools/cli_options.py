@@ -143,7 +143,9 @@ def add_opt_level(parser: argparse.ArgumentParser) -> None:
         type=target_name,
         default="host",
         metavar="CPU",
-        help="CPU to compile for: host (default) or an LLVM CPU name (x86-64-v3, skylake-avx512, znver4, ...)",
+        help="CPU to compile for: host (default), an x86 LLVM CPU name (x86-64-v3, skylake-avx512, znver4, ...) or "
+        "another CPU's triple, built but not run here ('aarch64-linux-gnu -mcpu=neoverse-v1', "
+        "'riscv64-linux-gnu -mattr=+v')",
     )
     parser.add_argument(
         "-O",

@@ -48,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from minimlc.driver.shared_library import CompilerNotFoundError, LinkError
     from minimlc.frontend.onnx import ModelImportError
     from minimlc.lowering.strategy.tuning_db import TuningDatabaseError
+    from minimlc.lowering.target import TargetNotRunnableError
     from minimlc.lowering.workers import CompileJobsError, compile_jobs
     from minimlc.runtime.artifact import ArtifactError
     from minimlc.runtime.session import InvalidInputError
@@ -61,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli_compare.OracleError,
         TuningDatabaseError,
         CompileJobsError,
+        TargetNotRunnableError,  # `run --target` of another architecture's CPU, or one with features the host lacks
     )
     previous, warnings.formatwarning = warnings.formatwarning, _warning_line
     try:

@@ -39,7 +39,6 @@ import re
 import struct
 from collections.abc import Callable, Sequence
 
-from llvmlite import binding
 from xdsl.dialects import builtin, func, llvm
 from xdsl.dialects.builtin import (
     Float16Type,
@@ -83,8 +82,9 @@ def emit_llvm_ir(module: ModuleOp) -> str:
     texts += emitter.tail_declarations
     texts += emitter.intrinsics.values()
     triple = module.attributes.get("llvm.target_triple")
-    triple_text = triple.data if isinstance(triple, StringAttr) else binding.get_default_triple()
-    return "\n".join(['; ModuleID = ""', f'target triple = "{triple_text}"', 'target datalayout = ""', "", *texts])
+    triple_text = triple.data if isinstance(triple, StringAttr) else emitter.target.triple
+    layout = f'target datalayout = "{emitter.target.data_layout}"'
+    return "\n".join(['; ModuleID = ""', f'target triple = "{triple_text}"', layout, "", *texts])
 
 
 def global_name(name: str) -> str:

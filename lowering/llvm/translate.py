@@ -4,7 +4,7 @@ Reuses xDSL's `convert_op` for the instructions it translates faithfully, and ow
 `convert_module` drops or lacks: function linkage and `passthrough` attributes (`alwaysinline`),
 parameter attributes (`noalias`, ...), fast-math flags on `llvm.call_intrinsic` and `llvm.fcmp`,
 and the `llvmx` casts. Expects a module of `llvm.func`s, as `convert-to-llvm` produces; the
-triple is the module's `llvm.target_triple` or the host's.
+triple is the module's `llvm.target_triple` or its target's (`minimlc.target`), with the target's data layout.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
-from llvmlite import binding, ir
+from llvmlite import ir
 from llvmlite.ir import instructions
 from xdsl.backend.llvm.convert_op import convert_op
 from xdsl.backend.llvm.convert_type import convert_type
@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import LLVMTranslationException
 from xdsl.utils.target import Target
 
 from minimlc.dialects import llvm_ext
+from minimlc.lowering.target import target_of
 
 PARAM_FLAGS = {
     # `llvm.*` argument attributes -> LLVM parameter attributes (also `emit_ir.py`)
@@ -65,8 +66,9 @@ def to_llvmlite(module: ModuleOp) -> ir.Module:
     """Translate a module of `llvm.func`s to an `llvmlite.ir.Module`."""
     llvm_module = ir.Module()
     triple = module.attributes.get("llvm.target_triple")
-    host = binding.get_default_triple()
-    llvm_module.triple = triple.data if isinstance(triple, StringAttr) else host
+    target = target_of(module)
+    llvm_module.triple = triple.data if isinstance(triple, StringAttr) else target.triple
+    llvm_module.data_layout = target.data_layout
     functions: list[llvm.FuncOp] = []
     for op in module.ops:
         if not isinstance(op, llvm.FuncOp):

@@ -1,0 +1,147 @@
+"""Targets of other CPUs, named by triple (`aarch64-linux-gnu -mcpu=neoverse-v1`): parsed into the one `Target`,
+spelled canonically in the module's `minimlc.target`, refused with one line naming what is known, and never run in
+this process. The x86 CPU names keep the host's triple."""
+
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+import pytest
+from model_builder import ModelBuilder
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from minimlc import InferenceSession
+from minimlc.lowering.pipeline import make_context
+from minimlc.lowering.target import (
+    TARGET_ATTR,
+    TargetNotRunnableError,
+    known_targets,
+    set_target,
+    target_from_name,
+    target_of,
+)
+
+KB, MB = 1 << 10, 1 << 20
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "cpu", "features", "vector_bits", "caches"),
+    [
+        ("aarch64-linux-gnu", "aarch64-linux-gnu", "generic", "+neon,+fp-armv8", 128, (32 * KB, MB, 32 * MB)),
+        (
+            "aarch64-linux-gnu   -mcpu=neoverse-v1",
+            "aarch64-linux-gnu -mcpu=neoverse-v1",
+            "neoverse-v1",
+            "+neon,+fp-armv8",
+            128,
+            (64 * KB, MB, 32 * MB),
+        ),
+        ("aarch64-linux-gnu -mcpu=generic", "aarch64-linux-gnu", "generic", "+neon,+fp-armv8", 128, None),
+        ("riscv64-linux-gnu", "riscv64-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", 128, None),
+        ("riscv64-linux-gnu -mattr=+v", "riscv64-linux-gnu -mattr=+v", "generic-rv64", "+m,+a,+f,+d,+c,+v", 128, None),
+        (
+            "riscv64-linux-gnu -mattr=+v,+zvl256b",
+            "riscv64-linux-gnu -mattr=+v,+zvl256b",
+            "generic-rv64",
+            "+m,+a,+f,+d,+c,+v,+zvl256b",
+            256,
+            None,
+        ),
+        ("riscv64-linux-gnu -mattr=-c", "riscv64-linux-gnu -mattr=-c", "generic-rv64", "+m,+a,+f,+d,-c", 128, None),
+        (
+            "riscv64-linux-gnu -mcpu=sifive-x280",
+            "riscv64-linux-gnu -mcpu=sifive-x280",
+            "sifive-x280",
+            "+m,+a,+f,+d,+c",
+            512,
+            (32 * KB, 256 * KB, 2 * MB),
+        ),
+    ],
+)
+def test_a_triple_with_options_parses_into_the_target(
+    text: str, name: str, cpu: str, features: str, vector_bits: int, caches: tuple[int, int, int] | None
+) -> None:
+    target = target_from_name(text)
+    assert (target.name, target.cpu, target.features, target.vector_bits) == (name, cpu, features, vector_bits)
+    assert target.triple == text.split()[0]
+    assert target.vector_registers == 32
+    assert target.vector_lanes == vector_bits // 32
+    assert target.cache_bytes == (caches or (32 * KB, MB, 32 * MB))
+    assert target.dot_u8s8_bits == 0  # no VNNI: the portable expansion
+    assert not target.is_x86
+    assert target_from_name(target.name) == target  # the canonical name parses back to the same target
+
+
+def test_rvv_and_neon_are_described_by_their_isa() -> None:
+    assert target_from_name("aarch64-linux-gnu -mcpu=neoverse-v1").describe() == (
+        "aarch64-linux-gnu -mcpu=neoverse-v1 (neon, 4 f32 lanes, 32 vector registers)"
+    )
+    assert "(rvv, 8 f32 lanes" in target_from_name("riscv64-linux-gnu -mattr=+v,+zvl256b").describe()
+    assert "(rv64gc, 4 f32 lanes" in target_from_name("riscv64-linux-gnu").describe()
+    assert "(rvv, 16 f32 lanes" in target_from_name("riscv64-linux-gnu -mcpu=sifive-x280").describe()
+
+
+@pytest.mark.parametrize("name", ["x86-64-v3", "skylake-avx512", "host"])
+def test_x86_names_keep_the_hosts_triple(name: str) -> None:
+    target = target_from_name(name)
+    assert target.triple == llvm.get_default_triple()
+    assert target.is_x86
+    assert target.name == name
+
+
+def test_known_targets_list_the_triples_after_the_x86_cpus() -> None:
+    known = known_targets()
+    assert known[0] == "host"
+    assert "znver4" in known
+    assert known[-2:] == ["aarch64-linux-gnu", "riscv64-linux-gnu"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "arm64-linux-gnu",
+            r"unknown target CPU 'arm64-linux-gnu'; known: host, x86-64, .*znver5, or a triple "
+            r"\(aarch64-linux-gnu, riscv64-linux-gnu\) with -mcpu=CPU and -mattr=\+FEATURE,...$",
+        ),
+        (
+            "aarch64-linux-gnu -mcpu=pentium4",
+            r"LLVM [\d.]+ knows no aarch64 CPU 'pentium4' \(for aarch64-linux-gnu\); for example: neoverse-n1, .*$",
+        ),
+        (
+            "riscv64-linux-gnu -mcpu=neoverse-v1",
+            r"knows no riscv64 CPU 'neoverse-v1' \(for riscv64-linux-gnu\); for example: sifive-x280, spacemit-x60$",
+        ),
+        (
+            "aarch64-linux-gnu -O3",
+            r"target 'aarch64-linux-gnu -O3': cannot read '-O3'; expected -mcpu=CPU or -mattr=\+FEATURE,...$",
+        ),
+        ("aarch64-linux-gnu -mattr=neon", r"cannot read '-mattr=neon'"),
+        ("riscv64-linux-gnu -mcpu=", r"cannot read '-mcpu='"),
+        ("riscv64-linux-gnu -mattr=+v,", r"cannot read '-mattr=\+v,'"),
+    ],
+)
+def test_a_bad_target_is_refused_in_one_line(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as error:
+        target_from_name(text)
+    assert "\n" not in str(error.value)
+
+
+def test_the_module_attribute_carries_the_canonical_name_and_round_trips() -> None:
+    module = ModuleOp([])
+    set_target(module, "aarch64-linux-gnu  -mcpu=neoverse-v1")
+    printed = str(module)
+    assert f'{TARGET_ATTR} = "aarch64-linux-gnu -mcpu=neoverse-v1"' in printed
+    parsed = Parser(make_context(), printed).parse_module()
+    assert target_of(parsed) == target_from_name("aarch64-linux-gnu -mcpu=neoverse-v1")
+    set_target(module, "x86-64-v3")  # the x86 spelling is unchanged
+    assert f'{TARGET_ATTR} = "x86-64-v3"' in str(module)
+
+
+def test_code_for_another_architecture_is_refused_in_process() -> None:
+    target = target_from_name("riscv64-linux-gnu -mattr=+v")
+    assert target.missing_on_host() == ["riscv64"]
+    b = ModelBuilder(seed=1)
+    model = b.model([1, 8], b.node("Relu", ["x"], "y"), [1, 8])
+    with pytest.raises(TargetNotRunnableError, match=r"^target 'aarch64-linux-gnu' is aarch64 code and this host is "):
+        InferenceSession(model, target="aarch64-linux-gnu")
