@@ -12,7 +12,8 @@ It registers our dialects, passes, named pipelines (expanded before parsing so `
 `--mcpu NAME` (llc's spelling; xdsl-opt's `-t/--target` already names the output format) pins the module's target
 CPU (`minimlc.target`, see `minimlc.lowering.target`) before the passes run. Beyond xdsl-opt it has mlir-opt's pass
 writer flags: `--pass-pipeline`, `--print-ir-*`, `--mlir-timing`, `--verify-each`, `--verify-diagnostics` with
-`// expected-error` annotations, `file:line:col` in errors, crash reproducers and "did you mean" for pass names.
+`// expected-error` annotations, `file:line:col` in errors, crash reproducers, "did you mean" for pass names, and
+`--view-op-graph[=OUT.dot]`, the IR as Graphviz DOT (`tools/op_graph_dot.py`).
 """
 
 from __future__ import annotations
@@ -130,6 +131,8 @@ class MiniOptMain(xDSLOptMain):
             args.passes = from_pass_pipeline(args.pass_pipeline)
         self.entries = parse_pass_list(args.passes, self.available_passes)
         validate_pass_names([*args.print_ir_before, *args.print_ir_after], self.available_passes)
+        if args.view_op_graph == "":
+            raise ValueError("--view-op-graph=: name the .dot file, or give no value for standard output")
         if args.view_op_graph is None and (args.view_op_graph_print_attrs or args.view_op_graph_print_result_types):
             raise ValueError("--view-op-graph-print-attrs and --view-op-graph-print-result-types need --view-op-graph")
         flags = " --allow-unregistered-dialect" if args.allow_unregistered_dialect else ""
