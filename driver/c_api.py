@@ -148,7 +148,7 @@ def c_header(
     output_names = c_names(model.outputs, set(input_names))
     lines = [
         f"/* {Path(library).with_suffix('.h').name}: the C API of {source}, built by minimlc {version('minimlc')} for "
-        f"CPU {model.target.cpu}.",
+        f"CPU {model.target.cpu} ({model.target.triple}).",
         f" * Link with {Path(library).name}; {prefix}_load reads the weights file "
         f"{Path(library).with_suffix('.weights').name} (built with it).",
     ]
@@ -319,9 +319,11 @@ at load, so that code built for another CPU refuses to load instead of dying of 
 
 
 def cpu_checks(target: Target) -> str:
-    """C statements returning the name of the first feature of `target`'s code that the running CPU lacks."""
+    """C statements returning the name of the first feature of `target`'s code that the running CPU lacks (none for
+    another architecture's code: its C compilers may lack `__builtin_cpu_init`)."""
     features = [feature for feature in target.code_features if feature in CPU_CHECKABLE_FEATURES]
-    return "\n".join(f'    if (!__builtin_cpu_supports("{f}")) return "{f}";' for f in features)
+    checks = [f'    if (!__builtin_cpu_supports("{f}")) return "{f}";' for f in features]
+    return "\n".join(["    __builtin_cpu_init();", *checks]) if checks else ""
 
 
 def c_api_source(
@@ -368,7 +370,6 @@ MINIMLC_HIDDEN void {entry}(void **args);
 static const uint64_t weight_bytes[] = {array(weight_bytes)};
 static const uint64_t precomputed_bytes[] = {array(buffer_bytes)};
 static const char *missing_cpu_feature(void) {{
-    __builtin_cpu_init();
 {cpu_checks(model.target)}
     return 0;
 }}

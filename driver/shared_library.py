@@ -48,7 +48,7 @@ from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import EntrySignature, entry_function, extern_calls_in, input_symbols_of
 from minimlc.lowering.pipeline import Pipeline
-from minimlc.lowering.target import Target, initialize_llvm
+from minimlc.lowering.target import Target, host_arch, target_from_name, target_machine
 from minimlc.runtime.compiled import align_up
 from minimlc.runtime.extents import InputBounds, checked_bounds
 from minimlc.runtime.jit import optimized_module
@@ -87,10 +87,7 @@ class ModelObject:
 
 def pic_target_machine(target: Target, llvm_level: int) -> llvm.TargetMachine:
     """A target machine for `target` that emits position-independent code (for a shared library)."""
-    initialize_llvm()
-    return llvm.Target.from_default_triple().create_target_machine(
-        cpu=target.cpu, features=target.features, opt=llvm_level, reloc="pic", codemodel="default"
-    )
+    return target_machine(target, opt=llvm_level, reloc="pic")
 
 
 def library_optimizer(prefix: str | None) -> Callable[[Target, int], Optimizer]:
@@ -153,7 +150,8 @@ def object_code(
 
 def pool_object_code(target: Target, options: PoolOptions = PoolOptions()) -> bytes:
     """The thread pool's object code for `target`, every symbol hidden (each library has its own copy)."""
-    machine, module = library_optimizer(None)(target, 3)(str(build_pool_module(options)), frozenset())
+    pool = build_pool_module(options, target.arch)
+    machine, module = library_optimizer(None)(target, 3)(str(pool), frozenset())
     return machine.emit_object(module)
 
 
@@ -187,16 +185,29 @@ def write_weights(path: str | os.PathLike[str], signature: EntrySignature, weigh
     Path(path).write_bytes(body)
 
 
-def c_compiler(purpose: str = "no C compiler to link the library with") -> list[str]:
-    """The C compiler's command (`$CC`, default `cc`); `CompilerNotFoundError`, its message opening with `purpose`
-    (what needed the compiler), if it is not installed."""
-    command = shlex.split(os.environ.get("CC", "").strip() or "cc")
-    if shutil.which(command[0]) is None:
-        source = "$CC" if os.environ.get("CC", "").strip() else "the default; set CC to choose another"
+def c_compiler(
+    purpose: str = "no C compiler to link the library with", target: Target | None = None, compiler: str | None = None
+) -> list[str]:
+    """The C compiler's command: `compiler` (`--cc`), else `$CC`, else `cc`, or for a `target` of another architecture
+    the cross compiler its triple names (`aarch64-linux-gnu-gcc`); `CompilerNotFoundError`, its message opening with
+    `purpose` (what needed the compiler), if it is not installed."""
+    given = (compiler or "").strip() or os.environ.get("CC", "").strip()
+    cross = target is not None and target.arch != host_arch()
+    command = shlex.split(given or (f"{target.triple}-gcc" if target is not None and cross else "cc"))
+    if shutil.which(command[0]) is not None:
+        return command
+    if given:
+        source = "--cc" if (compiler or "").strip() else "$CC"
+        raise CompilerNotFoundError(f"{purpose}: '{command[0]}' ({source}) is not installed or not on PATH")
+    if target is not None and cross:
         raise CompilerNotFoundError(
-            f"{purpose}: '{command[0]}' ({source}) is not installed or not on PATH; install gcc or clang, or set CC"
+            f"{purpose}: the cross compiler for {target.triple}, '{command[0]}', is not on PATH; install the Debian "
+            f"package gcc-{target.triple}, or name one with --cc (or $CC)"
         )
-    return command
+    raise CompilerNotFoundError(
+        f"{purpose}: '{command[0]}' (the default; set CC to choose another) is not installed or not on PATH; install "
+        "gcc or clang, or set CC"
+    )
 
 
 @dataclass
@@ -221,12 +232,15 @@ def export_library(
     prefix: str = "model",
     source: str = "the model",
     input_bounds: InputBounds | None = None,
+    cc: str | None = None,
 ) -> LibraryFiles:
     """Build `imported` into the shared library `path`, with its header and weights file beside it (`path` with
     the suffixes `.h` and `.weights`). A model imported with run-time dimensions (`import_model(..., symbolic=True)`)
     gets the shaped C API (`driver/c_api.py`), whose runs check each symbol against `input_bounds` (as
-    `InferenceSession` takes them). Raises ValueError for a bad prefix or bounds or a model the C API cannot express,
-    `CompilerNotFoundError` without a C compiler, `LinkError` if the compiler fails."""
+    `InferenceSession` takes them). The target may be another architecture's (`aarch64-linux-gnu`): the library is
+    then linked by its cross compiler (`c_compiler`; `cc` names another). Raises ValueError for a bad prefix, target
+    or bounds or a model the C API cannot express, `CompilerNotFoundError` without a C compiler, `LinkError` if the
+    compiler fails."""
     if not re.fullmatch(r"[A-Za-z_]\w*", prefix, flags=re.ASCII):
         raise ValueError(f"the prefix must be a C identifier, got '{prefix}'")
     if imported.constant_outputs:
@@ -237,7 +251,7 @@ def export_library(
     if externs := sorted({name for name, _ in extern_calls_in(imported.module)}):
         raise ValueError(f"the model calls external functions ({', '.join(externs)}): the C API cannot bind them yet")
     bounds = checked_bounds(input_bounds, input_symbols_of(entry_function(imported.module)))
-    compiler = c_compiler()
+    compiler = c_compiler(target=target_from_name(target) if isinstance(target, str) else target, compiler=cc)
     model = object_code(imported, pipeline, opt_level=opt_level, target=target, prefix=prefix)
     start = time.perf_counter()
     pool_code = pool_object_code(model.target)
@@ -260,7 +274,7 @@ def export_library(
             c_api_source(model, prefix, header.name, imported.weights, weights_fingerprint, bounds)
         )
         command = [
-            *compiler, "-shared", "-fPIC", "-O2", "-fvisibility=hidden",
+            *compiler, "-shared", "-fPIC", "-O2", "-fvisibility=hidden", "-Werror=implicit-function-declaration",
             f"-I{RUNTIME_DIR}", f"-I{folder}",
             "-o", str(folder / library.name),
             str(folder / "api.c"), str(RUNTIME_DIR / "minimlc_runtime.c"),

@@ -56,7 +56,7 @@ VOID = ir.VoidType()
 BODY = ir.FunctionType(VOID, [PTR, I64]).as_pointer()
 """`void (*)(ptr ctx, i64 task)`; prints as `ptr`, but llvmlite needs the pointee type for indirect calls."""
 
-_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98, "riscv64": 98}
 _FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
 _CACHE_LINE = 64
 CHUNK_SHIFT = 3
@@ -123,10 +123,9 @@ def _store_atomic(b: ir.IRBuilder, value: ir.Value, pointer: ir.Value, ordering:
 class _PoolModule:
     """Builds the pool's functions into one `ir.Module`."""
 
-    def __init__(self, options: PoolOptions) -> None:
+    def __init__(self, options: PoolOptions, machine: str) -> None:
         self.options = options
         self.module = ir.Module(name="minimlc_threadpool")
-        machine = platform.machine()
         if machine not in _SYS_FUTEX:
             raise NotImplementedError(f"the minimlc thread pool has no futex syscall number for {machine}")
         self.sys_futex = _SYS_FUTEX[machine]
@@ -464,9 +463,10 @@ class _PoolModule:
         b.ret_void()
 
 
-def build_pool_module(options: PoolOptions = PoolOptions()) -> ir.Module:
+def build_pool_module(options: PoolOptions = PoolOptions(), machine: str | None = None) -> ir.Module:
     """The pool's LLVM module: the five `minimlc_pool_*`/`minimlc_parallel_for` functions and their helpers, and the
-    allocation guard model code runs under (`runtime.alloc_guard_ir`)."""
-    module = _PoolModule(options).build()
+    allocation guard model code runs under (`runtime.alloc_guard_ir`); for CPU architecture `machine` (`x86_64`,
+    `aarch64`, `riscv64`; default: the host's)."""
+    module = _PoolModule(options, machine or platform.machine()).build()
     add_alloc_guard(module)
     return module

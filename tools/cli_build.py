@@ -36,6 +36,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="the sizes a run may give the symbolic dimension SYMBOL (e.g. batch=1:64; repeatable): a model whose "
         "inputs keep symbolic dimensions is built once for every shape, and its C API refuses sizes outside these",
     )
+    build.add_argument(
+        "--cc",
+        metavar="COMMAND",
+        help="the C compiler that links the library (default: $CC, else cc; for another architecture's --target, "
+        "its cross compiler TRIPLE-gcc, e.g. aarch64-linux-gnu-gcc)",
+    )
     cli_options.add_tuning_db(build)
     build.set_defaults(command=build_library)
 
@@ -93,7 +99,7 @@ def compile_object(args: argparse.Namespace, extra_passes: dict[str, list[str]] 
 def build_library(args: argparse.Namespace) -> int:
     """`minimlc build MODEL -o LIB.so`: the library, its header and its weights file; a model whose inputs keep
     symbolic dimensions (those `--input-shape` does not fix) is built with run-time dimensions, bounded by
-    `--input-bound`."""
+    `--input-bound`. `--target aarch64-linux-gnu` builds it for that CPU, linked by its cross compiler (`--cc`)."""
     from xdsl.utils.exceptions import DiagnosticException, VerifyException
 
     from minimlc.driver.shared_library import export_library
@@ -128,6 +134,7 @@ def build_library(args: argparse.Namespace) -> int:
             prefix=args.prefix,
             source=Path(args.model).name,
             input_bounds=bounds,
+            cc=args.cc,
         )
     except (ModelImportError, DiagnosticException, VerifyException) as error:
         if not symbolic:
