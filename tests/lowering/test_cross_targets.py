@@ -4,6 +4,8 @@ this process. The x86 CPU names keep the host's triple."""
 
 from __future__ import annotations
 
+import re
+
 import llvmlite.binding as llvm
 import pytest
 from model_builder import ModelBuilder
@@ -11,15 +13,18 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from minimlc import InferenceSession
-from minimlc.lowering.pipeline import make_context
+from minimlc.lowering.llvm.translate import translate_to_llvm_ir
+from minimlc.lowering.pipeline import make_context, run_pipeline
 from minimlc.lowering.target import (
     TARGET_ATTR,
     TargetNotRunnableError,
     known_targets,
     set_target,
     target_from_name,
+    target_machine,
     target_of,
 )
+from minimlc.runtime.jit import optimized_module
 
 KB, MB = 1 << 10, 1 << 20
 
@@ -145,3 +150,31 @@ def test_code_for_another_architecture_is_refused_in_process() -> None:
     model = b.model([1, 8], b.node("Relu", ["x"], "y"), [1, 8])
     with pytest.raises(TargetNotRunnableError, match=r"^target 'aarch64-linux-gnu' is aarch64 code and this host is "):
         InferenceSession(model, target="aarch64-linux-gnu")
+
+
+MATMUL_RELU = """
+func.func @main(%x: tensor<16x64xf32>, %w: tensor<64x64xf32>) -> tensor<16x64xf32> {
+  %y = graph.matmul %x, %w : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  %r = graph.relu %y : tensor<16x64xf32>
+  func.return %r : tensor<16x64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "fma", "count"),
+    [
+        ("aarch64-linux-gnu", r"fmla\tv\d+\.4s, v\d+\.4s, v\d+\.", 16),  # NEON: by element, or of a broadcast
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", r"fmla\tv\d+\.4s", 16),
+        ("riscv64-linux-gnu -mattr=+v", r"vfmacc\.vf\tv\d+, fa\d+, v\d+", 8),  # RVV: vector += scalar * vector
+        ("riscv64-linux-gnu", r"fmadd\.s\t", 64),  # no V: scalar multiply-adds
+    ],
+)
+def test_the_matmul_tile_is_the_targets_own_fma(target: str, fma: str, count: int) -> None:
+    """The GEMM register tile, built for another CPU, is its own vector FMA (counted in the assembly), never x86."""
+    module = Parser(make_context(), MATMUL_RELU).parse_module()
+    run_pipeline(module, 3, target=target)
+    machine = target_machine(target_from_name(target))
+    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, 3))
+    assert len(re.findall(fma, assembly)) == count
+    assert not re.search(r"%[xyz]mm|vfmadd\d+ps", assembly)
