@@ -20,6 +20,8 @@ import onnxruntime
 import pytest
 from make_mlp import build_mlp
 from model_builder import ModelBuilder
+from onnx import TensorProto, helper
+from quantized_resnet import onnxruntime_saturates_u8s8, quantized_resnet
 from transformer_models import Dims, transformer_encoder_layer
 
 from minimlc import InferenceSession
@@ -49,17 +51,42 @@ def conv_net() -> onnx.ModelProto:
     return b.model([1, 3, 16, 16], "fc", [1, 10])
 
 
+def quantized_net() -> onnx.ModelProto:
+    """The quantized ResNet block (uint8 x int8 convolutions, a QLinearMatMul), its uint8 outputs cast to float32
+    (exactly) for main.c; 7-bit weights where ONNX Runtime's kernels saturate on this host."""
+    model = quantized_resnet(channels=8, size=8, blocks=1, reduce_range=onnxruntime_saturates_u8s8())
+    outputs = list(model.graph.output)
+    del model.graph.output[:]
+    for output in outputs:
+        shape = [dim.dim_value for dim in output.type.tensor_type.shape.dim]
+        model.graph.node.append(helper.make_node("Cast", [output.name], [f"{output.name}_f32"], to=TensorProto.FLOAT))
+        model.graph.output.append(helper.make_tensor_value_info(f"{output.name}_f32", TensorProto.FLOAT, shape))
+    return model
+
+
 MODELS = {
     "mlp": build_mlp,
     "conv": conv_net,
     "encoder": lambda: transformer_encoder_layer(Dims(tokens=8, hidden=32, heads=2, ffn=64), "Gelu"),
+    "quantized": quantized_net,
 }
-TARGETS = ["aarch64-linux-gnu", "aarch64-linux-gnu -mcpu=neoverse-v1", "riscv64-linux-gnu -mattr=+v"]
+TARGETS = [
+    "aarch64-linux-gnu",
+    "aarch64-linux-gnu -mcpu=neoverse-v1",
+    "riscv64-linux-gnu -mattr=+v",
+    "riscv64-linux-gnu",
+]
 
 
 def missing_tools(triple: str) -> list[str]:
     """The cross compiler and emulator of `triple` that are not on PATH."""
     return [tool for tool in (f"{triple}-gcc", EMULATORS[triple][0]) if shutil.which(tool) is None]
+
+
+def qemu_version(emulator: str) -> tuple[int, ...]:
+    """`qemu-riscv64 --version`'s version: (7, 2, 22)."""
+    words = subprocess.run([emulator, "--version"], capture_output=True, text=True, check=True).stdout.split()
+    return tuple(int(part) for part in words[2].split("."))
 
 
 def needs_tools(triple: str) -> pytest.MarkDecorator:
@@ -79,7 +106,9 @@ def host_run(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray], list[np
         for info in model.graph.input
     }
     host = InferenceSession(model, num_threads=1).run(None, feeds)
-    reference = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC  # its QOperator kernels
+    reference = onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     return model, feeds, host, reference.run(None, feeds)
 
 
@@ -117,15 +146,31 @@ def run_under_qemu(
 @pytest.mark.parametrize("target", [pytest.param(t, marks=needs_tools(t.split()[0])) for t in TARGETS])
 @pytest.mark.parametrize("name", list(MODELS))
 def test_cross_built_model_runs_under_qemu_as_the_host_build(name: str, target: str, tmp_path: Path) -> None:
+    """Float models within 1e-5 of the host build; the quantized one within one step of the host build and ONNX
+    Runtime on at most 1% of its outputs: its dequantize-add-requantize arithmetic carries `contract`, which lets
+    LLVM fuse multiply-adds (one rounding) where the target's code generator chooses (the generic AArch64 build: one
+    of 512 outputs a step apart), so a value at a rounding tie may land one step apart."""
+    if name == "quantized" and target.endswith("+v") and qemu_version("qemu-riscv64") < (8,):
+        pytest.skip(
+            "qemu-riscv64 before 8.0 aborts (decode_save_opc assertion) on the fsrmi that LLVM emits before RVV's "
+            "vfcvt for a vector roundeven"
+        )
     model, feeds, host, oracle = host_run(name)
     printed, seconds = run_under_qemu(model, feeds, target, tmp_path / "build", threads=2 if name == "conv" else 1)
     assert [value.size for value in printed] == [value.size for value in host]
     for got, want, expected in zip(printed, host, oracle, strict=True):
+        if name == "quantized":
+            assert len(np.unique(want)) > 3  # not saturated to a constant
+            for other in (want.ravel(), expected.ravel()):
+                print(f"{name} {target}: {np.count_nonzero(got != other)} of {got.size} outputs one step apart")
+                assert np.abs(got - other).max() <= 1
+                assert np.count_nonzero(got != other) <= got.size // 100
+            continue
         scale = float(np.abs(want).max())
         np.testing.assert_allclose(got, want.ravel(), rtol=1e-5, atol=1e-5 * scale)
         np.testing.assert_allclose(got, expected.ravel(), rtol=1e-4, atol=1e-4 * scale)
-        difference = float(np.abs(got - want.ravel()).max()) / scale
-    print(f"{name} {target}: build {seconds['build']:.2f} s, qemu {seconds['qemu']:.2f} s, max diff {difference:.1e}")
+        print(f"{name} {target}: max |difference| / max {float(np.abs(got - want.ravel()).max()) / scale:.1e}")
+    print(f"{name} {target}: build {seconds['build']:.2f} s, qemu {seconds['qemu']:.2f} s")
 
 
 @needs_tools("aarch64-linux-gnu")
