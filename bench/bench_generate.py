@@ -9,11 +9,11 @@ cache (`examples/llama_cache.py`, random weights), and the memory-bandwidth boun
 Both generate greedily from the same prompt through the same loop (prefill the prompt in one call, then one token
 per call, each step's presents fed back as pasts), ONNX Runtime at `--threads` intra-op threads; rounds alternate
 which goes first and the table gives medians. Decode at batch 1 reads every weight once per token, so its tokens/s
-is bounded by bandwidth / weight bytes: the bandwidth is measured by a minimlc-compiled ReduceSum streaming 512 MiB
-of float32 (more than the caches hold) at the same thread count, over the weight bytes a token reads (at int8 and
-int4, the packed codes and scales of `Generator(precision=...)`'s quantized model). ONNX Runtime runs the float32
-model, and the int4 model quantized the same way (its MatMulNBits); the quantized logits after the prompt are
-compared with float32's.
+is bounded by bandwidth / weight bytes: the bandwidth (`runtime.machine_peak.memory_bandwidth_gbs`) is that of a
+JIT-compiled sum streaming 512 MiB of float32 (more than the caches hold) at the same thread count, over the weight
+bytes a token reads (at int8 and int4, the packed codes and scales of `Generator(precision=...)`'s quantized
+model). ONNX Runtime runs the float32 model, and the int4 model quantized the same way (its MatMulNBits); the
+quantized logits after the prompt are compared with float32's.
 """
 
 from __future__ import annotations
@@ -28,21 +28,22 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
 from llama_cache import LlamaDims, greedy_with_cache, llama_with_cache
 from make_llama import SMALL
 
-from minimlc import Generator, InferenceSession
+from minimlc import Generator
 from minimlc.frontend.onnx_weight_quantization import quantize_model
+from minimlc.runtime.machine_peak import memory_bandwidth_gbs
 
 CONFIGS = {
     "small": SMALL,
     "0.5b": LlamaDims(hidden=896, heads=14, kv_heads=2, ffn=4864, vocab=32000, layers=24, max_positions=512),
 }
-STREAM_BYTES = 512 << 20
+STREAM_MIB = 512
 
 
 def weight_bytes_per_token(model: onnx.ModelProto) -> int:
@@ -55,30 +56,6 @@ def weight_bytes_per_token(model: onnx.ModelProto) -> int:
         math.prod(initializers[name].dims) * helper.tensor_dtype_to_np_dtype(initializers[name].data_type).itemsize
         for name in read
     )
-
-
-def bandwidth(threads: int) -> float:
-    """Bytes per second of a minimlc-compiled float32 ReduceSum of rows of 4,096 over `STREAM_BYTES` (median of 7)."""
-    count = STREAM_BYTES // 4
-    graph = helper.make_graph(
-        [helper.make_node("ReduceSum", ["x", "axis"], ["total"], keepdims=0)],
-        "stream",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [count // 4096, 4096])],
-        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [count // 4096])],
-        [onnx.numpy_helper.from_array(np.array([1], np.int64), "axis")],
-    )
-    session = InferenceSession(
-        helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), num_threads=threads
-    )
-    x = np.full((count // 4096, 4096), 1 / 4096, np.float32)
-    (total,) = session.run(None, {"x": x})
-    np.testing.assert_allclose(total, 1.0, rtol=1e-5, err_msg="the streaming read did not read every element")
-    times = []
-    for _ in range(7):
-        start = time.perf_counter()
-        session.run(None, {"x": x})
-        times.append(time.perf_counter() - start)
-    return STREAM_BYTES / statistics.median(times)
 
 
 def onnx_runtime_session(model: onnx.ModelProto, threads: int):
@@ -128,7 +105,7 @@ def main() -> int:
         order = list(contenders) if round_ % 2 == 0 else list(reversed(contenders))
         for name in order:
             samples[name].append(contenders[name]())
-    bandwidth_bytes = bandwidth(args.threads)
+    bandwidth_bytes = memory_bandwidth_gbs(args.threads, STREAM_MIB) * 1e9
     _report(args, samples, weights, compile_seconds, bandwidth_bytes)
     if len(generators) > 1:
         reference = generators["float32"].next_token_logits(prompt) if "float32" in generators else None

@@ -28,6 +28,8 @@ def profiled_calls(module: ModuleOp) -> list[ProfiledCall]:
         assert isinstance(flops, IntegerAttr)
         assert isinstance(schedule, StringAttr)
         assert isinstance(tasks, StringAttr)
+        moved = entry.data.get("bytes")
+        assert isinstance(moved, IntegerAttr)
         keys = tuple(tasks.data.split(" + ")) if tasks.data else ()
-        calls.append(ProfiledCall(kernel.data, flops.value.data, schedule.data, keys))
+        calls.append(ProfiledCall(kernel.data, flops.value.data, schedule.data, keys, moved.value.data))
     return calls

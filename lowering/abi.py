@@ -54,7 +54,8 @@ intermediates have run-time sizes (the rest of the arena is sized per run)."""
 INTERMEDIATE_BYTES_ATTR = "minimlc.intermediate_bytes"
 """The intermediates' summed sizes: what one buffer each would take."""
 PROFILE_ATTR = "minimlc.profile"
-"""On the entry, with `loop-profile-calls`: per kernel call, in order, `{kernel, flops, schedule, tasks}`."""
+"""On the entry, with `loop-profile-calls`: per kernel call, in order, `{kernel, flops, bytes, schedule, tasks}`
+(`bytes`: of the buffers the call passes; 0 where not known)."""
 SCHEDULE_ATTR = "minimlc.schedule"
 """On a kernel: its rule and config as text (`gemm mr=8 nr=32 ...`; a fused kernel's stages joined by ` + `), left by
 `default-schedule{annotate=true}` for the profiler."""

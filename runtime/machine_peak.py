@@ -1,6 +1,8 @@
-"""This machine's one-core fp32 peak: a JIT-compiled loop of independent vector FMAs.
+"""This machine's one-core fp32 peak (a JIT-compiled loop of independent vector FMAs) and its memory bandwidth (a
+JIT-compiled vector sum streaming a buffer larger than the caches).
 
     fma_peak_gflops()        # e.g. 116.2 on a Zen 4 core (AVX-512, 16 lanes), 39.8 on a Zen 2 one (AVX2, 8 lanes)
+    memory_bandwidth_gbs(2)  # GB/s that 2 threads read, each summing its slice of 256 MiB of float32
 
 The loop is LLVM IR built here and compiled by minimlc's JIT (host CPU, O3): one `llvm.fma.v<lanes>f32` per
 accumulator per iteration, with as many independent accumulators as half the vector registers, so the FMA units'
@@ -8,12 +10,15 @@ latency is hidden and nothing but their throughput bounds the loop. It times the
 time) and keeps the best of several repeats: a peak is what the core can do, and on a machine other processes load,
 wall time would count the slices they take. The profiler's "% peak" column and headroom line and the tuner's task
 priorities divide by it (`minimlc run --profile`, `minimlc tune`); `bench/machine_peak.py` prints it beside numpy's
-sgemm.
+sgemm. The bandwidth is the roof's slope in `minimlc run --profile --plot` and the decode bound of
+`bench/bench_generate.py`: Python threads call the sum on their slices at once (ctypes releases the GIL), the wall
+time of the slowest bounds the read.
 """
 
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 from collections.abc import Callable
 
@@ -23,6 +28,9 @@ from minimlc.lowering.target import target_from_name
 from minimlc.runtime.jit import JitModule
 
 FMA_FUNCTION = "fma_peak"
+STREAM_FUNCTION = "stream_sum"
+STREAM_ACCUMULATORS = 4
+"""Independent vector sums in the streaming loop: enough that the adds' latency never bounds it."""
 
 
 def fma_loop_ir(lanes: int, accumulators: int) -> str:
@@ -97,3 +105,75 @@ def fma_peak_gflops(seconds_per_repeat: float = 0.05, repeats: int = 7) -> float
     iterations = max(1, int(iterations * seconds_per_repeat / elapsed))
     seconds = best_cpu_seconds(lambda: run(address, iterations), repeats)
     return flops_per_iteration * iterations / seconds / 1e9
+
+
+def stream_sum_ir(lanes: int) -> str:
+    """`void stream_sum(ptr data, i64 groups, ptr out)`: the float32 sum of `groups` >= 1 groups of
+    `STREAM_ACCUMULATORS` vectors of `lanes` at `data`, into one vector at `out` (lane-wise)."""
+    vector = f"<{lanes} x float>"
+    phis, body = [], []
+    for k in range(STREAM_ACCUMULATORS):
+        phis.append(f"  %acc{k} = phi {vector} [ zeroinitializer, %entry ], [ %next{k}, %loop ]")
+        body += [
+            f"  %at{k} = add i64 %first, {k}",
+            f"  %ptr{k} = getelementptr {vector}, ptr %data, i64 %at{k}",
+            f"  %v{k} = load {vector}, ptr %ptr{k}, align 4",
+            f"  %next{k} = fadd {vector} %acc{k}, %v{k}",
+        ]
+    sums = [f"  %sum1 = fadd {vector} %next0, %next1"]
+    sums += [f"  %sum{k} = fadd {vector} %sum{k - 1}, %next{k}" for k in range(2, STREAM_ACCUMULATORS)]
+    return "\n".join(
+        [
+            f"define void @{STREAM_FUNCTION}(ptr %data, i64 %groups, ptr %out) {{",
+            "entry:",
+            "  br label %loop",
+            "loop:",
+            "  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]",
+            *phis,
+            f"  %first = mul i64 %i, {STREAM_ACCUMULATORS}",
+            *body,
+            "  %i.next = add i64 %i, 1",
+            "  %done = icmp uge i64 %i.next, %groups",
+            "  br i1 %done, label %exit, label %loop",
+            "exit:",
+            *sums,
+            f"  store {vector} %sum{STREAM_ACCUMULATORS - 1}, ptr %out, align 4",
+            "  ret void",
+            "}",
+        ]
+    )
+
+
+def memory_bandwidth_gbs(threads: int = 1, mebibytes: int = 256, repeats: int = 5) -> float:
+    """GB/s that `threads` threads read at once, each summing its slice of `mebibytes` MiB of float32 (the best of
+    `repeats` timed reads after one warm-up); ValueError if a sum misses an element."""
+    lanes = target_from_name("host").vector_lanes
+    jit = JitModule(stream_sum_ir(lanes))
+    function = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
+    run = function(jit.function_address(STREAM_FUNCTION))
+    group = lanes * STREAM_ACCUMULATORS
+    per_thread = max(1, (mebibytes << 20) // (4 * group * threads))
+    data = np.ones((threads, per_thread * group), np.float32)
+    sums = np.zeros((threads, lanes), np.float32)
+
+    def read_once() -> float:
+        start = threading.Barrier(threads + 1)
+
+        def read(index: int) -> None:
+            start.wait()
+            run(data[index].ctypes.data, per_thread, sums[index].ctypes.data)
+
+        workers = [threading.Thread(target=read, args=(index,)) for index in range(threads)]
+        for worker in workers:
+            worker.start()
+        start.wait()
+        began = time.perf_counter()
+        for worker in workers:
+            worker.join()
+        return time.perf_counter() - began
+
+    read_once()
+    if not np.allclose(sums.sum(axis=1, dtype=np.float64), data.shape[1], rtol=1e-6):
+        raise ValueError(f"the streaming sum read {sums.sum()} of {data.size} elements")
+    seconds = min(read_once() for _ in range(repeats))
+    return data.nbytes / seconds / 1e9

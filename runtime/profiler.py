@@ -59,11 +59,15 @@ class ProfiledCall:
     schedule: str
     tasks: tuple[str, ...] = ()
     """The tuning keys of the kernel's stages (`minimlc.task`; `-` for a stage without one)."""
+    bytes: int = 0
+    """The summed sizes of the buffers the call passes (each moved once: the least traffic it can have); 0 where
+    not known (a buffer with a run-time extent; a build saved before bytes were recorded)."""
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> ProfiledCall:
         """The call `dataclasses.asdict` wrote into a saved build's metadata (`tasks` as a list)."""
-        return cls(value["kernel"], value["flops"], value["schedule"], tuple(value.get("tasks", ())))
+        tasks = tuple(value.get("tasks", ()))
+        return cls(value["kernel"], value["flops"], value["schedule"], tasks, value.get("bytes", 0))
 
 
 class Profiler:
@@ -88,8 +92,9 @@ class Profiler:
 
     def summary(self, peak_gflops: float | None = None) -> list[dict[str, Any]]:
         """Per kernel, slowest first: `kernel`, `schedule`, `calls`, `total_ms`, `share` (of all kernel time),
-        `gflops` (None without float work), and with `peak_gflops` (else None) `peak_percent` and `peak_ms`: the
-        kernel's float work at the peak, at most its measured time."""
+        `gflops` (None without float work), `gbs` (GB/s of its buffers' bytes) and `intensity` (FLOP per byte; both
+        None where a call's bytes are not known), and with `peak_gflops` (else None) `peak_percent` and `peak_ms`:
+        the kernel's float work at the peak, at most its measured time."""
         rows: dict[str, dict[str, Any]] = {}
         for _, _, times in self.runs:
             for call, (begin, end) in zip(self.calls, times):
@@ -97,12 +102,16 @@ class Profiler:
                 row["calls"] += 1
                 row["ns"] = row.get("ns", 0) + int(end - begin)
                 row["flops"] = row.get("flops", 0) + call.flops
+                known = call.bytes > 0 and row.get("bytes", 0) >= 0  # -1: some call's bytes not known
+                row["bytes"] = row.get("bytes", 0) + call.bytes if known else -1
         total = sum(row["ns"] for row in rows.values()) or 1
         for row in rows.values():
-            nanoseconds, flops = row.pop("ns"), row.pop("flops")
+            nanoseconds, flops, moved = row.pop("ns"), row.pop("flops"), row.pop("bytes")
             row["total_ms"] = nanoseconds / 1e6
             row["share"] = nanoseconds / total
             row["gflops"] = flops / nanoseconds if flops and nanoseconds else None
+            row["gbs"] = moved / nanoseconds if moved > 0 and nanoseconds else None
+            row["intensity"] = flops / moved if flops and moved > 0 else None
             row["peak_percent"] = 100 * row["gflops"] / peak_gflops if row["gflops"] and peak_gflops else None
             row["peak_ms"] = min(row["total_ms"], flops / peak_gflops / 1e6) if peak_gflops else None
         return sorted(rows.values(), key=lambda row: -row["total_ms"])
@@ -116,7 +125,7 @@ class Profiler:
             if self.clock == "cpu" and len(times):  # CPU-time offsets from the first call, placed at the run's start
                 times = times - times[0, 0] + start
             for call, (begin, finish) in zip(self.calls, times):
-                args = {"schedule": call.schedule, "flops": call.flops}
+                args = {"schedule": call.schedule, "flops": call.flops, "bytes": call.bytes}
                 events.append(self._event(call.kernel, "Node", int(begin), int(finish), pid, args))
         return events
 
@@ -140,13 +149,15 @@ class Profiler:
 
 def summary_table(rows: Sequence[dict[str, Any]]) -> str:
     """`Profiler.summary` as a text table (what `minimlc run --profile` prints)."""
-    lines = [f"{'kernel':<40} {'calls':>6} {'total ms':>10} {'share':>7} {'GFLOP/s':>9} {'% peak':>7}  schedule"]
+    header = f"{'kernel':<40} {'calls':>6} {'total ms':>10} {'share':>7} {'GFLOP/s':>9} {'% peak':>7} {'GB/s':>7}"
+    lines = [f"{header}  schedule"]
     for row in rows:
         gflops = f"{row['gflops']:.2f}" if row["gflops"] else "-"
         peak = f"{row['peak_percent']:.1f}" if row["peak_percent"] else "-"
+        gbs = f"{row['gbs']:.2f}" if row.get("gbs") else "-"
         lines.append(
             f"{row['kernel']:<40} {row['calls']:>6} {row['total_ms']:>10.3f} {100 * row['share']:>6.1f}% "
-            f"{gflops:>9} {peak:>7}  {row['schedule']}"
+            f"{gflops:>9} {peak:>7} {gbs:>7}  {row['schedule']}"
         )
     return "\n".join(lines)
 

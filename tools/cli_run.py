@@ -3,7 +3,10 @@
     minimlc run model.onnx --repeat 100 --save-outputs out/     # random inputs; out/NAME.npy per output
     minimlc run model.mlc --input x=x.npy                       # a saved model (compile -o model.mlc): no compiling
     minimlc run bert.onnx --input-shape input_ids=4,77           # symbolic dimensions kept: the shape is the run's
-    minimlc run model.onnx --profile --plot roofline.png       # each kernel under the roofline (needs matplotlib)
+    minimlc run model.onnx --profile --plot roofline.png        # each kernel under the roofline (needs matplotlib)
+
+`--profile` prints a table per kernel (time, GFLOP/s, % of peak, GB/s of its buffers, schedule); a saved model
+profiles if it was saved from a profiled build.
 """
 
 from __future__ import annotations
@@ -172,14 +175,12 @@ def _save(path: Path, value: np.ndarray) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
-def _plot_file(args: argparse.Namespace, model: Path) -> Path:
-    """Where `--plot` draws: a usage error without --profile, matplotlib, an .onnx model or a known image suffix."""
+def _plot_file(args: argparse.Namespace) -> Path:
+    """Where `--plot` draws: a usage error without --profile, matplotlib or a known image suffix."""
     if not args.profile:
         raise cli_options.UsageError("--plot draws the kernel profile: use it with --profile")
     if importlib.util.find_spec("matplotlib") is None:
         raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")
-    if cli_files.is_saved_model(model):
-        raise cli_options.UsageError(f"--plot lowers the .onnx model again for its kernels' buffers: {model} is saved")
     if Path(args.plot).suffix not in (".png", ".svg", ".pdf"):
         raise cli_options.UsageError(f"--plot {args.plot}: draws a .png, .svg or .pdf file")
     return cli_files.output_file(args.plot, "--plot")
@@ -192,7 +193,7 @@ def run_model(args: argparse.Namespace) -> int:
     if args.profile_json and not args.profile:
         raise cli_options.UsageError("--profile-json writes the kernel profile: use it with --profile")
     model = cli_files.model_file(args.model)
-    plot = _plot_file(args, model) if args.plot else None
+    plot = _plot_file(args) if args.plot else None
     folder = cli_files.output_dir(args.save_outputs, "--save-outputs") if args.save_outputs else None
     trace = cli_files.output_file(args.profile_json, "--profile-json") if args.profile_json else None
     feeds = cli_options.load_inputs(args.input)
@@ -237,5 +238,5 @@ def run_model(args: argparse.Namespace) -> int:
         if plot is not None:
             from minimlc.tools.roofline_plot import plot_session
 
-            print(plot_session(args, session, peak, rows, plot))
+            print(plot_session(args.model, session, peak, rows, plot))
     return 0

@@ -1,25 +1,21 @@
 """`minimlc run MODEL --profile --plot roofline.png`: each kernel as a point under the machine's roofline.
 
-A kernel's point is its arithmetic intensity (x: the floating-point operations of one call, as `loop-profile-calls`
-counts them, per byte of the memref buffers the call takes: each read or written once, the least traffic the call can
-have) against the GFLOP/s the profiler measured (y), log-log. The roof is min(peak, bandwidth x intensity): the FMA
-peak `runtime.machine_peak` measures (times the threads, as the profile table's % of peak) and the memory bandwidth
-of a minimlc-compiled ReduceSum streaming 256 MiB on the same threads. A point far under the slope moves more bytes
-than its buffers (re-reads that miss the caches); one far under the flat roof wastes compute. The profile records no
-bytes, so the model is lowered once more, with the same pipeline, to the `program` stage, where each kernel is a
-function whose arguments are its buffers:
+A kernel's point is its arithmetic intensity (x: the floating-point operations of its calls, as `loop-profile-calls`
+counts them, per byte of the memref buffers the calls pass, which it records beside them: each read or written once,
+the least traffic a call can have) against the GFLOP/s the profiler measured (y), log-log. The roof is min(peak,
+bandwidth x intensity): the FMA peak `runtime.machine_peak` measures (times the threads, as the profile table's % of
+peak) and the memory bandwidth it measures on the same threads. A point far under the slope moves more bytes than its
+buffers (re-reads that miss the caches); one far under the flat roof wastes compute. Everything comes from the
+profile, so a saved profiled build (`.mlc`) plots as its `.onnx` does:
 
-    module = profiled_module("model.onnx", {}, opt_level=3)     # kernels at the `program` stage
-    points = roofline_points(session.profiler.summary(), session.profiler.calls, kernel_bytes(module))
-    drawn = draw_roofline(points, peak_gflops=120.0, bandwidth_gbs=20.0, path="roofline.png", title="model")
+    rows = session.profiler.summary()                       # `intensity` and `gflops` per kernel
+    drawn = draw_roofline(roofline_points(rows), peak_gflops=120.0, bandwidth_gbs=20.0, path="r.png", title="model")
 
 matplotlib is imported only to draw (the `plot` extra), with its Agg backend.
 """
 
 from __future__ import annotations
 
-import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,15 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    import argparse
-
-    from xdsl.dialects.builtin import ModuleOp
-
-    from minimlc.runtime.profiler import ProfiledCall
     from minimlc.runtime.session import Session
 
-STREAM_MIB = 256
-"""The ReduceSum's input, well past the last-level caches."""
 LABELLED = 5
 """The kernels labelled on the plot: the slowest."""
 
@@ -53,100 +42,14 @@ class KernelPoint:
     total_ms: float
 
 
-def kernel_bytes(module: ModuleOp) -> dict[str, int]:
-    """Per function of `module`, the bytes of its memref arguments, where all have static shapes and runtime
-    element types; `@k(%a: memref<4x8xf32>, %b: memref<16xi8>, %pool: !llvm.ptr)` takes 144."""
-    from xdsl.dialects import func
-    from xdsl.dialects.builtin import MemRefType
-
-    from minimlc.lowering.abi import buffer_dtype
-
-    sizes: dict[str, int] = {}
-    for function in module.ops:
-        if not isinstance(function, func.FuncOp) or not function.body.blocks:
-            continue
-        buffers = [arg.type for arg in function.args if isinstance(arg.type, MemRefType)]
-        try:
-            if all(size >= 0 for buffer in buffers for size in buffer.get_shape()):
-                itemsizes = [buffer_dtype(buffer.element_type).itemsize for buffer in buffers]
-                sizes[function.sym_name.data] = sum(
-                    math.prod(buffer.get_shape()) * itemsize for buffer, itemsize in zip(buffers, itemsizes)
-                )
-        except (ValueError, TypeError):  # an element type with no runtime buffer (i4): its bytes are not known
-            continue
-    return sizes
-
-
-def roofline_points(
-    rows: Sequence[Mapping[str, Any]], calls: Sequence[ProfiledCall], bytes_by_kernel: Mapping[str, int]
-) -> list[KernelPoint]:
+def roofline_points(rows: Sequence[Mapping[str, Any]]) -> list[KernelPoint]:
     """The kernels of `rows` (`Profiler.summary`, slowest first) that have float work and known bytes, in that
-    order: intensity from one call's FLOPs (`calls`) over its bytes, GFLOP/s as measured."""
-    flops = {call.kernel: call.flops for call in calls}
+    order."""
     return [
-        KernelPoint(
-            row["kernel"], flops[row["kernel"]] / bytes_by_kernel[row["kernel"]], row["gflops"], row["total_ms"]
-        )
+        KernelPoint(row["kernel"], row["intensity"], row["gflops"], row["total_ms"])
         for row in rows
-        if row["gflops"] and bytes_by_kernel.get(row["kernel"])
+        if row["gflops"] and row["intensity"]
     ]
-
-
-def profiled_module(
-    model: str,
-    input_shapes: Mapping[str, Sequence[int]],
-    opt_level: int,
-    *,
-    target: str = "host",
-    tuning_db: str | None = None,
-    extra_passes: Mapping[str, Any] | None = None,
-    clock: str = "wall",
-) -> ModuleOp:
-    """`model` lowered as `InferenceSession(..., enable_profiling=True)` lowers it, up to the `program` stage."""
-    from minimlc.frontend.onnx import import_model
-    from minimlc.lowering.pipeline import build_pipeline, run_passes
-    from minimlc.lowering.target import set_target
-    from minimlc.runtime.profiler import PROFILING_CLOCKS
-
-    module = import_model(model, input_shapes or None).module
-    set_target(module, target)
-    passes = build_pipeline(
-        opt_level,
-        extra_passes=extra_passes,
-        tuning_db=tuning_db,
-        profiling=PROFILING_CLOCKS[clock],
-        stop_after="program",
-    )
-    run_passes(module, passes)
-    return module
-
-
-def memory_bandwidth_gbs(threads: int, mebibytes: int = STREAM_MIB, repeats: int = 5) -> float:
-    """GB/s of a minimlc-compiled float32 ReduceSum over rows of 4,096 streaming `mebibytes` MiB on `threads`
-    threads: the best of `repeats` timed runs after one warm-up."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    from minimlc.driver.session import InferenceSession
-
-    rows = (mebibytes << 20) // (4 * 4096)
-    graph = helper.make_graph(
-        [helper.make_node("ReduceSum", ["x", "axis"], ["total"], keepdims=0)],
-        "stream",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, 4096])],
-        [helper.make_tensor_value_info("total", TensorProto.FLOAT, [rows])],
-        [onnx.numpy_helper.from_array(np.array([1], np.int64), "axis")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    session = InferenceSession(model, num_threads=threads)
-    feeds = {"x": np.ones((rows, 4096), np.float32)}
-    session.run(None, feeds)
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        session.run(None, feeds)
-        best = min(best, time.perf_counter() - start)
-    return rows * 4096 * 4 / best / 1e9
 
 
 def draw_roofline(
@@ -193,26 +96,15 @@ def draw_roofline(
     return np.asarray(drawn.get_offsets())
 
 
-def plot_session(
-    args: argparse.Namespace, session: Session, peak_gflops: float, rows: Sequence[dict[str, Any]], path: Path
-) -> str:
+def plot_session(model: str, session: Session, peak_gflops: float, rows: Sequence[dict[str, Any]], path: Path) -> str:
     """`minimlc run --profile --plot PATH`: the kernels of `session`'s profile (`rows`, computed with `peak_gflops`)
-    on the roofline into `path`; the line saying what it drew."""
-    from minimlc.tools import cli_options
+    on the roofline into `path`, under the bandwidth measured on the session's threads; the line saying what it
+    drew."""
+    from minimlc.runtime.machine_peak import memory_bandwidth_gbs
 
-    assert session.profiler is not None
-    module = profiled_module(
-        args.model,
-        cli_options.input_shapes(args),
-        args.opt_level,
-        target=args.target or "host",
-        tuning_db=args.tuning_db,
-        extra_passes=cli_options.extra_passes(args),
-        clock=args.profile_clock or "wall",
-    )
-    points = roofline_points(rows, session.profiler.calls, kernel_bytes(module))
+    points = roofline_points(rows)
     bandwidth = memory_bandwidth_gbs(session.num_threads)
-    title = f"{args.model}: {len(points)} kernels, {session.num_threads} thread(s)"
+    title = f"{model}: {len(points)} kernels, {session.num_threads} thread(s)"
     draw_roofline(points, peak_gflops, bandwidth, path, title)
     left_out = len(rows) - len(points)
     note = f" ({left_out} without float work or known buffer sizes left out)" if left_out else ""

@@ -5,7 +5,8 @@ clock reading before and after it: libc's `clock_gettime(CLOCK_MONOTONIC, ts)` w
 `2 * call` (before) or `2 * call + 1` (after) of one byte buffer, a `loop.precompute` of an empty kernel, so the runtime
 allocates it with the other precomputed buffers and reads it after a run (`runtime/profiler.py`). The entry records, per
 call in order, the kernel, its floating-point operations (float arithmetic under its loops, by trip count; 0 where a
-trip count is known only at run time), its schedule and its tuning keys (`minimlc.schedule`, `minimlc.task`, which
+trip count is known only at run time), the bytes of the buffers it is called with (`call_bytes`; 0, unknown, where one
+has a run-time extent), its schedule and its tuning keys (`minimlc.schedule`, `minimlc.task`, which
 `default-schedule{annotate}` leaves) in `minimlc.profile`. Without this pass nothing is instrumented. Option `clock`:
 `monotonic` (wall time, the default) or `thread-cpu` (`CLOCK_THREAD_CPUTIME_ID`: the calling thread's CPU time, which
 another process preempting it does not advance; a kernel's whole cost only where it runs in the calling thread, i.e.
@@ -23,6 +24,7 @@ with a one-thread pool).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, memref
@@ -44,7 +46,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import loop
-from minimlc.lowering.abi import ENTRY_FUNCTION, PROFILE_ATTR, SCHEDULE_ATTR, TASK_ATTR
+from minimlc.lowering.abi import ENTRY_FUNCTION, PROFILE_ATTR, SCHEDULE_ATTR, TASK_ATTR, buffer_dtype
 
 BUFFER_KERNEL = "minimlc_profile_buffer"
 """The empty load-time kernel whose precomputed buffer holds the clock readings."""
@@ -83,6 +85,24 @@ def kernel_flops(kernel: func.FuncOp) -> int:
         return total
 
     return sum(count(op, 1) for op in kernel.body.block.ops)
+
+
+def call_bytes(call: func.CallOp) -> int:
+    """The summed sizes of the memref operands of `call` (each buffer read or written once: the least traffic the call
+    can have); `@k(%a, %b, %pool)` with `memref<4x8xf32>, memref<16xi8>, !llvm.ptr` passes 144. 0 (not known) where
+    a buffer has a run-time extent or an element type with no runtime buffer (i4)."""
+    total = 0
+    for operand in call.arguments:
+        if not isinstance(buffer := operand.type, MemRefType):
+            continue
+        if any(size < 0 for size in buffer.get_shape()):
+            return 0
+        try:
+            itemsize = buffer_dtype(buffer.element_type).itemsize
+        except (ValueError, TypeError):  # numpy has no int4
+            return 0
+        total += prod(buffer.get_shape()) * itemsize
+    return total
 
 
 @dataclass(frozen=True)
@@ -131,6 +151,7 @@ class LoopProfileCallsPass(ModulePass):
                     {
                         "kernel": StringAttr(kernel.sym_name.data),
                         "flops": IntegerAttr(kernel_flops(kernel), i64),
+                        "bytes": IntegerAttr(call_bytes(call), i64),
                         "schedule": schedule,
                         "tasks": tasks,
                     }

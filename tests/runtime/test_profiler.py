@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 from pathlib import Path
@@ -14,7 +15,7 @@ from model_builder import ModelBuilder
 
 from minimlc import InferenceSession
 from minimlc.lowering.pipeline import build_pipeline
-from minimlc.runtime.profiler import headroom_line, summary_table
+from minimlc.runtime.profiler import ProfiledCall, Profiler, headroom_line, summary_table
 
 
 def small_cnn() -> onnx.ModelProto:
@@ -44,14 +45,16 @@ def test_every_kernel_call_is_timed_in_order(profiled: tuple[onnx.ModelProto, In
 
     events = json.loads(Path(session.end_profiling(tmp_path / "trace.json")).read_text())
     run, *calls = events
-    assert run["name"] == "model_run" and run["ph"] == "X"
+    assert run["name"] == "model_run"
+    assert run["ph"] == "X"
     assert [e["name"] for e in calls] == [c.kernel for c in session.profiler.calls]
     assert len(calls) == session.stats["kernels"]
     assert all(e["dur"] >= 0 for e in calls)
     assert sum(e["dur"] for e in calls) <= min(run["dur"], wall_us)
     starts = [e["ts"] for e in calls]
-    assert starts == sorted(starts) and starts[0] >= run["ts"]
-    assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(calls, calls[1:]))
+    assert starts == sorted(starts)
+    assert starts[0] >= run["ts"]
+    assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in itertools.pairwise(calls))
 
 
 def test_summary_names_rules_and_flops(profiled: tuple[onnx.ModelProto, InferenceSession]):
@@ -61,7 +64,9 @@ def test_summary_names_rules_and_flops(profiled: tuple[onnx.ModelProto, Inferenc
     assert sum(row["share"] for row in rows) == pytest.approx(1.0)
     assert {row["kernel"] for row in rows} == {call.kernel for call in session.profiler.calls}
     conv = next(row for row in rows if row["kernel"].startswith("fused_pad_conv"))
-    assert "conv nr=" in conv["schedule"] and conv["gflops"] > 0 and conv["peak_percent"] is not None
+    assert "conv nr=" in conv["schedule"]
+    assert conv["gflops"] > 0
+    assert conv["peak_percent"] is not None
     assert "calls" in summary_table(rows).splitlines()[0]
     runs = len(session.profiler.runs)
     for row in rows:  # the float work at 100 GFLOP/s: FLOP / 1e8 ms, never more than the time measured
@@ -74,6 +79,37 @@ def test_summary_names_rules_and_flops(profiled: tuple[onnx.ModelProto, Inferenc
     assert 0 < fast["peak_ms"] < conv["total_ms"]
     (slow,) = [row for row in session.profiler.summary(peak_gflops=1e-6) if row["kernel"] == conv["kernel"]]
     assert slow["peak_ms"] == slow["total_ms"] == conv["total_ms"]
+
+
+def test_each_call_records_the_bytes_of_its_buffers(profiled: tuple[onnx.ModelProto, InferenceSession]):
+    """The max pool reads 16x16x16 and writes 16x8x8 floats; the average pool's sum reads 32x8x8 and writes 32."""
+    _, session = profiled
+    moved = {call.kernel.rsplit("_", 1)[0]: call.bytes for call in session.profiler.calls}
+    assert moved["max_pool"] == (16 * 16 * 16 + 16 * 8 * 8) * 4
+    assert moved["avg_pool_sum"] == (32 * 8 * 8 + 32) * 4
+    assert all(call.bytes > 0 for call in session.profiler.calls)
+    session.run(None, {"x": np.zeros((1, 3, 16, 16), np.float32)})
+    runs = len(session.profiler.runs)
+    table = summary_table(session.profiler.summary()).splitlines()
+    assert "GB/s" in table[0]
+    for row in session.profiler.summary():
+        (call,) = [call for call in session.profiler.calls if call.kernel == row["kernel"]]
+        assert row["gbs"] == pytest.approx(runs * call.bytes / (row["total_ms"] * 1e6))
+        assert row["intensity"] == pytest.approx(call.flops / call.bytes)
+
+
+def test_calls_of_unknown_bytes_have_no_bandwidth() -> None:
+    calls = [ProfiledCall("k", 100, "", (), 400), ProfiledCall("k", 100, "", (), 0), ProfiledCall("j", 10, "", ())]
+    profiler = Profiler(calls, np.zeros(32 * len(calls), np.uint8))
+    profiler._clock[:, 1, 1] = 1000  # every call took 1 us
+    profiler.record_run(0, 0)
+    rows = {row["kernel"]: row for row in profiler.summary()}
+    assert rows["k"]["gflops"] == pytest.approx(0.1)
+    assert rows["k"]["gbs"] is None
+    assert rows["k"]["intensity"] is None
+    assert rows["j"]["gbs"] is None
+    saved_without_bytes = {"kernel": "k", "flops": 100, "schedule": "", "tasks": ["a"]}
+    assert ProfiledCall.from_json(saved_without_bytes) == ProfiledCall("k", 100, "", ("a",), 0)
 
 
 def test_the_headroom_line_compares_the_work_at_the_peak_with_the_time_measured():
@@ -116,7 +152,9 @@ def test_a_saved_profiled_build_loads_with_its_profiler(
     _, session = profiled
     session.save(tmp_path / "profiled.mlc")
     loaded = load(tmp_path / "profiled.mlc", num_threads=1)
-    assert loaded.profiler is not None and loaded.profiler.calls == session.profiler.calls
+    assert loaded.profiler is not None
+    assert loaded.profiler.calls == session.profiler.calls
+    assert all(call.bytes > 0 for call in loaded.profiler.calls)
     loaded.run(None, {"x": np.zeros((1, 3, 16, 16), np.float32)})
     rows = loaded.profiler.summary()
     assert {row["kernel"] for row in rows} == {call.kernel for call in session.profiler.calls}
@@ -136,10 +174,13 @@ def test_the_cpu_clock_reads_the_calling_threads_cpu_time(tmp_path: Path) -> Non
     session.run(None, {"x": np.ones((1, 3, 16, 16), np.float32)})
     after = time.thread_time_ns()
     ((_, _, times),) = session.profiler.runs
-    assert before <= times.min() and times.max() <= after
-    assert (times[:, 1] >= times[:, 0]).all() and (times[1:, 0] >= times[:-1, 1]).all()
+    assert before <= times.min()
+    assert times.max() <= after
+    assert (times[:, 1] >= times[:, 0]).all()
+    assert (times[1:, 0] >= times[:-1, 1]).all()
     run, *calls = json.loads(Path(session.end_profiling(tmp_path / "trace.json")).read_text())
-    assert calls[0]["ts"] == run["ts"] and all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(calls, calls[1:]))
+    assert calls[0]["ts"] == run["ts"]
+    assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in itertools.pairwise(calls))
     session.save(tmp_path / "cpu.mlc")
     from minimlc.runtime import load
 

@@ -1,5 +1,5 @@
-"""The roofline plot: kernel points from a profile (against hand-computed numbers), buffer bytes from kernel
-signatures, the drawn points read back from the plot, and `minimlc run --profile --plot` on the command line."""
+"""The roofline plot: kernel points from a profile's flops and bytes (against hand-computed numbers), the drawn points
+read back from the plot, and `minimlc run --profile --plot` on the command line, for an .onnx and a saved model."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_run import assert_one_line_error, minimlc
-from xdsl.parser import Parser
 
-from minimlc.lowering.pipeline import make_context
 from minimlc.runtime.profiler import ProfiledCall, Profiler
-from minimlc.tools.roofline_plot import KernelPoint, draw_roofline, kernel_bytes, roofline_points
+from minimlc.tools.roofline_plot import KernelPoint, draw_roofline, roofline_points
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -33,10 +31,10 @@ def _profile(calls: list[ProfiledCall], spans_ns: list[tuple[int, int]], runs: i
 
 def test_points_are_flops_per_byte_and_measured_gflops() -> None:
     calls = [
-        ProfiledCall("conv", 2_000_000, "conv"),  # 1 ms a call: 2 GFLOP/s; 500,000 bytes: 4 FLOP/byte
-        ProfiledCall("relu", 1_000, "elementwise"),  # 2 us twice a run: 0.5 GFLOP/s; 8,000 bytes: 0.125 FLOP/byte
-        ProfiledCall("relu", 1_000, "elementwise"),
-        ProfiledCall("copy", 0, "copy"),  # no float work: not drawn
+        ProfiledCall("conv", 2_000_000, "conv", (), 500_000),  # 1 ms a call: 2 GFLOP/s; 4 FLOP/byte
+        ProfiledCall("relu", 1_000, "elementwise", (), 8_000),  # 2 us twice a run: 0.5 GFLOP/s; 0.125 FLOP/byte
+        ProfiledCall("relu", 1_000, "elementwise", (), 8_000),
+        ProfiledCall("copy", 0, "copy", (), 64),  # no float work: not drawn
         ProfiledCall("gather", 4_000, "gather"),  # bytes not known (dynamic shapes): not drawn
     ]
     spans = [
@@ -48,25 +46,11 @@ def test_points_are_flops_per_byte_and_measured_gflops() -> None:
     ]
     profiler = _profile(calls, spans, runs=3)
     rows = profiler.summary()
-    points = roofline_points(rows, profiler.calls, {"conv": 500_000, "relu": 8_000, "copy": 64})
+    points = roofline_points(rows)
     assert points == [
         KernelPoint("conv", pytest.approx(4.0), pytest.approx(2.0), pytest.approx(3.0)),
         KernelPoint("relu", pytest.approx(0.125), pytest.approx(0.5), pytest.approx(0.012)),
     ]
-
-
-def test_kernel_bytes_sum_the_static_memref_arguments() -> None:
-    text = """
-    func.func @k(%a: memref<4x8xf32>, %b: memref<16xi8>, %pool: !llvm.ptr) {
-      func.return
-    }
-    func.func @dynamic(%a: memref<?x8xf32>) {
-      func.return
-    }
-    func.func private @declared(memref<4xf32>)
-    """
-    module = Parser(make_context(), text).parse_module()
-    assert kernel_bytes(module) == {"k": 4 * 8 * 4 + 16}
 
 
 def test_the_plot_holds_the_points(tmp_path: Path) -> None:
@@ -78,11 +62,19 @@ def test_the_plot_holds_the_points(tmp_path: Path) -> None:
     assert path.read_bytes().startswith(PNG_SIGNATURE)
 
 
-def test_minimlc_run_profile_plot_writes_a_png(mlp_path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("saved", [False, True], ids=["onnx", "mlc"])
+def test_minimlc_run_profile_plot_writes_a_png(mlp_path: Path, tmp_path: Path, saved: bool) -> None:
+    """A saved profiled build plots from its profile alone, as its .onnx does."""
     pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    model = mlp_path
+    if saved:
+        from minimlc import InferenceSession
+
+        model = tmp_path / "mlp.mlc"
+        InferenceSession(str(mlp_path), enable_profiling=True, num_threads=1).save(model)
     path = tmp_path / "roofline.png"
     result = minimlc(
-        "run", str(mlp_path), "--profile", "--plot", str(path), "--repeat", "2", "--threads", "1", "--peak-gflops", "50"
+        "run", str(model), "--profile", "--plot", str(path), "--repeat", "2", "--threads", "1", "--peak-gflops", "50"
     )
     assert result.returncode == 0, result.stderr
     assert f"wrote {path}: 2 kernels under 50.0 GFLOP/s and" in result.stdout

@@ -5,7 +5,8 @@
 
 // Every kernel call of the entry gets a clock reading before and after it, into slots 2i and 2i+1 of one byte
 // buffer (16 bytes per timespec) precomputed by an empty kernel; the entry lists each call's kernel, float
-// operations (here a max per element: 64), schedule and tuning key. Without the pass, no clock is read.
+// operations (here a max per element: 64), the bytes of the buffers it passes (two of 64 f32: 512), schedule and
+// tuning key. Without the pass, no clock is read.
 func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry} {
   %t = loop.alloc "global" : memref<64xf32>
   func.call @relu_0(%x, %t) : (memref<64xf32>, memref<64xf32>) -> ()
@@ -22,7 +23,7 @@ func.func private @relu_0(%in: memref<64xf32>, %out: memref<64xf32>) attributes 
   func.return
 }
 
-// CHECK:      func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry, minimlc.profile = [{kernel = "relu_0", flops = 64 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}, {kernel = "relu_0", flops = 64 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}]} {
+// CHECK:      func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry, minimlc.profile = [{kernel = "relu_0", flops = 64 : i64, bytes = 512 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}, {kernel = "relu_0", flops = 64 : i64, bytes = 512 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}]} {
 // CHECK-NEXT:   %[[BUF:.*]] = loop.precompute @minimlc_profile_buffer() : () -> memref<64xi8>
 // CHECK-NEXT:   %[[CLOCK:.*]] = arith.constant 1 : i32
 // CHECK-NEXT:   %t = loop.alloc "global" : memref<64xf32>
