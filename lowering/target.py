@@ -119,6 +119,9 @@ _CPU_CACHES: dict[str, tuple[int, int, int]] = {
 }
 """L1 data, L2 and L3 bytes of the other architectures' CPUs known here (no L3: the L2 twice); others are typical."""
 
+_I8MM_CPUS = frozenset({"neoverse-v1", "neoverse-n2", "neoverse-v2", "cortex-a710", "cortex-x2", "apple-m2"})
+"""AArch64 CPUs with the u8 x s8 dot product `usdot` (FEAT_I8MM); `-mattr=+i8mm` names it for others."""
+
 _RVV_CPU_VLEN = {"sifive-x280": 512, "spacemit-x60": 256}
 """RISC-V CPUs with the vector extension, and their VLEN (`-mcpu` names them: no `-mattr=+v` needed)."""
 
@@ -174,9 +177,11 @@ class Target:
     @property
     def dot_u8s8_bits(self) -> int:
         """Width in bits of the u8 x s8 four-way dot product (`vpdpbusd`) the code may use: 512 with AVX512-VNNI on
-        512-bit vectors, 256 with AVX-VNNI (or AVX512-VNNI and VL), else 0 (no such instruction; other architectures:
-        the portable expansion)."""
+        512-bit vectors, 256 with AVX-VNNI (or AVX512-VNNI and VL), 128 on AArch64 with I8MM (`usdot`), else 0 (no
+        such instruction: the portable expansion)."""
         features = self.code_features
+        if self.arch == "aarch64":  # `usdot` (FEAT_I8MM) on 128-bit NEON vectors
+            return 128 if "i8mm" in features or self.cpu in _I8MM_CPUS else 0
         if not self.is_x86:
             return 0
         if "avx512vnni" in features and self.vector_bits == 512:

@@ -21,7 +21,7 @@ from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm import arith_patterns as ap
 from minimlc.lowering.llvm.conversion import addressable_memref, llvm_fastmath, static_memref, type_suffix
 from minimlc.lowering.llvm.convert_to_llvm import ALLOC_ALIGNMENT
-from minimlc.lowering.llvm.dot_product import dot_product_expansion, intrinsic_lanes
+from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, intrinsic_lanes
 from minimlc.lowering.llvm.emit_ir import (
     LLVM_HANDLERS,
     FunctionEmitter,
@@ -402,7 +402,7 @@ def _shuffle(fe: FunctionEmitter, op: Operation) -> None:
 
 
 def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
-    """`dot_product.DotU8S8Lowering`: one `vpdpbusd` per register-wide piece, the pieces joined pairwise."""
+    """`dot_product.DotU8S8Lowering`: one `vpdpbusd` (`usdot`) per register-wide piece, the pieces joined pairwise."""
     assert isinstance(op, llvm_ext.DotU8S8Op)
     kind = op.result.type
     width = intrinsic_lanes(fe.module.target, kind)
@@ -419,17 +419,18 @@ def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
     assert isinstance(kind, VectorType), "only vector dot products fill registers"
     (lanes,) = kind.get_shape()
     piece = f"<{width} x i32>"
-    name = f"llvm.x86.avx512.vpdpbusd.{width * 32}"
+    name, as_bytes = dot_intrinsic(fe.module.target, width)
     operands = [fe.values[v] for v in op.operands]
     results: list[Value] = []
     for start in range(0, lanes, width):
-        pieces = []
+        pieces: list[Value] = []
+        mask, as_i8 = _mask(list(range(start, start + width))), f"<{4 * width} x i8>"
         for whole, ref in operands:
-            if width == lanes:
-                pieces.append((whole, ref))
-                continue
-            mask = _mask(list(range(start, start + width)))
-            pieces.append((piece, fe.emit(f"shufflevector {whole} {ref}, {whole} {ref}, {mask}", None, piece)))
+            shuffle = f"shufflevector {whole} {ref}, {whole} {ref}, {mask}"
+            value = (whole, ref) if width == lanes else (piece, fe.emit(shuffle, None, piece))
+            if as_bytes and pieces:  # `usdot` takes the bytes; the accumulator stays i32 words
+                value = (as_i8, fe.emit(f"bitcast {value[0]} {value[1]} to {as_i8}", None, as_i8))
+            pieces.append(value)
         results.append((piece, _call_intrinsic(fe, name, pieces, piece)))
     while len(results) > 1:
         joined = []

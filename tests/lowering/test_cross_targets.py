@@ -9,12 +9,15 @@ import re
 import llvmlite.binding as llvm
 import pytest
 from model_builder import ModelBuilder
+from quantized_resnet import quantized_resnet
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from minimlc import InferenceSession
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.llvm.emit_ir import canonical_llvm_ir, emit_llvm_ir
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.pipeline import make_context, run_pipeline
+from minimlc.lowering.pipeline import make_context, run_passes, run_pipeline
 from minimlc.lowering.target import (
     TARGET_ATTR,
     TargetNotRunnableError,
@@ -72,7 +75,7 @@ def test_a_triple_with_options_parses_into_the_target(
     assert target.vector_registers == 32
     assert target.vector_lanes == vector_bits // 32
     assert target.cache_bytes == (caches or (32 * KB, MB, 32 * MB))
-    assert target.dot_u8s8_bits == 0  # no VNNI: the portable expansion
+    assert target.dot_u8s8_bits == (128 if cpu == "neoverse-v1" else 0)  # I8MM's usdot; else the expansion
     assert not target.is_x86
     assert target_from_name(target.name) == target  # the canonical name parses back to the same target
 
@@ -178,3 +181,19 @@ def test_the_matmul_tile_is_the_targets_own_fma(target: str, fma: str, count: in
     assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, 3))
     assert len(re.findall(fma, assembly)) == count
     assert not re.search(r"%[xyz]mm|vfmadd\d+ps", assembly)
+
+
+def test_usdot_is_emitted_alike_by_both_paths_and_parses() -> None:
+    """A quantized block built for neoverse-v1 (I8MM): its dot products are `usdot` calls, the same LLVM IR from the
+    direct emitter as from convert-to-llvm and translation, and LLVM's AArch64 back end takes it."""
+    target = "aarch64-linux-gnu -mcpu=neoverse-v1"
+    module = import_model(quantized_resnet(channels=8, size=8, blocks=1)).module
+    run_pipeline(module, 3, stop_after="scf", target=target)
+    run_passes(module, ["cse", "convert-scf-to-cf"])
+    direct = emit_llvm_ir(module.clone())
+    run_passes(module, ["convert-to-llvm", "reconcile-unrealized-casts"])
+    assert canonical_llvm_ir(direct) == canonical_llvm_ir(translate_to_llvm_ir(module))
+    assert direct.count("call <4 x i32> @llvm.aarch64.neon.usdot.v4i32.v16i8(") > 0
+    assert "llvm.x86" not in direct
+    machine = target_machine(target_from_name(target))
+    assert "usdot\tv" in machine.emit_assembly(optimized_module(direct, machine, 3))
