@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -52,6 +53,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--no-cache", action="store_true", help="compile anew, without the compile cache")
     run.add_argument("--profile", action="store_true", help="time every kernel call; print a table per kernel")
     run.add_argument("--profile-json", metavar="TRACE.json", help="with --profile: write a Chrome trace there")
+    run.add_argument(
+        "--profile-summary",
+        metavar="FILE.json",
+        help="with --profile: write the per-kernel table as JSON there (what the Model Explorer adapter overlays)",
+    )
     run.add_argument(
         "--profile-clock",
         choices=("wall", "cpu"),
@@ -186,16 +192,34 @@ def _plot_file(args: argparse.Namespace) -> Path:
     return cli_files.output_file(args.plot, "--plot")
 
 
+def _write_profile_summary(path: Path, model: str, session: Session, peak: float, rows: list[dict[str, Any]]) -> None:
+    """`--profile-summary`: the table's rows as JSON, with what the Model Explorer adapter needs to lower the model
+    as it ran (`tools/model_explorer/profile.py` reads it)."""
+    assert session.profiler is not None
+    summary = {
+        "format": "minimlc-profile-summary",
+        "model": model,
+        "opt_level": session.opt_level,
+        "threads": session.num_threads,
+        "runs": len(session.profiler.runs),
+        "peak_gflops": peak,
+        "kernels": rows,
+    }
+    cli_files.write_atomically(path, json.dumps(summary, indent=1))
+
+
 def run_model(args: argparse.Namespace) -> int:
     """`minimlc run MODEL`: outputs checked before any work, then compile (or load), run, time and report."""
     if args.profile_clock == "cpu" and (not args.profile or args.threads != 1):
         raise cli_options.UsageError("--profile-clock cpu times the calling thread: use it with --profile --threads 1")
-    if args.profile_json and not args.profile:
-        raise cli_options.UsageError("--profile-json writes the kernel profile: use it with --profile")
+    for option, value in (("--profile-json", args.profile_json), ("--profile-summary", args.profile_summary)):
+        if value and not args.profile:
+            raise cli_options.UsageError(f"{option} writes the kernel profile: use it with --profile")
     model = cli_files.model_file(args.model)
     plot = _plot_file(args) if args.plot else None
     folder = cli_files.output_dir(args.save_outputs, "--save-outputs") if args.save_outputs else None
     trace = cli_files.output_file(args.profile_json, "--profile-json") if args.profile_json else None
+    summary_file = cli_files.output_file(args.profile_summary, "--profile-summary") if args.profile_summary else None
     feeds = cli_options.load_inputs(args.input)
     rng = np.random.default_rng(args.seed)  # before compiling: its lazy import would swallow a Ctrl-C after it
     given = {**cli_options.input_shapes(args), **{name: array.shape for name, array in feeds.items()}}
@@ -235,6 +259,9 @@ def run_model(args: argparse.Namespace) -> int:
         if trace is not None:
             cli_files.write_atomically(trace, session.end_profiling)
             print(f"wrote {trace}")
+        if summary_file is not None:
+            _write_profile_summary(summary_file, args.model, session, peak, rows)
+            print(f"wrote {summary_file}")
         if plot is not None:
             from minimlc.tools.roofline_plot import plot_session
 
