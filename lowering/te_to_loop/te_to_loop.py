@@ -16,7 +16,8 @@ caller allocates, as for any intermediate, so the schedule can move each stage i
 Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register by LLVM): init, update in the
 innermost loops, final store. Float `max` and `min` are `arith.maximumf`/`minimumf` (NaN-propagating) from -inf/+inf,
 `maxnum` is `arith.maxnumf` from NaN (NaNs passed over; NaN only if every value is). Float contraction (fused
-multiply-add) is allowed in kernels, and sums may be reassociated, as ONNX Runtime and TVM do.
+multiply-add) is allowed in kernels, and sums may be reassociated, as ONNX Runtime and TVM do; a product marked
+`exact` (dequantization's) and the adds that read it are not contracted, so quantized outputs match on every CPU.
 
 Element types are the computes' own (f32, f64, f16, bf16, or integers such as the i64 of MaxPool's indices: integer
 reductions combine with addi/muli/maxsi/minsi, or maxui/minui for unsigned ones, from 0, 1, or the type's extreme
@@ -397,6 +398,12 @@ def _build_nest(
     _build_nest(Builder(InsertPoint.at_end(body)), names[1:], extents[1:], inner, (*ivs, body.args[0]))
 
 
+def _is_exact_product(value: SSAValue) -> bool:
+    """Whether `value` is a product marked `exact`: an add reading it gets no `contract` either, since a code
+    generator may fuse on the add's flag alone (AArch64's machine combiner does), which would round the sum once."""
+    return isinstance(value.owner, arith.MulfOp) and graph.EXACT_ATTR in value.owner.attributes
+
+
 def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue], kernel: _KernelValues):
     """Clone the compute body at `builder` with indices `ivs`, reading buffers; returns the yielded value."""
     params = kernel.buffers
@@ -420,6 +427,7 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
             isinstance(clone, arith.MulfOp | arith.AddfOp | arith.SubfOp)
             and clone.fastmath == arith.FastMathFlagsAttr("none")
             and graph.EXACT_ATTR not in clone.attributes
+            and not any(_is_exact_product(operand) for operand in clone.operands)
         ):
             clone.fastmath = FUSED_FLAGS
     raise AssertionError("te.compute body without te.yield")
