@@ -251,6 +251,15 @@ def target_from_name(name: str = "host") -> Target:
     )  # fmt: skip
 
 
+def baseline_target() -> Target:
+    """The target every CPU of the host's architecture runs (x86: `x86-64`; others: their triple, no `-mcpu`), for
+    artifacts that hold no code."""
+    for triple, arch in _TRIPLES.items():
+        if arch.name == host_arch():
+            return _triple_target(triple)
+    return target_from_name("x86-64")
+
+
 def _triple_target(name: str) -> Target:
     """`TRIPLE [-mcpu=CPU] [-mattr=+F,-G,...]`: a target of another architecture, named canonically."""
     triple, *options = name.split()

@@ -38,7 +38,7 @@ import numpy as np
 
 from minimlc.frontend.signature import TensorInfo
 from minimlc.lowering.abi import trim_to_count
-from minimlc.lowering.target import target_from_name
+from minimlc.lowering.target import baseline_target
 from minimlc.runtime import artifact
 from minimlc.runtime.compiled import CompiledModel, rebind_weights
 from minimlc.runtime.extern import check_status, raise_pending_error
@@ -117,7 +117,7 @@ class Session:
             blobs.update(artifact.code_blobs(self._model))
             blobs.update({f"weight:{name}": value for name, value in self._model.weights.items()})
         else:
-            meta["target"] = artifact.target_meta(target_from_name("x86-64"))  # no code: runs anywhere
+            meta["target"] = artifact.target_meta(baseline_target())  # no code: any CPU of this architecture
         meta["outputs"] = [artifact.tensor_meta(info) for info in self._outputs]
         meta["model_inputs"] = [artifact.tensor_meta(info) for info in self._inputs]
         meta["constant_outputs"] = list(self._constant_outputs)

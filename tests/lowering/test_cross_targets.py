@@ -5,28 +5,36 @@ this process. The x86 CPU names keep the host's triple."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import llvmlite.binding as llvm
+import numpy as np
 import pytest
 from model_builder import ModelBuilder
+from onnx import TensorProto, helper
 from quantized_resnet import quantized_resnet
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
+import minimlc
 from minimlc import InferenceSession
 from minimlc.frontend.onnx import import_model
+from minimlc.lowering import target as target_module
 from minimlc.lowering.llvm.emit_ir import canonical_llvm_ir, emit_llvm_ir
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.pipeline import make_context, run_passes, run_pipeline
 from minimlc.lowering.target import (
     TARGET_ATTR,
     TargetNotRunnableError,
+    baseline_target,
+    host_arch,
     known_targets,
     set_target,
     target_from_name,
     target_machine,
     target_of,
 )
+from minimlc.runtime import artifact
 from minimlc.runtime.jit import optimized_module
 
 KB, MB = 1 << 10, 1 << 20
@@ -197,3 +205,24 @@ def test_usdot_is_emitted_alike_by_both_paths_and_parses() -> None:
     assert "llvm.x86" not in direct
     machine = target_machine(target_from_name(target))
     assert "usdot\tv" in machine.emit_assembly(optimized_module(direct, machine, 3))
+
+
+def test_a_model_without_code_is_saved_for_any_cpu_of_the_hosts_architecture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model whose outputs are all constants records the architecture's baseline (x86: x86-64, with no features
+    required), so it loads on any CPU of that architecture; on an AArch64 host the baseline is its triple's."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    shape = helper.make_tensor_value_info("shape", TensorProto.INT64, [2])
+    graph = helper.make_graph([helper.make_node("Shape", ["x"], ["shape"])], "shape", [x], [shape])
+    session = InferenceSession(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    assert session.llvm_ir == ""
+    session.save(tmp_path / "shape.mlc")
+    meta, _ = artifact.read_file(tmp_path / "shape.mlc")
+    assert meta["target"]["name"] == baseline_target().name
+    assert host_arch() != "x86_64" or baseline_target() == target_from_name("x86-64")
+    assert meta["target"]["required_features"] == []
+    loaded = minimlc.load(tmp_path / "shape.mlc")
+    np.testing.assert_array_equal(loaded.run(None, {"x": np.ones((2, 3), np.float32)})[0], [2, 3])
+    monkeypatch.setattr(target_module, "host_arch", lambda: "aarch64")
+    assert baseline_target() == target_from_name("aarch64-linux-gnu")
