@@ -57,7 +57,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="one core's peak, times --threads, which ranks the tasks by the room they have left (default: "
         "measured, an FMA loop)",
     )
-    tune.add_argument("--plot", metavar="CURVE.png", help="draw the tuning curve there (needs matplotlib)")
+    tune.add_argument(
+        "--plot",
+        metavar="CURVES.png",
+        help="draw the tuning curves there: the total, then one per task (needs matplotlib)",
+    )
     cli_options.add_opt_level(tune)
     tune.set_defaults(command=tune_model)
 
@@ -65,7 +69,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def tune_model(args: argparse.Namespace) -> int:
     """`minimlc tune MODEL --db D`: the model and database checked before any work, then tune; on Ctrl-C, say what
     `D` keeps and exit 130."""
-    from minimlc.tuner.tuner import plot_curve, tune
+    from minimlc.tuner.tuner import tune
 
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")
@@ -100,8 +104,10 @@ def tune_model(args: argparse.Namespace) -> int:
         return cli_options.INTERRUPTED
     print(f"records in {args.db}; apply them with --tuning-db {args.db}")
     if args.plot:
-        plot_curve(result.curve, args.plot)
-        print(f"wrote {args.plot}")
+        from minimlc.tools.tuning_plot import draw_tuning_curves
+
+        draw_tuning_curves(result.curve, result.task_curves, Path(args.plot))
+        print(f"wrote {args.plot}: the total and {len(result.task_curves)} task curve(s)")
     return 0
 
 

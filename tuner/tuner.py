@@ -92,6 +92,9 @@ class TuningResult:
 
     tasks: list[TaskState]
     curve: list[tuple[int, float]] = field(default_factory=list)
+    task_curves: dict[str, list[tuple[int, float]]] = field(default_factory=dict)
+    """Per task (`task N (kernel)`, as the table numbers them): (its trials so far, its best latency in seconds)
+    after each of its trials that left it one."""
 
 
 def tune(
@@ -172,6 +175,9 @@ def tune(
                 state.trials += 1
                 done += 1
                 result.curve.append((done, total_latency(states)))
+                if (best := state.best_latency) is not None:
+                    label = f"task {states.index(state)} ({state.task.kernel})"
+                    result.task_curves.setdefault(label, []).append((state.trials, best))
             elapsed = time.perf_counter() - start
             print(task_table(states), file=out)
             print(_progress(done, trials, elapsed, states), file=out, flush=True)
@@ -304,20 +310,3 @@ def _progress(done: int, trials: int, elapsed: float, states: list[TaskState]) -
     bar = "#" * filled + "." * (width - filled)
     total = total_latency(states) * 1e3
     return f"[{bar}] {done}/{trials} trials, {elapsed:.0f} s, total weighted latency {total:.3f} ms"
-
-
-def plot_curve(curve: list[tuple[int, float]], path: str | os.PathLike[str]) -> None:
-    """Draw the tuning curve (total weighted latency after each trial) to `path`; needs matplotlib."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    figure, axes = pyplot.subplots(figsize=(6, 4))
-    axes.plot([n for n, _ in curve], [latency * 1e3 for _, latency in curve], marker=".")
-    axes.set_xlabel("trials")
-    axes.set_ylabel("total weighted latency (ms)")
-    axes.set_title("minimlc tune")
-    figure.tight_layout()
-    figure.savefig(path)
-    pyplot.close(figure)
