@@ -227,6 +227,8 @@ def c_header(
             lines.append(
                 f"#define {upper}_{kind}_SIZES {{{', '.join(str(int(np.prod(info.shape))) for info in infos)}}}"
             )
+            dtypes = ", ".join(json.dumps(info.dtype.name) for info in infos)
+            lines.append(f"#define {upper}_{kind}_DTYPES {{{dtypes}}}")
         else:
             ranks = shapes.inputs if kind == "INPUT" else shapes.outputs
             lines.append(f"#define {upper}_{kind}_NDIMS {{{', '.join(str(len(dims)) for dims in ranks) or '0'}}}")

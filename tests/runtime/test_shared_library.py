@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from onnx import TensorProto, helper
 
 from minimlc import InferenceSession
 from minimlc.driver import c_api, codegen
@@ -52,9 +53,7 @@ def link_main(folder: Path) -> Path:
     return executable
 
 
-def build_and_run(
-    model: onnx.ModelProto, folder: Path, threads: int = 1
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def build_and_run(model: onnx.ModelProto, folder: Path, threads: int = 1) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Build `model` into folder/libmodel.so with the CLI, link examples/c/main.c, run it on a random input; its
     outputs, and the Python session's on the same input."""
     folder.mkdir()
@@ -148,9 +147,7 @@ def test_missing_compiler_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert not (tmp_path / "libmodel.so").exists()
 
 
-def test_library_for_a_feature_this_cpu_lacks_refuses_to_load(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_library_for_a_feature_this_cpu_lacks_refuses_to_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Code built for another CPU must not die of an illegal instruction: `model_load` checks the CPU first. No CPU
     of today has AVX-512ER (Xeon Phi's), so a target that requires it stands for "another CPU" on every host."""
     monkeypatch.setattr(c_api, "CPU_CHECKABLE_FEATURES", {*c_api.CPU_CHECKABLE_FEATURES, "avx512er"})
@@ -319,7 +316,6 @@ def test_library_of_a_trimmed_output_writes_its_bound_and_count(tmp_path: Path) 
     np.testing.assert_array_equal(bound[:, : count[0]], expected)
 
 
-
 def test_library_run_reports_memory_it_cannot_allocate(tmp_path: Path) -> None:
     """Issue #54: intermediates too large to allocate make `<prefix>_run` return 3 with a message naming the bytes
     (the entry never runs on a NULL buffer); the library stays usable."""
@@ -369,3 +365,38 @@ def test_a_null_model_is_reported_under_the_prefix(tmp_path: Path) -> None:
     x, y = np.zeros((1, 784), np.float32), np.zeros((1, 10), np.float32)
     assert library.small_run(None, x.ctypes.data_as(ctypes.c_void_p), y.ctypes.data_as(ctypes.c_void_p)) == 1
     assert library.small_last_error() == b"small_run: the model is NULL (did its load fail?)"
+
+
+def test_main_c_feeds_and_prints_every_dtype(tmp_path: Path) -> None:
+    """examples/c/main.c reads each input of the dtype the header's MODEL_INPUT_DTYPES names (int64, bool) from its
+    raw file, or fills it with its ramp (ids i % 17, mask i % 2), and prints int64 and int32 outputs as integers."""
+    ids = helper.make_tensor_value_info("ids", TensorProto.INT64, [6])
+    mask = helper.make_tensor_value_info("mask", TensorProto.BOOL, [6])
+    picked = helper.make_tensor_value_info("picked", TensorProto.INT64, [6])
+    narrow = helper.make_tensor_value_info("narrow", TensorProto.INT32, [6])
+    nodes = [
+        helper.make_node("Neg", ["ids"], ["negated"]),
+        helper.make_node("Where", ["mask", "ids", "negated"], ["picked"]),
+        helper.make_node("Cast", ["picked"], ["narrow"], to=TensorProto.INT32),
+    ]
+    graph = helper.make_graph(nodes, "select", [ids, mask], [picked, narrow])
+    (tmp_path / "lib").mkdir()
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "select.onnx")
+    assert cli_main(["build", str(tmp_path / "select.onnx"), "-o", str(tmp_path / "lib" / "libmodel.so")]) == 0
+    assert '#define MODEL_INPUT_DTYPES {"int64", "bool"}' in (tmp_path / "lib" / "libmodel.h").read_text()
+    executable = link_main(tmp_path / "lib")
+    values = np.array([5, -7, 3_000_000_000, 0, 9, -1], np.int64)
+    values.tofile(tmp_path / "ids.bin")
+    np.array([1, 0, 1, 1, 0, 0], np.bool_).tofile(tmp_path / "mask.bin")
+    weights = str(tmp_path / "lib" / "libmodel.weights")
+    fed = subprocess.run(
+        [str(executable), weights, str(tmp_path / "ids.bin"), str(tmp_path / "mask.bin")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    chosen = np.where([1, 0, 1, 1, 0, 0], values, -values)
+    expected = [chosen, chosen.astype(np.int32)]
+    assert fed == "".join(
+        f"output {name} 6\n" + "".join(f"{v}\n" for v in out) for name, out in zip(["picked", "narrow"], expected)
+    )
+    ramp = subprocess.run([str(executable), weights], capture_output=True, text=True, check=True).stdout
+    assert ramp.splitlines()[1:7] == ["0", "1", "-2", "3", "-4", "5"]
