@@ -3,6 +3,7 @@ beside it are its rooms, each importable as `minimlc.<folder>`.
 
     import minimlc
     session = minimlc.InferenceSession("examples/mlp.onnx")      # compile (driver/), then run (runtime/)
+    int8 = minimlc.quantize_static(model, calibration_feeds)      # a float model -> int8 QDQ (driver/calibration.py)
     saved = minimlc.load("mlp.mlc")                              # run a saved model: no xDSL, no ONNX
     from minimlc import te
     from minimlc.schedule import Schedule
@@ -29,6 +30,7 @@ _EXPORTS = {
     "from_fx": "minimlc.frontend.torch.fx",
     "load": "minimlc.runtime.session",
     "partition_for_target": "minimlc.byoc.partition",
+    "quantize_static": "minimlc.driver.calibration",
     "register_func": "minimlc.runtime.extern",
 }
 """Public name -> the module that defines it."""

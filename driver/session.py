@@ -54,6 +54,8 @@ class InferenceSession(Session):
         tuning_db: str | os.PathLike[str] | None = None,
         enable_profiling: bool = False,
         profiling_clock: str = "wall",
+        precision: str = "fp32",
+        calibration: str | os.PathLike[str] | Sequence[Mapping[str, np.ndarray]] | None = None,
     ):
         """Import and compile `model`; `input_shapes` fixes symbolic dimensions (e.g. the batch size).
 
@@ -76,7 +78,12 @@ class InferenceSession(Session):
         fastest schedule of each kernel in that tuning database (`minimlc tune`; the default schedule elsewhere).
         `enable_profiling` times every kernel call of every run (`self.profiler`, `end_profiling()`; compiled
         without the cache), by `profiling_clock`: `wall`, or `cpu` (the calling thread's CPU time; one thread only).
+        `precision` `fp32` (the default) compiles the model as it is; `int8` first quantizes a float model to int8
+        QDQ (`minimlc.quantize_static`, `driver/calibration.py`) with activation ranges from running it on
+        `calibration` (feeds `[{input: array}, ...]`, or a folder or .npz of them): required, there is no dynamic
+        fallback. The quantizer's description lands in the model metadata (`minimlc.quantization`).
         """
+        from minimlc.driver.calibration import check_precision, quantized_for_session
         from minimlc.driver.specializations import Specializations, has_free_dimensions
         from minimlc.driver.symbolic import NeedsFixedShapes, log_fallback, symbols_of
         from minimlc.frontend.onnx import check_model, import_model
@@ -87,6 +94,7 @@ class InferenceSession(Session):
         from minimlc.runtime.profiler import PROFILING_CLOCKS, check_profiling_clock
 
         _check_ort_arguments(sess_options, providers)
+        check_precision(precision, calibration)
         opt_level_pipeline(opt_level)  # reject a bad level, target, pass list or database before importing
         target_from_name(target)
         if tuning_db is not None:
@@ -101,7 +109,7 @@ class InferenceSession(Session):
             if edited
             else None
         )
-        read = read_model(model)
+        read = read_model(quantized_for_session(model, calibration) if precision == "int8" else model)
         self._metadata = _model_metadata(read.proto)
         inputs = declared_inputs(read.proto.graph, input_shapes or {})
         self._input_bounds = checked_bounds(input_bounds, symbols_of(inputs))

@@ -1,28 +1,62 @@
-"""`minimlc quantize`: weight-only quantization of an ONNX model (`frontend/onnx_weight_quantization.py`): each MatMul with a float32
-rank-2 initializer B becomes com.microsoft MatMulNBits with int8 or int4 weights, runnable by minimlc and ONNX Runtime.
+"""`minimlc quantize`: quantize an ONNX model, runnable by minimlc and ONNX Runtime, in one of two ways.
+
+Weight-only (`--weights`, `frontend/onnx_weight_quantization.py`): each MatMul with a float32 rank-2 initializer B
+becomes com.microsoft MatMulNBits with int8 or int4 weights. Static int8 (`--calibrate`, `driver/calibration.py`):
+a QDQ model with int8 weights of Conv/MatMul/Gemm and uint8 activations over ranges calibrated by running the float
+model with minimlc on the given inputs (a folder of .npz/.npy feeds, or one .npz stacking them).
 
     minimlc quantize --weights int4 --block-size 32 model.onnx -o model_int4.onnx
     minimlc quantize --weights int8 --zero-points model.onnx -o model_int8.onnx
+    minimlc quantize model.onnx --calibrate calib/ -o model.int8.onnx --method percentile --calibration-count 64
 
-Prints how many MatMuls were converted and the bytes of the initializers before and after.
+Prints what was converted and the bytes of the initializers before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from minimlc.driver.calibration import METHODS
 from minimlc.tools import cli_files, cli_options
+
+if TYPE_CHECKING:
+    import onnx
 
 WEIGHT_BITS = {"int8": 8, "int4": 4}
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     """The `quantize` subcommand."""
-    parser = commands.add_parser("quantize", help="store MatMul weights as int8 or int4 (MatMulNBits)")
+    parser = commands.add_parser(
+        "quantize", help="int8 QDQ from calibration inputs, or MatMul weights as int8/int4 (MatMulNBits)"
+    )
     parser.add_argument("model", help="an .onnx model")
     parser.add_argument("-o", "--output", required=True, help="the quantized .onnx model to write")
-    parser.add_argument("--weights", required=True, choices=list(WEIGHT_BITS), help="the weights' integer type")
+    how = parser.add_mutually_exclusive_group(required=True)
+    how.add_argument("--weights", choices=list(WEIGHT_BITS), help="weight-only: the weights' integer type")
+    how.add_argument(
+        "--calibrate",
+        metavar="DIR_OR_NPZ",
+        help="static int8 QDQ: calibration inputs, a folder of .npz (.npy: one input) feeds, or one .npz stacking them",
+    )
+    parser.add_argument("--method", choices=METHODS, default="minmax", help="activation ranges (default minmax)")
+    parser.add_argument(
+        "--percentile", type=float, default=99.99, help="--method percentile: the rank kept (default 99.99)"
+    )
+    channels = parser.add_mutually_exclusive_group()
+    channels.add_argument(
+        "--per-channel", dest="per_channel", action="store_true", default=True, help="a scale per output channel"
+    )
+    channels.add_argument("--per-tensor", dest="per_channel", action="store_false", help="one scale per weight")
+    parser.add_argument(
+        "--reduce-range", action="store_true", help="7-bit weights, for x86 int8 kernels without VNNI (vpmaddubsw)"
+    )
+    parser.add_argument(
+        "--calibration-count", type=cli_options.positive_int, help="use at most N calibration inputs (default all)"
+    )
     parser.add_argument(
         "--block-size", type=cli_options.positive_int, default=32, help="values per scale along K (default 32)"
     )
@@ -41,6 +75,8 @@ def quantize(args: argparse.Namespace) -> int:
     source = cli_files.model_file(args.model)
     output = cli_files.output_file(args.output, "-o")
     model = onnx.load(str(source))
+    if args.calibrate is not None:
+        return quantize_calibrated(args, model, output)
     try:
         quantized = quantize_model(model, WEIGHT_BITS[args.weights], args.block_size, args.zero_points)
     except ValueError as error:
@@ -54,6 +90,31 @@ def quantize(args: argparse.Namespace) -> int:
     after = sum(numpy_helper.to_array(tensor).nbytes for tensor in quantized.graph.initializer)
     print(
         f"{converted} MatMuls -> MatMulNBits ({args.weights}); initializers {before} -> {after} bytes", file=sys.stderr
+    )
+    print(f"wrote {output}", file=sys.stderr)
+    return 0
+
+
+def quantize_calibrated(args: argparse.Namespace, model: onnx.ModelProto, output: Path) -> int:
+    """`--calibrate`: the static int8 QDQ model written to `output`."""
+    import onnx
+
+    from minimlc.driver.calibration import CalibrationError, load_calibration, quantize_static
+
+    try:
+        feeds = load_calibration(args.calibrate, model, args.calibration_count)
+        quantized = quantize_static(model, feeds, args.method, args.per_channel, args.percentile, args.reduce_range)
+    except CalibrationError as error:
+        raise cli_options.UsageError(str(error)) from error
+    output.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(quantized, str(output))
+    constants = {tensor.name for tensor in quantized.graph.initializer}
+    weights = sum(node.op_type == "DequantizeLinear" and node.input[0] in constants for node in quantized.graph.node)
+    activations = sum(node.op_type == "QuantizeLinear" for node in quantized.graph.node)
+    print(
+        f"int8 QDQ ({args.method}, {'per-channel' if args.per_channel else 'per-tensor'}, {len(feeds)} calibration "
+        f"inputs): {weights} weights and biases, {activations} activations quantized",
+        file=sys.stderr,
     )
     print(f"wrote {output}", file=sys.stderr)
     return 0
