@@ -5,10 +5,12 @@ Chromium draws the graph."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
 from urllib.request import urlopen
@@ -188,16 +190,13 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def explorer_server(bert_path: Path):
-    """Model Explorer's server on loopback with the adapter loaded, and the URL it serves the BERT layer at."""
+@contextlib.contextmanager
+def explorer_server() -> Iterator[str]:
+    """Model Explorer's server on loopback with the adapter loaded; its URL."""
     port = _free_port()
-    command = [str(SCRIPTS / "model-explorer"), str(bert_path), "--extensions=minimlc.tools.model_explorer"]
+    command = [str(SCRIPTS / "model-explorer"), "--extensions=minimlc.tools.model_explorer", "--no_open_in_browser"]
     server = subprocess.Popen(
-        [*command, "--no_open_in_browser", "--host=127.0.0.1", f"--port={port}"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+        [*command, "--host=127.0.0.1", f"--port={port}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     try:
         lines = []
@@ -213,19 +212,41 @@ def explorer_server(bert_path: Path):
         server.stdout.close()  # type: ignore[union-attr]
 
 
-def test_model_explorer_serves_the_graphs_and_chromium_draws_one(explorer_server: str, bert_path: Path, bert_graphs):
-    command = {"extensionId": "minimlc", "cmdId": "convert", "modelPath": str(bert_path), "settings": {}}
+def converted(server: str, model: Path) -> list[dict]:
+    """The graphs the server's adapter makes of `model`, fetched as the web app fetches them."""
+    command = {"extensionId": "minimlc", "cmdId": "convert", "modelPath": str(model), "settings": {}}
     command["deleteAfterConversion"] = False
-    with urlopen(f"{explorer_server}/api/v1/send_command?json={quote(json.dumps(command))}", timeout=120) as reply:
-        served = json.load(reply)["graphs"]
-    assert [graph["id"] for graph in served] == list(bert_graphs)
-    for graph in served:
-        assert [node["id"] for node in graph["nodes"]] == [node.id for node in bert_graphs[graph["id"]].nodes]
-    if chromium() is None:
-        pytest.skip("Chromium is not installed (apt-get install chromium)")
-    pane = {"deepestExpandedGroupNodeIds": [], "selectedNodeId": "", "selectedGraphId": "graph", "widthFraction": 1}
-    data = {"models": [{"url": str(bert_path), "adapterId": "minimlc"}], "uiState": {"paneStates": [pane]}}
-    page = f"{explorer_server}/?data={quote(json.dumps(data))}"
-    png = screenshot_when_shown(page, ["bert.onnx", "nodes"], absent=["Converting", "Processing graph"])
+    with urlopen(f"{server}/api/v1/send_command?json={quote(json.dumps(command))}", timeout=300) as reply:
+        return json.load(reply)["graphs"]
+
+
+def test_model_explorer_serves_the_graphs_and_chromium_draws_one(bert_path: Path, bert_graphs) -> None:
+    with explorer_server() as server:
+        served = converted(server, bert_path)
+        assert [graph["id"] for graph in served] == list(bert_graphs)
+        for graph in served:
+            assert [node["id"] for node in graph["nodes"]] == [node.id for node in bert_graphs[graph["id"]].nodes]
+        if chromium() is None:
+            pytest.skip("Chromium is not installed (apt-get install chromium)")
+        pane = {"deepestExpandedGroupNodeIds": [], "selectedNodeId": "", "selectedGraphId": "graph", "widthFraction": 1}
+        data = {"models": [{"url": str(bert_path), "adapterId": "minimlc"}], "uiState": {"paneStates": [pane]}}
+        page = f"{server}/?data={quote(json.dumps(data))}"
+        png = screenshot_when_shown(page, ["bert.onnx", "nodes"], absent=["Converting", "Processing graph"])
     assert png.startswith(PNG_SIGNATURE)
     assert len(png) > 20_000
+
+
+@pytest.mark.slow
+def test_model_explorer_serves_light_resnet50() -> None:
+    """onnx's light ResNet-50 through the server: every op of its graph level a node, the loop level the calls a
+    profiled session makes."""
+    from minimlc.tools.conformance import light_model_paths
+
+    (model,) = [path for path in light_model_paths() if path.stem == "light_resnet50"]
+    with explorer_server() as server:
+        served = {graph["id"]: graph for graph in converted(server, model)}
+    ops = lowered_entry_ops(model, "graph")
+    assert [node["attrs"][0]["value"] for node in served["graph"]["nodes"][1:]] == [op.name for op in ops]
+    calls = [call.kernel for call in InferenceSession(str(model), enable_profiling=True).profiler.calls]
+    kernels = [node["label"] for node in served["loop"]["nodes"] if any(a["key"] == KERNEL_KEY for a in node["attrs"])]
+    assert kernels == calls
