@@ -226,12 +226,14 @@ def quantize_static(
     percentile: float = 99.99,
     reduce_range: bool = False,
 ) -> onnx.ModelProto:
-    """A QDQ int8 copy of the float `model`: weights of Conv/MatMul/Gemm int8 (per output channel, or per tensor),
-    activations uint8 over the ranges `method` takes from running `model` on `calibration_feeds` with minimlc."""
-    from minimlc.frontend.onnx_static_quantization import quantize_qdq, tensors_to_calibrate
+    """A QDQ int8 copy of the float `model` (`prepare_for_quantization`: opset 13, BatchNormalization folded into
+    Conv): weights of Conv/MatMul/Gemm int8 (per output channel, or per tensor), activations uint8 over the ranges
+    `method` takes from running `model` on `calibration_feeds` with minimlc."""
+    from minimlc.frontend.onnx_static_quantization import prepare_for_quantization, quantize_qdq, tensors_to_calibrate
 
     for index, feed in enumerate(calibration_feeds):
         check_feed(feed, model, f"calibration feed {index}")
+    model = prepare_for_quantization(model)
     names = tensors_to_calibrate(model)
     ranges = collect_ranges(model, calibration_feeds, names, method, percentile)
     granularity = "per-channel" if per_channel else "per-tensor"

@@ -28,6 +28,73 @@ QUANTIZED_OPS = ("Conv", "MatMul", "Gemm")
 QDQ_OPSET = 13
 """DequantizeLinear's `axis` (per-channel scales) needs opset 13."""
 
+QDQ_IR_VERSION = 7
+"""Opset 13's IR version: initializers need not be listed as graph inputs."""
+
+
+def prepare_for_quantization(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The float model the rewrite quantizes (a copy, computing the same): opset raised to 13 by ONNX's version
+    converter where lower (IR version 7), `Constant` tensors as initializers (so that weights held in nodes are
+    found), and each BatchNormalization of a Conv output no other node reads folded into the Conv's weight and bias
+    (`w * s`, `(b - mean) * s + beta`, s = gamma / sqrt(var + eps)), so that a normalised output is quantized."""
+    from onnx import version_converter
+
+    if any(opset.domain in ("", "ai.onnx") and opset.version < QDQ_OPSET for opset in model.opset_import):
+        model = version_converter.convert_version(model, QDQ_OPSET)
+    result = onnx.ModelProto()
+    result.CopyFrom(model)
+    result.ir_version = max(result.ir_version, QDQ_IR_VERSION)
+    graph = result.graph
+    constants = [node for node in graph.node if node.op_type == "Constant" and node.attribute[0].name == "value"]
+    for node in constants:
+        graph.initializer.append(numpy_helper.from_array(numpy_helper.to_array(node.attribute[0].t), node.output[0]))
+        graph.node.remove(node)
+    _fold_batch_norms(graph)
+    return result
+
+
+def _fold_batch_norms(graph: onnx.GraphProto) -> None:
+    arrays = {tensor.name: tensor for tensor in graph.initializer}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for node in graph.node:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    outputs = {vi.name for vi in graph.output}
+    for conv in [node for node in graph.node if node.op_type == "Conv"]:
+        users = readers.get(conv.output[0], [])
+        if len(users) != 1 or users[0].op_type != "BatchNormalization" or conv.output[0] in outputs:
+            continue
+        norm = users[0]
+        params = [*conv.input[1:], *norm.input[1:5]]
+        if any(norm.output[1:]) or any(name not in arrays for name in params):
+            continue
+        gamma, beta, mean, var = (numpy_helper.to_array(arrays[name]) for name in norm.input[1:5])
+        epsilon = next((attr.f for attr in norm.attribute if attr.name == "epsilon"), 1e-5)
+        factor = (gamma / np.sqrt(var + epsilon)).astype(np.float32)
+        weight = numpy_helper.to_array(arrays[conv.input[1]])
+        bias = numpy_helper.to_array(arrays[conv.input[2]]) if len(conv.input) > 2 else np.zeros_like(mean)
+        folded_weight = (weight * factor.reshape(-1, *[1] * (weight.ndim - 1))).astype(np.float32)
+        folded_bias = ((bias - mean) * factor + beta).astype(np.float32)
+        prefix = conv.name or conv.output[0]
+        graph.initializer.extend(
+            [
+                numpy_helper.from_array(folded_weight, f"{prefix}_folded_weight"),
+                numpy_helper.from_array(folded_bias, f"{prefix}_folded_bias"),
+            ]
+        )
+        del conv.input[1:]
+        conv.input.extend([f"{prefix}_folded_weight", f"{prefix}_folded_bias"])
+        conv.output[0] = norm.output[0]
+        graph.node.remove(norm)
+    used = {name for node in graph.node for name in node.input}
+    kept = [tensor for tensor in graph.initializer if tensor.name in used or tensor.name in outputs]
+    dropped = {tensor.name for tensor in graph.initializer} - {tensor.name for tensor in kept}
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    inputs = [vi for vi in graph.input if vi.name not in dropped]  # older models list initializers as inputs
+    del graph.input[:]
+    graph.input.extend(inputs)
+
 
 def weight_axis(node: onnx.NodeProto, rank: int) -> int | None:
     """The axis of the weight's output channels (one scale each), or None for a per-tensor scale: Conv's 0, MatMul's

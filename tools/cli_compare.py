@@ -2,6 +2,13 @@
 
     minimlc compare model.onnx                                  # each output: max abs and rel error vs ONNX Runtime
     minimlc compare model.onnx --random-weights --per-layer     # seeded random weights, every intermediate tensor
+    minimlc compare model.onnx --precision int8 --calibrate calib/   # int8 QDQ build against the float32 build
+
+`--precision int8` quantizes the model (`minimlc.quantize_static`, ranges from the `--calibrate` inputs) and runs
+both builds on the `--eval` inputs (default: the calibration inputs; same formats, `driver/calibration.py`): per
+output the max and mean absolute error and the relative ones (over max |float32| and mean |float32|), and for a
+classifier (one 2-D output, [batch, classes]) the share of rows whose top-1 class is float32's, and whose top 5
+hold float32's top-1 class.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from minimlc.tools import cli_files, cli_options
 from minimlc.tools.cli_progress import compile_progress
 
 if TYPE_CHECKING:
+    import numpy as np
     import onnx
 
 ORT_EXTRA = "pip install 'minimlc[compare]' (or onnxruntime)"
@@ -46,6 +54,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--rtol", type=float, default=1e-3, help="tolerance relative to max |expected| (1e-3)")
     compare.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
     cli_options.add_opt_level(compare)
+    compare.add_argument(
+        "--precision", choices=["fp32", "int8"], default="fp32", help="int8: the quantized build against float32"
+    )
+    compare.add_argument("--calibrate", metavar="DIR_OR_NPZ", help="--precision int8: the calibration inputs")
+    compare.add_argument("--eval", metavar="DIR_OR_NPZ", help="--precision int8: the inputs compared on")
+    compare.add_argument(
+        "--method", choices=["minmax", "percentile"], default="minmax", help="--precision int8: activation ranges"
+    )
+    compare.add_argument("--calibration-count", type=cli_options.positive_int, help="use at most N calibration inputs")
     compare.set_defaults(command=compare_model)
 
 
@@ -67,6 +84,10 @@ def compare_model(args: argparse.Namespace) -> int:
     from minimlc.driver.session import InferenceSession
     from minimlc.tools import model_tools
 
+    if args.precision == "int8":
+        return compare_precision(args)
+    if args.calibrate is not None or args.eval is not None:
+        raise cli_options.UsageError("--calibrate and --eval go with --precision int8")
     check_oracle(args.oracle)
     model = load_model(args.model)
     if args.random_weights:
@@ -137,3 +158,61 @@ def load_model(path: str) -> onnx.ModelProto:
         return onnx.load(path)
     except (DecodeError, ValueError) as error:
         raise ModelImportError(f"cannot parse an ONNX model from '{path}': {error}") from error
+
+
+def compare_precision(args: argparse.Namespace) -> int:
+    """`--precision int8`: the model quantized on the calibration inputs, both builds run on the evaluation inputs,
+    a row of errors per output and, for a classifier, top-1/top-5 agreement."""
+    import numpy as np
+
+    from minimlc.driver.calibration import CalibrationError, load_calibration, quantize_static
+    from minimlc.driver.session import InferenceSession
+    from minimlc.tools import model_tools
+
+    if args.calibrate is None:
+        raise cli_options.UsageError("--precision int8 needs --calibrate DIR_OR_NPZ (the calibration inputs)")
+    model = load_model(args.model)
+    if args.random_weights:
+        model = model_tools.randomise_weights(model, seed=args.seed)
+    try:
+        calibration = load_calibration(args.calibrate, model, args.calibration_count)
+        feeds = calibration if args.eval is None else load_calibration(args.eval, model)
+        with compile_progress(args.model, " (calibrating)"):
+            quantized = quantize_static(model, calibration, method=args.method)
+    except CalibrationError as error:
+        raise cli_options.UsageError(str(error)) from error
+    options = {"opt_level": args.opt_level, "target": args.target, "extra_passes": cli_options.extra_passes(args)}
+    with compile_progress(args.model, " (float32 and int8)"):
+        builds = [InferenceSession(model, **options), InferenceSession(quantized, **options)]
+    names = [info.name for info in builds[0].get_outputs()]
+    float32, int8 = ([session.run(None, feed) for feed in feeds] for session in builds)
+    description = next(prop.value for prop in quantized.metadata_props if prop.key == "minimlc.quantization")
+    print(f"int8 ({description}) against float32, over {len(feeds)} inputs")
+    width = max(len("output"), *(len(name) for name in names))
+    header = f"{'output':<{width}}  {'shape':<18}  {'max abs err':>11}  {'mean abs err':>12}  {'max rel err':>11}"
+    print(f"{header}  {'mean rel err':>12}")
+    for index, name in enumerate(names):
+        expected = np.stack([outputs[index] for outputs in float32]).astype(np.float64)
+        error = np.abs(np.stack([outputs[index] for outputs in int8]) - expected)
+        peak, mean = max(np.abs(expected).max(), 1e-30), max(np.abs(expected).mean(), 1e-30)
+        shape = str(list(float32[0][index].shape))
+        print(
+            f"{name:<{width}}  {shape:<18}  {error.max():11.3e}  {error.mean():12.3e}  {error.max() / peak:11.3e}  "
+            f"{error.mean() / mean:12.3e}"
+        )
+    if len(names) == 1 and float32[0][0].ndim == 2:
+        print(_agreement(np.concatenate([out[0] for out in float32]), np.concatenate([out[0] for out in int8])))
+    return 0
+
+
+def _agreement(expected: np.ndarray, actual: np.ndarray) -> str:
+    """Top-1 and top-5 agreement of classifier rows [N, classes]: actual's top class is expected's; expected's top
+    class is among actual's top 5."""
+    import numpy as np
+
+    best = expected.argmax(axis=1)
+    top1 = int((actual.argmax(axis=1) == best).sum())
+    top5 = int((np.argsort(-actual, axis=1)[:, :5] == best[:, None]).any(axis=1).sum())
+    rows = len(best)
+    share = f"top-1 agreement: {top1}/{rows} ({100 * top1 / rows:.1f}%); "
+    return share + f"top-5 agreement: {top5}/{rows} ({100 * top5 / rows:.1f}%)"

@@ -240,3 +240,35 @@ def test_cli_refuses_a_folder_without_feeds(tmp_path: Path) -> None:
     (tmp_path / "calib").mkdir()
     result = minimlc("quantize", str(source), "--calibrate", str(tmp_path / "calib"), "-o", str(tmp_path / "o.onnx"))
     assert_one_line_error(result, f"calibration folder '{tmp_path / 'calib'}' holds no .npz or .npy files")
+
+
+def test_compare_reports_int8_errors_and_agreement(tmp_path: Path) -> None:
+    model = small_cnn()
+    source = tmp_path / "cnn.onnx"
+    onnx.save(model, source)
+    held_out = _feeds(model, 8, seed=2)
+    np.savez(tmp_path / "calib.npz", x=np.concatenate([feed["x"] for feed in _feeds(model, 8, seed=1)]))
+    np.savez(tmp_path / "eval.npz", x=np.concatenate([feed["x"] for feed in held_out]))
+    calibrate, evaluate = str(tmp_path / "calib.npz"), str(tmp_path / "eval.npz")
+    result = minimlc("compare", str(source), "--precision", "int8", "--calibrate", calibrate, "--eval", evaluate)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert (
+        lines[0]
+        == "int8 (int8 static QDQ, minmax, per-channel weights, 8 calibration inputs) against float32, over 8 inputs"
+    )
+    row = lines[2].split()
+    float32 = np.concatenate(_ort_outputs(model, held_out))
+    assert row[:3] == ["logits", "[1,", "10]"]
+    max_abs, max_rel = float(row[3]), float(row[5])
+    assert 0 < max_abs < FLOAT_TOLERANCE * np.abs(float32).max()
+    assert max_rel == pytest.approx(max_abs / np.abs(float32).max(), rel=1e-2)
+    assert lines[3].startswith("top-1 agreement: ")
+    assert "top-5 agreement: 8/8 (100.0%)" in lines[3]
+
+
+def test_compare_int8_refuses_without_calibration(tmp_path: Path) -> None:
+    source = tmp_path / "cnn.onnx"
+    onnx.save(small_cnn(), source)
+    refused = minimlc("compare", str(source), "--precision", "int8")
+    assert_one_line_error(refused, "--precision int8 needs --calibrate DIR_OR_NPZ")
