@@ -3,11 +3,14 @@
 Weight-only (`--weights`, `frontend/onnx_weight_quantization.py`): each MatMul with a float32 rank-2 initializer B
 becomes com.microsoft MatMulNBits with int8 or int4 weights. Static int8 (`--calibrate`, `driver/calibration.py`):
 a QDQ model with int8 weights of Conv/MatMul/Gemm and uint8 activations over ranges calibrated by running the float
-model with minimlc on the given inputs (a folder of .npz/.npy feeds, or one .npz stacking them).
+model with minimlc on the given inputs (a folder of .npz/.npy feeds, or one .npz stacking them). Dynamic int8
+(`--dynamic`, `frontend/onnx_dynamic_quantization.py`): weight MatMuls as ONNX Runtime's `quantize_dynamic` writes
+them, DynamicQuantizeLinear + MatMulInteger.
 
     minimlc quantize --weights int4 --block-size 32 model.onnx -o model_int4.onnx
     minimlc quantize --weights int8 --zero-points model.onnx -o model_int8.onnx
     minimlc quantize model.onnx --calibrate calib/ -o model.int8.onnx --method percentile --calibration-count 64
+    minimlc quantize model.onnx --dynamic -o model.dynamic.onnx    # MatMuls: int8 weights, activations per run
 
 Prints what was converted and the bytes of the initializers before and after.
 """
@@ -41,6 +44,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--calibrate",
         metavar="DIR_OR_NPZ",
         help="static int8 QDQ: calibration inputs, a folder of .npz (.npy: one input) feeds, or one .npz stacking them",
+    )
+    how.add_argument(
+        "--dynamic", action="store_true", help="dynamic int8: MatMul weights int8, activations quantized every run"
     )
     parser.add_argument("--method", choices=METHODS, default="minmax", help="activation ranges (default minmax)")
     parser.add_argument(
@@ -77,6 +83,8 @@ def quantize(args: argparse.Namespace) -> int:
     model = onnx.load(str(source))
     if args.calibrate is not None:
         return quantize_calibrated(args, model, output)
+    if args.dynamic:
+        return quantize_dynamically(args, model, output)
     try:
         quantized = quantize_model(model, WEIGHT_BITS[args.weights], args.block_size, args.zero_points)
     except ValueError as error:
@@ -116,5 +124,20 @@ def quantize_calibrated(args: argparse.Namespace, model: onnx.ModelProto, output
         f"inputs): {weights} weights and biases, {activations} activations quantized",
         file=sys.stderr,
     )
+    print(f"wrote {output}", file=sys.stderr)
+    return 0
+
+
+def quantize_dynamically(args: argparse.Namespace, model: onnx.ModelProto, output: Path) -> int:
+    """`--dynamic`: MatMuls with int8 weights, uint8 activations per run (`frontend/onnx_dynamic_quantization.py`)."""
+    import onnx
+
+    from minimlc.frontend.onnx_dynamic_quantization import quantize_dynamic
+
+    quantized = quantize_dynamic(model, args.per_channel, args.reduce_range)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(quantized, str(output))
+    converted = sum(node.op_type == "MatMulInteger" for node in quantized.graph.node)
+    print(f"int8 dynamic: {converted} MatMuls -> DynamicQuantizeLinear + MatMulInteger", file=sys.stderr)
     print(f"wrote {output}", file=sys.stderr)
     return 0
