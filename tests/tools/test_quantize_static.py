@@ -1,5 +1,6 @@
 """Static int8 QDQ quantization (`minimlc quantize --calibrate`, `minimlc.quantize_static`,
-`InferenceSession(precision="int8")`, `minimlc compare --precision int8`) and dynamic (`--dynamic`) on a small CNN (Conv-Relu-Conv-Add-Relu-pool-Gemm) and a small MatMul model.
+`InferenceSession(precision="int8")`, `minimlc compare --precision int8`) and dynamic (`--dynamic`) on a small
+CNN (Conv-Relu-Conv-Add-Relu-pool-Gemm) and a small MatMul model.
 
 Tolerances, as measured (random weights scaled by fan-in, 16 standard-normal calibration inputs):
 - minimlc against ONNX Runtime on the same QDQ file (ORT with graph optimisations off, so that it computes ONNX's
