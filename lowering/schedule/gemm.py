@@ -37,7 +37,9 @@ the panels, a tail beside the full tiles in a batch loop's body leaves parallel 
 largest that divides them unless that is under 4 (Winograd's 16 x (49 x 256) x (256 x 256) GEMM on AVX2: 7.0 ms one
 row at a time, 4.1 with 6 rows and a tail of 1, an EPYC LLVM calls znver1). With AVX2, 6 x 16 (12 accumulators) over 4
 x 16 (8, the FMA latency's bare minimum): MatMul 1024^3 0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136
-rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two vectors if they divide the columns, else one; `nc` 0; one row
+rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two vectors if they divide the columns, else one; where 32
+registers hold 4-lane vectors (NEON, RVV at VLEN 128), four vectors first (`_tile_vectors`): a 6 x 16 tile of 24
+accumulators, where 8 x 8 used 16 of the 32 and loaded a B vector per 4 FMAs instead of per 6; `nc` 0; one row
 (a batch-1 classifier): `kc` the whole depth, in one pass over B. Where B is a weight whose 256-deep row of panels
 (`256 x N`) fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024
 (one block: the output is read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most
@@ -151,6 +153,13 @@ def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, prod
     return None
 
 
+def _tile_vectors(target: Target) -> tuple[int, ...]:
+    """The register tile's widths in vectors, preferred first: two, else one (x86: AVX2's 6 x 2 vectors in 16
+    registers, AVX-512's 8 x 2 in 32); four first where 32 registers hold 4-lane vectors (NEON; RVV at VLEN 128),
+    whose 8 x 2 tile would leave half the registers unused."""
+    return (4, 2, 1) if target.vector_registers >= 32 and target.vector_lanes <= 4 else (2, 1)
+
+
 @dataclass(frozen=True)
 class GemmRule:
     """GEMM: register tile mr x nr over packed B panels (see the module docstring)."""
@@ -189,7 +198,7 @@ class GemmRule:
 
     def default(self, workload: GemmWorkload, target: Target) -> Config:
         g, lanes = workload, target.vector_lanes
-        nr = next((f for f in (2 * lanes, lanes) if g.n % f == 0), None)
+        nr = next((vectors * lanes for vectors in _tile_vectors(target) if g.n % (vectors * lanes) == 0), None)
         if nr is None or (not g.b_is_weight and not g.b_batched and g.b_dim != 1):
             return {}
         vectors = nr // lanes

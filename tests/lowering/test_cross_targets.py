@@ -177,7 +177,7 @@ func.func @main(%x: tensor<16x64xf32>, %w: tensor<64x64xf32>) -> tensor<16x64xf3
     [
         ("aarch64-linux-gnu", r"fmla\tv\d+\.4s, v\d+\.4s, v\d+\.", 16),  # NEON: by element, or of a broadcast
         ("aarch64-linux-gnu -mcpu=neoverse-v1", r"fmla\tv\d+\.4s", 16),
-        ("riscv64-linux-gnu -mattr=+v", r"vfmacc\.vf\tv\d+, fa\d+, v\d+", 8),  # RVV: vector += scalar * vector
+        ("riscv64-linux-gnu -mattr=+v", r"vfmacc\.vf\tv\d+, fa\d+, v\d+", 4),  # RVV: 16 lanes (LMUL 4) per row
         ("riscv64-linux-gnu", r"fmadd\.s\t", 64),  # no V: scalar multiply-adds
     ],
 )
@@ -189,6 +189,27 @@ def test_the_matmul_tile_is_the_targets_own_fma(target: str, fma: str, count: in
     assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, 3))
     assert len(re.findall(fma, assembly)) == count
     assert not re.search(r"%[xyz]mm|vfmadd\d+ps", assembly)
+
+
+@pytest.mark.parametrize("target", ["aarch64-linux-gnu", "aarch64-linux-gnu -mcpu=neoverse-v1"])
+def test_the_aarch64_gemm_tile_fills_the_32_vector_registers(target: str) -> None:
+    """A 24-row GEMM built for AArch64 gets a 6 x 16 register tile: its inner loop is 24 fmla (6 rows x 4 vectors,
+    accumulators in 24 of the 32 registers) on 4 vectors of B (two ldp) and 6 values of A, and spills nothing (no
+    stack access in the loop); 8 x 8, the tile of two vectors, was 16 fmla per 10 loads."""
+    module = Parser(make_context(), MATMUL_RELU.replace("16x64", "24x64")).parse_module()
+    run_pipeline(module, 3, target=target)
+    machine = target_machine(target_from_name(target))
+    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, 3))
+    loop = re.search(r"^(\.LBB\w+):\n(.*?)\n\tb\.ne\t\1$", assembly, re.M | re.S)  # the one inner loop
+    assert loop is not None
+    body = loop.group(2)
+    instructions = [line.split()[0] for line in body.splitlines() if line.startswith("\t")]
+    assert instructions.count("fmla") == 24
+    assert len(set(re.findall(r"fmla\tv(\d+)\.4s", body))) == 24  # 24 accumulators
+    assert instructions.count("ldp") == 2
+    assert len(re.findall(r"\tldp\tq\d+, q\d+", body)) == 2  # B: 4 vectors
+    assert sum(instructions.count(load) for load in ("ld1r", "ldr", "ldur")) == 6  # A: a value per row
+    assert "sp" not in re.findall(r"\[(\w+)", body)
 
 
 def test_usdot_is_emitted_alike_by_both_paths_and_parses() -> None:
