@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
+
     from minimlc.frontend.signature import TensorInfo
 
 
@@ -40,6 +40,7 @@ def version_line() -> str:
     from importlib.metadata import version
 
     import llvmlite.binding as llvm
+    import numpy as np
 
     llvm_version = ".".join(map(str, llvm.llvm_version_info))
     return (
@@ -109,6 +110,8 @@ def run_shapes(args: argparse.Namespace, inputs: Sequence[TensorInfo]) -> dict[s
 
 def load_inputs(specs: Sequence[str]) -> dict[str, np.ndarray]:
     """The `--input NAME=FILE.npy` arrays by input name: `["x=x.npy"]` -> `{"x": array}`."""
+    import numpy as np  # not at module level: mini-opt imports this module and never needs numpy
+
     feeds: dict[str, np.ndarray] = {}
     for spec in specs:
         name, sep, path = spec.partition("=")
