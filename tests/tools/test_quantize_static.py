@@ -130,7 +130,7 @@ def test_qdq_runs_in_onnxruntime_like_minimlc_and_near_float(build) -> None:
     held_out = _feeds(model, 16, seed=2)
     int8 = _session_outputs(InferenceSession(quantized), held_out)
     assert _relative(int8, _ort_outputs(quantized, held_out)) < ORT_TOLERANCE
-    float32 = _session_outputs(InferenceSession(model), held_out)
+    float32 = _ort_outputs(model, held_out)  # ONNX Runtime's float32: one compile less than minimlc's
     error = _relative(int8, float32)
     assert 0 < error < FLOAT_TOLERANCE  # quantized, yet close
     if build is small_cnn:
