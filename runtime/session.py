@@ -59,7 +59,7 @@ _STAT_KEYS = (
     "codegen_seconds",
     "load_seconds",
     "codegen_partitions",
-    "to_cf_seconds",
+    "lower_to_scf_seconds",
     "translate_seconds",
     "optimize_seconds",
     "machine_code_seconds",
@@ -282,7 +282,7 @@ class Session:
         the intermediates of static sizes, the rest of the arena being sized per run), `weight_bytes` (weights bound),
         `compile_seconds` and its stages: `lower_seconds` (graph to `scf`, one process), `codegen_seconds` (`scf` to
         object code, `codegen_partitions` processes at once; the seconds all of them spent in each step are
-        `to_cf_seconds`, `translate_seconds`, `optimize_seconds`, `machine_code_seconds`), `load_seconds`
+        `lower_to_scf_seconds`, `translate_seconds`, `optimize_seconds`, `machine_code_seconds`), `load_seconds`
         (loading the code and the load-time precomputation). All 0 when every output is a compile-time constant
         (nothing compiled).
         """

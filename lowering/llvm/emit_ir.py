@@ -1,7 +1,7 @@
-"""A direct path from `cf`-level IR to LLVM IR text, without building the xDSL `llvm` dialect.
+"""A direct path from `scf`- or `cf`-level IR to LLVM IR text, without building the xDSL `llvm` dialect.
 
-`emit_llvm_ir(module)` takes what `convert-scf-to-cf` leaves (the input of `convert-to-llvm`) and prints LLVM IR
-with plain string formatting. It gives the same text as `convert-to-llvm,reconcile-unrealized-casts` followed by
+`emit_llvm_ir(module)` takes what `loop-to-scf` leaves, or what `convert-scf-to-cf` leaves (the input of
+`convert-to-llvm`), and prints LLVM IR with plain string formatting. It gives the same text as `convert-to-llvm,reconcile-unrealized-casts` followed by
 `translate.translate_to_llvm_ir`, up to the names of local values and blocks (`canonical_llvm_ir` renumbers them):
 the same functions, declarations, linkage and attributes in the same order, the same instructions with the same
 types, flags and constants, including what the llvmlite printer of that path does, such as typing a pointer from an
@@ -29,8 +29,9 @@ becomes
       ret void
     }
 
-The op handlers live in `emit_ops.py`. An op that neither they nor `convert-to-llvm` know raises
-`DiagnosticException` naming it. The module is left as it was.
+The op handlers live in `emit_ops.py` (the `arith`, `math`, `memref`, `vector`, `func` and `cf` ops),
+`emit_scf.py` (`scf.for`/`scf.if`: the `scf` level is taken as it is) and `emit_llvm_dialect.py`. An op none of
+them knows raises `DiagnosticException` naming it. The module is left as it was.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from xdsl.dialects import builtin, func, llvm
 from xdsl.dialects.builtin import (
@@ -55,7 +57,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from minimlc.dialects import llvm_ext
 from minimlc.lowering.abi import ENTRY_ATTR, packed_name
 from minimlc.lowering.llvm.convert_to_llvm import check_entry_signature
 from minimlc.lowering.llvm.translate import PARAM_FLAGS
@@ -67,16 +68,19 @@ _PARAM_INTS = {"llvm.align": "align {0:d}", "llvm.dereferenceable": "dereference
 
 
 def emit_llvm_ir(module: ModuleOp) -> str:
-    """LLVM IR text of a `cf`-level module (after `convert-scf-to-cf`): what `convert-to-llvm`,
-    `reconcile-unrealized-casts` and `translate_to_llvm_ir` give, up to local names. Raises `DiagnosticException`
+    """LLVM IR text of a `cf`-level module (after `convert-scf-to-cf`), or of an `scf`-level one (`emit_scf.py`):
+    what `convert-scf-to-cf`, `convert-to-llvm`, `reconcile-unrealized-casts` and `translate_to_llvm_ir` give, up to
+    local names. Raises `DiagnosticException`
     naming the first op it cannot emit."""
     from minimlc.lowering.llvm.emit_ops import HANDLERS
+    from minimlc.lowering.llvm.emit_scf import SCF_HANDLERS
 
+    handlers = {**HANDLERS, **SCF_HANDLERS}
     emitter = ModuleEmitter(module)
     texts: list[str] = []
     for op in module.ops:
         assert isinstance(op, func.FuncOp)
-        texts.append(emit_function(emitter, op, HANDLERS))
+        texts.append(emit_function(emitter, op, handlers))
         if ENTRY_ATTR in op.attributes:
             texts.append(_packed_entry(emitter, op))
     texts += emitter.tail_declarations
@@ -274,17 +278,34 @@ def _packed_entry(emitter: ModuleEmitter, op: func.FuncOp) -> str:
 Value = tuple[str, str]
 
 
-class FunctionEmitter:
-    """One function's state: the text of its values, its blocks' lines and the incoming values of their phis."""
+Phi = tuple[str, str, list[str]]
+"""A phi's name, type and incoming `[value, %label]` texts."""
 
-    def __init__(self, module: ModuleEmitter) -> None:
+
+@dataclass
+class BlockText:
+    """One LLVM basic block as it is written: its label, phis and instruction lines."""
+
+    label: str
+    phis: list[Phi]
+    lines: list[str] = field(default_factory=list)
+
+
+class FunctionEmitter:
+    """One function's state: the text of its values, its blocks (one per `cf` block, and those structured ops open:
+    `emit_scf.py`) and the incoming values of their phis."""
+
+    def __init__(self, module: ModuleEmitter, handlers: dict[type[Operation], Handler]) -> None:
         self.module = module
+        self.handlers = handlers
         self.values: dict[SSAValue, Value] = {}
         self.count = 0
         self.lines: list[str] = []
         self.labels: dict[Block, str] = {}
-        self.phis: dict[Block, list[tuple[str, str, list[str]]]] = {}
-        self.block: Block | None = None
+        self.phis: dict[Block, list[Phi]] = {}
+        self.blocks: list[BlockText] = []
+        self.scopes: dict[Operation, tuple[str, list[Phi]]] = {}
+        """Each open `scf.for`/`scf.if`: the label its `scf.yield` branches to and the phis it feeds."""
         self.hoisted: list[str] = []
         """The `alloca`s of the `memref.alloca`s in op order: the entry block starts with them, last one first, as
         `convert-to-llvm` inserts each at its start."""
@@ -310,11 +331,29 @@ class FunctionEmitter:
         type, ref = self.values[value]
         return f"{type} {ref}"
 
+    def start_block(self, label: str, phis: list[Phi] | None = None) -> BlockText:
+        """Open a new block after the others: the instructions emitted next go there."""
+        block = BlockText(label, phis if phis is not None else [])
+        self.blocks.append(block)
+        self.lines = block.lines
+        return block
+
+    def incoming(self, phis: list[Phi], references: Sequence[str]) -> None:
+        """Record `references` (`%.7`, `0`) as the incoming values of `phis` from the current block."""
+        for (_, _, incoming), reference in zip(phis, references, strict=True):
+            incoming.append(f"[{reference}, %{self.blocks[-1].label}]")
+
     def branch_to(self, target: Block, args: Sequence[SSAValue]) -> None:
         """Record `args` as the incoming values of `target`'s phis from the current block."""
-        assert self.block is not None
-        for (_, _, incoming), arg in zip(self.phis[target], args):
-            incoming.append(f"[{self.values[arg][1]}, %{self.labels[self.block]}]")
+        self.incoming(self.phis[target], [self.values[arg][1] for arg in args])
+
+    def emit_block(self, block: Block) -> None:
+        """Emit each op of `block` by its handler."""
+        for op in block.ops:
+            handler = self.handlers.get(type(op))
+            if handler is None:
+                raise DiagnosticException(f"emit-llvm-ir: cannot emit '{op.name}'")
+            handler(self, op)
 
 
 Handler = Callable[[FunctionEmitter, Operation], None]
@@ -322,7 +361,7 @@ Handler = Callable[[FunctionEmitter, Operation], None]
 
 def emit_function(module: ModuleEmitter, op: func.FuncOp, handlers: dict[type[Operation], Handler]) -> str:
     """The LLVM text of one `func.func`, its definition or declaration, each op emitted by its handler."""
-    fe = FunctionEmitter(module)
+    fe = FunctionEmitter(module, handlers)
     blocks = list(op.body.blocks)
     if not blocks:
         names = [f"%.{i}" for i in range(1, len(op.function_type.inputs) + 1)]
@@ -338,126 +377,18 @@ def emit_function(module: ModuleEmitter, op: func.FuncOp, handlers: dict[type[Op
             fe.phis[block] = [(fe.name(), module.type(arg.type), []) for arg in block.args]
             for arg, (name, phi_type, _) in zip(block.args, fe.phis[block]):
                 fe.values[arg] = (phi_type, name)
-    bodies: list[list[str]] = []
     for block in blocks:
-        fe.lines = []
-        fe.block = block
-        for inner in block.ops:
-            handler = handlers.get(type(inner))
-            if handler is None:
-                raise DiagnosticException(f"emit-llvm-ir: cannot emit '{inner.name}'")
-            handler(fe, inner)
-        bodies.append(fe.lines)
-    bodies[0][:0] = reversed(fe.hoisted)
+        fe.start_block(fe.labels[block], fe.phis.get(block, []))
+        fe.emit_block(block)
+    fe.blocks[0].lines[:0] = reversed(fe.hoisted)
     out = [function_header(module, op, arg_names), "{\n"]
-    for block, lines in zip(blocks, bodies):
-        out.append(f"{fe.labels[block]}:\n")
-        for name, phi_type, incoming in fe.phis.get(block, ()):
+    for block_text in fe.blocks:
+        out.append(f"{block_text.label}:\n")
+        for name, phi_type, incoming in block_text.phis:
             out.append(f"  {name} = phi  {phi_type} {', '.join(incoming)}".rstrip() + "\n")
-        out += lines
+        out += block_text.lines
     out.append("}\n")
     return "".join(out)
-
-
-# ops of the llvm dialect that earlier passes create (loop-outline-parallel)
-
-
-def _llvm_undef(fe: FunctionEmitter, op: Operation) -> None:
-    result = op.results[0]
-    type = fe.module.type(result.type)
-    element = fe.module.type(result.type.element_type) if isinstance(result.type, VectorType) else None
-    fe.values[result] = (type, undef_text(type, element))
-
-
-def _llvm_zero(fe: FunctionEmitter, op: Operation) -> None:
-    type = fe.module.type(op.results[0].type)
-    null = "0.0" if type in ("float", "double", "half") else "null" if is_pointer(type) else "zeroinitializer"
-    fe.values[op.results[0]] = (type, "0" if type.startswith("i") else null)
-
-
-def _llvm_addressof(fe: FunctionEmitter, op: Operation) -> None:
-    assert isinstance(op, llvm.AddressOfOp)
-    name = op.global_name.root_reference.data
-    signature = fe.module.signatures.get(name)
-    if signature is None:
-        raise DiagnosticException(f"emit-llvm-ir: 'llvm.mlir.addressof' of @{name}, which is no function")
-    fe.values[op.result] = (f"{signature[0]} ({', '.join(signature[1])})*", global_name(name))
-
-
-def _llvm_alloca(fe: FunctionEmitter, op: Operation) -> None:
-    assert isinstance(op, llvm.AllocaOp)
-    element = fe.module.type(op.elem_type)
-    align = f", align {op.alignment.value.data}" if op.alignment else ""
-    result = "ptr" if element == "ptr" else f"{element}*"
-    fe.emit(f"alloca {element}, {fe.typed(op.size)}{align}", op.res, result)
-
-
-def _llvm_load(fe: FunctionEmitter, op: Operation) -> None:
-    assert isinstance(op, llvm.LoadOp)
-    type = fe.module.type(op.dereferenced_value.type)
-    align = f", align {op.alignment.value.data}" if op.alignment else ""
-    fe.emit(f"load {type}, {fe.typed(op.ptr)}{align}", op.dereferenced_value, type)
-
-
-def _llvm_gep(fe: FunctionEmitter, op: Operation) -> None:
-    assert isinstance(op, llvm.GEPOp)
-    dynamic = iter(op.ssa_indices)
-    indices = [
-        fe.typed(next(dynamic)) if index == llvm.GEP_USE_SSA_VAL else f"i32 {index}"
-        for index in op.rawConstantIndices.iter_values()
-    ]
-    base = fe.values[op.ptr]
-    inbounds = " inbounds" if op.inbounds is not None else ""
-    element = fe.module.type(op.elem_type)
-    fe.emit(f"getelementptr{inbounds} {element}, {base[0]} {base[1]}, {', '.join(indices)}", op.result, base[0])
-
-
-def _llvm_insertvalue(fe: FunctionEmitter, op: Operation) -> None:
-    assert isinstance(op, llvm.InsertValueOp)
-    container = fe.values[op.container]
-    position = ", ".join(str(i) for i in op.position.iter_values())
-    text = f"insertvalue {container[0]} {container[1]}, {fe.typed(op.value)}, {position}"
-    fe.emit(text, op.res, container[0])
-
-
-def _llvm_extractvalue(fe: FunctionEmitter, op: Operation) -> None:
-    assert isinstance(op, llvm.ExtractValueOp)
-    position = ", ".join(str(i) for i in op.position.iter_values())
-    type = fe.module.type(op.res.type)
-    fe.emit(f"extractvalue {fe.typed(op.container)}, {position}", op.res, type)
-
-
-def _call_indirect(fe: FunctionEmitter, op: Operation) -> None:
-    assert isinstance(op, llvm_ext.CallIndirectOp)
-    args = [fe.values[arg] for arg in op.args]
-    result = fe.module.type(op.result.type)
-    callee = fe.values[op.callee]
-    pointer = f"{result} ({', '.join(t for t, _ in args)})*"
-    cast = fe.emit(f"bitcast {callee[0]} {callee[1]} to {pointer}", None, pointer)
-    text = f"call {result} {cast}({', '.join(f'{t} {r}' for t, r in args)})"
-    if result == "void":
-        fe.emit(text)
-    else:
-        fe.emit(text, op.result, result)
-
-
-def is_pointer(type: str) -> bool:
-    """Whether an LLVM type text is a pointer, opaque or typed."""
-    return type == "ptr" or type.endswith("*")
-
-
-LLVM_HANDLERS: dict[type[Operation], Handler] = {
-    llvm.UndefOp: _llvm_undef,
-    llvm.ZeroOp: _llvm_zero,
-    llvm.AddressOfOp: _llvm_addressof,
-    llvm.AllocaOp: _llvm_alloca,
-    llvm.LoadOp: _llvm_load,
-    llvm.GEPOp: _llvm_gep,
-    llvm.InsertValueOp: _llvm_insertvalue,
-    llvm.ExtractValueOp: _llvm_extractvalue,
-    llvm_ext.CallIndirectOp: _call_indirect,
-}
-"""Handlers of the `llvm` and `llvmx` ops that reach `convert-to-llvm` as they are."""
 
 
 _LOCAL = re.compile(r'%(?:"[^"]*"|[-a-zA-Z$._0-9]+)')

@@ -22,16 +22,8 @@ from minimlc.lowering.llvm import arith_patterns as ap
 from minimlc.lowering.llvm.conversion import addressable_memref, llvm_fastmath, static_memref, type_suffix
 from minimlc.lowering.llvm.convert_to_llvm import ALLOC_ALIGNMENT
 from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, intrinsic_lanes
-from minimlc.lowering.llvm.emit_ir import (
-    LLVM_HANDLERS,
-    FunctionEmitter,
-    Handler,
-    Value,
-    constant_text,
-    global_name,
-    is_pointer,
-    undef_text,
-)
+from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Handler, Value, constant_text, global_name, undef_text
+from minimlc.lowering.llvm.emit_llvm_dialect import LLVM_HANDLERS, is_pointer
 from minimlc.lowering.strategy.data_layout import byte_size, llvm_type
 from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS
 

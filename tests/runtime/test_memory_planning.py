@@ -153,7 +153,7 @@ def test_stats_describe_the_session() -> None:
         "codegen_seconds",
         "load_seconds",
         "codegen_partitions",
-        "to_cf_seconds",
+        "lower_to_scf_seconds",
         "translate_seconds",
         "optimize_seconds",
         "machine_code_seconds",
@@ -168,7 +168,7 @@ def test_stats_describe_the_session() -> None:
     stages = stats["lower_seconds"] + stats["codegen_seconds"] + stats["load_seconds"]
     assert stats["compile_seconds"] == pytest.approx(stages)
     assert stats["codegen_partitions"] == 1, "a model this small is compiled in one process"
-    steps = ("to_cf_seconds", "translate_seconds", "optimize_seconds", "machine_code_seconds")
+    steps = ("lower_to_scf_seconds", "translate_seconds", "optimize_seconds", "machine_code_seconds")
     assert sum(stats[step] for step in steps) <= stats["codegen_seconds"]
     assert stats["compile_seconds"] == session.compile_seconds
     weights = {init.name: numpy_helper.to_array(init) for init in model.graph.initializer}
