@@ -11,8 +11,9 @@ gives the build and qemu seconds, the largest difference from the host build rel
 magnitude (float outputs; the issue asks for 1e-4), or how many outputs equal the host build's exactly (integer
 outputs). Emulated time says nothing about the CPU's speed, so the table also gives what the code shows statically:
 from the library's disassembly, the multiply-accumulates (fmla, sdot, vfmacc, ...) and loads of one iteration of
-the innermost loop with the most multiply-accumulates among the convolution kernels and among the GEMM (matmul)
-kernels.
+the register tile's loop among the convolution kernels and among the GEMM (matmul) kernels: the innermost loop whose
+multiply-accumulates write the most registers (accumulators), which a polynomial epilogue's (erf's Horner chain,
+with as many fmla) does not.
 """
 
 from __future__ import annotations
@@ -116,9 +117,10 @@ def agreement(printed: list[np.ndarray], host: list[np.ndarray]) -> str:
     return f"exact {equal}/{sum(want.size for want in host)}"
 
 
-def inner_loops(library: Path, triple: str) -> dict[str, tuple[int, int, str]]:
-    """Per kernel kind (conv, gemm): the multiply-accumulates and loads of one iteration of the innermost loop with
-    the most multiply-accumulates among that kind's functions, and the function's name."""
+def inner_loops(library: Path, triple: str) -> dict[str, tuple[int, int, int, str]]:
+    """Per kernel kind (conv, gemm): the multiply-accumulates, loads and accumulators of one iteration of the
+    innermost loop with the most accumulators (then multiply-accumulates) among that kind's functions, and the
+    function's name."""
     listing = subprocess.run([*DISASSEMBLERS[triple], str(library)], capture_output=True, text=True, check=True).stdout
     functions: dict[str, list[tuple[int, str, str]]] = {}
     current: list[tuple[int, str, str]] = []
@@ -127,21 +129,21 @@ def inner_loops(library: Path, triple: str) -> dict[str, tuple[int, int, str]]:
             current = functions.setdefault(header.group(1), [])
         elif instruction := re.match(r"^\s+([0-9a-f]+):\s+(\S+)\s*(.*)$", line):
             current.append((int(instruction.group(1), 16), instruction.group(2), instruction.group(3)))
-    best: dict[str, tuple[int, int, str]] = {}
+    best: dict[str, tuple[int, int, int, str]] = {}
     for name, code in functions.items():
         kinds = [kind for kind, pattern in KERNEL_KINDS.items() if pattern.search(name)]
-        if not kinds or not code:
-            continue
-        for macs, loads in _innermost_loop_counts(code, triple):
+        for macs, loads, accumulators in _innermost_loop_counts(code, triple) if kinds and code else []:
             for kind in kinds:
-                if macs > best.get(kind, (0, 0, ""))[0]:
-                    best[kind] = (macs, loads, name)
+                held = best.get(kind)
+                if macs and (held is None or (accumulators, macs) > (held[2], held[0])):
+                    best[kind] = (macs, loads, accumulators, name)
     return best
 
 
-def _innermost_loop_counts(code: list[tuple[int, str, str]], triple: str) -> list[tuple[int, int]]:
-    """(multiply-accumulates, loads) of each innermost loop of one function: a loop is a backward branch within the
-    function, from its branch back to its target; an innermost one holds no other."""
+def _innermost_loop_counts(code: list[tuple[int, str, str]], triple: str) -> list[tuple[int, int, int]]:
+    """(multiply-accumulates, loads, accumulators: the registers they write) of each innermost loop of one function:
+    a loop is a backward branch within the function, from its branch back to its target; an innermost one holds no
+    other."""
     start = code[0][0]
     loops = set()
     for address, _, operands in code:
@@ -152,13 +154,14 @@ def _innermost_loop_counts(code: list[tuple[int, str, str]], triple: str) -> lis
     for first, last in loops:
         if any(other != (first, last) and first <= other[0] and other[1] <= last for other in loops):
             continue
-        body = [mnemonic for address, mnemonic, _ in code if first <= address <= last]
-        counts.append(
-            (
-                sum(bool(MULTIPLY_ACCUMULATES[triple].fullmatch(mnemonic)) for mnemonic in body),
-                sum(bool(LOADS[triple].fullmatch(mnemonic)) for mnemonic in body),
-            )
-        )
+        body = [(mnemonic, operands) for address, mnemonic, operands in code if first <= address <= last]
+        written = [
+            operands.split(",")[0].split(".")[0]
+            for mnemonic, operands in body
+            if MULTIPLY_ACCUMULATES[triple].fullmatch(mnemonic)
+        ]
+        loads = sum(bool(LOADS[triple].fullmatch(mnemonic)) for mnemonic, _ in body)
+        counts.append((len(written), loads, len(set(written))))
     return counts
 
 
@@ -179,7 +182,7 @@ def main() -> int:
     if unknown or any(target.split()[0] not in EMULATORS for target in targets):
         print(f"models: {', '.join(builders)}; targets: triples {', '.join(EMULATORS)} with -mcpu/-mattr")
         return 2
-    rows = [("model", "target", "build s", "qemu s", "vs x86 build", "conv MAC/loads", "gemm MAC/loads")]
+    rows = [("model", "target", "build s", "qemu s", "vs x86 build", "conv MAC/loads (acc)", "gemm MAC/loads (acc)")]
     for name in args.models.split(","):
         model = builders[name]()
         session = InferenceSession(model, num_threads=args.threads)
@@ -194,9 +197,12 @@ def main() -> int:
                     print(" | ".join(rows[-1]), flush=True)
                     continue
                 loops = inner_loops(Path(folder) / "libmodel.so", target.split()[0])
-            figures = [f"{loops[kind][0]}/{loops[kind][1]}" if kind in loops else "-" for kind in KERNEL_KINDS]
+            figures = [
+                f"{loops[kind][0]}/{loops[kind][1]} ({loops[kind][2]})" if kind in loops else "-"
+                for kind in KERNEL_KINDS
+            ]
             rows.append((name, target, f"{built:.1f}", f"{ran:.1f}", agreement(printed, host), *figures))
-            print(" | ".join(rows[-1]), " ; ".join(f"{k}: {v[2]}" for k, v in loops.items()), flush=True)
+            print(" | ".join(rows[-1]), " ; ".join(f"{k}: {v[3]}" for k, v in loops.items()), flush=True)
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
     print()
     for row in rows:
