@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from minimlc.tools.conformance import light_model_paths
@@ -35,7 +36,9 @@ def test_ci_runs_the_readmes_two_commands() -> None:
 def test_python_api_snippet_runs(tmp_path: Path) -> None:
     (snippet,) = code_blocks("python")
     (tmp_path / "examples").mkdir()
-    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), "examples/mlp.onnx"], cwd=tmp_path, check=True)
+    subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "make_mlp.py"), "examples/mlp.onnx"], cwd=tmp_path, check=True
+    )
     result = subprocess.run([sys.executable, "-c", snippet], cwd=tmp_path, capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "input (1, 784)"
@@ -87,11 +90,10 @@ def test_extending_commands_run(tmp_path: Path) -> None:
     assert "graph.clip" in result.stdout  # toy-relu-to-clip rewrote the MLP's ReLU
 
 
-
 def test_shared_library_commands_run(tmp_path: Path) -> None:
     """The "Shared library" block, run as written in a copy of `examples/` (its `python` and `minimlc` are the
     running venv's): the C program prints the MLP's outputs."""
-    (block,) = [block for block in code_blocks("sh") if "minimlc build" in block and "run_model" in block]
+    (block,) = [block for block in code_blocks("sh") if "build/run_model" in block]
     shutil.copytree(ROOT / "examples", tmp_path / "examples", ignore=shutil.ignore_patterns("*.onnx", "plugin"))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     result = subprocess.run(
@@ -102,15 +104,54 @@ def test_shared_library_commands_run(tmp_path: Path) -> None:
     assert "logits" in result.stdout
 
 
-@pytest.mark.slow
-def test_tuning_commands_run(tmp_path: Path) -> None:
-    (block,) = [block for block in code_blocks("sh") if "minimlc tune examples" in block]
-    (tmp_path / "examples").mkdir()
-    subprocess.run([sys.executable, str(ROOT / "examples" / "make_mlp.py"), "examples/mlp.onnx"], cwd=tmp_path, check=True)
+def _run_block(marker: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """The `sh` block holding `marker`, run as written in a folder with `examples/mlp.onnx`, with the running venv's
+    scripts first on PATH."""
+    (block,) = [block for block in code_blocks("sh") if marker in block]
+    (tmp_path / "examples").mkdir(exist_ok=True)
+    make_mlp = [sys.executable, str(ROOT / "examples" / "make_mlp.py"), "examples/mlp.onnx"]
+    subprocess.run(make_mlp, cwd=tmp_path, check=True)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(
+    return subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
+
+
+@pytest.mark.slow
+def test_tuning_commands_run(tmp_path: Path) -> None:
+    result = _run_block("minimlc tune examples", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "reused" in result.stdout and "kernel profile" in result.stdout
     assert (tmp_path / "trace.json").exists()
+
+
+def test_seeing_commands_run(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    if shutil.which("dot") is None:
+        pytest.skip("Graphviz's dot is not installed (CI installs it)")
+    result = _run_block("mlp.loop.dot", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "mlp.loop.svg").read_text().lstrip().startswith(("<?xml", "<svg"))
+    assert (tmp_path / "mlp.te.dot").read_text().startswith("digraph")
+    assert (tmp_path / "roofline.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_quantization_commands_run(tmp_path: Path) -> None:
+    result = _run_block("minimlc quantize examples", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "mlp.int8.onnx").exists()
+    assert re.search(r"top-1 agreement: \d+/16", result.stdout), result.stdout
+
+
+def test_other_cpus_commands_run(tmp_path: Path) -> None:
+    """The "Other CPUs" block as written (its `examples/c/main.c` copied beside the model)."""
+    needed = ["aarch64-linux-gnu-gcc", "riscv64-linux-gnu-gcc", "qemu-aarch64", "qemu-riscv64"]
+    if missing := [tool for tool in needed if shutil.which(tool) is None]:
+        pytest.skip(f"not installed: {', '.join(missing)} (CI installs them)")
+    (tmp_path / "examples" / "c").mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "c" / "main.c", tmp_path / "examples" / "c" / "main.c")
+    result = _run_block("qemu-aarch64", tmp_path)
+    assert result.returncode == 0, result.stderr
+    aarch64, riscv64 = (np.array(text.split()[1:], float) for text in result.stdout.split("output logits")[1:])
+    assert aarch64.shape == riscv64.shape == (10,)
+    np.testing.assert_allclose(aarch64, riscv64, rtol=1e-5)
