@@ -178,12 +178,18 @@ def _channels_last_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shap
     return [weights, data, conv, build_compute("transpose", shape, transposed)]
 
 
+def _has_dot_product(target: Target) -> bool:
+    """Whether `llvmx.dot_u8s8` of a vector is fast on `target`: one `vpdpbusd` (`usdot`) where it has the
+    instruction, two exact `vpmaddwd` on x86 with AVX2 (`llvm/dot_product.py`)."""
+    return target.dot_u8s8_bits > 0 or (target.is_x86 and "avx2" in target.code_features)
+
+
 def _takes_dot_products(op: graph.ConvIntegerOp, target: Target) -> bool:
-    """Whether conv_integer takes the u8 x s8 dot-product form: group 1, the target has the instruction, the weight
+    """Whether conv_integer takes the u8 x s8 dot-product form: group 1, the target has a fast one, the weight
     is int8 with a zero point known to be 0, and the output channels fill whole vectors."""
     return (
         op.group.value.data == 1
-        and target.dot_u8s8_bits > 0
+        and _has_dot_product(target)
         and graph.element_type(op.weight) == i8
         and graph.is_static_zero(op.weight_zero)
         and graph.shape_of(op.weight)[0] % target.vector_lanes == 0
@@ -211,11 +217,11 @@ def _shifted(value: SSAValue) -> SSAValue:
 
 
 def _matmul_takes_dot_products(op: graph.MatMulIntegerOp, target: Target) -> bool:
-    """Whether matmul_integer takes the u8 x s8 dot-product form: the target has the instruction, B is a 2-D int8
+    """Whether matmul_integer takes the u8 x s8 dot-product form: the target has a fast one, B is a 2-D int8
     matrix with a zero point known to be 0 and columns in whole vectors, A has rows (and B's batch)."""
     lhs, rhs, shape = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
     return (
-        target.dot_u8s8_bits > 0
+        _has_dot_product(target)
         and graph.element_type(op.rhs) == i8
         and graph.is_static_zero(op.rhs_zero)
         and len(rhs) == 2

@@ -1,4 +1,5 @@
-"""`llvmx.dot_u8s8` -> the x86 VNNI or AArch64 I8MM intrinsic, or shifts and multiplies, in `convert-to-llvm`.
+"""`llvmx.dot_u8s8` -> the x86 VNNI or AArch64 I8MM intrinsic, AVX2's `vpmaddwd`, or shifts and multiplies, in
+`convert-to-llvm`.
 
 Where the target has the instruction (`Target.dot_u8s8_bits`: AVX512-VNNI, AVX-VNNI; AArch64's `usdot`) a vector of
 i32 lanes is cut into the widest register the target's `vpdpbusd` takes (16, 8 or 4 lanes; `usdot`: 4, its operands
@@ -12,17 +13,32 @@ as the 16 bytes they hold) and each piece becomes one call:
     %a0b = llvm.bitcast %a0 : vector<4xi32> to vector<16xi8> ; ...
     %r0 = llvm.call_intrinsic "llvm.aarch64.neon.usdot.v4i32.v16i8"(%acc0, %a0b, %b0b)
 
-A scalar, a vector that no power of two of registers fills, or a target without the instruction get the definition in
+On x86 with AVX2 but no VNNI (`madd_bits`) each 8-lane piece (4: SSE2's) is two exact `vpmaddwd` instead, the bytes
+widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate).
+
+A scalar, a vector that no power of two of registers fills, or a target without either get the definition in
 arith ops (before the conversion's one walk, which then lowers them like any others): per byte j, the unsigned byte
 `(a >> 8j) & 255` times the signed byte `(b << (24 - 8j)) >>s 24`, summed onto the accumulator.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm, vector
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, VectorType, i8, i32
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    ModuleOp,
+    VectorType,
+    i8,
+    i16,
+    i32,
+)
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
@@ -30,14 +46,27 @@ from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
 from minimlc.lowering.target import Target
 
+if TYPE_CHECKING:  # the emitter imports the conversion, which imports this module
+    from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Value
+
+
+MADD_INTRINSICS = {8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
+"""`vpmaddwd` of a piece's lane count: `<2n x i16>` x `<2n x i16>` -> `<n x i32>`, each lane the exact sum of the two
+products of its i16 pair."""
+
+
+def madd_bits(target: Target) -> int:
+    """Width in bits of the exact `vpmaddwd` form of the u8 x s8 dot product: 256 on x86 with AVX2 but no VNNI."""
+    return 256 if target.is_x86 and not target.dot_u8s8_bits and "avx2" in target.code_features else 0
+
 
 def intrinsic_lanes(target: Target, kind: object) -> int:
-    """Lanes of each `vpdpbusd` call for a dot product of type `kind` on `target` (the pieces, a power of two of
-    them, are joined pairwise), 0 if it gets the expansion."""
+    """Lanes of each `vpdpbusd` (or `vpmaddwd` pair) for a dot product of type `kind` on `target` (the pieces, a
+    power of two of them, are joined pairwise), 0 if it gets the expansion."""
     if not isinstance(kind, VectorType):
         return 0
     (lanes,) = kind.get_shape()
-    widest = target.dot_u8s8_bits // 32
+    widest = (target.dot_u8s8_bits or madd_bits(target)) // 32
     fits = [width for width in (16, 8, 4) if width <= widest and lanes % width == 0]
     pieces = lanes // fits[0] if fits else 0
     return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
@@ -48,6 +77,8 @@ def dot_intrinsic(target: Target, width: int) -> tuple[str, bool]:
     (`usdot`'s `<16 x i8>`) rather than as the i32 words holding them (`vpdpbusd`)."""
     if target.arch == "aarch64":
         return "llvm.aarch64.neon.usdot.v4i32.v16i8", True
+    if madd_bits(target):
+        return MADD_INTRINSICS[width], False
     return f"llvm.x86.avx512.vpdpbusd.{width * 32}", False
 
 
@@ -95,7 +126,7 @@ class DotU8S8Lowering(RewritePattern):
         piece = VectorType(i32, [width])
         intrinsic, as_bytes = dot_intrinsic(self.target, width)
         operands = [as_llvm(rewriter, value) for value in op.operands]
-        new_ops: list[llvm.ShuffleVectorOp | llvm.CallIntrinsicOp | llvm.BitcastOp] = []
+        new_ops: list[Operation] = []
         results: list[SSAValue] = []
         for start in range(0, lanes, width):
             pieces: list[SSAValue] = []
@@ -108,16 +139,72 @@ class DotU8S8Lowering(RewritePattern):
                     new_ops.append(llvm.BitcastOp(value, VectorType(i8, [4 * width])))
                     value = new_ops[-1].results[0]
                 pieces.append(value)
-            new_ops.append(llvm.CallIntrinsicOp(intrinsic, pieces, [piece]))
+            if intrinsic in MADD_INTRINSICS.values():
+                new_ops += madd_dot_product(intrinsic, width, *pieces)
+            else:
+                new_ops.append(llvm.CallIntrinsicOp(intrinsic, pieces, [piece]))
             results.append(new_ops[-1].results[0])
         while len(results) > 1:
             results = _concatenated(results, new_ops)
         replace_lowered(rewriter, op, new_ops, results)
 
 
-def _concatenated(
-    parts: list[SSAValue], new_ops: list[llvm.ShuffleVectorOp | llvm.CallIntrinsicOp | llvm.BitcastOp]
-) -> list[SSAValue]:
+def madd_dot_product(intrinsic: str, width: int, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> list[Operation]:
+    """The exact u8 x s8 dot product of `width` i32 lanes through two `vpmaddwd` (`intrinsic`), its result last. Each
+    word, read as two i16 halves, gives its even bytes (the low byte of each half: `x & 255` unsigned,
+    `(x << 8) >>s 8` signed) and its odd bytes (`x >> 8`, `x >>s 8`) widened in place, so that `vpmaddwd` of the
+    even ones gives `a0 b0 + a2 b2` in the word's own lane (at most 2 * 255 * 128 in size), of the odd ones
+    `a1 b1 + a3 b3`, and no lane moves:
+
+        %a16 = llvm.bitcast %a : vector<8xi32> to vector<16xi16> ; %b16 likewise
+        %even = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%a16 & 255, (%b16 << 8) >>s 8)
+        %odd = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%a16 >> 8, %b16 >>s 8)
+        %r = llvm.add %acc, (llvm.add %even, %odd)
+    """
+    piece, halves = VectorType(i32, [width]), VectorType(i16, [2 * width])
+    ops: list[Operation] = [
+        llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(halves, [value] * 2 * width), halves) for value in (8, 255)
+    ]
+    eight, low_byte = (constant.results[0] for constant in ops)
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    a16, b16 = (add(llvm.BitcastOp(value, halves)) for value in (lhs, rhs))
+    a_even = add(llvm.AndOp(a16, low_byte))
+    a_odd = add(llvm.LShrOp(a16, eight))
+    b_even = add(llvm.AShrOp(add(llvm.ShlOp(b16, eight)), eight))
+    b_odd = add(llvm.AShrOp(b16, eight))
+    even = add(llvm.CallIntrinsicOp(intrinsic, [a_even, b_even], [piece]))
+    odd = add(llvm.CallIntrinsicOp(intrinsic, [a_odd, b_odd], [piece]))
+    add(llvm.AddOp(acc, add(llvm.AddOp(even, odd))))
+    return ops
+
+
+def emit_dot_piece(
+    fe: FunctionEmitter, intrinsic: str, width: int, pieces: list[Value], call: Callable[..., str]
+) -> Value:
+    """One piece of `DotU8S8Lowering` as LLVM IR text in the direct emitter: `pieces` are the accumulator and the
+    two words, `call(fe, name, args, result)` emits an intrinsic call (`vpdpbusd`, `usdot`: one; else
+    `madd_dot_product`, in the same order)."""
+    piece, halves = f"<{width} x i32>", f"<{2 * width} x i16>"
+    if intrinsic not in MADD_INTRINSICS.values():
+        return piece, call(fe, intrinsic, pieces, piece)
+    (_, acc), (_, lhs), (_, rhs) = pieces
+    eight, low_byte = (f"<{', '.join([f'i16 {value}'] * 2 * width)}>" for value in (8, 255))
+    a16, b16 = (fe.emit(f"bitcast {piece} {value} to {halves}", None, halves) for value in (lhs, rhs))
+    a_even = fe.emit(f"and {halves} {a16}, {low_byte}", None, halves)
+    a_odd = fe.emit(f"lshr {halves} {a16}, {eight}", None, halves)
+    shifted = fe.emit(f"shl {halves} {b16}, {eight}", None, halves)
+    b_even = fe.emit(f"ashr {halves} {shifted}, {eight}", None, halves)
+    b_odd = fe.emit(f"ashr {halves} {b16}, {eight}", None, halves)
+    even, odd = (call(fe, intrinsic, [(halves, x), (halves, y)], piece) for x, y in ((a_even, b_even), (a_odd, b_odd)))
+    pairs = fe.emit(f"add {piece} {even}, {odd}", None, piece)
+    return piece, fe.emit(f"add {piece} {acc}, {pairs}", None, piece)
+
+
+def _concatenated(parts: list[SSAValue], new_ops: list[Operation]) -> list[SSAValue]:
     """Concatenate neighbouring pairs of equal-width vectors (one shufflevector each)."""
     joined: list[SSAValue] = []
     for first, second in zip(parts[::2], parts[1::2], strict=True):

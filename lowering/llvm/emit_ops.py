@@ -21,7 +21,7 @@ from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm import arith_patterns as ap
 from minimlc.lowering.llvm.conversion import addressable_memref, llvm_fastmath, static_memref, type_suffix
 from minimlc.lowering.llvm.convert_to_llvm import ALLOC_ALIGNMENT
-from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, intrinsic_lanes
+from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, emit_dot_piece, intrinsic_lanes
 from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Handler, Value, constant_text, global_name, undef_text
 from minimlc.lowering.llvm.emit_llvm_dialect import LLVM_HANDLERS, is_pointer
 from minimlc.lowering.strategy.data_layout import byte_size, llvm_type
@@ -394,7 +394,7 @@ def _shuffle(fe: FunctionEmitter, op: Operation) -> None:
 
 
 def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
-    """`dot_product.DotU8S8Lowering`: one `vpdpbusd` (`usdot`) per register-wide piece, the pieces joined pairwise."""
+    """`dot_product.DotU8S8Lowering`: one `vpdpbusd` (`usdot`, two `vpmaddwd`) per register-wide piece, joined."""
     assert isinstance(op, llvm_ext.DotU8S8Op)
     kind = op.result.type
     width = intrinsic_lanes(fe.module.target, kind)
@@ -423,7 +423,7 @@ def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
             if as_bytes and pieces:  # `usdot` takes the bytes; the accumulator stays i32 words
                 value = (as_i8, fe.emit(f"bitcast {value[0]} {value[1]} to {as_i8}", None, as_i8))
             pieces.append(value)
-        results.append((piece, _call_intrinsic(fe, name, pieces, piece)))
+        results.append(emit_dot_piece(fe, name, width, pieces, _call_intrinsic))
     while len(results) > 1:
         joined = []
         for (half, first), (_, second) in zip(results[::2], results[1::2], strict=True):

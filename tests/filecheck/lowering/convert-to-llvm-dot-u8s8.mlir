@@ -1,6 +1,6 @@
 // RUN: mini-opt %s --mcpu=znver4 -p convert-to-llvm | filecheck %s --check-prefix=VNNI
 // RUN: mini-opt %s --mcpu=alderlake -p convert-to-llvm | filecheck %s --check-prefix=AVXVNNI
-// RUN: mini-opt %s --mcpu=x86-64-v3 -p convert-to-llvm | filecheck %s --check-prefix=NOVNNI
+// RUN: mini-opt %s --mcpu=x86-64-v2 -p convert-to-llvm | filecheck %s --check-prefix=NOVNNI
 
 // On a target with VNNI, a vector dot product is one vpdpbusd per register-wide piece (two 16-lane halves on
 // AVX512-VNNI, four 8-lane quarters on AVX-VNNI), joined pairwise; without it, and for a scalar, the definition

@@ -1,12 +1,14 @@
 // RUN: mini-opt %s --mcpu=znver4 -p graph-to-te --split-input-file | filecheck %s
-// RUN: mini-opt %s --mcpu=x86-64-v3 -p graph-to-te --split-input-file | filecheck %s --check-prefix=NOVNNI
+// RUN: mini-opt %s --mcpu=x86-64-v3 -p graph-to-te --split-input-file | filecheck %s --check-prefix=AVX2
+// RUN: mini-opt %s --mcpu=x86-64-v2 -p graph-to-te --split-input-file | filecheck %s --check-prefix=NOVNNI
 
 // On a target with the u8 x s8 dot product, a group-1 conv_integer with an int8 weight whose zero point is a static
 // 0 (graph.cast of graph.constant 0.0, as the frontend writes an omitted or all-zero one) packs channels by four
 // into i32 words: the weight's bytes (channels past C are 0), the input's bytes (an int8 input shifted by +128),
 // the dot products summed channels-last, and the output less (input zero point) * (the channel's weight sum), a
 // compute of its own (of weights where the zero point is one: computed at load time).
-// Without the instruction it stays the i32 multiply-add form.
+// AVX2 without VNNI takes the same form (two exact vpmaddwd a dot product, see llvm/dot_product.py) with 8-lane
+// vectors; without either it stays the i32 multiply-add form.
 func.func @signed_input(%x: tensor<1x4x4x4xi8>, %xz: tensor<1xi8>) -> tensor<1x16x4x4xi32> {
   %w = graph.weight "w" : tensor<16x4x1x1xi8>
   %zero = graph.constant {value = 0.0 : f32} : tensor<1xf32>
@@ -103,6 +105,13 @@ func.func @eight_outputs(%x: tensor<1x4x4x4xui8>, %xz: tensor<1xui8>) -> tensor<
 // CHECK-LABEL: func.func @eight_outputs
 // CHECK-NOT:   llvmx.dot_u8s8
 // CHECK:       te.compute "transpose"
+
+// AVX2-LABEL: func.func @signed_input
+// AVX2:         llvmx.dot_u8s8
+// AVX2-LABEL: func.func @eight_outputs
+// AVX2:         llvmx.dot_u8s8
+// AVX2-LABEL: func.func @matmul
+// AVX2:         llvmx.dot_u8s8
 
 // -----
 
