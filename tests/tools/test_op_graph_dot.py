@@ -4,7 +4,7 @@
 Each model is lowered once, stage by stage (graph, te, loop at O3); at each level the DOT has a node per op and per
 block argument, an edge per operand, a cluster per function, and Graphviz draws it. Light SqueezeNet (convolutions),
 a one-layer BERT encoder and the example MLP: about 6 s in all, most of it Graphviz laying out the te and loop
-levels.
+levels. The nine light CNNs and the benchmark's transformers are parsed by Graphviz at the graph level (~10 s).
 """
 
 from __future__ import annotations
@@ -167,3 +167,34 @@ def test_minimlc_compile_dot_writes_a_graph_graphviz_draws(mlp_path: Path, tmp_p
 def test_minimlc_compile_dot_needs_an_ir_level(mlp_path: Path) -> None:
     result = minimlc("compile", str(mlp_path), "--emit", "obj", "--dot")
     assert_one_line_error(result, "--dot draws an IR level: use it with --emit graph|te|loop|scf|llvm-dialect")
+
+
+def _workloads() -> dict[str, object]:
+    """onnx's nine light CNNs and the benchmark's transformer workloads (`bench/bench_models.py`'s BERT-style
+    encoder, GPT block and ViT), as ONNX models."""
+    from transformer_models import Dims, bert, gpt, vit
+
+    text = Dims(tokens=128, hidden=256, heads=4, ffn=1024)
+    models: dict[str, object] = {path.stem: path for path in sorted(LIGHT_MODELS_DIR.glob("light_*.onnx"))}
+    models["bert"] = bert(text, layers=4, vocab=30522)
+    models["gpt"] = gpt(text, vocab=50257)
+    models["vit"] = vit(Dims(tokens=197, hidden=192, heads=3, ffn=768), 4, image=224, patch=16, classes=1000)
+    return models
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("nop") is None, reason="Graphviz's `nop` is not installed")
+def test_every_workload_s_graph_level_parses_with_graphviz() -> None:
+    """Each model's optimised graph (O3's graph passes) as DOT: Graphviz's parser (`nop`, no layout: laying out
+    DenseNet-121 takes minutes) reads it without a message, and every op is a node."""
+    models = _workloads()
+    assert len(models) == 12
+    for name, model in models.items():
+        module = import_model(model).module
+        run_pipeline(module, 3, stop_after="graph")
+        dot = op_graph_dot(module)
+        assert len(_ids(dot, "op")) == len(list(module.walk())), name
+        parsed = subprocess.run(["nop"], input=dot, capture_output=True, text=True, check=False)
+        assert parsed.returncode == 0, (name, parsed.stderr)
+        assert parsed.stderr == "", name
+        assert parsed.stdout.startswith("digraph"), name
