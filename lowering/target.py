@@ -190,6 +190,18 @@ class Target:
             return 256
         return 0
 
+    @property
+    def dot_u8s8_madd_bits(self) -> int:
+        """Width in bits of the exact two-`vpmaddwd` form of the u8 x s8 dot product (`lowering/llvm/dot_product.py`):
+        256 on x86 with AVX2 but no VNNI, else 0."""
+        return 256 if self.is_x86 and not self.dot_u8s8_bits and "avx2" in self.code_features else 0
+
+    @property
+    def has_fast_dot_u8s8(self) -> bool:
+        """Whether a vector `llvmx.dot_u8s8` beats widening to i32: one instruction per piece (`dot_u8s8_bits`) or the
+        `vpmaddwd` pair (`dot_u8s8_madd_bits`); int8 kernels then take the dot-product layout."""
+        return bool(self.dot_u8s8_bits or self.dot_u8s8_madd_bits)
+
     def missing_on_host(self) -> list[str]:
         """The features this target needs that the host CPU lacks (empty: code built for it runs here); for another
         architecture, the architecture itself."""

@@ -178,18 +178,12 @@ def _channels_last_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shap
     return [weights, data, conv, build_compute("transpose", shape, transposed)]
 
 
-def _has_dot_product(target: Target) -> bool:
-    """Whether `llvmx.dot_u8s8` of a vector is fast on `target`: one `vpdpbusd` (`usdot`) where it has the
-    instruction, two exact `vpmaddwd` on x86 with AVX2 (`llvm/dot_product.py`)."""
-    return target.dot_u8s8_bits > 0 or (target.is_x86 and "avx2" in target.code_features)
-
-
 def _takes_dot_products(op: graph.ConvIntegerOp, target: Target) -> bool:
     """Whether conv_integer takes the u8 x s8 dot-product form: group 1, the target has a fast one, the weight
     is int8 with a zero point known to be 0, and the output channels fill whole vectors."""
     return (
         op.group.value.data == 1
-        and _has_dot_product(target)
+        and target.has_fast_dot_u8s8
         and graph.element_type(op.weight) == i8
         and graph.is_static_zero(op.weight_zero)
         and graph.shape_of(op.weight)[0] % target.vector_lanes == 0
@@ -221,7 +215,7 @@ def _matmul_takes_dot_products(op: graph.MatMulIntegerOp, target: Target) -> boo
     matrix with a zero point known to be 0 and columns in whole vectors, A has rows (and B's batch)."""
     lhs, rhs, shape = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
     return (
-        _has_dot_product(target)
+        target.has_fast_dot_u8s8
         and graph.element_type(op.rhs) == i8
         and graph.is_static_zero(op.rhs_zero)
         and len(rhs) == 2
@@ -296,8 +290,9 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
     """The u8 x s8 dot-product form (see `ConvIntegerLowering`): channels grouped by four bytes into i32 words,
     "conv_integer_input" (N, H', W', C/4) of u8 (an int8 input shifted by +128), padded spatially with the
     (shifted) zero point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0, so the input's bytes
-    there, clamped reads, add nothing), both at load time where they can be; "conv_integer" (N, OH, OW, Co) sums `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition
-    back to (N, Co, OH, OW), "conv_integer_output" (which te-channels-last may keep channels-last), subtracts
+    there, clamped reads, add nothing), both at load time where they can be; "conv_integer" (N, OH, OW, Co) sums
+    `llvmx.dot_u8s8` of the words over (KH, KW, C/4), and its transposition back to (N, Co, OH, OW),
+    "conv_integer_output" (which te-channels-last may keep channels-last), subtracts
     `zero * sum(w[co])` ("conv_integer_zero_share" of "conv_integer_weight_sum", at load time where the zero point
     is a weight): the products summed are of the raw (shifted) bytes, and
     `sum (x - zero) * w = sum x * w - zero * sum w`; the padding reads the zero point, so it adds nothing."""
@@ -374,8 +369,8 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
 
 
 def patterns(module: ModuleOp) -> list[RewritePattern]:
-    """The patterns, told before the walk which convolutions and matmuls take the dot-product form (the walk lowers their zero
-    points, which decide it, first)."""
+    """The patterns, told before the walk which convolutions and matmuls take the dot-product form (the walk lowers
+    their zero points, which decide it, first)."""
     target = target_of(module)
     ops = list(module.walk())
     convs = {op for op in ops if isinstance(op, graph.ConvIntegerOp) and _takes_dot_products(op, target)}

@@ -13,8 +13,8 @@ as the 16 bytes they hold) and each piece becomes one call:
     %a0b = llvm.bitcast %a0 : vector<4xi32> to vector<16xi8> ; ...
     %r0 = llvm.call_intrinsic "llvm.aarch64.neon.usdot.v4i32.v16i8"(%acc0, %a0b, %b0b)
 
-On x86 with AVX2 but no VNNI (`madd_bits`) each 8-lane piece (4: SSE2's) is two exact `vpmaddwd` instead, the bytes
-widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate).
+On x86 with AVX2 but no VNNI (`Target.dot_u8s8_madd_bits`) each 8-lane piece (4: SSE2's) is two exact `vpmaddwd`
+instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate).
 
 A scalar, a vector that no power of two of registers fills, or a target without either get the definition in
 arith ops (before the conversion's one walk, which then lowers them like any others): per byte j, the unsigned byte
@@ -55,18 +55,13 @@ MADD_INTRINSICS = {8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 products of its i16 pair."""
 
 
-def madd_bits(target: Target) -> int:
-    """Width in bits of the exact `vpmaddwd` form of the u8 x s8 dot product: 256 on x86 with AVX2 but no VNNI."""
-    return 256 if target.is_x86 and not target.dot_u8s8_bits and "avx2" in target.code_features else 0
-
-
 def intrinsic_lanes(target: Target, kind: object) -> int:
     """Lanes of each `vpdpbusd` (or `vpmaddwd` pair) for a dot product of type `kind` on `target` (the pieces, a
     power of two of them, are joined pairwise), 0 if it gets the expansion."""
     if not isinstance(kind, VectorType):
         return 0
     (lanes,) = kind.get_shape()
-    widest = (target.dot_u8s8_bits or madd_bits(target)) // 32
+    widest = (target.dot_u8s8_bits or target.dot_u8s8_madd_bits) // 32
     fits = [width for width in (16, 8, 4) if width <= widest and lanes % width == 0]
     pieces = lanes // fits[0] if fits else 0
     return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
@@ -77,7 +72,7 @@ def dot_intrinsic(target: Target, width: int) -> tuple[str, bool]:
     (`usdot`'s `<16 x i8>`) rather than as the i32 words holding them (`vpdpbusd`)."""
     if target.arch == "aarch64":
         return "llvm.aarch64.neon.usdot.v4i32.v16i8", True
-    if madd_bits(target):
+    if target.dot_u8s8_madd_bits:
         return MADD_INTRINSICS[width], False
     return f"llvm.x86.avx512.vpdpbusd.{width * 32}", False
 
