@@ -39,7 +39,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import INPUT_SYMBOLS_ATTR, shape_of
-from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_operators, onnx_sequence
+from minimlc.frontend import onnx_control, onnx_fold, onnx_half, onnx_operators, onnx_qdq_fusion, onnx_sequence
 from minimlc.frontend.onnx_control import ControlContext
 from minimlc.frontend.onnx_errors import (
     ExternalDataError,
@@ -175,7 +175,7 @@ class _Importer:
         input_shapes: dict[str, Sequence[int | str | None]],
         external: ExternalData,
     ):
-        self.graph = graph_proto
+        self.graph = onnx_qdq_fusion.fuse_qdq(graph_proto)
         self.external = external
         self.opset = opsets[""]
         self.input_shapes = input_shapes
