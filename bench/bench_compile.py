@@ -16,13 +16,22 @@ llvm dialect, translation to LLVM IR, LLVM's O3 and instruction selection, in `p
 precomputation); `cpu` is the seconds all codegen processes spent, whose ratio to `codegen` is the parallel speed-up.
 Run time is the median of `--runs` calls after one warm-up. A model that does not compile is listed with its error
 instead of figures.
+
+    python bench/bench_compile.py --kernel-cache        # BERT-6 cold, and after BERT-4 (kernel cache)
+
+`--kernel-cache` times the kernel cache (`driver/kernel_cache.py`) instead: the 6-layer BERT-style encoder compiled
+with the compile cache off, with a fresh (empty) cache directory, and with one where the 4-layer encoder (the same
+kernels) was compiled first; the median of `--runs` of each, a fresh directory per run, and the warm compile's split
+by stage.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -113,11 +122,55 @@ def bench_model(name: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray],
     )
 
 
+def bench_kernel_cache(runs: int) -> None:
+    """Print BERT-6's compile seconds cold (cache off; an empty cache) and after BERT-4 (median of `runs`), and the
+    warm compile's stages."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+    from transformer_models import Dims, bert
+
+    dims = Dims(tokens=128, hidden=256, heads=4, ffn=1024)
+    bert4, bert6 = (bert(dims, layers=layers, vocab=30522) for layers in (4, 6))
+
+    def compiled(model: onnx.ModelProto, cache: bool = True) -> tuple[float, dict]:
+        start = time.perf_counter()
+        session = InferenceSession(model, cache=cache)
+        return time.perf_counter() - start, session.stats
+
+    samples: dict[str, list[float]] = {"cache off": [], "empty cache": [], "after BERT-4": []}
+    warm_stats: list[dict] = []
+    os.environ["MINIMLC_CACHE"] = "1"
+    for _ in range(runs):
+        samples["cache off"].append(compiled(bert6, cache=False)[0])
+        for after in (None, bert4):
+            with tempfile.TemporaryDirectory(prefix="minimlc-kernel-cache-") as directory:
+                os.environ["MINIMLC_CACHE_DIR"] = directory
+                if after is not None:
+                    compiled(after)
+                seconds, stats = compiled(bert6)
+            samples["empty cache" if after is None else "after BERT-4"].append(seconds)
+            if after is not None:
+                warm_stats.append({**stats, "total": seconds})
+    for name, values in samples.items():
+        print(f"BERT-6 {name:<13} {statistics.median(values):6.2f} s  ({', '.join(f'{v:.2f}' for v in values)})")
+    warm = min(warm_stats, key=lambda stats: abs(stats["total"] - statistics.median(samples["after BERT-4"])))
+    frontend = warm["total"] - warm["compile_seconds"]
+    steps = "  ".join(f"{step} {warm[f'{step}_seconds']:.2f}" for step in CODEGEN_STEPS)
+    print(
+        f"warm split: frontend {frontend:.2f}  lower {warm['lower_seconds']:.2f}  codegen {warm['codegen_seconds']:.2f}"
+        f" (cpu: {steps})  load {warm['load_seconds']:.2f}  kernels: {warm['kernel_cache_hits']} hits, "
+        f"{warm['kernel_cache_misses']} compiled"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", help="comma-separated names (e.g. resnet50,vgg19,bert); default: all")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per model after one warm-up (default 5)")
+    parser.add_argument("--kernel-cache", action="store_true", help="time BERT-6 cold and after BERT-4 instead")
     args = parser.parse_args()
+    if args.kernel_cache:
+        bench_kernel_cache(args.runs)
+        return 0
     workloads = {path.stem.removeprefix("light_"): _light_workload(path) for path in light_model_paths()}
     workloads.update(_transformers())
     wanted = args.models.split(",") if args.models else list(workloads)

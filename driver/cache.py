@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from minimlc.lowering.target import target_from_name
+from minimlc.lowering.target import Target, target_from_name
 from minimlc.runtime import artifact
 from minimlc.runtime.compiled import CompiledModel
 
@@ -62,6 +62,21 @@ def cache_key(imported: ImportedModel, pipeline: Pipeline, opt_level: int, targe
         **artifact.versions(),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def kernel_context(target: Target, passes: list[str], llvm_level: int) -> str:
+    """What, beside its IR, changes a kernel's object code: the target and this host's CPU, the passes after the
+    `program` stage, LLVM's opt level, the compiler's source and versions (hashed into each kernel-cache key)."""
+    host = target_from_name("host")
+    parts = {
+        "target": artifact.target_meta(target),
+        "host": [host.cpu, host.features],
+        "passes": passes,
+        "llvm_level": llvm_level,
+        "compiler": compiler_fingerprint(),
+        **artifact.versions(),
+    }
+    return json.dumps(parts, sort_keys=True)
 
 
 @functools.cache
@@ -110,7 +125,7 @@ def compile_cached(
         hit.stats.update(compile_seconds=elapsed, lower_seconds=0.0, codegen_seconds=0.0, load_seconds=elapsed)
         hit.stats["cache_hit"] = 1
         return hit
-    compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target)
+    compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target, kernel_cache=True)
     compiled.stats["cache_hit"] = 0
     _store_entry(path, compiled, opt_level)
     return compiled

@@ -28,7 +28,9 @@ import numpy as np
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
 
+from minimlc.driver.cache import kernel_context
 from minimlc.driver.codegen import CODEGEN_STEPS, CompiledPartition, Optimizer, compile_partitions, jit_optimizer
+from minimlc.driver.kernel_cache import cacheable, compile_with_kernel_cache
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import (
     ARENA_BYTES_ATTR,
@@ -126,9 +128,12 @@ def compile_objects(
     target: str | Target = "host",
     optimizer: Callable[[Target, int], Optimizer] = jit_optimizer,
     jobs: int | None = None,
+    kernel_cache: bool = False,
 ) -> CompiledObjects:
     """Lower `imported` with `pipeline` (by default the one of `opt_level`) for `target` and compile it to object
-    files on up to `jobs` processes (`runtime.codegen`), optimised by `optimizer(target, llvm_opt_level(opt_level))`."""
+    files on up to `jobs` processes (`runtime.codegen`), optimised by `optimizer(target, llvm_opt_level(opt_level))`;
+    with `kernel_cache` (and the JIT's optimizer), kernels compiled before by any model come from the kernel cache
+    (`driver/kernel_cache.py`; `kernel_cache_hits` and `kernel_cache_misses` in the stats)."""
     start = time.perf_counter()
     target = target_from_name(target) if isinstance(target, str) else target
     pipeline = pipeline if pipeline is not None else opt_level
@@ -139,7 +144,14 @@ def compile_objects(
     lowered = time.perf_counter()
     _stage_done("lower", lowered - start)
     passes = stage_passes(pipeline, start_after="program")
-    partitions = compile_partitions(imported.module, passes, optimizer(target, llvm_opt_level(opt_level)), jobs)
+    optimize = optimizer(target, llvm_opt_level(opt_level))
+    if kernel_cache and optimizer is jit_optimizer and cacheable(imported.module):
+        context = kernel_context(target, [str(item) for item in passes], llvm_opt_level(opt_level))
+        result = compile_with_kernel_cache(imported.module, passes, optimize, target, context, jobs)
+        partitions = result.partitions
+        stats.update(kernel_cache_hits=result.hits, kernel_cache_misses=result.misses)
+    else:
+        partitions = compile_partitions(imported.module, passes, optimize, jobs)
     _stage_done("codegen", time.perf_counter() - lowered, f"{len(partitions)} partition{'s' * (len(partitions) > 1)}")
     signature = partitions[0].signature
     assert signature is not None
@@ -150,7 +162,7 @@ def compile_objects(
         lower_seconds=lowered - start,
         codegen_seconds=time.perf_counter() - lowered,
         codegen_partitions=len(partitions),
-        **{f"{step}_seconds": sum(p.seconds[step] for p in partitions) for step in CODEGEN_STEPS},
+        **{f"{step}_seconds": sum(p.seconds.get(step, 0.0) for p in partitions) for step in CODEGEN_STEPS},
     )
     return CompiledObjects(target, signature, partitions, stats)
 
@@ -162,16 +174,20 @@ def compile_model(
     opt_level: int = 3,
     target: str | Target = "host",
     jobs: int | None = None,
+    kernel_cache: bool = False,
 ) -> CompiledModel:
     """Lower (with `pipeline`: a named pipeline or a pass list; by default the one of `opt_level`, 0-3), translate,
     optimise and compile an imported model for `target` (an LLVM CPU name, default the host's) on up to `jobs`
-    processes (`runtime.codegen`; default one per core), load the code and run its init entry.
+    processes (`runtime.codegen`; default one per core), load the code and run its init entry; `kernel_cache`: see
+    `compile_objects`.
 
     Raises ValueError for an unknown target or one whose code this host cannot run, before any work."""
     start = time.perf_counter()
     target = target_from_name(target) if isinstance(target, str) else target
     target.check_runs_on_host()
-    objects = compile_objects(imported, pipeline, opt_level=opt_level, target=target, jobs=jobs)
+    objects = compile_objects(
+        imported, pipeline, opt_level=opt_level, target=target, jobs=jobs, kernel_cache=kernel_cache
+    )
     register_symbols()  # the pool's parallel_for, and the checked allocation of the model's intermediates
     code = ObjectModule(objects.object_files, target)
     compiled = bind(

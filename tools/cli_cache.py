@@ -30,14 +30,15 @@ def save_model(
 
 
 def cache_command(args: argparse.Namespace) -> int:
-    """`info`: where the compile cache is, its entries and bytes; `clear`: empty it."""
-    from minimlc.driver import cache
+    """`info`: where the compile cache is, its model and kernel entries and their bytes; `clear`: empty it."""
+    from minimlc.driver import cache, kernel_cache
 
     if args.action == "clear":
-        print(f"removed {cache.clear()} entries from {cache.cache_dir()}")
+        models, kernels = cache.clear(), kernel_cache.clear()
+        print(f"removed {models} entries and {kernels} kernel entries from {cache.cache_dir()}")
         return 0
-    entries = cache.entries()
     state = "on" if cache.cache_enabled() else "off (MINIMLC_CACHE=0)"
     print(f"cache: {cache.cache_dir()} ({state})")
-    print(f"entries: {len(entries)}, {sum(path.stat().st_size for path in entries)} bytes")
+    for label, entries in (("entries", cache.entries()), ("kernel entries", kernel_cache.entries())):
+        print(f"{label}: {len(entries)}, {sum(path.stat().st_size for path in entries)} bytes")
     return 0

@@ -213,7 +213,7 @@ def test_cache_info_and_clear(tmp_path: Path) -> None:
     assert f"cache: {tmp_path} (off (MINIMLC_CACHE=0))" in info.stdout and "entries: 0, 0 bytes" in info.stdout
     cleared = subprocess.run([sys.executable, "-m", "minimlc.tools.minimlc_cli", "cache", "clear"], env=env, text=True,
                              capture_output=True, check=True)
-    assert cleared.stdout.strip() == f"removed 0 entries from {tmp_path}"
+    assert cleared.stdout.strip() == f"removed 0 entries and 0 kernel entries from {tmp_path}"
 
 
 @pytest.fixture(scope="module")

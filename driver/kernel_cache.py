@@ -1,0 +1,237 @@
+"""The kernel cache: each kernel's object code, kept across models, so a model whose kernels were compiled before (a
+BERT with more layers after a smaller one) compiles only its entry and the kernels that are new.
+
+It works at the `program` stage, the boundary where `codegen.py` already splits a module into partitions: past it,
+every pass works function by function, so a kernel (with the parallel bodies it names, a reference group) compiles
+to the same object code whatever model holds it. Fusion, memory planning, hoisting and outlining have all run by
+then, so what they did to a kernel is in the IR that is keyed. A group's key hashes its printed functions (their
+own symbols replaced by their position in the group), the declarations they reference, the module's attributes,
+and the caller's `context` (target, host CPU, the passes after `program`, LLVM's level, the compiler's version and
+source). Each group is renamed to its key, so its object code defines the same symbols in every model:
+
+    func.func private @fused_matmul_add_5(...)          ->  func.func @mlk_1f0c...(...)
+    func.func private @fused_matmul_add_5_i1_o_body     ->  func.func @mlk_1f0c..._1
+    func.call @fused_matmul_add_5(...) (in @main)       ->  func.call @mlk_1f0c...(...)
+
+Two groups of one model with the same key are one kernel: the second's calls go to the first. A hit's object code
+and LLVM IR come from its entry; each miss compiles to an object of its own (stored afterwards), the entry to
+another, on up to `jobs` processes (`fork_map`). An entry is an `artifact` file (checksummed, written to a temporary
+name and renamed into place); one that fails its checks is recompiled with a warning. Entries live in
+`cache_dir()/kernels`, beside the whole-model entries, and `MINIMLC_CACHE=0` turns both off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute
+from xdsl.rewriter import Rewriter
+
+from minimlc.driver.cache import cache_dir
+from minimlc.driver.codegen import (
+    ENTRY_COST_FACTOR,
+    MIN_OPS_PER_PARTITION,
+    CompiledPartition,
+    Optimizer,
+    _compile,
+    _defined_functions,
+    _Job,
+    _reference_groups,
+    op_count,
+)
+from minimlc.lowering.abi import ENTRY_ATTR
+from minimlc.lowering.target import Target
+from minimlc.lowering.workers import compile_jobs, fork_map
+from minimlc.runtime import artifact
+
+SUFFIX = ".mlk"
+PREFIX = "mlk_"
+"""Kernel symbols are `mlk_<key>` (the group's first function) and `mlk_<key>_<i>` (the others)."""
+
+
+@dataclass
+class KernelCacheResult:
+    """The compiled partitions (the entry's first), and how many kernel groups came from the cache or were compiled."""
+
+    partitions: list[CompiledPartition]
+    hits: int
+    misses: int
+
+
+def kernel_dir() -> Path:
+    """Where kernel entries live: `cache_dir()/kernels`."""
+    return cache_dir() / "kernels"
+
+
+def entries() -> list[Path]:
+    """The kernel cache's entries."""
+    directory = kernel_dir()
+    return sorted(directory.glob(f"*{SUFFIX}")) if directory.is_dir() else []
+
+
+def clear() -> int:
+    """Remove every kernel entry; returns how many there were."""
+    removed = entries()
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return len(removed)
+
+
+def cacheable(module: ModuleOp) -> bool:
+    """Whether `module` (at the `program` stage) holds only functions: a module-level global would be defined again
+    by every kernel object, so such a module is compiled without the kernel cache."""
+    return all(isinstance(op, func.FuncOp) for op in module.ops)
+
+
+def compile_with_kernel_cache(
+    module: ModuleOp,
+    passes: Sequence[str],
+    optimize: Optimizer,
+    target: Target,
+    context: str,
+    jobs: int | None = None,
+) -> KernelCacheResult:
+    """`codegen.compile_partitions` through the kernel cache: `module` (at the `program` stage, `cacheable`) has its
+    kernel groups renamed to their keys (`context` is hashed into each), hits loaded, misses compiled (and stored)
+    one object each, the entry in the first partition. `module` is consumed."""
+    functions = {f.sym_name.data: f for f in _defined_functions(module)}
+    entry_names = {name for name, f in functions.items() if ENTRY_ATTR in f.attributes}
+    groups = [sorted(g, key=list(functions).index) for g in _reference_groups(module, entry_names)]
+    entry_group = {name for group in groups if set(group) & entry_names for name in group}
+    renames: dict[str, str] = {}
+    unique: dict[str, list[str]] = {}  # key -> the group's new names
+    for group in groups:
+        if set(group) & entry_names:
+            continue
+        key = _group_key(module, [functions[name] for name in group], context)
+        if key in unique:  # the same kernel twice: its calls go to the first copy
+            for name in group:
+                Rewriter.erase_op(functions[name])
+        renames.update(zip(group, unique.setdefault(key, [_symbol(key, i) for i in range(len(group))]), strict=True))
+    _rename_symbols(module, renames)
+    loaded: list[CompiledPartition] = []
+    missed: list[tuple[str, set[str]]] = []
+    for key, names in unique.items():
+        hit = _load(kernel_dir() / (key + SUFFIX), names)
+        if hit is not None:
+            loaded.append(hit)
+        else:
+            missed.append((key, set(names)))
+    for function in _defined_functions(module):
+        function.sym_visibility = None  # called from other objects
+    job = _Job(passes, optimize, frozenset(f.sym_name.data for f in _defined_functions(module)))
+    compiled = _compile_shares(module, job, entry_group, missed, jobs)
+    for (key, names), partition in zip(missed, compiled[1:], strict=True):
+        _store(kernel_dir() / (key + SUFFIX), key, sorted(names), partition, target)
+    return KernelCacheResult([compiled[0], *compiled[1:], *loaded], len(loaded), len(missed))
+
+
+def _symbol(key: str, position: int) -> str:
+    return PREFIX + key if position == 0 else f"{PREFIX}{key}_{position}"
+
+
+def _group_key(module: ModuleOp, group: list[func.FuncOp], context: str) -> str:
+    """The hex key of a reference group: its functions printed, their own symbols replaced by their position."""
+    names = [f.sym_name.data for f in group]
+    own = re.compile("@(" + "|".join(re.escape(name) for name in names) + r")(?![\w.$-])")
+    text = own.sub(lambda match: f"@{{{names.index(match.group(1))}}}", "\n".join(map(str, group)))
+    referenced = {ref for f in group for op in f.walk() for ref in _references(op.properties, op.attributes)}
+    outside = referenced - set(names)
+    declarations = [str(f) for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data in outside]
+    digest = hashlib.sha256("\n".join([context, str(module.attributes), *sorted(declarations), text]).encode())
+    return digest.hexdigest()[:32]
+
+
+def _references(*attribute_maps: dict[str, Attribute]) -> list[str]:
+    return [a.root_reference.data for m in attribute_maps for a in m.values() if isinstance(a, SymbolRefAttr)]
+
+
+def _rename_symbols(module: ModuleOp, renames: dict[str, str]) -> None:
+    """Every function named in `renames` and every (top-level) symbol reference to it, renamed."""
+    for op in module.walk():
+        if isinstance(op, func.FuncOp) and op.sym_name.data in renames:
+            op.sym_name = StringAttr(renames[op.sym_name.data])
+        for attributes in (op.properties, op.attributes):
+            for name, value in attributes.items():
+                if isinstance(value, SymbolRefAttr) and value.root_reference.data in renames:
+                    attributes[name] = SymbolRefAttr(renames[value.root_reference.data], value.nested_references)
+
+
+def _compile_shares(
+    module: ModuleOp, job: _Job, entry_group: set[str], missed: list[tuple[str, set[str]]], jobs: int | None
+) -> list[CompiledPartition]:
+    """The entry's partition, then one per missed group, compiled on up to `jobs` processes (balanced by op count)."""
+    costs = {f.sym_name.data: op_count(f) for f in _defined_functions(module)}
+    cost = [sum(costs[name] for name in names) for _, names in missed]
+    count = min(compile_jobs() if jobs is None else jobs, 1 + sum(cost) // MIN_OPS_PER_PARTITION)
+    shares: list[list[int]] = [[] for _ in range(max(1, count))]
+    loads = [sum(costs.get(name, 0) for name in entry_group) * ENTRY_COST_FACTOR] + [0] * (len(shares) - 1)
+    for index in sorted(range(len(missed)), key=lambda i: -cost[i]):
+        lightest = loads.index(min(loads))
+        shares[lightest].append(index)
+        loads[lightest] += cost[index]
+
+    def compile_share(share: list[int]) -> list[tuple[int, CompiledPartition]]:
+        here = share is shares[0]
+        done = [(i, _compile(_module_of(module, missed[i][1]), job, here=here)) for i in share]
+        if here:
+            done.append((-1, _compile(_module_of(module, entry_group), job, with_entry=True, here=True)))
+        return done
+
+    by_index = dict(pair for done in fork_map(compile_share, shares, _describe) for pair in done)
+    return [by_index[-1], *(by_index[i] for i in range(len(missed)))]
+
+
+def _describe(share: list[int]) -> str:
+    return f"{len(share)} kernels"
+
+
+def _module_of(module: ModuleOp, names: set[str]) -> ModuleOp:
+    """A new module holding clones of the functions in `names` and declarations of every other function."""
+    ops = [
+        f.clone()
+        if f.sym_name.data in names
+        else func.FuncOp.external(f.sym_name.data, f.function_type.inputs.data, f.function_type.outputs.data)
+        for f in module.ops
+        if isinstance(f, func.FuncOp)
+    ]
+    return ModuleOp(ops, attributes=dict(module.attributes))
+
+
+def _load(path: Path, names: list[str]) -> CompiledPartition | None:
+    """The entry at `path`, or None if there is none; a bad one is removed with a warning (and recompiled)."""
+    if not path.exists():
+        return None
+    try:
+        meta, blobs = artifact.read_file(path)
+        if meta.get("kind") != "kernel-entry" or meta.get("functions") != sorted(names):
+            raise artifact.ArtifactError(f"'{path}' is not the kernel-cache entry of {names[0]}")
+        return CompiledPartition(blobs["object"].tobytes(), meta["llvm_ir"], {})
+    except (artifact.ArtifactError, KeyError, OSError, ValueError) as error:
+        warnings.warn(f"minimlc: recompiling a bad kernel-cache entry: {error}", RuntimeWarning, stacklevel=2)
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _store(path: Path, key: str, names: list[str], compiled: CompiledPartition, target: Target) -> None:
+    try:
+        for directory in (path.parent.parent, path.parent):  # user-only, as the cache's own folder
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        meta = {
+            "kind": "kernel-entry",
+            "key": key,
+            "functions": names,
+            "llvm_ir": compiled.llvm_ir,
+            "target": artifact.target_meta(target),
+        }
+        artifact.write_file(path, meta, {"object": np.frombuffer(compiled.object_code, np.uint8)})
+    except OSError as error:
+        warnings.warn(f"minimlc: cannot write the kernel cache ({error}); compiled without it", RuntimeWarning)
