@@ -6,6 +6,7 @@ is compiled:
     minimlc tune model.onnx --trials 64 --db tuning.jsonl            # run it again to go on
     minimlc tune bert.onnx --input-shape ids=1,128 --trials 64 --db tuning.jsonl   # a symbolic batch and length
     minimlc run model.onnx --tuning-db tuning.jsonl                  # apply the best records
+    minimlc tune model.onnx --trials 256 --db tuning.jsonl --runner ray --ray-address HEAD:6379   # on a cluster
 """
 
 from __future__ import annotations
@@ -62,6 +63,24 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         metavar="CURVES.png",
         help="draw the tuning curves there: the total, then one per task (needs matplotlib)",
     )
+    tune.add_argument(
+        "--runner",
+        choices=("local", "ray"),
+        default="local",
+        help="where candidates are timed: a worker process here (local, default) or the workers of a Ray cluster "
+        "(ray: see minimlc worker; needs pip install 'minimlc[distributed]')",
+    )
+    tune.add_argument("--ray-address", metavar="HOST:PORT", help="the Ray cluster's head (with --runner ray)")
+    tune.add_argument(
+        "--target-key",
+        metavar="CPU",
+        help="the target CPU the workers offer (with --runner ray; default: --target's CPU, this host's)",
+    )
+    tune.add_argument(
+        "--parallel",
+        type=cli_options.positive_int,
+        help="core sets timing at once (with --runner ray; default: every one the cluster offers for the target)",
+    )
     cli_options.add_opt_level(tune)
     tune.set_defaults(command=tune_model)
 
@@ -74,6 +93,7 @@ def tune_model(args: argparse.Namespace) -> int:
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")
     cli_files.model_file(args.model)
+    _check_runner(args)
     database = cli_files.output_file(args.db, "--db")
     if args.plot:
         cli_files.output_file(args.plot, "--plot")
@@ -93,6 +113,10 @@ def tune_model(args: argparse.Namespace) -> int:
             cache=args.cache,
             verify=args.verify,
             peak_gflops=args.peak_gflops,
+            runner=args.runner,
+            ray_address=args.ray_address,
+            ray_target_key=args.target_key,
+            parallel=args.parallel,
         )
     except KeyboardInterrupt:
         total = _records(database)
@@ -109,6 +133,22 @@ def tune_model(args: argparse.Namespace) -> int:
         draw_tuning_curves(result.curve, result.task_curves, Path(args.plot))
         print(f"wrote {args.plot}: the total and {len(result.task_curves)} task curve(s)")
     return 0
+
+
+def _check_runner(args: argparse.Namespace) -> None:
+    """The runner's options agree, Ray is installed and the cluster answers, before any work."""
+    ray_options = [name for name in ("ray_address", "target_key", "parallel") if getattr(args, name) is not None]
+    if args.runner == "local":
+        if ray_options:
+            raise cli_options.UsageError(f"--{ray_options[0].replace('_', '-')} needs --runner ray")
+        return
+    if args.ray_address is None:
+        raise cli_options.UsageError("--runner ray needs --ray-address HOST:PORT")
+    if importlib.util.find_spec("ray") is None:
+        raise cli_options.UsageError("--runner ray needs Ray: pip install 'minimlc[distributed]'")
+    from minimlc.tuner.ray_runner import check_reachable
+
+    check_reachable(args.ray_address)
 
 
 def _records(database: Path) -> int:

@@ -36,6 +36,7 @@ from minimlc.tools import (
     cli_quantize,
     cli_run,
     cli_tune,
+    cli_worker,
 )
 
 
@@ -95,6 +96,7 @@ def _argument_parser() -> argparse.ArgumentParser:
     cli_compile.add_parser(commands)
     cli_build.add_parser(commands)
     cli_tune.add_parser(commands)
+    cli_worker.add_parser(commands)
     cli_compare.add_parser(commands)
     cli_conformance.add_parser(commands)
     cli_generate.add_parser(commands)

@@ -96,9 +96,22 @@ _BASELINES: dict[tuple[str, str, int], Any] = {}
 
 def _build(job: dict[str, Any], config: Config) -> _Call | Result:
     """A call running `job`'s kernel scheduled with `config` once on random buffers, or a failed Result."""
+    from minimlc.driver.compiler import compile_model
+
+    rng = np.random.default_rng(0)
+    scheduled = scheduled_model(job, config, rng)
+    if isinstance(scheduled, Result):
+        return scheduled
+    imported, target = scheduled
+    compiled = compile_model(imported, AFTER_SCHEDULE, target=target, jobs=1)
+    return _bound_call(compiled, imported.inputs, imported.outputs, job["threads"], rng)
+
+
+def scheduled_model(job: dict[str, Any], config: Config, rng: np.random.Generator) -> tuple[Any, Any] | Result:
+    """`job`'s standalone module with its kernel scheduled with `config` (and its epilogue with the default), as an
+    imported model with weights drawn from `rng` (`random_weights`), and its target; or a failed Result."""
     from xdsl.parser import Parser
 
-    from minimlc.driver.compiler import compile_model
     from minimlc.frontend.onnx import ImportedModel
     from minimlc.frontend.signature import TensorInfo
     from minimlc.lowering.pipeline import make_context
@@ -118,15 +131,15 @@ def _build(job: dict[str, Any], config: Config) -> _Call | Result:
         other_space = kernel_space(module, other, target)
         if other_space is not None:
             schedule_kernel(ctx, module, other_space, other_space.space.default())
-    rng = np.random.default_rng(0)
     inputs = [TensorInfo(f"in{i}", tuple(shape), np.dtype(dtype)) for i, (shape, dtype) in enumerate(job["inputs"])]
     shape, dtype = job["output"]
     output = TensorInfo("out", tuple(shape), np.dtype(dtype))
-    weights = {
-        f"w{i}": _aligned(rng.standard_normal(shape).astype(np.float32)) for i, (shape, _) in enumerate(job["weights"])
-    }
-    compiled = compile_model(ImportedModel(module, weights, inputs, [output]), AFTER_SCHEDULE, target=target, jobs=1)
-    return _bound_call(compiled, inputs, [output], job["threads"], rng)
+    return ImportedModel(module, random_weights(rng, job["weights"]), inputs, [output]), target
+
+
+def random_weights(rng: np.random.Generator, buffers: Any) -> dict[str, np.ndarray]:
+    """Normals for a task's weights (`w0`, `w1`, ...: shapes and dtypes), aligned as the runtime aligns them."""
+    return {f"w{i}": _aligned(rng.standard_normal(shape).astype(np.float32)) for i, (shape, _) in enumerate(buffers)}
 
 
 def _bound_call(compiled: Any, inputs: list[Any], outputs: list[Any], threads: int, rng: np.random.Generator) -> _Call:
@@ -301,7 +314,11 @@ class Measurer:
         """The latency of `task`'s kernel scheduled with `config`, or the reason it has none; `paired`: and the
         default config's, timed in alternation with it (see the module docstring); `cache`: this call's cache state
         instead of the measurer's."""
-        job = {
+        return self.run(measure_candidate, self.job(task, config, paired, cache))
+
+    def job(self, task: Any, config: Config, paired: bool = False, cache: str | None = None) -> dict[str, Any]:
+        """What `measure` sends the worker: the task's module and buffers, the config and how to time it."""
+        return {
             "module": task.module,
             "config": config,
             "inputs": task.inputs,
@@ -313,7 +330,6 @@ class Measurer:
             "baseline": task.space.default() if paired else None,
             "cache": cache or self.cache,
         }
-        return self.run(measure_candidate, job)
 
     def run(self, function: Callable[[dict[str, Any]], Result], job: dict[str, Any]) -> Result:
         """`function(job)` in the worker (a module-level function, picklable by name), within the timeout."""

@@ -48,14 +48,14 @@ from typing import TextIO
 import onnx
 
 from minimlc.frontend.onnx import ImportedModel, import_model
-from minimlc.lowering.schedule.space import Config
 from minimlc.lowering.strategy.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.machine_peak import fma_peak_gflops
 from minimlc.tuner.algorithms import check_in_model, tune_algorithms
 from minimlc.tuner.cache_flush import cache_mode_for, can_flush
 from minimlc.tuner.calibrate import calibrated_cache_modes
-from minimlc.tuner.measure import Measurer, Result
+from minimlc.tuner.measure import Measurer
+from minimlc.tuner.runner import LocalRunner, Runner, measure_configs
 from minimlc.tuner.search import Search
 from minimlc.tuner.tasks import Task, extract_tasks
 from minimlc.tuner.verify import verify_in_model
@@ -113,16 +113,26 @@ def tune(
     cache: str = "auto",
     verify: bool = True,
     peak_gflops: float | None = None,
+    runner: str = "local",
+    ray_address: str | None = None,
+    ray_target_key: str | None = None,
+    parallel: int | None = None,
     out: TextIO = sys.stdout,
 ) -> TuningResult:
     """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each; `input_shapes` fixes
     its symbolic dimensions, as `InferenceSession`'s does), timed on `threads` threads, each within `timeout`
     seconds, appending every record to `database`; prints the task table and a progress line to `out`; `cache`: how
     candidates find their weights; `verify`: check the chosen configs in the model (see the module docstring);
-    `peak_gflops`: one core's peak (default: measured, `fma_peak_gflops`). Raises `TuningDatabaseError` for a
-    database line that is not a record."""
+    `peak_gflops`: one core's peak (default: measured, `fma_peak_gflops`); `runner="ray"`: candidates are timed by
+    up to `parallel` workers of the Ray cluster at `ray_address` that offer `ray_target_key` (default: the target's
+    CPU, which the key names when `target` is the host; `ray_runner.py`). Raises `TuningDatabaseError` for a
+    database line that is not a record, `RunnerError` for a cluster that cannot time candidates."""
     db = TuningDatabase(database)
     chosen = target_from_name(target)
+    if runner == "ray" and ray_target_key is not None and ray_target_key != target_key(chosen):
+        if target != "host":
+            raise ValueError(f"the target key '{ray_target_key}' is not the target's CPU '{target_key(chosen)}'")
+        chosen = target_from_name(ray_target_key)  # candidates are built for the workers' CPU
     name = os.path.basename(model) if isinstance(model, str | os.PathLike) else "model"
     imported = model if isinstance(model, ImportedModel) else import_model(model, input_shapes)
     calibrate = cache == "auto" and not isinstance(model, ImportedModel)
@@ -150,8 +160,9 @@ def tune(
             shown = f"best {best * 1e3:.5f} ms" if best is not None else "none succeeded"
             print(f"task {number} ({state.task.kernel}): reused {state.reused} records, {shown}", file=out)
     result = TuningResult(states)
-    start, done = time.perf_counter(), 0
-    with Measurer(threads=threads, timeout=timeout) as measurer:
+    start, done, workers = time.perf_counter(), 0, dict[str, int]()
+    with _runner(runner, threads, timeout, ray_address, target_key(chosen), parallel, out) as measuring:
+        batch = max(batch, 2 * measuring.slots) if measuring.slots > 1 else batch  # a batch keeps every worker busy
         while done < trials:
             eligible = [s for s in states if s.trials < per_task and not s.search.exhausted()]
             if not eligible:
@@ -162,8 +173,10 @@ def tune(
             if not configs:
                 state.trials = per_task  # nothing left to propose
                 continue
-            for config in configs:
-                measured = _measure(measurer, state, config)
+            for config, measured, worker in measure_configs(
+                measuring, state.task, configs, state.default_latency, state.mode
+            ):
+                workers[worker] = workers.get(worker, 0) + 1
                 task = state.task
                 db.add(
                     Record(task.key, target_key(chosen), task.rule, task.kernel, task.flops, config,
@@ -180,7 +193,7 @@ def tune(
                     result.task_curves.setdefault(label, []).append((state.trials, best))
             elapsed = time.perf_counter() - start
             print(task_table(states), file=out)
-            print(_progress(done, trials, elapsed, states), file=out, flush=True)
+            print(_progress(done, trials, elapsed, states, workers), file=out, flush=True)
     print(headroom_line(states, peak), file=out)
     if verify and isinstance(model, ImportedModel):
         print("not checked in the model: tune() was given an imported model, not an ONNX one", file=out)
@@ -199,21 +212,19 @@ def tune(
     return result
 
 
-def _measure(measurer: Measurer, state: TaskState, config: Config) -> Result:
-    """`config`'s latency: alone for the default config (or while the default has none), else paired with the
-    default and scaled to the default's latency, confirmed by a second pairing when it beats the default."""
-    reference = state.default_latency
-    if reference is None or config_id(config) == config_id(state.task.space.default()):
-        return measurer.measure(state.task, config, cache=state.mode)
-    ratios = []
-    for _ in range(2):
-        measured = measurer.measure(state.task, config, paired=True, cache=state.mode)
-        if measured.latency is None or measured.baseline is None:
-            return measured
-        ratios.append(measured.latency / measured.baseline)
-        if ratios[0] >= 1.0:
-            break
-    return Result(max(ratios) * reference)
+def _runner(
+    kind: str, threads: int, timeout: float, address: str | None, key: str, parallel: int | None, out: TextIO
+) -> Runner:
+    """The runner `tune(runner=kind)` names: this machine's worker process, or the Ray cluster's workers."""
+    if kind == "local":
+        return LocalRunner(threads=threads, timeout=timeout)
+    if kind != "ray":
+        raise ValueError(f"runner must be local or ray, not {kind!r}")
+    if address is None:
+        raise ValueError("the ray runner needs the cluster's address (ray_address, --ray-address HOST:PORT)")
+    from minimlc.tuner.ray_runner import RayRunner
+
+    return RayRunner(address, key, parallel=parallel, threads=threads, timeout=timeout, out=out)
 
 
 def cache_mode(cache: str, imported: ImportedModel, out: TextIO, calibrate: bool = False) -> str:
@@ -304,9 +315,13 @@ def task_table(states: list[TaskState]) -> str:
     return "\n".join(lines)
 
 
-def _progress(done: int, trials: int, elapsed: float, states: list[TaskState]) -> str:
+def _progress(done: int, trials: int, elapsed: float, states: list[TaskState], workers: dict[str, int]) -> str:
+    """The progress bar, and how many candidates each worker timed when more than this machine's did."""
     width = 30
     filled = width * done // max(trials, 1)
     bar = "#" * filled + "." * (width - filled)
     total = total_latency(states) * 1e3
-    return f"[{bar}] {done}/{trials} trials, {elapsed:.0f} s, total weighted latency {total:.3f} ms"
+    line = f"[{bar}] {done}/{trials} trials, {elapsed:.0f} s, total weighted latency {total:.3f} ms"
+    if set(workers) - {"local"}:
+        line += "; timed by " + ", ".join(f"{worker} {count}" for worker, count in sorted(workers.items()))
+    return line

@@ -1,0 +1,201 @@
+"""Tuning on a Ray cluster: a real head and two `minimlc worker`s on loopback, the Ray runner's records against local
+measurements, a worker killed mid-run, the tuner killed and rerun, and the refusals (a target this CPU cannot run, a
+bad address)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.strategy.tuning_db import TuningDatabase
+from minimlc.lowering.target import target_from_name
+from minimlc.tuner.measure import Measurer
+from minimlc.tuner.tasks import extract_tasks
+
+pytest.importorskip("ray", reason="the distributed extra (ray) is not installed")
+
+SCRIPTS = Path(sys.executable).parent
+HOST = target_from_name("host")
+FAST = ("--peak-gflops", "50", "--cache", "warm", "--no-verify", "--timeout", "20")
+FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "2"}
+"""The head notices a worker gone within about a second (Ray's default is tens of seconds)."""
+
+
+def matmul_model(path: Path) -> Path:
+    """One MatMul of 8x64 by a 64x64 weight: one task, a space large enough for a few dozen trials."""
+    weight = numpy_helper.from_array(np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 64])],
+        [weight],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Cluster:
+    """A Ray head on loopback and `minimlc worker`s, each in its own process group, killed as a group."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.port = folder, free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.env = {**os.environ, **FAST_FAILURE, "RAY_USAGE_STATS_ENABLED": "0"}
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        head = [str(SCRIPTS / "ray"), "start", "--head", "--block", "--port", str(self.port)]
+        head += ["--node-ip-address", "127.0.0.1", "--num-cpus", "0", "--include-dashboard=false"]
+        head += ["--object-store-memory", str(80 * 10**6), "--temp-dir", str(folder / "ray"), "--disable-usage-stats"]
+        self._start("head", head)
+        self._wait_for("head", "Ray runtime started")
+
+    def start_worker(self, name: str, *options: str) -> subprocess.Popen[bytes]:
+        command = [str(SCRIPTS / "minimlc"), "worker", "--ray-address", self.address, "--target-key", HOST.cpu]
+        self._start(name, [*command, *options])
+        self._wait_for(name, "Ray runtime started")
+        return self.processes[name]
+
+    def kill(self, name: str) -> None:
+        process = self.processes.pop(name)
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+    def log(self, name: str) -> str:
+        return (self.folder / f"{name}.log").read_text(errors="replace")
+
+    def close(self) -> None:
+        for name in list(self.processes):
+            self.kill(name)
+
+    def _start(self, name: str, command: list[str]) -> None:
+        with (self.folder / f"{name}.log").open("wb") as log:
+            self.processes[name] = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
+            )
+
+    def _wait_for(self, name: str, marker: str, limit: float = 60.0) -> None:
+        deadline = time.monotonic() + limit
+        while marker not in self.log(name):
+            assert self.processes[name].poll() is None, self.log(name)
+            assert time.monotonic() < deadline, self.log(name)
+            time.sleep(0.2)
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    folder = Path(tempfile.mkdtemp(prefix="mlcray"))  # short: Ray's socket paths live under it
+    started = None
+    try:
+        started = Cluster(folder)
+        started.start_worker("worker0")
+        started.start_worker("worker1")
+        yield started
+    finally:
+        if started is not None:
+            started.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def tune_command(model: Path, db: Path, address: str, trials: int) -> list[str]:
+    return [
+        str(SCRIPTS / "minimlc"), "tune", str(model), "--trials", str(trials), "--db", str(db), *FAST,
+        "--runner", "ray", "--ray-address", address,
+    ]  # fmt: skip
+
+
+def records_when(db: Path, count: int, process: subprocess.Popen[str], limit: float = 60.0) -> list[str]:
+    """The database's lines once it holds `count` (the tuning still running)."""
+    deadline = time.monotonic() + limit
+    while not db.exists() or len(db.read_text().splitlines()) < count:
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    return db.read_text().splitlines()
+
+
+@pytest.mark.slow
+def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(cluster: Cluster, tmp_path: Path) -> None:
+    model, db = matmul_model(tmp_path / "matmul.onnx"), tmp_path / "ray.jsonl"
+    run = subprocess.run(tune_command(model, db, cluster.address, 6), capture_output=True, text=True, env=cluster.env)
+    assert run.returncode == 0, run.stderr
+    assert "Traceback" not in run.stderr
+    timed_by = re.findall(r"timed by (.*)", run.stdout)[-1]
+    assert re.fullmatch(r"\S+/cpu\d \d, \S+/cpu\d \d", timed_by), timed_by  # both workers, one core each
+    (task,) = extract_tasks(import_model(str(model)), HOST)
+    records = TuningDatabase(db).records
+    assert len(records) == 6 and {record.key for record in records} == {task.key}
+    assert all(task.space.fits(record.config) and record.latency and record.latency > 0 for record in records)
+    assert {record.target for record in records} == {HOST.cpu}
+    with Measurer(timeout=60) as measurer:  # the same configs timed here: within a loose factor (a loaded machine)
+        for record in records[:2]:
+            local = measurer.measure(task, record.config).latency
+            assert local is not None and 1 / 4 < record.latency / local < 4, (record.latency, local)
+
+    tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=subprocess.PIPE, text=True)
+    finished = records_when(db, 8, tuner)
+    cluster.kill("worker1")
+    out, _ = tuner.communicate(timeout=120)
+    assert tuner.returncode == 0, out
+    lines = db.read_text().splitlines()
+    assert lines[: len(finished)] == finished and len(lines) == 6 + 14  # nothing lost, every trial done
+    assert all(record.latency or "lost worker" in (record.error or "") for record in TuningDatabase(db).records)
+    assert re.findall(r"timed by (.*)", out)[-1].count("/cpu") >= 1
+
+    killed = subprocess.Popen(tune_command(model, db, cluster.address, 30), stdout=subprocess.PIPE, text=True)
+    records_when(db, 22, killed)
+    killed.kill()
+    killed.communicate()
+    kept = len(TuningDatabase(db).records)
+    again = subprocess.run(tune_command(model, db, cluster.address, 1), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert f"reused {kept} records" in again.stdout
+    assert len(TuningDatabase(db).records) == kept + 1
+
+
+def test_a_worker_refuses_a_target_its_cpu_cannot_run() -> None:
+    missing = target_from_name("sapphirerapids").missing_on_host()
+    if not missing:
+        pytest.skip("this host runs AVX-512 code")
+    result = subprocess.run(
+        [str(SCRIPTS / "minimlc"), "worker", "--ray-address", "127.0.0.1:1", "--target-key", "sapphirerapids"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("minimlc: error: not joining as a worker:") and missing[0] in line, line
+
+
+def test_a_bad_ray_address_is_one_line(tmp_path: Path) -> None:
+    model = matmul_model(tmp_path / "matmul.onnx")
+    worker = [str(SCRIPTS / "minimlc"), "worker", "--target-key", HOST.cpu, "--ray-address"]
+    for command, message in (
+        (tune_command(model, tmp_path / "db.jsonl", "127.0.0.1:1", 1), "cannot reach the Ray cluster at 127.0.0.1:1"),
+        ([*worker, "nowhere"], "a Ray address is HOST:PORT, not 'nowhere'"),
+    ):
+        result = subprocess.run(command, capture_output=True, text=True)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        (line,) = result.stderr.splitlines()
+        assert line.startswith("minimlc: error: ") and message in line, line
