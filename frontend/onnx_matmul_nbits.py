@@ -5,8 +5,9 @@ B (uint8 `[N, blocks, block_size * bits / 8]`, int4 two values a byte, the lower
 becomes `graph.matmul_nbits`, which unpacks it inside its reduction. Zero points (uint8 `[N, ceil(blocks * bits /
 8)]`, packed as B, each row padded to a byte) are unpacked here, one byte per block; absent (or all equal to it),
 they are the default `2^(bits-1)` and the op takes none. A K that is not a multiple of the block size pads A with
-zeros to whole blocks; the optional bias is added after. `accuracy_level` (the precision ORT may compute A in) is
-ignored: minimlc computes in float32. `g_idx` (act-order) is refused.
+zeros to whole blocks; the optional bias is added after. `accuracy_level` is the precision ORT may compute A in:
+at 4 (int8) the op quantizes A to int8 per block and takes integer dot products, as ORT's CompInt8 kernels do; at
+0-3 minimlc computes in float32. `g_idx` (act-order) is refused.
 
     MatMulNBits(A[1, 64], B[8, 2, 16], scales[16]) {K = 64, N = 8, bits = 4, block_size = 32}
     -> %y = graph.matmul_nbits %a, %b, %s {bits = 4 : i64} : (...) -> tensor<1x8xf32>
@@ -74,7 +75,8 @@ def MatMulNBits(
     accuracy_level: int = 0,
 ) -> Value:
     """`A @ dequantized(B)^T (+ bias)` -> graph.matmul_nbits (see the module docstring)."""
-    del accuracy_level  # minimlc computes in float32 whatever precision the model allows
+    if accuracy_level not in range(5):
+        raise NodeError(f"accuracy_level={accuracy_level} must be 0, 1, 2, 3 or 4")
     if bits not in graph.WEIGHT_BITS:
         raise UnsupportedNodeError(f"bits={bits} is not supported (4 or 8)")
     if g_idx is not None:
@@ -105,7 +107,8 @@ def MatMulNBits(
     scale = emit_reshape(ctx, scale, (N, blocks)) if shape_of(scale) != (N, blocks) else scale
     unpacked = _zero_points(zero_points, bits, N, blocks)
     zero = None if unpacked is None else ctx.data(ConstantValue(f"{ctx.node.output[0]}_zero_points", unpacked))
-    result = ctx.emit(graph.MatMulNBitsOp(a, weight, scale, zero, bits))
+    level = accuracy_level if accuracy_level == graph.INT8_ACCURACY_LEVEL else 0  # 1-3: float32 here
+    result = ctx.emit(graph.MatMulNBitsOp(a, weight, scale, zero, bits, level))
     if bias is None:
         return result
     if shape_of(ctx.data(bias)) != (N,):

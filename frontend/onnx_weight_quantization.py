@@ -11,6 +11,10 @@ even; codes 1 .. 2^bits - 1, the zero point implicit: MatMulNBits' default `2^(b
 zero, 0, 2^bits - 1)` (the range holds 0, so 0 is exact). An all-zero block takes scale 1. Each value is off by at
 most half its block's scale. Packing is MatMulNBits': B `[N, blocks, block_size * bits / 8]` uint8, int4 two values a
 byte with the lower K first in the lower nibble; zero points `[N * ceil(blocks * bits / 8)]` packed alike.
+
+`accuracy_level` (MatMulNBits' attribute, written when given) tells a runtime what it may compute A in: 4 lets
+minimlc and ONNX Runtime quantize A to int8 per block and take integer dot products (faster, less exact); 0 or
+absent keeps A in float32.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from onnx import helper, numpy_helper
 
 MATMUL_NBITS_DOMAIN = "com.microsoft"
 BITS = (4, 8)
+ACCURACY_LEVELS = (0, 1, 2, 3, 4)
 
 
 @dataclass(frozen=True)
@@ -96,10 +101,14 @@ def quantize_model(
     block_size: int = 32,
     zero_points: bool = False,
     read_array: Callable[[onnx.TensorProto], np.ndarray] = numpy_helper.to_array,
+    accuracy_level: int | None = None,
 ) -> onnx.ModelProto:
     """A copy of `model` whose MatMuls with a float32 rank-2 initializer B are MatMulNBits (see the module
     docstring); an initializer no other node reads is dropped. Subgraphs are left as they are. `read_array` reads an
-    initializer (one stored outside the model: `onnx_model_file.ExternalData.array`)."""
+    initializer (one stored outside the model: `onnx_model_file.ExternalData.array`); `accuracy_level`, when given,
+    is written on every new node."""
+    if accuracy_level is not None and accuracy_level not in ACCURACY_LEVELS:
+        raise ValueError(f"accuracy_level={accuracy_level}: one of {', '.join(map(str, ACCURACY_LEVELS))}")
     quantized = onnx.ModelProto()
     quantized.CopyFrom(model)
     graph = quantized.graph
@@ -140,6 +149,7 @@ def quantize_model(
                 N=n,
                 bits=bits,
                 block_size=block_size,
+                **({} if accuracy_level is None else {"accuracy_level": accuracy_level}),
             )
         )
         readers[node.input[1]] -= 1

@@ -9,6 +9,7 @@ them, DynamicQuantizeLinear + MatMulInteger.
 
     minimlc quantize --weights int4 --block-size 32 model.onnx -o model_int4.onnx
     minimlc quantize --weights int8 --zero-points model.onnx -o model_int8.onnx
+    minimlc quantize --weights int4 --accuracy-level 4 model.onnx -o model_int4.onnx  # A in int8 per block too
     minimlc quantize model.onnx --calibrate calib/ -o model.int8.onnx --method percentile --calibration-count 64
     minimlc quantize model.onnx --dynamic -o model.dynamic.onnx    # MatMuls: int8 weights, activations per run
 
@@ -69,6 +70,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--zero-points", action="store_true", help="asymmetric: a zero point per block (default: symmetric)"
     )
+    parser.add_argument(
+        "--accuracy-level",
+        type=int,
+        metavar="{0,1,2,3,4}",
+        help="--weights: MatMulNBits' accuracy_level (4: A quantized to int8 per block, integer dot products)",
+    )
     parser.set_defaults(command=quantize)
 
 
@@ -81,12 +88,20 @@ def quantize(args: argparse.Namespace) -> int:
     source = cli_files.model_file(args.model)
     output = cli_files.output_file(args.output, "-o")
     model = onnx.load(str(source))
+    if args.accuracy_level is not None and args.weights is None:
+        raise cli_options.UsageError("--accuracy-level applies to --weights only")
     if args.calibrate is not None:
         return quantize_calibrated(args, model, output)
     if args.dynamic:
         return quantize_dynamically(args, model, output)
     try:
-        quantized = quantize_model(model, WEIGHT_BITS[args.weights], args.block_size, args.zero_points)
+        quantized = quantize_model(
+            model,
+            WEIGHT_BITS[args.weights],
+            args.block_size,
+            args.zero_points,
+            accuracy_level=args.accuracy_level,
+        )
     except ValueError as error:
         raise cli_options.UsageError(str(error)) from error
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,8 @@ so a value costs a conversion and a fused multiply-add (int4: and an unpacking o
 `2^(bits-1)`) and the scale cost once per block. With both per value a GEMV on one core was compute-bound at 5 vector
 ops per value (K=N=4096, AVX2: int8 1.30 ms, int4 1.23 ms; now 1.08 and 0.86). The cancellation is mild: the sum and
 `zero * a_sum` differ by the block's dot product, within a few float32 roundings of the larger. The weight-only
-schedule (`schedule/weight_only.py`) vectorises it along N.
+schedule (`schedule/weight_only.py`) vectorises it along N. At `accuracy_level = 4` the product is an integer
+one instead (`weight_only_int8.py`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from minimlc.lowering.graph_to_te import scalar
 from minimlc.lowering.graph_to_te.builder import Indices, build_compute, constant, index_constant, read
 from minimlc.lowering.graph_to_te.extents import Extents
 from minimlc.lowering.graph_to_te.nn import _affine  # pyright: ignore[reportPrivateUsage]
+from minimlc.lowering.graph_to_te.weight_only_int8 import integer_matmul_nbits
 
 CHAINS = {8: 4, 4: 2}
 """Bits -> the independent partial sums a block's products go into: enough to hide the multiply-add latency, few
@@ -58,6 +60,9 @@ class MatMulNBitsLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatMulNBitsOp, rewriter: PatternRewriter) -> None:
+        if op.int8_activations:
+            rewriter.replace(op, integer_matmul_nbits(op))
+            return
         bits, block_size = op.bits.value.data, op.block_size
         blocks, width = graph.shape_of(op.b)[1:]
         outer = Extents(op).of(op.a)[:-1]  # run-time extents where A's rows are `?`

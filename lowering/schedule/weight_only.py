@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp, i8
+from xdsl.dialects.builtin import MemRefType, ModuleOp, i8, i32
 
 from minimlc.dialects import loop
 from minimlc.lowering.schedule.kernel_analysis import (
@@ -47,12 +47,13 @@ class WeightOnlyWorkload:
 
 
 def _reads_packed_bytes(read: memref.LoadOp, column: loop.ForOp, blocks: loop.ForOp) -> bool:
-    """Whether `read` takes a byte of an 8-bit weight at `[column, block, constant]`."""
+    """Whether `read` takes a byte of an 8-bit weight (or a word of four: the integer form) at `[column, block,
+    constant]`."""
     memory = read.memref.type
     assert isinstance(memory, MemRefType)
     indices = list(read.indices)
     return (
-        memory.element_type == i8
+        memory.element_type in (i8, i32)
         and len(indices) == 3
         and indices[:2] == [column.induction_var, blocks.induction_var]
         and isinstance(indices[2].owner, arith.ConstantOp)

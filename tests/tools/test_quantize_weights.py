@@ -125,3 +125,39 @@ def test_quantize_command_refuses_a_bad_block_size(tmp_path: Path) -> None:
     onnx.save(transformer_ish_model(), source)
     result = minimlc("quantize", "--weights", "int4", "--block-size", "24", str(source), "-o", str(tmp_path / "q.onnx"))
     assert_one_line_error(result, "block_size=24 must be a power of two")
+
+
+def test_quantize_command_accuracy_level(tmp_path: Path) -> None:
+    """`--accuracy-level 4` writes the attribute on every MatMulNBits; minimlc then equals ORT's int8-activation
+    kernels (1e-4 of the largest |logit|), which differ from the float-activation logits of the same weights."""
+    source, level4 = tmp_path / "model.onnx", tmp_path / "int4_level4.onnx"
+    onnx.save(transformer_ish_model(), source)
+    result = minimlc("quantize", "--weights", "int4", "--accuracy-level", "4", str(source), "-o", str(level4))
+    assert result.returncode == 0, result.stderr
+    levels = [
+        {attribute.name: attribute.i for attribute in node.attribute}.get("accuracy_level")
+        for node in onnx.load(level4).graph.node
+        if node.op_type == "MatMulNBits"
+    ]
+    assert levels == [4, 4, 4]
+    x = np.random.default_rng(11).standard_normal((1, TOKENS, FEATURES)).astype(np.float32)
+    expected = _ort(onnx.load(level4), {"x": x})
+    actual = InferenceSession(onnx.load(level4)).run(None, {"x": x})[0]
+    scale = float(np.abs(expected).max())
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-4 * scale)
+    plain = quantize_model(transformer_ish_model(), 4)
+    assert np.abs(actual - _ort(plain, {"x": x})).max() > 1e-3 * scale
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--dynamic", "--accuracy-level", "4"], "--accuracy-level applies to --weights only"),
+        (["--weights", "int8", "--accuracy-level", "5"], "accuracy_level=5: one of 0, 1, 2, 3, 4"),
+    ],
+)
+def test_quantize_command_refuses_a_bad_accuracy_level(flags: list[str], message: str, tmp_path: Path) -> None:
+    source = tmp_path / "model.onnx"
+    onnx.save(transformer_ish_model(), source)
+    result = minimlc("quantize", *flags, str(source), "-o", str(tmp_path / "q.onnx"))
+    assert_one_line_error(result, message)
