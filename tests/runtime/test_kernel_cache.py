@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -134,3 +135,19 @@ def test_cli_shows_and_clears_kernel_entries(cache_on: Path) -> None:
     assert cleared.returncode == 0
     assert cleared.stdout.strip() == f"removed 1 entries and {count} kernel entries from {cache_on}"
     assert kernel_cache.entries() == []
+
+
+@pytest.mark.slow
+def test_concurrent_compiles_leave_whole_entries(cache_on: Path, tmp_path: Path) -> None:
+    onnx.save(mlp(2), tmp_path / "mlp.onnx")
+    script = f"from minimlc import InferenceSession; InferenceSession({str(tmp_path / 'mlp.onnx')!r})"
+    command = [sys.executable, "-W", "error::RuntimeWarning", "-c", script]
+    writers = [subprocess.Popen(command, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    for writer in writers:
+        _, errors = writer.communicate()
+        assert writer.returncode == 0, errors
+    assert not list((cache_on / "kernels").glob(".*.tmp"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # every entry whole: no bad one to recompile
+        session = InferenceSession(mlp(3))
+    assert session.stats["kernel_cache_misses"] == 0
