@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 import time
@@ -66,7 +67,8 @@ def cache_key(imported: ImportedModel, pipeline: Pipeline, opt_level: int, targe
 
 def kernel_context(target: Target, passes: list[str], llvm_level: int) -> str:
     """What, beside its IR, changes a kernel's object code: the target and this host's CPU, the passes after the
-    `program` stage, LLVM's opt level, the compiler's source and versions (hashed into each kernel-cache key)."""
+    `program` stage, LLVM's opt level, the compiler's source and versions, xDSL's (hashed into each kernel-cache
+    key)."""
     host = target_from_name("host")
     parts = {
         "target": artifact.target_meta(target),
@@ -74,6 +76,7 @@ def kernel_context(target: Target, passes: list[str], llvm_level: int) -> str:
         "passes": passes,
         "llvm_level": llvm_level,
         "compiler": compiler_fingerprint(),
+        "xdsl": importlib.metadata.version("xdsl"),  # the structural keys' `repr`
         **artifact.versions(),
     }
     return json.dumps(parts, sort_keys=True)

@@ -19,8 +19,8 @@ from minimlc import InferenceSession
 from minimlc.driver import kernel_cache
 
 
-def mlp(layers: int, seed: int = 0) -> onnx.ModelProto:
-    """`layers` times x @ W + b, ReLU (16 -> 16, 8 rows): every layer is the same kernel, with its own weights."""
+def mlp(layers: int, seed: int = 0, rows: int = 8) -> onnx.ModelProto:
+    """`layers` times x @ W + b, ReLU (16 -> 16, `rows` rows): every layer is the same kernel, with its own weights."""
     rng = np.random.default_rng(seed)
     nodes, weights, x = [], [], "x"
     for layer in range(layers):
@@ -35,8 +35,8 @@ def mlp(layers: int, seed: int = 0) -> onnx.ModelProto:
     graph = helper.make_graph(
         nodes,
         "mlp",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 16])],
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [8, 16])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [rows, 16])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [rows, 16])],
         weights,
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -108,6 +108,14 @@ def test_another_target_or_llvm_level_misses(cache_on: Path, option: dict[str, o
     assert other.stats["kernel_cache_hits"] == 0
     assert other.stats["kernel_cache_misses"] > 0
     np.testing.assert_allclose(other.run(None, {"x": X})[0], reference(mlp(2), X), rtol=1e-5, atol=1e-5)
+
+
+def test_a_kernel_of_other_shapes_misses(cache_on: Path) -> None:
+    InferenceSession(mlp(1))
+    other = InferenceSession(mlp(2, rows=12))
+    assert other.stats["kernel_cache_misses"] > 0
+    x = np.random.default_rng(3).standard_normal((12, 16)).astype(np.float32)
+    np.testing.assert_allclose(other.run(None, {"x": x})[0], reference(mlp(2, rows=12), x), rtol=1e-5, atol=1e-5)
 
 
 def test_cache_off_uses_no_kernel_cache(cache_on: Path, monkeypatch: pytest.MonkeyPatch) -> None:
