@@ -5,6 +5,7 @@ cache (`examples/llama_cache.py`, random weights), and the memory-bandwidth boun
     python bench/bench_generate.py --config 0.5b         # hidden 896, 24 layers, 14 heads, 2 KV heads, vocab 32k
     python bench/bench_generate.py --config 0.5b --threads 2 --prompt 128 --new 128 --rounds 3
     python bench/bench_generate.py --config 0.5b --precisions float32,int8,int4   # weight-only int8 / int4 beside
+    python bench/bench_generate.py --config 0.5b --precisions float32,int8-al4,int4-al4  # int8 activations too
 
 Both generate greedily from the same prompt through the same loop (prefill the prompt in one call, then one token
 per call, each step's presents fed back as pasts), ONNX Runtime at `--threads` intra-op threads; rounds alternate
@@ -12,8 +13,10 @@ which goes first and the table gives medians. Decode at batch 1 reads every weig
 is bounded by bandwidth / weight bytes: the bandwidth (`runtime.machine_peak.memory_bandwidth_gbs`) is that of a
 JIT-compiled sum streaming 512 MiB of float32 (more than the caches hold) at the same thread count, over the weight
 bytes a token reads (at int8 and int4, the packed codes and scales of `Generator(precision=...)`'s quantized
-model). ONNX Runtime runs the float32 model, and the int4 model quantized the same way (its MatMulNBits); the
-quantized logits after the prompt are compared with float32's.
+model). `int8-al4`/`int4-al4` write `accuracy_level=4` on the MatMulNBits (activations quantized to int8 per
+block, integer dot products) and give that model to the Generator. ONNX Runtime runs the float32 model and each
+quantized one but plain int8 (its float-activation 8-bit MatMulNBits takes a slow path); the quantized logits after
+the prompt are compared with float32's.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ CONFIGS = {
     "0.5b": LlamaDims(hidden=896, heads=14, kv_heads=2, ffn=4864, vocab=32000, layers=24, max_positions=512),
 }
 STREAM_MIB = 512
+QUANTIZED = {"int8": (8, None), "int4": (4, None), "int8-al4": (8, 4), "int4-al4": (4, 4)}
+"""Precision -> (weight bits, MatMulNBits' accuracy_level)."""
 
 
 def weight_bytes_per_token(model: onnx.ModelProto) -> int:
@@ -75,7 +80,7 @@ def main() -> int:
     parser.add_argument("--new", type=int, default=128, help="new tokens (default 128)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
-        "--precisions", default="float32", help="comma-separated, of float32, int8, int4 (default float32)"
+        "--precisions", default="float32", help=f"comma-separated, of float32, {', '.join(QUANTIZED)} (default float32)"
     )
     args = parser.parse_args()
     precisions = args.precisions.split(",")
@@ -89,12 +94,14 @@ def main() -> int:
     generators: dict[str, Generator] = {}
     for precision in precisions:
         print(f"compiling at {precision} ...", flush=True)
+        bits, level = QUANTIZED.get(precision, (None, None))
+        quantized = model if bits is None else quantize_model(model, bits, accuracy_level=level)
         start = time.perf_counter()
-        generator = Generator(model, max_length=args.prompt + args.new, num_threads=args.threads, precision=precision)
+        given, named = (quantized, "float32") if level else (model, precision)  # Generator quantizes int8/int4 itself
+        generator = Generator(given, max_length=args.prompt + args.new, num_threads=args.threads, precision=named)
         compile_seconds[precision] = time.perf_counter() - start
         generators[precision] = generator
         contenders[f"minimlc {precision}"] = _ours(generator, prompt, args.new)
-        quantized = model if precision == "float32" else quantize_model(model, int(precision[3:]))
         weights[precision] = weight_bytes_per_token(quantized)
         if precision != "int8":  # ONNX Runtime 1.32's 8-bit MatMulNBits takes a slow path (14-540 ms a GEMV here)
             session = onnx_runtime_session(quantized, args.threads)
@@ -138,13 +145,13 @@ def _report(args, samples, weights: dict[str, int], compile_seconds: dict[str, f
         f"{bandwidth_bytes / 1e9:.1f} GB/s; compile "
         + ", ".join(f"{precision} {seconds:.1f} s" for precision, seconds in compile_seconds.items())
     )
-    print(f"{'':20} {'MB/token':>9} {'prefill tok/s':>14} {'decode tok/s':>13} {'bound tok/s':>12} {'% of bound':>11}")
+    print(f"{'':22} {'MB/token':>9} {'prefill tok/s':>14} {'decode tok/s':>13} {'bound tok/s':>12} {'% of bound':>11}")
     medians = {name: tuple(statistics.median(column) for column in zip(*rows)) for name, rows in samples.items()}
     for name, (prefill, decode) in medians.items():
         precision = name.split()[-1]
         bound = bandwidth_bytes / weights[precision]
         print(
-            f"{name:20} {weights[precision] / 1e6:9.0f} {prefill:14.1f} {decode:13.2f} {bound:12.1f} "
+            f"{name:22} {weights[precision] / 1e6:9.0f} {prefill:14.1f} {decode:13.2f} {bound:12.1f} "
             f"{100 * decode / bound:10.0f}%"
         )
     if "minimlc float32" in medians and "onnxruntime float32" in medians:
@@ -154,7 +161,7 @@ def _report(args, samples, weights: dict[str, int], compile_seconds: dict[str, f
         )
         ratios = f"prefill {ours_prefill / ort_prefill:.2f}x, decode {ours_decode / ort_decode:.2f}x"
         print(f"float32 minimlc / ONNX Runtime: {ratios}")
-    for precision in ("int8", "int4"):
+    for precision in QUANTIZED:
         if f"minimlc {precision}" in medians and "minimlc float32" in medians:
             speedup = medians[f"minimlc {precision}"][1] / medians["minimlc float32"][1]
             print(f"minimlc {precision} decode / minimlc float32 decode: {speedup:.2f}x")

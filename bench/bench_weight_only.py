@@ -1,12 +1,13 @@
-"""Weight-only quantized GEMV (decode at batch 1): float32 MatMul against int8 and int4 MatMulNBits, minimlc beside
-ONNX Runtime, one thread.
+"""Weight-only quantized GEMV (decode at batch 1): float32 MatMul against int8 and int4 MatMulNBits (float32
+activations, and `-al4`: `accuracy_level=4`, activations quantized to int8 per block, integer dot products),
+minimlc beside ONNX Runtime, one thread.
 
     python bench/bench_weight_only.py                       # K=4096, N=11008 (a LLaMA-7B MLP: 180 MB of float32)
     python bench/bench_weight_only.py --shape 896x4864 --shape 4096x4096 --rounds 50
 
-Each shape's float32 weight (seeded Gaussian) is quantized with `minimlc.frontend.onnx_weight_quantization` (symmetric, blocks
-of `--block-size`), so the three models compute the same product. Six sessions (minimlc and ORT, float32 / int8 /
-int4) run on one input, interleaved: one call each per round, the order rotated every round, so machine noise hits
+Each shape's float32 weight (seeded Gaussian) is quantized with `minimlc.frontend.onnx_weight_quantization`
+(symmetric, blocks of `--block-size`), so the models compute the same product. Ten sessions (minimlc and ORT, each
+of `KINDS`) run on one input, interleaved: one call each per round, the order rotated every round, so machine noise hits
 all alike; the table gives medians in ms, the GB/s of the bytes each call must read (weights, scales, A and Y), and
 the ratio float32 / this of minimlc (above 1: faster than minimlc's float32). Outputs are checked first: minimlc
 against ORT on each model within 1e-4 of the largest |output|.
@@ -26,7 +27,8 @@ from onnx import TensorProto, helper, numpy_helper
 from minimlc import InferenceSession
 from minimlc.frontend.onnx_weight_quantization import quantize_model
 
-KINDS = ("float32", "int8", "int4")
+KINDS = {"float32": (None, None), "int8": (8, None), "int4": (4, None), "int8-al4": (8, 4), "int4-al4": (4, 4)}
+"""Kind -> (weight bits, MatMulNBits' accuracy_level)."""
 
 
 def gemv_model(k: int, n: int, seed: int = 0) -> onnx.ModelProto:
@@ -48,7 +50,10 @@ def bytes_read(model: onnx.ModelProto, k: int, n: int) -> int:
 def bench_shape(k: int, n: int, block_size: int, rounds: int) -> list[tuple[str, str, float, float]]:
     """(engine, kind, median seconds, bytes) per session."""
     base = gemv_model(k, n)
-    models = {"float32": base, "int8": quantize_model(base, 8, block_size), "int4": quantize_model(base, 4, block_size)}
+    models = {
+        kind: base if bits is None else quantize_model(base, bits, block_size, accuracy_level=level)
+        for kind, (bits, level) in KINDS.items()
+    }
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     runs = {}
@@ -82,14 +87,15 @@ def main() -> None:
     parser.add_argument("--block-size", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=30)
     args = parser.parse_args()
-    print(f"{'K x N':>12} {'engine':>12} {'weights':>8} {'ms':>8} {'GB/s':>7} {'MB read':>8} {'vs f32':>7}")
+    print(f"{'K x N':>12} {'engine':>12} {'weights':>9} {'ms':>8} {'GB/s':>7} {'MB read':>8} {'vs f32':>7}")
     for shape in args.shape or ["4096x11008"]:
         k, n = (int(part) for part in shape.lower().split("x"))
         rows = bench_shape(k, n, args.block_size, args.rounds)
         baseline = next(seconds for engine, kind, seconds, _ in rows if (engine, kind) == ("minimlc", "float32"))
-        for engine, kind, seconds, nbytes in sorted(rows, key=lambda row: (row[0] != "minimlc", KINDS.index(row[1]))):
+        order = sorted(rows, key=lambda row: (row[0] != "minimlc", list(KINDS).index(row[1])))
+        for engine, kind, seconds, nbytes in order:
             print(
-                f"{k:>5} x {n:<5} {engine:>12} {kind:>8} {seconds * 1e3:8.3f} {nbytes / seconds / 1e9:7.1f} "
+                f"{k:>5} x {n:<5} {engine:>12} {kind:>9} {seconds * 1e3:8.3f} {nbytes / seconds / 1e9:7.1f} "
                 f"{nbytes / 1e6:8.1f} {baseline / seconds:7.2f}"
             )
 
