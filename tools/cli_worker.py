@@ -62,18 +62,18 @@ def run_worker(args: argparse.Namespace) -> int:
         f"{args.ray_address}",
         flush=True,
     )
-    sockets = tempfile.mkdtemp(prefix="minimlc-worker-")  # per node: two workers on one host must not share them
+    folder = tempfile.mkdtemp(prefix="mlcw")  # the node's sockets and logs: two nodes on one host cannot share them
     try:
-        return _ray_node(args.ray_address, target_resource(args.target_key), len(cores), sockets)
+        return _ray_node(args.ray_address, target_resource(args.target_key), len(cores), folder)
     finally:
-        shutil.rmtree(sockets, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
         for lock in locks:
             lock.close()
 
 
-def _ray_node(address: str, resource: str, cores: int, sockets: str) -> int:
-    """`ray start --block` joining `address` with `cores` units of `resource`, in this process (its node's processes
-    end with it)."""
+def _ray_node(address: str, resource: str, cores: int, folder: str) -> int:
+    """`ray start --block` joining `address` with `cores` units of `resource`, its sockets and logs in `folder` (a
+    short path: a socket's is limited), in this process (its node's processes end with it)."""
     from ray.scripts.scripts import cli
 
     arguments = [
@@ -87,10 +87,8 @@ def _ray_node(address: str, resource: str, cores: int, sockets: str) -> int:
         json.dumps({resource: cores}),
         "--object-store-memory",
         str(OBJECT_STORE_BYTES),
-        "--plasma-store-socket-name",
-        os.path.join(sockets, "plasma"),
-        "--raylet-socket-name",
-        os.path.join(sockets, "raylet"),
+        "--temp-dir",
+        folder,
         "--dashboard-agent-listen-port",
         "0",
         "--disable-usage-stats",

@@ -142,7 +142,11 @@ class RayRunner:
         self._alive_at = self._room_checked = time.monotonic()
         for _ in range(self.slots):
             self._start_actor()
-        print(f"ray: timing on {self.slots} core set(s) offering {self.resource} at {address}", file=out, flush=True)
+        print(f"ray: starting {self.slots} core set(s) offering {self.resource} at {address}", file=out, flush=True)
+        while self._starting:  # every core set ready (or given up) before the first candidate
+            for ref in self._ray.wait(list(self._starting), num_returns=1, timeout=1.0)[0]:
+                self._answer(ref)
+            self._expire()
 
     def submit(self, request: Request) -> None:
         kept = self._kept.pop((request.task.key, config_id(request.config), request.cache), None)
@@ -194,7 +198,7 @@ class RayRunner:
     def _dispatch(self) -> None:
         while self._ready and self._idle:
             request, candidate = self._ready.popleft()
-            actor, name = self._idle.pop()
+            actor, name = self._idle.pop(0)  # the longest idle: every core set takes turns
             deadline = time.monotonic() + self.timeout + LOST_SLACK
             self._busy[actor.measure.remote(candidate)] = (actor, name, request, candidate, deadline)
 

@@ -70,11 +70,13 @@ class Cluster:
         self._start("head", head)
         self._wait_for("head", "Ray runtime started")
 
-    def start_worker(self, name: str, *options: str) -> subprocess.Popen[bytes]:
+    def start_workers(self, *names: str) -> None:
+        """`minimlc worker`s of one core each, started at once."""
         command = [str(SCRIPTS / "minimlc"), "worker", "--ray-address", self.address, "--target-key", HOST.cpu]
-        self._start(name, [*command, *options])
-        self._wait_for(name, "Ray runtime started")
-        return self.processes[name]
+        for name in names:
+            self._start(name, command)
+        for name in names:
+            self._wait_for(name, "Ray runtime started")
 
     def kill(self, name: str) -> None:
         process = self.processes.pop(name)
@@ -109,8 +111,7 @@ def cluster() -> Iterator[Cluster]:
     started = None
     try:
         started = Cluster(folder)
-        started.start_worker("worker0")
-        started.start_worker("worker1")
+        started.start_workers("worker0", "worker1")
         yield started
     finally:
         if started is not None:
@@ -142,16 +143,18 @@ def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(clust
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
     timed_by = re.findall(r"timed by (.*)", run.stdout)[-1]
-    assert re.fullmatch(r"\S+/cpu\d \d, \S+/cpu\d \d", timed_by), timed_by  # both workers, one core each
+    assert re.fullmatch(r"\S+/cpu\d \d, \S+/cpu\d \d", timed_by), run.stdout  # both workers, one core each
     (task,) = extract_tasks(import_model(str(model)), HOST)
     records = TuningDatabase(db).records
-    assert len(records) == 6 and {record.key for record in records} == {task.key}
+    assert len(records) == 6
+    assert {record.key for record in records} == {task.key}
     assert all(task.space.fits(record.config) and record.latency and record.latency > 0 for record in records)
     assert {record.target for record in records} == {HOST.cpu}
     with Measurer(timeout=60) as measurer:  # the same configs timed here: within a loose factor (a loaded machine)
         for record in records[:2]:
             local = measurer.measure(task, record.config).latency
-            assert local is not None and 1 / 4 < record.latency / local < 4, (record.latency, local)
+            assert local is not None
+            assert 1 / 4 < record.latency / local < 4, (record.latency, local)
 
     tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=subprocess.PIPE, text=True)
     finished = records_when(db, 8, tuner)
@@ -159,7 +162,8 @@ def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(clust
     out, _ = tuner.communicate(timeout=120)
     assert tuner.returncode == 0, out
     lines = db.read_text().splitlines()
-    assert lines[: len(finished)] == finished and len(lines) == 6 + 14  # nothing lost, every trial done
+    assert lines[: len(finished)] == finished
+    assert len(lines) == 6 + 14
     assert all(record.latency or "lost worker" in (record.error or "") for record in TuningDatabase(db).records)
     assert re.findall(r"timed by (.*)", out)[-1].count("/cpu") >= 1
 
@@ -183,9 +187,11 @@ def test_a_worker_refuses_a_target_its_cpu_cannot_run() -> None:
         capture_output=True,
         text=True,
     )
-    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
     (line,) = result.stderr.splitlines()
-    assert line.startswith("minimlc: error: not joining as a worker:") and missing[0] in line, line
+    assert line.startswith("minimlc: error: not joining as a worker:"), line
+    assert missing[0] in line, line
 
 
 def test_a_bad_ray_address_is_one_line(tmp_path: Path) -> None:
@@ -196,6 +202,8 @@ def test_a_bad_ray_address_is_one_line(tmp_path: Path) -> None:
         ([*worker, "nowhere"], "a Ray address is HOST:PORT, not 'nowhere'"),
     ):
         result = subprocess.run(command, capture_output=True, text=True)
-        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.returncode == 1
+        assert "Traceback" not in result.stderr
         (line,) = result.stderr.splitlines()
-        assert line.startswith("minimlc: error: ") and message in line, line
+        assert line.startswith("minimlc: error: "), line
+        assert message in line, line
