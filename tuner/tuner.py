@@ -182,6 +182,7 @@ def tune(
                     Record(task.key, target_key(chosen), task.rule, task.kernel, task.flops, config,
                            measured.latency, measured.error, name, state.mode)
                 )  # fmt: skip
+                _sync(db.path)
                 state.search.add(config, measured.latency)
                 if config_id(config) == config_id(task.space.default()):
                     state.default_latency = measured.latency
@@ -225,6 +226,15 @@ def _runner(
     from minimlc.tuner.ray_runner import RayRunner
 
     return RayRunner(address, key, parallel=parallel, threads=threads, timeout=timeout, out=out)
+
+
+def _sync(path: os.PathLike[str]) -> None:
+    """Flush the database's appended line to the disk: a crash of the machine keeps every record measured."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def cache_mode(cache: str, imported: ImportedModel, out: TextIO, calibrate: bool = False) -> str:

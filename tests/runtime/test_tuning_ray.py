@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import socket
@@ -207,3 +208,17 @@ def test_a_bad_ray_address_is_one_line(tmp_path: Path) -> None:
         (line,) = result.stderr.splitlines()
         assert line.startswith("minimlc: error: "), line
         assert message in line, line
+
+
+def test_the_readmes_cluster_commands_parse() -> None:
+    """The README's cluster block: its `minimlc` lines are valid command lines, as the test above runs them (its
+    `ray start` line has the options the cluster fixture's head is started with)."""
+    from minimlc.tools.minimlc_cli import _argument_parser
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    (block,) = [block for block in re.findall(r"```sh\n(.*?)```", readme, flags=re.DOTALL) if "minimlc worker" in block]
+    commands = [shlex.split(line.split("#")[0]) for line in block.splitlines()]
+    parsed = [_argument_parser().parse_args(words[1:]) for words in commands if words[0] == "minimlc"]
+    assert [args.command.__name__ for args in parsed] == ["run_worker", "tune_model"]
+    assert parsed[1].runner == "ray"
+    assert parsed[1].ray_address == parsed[0].ray_address
