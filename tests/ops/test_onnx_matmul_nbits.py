@@ -99,11 +99,13 @@ def test_matmul_nbits(bits: int, block_size: int, zero_points: bool, rows: int) 
 
 
 @pytest.mark.parametrize("bits", [4, 8])
-def test_matmul_nbits_partial_block_bias_batched(bits: int) -> None:
+@pytest.mark.parametrize("accuracy_level", [None, 4])
+def test_matmul_nbits_partial_block_bias_batched(bits: int, accuracy_level: int | None) -> None:
     """K=70, not a multiple of the block (A padded with zeros; ORT pads B's last block), an odd number of blocks
-    (int4 zero points: the last byte's upper nibble unused), a bias, 3-D A and N=12 (no whole panels)."""
+    (int4 zero points: the last byte's upper nibble unused), a bias, 3-D A and N=12 (no whole panels); float32 or
+    int8 activations."""
     a_shape = (2, 3, 70)
-    model = nbits_model(a_shape, 12, bits, 32, zero_points=True, bias=True, seed=3)
+    model = nbits_model(a_shape, 12, bits, 32, zero_points=True, bias=True, seed=3, accuracy_level=accuracy_level)
     check_against_onnxruntime(model, a_shape)
 
 
