@@ -19,7 +19,10 @@ from onnx import TensorProto, helper, numpy_helper
 from quantized_resnet import onnxruntime_saturates_u8s8
 
 from minimlc import InferenceSession
+from minimlc.frontend.onnx import import_model
 from minimlc.frontend.onnx_qdq_fusion import fuse_qdq
+from minimlc.lowering.llvm.emit_ir import emit_llvm_ir
+from minimlc.lowering.pipeline import run_passes, run_pipeline
 
 WEIGHT_MAX = 63 if onnxruntime_saturates_u8s8() else 127
 
@@ -227,3 +230,22 @@ def test_float_weight_stays_float() -> None:
     model = builder.model((1, 8, 6, 6), [builder.quantize("y", 0.05, 128, dequantize=False)])
     assert fuse_qdq(model.graph) is model.graph
     _assert_close(*_run_both(model, (1, 8, 6, 6)), 1)
+
+
+def test_portable_path_is_exact_too() -> None:
+    """Built for x86-64 (no fast u8 x s8 dot product: the portable i32 form, as targets without one take), the fused
+    Conv still equals ONNX Runtime exactly."""
+    model = _conv_model(np.uint8, True, True, "zero")
+    feeds = {"x": np.random.default_rng(8).normal(0.0, 1.0, (1, 8, 10, 10)).astype(np.float32)}
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    _assert_close(InferenceSession(model, cache=False, target="x86-64").run(None, feeds), expected, 0)
+
+
+def test_aarch64_build_takes_the_fused_integer_kernels() -> None:
+    """Lowered for aarch64 (neoverse-n1), the fused model's convolution is `udot` dot products, no x86 intrinsic."""
+    module = import_model(_conv_model(np.uint8, True, True, "zero")).module
+    run_pipeline(module, 3, stop_after="scf", target="aarch64-linux-gnu -mcpu=neoverse-n1")
+    run_passes(module, ["cse", "convert-scf-to-cf"])
+    direct = emit_llvm_ir(module)
+    assert "@llvm.aarch64.neon.udot.v4i32.v16i8(" in direct
+    assert "llvm.x86" not in direct
