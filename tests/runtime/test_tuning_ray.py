@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -127,7 +128,7 @@ def tune_command(model: Path, db: Path, address: str, trials: int) -> list[str]:
     ]  # fmt: skip
 
 
-def records_when(db: Path, count: int, process: subprocess.Popen[str], limit: float = 60.0) -> list[str]:
+def records_when(db: Path, count: int, process: subprocess.Popen[Any], limit: float = 90.0) -> list[str]:
     """The database's lines once it holds `count` (the tuning still running)."""
     deadline = time.monotonic() + limit
     while not db.exists() or len(db.read_text().splitlines()) < count:
@@ -139,44 +140,52 @@ def records_when(db: Path, count: int, process: subprocess.Popen[str], limit: fl
 
 @pytest.mark.slow
 def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(cluster: Cluster, tmp_path: Path) -> None:
-    model, db = matmul_model(tmp_path / "matmul.onnx"), tmp_path / "ray.jsonl"
-    run = subprocess.run(tune_command(model, db, cluster.address, 6), capture_output=True, text=True, env=cluster.env)
-    assert run.returncode == 0, run.stderr
-    assert "Traceback" not in run.stderr
-    timed_by = re.findall(r"timed by (.*)", run.stdout)[-1]
-    assert re.fullmatch(r"\S+/cpu\d \d, \S+/cpu\d \d", timed_by), run.stdout  # both workers, one core each
+    model, db, log = matmul_model(tmp_path / "matmul.onnx"), tmp_path / "ray.jsonl", tmp_path / "tune.log"
+    with log.open("w") as out:
+        tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=out, stderr=subprocess.STDOUT)
+    finished = records_when(db, 6, tuner)
+    at_kill = timed_by(log.read_text())
+    cluster.kill("worker1")
+    assert tuner.wait(timeout=150) == 0, log.read_text()
+    assert len(at_kill) == 2, log.read_text()  # both workers timed candidates, one core each
+    text = log.read_text()
+    assert "Traceback" not in text
+    lines = db.read_text().splitlines()
+    assert lines[: len(finished)] == finished  # nothing lost
+    assert len(lines) == 14  # every trial done
+    after = timed_by(text)
+    assert sum(after.values()) == 14
+    survivor = max(after, key=lambda worker: after[worker] - at_kill.get(worker, 0))
+    assert after[survivor] - at_kill[survivor] >= 14 - sum(at_kill.values()) - 2, text  # the rest ran on the other
+
     (task,) = extract_tasks(import_model(str(model)), HOST)
     records = TuningDatabase(db).records
-    assert len(records) == 6
     assert {record.key for record in records} == {task.key}
-    assert all(task.space.fits(record.config) and record.latency and record.latency > 0 for record in records)
     assert {record.target for record in records} == {HOST.cpu}
+    assert all(task.space.fits(record.config) for record in records)
+    assert all((record.latency or 0) > 0 or "lost worker" in (record.error or "") for record in records)
     with Measurer(timeout=60) as measurer:  # the same configs timed here: within a loose factor (a loaded machine)
         for record in records[:2]:
             local = measurer.measure(task, record.config).latency
             assert local is not None
+            assert record.latency is not None
             assert 1 / 4 < record.latency / local < 4, (record.latency, local)
 
-    tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=subprocess.PIPE, text=True)
-    finished = records_when(db, 8, tuner)
-    cluster.kill("worker1")
-    out, _ = tuner.communicate(timeout=120)
-    assert tuner.returncode == 0, out
-    lines = db.read_text().splitlines()
-    assert lines[: len(finished)] == finished
-    assert len(lines) == 6 + 14
-    assert all(record.latency or "lost worker" in (record.error or "") for record in TuningDatabase(db).records)
-    assert re.findall(r"timed by (.*)", out)[-1].count("/cpu") >= 1
-
-    killed = subprocess.Popen(tune_command(model, db, cluster.address, 30), stdout=subprocess.PIPE, text=True)
-    records_when(db, 22, killed)
+    killed = subprocess.Popen(tune_command(model, db, cluster.address, 30), stdout=subprocess.DEVNULL)
+    records_when(db, 16, killed)
     killed.kill()
-    killed.communicate()
+    killed.wait()
     kept = len(TuningDatabase(db).records)
     again = subprocess.run(tune_command(model, db, cluster.address, 1), capture_output=True, text=True)
     assert again.returncode == 0, again.stderr
     assert f"reused {kept} records" in again.stdout
     assert len(TuningDatabase(db).records) == kept + 1
+
+
+def timed_by(output: str) -> dict[str, int]:
+    """How many candidates each worker had timed at the last progress line of `output`."""
+    lines = re.findall(r"timed by (.*)", output)
+    return {name: int(count) for name, count in (item.split() for item in lines[-1].split(", "))} if lines else {}
 
 
 def test_a_worker_refuses_a_target_its_cpu_cannot_run() -> None:
