@@ -38,7 +38,6 @@ from xdsl.rewriter import Rewriter
 
 from minimlc.driver.cache import cache_dir
 from minimlc.driver.codegen import (
-    ENTRY_COST_FACTOR,
     MIN_OPS_PER_PARTITION,
     CompiledPartition,
     Optimizer,
@@ -178,30 +177,30 @@ def _rename_symbols(module: ModuleOp, renames: dict[str, str]) -> None:
 def _compile_shares(
     module: ModuleOp, job: _Job, entry_group: set[str], missed: list[tuple[str, set[str]]], jobs: int | None
 ) -> list[CompiledPartition]:
-    """The entry's partition, then one per missed group, compiled on up to `jobs` processes (balanced by op count)."""
+    """The entry's partition (compiled here, its LLVM part in a child), then one per missed group, each compiled
+    alone, in up to `jobs` forked children (shares balanced by op count). One fork per share, not per group: forking
+    this process costs tens of milliseconds, as much as compiling a small kernel."""
     costs = {f.sym_name.data: op_count(f) for f in _defined_functions(module)}
     cost = [sum(costs[name] for name in names) for _, names in missed]
-    count = min(compile_jobs() if jobs is None else jobs, 1 + sum(cost) // MIN_OPS_PER_PARTITION)
-    shares: list[list[int]] = [[] for _ in range(max(1, count))]
-    loads = [sum(costs.get(name, 0) for name in entry_group) * ENTRY_COST_FACTOR] + [0] * (len(shares) - 1)
+    count = min(compile_jobs() if jobs is None else jobs, max(1, sum(cost) // MIN_OPS_PER_PARTITION))
+    shares: list[list[int]] = [[] for _ in range(count if missed else 0)]
+    loads = [0] * len(shares)
     for index in sorted(range(len(missed)), key=lambda i: -cost[i]):
         lightest = loads.index(min(loads))
         shares[lightest].append(index)
         loads[lightest] += cost[index]
 
-    def compile_share(share: list[int]) -> list[tuple[int, CompiledPartition]]:
-        here = share is shares[0]
-        done = [(i, _compile(_module_of(module, missed[i][1]), job, here=here)) for i in share]
-        if here:
-            done.append((-1, _compile(_module_of(module, entry_group), job, with_entry=True, here=True)))
-        return done
+    def compile_share(share: list[int] | None) -> list[tuple[int, CompiledPartition]]:
+        if share is None:
+            return [(-1, _compile(_module_of(module, entry_group), job, with_entry=True, here=True))]
+        return [(i, _compile(_module_of(module, missed[i][1]), job)) for i in share]
 
-    by_index = dict(pair for done in fork_map(compile_share, shares, _describe) for pair in done)
+    by_index = dict(pair for done in fork_map(compile_share, [None, *shares], _describe) for pair in done)
     return [by_index[-1], *(by_index[i] for i in range(len(missed)))]
 
 
-def _describe(share: list[int]) -> str:
-    return f"{len(share)} kernels"
+def _describe(share: list[int] | None) -> str:
+    return "the entry" if share is None else f"{len(share)} kernels"
 
 
 def _module_of(module: ModuleOp, names: set[str]) -> ModuleOp:
