@@ -112,6 +112,17 @@ def _compile(job: dict[str, Any], config: dict[str, Any]) -> Candidate | Result:
     return Candidate(code_meta(compiled, 3), code_blobs(compiled), tuple(job["weights"]), spec)  # type: ignore[arg-type]
 
 
+def warm_up(job: dict[str, Any]) -> Result:
+    """Import what building (`job["side"] == "build"`) or timing candidates needs, so that a process starting while
+    the others do is ready before the first candidate."""
+    if job["side"] == "build":
+        import minimlc.driver.compiler
+        import minimlc.lowering.schedule.default_schedule
+    else:
+        import minimlc.runtime.artifact  # noqa: F401
+    return Result(None, "warmed up")
+
+
 _BOUND_BASELINE: dict[str, Any] = {}
 """The worker's bound baseline of the task it measures now, by digest."""
 

@@ -32,7 +32,7 @@ from types import TracebackType
 from typing import IO, Any, TextIO
 
 from minimlc.lowering.strategy.tuning_db import config_id
-from minimlc.tuner.candidate import Candidate, build_candidate, time_candidate
+from minimlc.tuner.candidate import Candidate, build_candidate, time_candidate, warm_up
 from minimlc.tuner.measure import Measurer, Result
 from minimlc.tuner.runner import Measured, Request, RunnerError
 
@@ -94,6 +94,8 @@ class MeasureActor:
         self.measurer = Measurer(threads=threads, timeout=timeout)
 
     def ready(self) -> str:
+        """Its name, once its measuring process has started."""
+        self.measurer.run(warm_up, {"side": "time"})
         return self.name
 
     def measure(self, candidate: Candidate) -> Result:
@@ -127,9 +129,9 @@ class RayRunner:
         self.slots = min(parallel, offered) if parallel else offered
         self._spec = Measurer(threads=threads, timeout=timeout)  # makes the jobs
         self._builders: queue.Queue[Measurer] = queue.Queue()
-        for _ in range(self.slots):
-            self._builders.put(Measurer(timeout=timeout))
         self._pool = ThreadPoolExecutor(self.slots, thread_name_prefix="minimlc-build")
+        for _ in range(self.slots):  # build processes start while the actors do
+            self._pool.submit(self._start_builder)
         self._actor_class = self._ray.remote(MeasureActor)
         self._builds: dict[Future[Any], Request] = {}
         self._ready: deque[tuple[Request, Candidate]] = deque()
@@ -169,6 +171,11 @@ class RayRunner:
                 time.sleep(0.05)
             self._expire()
         return self._finished.popleft()
+
+    def _start_builder(self) -> None:
+        builder = Measurer(timeout=self.timeout)
+        builder.run(warm_up, {"side": "build"})
+        self._builders.put(builder)
 
     def _build(self, request: Request) -> Candidate | Result:
         """`request` compiled in a free build process (one crashing or hanging costs that candidate only)."""
