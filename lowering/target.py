@@ -12,7 +12,8 @@ Without the attribute the target is the host. `mini-opt --mcpu NAME`, `minimlc c
 triple, with llc's options (code for it is built, by `minimlc build`, never run in this process):
 
     aarch64-linux-gnu                               NEON, 128-bit vectors, 32 registers
-    aarch64-linux-gnu -mcpu=neoverse-v1             tuned for that CPU, its caches
+    aarch64-linux-gnu -mcpu=neoverse-v1             tuned for that CPU, its caches, its 256-bit SVE
+    aarch64-linux-gnu -mattr=+sve -msve-vector-bits=512   SVE of a stated vector length
     riscv64-linux-gnu -mattr=+v,+zvl256b            RVV with VLEN 256 (no zvl: 128-bit vectors)
 
     builtin.module attributes {minimlc.target = "aarch64-linux-gnu -mcpu=neoverse-v1"} { ... }
@@ -122,6 +123,15 @@ _CPU_CACHES: dict[str, tuple[int, int, int]] = {
 _I8MM_CPUS = frozenset({"neoverse-v1", "neoverse-n2", "neoverse-v2", "cortex-a710", "cortex-x2", "apple-m2"})
 """AArch64 CPUs with the u8 x s8 dot product `usdot` (FEAT_I8MM); `-mattr=+i8mm` names it for others."""
 
+_DOTPROD_CPUS = frozenset({"neoverse-n1", "neoverse-e1", "cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77",
+                           "cortex-a78", "cortex-x1", "apple-m1"})  # fmt: skip
+"""AArch64 CPUs with the dot product extension (`udot`/`sdot`, FEAT_DotProd) but no I8MM; `-mattr=+dotprod` names it
+for others."""
+
+_SVE_CPU_BITS = {"neoverse-v1": 256, "a64fx": 512}
+"""AArch64 CPUs whose SVE vectors are wider than NEON's, and their width: code for them may assume it (the CPUs with
+128-bit SVE gain nothing over NEON and are not listed); `-mattr=+sve -msve-vector-bits=N` states it for others."""
+
 _RVV_CPU_VLEN = {"sifive-x280": 512, "spacemit-x60": 256}
 """RISC-V CPUs with the vector extension, and their VLEN (`-mcpu` names them: no `-mattr=+v` needed)."""
 
@@ -181,7 +191,7 @@ class Target:
         such instruction: the portable expansion)."""
         features = self.code_features
         if self.arch == "aarch64":  # `usdot` (FEAT_I8MM) on 128-bit NEON vectors
-            return 128 if "i8mm" in features or self.cpu in _I8MM_CPUS else 0
+            return 128 if self._aarch64_has("i8mm", _I8MM_CPUS) else 0
         if not self.is_x86:
             return 0
         if "avx512vnni" in features and self.vector_bits == 512:
@@ -197,10 +207,37 @@ class Target:
         return 256 if self.is_x86 and not self.dot_u8s8_bits and "avx2" in self.code_features else 0
 
     @property
+    def dot_u8s8_udot_bits(self) -> int:
+        """Width in bits of the exact `udot` form of the u8 x s8 dot product (`lowering/llvm/dot_product.py`): 128 on
+        AArch64 with the dot product extension (neoverse-n1, cortex-a76, `-mattr=+dotprod`) but no I8MM, else 0."""
+        if self.arch != "aarch64" or self.dot_u8s8_bits:
+            return 0
+        return 128 if self._aarch64_has("dotprod", _DOTPROD_CPUS | _I8MM_CPUS) else 0
+
+    @property
     def has_fast_dot_u8s8(self) -> bool:
-        """Whether a vector `llvmx.dot_u8s8` beats widening to i32: one instruction per piece (`dot_u8s8_bits`) or the
-        `vpmaddwd` pair (`dot_u8s8_madd_bits`); int8 kernels then take the dot-product layout."""
-        return bool(self.dot_u8s8_bits or self.dot_u8s8_madd_bits)
+        """Whether a vector `llvmx.dot_u8s8` beats widening to i32: one instruction per piece (`dot_u8s8_bits`), the
+        `vpmaddwd` pair (`dot_u8s8_madd_bits`) or the `udot` form (`dot_u8s8_udot_bits`); int8 kernels then take the
+        dot-product layout."""
+        return bool(self.dot_u8s8_bits or self.dot_u8s8_madd_bits or self.dot_u8s8_udot_bits)
+
+    @property
+    def sve_bits(self) -> int:
+        """The fixed SVE vector width code may assume (AArch64 with SVE wider than NEON: neoverse-v1's 256, or
+        `-msve-vector-bits`), else 0; it is the target's `vector_bits`, and functions carry `vscale_range(N,N)`
+        (`sve_vscale`) so that LLVM lowers vectors of that width to predicated SVE."""
+        return self.vector_bits if self.arch == "aarch64" and self.vector_bits > 128 else 0
+
+    @property
+    def sve_vscale(self) -> int:
+        """`vscale` (SVE bits / 128) of the `vscale_range(N,N)` every function built for this target carries, else 0."""
+        return self.sve_bits // 128
+
+    def _aarch64_has(self, feature: str, cpus: frozenset[str]) -> bool:
+        """Whether this AArch64 target has `feature`: named by `-mattr=+F` or implied by its CPU (and not `-F`)."""
+        if f"-{feature}" in self.features.split(","):
+            return False
+        return feature in self.code_features or self.cpu in cpus
 
     def missing_on_host(self) -> list[str]:
         """The features this target needs that the host CPU lacks (empty: code built for it runs here); for another
@@ -227,7 +264,7 @@ class Target:
     def describe(self) -> str:
         """One line for logs and `--stats`: `x86-64-v3 (avx2, 8 f32 lanes, 16 vector registers)`."""
         if self.arch == "aarch64":
-            isa = "neon"
+            isa = f"sve{self.sve_bits}" if self.sve_bits else "neon"
         elif self.arch == "riscv64":
             isa = "rvv" if "v" in self.required_features else "rv64gc"
         else:
@@ -273,18 +310,24 @@ def baseline_target() -> Target:
 
 
 def _triple_target(name: str) -> Target:
-    """`TRIPLE [-mcpu=CPU] [-mattr=+F,-G,...]`: a target of another architecture, named canonically."""
+    """`TRIPLE [-mcpu=CPU] [-mattr=+F,-G,...] [-msve-vector-bits=N]`: a target of another architecture, named
+    canonically."""
     triple, *options = name.split()
     arch = _TRIPLES[triple]
-    cpu, attrs = arch.default_cpu, list[str]()
+    cpu, attrs, sve_bits = arch.default_cpu, list[str](), 0
     for option in options:
         key, _, value = option.partition("=")
         if key == "-mcpu" and value:
             cpu = value
         elif key == "-mattr" and value and all(item[:1] in "+-" and item[1:] for item in value.split(",")):
             attrs += value.split(",")
+        elif key == "-msve-vector-bits" and arch.name == "aarch64" and value.isdigit():
+            sve_bits = int(value)
         else:
-            raise ValueError(f"target '{name}': cannot read '{option}'; expected -mcpu=CPU or -mattr=+FEATURE,...")
+            raise ValueError(
+                f"target '{name}': cannot read '{option}'; expected -mcpu=CPU or -mattr=+FEATURE,..."
+                + (" or -msve-vector-bits=N" if arch.name == "aarch64" else "")
+            )
     canonical = triple
     if cpu != arch.default_cpu:
         _check_llvm_knows(cpu, triple)
@@ -296,10 +339,27 @@ def _triple_target(name: str) -> Target:
     if cpu in _RVV_CPU_VLEN and "v" not in enabled:
         enabled.append("v")
     vlens = [int(item[3:-1]) for item in enabled if re.fullmatch(r"zvl\d+b", item)]  # RVV's VLEN, where given
-    vector_bits = max([128, _RVV_CPU_VLEN.get(cpu, 128), *vlens])
+    vector_bits = max([128, _RVV_CPU_VLEN.get(cpu, 128), *vlens, _sve_bits(name, cpu, attrs, sve_bits)])
+    if sve_bits:
+        canonical += f" -msve-vector-bits={sve_bits}"
     features = ",".join([f"+{feature}" for feature in base] + attrs)
     caches = _CPU_CACHES.get(cpu, _TYPICAL_CACHES)
     return Target(canonical, cpu, features, vector_bits, arch.vector_registers, tuple(enabled), caches, triple)
+
+
+def _sve_bits(name: str, cpu: str, attrs: list[str], stated: int) -> int:
+    """The fixed SVE width of an AArch64 target: `-msve-vector-bits=N` (which needs SVE: `-mattr=+sve` or a CPU of
+    `_SVE_CPU_BITS`), else its CPU's, none where `-mattr=-sve` turns SVE off."""
+    has_sve = "-sve" not in attrs and (cpu in _SVE_CPU_BITS or any(item in attrs for item in ("+sve", "+sve2")))
+    if not stated:
+        return _SVE_CPU_BITS.get(cpu, 0) if has_sve else 0
+    if stated not in (256, 512, 1024, 2048):  # LLVM's `vscale_range` takes powers of two
+        raise ValueError(
+            f"target '{name}': -msve-vector-bits={stated} is not a length LLVM fixes; expected 256, 512, 1024 or 2048"
+        )
+    if not has_sve:
+        raise ValueError(f"target '{name}': -msve-vector-bits needs SVE: add -mattr=+sve or name a CPU with it")
+    return stated
 
 
 def _check_llvm_knows(cpu: str, triple: str) -> None:
@@ -411,15 +471,9 @@ def _host_target() -> Target:
     else:
         isa = _CPUS["x86-64"] if not features.get("sse4.2") else _SSE
     return Target(
-        "host",
-        llvm.get_host_cpu_name(),
-        flattened,
-        isa.vector_bits,
-        isa.vector_registers,
-        isa.required_features,
-        _host_caches(),
-        llvm.get_default_triple(),
-    )
+        "host", llvm.get_host_cpu_name(), flattened, isa.vector_bits, isa.vector_registers, isa.required_features,
+        _host_caches(), llvm.get_default_triple(),
+    )  # fmt: skip
 
 
 def _host_caches() -> tuple[int, int, int]:

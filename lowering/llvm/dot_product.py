@@ -14,7 +14,10 @@ as the 16 bytes they hold) and each piece becomes one call:
     %r0 = llvm.call_intrinsic "llvm.aarch64.neon.usdot.v4i32.v16i8"(%acc0, %a0b, %b0b)
 
 On x86 with AVX2 but no VNNI (`Target.dot_u8s8_madd_bits`) each 8-lane piece (4: SSE2's) is two exact `vpmaddwd`
-instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate).
+instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate). On
+AArch64 with the dot product extension but no I8MM (`Target.dot_u8s8_udot_bits`: neoverse-n1, cortex-a76) each
+4-lane piece is two `udot` (`udot_dot_product`): the signed bytes made unsigned by adding 128, and 128 times the sum
+of the unsigned bytes taken off again.
 
 A scalar, a vector that no power of two of registers fills, or a target without either get the definition in
 arith ops (before the conversion's one walk, which then lowers them like any others): per byte j, the unsigned byte
@@ -50,6 +53,9 @@ if TYPE_CHECKING:  # the emitter imports the conversion, which imports this modu
     from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Value
 
 
+UDOT = "llvm.aarch64.neon.udot.v4i32.v16i8"
+"""AArch64's u8 x u8 four-way dot product: `<4 x i32>` accumulator, two `<16 x i8>` operands."""
+
 MADD_INTRINSICS = {8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` of a piece's lane count: `<2n x i16>` x `<2n x i16>` -> `<n x i32>`, each lane the exact sum of the two
 products of its i16 pair."""
@@ -61,7 +67,7 @@ def intrinsic_lanes(target: Target, kind: object) -> int:
     if not isinstance(kind, VectorType):
         return 0
     (lanes,) = kind.get_shape()
-    widest = (target.dot_u8s8_bits or target.dot_u8s8_madd_bits) // 32
+    widest = (target.dot_u8s8_bits or target.dot_u8s8_madd_bits or target.dot_u8s8_udot_bits) // 32
     fits = [width for width in (16, 8, 4) if width <= widest and lanes % width == 0]
     pieces = lanes // fits[0] if fits else 0
     return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
@@ -71,7 +77,7 @@ def dot_intrinsic(target: Target, width: int) -> tuple[str, bool]:
     """The intrinsic of a `width`-lane piece on `target`, and whether its two byte operands are passed as bytes
     (`usdot`'s `<16 x i8>`) rather than as the i32 words holding them (`vpdpbusd`)."""
     if target.arch == "aarch64":
-        return "llvm.aarch64.neon.usdot.v4i32.v16i8", True
+        return (UDOT if target.dot_u8s8_udot_bits else "llvm.aarch64.neon.usdot.v4i32.v16i8"), True
     if target.dot_u8s8_madd_bits:
         return MADD_INTRINSICS[width], False
     return f"llvm.x86.avx512.vpdpbusd.{width * 32}", False
@@ -136,6 +142,8 @@ class DotU8S8Lowering(RewritePattern):
                 pieces.append(value)
             if intrinsic in MADD_INTRINSICS.values():
                 new_ops += madd_dot_product(intrinsic, width, *pieces)
+            elif intrinsic == UDOT:
+                new_ops += udot_dot_product(*pieces)
             else:
                 new_ops.append(llvm.CallIntrinsicOp(intrinsic, pieces, [piece]))
             results.append(new_ops[-1].results[0])
@@ -177,6 +185,35 @@ def madd_dot_product(intrinsic: str, width: int, acc: SSAValue, lhs: SSAValue, r
     return ops
 
 
+def udot_dot_product(acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> list[Operation]:
+    """The exact u8 x s8 dot product of 4 i32 lanes (`lhs`, `rhs`: their 16 bytes) through two `udot`, its result last:
+    each signed byte b plus 128 is the unsigned byte `b ^ 128`, so `sum a b = udot(a, b ^ 128) - 128 sum a`, and
+    `sum a` is `udot(a, 1)` (the same for every piece of one `a`, computed once after CSE); every step is exact modulo
+    2^32, as the portable expansion's i32 arithmetic is:
+
+        %b_u = llvm.xor %b, dense<-128> : vector<16xi8>
+        %d = llvm.call_intrinsic "llvm.aarch64.neon.udot.v4i32.v16i8"(%acc, %a, %b_u)
+        %sum = llvm.call_intrinsic "llvm.aarch64.neon.udot.v4i32.v16i8"(dense<0>, %a, dense<1>)
+        %r = llvm.sub %d, (llvm.shl %sum, dense<7>)
+    """
+    piece, as_bytes = VectorType(i32, [4]), VectorType(i8, [16])
+    ops: list[Operation] = [
+        llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(kind, [value] * kind.element_count()), kind)
+        for kind, value in ((as_bytes, -128), (as_bytes, 1), (piece, 0), (piece, 7))
+    ]
+    sign, ones, zero, seven = (constant.results[0] for constant in ops)
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    rhs_unsigned = add(llvm.XOrOp(rhs, sign))
+    dot = add(llvm.CallIntrinsicOp(UDOT, [acc, lhs, rhs_unsigned], [piece]))
+    lhs_sum = add(llvm.CallIntrinsicOp(UDOT, [zero, lhs, ones], [piece]))
+    add(llvm.SubOp(dot, add(llvm.ShlOp(lhs_sum, seven))))
+    return ops
+
+
 def emit_dot_piece(
     fe: FunctionEmitter, intrinsic: str, width: int, pieces: list[Value], call: Callable[..., str]
 ) -> Value:
@@ -184,6 +221,8 @@ def emit_dot_piece(
     two words, `call(fe, name, args, result)` emits an intrinsic call (`vpdpbusd`, `usdot`: one; else
     `madd_dot_product`, in the same order)."""
     piece, halves = f"<{width} x i32>", f"<{2 * width} x i16>"
+    if intrinsic == UDOT:
+        return piece, _emit_udot_piece(fe, pieces, call)
     if intrinsic not in MADD_INTRINSICS.values():
         return piece, call(fe, intrinsic, pieces, piece)
     (_, acc), (_, lhs), (_, rhs) = pieces
@@ -197,6 +236,21 @@ def emit_dot_piece(
     even, odd = (call(fe, intrinsic, [(halves, x), (halves, y)], piece) for x, y in ((a_even, b_even), (a_odd, b_odd)))
     pairs = fe.emit(f"add {piece} {even}, {odd}", None, piece)
     return piece, fe.emit(f"add {piece} {acc}, {pairs}", None, piece)
+
+
+def _emit_udot_piece(fe: FunctionEmitter, pieces: list[Value], call: Callable[..., str]) -> str:
+    """`udot_dot_product` as LLVM IR text, in the same order."""
+    (_, acc), (_, lhs), (_, rhs) = pieces
+    piece, as_bytes = "<4 x i32>", "<16 x i8>"
+    sign, ones, zero, seven = (
+        f"<{', '.join([f'{element} {value}'] * count)}>"
+        for element, count, value in (("i8", 16, -128), ("i8", 16, 1), ("i32", 4, 0), ("i32", 4, 7))
+    )
+    rhs_unsigned = fe.emit(f"xor {as_bytes} {rhs}, {sign}", None, as_bytes)
+    dot = call(fe, UDOT, [(piece, acc), (as_bytes, lhs), (as_bytes, rhs_unsigned)], piece)
+    lhs_sum = call(fe, UDOT, [(piece, zero), (as_bytes, lhs), (as_bytes, ones)], piece)
+    scaled = fe.emit(f"shl {piece} {lhs_sum}, {seven}", None, piece)
+    return fe.emit(f"sub {piece} {dot}, {scaled}", None, piece)
 
 
 def _concatenated(parts: list[SSAValue], new_ops: list[Operation]) -> list[SSAValue]:

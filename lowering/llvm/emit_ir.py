@@ -1,12 +1,13 @@
 """A direct path from `scf`- or `cf`-level IR to LLVM IR text, without building the xDSL `llvm` dialect.
 
 `emit_llvm_ir(module)` takes what `loop-to-scf` leaves, or what `convert-scf-to-cf` leaves (the input of
-`convert-to-llvm`), and prints LLVM IR with plain string formatting. It gives the same text as `convert-to-llvm,reconcile-unrealized-casts` followed by
-`translate.translate_to_llvm_ir`, up to the names of local values and blocks (`canonical_llvm_ir` renumbers them):
-the same functions, declarations, linkage and attributes in the same order, the same instructions with the same
-types, flags and constants, including what the llvmlite printer of that path does, such as typing a pointer from an
-`alloca` as `float*` (a vector store through it bitcasts it, one through an opaque `ptr` does not) and padding float
-constants (`float              0x0`). The semantics are `convert_to_llvm.py`'s (see `docs/design/llvm.md`):
+`convert-to-llvm`), and prints LLVM IR with plain string formatting. It gives the same text as
+`convert-to-llvm,reconcile-unrealized-casts` followed by `translate.translate_to_llvm_ir`, up to the names of local
+values and blocks (`canonical_llvm_ir` renumbers them): the same functions, declarations, linkage and attributes in
+the same order, the same instructions with the same types, flags and constants, including what the llvmlite printer
+of that path does, such as typing a pointer from an `alloca` as `float*` (a vector store through it bitcasts it, one
+through an opaque `ptr` does not) and padding float constants (`float              0x0`). The semantics are
+`convert_to_llvm.py`'s (see `docs/design/llvm.md`):
 
     func.func private @scale(%x: memref<4x8xf32> {llvm.noalias}, %i: index) {
       %c = arith.constant 2.0 : f32
@@ -227,7 +228,8 @@ def undef_text(type_text: str, element_text: str | None) -> str:
 
 
 def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str]) -> str:
-    """The `define`/`declare` line of a lowered `func.func` (linkage, parameter attributes, `alwaysinline`)."""
+    """The `define`/`declare` line of a lowered `func.func` (linkage, parameter attributes, `alwaysinline`,
+    `vscale_range`)."""
     name = op.sym_name.data
     result, params = emitter.signatures[name]
     defined = bool(op.body.blocks)
@@ -241,7 +243,14 @@ def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str
         x for x in ("define" if defined else "declare", "internal" if defined and private else "", result) if x
     )
     passthrough = " alwaysinline" if ENTRY_ATTR in op.attributes else ""
-    return f"{prefix} {global_name(name)}({', '.join(args)}){passthrough}\n"
+    return f"{prefix} {global_name(name)}({', '.join(args)}){passthrough}{_vscale_range(emitter) if defined else ''}\n"
+
+
+def _vscale_range(emitter: ModuleEmitter) -> str:
+    """` vscale_range(N,N)` where the target fixes SVE's vector length (`Target.sve_vscale`: LLVM then lowers wide
+    vectors to predicated SVE), else nothing; `translate.py` adds the same to every defined function."""
+    vscale = emitter.target.sve_vscale
+    return f" vscale_range({vscale},{vscale})" if vscale else ""
 
 
 def _param_attributes(op: func.FuncOp) -> list[list[str]] | None:
@@ -265,7 +274,7 @@ def _packed_entry(emitter: ModuleEmitter, op: func.FuncOp) -> str:
     """`@<name>_packed(ptr %args)`: loads args[i] and calls `@<name>` (`convert_to_llvm._packed_entry`)."""
     check_entry_signature(op)
     name = op.sym_name.data
-    lines = [f"define void {global_name(packed_name(name))}(ptr %.1)\n{{\n.2:\n"]
+    lines = [f"define void {global_name(packed_name(name))}(ptr %.1){_vscale_range(emitter)}\n{{\n.2:\n"]
     pointers = []
     for index in range(len(op.function_type.inputs)):
         lines.append(f"  %.s{index} = getelementptr inbounds ptr, ptr %.1, i32 {index}\n")

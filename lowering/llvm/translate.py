@@ -2,6 +2,7 @@
 
 Reuses xDSL's `convert_op` for the instructions it translates faithfully, and owns what xDSL's
 `convert_module` drops or lacks: function linkage and `passthrough` attributes (`alwaysinline`),
+the target's `vscale_range(N,N)` on every defined function (fixed-length SVE: `Target.sve_vscale`),
 parameter attributes (`noalias`, ...), fast-math flags on `llvm.call_intrinsic` and `llvm.fcmp`,
 and the `llvmx` casts. Expects a module of `llvm.func`s, as `convert-to-llvm` produces; the
 triple is the module's `llvm.target_triple` or its target's (`minimlc.target`), with the target's data layout.
@@ -76,6 +77,8 @@ def to_llvmlite(module: ModuleOp) -> ir.Module:
         functions.append(op)
     for function in functions:
         _declare_function(function, llvm_module)
+        if function.body.blocks and target.sve_vscale:
+            _add_vscale_range(llvm_module.get_global(function.sym_name.data), target.sve_vscale)
     for function in functions:
         if function.body.blocks:
             _define_function(function, llvm_module)
@@ -100,6 +103,25 @@ def _declare_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
                 arg.add_attribute(PARAM_FLAGS[name])
             elif name in _PARAM_INTS and isinstance(value, IntegerAttr):
                 setattr(arg.attributes, _PARAM_INTS[name], value.value.data)
+
+
+class _VscaleRangeAttributes(ir.FunctionAttributes):
+    """llvmlite's function attributes and `vscale_range(N,N)` last (which llvmlite does not know), as `emit_ir.py`
+    writes them: `define void @f(ptr %0) alwaysinline vscale_range(2,2)`."""
+
+    def __init__(self, attributes: ir.FunctionAttributes, vscale: int) -> None:
+        super().__init__(attributes)
+        self.vscale = vscale
+
+    def __bool__(self) -> bool:  # llvmlite prints a function's attributes only where the set is not empty
+        return True
+
+    def _to_list(self, ret_type: ir.Type) -> list[str]:
+        return [*super()._to_list(ret_type), f"vscale_range({self.vscale},{self.vscale})"]
+
+
+def _add_vscale_range(function: ir.Function, vscale: int) -> None:
+    function.attributes = _VscaleRangeAttributes(function.attributes, vscale)
 
 
 def _define_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:

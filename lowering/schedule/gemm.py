@@ -155,9 +155,9 @@ def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, prod
 
 def _tile_vectors(target: Target) -> tuple[int, ...]:
     """The register tile's widths in vectors, preferred first: two, else one (x86: AVX2's 6 x 2 vectors in 16
-    registers, AVX-512's 8 x 2 in 32); four first where 32 registers hold 4-lane vectors (NEON; RVV at VLEN 128),
-    whose 8 x 2 tile would leave half the registers unused."""
-    return (4, 2, 1) if target.vector_registers >= 32 and target.vector_lanes <= 4 else (2, 1)
+    registers, AVX-512's 8 x 2 in 32); four first where 32 registers hold 4-lane vectors (NEON; RVV at VLEN 128) or
+    SVE's of a fixed width (neoverse-v1: 8 lanes), whose 8 x 2 tile would leave half the registers unused."""
+    return (4, 2, 1) if target.vector_registers >= 32 and (target.vector_lanes <= 4 or target.sve_bits) else (2, 1)
 
 
 @dataclass(frozen=True)

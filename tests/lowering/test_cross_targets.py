@@ -49,9 +49,26 @@ KB, MB = 1 << 10, 1 << 20
             "aarch64-linux-gnu -mcpu=neoverse-v1",
             "neoverse-v1",
             "+neon,+fp-armv8",
+            256,  # its SVE vectors
+            (64 * KB, MB, 32 * MB),
+        ),
+        (
+            "aarch64-linux-gnu -mcpu=neoverse-v1 -mattr=-sve",
+            "aarch64-linux-gnu -mcpu=neoverse-v1 -mattr=-sve",
+            "neoverse-v1",
+            "+neon,+fp-armv8,-sve",
             128,
             (64 * KB, MB, 32 * MB),
         ),
+        (
+            "aarch64-linux-gnu -msve-vector-bits=512 -mattr=+sve",
+            "aarch64-linux-gnu -mattr=+sve -msve-vector-bits=512",
+            "generic",
+            "+neon,+fp-armv8,+sve",
+            512,
+            None,
+        ),
+        ("aarch64-linux-gnu -mcpu=neoverse-n1", None, "neoverse-n1", "+neon,+fp-armv8", 128, (64 * KB, MB, 32 * MB)),
         ("aarch64-linux-gnu -mcpu=generic", "aarch64-linux-gnu", "generic", "+neon,+fp-armv8", 128, None),
         ("riscv64-linux-gnu", "riscv64-linux-gnu", "generic-rv64", "+m,+a,+f,+d,+c", 128, None),
         ("riscv64-linux-gnu -mattr=+v", "riscv64-linux-gnu -mattr=+v", "generic-rv64", "+m,+a,+f,+d,+c,+v", 128, None),
@@ -75,22 +92,46 @@ KB, MB = 1 << 10, 1 << 20
     ],
 )
 def test_a_triple_with_options_parses_into_the_target(
-    text: str, name: str, cpu: str, features: str, vector_bits: int, caches: tuple[int, int, int] | None
+    text: str, name: str | None, cpu: str, features: str, vector_bits: int, caches: tuple[int, int, int] | None
 ) -> None:
     target = target_from_name(text)
+    name = name or text
     assert (target.name, target.cpu, target.features, target.vector_bits) == (name, cpu, features, vector_bits)
     assert target.triple == text.split()[0]
     assert target.vector_registers == 32
     assert target.vector_lanes == vector_bits // 32
     assert target.cache_bytes == (caches or (32 * KB, MB, 32 * MB))
     assert target.dot_u8s8_bits == (128 if cpu == "neoverse-v1" else 0)  # I8MM's usdot; else the expansion
+    assert target.dot_u8s8_udot_bits == (128 if cpu == "neoverse-n1" else 0)  # udot without I8MM
+    assert target.sve_bits == (vector_bits if target.arch == "aarch64" and vector_bits > 128 else 0)
     assert not target.is_x86
     assert target_from_name(target.name) == target  # the canonical name parses back to the same target
 
 
-def test_rvv_and_neon_are_described_by_their_isa() -> None:
+@pytest.mark.parametrize(
+    ("text", "udot", "usdot"),
+    [
+        ("aarch64-linux-gnu -mcpu=cortex-a76", 128, 0),
+        ("aarch64-linux-gnu -mattr=+dotprod", 128, 0),
+        ("aarch64-linux-gnu -mcpu=neoverse-n2", 0, 128),  # I8MM's usdot wins
+        ("aarch64-linux-gnu -mcpu=neoverse-v1 -mattr=-i8mm", 128, 0),
+        ("aarch64-linux-gnu -mcpu=neoverse-n1 -mattr=-dotprod", 0, 0),
+        ("aarch64-linux-gnu", 0, 0),
+        ("x86-64-v3", 0, 0),
+    ],
+)
+def test_the_dot_product_form_follows_the_cpus_extensions(text: str, udot: int, usdot: int) -> None:
+    target = target_from_name(text)
+    assert (target.dot_u8s8_udot_bits, target.dot_u8s8_bits) == (udot, usdot)
+    assert target.has_fast_dot_u8s8 == bool(udot or usdot or target.is_x86)
+
+
+def test_rvv_neon_and_sve_are_described_by_their_isa() -> None:
+    assert target_from_name("aarch64-linux-gnu -mcpu=neoverse-n1").describe() == (
+        "aarch64-linux-gnu -mcpu=neoverse-n1 (neon, 4 f32 lanes, 32 vector registers)"
+    )
     assert target_from_name("aarch64-linux-gnu -mcpu=neoverse-v1").describe() == (
-        "aarch64-linux-gnu -mcpu=neoverse-v1 (neon, 4 f32 lanes, 32 vector registers)"
+        "aarch64-linux-gnu -mcpu=neoverse-v1 (sve256, 8 f32 lanes, 32 vector registers)"
     )
     assert "(rvv, 8 f32 lanes" in target_from_name("riscv64-linux-gnu -mattr=+v,+zvl256b").describe()
     assert "(rv64gc, 4 f32 lanes" in target_from_name("riscv64-linux-gnu").describe()
@@ -130,7 +171,20 @@ def test_known_targets_list_the_triples_after_the_x86_cpus() -> None:
         ),
         (
             "aarch64-linux-gnu -O3",
-            r"target 'aarch64-linux-gnu -O3': cannot read '-O3'; expected -mcpu=CPU or -mattr=\+FEATURE,...$",
+            r"target 'aarch64-linux-gnu -O3': cannot read '-O3'; expected -mcpu=CPU or -mattr=\+FEATURE,... or "
+            r"-msve-vector-bits=N$",
+        ),
+        (
+            "aarch64-linux-gnu -mattr=+sve -msve-vector-bits=384",
+            r"-msve-vector-bits=384 is not a length LLVM fixes; expected 256, 512, 1024 or 2048$",
+        ),
+        (
+            "aarch64-linux-gnu -mcpu=neoverse-n1 -msve-vector-bits=256",
+            r"-msve-vector-bits needs SVE: add -mattr=\+sve or name a CPU with it$",
+        ),
+        (
+            "riscv64-linux-gnu -msve-vector-bits=256",
+            r"cannot read '-msve-vector-bits=256'; expected -mcpu=CPU or -mattr=\+FEATURE,...$",
         ),
         ("aarch64-linux-gnu -mattr=neon", r"cannot read '-mattr=neon'"),
         ("riscv64-linux-gnu -mcpu=", r"cannot read '-mcpu='"),
@@ -176,7 +230,7 @@ func.func @main(%x: tensor<16x64xf32>, %w: tensor<64x64xf32>) -> tensor<16x64xf3
     ("target", "fma", "count"),
     [
         ("aarch64-linux-gnu", r"fmla\tv\d+\.4s, v\d+\.4s, v\d+\.", 16),  # NEON: by element, or of a broadcast
-        ("aarch64-linux-gnu -mcpu=neoverse-v1", r"fmla\tv\d+\.4s", 16),
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", r"fmla\tz\d+\.s, p\d+/m, z\d+\.s, z\d+\.s", 16),  # SVE 256
         ("riscv64-linux-gnu -mattr=+v", r"vfmacc\.vf\tv\d+, fa\d+, v\d+", 4),  # RVV: 16 lanes (LMUL 4) per row
         ("riscv64-linux-gnu", r"fmadd\.s\t", 64),  # no V: scalar multiply-adds
     ],
@@ -191,41 +245,89 @@ def test_the_matmul_tile_is_the_targets_own_fma(target: str, fma: str, count: in
     assert not re.search(r"%[xyz]mm|vfmadd\d+ps", assembly)
 
 
-@pytest.mark.parametrize("target", ["aarch64-linux-gnu", "aarch64-linux-gnu -mcpu=neoverse-v1"])
+def gemm_inner_loop(target: str, rows: int) -> tuple[str, list[str]]:
+    """The one inner loop of a `rows` x 64 x 64 GEMM built for `target`: its assembly, and its mnemonics."""
+    module = Parser(make_context(), MATMUL_RELU.replace("16x64", f"{rows}x64")).parse_module()
+    run_pipeline(module, 3, target=target)
+    machine = target_machine(target_from_name(target))
+    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, 3))
+    loop = re.search(r"^(\.LBB\w+):\n(.*?)\n\tb\.ne\t\1$", assembly, re.M | re.S)
+    assert loop is not None
+    body = loop.group(2)
+    assert "sp" not in re.findall(r"\[(\w+)", body)  # spills nothing: no stack access in the loop
+    return body, [line.split()[0] for line in body.splitlines() if line.startswith("\t")]
+
+
+@pytest.mark.parametrize("target", ["aarch64-linux-gnu", "aarch64-linux-gnu -mcpu=neoverse-v1 -mattr=-sve"])
 def test_the_aarch64_gemm_tile_fills_the_32_vector_registers(target: str) -> None:
     """A 24-row GEMM built for AArch64 gets a 6 x 16 register tile: its inner loop is 24 fmla (6 rows x 4 vectors,
     accumulators in 24 of the 32 registers) on 4 vectors of B (two ldp) and 6 values of A, and spills nothing (no
     stack access in the loop); 8 x 8, the tile of two vectors, was 16 fmla per 10 loads."""
-    module = Parser(make_context(), MATMUL_RELU.replace("16x64", "24x64")).parse_module()
-    run_pipeline(module, 3, target=target)
-    machine = target_machine(target_from_name(target))
-    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, 3))
-    loop = re.search(r"^(\.LBB\w+):\n(.*?)\n\tb\.ne\t\1$", assembly, re.M | re.S)  # the one inner loop
-    assert loop is not None
-    body = loop.group(2)
-    instructions = [line.split()[0] for line in body.splitlines() if line.startswith("\t")]
+    body, instructions = gemm_inner_loop(target, 24)
     assert instructions.count("fmla") == 24
     assert len(set(re.findall(r"fmla\tv(\d+)\.4s", body))) == 24  # 24 accumulators
     assert instructions.count("ldp") == 2
     assert len(re.findall(r"\tldp\tq\d+, q\d+", body)) == 2  # B: 4 vectors
     assert sum(instructions.count(load) for load in ("ld1r", "ldr", "ldur")) == 6  # A: a value per row
-    assert "sp" not in re.findall(r"\[(\w+)", body)
 
 
-def test_usdot_is_emitted_alike_by_both_paths_and_parses() -> None:
-    """A quantized block built for neoverse-v1 (I8MM): its dot products are `usdot` calls, the same LLVM IR from the
-    direct emitter as from convert-to-llvm and translation, and LLVM's AArch64 back end takes it."""
-    target = "aarch64-linux-gnu -mcpu=neoverse-v1"
+def test_the_sve_gemm_tile_is_predicated_fmla_on_256_bit_vectors() -> None:
+    """neoverse-v1's 256-bit SVE: the 24-row GEMM's tile is 6 rows x 4 vectors of 8 lanes (6 x 32), 24 predicated
+    `fmla z.s` into 24 accumulators, with 4 vectors of B and a broadcast value of A per row live: 29 of the 32
+    registers; loads are 4 of B and 6 of A, each broadcast by a `mov z.s` (the 8 x 16 tile of two vectors was 16 fmla
+    per 10 loads)."""
+    body, instructions = gemm_inner_loop("aarch64-linux-gnu -mcpu=neoverse-v1", 24)
+    fmla = re.findall(r"\tfmla\tz(\d+)\.s, p\d+/m, z(\d+)\.s, z(\d+)\.s", body)
+    assert len(fmla) == instructions.count("fmla") == 24
+    assert len({accumulator for accumulator, _, _ in fmla}) == 24
+    assert len({register for _, *sources in fmla for register in sources}) == 5  # 4 of B, 1 of A
+    vector_loads = re.findall(r"\t(?:ldr\tz\d+|ld1[bw]\t\{ z\d+)", body)
+    assert len(vector_loads) == 4
+    assert len(re.findall(r"\tldr\ts\d+", body)) == len(re.findall(r"\tmov\tz\d+\.s, s\d+", body)) == 6
+    assert not re.search(r"\tfmla\tv", body)
+
+
+def test_sve_functions_carry_vscale_range_alike_in_both_paths() -> None:
+    """Every function defined for a fixed SVE length carries `vscale_range(N,N)` (N = bits / 128), from the direct
+    emitter as from convert-to-llvm and translation; NEON and x86 functions carry none."""
+    for target, attribute in [
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", " vscale_range(2,2)"),
+        ("aarch64-linux-gnu -mattr=+sve -msve-vector-bits=512", " vscale_range(4,4)"),
+        ("aarch64-linux-gnu -mcpu=neoverse-n1", None),
+        ("x86-64-v3", None),
+    ]:
+        module = Parser(make_context(), MATMUL_RELU).parse_module()
+        run_pipeline(module, 3, stop_after="scf", target=target)
+        run_passes(module, ["cse", "convert-scf-to-cf"])
+        direct = emit_llvm_ir(module.clone())
+        run_passes(module, ["convert-to-llvm", "reconcile-unrealized-casts"])
+        assert canonical_llvm_ir(direct) == canonical_llvm_ir(translate_to_llvm_ir(module))
+        defines = [line for line in direct.splitlines() if line.startswith("define ")]
+        assert len(defines) >= 3  # the entry, its packed form, the fused kernel (and its parallel body)
+        assert all(line.endswith(attribute) for line in defines) if attribute else "vscale_range" not in direct
+
+
+@pytest.mark.parametrize(
+    ("target", "intrinsic", "instruction"),
+    [
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", "usdot", r"\tusdot\tv\d+\.4s, v\d+\.16b, v\d+\.16b"),
+        ("aarch64-linux-gnu -mcpu=neoverse-n1", "udot", r"\tudot\tv\d+\.4s, v\d+\.16b, v\d+\.16b"),
+    ],
+)
+def test_the_dot_product_is_alike_in_both_paths_and_parses(target: str, intrinsic: str, instruction: str) -> None:
+    """A quantized block built for neoverse-v1 (I8MM) or neoverse-n1 (dot product, no I8MM): its dot products are
+    `usdot` or `udot` calls, the same LLVM IR from the direct emitter as from convert-to-llvm and translation, and
+    LLVM's AArch64 back end takes it."""
     module = import_model(quantized_resnet(channels=8, size=8, blocks=1)).module
     run_pipeline(module, 3, stop_after="scf", target=target)
     run_passes(module, ["cse", "convert-scf-to-cf"])
     direct = emit_llvm_ir(module.clone())
     run_passes(module, ["convert-to-llvm", "reconcile-unrealized-casts"])
     assert canonical_llvm_ir(direct) == canonical_llvm_ir(translate_to_llvm_ir(module))
-    assert direct.count("call <4 x i32> @llvm.aarch64.neon.usdot.v4i32.v16i8(") > 0
+    assert direct.count(f"call <4 x i32> @llvm.aarch64.neon.{intrinsic}.v4i32.v16i8(") > 0
     assert "llvm.x86" not in direct
     machine = target_machine(target_from_name(target))
-    assert "usdot\tv" in machine.emit_assembly(optimized_module(direct, machine, 3))
+    assert re.search(instruction, machine.emit_assembly(optimized_module(direct, machine, 3)))
 
 
 def test_a_model_without_code_is_saved_for_any_cpu_of_the_hosts_architecture(

@@ -1,8 +1,9 @@
 """Cross builds (`minimlc build --target aarch64-linux-gnu`): the library of another architecture, linked by its cross
 compiler with examples/c/main.c as the driver, runs under qemu-user and gives the host build's outputs (within 1e-5
-relative; quantized outputs exactly) and ONNX Runtime's; a missing cross compiler, a JIT of a foreign target and a
-saved model of another architecture are each refused in one line. Each case skips, naming what is missing, without
-the cross compiler or qemu (Debian: gcc-aarch64-linux-gnu, gcc-riscv64-linux-gnu, qemu-user)."""
+relative; quantized outputs exactly) and ONNX Runtime's, for NEON, 256-bit SVE (neoverse-v1, under `qemu-aarch64
+-cpu max,sve256=on`), `udot` (neoverse-n1's int8) and RISC-V; a missing cross compiler, a JIT of a foreign target
+and a saved model of another architecture are each refused in one line. Each case skips, naming what is missing,
+without the cross compiler or qemu (Debian: gcc-aarch64-linux-gnu, gcc-riscv64-linux-gnu, qemu-user)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,14 @@ EMULATORS = {
     "riscv64-linux-gnu": ["qemu-riscv64", "-cpu", "rv64,v=true,vlen=128", "-L", "/usr/riscv64-linux-gnu"],
 }
 """How each triple's programs run here; qemu's RISC-V CPU needs its vector extension turned on."""
+
+
+def emulator(target: str) -> list[str]:
+    """The qemu command of `target`: its triple's, with SVE's vector length fixed where the target fixes it (qemu's
+    `max` CPU would otherwise run SVE code at 512 bits)."""
+    bits = target_from_name(target).sve_bits
+    triple = target.split()[0]
+    return [EMULATORS[triple][0], "-cpu", f"max,sve{bits}=on", *EMULATORS[triple][1:]] if bits else EMULATORS[triple]
 
 
 def conv_net() -> onnx.ModelProto:
@@ -81,6 +90,8 @@ TARGETS = [
 ]
 BERT_TARGETS = ("aarch64-linux-gnu", "riscv64-linux-gnu -mattr=+v")
 """The BERT-style encoder (int64 inputs through main.c) runs for these only: the encoder layer covers the others."""
+DOTPROD_TARGET = "aarch64-linux-gnu -mcpu=neoverse-n1"
+"""The dot product extension without I8MM (`udot`): the quantized model runs for it (floats are NEON's, as above)."""
 
 
 def missing_tools(triple: str) -> list[str]:
@@ -141,7 +152,7 @@ def run_under_qemu(
         value.tofile(paths[-1])  # raw, of the input's own dtype (int64 token ids)
     linked = time.perf_counter()
     result = subprocess.run(
-        [*EMULATORS[triple], str(executable), str(folder / "libmodel.weights"), "-t", str(threads), *paths],
+        [*emulator(target), str(executable), str(folder / "libmodel.weights"), "-t", str(threads), *paths],
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     ran = time.perf_counter()
@@ -154,8 +165,8 @@ def run_under_qemu(
     [
         pytest.param(name, target, marks=needs_tools(target.split()[0]), id=f"{name}-{target}")
         for name in MODELS
-        for target in TARGETS
-        if name != "bert" or target in BERT_TARGETS
+        for target in [*TARGETS, DOTPROD_TARGET]
+        if (name != "bert" or target in BERT_TARGETS) and (name == "quantized" or target != DOTPROD_TARGET)
     ],
 )
 def test_cross_built_model_runs_under_qemu_as_the_host_build(name: str, target: str, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 // RUN: mini-opt %s --mcpu aarch64-linux-gnu -p lower-to-llvm -t llvm | filecheck %s --check-prefix=NEON
-// RUN: mini-opt %s --mcpu 'aarch64-linux-gnu -mcpu=neoverse-v1' -p lower-to-llvm -t llvm | filecheck %s --check-prefix=NEON
+// RUN: mini-opt %s --mcpu 'aarch64-linux-gnu -mcpu=neoverse-n1' -p lower-to-llvm -t llvm | filecheck %s --check-prefix=NEON
 // RUN: mini-opt %s --mcpu aarch64-linux-gnu -p lower-to-llvm -t llvm | not grep -E 'x86|<8 x float>|<32 x float>'
 // RUN: mini-opt %s --mcpu 'aarch64-linux-gnu   -mcpu=neoverse-v1' | mini-opt | filecheck %s --check-prefix=ATTR
 // RUN: not mini-opt %s --mcpu 'aarch64-linux-gnu -mcpu=pentium4' 2>&1 | filecheck %s --check-prefix=BAD
