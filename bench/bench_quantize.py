@@ -6,8 +6,9 @@
 
 Per model, in one process and on one thread: the float model quantized to QDQ with `--calibration` seeded random
 inputs (standard normals; BERT's token ids uniform in [0, 100)), then four contenders timed in interleaved rounds
-(the order flips every round; medians): minimlc float32, minimlc on the QDQ file, ONNX Runtime on the QDQ file (its
-default optimisation level, which fuses QDQ into its integer kernels) and ONNX Runtime float32. Accuracy over
+(the order flips every round; medians): minimlc float32, minimlc on the QDQ file (QDQ fused onto its integer
+kernels at import, `frontend/onnx_qdq_fusion.py`), ONNX Runtime on the QDQ file (its default optimisation level, which
+fuses QDQ into its integer kernels) and ONNX Runtime float32. Accuracy over
 `--held-out` other random inputs: top-1 agreement of the int8 build with minimlc's float32 build (ResNet-50, a
 classifier), and the max relative error (max |int8 - float32| / max |float32| over all outputs), minimlc's and ORT's.
 `--dynamic` adds the model `minimlc quantize --dynamic` writes (MatMuls: DynamicQuantizeLinear + MatMulInteger),
