@@ -146,8 +146,16 @@ def _check_runner(args: argparse.Namespace) -> None:
         raise cli_options.UsageError("--runner ray needs --ray-address HOST:PORT")
     if importlib.util.find_spec("ray") is None:
         raise cli_options.UsageError("--runner ray needs Ray: pip install 'minimlc[distributed]'")
+    from minimlc.lowering.target import target_from_name
     from minimlc.tuner.ray_runner import check_reachable
 
+    if args.target_key is not None:
+        try:
+            key = target_from_name(args.target_key).cpu
+        except ValueError as error:
+            raise cli_options.UsageError(f"--target-key: {error}") from None
+        if args.target != "host" and key != target_from_name(args.target).cpu:
+            raise cli_options.UsageError(f"--target-key {args.target_key} is not --target {args.target}'s CPU")
     check_reachable(args.ray_address)
 
 

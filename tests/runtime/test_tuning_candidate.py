@@ -1,0 +1,88 @@
+"""Builder and runner apart: a candidate built to object code here and timed from it, against the local measurer; the
+tuner's protocol on the local runner; the core never imports Ray."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.strategy.tuning_db import config_id
+from minimlc.lowering.target import target_from_name
+from minimlc.tuner.candidate import Candidate, build_candidate, time_candidate
+from minimlc.tuner.measure import Measurer
+from minimlc.tuner.runner import LocalRunner, measure_configs
+from minimlc.tuner.tasks import Task, extract_tasks
+
+HOST = target_from_name("host")
+
+
+def matmul_task() -> Task:
+    weight = numpy_helper.from_array(np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "matmul",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 64])],
+        [weight],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    (task,) = extract_tasks(import_model(model), HOST)
+    return task
+
+
+def test_a_candidate_built_here_times_as_the_local_measurer_does() -> None:
+    task = matmul_task()
+    other = {**task.space.default(), "unroll": not task.space.default()["unroll"]}
+    with Measurer(timeout=60) as measurer:
+        built = build_candidate(measurer.job(task, other, paired=True))
+        local = measurer.measure(task, other)
+    assert isinstance(built, Candidate)
+    assert built.baseline is not None
+    assert built.baseline.digest != built.digest
+    assert {"pool_code", "code_0"} <= set(built.code)
+    assert built.meta["target"]["cpu"] == HOST.cpu
+    timed = time_candidate({"candidate": built})
+    assert timed.error is None
+    assert timed.latency is not None
+    assert timed.baseline is not None
+    assert local.latency is not None
+    assert 1 / 4 < timed.latency / local.latency < 4, (timed.latency, local.latency)  # a loaded machine
+
+
+def test_a_candidate_that_does_not_build_is_a_failed_result() -> None:
+    task = matmul_task()
+    with Measurer(timeout=60) as measurer:  # a build process, as the Ray runner's
+        job = {**measurer.job(task, task.space.default()), "module": "this is not IR"}
+        failed = measurer.run(build_candidate, job)  # type: ignore[arg-type]
+    assert failed.latency is None
+    assert "failed to build" in (failed.error or "")
+
+
+def test_the_local_runner_times_the_default_alone_then_pairs() -> None:
+    task = matmul_task()
+    default = task.space.default()
+    samples = {config_id(config): config for config in (task.space.sample(random.Random(seed)) for seed in range(3))}
+    others = [config for key, config in samples.items() if key != config_id(default)]
+    with LocalRunner(timeout=60) as runner:
+        ((config, first, worker),) = measure_configs(runner, task, [default], None, "warm")
+        assert config_id(config) == config_id(default)
+        assert first.latency is not None
+        assert first.baseline is None
+        assert worker == "local"
+        measured = list(measure_configs(runner, task, others, first.latency, "warm"))
+    assert [config_id(config) for config, _, _ in measured] == [config_id(config) for config in others]
+    assert all(result.latency and result.baseline is None for _, result, _ in measured)  # scaled to the default's
+
+
+def test_the_core_never_imports_ray() -> None:
+    script = (
+        "import sys, minimlc, minimlc.tuner.tuner, minimlc.tuner.runner, minimlc.tuner.ray_runner, "
+        "minimlc.tools.minimlc_cli\nprint('ray' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
