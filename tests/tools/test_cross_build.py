@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,16 +83,30 @@ MODELS = {
 }
 VOCAB = 100
 """The BERT-style encoder's vocabulary: its int64 token ids are drawn below it."""
+SVE_TARGET = "aarch64-linux-gnu -mcpu=neoverse-v1"
+"""256-bit SVE (run under `qemu-aarch64 -cpu max,sve256=on`), and I8MM's `usdot` for int8."""
 TARGETS = [
     "aarch64-linux-gnu",
-    "aarch64-linux-gnu -mcpu=neoverse-v1",
+    SVE_TARGET,
     "riscv64-linux-gnu -mattr=+v",
     "riscv64-linux-gnu",
 ]
 BERT_TARGETS = ("aarch64-linux-gnu", "riscv64-linux-gnu -mattr=+v")
 """The BERT-style encoder (int64 inputs through main.c) runs for these only: the encoder layer covers the others."""
 DOTPROD_TARGET = "aarch64-linux-gnu -mcpu=neoverse-n1"
-"""The dot product extension without I8MM (`udot`): the quantized model runs for it (floats are NEON's, as above)."""
+EXTRA_TARGETS = {DOTPROD_TARGET: ("quantized",), "aarch64-linux-gnu -mattr=+sve -msve-vector-bits=512": ("conv",)}
+"""Targets only some models run for: the dot product extension without I8MM (`udot`; its floats are NEON's, as
+above) and SVE of a stated length (qemu's `sve512`)."""
+
+
+def expected_instruction(name: str, target: str) -> str | None:
+    """An instruction the library of model `name` built for `target` must hold (in objdump's spelling), if any: the
+    int8 dot product's `udot`/`usdot`, SVE's predicated `fmla z.s`."""
+    if target == DOTPROD_TARGET:
+        return r"\tudot\tv\d+\.4s, v\d+\.16b, v\d+\.16b"
+    if target == SVE_TARGET:
+        return r"\tusdot\tv\d+\.4s" if name == "quantized" else r"\tfmla\tz\d+\.s, p\d+/m, z\d+\.s, z\d+\.s"
+    return None
 
 
 def missing_tools(triple: str) -> list[str]:
@@ -165,8 +180,8 @@ def run_under_qemu(
     [
         pytest.param(name, target, marks=needs_tools(target.split()[0]), id=f"{name}-{target}")
         for name in MODELS
-        for target in [*TARGETS, DOTPROD_TARGET]
-        if (name != "bert" or target in BERT_TARGETS) and (name == "quantized" or target != DOTPROD_TARGET)
+        for target in [*TARGETS, *EXTRA_TARGETS]
+        if (name != "bert" or target in BERT_TARGETS) and (target not in EXTRA_TARGETS or name in EXTRA_TARGETS[target])
     ],
 )
 def test_cross_built_model_runs_under_qemu_as_the_host_build(name: str, target: str, tmp_path: Path) -> None:
@@ -179,6 +194,12 @@ def test_cross_built_model_runs_under_qemu_as_the_host_build(name: str, target: 
         )
     model, feeds, host, oracle = host_run(name)
     printed, seconds = run_under_qemu(model, feeds, target, tmp_path / "build", threads=2 if name == "conv" else 1)
+    if instruction := expected_instruction(name, target):
+        listing = subprocess.run(
+            ["aarch64-linux-gnu-objdump", "-d", str(tmp_path / "build" / "libmodel.so")],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        assert re.search(instruction, listing)
     assert [value.size for value in printed] == [value.size for value in host]
     for got, want, expected in zip(printed, host, oracle, strict=True):
         if name == "quantized":
