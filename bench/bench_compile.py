@@ -17,18 +17,20 @@ precomputation); `cpu` is the seconds all codegen processes spent, whose ratio t
 Run time is the median of `--runs` calls after one warm-up. A model that does not compile is listed with its error
 instead of figures.
 
-    python bench/bench_compile.py --kernel-cache        # BERT-6 cold, and after BERT-4 (kernel cache)
+    python bench/bench_compile.py --kernel-cache --runs 3   # BERT-6 and ResNet-50, cold and warm (kernel cache)
+    python bench/bench_compile.py --kernel-cache --models bert
 
 `--kernel-cache` times the kernel cache (`driver/kernel_cache.py`) instead: the 6-layer BERT-style encoder compiled
 with the compile cache off, with a fresh (empty) cache directory, and with one where the 4-layer encoder (the same
-kernels) was compiled first; the median of `--runs` of each, a fresh directory per run, and the warm compile's split
-by stage.
+kernels) was compiled first; the same for ResNet-50 after ResNet-50 with a 10-class classifier; the median of
+`--runs` of each, a fresh directory per run, and the warm compile's split by stage.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -38,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
 from minimlc import InferenceSession
 from minimlc.driver.codegen import CODEGEN_STEPS
@@ -122,54 +125,86 @@ def bench_model(name: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray],
     )
 
 
-def bench_kernel_cache(runs: int) -> None:
-    """Print BERT-6's compile seconds cold (cache off; an empty cache) and after BERT-4 (median of `runs`), and the
-    warm compile's stages."""
+def bench_kernel_cache(runs: int, wanted: list[str] | None) -> None:
+    """Print each model's compile seconds, wall and CPU, cold (cache off; an empty cache) and after a model that
+    shares its kernels (median of `runs`), and the warm compile's stages: BERT-6 after BERT-4, ResNet-50 after
+    ResNet-50 with 10 classes (every kernel but the classifier's shared)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
     from transformer_models import Dims, bert
 
     dims = Dims(tokens=128, hidden=256, heads=4, ffn=1024)
-    bert4, bert6 = (bert(dims, layers=layers, vocab=30522) for layers in (4, 6))
-
-    def compiled(model: onnx.ModelProto, cache: bool = True) -> tuple[float, dict]:
-        start = time.perf_counter()
-        session = InferenceSession(model, cache=cache)
-        return time.perf_counter() - start, session.stats
-
-    samples: dict[str, list[float]] = {"cache off": [], "empty cache": [], "after BERT-4": []}
-    warm_stats: list[dict] = []
+    resnet = onnx.load(next(path for path in light_model_paths() if path.stem == "light_resnet50"))
+    pairs = {
+        "bert": ("BERT-6 after BERT-4", bert(dims, layers=6, vocab=30522), bert(dims, layers=4, vocab=30522)),
+        "resnet50": ("ResNet-50 after ResNet-50/10", resnet, _with_classes(resnet, 10)),
+    }
     os.environ["MINIMLC_CACHE"] = "1"
-    for _ in range(runs):
-        samples["cache off"].append(compiled(bert6, cache=False)[0])
-        for after in (None, bert4):
-            with tempfile.TemporaryDirectory(prefix="minimlc-kernel-cache-") as directory:
-                os.environ["MINIMLC_CACHE_DIR"] = directory
+    for name, model, before in (pairs[key] for key in wanted or pairs):
+        samples: dict[str, list[tuple[float, float]]] = {"cache off": [], "empty cache": [], "warm": []}
+        warm_stats = []
+        for _ in range(runs):
+            seconds, stats = _compile_seconds(model, cache=False)
+            samples["cache off"].append((seconds, stats["cpu_seconds"]))
+            for after in (None, before):
+                with tempfile.TemporaryDirectory(prefix="minimlc-kernel-cache-") as directory:
+                    os.environ["MINIMLC_CACHE_DIR"] = directory
+                    if after is not None:
+                        _compile_seconds(after)
+                    seconds, stats = _compile_seconds(model)
+                samples["empty cache" if after is None else "warm"].append((seconds, stats["cpu_seconds"]))
                 if after is not None:
-                    compiled(after)
-                seconds, stats = compiled(bert6)
-            samples["empty cache" if after is None else "after BERT-4"].append(seconds)
-            if after is not None:
-                warm_stats.append({**stats, "total": seconds})
-    for name, values in samples.items():
-        print(f"BERT-6 {name:<13} {statistics.median(values):6.2f} s  ({', '.join(f'{v:.2f}' for v in values)})")
-    warm = min(warm_stats, key=lambda stats: abs(stats["total"] - statistics.median(samples["after BERT-4"])))
-    frontend = warm["total"] - warm["compile_seconds"]
-    steps = "  ".join(f"{step} {warm[f'{step}_seconds']:.2f}" for step in CODEGEN_STEPS)
-    print(
-        f"warm split: frontend {frontend:.2f}  lower {warm['lower_seconds']:.2f}  codegen {warm['codegen_seconds']:.2f}"
-        f" (cpu: {steps})  load {warm['load_seconds']:.2f}  kernels: {warm['kernel_cache_hits']} hits, "
-        f"{warm['kernel_cache_misses']} compiled"
-    )
+                    warm_stats.append({**stats, "total": seconds})
+        print(name)
+        for label, values in samples.items():
+            walls, cpus = zip(*values, strict=True)
+            print(
+                f"  {label:<12} {statistics.median(walls):6.2f} s wall ({', '.join(f'{v:.2f}' for v in walls)}), "
+                f"{statistics.median(cpus):6.2f} s cpu ({', '.join(f'{v:.2f}' for v in cpus)})"
+            )
+        warm = sorted(warm_stats, key=lambda stats: stats["total"])[len(warm_stats) // 2]
+        frontend = warm["total"] - warm["compile_seconds"]
+        steps = "  ".join(f"{step} {warm[f'{step}_seconds']:.2f}" for step in CODEGEN_STEPS)
+        print(
+            f"  warm split:  frontend {frontend:.2f}  lower {warm['lower_seconds']:.2f}  codegen "
+            f"{warm['codegen_seconds']:.2f} (cpu: {steps})  load {warm['load_seconds']:.2f}; kernels: "
+            f"{warm['kernel_cache_hits']} from the cache, {warm['kernel_cache_misses']} compiled"
+        )
+
+
+def _compile_seconds(model: onnx.ModelProto, cache: bool = True) -> tuple[float, dict]:
+    """Wall seconds to compile `model`, and its stats with `cpu_seconds`: this process's and its children's CPU
+    seconds, steadier than wall time on a loaded machine."""
+    start, cpu = time.perf_counter(), _cpu_seconds()
+    session = InferenceSession(model, cache=cache)
+    return time.perf_counter() - start, {**session.stats, "cpu_seconds": _cpu_seconds() - cpu}
+
+
+def _cpu_seconds() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _with_classes(resnet: onnx.ModelProto, classes: int) -> onnx.ModelProto:
+    """The light ResNet-50 with a classifier of `classes` outputs (its weights' shapes are initializers)."""
+    model = onnx.ModelProto()
+    model.CopyFrom(resnet)
+    for tensor in model.graph.initializer:
+        if tensor.name in ("gpu_0/pred_w_0__SHAPE", "gpu_0/pred_b_0__SHAPE"):
+            shape = numpy_helper.to_array(tensor).copy()
+            shape[0] = classes
+            tensor.CopyFrom(numpy_helper.from_array(shape, tensor.name))
+    model.graph.output[0].type.tensor_type.shape.dim[1].dim_value = classes
+    return model
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", help="comma-separated names (e.g. resnet50,vgg19,bert); default: all")
     parser.add_argument("--runs", type=int, default=5, help="timed runs per model after one warm-up (default 5)")
-    parser.add_argument("--kernel-cache", action="store_true", help="time BERT-6 cold and after BERT-4 instead")
+    parser.add_argument("--kernel-cache", action="store_true", help="time the kernel cache instead")
     args = parser.parse_args()
     if args.kernel_cache:
-        bench_kernel_cache(args.runs)
+        bench_kernel_cache(args.runs, args.models.split(",") if args.models else None)
         return 0
     workloads = {path.stem.removeprefix("light_"): _light_workload(path) for path in light_model_paths()}
     workloads.update(_transformers())

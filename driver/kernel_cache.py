@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
-from xdsl.ir import Attribute
+from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from minimlc.driver.cache import cache_dir
@@ -152,15 +152,17 @@ def _group_key(module: ModuleOp, group: list[func.FuncOp], context: str) -> str 
     if " at 0x" in written:
         return None
     text = own.sub(lambda match: f"{match.group(1)}{{{names.index(match.group(2))}}}", written)
-    referenced = {ref for f in group for op in f.walk() for ref in _references(op.properties, op.attributes)}
+    referenced = {ref for f in group for op in f.walk() for ref in _references(op)}
     outside = referenced - set(names)
     declarations = [str(f) for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data in outside]
     digest = hashlib.sha256("\n".join([context, str(module.attributes), *sorted(declarations), text]).encode())
     return digest.hexdigest()[:32]
 
 
-def _references(*attribute_maps: dict[str, Attribute]) -> list[str]:
-    return [a.root_reference.data for m in attribute_maps for a in m.values() if isinstance(a, SymbolRefAttr)]
+def _references(op: Operation) -> list[str]:
+    """The symbols `op`'s properties and attributes name (top level, as `codegen._reference_groups` reads them)."""
+    values = (*op.properties.values(), *op.attributes.values())
+    return [value.root_reference.data for value in values if isinstance(value, SymbolRefAttr)]
 
 
 def _rename_symbols(module: ModuleOp, renames: dict[str, str]) -> None:
@@ -204,13 +206,16 @@ def _describe(share: list[int] | None) -> str:
 
 
 def _module_of(module: ModuleOp, names: set[str]) -> ModuleOp:
-    """A new module holding clones of the functions in `names` and declarations of every other function."""
+    """A new module holding clones of the functions in `names` and declarations of the other functions they name
+    (only those: ResNet-50 has 180 functions, and each kernel's module declaring them all doubled its compile)."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    named = {ref for f in functions if f.sym_name.data in names for op in f.walk() for ref in _references(op)}
     ops = [
         f.clone()
         if f.sym_name.data in names
         else func.FuncOp.external(f.sym_name.data, f.function_type.inputs.data, f.function_type.outputs.data)
-        for f in module.ops
-        if isinstance(f, func.FuncOp)
+        for f in functions
+        if f.sym_name.data in names | named
     ]
     return ModuleOp(ops, attributes=dict(module.attributes))
 
