@@ -3,7 +3,8 @@
 Workers join with `minimlc worker --ray-address HOST:PORT --target-key KEY --cores N` (`tools/cli_worker.py`): a Ray
 node pinned to N cores of its host that no other worker holds, offering N units of the resource
 `minimlc-target-KEY`. `RayRunner` places one `MeasureActor` per `threads` units (one core set: never two
-measurements on one core), up to `parallel`, and keeps each busy with one candidate at a time:
+measurements on one core), up to `parallel`, and keeps each busy with one candidate at a time, the next one building
+meanwhile (`slots`, the requests in flight, is twice the core sets):
 
     submit(request) -> a local build process compiles it (`candidate.build_candidate`, `parallel` of them)
                     -> an idle actor times it (`candidate.time_candidate`, in its own `Measurer` process)
@@ -103,7 +104,7 @@ class MeasureActor:
 
 
 class RayRunner:
-    """Times requests on the Ray cluster at `address` (see the module docstring); `slots`: actors at once."""
+    """Times requests on the Ray cluster at `address` (see the module docstring) on `core_sets` actors."""
 
     def __init__(
         self,
@@ -126,11 +127,13 @@ class RayRunner:
                 f"no worker of the Ray cluster at {address} offers target {target_key} on {threads} core(s): start "
                 f"one with `minimlc worker --ray-address {address} --target-key {target_key} --cores {threads}`"
             )
-        self.slots = min(parallel, offered) if parallel else offered
+        self.core_sets = min(parallel, offered) if parallel else offered
+        self.slots = 2 * self.core_sets
+        """Requests in flight: per core set, one timed while the next builds."""
         self._spec = Measurer(threads=threads, timeout=timeout)  # makes the jobs
         self._builders: queue.Queue[Measurer] = queue.Queue()
-        self._pool = ThreadPoolExecutor(self.slots, thread_name_prefix="minimlc-build")
-        for _ in range(self.slots):  # build processes start while the actors do
+        self._pool = ThreadPoolExecutor(self.core_sets, thread_name_prefix="minimlc-build")
+        for _ in range(self.core_sets):  # build processes start while the actors do
             self._pool.submit(self._start_builder)
         self._actor_class = self._ray.remote(MeasureActor)
         self._builds: dict[Future[Any], Request] = {}
@@ -142,9 +145,9 @@ class RayRunner:
         self._baselines: dict[str, Candidate] = {}
         self._kept: OrderedDict[tuple[str, str, str], Candidate] = OrderedDict()
         self._alive_at = self._room_checked = time.monotonic()
-        for _ in range(self.slots):
+        for _ in range(self.core_sets):
             self._start_actor()
-        print(f"ray: starting {self.slots} core set(s) offering {self.resource} at {address}", file=out, flush=True)
+        print(f"ray: starting {self.core_sets} core set(s) offering {self.resource} at {address}", file=out, flush=True)
         while self._starting:  # every core set ready (or given up) before the first candidate
             for ref in self._ray.wait(list(self._starting), num_returns=1, timeout=1.0)[0]:
                 self._answer(ref)
@@ -261,11 +264,11 @@ class RayRunner:
     def _replenish(self) -> None:
         """Start an actor in place of each lost one, where the cluster has room (checked at most once a second)."""
         live = len(self._idle) + len(self._busy) + len(self._starting)
-        if live >= self.slots or time.monotonic() - self._room_checked < 1.0:
+        if live >= self.core_sets or time.monotonic() - self._room_checked < 1.0:
             return
         self._room_checked = time.monotonic()
         room = int(self._ray.available_resources().get(self.resource, 0) // self.threads)
-        for _ in range(min(room, self.slots - live)):
+        for _ in range(min(room, self.core_sets - live)):
             self._start_actor()
 
     def _start_actor(self) -> None:
