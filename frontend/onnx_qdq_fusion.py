@@ -53,10 +53,10 @@ class _Graph:
         self.graph = graph
         self.initializers = {tensor.name: tensor for tensor in graph.initializer}
         self.producer = {output: node for node in graph.node for output in node.output}
-        self.readers: dict[str, int] = {}
+        self.readers: dict[str, list[onnx.NodeProto]] = {}
         for node in graph.node:
             for name in set(node.input):
-                self.readers[name] = self.readers.get(name, 0) + 1
+                self.readers.setdefault(name, []).append(node)
         self.kept = {vi.name for vi in graph.output} | {
             name for node in graph.node for subgraph in subgraphs(node) for name in names_used(subgraph)
         }
@@ -76,10 +76,10 @@ class _Graph:
 
     def only_reader(self, name: str, op_types: tuple[str, ...]) -> onnx.NodeProto | None:
         """The one node reading `name`, if `name` is no graph output, and that node is one of `op_types`."""
-        if name in self.kept or self.readers.get(name) != 1:
+        readers = self.readers.get(name, [])
+        if name in self.kept or len(readers) != 1:
             return None
-        reader = next(node for node in self.graph.node if name in node.input)
-        return reader if reader.op_type in op_types else None
+        return readers[0] if readers[0].op_type in op_types else None
 
     def dequantized(self, name: str) -> _Quantized | None:
         """The DequantizeLinear producing `name` (no block_size, scale and zero point initializers), or None."""
@@ -115,7 +115,7 @@ def fuse_qdq(graph_proto: onnx.GraphProto) -> onnx.GraphProto:
     graph = _Graph(graph_proto)
     replaced: dict[int, list[onnx.NodeProto]] = {}
     removed: set[int] = set()
-    positions = {id(node): index for index, node in enumerate(graph_proto.node)}
+    positions = {node.output[0]: index for index, node in enumerate(graph_proto.node) if node.output}
     for index, node in enumerate(graph_proto.node):
         if node.domain not in ("", "ai.onnx") or node.op_type not in ("Conv", "MatMul", "Gemm"):
             continue
@@ -123,7 +123,7 @@ def fuse_qdq(graph_proto: onnx.GraphProto) -> onnx.GraphProto:
         if fused is not None:
             nodes, absorbed = fused
             replaced[index] = nodes
-            removed |= {positions[id(other)] for other in absorbed}
+            removed |= {positions[other.output[0]] for other in absorbed}
     if not replaced:
         return graph_proto
     result = onnx.GraphProto()
