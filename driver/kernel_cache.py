@@ -38,6 +38,7 @@ from xdsl.rewriter import Rewriter
 
 from minimlc.driver.cache import cache_dir
 from minimlc.driver.codegen import (
+    ENTRY_COST_FACTOR,
     MIN_OPS_PER_PARTITION,
     CompiledPartition,
     Optimizer,
@@ -180,11 +181,13 @@ def _compile_shares(
     module: ModuleOp, job: _Job, entry_group: set[str], missed: list[tuple[str, set[str]]], jobs: int | None
 ) -> list[CompiledPartition]:
     """The entry's partition (compiled here, its LLVM part in a child), then one per missed group, each compiled
-    alone, in up to `jobs` forked children (shares balanced by op count). One fork per share, not per group: forking
-    this process costs tens of milliseconds, as much as compiling a small kernel."""
+    alone, in as many forked children as `codegen.compile_partitions` would make partitions (at most `jobs`; shares
+    balanced by op count). One fork per share, not per group: forking this process costs tens of milliseconds, as
+    much as compiling a small kernel; the entry alone is lighter than a share, so it runs beside them."""
     costs = {f.sym_name.data: op_count(f) for f in _defined_functions(module)}
     cost = [sum(costs[name] for name in names) for _, names in missed]
-    count = min(compile_jobs() if jobs is None else jobs, max(1, sum(cost) // MIN_OPS_PER_PARTITION))
+    entry_cost = sum(costs.get(name, 0) for name in entry_group) * ENTRY_COST_FACTOR
+    count = min(compile_jobs() if jobs is None else jobs, max(1, (entry_cost + sum(cost)) // MIN_OPS_PER_PARTITION))
     shares: list[list[int]] = [[] for _ in range(count if missed else 0)]
     loads = [0] * len(shares)
     for index in sorted(range(len(missed)), key=lambda i: -cost[i]):
