@@ -144,19 +144,17 @@ def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(clust
     with log.open("w") as out:
         tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=out, stderr=subprocess.STDOUT)
     finished = records_when(db, 6, tuner)
-    at_kill = timed_by(log.read_text())
     cluster.kill("worker1")
     assert tuner.wait(timeout=150) == 0, log.read_text()
-    assert len(at_kill) == 2, log.read_text()  # both workers timed candidates, one core each
     text = log.read_text()
     assert "Traceback" not in text
     lines = db.read_text().splitlines()
     assert lines[: len(finished)] == finished  # nothing lost
     assert len(lines) == 14  # every trial done
-    after = timed_by(text)
-    assert sum(after.values()) == 14
-    survivor = max(after, key=lambda worker: after[worker] - at_kill.get(worker, 0))
-    assert after[survivor] - at_kill[survivor] >= 14 - sum(at_kill.values()) - 2, text  # the rest ran on the other
+    lost, survivor = sorted(timed_by(text).items(), key=lambda item: item[1])
+    assert lost[1] + survivor[1] == 14, text  # both workers timed candidates, one core each
+    assert f"ray: lost worker {lost[0]} (ActorDiedError" in text
+    assert survivor[1] >= 14 - len(finished) - 2, text  # what was left ran on the other (2 in flight per worker)
 
     (task,) = extract_tasks(import_model(str(model)), HOST)
     records = TuningDatabase(db).records
