@@ -9,7 +9,9 @@ development checkout whose lowering changed must not reuse code the old one made
 (object code, entry signature, statistics; no weights) written to a temporary name and renamed into place, so
 concurrent writers never leave half a file; an entry that fails its checks is rebuilt with a warning.
 
-The cache lives in `$MINIMLC_CACHE_DIR`, else `~/.cache/minimlc` (created user-only); `MINIMLC_CACHE=0` turns it off.
+A model that misses compiles through the kernel cache (`driver/kernel_cache.py`, entries in `kernels/`), which keeps
+each kernel's object code across models; `kernel_context` is what, beside a kernel's IR, its key hashes. The cache
+lives in `$MINIMLC_CACHE_DIR`, else `~/.cache/minimlc` (created user-only); `MINIMLC_CACHE=0` turns both off.
 """
 
 from __future__ import annotations
@@ -111,7 +113,8 @@ def compile_cached(
     imported: ImportedModel, pipeline: Pipeline | None, *, opt_level: int, target: str, cache: bool = True
 ) -> CompiledModel:
     """`compile_model`, through the cache unless `cache` is False or the cache is off; `stats["cache_hit"]` is 1 when
-    the code came from the cache."""
+    the code came from the cache. A miss compiles through the kernel cache (`driver/kernel_cache.py`): kernels
+    another model compiled are loaded, not compiled."""
     from minimlc.driver.compiler import compile_model
 
     if not (cache and cache_enabled()):
