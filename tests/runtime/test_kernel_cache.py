@@ -159,3 +159,35 @@ def test_concurrent_compiles_leave_whole_entries(cache_on: Path, tmp_path: Path)
         warnings.simplefilter("error", RuntimeWarning)  # every entry whole: no bad one to recompile
         session = InferenceSession(mlp(3))
     assert session.stats["kernel_cache_misses"] == 0
+
+
+def test_two_copies_of_one_kernel_in_a_model_become_one(cache_on: Path) -> None:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import SymbolRefAttr
+
+    from minimlc.driver.cache import kernel_context
+    from minimlc.driver.codegen import jit_optimizer
+    from minimlc.driver.kernel_cache import compile_with_kernel_cache
+    from minimlc.frontend.onnx import import_model
+    from minimlc.lowering.pipeline import run_pipeline, stage_passes
+    from minimlc.lowering.target import target_from_name
+
+    module = import_model(mlp(2)).module
+    target = target_from_name("host")
+    run_pipeline(module, 3, stop_after="program", target=target)
+    calls = [op for op in module.walk() if isinstance(op, func.CallOp) and "fused" in op.callee.string_value()]
+    kernel = next(
+        op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == calls[1].callee.string_value()
+    )
+    copy = kernel.clone()
+    copy.sym_name = type(copy.sym_name)("a_copy")
+    module.body.block.add_op(copy)
+    calls[1].callee = SymbolRefAttr("a_copy")
+    passes = stage_passes(3, start_after="program")
+    result = compile_with_kernel_cache(module, passes, jit_optimizer(target, 3), target, kernel_context(target, [], 3))
+    names = [op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)]
+    assert len(names) == len(set(names))  # one definition each
+    assert "a_copy" not in names
+    assert calls[0].callee == calls[1].callee
+    assert calls[0].callee.string_value().startswith("mlk_")
+    assert result.misses == len(kernel_cache.entries()) == 2  # the kernel and its weights' packing
