@@ -46,13 +46,17 @@ class Generator:
         max_length: int = 2048,
         num_threads: int | None = None,
         precision: str = "float32",
+        accuracy_level: int | None = None,
         **session_options: Any,
     ):
         """Compile `model` (a path, bytes or an onnx.ModelProto of a decoder with a KV cache) for sequences of up to
         `max_length` tokens, prompt included, at `precision` (`PRECISIONS`: `int8` and `int4` quantize its MatMul
-        weights first). `session_options` go to `InferenceSession` (`opt_level`, `cache`)."""
+        weights first, with ONNX Runtime's `accuracy_level` on each MatMulNBits: 4 quantizes the activations to int8
+        per block too, for integer dot products). `session_options` go to `InferenceSession` (`opt_level`, `cache`)."""
         if precision not in PRECISIONS:
             raise ValueError(f"precision {precision!r} is not supported: choose from {', '.join(PRECISIONS)}")
+        if accuracy_level is not None and PRECISIONS[precision] is None:
+            raise ValueError(f"accuracy_level is for the quantized precisions (int8, int4), not {precision!r}")
         self.precision = precision
         if not isinstance(max_length, int) or max_length < 1:
             raise ValueError(f"max_length must be a positive int, got {max_length!r}")
@@ -60,7 +64,7 @@ class Generator:
         graph = read.proto.graph
         self.max_length = max_length
         self.signature = DecoderSignature.of(declared_inputs(graph, {}), declared_outputs(graph))
-        layout = sequence_major_cache(_quantized(read, precision), self.signature.cache)
+        layout = sequence_major_cache(_quantized(read, precision, accuracy_level), self.signature.cache)
         self.cache_in_place = sorted(layout.rewritten)
         """The caches read from and written into preallocated buffers (the others grow by the model's Concat)."""
         bounds = {symbol: max_length for symbol in self.signature.past_symbols}
@@ -198,12 +202,12 @@ class Generator:
         stats["decode_tokens_per_second"] = decoded / decode_seconds if decoded > 0 and decode_seconds > 0 else 0.0
 
 
-def _quantized(read: ReadModel, precision: str) -> onnx.ModelProto:
+def _quantized(read: ReadModel, precision: str, accuracy_level: int | None) -> onnx.ModelProto:
     """The model at `precision`: its MatMul weights quantized for int8 and int4 (none to quantize: ValueError)."""
     bits = PRECISIONS[precision]
     if bits is None:
         return read.proto
-    quantized = quantize_model(read.proto, bits, read_array=read.external.array)
+    quantized = quantize_model(read.proto, bits, read_array=read.external.array, accuracy_level=accuracy_level)
     if sum(node.op_type == "MatMul" for node in quantized.graph.node) == sum(
         node.op_type == "MatMul" for node in read.proto.graph.node
     ):

@@ -31,6 +31,12 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         default="float32",
         help="int8 / int4: quantize the MatMul weights first (weight-only, blocks of 32)",
     )
+    parser.add_argument(
+        "--accuracy-level",
+        type=int,
+        choices=(0, 1, 2, 3, 4),
+        help="with --precision int8/int4: ONNX Runtime's MatMulNBits accuracy_level (4: int8 activations too)",
+    )
     parser.add_argument("--do-sample", action="store_true", help="sample (default: greedy)")
     parser.add_argument("--top-k", type=cli_options.positive_int, help="with --do-sample: keep the k likeliest")
     parser.add_argument("--top-p", type=float, help="with --do-sample: keep the likeliest up to this mass")
@@ -60,6 +66,7 @@ def generate(args: argparse.Namespace) -> int:
                 max_length=args.max_length,
                 num_threads=args.threads,
                 precision=args.precision,
+                accuracy_level=args.accuracy_level,
                 cache=not args.no_cache,
             )
         options = dict(
