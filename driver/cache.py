@@ -78,7 +78,7 @@ def kernel_context(target: Target, passes: list[str], llvm_level: int) -> str:
         "passes": passes,
         "llvm_level": llvm_level,
         "compiler": compiler_fingerprint(),
-        "xdsl": importlib.metadata.version("xdsl"),  # the structural keys' `repr`
+        "xdsl": importlib.metadata.version("xdsl"),  # the kernels' printed IR
         **artifact.versions(),
     }
     return json.dumps(parts, sort_keys=True)

@@ -4,11 +4,10 @@ BERT with more layers after a smaller one) compiles only its entry and the kerne
 It works at the `program` stage, the boundary where `codegen.py` already splits a module into partitions: past it,
 every pass works function by function, so a kernel (with the parallel bodies it names, a reference group) compiles
 to the same object code whatever model holds it. Fusion, memory planning, hoisting and outlining have all run by
-then, so what they did to a kernel is in the IR that is keyed. A group's key hashes its functions' structural keys
-written out in full (their own symbols replaced by their position in the group), the declarations they reference,
-the module's attributes, and the caller's `context` (target, host CPU, the passes after `program`, LLVM's level,
-the compiler's versions and source). Each group is renamed to its key, so its object code defines the same symbols
-in every model:
+then, so what they did to a kernel is in the IR that is keyed. A group's key hashes its printed functions (their own
+symbols replaced by their position in the group), the declarations they reference, the module's attributes, and
+the caller's `context` (target, host CPU, the passes after `program`, LLVM's level, the compiler's versions and
+source). Each group is renamed to its key, so its object code defines the same symbols in every model:
 
     func.func private @fused_matmul_add_5(...)          ->  func.func @mlk_1f0c...(...)
     func.func private @fused_matmul_add_5_i1_o_body     ->  func.func @mlk_1f0c..._1
@@ -49,7 +48,6 @@ from minimlc.driver.codegen import (
     op_count,
 )
 from minimlc.lowering.abi import ENTRY_ATTR
-from minimlc.lowering.generic.structural_key import structural_key
 from minimlc.lowering.target import Target
 from minimlc.lowering.workers import compile_jobs, fork_map
 from minimlc.runtime import artifact
@@ -114,9 +112,6 @@ def compile_with_kernel_cache(
         if set(group) & entry_names:
             continue
         key = _group_key(module, [functions[name] for name in group], context)
-        if key is None:
-            entry_group.update(group)  # compiled with the entry, under its own names
-            continue
         if key in unique:  # the same kernel twice: its calls go to the first copy
             for name in group:
                 Rewriter.erase_op(functions[name])
@@ -143,16 +138,13 @@ def _symbol(key: str, position: int) -> str:
     return PREFIX + key if position == 0 else f"{PREFIX}{key}_{position}"
 
 
-def _group_key(module: ModuleOp, group: list[func.FuncOp], context: str) -> str | None:
-    """The hex key of a reference group, from its functions' structural keys (`generic/structural_key.py`, every
-    attribute written out in full by its `repr`, four times faster than printing the IR), references to its own
-    symbols replaced by their position in the group; None (not cached) if a `repr` names an object's address."""
+def _group_key(module: ModuleOp, group: list[func.FuncOp], context: str) -> str:
+    """The hex key of a reference group: its functions printed, references to its own symbols replaced by their
+    position in the group. Printed, not `structural_key`'s `repr`: that writes a set attribute (an op's fastmath
+    flags) in an order that changes from process to process."""
     names = [f.sym_name.data for f in group]
-    own = re.compile(r"(SymbolRefAttr\(root_reference=StringAttr\(data=)'(" + "|".join(map(re.escape, names)) + ")'")
-    written = "\n".join(repr(structural_key(f)) for f in group)
-    if " at 0x" in written:
-        return None
-    text = own.sub(lambda match: f"{match.group(1)}{{{names.index(match.group(2))}}}", written)
+    own = re.compile("@(" + "|".join(map(re.escape, names)) + r")(?![\w.$-])")
+    text = own.sub(lambda match: f"@{{{names.index(match.group(1))}}}", "\n".join(map(str, group)))
     referenced = {ref for f in group for op in f.walk() for ref in _references(op)}
     outside = referenced - set(names)
     declarations = [str(f) for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data in outside]
