@@ -41,6 +41,8 @@ ATTEMPTS = 2
 """Workers a candidate may be timed on before a lost worker makes it a failed record."""
 LOST_SLACK = 15.0
 """Seconds beyond the timeout a worker may take to answer (transfer, its measuring process starting)."""
+CLAIM_WAIT = 10.0
+"""Seconds an actor waits for its node's cores to be free (an actor of a tuning just ended may still hold them)."""
 KEPT_BUILDS = 64
 """Paired candidates kept built, for the second pairing of a winner."""
 
@@ -89,7 +91,15 @@ class MeasureActor:
     times one candidate at a time in a `Measurer` process, which inherits the pinning."""
 
     def __init__(self, threads: int, timeout: float):
-        self.cores, self._locks = claim_cores(threads, "measure", os.sched_getaffinity(0))
+        deadline = time.monotonic() + CLAIM_WAIT
+        while True:  # an actor of a tuning just stopped may still hold its cores for a moment
+            try:
+                self.cores, self._locks = claim_cores(threads, "measure", os.sched_getaffinity(0))
+                break
+            except RunnerError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
         os.sched_setaffinity(0, self.cores)
         self.name = f"{socket.gethostname()}/cpu{'+'.join(str(core) for core in self.cores)}"
         self.measurer = Measurer(threads=threads, timeout=timeout)
@@ -220,7 +230,8 @@ class RayRunner:
             try:
                 name = self._ray.get(ref)
             except RayError as error:
-                print(f"ray: a worker could not start ({type(error).__name__})", file=self.out, flush=True)
+                reason = (str(error).strip().splitlines() or [type(error).__name__])[-1]
+                print(f"ray: a worker could not start ({reason})", file=self.out, flush=True)
                 return
             self._idle.append((actor, name))
             print(f"ray: worker {name} ready", file=self.out, flush=True)
