@@ -17,7 +17,7 @@ On x86 with AVX2 but no VNNI (`Target.dot_u8s8_madd_bits`) each 8-lane piece (4:
 instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate). On
 AArch64 with the dot product extension but no I8MM (`Target.dot_u8s8_udot_bits`: neoverse-n1, cortex-a76) each
 4-lane piece is two `udot` (`udot_dot_product`): the signed bytes made unsigned by adding 128, and 128 times the sum
-of the unsigned bytes taken off again.
+of the unsigned bytes (a `udot` with 128) taken off again.
 
 A scalar, a vector that no power of two of registers fills, or a target without either get the definition in
 arith ops (before the conversion's one walk, which then lowers them like any others): per byte j, the unsigned byte
@@ -188,29 +188,28 @@ def madd_dot_product(intrinsic: str, width: int, acc: SSAValue, lhs: SSAValue, r
 def udot_dot_product(acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> list[Operation]:
     """The exact u8 x s8 dot product of 4 i32 lanes (`lhs`, `rhs`: their 16 bytes) through two `udot`, its result last:
     each signed byte b plus 128 is the unsigned byte `b ^ 128`, so `sum a b = udot(a, b ^ 128) - 128 sum a`, and
-    `sum a` is `udot(a, 1)` (the same for every piece of one `a`, computed once after CSE); every step is exact modulo
-    2^32, as the portable expansion's i32 arithmetic is:
+    `128 sum a` is `udot(a, 128)`, the same byte constant (the same for every piece of one `a`, computed once after
+    CSE); every step is exact modulo 2^32, as the portable expansion's i32 arithmetic is:
 
         %b_u = llvm.xor %b, dense<-128> : vector<16xi8>
         %d = llvm.call_intrinsic "llvm.aarch64.neon.udot.v4i32.v16i8"(%acc, %a, %b_u)
-        %sum = llvm.call_intrinsic "llvm.aarch64.neon.udot.v4i32.v16i8"(dense<0>, %a, dense<1>)
-        %r = llvm.sub %d, (llvm.shl %sum, dense<7>)
+        %sum = llvm.call_intrinsic "llvm.aarch64.neon.udot.v4i32.v16i8"(dense<0>, %a, dense<-128>)
+        %r = llvm.sub %d, %sum
     """
     piece, as_bytes = VectorType(i32, [4]), VectorType(i8, [16])
     ops: list[Operation] = [
         llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(kind, [value] * kind.element_count()), kind)
-        for kind, value in ((as_bytes, -128), (as_bytes, 1), (piece, 0), (piece, 7))
+        for kind, value in ((as_bytes, -128), (piece, 0))
     ]
-    sign, ones, zero, seven = (constant.results[0] for constant in ops)
+    byte_128, zero = (constant.results[0] for constant in ops)
 
     def add(op: Operation) -> SSAValue:
         ops.append(op)
         return op.results[0]
 
-    rhs_unsigned = add(llvm.XOrOp(rhs, sign))
+    rhs_unsigned = add(llvm.XOrOp(rhs, byte_128))
     dot = add(llvm.CallIntrinsicOp(UDOT, [acc, lhs, rhs_unsigned], [piece]))
-    lhs_sum = add(llvm.CallIntrinsicOp(UDOT, [zero, lhs, ones], [piece]))
-    add(llvm.SubOp(dot, add(llvm.ShlOp(lhs_sum, seven))))
+    add(llvm.SubOp(dot, add(llvm.CallIntrinsicOp(UDOT, [zero, lhs, byte_128], [piece]))))
     return ops
 
 
@@ -242,15 +241,11 @@ def _emit_udot_piece(fe: FunctionEmitter, pieces: list[Value], call: Callable[..
     """`udot_dot_product` as LLVM IR text, in the same order."""
     (_, acc), (_, lhs), (_, rhs) = pieces
     piece, as_bytes = "<4 x i32>", "<16 x i8>"
-    sign, ones, zero, seven = (
-        f"<{', '.join([f'{element} {value}'] * count)}>"
-        for element, count, value in (("i8", 16, -128), ("i8", 16, 1), ("i32", 4, 0), ("i32", 4, 7))
-    )
-    rhs_unsigned = fe.emit(f"xor {as_bytes} {rhs}, {sign}", None, as_bytes)
+    byte_128, zero = f"<{', '.join(['i8 -128'] * 16)}>", f"<{', '.join(['i32 0'] * 4)}>"
+    rhs_unsigned = fe.emit(f"xor {as_bytes} {rhs}, {byte_128}", None, as_bytes)
     dot = call(fe, UDOT, [(piece, acc), (as_bytes, lhs), (as_bytes, rhs_unsigned)], piece)
-    lhs_sum = call(fe, UDOT, [(piece, zero), (as_bytes, lhs), (as_bytes, ones)], piece)
-    scaled = fe.emit(f"shl {piece} {lhs_sum}, {seven}", None, piece)
-    return fe.emit(f"sub {piece} {dot}, {scaled}", None, piece)
+    lhs_sum = call(fe, UDOT, [(piece, zero), (as_bytes, lhs), (as_bytes, byte_128)], piece)
+    return fe.emit(f"sub {piece} {dot}, {lhs_sum}", None, piece)
 
 
 def _concatenated(parts: list[SSAValue], new_ops: list[Operation]) -> list[SSAValue]:
