@@ -20,7 +20,10 @@ def save_model(
         session = InferenceSession(
             args.model,
             input_shapes=input_shapes,
-            opt_level=args.opt_level, target=args.target, extra_passes=extra_passes, cache=not args.no_cache,
+            opt_level=args.opt_level,
+            target=args.target,
+            extra_passes=extra_passes,
+            cache=not args.no_cache,
             tuning_db=args.tuning_db,
         )
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
