@@ -91,7 +91,7 @@ def jit_optimizer(target: Target, llvm_level: int) -> Optimizer:
 
 
 @dataclass(frozen=True)
-class _Job:
+class PartitionJob:
     passes: Sequence[str]
     optimize: Optimizer
     own_functions: frozenset[str]
@@ -110,20 +110,20 @@ def compile_partitions(
     jobs = compile_jobs() if jobs is None else jobs
     costs = {
         f.sym_name.data: op_count(f) * (ENTRY_COST_FACTOR if ENTRY_ATTR in f.attributes else 1)
-        for f in _defined_functions(module)
+        for f in defined_functions(module)
     }
-    job = _Job(passes, optimize, frozenset(costs))
+    job = PartitionJob(passes, optimize, frozenset(costs))
     # Without fork the shares could not each start from the whole module: one partition, then.
     count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
     if count == 1:
-        return [_compile(module, job, with_entry=True, here=True)]
+        return [compile_partition(module, job, with_entry=True, here=True)]
     shares = partition(module, costs, count)
-    for function in _defined_functions(module):
+    for function in defined_functions(module):
         function.sym_visibility = None  # callable from the other partitions' objects
 
     def compile_share(share: set[str]) -> CompiledPartition:
         here = share is shares[0]
-        return _compile(_keep_only(module, share), job, with_entry=here, here=here)
+        return compile_partition(_keep_only(module, share), job, with_entry=here, here=here)
 
     return fork_map(compile_share, shares, describe=_describe)
 
@@ -138,8 +138,8 @@ def partition(module: ModuleOp, costs: dict[str, int], count: int) -> list[set[s
     functions (and so their init function and `_packed` wrappers) are in the first."""
     shares: list[set[str]] = [set() for _ in range(count)]
     loads = [0] * count
-    entries = {f.sym_name.data for f in _defined_functions(module) if ENTRY_ATTR in f.attributes}
-    groups = _reference_groups(module, entries)
+    entries = {f.sym_name.data for f in defined_functions(module) if ENTRY_ATTR in f.attributes}
+    groups = reference_groups(module, entries)
     for group in groups:
         if group & entries:
             shares[0] |= group
@@ -151,11 +151,11 @@ def partition(module: ModuleOp, costs: dict[str, int], count: int) -> list[set[s
     return shares
 
 
-def _reference_groups(module: ModuleOp, entries: set[str]) -> list[set[str]]:
+def reference_groups(module: ModuleOp, entries: set[str]) -> list[set[str]]:
     """The defined functions, grouped with the defined functions they name (a kernel with the parallel bodies whose
     address it passes to the pool): an address taken across objects would need a relocation the JIT's static code
     model cannot give. The entries' calls are left out, or everything would be one group."""
-    functions = {f.sym_name.data: f for f in _defined_functions(module)}
+    functions = {f.sym_name.data: f for f in defined_functions(module)}
     group_of = {name: {name} for name in functions}
     for name, function in functions.items():
         if name in entries:
@@ -186,21 +186,23 @@ def _is_unrolled(op: Operation) -> bool:
     return isinstance(op, loop.ForOp) and op.kind.data == "unroll"
 
 
-def _defined_functions(module: ModuleOp) -> list[func.FuncOp]:
+def defined_functions(module: ModuleOp) -> list[func.FuncOp]:
     return [op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks]
 
 
 def _keep_only(module: ModuleOp, names: set[str]) -> ModuleOp:
     """`module` with the functions not in `names` reduced to plain declarations (no body, no `minimlc.*` attributes:
     another partition makes the entry's wrappers)."""
-    for function in _defined_functions(module):
+    for function in defined_functions(module):
         if function.sym_name.data not in names:
             inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
             Rewriter.replace_op(function, func.FuncOp.external(function.sym_name.data, inputs, outputs))
     return module
 
 
-def _compile(module: ModuleOp, job: _Job, with_entry: bool = False, here: bool = False) -> CompiledPartition:
+def compile_partition(
+    module: ModuleOp, job: PartitionJob, with_entry: bool = False, here: bool = False
+) -> CompiledPartition:
     """Lower, translate, optimise and emit one partition; `here` in this process (not a forked child), where
     LLVM's part runs in a child of its own (`_emit_in_child`)."""
     seconds: dict[str, float] = {}
@@ -233,7 +235,7 @@ def _emits_directly(passes: Sequence[str]) -> bool:
     return tuple(names[-len(LLVM_DIALECT_TAIL) :]) == LLVM_DIALECT_TAIL
 
 
-def _emit(llvm_ir: str, job: _Job) -> tuple[bytes, float, float]:
+def _emit(llvm_ir: str, job: PartitionJob) -> tuple[bytes, float, float]:
     """`llvm_ir` optimised and compiled to object code; the seconds each of the two steps took."""
     start = time.perf_counter()
     machine, optimized = job.optimize(llvm_ir, job.own_functions)
@@ -241,7 +243,7 @@ def _emit(llvm_ir: str, job: _Job) -> tuple[bytes, float, float]:
     return machine.emit_object(optimized), optimized_at - start, time.perf_counter() - optimized_at
 
 
-def _emit_in_child(llvm_ir: str, job: _Job) -> tuple[bytes, float, float]:
+def _emit_in_child(llvm_ir: str, job: PartitionJob) -> tuple[bytes, float, float]:
     """`_emit` in a forked child (here, where there is no fork). llvmlite 0.50 never frees what LLVM's pass
     instrumentation keeps of an optimisation (a pass builder's `PassInstrumentationCallbacks`, and the callbacks each
     run adds to them): about 70 KB a module, which a process compiling model after model piled up (issue #54: 160 KB

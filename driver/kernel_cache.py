@@ -41,11 +41,11 @@ from minimlc.driver.codegen import (
     MIN_OPS_PER_PARTITION,
     CompiledPartition,
     Optimizer,
-    _compile,
-    _defined_functions,
-    _Job,
-    _reference_groups,
+    PartitionJob,
+    compile_partition,
+    defined_functions,
     op_count,
+    reference_groups,
 )
 from minimlc.lowering.abi import ENTRY_ATTR
 from minimlc.lowering.target import Target
@@ -102,9 +102,9 @@ def compile_with_kernel_cache(
     """`codegen.compile_partitions` through the kernel cache: `module` (at the `program` stage, `cacheable`) has its
     kernel groups renamed to their keys (`context` is hashed into each), hits loaded, misses compiled (and stored)
     one object each, the entry in the first partition. `module` is consumed."""
-    functions = {f.sym_name.data: f for f in _defined_functions(module)}
+    functions = {f.sym_name.data: f for f in defined_functions(module)}
     entry_names = {name for name, f in functions.items() if ENTRY_ATTR in f.attributes}
-    groups = [sorted(g, key=list(functions).index) for g in _reference_groups(module, entry_names)]
+    groups = [sorted(g, key=list(functions).index) for g in reference_groups(module, entry_names)]
     entry_group = {name for group in groups if set(group) & entry_names for name in group}
     renames: dict[str, str] = {}
     unique: dict[str, list[str]] = {}  # key -> the group's new names
@@ -125,9 +125,9 @@ def compile_with_kernel_cache(
             loaded.append(hit)
         else:
             missed.append((key, set(names)))
-    for function in _defined_functions(module):
+    for function in defined_functions(module):
         function.sym_visibility = None  # called from other objects
-    job = _Job(passes, optimize, frozenset(f.sym_name.data for f in _defined_functions(module)))
+    job = PartitionJob(passes, optimize, frozenset(f.sym_name.data for f in defined_functions(module)))
     compiled = _compile_shares(module, job, entry_group, missed, jobs)
     for (key, names), partition in zip(missed, compiled[1:], strict=True):
         _store(kernel_dir() / (key + SUFFIX), key, sorted(names), partition, target)
@@ -153,7 +153,7 @@ def _group_key(module: ModuleOp, group: list[func.FuncOp], context: str) -> str:
 
 
 def _references(op: Operation) -> list[str]:
-    """The symbols `op`'s properties and attributes name (top level, as `codegen._reference_groups` reads them)."""
+    """The symbols `op`'s properties and attributes name (top level, as `codegen.reference_groups` reads them)."""
     values = (*op.properties.values(), *op.attributes.values())
     return [value.root_reference.data for value in values if isinstance(value, SymbolRefAttr)]
 
@@ -170,13 +170,13 @@ def _rename_symbols(module: ModuleOp, renames: dict[str, str]) -> None:
 
 
 def _compile_shares(
-    module: ModuleOp, job: _Job, entry_group: set[str], missed: list[tuple[str, set[str]]], jobs: int | None
+    module: ModuleOp, job: PartitionJob, entry_group: set[str], missed: list[tuple[str, set[str]]], jobs: int | None
 ) -> list[CompiledPartition]:
     """The entry's partition (compiled here, its LLVM part in a child), then one per missed group, each compiled
     alone, in as many forked children as `codegen.compile_partitions` would make partitions (at most `jobs`; shares
     balanced by op count). One fork per share, not per group: forking this process costs tens of milliseconds, as
     much as compiling a small kernel; the entry alone is lighter than a share, so it runs beside them."""
-    costs = {f.sym_name.data: op_count(f) for f in _defined_functions(module)}
+    costs = {f.sym_name.data: op_count(f) for f in defined_functions(module)}
     cost = [sum(costs[name] for name in names) for _, names in missed]
     entry_cost = sum(costs.get(name, 0) for name in entry_group) * ENTRY_COST_FACTOR
     count = min(compile_jobs() if jobs is None else jobs, max(1, (entry_cost + sum(cost)) // MIN_OPS_PER_PARTITION))
@@ -189,8 +189,8 @@ def _compile_shares(
 
     def compile_share(share: list[int] | None) -> list[tuple[int, CompiledPartition]]:
         if share is None:
-            return [(-1, _compile(_module_of(module, entry_group), job, with_entry=True, here=True))]
-        return [(i, _compile(_module_of(module, missed[i][1]), job)) for i in share]
+            return [(-1, compile_partition(_module_of(module, entry_group), job, with_entry=True, here=True))]
+        return [(i, compile_partition(_module_of(module, missed[i][1]), job)) for i in share]
 
     by_index = dict(pair for done in fork_map(compile_share, [None, *shares], _describe) for pair in done)
     return [by_index[-1], *(by_index[i] for i in range(len(missed)))]
