@@ -62,7 +62,11 @@ def run_worker(args: argparse.Namespace) -> int:
         f"{args.ray_address}",
         flush=True,
     )
-    folder = tempfile.mkdtemp(prefix="mlcw")  # the node's sockets and logs: two nodes on one host cannot share them
+    # The node's sockets and logs: two nodes on one host cannot share them; the folder of the first core this worker
+    # holds is its own (a worker killed before it could clean up leaves one folder per core, not one per run).
+    folder = os.path.join(tempfile.gettempdir(), f"mlcw-cpu{cores[0]}")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
     try:
         return _ray_node(args.ray_address, target_resource(args.target_key), len(cores), folder)
     finally:
