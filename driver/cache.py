@@ -137,15 +137,15 @@ def compile_cached(
     return compiled
 
 
-def entries() -> list[Path]:
-    """The cache's entries."""
-    directory = cache_dir()
-    return sorted(directory.glob(f"*{SUFFIX}")) if directory.is_dir() else []
+def entries(directory: Path | None = None, suffix: str = SUFFIX) -> list[Path]:
+    """The cache's entries: the files ending in `suffix` in `directory` (default: the whole-model entries)."""
+    directory = cache_dir() if directory is None else directory
+    return sorted(directory.glob(f"*{suffix}")) if directory.is_dir() else []
 
 
-def clear() -> int:
-    """Remove every entry; returns how many there were."""
-    removed = entries()
+def clear(directory: Path | None = None, suffix: str = SUFFIX) -> int:
+    """Remove every entry `entries(directory, suffix)` lists; returns how many there were."""
+    removed = entries(directory, suffix)
     for path in removed:
         path.unlink(missing_ok=True)
     return len(removed)

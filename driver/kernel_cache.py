@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
+from minimlc.driver import cache
 from minimlc.driver.cache import cache_dir
 from minimlc.driver.codegen import (
     ENTRY_COST_FACTOR,
@@ -73,16 +74,12 @@ def kernel_dir() -> Path:
 
 def entries() -> list[Path]:
     """The kernel cache's entries."""
-    directory = kernel_dir()
-    return sorted(directory.glob(f"*{SUFFIX}")) if directory.is_dir() else []
+    return cache.entries(kernel_dir(), SUFFIX)
 
 
 def clear() -> int:
     """Remove every kernel entry; returns how many there were."""
-    removed = entries()
-    for path in removed:
-        path.unlink(missing_ok=True)
-    return len(removed)
+    return cache.clear(kernel_dir(), SUFFIX)
 
 
 def cacheable(module: ModuleOp) -> bool:
