@@ -129,10 +129,17 @@ def tune_command(model: Path, db: Path, address: str, trials: int) -> list[str]:
     ]  # fmt: skip
 
 
-def records_when(db: Path, count: int, process: subprocess.Popen[Any], limit: float = 90.0) -> list[str]:
-    """The database's lines once it holds `count` (the tuning still running)."""
+def records_when(
+    db: Path, count: int, process: subprocess.Popen[Any], log: Path | None = None, limit: float = 90.0
+) -> list[str]:
+    """The database's lines once it holds `count` (the tuning still running) and, with the tuner's `log`, both
+    workers have timed a candidate: which worker Ray hands the first candidates is not the test's to choose."""
     deadline = time.monotonic() + limit
-    while not db.exists() or len(db.read_text().splitlines()) < count:
+    while (
+        not db.exists()
+        or len(db.read_text().splitlines()) < count
+        or (log is not None and len(timed_by(log.read_text())) < 2)
+    ):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.1)
@@ -144,7 +151,7 @@ def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(clust
     model, db, log = matmul_model(tmp_path / "matmul.onnx"), tmp_path / "ray.jsonl", tmp_path / "tune.log"
     with log.open("w") as out:
         tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=out, stderr=subprocess.STDOUT)
-    finished = records_when(db, 6, tuner)
+    finished = records_when(db, 6, tuner, log)
     cluster.kill("worker1")
     assert tuner.wait(timeout=150) == 0, log.read_text()
     text = log.read_text()
