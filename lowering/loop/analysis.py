@@ -82,6 +82,46 @@ def nested_ops(root: Operation, kind: type[OpT]) -> list[OpT]:
     return found
 
 
+def walk_ops(root: Operation) -> list[Operation]:
+    """`root` and every op inside it, in program order (an op before the ops nested in it): `root.walk()` as a
+    list, built without xDSL's generator per nesting level (schedules and their checks walk kernels often)."""
+    found: list[Operation] = [root]
+
+    def visit(op: Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    found.append(inner)
+                    if inner.regions:
+                        visit(inner)
+
+    visit(root)
+    return found
+
+
+OpKinds = type[Operation] | tuple[type[Operation], ...]
+
+
+def ops_by_kind(root: Operation, kinds: Iterable[OpKinds]) -> dict[OpKinds, list[Operation]]:
+    """The ops inside `root` of each of `kinds` (a class, exactly, or a tuple of classes sharing one list), each
+    list in program order: one walk for a pass that rewrites several kinds of op, where a walk per kind made it
+    several times slower."""
+    lists: dict[OpKinds, list[Operation]] = {kind: [] for kind in kinds}
+    found = {cls: ops for kind, ops in lists.items() for cls in (kind if isinstance(kind, tuple) else (kind,))}
+
+    def visit(op: Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    if (ops := found.get(type(inner))) is not None:
+                        ops.append(inner)
+                    if inner.regions:
+                        visit(inner)
+
+    visit(root)
+    return lists
+
+
 def loops_of(root: Operation) -> list[loop.ForOp]:
     """Every `loop.for` under `root` (and `root` itself if it is one), outermost first, in program order (schedules
     ask this of a kernel after every step: with xDSL's `walk` it was a fifth of DenseNet-121's `default-schedule`)."""

@@ -25,7 +25,7 @@ from xdsl.ir import SSAValue
 from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import Affine, sparse_form
+from minimlc.lowering.loop.analysis import Affine, sparse_form, walk_ops
 
 
 class Pattern(IntEnum):
@@ -40,7 +40,7 @@ class Pattern(IntEnum):
 def kernel_pattern(kernel: func.FuncOp) -> Pattern:
     """The pattern of a kernel `(inputs..., out, extents...)` (see the module docstring)."""
     *inputs, out = [arg for arg in kernel.body.block.args if not is_extent(arg)]
-    ops = list(kernel.walk())
+    ops = list(walk_ops(kernel))
     reduces = any(isinstance(op, loop.AllocOp) and op.scope.data == "local" for op in ops) or any(
         isinstance(op, memref.LoadOp) and _parameter(op.memref) is out for op in ops
     )

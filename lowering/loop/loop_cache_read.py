@@ -54,6 +54,7 @@ from minimlc.lowering.loop.analysis import (
     loop_of,
     new_loop,
     sparse_form,
+    walk_ops,
 )
 
 CACHE_READ_MAX_BYTES = 1 << 20
@@ -86,7 +87,7 @@ class LoopCacheReadPass(ModulePass):
         assert isinstance(source_type, MemRefType)
         if any(isinstance(use.operation, memref.StoreOp) for use in source.uses):
             raise self.fail("the kernel writes it: a copy would go stale")
-        loads = [a for a in target.walk() if isinstance(a, memref.LoadOp) and a.memref is source]
+        loads = [a for a in walk_ops(target) if isinstance(a, memref.LoadOp) and a.memref is source]
         if not loads:
             raise self.fail("the loop does not read it")
         forms = [self.index_forms(load) for load in loads]

@@ -57,6 +57,7 @@ from minimlc.lowering.loop.analysis import (
     new_loop,
     stores_apart,
     top_level,
+    walk_ops,
     writes_each_element_once,
 )
 
@@ -93,14 +94,14 @@ class LoopCacheWritePass(ModulePass):
         if self.fill and self.accumulate:
             raise self.fail("fill=true starts the tile at the output's fill; accumulate=true at zero: choose one")
         body = target.body.block
-        written = {store.memref for store in target.walk() if isinstance(store, memref.StoreOp)}
+        written = {store.memref for store in walk_ops(target) if isinstance(store, memref.StoreOp)}
         if len(written) != 1:
             raise self.fail(f"its body must write exactly one buffer, not {len(written)}")
         (buffer,) = written
         buffer_type = buffer.type
         assert isinstance(buffer_type, MemRefType)
         inner_ivs = {lp.induction_var for lp in loops_of(target) if lp is not target}
-        accesses = [a for a in target.walk() if isinstance(a, _Access) and a.memref is buffer]
+        accesses = [a for a in walk_ops(target) if isinstance(a, _Access) and a.memref is buffer]
         self.check_static_tile(kernel, target, accesses)
         opaque = target.body.block if _has_dynamic_loop(kernel) else None
         outer_parts, inner_parts = self.split_indices(accesses, inner_ivs, opaque)
@@ -139,7 +140,12 @@ class LoopCacheWritePass(ModulePass):
             self.remove_fill(kernel, target, buffer, fill_nest)
 
     def staged(
-        self, kernel: func.FuncOp, tile: loop.AllocOp, tile_type: MemRefType, copies: _Copies, start: Builder,
+        self,
+        kernel: func.FuncOp,
+        tile: loop.AllocOp,
+        tile_type: MemRefType,
+        copies: _Copies,
+        start: Builder,
         end: Builder,
     ) -> None:
         """The vector dimension is not the buffer's innermost: copy through a staging tile in memory, so that the
@@ -166,7 +172,7 @@ class LoopCacheWritePass(ModulePass):
         while before is not None:
             if isinstance(before, loop.ForOp) and (store := _fill_store(before, buffer, block)) is not None:
                 return before, store.value.owner.value  # type: ignore[union-attr]
-            if any(isinstance(op, memref.LoadOp) and op.memref is buffer for op in before.walk()):
+            if any(isinstance(op, memref.LoadOp) and op.memref is buffer for op in walk_ops(before)):
                 break
             before = before.prev_op
         raise self.fail("fill=true needs a nest before it to fill the whole output with a constant")
@@ -179,7 +185,7 @@ class LoopCacheWritePass(ModulePass):
         block = kernel.body.block
         nest = top_level(target, block)
         assert nest is not None
-        (write_back,) = [op for op in target.walk() if isinstance(op, memref.StoreOp) and op.memref is buffer]
+        (write_back,) = [op for op in walk_ops(target) if isinstance(op, memref.StoreOp) and op.memref is buffer]
         dynamic = _has_dynamic_loop(kernel)
         if not (
             cache_write_coverage.writes_once(write_back, block)
@@ -196,7 +202,7 @@ class LoopCacheWritePass(ModulePass):
         since: list[Operation] = []
         op = fill.next_op
         while op is not None and op is not nest.next_op:
-            since += [a for a in op.walk() if isinstance(a, _Access) and a.memref is buffer]
+            since += [a for a in walk_ops(op) if isinstance(a, _Access) and a.memref is buffer]
             op = op.next_op
         stores = [a for a in since if isinstance(a, memref.StoreOp)]
         apart = (lambda a, b: cache_write_coverage.stores_apart(a, b, block)) if dynamic else stores_apart
@@ -259,7 +265,6 @@ class LoopCacheWritePass(ModulePass):
         return owner.kind.data
 
 
-
 def _with_fixed_terms(value: SSAValue, body: Block) -> Affine | None:
     """`affine_form` of `value`, where a value defined outside `body` that is not affine (a remainder loop's run-time
     start `%main`) is a term of its own, so that `%main + r` is `{%main: 1, r: 1}`."""
@@ -285,14 +290,14 @@ def _fill_store(nest: loop.ForOp, buffer: SSAValue, dynamic: Block | None) -> me
     """A store of `nest` if the nest stores one constant to every element of `buffer` once and does nothing else.
     With `dynamic` (the kernel's body, whose loops run run-time trip counts) the nest may store it from several
     stores (a split's main part and remainder: `i_init_o { i_init_i }`, `i_init_t`)."""
-    stores = [op for op in nest.walk() if isinstance(op, memref.StoreOp)]
+    stores = [op for op in walk_ops(nest) if isinstance(op, memref.StoreOp)]
     constants = [store.value.owner for store in stores]
     if (
         (len(stores) == 1 or (dynamic is not None and stores))
         and all(store.memref is buffer for store in stores)
         and all(isinstance(constant, arith.ConstantOp) for constant in constants)
         and len({constant.value for constant in constants}) == 1  # type: ignore[union-attr]
-        and not any(isinstance(op, memref.LoadOp) for op in nest.walk())
+        and not any(isinstance(op, memref.LoadOp) for op in walk_ops(nest))
         and (
             cache_write_coverage.cover_each_element_once(stores, dynamic)
             if dynamic is not None

@@ -34,7 +34,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, find_kernel, find_loop
+from minimlc.lowering.loop.analysis import affine_form, find_kernel, find_loop, walk_ops
 from minimlc.lowering.loop.loop_fuse import describe_bounds, loop_bounds
 
 _Access = memref.LoadOp | memref.StoreOp
@@ -43,7 +43,7 @@ _Access = memref.LoadOp | memref.StoreOp
 def _exact_dims(root: Operation, buffer: SSAValue, iv: SSAValue) -> set[int]:
     """The dimensions of `buffer` that every access under `root` indexes by exactly `iv`."""
     dims: set[int] | None = None
-    for access in root.walk():
+    for access in walk_ops(root):
         if isinstance(access, _Access) and access.memref is buffer:
             exact = {d for d, index in enumerate(access.indices) if affine_form(index) == {iv: 1}}
             dims = exact if dims is None else dims & exact
@@ -51,13 +51,13 @@ def _exact_dims(root: Operation, buffer: SSAValue, iv: SSAValue) -> set[int]:
 
 
 def _access_count(root: Operation, buffer: SSAValue) -> int:
-    return sum(1 for access in root.walk() if isinstance(access, _Access) and access.memref is buffer)
+    return sum(1 for access in walk_ops(root) if isinstance(access, _Access) and access.memref is buffer)
 
 
 def _buffers(root: Operation) -> dict[SSAValue, bool]:
     """The buffers accessed under `root`, each with whether it is written there."""
     result: dict[SSAValue, bool] = {}
-    for access in root.walk():
+    for access in walk_ops(root):
         if isinstance(access, _Access):
             result[access.memref] = result.get(access.memref, False) or isinstance(access, memref.StoreOp)
     return result

@@ -31,11 +31,11 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import check_new_names, find_kernel, is_movable, loops_of
+from minimlc.lowering.loop.analysis import check_new_names, find_kernel, is_movable, loops_of, walk_ops
 
 
 def _accumulator(kernel: func.FuncOp, pass_name: str) -> loop.AllocOp:
-    for op in kernel.walk():
+    for op in walk_ops(kernel):
         if isinstance(op, loop.AllocOp) and op.scope.data == "local":
             memref_type = op.result.type
             if isinstance(memref_type, MemRefType) and not memref_type.get_shape():
@@ -46,12 +46,10 @@ def _accumulator(kernel: func.FuncOp, pass_name: str) -> loop.AllocOp:
 def decompose_reduction(kernel: func.FuncOp, pass_name: str) -> None:
     """Rewrite the kernel's scalar-accumulator reduction into an init nest and an in-place update nest."""
     acc = _accumulator(kernel, pass_name).result
-    init_store = next(op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is acc)
+    init_store = next(op for op in walk_ops(kernel) if isinstance(op, memref.StoreOp) and op.memref is acc)
     block = init_store.parent_block()
     assert block is not None
-    final_load = next(
-        (op for op in block.ops if isinstance(op, memref.LoadOp) and op.memref is acc), None
-    )
+    final_load = next((op for op in block.ops if isinstance(op, memref.LoadOp) and op.memref is acc), None)
     final_store = final_load.next_op if final_load is not None else None
     outermost = block.parent_op()
     if (
@@ -69,11 +67,12 @@ def decompose_reduction(kernel: func.FuncOp, pass_name: str) -> None:
     check_new_names(kernel, pass_name, [f"{lp.loop_name.data}_init" for lp in loops_of(outermost)])
 
     init_nest = outermost.clone()
-    mapping: dict[Operation, Operation] = dict(zip(outermost.walk(), init_nest.walk()))
+    mapping: dict[Operation, Operation] = dict(zip(walk_ops(outermost), walk_ops(init_nest)))
     reduction_loops = [op for op in block.ops if isinstance(op, loop.ForOp)]
     cloned_store = mapping[final_store]
     cloned_init = mapping[init_store]
-    assert isinstance(cloned_store, memref.StoreOp) and isinstance(cloned_init, memref.StoreOp)
+    assert isinstance(cloned_store, memref.StoreOp)
+    assert isinstance(cloned_init, memref.StoreOp)
     cloned_store.operands[0] = cloned_init.value
     for op in [*reduction_loops, final_load, init_store]:
         mapping[op].detach()
@@ -109,6 +108,7 @@ def decompose_reduction(kernel: func.FuncOp, pass_name: str) -> None:
         if is_movable(op) and not any(result.uses for result in op.results):
             op.detach()
             op.erase()
+
 
 @dataclass(frozen=True)
 class LoopDecomposeReductionPass(ModulePass):

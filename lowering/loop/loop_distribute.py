@@ -49,7 +49,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import Affine, affine_form, find_kernel, find_loop
+from minimlc.lowering.loop.analysis import Affine, affine_form, find_kernel, find_loop, walk_ops
 
 
 def _inside(target: loop.ForOp, value: SSAValue) -> bool:
@@ -77,7 +77,7 @@ class _Uses:
 
 def _uses(target: loop.ForOp, nest: loop.ForOp) -> dict[SSAValue, _Uses]:
     found: dict[SSAValue, _Uses] = {}
-    for access in nest.walk():
+    for access in walk_ops(nest):
         if not isinstance(access, memref.LoadOp | memref.StoreOp):
             continue
         forms = [_form(target, index) for index in access.indices]
@@ -154,7 +154,7 @@ def _copy(target: loop.ForOp, nest: loop.ForOp, name: str) -> loop.ForOp:
     """A copy of `target` holding `nest` and the body's computations it uses."""
     body = target.body.block
     needed: set[Operation] = set()
-    pending = [value for inner in nest.walk() for value in inner.operands]
+    pending = [value for inner in walk_ops(nest) for value in inner.operands]
     while pending:
         value = pending.pop()
         owner = value.owner

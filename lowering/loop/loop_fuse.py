@@ -26,7 +26,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, find_kernel, find_loop
+from minimlc.lowering.loop.analysis import affine_form, find_kernel, find_loop, walk_ops
 
 _Access = memref.LoadOp | memref.StoreOp
 
@@ -35,7 +35,7 @@ def _accesses(target: loop.ForOp) -> dict[SSAValue, tuple[set[int], bool]]:
     """Per buffer `target` accesses: the dimensions that every access indexes by exactly the loop index, and
     whether the loop writes the buffer."""
     result: dict[SSAValue, tuple[set[int], bool]] = {}
-    for access in target.walk():
+    for access in walk_ops(target):
         if not isinstance(access, _Access):
             continue
         exact = {d for d, index in enumerate(access.indices) if affine_form(index) == {target.induction_var: 1}}
@@ -69,7 +69,9 @@ class LoopFusePass(ModulePass):
     second: str
 
     def fail(self, reason: str) -> DiagnosticException:
-        return DiagnosticException(f"{self.name}: cannot fuse '{self.second}' into '{self.first}' of '{self.kernel}': {reason}")
+        return DiagnosticException(
+            f"{self.name}: cannot fuse '{self.second}' into '{self.first}' of '{self.kernel}': {reason}"
+        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernel = find_kernel(op, self.name, self.kernel)

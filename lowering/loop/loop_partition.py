@@ -22,6 +22,7 @@ renamed `<name>_in_<piece>` so that names stay unique.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -34,7 +35,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, loops_of
+from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, loops_of, walk_ops
 
 Range = tuple[int, int]
 """The smallest and largest value an index takes."""
@@ -63,13 +64,13 @@ def partition_loop(
     lower, step = target.lower.value.data, target.step.value.data
     upper = target.upper.value.data
     bounds = [lower, *points, upper]
-    if any(a >= b for a, b in zip(bounds, bounds[1:])) or any((p - lower) % step for p in points):
+    if any(a >= b for a, b in itertools.pairwise(bounds)) or any((p - lower) % step for p in points):
         raise DiagnosticException(
             f"{pass_name}: points {', '.join(map(str, points))} are not increasing steps strictly inside loop "
             f"'{name}' ({lower} to {upper} step {step}) of kernel '{kernel.sym_name.data}'"
         )
     pieces: list[loop.ForOp] = []
-    for number, (start, end) in enumerate(zip(bounds, bounds[1:])):
+    for number, (start, end) in enumerate(itertools.pairwise(bounds)):
         piece = target.clone()
         piece_name = f"{name}_p{number}"
         renamed = {lp: f"{lp.loop_name.data}_in_{piece_name}" for lp in loops_of(piece) if lp is not piece}
@@ -100,13 +101,13 @@ def _fold_decided(piece: loop.ForOp) -> None:
         if isinstance(parent, loop.ForOp) and not parent.is_dynamic:
             ranges[parent.induction_var] = _loop_range(parent)
         parent = parent.parent_op()
-    for op in list(piece.walk()):
+    for op in list(walk_ops(piece)):
         if isinstance(op, loop.ForOp):
             if not op.is_dynamic:  # a run-time trip count: its index has no known range, nothing is decided by it
                 ranges[op.induction_var] = _loop_range(op)
         else:
             _fold(op, ranges)
-    for op in reversed(list(piece.walk())):
+    for op in reversed(list(walk_ops(piece))):
         if op is not piece and all(not r.uses for r in op.results) and op.results:
             if isinstance(op, memref.LoadOp) or is_side_effect_free(op):
                 Rewriter.erase_op(op)

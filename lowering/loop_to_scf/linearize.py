@@ -25,21 +25,23 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
+from minimlc.lowering.loop.analysis import ops_by_kind
 from minimlc.lowering.loop.extents import extents_of, needs_linear_index
 
+_ACCESSES = (memref.LoadOp, memref.StoreOp, vector.LoadOp, vector.StoreOp, loop.PrefetchOp)
 _Access = memref.LoadOp | memref.StoreOp | vector.LoadOp | vector.StoreOp | loop.PrefetchOp
 
 
 def linearize_dynamic_accesses(module: ModuleOp) -> None:
     """Rewrite every access to a buffer with an inner `?` under `module` as a 1-D access, then drop `loop.extents`."""
+    found = ops_by_kind(module, (_ACCESSES, loop.ExtentsOp))
     views: dict[SSAValue, SSAValue] = {}
-    for op in list(module.walk()):
-        if isinstance(op, _Access) and needs_linear_index(_buffer(op)):
+    for op in found[_ACCESSES]:
+        if needs_linear_index(_buffer(op)):
             _linearize(op, views)
-    for op in list(module.walk()):
-        if isinstance(op, loop.ExtentsOp):
-            op.result.replace_all_uses_with(op.source)
-            Rewriter.erase_op(op)
+    for op in found[loop.ExtentsOp]:
+        op.result.replace_all_uses_with(op.source)
+        Rewriter.erase_op(op)
 
 
 def _buffer(op: _Access) -> SSAValue:

@@ -42,63 +42,45 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import ENTRY_ATTR, EXTERN_STATUS_ATTR, EXTERNS_ATTR, INIT_ATTR, WEIGHTS_ATTR, init_name
+from minimlc.lowering.loop.analysis import ops_by_kind
 from minimlc.lowering.loop.expand import expand_loops
 from minimlc.lowering.loop_to_scf.linearize import linearize_dynamic_accesses
 
 
-class ForLowering(RewritePattern):
+def lower_for(op: loop.ForOp) -> None:
     """`loop.for` -> `scf.for` with constant bounds, or to its run-time upper bound operand."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: loop.ForOp, rewriter: PatternRewriter) -> None:
-        static = (op.lower, op.step) if op.is_dynamic else (op.lower, op.upper, op.step)
-        constants = [arith.ConstantOp(IntegerAttr(attr.value.data, IndexType())) for attr in static]
-        bounds: list[SSAValue] = [constant.result for constant in constants]
-        if op.dynamic_upper is not None:
-            bounds.insert(1, op.dynamic_upper)
-        body = op.body.detach_block(0)
-        body.add_op(scf.YieldOp())
-        for_op = scf.ForOp(*bounds, [], body)
-        rewriter.replace(op, [*constants, for_op], [])
+    static = (op.lower, op.step) if op.is_dynamic else (op.lower, op.upper, op.step)
+    constants = [arith.ConstantOp(IntegerAttr(attr.value.data, IndexType())) for attr in static]
+    bounds: list[SSAValue] = [constant.result for constant in constants]
+    if op.dynamic_upper is not None:
+        bounds.insert(1, op.dynamic_upper)
+    body = op.body.detach_block(0)
+    body.add_op(scf.YieldOp())
+    Rewriter.replace_op(op, [*constants, scf.ForOp(*bounds, [], body)])
 
 
-class AllocLowering(RewritePattern):
-    """`loop.alloc` -> `memref.alloca` (local) or `memref.alloc` (with the same run-time sizes) + `memref.dealloc` at
-    every return (global)."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: loop.AllocOp, rewriter: PatternRewriter) -> None:
-        if op.scope.data == "local":
-            memref_type = op.result.type
-            rewriter.replace(op, memref.AllocaOp.get(memref_type.element_type, 64, memref_type.get_shape()))
-            return
-        alloc = memref.AllocOp(list(op.dynamic_sizes), [], op.result.type, IntegerAttr(64, 64))
-        rewriter.replace(op, alloc)
-        function = alloc.parent_op()
-        while function is not None and not isinstance(function, func.FuncOp):
-            function = function.parent_op()
-        assert function is not None, "loop.alloc outside a function"
-        for block in function.body.blocks:
-            if isinstance(block.last_op, func.ReturnOp):
-                rewriter.insert(memref.DeallocOp.get(alloc), InsertPoint.before(block.last_op))
+def lower_alloc(op: loop.AllocOp, returns: list[func.ReturnOp]) -> None:
+    """`loop.alloc` -> `memref.alloca` (local) or `memref.alloc` (with the same run-time sizes) + `memref.dealloc`
+    before each of `returns`, its function's (global)."""
+    if op.scope.data == "local":
+        memref_type = op.result.type
+        Rewriter.replace_op(op, memref.AllocaOp.get(memref_type.element_type, 64, memref_type.get_shape()))
+        return
+    alloc = memref.AllocOp(list(op.dynamic_sizes), [], op.result.type, IntegerAttr(64, 64))
+    Rewriter.replace_op(op, alloc)
+    for ret in returns:
+        Rewriter.insert_op(memref.DeallocOp.get(alloc), InsertPoint.before(ret))
 
 
-def bind_externs_as_parameters(function: func.FuncOp) -> None:
-    """Give each `loop.call_extern` of `function` a trailing `!llvm.ptr` parameter, the external function's address,
-    and one more for the run's status word; record the calls in `minimlc.externs` (the runtime binds each address by
-    name) and the status parameter in `minimlc.extern_status`."""
-    calls = [op for op in function.walk() if isinstance(op, loop.CallExternOp) and op.function is None]
+def bind_externs_as_parameters(function: func.FuncOp, calls: list[loop.CallExternOp]) -> None:
+    """Give each of `calls` (the `loop.call_extern`s of `function` without a function operand) a trailing
+    `!llvm.ptr` parameter, the external function's address, and one more for the run's status word; record the calls
+    in `minimlc.externs` (the runtime binds each address by name) and the status parameter in
+    `minimlc.extern_status`."""
     if not calls:
         return
     entry = function.body.block
@@ -130,12 +112,13 @@ def bind_externs_as_parameters(function: func.FuncOp) -> None:
     function.attributes[EXTERN_STATUS_ATTR] = IntegerAttr(len(entry.args) - 1, i64)
 
 
-def bind_weights_as_parameters(function: func.FuncOp) -> None:
-    """Turn each distinct `loop.weight` of `function` into a trailing parameter and record the names."""
+def bind_weights_as_parameters(function: func.FuncOp, weights: list[loop.WeightOp]) -> None:
+    """Turn each distinct one of `weights`, the `loop.weight`s of `function`, into a trailing parameter and record the
+    names."""
     entry = function.body.block
     names: list[str] = []
     params: dict[str, BlockArgument] = {}
-    for weight in [op for op in function.walk() if isinstance(op, loop.WeightOp)]:
+    for weight in weights:
         name = weight.weight_name.data
         if name not in params:
             param = entry.insert_arg(weight.result.type, len(entry.args))
@@ -156,9 +139,9 @@ def bind_weights_as_parameters(function: func.FuncOp) -> None:
     function.attributes[WEIGHTS_ATTR] = ArrayAttr([StringAttr(name) for name in names])
 
 
-def bind_precomputed_as_parameters(function: func.FuncOp) -> func.FuncOp | None:
-    """Turn each `loop.precompute` of `function` into a trailing parameter; returns the init function, if any."""
-    precomputes = [op for op in function.walk() if isinstance(op, loop.PrecomputeOp)]
+def bind_precomputed_as_parameters(function: func.FuncOp, precomputes: list[loop.PrecomputeOp]) -> func.FuncOp | None:
+    """Turn each of `precomputes`, the `loop.precompute`s of `function`, into a trailing parameter; returns the init
+    function, if any."""
     if not precomputes:
         return None
     entry = function.body.block
@@ -187,6 +170,10 @@ def bind_precomputed_as_parameters(function: func.FuncOp) -> func.FuncOp | None:
     return init
 
 
+_COLLECTED = (loop.CallExternOp, loop.WeightOp, loop.PrecomputeOp, loop.ForOp, loop.AllocOp)
+"""What `loop-to-scf` rewrites in each function, collected in one walk."""
+
+
 @dataclass(frozen=True)
 class LoopToScfPass(ModulePass):
     """Lower loop.for/alloc/weight to scf, memref and function parameters."""
@@ -197,12 +184,15 @@ class LoopToScfPass(ModulePass):
         expand_loops(op)
         linearize_dynamic_accesses(op)
         for function in list(op.ops):
-            if isinstance(function, func.FuncOp) and function.body.blocks:
-                bind_externs_as_parameters(function)
-                bind_weights_as_parameters(function)
-                if (init := bind_precomputed_as_parameters(function)) is not None:
-                    op.body.block.add_op(init)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier([ForLowering(), AllocLowering()], dce_enabled=False),
-            apply_recursively=True,
-        ).rewrite_module(op)
+            if not isinstance(function, func.FuncOp) or not function.body.blocks:
+                continue
+            found = ops_by_kind(function, _COLLECTED)
+            bind_externs_as_parameters(function, [c for c in found[loop.CallExternOp] if c.function is None])
+            bind_weights_as_parameters(function, found[loop.WeightOp])
+            if (init := bind_precomputed_as_parameters(function, found[loop.PrecomputeOp])) is not None:
+                op.body.block.add_op(init)
+            for for_op in found[loop.ForOp]:
+                lower_for(for_op)
+            returns = [block.last_op for block in function.body.blocks if isinstance(block.last_op, func.ReturnOp)]
+            for alloc in found[loop.AllocOp]:
+                lower_alloc(alloc, returns)

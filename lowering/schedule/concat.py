@@ -18,6 +18,7 @@ default one vector width.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
@@ -25,7 +26,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import loops_of
+from minimlc.lowering.loop.analysis import loops_of, walk_ops
 from minimlc.lowering.schedule.space import Config, Knob, Space
 from minimlc.lowering.target import Target
 
@@ -92,14 +93,14 @@ class ConcatRule:
     name: str = "concat"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> ConcatWorkload | None:
-        if any(isinstance(op, loop.AllocOp) for op in kernel.walk()):
+        if any(isinstance(op, loop.AllocOp) for op in walk_ops(kernel)):
             return None
         innermost = loops_of(kernel)[-1]
         points = _boundaries(innermost)
         if not points or innermost.step.value.data != 1:
             return None
         bounds = [innermost.lower.value.data, *points, innermost.upper.value.data]
-        pieces = tuple(b - a for a, b in zip(bounds, bounds[1:]))
+        pieces = tuple(b - a for a, b in itertools.pairwise(bounds))
         return ConcatWorkload(kernel.sym_name.data, innermost.loop_name.data, points, pieces)
 
     def space(self, workload: ConcatWorkload, target: Target) -> Space:

@@ -41,7 +41,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import loops_of
+from minimlc.lowering.loop.analysis import loops_of, walk_ops
 from minimlc.lowering.loop.loop_split import in_tail, tail_name
 from minimlc.lowering.schedule.conv_batch import BatchedWorkload, batched_steps, batched_workload
 from minimlc.lowering.schedule.elementwise import vector_steps
@@ -132,7 +132,7 @@ class DynamicRule:
         if (batched := batched_workload(module, kernel, target)) is not None:
             return batched
         name = kernel.sym_name.data
-        if accumulator_of(kernel) is None and not any(isinstance(op, loop.AllocOp) for op in kernel.walk()):
+        if accumulator_of(kernel) is None and not any(isinstance(op, loop.AllocOp) for op in walk_ops(kernel)):
             innermost = loops_of(kernel)[-1]
             if unit_stride(innermost):
                 trip = None if innermost.is_dynamic else innermost.trip_count
@@ -352,7 +352,7 @@ def _reduction(kernel: func.FuncOp) -> DynamicReduction | None:
     chain = chain[1:]
     if not chain or len(chain) != len(reductions) or len(loops_of(chain[-1])) > 1 or not unit_stride(output):
         return None
-    stores = [op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is not accumulator.result]
+    stores = [op for op in walk_ops(kernel) if isinstance(op, memref.StoreOp) and op.memref is not accumulator.result]
     if len(stores) != 1 or not stores[0].indices or stores[0].indices[-1] is not output.induction_var:
         return None
     return DynamicReduction(

@@ -20,7 +20,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import loops_of
+from minimlc.lowering.loop.analysis import loops_of, walk_ops
 from minimlc.lowering.schedule.kernel_analysis import unit_stride
 from minimlc.lowering.schedule.space import Config, Knob, Space
 from minimlc.lowering.target import Target
@@ -42,7 +42,7 @@ class ElementwiseRule:
     name: str = "elementwise"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> ElementwiseWorkload | None:
-        if any(isinstance(op, loop.AllocOp) for op in kernel.walk()):
+        if any(isinstance(op, loop.AllocOp) for op in walk_ops(kernel)):
             return None
         innermost = loops_of(kernel)[-1]
         if not unit_stride(innermost):

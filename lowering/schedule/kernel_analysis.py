@@ -16,7 +16,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, call_sites, is_bool_buffer, loops_of, without_unit_tail
+from minimlc.lowering.loop.analysis import (
+    affine_form,
+    call_sites,
+    is_bool_buffer,
+    loops_of,
+    walk_ops,
+    without_unit_tail,
+)
 from minimlc.lowering.loop.kernel_patterns import epilogue_call
 from minimlc.lowering.strategy.vectorization import MAX_INTERLEAVE
 
@@ -35,13 +42,13 @@ def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
 
 def accumulator_of(kernel: func.FuncOp) -> loop.AllocOp | None:
     """The kernel's one local scalar accumulator, or None (no reduction, or more than one)."""
-    accs = [op for op in kernel.walk() if isinstance(op, loop.AllocOp) and op.scope.data == "local"]
+    accs = [op for op in walk_ops(kernel) if isinstance(op, loop.AllocOp) and op.scope.data == "local"]
     return accs[0] if len(accs) == 1 else None
 
 
 def updates_of(kernel: func.FuncOp, accumulator: loop.AllocOp, kinds: tuple[type[Operation], ...]) -> list[Operation]:
     """The ops of the given kinds that combine a load of `accumulator` with something else."""
-    return [op for op in kernel.walk() if isinstance(op, kinds) and accumulator.result in loaded_buffers(op)]
+    return [op for op in walk_ops(kernel) if isinstance(op, kinds) and accumulator.result in loaded_buffers(op)]
 
 
 def loaded_buffers(op: Operation) -> list[SSAValue]:
@@ -88,7 +95,7 @@ def output_and_reduction_loops(
 ) -> tuple[list[loop.ForOp], list[loop.ForOp]]:
     """The loops around the accumulator's initialisation (the output loops, outermost first) and all other loops of
     `kernel` (the reduction loops)."""
-    init = next(op for op in kernel.walk() if isinstance(op, memref.StoreOp) and op.memref is accumulator.result)
+    init = next(op for op in walk_ops(kernel) if isinstance(op, memref.StoreOp) and op.memref is accumulator.result)
     output_loops: list[loop.ForOp] = []
     parent = init.parent_op()
     while isinstance(parent, loop.ForOp):
@@ -104,7 +111,7 @@ def unit_stride(target: loop.ForOp) -> bool:
     none at an index read from memory in `target` (a gather: each lane has its own) and none to bool (i1) memory,
     which LLVM packs into bits as vectors."""
     iv = target.induction_var
-    for access in target.walk():
+    for access in walk_ops(target):
         if isinstance(access, memref.LoadOp | memref.StoreOp):
             if is_bool_buffer(access.memref) or any(_read_in(index, target) for index in access.indices):
                 return False

@@ -33,7 +33,7 @@ from xdsl.dialects import arith, func, memref
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, band_tasks, loops_of, parallel_band
+from minimlc.lowering.loop.analysis import affine_form, band_tasks, loops_of, parallel_band, walk_ops
 from minimlc.lowering.schedule.space import Knob
 
 PARALLEL_MIN_TASKS = 4
@@ -208,7 +208,7 @@ def _separate(kernel: func.FuncOp, body: list[Operation]) -> bool:
     for nest in body:
         used = {
             op.memref
-            for op in nest.walk()
+            for op in walk_ops(nest)
             if isinstance(op, memref.LoadOp | memref.StoreOp) and op.memref not in params
         }
         if used & seen:
@@ -221,7 +221,7 @@ def parameter_buffers(kernel: func.FuncOp) -> set[SSAValue]:
     """The kernel's parameters, and the buffers `loop.extents` makes of them (every access to a parameter with `?`
     dimensions goes through one)."""
     params = set(kernel.body.block.args)
-    return params | {op.result for op in kernel.walk() if isinstance(op, loop.ExtentsOp) and op.source in params}
+    return params | {op.result for op in walk_ops(kernel) if isinstance(op, loop.ExtentsOp) and op.source in params}
 
 
 def _chain(nest: loop.ForOp) -> list[loop.ForOp]:
@@ -242,7 +242,7 @@ def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
     """True if every store under `target` to a kernel parameter has an index that moves with `target`."""
     params = parameter_buffers(kernel)
     iv = target.induction_var
-    for store in target.walk():
+    for store in walk_ops(target):
         if isinstance(store, memref.StoreOp) and store.memref in params:
             forms = [affine_form(index) for index in store.indices]
             if not any(form is not None and form.get(iv, 0) != 0 for form in forms):

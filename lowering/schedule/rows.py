@@ -25,7 +25,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import loops_of
+from minimlc.lowering.loop.analysis import loops_of, walk_ops
 from minimlc.lowering.schedule.kernel_analysis import unit_stride
 from minimlc.lowering.schedule.space import Config, Knob, Space
 from minimlc.lowering.target import Target
@@ -58,8 +58,10 @@ def _bounds(target: loop.ForOp) -> tuple[int, int, int]:
 def _reduces(nest: loop.ForOp) -> bool:
     """Whether the nest accumulates in a local buffer."""
     return any(
-        isinstance(op, memref.LoadOp) and isinstance(alloc := op.memref.owner, loop.AllocOp) and alloc.scope.data == "local"
-        for op in nest.walk()
+        isinstance(op, memref.LoadOp)
+        and isinstance(alloc := op.memref.owner, loop.AllocOp)
+        and alloc.scope.data == "local"
+        for op in walk_ops(nest)
     )
 
 

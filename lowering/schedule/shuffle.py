@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import loops_of
+from minimlc.lowering.loop.analysis import loops_of, walk_ops
 from minimlc.lowering.schedule.space import Config, Knob, Space
 from minimlc.lowering.target import Target
 
@@ -65,11 +65,11 @@ class ShuffleRule:
     name: str = "shuffle"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> ShuffleWorkload | None:
-        if any(isinstance(op, loop.AllocOp) for op in kernel.walk()):
+        if any(isinstance(op, loop.AllocOp) for op in walk_ops(kernel)):
             return None
         innermost = loops_of(kernel)[-1]
         iv = innermost.induction_var
-        for op in innermost.walk():
+        for op in walk_ops(innermost):
             if isinstance(op, arith.AddiOp):
                 groups = _shuffle_groups(op, iv)
                 if groups is not None and 1 < groups < innermost.trip_count and innermost.trip_count % groups == 0:
