@@ -48,12 +48,7 @@ that the batch loops' body is one nest and the parallel band takes the panels (a
 too: Winograd's GEMM for a 14x14 map on AVX2 (the 49 rows above) got 256 tasks instead of 16 and ran 0.94x its time at
 one thread (3.8 ms against 4.0-4.2; the 28x28 and 56x56 maps' GEMMs, 196 and 784 rows, 0.98-1.02x); elsewhere order
 `k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep
-the schedule they were measured with). A GEMV whose weight is bigger than the last-level cache (`streams_weight_rows`)
-is not packed (B comes from memory at every call either way; packed, the weights were in memory twice): order `i,k,j`
-with four column blocks and depth blocks of 8 rows, so that B is read in runs along its rows (docs/design/schedule.md
-has the figures):
-
-    j_o_o (4 column blocks, parallel) { k_o (8 rows) { j_o_i (panels) { k_i { j_i (vector) }}}}  // rows of 1 left out
+the schedule they were measured with).
 """
 
 from __future__ import annotations
