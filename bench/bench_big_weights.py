@@ -40,7 +40,7 @@ print([output.shape for output in session.run(None, feeds)])
 def build_model(folder: Path, gigabytes: float, op: str) -> tuple[Path, int]:
     """folder/big.onnx reading folder/big.weights (float32 [rows, COLUMNS], `gigabytes` GB) with one `op` node; the
     model's path and the weights' bytes."""
-    rows = max(8, int(gigabytes * 1e9) // (4 * COLUMNS) // 8 * 8)  # a multiple of 8: whole depth blocks of a GEMV
+    rows = max(8, int(gigabytes * 1e9) // (4 * COLUMNS))
     with (folder / "big.weights").open("wb") as file:
         for start in range(0, rows, ROWS_PER_CHUNK):
             count = min(ROWS_PER_CHUNK, rows - start)

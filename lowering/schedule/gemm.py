@@ -186,11 +186,11 @@ class GemmRule:
                 Knob("mr", tuple(range(1, min(GEMM_MAX_ROWS, g.m) + 1)), default["mr"]),
                 Knob("nr", tuple(f * lanes for f in (1, 2, 3, 4) if g.n % (f * lanes) == 0), default["nr"]),
                 Knob("kc", _depth_blocks(g), default["kc"]),
-                Knob("nc", tuple(sorted({*_column_blocks(g, lanes), default["nc"]})), default["nc"]),
+                Knob("nc", _column_blocks(g, lanes), 0),
                 Knob("order", tuple(ORDERS), default["order"]),
                 Knob("mc", GEMM_ROW_BLOCKS, default["mc"]),
                 Knob("unroll", (True, False), True),
-                Knob("pack", _pack_choices(g), default["pack"]),
+                Knob("pack", _pack_choices(g), g.b_is_weight),
                 Knob("pack_a", (False, True) if g.a_operand is not None else (False,), default["pack_a"]),
                 Knob("prefetch", (0, 8, 16) if g.b_is_weight else (0,), 0),
             )
@@ -215,7 +215,7 @@ class GemmRule:
         if g.b_is_weight and kc * g.n >= l2_floats and g.m >= 4 * mr:
             order, kc = "k,j,i", _largest_divisor(g.k, GEMM_MAX_DEPTH_BLOCK)
             mc = max(f for f in GEMM_ROW_BLOCKS if f * kc <= l2_floats // 4 or f == 0)
-        config: Config = {
+        return {
             "mr": mr,
             "nr": nr,
             "kc": kc,
@@ -227,9 +227,6 @@ class GemmRule:
             "pack_a": False,
             "prefetch": 0,
         }
-        if streams_weight_rows(g, target):
-            config.update(_streaming_gemv(g, nr))
-        return config
 
     def apply(self, workload: GemmWorkload, config: Config) -> list[str]:
         name, i, j, k = workload.kernel, workload.rows, workload.cols, workload.depth
@@ -283,34 +280,6 @@ class GemmRule:
         if tail:
             steps += _tail_tile_steps(name, i, j, k, tail, bool(config["unroll"]), whole, in_panels)
         return steps
-
-
-GEMV_ROW_BLOCK = 8
-"""Depth block of a streaming GEMV (`streams_weight_rows`): the rows of B one column block's panels read at once,
-as that many forward streams through consecutive rows."""
-GEMV_COLUMN_BLOCKS = 4
-"""Column blocks a streaming GEMV aims for: its parallel tasks (`parallel.PARALLEL_MIN_TASKS`), each as wide as can
-be, so that every row of B is read in long contiguous runs."""
-
-
-def streams_weight_rows(g: GemmWorkload, target: Target) -> bool:
-    """Whether `g` is a GEMV (one row, unbatched) whose weight B, walked by the columns with unit stride, is bigger
-    than the last-level cache: B then comes from memory at every call either way, so packing it would only double
-    the memory its weights take (see the module docstring)."""
-    return g.m == 1 and not g.batched and g.b_is_weight and g.b_dim == 1 and 4 * g.k * g.n > target.cache_bytes[2]
-
-
-def _streaming_gemv(g: GemmWorkload, nr: int) -> Config:
-    """The knobs of a streaming GEMV: B unpacked, `GEMV_COLUMN_BLOCKS` column blocks outermost (the parallel tasks),
-    in each a depth block of `GEMV_ROW_BLOCK` rows at a time across the block's panels (order `i,k,j`)."""
-    panels = g.n // nr
-    blocks = next((b for b in range(GEMV_COLUMN_BLOCKS, panels) if panels % b == 0), 0)
-    return {
-        "pack": False,
-        "order": "i,k,j",
-        "kc": _largest_divisor(g.k, GEMV_ROW_BLOCK),
-        "nc": g.n // blocks if blocks else 0,
-    }
 
 
 def _tail_tile_steps(
