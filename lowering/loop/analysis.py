@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from xdsl.builder import Builder
@@ -51,16 +52,41 @@ def find_kernel(module: ModuleOp, pass_name: str, name: str) -> func.FuncOp:
     raise DiagnosticException(f"{pass_name}: no kernel named '{name}' (kernels: {names})")
 
 
+_CALL_INDEX: weakref.WeakKeyDictionary[ModuleOp, dict[str, list[func.CallOp]]] = weakref.WeakKeyDictionary()
+"""Per module, the kernel calls of its public functions by callee, while a `calls_fixed` block runs."""
+
+
+@contextmanager
+def calls_fixed(module: ModuleOp) -> Iterator[None]:
+    """Within this block, `call_sites(module, ...)` reads an index of the calls built once: for a pass that adds,
+    removes and retargets no call (default-schedule, whose rules ask for the call sites of most kernels: a search of
+    the entry each time was a twentieth of a DenseNet's lowering)."""
+    index: dict[str, list[func.CallOp]] = {}
+    for call in _public_calls(module):
+        index.setdefault(call.callee.root_reference.data, []).append(call)
+    _CALL_INDEX[module] = index
+    try:
+        yield
+    finally:
+        del _CALL_INDEX[module]
+
+
 def call_sites(module: ModuleOp, name: str) -> list[func.CallOp]:
     """The calls of kernel `@name` in `module`. Kernels are called from the public functions (the entry and its init
     function), never from kernels, so only those are searched: walking every kernel's loops as well made scheduling
     quadratic in the model's size (and xDSL's generic `walk` doubled the cost of each search)."""
+    index = _CALL_INDEX.get(module)
+    if index is not None:
+        return list(index.get(name, ()))
+    return [call for call in _public_calls(module) if call.callee.root_reference.data == name]
+
+
+def _public_calls(module: ModuleOp) -> list[func.CallOp]:
     return [
         call
         for function in module.ops
         if isinstance(function, func.FuncOp) and function.sym_visibility is None
         for call in nested_ops(function, func.CallOp)
-        if call.callee.root_reference.data == name
     ]
 
 

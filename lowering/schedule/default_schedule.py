@@ -39,7 +39,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
-from minimlc.lowering.loop.analysis import call_sites, find_kernel, loops_of
+from minimlc.lowering.loop.analysis import call_sites, calls_fixed, find_kernel, loops_of
 from minimlc.lowering.loop.expand import expand_loops
 from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
@@ -134,7 +134,15 @@ def apply_default_schedules(
     ctx: Context, module: ModuleOp, database: TuningDatabase | None = None, annotate: bool = False
 ) -> list[tuple[str, list[str]]]:
     """Schedule every kernel of `module` (with `database`'s best config where it has one); returns the trace:
-    (kernel, the passes applied to it) per kernel."""
+    (kernel, the passes applied to it) per kernel. No step adds or removes a call (`loop-pack` changes the
+    operands of calls), so the rules read call sites from one index (`calls_fixed`)."""
+    with calls_fixed(module):
+        return _schedule_all(ctx, module, database, annotate)
+
+
+def _schedule_all(
+    ctx: Context, module: ModuleOp, database: TuningDatabase | None, annotate: bool
+) -> list[tuple[str, list[str]]]:
     target = target_of(module)
     trace: list[tuple[str, list[str]]] = []
     spaces = [(kernel, space) for kernel in kernels_of(module) if (space := kernel_space(module, kernel, target))]
