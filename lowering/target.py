@@ -125,8 +125,7 @@ _I8MM_CPUS = frozenset({"neoverse-v1", "neoverse-n2", "neoverse-v2", "cortex-a71
 
 _DOTPROD_CPUS = frozenset({"neoverse-n1", "neoverse-e1", "cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77",
                            "cortex-a78", "cortex-x1", "apple-m1"})  # fmt: skip
-"""AArch64 CPUs with the dot product extension (`udot`/`sdot`, FEAT_DotProd) but no I8MM; `-mattr=+dotprod` names it
-for others."""
+"""AArch64 CPUs with the dot product extension (`udot`/`sdot`) but no I8MM; `-mattr=+dotprod` names it for others."""
 
 _SVE_CPU_BITS = {"neoverse-v1": 256, "a64fx": 512}
 """AArch64 CPUs whose SVE vectors are wider than NEON's, and their width: code for them may assume it (the CPUs with
@@ -213,6 +212,11 @@ class Target:
         if self.arch != "aarch64" or self.dot_u8s8_bits:
             return 0
         return 128 if self._aarch64_has("dotprod", _DOTPROD_CPUS | _I8MM_CPUS) else 0
+
+    @property
+    def dot_u8s8_lanes(self) -> int:
+        """i32 lanes of the int8 dot-product layout: 4 on AArch64 (NEON `usdot`/`udot`, SVE or not), else f32's."""
+        return 4 if self.arch == "aarch64" else self.vector_lanes
 
     @property
     def has_fast_dot_u8s8(self) -> bool:

@@ -186,7 +186,7 @@ def _takes_dot_products(op: graph.ConvIntegerOp, target: Target) -> bool:
         and target.has_fast_dot_u8s8
         and graph.element_type(op.weight) == i8
         and graph.is_static_zero(op.weight_zero)
-        and graph.shape_of(op.weight)[0] % target.vector_lanes == 0
+        and graph.shape_of(op.weight)[0] % target.dot_u8s8_lanes == 0
     )
 
 
@@ -220,7 +220,7 @@ def _matmul_takes_dot_products(op: graph.MatMulIntegerOp, target: Target) -> boo
         and graph.is_static_zero(op.rhs_zero)
         and len(rhs) == 2
         and len(lhs) == len(shape)
-        and rhs[1] % target.vector_lanes == 0
+        and rhs[1] % target.dot_u8s8_lanes == 0
     )
 
 

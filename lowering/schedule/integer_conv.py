@@ -12,11 +12,15 @@ output channels in vectors of i32 lanes (the weight packed at load time), `mr` o
 multiply-add a vector `muli` + `addi` (the portable form; LLVM picks the target's i32 multiply). The dot-product form
 (`graph_to_te/quantized.py`: i32 words of four channels, `acc += llvmx.dot_u8s8(0, x_word, w_word)`) takes the same
 schedule: the loop vectorizer folds the add into the dot product, one `vpdpbusd` per vector of output channels and
-four channels.
+four channels, on the dot product's vectors (`integer_gemm.dot_product_target`: 4 lanes on AArch64, SVE or not). The
+two-`udot` form (`Target.dot_u8s8_udot_bits`, `llvm/dot_product.py`) holds a row sum per column
+(`UDOT_ROW_SUM_REGISTERS`), so its tile has fewer columns: neoverse-n1's 14 x 2 tile sized for `usdot` spilled, 8 x 2
+(on 56 columns) does not.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, memref
@@ -24,9 +28,15 @@ from xdsl.dialects.builtin import IntegerType, ModuleOp
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.schedule.conv import CONV, ConvWorkload, conv_workload
+from minimlc.lowering.schedule.integer_gemm import IntegerWorkload, dot_product_target, dot_product_workload
 from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
+
+UDOT_ROW_SUM_REGISTERS = 1
+"""Vector registers the two-`udot` form holds per output column beside its accumulators: the column's `udot(0, a,
+0x80)`, subtracted from each of its vectors (LLVM computes the tile's row sums together); and once per tile the 0x80
+bytes."""
 
 
 @dataclass(frozen=True)
@@ -35,7 +45,7 @@ class IntegerConvRule:
 
     name: str = "integer_conv"
 
-    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> ConvWorkload | None:
+    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> IntegerWorkload[ConvWorkload] | None:
         accumulator = accumulator_of(kernel)
         if accumulator is None:
             return None
@@ -52,16 +62,31 @@ class IntegerConvRule:
         reads = [product.lhs.owner, product.rhs.owner]
         if not all(isinstance(read, memref.LoadOp) for read in reads):
             return None
-        return conv_workload(module, kernel, target, accumulator, reads)
+        if not isinstance(product, llvm_ext.DotU8S8Op):
+            shape = conv_workload(module, kernel, target, accumulator, reads)
+            return None if shape is None else IntegerWorkload(shape, target)
+        shape = conv_workload(module, kernel, dot_product_target(target), accumulator, reads)
+        return None if shape is None else dot_product_workload(shape, target, bool(target.dot_u8s8_udot_bits))
 
-    def space(self, workload: ConvWorkload, target: Target) -> Space:
-        return CONV.space(workload, target)
+    def space(self, workload: IntegerWorkload[ConvWorkload], target: Target) -> Space:
+        """The float convolution's space, its `mr` knob defaulting to `default`'s."""
+        mr = self.default(workload, target)["mr"]
+        knobs = CONV.space(workload.shape, workload.target).knobs
+        return Space(tuple(dataclasses.replace(k, default=mr) if k.name == "mr" else k for k in knobs))
 
-    def default(self, workload: ConvWorkload, target: Target) -> Config:
-        return CONV.default(workload, target)
+    def default(self, workload: IntegerWorkload[ConvWorkload], target: Target) -> Config:
+        """The float convolution's default; in the two-`udot` form (`udot_form`), the most columns up to its `mr`
+        that divide the width and fit the registers beside each column's row sum (`UDOT_ROW_SUM_REGISTERS`)."""
+        config = CONV.default(workload.shape, workload.target)
+        if workload.udot_form:
+            vectors, registers = int(config["nr"]) // workload.target.dot_u8s8_lanes, workload.target.vector_registers
+            per_column = vectors + UDOT_ROW_SUM_REGISTERS  # and the B vectors, the broadcast, the 0x80 bytes
+            fits = [f for f in range(1, int(config["mr"]) + 1) if f * per_column + vectors + 2 <= registers]
+            config["mr"] = max([f for f in fits if workload.shape.width % f == 0] or [1])
+        return config
 
-    def apply(self, workload: ConvWorkload, config: Config) -> list[str]:
-        return CONV.apply(workload, config)
+    def apply(self, workload: IntegerWorkload[ConvWorkload], config: Config) -> list[str]:
+        return workload.steps(CONV.apply(workload.shape, config))
 
 
 INTEGER_CONV = IntegerConvRule()

@@ -10,12 +10,17 @@ integer products of quantized inference read:
 Same space, default and schedule as the float GEMM (`GEMM.space`, `GEMM.default`, `GEMM.apply`): the `mr x nr`
 tile of i32 accumulators stays in registers and each multiply-add is a vector `muli` + `addi` of `nr` lanes (the
 portable form; LLVM picks the target's i32 multiply). The dot-product form (`graph_to_te/quantized.py`: i32 words
-of four k, `acc += llvmx.dot_u8s8(0, a_word, b_word)`) takes the same schedule, one `vpdpbusd` per vector.
+of four k, `acc += llvmx.dot_u8s8(0, a_word, b_word)`) takes the same schedule, one `vpdpbusd` per vector, on the
+dot product's own vectors (`dot_product_target`): `Target.dot_u8s8_lanes` i32 lanes, 4 on AArch64 where SVE's are
+wider (`usdot`/`udot` are NEON's: an 8-lane layout split each into two and joined them with `ext`/`splice`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import IntegerType, ModuleOp
@@ -25,6 +30,63 @@ from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload, gemm_workload
 from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
+
+Shape = TypeVar("Shape")
+
+
+@dataclass(frozen=True)
+class IntegerWorkload(Generic[Shape]):
+    """The float rule's workload of an integer kernel, and the target its tile is sized for (`dot_product_target`
+    where the products are `llvmx.dot_u8s8`, else the module's)."""
+
+    shape: Shape
+    target: Target
+    piece_lanes: int = 0
+    """Lanes of the vectors the tile's channel vector is cut into (0: one vector), where the target's vectors are
+    wider than the dot product's (`in_pieces`)."""
+    udot_form: bool = False
+    """Whether the products are the two-`udot` form (`Target.dot_u8s8_udot_bits`), which holds registers of its own."""
+
+    def steps(self, steps: list[str]) -> list[str]:
+        """The float rule's `steps`, in pieces of `piece_lanes` where that is set (`in_pieces`)."""
+        return in_pieces(steps, self.piece_lanes) if self.piece_lanes else steps
+
+
+def in_pieces(steps: list[str], lanes: int) -> list[str]:
+    """`steps` with each vectorized loop, once its register tile is cached, split into an unrolled loop of vectors of
+    `lanes` lanes: on 256-bit SVE an 8-lane dot product is two 128-bit `usdot` on halves that LLVM extracts and joins
+    with `ext`/`splice` in the loop, where pieces join only in the tile's write-back.
+
+        loop-vectorize{kernel=K loop=f_i}, loop-cache-write{kernel=K loop=w_o fill=true}
+        // is followed by
+        loop-split{kernel=K loop=f_i factor=4}, loop-unroll{kernel=K loop=f_i_o}, loop-vectorize{kernel=K loop=f_i_i}
+    """
+    pieces, vectorized = [], []
+    for step in steps:
+        pieces.append(step)
+        if found := re.fullmatch(r"loop-vectorize\{kernel=(\S+) loop=(\S+)\}", step):
+            vectorized.append(found.groups())
+        elif step.startswith("loop-cache-write{"):
+            for kernel, loop in vectorized:
+                pieces += [
+                    f"loop-split{{kernel={kernel} loop={loop} factor={lanes}}}",
+                    f"loop-unroll{{kernel={kernel} loop={loop}_o}}",
+                    f"loop-vectorize{{kernel={kernel} loop={loop}_i}}",
+                ]
+            vectorized = []
+    return pieces
+
+
+def dot_product_target(target: Target) -> Target:
+    """`target` as the dot-product layout's schedule sees it: vectors of `dot_u8s8_lanes` i32 lanes (x86: `target`)."""
+    return dataclasses.replace(target, vector_bits=32 * target.dot_u8s8_lanes)
+
+
+def dot_product_workload(shape: Shape, target: Target, udot_form: bool = False) -> IntegerWorkload[Shape]:
+    """The workload of a dot-product kernel on `target`: tiled for `dot_product_target`, in pieces where the
+    target's vectors are wider."""
+    pieces = target.dot_u8s8_lanes if target.vector_lanes > target.dot_u8s8_lanes else 0
+    return IntegerWorkload(shape, dot_product_target(target), pieces, udot_form)
 
 
 def _integer_product(kernel: func.FuncOp) -> tuple[arith.AddiOp, arith.MuliOp | llvm_ext.DotU8S8Op] | None:
@@ -49,21 +111,26 @@ class IntegerGemmRule:
 
     name: str = "integer_gemm"
 
-    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> GemmWorkload | None:
+    def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> IntegerWorkload[GemmWorkload] | None:
         found = _integer_product(kernel)
         if found is None:
             return None
         update, product = found
-        return gemm_workload(module, kernel, update, product)
+        shape = gemm_workload(module, kernel, update, product)
+        if shape is None:
+            return None
+        if not isinstance(product, llvm_ext.DotU8S8Op):
+            return IntegerWorkload(shape, target)
+        return dot_product_workload(shape, target)
 
-    def space(self, workload: GemmWorkload, target: Target) -> Space:
-        return GEMM.space(workload, target)
+    def space(self, workload: IntegerWorkload[GemmWorkload], target: Target) -> Space:
+        return GEMM.space(workload.shape, workload.target)
 
-    def default(self, workload: GemmWorkload, target: Target) -> Config:
-        return GEMM.default(workload, target)
+    def default(self, workload: IntegerWorkload[GemmWorkload], target: Target) -> Config:
+        return GEMM.default(workload.shape, workload.target)
 
-    def apply(self, workload: GemmWorkload, config: Config) -> list[str]:
-        return GEMM.apply(workload, config)
+    def apply(self, workload: IntegerWorkload[GemmWorkload], config: Config) -> list[str]:
+        return workload.steps(GEMM.apply(workload.shape, config))
 
 
 INTEGER_GEMM = IntegerGemmRule()

@@ -330,6 +330,36 @@ def test_the_dot_product_is_alike_in_both_paths_and_parses(target: str, intrinsi
     assert re.search(instruction, machine.emit_assembly(optimized_module(direct, machine, 3)))
 
 
+def conv_dot_product_loops(target: str) -> list[str]:
+    """The assembly of each innermost loop holding dot products in the quantized block's convolutions for `target`."""
+    module = import_model(quantized_resnet(channels=8, size=14, blocks=1)).module
+    run_pipeline(module, 3, target=target)
+    machine = target_machine(target_from_name(target))
+    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, 3))
+    functions = re.split(r"^(\w+):$", assembly, flags=re.M)
+    conv = "".join(code for name, code in zip(functions[1::2], functions[2::2], strict=True) if "conv" in name)
+    loops = re.finditer(r"^(\.LBB\w+):\n((?:(?!\.LBB).*\n)*?)\tb\.\w+\t\1$", conv, re.M)
+    bodies = [loop.group(2) for loop in loops if re.search(r"\tu(?:s)?dot\t", loop.group(2))]
+    assert bodies
+    return bodies
+
+
+def test_the_sve_int8_conv_loop_is_neon_dot_products_without_joins() -> None:
+    """On neoverse-v1 (SVE 256) the int8 conv tile is of 128-bit vectors, the `usdot`'s: its loop is 2 `usdot` per
+    output column (8 channels) and no `ext`/`splice`, which joined the `usdot` halves of 8-lane vectors."""
+    for body in conv_dot_product_loops("aarch64-linux-gnu -mcpu=neoverse-v1"):
+        assert not re.search(r"\t(?:ext|splice)\t", body)
+        assert len(re.findall(r"\tusdot\tv\d+\.4s, v\d+\.16b, v\d+\.16b", body)) % 2 == 0
+
+
+def test_the_udot_conv_tile_leaves_registers_for_the_row_sums() -> None:
+    """On neoverse-n1 (two `udot` per piece) the int8 conv tile is sized for each column's row sum: its loop reloads
+    nothing from the stack (the 14 x 2 tile sized for `usdot` spilled), 2 product `udot` and a row sum per column."""
+    for body in conv_dot_product_loops("aarch64-linux-gnu -mcpu=neoverse-n1"):
+        assert "[sp" not in body
+        assert len(re.findall(r"\tudot\tv\d+\.4s, v\d+\.16b, v\d+\.16b", body)) % 3 == 0
+
+
 def test_a_model_without_code_is_saved_for_any_cpu_of_the_hosts_architecture(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
