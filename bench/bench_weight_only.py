@@ -4,13 +4,14 @@ minimlc beside ONNX Runtime, one thread.
 
     python bench/bench_weight_only.py                       # K=4096, N=11008 (a LLaMA-7B MLP: 180 MB of float32)
     python bench/bench_weight_only.py --shape 896x4864 --shape 4096x4096 --rounds 50
+    python bench/bench_weight_only.py --kind float32 --kind int4-al4     # only these (float32: the ratio's base)
 
 Each shape's float32 weight (seeded Gaussian) is quantized with `minimlc.frontend.onnx_weight_quantization`
-(symmetric, blocks of `--block-size`), so the models compute the same product. Ten sessions (minimlc and ORT, each
-of `KINDS`) run on one input, interleaved: one call each per round, the order rotated every round, so machine noise hits
-all alike; the table gives medians in ms, the GB/s of the bytes each call must read (weights, scales, A and Y), and
-the ratio float32 / this of minimlc (above 1: faster than minimlc's float32). Outputs are checked first: minimlc
-against ORT on each model within 1e-4 of the largest |output|.
+(symmetric, blocks of `--block-size`), so the models compute the same product. Two sessions (minimlc and ORT) of each
+of `KINDS` (or of those `--kind` names, and float32) run on one input, interleaved: one call each per round, the order
+rotated every round, so machine noise hits all alike; the table gives medians in ms, the GB/s of the bytes each call
+must read (weights, scales, A and Y), and the ratio float32 / this of minimlc (above 1: faster than minimlc's
+float32). Outputs are checked first: minimlc against ORT on each model within 1e-4 of the largest |output|.
 """
 
 from __future__ import annotations
@@ -47,12 +48,13 @@ def bytes_read(model: onnx.ModelProto, k: int, n: int) -> int:
     return sum(numpy_helper.to_array(t).nbytes for t in model.graph.initializer) + 4 * (k + n)
 
 
-def bench_shape(k: int, n: int, block_size: int, rounds: int) -> list[tuple[str, str, float, float]]:
-    """(engine, kind, median seconds, bytes) per session."""
+def bench_shape(k: int, n: int, block_size: int, rounds: int, kinds: list[str]) -> list[tuple[str, str, float, float]]:
+    """(engine, kind, median seconds, bytes) per session of each of `kinds`."""
     base = gemv_model(k, n)
     models = {
         kind: base if bits is None else quantize_model(base, bits, block_size, accuracy_level=level)
         for kind, (bits, level) in KINDS.items()
+        if kind in kinds
     }
     options = ort.SessionOptions()
     options.intra_op_num_threads = options.inter_op_num_threads = 1
@@ -86,11 +88,13 @@ def main() -> None:
     parser.add_argument("--shape", action="append", metavar="KxN", help="GEMV shape (repeatable; default 4096x11008)")
     parser.add_argument("--block-size", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--kind", action="append", choices=list(KINDS), help="kind to run (repeatable; default all)")
     args = parser.parse_args()
+    kinds = sorted(set(args.kind or KINDS) | {"float32"}, key=list(KINDS).index)
     print(f"{'K x N':>12} {'engine':>12} {'weights':>9} {'ms':>8} {'GB/s':>7} {'MB read':>8} {'vs f32':>7}")
     for shape in args.shape or ["4096x11008"]:
         k, n = (int(part) for part in shape.lower().split("x"))
-        rows = bench_shape(k, n, args.block_size, args.rounds)
+        rows = bench_shape(k, n, args.block_size, args.rounds, kinds)
         baseline = next(seconds for engine, kind, seconds, _ in rows if (engine, kind) == ("minimlc", "float32"))
         order = sorted(rows, key=lambda row: (row[0] != "minimlc", list(KINDS).index(row[1])))
         for engine, kind, seconds, nbytes in order:

@@ -29,6 +29,7 @@ from xdsl.irdl import (
     VarConstraint,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
     traits_def,
@@ -162,7 +163,8 @@ class CallIndirectOp(IRDLOperation):
 class DotU8S8Op(IRDLOperation):
     """Per 32-bit lane, the accumulator plus the dot product of the lane's four bytes, unsigned in `lhs` and signed
     in `rhs` (x86 `vpdpbusd`; wrapping, never saturating): `acc + sum_j u8(lhs >> 8j) * s8(rhs >> 8j)`, on i32 or
-    vectors of i32: `%r = llvmx.dot_u8s8 %acc, %a, %b : vector<16xi32>`."""
+    vectors of i32: `%r = llvmx.dot_u8s8 %acc, %a, %b : vector<16xi32>`. `lhs_max`, where given, states that no
+    unsigned byte exceeds it (int4 codes: `{lhs_max = 15 : i64}`), so that a lowering may take a narrower form."""
 
     name = "llvmx.dot_u8s8"
 
@@ -171,18 +173,34 @@ class DotU8S8Op(IRDLOperation):
     lhs = operand_def(T)
     rhs = operand_def(T)
     result = result_def(T)
+    lhs_max = opt_prop_def(IntegerAttr)
 
     traits = traits_def(Pure())
 
     assembly_format = "$acc `,` $lhs `,` $rhs attr-dict `:` type($result)"
+    irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, acc: Operation | SSAValue, lhs: Operation | SSAValue, rhs: Operation | SSAValue):
-        super().__init__(operands=[acc, lhs, rhs], result_types=[SSAValue.get(acc).type])
+    def __init__(
+        self,
+        acc: Operation | SSAValue,
+        lhs: Operation | SSAValue,
+        rhs: Operation | SSAValue,
+        lhs_max: int | None = None,
+    ):
+        properties = {} if lhs_max is None else {"lhs_max": IntegerAttr(lhs_max, 64)}
+        super().__init__(operands=[acc, lhs, rhs], result_types=[SSAValue.get(acc).type], properties=properties)
+
+    @property
+    def lhs_bound(self) -> int:
+        """The largest unsigned byte `lhs` may hold: `lhs_max`, else 255."""
+        return 255 if self.lhs_max is None else self.lhs_max.value.data
 
     def verify_(self) -> None:
         kind = self.result.type
         if isinstance(kind, VectorType) and len(kind.get_shape()) != 1:
             raise VerifyException(f"{self.name}: {kind} is not a one-dimensional vector of i32")
+        if not 0 <= self.lhs_bound <= 255:
+            raise VerifyException(f"{self.name}: lhs_max {self.lhs_bound} is not an unsigned byte (0 to 255)")
 
 
 LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp, DotU8S8Op], [])

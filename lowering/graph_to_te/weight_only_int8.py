@@ -15,11 +15,12 @@ and `2j + 1` in the high one; `w & 0x0F0F0F0F` pairs with A's word of the even k
 of the odd k, so A's words are `[..., blocks, words, 2]` (even, odd).
 
     %w = te.read %b_words[%n, %block, 0] ; %lo = arith.andi %w, 0x0F0F0F0F ; %hi = ... shrui 4, andi ...
-    %s = llvmx.dot_u8s8 %zero, %lo, %a_even ; %s2 = llvmx.dot_u8s8 %s, %hi, %a_odd ...
+    %s = llvmx.dot_u8s8 %zero, %lo, %a_even {lhs_max = 15 : i64} ; %s2 = llvmx.dot_u8s8 %s, %hi, %a_odd ...
 
-On AVX2 without VNNI a dot product of 8 lanes (32 bytes) is two `vpmaddwd` and four shifts, ands and adds
-(`lowering/llvm/dot_product.py`): about 0.2 vector ops a weight byte, where the float form takes 0.45 (int8) and 1.1
-(int4).
+int4's dot products state their codes' bound (`lhs_max = 15`). On AVX2 without VNNI a dot product of 8 lanes (32
+bytes) is then one `vpmaddubsw` and one `vpmaddwd` by ones (exact: |2 * 15 * -128| < 32768), int8's two `vpmaddwd`
+and four shifts, ands and adds (`lowering/llvm/dot_product.py`): about 0.2 vector ops a weight byte, where the float
+form takes 0.45 (int8) and 1.1 (int4).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ CHAINS = 2
 """Independent i32 partial sums a block's dot products go into (the `vpmaddwd` latency)."""
 
 NIBBLES = 0x0F0F0F0F
+
+INT4_CODE_MAX = 15
+"""The largest int4 weight code, the `lhs_max` of int4's dot products."""
 
 
 def _code(value: SSAValue, peak: SSAValue) -> SSAValue:
@@ -107,7 +111,8 @@ def integer_matmul_nbits(op: graph.MatMulNBitsOp) -> list[te.ComputeOp]:
                 pairs.append((codes, activation))
         sums = [constant(0, i32) for _ in range(CHAINS)]
         for index, (weight, activation) in enumerate(pairs):
-            sums[index % CHAINS] = llvm_ext.DotU8S8Op(sums[index % CHAINS], weight, activation).result
+            chain = llvm_ext.DotU8S8Op(sums[index % CHAINS], weight, activation, INT4_CODE_MAX if bits == 4 else None)
+            sums[index % CHAINS] = chain.result
         total = sums[0]
         for partial in sums[1:]:
             total = arith.AddiOp(total, partial).result

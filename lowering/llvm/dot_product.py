@@ -14,7 +14,9 @@ as the 16 bytes they hold) and each piece becomes one call:
     %r0 = llvm.call_intrinsic "llvm.aarch64.neon.usdot.v4i32.v16i8"(%acc0, %a0b, %b0b)
 
 On x86 with AVX2 but no VNNI (`Target.dot_u8s8_madd_bits`) each 8-lane piece (4: SSE2's) is two exact `vpmaddwd`
-instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate). On
+instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate), unless
+the op's `lhs_max` bounds its unsigned bytes by 128 (int4 codes: 15): then no pair sum `a0 b0 + a1 b1` leaves i16
+(2 * 128 * -128 = -32768), and each piece is one `vpmaddubsw` and one `vpmaddwd` by ones (`maddubs_dot_product`). On
 AArch64 with the dot product extension but no I8MM (`Target.dot_u8s8_udot_bits`: neoverse-n1, cortex-a76) each
 4-lane piece is two `udot` (`udot_dot_product`): the signed bytes made unsigned by adding 128, and 128 times the sum
 of the unsigned bytes (a `udot` with 128) taken off again.
@@ -60,6 +62,13 @@ MADD_INTRINSICS = {8: "llvm.x86.avx2.pmadd.wd", 4: "llvm.x86.sse2.pmadd.wd"}
 """`vpmaddwd` of a piece's lane count: `<2n x i16>` x `<2n x i16>` -> `<n x i32>`, each lane the exact sum of the two
 products of its i16 pair."""
 
+MADDUBS_INTRINSICS = {8: "llvm.x86.avx2.pmadd.ub.sw", 4: "llvm.x86.ssse3.pmadd.ub.sw.128"}
+"""`vpmaddubsw` of a piece's lane count: `<4n x i8>` (unsigned) x `<4n x i8>` (signed) -> `<2n x i16>`, each lane the
+sum of the two products of its byte pair, saturated."""
+
+MADDUBS_EXACT_MAX = 128
+"""The largest unsigned byte for which `vpmaddubsw` never saturates: 2 * 128 * -128 = -32768, 2 * 128 * 127 < 32767."""
+
 
 def intrinsic_lanes(target: Target, kind: object) -> int:
     """Lanes of each `vpdpbusd` (or `vpmaddwd` pair) for a dot product of type `kind` on `target` (the pieces, a
@@ -73,11 +82,14 @@ def intrinsic_lanes(target: Target, kind: object) -> int:
     return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
 
 
-def dot_intrinsic(target: Target, width: int) -> tuple[str, bool]:
-    """The intrinsic of a `width`-lane piece on `target`, and whether its two byte operands are passed as bytes
-    (`usdot`'s `<16 x i8>`) rather than as the i32 words holding them (`vpdpbusd`)."""
+def dot_intrinsic(target: Target, width: int, lhs_bound: int = 255) -> tuple[str, bool]:
+    """The intrinsic of a `width`-lane piece on `target` whose unsigned bytes are at most `lhs_bound`, and whether its
+    two byte operands are passed as bytes (`usdot`'s `<16 x i8>`) rather than as the i32 words holding them
+    (`vpdpbusd`)."""
     if target.arch == "aarch64":
         return (UDOT if target.dot_u8s8_udot_bits else "llvm.aarch64.neon.usdot.v4i32.v16i8"), True
+    if target.dot_u8s8_madd_bits and lhs_bound <= MADDUBS_EXACT_MAX:
+        return MADDUBS_INTRINSICS[width], True
     if target.dot_u8s8_madd_bits:
         return MADD_INTRINSICS[width], False
     return f"llvm.x86.avx512.vpdpbusd.{width * 32}", False
@@ -125,7 +137,7 @@ class DotU8S8Lowering(RewritePattern):
         assert width, "expand_dot_products leaves only register-wide dot products"
         (lanes,) = kind.get_shape()
         piece = VectorType(i32, [width])
-        intrinsic, as_bytes = dot_intrinsic(self.target, width)
+        intrinsic, as_bytes = dot_intrinsic(self.target, width, op.lhs_bound)
         operands = [as_llvm(rewriter, value) for value in op.operands]
         new_ops: list[Operation] = []
         results: list[SSAValue] = []
@@ -142,6 +154,8 @@ class DotU8S8Lowering(RewritePattern):
                 pieces.append(value)
             if intrinsic in MADD_INTRINSICS.values():
                 new_ops += madd_dot_product(intrinsic, width, *pieces)
+            elif intrinsic in MADDUBS_INTRINSICS.values():
+                new_ops += maddubs_dot_product(intrinsic, width, *pieces)
             elif intrinsic == UDOT:
                 new_ops += udot_dot_product(*pieces)
             else:
@@ -185,6 +199,22 @@ def madd_dot_product(intrinsic: str, width: int, acc: SSAValue, lhs: SSAValue, r
     return ops
 
 
+def maddubs_dot_product(intrinsic: str, width: int, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> list[Operation]:
+    """The u8 x s8 dot product of `width` i32 lanes (`lhs`, `rhs`: their bytes) whose unsigned bytes are at most
+    `MADDUBS_EXACT_MAX`, its result last: `vpmaddubsw` (`intrinsic`) sums byte pairs into i16 lanes, exactly at that
+    bound, and `vpmaddwd` by ones sums i16 pairs into the i32 lanes of their word; no lane moves:
+
+        %pairs = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%a, %b) : (vector<32xi8>, ...) -> vector<16xi16>
+        %sums = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%pairs, dense<1>) : (...) -> vector<8xi32>
+        %r = llvm.add %acc, %sums
+    """
+    piece, halves = VectorType(i32, [width]), VectorType(i16, [2 * width])
+    ones = llvm.ConstantOp(DenseIntOrFPElementsAttr.from_list(halves, [1] * 2 * width), halves)
+    pairs = llvm.CallIntrinsicOp(intrinsic, [lhs, rhs], [halves])
+    sums = llvm.CallIntrinsicOp(MADD_INTRINSICS[width], [pairs.results[0], ones.result], [piece])
+    return [ones, pairs, sums, llvm.AddOp(acc, sums.results[0])]
+
+
 def udot_dot_product(acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> list[Operation]:
     """The exact u8 x s8 dot product of 4 i32 lanes (`lhs`, `rhs`: their 16 bytes) through two `udot`, its result last:
     each signed byte b plus 128 is the unsigned byte `b ^ 128`, so `sum a b = udot(a, b ^ 128) - 128 sum a`, and
@@ -217,11 +247,17 @@ def emit_dot_piece(
     fe: FunctionEmitter, intrinsic: str, width: int, pieces: list[Value], call: Callable[..., str]
 ) -> Value:
     """One piece of `DotU8S8Lowering` as LLVM IR text in the direct emitter: `pieces` are the accumulator and the
-    two words, `call(fe, name, args, result)` emits an intrinsic call (`vpdpbusd`, `usdot`: one; else
-    `madd_dot_product`, in the same order)."""
+    two words (or bytes), `call(fe, name, args, result)` emits an intrinsic call (`vpdpbusd`, `usdot`: one; else
+    `madd_dot_product`, `maddubs_dot_product` or `udot_dot_product`, in the same order)."""
     piece, halves = f"<{width} x i32>", f"<{2 * width} x i16>"
     if intrinsic == UDOT:
         return piece, _emit_udot_piece(fe, pieces, call)
+    if intrinsic in MADDUBS_INTRINSICS.values():
+        (_, acc), lhs, rhs = pieces
+        ones = f"<{', '.join(['i16 1'] * 2 * width)}>"
+        pairs = call(fe, intrinsic, [lhs, rhs], halves)
+        sums = call(fe, MADD_INTRINSICS[width], [(halves, pairs), (halves, ones)], piece)
+        return piece, fe.emit(f"add {piece} {acc}, {sums}", None, piece)
     if intrinsic not in MADD_INTRINSICS.values():
         return piece, call(fe, intrinsic, pieces, piece)
     (_, acc), (_, lhs), (_, rhs) = pieces

@@ -23,7 +23,7 @@ func.func @int8_activations(%a: tensor<1x64xf32>, %b: tensor<16x2x16xui8>, %s: t
 // CHECK-NEXT:    %[[LOW:.*]] = arith.andi %[[W]], %[[NIBBLES]] : i32
 // CHECK:         arith.shrui %[[W]]
 // CHECK:         %[[EVEN:.*]] = te.read %[[A]]
-// CHECK:         %[[D0:.*]] = llvmx.dot_u8s8 %{{.*}}, %[[LOW]], %[[EVEN]] : i32
+// CHECK:         %[[D0:.*]] = llvmx.dot_u8s8 %{{.*}}, %[[LOW]], %[[EVEN]] {lhs_max = 15 : i64} : i32
 // CHECK-COUNT-7: llvmx.dot_u8s8
 // CHECK:         %[[EXACT:.*]] = arith.subi
 // CHECK:         te.read %[[PEAK]]
