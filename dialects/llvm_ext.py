@@ -110,7 +110,8 @@ class SelectOp(IRDLOperation):
 
     def verify_(self) -> None:
         cond, value = self.cond.type, self.result.type
-        assert isinstance(cond, VectorType) and isinstance(value, VectorType)
+        assert isinstance(cond, VectorType)
+        assert isinstance(value, VectorType)
         if cond.get_shape() != value.get_shape():
             raise VerifyException(f"{self.name}: condition {cond} and values {value} differ in lanes")
 
