@@ -263,7 +263,8 @@ class _Vectorizer:
         for product, addend in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             dot = self.vector[product].owner if product in self.vector else None
             if isinstance(dot, llvm_ext.DotU8S8Op) and _is_zero(dot.acc) and product.has_one_use():
-                accumulated = llvm_ext.DotU8S8Op(self.as_vector(addend), dot.lhs, dot.rhs)
+                bound = None if dot.lhs_max is None else dot.lhs_bound
+                accumulated = llvm_ext.DotU8S8Op(self.as_vector(addend), dot.lhs, dot.rhs, bound)
                 self.vector[op.result] = self.builder.insert(accumulated).result
                 dot.detach()
                 dot.erase()
