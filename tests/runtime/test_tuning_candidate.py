@@ -7,8 +7,7 @@ import random
 import subprocess
 import sys
 
-import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from tuning_models import matmul_8x64x64
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.strategy.tuning_db import config_id
@@ -22,16 +21,7 @@ HOST = target_from_name("host")
 
 
 def matmul_task() -> Task:
-    weight = numpy_helper.from_array(np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32), "w")
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])],
-        "matmul",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 64])],
-        [weight],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-    (task,) = extract_tasks(import_model(model), HOST)
+    (task,) = extract_tasks(import_model(matmul_8x64x64()), HOST)
     return task
 
 

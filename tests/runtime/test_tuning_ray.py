@@ -19,10 +19,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from tuning_models import matmul_8x64x64
 
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.strategy.tuning_db import TuningDatabase
@@ -40,16 +39,7 @@ FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_t
 
 
 def matmul_model(path: Path) -> Path:
-    """One MatMul of 8x64 by a 64x64 weight: one task, a space large enough for a few dozen trials."""
-    weight = numpy_helper.from_array(np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32), "w")
-    graph = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w"], ["y"])],
-        "matmul",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [8, 64])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 64])],
-        [weight],
-    )
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+    onnx.save(matmul_8x64x64(), path)
     return path
 
 
