@@ -132,7 +132,7 @@ def records_when(
     ):
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline
-        time.sleep(0.1)
+        time.sleep(0.02)
     return db.read_text().splitlines()
 
 
@@ -142,7 +142,9 @@ def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(clust
     with log.open("w") as out:
         tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=out, stderr=subprocess.STDOUT)
     finished = records_when(db, 6, tuner, log)
+    tuner.send_signal(signal.SIGSTOP)  # the worker dies with trials left, however fast this machine times them
     cluster.kill("worker1")
+    tuner.send_signal(signal.SIGCONT)
     assert tuner.wait(timeout=150) == 0, log.read_text()
     text = log.read_text()
     assert "Traceback" not in text
@@ -153,7 +155,7 @@ def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(clust
     assert len(workers) == 2, text
     lost, survivor = sorted(workers.items(), key=lambda item: item[1])
     assert lost[1] + survivor[1] == 14, text  # both workers timed candidates, one core each
-    assert f"ray: lost worker {lost[0]} (ActorDiedError" in text
+    assert re.search(rf"ray: lost worker {lost[0]} \((ActorDiedError|ActorUnavailableError)", text), text
     assert survivor[1] >= 14 - len(finished) - 2, text  # what was left ran on the other (2 in flight per worker)
 
     (task,) = extract_tasks(import_model(str(model)), HOST)
