@@ -17,9 +17,10 @@ load:
 
 The fingerprint (of the weights' names and shapes) ties a weights file to the libraries built from the same model
 graph, so weights of the same shapes can be swapped without relinking. `model_load` first checks that the running
-CPU has the features the code was built for (`c_api.cpu_checks`) and refuses with a message naming the missing one. The
-model's code is compiled in partitions on all cores, as for the JIT (`driver/codegen.py`), one object file each;
-`object_code(..., jobs=1)`, one file, is `minimlc compile --emit obj`.
+CPU has the features the code was built for (`driver/cpu_checks.py`: x86 features, AArch64's dot products and SVE
+length, RISC-V's V and VLEN) and refuses with a message naming what is missing. The model's code is compiled in
+partitions on all cores, as for the JIT (`driver/codegen.py`), one object file each; `object_code(..., jobs=1)`, one
+file, is `minimlc compile --emit obj`.
 """
 
 from __future__ import annotations

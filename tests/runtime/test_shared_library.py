@@ -18,7 +18,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from minimlc import InferenceSession
-from minimlc.driver import c_api, codegen
+from minimlc.driver import codegen, cpu_checks
 from minimlc.driver.shared_library import CompilerNotFoundError, export_library, object_code
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.strategy.tuning_db import Record, TuningDatabase
@@ -150,7 +150,7 @@ def test_missing_compiler_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_library_for_a_feature_this_cpu_lacks_refuses_to_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Code built for another CPU must not die of an illegal instruction: `model_load` checks the CPU first. No CPU
     of today has AVX-512ER (Xeon Phi's), so a target that requires it stands for "another CPU" on every host."""
-    monkeypatch.setattr(c_api, "CPU_CHECKABLE_FEATURES", {*c_api.CPU_CHECKABLE_FEATURES, "avx512er"})
+    monkeypatch.setattr(cpu_checks, "CPU_CHECKABLE_FEATURES", {*cpu_checks.CPU_CHECKABLE_FEATURES, "avx512er"})
     base = target_from_name("x86-64-v3")
     phi = dataclasses.replace(base, required_features=(*base.required_features, "avx512er"))
     export_library(import_model(build_mlp(batch=1)), tmp_path / "libmodel.so", target=phi)
