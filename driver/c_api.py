@@ -22,16 +22,16 @@ import keyword
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from minimlc.driver.c_api_shapes import INT64_MAX, RunTimeShapes, extents_source, output_shapes_source
 from minimlc.driver.cpu_checks import cpu_checks
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import DYNAMIC, ENTRY_FUNCTION, init_name, output_extents_name, packed_name
+from minimlc.lowering.abi import ENTRY_FUNCTION, init_name, packed_name
 from minimlc.runtime.extents import spelled
 
 if TYPE_CHECKING:
@@ -44,7 +44,6 @@ _C_KEYWORDS = frozenset(
 )
 SHAPE_PARAMETERS = ("input_shapes", "output_shapes")
 """The parameters a dynamic model's run takes before its buffers: no buffer parameter may take their names."""
-INT64_MAX = 2**63 - 1
 
 
 C_TYPES: dict[str, str] = {
@@ -81,50 +80,6 @@ def c_names(infos: Sequence[TensorInfo], taken: set[str]) -> list[str]:
         taken.add(name)
         names.append(name)
     return names
-
-
-@dataclass(frozen=True)
-class RunTimeShapes:
-    """What the C API of a model with run-time dimensions checks and reports (its entry's `EntryExtents`, named):
-
-    x[batch, 16], m[batch, 1] -> y[batch, 4] with input_bounds {"batch": (1, 8)}
-    RunTimeShapes(inputs=[("batch", 16), ("batch", 1)], outputs=[(None, 4)], bounds={"batch": (1, 8)})"""
-
-    inputs: list[tuple[int | str, ...]]
-    """Per input, per axis: its static size or its symbol."""
-    outputs: list[tuple[int | None, ...]]
-    """Per output of the API, per axis: its static size, or None for one `@main_output_extents` computes."""
-    bounds: dict[str, tuple[int, int]]
-    """Every symbol, in order of first use, with the sizes it may take: its `input_bounds`, else 0 to INT64_MAX."""
-
-    @classmethod
-    def of(cls, model: ModelObject, bounds: Mapping[str, tuple[int, int]]) -> RunTimeShapes | None:
-        """`model`'s run-time shapes with `bounds` (checked `input_bounds`); None for a model of static shapes."""
-        extents = model.signature.extents
-        if extents is None:
-            return None
-        derived = [symbol for symbol in extents.symbols if not symbol.isidentifier()]
-        if derived:
-            raise ValueError(
-                f"the model's input dimensions {', '.join(map(repr, dict.fromkeys(derived)))} are expressions of "
-                "other dimensions, which the C API does not check yet: export it with input_shapes fixing them"
-            )
-        symbols = iter(extents.symbols)
-        count = len(model.inputs)
-        inputs = [tuple(next(symbols) if size == DYNAMIC else size for size in s) for s in extents.shapes[:count]]
-        outputs = extents.shapes[count : count + len(model.outputs)]
-        return cls(
-            inputs,
-            [tuple(None if size == DYNAMIC else size for size in shape) for shape in outputs],
-            {symbol: bounds.get(symbol, (0, INT64_MAX)) for symbol in extents.symbols},
-        )
-
-    def output_declared(self, model: ModelObject) -> list[str]:
-        """Each output's shape as the model declares it (`[batch, 4]`), `?` where it names no size."""
-        return [
-            spelled(info.shape if len(info.shape) == len(shape) else shape)
-            for info, shape in zip(model.outputs, self.outputs)
-        ]
 
 
 def _comment(text: str) -> str:
@@ -261,7 +216,8 @@ def c_header(
                 f"{upper}_INPUT_NAMES): writes output i's sizes to output_shapes[i].dims, whose ndim must be the "
                 "output's. 0 on success, 1 on a NULL argument, 4 on input shapes the model does not take: a wrong "
                 "rank or static size, inputs that share a symbol but disagree, a negative size, a size outside its "
-                "symbol's bounds. The message says which."
+                "symbol's bounds, a symbol spelled as an expression of others that does not equal it. The message "
+                "says which."
             ),
             f"int {prefix}_output_shapes({shaped});",
             *_doc_comment(
@@ -296,10 +252,14 @@ def c_header(
 
 def _symbol_lines(upper: str, bounds: Mapping[str, tuple[int, int]]) -> list[str]:
     """The header's lines on the symbols: each one's bounds, in a comment and as arrays."""
-    described = [
-        f" *   {symbol}: {lo} or more" if hi == INT64_MAX else f" *   {symbol}: {lo} to {hi}"
-        for symbol, (lo, hi) in bounds.items()
-    ]
+    derived = RunTimeShapes([], [], dict(bounds)).derived()
+
+    def sizes(symbol: str, lo: int, hi: int) -> str:
+        if symbol in derived:
+            return "equal to that expression of the others"
+        return f"{lo} or more" if hi == INT64_MAX else f"{lo} to {hi}"
+
+    described = [f" *   {symbol}: {sizes(symbol, lo, hi)}" for symbol, (lo, hi) in bounds.items()]
     highs = ["INT64_MAX" if hi == INT64_MAX else str(hi) for _, hi in bounds.values()]
     return [
         "/* The symbols (run-time dimensions), and the sizes a call may give each (input_bounds):",
@@ -361,7 +321,7 @@ static const char *missing_cpu_feature(void) {{
 {check.body}
     return 0;
 }}
-{"" if shapes is None else _extents_source(model, prefix, shapes)}
+{"" if shapes is None else extents_source(model, prefix, shapes)}
 static const minimlc_desc desc = {{
     "{prefix}", {len(model.inputs)}, {len(model.outputs) + len(model.index_checks)},
     {-1 if signature.pool_slot is None else signature.pool_slot},
@@ -385,60 +345,10 @@ API int {prefix}_run(minimlc_model *m, {shaped}{", ".join(params)}) {{
 API int {prefix}_run_arrays(minimlc_model *m, {shaped}const {pointer} *const *inputs, {pointer} *const *outputs) {{
     return checked_run((minimlc_instance *)m, {shapes_args}(const void *const *)inputs, (void *const *)outputs);
 }}
-{"" if input_extents is None else _output_shapes_source(prefix, input_extents)}
+{"" if input_extents is None else output_shapes_source(prefix, input_extents)}
 API void {prefix}_free(minimlc_model *m) {{ minimlc_instance_free((minimlc_instance *)m); }}
 
 API const char *{prefix}_last_error(void) {{ return minimlc_last_error(); }}
-"""
-
-
-def _extents_source(model: ModelObject, prefix: str, shapes: RunTimeShapes) -> str:
-    """C of `run_time_extents`, the runtime's `minimlc_extents` of `model` (`shapes`)."""
-    extents = model.signature.extents
-    assert extents is not None
-    symbols = list(shapes.bounds)
-
-    def int64s(values: Sequence[int]) -> str:
-        return "{" + ", ".join("INT64_MAX" if value == INT64_MAX else f"{value}ll" for value in values or [0]) + "}"
-
-    def tensors(kind: str, infos: Sequence[TensorInfo], dims: Sequence[Sequence[int]], declared: list[str]) -> str:
-        arrays = "".join(
-            f"static const int64_t {kind}_dims_{index}[] = {int64s(sizes)};\n" for index, sizes in enumerate(dims)
-        )
-        rows = "".join(
-            f"    {{{json.dumps(info.name)}, {json.dumps(text)}, {len(sizes)}, {kind}_dims_{index}, "
-            f"{info.dtype.itemsize}}},\n"
-            for index, (info, sizes, text) in enumerate(zip(infos, dims, declared))
-        )
-        return f"{arrays}static const minimlc_tensor {kind}_tensors[] = {{\n{rows}}};\n"
-
-    input_dims = [[-1 - symbols.index(size) if isinstance(size, str) else size for size in s] for s in shapes.inputs]
-    output_dims = [[-1 if size is None else size for size in shape] for shape in shapes.outputs]
-    output_extents = f"{prefix}_{packed_name(output_extents_name(ENTRY_FUNCTION))}"
-    has_output_extents = extents.output_extents > 0
-    return f"""
-{f"MINIMLC_HIDDEN void {output_extents}(void **args);" if has_output_extents else ""}
-static const char *const symbols[] = {{{", ".join(json.dumps(symbol) for symbol in symbols)}}};
-static const int64_t symbol_lo[] = {int64s([lo for lo, _ in shapes.bounds.values()])};
-static const int64_t symbol_hi[] = {int64s([hi for _, hi in shapes.bounds.values()])};
-{tensors("input", model.inputs, input_dims, [spelled(dims) for dims in shapes.inputs])}\
-{tensors("output", model.outputs, output_dims, shapes.output_declared(model))}\
-static const minimlc_extents run_time_extents = {{
-    {len(symbols)}, symbols, symbol_lo, symbol_hi, input_tensors, {len(model.outputs)}, output_tensors,
-    {extents.count}, {extents.output_extents}, {output_extents if has_output_extents else "0"},
-}};
-"""
-
-
-def _output_shapes_source(prefix: str, input_extents: int) -> str:
-    """C of `<prefix>_output_shapes`."""
-    shaped_parameters = "const minimlc_shape *input_shapes, const minimlc_shape *output_shapes"
-    return f"""
-API int {prefix}_output_shapes(minimlc_model *m, {shaped_parameters}) {{
-    int64_t extents[{input_extents}];
-    return minimlc_instance_shapes(&desc, (minimlc_instance *)m, "output_shapes", input_shapes, output_shapes, 1,
-                                   extents);
-}}
 """
 
 

@@ -301,6 +301,28 @@ static int check_inputs(const minimlc_desc *desc, const char *function, const mi
             return 4;
         }
     }
+    for (int d = 0; d < x->num_derived; ++d) {
+        const minimlc_derived *derived = &x->derived[d];
+        int s = derived->symbol, overflow = 0;
+        int64_t expected = 0;
+        for (int t = 0; t < derived->num_terms; ++t) {
+            int64_t term = derived->terms[t].coefficient;
+            for (int f = 0; f < derived->terms[t].num_factors; ++f)
+                overflow |= __builtin_mul_overflow(term, size_of[derived->terms[t].factors[f]], &term);
+            overflow |= __builtin_add_overflow(expected, term, &expected);
+        }
+        if (overflow) {
+            set_error("%s_%s: input '%s' axis %d is dimension '%s', whose value overflows 64 bits for these inputs",
+                      desc->name, function, x->inputs[input_of[s]].name, axis_of[s], x->symbols[s]);
+            return 4;
+        }
+        if (expected != size_of[s]) {
+            set_error("%s_%s: input '%s' axis %d is dimension '%s' = %lld, but the feed has size %lld", desc->name,
+                      function, x->inputs[input_of[s]].name, axis_of[s], x->symbols[s], (long long)expected,
+                      (long long)size_of[s]);
+            return 4;
+        }
+    }
     return 0;
 }
 

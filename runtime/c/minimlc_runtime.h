@@ -27,6 +27,21 @@ typedef struct minimlc_tensor {
     int64_t itemsize;
 } minimlc_tensor;
 
+/* One term of a derived symbol's polynomial: coefficient times the product of the symbols at `factors`. */
+typedef struct minimlc_term {
+    int64_t coefficient;
+    int num_factors;
+    int factors[4];
+} minimlc_term;
+
+/* A symbol spelled as an expression of the others (`past + sequence`): bound by the feeds like any symbol, then it
+ * must equal the sum of its terms. */
+typedef struct minimlc_derived {
+    int symbol;
+    int num_terms;
+    const minimlc_term *terms;
+} minimlc_derived;
+
 /* The run-time dimensions of a model whose entry takes its input extents (`lowering/abi.py`: `EntryExtents`). */
 typedef struct minimlc_extents {
     int num_symbols;
@@ -38,6 +53,8 @@ typedef struct minimlc_extents {
     int num_input_extents;              /* K: the entry's extents array, input order then axis order */
     int num_output_extents;             /* J: what output_extents writes, output order then axis order */
     void (*output_extents)(void **args); /* main_output_extents_packed([K extents, J extents]); NULL if J == 0 */
+    int num_derived;
+    const minimlc_derived *derived;     /* the symbols that are expressions of the others */
 } minimlc_extents;
 
 /* What the runtime needs to know about one compiled model; the generated API file defines one. */

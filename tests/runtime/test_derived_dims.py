@@ -107,11 +107,90 @@ def test_a_saved_model_keeps_the_check(sessions, tmp_path):
         loaded.run(None, {**feed, "mask": np.ones((1, 2), np.float32)})
 
 
-def test_a_c_library_refuses_derived_dims_it_cannot_check_yet(tmp_path):
+def test_a_c_library_checks_derived_dims_and_runs_at_every_length(tmp_path, sessions):
+    """The library binds `new + past` from the mask like a symbol, then checks it against past + new before native
+    code runs (the Python runtime's message, under the function's name); with shapes that agree it gives ONNX
+    Runtime's outputs. `run` is given NULL buffers where it must refuse, so reaching native code would crash."""
+    import ctypes
+    import shutil
+
+    from test_shared_library_dynamic import shapes
+
     from minimlc.driver.shared_library import export_library
     from minimlc.frontend.onnx import import_model
 
-    imported = import_model(_grown_model(), symbolic=True)
-    with pytest.raises(ValueError, match=r"'new \+ past' are expressions of other dimensions"):
-        export_library(imported, tmp_path / "grown.so")
-    assert not (tmp_path / "grown.so").exists()
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to link the library with")
+    export_library(import_model(_grown_model(), symbolic=True), tmp_path / "libgrown.so", prefix="grown")
+    library = ctypes.CDLL(str(tmp_path / "libgrown.so"))
+    library.grown_load.restype = ctypes.c_void_p
+    library.grown_last_error.restype = ctypes.c_char_p
+    handle = ctypes.c_void_p(library.grown_load(str(tmp_path / "libgrown.weights").encode(), 1))
+    assert handle.value, library.grown_last_error()
+    try:
+        outputs = shapes((0, 0), (0,))
+        assert library.grown_run(handle, shapes((1, 3), (1, 2), (1, 4)), outputs, None, None, None, None, None) == 4
+        assert library.grown_last_error().decode() == (
+            "grown_run: input 'mask' axis 1 is dimension 'new + past' = 5, but the feed has size 4"
+        )
+        _, oracle = sessions
+        for past, new in ((0, 4), (5, 1)):
+            rng = np.random.default_rng(past)
+            feed = {
+                "past": rng.standard_normal((2, past)).astype(np.float32),
+                "new": rng.standard_normal((2, new)).astype(np.float32),
+                "mask": rng.standard_normal((2, past + new)).astype(np.float32),
+            }
+            inputs = shapes(*(value.shape for value in feed.values()))
+            assert library.grown_output_shapes(handle, inputs, outputs) == 0
+            out, positions = np.zeros((2, past + new), np.float32), np.zeros(new, np.int64)
+            pointers = [array.ctypes.data_as(ctypes.c_void_p) for array in (*feed.values(), out, positions)]
+            assert library.grown_run(handle, inputs, shapes(out.shape, positions.shape), *pointers) == 0
+            want = oracle.run(None, feed)
+            np.testing.assert_array_equal(out, want[0])
+            np.testing.assert_array_equal(positions, want[1])
+    finally:
+        library.grown_free(handle)
+
+
+def test_a_c_library_refuses_a_product_dim_that_overflows(tmp_path):
+    """`x*y` at x = y = 2^32 is 2^64: refused as an overflow, never wrapped around to a size that might match."""
+    import ctypes
+    import shutil
+
+    from test_shared_library_dynamic import shapes
+
+    from minimlc.driver.shared_library import export_library
+    from minimlc.frontend.onnx import import_model
+
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to link the library with")
+    graph = helper.make_graph(
+        [helper.make_node("Neg", ["m"], ["out"])],
+        "product",
+        [
+            helper.make_tensor_value_info("a", TensorProto.FLOAT, ["x"]),
+            helper.make_tensor_value_info("b", TensorProto.FLOAT, ["y"]),
+            helper.make_tensor_value_info("m", TensorProto.FLOAT, ["x*y"]),
+        ],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["x*y"])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+    export_library(import_model(model.SerializeToString(), symbolic=True), tmp_path / "libp.so", prefix="p")
+    library = ctypes.CDLL(str(tmp_path / "libp.so"))
+    library.p_load.restype = ctypes.c_void_p
+    library.p_last_error.restype = ctypes.c_char_p
+    handle = ctypes.c_void_p(library.p_load(str(tmp_path / "libp.weights").encode(), 1))
+    assert handle.value, library.p_last_error()
+    try:
+        inputs = shapes((1 << 32,), (1 << 32,), (0,))
+        assert library.p_run(handle, inputs, shapes((0,)), None, None, None, None) == 4
+        assert library.p_last_error().decode() == (
+            "p_run: input 'm' axis 0 is dimension 'x*y', whose value overflows 64 bits for these inputs"
+        )
+        assert library.p_output_shapes(handle, shapes((3,), (5,), (14,)), shapes((0,))) == 4
+        assert library.p_last_error().decode() == (
+            "p_output_shapes: input 'm' axis 0 is dimension 'x*y' = 15, but the feed has size 14"
+        )
+    finally:
+        library.p_free(handle)
