@@ -33,6 +33,7 @@ _OURS = {
     "te-expand-math": ("te.te_expand_math", "TeExpandMathPass"),
     "te-to-loop": ("te_to_loop.te_to_loop", "TeToLoopPass"),
     "loop-split": ("loop.loop_split", "LoopSplitPass"),
+    "loop-rfactor": ("loop.loop_rfactor", "LoopRfactorPass"),
     "loop-reorder": ("loop.loop_reorder", "LoopReorderPass"),
     "loop-tile": ("loop.loop_tile", "LoopTilePass"),
     "loop-fuse": ("loop.loop_fuse", "LoopFusePass"),

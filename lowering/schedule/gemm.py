@@ -61,6 +61,7 @@ from xdsl.ir import Operation
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.loop_cache_read import CACHE_READ_MAX_BYTES
+from minimlc.lowering.loop.loop_rfactor import RFACTOR_MAX_BYTES
 from minimlc.lowering.loop.loop_split import in_tail, tail_name
 from minimlc.lowering.schedule.kernel_analysis import (
     is_weight_at_every_call,
@@ -181,6 +182,8 @@ class GemmRule:
             return Space()
         lanes = target.vector_lanes
         g = workload
+        parts = _split_k_choices(g, target)
+        split_k = (Knob("split_k", parts, default["split_k"]),) if len(parts) > 1 else ()
         return Space(
             (
                 Knob("mr", tuple(range(1, min(GEMM_MAX_ROWS, g.m) + 1)), default["mr"]),
@@ -190,9 +193,10 @@ class GemmRule:
                 Knob("order", tuple(ORDERS), default["order"]),
                 Knob("mc", GEMM_ROW_BLOCKS, default["mc"]),
                 Knob("unroll", (True, False), True),
-                Knob("pack", _pack_choices(g), g.b_is_weight),
+                Knob("pack", _pack_choices(g), default["pack"]),
                 Knob("pack_a", (False, True) if g.a_operand is not None else (False,), default["pack_a"]),
                 Knob("prefetch", (0, 8, 16) if g.b_is_weight else (0,), 0),
+                *split_k,
             )
         )
 
@@ -215,7 +219,7 @@ class GemmRule:
         if g.b_is_weight and kc * g.n >= l2_floats and g.m >= 4 * mr:
             order, kc = "k,j,i", _largest_divisor(g.k, GEMM_MAX_DEPTH_BLOCK)
             mc = max(f for f in GEMM_ROW_BLOCKS if f * kc <= l2_floats // 4 or f == 0)
-        return {
+        config: Config = {
             "mr": mr,
             "nr": nr,
             "kc": kc,
@@ -227,8 +231,16 @@ class GemmRule:
             "pack_a": False,
             "prefetch": 0,
         }
+        if len(parts := _split_k_choices(g, target)) > 1:
+            # B comes from memory at every call either way: packing it would only hold the weight twice.
+            streams = 4 * g.k * g.n > target.cache_bytes[2]
+            config["split_k"] = max(p for p in parts if p <= SPLIT_K_PARTS) if streams else 0
+            config["pack"] = not streams
+        return config
 
     def apply(self, workload: GemmWorkload, config: Config) -> list[str]:
+        if config.get("split_k"):
+            return _split_k_steps(workload, config)
         name, i, j, k = workload.kernel, workload.rows, workload.cols, workload.depth
         mr, nr, kc, nc = config["mr"], config["nr"], config["kc"], int(config["nc"])
         if nc % int(nr):
@@ -280,6 +292,63 @@ class GemmRule:
         if tail:
             steps += _tail_tile_steps(name, i, j, k, tail, bool(config["unroll"]), whole, in_panels)
         return steps
+
+
+SPLIT_K_PARTS = 32
+"""Depth ranges the default split-K GEMV reduces separately (its parallel tasks: 16 threads share them evenly)."""
+SPLIT_K_CHOICES = (0, 8, SPLIT_K_PARTS, 128)
+"""`split_k` knob values: 0 (no split), or about how many depth ranges."""
+GEMV_ROW_BLOCK = 8
+"""Rows of B a split-K GEMV's tile reads per pass over its partial row (unrolled: the row is loaded and stored once
+per this many rows)."""
+
+
+def split_depth(depth: int, parts: int) -> int:
+    """Rows of each depth range of a split-K GEMV asking for `parts` ranges: a multiple of `GEMV_ROW_BLOCK`, at most
+    `depth // parts`, down to half that, leaving the fewest rows over (a peeled tail the combining nest reduces)."""
+    largest = depth // parts // GEMV_ROW_BLOCK * GEMV_ROW_BLOCK
+    sizes = range(largest, max(GEMV_ROW_BLOCK, largest // 2) - 1, -GEMV_ROW_BLOCK)
+    return min(sizes, key=lambda size: (depth % size, -size))
+
+
+def _split_k_choices(g: GemmWorkload, target: Target) -> tuple[int, ...]:
+    """The `split_k` values of a GEMV (one row, unbatched) reading a weight B by the columns with unit stride: those
+    whose depth ranges hold at least `GEMV_ROW_BLOCK` rows and whose partials fit `RFACTOR_MAX_BYTES`; (0,) for any
+    other GEMM."""
+    if g.m != 1 or g.batched or not g.b_is_weight or g.b_dim != 1:
+        return (0,)
+    fitting = [
+        parts
+        for parts in SPLIT_K_CHOICES[1:]
+        if g.k // parts >= GEMV_ROW_BLOCK and 4 * (g.k // split_depth(g.k, parts)) * g.n <= RFACTOR_MAX_BYTES
+    ]
+    return (0, *fitting)
+
+
+def _split_k_steps(g: GemmWorkload, config: Config) -> list[str]:
+    """The split-K GEMV (`loop-rfactor`): B read unpacked, whole rows at a time. The depth is split into ranges (the
+    parallel tasks), each reduced into a partial row of the output: `GEMV_ROW_BLOCK` rows of B at a time, across the
+    row in `nr`-wide register tiles that add into the partial row; then one small nest sums the partials (and the
+    depth's tail) into the output. The other knobs (packing, row tiles, blocks) do not apply:
+
+        k_o (parallel) { i_rf { k_i_o { j_rf_o { k_i_i (unrolled) { j_rf_i (vector) }}}}} ; i { j { k_o_r ; k_t }}
+    """
+    name, i, j, k = g.kernel, g.rows, g.cols, g.depth
+    nr = int(config["nr"])
+    steps = [
+        f"loop-split{{kernel={name} loop={k} factor={split_depth(g.k, int(config['split_k']))}}}",
+        f"loop-rfactor{{kernel={name} loop={k}_o}}",
+        f"loop-decompose-reduction{{kernel={name}}}",
+        f"loop-split{{kernel={name} loop={j}_rf_init factor={nr}}}",
+        f"loop-vectorize{{kernel={name} loop={j}_rf_init_i}}",
+        f"loop-split{{kernel={name} loop={j}_rf factor={nr}}}",
+        f"loop-split{{kernel={name} loop={k}_i factor={GEMV_ROW_BLOCK}}}",
+        f"loop-reorder{{kernel={name} order={k}_o,{i}_rf,{k}_i_o,{j}_rf_o,{k}_i_i,{j}_rf_i}}",
+        *register_tile_steps(name, f"{k}_i_i", f"{j}_rf_i", f"{j}_rf_o", bool(config["unroll"])),
+    ]
+    # The ranges write distinct rows of the partials, a local buffer whose stores parallel placement does not check
+    # (it would take the depth blocks inside too): the ranges are the parallel loop here, whatever `parallel` says.
+    return [*steps, f"loop-parallel{{kernel={name} loop={k}_o}}"]
 
 
 def _tail_tile_steps(
