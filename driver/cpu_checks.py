@@ -58,13 +58,7 @@ def cpu_checks(target: Target) -> CpuCheck:
 
 
 def _aarch64_checks(target: Target) -> CpuCheck:
-    needed = []
-    if target.dot_u8s8_udot_bits:
-        needed.append("dotprod")
-    if target.dot_u8s8_bits:
-        needed.append("i8mm")
-    if target.sve_bits:
-        needed.append("sve")
+    needed = target.aarch64_kernel_features
     if not needed:
         return CpuCheck((), "")
     lines = ["    unsigned long hwcap = getauxval(AT_HWCAP), hwcap2 = getauxval(AT_HWCAP2);", "    (void)hwcap2;"]

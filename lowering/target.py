@@ -28,10 +28,11 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import llvmlite.binding as llvm
+
+from minimlc.lowering.host_cpu import TYPICAL_CACHES, host_caches, host_sve_bits
 
 if TYPE_CHECKING:  # the runtime checks targets of saved models without loading xDSL
     from xdsl.dialects.builtin import ModuleOp
@@ -85,9 +86,6 @@ _CPUS: dict[str, _Isa] = {
     "znver5": _AVX512_VNNI,
 }
 """LLVM CPU names a target may name, with their vector level (the host is read from the CPU itself)."""
-
-_TYPICAL_CACHES = (32 << 10, 1 << 20, 32 << 20)
-"""L1 data, L2 and L3 bytes assumed for a named CPU (a host's are read from sysfs)."""
 
 
 @dataclass(frozen=True)
@@ -237,6 +235,15 @@ class Target:
         """`vscale` (SVE bits / 128) of the `vscale_range(N,N)` every function built for this target carries, else 0."""
         return self.sve_bits // 128
 
+    @property
+    def aarch64_kernel_features(self) -> tuple[str, ...]:
+        """The AArch64 features whose instructions minimlc's kernels choose (`dotprod`: `udot`, `i8mm`: `usdot`,
+        `sve`), which code built for this target needs beyond the architecture; () for other architectures."""
+        if self.arch != "aarch64":
+            return ()
+        chosen = (("dotprod", self.dot_u8s8_udot_bits), ("i8mm", self.dot_u8s8_bits), ("sve", self.sve_bits))
+        return tuple(feature for feature, used in chosen if used)
+
     def _aarch64_has(self, feature: str, cpus: frozenset[str]) -> bool:
         """Whether this AArch64 target has `feature`: named by `-mattr=+F` or implied by its CPU (and not `-F`)."""
         if f"-{feature}" in self.features.split(","):
@@ -249,7 +256,11 @@ class Target:
         if self.arch != host_arch():
             return [self.arch]
         host = _host_features()
-        return [feature for feature in self.required_features if not host.get(feature)]
+        needed = (*self.required_features, *self.aarch64_kernel_features)
+        missing = [feature for feature in needed if not host.get(feature)]
+        if self.sve_bits and not missing and (length := host_sve_bits()) != self.sve_bits:
+            missing.append(f"{self.sve_bits}-bit SVE vectors (the host's are {length} bits)")
+        return missing
 
     def check_runs_on_host(self) -> None:
         """Raise `TargetNotRunnableError` if the host cannot run code built for this target: naming its architecture
@@ -299,7 +310,7 @@ def target_from_name(name: str = "host") -> Target:
         )
     _check_llvm_knows(name, llvm.get_default_triple())
     return Target(
-        name, name, "", isa.vector_bits, isa.vector_registers, isa.required_features, _TYPICAL_CACHES,
+        name, name, "", isa.vector_bits, isa.vector_registers, isa.required_features, TYPICAL_CACHES,
         llvm.get_default_triple(),
     )  # fmt: skip
 
@@ -347,7 +358,7 @@ def _triple_target(name: str) -> Target:
     if sve_bits:
         canonical += f" -msve-vector-bits={sve_bits}"
     features = ",".join([f"+{feature}" for feature in base] + attrs)
-    caches = _CPU_CACHES.get(cpu, _TYPICAL_CACHES)
+    caches = _CPU_CACHES.get(cpu, TYPICAL_CACHES)
     return Target(canonical, cpu, features, vector_bits, arch.vector_registers, tuple(enabled), caches, triple)
 
 
@@ -466,7 +477,7 @@ def _host_target() -> Target:
         enabled = tuple(name for name, on in features.items() if on)
         return dataclasses.replace(
             base, name="host", cpu=llvm.get_host_cpu_name(), features=flattened, required_features=enabled,
-            cache_bytes=_host_caches(), triple=llvm.get_default_triple(),
+            cache_bytes=host_caches(), triple=llvm.get_default_triple(),
         )  # fmt: skip
     if features.get("avx512f") and features.get("avx512vl"):
         isa = _AVX512
@@ -476,25 +487,5 @@ def _host_target() -> Target:
         isa = _CPUS["x86-64"] if not features.get("sse4.2") else _SSE
     return Target(
         "host", llvm.get_host_cpu_name(), flattened, isa.vector_bits, isa.vector_registers, isa.required_features,
-        _host_caches(), llvm.get_default_triple(),
+        host_caches(), llvm.get_default_triple(),
     )  # fmt: skip
-
-
-def _host_caches() -> tuple[int, int, int]:
-    """L1 data, L2, L3 sizes from sysfs (Linux), the typical sizes where it cannot be read."""
-    sizes = dict(enumerate(_TYPICAL_CACHES, start=1))
-    root = Path("/sys/devices/system/cpu/cpu0/cache")
-    for index in sorted(root.glob("index*")) if root.exists() else []:
-        try:
-            level = int((index / "level").read_text())
-            kind = (index / "type").read_text().strip()
-            size = (index / "size").read_text().strip()
-        except (OSError, ValueError):
-            continue
-        if kind == "Instruction" or level not in sizes:
-            continue
-        scale = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
-        digits = size.rstrip("KM")
-        if digits.isdigit():
-            sizes[level] = int(digits) * scale
-    return sizes[1], sizes[2], sizes[3]

@@ -83,6 +83,35 @@ def test_target_the_host_cannot_run_is_refused_before_compiling(monkeypatch: pyt
         compile_model(import_model(conv_gemm_model()), target="x86-64-v4")
 
 
+@pytest.mark.parametrize(
+    ("target", "host_features", "host_sve_bits", "missing"),
+    [
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", ("sve",), 256, ["i8mm"]),  # Graviton2-like: usdot would trap
+        (
+            "aarch64-linux-gnu -mcpu=neoverse-v1",
+            ("sve", "i8mm"),
+            128,
+            ["256-bit SVE vectors (the host's are 128 bits)"],
+        ),
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", ("sve", "i8mm"), 256, []),
+        ("aarch64-linux-gnu -mcpu=neoverse-n1", (), 0, ["dotprod"]),
+        ("aarch64-linux-gnu", (), 0, []),
+    ],
+)
+def test_aarch64_code_runs_only_where_its_kernels_instructions_and_sve_length_are(
+    monkeypatch: pytest.MonkeyPatch, target: str, host_features: tuple[str, ...], host_sve_bits: int, missing: list[str]
+) -> None:
+    """On an AArch64 host, code whose kernels chose `udot`, `usdot` or SVE at a fixed length (a `.mlc` built on a
+    Graviton3 and loaded on a Graviton4, whose SVE is 128 bits) is refused, naming what the host lacks. The host's
+    features and SVE length are given here, as an AArch64 host would report them."""
+    monkeypatch.setattr(target_module, "host_arch", lambda: "aarch64")
+    monkeypatch.setattr(
+        target_module, "_host_features", lambda: dict.fromkeys(("neon", "fp-armv8", *host_features), True)
+    )
+    monkeypatch.setattr(target_module, "host_sve_bits", lambda: host_sve_bits)
+    assert target_from_name(target).missing_on_host() == missing
+
+
 def test_named_targets_describe_their_vector_unit() -> None:
     assert target_from_name("x86-64-v3").describe() == "x86-64-v3 (avx2, 8 f32 lanes, 16 vector registers)"
     assert target_from_name("znver4").vector_lanes == 16
