@@ -78,8 +78,11 @@ class Reduction:
     update: Operation
     """The operation combining the accumulator with a value (`arith.addf %acc_value, %product`)."""
     update_load: memref.LoadOp
+    """The update's read of the accumulator."""
     final_load: memref.LoadOp
+    """The read of the accumulator after the reduction loop."""
     output: memref.StoreOp
+    """The store of the result (maybe through an epilogue) after it."""
     outermost: loop.ForOp
     """The outermost spatial loop around the reduction loop."""
     spatial: list[loop.ForOp]
@@ -145,7 +148,7 @@ class LoopRfactorPass(ModulePass):
             raise self.fail("has an output index computed after it: the partials could not be indexed by it")
         if not output.memref.type.has_static_shape():  # type: ignore[union-attr]
             raise self.fail("writes an output of a run-time shape: the partials would have no static size")
-        spatial = [lp for lp in enclosing_loops(target, _outermost(target)) if lp is not target][::-1]
+        spatial = enclosing_loops(target, _outermost(target))[::-1]
         if not spatial:
             raise self.fail("has no spatial loop around it")
         for outer, inner in itertools.pairwise(spatial):
