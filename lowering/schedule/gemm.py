@@ -61,7 +61,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
@@ -114,6 +114,8 @@ class GemmWorkload:
     """Whether the row loop has batch loops of several iterations around it (a tail of rows would share their body)."""
     a_operand: int | None = None
     """The kernel parameter A is (None where A is not read from a parameter)."""
+    float_sum: bool = True
+    """Whether the sum is of floats (the integer rule's are of i32: `split_k` is measured on float GEMVs only)."""
 
 
 def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, product: Operation) -> GemmWorkload | None:
@@ -156,6 +158,7 @@ def gemm_workload(module: ModuleOp, kernel: func.FuncOp, update: Operation, prod
                 b_batched,
                 any(lp.trip_count > 1 for lp in _enclosing_loops(rows)),
                 params.index(other.memref) if isinstance(other, memref.LoadOp) and other.memref in params else None,
+                isinstance(update, arith.AddfOp),
             )
     return None
 
@@ -318,10 +321,10 @@ def split_depth(depth: int, parts: int) -> int:
 
 
 def _split_k_choices(g: GemmWorkload, target: Target) -> tuple[int, ...]:
-    """The `split_k` values of a GEMV (one row, unbatched) reading a weight B by the columns with unit stride: those
-    whose depth ranges hold at least `GEMV_ROW_BLOCK` rows and whose partials fit `RFACTOR_MAX_BYTES`; (0,) for any
-    other GEMM."""
-    if g.m != 1 or g.batched or not g.b_is_weight or g.b_dim != 1:
+    """The `split_k` values of a float GEMV (one row, unbatched) reading a weight B by the columns with unit stride:
+    those whose depth ranges hold at least `GEMV_ROW_BLOCK` rows and whose partials fit `RFACTOR_MAX_BYTES`; (0,) for
+    any other GEMM."""
+    if g.m != 1 or g.batched or not g.b_is_weight or g.b_dim != 1 or not g.float_sum:
         return (0,)
     fitting = [
         parts

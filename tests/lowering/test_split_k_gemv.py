@@ -95,8 +95,10 @@ def test_default_splits_only_a_gemv_whose_weight_exceeds_the_last_level_cache() 
     assert GEMM.space(gemv, _pinned(weight_bytes * 2)).fits(cached)
     knobs = {knob.name: knob.values for knob in GEMM.space(gemv, _pinned(weight_bytes)).knobs}
     assert knobs["split_k"] == (0, 8, 32, 128)
-    # More than one row, or B not a weight: no split_k knob at all (the knob space of other GEMMs is unchanged).
-    for other in (dataclasses.replace(gemv, m=4), dataclasses.replace(gemv, b_is_weight=False)):
+    # More than one row, B not a weight, or an i32 sum (the integer rule): no split_k knob at all (the knob space of
+    # other GEMMs is unchanged).
+    others = (dataclasses.replace(gemv, m=4), dataclasses.replace(gemv, b_is_weight=False))
+    for other in (*others, dataclasses.replace(gemv, float_sum=False)):
         assert "split_k" not in {knob.name for knob in GEMM.space(other, _pinned(weight_bytes // 2)).knobs}
 
 
