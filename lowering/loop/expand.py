@@ -64,15 +64,30 @@ def _inside_vectorize_loop(op: Operation) -> bool:
 
 
 def unroll(target: loop.ForOp) -> None:
-    """Replace `target` by one copy of its body per iteration."""
+    """Replace `target` by one copy of its body per iteration: copies for all but the last, which takes the body
+    itself (unrolling is most of the copying `loop-to-scf` does)."""
     builder = Builder(InsertPoint.before(target))
     lower, step = target.lower.value.data, target.step.value.data
-    for iteration in range(target.trip_count):
+    body = list(target.body.block.ops)
+    for iteration in range(target.trip_count - 1):
         mapping: dict[SSAValue, SSAValue] = {target.induction_var: index_constant(builder, lower + iteration * step)}
-        for op in target.body.block.ops:
-            builder.insert(op.clone(value_mapper=mapping))
+        for op in body:
+            builder.insert(clone_op(op, mapping))
+    if target.trip_count > 0:
+        last = index_constant(builder, lower + (target.trip_count - 1) * step)
+        for use in tuple(target.induction_var.uses):  # not `replace_all_uses_with`: it names `last` after the index
+            use.operation.operands[use.index] = last
+        for op in body:
+            op.detach()
+            builder.insert(op)
     target.detach()
     target.erase()
+
+
+def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
+    """`op.clone(value_mapper=mapping)`; for an op without regions xDSL's cheaper `clone_without_regions`, which
+    gives the same op (its operands mapped as it is built, not set again after a walk)."""
+    return op.clone_without_regions(mapping) if not op.regions else op.clone(value_mapper=mapping)
 
 
 def _is_zero(value: SSAValue) -> bool:
@@ -118,7 +133,7 @@ class _Vectorizer:
             elif op.regions:
                 raise self.fail(op, "has regions (only the innermost loop can be vectorized)")
             else:
-                self.builder.insert(op.clone(value_mapper=self.scalar))
+                self.builder.insert(clone_op(op, self.scalar))
         self.target.detach()
         self.target.erase()
 
@@ -135,7 +150,7 @@ class _Vectorizer:
             stride = max(strides) * other.value.value.data  # type: ignore[union-attr]
         else:
             raise self.fail(op, "uses the loop index in a non-affine way")
-        clone = self.builder.insert(op.clone(value_mapper=self.scalar))
+        clone = self.builder.insert(clone_op(op, self.scalar))
         self.scalar[op.results[0]] = clone.results[0]
         self.stride[op.results[0]] = stride
 
@@ -179,7 +194,7 @@ class _Vectorizer:
     def load(self, op: memref.LoadOp) -> None:
         kind = self.access_kind(op)
         if kind == "scalar":
-            self.builder.insert(op.clone(value_mapper=self.scalar))
+            self.builder.insert(clone_op(op, self.scalar))
             return
         vector_type = VectorType(op.res.type, [self.lanes])
         if kind == "contiguous":
@@ -207,7 +222,7 @@ class _Vectorizer:
         if kind == "scalar":
             if op.value in self.vector:
                 raise self.fail(op, "stores a value that differs per lane to one address (a reduction)")
-            self.builder.insert(op.clone(value_mapper=self.scalar))
+            self.builder.insert(clone_op(op, self.scalar))
             return
         value = self.as_vector(op.value)
         if kind == "contiguous":

@@ -28,11 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import func, llvm, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
-    IndexType,
     IntegerAttr,
     ModuleOp,
     StringAttr,
@@ -46,7 +45,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import ENTRY_ATTR, EXTERN_STATUS_ATTR, EXTERNS_ATTR, INIT_ATTR, WEIGHTS_ATTR, init_name
-from minimlc.lowering.loop.analysis import ops_by_kind
+from minimlc.lowering.loop.analysis import index_constant_op, ops_by_kind
 from minimlc.lowering.loop.expand import expand_loops
 from minimlc.lowering.loop_to_scf.linearize import linearize_dynamic_accesses
 
@@ -54,7 +53,7 @@ from minimlc.lowering.loop_to_scf.linearize import linearize_dynamic_accesses
 def lower_for(op: loop.ForOp) -> None:
     """`loop.for` -> `scf.for` with constant bounds, or to its run-time upper bound operand."""
     static = (op.lower, op.step) if op.is_dynamic else (op.lower, op.upper, op.step)
-    constants = [arith.ConstantOp(IntegerAttr(attr.value.data, IndexType())) for attr in static]
+    constants = [index_constant_op(attr.value.data) for attr in static]
     bounds: list[SSAValue] = [constant.result for constant in constants]
     if op.dynamic_upper is not None:
         bounds.insert(1, op.dynamic_upper)

@@ -248,20 +248,50 @@ def apply_steps(ctx: Context, module: ModuleOp, steps: list[str]) -> None:
 
 def apply_or_undo(ctx: Context, module: ModuleOp, name: str, steps: list[str]) -> bool:
     """Apply `steps` to kernel `name` of `module`; True if they apply and the kernel's vector code can be generated
-    (tried on a copy). Otherwise undo them (`_undo`) and return False. Applying once and undoing the rare failure
+    (`check_vector_code`). Otherwise undo them (`_undo`) and return False. Applying once and undoing the rare failure
     replaced trying every schedule on a copy first, which doubled the work of scheduling a model."""
     saved = find_kernel(module, DefaultSchedulePass.name, name).clone()
     last = module.body.block.last_op
     try:
         apply_steps(ctx, module, steps)
-        scheduled = find_kernel(module, DefaultSchedulePass.name, name)
-        trial = ModuleOp([scheduled.clone()])
-        copy_target(module, trial)
-        expand_loops(trial, vectors_only=True)
+        check_vector_code(module, find_kernel(module, DefaultSchedulePass.name, name))
     except DiagnosticException:
         _undo(module, name, saved, last)
         return False
     return True
+
+
+def check_vector_code(module: ModuleOp, kernel: func.FuncOp) -> None:
+    """Raise DiagnosticException if `loop-to-scf` cannot generate `kernel`'s vector code: `expand_loops` (vectors
+    only) run on copies of the loops it would refuse or rewrite, its outermost `vectorize` loops and run-time `unroll`
+    loops, not of the whole kernel (copying kernels was a third of trying schedules). The copies read the kernel's
+    values while they exist and are erased after, dropping those uses."""
+    trial = ModuleOp([root.clone() for root in _expanded_roots(kernel)])
+    copy_target(module, trial)
+    try:
+        expand_loops(trial, vectors_only=True)
+    finally:
+        trial.erase()
+
+
+def _expanded_roots(kernel: func.FuncOp) -> list[loop.ForOp]:
+    """The loops of `kernel` that are `vectorize` or `unroll` with a run-time trip count, outermost ones only: every
+    loop `expand_loops(vectors_only=True)` reads lies in one of them."""
+    roots: list[loop.ForOp] = []
+
+    def visit(op: Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    if isinstance(inner, loop.ForOp) and (
+                        inner.kind.data == "vectorize" or (inner.kind.data == "unroll" and inner.is_dynamic)
+                    ):
+                        roots.append(inner)
+                    elif inner.regions:
+                        visit(inner)
+
+    visit(kernel)
+    return roots
 
 
 def _undo(module: ModuleOp, name: str, saved: func.FuncOp, last: Operation | None) -> None:

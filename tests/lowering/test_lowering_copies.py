@@ -1,0 +1,100 @@
+"""What lowering copies less of: `unroll` moves the body into the last iteration instead of copying it, index
+constants come from one cached attribute, and default-schedule's vector-code check (`check_vector_code`) copies only
+the loops `expand_loops` would rewrite or refuse, leaving the kernel (and its values' uses) as they were."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
+from xdsl.parser import Parser
+from xdsl.utils.exceptions import DiagnosticException
+
+from minimlc.lowering.loop.analysis import index_constant_op, loops_of, walk_ops
+from minimlc.lowering.loop.expand import unroll
+from minimlc.lowering.pipeline import make_context
+from minimlc.lowering.schedule.default_schedule import check_vector_code
+
+KERNEL = """
+builtin.module {
+  func.func private @k(%a: memref<4x8xf32>, %s: memref<4xf32>, %n: index) {
+    loop.for "i" %i = 0 to 4 step 1 serial {
+      loop.for "j" %j = 0 to UPPER step 1 KIND {
+        %x = memref.load %a[%i, %j] : memref<4x8xf32>
+        %y = arith.addf %x, %x : f32
+        STORE
+      }
+    }
+    func.return
+  }
+}
+"""
+ROW_STORE = "memref.store %y, %a[%i, %j] : memref<4x8xf32>"
+SUM_STORE = "memref.store %y, %s[%i] : memref<4xf32>"  # one address for every lane: a reduction
+
+
+def _kernel(kind: str = "vectorize", store: str = ROW_STORE, upper: str = "8") -> tuple[ModuleOp, func.FuncOp]:
+    text = KERNEL.replace("KIND", kind).replace("STORE", store).replace("UPPER", upper)
+    module = Parser(make_context(), text).parse_module()
+    kernel = next(iter(module.ops))
+    assert isinstance(kernel, func.FuncOp)
+    return module, kernel
+
+
+def _use_counts(kernel: func.FuncOp) -> list[int]:
+    values = [*kernel.body.block.args, *(result for op in walk_ops(kernel) for result in op.results)]
+    return [len(list(value.uses)) for value in values]
+
+
+def test_index_constant_op_is_the_constant_arith_builds() -> None:
+    built = index_constant_op(7)
+    built.verify()
+    assert str(built) == str(arith.ConstantOp(IntegerAttr(7, IndexType())))
+    assert index_constant_op(7).value is built.value  # one attribute per value
+
+
+def test_unroll_copies_all_but_the_last_iteration_which_takes_the_body() -> None:
+    module, kernel = _kernel(kind="unroll")
+    inner = loops_of(kernel)[1]
+    body = list(inner.body.block.ops)
+    unroll(inner)
+    outer = loops_of(kernel)[0]
+    ops = list(outer.body.block.ops)
+    assert len(ops) == 8 * (1 + len(body))  # a constant and a body copy per iteration
+    assert ops[-len(body) :] == body  # the last copy is the body itself
+    constants = [op.value.value.data for op in ops if isinstance(op, arith.ConstantOp)]
+    assert constants == list(range(8))
+    last_index = ops[-len(body) - 1]
+    assert body[0].operands[2] is last_index.result  # memref.load %a[%i, %c7]
+    assert "%j" not in str(module)  # the last constant is not named after the loop index
+    module.verify()
+
+
+def test_check_vector_code_accepts_a_row_and_leaves_the_kernel_as_it_was() -> None:
+    module, kernel = _kernel()
+    before, uses = str(module), _use_counts(kernel)
+    check_vector_code(module, kernel)
+    assert str(module) == before
+    assert _use_counts(kernel) == uses
+
+
+def test_check_vector_code_refuses_a_reduction_and_leaves_the_kernel_as_it_was() -> None:
+    module, kernel = _kernel(store=SUM_STORE)
+    before, uses = str(module), _use_counts(kernel)
+    with pytest.raises(DiagnosticException, match=r"cannot vectorize loop 'j': 'memref\.store' stores a value"):
+        check_vector_code(module, kernel)
+    assert str(module) == before
+    assert _use_counts(kernel) == uses
+
+
+def test_check_vector_code_refuses_unrolling_a_run_time_trip_count() -> None:
+    module, kernel = _kernel(kind="unroll", upper="%n")
+    with pytest.raises(DiagnosticException, match="cannot unroll loop 'j': its trip count is a run-time value"):
+        check_vector_code(module, kernel)
+
+
+def test_check_vector_code_ignores_static_unrolling_outside_vector_loops() -> None:
+    module, kernel = _kernel(kind="unroll", store=SUM_STORE)  # unrolled, not vectorized: nothing to check
+    before = str(module)
+    check_vector_code(module, kernel)
+    assert str(module) == before
