@@ -71,6 +71,8 @@ def _static_band(kernel: func.FuncOp, nest: loop.ForOp, tasks: int, grain: int) 
     """The outermost loop of the band placed in `nest`, a nest of static loops, and the items that place it (None
     and none where no band reaches `PARALLEL_MIN_TASKS` tasks)."""
     for start in _chain(nest):
+        if start.kind.data == "parallel":  # placed by the rule (a split-K GEMV's depth ranges): the nest's band
+            return None, []
         if start.kind.data != "serial" or not _iterations_independent(kernel, start):
             continue
         if tasks == 1:

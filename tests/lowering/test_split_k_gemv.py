@@ -14,8 +14,12 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from minimlc import InferenceSession
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.pipeline import make_context, run_pipeline
+from minimlc.lowering.schedule.default_schedule import kernel_space, schedule_kernel
 from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload, split_depth
-from minimlc.lowering.target import Target, target_from_name
+from minimlc.lowering.schedule.kernel_analysis import kernels_of
+from minimlc.lowering.target import Target, target_from_name, target_of
 
 RTOL = ATOL = 1e-4
 TARGET = "x86-64-v3"
@@ -69,6 +73,22 @@ def test_split_k_matches_onnxruntime(depth: int, change: dict[str, object], spli
         session = InferenceSession(model, num_threads=threads, target=TARGET, cache=False, extra_passes={"loop": steps})
         assert not session._model.precomputed
         np.testing.assert_allclose(session.run(None, {"x": x})[0], expected, rtol=RTOL, atol=ATOL)
+
+
+def test_parallel_placement_keeps_the_ranges_as_the_band() -> None:
+    """With the rule's parallel depth ranges, placement adds no band inside them (their depth blocks accumulate into
+    one partial row); the partials' zeroing and the combining nest get their own."""
+    imported = import_model(_gemv_model(np.ones((512, 1024), np.float32), None))
+    run_pipeline(imported.module, 3, stop_after="schedule")
+    target = target_of(imported.module)
+    (space,) = [s for k in kernels_of(imported.module) if (s := kernel_space(imported.module, k, target)) is not None]
+    steps = schedule_kernel(make_context(), imported.module, space, {**space.space.default(), "split_k": 32})
+    assert steps is not None
+    assert [step for step in steps if step.startswith("loop-parallel")] == [
+        "loop-parallel{kernel=matmul_0 loop=k2_o}",
+        "loop-parallel{kernel=matmul_0 loop=k2_o_init}",
+        "loop-parallel{kernel=matmul_0 loop=i1}",
+    ]
 
 
 @pytest.mark.parametrize(("depth", "parts", "size"), [(65536, 32, 2048), (517, 8, 64), (1000, 32, 16), (100, 8, 8)])
