@@ -337,10 +337,12 @@ def _split_k_choices(g: GemmWorkload, target: Target) -> tuple[int, ...]:
 def _split_k_steps(g: GemmWorkload, config: Config) -> list[str]:
     """The split-K GEMV (`loop-rfactor`): B read unpacked, whole rows at a time. The depth is split into ranges (the
     parallel tasks), each reduced into a partial row of the output: `GEMV_ROW_BLOCK` rows of B at a time, across the
-    row in `nr`-wide register tiles that add into the partial row; then one small nest sums the partials (and the
-    depth's tail) into the output. The other knobs (packing, row tiles, blocks) do not apply:
+    row in `nr`-wide register tiles that add into the partial row (zeroed first by the same task); then one small
+    nest sums the partials (and the depth's tail) into the output. The other knobs (packing, row tiles, blocks) do
+    not apply:
 
-        k_o (parallel) { i_rf { k_i_o { j_rf_o { k_i_i (unrolled) { j_rf_i (vector) }}}}} ; i { j { k_o_r ; k_t }}
+        k_o (parallel) { i_rf_init { j_rf_init } ; i_rf { k_i_o { j_rf_o { k_i_i (unrolled) { j_rf_i (vector) }}}}}
+        i { j { k_o_r ; k_t }}
     """
     name, i, j, k = g.kernel, g.rows, g.cols, g.depth
     nr = int(config["nr"])
@@ -353,6 +355,7 @@ def _split_k_steps(g: GemmWorkload, config: Config) -> list[str]:
         f"loop-split{{kernel={name} loop={j}_rf factor={nr}}}",
         f"loop-split{{kernel={name} loop={k}_i factor={GEMV_ROW_BLOCK}}}",
         f"loop-reorder{{kernel={name} order={k}_o,{i}_rf,{k}_i_o,{j}_rf_o,{k}_i_i,{j}_rf_i}}",
+        f"loop-compute-at{{kernel={name} stage={k}_o_init at={k}_o}}",  # each task zeroes its own partial row
         *register_tile_steps(name, f"{k}_i_i", f"{j}_rf_i", f"{j}_rf_o", bool(config["unroll"])),
     ]
     # The ranges write distinct rows of the partials, a local buffer whose stores parallel placement does not check
