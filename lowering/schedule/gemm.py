@@ -53,8 +53,8 @@ the schedule they were measured with).
 `split_k` (only for a GEMV: one row, unbatched, B a weight walked by the columns with unit stride): 0, or about how
 many depth ranges `loop-rfactor` reduces separately, each a parallel task streaming whole rows of unpacked B into a
 partial row (`_split_k_steps`); the default where B exceeds the last-level cache (it comes from memory at every call
-either way, and a packed copy would hold the weight twice): 32 ranges, 0.94-0.95x the packed GEMV's time on a
-256 MB `[65536, 1024]` weight at one and two threads, peak memory 1.06x the weights instead of 2x.
+either way, and a packed copy would hold the weight twice): 32 ranges, 0.93-0.96x the packed GEMV's time on a
+256 MB `[65536, 1024]` weight at one and two threads, peak memory 1.06x a 3 GB weight instead of 2x.
 """
 
 from __future__ import annotations
