@@ -1,6 +1,7 @@
 """What lowering copies less of: `unroll` moves the body into the last iteration instead of copying it, index
 constants come from one cached attribute, and default-schedule's vector-code check (`check_vector_code`) copies only
-the loops `expand_loops` would rewrite or refuse, leaving the kernel (and its values' uses) as they were."""
+the loops `expand_loops` would rewrite or refuse, leaving the kernel (and its values' uses) as they were; a schedule
+step is configured from its text once for every kernel it may name (`apply_steps`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.lowering.loop.analysis import index_constant_op, loops_of, walk_ops
 from minimlc.lowering.loop.expand import unroll
-from minimlc.lowering.pipeline import make_context
-from minimlc.lowering.schedule.default_schedule import check_vector_code
+from minimlc.lowering.pipeline import make_context, run_passes
+from minimlc.lowering.schedule.default_schedule import _step_template, apply_steps, check_vector_code
 
 KERNEL = """
 builtin.module {
@@ -98,3 +99,43 @@ def test_check_vector_code_ignores_static_unrolling_outside_vector_loops() -> No
     before = str(module)
     check_vector_code(module, kernel)
     assert str(module) == before
+
+
+TWO_KERNELS = """
+builtin.module {
+  func.func private @k0(%a: memref<8xf32>) {
+    loop.for "i" %i = 0 to 8 step 1 serial {
+      %x = memref.load %a[%i] : memref<8xf32>
+      memref.store %x, %a[%i] : memref<8xf32>
+    }
+    func.return
+  }
+  func.func private @k0_b(%a: memref<8xf32>) {
+    loop.for "i" %i = 0 to 8 step 1 serial {
+      %x = memref.load %a[%i] : memref<8xf32>
+      memref.store %x, %a[%i] : memref<8xf32>
+    }
+    func.return
+  }
+}
+"""
+
+
+def test_apply_steps_configures_a_step_once_for_every_kernel_and_applies_what_run_passes_does() -> None:
+    steps = [f"loop-split{{kernel={name} loop=i factor=4}}" for name in ("k0", "k0_b")] + ["cse"]
+    expected = Parser(make_context(), TWO_KERNELS).parse_module()
+    run_passes(expected, steps)
+    module = Parser(make_context(), TWO_KERNELS).parse_module()
+    hits = _step_template.cache_info().hits
+    apply_steps(make_context(), module, steps)
+    assert str(module) == str(expected)
+    assert 'loop.for "i_i" %i_i = 0 to 4 step 1 serial' in str(module)
+    assert _step_template.cache_info().hits >= hits + 1  # k0_b's step is k0's but for the name
+
+
+def test_apply_steps_names_an_unknown_pass_or_a_missing_kernel() -> None:
+    module = Parser(make_context(), TWO_KERNELS).parse_module()
+    with pytest.raises(ValueError, match="unknown pass 'loop-nope'"):
+        apply_steps(make_context(), module, ["loop-nope{kernel=k0}"])
+    with pytest.raises(DiagnosticException, match="loop-split: no kernel named 'k9'"):
+        apply_steps(make_context(), module, ["loop-split{kernel=k9 loop=i factor=4}"])
