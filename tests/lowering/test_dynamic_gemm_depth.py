@@ -1,6 +1,7 @@
 """The dynamic GEMM rule's depth block for packed weights: a prefill's projection over run-time rows takes the whole
 depth in one block up to 1024 (else the largest divisor up to 1024), and its numbers match ONNX Runtime's at the row
-counts a generator runs (1: decode, 7: a remainder of rows beside a register tile, 128: a prompt)."""
+counts a generator runs (1: decode, 7: a remainder of rows beside a register tile, 128: a prompt). With 64 columns
+(4 panels of 16) the remainder of rows runs inside each column panel, after its full tiles."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def projection(depth: int, columns: int, transposed: bool) -> tuple[onnx.ModelPr
     ids=["one-block", "two-blocks", "transposed-weight"],
 )
 def test_projection_depth_block_and_numbers(depth: int, transposed: bool, block: int) -> None:
-    model, x = projection(depth, 32, transposed)
+    model, x = projection(depth, 64, transposed)
     session = InferenceSession(model, num_threads=1, input_bounds={"rows": 256}, enable_profiling=True)
     reference = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for rows in ROWS:

@@ -3,7 +3,7 @@
 // A projection of [batch, sequence, 32] by a 32 x 64 weight (a BERT layer's linear map with both leading dimensions
 // symbolic): the dynamic rule takes the batch loop as a loop around the GEMM, packs the weight into 16-column panels
 // at load time, and puts the 4 column panels outside the row tiles (each panel of B serves every row tile from L1);
-// the remainder of rows follows the full tiles in each batch iteration.
+// the remainder of rows follows the full tiles in each panel, on the panel of B they read.
 
 builtin.module {
   func.func @main(%x: memref<?x?x32xf32>, %y: memref<?x?x64xf32>, %e: memref<2xi64>) attributes {minimlc.entry} {
@@ -48,14 +48,16 @@ builtin.module {
 // CHECK-NEXT:   func.call @matmul_0(%x, %w_packed, %y, %b, %s)
 // CHECK:        func.func private @matmul_0(%in0: memref<?x?x32xf32> {llvm.noalias}, %in1: memref<4x32x16xf32> {llvm.noalias}
 // CHECK:        loop.for "b0" %b0 = 0 to %n step 1 parallel {
-// CHECK:            %i1_main = arith.subi %m, %i1_rem : index
 // CHECK-NEXT:     loop.for "k3_o" %k3_o = 0 to 32 step 32 serial {
 // CHECK-NEXT:       loop.for "i2_o" %i2_o = 0 to 64 step 16 serial {
+// CHECK:              %i1_main = arith.subi %m, %i1_rem : index
 // CHECK-NEXT:         loop.for "i1_o" %i1_o = 0 to %i1_main step 6 serial {
 // CHECK:                loop.for "k3_i" %k3_i = 0 to 32 step 1 serial {
 // CHECK-NEXT:             loop.for "i1_i" %i1_i = 0 to 6 step 1 unroll {
 // CHECK-NEXT:               loop.for "i2_i" %i2_i = 0 to 16 step 1 vectorize {
 // CHECK:                      memref.load %in1[{{.*}}, %k3, %i2_i] : memref<4x32x16xf32>
-// CHECK:          loop.for "i1_t" %i1_t = 0 to %i1_rem step 1 serial {
-// CHECK:                loop.for "i2_i_in_i1_t" %i2_i_in_i1_t = 0 to 16 step 1 vectorize {
+// CHECK:              loop.for "i1_t" %i1_t = 0 to %i1_rem step 1 serial {
+// CHECK:                loop.for "k3_i_in_i1_t" %k3_i_in_i1_t = 0 to 32 step 1 serial {
+// CHECK-NEXT:             loop.for "i2_i_in_i1_t" %i2_i_in_i1_t = 0 to 16 step 1 vectorize {
+// CHECK:                      memref.load %in1[{{.*}}, %k3{{.*}}, %i2_i_in_i1_t] : memref<4x32x16xf32>
 // CHECK:        func.func private @matmul_0_pack1(%in0: memref<32x64xf32>, %out: memref<4x32x16xf32>) {
