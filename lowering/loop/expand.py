@@ -25,6 +25,8 @@ loop with a run-time upper bound is refused (`loop-split` gives it a static inne
 
 from __future__ import annotations
 
+import functools
+
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i64
@@ -88,6 +90,12 @@ def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
     """`op.clone(value_mapper=mapping)`; for an op without regions xDSL's cheaper `clone_without_regions`, which
     gives the same op (its operands mapped as it is built, not set again after a walk)."""
     return op.clone_without_regions(mapping) if not op.regions else op.clone(value_mapper=mapping)
+
+
+@functools.cache
+def vector_type_of(element_type: Attribute, lanes: int) -> VectorType:
+    """`vector<lanes x element_type>`, made once (building one checks its parameters, a tenth of vectorizing)."""
+    return VectorType(element_type, [lanes])
 
 
 def _is_zero(value: SSAValue) -> bool:
@@ -196,7 +204,7 @@ class _Vectorizer:
         if kind == "scalar":
             self.builder.insert(clone_op(op, self.scalar))
             return
-        vector_type = VectorType(op.res.type, [self.lanes])
+        vector_type = vector_type_of(op.res.type, self.lanes)
         if kind == "contiguous":
             load = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), vector_type))
         elif kind == "interleaved":
@@ -212,7 +220,7 @@ class _Vectorizer:
     def interleaved_load(self, op: memref.LoadOp, vector_type: VectorType) -> vector.ShuffleOp:
         """Every s-th element of the contiguous span lane 0 to the last lane reads (stride s of the last index)."""
         stride = self.strides(op)[-1]
-        span = VectorType(op.res.type, [(self.lanes - 1) * stride + 1])
+        span = vector_type_of(op.res.type, (self.lanes - 1) * stride + 1)
         whole = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), span)).result
         mask = DenseArrayBase.from_list(i64, [lane * stride for lane in range(self.lanes)])
         return self.builder.insert(vector.ShuffleOp(whole, whole, mask, result_type=vector_type))
@@ -239,7 +247,7 @@ class _Vectorizer:
             return self.vector[value]
         if value not in self.broadcasts:
             scalar = self.scalar.get(value, value)
-            broadcast = vector.BroadcastOp(scalar, VectorType(scalar.type, [self.lanes]))
+            broadcast = vector.BroadcastOp(scalar, vector_type_of(scalar.type, self.lanes))
             self.broadcasts[value] = self.builder.insert(broadcast).vector
         return self.broadcasts[value]
 
@@ -261,7 +269,7 @@ class _Vectorizer:
             return
         if isinstance(op, arith.SelectOp):
             operands[0] = self.scalar.get(op.cond, op.cond)
-        result_types = [VectorType(result.type, [self.lanes]) for result in op.results]
+        result_types = [vector_type_of(result.type, self.lanes) for result in op.results]
         new_op = op.create(
             operands=operands,
             result_types=result_types,

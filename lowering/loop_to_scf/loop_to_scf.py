@@ -39,7 +39,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, BlockArgument, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -58,8 +58,10 @@ def lower_for(op: loop.ForOp) -> None:
     if op.dynamic_upper is not None:
         bounds.insert(1, op.dynamic_upper)
     body = op.body.detach_block(0)
-    body.add_op(scf.YieldOp())
-    Rewriter.replace_op(op, [*constants, scf.ForOp(*bounds, [], body)])
+    body.add_op(scf.YieldOp.create())
+    # `create`: the ops `scf.ForOp(*bounds, [], body)` and `scf.YieldOp()` build, without checking their arguments
+    for_op = scf.ForOp.create(operands=bounds, regions=[Region(body)])
+    Rewriter.replace_op(op, [*constants, for_op])
 
 
 def lower_alloc(op: loop.AllocOp, returns: list[func.ReturnOp]) -> None:
