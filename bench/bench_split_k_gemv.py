@@ -57,7 +57,8 @@ def main() -> None:
             try:
                 for _ in range(args.rounds):
                     result = measurer.measure(task, other, paired=True)
-                    assert result.latency is not None and result.baseline is not None, result.error
+                    if result.latency is None or result.baseline is None:
+                        raise SystemExit(f"bench_split_k_gemv: [{depth}, {width}] not timed: {result.error}")
                     times["split" if other is split else "packed"].append(result.latency)
                     times["packed" if other is split else "split"].append(result.baseline)
             finally:
