@@ -16,11 +16,12 @@ its static shapes. What a kernel gets, by its structure:
 - **gemm** (`c[i, j] = sum_k a[i, k] * b[k, j]`, the row loop `i` dynamic, under batch loops or outermost, `b` read
   at `[..., k, j]`, or a weight `b` at `[j, k]`, ONNX Gemm's `transB`): the static GEMM rule's micro-kernel with an
   `mr x nr` tile in registers, the rows split by `mr` last so that the remainder of fewer than `mr` rows (a run-time
-  count) has the column and depth splits too and runs one row at a time with its `nr` columns vectorized. The depth
-  block `kc` is the largest divisor of the depth up to 1024 where B is a packed weight (a prefill's projections: one
-  block for a 896-deep one), else up to 256. Where the whole depth is in one block the tiles start at zero and are
-  stored (`fill=true`: the zeroing nest goes), else they are added to the zeroed output. A weight `b` is packed at
-  load time; run-time columns and depth: see `_gemm_steps` and `_gemm_dynamic_columns_steps`.
+  count) has the column and depth splits too and runs one row at a time with its `nr` columns vectorized (inside each
+  column panel, where the panels are outside the row tiles). The depth block `kc` is the largest divisor of the depth
+  up to 1024 where B is a packed weight (a prefill's projections: one block for a 896-deep one), else up to 256.
+  Where the whole depth is in one block the tiles start at zero and are stored (`fill=true`: the zeroing nest goes),
+  else they are added to the zeroed output. A weight `b` is packed at load time; run-time columns and depth: see
+  `_gemm_steps` and `_gemm_dynamic_columns_steps`.
 - **reduction** (one accumulator, a reduction loop of a run-time trip count, the innermost output loop static and
   unit-stride, e.g. `out[j] = sum_i x[i, j]`): the reduction stays serial, the output loop is split by `width`, its
   outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
@@ -274,7 +275,7 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
     every row tile from L1: a 128 x 256 x 1024 projection ran 2.4x the static build's time with the row tiles
     outermost, 1.15x so), the remainder of rows inside each panel after its full tiles, on the panel they left in
     cache (a remainder after the whole nest streamed all of B once per row: [128, 896] x [896, 4864] ran 1.13x ONNX
-    Runtime's time at 128 rows, 0.96x at 126, a multiple of the tile; 0.95x at 128 rows inside the panels):
+    Runtime's time at 128 rows, 0.96x at 126, a multiple of the tile; 0.96x at 128 rows inside the panels):
 
         k_o { j_o { i_o { k_i { i_i (unrolled) { j_i (vector) }}} ; i_t { k_i { j_i (vector) }} }}
 
