@@ -50,8 +50,8 @@ one thread (3.8 ms against 4.0-4.2; the 28x28 and 56x56 maps' GEMMs, 196 and 784
 `k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep
 the schedule they were measured with).
 
-`split_k` (only for a GEMV: one row, unbatched, B a weight walked by the columns with unit stride): 0, or about how
-many depth ranges `loop-rfactor` reduces separately, each a parallel task streaming whole rows of unpacked B into a
+`split_k` (only for a float GEMV: one row, unbatched, B a weight walked by the columns with unit stride): 0, or about
+how many depth ranges `loop-rfactor` reduces separately, each a parallel task streaming whole rows of unpacked B into a
 partial row (`_split_k_steps`); the default where B exceeds the last-level cache (it comes from memory at every call
 either way, and a packed copy would hold the weight twice): 32 ranges, 0.93-0.96x the packed GEMV's time on a
 256 MB `[65536, 1024]` weight at one and two threads, peak memory 1.06x a 3 GB weight instead of 2x.
