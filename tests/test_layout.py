@@ -100,7 +100,7 @@ def test_lowering_has_one_subpackage_per_stage() -> None:
     packages = {path.parent.name for path in (ROOT / "lowering").glob("*/__init__.py")}
     assert packages == {*STAGES, "generic", "strategy"}
     loose = sorted(path.name for path in (ROOT / "lowering").glob("*.py"))
-    assert loose == ["__init__.py", "abi.py", "pipeline.py", "plugins.py", "target.py", "workers.py"]
+    assert loose == ["__init__.py", "abi.py", "host_cpu.py", "pipeline.py", "plugins.py", "target.py", "workers.py"]
 
 
 def test_no_python_file_outside_dialects_and_tests_is_over_the_limit() -> None:
