@@ -43,6 +43,7 @@ from minimlc.lowering.abi import (
 )
 from minimlc.lowering.pipeline import Pipeline, llvm_opt_level, run_pipeline, stage_passes
 from minimlc.lowering.target import Target, set_target, target_from_name
+from minimlc.lowering.workers import fewer_collections
 from minimlc.runtime.compiled import CompiledModel, bind
 from minimlc.runtime.jit import ObjectModule
 from minimlc.runtime.threadpool import register_symbols
@@ -120,6 +121,7 @@ class CompiledObjects:
         return "".join(partition.llvm_ir for partition in self.partitions)
 
 
+@fewer_collections()
 def compile_objects(
     imported: ImportedModel,
     pipeline: Pipeline | None = None,

@@ -11,16 +11,23 @@ there is no `os.fork`, every share runs here, one after the other. `compile_jobs
 
 Used by `default-schedule` (which tries each kernel's schedule on every core) and by `driver/codegen.py` (which
 compiles a module's partitions to object code): it sits in lowering, the lower of the two rooms.
+
+`fewer_collections()` raises the garbage collector's thresholds while a compile runs: lowering builds and drops
+hundreds of thousands of small IR objects, and at Python's default (a young collection every 700 allocations) the
+collector took 12-20% of a light ResNet-50's compile CPU.
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import signal
+import threading
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 Item = TypeVar("Item")
@@ -124,3 +131,30 @@ def _collect(pid: int, reader: int, share: str) -> tuple[bool, object]:
         error.__cause__ = cause
         return False, error
     return False, cause
+
+
+COMPILE_GC_THRESHOLDS = (50_000, 20, 100)
+"""The collector's thresholds during a compile (`gc.set_threshold`): a young collection every 50,000 allocations
+(Python's default: 700), older generations as rarely; cyclic garbage still goes, a few MB at most between passes."""
+_collector_lock = threading.Lock()
+_compiles_running = 0
+_saved_thresholds: tuple[int, int, int] = gc.get_threshold()
+
+
+@contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Run the block with `COMPILE_GC_THRESHOLDS`, restoring the process's own thresholds when the last compile
+    running in it (of any thread) ends; forked workers inherit them."""
+    global _compiles_running, _saved_thresholds
+    with _collector_lock:
+        if _compiles_running == 0:
+            _saved_thresholds = gc.get_threshold()
+            gc.set_threshold(*COMPILE_GC_THRESHOLDS)
+        _compiles_running += 1
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _compiles_running -= 1
+            if _compiles_running == 0:
+                gc.set_threshold(*_saved_thresholds)

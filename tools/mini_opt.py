@@ -38,6 +38,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from minimlc.lowering import UPSTREAM_PASSES
 from minimlc.lowering.plugins import load_plugin, registry
 from minimlc.lowering.target import known_targets, set_target
+from minimlc.lowering.workers import fewer_collections
 from minimlc.tools import cli_options
 from minimlc.tools.mini_opt_diagnostics import (
     CompileError,
@@ -313,7 +314,8 @@ def _options(pass_class: type[ModulePass]) -> dict[str, tuple[str, str]]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `mini-opt` console script: the exit status, and no traceback for a user's mistake."""
     try:
-        return MiniOptMain(args=_replay_reproducer(list(sys.argv[1:] if argv is None else argv))).run()
+        with fewer_collections():
+            return MiniOptMain(args=_replay_reproducer(list(sys.argv[1:] if argv is None else argv))).run()
     except (ArgSpecParseError, DiagnosticException, ParseError, ValueError) as error:
         print(f"mini-opt: error: {error}", file=sys.stderr)
     except BrokenPipeError:

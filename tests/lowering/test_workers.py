@@ -43,3 +43,41 @@ def test_without_fork_everything_runs_here(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delattr(os, "fork")
     parent = os.getpid()
     assert fork_map(lambda n: os.getpid() == parent, [1, 2, 3]) == [True, True, True]
+
+
+def test_a_compile_raises_the_collectors_thresholds_until_the_last_one_ends() -> None:
+    """Compiles in two threads: the thresholds stay raised while either runs, and the process's own come back after
+    the last (a compile that fails included)."""
+    import gc
+    import threading
+
+    from minimlc.lowering.workers import COMPILE_GC_THRESHOLDS, fewer_collections
+
+    own = (900, 11, 12)
+    saved = gc.get_threshold()
+    gc.set_threshold(*own)
+    try:
+        started, release = threading.Event(), threading.Event()
+
+        def other_compile() -> None:
+            with fewer_collections():
+                started.set()
+                release.wait(10)
+
+        thread = threading.Thread(target=other_compile)
+        thread.start()
+        assert started.wait(10)
+
+        def failing_compile() -> None:
+            with fewer_collections():
+                assert gc.get_threshold() == COMPILE_GC_THRESHOLDS
+                raise RuntimeError("a failed compile")
+
+        with pytest.raises(RuntimeError):
+            failing_compile()
+        assert gc.get_threshold() == COMPILE_GC_THRESHOLDS  # the other thread's compile still runs
+        release.set()
+        thread.join()
+        assert gc.get_threshold() == own
+    finally:
+        gc.set_threshold(*saved)
