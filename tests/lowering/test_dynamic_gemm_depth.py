@@ -1,7 +1,8 @@
 """The dynamic GEMM rule's depth block for packed weights: a prefill's projection over run-time rows takes the whole
 depth in one block up to 1024 (else the largest divisor up to 1024), and its numbers match ONNX Runtime's at the row
-counts a generator runs (1: decode, 7: a remainder of rows beside a register tile, 128: a prompt). With 64 columns
-(4 panels of 16) the remainder of rows runs inside each column panel, after its full tiles."""
+counts a generator runs (1: decode; 7 and 11: remainders of 1 and 5 rows beside a 6-row tile; 128: a prompt). With 64
+columns (4 panels of 16) the remainder of rows runs inside each column panel, after its full tiles, in tiles of 2
+rows then one."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from minimlc import InferenceSession
 
-ROWS = (1, 7, 128)
+ROWS = (1, 7, 11, 128)
 
 
 def projection(depth: int, columns: int, transposed: bool) -> tuple[onnx.ModelProto, np.ndarray]:

@@ -3,7 +3,8 @@
 // A projection of [batch, sequence, 32] by a 32 x 64 weight (a BERT layer's linear map with both leading dimensions
 // symbolic): the dynamic rule takes the batch loop as a loop around the GEMM, packs the weight into 16-column panels
 // at load time, and puts the 4 column panels outside the row tiles (each panel of B serves every row tile from L1);
-// the remainder of rows follows the full tiles in each panel, on the panel of B they read.
+// the remainder of rows follows the full tiles in each panel, on the panel of B they read, in tiles of 2 rows then
+// one row, added to the output a nest zeroes first.
 
 builtin.module {
   func.func @main(%x: memref<?x?x32xf32>, %y: memref<?x?x64xf32>, %e: memref<2xi64>) attributes {minimlc.entry} {
@@ -47,6 +48,7 @@ builtin.module {
 // CHECK:        %w_packed = loop.precompute @matmul_0_pack1(%w) : (memref<32x64xf32>) -> memref<4x32x16xf32>
 // CHECK-NEXT:   func.call @matmul_0(%x, %w_packed, %y, %b, %s)
 // CHECK:        func.func private @matmul_0(%in0: memref<?x?x32xf32> {llvm.noalias}, %in1: memref<4x32x16xf32> {llvm.noalias}
+// CHECK:        loop.for "b0_init" %b0_init = 0 to %n step 1 parallel {
 // CHECK:        loop.for "b0" %b0 = 0 to %n step 1 parallel {
 // CHECK-NEXT:     loop.for "k3_o" %k3_o = 0 to 32 step 32 serial {
 // CHECK-NEXT:       loop.for "i2_o" %i2_o = 0 to 64 step 16 serial {
@@ -56,8 +58,13 @@ builtin.module {
 // CHECK-NEXT:             loop.for "i1_i" %i1_i = 0 to 6 step 1 unroll {
 // CHECK-NEXT:               loop.for "i2_i" %i2_i = 0 to 16 step 1 vectorize {
 // CHECK:                      memref.load %in1[{{.*}}, %k3, %i2_i] : memref<4x32x16xf32>
-// CHECK:              loop.for "i1_t" %i1_t = 0 to %i1_rem step 1 serial {
+// CHECK:              %i1_t_main = arith.subi %i1_rem, %i1_t_rem : index
+// CHECK-NEXT:         loop.for "i1_t_o" %i1_t_o = 0 to %i1_t_main step 2 serial {
 // CHECK:                loop.for "k3_i_in_i1_t" %k3_i_in_i1_t = 0 to 32 step 1 serial {
-// CHECK-NEXT:             loop.for "i2_i_in_i1_t" %i2_i_in_i1_t = 0 to 16 step 1 vectorize {
+// CHECK-NEXT:             loop.for "i1_t_i" %i1_t_i = 0 to 2 step 1 unroll {
+// CHECK-NEXT:               loop.for "i2_i_in_i1_t" %i2_i_in_i1_t = 0 to 16 step 1 vectorize {
 // CHECK:                      memref.load %in1[{{.*}}, %k3{{.*}}, %i2_i_in_i1_t] : memref<4x32x16xf32>
+// CHECK:              loop.for "i1_t_t" %i1_t_t = 0 to %i1_t_rem step 1 serial {
+// CHECK:                loop.for "k3_i_in_i1_t_in_i1_t_t" %k3_i_in_i1_t_in_i1_t_t = 0 to 32 step 1 serial {
+// CHECK-NEXT:             loop.for "i2_i_in_i1_t_in_i1_t_t" {{.*}} = 0 to 16 step 1 vectorize {
 // CHECK:        func.func private @matmul_0_pack1(%in0: memref<32x64xf32>, %out: memref<4x32x16xf32>) {
