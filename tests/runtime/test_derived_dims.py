@@ -4,6 +4,11 @@ cache position): compiled once, the expression checked against every feed before
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import shutil
+from collections.abc import Iterator
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -112,22 +117,10 @@ def test_a_c_library_checks_derived_dims_and_runs_at_every_length(tmp_path, sess
     code runs (the Python runtime's message, under the function's name); with shapes that agree it gives ONNX
     Runtime's outputs. `run` is given NULL buffers where it must refuse, so reaching native code would crash."""
     import ctypes
-    import shutil
 
     from test_shared_library_dynamic import shapes
 
-    from minimlc.driver.shared_library import export_library
-    from minimlc.frontend.onnx import import_model
-
-    if shutil.which("cc") is None:
-        pytest.skip("no C compiler to link the library with")
-    export_library(import_model(_grown_model(), symbolic=True), tmp_path / "libgrown.so", prefix="grown")
-    library = ctypes.CDLL(str(tmp_path / "libgrown.so"))
-    library.grown_load.restype = ctypes.c_void_p
-    library.grown_last_error.restype = ctypes.c_char_p
-    handle = ctypes.c_void_p(library.grown_load(str(tmp_path / "libgrown.weights").encode(), 1))
-    assert handle.value, library.grown_last_error()
-    try:
+    with _c_library(_grown_model(), tmp_path, "grown") as (library, handle):
         outputs = shapes((0, 0), (0,))
         assert library.grown_run(handle, shapes((1, 3), (1, 2), (1, 4)), outputs, None, None, None, None, None) == 4
         assert library.grown_last_error().decode() == (
@@ -149,22 +142,12 @@ def test_a_c_library_checks_derived_dims_and_runs_at_every_length(tmp_path, sess
             want = oracle.run(None, feed)
             np.testing.assert_array_equal(out, want[0])
             np.testing.assert_array_equal(positions, want[1])
-    finally:
-        library.grown_free(handle)
 
 
 def test_a_c_library_refuses_a_product_dim_that_overflows(tmp_path):
     """`x*y` at x = y = 2^32 is 2^64: refused as an overflow, never wrapped around to a size that might match."""
-    import ctypes
-    import shutil
-
     from test_shared_library_dynamic import shapes
 
-    from minimlc.driver.shared_library import export_library
-    from minimlc.frontend.onnx import import_model
-
-    if shutil.which("cc") is None:
-        pytest.skip("no C compiler to link the library with")
     graph = helper.make_graph(
         [helper.make_node("Neg", ["m"], ["out"])],
         "product",
@@ -176,13 +159,7 @@ def test_a_c_library_refuses_a_product_dim_that_overflows(tmp_path):
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["x*y"])],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
-    export_library(import_model(model.SerializeToString(), symbolic=True), tmp_path / "libp.so", prefix="p")
-    library = ctypes.CDLL(str(tmp_path / "libp.so"))
-    library.p_load.restype = ctypes.c_void_p
-    library.p_last_error.restype = ctypes.c_char_p
-    handle = ctypes.c_void_p(library.p_load(str(tmp_path / "libp.weights").encode(), 1))
-    assert handle.value, library.p_last_error()
-    try:
+    with _c_library(model.SerializeToString(), tmp_path, "p") as (library, handle):
         inputs = shapes((1 << 32,), (1 << 32,), (0,))
         assert library.p_run(handle, inputs, shapes((0,)), None, None, None, None) == 4
         assert library.p_last_error().decode() == (
@@ -192,5 +169,24 @@ def test_a_c_library_refuses_a_product_dim_that_overflows(tmp_path):
         assert library.p_last_error().decode() == (
             "p_output_shapes: input 'm' axis 0 is dimension 'x*y' = 15, but the feed has size 14"
         )
+
+
+@contextlib.contextmanager
+def _c_library(model: bytes, folder, prefix: str) -> Iterator[tuple[ctypes.CDLL, ctypes.c_void_p]]:
+    """`model` (symbolic dimensions kept) built into folder/lib<prefix>.so, loaded with ctypes: the library and a
+    loaded model, freed after the block."""
+    from minimlc.driver.shared_library import export_library
+    from minimlc.frontend.onnx import import_model
+
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to link the library with")
+    export_library(import_model(model, symbolic=True), folder / f"lib{prefix}.so", prefix=prefix)
+    library = ctypes.CDLL(str(folder / f"lib{prefix}.so"))
+    getattr(library, f"{prefix}_load").restype = ctypes.c_void_p
+    getattr(library, f"{prefix}_last_error").restype = ctypes.c_char_p
+    handle = ctypes.c_void_p(getattr(library, f"{prefix}_load")(str(folder / f"lib{prefix}.weights").encode(), 1))
+    assert handle.value, getattr(library, f"{prefix}_last_error")()
+    try:
+        yield library, handle
     finally:
-        library.p_free(handle)
+        getattr(library, f"{prefix}_free")(handle)
