@@ -116,8 +116,6 @@ def test_a_c_library_checks_derived_dims_and_runs_at_every_length(tmp_path, sess
     """The library binds `new + past` from the mask like a symbol, then checks it against past + new before native
     code runs (the Python runtime's message, under the function's name); with shapes that agree it gives ONNX
     Runtime's outputs. `run` is given NULL buffers where it must refuse, so reaching native code would crash."""
-    import ctypes
-
     from test_shared_library_dynamic import shapes
 
     with _c_library(_grown_model(), tmp_path, "grown") as (library, handle):
