@@ -420,17 +420,26 @@ def run_passes(
     `on_pass(item)` (the item's text) is called after each (timings, progress). Raises ValueError naming an unknown
     pass."""
     ctx = ctx or make_context()
-    known = registry().passes
     for item in map(str, passes):
-        name = item.split("{", 1)[0].strip()
-        if name not in known:
-            raise ValueError(f"unknown pass '{name}'")
-        pass_class = known[name]()
-        frozen = getattr(getattr(pass_class, "__dataclass_params__", None), "frozen", False)
-        configured = _configured(pass_class, item) if frozen else _configure(pass_class, item)
-        configured.apply(ctx, module)
+        configured_pass(item).apply(ctx, module)
         if on_pass is not None:
             on_pass(item)
+
+
+def configured_pass(item: str) -> ModulePass:
+    """The pass `item` (`name{option=value ...}`) configures: made once per item text where the pass is a frozen
+    dataclass (every minimlc pass), else anew. Raises ValueError naming an unknown pass."""
+    name = item.split("{", 1)[0].strip()
+    known = registry().passes
+    if name not in known:
+        raise ValueError(f"unknown pass '{name}'")
+    pass_class = known[name]()
+    return _configured(pass_class, item) if is_frozen(pass_class) else _configure(pass_class, item)
+
+
+def is_frozen(pass_class: type[ModulePass]) -> bool:
+    """Whether `pass_class` is a frozen dataclass: its configured passes can be shared."""
+    return getattr(getattr(pass_class, "__dataclass_params__", None), "frozen", False)
 
 
 def _configure(pass_class: type[ModulePass], item: str) -> ModulePass:

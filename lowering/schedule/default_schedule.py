@@ -26,7 +26,6 @@ loop count as scheduled and are left alone, so the pass can run twice.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -37,7 +36,6 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
@@ -244,38 +242,25 @@ def describe_spaces(module: ModuleOp) -> list[dict[str, Any]]:
 
 def apply_steps(ctx: Context, module: ModuleOp, steps: list[str]) -> None:
     """Apply pass-pipeline items (`loop-split{kernel=k loop=i factor=8}`) to `module`, as `run_passes` does. A step
-    naming its kernel is configured from its text once with the name left out (`_step_template`) and then given the
+    naming its kernel is configured from its text once with the name left out (`kernel=_`) and then given the
     name: kernels of a kind get the same steps but for their names, and parsing every step's options was a tenth of
-    default-schedule's time."""
-    from minimlc.lowering.pipeline import run_passes
+    default-schedule's time (`configured_pass` keeps one configured pass per text)."""
+    from minimlc.lowering.pipeline import configured_pass, is_frozen
 
     for step in steps:
         match = _KERNEL_OPTION.search(step)
-        template = _step_template(step[: match.start(1)] + "_" + step[match.end(1) :]) if match else None
-        if template is None or match is None:
-            run_passes(module, [step], ctx)
-        else:
+        if match is None:
+            configured_pass(step).apply(ctx, module)
+            continue
+        template = configured_pass(step[: match.start(1)] + "_" + step[match.end(1) :])
+        if is_frozen(type(template)) and "kernel" in {field.name for field in fields(template)}:
             replace(template, kernel=match.group(1)).apply(ctx, module)
+        else:
+            configured_pass(step).apply(ctx, module)
 
 
 _KERNEL_OPTION = re.compile(r"[{ ]kernel=([A-Za-z0-9_.$]+)[ }]")
 """A step's `kernel=` option: the kernel it schedules."""
-
-
-@functools.cache
-def _step_template(text: str) -> ModulePass | None:
-    """The pass that `text` (a step of kernel `_`) configures, if its class is a frozen dataclass with a `kernel`
-    field (every `loop-*` pass); None for any other, which `run_passes` configures each time."""
-    from minimlc.lowering.plugins import registry
-
-    (spec,) = parse_pipeline(text)
-    factory = registry().passes.get(spec.name)
-    pass_class = factory() if factory is not None else None
-    if pass_class is None or not getattr(getattr(pass_class, "__dataclass_params__", None), "frozen", False):
-        return None
-    if "kernel" not in {field.name for field in fields(pass_class)}:
-        return None
-    return pass_class.from_pass_spec(spec)
 
 
 def apply_or_undo(ctx: Context, module: ModuleOp, name: str, steps: list[str]) -> bool:

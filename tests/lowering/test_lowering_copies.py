@@ -13,8 +13,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.lowering.loop.analysis import index_constant_op, loops_of, walk_ops
 from minimlc.lowering.loop.expand import unroll
-from minimlc.lowering.pipeline import make_context, run_passes
-from minimlc.lowering.schedule.default_schedule import _step_template, apply_steps, check_vector_code
+from minimlc.lowering.pipeline import _configured, make_context, run_passes
+from minimlc.lowering.schedule.default_schedule import apply_steps, check_vector_code
 
 KERNEL = """
 builtin.module {
@@ -126,11 +126,11 @@ def test_apply_steps_configures_a_step_once_for_every_kernel_and_applies_what_ru
     expected = Parser(make_context(), TWO_KERNELS).parse_module()
     run_passes(expected, steps)
     module = Parser(make_context(), TWO_KERNELS).parse_module()
-    hits = _step_template.cache_info().hits
+    hits = _configured.cache_info().hits
     apply_steps(make_context(), module, steps)
     assert str(module) == str(expected)
     assert 'loop.for "i_i" %i_i = 0 to 4 step 1 serial' in str(module)
-    assert _step_template.cache_info().hits >= hits + 1  # k0_b's step is k0's but for the name
+    assert _configured.cache_info().hits >= hits + 1  # k0_b's step is k0's but for the name
 
 
 def test_apply_steps_names_an_unknown_pass_or_a_missing_kernel() -> None:
