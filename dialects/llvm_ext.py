@@ -165,7 +165,8 @@ class DotU8S8Op(IRDLOperation):
     """Per 32-bit lane, the accumulator plus the dot product of the lane's four bytes, unsigned in `lhs` and signed
     in `rhs` (x86 `vpdpbusd`; wrapping, never saturating): `acc + sum_j u8(lhs >> 8j) * s8(rhs >> 8j)`, on i32 or
     vectors of i32: `%r = llvmx.dot_u8s8 %acc, %a, %b : vector<16xi32>`. `lhs_max`, where given, states that no
-    unsigned byte exceeds it (int4 codes: `{lhs_max = 15 : i64}`), so that a lowering may take a narrower form."""
+    unsigned byte exceeds it (int4 codes: `{lhs_max = 15 : i64}`), and `rhs_bits` that every signed byte fits that
+    many bits (7-bit weights, [-64, 63]: `{rhs_bits = 7 : i64}`), so that a lowering may take a narrower form."""
 
     name = "llvmx.dot_u8s8"
 
@@ -175,6 +176,7 @@ class DotU8S8Op(IRDLOperation):
     rhs = operand_def(T)
     result = result_def(T)
     lhs_max = opt_prop_def(IntegerAttr)
+    rhs_bits = opt_prop_def(IntegerAttr)
 
     traits = traits_def(Pure())
 
@@ -187,8 +189,10 @@ class DotU8S8Op(IRDLOperation):
         lhs: Operation | SSAValue,
         rhs: Operation | SSAValue,
         lhs_max: int | None = None,
+        rhs_bits: int | None = None,
     ):
-        properties = {} if lhs_max is None else {"lhs_max": IntegerAttr(lhs_max, 64)}
+        bounds = {"lhs_max": lhs_max, "rhs_bits": rhs_bits}
+        properties = {name: IntegerAttr(value, 64) for name, value in bounds.items() if value is not None}
         super().__init__(operands=[acc, lhs, rhs], result_types=[SSAValue.get(acc).type], properties=properties)
 
     @property
@@ -196,12 +200,19 @@ class DotU8S8Op(IRDLOperation):
         """The largest unsigned byte `lhs` may hold: `lhs_max`, else 255."""
         return 255 if self.lhs_max is None else self.lhs_max.value.data
 
+    @property
+    def rhs_width(self) -> int:
+        """The bits every signed byte of `rhs` fits: `rhs_bits`, else 8."""
+        return 8 if self.rhs_bits is None else self.rhs_bits.value.data
+
     def verify_(self) -> None:
         kind = self.result.type
         if isinstance(kind, VectorType) and len(kind.get_shape()) != 1:
             raise VerifyException(f"{self.name}: {kind} is not a one-dimensional vector of i32")
         if not 0 <= self.lhs_bound <= 255:
             raise VerifyException(f"{self.name}: lhs_max {self.lhs_bound} is not an unsigned byte (0 to 255)")
+        if not 1 <= self.rhs_width <= 8:
+            raise VerifyException(f"{self.name}: rhs_bits {self.rhs_width} is not a signed byte's width (1 to 8)")
 
 
 LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp, DotU8S8Op], [])

@@ -47,7 +47,7 @@ from minimlc.driver.c_api import c_api_source, c_header
 from minimlc.driver.codegen import Optimizer
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.frontend.signature import TensorInfo
-from minimlc.lowering.abi import EntrySignature, entry_function, extern_calls_in, input_symbols_of
+from minimlc.lowering.abi import EntrySignature, check_weight_bits, entry_function, extern_calls_in, input_symbols_of
 from minimlc.lowering.pipeline import Pipeline
 from minimlc.lowering.target import Target, host_arch, target_from_name, target_machine
 from minimlc.runtime.compiled import align_up
@@ -157,18 +157,20 @@ def pool_object_code(target: Target, options: PoolOptions = PoolOptions()) -> by
 
 
 def fingerprint(signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> int:
-    """64 bits of a hash of the weights' names and shapes, and the precomputed buffers' shapes."""
-    text = json.dumps(
-        [
-            [[name, list(np.shape(weights[name]))] for name in signature.weight_names],
-            [list(shape) for shape, _ in signature.precomputed_buffers],
-        ]
-    )
+    """64 bits of a hash of the weights' names and shapes, the precomputed buffers' shapes, and the bits the code
+    relies on weights fitting (`EntrySignature.weight_bits`, where there are any)."""
+    parts: list[object] = [
+        [[name, list(np.shape(weights[name]))] for name in signature.weight_names],
+        [list(shape) for shape, _ in signature.precomputed_buffers],
+    ]
+    text = json.dumps([*parts, sorted(signature.weight_bits.items())] if signature.weight_bits else parts)
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 def write_weights(path: str | os.PathLike[str], signature: EntrySignature, weights: Mapping[str, np.ndarray]) -> None:
-    """Write the entry's weights, in its order and each in its dtype, to a weights file (see the module docstring)."""
+    """Write the entry's weights, in its order and each in its dtype, to a weights file (see the module docstring);
+    ValueError for a weight outside the bits the code relies on (`check_weight_bits`)."""
+    check_weight_bits(signature.weight_bits, weights)
     arrays = [np.ascontiguousarray(weights[name]) for name in signature.weight_names]
     offset = align_up(_WEIGHTS_HEADER.size + 16 * len(arrays))
     table = []

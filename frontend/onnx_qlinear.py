@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import IntegerType, f32, i32
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, f32, i32
 from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
+from minimlc.dialects.graph.core import VALUE_BITS_ATTR
 from minimlc.frontend.onnx_nn import _window  # pyright: ignore[reportPrivateUsage]
 from minimlc.frontend.onnx_ops import (
     ConstantValue,
@@ -43,6 +44,27 @@ def _eight_bit(ctx: NodeContext, value: Value, what: str) -> SSAValue:
         element = graph.element_type(data)
         raise UnsupportedNodeError(f"{what} has element type {element}, only int8 and uint8 are supported")
     return data
+
+
+def _weight(ctx: NodeContext, value: Value, what: str) -> SSAValue:
+    """`_eight_bit` for a product's second operand; where it is an int8 initializer, its `graph.weight` states the
+    signed bits its values fit if fewer than 8 (`VALUE_BITS_ATTR`: 7-bit weights take AVX2's `vpmaddubsw`).
+
+        graph.weight "w" {minimlc.value_bits = 7 : i64} : tensor<8x16x3x3xi8>
+    """
+    data = _eight_bit(ctx, value, what)
+    if isinstance(value, ConstantValue) and value.array.dtype == np.int8 and isinstance(data.owner, graph.WeightOp):
+        bits = signed_bits(value.array)
+        if bits < 8:
+            data.owner.attributes[VALUE_BITS_ATTR] = IntegerAttr(bits, 64)
+    return data
+
+
+def signed_bits(values: np.ndarray) -> int:
+    """The fewest bits (at least 1) of a two's complement integer that hold every one of `values`."""
+    if not values.size:
+        return 1
+    return max(-int(values.min()) - 1, int(values.max()), 0).bit_length() + 1
 
 
 def _zero_point(
@@ -107,7 +129,7 @@ def MatMulInteger(
     ctx: NodeContext, A: Value, B: Value, a_zero_point: Value | None = None, b_zero_point: Value | None = None
 ) -> Value:
     """`(A - a_zero_point) @ (B - b_zero_point)` in int32 -> graph.matmul_integer."""
-    return _matmul_integer(ctx, _eight_bit(ctx, A, "A"), _eight_bit(ctx, B, "B"), a_zero_point, b_zero_point)
+    return _matmul_integer(ctx, _eight_bit(ctx, A, "A"), _weight(ctx, B, "B"), a_zero_point, b_zero_point)
 
 
 def _conv_integer(
@@ -167,7 +189,7 @@ def ConvInteger(
     return _conv_integer(
         ctx,
         _eight_bit(ctx, x, "x"),
-        _eight_bit(ctx, w, "w"),
+        _weight(ctx, w, "w"),
         x_zero_point,
         w_zero_point,
         auto_pad=auto_pad,
@@ -220,7 +242,7 @@ def QLinearMatMul(
     y_zero_point: Value,
 ) -> Value:
     """Quantized matmul -> graph.matmul_integer, then requantized with float32 arithmetic."""
-    lhs, rhs = _eight_bit(ctx, a, "a"), _eight_bit(ctx, b, "b")
+    lhs, rhs = _eight_bit(ctx, a, "a"), _weight(ctx, b, "b")
     if int(np.prod(shape_of(ctx.data(a_scale)))) != 1:
         raise UnsupportedNodeError("a_scale must have one element (per-tensor)")
     b_scale_shape = shape_of(ctx.data(b_scale))
@@ -252,7 +274,7 @@ def QLinearConv(
     strides: Sequence[int] | None = None,
 ) -> Value:
     """Quantized convolution -> graph.conv_integer, plus the int32 bias, then requantized per output channel."""
-    data, weight = _eight_bit(ctx, x, "x"), _eight_bit(ctx, w, "w")
+    data, weight = _eight_bit(ctx, x, "x"), _weight(ctx, w, "w")
     accumulator = _conv_integer(
         ctx,
         data,

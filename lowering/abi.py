@@ -28,6 +28,7 @@ modules import it when called.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -74,6 +75,10 @@ INPUT_EXTENTS_ATTR = "minimlc.input_extents"
 outputs) that holds the dynamic input extents, in input order then axis order."""
 OUTPUT_EXTENTS_ATTR = "minimlc.output_extents"
 """On a lowered entry with dynamic outputs: J, the number of dynamic output extents `@<entry>_output_extents` writes."""
+WEIGHT_BITS_ATTR = "minimlc.weight_bits"
+"""On the module: weight name -> the signed bits its int8 values must fit, where compiled code relies on it
+(graph-to-te's dot products over 7-bit weights, `vpmaddubsw` on AVX2): `{minimlc.weight_bits = {"w" = 7 : i64}}`.
+The runtime refuses weights that do not fit (`check_weight_bits`) wherever it binds them."""
 PARALLEL_FOR = "minimlc_parallel_for"
 """`void minimlc_parallel_for(ptr pool, ptr body, ptr ctx, i64 n_tasks)`: the thread pool's one entry point."""
 
@@ -118,6 +123,21 @@ class EntrySignature:
     """The parameter that takes the run's status word (`EXTERN_STATUS_ATTR`), if there are external calls."""
     extents: EntryExtents | None = None
     """The run-time extents of an entry with `?` input dimensions; None for a static entry."""
+    weight_bits: dict[str, int] = field(default_factory=dict)
+    """The weights whose values the code relies on fitting so many signed bits (`WEIGHT_BITS_ATTR`)."""
+
+
+def check_weight_bits(weight_bits: Mapping[str, int], weights: Mapping[str, np.ndarray]) -> None:
+    """Refuse, in one line, weights the compiled code would compute wrongly: an integer weight of `weight_bits`
+    with a value outside its bits (AVX2's `vpmaddubsw` would saturate where 7 bits were relied on)."""
+    for name, bits in weight_bits.items():
+        values = np.asarray(weights[name])
+        low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        if values.size and (int(values.min()) < low or int(values.max()) > high):
+            raise ValueError(
+                f"weight '{name}' has values in [{int(values.min())}, {int(values.max())}], outside the {bits}-bit "
+                f"range [{low}, {high}] the compiled code relies on; compile the model with these weights instead"
+            )
 
 
 DYNAMIC = -1
@@ -197,7 +217,7 @@ def extern_calls_in(module: ModuleOp) -> list[tuple[str, BufferTypes]]:
 def entry_signature(module: ModuleOp) -> EntrySignature:
     """Read the entry's weights, precomputed buffers and pool slot from a module lowered past `loop-to-scf`."""
     from xdsl.dialects import func
-    from xdsl.dialects.builtin import MemRefType
+    from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, MemRefType
 
     entry = _function(module, ENTRY_FUNCTION)
     assert isinstance(entry, func.FuncOp)
@@ -218,7 +238,12 @@ def entry_signature(module: ModuleOp) -> EntrySignature:
     # Inputs and outputs are the parameters before everything the signature binds.
     bound = len(weight_names) + len(buffers) + len(calls) + (pool_slot is not None) + (status_slot is not None)
     extents = entry_extents(entry, len(entry.function_type.inputs) - bound)
-    return EntrySignature(weight_names, buffers, pool_slot, calls, status_slot, extents)
+    narrow = module.attributes.get(WEIGHT_BITS_ATTR)
+    narrow_items = narrow.data.items() if isinstance(narrow, DictionaryAttr) else ()
+    weight_bits = {
+        name: bits.value.data for name, bits in narrow_items if isinstance(bits, IntegerAttr) and name in weight_names
+    }
+    return EntrySignature(weight_names, buffers, pool_slot, calls, status_slot, extents, weight_bits)
 
 
 def entry_extents(entry: func.FuncOp, parameters: int) -> EntryExtents | None:

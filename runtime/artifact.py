@@ -121,6 +121,7 @@ def code_meta(compiled: CompiledModel, opt_level: int) -> dict[str, Any]:
             ],
             "extern_status": signature.extern_status_slot,
             **({} if signature.extents is None else {"extents": dataclasses.asdict(signature.extents)}),
+            **({"weight_bits": signature.weight_bits} if signature.weight_bits else {}),
         },
         "inputs": [tensor_meta(info) for info in compiled.inputs],
         "computed_outputs": [tensor_meta(info) for info in compiled.outputs],
@@ -159,6 +160,7 @@ def bind_code(
         extern_calls,
         entry.get("extern_status"),
         None if extents is None else extents_from_meta(extents),
+        dict(entry.get("weight_bits", {})),
     )
     target = target_from_meta(meta["target"])
     load_pool_code(blobs["pool_code"].tobytes(), target)

@@ -25,6 +25,7 @@ from minimlc.lowering.abi import (
     EntryExtents,
     EntrySignature,
     ExternCall,
+    check_weight_bits,
     init_name,
     output_extents_name,
     packed_name,
@@ -94,13 +95,21 @@ class CompiledModel:
     """The run-time extents of an entry with `?` dimensions (None: every shape is static)."""
     output_extents_entry: _EntryFunction | None = field(default=None, repr=False)
     """`@main_output_extents_packed([input extents, output extents])`, for an entry with dynamic output extents."""
+    weight_bits: dict[str, int] = field(default_factory=dict[str, int])
+    """The weights the code relies on fitting so many signed bits (`EntrySignature.weight_bits`), checked at binding."""
 
     @property
     def signature(self) -> EntrySignature:
         """The entry's trailing ABI, as bound."""
         buffers = [(buffer.shape, buffer.dtype) for buffer in self.precomputed]
         return EntrySignature(
-            list(self.weights), buffers, self.pool_slot, list(self.extern_calls), self.extern_status_slot, self.extents
+            list(self.weights),
+            buffers,
+            self.pool_slot,
+            list(self.extern_calls),
+            self.extern_status_slot,
+            self.extents,
+            dict(self.weight_bits),
         )
 
 
@@ -121,6 +130,7 @@ def bind(
 
     extern_addresses, extern_functions = bind_calls(signature.extern_calls)
     bound = {name: np.ascontiguousarray(weights[name]) for name in signature.weight_names}
+    check_weight_bits(signature.weight_bits, bound)
     precomputed = [aligned_empty(shape, np.dtype(dtype)) for shape, dtype in signature.precomputed_buffers]
     compiled = CompiledModel(
         inputs=list(inputs),
@@ -137,6 +147,7 @@ def bind(
         extern_functions=extern_functions,
         llvm_ir=llvm_ir,
         extents=signature.extents,
+        weight_bits=dict(signature.weight_bits),
     )
     if signature.extents is not None and signature.extents.output_extents:
         compiled.output_extents_entry = _packed_function(code, output_extents_name(ENTRY_FUNCTION))
@@ -182,6 +193,7 @@ def rebind_weights(compiled: CompiledModel, weights: Mapping[str, np.ndarray]) -
     if problems:
         raise ValueError("cannot rebind weights: " + "; ".join(problems))
     bound = {name: np.ascontiguousarray(weights[name]) for name in compiled.weights}
+    check_weight_bits(compiled.weight_bits, bound)
     precomputed = [aligned_empty(buffer.shape, buffer.dtype) for buffer in compiled.precomputed]
     rebound = replace(
         compiled, weights=bound, precomputed=precomputed, weight_addresses=_addresses([*bound.values(), *precomputed])

@@ -118,6 +118,12 @@ class GraphOp(IRDLOperation):
         super().verify(verify_nested_ops)
 
 
+VALUE_BITS_ATTR = "minimlc.value_bits"
+"""On an int8 `graph.weight`: the signed bits every value fits, found by the importer in the values
+(`graph.weight "w" {minimlc.value_bits = 7 : i64} : tensor<8x16xi8>`); lowerings may rely on it, and the compiled
+model refuses weights of that name that do not fit (`lowering/abi.py`, `EntrySignature.weight_bits`)."""
+
+
 @irdl_op_definition
 class WeightOp(GraphOp):
     """A handle to a named constant tensor in the weight store: `graph.weight "fc0.bias" : tensor<128xf32>`."""

@@ -2,6 +2,9 @@
 in i32: each 8-bit operand is widened (`extui` for ui8, `extsi` for i8) and less its zero point before the product.
 
 Assumes the verifier's operands: 8-bit data, zero points of one element or one per row / column / output channel.
+The dot-product forms pass on what the importer found of a weight's values (`graph.weight "w" {minimlc.value_bits =
+7 : i64}` -> `llvmx.dot_u8s8 ... {rhs_bits = 7 : i64}`, `vpmaddubsw` on AVX2) and record the weight on the module
+(`minimlc.weight_bits`), so that the runtime refuses weights bound later that do not fit.
 
     %c = te.compute "matmul_integer" ... { %a = te.read ... : ui8 ; ... ; te.yield (a - az) * (b - bz) : i32 } sum
 """
@@ -11,11 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import ModuleOp, i8, i32
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr, ModuleOp, i8, i32
 from xdsl.ir import SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import graph, llvm_ext, te
+from minimlc.dialects.graph.core import VALUE_BITS_ATTR
+from minimlc.lowering.abi import WEIGHT_BITS_ATTR
 from minimlc.lowering.graph_to_te import scalar
 from minimlc.lowering.graph_to_te.builder import (
     Indices,
@@ -224,6 +229,28 @@ def _matmul_takes_dot_products(op: graph.MatMulIntegerOp, target: Target) -> boo
     )
 
 
+def weight_bits(value: SSAValue) -> int | None:
+    """The signed bits an int8 `graph.weight`'s values fit as the importer found them (`VALUE_BITS_ATTR`), or None
+    (a value computed in the graph, or a weight of 8 bits)."""
+    owner = value.owner
+    bits = owner.attributes.get(VALUE_BITS_ATTR) if isinstance(owner, graph.WeightOp) else None
+    return bits.value.data if isinstance(bits, IntegerAttr) and 1 <= bits.value.data < 8 else None
+
+
+def _record_weight_bits(module: ModuleOp, weights: Sequence[SSAValue]) -> None:
+    """State on `module` (`WEIGHT_BITS_ATTR`) the bits of the weights its dot products rely on, for the runtime to
+    refuse weights that do not fit them."""
+    narrow = module.attributes.get(WEIGHT_BITS_ATTR)
+    found = dict(narrow.data) if isinstance(narrow, DictionaryAttr) else {}
+    for value in weights:
+        bits = weight_bits(value)
+        if bits is not None:
+            assert isinstance(value.owner, graph.WeightOp)
+            found[value.owner.weight_name.data] = IntegerAttr(bits, 64)
+    if found:
+        module.attributes[WEIGHT_BITS_ATTR] = DictionaryAttr(found)
+
+
 def _dot_product_matmul(op: graph.MatMulIntegerOp, lhs: Shape, shape: Shape) -> list[te.ComputeOp]:
     """The u8 x s8 dot-product form of matmul_integer: A's rows as i32 words of four along k "matmul_integer_lhs"
     (..., M, K/4) of u8 (int8 shifted by +128), B's columns as words "matmul_integer_rhs"
@@ -262,7 +289,7 @@ def _dot_product_matmul(op: graph.MatMulIntegerOp, lhs: Shape, shape: Shape) -> 
     def product(indices: Indices) -> SSAValue:
         *outer, column, word = indices
         a, b = read(left.result, [*outer, word]), read(right.result, [word, column])
-        return llvm_ext.DotU8S8Op(constant(0, i32), a, b).result
+        return llvm_ext.DotU8S8Op(constant(0, i32), a, b, rhs_bits=weight_bits(op.rhs)).result
 
     matmul = build_compute("matmul_integer", shape, product, (words,), "sum")
 
@@ -356,7 +383,7 @@ def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape)
             for a in range(spatial)
         ]
         pixel, kernel = read(data.result, [n, *window, word]), read(weights.result, [co, word, *taps])
-        return llvm_ext.DotU8S8Op(constant(0, i32), pixel, kernel).result
+        return llvm_ext.DotU8S8Op(constant(0, i32), pixel, kernel, rhs_bits=weight_bits(op.weight)).result
 
     channels_last = (x[0], *shape[2:], w[0])
     conv = build_compute("conv_integer", channels_last, product, (*w[2:], words), "sum")
@@ -375,4 +402,5 @@ def patterns(module: ModuleOp) -> list[RewritePattern]:
     ops = list(module.walk())
     convs = {op for op in ops if isinstance(op, graph.ConvIntegerOp) and _takes_dot_products(op, target)}
     matmuls = {op for op in ops if isinstance(op, graph.MatMulIntegerOp) and _matmul_takes_dot_products(op, target)}
+    _record_weight_bits(module, [*(op.weight for op in convs), *(op.rhs for op in matmuls)])
     return [MatMulIntegerLowering(matmuls), ConvIntegerLowering(convs)]

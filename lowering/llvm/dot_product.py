@@ -15,8 +15,17 @@ as the 16 bytes they hold) and each piece becomes one call:
 
 On x86 with AVX2 but no VNNI (`Target.dot_u8s8_madd_bits`) each 8-lane piece (4: SSE2's) is two exact `vpmaddwd`
 instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate), unless
-the op's `lhs_max` bounds its unsigned bytes by 128 (int4 codes: 15): then no pair sum `a0 b0 + a1 b1` leaves i16
-(2 * 128 * -128 = -32768), and each piece is one `vpmaddubsw` and one `vpmaddwd` by ones (`maddubs_dot_product`). On
+the op's bounds keep every pair sum `a0 b0 + a1 b1` inside i16 (`maddubs_exact`): `lhs_max` at most 128 (int4 codes:
+15; 2 * 128 * -128 = -32768) or `rhs_bits` 7 (weights in [-64, 63], known at import: 2 * 255 * -64 = -32640). Then
+each piece is one `vpmaddubsw` and one `vpmaddwd` by ones (`maddubs_dot_product`), 32 multiply-adds in two
+instructions against the exact form's 16 in two plus four shifts:
+
+    %r = llvmx.dot_u8s8 %acc, %a, %b {rhs_bits = 7 : i64} : vector<8xi32>
+    // becomes, on x86_64 -mcpu=znver3
+    %p = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%a8, %b8) : (vector<32xi8>, vector<32xi8>) -> vector<16xi16>
+    %s = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%p, %ones) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+
+On
 AArch64 with the dot product extension but no I8MM (`Target.dot_u8s8_udot_bits`: neoverse-n1, cortex-a76) each
 4-lane piece is two `udot` (`udot_dot_product`): the signed bytes made unsigned by adding 128, and 128 times the sum
 of the unsigned bytes (a `udot` with 128) taken off again.
@@ -66,8 +75,12 @@ MADDUBS_INTRINSICS = {8: "llvm.x86.avx2.pmadd.ub.sw", 4: "llvm.x86.ssse3.pmadd.u
 """`vpmaddubsw` of a piece's lane count: `<4n x i8>` (unsigned) x `<4n x i8>` (signed) -> `<2n x i16>`, each lane the
 sum of the two products of its byte pair, saturated."""
 
-MADDUBS_EXACT_MAX = 128
-"""The largest unsigned byte for which `vpmaddubsw` never saturates: 2 * 128 * -128 = -32768, 2 * 128 * 127 < 32767."""
+
+def maddubs_exact(lhs_bound: int, rhs_bits: int) -> bool:
+    """Whether `vpmaddubsw` never saturates on unsigned bytes at most `lhs_bound` and signed bytes of `rhs_bits` bits:
+    the most negative pair sum, `2 * lhs_bound * -2^(rhs_bits - 1)`, is at least -32768 (the most positive one is
+    then at most 32767)."""
+    return 2 * lhs_bound * 2 ** (rhs_bits - 1) <= 2**15
 
 
 def intrinsic_lanes(target: Target, kind: object) -> int:
@@ -82,13 +95,13 @@ def intrinsic_lanes(target: Target, kind: object) -> int:
     return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
 
 
-def dot_intrinsic(target: Target, width: int, lhs_bound: int = 255) -> tuple[str, bool]:
-    """The intrinsic of a `width`-lane piece on `target` whose unsigned bytes are at most `lhs_bound`, and whether its
-    two byte operands are passed as bytes (`usdot`'s `<16 x i8>`) rather than as the i32 words holding them
-    (`vpdpbusd`)."""
+def dot_intrinsic(target: Target, width: int, lhs_bound: int = 255, rhs_bits: int = 8) -> tuple[str, bool]:
+    """The intrinsic of a `width`-lane piece on `target` whose unsigned bytes are at most `lhs_bound` and signed ones
+    fit `rhs_bits` bits, and whether its two byte operands are passed as bytes (`usdot`'s `<16 x i8>`) rather than
+    as the i32 words holding them (`vpdpbusd`)."""
     if target.arch == "aarch64":
         return (UDOT if target.dot_u8s8_udot_bits else "llvm.aarch64.neon.usdot.v4i32.v16i8"), True
-    if target.dot_u8s8_madd_bits and lhs_bound <= MADDUBS_EXACT_MAX:
+    if target.dot_u8s8_madd_bits and maddubs_exact(lhs_bound, rhs_bits):
         return MADDUBS_INTRINSICS[width], True
     if target.dot_u8s8_madd_bits:
         return MADD_INTRINSICS[width], False
@@ -137,7 +150,7 @@ class DotU8S8Lowering(RewritePattern):
         assert width, "expand_dot_products leaves only register-wide dot products"
         (lanes,) = kind.get_shape()
         piece = VectorType(i32, [width])
-        intrinsic, as_bytes = dot_intrinsic(self.target, width, op.lhs_bound)
+        intrinsic, as_bytes = dot_intrinsic(self.target, width, op.lhs_bound, op.rhs_width)
         operands = [as_llvm(rewriter, value) for value in op.operands]
         new_ops: list[Operation] = []
         results: list[SSAValue] = []
@@ -200,9 +213,9 @@ def madd_dot_product(intrinsic: str, width: int, acc: SSAValue, lhs: SSAValue, r
 
 
 def maddubs_dot_product(intrinsic: str, width: int, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> list[Operation]:
-    """The u8 x s8 dot product of `width` i32 lanes (`lhs`, `rhs`: their bytes) whose unsigned bytes are at most
-    `MADDUBS_EXACT_MAX`, its result last: `vpmaddubsw` (`intrinsic`) sums byte pairs into i16 lanes, exactly at that
-    bound, and `vpmaddwd` by ones sums i16 pairs into the i32 lanes of their word; no lane moves:
+    """The u8 x s8 dot product of `width` i32 lanes (`lhs`, `rhs`: their bytes) whose bounds are `maddubs_exact`, its
+    result last: `vpmaddubsw` (`intrinsic`) sums byte pairs into i16 lanes, exactly within those bounds, and
+    `vpmaddwd` by ones sums i16 pairs into the i32 lanes of their word; no lane moves:
 
         %pairs = llvm.call_intrinsic "llvm.x86.avx2.pmadd.ub.sw"(%a, %b) : (vector<32xi8>, ...) -> vector<16xi16>
         %sums = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%pairs, dense<1>) : (...) -> vector<8xi32>

@@ -411,7 +411,7 @@ def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
     assert isinstance(kind, VectorType), "only vector dot products fill registers"
     (lanes,) = kind.get_shape()
     piece = f"<{width} x i32>"
-    name, as_bytes = dot_intrinsic(fe.module.target, width, op.lhs_bound)
+    name, as_bytes = dot_intrinsic(fe.module.target, width, op.lhs_bound, op.rhs_width)
     operands = [fe.values[v] for v in op.operands]
     results: list[Value] = []
     for start in range(0, lanes, width):

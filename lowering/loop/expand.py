@@ -286,8 +286,8 @@ class _Vectorizer:
         for product, addend in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             dot = self.vector[product].owner if product in self.vector else None
             if isinstance(dot, llvm_ext.DotU8S8Op) and _is_zero(dot.acc) and product.has_one_use():
-                bound = None if dot.lhs_max is None else dot.lhs_bound
-                accumulated = llvm_ext.DotU8S8Op(self.as_vector(addend), dot.lhs, dot.rhs, bound)
+                accumulated = llvm_ext.DotU8S8Op(self.as_vector(addend), dot.lhs, dot.rhs)
+                accumulated.properties.update(dot.properties)  # the operands' bounds (`lhs_max`, `rhs_bits`)
                 self.vector[op.result] = self.builder.insert(accumulated).result
                 dot.detach()
                 dot.erase()
