@@ -22,8 +22,10 @@ instead of figures.
 
 `--kernel-cache` times the kernel cache (`driver/kernel_cache.py`) instead: the 6-layer BERT-style encoder compiled
 with the compile cache off, with a fresh (empty) cache directory, and with one where the 4-layer encoder (the same
-kernels) was compiled first; the same for ResNet-50 after ResNet-50 with a 10-class classifier; the median of
-`--runs` of each, a fresh directory per run, and the warm compile's split by stage.
+kernels) was compiled first; the same for ResNet-50 after ResNet-50 with a 10-class classifier (`resnet50`) and
+after ResNet-50 with other weights (`resnet50-weights`: a whole-model hit); the median of `--runs` of each (CPU
+seconds, this process's and its children's, beside wall: the host is often loaded), a fresh directory per run, warm
+over cache off, and the cold and warm compiles' split by stage.
 """
 
 from __future__ import annotations
@@ -127,8 +129,9 @@ def bench_model(name: str, model: onnx.ModelProto, feeds: dict[str, np.ndarray],
 
 def bench_kernel_cache(runs: int, wanted: list[str] | None) -> None:
     """Print each model's compile seconds, wall and CPU, cold (cache off; an empty cache) and after a model that
-    shares its kernels (median of `runs`), and the warm compile's stages: BERT-6 after BERT-4, ResNet-50 after
-    ResNet-50 with 10 classes (every kernel but the classifier's shared)."""
+    shares its kernels (median of `runs`), warm over cold, and the cold and warm compiles' stages: BERT-6 after
+    BERT-4, ResNet-50 after ResNet-50 with 10 classes (every kernel but the classifier's shared), and ResNet-50 after
+    ResNet-50 with other weights (a whole-model hit: weights are not in the key)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
     from transformer_models import Dims, bert
 
@@ -137,14 +140,18 @@ def bench_kernel_cache(runs: int, wanted: list[str] | None) -> None:
     pairs = {
         "bert": ("BERT-6 after BERT-4", bert(dims, layers=6, vocab=30522), bert(dims, layers=4, vocab=30522)),
         "resnet50": ("ResNet-50 after ResNet-50/10", resnet, _with_classes(resnet, 10)),
+        "resnet50-weights": ("ResNet-50 after ResNet-50, other weights", resnet, _with_other_weights(resnet)),
     }
+    if unknown := set(wanted or ()) - set(pairs):
+        raise SystemExit(f"no kernel-cache pair named {', '.join(sorted(unknown))} (known: {', '.join(pairs)})")
     os.environ["MINIMLC_CACHE"] = "1"
     for name, model, before in (pairs[key] for key in wanted or pairs):
         samples: dict[str, list[tuple[float, float]]] = {"cache off": [], "empty cache": [], "warm": []}
-        warm_stats = []
+        split: dict[str, list[dict]] = {"cache off": [], "warm": []}
         for _ in range(runs):
             seconds, stats = _compile_seconds(model, cache=False)
             samples["cache off"].append((seconds, stats["cpu_seconds"]))
+            split["cache off"].append(stats)
             for after in (None, before):
                 with tempfile.TemporaryDirectory(prefix="minimlc-kernel-cache-") as directory:
                     os.environ["MINIMLC_CACHE_DIR"] = directory
@@ -153,22 +160,36 @@ def bench_kernel_cache(runs: int, wanted: list[str] | None) -> None:
                     seconds, stats = _compile_seconds(model)
                 samples["empty cache" if after is None else "warm"].append((seconds, stats["cpu_seconds"]))
                 if after is not None:
-                    warm_stats.append({**stats, "total": seconds})
+                    split["warm"].append(stats)
         print(name)
+        medians = {}
         for label, values in samples.items():
             walls, cpus = zip(*values, strict=True)
+            medians[label] = statistics.median(walls), statistics.median(cpus)
             print(
-                f"  {label:<12} {statistics.median(walls):6.2f} s wall ({', '.join(f'{v:.2f}' for v in walls)}), "
-                f"{statistics.median(cpus):6.2f} s cpu ({', '.join(f'{v:.2f}' for v in cpus)})"
+                f"  {label:<12} {medians[label][0]:6.2f} s wall ({', '.join(f'{v:.2f}' for v in walls)}), "
+                f"{medians[label][1]:6.2f} s cpu ({', '.join(f'{v:.2f}' for v in cpus)})"
             )
-        warm = sorted(warm_stats, key=lambda stats: stats["total"])[len(warm_stats) // 2]
-        frontend = warm["total"] - warm["compile_seconds"]
-        steps = "  ".join(f"{step} {warm[f'{step}_seconds']:.2f}" for step in CODEGEN_STEPS)
-        print(
-            f"  warm split:  frontend {frontend:.2f}  lower {warm['lower_seconds']:.2f}  codegen "
-            f"{warm['codegen_seconds']:.2f} (cpu: {steps})  load {warm['load_seconds']:.2f}; kernels: "
-            f"{warm['kernel_cache_hits']} from the cache, {warm['kernel_cache_misses']} compiled"
-        )
+        (cold_wall, cold_cpu), (warm_wall, warm_cpu) = medians["cache off"], medians["warm"]
+        print(f"  warm / cache off: {warm_cpu / cold_cpu:.0%} cpu, {warm_wall / cold_wall:.0%} wall")
+        for label, all_stats in split.items():
+            print(f"  {label} split: {_split(sorted(all_stats, key=lambda stats: stats['cpu_seconds'])[runs // 2])}")
+
+
+def _split(stats: dict) -> str:
+    """A compile's stages, in the wall seconds `session.stats` gives (`codegen`'s steps in CPU seconds, summed over
+    its processes), its CPU seconds and what the caches gave it."""
+    frontend = stats["total"] - stats["compile_seconds"]
+    head = f"cpu {stats['cpu_seconds']:.2f}  frontend {frontend:.2f}"
+    if stats.get("cache_hit"):  # the entry's stats are its cold compile's: nothing was lowered or compiled now
+        return f"{head}  load {stats['load_seconds']:.2f}; whole-model hit"
+    steps = "  ".join(f"{step} {stats[f'{step}_seconds']:.2f}" for step in CODEGEN_STEPS)
+    hits, misses = stats.get("kernel_cache_hits"), stats.get("kernel_cache_misses")
+    caches = "no kernel cache" if hits is None else f"kernels: {hits} cached, {misses} compiled"
+    return (
+        f"{head}  lower {stats['lower_seconds']:.2f}  codegen "
+        f"{stats['codegen_seconds']:.2f} ({steps})  load {stats['load_seconds']:.2f}; {caches}"
+    )
 
 
 def _compile_seconds(model: onnx.ModelProto, cache: bool = True) -> tuple[float, dict]:
@@ -176,7 +197,8 @@ def _compile_seconds(model: onnx.ModelProto, cache: bool = True) -> tuple[float,
     seconds, steadier than wall time on a loaded machine."""
     start, cpu = time.perf_counter(), _cpu_seconds()
     session = InferenceSession(model, cache=cache)
-    return time.perf_counter() - start, {**session.stats, "cpu_seconds": _cpu_seconds() - cpu}
+    total = time.perf_counter() - start
+    return total, {**session.stats, "total": total, "cpu_seconds": _cpu_seconds() - cpu}
 
 
 def _cpu_seconds() -> float:
@@ -194,6 +216,18 @@ def _with_classes(resnet: onnx.ModelProto, classes: int) -> onnx.ModelProto:
             shape[0] = classes
             tensor.CopyFrom(numpy_helper.from_array(shape, tensor.name))
     model.graph.output[0].type.tensor_type.shape.dim[1].dim_value = classes
+    return model
+
+
+def _with_other_weights(resnet: onnx.ModelProto) -> onnx.ModelProto:
+    """The light ResNet-50 with other weights: its weights are ConstantOfShape fills, each given another value."""
+    model = onnx.ModelProto()
+    model.CopyFrom(resnet)
+    for node in model.graph.node:
+        for attribute in node.attribute:
+            if node.op_type == "ConstantOfShape" and attribute.name == "value":
+                value = numpy_helper.to_array(attribute.t)
+                attribute.t.CopyFrom(numpy_helper.from_array((value * 0.5 + 0.25).astype(value.dtype)))
     return model
 
 
