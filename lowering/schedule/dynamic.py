@@ -21,7 +21,10 @@ its static shapes. What a kernel gets, by its structure:
   largest divisor of the depth up to 1024 where B is a packed weight (a prefill's projections: one block for a
   896-deep one), else up to 256. Where the whole depth is in one block the tiles start at zero and are stored
   (`fill=true`: the zeroing nest goes), else they are added to the zeroed output. A weight `b` is packed at load
-  time; run-time columns and depth: see `_gemm_steps` and `_gemm_dynamic_columns_steps`.
+  time; run-time columns and depth: see `_gemm_steps` and `_gemm_dynamic_columns_steps`. The column panels are the
+  parallel tasks where one row's work reaches `GEMM_PANELS_MIN_WORK` multiply-adds; a smaller GEMM (a decoder's key
+  and value projections) has its row tiles outermost as its tasks, so that a decode step's GEMV, whose row count is
+  known only at run time, runs on one thread and a prompt's GEMM on all of them.
 - **reduction** (one accumulator, a reduction loop of a run-time trip count, the innermost output loop static and
   unit-stride, e.g. `out[j] = sum_i x[i, j]`): the reduction stays serial, the output loop is split by `width`, its
   outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
@@ -268,11 +271,25 @@ def _perfectly_nested(kernel: func.FuncOp, nest: loop.ForOp) -> bool:
     return parent is kernel and len([op for op in kernel.body.block.ops if isinstance(op, loop.ForOp)]) == 1
 
 
+GEMM_PANELS_MIN_WORK = 1 << 18
+"""Fewest multiply-adds one row of a GEMM over run-time rows takes (depth x columns) for its column panels to be the
+parallel tasks: a smaller one (a decoder's 896 x 128 key and value projections) keeps its row tiles outermost, so
+that its tasks are row tiles and a decode step's one row runs on the calling thread (see `_gemm_steps`)."""
+
+
+def panels_outermost(g: DynamicGemm, nr: int) -> bool:
+    """Whether the GEMM's column panels go outside its row tiles (and are its parallel tasks): at least
+    `PARALLEL_MIN_TASKS` panels, and one row's work at least `GEMM_PANELS_MIN_WORK` (or a run-time depth)."""
+    assert g.n is not None
+    return g.n // nr >= PARALLEL_MIN_TASKS and (g.k is None or g.k * g.n >= GEMM_PANELS_MIN_WORK)
+
+
 def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list[str]:
     """The static GEMM rule's micro-kernel over the dynamic rows: `mr x nr` tiles in registers, B packed into
     `nr`-wide panels at load time where it is a weight. The column panels go outside the row tiles where they are
-    enough tasks to share (each panel of B then serves every row tile from L1: a 128 x 256 x 1024 projection ran 2.4x
-    the static build's time with the row tiles outermost, 1.15x so), the remainder of rows inside each panel after its
+    enough tasks to share and each is worth a task even for one row (`panels_outermost`; each panel of B then serves
+    every row tile from L1: a 128 x 256 x 1024 projection ran 2.4x the static build's time with the row tiles
+    outermost, 1.15x so), the remainder of rows inside each panel after its
     full tiles, on the panel they left in cache, in `REMAINDER_ROWS`-row tiles then one row
     (`_remainder_tile_steps`; a remainder after the whole nest, one row at a time, streamed all of B once per row:
     [128, 896] x [896, 4864] ran 1.13x ONNX Runtime's time at 128 rows, 0.96x at 126, a multiple of the tile; 0.95x
@@ -281,10 +298,12 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
         k_o { j_o { i_o { k_i { i_i (unrolled) { j_i (vector) }}} ;
                     i_t_o { k_i { i_t_i (unrolled) { j_i (vector) }}} ; i_t_t { k_i { j_i (vector) }} }}
 
-    Else the row tiles are outermost and the remainder of rows, one row's `nr` columns in registers, is a nest of its
-    own:
+    Else the row tiles are outermost and are the parallel tasks (the rule marks `i_o` parallel), `floor(M / mr)` of
+    them at run time, so that fewer than `2 mr` rows (a decode step's one) run on the calling thread (the pool runs
+    one task or none inline) and a prompt's rows are split; the remainder of rows, one row's `nr` columns in
+    registers, is a nest of its own, run serially:
 
-        i_o { k_o { j_o { k_i { i_i (unrolled) { j_i (vector) }}}}} ; i_t { k_o { j_o { k_i { j_i (vector) }}}}
+        i_o (parallel) { k_o { j_o { k_i { i_i (unrolled) { j_i (vector) }}}}} ; i_t { k_o { j_o { k_i { j_i }}}}
 
     With the whole depth in one block (`kc` = k, or a run-time depth, `kc` 0, not blocked: `k` takes the place of
     `k_i` and `k_o` goes) the tiles start at zero and are stored (`fill=true`), a remainder nest's depth inside its
@@ -304,7 +323,7 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
     ]
     packed = g.packed_b is not None
     pack = [f"loop-pack{{kernel={name} operand={g.packed_b} dim={g.b_columns} factor={nr}}}"] if packed else []
-    if g.n // nr >= PARALLEL_MIN_TASKS:
+    if panels_outermost(g, nr):
         return [
             *head,
             f"loop-reorder{{kernel={name} order={','.join([*k_outer, f'{j}_o', i, k_inner, f'{j}_i'])}}}",
@@ -326,6 +345,7 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
         f"loop-reorder{{kernel={name} order={tail_name(i)},{','.join(tail)}}}",
         f"loop-vectorize{{kernel={name} loop={tail[-1]}}}",
         f"loop-cache-write{{kernel={name} loop={panel[0]} {start}}}",
+        f"loop-parallel{{kernel={name} loop={i}_o}}",
     ]
 
 

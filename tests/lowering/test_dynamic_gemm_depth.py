@@ -1,8 +1,8 @@
 """The dynamic GEMM rule's depth block for packed weights: a prefill's projection over run-time rows takes the whole
 depth in one block up to 1024 (else the largest divisor up to 1024), and its numbers match ONNX Runtime's at the row
-counts a generator runs (1: decode; 7 and 11: remainders of 1 and 5 rows beside a 6-row tile; 128: a prompt). With 64
-columns (4 panels of 16) the remainder of rows runs inside each column panel, after its full tiles, in tiles of 2
-rows then one."""
+counts a generator runs (1: decode; 7 and 11: remainders of 1 and 5 rows beside a 6-row tile; 128: a prompt). With 512
+columns (32 panels of 16; one row is `GEMM_PANELS_MIN_WORK` multiply-adds or more, so the panels are outermost) the
+remainder of rows runs inside each column panel, after its full tiles, in tiles of 2 rows then one."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def projection(depth: int, columns: int, transposed: bool) -> tuple[onnx.ModelPr
     ids=["one-block", "two-blocks", "transposed-weight"],
 )
 def test_projection_depth_block_and_numbers(depth: int, transposed: bool, block: int) -> None:
-    model, x = projection(depth, 64, transposed)
+    model, x = projection(depth, 512, transposed)
     session = InferenceSession(model, num_threads=1, input_bounds={"rows": 256}, enable_profiling=True)
     reference = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for rows in ROWS:

@@ -302,7 +302,8 @@ CASES: dict[str, Case] = {
     "elementwise-rows-static-tail": (ROWS.replace("64", "20"), "add_0", _rows_tail),
     "elementwise-dynamic-innermost": (VECTOR, "relu_0", _vector),
     "gemm-dynamic-rows": (GEMM, "matmul_0", _gemm),
-    "gemm-dynamic-rows-panels": (GEMM.replace("48", "64"), "matmul_0", _gemm_of(40, 64)),
+    # 6,560 columns: one row is GEMM_PANELS_MIN_WORK multiply-adds or more, so the column panels are the tasks.
+    "gemm-dynamic-rows-panels": (GEMM.replace("48", "6560"), "matmul_0", _gemm_of(40, 6560)),
     "gemm-dynamic-rows-depth-blocks": (GEMM.replace("40", "300"), "matmul_0", _gemm_of(300, 48)),
     "gemm-dynamic-columns": (GEMM_COLUMNS, "matmul_0", _gemm_columns),
     "gemm-dynamic-depth": (GEMM_DEPTH, "matmul_0", _gemm_depth),
@@ -365,8 +366,7 @@ TRACES = {
         "loop-cache-write{kernel=matmul_0 loop=i0_t_o accumulate=true}",
         "loop-vectorize{kernel=matmul_0 loop=i1_i_in_i0_t_in_i0_t_t}",
         "loop-cache-write{kernel=matmul_0 loop=i0_t_t accumulate=true}",
-        "loop-split{kernel=matmul_0 loop=i0_init factor=8}",
-        "loop-parallel{kernel=matmul_0 loop=i0_init_o}",
+        "loop-parallel{kernel=matmul_0 loop=i0_init}",
         "loop-parallel{kernel=matmul_0 loop=i1_o}",
     ],
     "gemm-dynamic-rows-depth-blocks": [
@@ -383,9 +383,9 @@ TRACES = {
         "loop-reorder{kernel=matmul_0 order=i0_t,k2_o_in_i0_t,i1_o_in_i0_t,k2_i_in_i0_t,i1_i_in_i0_t}",
         "loop-vectorize{kernel=matmul_0 loop=i1_i_in_i0_t}",
         "loop-cache-write{kernel=matmul_0 loop=i1_o_in_i0_t accumulate=true}",
+        "loop-parallel{kernel=matmul_0 loop=i0_o}",
         "loop-split{kernel=matmul_0 loop=i0_init factor=11}",
         "loop-parallel{kernel=matmul_0 loop=i0_init_o}",
-        "loop-parallel{kernel=matmul_0 loop=i0_o}",
     ],
     "gemm-dynamic-columns": [
         "loop-decompose-reduction{kernel=matmul_0}",
