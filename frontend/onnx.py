@@ -24,7 +24,7 @@ memory-mapped) and checks its structure; `onnx_errors` holds the errors, all `Mo
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,7 +33,7 @@ from onnx import helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, f32
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
@@ -46,6 +46,7 @@ from minimlc.frontend.onnx_errors import (
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,
+    verify_built,
 )
 from minimlc.frontend.onnx_model_file import ExternalData, ModelSource, ReadModel, check_structure, read_model
 from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key, node_label, unsupported_nodes
@@ -331,10 +332,12 @@ class _Importer:
         if self.symbolic is not None and self.symbolic.takes(node, inputs):
             context = NodeContext(node, self.opset, builder, weights)
             builder.name_hint = sanitise(node.output[0])
+            last = builder.insertion_point.block.last_op
             try:
                 outputs = self.symbolic.convert(node, label, inputs, context)
             finally:
                 builder.name_hint = None
+            verify_built(label, builder.insertion_point.block, last)
             self.index_checks += [(count, f"{label}: {message}") for count, message in context.index_checks]
             for name, value in zip(node.output, outputs):
                 if name:
@@ -345,8 +348,8 @@ class _Importer:
             block = builder.insertion_point.block
             last = block.last_op
             outputs = self._call_converter(node, label, inputs, builder, weights)
+            built = verify_built(label, block, last)
             if self.symbolic is not None:
-                built = block.ops if last is None else _ops_after(last)
                 refuse_static_only(label, built)
             if all(self._is_constant(name) or name in self.unfolded for name in node.input if name):
                 origin = next((self.unfolded[name] for name in node.input if name in self.unfolded), label)
@@ -476,11 +479,6 @@ class _Importer:
                 if isinstance(result, SSAValue):
                     result.name_hint = sanitise(name)
         return results
-
-
-def _ops_after(op: Operation) -> Iterator[Operation]:
-    while (op := op.next_op) is not None:  # type: ignore[assignment]
-        yield op
 
 
 def _takes_its_elements(converter: object, inputs: Sequence[Value | None]) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from xdsl.ir import Block, Operation
+from xdsl.utils.exceptions import VerifyException
+
 
 class ModelImportError(ValueError):
     """The model is malformed or cannot be imported (bad attribute, shape, dtype, ...)."""
@@ -28,3 +31,29 @@ class UnsupportedOpsError(UnsupportedFeatureError):
         kinds = "type" if len(ops) == 1 else "types"
         listing = "; ".join(f"{op} (opset {opset}): {', '.join(names)}" for op, opset, names in ops)
         super().__init__(f"model has {len(ops)} unsupported operator {kinds}: {listing}")
+
+
+def verify_built(label: str, block: Block, last: Operation | None) -> list[Operation]:
+    """Verify the ops one node became (those of `block` after `last`) and return them, so a model whose types no op
+    accepts (a float64 weight beside a float32 input) is refused naming its node:
+
+        node 'mm' (MatMul): it makes an invalid graph.matmul: operand 'rhs' ... Expected attribute f32 but got f64
+    """
+    built = ops_after(block, last)
+    for op in built:
+        try:
+            op.verify()
+        except VerifyException as error:
+            reason = " ".join(str(error).split())
+            raise ModelImportError(f"{label}: it makes an invalid {op.name}: {reason}") from None
+    return built
+
+
+def ops_after(block: Block, last: Operation | None) -> list[Operation]:
+    """The ops of `block` after `last` (all of them where `last` is None)."""
+    if last is None:
+        return list(block.ops)
+    built = []
+    while (last := last.next_op) is not None:
+        built.append(last)
+    return built

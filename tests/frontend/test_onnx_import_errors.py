@@ -107,7 +107,8 @@ ERROR_CASES: list[tuple[str, Callable[[], object], str]] = [
     (
         "string input",
         lambda: onnx_model([], [value_info("x", [2], TensorProto.STRING)], [value_info("x", [2], TensorProto.STRING)]),
-        r"^input 'x' has element type STRING; only tensors of float32, float64, int8, .*, float8_e8m0fnu are supported$",
+        r"^input 'x' has element type STRING; only tensors of float32, float64, int8, .*, float8_e8m0fnu are "
+        r"supported$",
     ),
     (
         "non-float computed output",
@@ -302,3 +303,18 @@ def test_bad_reshape_shapes(target: list[int], allowzero: int, message: str) -> 
     model = onnx_model([node], [value_info("x", [2, 3])], [value_info("y", ["?"])], shape, opset=14)
     with pytest.raises(ModelImportError, match=r"^node 'r' \(Reshape\): " + message + "$"):
         import_model(model)
+
+
+@pytest.mark.parametrize("weight_dtype", [np.float64, np.int32])
+def test_an_element_type_no_op_accepts_names_the_node(weight_dtype: type) -> None:
+    """A float32 input times a weight of another element type (the ONNX checker rejects it too) is refused naming
+    the node, not reported as an internal error of the importer."""
+    weight = onnx.numpy_helper.from_array(np.ones((4, 3), weight_dtype), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="project")]
+    model = onnx_model(nodes, [value_info("x", [2, 4])], [value_info("y", [2, 3])], {})
+    model.graph.initializer.append(weight)
+    expected = r"^node 'project' \(MatMul\): it makes an invalid graph\.matmul: "
+    with pytest.raises(ModelImportError, match=expected) as e:
+        import_model(model)
+    assert "internal error" not in str(e.value)
+    assert "\n" not in str(e.value)
