@@ -4,10 +4,11 @@ BERT with more layers after a smaller one) compiles only its entry and the kerne
 It works at the `program` stage, the boundary where `codegen.py` already splits a module into partitions: past it,
 every pass works function by function, so a kernel (with the parallel bodies it names, a reference group) compiles
 to the same object code whatever model holds it. Fusion, memory planning, hoisting and outlining have all run by
-then, so what they did to a kernel is in the IR that is keyed. A group's key hashes its printed functions (their own
-symbols replaced by their position in the group), the declarations they reference, the module's attributes, and
-the caller's `context` (target, host CPU, the passes after `program`, LLVM's level, the compiler's versions and
-source). Each group is renamed to its key, so its object code defines the same symbols in every model:
+then, so what they did to a kernel is in the IR that is keyed. A group's key hashes its functions' text (what
+printing them holds, their own symbols replaced by their position in the group: `_GroupKeys`), the declarations they
+reference, the module's attributes, and the caller's `context` (target, host CPU, the passes after `program`, LLVM's
+level, the compiler's versions and source). Each group is renamed to its key, so its object code defines the same
+symbols in every model:
 
     func.func private @fused_matmul_add_5(...)          ->  func.func @mlk_1f0c...(...)
     func.func private @fused_matmul_add_5_i1_o_body     ->  func.func @mlk_1f0c..._1
@@ -185,7 +186,7 @@ class _GroupKeys:
             )
             operands = " ".join(str(numbers.get(value, -1)) for value in op.operands)
             successors = " ".join(str(numbers.get(block, -1)) for block in op.successors)
-            results = " ".join(f"{self._attribute(value.type, names)} %{value.name_hint}" for value in op.results)
+            results = " ".join(f"{self._attribute(value.type, names)} %{value.name_hint or ''}" for value in op.results)
             words.append(f"{op.name}({operands})[{successors}] {{{', '.join(fields)}}} -> {results}")
             number(op.results)
             for region in op.regions:
@@ -193,7 +194,7 @@ class _GroupKeys:
                 words.append(f"region {len(region.blocks)}")
                 for block in region.blocks:
                     number(block.args)
-                    types = " ".join(f"{self._attribute(arg.type, names)} %{arg.name_hint}" for arg in block.args)
+                    types = " ".join(f"{self._attribute(arg.type, names)} %{arg.name_hint or ''}" for arg in block.args)
                     words.append(f"block {numbers[block]} ({types}) {len(block.ops)}")
                     for inner in block.ops:
                         visit(inner)
