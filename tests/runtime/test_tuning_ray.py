@@ -4,16 +4,12 @@ bad address)."""
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -22,6 +18,7 @@ from typing import Any
 
 import onnx
 import pytest
+from loopback_cluster import SCRIPTS, LoopbackCluster
 from tuning_models import matmul_8x64x64
 
 from minimlc.frontend.onnx import import_model
@@ -32,11 +29,8 @@ from minimlc.tuner.tuner import tune
 
 pytest.importorskip("ray", reason="the distributed extra (ray) is not installed")
 
-SCRIPTS = Path(sys.executable).parent
 HOST = target_from_name("host")
 FAST = ("--peak-gflops", "50", "--cache", "warm", "--no-verify", "--timeout", "20")
-FAST_FAILURE = {"RAY_health_check_period_ms": "500", "RAY_health_check_failure_threshold": "2"}
-"""The head notices a worker gone within about a second (Ray's default is tens of seconds)."""
 
 
 def matmul_model(path: Path) -> Path:
@@ -44,83 +38,12 @@ def matmul_model(path: Path) -> Path:
     return path
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-class Cluster:
-    """A Ray head on loopback and `minimlc worker`s, each in its own process group, killed as a group."""
-
-    def __init__(self, folder: Path):
-        self.folder, self.port = folder, free_port()
-        self.address = f"127.0.0.1:{self.port}"
-        self.env = {**os.environ, **FAST_FAILURE, "RAY_USAGE_STATS_ENABLED": "0"}
-        self.processes: dict[str, subprocess.Popen[bytes]] = {}
-        head = [str(SCRIPTS / "ray"), "start", "--head", "--block", "--port", str(self.port)]
-        head += ["--node-ip-address", "127.0.0.1", "--num-cpus", "0", "--include-dashboard=false"]
-        head += ["--object-store-memory", str(80 * 10**6), "--temp-dir", str(folder / "ray"), "--disable-usage-stats"]
-        self._start("head", head)
-        self._wait_for("head", "Ray runtime started")
-
-    def start_workers(self, *names: str) -> None:
-        """`minimlc worker`s of one core each, started at once."""
-        command = [str(SCRIPTS / "minimlc"), "worker", "--ray-address", self.address, "--target-key", HOST.cpu]
-        for name in names:
-            self._start(name, command)
-        for name in names:
-            self._wait_for(name, "Ray runtime started")
-
-    def kill(self, name: str) -> None:
-        """Every process of the worker's session, as a machine going away takes them: Ray's raylet starts each actor
-        in a process group of its own, which a group kill would leave answering."""
-        process = self.processes.pop(name)
-        while members := session_members(process.pid):
-            for pid in members:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.05)
-        process.wait()
-
-    def log(self, name: str) -> str:
-        return (self.folder / f"{name}.log").read_text(errors="replace")
-
-    def close(self) -> None:
-        for name in list(self.processes):
-            self.kill(name)
-
-    def _start(self, name: str, command: list[str]) -> None:
-        with (self.folder / f"{name}.log").open("wb") as log:
-            self.processes[name] = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True
-            )
-
-    def _wait_for(self, name: str, marker: str, limit: float = 60.0) -> None:
-        deadline = time.monotonic() + limit
-        while marker not in self.log(name):
-            assert self.processes[name].poll() is None, self.log(name)
-            assert time.monotonic() < deadline, self.log(name)
-            time.sleep(0.2)
-
-
-def session_members(session: int) -> list[int]:
-    """The live processes of `session` (field 6 of /proc/PID/stat, counted after the command's closing parenthesis)."""
-    members = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if int(fields[3]) == session and fields[0] != "Z":
-                members.append(int(stat.parent.name))
-    return members
-
-
 @pytest.fixture
-def cluster() -> Iterator[Cluster]:
+def cluster() -> Iterator[LoopbackCluster]:
     folder = Path(tempfile.mkdtemp(prefix="mlcray"))  # short: Ray's socket paths live under it
     started = None
     try:
-        started = Cluster(folder)
+        started = LoopbackCluster(folder)
         started.start_workers("worker0", "worker1")
         yield started
     finally:
@@ -154,7 +77,9 @@ def records_when(
 
 
 @pytest.mark.slow
-def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(cluster: Cluster, tmp_path: Path) -> None:
+def test_tuning_on_a_ray_cluster_survives_a_lost_worker_and_a_killed_tuner(
+    cluster: LoopbackCluster, tmp_path: Path
+) -> None:
     model, db, log = matmul_model(tmp_path / "matmul.onnx"), tmp_path / "ray.jsonl", tmp_path / "tune.log"
     with log.open("w") as out:
         tuner = subprocess.Popen(tune_command(model, db, cluster.address, 14), stdout=out, stderr=subprocess.STDOUT)
