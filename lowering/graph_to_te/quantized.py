@@ -131,9 +131,7 @@ def _window_less_zero(
 ) -> SSAValue:
     """The input at a window position less its zero point, in i32; 0 in the padding."""
     kernel = graph.shape_of(op.weight)[2:]
-    guard, coordinates = _window_coordinates(
-        op.input, outputs, taps, op, kernel  # pyright: ignore[reportArgumentType]
-    )
+    guard, coordinates = _window_coordinates(op.input, outputs, taps, op, kernel)  # pyright: ignore[reportArgumentType]
     value = _less_zero(read(op.input, [*leading, *coordinates]), op.input_zero, leading[0])
     return guard.select(value, constant(0, i32))
 
