@@ -28,13 +28,13 @@ import re
 import sys
 import tempfile
 from dataclasses import dataclass
+from types import ModuleType
 from typing import TYPE_CHECKING
-
-import llvmlite.binding as llvm
 
 from minimlc.lowering.host_cpu import TYPICAL_CACHES, host_caches, host_sve_bits
 
-if TYPE_CHECKING:  # the runtime checks targets of saved models without loading xDSL
+if TYPE_CHECKING:  # the runtime checks targets of saved models without loading xDSL; llvmlite: `initialize_llvm`
+    import llvmlite.binding as llvm
     from xdsl.dialects.builtin import ModuleOp
 
 
@@ -298,6 +298,7 @@ def known_targets() -> list[str]:
 def target_from_name(name: str = "host") -> Target:
     """The target of an x86 LLVM CPU name, of the host (`host`), or of a triple with llc's options
     (`aarch64-linux-gnu -mcpu=neoverse-v1`); raises ValueError naming the known CPUs and triples."""
+    llvm = initialize_llvm()
     if name == "host":
         return _host_target()
     if name.split(" ", 1)[0] in _TRIPLES:
@@ -378,6 +379,7 @@ def _sve_bits(name: str, cpu: str, attrs: list[str], stated: int) -> int:
 
 
 def _check_llvm_knows(cpu: str, triple: str) -> None:
+    llvm = initialize_llvm()
     if not llvm_knows_cpu(cpu, triple):
         version = ".".join(map(str, llvm.llvm_version_info))
         if triple == llvm.get_default_triple():
@@ -394,12 +396,12 @@ def _data_layout(triple: str) -> str:
 
 def host_arch() -> str:
     """The host's architecture, as a triple names it (`x86_64`, `aarch64`)."""
-    return llvm.get_default_triple().split("-", 1)[0]
+    return initialize_llvm().get_default_triple().split("-", 1)[0]
 
 
 def target_machine(target: Target, *, opt: int = 3, reloc: str = "default", jit: bool = False) -> llvm.TargetMachine:
     """A new LLVM target machine for `target`: its triple, CPU and features (RISC-V: the Linux ABI, `lp64d`)."""
-    initialize_llvm()
+    llvm = initialize_llvm()
     return llvm.Target.from_triple(target.triple).create_target_machine(
         cpu=target.cpu,
         features=target.features,
@@ -437,11 +439,15 @@ def copy_target(source: ModuleOp, destination: ModuleOp) -> None:
 
 
 @functools.cache
-def initialize_llvm() -> None:
+def initialize_llvm() -> ModuleType:
     """Register LLVM's targets (the host's and the other CPUs' it was built with) and their assembly printers,
-    once: needed before any target machine is made."""
+    once: needed before any target machine is made. Returns `llvmlite.binding`, which loads here, at first use (35 ms
+    that `mini-opt` runs asking LLVM nothing are spared)."""
+    import llvmlite.binding as llvm
+
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
+    return llvm
 
 
 @functools.cache
@@ -449,7 +455,7 @@ def llvm_knows_cpu(cpu: str, triple: str | None = None) -> bool:
     """Whether this process's LLVM knows CPU `cpu` for `triple` (default: the host's; an older LLVM lacks newer CPUs;
     code for an unknown one aborts the process): LLVM only warns on stderr when a target machine is made for it, so
     stderr is read meanwhile."""
-    initialize_llvm()
+    llvm = initialize_llvm()
     sys.stderr.flush()
     saved = os.dup(2)
     with tempfile.TemporaryFile() as captured:
@@ -465,12 +471,11 @@ def llvm_knows_cpu(cpu: str, triple: str | None = None) -> bool:
 
 @functools.cache
 def _host_features() -> dict[str, bool]:
-    initialize_llvm()
-    return dict(llvm.get_host_cpu_features().items())
+    return dict(initialize_llvm().get_host_cpu_features().items())
 
 
 def _host_target() -> Target:
-    features = _host_features()
+    llvm, features = initialize_llvm(), _host_features()
     flattened = ",".join(("+" if on else "-") + name for name, on in features.items())
     if host_arch() != "x86_64":  # an AArch64 or RISC-V host: its triple's vector level, its own CPU and features
         base = _triple_target(next(triple for triple, arch in _TRIPLES.items() if arch.name == host_arch()))

@@ -53,7 +53,6 @@ from minimlc.tools.mini_opt_diagnostics import (
 from minimlc.tools.mini_opt_instrument import Instrumentation, read_reproducer, run_passes, write_timing_report
 from minimlc.tools.mini_opt_options import attach_view_op_graph, register_driver_arguments, validate_pass_names
 from minimlc.tools.mini_opt_pipeline import PassEntry, from_pass_pipeline, parse_pass_list
-from minimlc.tools.op_graph_dot import DotOptions, op_graph_dot
 
 
 class MiniOptMain(xDSLOptMain):
@@ -217,6 +216,8 @@ class MiniOptMain(xDSLOptMain):
         if self.args.view_op_graph is None:
             output.write(self.output_resulting_program(module))
             return
+        from minimlc.tools.op_graph_dot import DotOptions, op_graph_dot
+
         options = DotOptions(
             self.args.view_op_graph_max_label_len,
             self.args.view_op_graph_print_attrs,

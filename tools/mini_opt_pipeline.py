@@ -4,7 +4,6 @@ expanded with their name kept (for the timing tree), every name and option check
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -73,6 +72,8 @@ def _check_parentheses(masked: str) -> None:
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`; did you mean 'x'?` for the closest known name, or nothing."""
+    import difflib
+
     close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
 

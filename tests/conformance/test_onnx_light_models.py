@@ -64,7 +64,8 @@ def check_light_model(name: str) -> None:
     """Checks 1 to 3 of the module docstring; a wrong output raises `OutputMismatch`."""
     path = LIGHT_MODELS_DIR / f"{name}.onnx"
     shipped = onnx.load(path)
-    imported = import_model(with_logits(shipped))
+    with_logits_model = with_logits(shipped)  # shape inference (the logits' types) runs once: 4 s on VGG-19
+    imported = import_model(with_logits_model)
     graph_ir = str(imported.module)
     session = InferenceSession.from_imported(imported)
     if name in MAX_KERNELS:
@@ -75,7 +76,7 @@ def check_light_model(name: str) -> None:
     outputs = session.run(output_names, dict(zip(input_names, light_model_feeds(shipped))))
     assert_similar_outputs(light_model_outputs(path), outputs, rtol=LIGHT_RTOL, atol=LIGHT_ATOL)
 
-    randomised = with_logits(model_tools.randomise_weights(shipped, seed=SEED))
+    randomised = model_tools.randomise_weights(with_logits_model, seed=SEED)  # graph outputs are not weight users
     random_import = import_model(randomised)
     assert str(random_import.module) == graph_ir, "random weights changed the graph: rebinding would be invalid"
     feeds = model_tools.random_inputs(randomised, seed=SEED)
