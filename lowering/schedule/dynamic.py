@@ -339,7 +339,7 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
             *pack,
             *register_tile_steps(name, f"{i}_i", f"{j}_i", f"{i}_o", unroll, fill=whole),
             *_remainder_tile_steps(name, tail_name(i), in_tail(k_inner, i), in_tail(f"{j}_i", i), unroll),
-            *([] if g.static_batch or g.k is None else [f"loop-parallel{{kernel={name} loop={j}_o}}"]),
+            *([] if g.static_batch or g.k is None else _panel_tasks_steps(name, f"{j}_o", g.n // nr)),
         ]
     outer = [f"{i}_o", *k_outer, f"{j}_o"]
     panel, depth = [in_tail(f"{j}_o", i)], [*(in_tail(lp, i) for lp in k_outer), in_tail(k_inner, i)]
@@ -354,6 +354,22 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
         f"loop-vectorize{{kernel={name} loop={tail[-1]}}}",
         f"loop-cache-write{{kernel={name} loop={panel[0]} {start}}}",
         *([] if g.static_batch else [f"loop-parallel{{kernel={name} loop={i}_o}}"]),
+    ]
+
+
+PANEL_TASKS = 32
+"""About how many tasks a GEMM's column panels make (consecutive panels share one)."""
+
+
+def _panel_tasks_steps(name: str, panels_loop: str, panels: int) -> list[str]:
+    """Mark the column panels parallel, in runs of consecutive panels (the largest divisor of their count that leaves
+    at least `PANEL_TASKS` tasks) so that each task loops over its panels in one call."""
+    run = next(f for f in range(max(1, panels // PANEL_TASKS), 0, -1) if panels % f == 0)
+    if run == 1:
+        return [f"loop-parallel{{kernel={name} loop={panels_loop}}}"]
+    return [
+        f"loop-split{{kernel={name} loop={panels_loop} factor={run}}}",
+        f"loop-parallel{{kernel={name} loop={panels_loop}_o}}",
     ]
 
 
