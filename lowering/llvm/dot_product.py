@@ -15,10 +15,11 @@ as the 16 bytes they hold) and each piece becomes one call:
 
 On x86 with AVX2 but no VNNI (`Target.dot_u8s8_madd_bits`) each 8-lane piece (4: SSE2's) is two exact `vpmaddwd`
 instead, the bytes widened to i16 in place (`madd_dot_product`; not `vpmaddubsw`, whose i16 sums saturate), unless
-the op's bounds keep every pair sum `a0 b0 + a1 b1` inside i16 (`maddubs_exact`): `lhs_max` at most 128 (int4 codes:
-15; 2 * 128 * -128 = -32768) or `rhs_bits` 7 (weights in [-64, 63], known at import: 2 * 255 * -64 = -32640). Then
-each piece is one `vpmaddubsw` and one `vpmaddwd` by ones (`maddubs_dot_product`), 32 multiply-adds in two
-instructions against the exact form's 16 in two plus four shifts:
+the op's bounds keep every pair sum `a0 b0 + a1 b1` inside i16 (`maddubs_exact`, in `strategy/dot_product_form.py`,
+which the integer schedule rules read too): `lhs_max` at most 128 (int4 codes: 15; 2 * 128 * -128 = -32768) or
+`rhs_bits` 7 (weights in [-64, 63], known at import: 2 * 255 * -64 = -32640). Then each piece is one `vpmaddubsw`
+and one `vpmaddwd` by ones (`maddubs_dot_product`), 32 multiply-adds in two instructions against the exact form's 16
+in two plus four shifts:
 
     %r = llvmx.dot_u8s8 %acc, %a, %b {rhs_bits = 7 : i64} : vector<8xi32>
     // becomes, on x86_64 -mcpu=znver3
@@ -58,6 +59,8 @@ from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
+from minimlc.lowering.strategy.dot_product_form import maddubs_exact as maddubs_exact  # the form's rule, here too
+from minimlc.lowering.strategy.dot_product_form import takes_maddubs
 from minimlc.lowering.target import Target
 
 if TYPE_CHECKING:  # the emitter imports the conversion, which imports this module
@@ -74,13 +77,6 @@ products of its i16 pair."""
 MADDUBS_INTRINSICS = {8: "llvm.x86.avx2.pmadd.ub.sw", 4: "llvm.x86.ssse3.pmadd.ub.sw.128"}
 """`vpmaddubsw` of a piece's lane count: `<4n x i8>` (unsigned) x `<4n x i8>` (signed) -> `<2n x i16>`, each lane the
 sum of the two products of its byte pair, saturated."""
-
-
-def maddubs_exact(lhs_bound: int, rhs_bits: int) -> bool:
-    """Whether `vpmaddubsw` never saturates on unsigned bytes at most `lhs_bound` and signed bytes of `rhs_bits` bits:
-    the most negative pair sum, `2 * lhs_bound * -2^(rhs_bits - 1)`, is at least -32768 (the most positive one is
-    then at most 32767)."""
-    return 2 * lhs_bound * 2 ** (rhs_bits - 1) <= 2**15
 
 
 def intrinsic_lanes(target: Target, kind: object) -> int:
@@ -101,7 +97,7 @@ def dot_intrinsic(target: Target, width: int, lhs_bound: int = 255, rhs_bits: in
     as the i32 words holding them (`vpdpbusd`)."""
     if target.arch == "aarch64":
         return (UDOT if target.dot_u8s8_udot_bits else "llvm.aarch64.neon.usdot.v4i32.v16i8"), True
-    if target.dot_u8s8_madd_bits and maddubs_exact(lhs_bound, rhs_bits):
+    if takes_maddubs(target, lhs_bound, rhs_bits):
         return MADDUBS_INTRINSICS[width], True
     if target.dot_u8s8_madd_bits:
         return MADD_INTRINSICS[width], False

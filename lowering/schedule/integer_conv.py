@@ -15,7 +15,8 @@ schedule: the loop vectorizer folds the add into the dot product, one `vpdpbusd`
 four channels, on the dot product's vectors (`integer_gemm.dot_product_target`: 4 lanes on AArch64, SVE or not). The
 two-`udot` form (`Target.dot_u8s8_udot_bits`, `llvm/dot_product.py`) holds a row sum per column
 (`UDOT_ROW_SUM_REGISTERS`), so its tile has fewer columns: neoverse-n1's 14 x 2 tile sized for `usdot` spilled, 8 x 2
-(on 56 columns) does not.
+(on 56 columns) does not. AVX2's `vpmaddubsw` form (`strategy/dot_product_form.py`) holds two registers beside the
+tile, which `dot_product_target` takes off the target's: 5 columns at most, where the float's 6 x 2 spilled.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ class IntegerConvRule:
             shape = conv_workload(module, kernel, target, accumulator, reads)
             return None if shape is None else IntegerWorkload(shape, target)
         shape = conv_workload(module, kernel, dot_product_target(target), accumulator, reads)
-        return None if shape is None else dot_product_workload(shape, target, bool(target.dot_u8s8_udot_bits))
+        udot_form = bool(target.dot_u8s8_udot_bits)
+        return None if shape is None else dot_product_workload(shape, target, product, udot_form)
 
     def space(self, workload: IntegerWorkload[ConvWorkload], target: Target) -> Space:
         """The float convolution's space, its `mr` knob defaulting to `default`'s."""

@@ -29,6 +29,7 @@ from minimlc.dialects import llvm_ext
 from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload, gemm_workload
 from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
 from minimlc.lowering.schedule.space import Config, Space
+from minimlc.lowering.strategy.dot_product_form import dot_product_registers
 from minimlc.lowering.target import Target
 
 Shape = TypeVar("Shape")
@@ -77,16 +78,24 @@ def in_pieces(steps: list[str], lanes: int) -> list[str]:
     return pieces
 
 
-def dot_product_target(target: Target) -> Target:
-    """`target` as the dot-product layout's schedule sees it: vectors of `dot_u8s8_lanes` i32 lanes (x86: `target`)."""
-    return dataclasses.replace(target, vector_bits=32 * target.dot_u8s8_lanes)
+def dot_product_target(target: Target, product: llvm_ext.DotU8S8Op | None = None) -> Target:
+    """`target` as the dot-product layout's schedule sees it: vectors of `dot_u8s8_lanes` i32 lanes (x86: `target`),
+    and, for `product`'s form, its vector registers less those the form holds (`dot_product_registers`: 2 in AVX2's
+    `vpmaddubsw` form, whose 6 x 2 tile spilled an accumulator every step on znver3; it is 5 x 2 in a convolution,
+    4 x 2 in a GEMM)."""
+    held = dot_product_registers(target, product.lhs_bound, product.rhs_width) if product else 0
+    return dataclasses.replace(
+        target, vector_bits=32 * target.dot_u8s8_lanes, vector_registers=target.vector_registers - held
+    )
 
 
-def dot_product_workload(shape: Shape, target: Target, udot_form: bool = False) -> IntegerWorkload[Shape]:
-    """The workload of a dot-product kernel on `target`: tiled for `dot_product_target`, in pieces where the
+def dot_product_workload(
+    shape: Shape, target: Target, product: llvm_ext.DotU8S8Op, udot_form: bool = False
+) -> IntegerWorkload[Shape]:
+    """The workload of `product`'s kernel on `target`: tiled for `dot_product_target`, in pieces where the
     target's vectors are wider."""
     pieces = target.dot_u8s8_lanes if target.vector_lanes > target.dot_u8s8_lanes else 0
-    return IntegerWorkload(shape, dot_product_target(target), pieces, udot_form)
+    return IntegerWorkload(shape, dot_product_target(target, product), pieces, udot_form)
 
 
 def _integer_product(kernel: func.FuncOp) -> tuple[arith.AddiOp, arith.MuliOp | llvm_ext.DotU8S8Op] | None:
@@ -121,7 +130,7 @@ class IntegerGemmRule:
             return None
         if not isinstance(product, llvm_ext.DotU8S8Op):
             return IntegerWorkload(shape, target)
-        return dot_product_workload(shape, target)
+        return dot_product_workload(shape, target, product)
 
     def space(self, workload: IntegerWorkload[GemmWorkload], target: Target) -> Space:
         return GEMM.space(workload.shape, workload.target)
