@@ -12,7 +12,8 @@ fuses QDQ into its integer kernels) and ONNX Runtime float32. Accuracy over
 `--held-out` other random inputs: top-1 agreement of the int8 build with minimlc's float32 build (ResNet-50, a
 classifier), and the max relative error (max |int8 - float32| / max |float32| over all outputs), minimlc's and ORT's.
 `--dynamic` adds the model `minimlc quantize --dynamic` writes (MatMuls: DynamicQuantizeLinear + MatMulInteger),
-run by both; `--reduce-range` quantizes weights to 7 bits.
+run by both; `--reduce-range` quantizes weights to 7 bits; `--clock cpu` times by the calling thread's CPU time (every
+contender runs on it), for a loaded machine.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import onnx
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_models import interleaved_medians, ort_module, ort_session
+from bench_models import CLOCKS, interleaved_medians, ort_module, ort_session
 from transformer_models import Dims, bert
 
 from minimlc import InferenceSession, quantize_static
@@ -91,7 +92,11 @@ def bench_model(name: str, model: onnx.ModelProto, args: argparse.Namespace) -> 
             row[f"{label} top-1"] = f"{agree}/{len(held_out)}"
     timed = held_out[0]
     medians, rounds = interleaved_medians(
-        {label: (lambda run=run: run(None, timed)) for label, run in runs.items()}, 2, args.rounds, args.budget
+        {label: (lambda run=run: run(None, timed)) for label, run in runs.items()},
+        2,
+        args.rounds,
+        args.budget,
+        CLOCKS[args.clock],
     )
     row |= {f"{label} ms": seconds * 1e3 for label, seconds in medians.items()}
     row["rounds"] = rounds
@@ -113,6 +118,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reduce-range", action="store_true", help="7-bit weights (ORT's non-VNNI kernels)")
     parser.add_argument("--rounds", type=int, default=20, help="timed rounds at most (default 20)")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds of timing per model at most (default 60)")
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall time (default), or the calling thread's CPU time, which a loaded machine's other processes do not "
+        "advance",
+    )
     args = parser.parse_args(argv)
     available = models()
     rows = [bench_model(name, available[name], args) for name in args.models.split(",")]
