@@ -24,7 +24,9 @@ its static shapes. What a kernel gets, by its structure:
   time; run-time columns and depth: see `_gemm_steps` and `_gemm_dynamic_columns_steps`. The column panels are the
   parallel tasks where one row's work reaches `GEMM_PANELS_MIN_WORK` multiply-adds; a smaller GEMM (a decoder's key
   and value projections) has its row tiles outermost as its tasks, so that a decode step's GEMV, whose row count is
-  known only at run time, runs on one thread and a prompt's GEMM on all of them.
+  known only at run time, runs on one thread and a prompt's GEMM on all of them. The rule marks these loops parallel
+  itself (whatever the `parallel` knob says), inside a batch loop of a run-time or unit count (a generator's batch
+  of 1 would be one task); under a static batch of several (attention's heads) parallel placement takes the batch.
 - **reduction** (one accumulator, a reduction loop of a run-time trip count, the innermost output loop static and
   unit-stride, e.g. `out[j] = sum_i x[i, j]`): the reduction stays serial, the output loop is split by `width`, its
   outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
@@ -33,8 +35,8 @@ its static shapes. What a kernel gets, by its structure:
 Before these, an image kernel under a run-time batch loop gets the static rule of one image (`conv_batch.py`:
 convolutions, pools), its knobs and schedule.
 
-Parallel placement (`parallel.py`) then makes the outermost loop of each nest parallel over its run-time trip count,
-in chunks of at least `grain` innermost iterations. Knobs whose effect depends on a run-time extent say so
+Parallel placement (`parallel.py`) then makes the outermost loop of each other nest parallel over its run-time trip
+count, in chunks of at least `grain` innermost iterations. Knobs whose effect depends on a run-time extent say so
 (`Knob.depends_on`, listed by `minimlc compile --emit space`).
 """
 
@@ -101,6 +103,9 @@ class DynamicGemm:
     b_columns: int = 1
     """B's dimension along the columns: 1 for `b[k, j]`, 0 for a weight read transposed (`b[j, k]`, ONNX Gemm's
     `transB`), which only its packed panels make unit-stride."""
+    static_batch: bool = False
+    """Whether a batch loop around the rows runs a static count of more than one iteration (attention's heads): its
+    batch band is the parallel one (parallel placement's); else the rule places the GEMM's own tasks."""
 
 
 @dataclass(frozen=True)
@@ -238,6 +243,7 @@ def _gemm(module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicGemm 
     weight = operand is not None and len(b.indices) == 2 and is_weight_at_every_call(module, name, operand)
     if b_columns == 0 and not weight:
         return None  # B[j, k] walks the columns with a stride: only a weight, packed at load time, reads well
+    batch = [lp for lp in loops_of(kernel) if rows in lp.walk() and lp is not rows]
     return DynamicGemm(
         name,
         rows.loop_name.data,
@@ -247,6 +253,7 @@ def _gemm(module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicGemm 
         None if depth.is_dynamic else depth.trip_count,
         operand if weight else None,
         b_columns,
+        any(not lp.is_dynamic and lp.trip_count > 1 for lp in batch),
     )
 
 
@@ -332,6 +339,7 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
             *pack,
             *register_tile_steps(name, f"{i}_i", f"{j}_i", f"{i}_o", unroll, fill=whole),
             *_remainder_tile_steps(name, tail_name(i), in_tail(k_inner, i), in_tail(f"{j}_i", i), unroll),
+            *([] if g.static_batch or g.k is None else _panel_tasks_steps(name, f"{j}_o", g.n // nr)),
         ]
     outer = [f"{i}_o", *k_outer, f"{j}_o"]
     panel, depth = [in_tail(f"{j}_o", i)], [*(in_tail(lp, i) for lp in k_outer), in_tail(k_inner, i)]
@@ -345,7 +353,23 @@ def _gemm_steps(g: DynamicGemm, mr: int, nr: int, kc: int, unroll: bool) -> list
         f"loop-reorder{{kernel={name} order={tail_name(i)},{','.join(tail)}}}",
         f"loop-vectorize{{kernel={name} loop={tail[-1]}}}",
         f"loop-cache-write{{kernel={name} loop={panel[0]} {start}}}",
-        f"loop-parallel{{kernel={name} loop={i}_o}}",
+        *([] if g.static_batch else [f"loop-parallel{{kernel={name} loop={i}_o}}"]),
+    ]
+
+
+PANEL_TASKS = 32
+"""About how many tasks a GEMM's column panels make (consecutive panels share one)."""
+
+
+def _panel_tasks_steps(name: str, panels_loop: str, panels: int) -> list[str]:
+    """Mark the column panels parallel, in runs of consecutive panels (the largest divisor of their count that leaves
+    at least `PANEL_TASKS` tasks) so that each task loops over its panels in one call."""
+    run = next(f for f in range(max(1, panels // PANEL_TASKS), 0, -1) if panels % f == 0)
+    if run == 1:
+        return [f"loop-parallel{{kernel={name} loop={panels_loop}}}"]
+    return [
+        f"loop-split{{kernel={name} loop={panels_loop} factor={run}}}",
+        f"loop-parallel{{kernel={name} loop={panels_loop}_o}}",
     ]
 
 

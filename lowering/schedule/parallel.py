@@ -144,12 +144,15 @@ def _dynamic_band(kernel: func.FuncOp, nest: loop.ForOp, tasks: int, grain: int)
         // gets
         loop-split{kernel=k loop=i0 factor=8},loop-parallel{kernel=k loop=i0_o}
 
-    A dynamic loop around one nest of static loops with at least `PARALLEL_MIN_WORK` innermost iterations (a batch
-    loop around an image's kernel, `conv_batch.py`) gets that nest's static band too, as batch 1 would: the batch
-    loop joins it where the band starts right inside it (tasks = images x the band's), else it stays serial
-    around it, each image parallel inside.
+    A nest in which the rule has placed a parallel loop (the dynamic GEMM's column panels or row tiles inside its
+    batch loop) keeps it. A dynamic loop around one nest of static loops with at least `PARALLEL_MIN_WORK` innermost
+    iterations (a batch loop around an image's kernel, `conv_batch.py`) gets that nest's static band too, as batch 1
+    would: the batch loop joins it where the band starts right inside it (tasks = images x the band's), else it stays
+    serial around it, each image parallel inside.
     """
     name = kernel.sym_name.data
+    if any(lp.kind.data == "parallel" for lp in loops_of(nest)):
+        return []  # placed by the rule (the dynamic GEMM's panels or row tiles, inside a batch loop): the nest's band
     start = next((lp for lp in _chain(nest) if lp.is_dynamic or lp.trip_count != 1), nest)
     if start.kind.data != "serial" or is_remainder(start) or not _iterations_independent(kernel, start):
         return []

@@ -366,8 +366,9 @@ TRACES = {
         "loop-cache-write{kernel=matmul_0 loop=i0_t_o accumulate=true}",
         "loop-vectorize{kernel=matmul_0 loop=i1_i_in_i0_t_in_i0_t_t}",
         "loop-cache-write{kernel=matmul_0 loop=i0_t_t accumulate=true}",
+        "loop-split{kernel=matmul_0 loop=i1_o factor=10}",
+        "loop-parallel{kernel=matmul_0 loop=i1_o_o}",
         "loop-parallel{kernel=matmul_0 loop=i0_init}",
-        "loop-parallel{kernel=matmul_0 loop=i1_o}",
     ],
     "gemm-dynamic-rows-depth-blocks": [
         "loop-decompose-reduction{kernel=matmul_0}",

@@ -5,7 +5,8 @@
 // at load time, and puts the 512 column panels outside the row tiles (one row is 262,144 multiply-adds,
 // GEMM_PANELS_MIN_WORK, so a panel is worth a task; each panel of B serves every row tile from L1); the remainder of
 // rows follows the full tiles in each panel, on the panel of B they read, in tiles of 2 rows then one row, added to
-// the output a nest zeroes first.
+// the output a nest zeroes first. The panels are the parallel tasks, 32 of 16 consecutive panels, inside the serial
+// batch loop (at batch 1, a generator's, the batch loop would be one task).
 
 builtin.module {
   func.func @main(%x: memref<?x?x32xf32>, %y: memref<?x?x8192xf32>, %e: memref<2xi64>) attributes {minimlc.entry} {
@@ -50,9 +51,10 @@ builtin.module {
 // CHECK-NEXT:   func.call @matmul_0(%x, %w_packed, %y, %b, %s)
 // CHECK:        func.func private @matmul_0(%in0: memref<?x?x32xf32> {llvm.noalias}, %in1: memref<512x32x16xf32> {llvm.noalias}
 // CHECK:        loop.for "b0_init" %b0_init = 0 to %n step 1 parallel {
-// CHECK:        loop.for "b0" %b0 = 0 to %n step 1 parallel {
+// CHECK:        loop.for "b0" %b0 = 0 to %n step 1 serial {
 // CHECK-NEXT:     loop.for "k3_o" %k3_o = 0 to 32 step 32 serial {
-// CHECK-NEXT:       loop.for "i2_o" %i2_o = 0 to 8192 step 16 serial {
+// CHECK-NEXT:       loop.for "i2_o_o" %i2_o_o = 0 to 8192 step 256 parallel {
+// CHECK-NEXT:         loop.for "i2_o_i" %i2_o_i = 0 to 256 step 16 serial {
 // CHECK:              %i1_main = arith.subi %m, %i1_rem : index
 // CHECK-NEXT:         loop.for "i1_o" %i1_o = 0 to %i1_main step 6 serial {
 // CHECK:                loop.for "k3_i" %k3_i = 0 to 32 step 1 serial {

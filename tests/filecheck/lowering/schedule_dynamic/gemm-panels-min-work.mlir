@@ -3,16 +3,18 @@
 // Two projections over `%n` run-time rows by a packed weight (GEMM_PANELS_MIN_WORK = 262,144 multiply-adds a row).
 // @small's row is 256 x 128 = 32,768: its row tiles of 6 are the parallel loop, floor(n / 6) tasks at run time, so
 // that one row (a decode step) runs on the calling thread and the remainder of rows is serial. @big's row is
-// 256 x 1024, the minimum: its 64 column panels are the parallel loop, the row tiles and remainder inside each.
+// 256 x 1024, the minimum: its 64 column panels are the parallel loop, in 32 tasks of 2 consecutive panels
+// (PANEL_TASKS), the row tiles and remainder inside each panel.
 
 // CHECK-LABEL: func.func private @small
 // CHECK:         loop.for "i0_o" %{{.*}} = 0 to %{{.*}} step 6 parallel {
 // CHECK:           loop.for "i1_o" %{{.*}} = 0 to 128 step 16 serial {
 // CHECK:         loop.for "i0_t" %{{.*}} = 0 to %{{.*}} step 1 serial {
 // CHECK-LABEL: func.func private @big
-// CHECK:         loop.for "i1_o" %{{.*}} = 0 to 1024 step 16 parallel {
-// CHECK:           loop.for "i0_o" %{{.*}} = 0 to %{{.*}} step 6 serial {
-// CHECK:           loop.for "i0_t_t" %{{.*}} = 0 to %{{.*}} step 1 serial {
+// CHECK:         loop.for "i1_o_o" %{{.*}} = 0 to 1024 step 32 parallel {
+// CHECK-NEXT:      loop.for "i1_o_i" %{{.*}} = 0 to 32 step 16 serial {
+// CHECK:             loop.for "i0_o" %{{.*}} = 0 to %{{.*}} step 6 serial {
+// CHECK:             loop.for "i0_t_t" %{{.*}} = 0 to %{{.*}} step 1 serial {
 
 builtin.module {
   func.func @main(%x: memref<?x256xf32>, %y: memref<?x128xf32>, %z: memref<?x1024xf32>, %n: index) attributes {minimlc.entry} {
