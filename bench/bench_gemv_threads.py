@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 import onnx
+from bench_generate import onnx_runtime_session
 from onnx import TensorProto, helper, numpy_helper
 
 from minimlc import InferenceSession
@@ -41,15 +42,6 @@ def matmul_model(depth: int, width: int) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
 
 
-def _ort(model: onnx.ModelProto, threads: int):
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated KxN (default: %(default)s)")
@@ -65,7 +57,7 @@ def main() -> int:
         depth, width = (int(part) for part in shape.split("x"))
         model = matmul_model(depth, width)
         for threads in (int(t) for t in args.threads.split(",")):
-            ours, theirs = InferenceSession(model, num_threads=threads), _ort(model, threads)
+            ours, theirs = InferenceSession(model, num_threads=threads), onnx_runtime_session(model, threads)
             for rows in (int(r) for r in args.rows.split(",")):
                 x = np.random.default_rng(1).standard_normal((1, rows, depth), dtype=np.float32)
                 expected = theirs.run(None, {"x": x})[0]
