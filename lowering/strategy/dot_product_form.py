@@ -37,5 +37,5 @@ def dot_product_registers(target: Target, lhs_bound: int, rhs_bits: int) -> int:
     """Vector registers a dot product of those bounds holds on `target` beside a float tile's (`MADDUBS_REGISTERS` in
     the `vpmaddubsw` form; `vpdpbusd` and `usdot` accumulate in place: none). The two-`udot` form's row sums are
     per column (`schedule/integer_conv.py`'s `UDOT_ROW_SUM_REGISTERS`); the exact two-`vpmaddwd` form's widened
-    bytes are not counted: its tile is the float one's."""
+    bytes are not counted: its tile is the float one's (a 3 x 2 tile that counts them measured alike)."""
     return MADDUBS_REGISTERS if takes_maddubs(target, lhs_bound, rhs_bits) else 0
