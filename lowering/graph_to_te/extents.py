@@ -14,6 +14,7 @@ A `?` broadcast against another `?` is assumed equal to it (the runtime checks t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -151,6 +152,25 @@ class Extents:
             return dividend
         with self._before_op():
             return arith.DivUIOp(as_index(dividend), as_index(divisor)).result
+
+    def reshape_rest(self, source: Sequence[Extent], known: Sequence[Extent]) -> Extent:
+        """The extent a reshape's -1 takes: the element count of `source` over the product of the target's `known`
+        extents, with each run-time extent the two share (the same value) cancelled first and the static factors
+        divided where they divide. `[?b, 2, 2, ?n, 8]` to `[?b, 4, -1, 8]` gives `?n` itself, not
+        `(32 * b * n) / (32 * b)`, so the reshape's lowering sees `?n` on both sides and merges only `2 x 2 -> 4`."""
+        remaining = list(source)
+        unshared: list[Extent] = []
+        for extent in known:
+            if isinstance(extent, SSAValue) and extent in remaining:
+                remaining.remove(extent)
+            else:
+                unshared.append(extent)
+        static = math.prod(extent for extent in remaining if isinstance(extent, int))
+        if all(isinstance(extent, int) for extent in unshared) and (divisor := math.prod(unshared)):
+            if static % divisor == 0:
+                dynamic = [extent for extent in remaining if isinstance(extent, SSAValue)]
+                return self.product([*dynamic, static // divisor])
+        return self.quotient(self.product(remaining), self.product(unshared))
 
     def total(self, extents: Sequence[Extent]) -> Extent:
         """The sum of `extents` (a concatenation's extent along its axis)."""

@@ -253,8 +253,7 @@ def reshape_target(op: graph.ReshapeOp, extents: Extents) -> list[Extent]:
     shape: list[Extent] = [extents.at(op.input, axis) if size == 0 else size for axis, size in enumerate(spec)]
     if -1 in spec:
         rest = spec.index(-1)
-        known = extents.product([extent for axis, extent in enumerate(shape) if axis != rest])
-        shape[rest] = extents.quotient(extents.product(extents.of(op.input)), known)
+        shape[rest] = extents.reshape_rest(extents.of(op.input), [e for axis, e in enumerate(shape) if axis != rest])
     return [size if size != DYNAMIC_INDEX else extent for size, extent in zip(target, shape)]
 
 
