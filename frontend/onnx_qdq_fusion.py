@@ -12,7 +12,8 @@ QLinearConv and QLinearMatMul import as `graph.conv_integer` / `graph.matmul_int
 bias added, and one requantization `round(float(acc) * (s_x * s_w) / s_y) + z_y` as ONNX Runtime computes it
 (`onnx_qlinear`), so activations stay 8-bit between kernels. A Relu or Clip between the op and the Q folds exactly:
 quantization is monotone, so `Q(max(v, lo)) = max(Q(v), Q(lo))` (nothing is emitted where `Q(lo)` is the type's
-minimum, ONNX Runtime's `ReluQuantFusion`).
+minimum, ONNX Runtime's `ReluQuantFusion`). The same holds for a Relu outside such a chain (`DQ -> Relu -> Q`, or
+a residual `DQ + DQ -> Relu -> Q`) read only by a Q whose `Q(0)` is that minimum: the Relu goes.
 
 A match needs: per-tensor 8-bit x (scale and zero point initializers), a weight DQ per tensor or per output channel
 of an 8-bit initializer, an int32 bias with zero point 0 at scale `s_x * s_w` (float32 rounding apart), the op's
@@ -109,7 +110,8 @@ class _Graph:
 
 def fuse_qdq(graph_proto: onnx.GraphProto) -> onnx.GraphProto:
     """The graph with every matching DQ -> Conv/MatMul/Gemm -> [Relu/Clip] -> Q rewritten onto QLinearConv /
-    QLinearMatMul (a copy); `graph_proto` itself, unchanged, when nothing matches."""
+    QLinearMatMul, and every other Relu that its Q's saturation applies dropped (a copy); `graph_proto` itself,
+    unchanged, when nothing matches."""
     if not any(node.op_type == "QuantizeLinear" for node in graph_proto.node):
         return graph_proto
     graph = _Graph(graph_proto)
@@ -124,6 +126,11 @@ def fuse_qdq(graph_proto: onnx.GraphProto) -> onnx.GraphProto:
             nodes, absorbed = fused
             replaced[index] = nodes
             removed |= {positions[other.output[0]] for other in absorbed}
+    for index, node in enumerate(graph_proto.node):
+        quantize = None if index in removed else _saturating_relu_reader(graph, node)
+        if quantize is not None:
+            removed.add(index)
+            replaced[positions[quantize.output[0]]] = [_reading(quantize, node.input[0])]
     if not replaced:
         return graph_proto
     result = onnx.GraphProto()
@@ -170,6 +177,30 @@ def _fuse(graph: _Graph, node: onnx.NodeProto) -> tuple[list[onnx.NodeProto], li
         )
         current = result
     return core, absorbed
+
+
+def _saturating_relu_reader(graph: _Graph, node: onnx.NodeProto) -> onnx.NodeProto | None:
+    """The QuantizeLinear alone reading a Relu `node` whose zero bound the Q's saturation applies (`Q(0)` is the
+    type's minimum: ONNX Runtime's `ReluQuantFusion`), so the Relu can go; None otherwise.
+
+        DQ(r5) -> Relu -> Q(s_6, z_6 = 0: uint8) -> r6_q    becomes    DQ(r5) -> Q(s_6, 0) -> r6_q
+    """
+    if node.op_type != "Relu" or node.domain not in ("", "ai.onnx"):
+        return None
+    if graph.only_reader(node.output[0], ("QuantizeLinear",)) is None:
+        return None
+    tail = _quantized_output(graph, node.output[0])
+    if tail is None or _clamps(graph, tail[0], (0.0, None)):
+        return None
+    return tail[0]
+
+
+def _reading(node: onnx.NodeProto, name: str) -> onnx.NodeProto:
+    """A copy of `node` reading `name` as its first input."""
+    copy = onnx.NodeProto()
+    copy.CopyFrom(node)
+    copy.input[0] = name
+    return copy
 
 
 def _quantized_output(
