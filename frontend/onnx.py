@@ -46,6 +46,7 @@ from minimlc.frontend.onnx_errors import (
     ModelImportError,
     UnsupportedFeatureError,
     UnsupportedOpsError,
+    ops_after,
     verify_built,
 )
 from minimlc.frontend.onnx_model_file import ExternalData, ModelSource, ReadModel, check_structure, read_model
@@ -337,7 +338,7 @@ class _Importer:
                 outputs = self.symbolic.convert(node, label, inputs, context)
             finally:
                 builder.name_hint = None
-            verify_built(label, builder.insertion_point.block, last)
+            verify_built(label, ops_after(builder.insertion_point.block, last))
             self.index_checks += [(count, f"{label}: {message}") for count, message in context.index_checks]
             for name, value in zip(node.output, outputs):
                 if name:
@@ -348,9 +349,10 @@ class _Importer:
             block = builder.insertion_point.block
             last = block.last_op
             outputs = self._call_converter(node, label, inputs, builder, weights)
-            built = verify_built(label, block, last)
+            built = ops_after(block, last)
             if self.symbolic is not None:
-                refuse_static_only(label, built)
+                refuse_static_only(label, built)  # before verifying: a static-only op's verifier refuses `?` too
+            verify_built(label, built)
             if all(self._is_constant(name) or name in self.unfolded for name in node.input if name):
                 origin = next((self.unfolded[name] for name in node.input if name in self.unfolded), label)
                 computed = [name for name, value in zip(node.output, outputs) if isinstance(value, SSAValue)]

@@ -33,20 +33,18 @@ class UnsupportedOpsError(UnsupportedFeatureError):
         super().__init__(f"model has {len(ops)} unsupported operator {kinds}: {listing}")
 
 
-def verify_built(label: str, block: Block, last: Operation | None) -> list[Operation]:
-    """Verify the ops one node became (those of `block` after `last`) and return them, so a model whose types no op
-    accepts (a float64 weight beside a float32 input) is refused naming its node:
+def verify_built(label: str, built: list[Operation]) -> None:
+    """Verify the ops one node became, so a model whose types no op accepts (a float64 weight beside a float32 input)
+    is refused naming its node:
 
         node 'mm' (MatMul): it makes an invalid graph.matmul: operand 'rhs' ... Expected attribute f32 but got f64
     """
-    built = ops_after(block, last)
     for op in built:
         try:
             op.verify()
         except VerifyException as error:
             reason = " ".join(str(error).split())
             raise ModelImportError(f"{label}: it makes an invalid {op.name}: {reason}") from None
-    return built
 
 
 def ops_after(block: Block, last: Operation | None) -> list[Operation]:
