@@ -59,7 +59,6 @@ from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
-from minimlc.lowering.strategy.dot_product_form import maddubs_exact as maddubs_exact  # the form's rule, here too
 from minimlc.lowering.strategy.dot_product_form import takes_maddubs
 from minimlc.lowering.target import Target
 

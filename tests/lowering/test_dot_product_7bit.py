@@ -9,9 +9,9 @@ import pytest
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.lowering.llvm.dot_product import maddubs_exact
 from minimlc.lowering.llvm.emit_ir import canonical_llvm_ir
 from minimlc.lowering.pipeline import make_context
+from minimlc.lowering.strategy.dot_product_form import maddubs_exact
 from minimlc.lowering.target import target_from_name
 from minimlc.runtime.jit import JitModule
 from tests.lowering.test_dot_product import direct_llvm_ir_of, dot_kernel, reference
