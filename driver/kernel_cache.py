@@ -99,25 +99,10 @@ def compile_with_kernel_cache(
     """`codegen.compile_partitions` through the kernel cache: `module` (at the `program` stage, `cacheable`) has its
     kernel groups renamed to their keys (`context` is hashed into each), hits loaded, misses compiled (and stored)
     one object each, the entry in the first partition. `module` is consumed."""
-    functions = {f.sym_name.data: f for f in defined_functions(module)}
-    entry_names = {name for name, f in functions.items() if ENTRY_ATTR in f.attributes}
-    groups = [sorted(g, key=list(functions).index) for g in reference_groups(module, entry_names)]
-    entry_group = {name for group in groups if set(group) & entry_names for name in group}
-    renames: dict[str, str] = {}
-    unique: dict[str, list[str]] = {}  # key -> the group's new names
-    keys = _GroupKeys(module, context)
-    for group in groups:
-        if set(group) & entry_names:
-            continue
-        key = keys.key([functions[name] for name in group])
-        if key in unique:  # the same kernel twice: its calls go to the first copy
-            for name in group:
-                Rewriter.erase_op(functions[name])
-        renames.update(zip(group, unique.setdefault(key, [_symbol(key, i) for i in range(len(group))]), strict=True))
-    _rename_symbols(module, renames)
+    keyed = rename_to_keys(module, context)
     loaded: list[CompiledPartition] = []
     missed: list[tuple[str, set[str]]] = []
-    for key, names in unique.items():
+    for key, names in keyed.kernels.items():
         hit = _load(kernel_dir() / (key + SUFFIX), names)
         if hit is not None:
             loaded.append(hit)
@@ -126,10 +111,48 @@ def compile_with_kernel_cache(
     for function in defined_functions(module):
         function.sym_visibility = None  # called from other objects
     job = PartitionJob(passes, optimize, frozenset(f.sym_name.data for f in defined_functions(module)))
-    compiled = _compile_shares(module, job, entry_group, missed, jobs)
+    compiled = _compile_shares(module, job, keyed.with_entry, missed, jobs)
     for (key, names), partition in zip(missed, compiled[1:], strict=True):
         _store(kernel_dir() / (key + SUFFIX), key, sorted(names), partition, target)
     return KernelCacheResult([compiled[0], *compiled[1:], *loaded], len(loaded), len(missed))
+
+
+@dataclass
+class KeyedGroups:
+    """What `rename_to_keys` did: each key's kernel (its functions' new names) and the functions compiled with the
+    entry (its group and the groups that cannot be keyed, `unkeyed` of them), which keep their names."""
+
+    kernels: dict[str, list[str]]
+    with_entry: set[str]
+    unkeyed: int
+
+
+def rename_to_keys(module: ModuleOp, context: str) -> KeyedGroups:
+    """Rename each kernel group of `module` (at the `program` stage) to its key (`context` hashed into it); a second
+    group with a key already seen is erased and its calls go to the first. A group `_GroupKeys` cannot key is
+    compiled with the entry and never stored."""
+    functions = {f.sym_name.data: f for f in defined_functions(module)}
+    entry_names = {name for name, f in functions.items() if ENTRY_ATTR in f.attributes}
+    groups = [sorted(g, key=list(functions).index) for g in reference_groups(module, entry_names)]
+    with_entry = {name for group in groups if set(group) & entry_names for name in group}
+    renames: dict[str, str] = {}
+    kernels: dict[str, list[str]] = {}  # key -> the group's new names
+    keys = _GroupKeys(module, context)
+    unkeyed = 0
+    for group in groups:
+        if set(group) & entry_names:
+            continue
+        key = keys.key([functions[name] for name in group])
+        if key is None:
+            with_entry.update(group)
+            unkeyed += 1
+            continue
+        if key in kernels:  # the same kernel twice: its calls go to the first copy
+            for name in group:
+                Rewriter.erase_op(functions[name])
+        renames.update(zip(group, kernels.setdefault(key, [_symbol(key, i) for i in range(len(group))]), strict=True))
+    _rename_symbols(module, renames)
+    return KeyedGroups(kernels, with_entry, unkeyed)
 
 
 def _symbol(key: str, position: int) -> str:
@@ -159,19 +182,26 @@ class _GroupKeys:
         attributes = sorted(f"{name}={self._attribute(value, {})}" for name, value in module.attributes.items())
         self.head = "\n".join([context, *attributes])
 
-    def key(self, group: list[func.FuncOp]) -> str:
-        """The hex key of `group`: its text, the declarations it references, the module's attributes, the context."""
+    def key(self, group: list[func.FuncOp]) -> str | None:
+        """The hex key of `group`: its text, the declarations it references, the module's attributes, the context;
+        None where an operand is used before the walk reaches its definition (a block listed before the block that
+        defines the value, as a CFG may order them): it has no number yet, so two kernels differing only in it
+        would share a key."""
         names = {f.sym_name.data: position for position, f in enumerate(group)}
         referenced = {ref for f in group for op in f.walk() for ref in _references(op)}
         declarations = sorted(
             str(f) for f in self.module.ops if isinstance(f, func.FuncOp) and f.sym_name.data in referenced - set(names)
         )
-        parts = [self.head, *declarations, *(self._function_text(f, names) for f in group)]
+        texts = [self._function_text(f, names) for f in group]
+        if None in texts:
+            return None
+        parts = [self.head, *declarations, *texts]
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
-    def _function_text(self, function: func.FuncOp, names: dict[str, int]) -> str:
+    def _function_text(self, function: func.FuncOp, names: dict[str, int]) -> str | None:
         numbers: dict[SSAValue | Block, int] = {}
         words: list[str] = []
+        unnumbered: list[SSAValue | Block] = []
 
         def number(items: Sequence[SSAValue | Block]) -> None:
             for item in items:
@@ -184,6 +214,7 @@ class _GroupKeys:
                 for name, value in named
                 if op is not function or name != "sym_name"
             )
+            unnumbered.extend(item for item in (*op.operands, *op.successors) if item not in numbers)
             operands = " ".join(str(numbers.get(value, -1)) for value in op.operands)
             successors = " ".join(str(numbers.get(block, -1)) for block in op.successors)
             results = " ".join(f"{self._attribute(value.type, names)} %{value.name_hint or ''}" for value in op.results)
@@ -201,7 +232,7 @@ class _GroupKeys:
 
         words.append(f"@{{{names[function.sym_name.data]}}}")
         visit(function)
-        return "\n".join(words)
+        return None if unnumbered else "\n".join(words)
 
     def _attribute(self, value: Attribute, names: dict[str, int]) -> str:
         if isinstance(value, SymbolRefAttr) and value.root_reference.data in names:

@@ -1,5 +1,6 @@
 """Kernel-cache keys (driver/kernel_cache.py `_GroupKeys`): the same in every process and model, different wherever the
-code can differ; a hit's object code and LLVM IR are a cold compile's; an entry holding another kernel is recompiled
+code can differ; a kernel using a value before the walk reaches its definition is not keyed (compiled with the entry,
+not stored); a hit's object code and LLVM IR are a cold compile's; an entry holding another kernel is recompiled
 with a warning."""
 
 from __future__ import annotations
@@ -12,14 +13,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.dialects import func
+from xdsl.dialects import arith, cf, func
+from xdsl.ir import Block
 from xdsl.parser import Parser
 
 from minimlc import InferenceSession
 from minimlc.driver import kernel_cache
 from minimlc.driver.compiler import compile_objects
 from minimlc.frontend.onnx import import_model
-from minimlc.lowering.pipeline import make_context
+from minimlc.lowering.pipeline import make_context, run_pipeline
 from minimlc.lowering.target import target_from_name
 from tests.runtime.test_kernel_cache import X, mlp, reference
 
@@ -38,7 +40,7 @@ builtin.module {
 """
 
 
-def key_of(text: str) -> str:
+def key_of(text: str) -> str | None:
     module = Parser(make_context(), text).parse_module()
     group = [op for op in module.ops if isinstance(op, func.FuncOp)]
     return kernel_cache._GroupKeys(module, "context").key(group)
@@ -61,6 +63,69 @@ def test_a_kernel_keys_alike_under_any_name_and_apart_for_any_change(old: str, n
     changed = kernel.replace(old, new).replace("store %y", "store %z" if new.startswith("%z") else "store %y")
     assert changed != kernel
     assert key_of(changed) != key_of(kernel)
+
+
+KERNEL_BLOCKS = """
+builtin.module {
+  func.func private @scale(%in: memref<16xf32>, %out: memref<16xf32>) {
+    cf.br ^define
+  BLOCKS
+  }
+}
+"""
+USE = """
+  ^use:
+    loop.for "i" %i = 0 to 16 step 1 vectorize {
+      %x = memref.load %in[%i] : memref<16xf32>
+      %y = arith.mulf %x, %FACTOR fastmath<reassoc,contract> : f32
+      memref.store %y, %out[%i] : memref<16xf32>
+    }
+    func.return
+"""
+DEFINE = """
+  ^define:
+    %two = arith.constant 2.000000e+00 : f32
+    %three = arith.constant 3.000000e+00 : f32
+    cf.br ^use
+"""
+
+
+def test_a_kernel_using_a_value_before_its_definition_is_not_keyed() -> None:
+    """With `^use` listed before `^define`, `%two` and `%three` have no number where they are used: keyed, the two
+    kernels would share a key (and one would load the other's code). Listed in the other order they key, apart."""
+    for factor in ("two", "three"):
+        assert key_of(KERNEL_BLOCKS.replace("BLOCKS", USE + DEFINE).replace("FACTOR", factor)) is None
+    keys = {
+        key_of(KERNEL_BLOCKS.replace("BLOCKS", DEFINE + USE).replace("FACTOR", factor)) for factor in ("two", "three")
+    }
+    assert None not in keys
+    assert len(keys) == 2
+
+
+def test_an_unkeyed_kernel_keeps_its_name_and_goes_with_the_entry() -> None:
+    """`mlp(2)`'s weight-packing kernel at the `program` stage, its constant moved to a block listed after its use:
+    not keyed, so not renamed and compiled with the entry, while the matmul kernel is keyed as before."""
+    module = import_model(mlp(2)).module
+    run_pipeline(module, 3, stop_after="program", target=target_from_name("host"))
+    (pack,) = [f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data.endswith("pack1")]
+    name = pack.sym_name.data
+    constant = next(op for op in pack.walk() if isinstance(op, arith.ConstantOp))
+    constant.detach()
+    body, use = pack.body.block, Block()
+    for op in list(body.ops):
+        op.detach()
+        use.add_op(op)
+    body.add_op(cf.BranchOp(define := Block([constant, cf.BranchOp(use)])))
+    pack.body.add_block(use)
+    pack.body.add_block(define)
+    keyed = kernel_cache.rename_to_keys(module, "context")
+    assert keyed.unkeyed == 1
+    assert name in keyed.with_entry
+    assert pack.sym_name.data == name
+    ((kernel,),) = keyed.kernels.values()  # the matmul
+    functions = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
+    assert functions == {"main", name, kernel}
+    assert kernel.startswith(kernel_cache.PREFIX)
 
 
 def compile_in_process(model_layers: int, seed: int, directory: Path) -> dict[str, object]:
