@@ -190,7 +190,7 @@ def test_cross_built_model_runs_under_qemu_as_the_host_build(name: str, target: 
     if name == "quantized" and target.endswith("+v") and qemu_version("qemu-riscv64") < (8,):
         pytest.skip(
             "qemu-riscv64 before 8.0 aborts (decode_save_opc assertion) on the fsrmi that LLVM emits before RVV's "
-            "vfcvt for a vector roundeven"
+            "vfcvt for a vector roundeven (Debian 13's qemu-user runs it: .ci/newer_qemu installs its qemu-riscv64)"
         )
     model, feeds, host, oracle = host_run(name)
     printed, seconds = run_under_qemu(model, feeds, target, tmp_path / "build", threads=2 if name == "conv" else 1)
