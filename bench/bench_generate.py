@@ -4,6 +4,7 @@ cache (`examples/llama_cache.py`, random weights), and the memory-bandwidth boun
     python bench/bench_generate.py                       # the small config (CI-sized)
     python bench/bench_generate.py --config 0.5b         # hidden 896, 24 layers, 14 heads, 2 KV heads, vocab 32k
     python bench/bench_generate.py --config 0.5b --threads 2 --prompt 128 --new 128 --rounds 3
+    python bench/bench_generate.py --config 0.5b --layers 4 --clock cpu   # the 0.5b shapes, 4 layers (quicker)
     python bench/bench_generate.py --config 0.5b --precisions float32,int8,int4   # weight-only int8 / int4 beside
     python bench/bench_generate.py --config 0.5b --precisions float32,int8-al4,int4-al4  # int8 activations too
 
@@ -24,6 +25,7 @@ processes' slices do not advance.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import sys
@@ -78,6 +80,7 @@ def onnx_runtime_session(model: onnx.ModelProto, threads: int):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", choices=list(CONFIGS), default="small")
+    parser.add_argument("--layers", type=int, help="the config's shapes with this many layers (default: its own)")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--prompt", type=int, default=128, help="prompt tokens (default 128)")
     parser.add_argument("--new", type=int, default=128, help="new tokens (default 128)")
@@ -88,7 +91,9 @@ def main() -> int:
     )
     args = parser.parse_args()
     precisions = args.precisions.split(",")
-    dims = CONFIGS[args.config]
+    dims = (
+        CONFIGS[args.config] if args.layers is None else dataclasses.replace(CONFIGS[args.config], layers=args.layers)
+    )
     clock = time.perf_counter if args.clock == "wall" else time.thread_time if args.threads == 1 else time.process_time
     print(f"building the {args.config} config ...", flush=True)
     model = llama_with_cache(dims)
@@ -118,7 +123,7 @@ def main() -> int:
         for name in order:
             samples[name].append(contenders[name]())
     bandwidth_bytes = memory_bandwidth_gbs(args.threads, STREAM_MIB) * 1e9
-    _report(args, samples, weights, compile_seconds, bandwidth_bytes)
+    _report(args, dims, samples, weights, compile_seconds, bandwidth_bytes)
     if len(generators) > 1:
         reference = generators["float32"].next_token_logits(prompt) if "float32" in generators else None
         for precision, generator in generators.items():
@@ -160,9 +165,12 @@ def _theirs(session, dims: LlamaDims, prompt: list[int], new: int, clock: Clock)
     return run
 
 
-def _report(args, samples, weights: dict[str, int], compile_seconds: dict[str, float], bandwidth_bytes: float) -> None:
+def _report(
+    args, dims: LlamaDims, samples, weights: dict[str, int], compile_seconds: dict[str, float], bandwidth_bytes: float
+) -> None:
     print(
-        f"\n{args.config}: prompt {args.prompt}, {args.new} new tokens, {args.threads} thread(s), {args.clock} clock; "
+        f"\n{args.config} ({dims.layers} layers): prompt {args.prompt}, {args.new} new tokens, "
+        f"{args.threads} thread(s), {args.clock} clock; "
         f"streaming read {bandwidth_bytes / 1e9:.1f} GB/s; compile "
         + ", ".join(f"{precision} {seconds:.1f} s" for precision, seconds in compile_seconds.items())
     )

@@ -30,6 +30,7 @@ from minimlc.frontend.onnx_model_file import ReadModel, read_model
 from minimlc.frontend.onnx_weight_quantization import quantize_model
 from minimlc.generation.cache_layout import sequence_major_cache
 from minimlc.generation.kv_cache import CacheBuffers, KVCache
+from minimlc.generation.last_logits import last_position_logits
 from minimlc.generation.sampling import SamplingOptions, choose
 from minimlc.generation.signature import DecoderSignature
 
@@ -67,8 +68,11 @@ class Generator:
         layout = sequence_major_cache(_quantized(read, precision, accuracy_level), self.signature.cache)
         self.cache_in_place = sorted(layout.rewritten)
         """The caches read from and written into preallocated buffers (the others grow by the model's Concat)."""
+        last_logits = last_position_logits(layout.model, self.signature.logits)
+        self.last_logits_only = last_logits is not None
+        """Whether the model projects only the last position onto the vocabulary (`last_logits`)."""
         bounds = {symbol: max_length for symbol in self.signature.past_symbols}
-        rewritten = ReadModel(layout.model, read.external)
+        rewritten = ReadModel(layout.model if last_logits is None else last_logits, read.external)
         self.session = InferenceSession(rewritten, num_threads=num_threads, input_bounds=bounds, **session_options)
         self._buffers = CacheBuffers(max_length)
         dtypes = {info.name: info.dtype for info in self.session.get_inputs()}
