@@ -31,6 +31,7 @@ _OURS = {
     "te-channels-last": ("te.te_channels_last", "TeChannelsLastPass"),
     "te-inline": ("te.te_inline", "TeInlinePass"),
     "te-expand-math": ("te.te_expand_math", "TeExpandMathPass"),
+    "te-clamped-casts": ("te.te_clamped_casts", "TeClampedCastsPass"),
     "te-to-loop": ("te_to_loop.te_to_loop", "TeToLoopPass"),
     "loop-split": ("loop.loop_split", "LoopSplitPass"),
     "loop-rfactor": ("loop.loop_rfactor", "LoopRfactorPass"),

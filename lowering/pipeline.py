@@ -38,7 +38,7 @@ _GRAPH_CLEANUPS = "graph-simplify,cse,dce"
 _SCHEDULED = (
     "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,"
     "te-channels-last,te-conv-winograd,"
-    "te-inline,te-expand-math,"
+    "te-inline,te-expand-math,te-clamped-casts,"
     "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,"
     + _TO_LLVM
 )
