@@ -30,6 +30,8 @@ its static shapes. What a kernel gets, by its structure:
 - **reduction** (one accumulator, a reduction loop of a run-time trip count, the innermost output loop static and
   unit-stride, e.g. `out[j] = sum_i x[i, j]`): the reduction stays serial, the output loop is split by `width`, its
   outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
+- **rows** (stages over shared row loops, softmax's max, exponentials, sum and division of a prefill's scores over
+  a run-time key count): the `rows` rule's schedule (`rows.py`), its dynamic innermost loops split and vectorized.
 - **other** (several accumulators, strided or dynamic innermost output loops): no knobs; only parallel placement.
 
 Before these, an image kernel under a run-time batch loop gets the static rule of one image (`conv_batch.py`:
@@ -61,6 +63,7 @@ from minimlc.lowering.schedule.kernel_analysis import (
     unit_stride,
 )
 from minimlc.lowering.schedule.parallel import PARALLEL_MIN_TASKS
+from minimlc.lowering.schedule.rows import ROWS, RowsWorkload
 from minimlc.lowering.schedule.space import Config, Knob, Space, divisors, register_tile_steps
 from minimlc.lowering.target import Target
 
@@ -127,7 +130,7 @@ class DynamicOther:
     kernel: str
 
 
-DynamicWorkload = DynamicElementwise | DynamicGemm | DynamicReduction | DynamicOther | BatchedWorkload
+DynamicWorkload = DynamicElementwise | DynamicGemm | DynamicReduction | RowsWorkload | DynamicOther | BatchedWorkload
 
 
 @dataclass(frozen=True)
@@ -148,11 +151,15 @@ class DynamicRule:
                 trip = None if innermost.is_dynamic else innermost.trip_count
                 return DynamicElementwise(name, innermost.loop_name.data, trip)
             return DynamicOther(name)
-        return _gemm(module, kernel, target) or _reduction(kernel) or DynamicOther(name)
+        return (
+            _gemm(module, kernel, target) or _reduction(kernel) or _rows(module, kernel, target) or DynamicOther(name)
+        )
 
     def space(self, workload: DynamicWorkload, target: Target) -> Space:
         if isinstance(workload, BatchedWorkload):
             return workload.rule.space(workload.workload, target)
+        if isinstance(workload, RowsWorkload):
+            return ROWS.space(workload, target)
         default = self.default(workload, target)
         lanes = target.vector_lanes
         if isinstance(workload, DynamicElementwise):
@@ -185,6 +192,8 @@ class DynamicRule:
     def default(self, workload: DynamicWorkload, target: Target) -> Config:
         if isinstance(workload, BatchedWorkload):
             return workload.rule.default(workload.workload, target)
+        if isinstance(workload, RowsWorkload):
+            return ROWS.default(workload, target)
         lanes = target.vector_lanes
         if isinstance(workload, DynamicElementwise):
             return {"width": lanes if workload.trip is None or workload.trip >= lanes else 0}
@@ -201,6 +210,8 @@ class DynamicRule:
     def apply(self, workload: DynamicWorkload, config: Config) -> list[str]:
         if isinstance(workload, BatchedWorkload):
             return batched_steps(workload, config)
+        if isinstance(workload, RowsWorkload):
+            return ROWS.apply(workload, config)
         if isinstance(workload, DynamicElementwise):
             return vector_steps(workload.kernel, workload.loop, workload.trip, int(config["width"]))
         if isinstance(workload, DynamicReduction):
@@ -255,6 +266,12 @@ def _gemm(module: ModuleOp, kernel: func.FuncOp, target: Target) -> DynamicGemm 
         b_columns,
         any(not lp.is_dynamic and lp.trip_count > 1 for lp in batch),
     )
+
+
+def _rows(module: ModuleOp, kernel: func.FuncOp, target: Target) -> RowsWorkload | None:
+    """The `rows` workload of a kernel of several stages that share row loops, else None."""
+    rows = ROWS.match(module, kernel, target)
+    return rows if rows is not None and rows.at is not None else None
 
 
 def _default_depth_block(g: DynamicGemm) -> int:

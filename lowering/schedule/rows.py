@@ -15,6 +15,10 @@ a reduction (the row rewrite, softmax's exp) by `width`. Reductions are left to 
 their reassociable sums. Knobs: `fuse` (on only where there are shared row loops) and `width` (0 or one, two or
 four vector widths; a loop shorter than the width stays scalar, a longer one keeps a scalar tail). Default: fused,
 one vector width.
+
+Row loops of a run-time trip count are shared when they run to the same `index` value (`loop_bounds`), and a
+run-time innermost loop is split by `width` with a scalar remainder: the `dynamic` rule gives this schedule to such a
+kernel (a prefill's softmax over `[batch, heads, sequence, past + sequence]` scores).
 """
 
 from __future__ import annotations
@@ -26,9 +30,16 @@ from xdsl.dialects.builtin import ModuleOp
 
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import loops_of, walk_ops
+from minimlc.lowering.loop.loop_fuse import loop_bounds
+from minimlc.lowering.schedule.elementwise import vector_steps
 from minimlc.lowering.schedule.kernel_analysis import unit_stride
 from minimlc.lowering.schedule.space import Config, Knob, Space
 from minimlc.lowering.target import Target
+
+STAGE_SIBLINGS = (loop.ForOp, loop.AllocOp, loop.ExtentsOp, func.ReturnOp)
+"""The ops beside the stages at a rows kernel's top level (`loop.extents`: a kernel of run-time extents)."""
+VECTOR_LIMIT = 1 << 30
+"""The trip count the `width` knob assumes for a run-time one (every width is in the space)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +51,8 @@ class RowsWorkload:
     kernel: str
     stages: tuple[str, ...]
     at: str | None
-    vector_loops: tuple[tuple[str, int], ...]
+    vector_loops: tuple[tuple[str, int | None], ...]
+    """(name, trip count), None for a run-time trip count."""
 
 
 def _row_path(nest: loop.ForOp) -> list[loop.ForOp]:
@@ -49,10 +61,6 @@ def _row_path(nest: loop.ForOp) -> list[loop.ForOp]:
     while len(ops := list(path[-1].body.block.ops)) == 1 and isinstance(ops[0], loop.ForOp):
         path.append(ops[0])
     return path
-
-
-def _bounds(target: loop.ForOp) -> tuple[int, int, int]:
-    return target.lower.value.data, target.upper.value.data, target.step.value.data
 
 
 def _reduces(nest: loop.ForOp) -> bool:
@@ -74,18 +82,18 @@ class RowsRule:
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> RowsWorkload | None:
         top = list(kernel.body.block.ops)
         nests = [op for op in top if isinstance(op, loop.ForOp)]
-        if len(nests) < 2 or any(not isinstance(op, loop.ForOp | loop.AllocOp | func.ReturnOp) for op in top):
+        if len(nests) < 2 or any(not isinstance(op, STAGE_SIBLINGS) for op in top):
             return None
         paths = [_row_path(nest) for nest in nests]
         last = paths[-1]
         shared = 0
         while all(
-            len(path) > shared and shared < len(last) and _bounds(path[shared]) == _bounds(last[shared])
+            len(path) > shared and shared < len(last) and loop_bounds(path[shared]) == loop_bounds(last[shared])
             for path in paths
         ):
             shared += 1
         vector_loops = tuple(
-            (inner.loop_name.data, inner.trip_count)
+            (inner.loop_name.data, None if inner.is_dynamic else inner.trip_count)
             for nest, path in zip(nests, paths)
             if not _reduces(nest) and (inner := loops_of(nest)[-1]) not in path[:shared] and unit_stride(inner)
         )
@@ -98,7 +106,7 @@ class RowsRule:
 
     def space(self, workload: RowsWorkload, target: Target) -> Space:
         lanes = target.vector_lanes
-        longest = max((trip for _, trip in workload.vector_loops), default=0)
+        longest = max((trip or VECTOR_LIMIT for _, trip in workload.vector_loops), default=0)
         widths = tuple(f * lanes for f in (1, 2, 4) if f * lanes <= longest)
         default = self.default(workload, target)
         fuse = (True, False) if workload.at is not None else (False,)
@@ -106,7 +114,7 @@ class RowsRule:
 
     def default(self, workload: RowsWorkload, target: Target) -> Config:
         lanes = target.vector_lanes
-        vectorizable = any(trip >= lanes for _, trip in workload.vector_loops)
+        vectorizable = any(trip is None or trip >= lanes for _, trip in workload.vector_loops)
         return {"fuse": workload.at is not None, "width": lanes if vectorizable else 0}
 
     def apply(self, workload: RowsWorkload, config: Config) -> list[str]:
@@ -116,15 +124,8 @@ class RowsRule:
             at = workload.at
             steps += [f"loop-compute-at{{kernel={name} stage={stage} at={at}}}" for stage in reversed(workload.stages)]
         for inner, trip in workload.vector_loops:
-            if not width or trip < width:
-                continue
-            if trip == width:
-                steps.append(f"loop-vectorize{{kernel={name} loop={inner}}}")
-            else:
-                steps += [
-                    f"loop-split{{kernel={name} loop={inner} factor={width}}}",
-                    f"loop-vectorize{{kernel={name} loop={inner}_i}}",
-                ]
+            if trip is None or trip >= width:
+                steps += vector_steps(name, inner, trip, int(width))
         return steps
 
 
