@@ -33,6 +33,12 @@ loaded machine:
 
     python bench/bench_models.py --models resnet50 --threads 1 --tuning-db tune.jsonl
 
+`--openvino` adds OpenVINO's CPU plugin (`openvino_contender.py`; `pip install openvino`, or the `bench` extra) as a
+contender in the same rounds, at its default precision on this CPU (bf16 where the CPU has AVX512-BF16 or AMX, else
+f32; `--openvino-precision f32|bf16` states one): columns `OV ms`, `mlc/OV` and the largest output difference.
+
+    python bench/bench_models.py --models resnet50,densenet121,bert,vit --threads 1 --openvino
+
 `--dynamic` compares instead, for `bert`, `resnet50` and `mlp` exported with dynamic axes, one session serving every
 shape against the same model compiled with static shapes, side by side (`bench_dynamic.py`; `--models`, the first of
 `--threads`, `--clock`, `--runs`, `--warmup`, `--budget-seconds`, `--quick` and `--json` carry over):
@@ -58,7 +64,7 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
-from dataclasses import asdict, dataclass, field  # noqa: E402
+from dataclasses import asdict, dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -68,9 +74,12 @@ import onnx  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 from bench_kernels import conv_model, matmul_model  # noqa: E402
+from bench_options import non_negative_float, non_negative_int, positive_int, thread_counts  # noqa: E402
 from machine_peak import MachinePeak, measure  # noqa: E402
 from make_mlp import build_mlp  # noqa: E402
 from model_flops import count_flops  # noqa: E402
+from models_table import Row, table_header, table_row  # noqa: E402
+from openvino_contender import PRECISIONS, openvino_module, openvino_session  # noqa: E402
 from transformer_models import Dims, bert, gpt, vit  # noqa: E402
 
 from minimlc import InferenceSession  # noqa: E402
@@ -86,9 +95,7 @@ def workloads(matmul_size: int) -> dict[str, Callable[[], onnx.ModelProto]]:
     rng = np.random.default_rng(0)
     builders: dict[str, Callable[[], onnx.ModelProto]] = {
         "mlp": lambda: build_mlp(batch=1),
-        "matmul": lambda: matmul_model(
-            matmul_size, rng.standard_normal((matmul_size, matmul_size), dtype=np.float32)
-        ),
+        "matmul": lambda: matmul_model(matmul_size, rng.standard_normal((matmul_size, matmul_size), dtype=np.float32)),
         "conv_relu": lambda: conv_model(64, 56, 64, 3, 1, 1),
     }
     for path in light_model_paths():
@@ -169,37 +176,6 @@ def interleaved_medians(
 
 
 @dataclass
-class Row:
-    """One workload at one thread count; None where a figure is missing (no ONNX Runtime, or an error)."""
-
-    workload: str
-    threads: int
-    gflop: float | None = None
-    compile_seconds: float | None = None
-    minimlc_ms: float | None = None
-    ort_ms: float | None = None
-    minimlc_over_ort: float | None = None
-    minimlc_over_first: float | None = None
-    """minimlc's latency at `threads` over its latency at the first thread count (1.0 in the first row)."""
-    ort_over_first: float | None = None
-    minimlc_gflops: float | None = None
-    minimlc_pct_peak: float | None = None
-    ort_gflops: float | None = None
-    ort_pct_peak: float | None = None
-    max_abs_diff_vs_ort: float | None = None
-    rounds: int = 0
-    minimlc_parallel: bool | None = None
-    """Whether minimlc's compiled module has a parallel loop (if not, it runs on one thread whatever `threads`)."""
-    tuned_ms: float | None = None
-    """With `--tuning-db`: the build with the database's best schedules."""
-    tuned_over_default: float | None = None
-    tuned_over_ort: float | None = None
-    tuned_max_abs_diff: float | None = None
-    """Largest difference of the tuned build's outputs from the default build's."""
-    errors: list[str] = field(default_factory=list)
-
-
-@dataclass
 class Settings:
     """How every workload is timed (after the defaults and `--quick` are applied)."""
 
@@ -208,6 +184,8 @@ class Settings:
     runs: int
     budget_seconds: float
     clock: str = "wall"
+    openvino: str | None = None
+    """`--openvino-precision` where OpenVINO is a contender (`--openvino`), else None."""
 
 
 def _error(error: Exception) -> str:
@@ -267,6 +245,17 @@ def bench_workload(
                 ours = session.run(None, feeds)
                 row.max_abs_diff_vs_ort = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
                 contenders[f"onnxruntime {row.threads}"] = lambda run_ort=run_ort: run_ort(feeds)
+        if settings.openvino is not None:
+            try:
+                run_ov, precision = openvino_session(openvino_module(), model, row.threads, settings.openvino)
+                theirs = run_ov(feeds)
+            except Exception as error:
+                row.errors.append(f"openvino: {_error(error)}")
+            else:
+                ours = session.run(None, feeds)
+                row.max_abs_diff_vs_openvino = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
+                contenders[f"openvino {row.threads}"] = lambda run_ov=run_ov: run_ov(feeds)
+                print(f"{name}: OpenVINO computes in {precision} at {row.threads} thread(s)", file=sys.stderr)
     budget = settings.budget_seconds * len(rows)
     medians, rounds = interleaved_medians(contenders, settings.warmup, settings.runs, budget, CLOCKS[settings.clock])
     first = rows[0].threads
@@ -285,6 +274,9 @@ def bench_workload(
                 row.tuned_over_ort = row.tuned_ms / row.ort_ms
             if f"onnxruntime {first}" in medians:
                 row.ort_over_first = theirs / medians[f"onnxruntime {first}"]
+        if (openvino_median := medians.get(f"openvino {row.threads}")) is not None:
+            row.openvino_ms = openvino_median * 1e3
+            row.minimlc_over_openvino = mini / openvino_median
         if flops is not None:
             core_peak = peak.fma_gflops * row.threads
             row.minimlc_gflops = flops / mini / 1e9
@@ -307,77 +299,6 @@ def _tuned_session(
         return None
 
 
-COLUMNS = (
-    # (header, Row field, width, format spec)
-    ("workload", "workload", 14, ""),
-    ("thr", "threads", 3, "d"),
-    ("GFLOP", "gflop", 8, ".3g"),
-    ("compile s", "compile_seconds", 9, ".1f"),
-    ("minimlc ms", "minimlc_ms", 10, ".3f"),
-    ("ORT ms", "ort_ms", 9, ".3f"),
-    ("mlc/ORT", "minimlc_over_ort", 7, ".2f"),
-    ("mlc/first", "minimlc_over_first", 9, ".2f"),
-    ("ORT/first", "ort_over_first", 9, ".2f"),
-    ("GFLOP/s", "minimlc_gflops", 8, ".1f"),
-    ("%peak", "minimlc_pct_peak", 6, ".1f"),
-    ("ORT GFLOP/s", "ort_gflops", 11, ".1f"),
-    ("ORT %peak", "ort_pct_peak", 9, ".1f"),
-    ("max|diff|", "max_abs_diff_vs_ort", 9, ".1e"),
-    ("rounds", "rounds", 6, "d"),
-)
-TUNED_COLUMNS = (
-    ("tuned ms", "tuned_ms", 9, ".3f"),
-    ("tuned/def", "tuned_over_default", 9, ".3f"),
-    ("tuned/ORT", "tuned_over_ort", 9, ".2f"),
-)
-"""Appended to `COLUMNS` with `--tuning-db`."""
-
-
-def table_header(tuned: bool = False) -> str:
-    return "  ".join(
-        f"{header:<{width}}" if index == 0 else f"{header:>{width}}"
-        for index, (header, _, width, _) in enumerate(COLUMNS + TUNED_COLUMNS if tuned else COLUMNS)
-    )
-
-
-def table_row(row: Row, tuned: bool = False) -> str:
-    """One fixed-width line (missing figures show "-"), then a line per error."""
-    cells = [f"{row.workload:<{COLUMNS[0][2]}}"]
-    for _, key, width, spec in (COLUMNS + TUNED_COLUMNS if tuned else COLUMNS)[1:]:
-        value = getattr(row, key)
-        cells.append(f"{'-':>{width}}" if value is None else f"{value:>{width}{spec}}")
-    return "\n".join(["  ".join(cells), *(f"    error: {error}" for error in row.errors)])
-
-
-def _positive_int(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(text)
-
-
-def _non_negative_int(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return int(text)
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
-    return value
-
-
-def _thread_counts(text: str) -> list[int]:
-    try:
-        return [_positive_int(part) for part in text.split(",")]
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}") from None
-
-
 def _bench_dynamic(args: argparse.Namespace) -> int:
     """`--dynamic`: `bench_dynamic.py` over the chosen models (default bert and resnet50) at the first thread count."""
     import bench_dynamic
@@ -393,14 +314,12 @@ def _bench_dynamic(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", help="comma-separated workload names (default: all); see the module docstring")
-    parser.add_argument("--threads", type=_thread_counts, default=[1, 2], help="thread counts (default 1,2)")
+    parser.add_argument("--threads", type=thread_counts, default=[1, 2], help="thread counts (default 1,2)")
+    parser.add_argument("--runs", type=positive_int, help="most timed rounds per workload (default 1000)")
     parser.add_argument(
-        "--runs", type=_positive_int, help="most timed rounds per workload (default 1000)"
+        "--budget-seconds", type=non_negative_float, help="timing budget per workload and thread count (default 10)"
     )
-    parser.add_argument(
-        "--budget-seconds", type=_non_negative_float, help="timing budget per workload and thread count (default 10)"
-    )
-    parser.add_argument("--warmup", type=_non_negative_int, help="untimed rounds first (default 3)")
+    parser.add_argument("--warmup", type=non_negative_int, help="untimed rounds first (default 3)")
     parser.add_argument(
         "--clock",
         choices=sorted(CLOCKS),
@@ -408,13 +327,24 @@ def main(argv: list[str] | None = None) -> int:
         help="wall time (default), or the calling thread's CPU time, which a loaded machine's other processes do "
         "not advance (only with --threads 1)",
     )
-    parser.add_argument("--matmul-size", type=_positive_int, default=1024, help="MatMul M=K=N (default 1024)")
+    parser.add_argument("--matmul-size", type=positive_int, default=1024, help="MatMul M=K=N (default 1024)")
     parser.add_argument("--quick", action="store_true", help="few rounds and a short peak measurement (for tests)")
     parser.add_argument("--json", metavar="FILE", help="also write the machine, settings and rows as JSON")
     parser.add_argument(
         "--tuning-db",
         metavar="PATH",
         help="also time a build with this tuning database's best schedules (minimlc tune)",
+    )
+    parser.add_argument(
+        "--openvino",
+        action="store_true",
+        help="also time OpenVINO's CPU plugin in the same rounds (needs `pip install openvino`)",
+    )
+    parser.add_argument(
+        "--openvino-precision",
+        choices=PRECISIONS,
+        default="default",
+        help="OpenVINO's inference precision: its default on this CPU (bf16 where the CPU has it), f32 or bf16",
     )
     parser.add_argument(
         "--dynamic",
@@ -430,12 +360,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(builders)}")
     if args.clock == "cpu" and args.threads != [1]:
         parser.error("--clock cpu times the calling thread only: use it with --threads 1")
+    if args.openvino and openvino_module() is None:
+        parser.error("--openvino: openvino is not installed (pip install openvino)")
     settings = Settings(
         threads=args.threads,
         warmup=args.warmup if args.warmup is not None else 1 if args.quick else 3,
         runs=args.runs if args.runs is not None else 5 if args.quick else 1000,
         budget_seconds=args.budget_seconds if args.budget_seconds is not None else 1.0 if args.quick else 10.0,
         clock=args.clock,
+        openvino=args.openvino_precision if args.openvino else None,
     )
     ort = ort_module()
     notes = ["FLOPs count Conv, Gemm and MatMul (2 x MACs); every other op is ignored."]
@@ -453,11 +386,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.tuning_db and not Path(args.tuning_db).is_file():
         parser.error(f"--tuning-db: no such file: {args.tuning_db}")
     tuned = bool(args.tuning_db)
-    print(table_header(tuned), flush=True)
+    print(table_header(tuned, args.openvino), flush=True)
     rows: list[Row] = []
     for name in names:
         rows += bench_workload(name, builders[name], settings, peak, ort, args.tuning_db)
-        print("\n".join(table_row(row, tuned) for row in rows[-len(settings.threads) :]), flush=True)
+        print("\n".join(table_row(row, tuned, args.openvino) for row in rows[-len(settings.threads) :]), flush=True)
     if serial := [row.workload for row in rows if row.threads > 1 and row.minimlc_parallel is False]:
         notes.append(f"minimlc compiled no parallel loop for {', '.join(serial)}: it ran on one thread in those rows.")
     for note in notes:
@@ -466,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         report = {
             "machine": {"cpu": cpu, "cores": os.cpu_count(), "load_average_at_start": load, **asdict(peak)},
             "onnxruntime": getattr(ort, "__version__", None),
+            "openvino": getattr(openvino_module(), "__version__", None) if args.openvino else None,
             "settings": {
                 **asdict(settings),
                 "matmul_size": args.matmul_size,

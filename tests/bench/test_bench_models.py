@@ -49,7 +49,7 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     assert report["onnxruntime"]
     assert report["settings"] == {
         "threads": [1, 2], "warmup": 1, "runs": 5, "budget_seconds": 1.0, "matmul_size": 128, "quick": True,
-        "clock": "wall",
+        "clock": "wall", "openvino": None,
     }
     rows = report["rows"]
     assert [(row["workload"], row["threads"]) for row in rows] == [
@@ -120,6 +120,46 @@ def test_without_onnxruntime_its_columns_show_a_dash(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["onnxruntime"] is None
     assert report["rows"][0]["ort_ms"] is None
+
+
+def test_openvino_is_timed_in_the_same_rounds(tmp_path: Path) -> None:
+    """OpenVINO's CPU plugin beside minimlc and ONNX Runtime: its time, minimlc's over it, and outputs that agree."""
+    pytest.importorskip("openvino", reason="openvino is in the test extras")
+    report_path = tmp_path / "r.json"
+    result = run_bench(*QUICK, "--models", "mlp,conv_relu", "--threads", "1", "--openvino", "--json", str(report_path))
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"rounds\s+OV ms\s+mlc/OV\s+max\|diff OV\|$", result.stdout, re.M), result.stdout
+    for workload in ("mlp", "conv_relu"):
+        assert re.search(rf"^{workload}\s+1(\s+[\d.e+-]+){{16}}$", result.stdout, re.M), result.stdout
+        assert re.search(rf"^{workload}: OpenVINO computes in (f32|bf16) at 1 thread", result.stderr, re.M)
+    report = json.loads(report_path.read_text())
+    assert report["openvino"]
+    assert report["settings"]["openvino"] == "default"
+    for row in report["rows"]:
+        assert row["errors"] == []
+        assert row["minimlc_over_openvino"] == pytest.approx(row["minimlc_ms"] / row["openvino_ms"])
+        assert row["max_abs_diff_vs_openvino"] < 1e-3
+
+
+def test_openvino_precision_is_stated_or_refused(tmp_path: Path) -> None:
+    pytest.importorskip("openvino", reason="openvino is in the test extras")
+    result = run_bench(*QUICK, "--models", "mlp", "--threads", "1", "--openvino", "--openvino-precision", "f32")
+    assert result.returncode == 0, result.stderr
+    assert "mlp: OpenVINO computes in f32 at 1 thread" in result.stderr
+    bad = run_bench(*QUICK, "--models", "mlp", "--openvino", "--openvino-precision", "f16")
+    assert bad.returncode == 2
+    assert "argument --openvino-precision: invalid choice: 'f16'" in bad.stderr
+
+
+def test_openvino_missing_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "openvino"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('openvino is hidden for this test')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    result = run_bench(*QUICK, "--models", "mlp", "--openvino", env=env)
+    assert result.returncode == 2
+    assert "--openvino: openvino is not installed (pip install openvino)" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize(
