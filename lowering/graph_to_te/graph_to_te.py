@@ -55,6 +55,7 @@ from minimlc.lowering.graph_to_te.builder import (
     scaled,
 )
 from minimlc.lowering.graph_to_te.extents import Extent, Extents, RunTimeDimensionError, has_run_time_dims
+from minimlc.lowering.graph_to_te.repeated import RepeatedOps
 
 
 def _sign(x: SSAValue) -> SSAValue:
@@ -350,15 +351,20 @@ class RunTimeDimensionGuard(RewritePattern):
     """
 
     patterns: list[RewritePattern]
+    repeated: RepeatedOps
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        dynamic = (
-            op.name.startswith("graph.")
-            and not isinstance(op, graph.WeightOp)
-            and any(has_run_time_dims(value) for value in (*op.operands, *op.results))
-        )
+        if not op.name.startswith("graph.") or isinstance(op, graph.WeightOp):
+            return  # every pattern lowers a graph op
+        dynamic = any(has_run_time_dims(value) for value in (*op.operands, *op.results))
         if dynamic and not isinstance(op, DYNAMIC_LOWERINGS):
             raise DiagnosticException(f"graph-to-te: {_describe(op)} does not take run-time dimensions")
+        if dynamic:
+            self._lower(op, rewriter)
+        else:  # a static op lowers as the first op of its signature did (`repeated.py`)
+            self.repeated.lower(op, rewriter, lambda: self._lower(op, rewriter))
+
+    def _lower(self, op: Operation, rewriter: PatternRewriter) -> None:
         try:
             for pattern in self.patterns:
                 pattern.match_and_rewrite(op, rewriter)
@@ -366,6 +372,38 @@ class RunTimeDimensionGuard(RewritePattern):
                     return
         except RunTimeDimensionError as error:
             raise DiagnosticException(f"graph-to-te: {_describe(op)} {error}") from error
+
+
+def lowering_patterns(module: builtin.ModuleOp, groups: KernelGroups) -> list[RewritePattern]:
+    """Every graph op's lowering, for `module` (whose integer convolutions and matmuls it reads), numbering
+    multi-stage kernels with `groups`."""
+    return [
+        ConstantLowering(),
+        ElementwiseBinaryLowering(),
+        ElementwiseUnaryLowering(),
+        CastLowering(),
+        BitCastLowering(),
+        IsNaNLowering(),
+        IsInfLowering(),
+        GemmLowering(),
+        MatMulLowering(),
+        ReshapeLowering(),
+        TransposeLowering(),
+        *graph_to_te_activation.PATTERNS,
+        *graph_to_te_nn.PATTERNS,
+        *graph_to_te_normalization.patterns(groups),
+        *graph_to_te_attention.patterns(groups),
+        *graph_to_te_tensor.PATTERNS,
+        *graph_to_te_indexing.PATTERNS,
+        *graph_to_te_spatial.PATTERNS,
+        *graph_to_te_extern.PATTERNS,
+        *graph_to_te_selection.PATTERNS,
+        *graph_to_te_generation.PATTERNS,
+        *graph_to_te_compaction.PATTERNS,
+        *graph_to_te_quantized.patterns(module),
+        *graph_to_te_linalg.PATTERNS,
+        *graph_to_te_weight_only.PATTERNS,
+    ]
 
 
 @dataclass(frozen=True)
@@ -382,35 +420,7 @@ class GraphToTePass(ModulePass):
             and isinstance(group := compute.attributes.get(te.KERNEL_GROUP), builtin.IntegerAttr)
         ]
         groups = KernelGroups(max(numbered, default=-1) + 1)
-        patterns = RunTimeDimensionGuard(
-            [
-                ConstantLowering(),
-                ElementwiseBinaryLowering(),
-                ElementwiseUnaryLowering(),
-                CastLowering(),
-                BitCastLowering(),
-                IsNaNLowering(),
-                IsInfLowering(),
-                GemmLowering(),
-                MatMulLowering(),
-                ReshapeLowering(),
-                TransposeLowering(),
-                *graph_to_te_activation.PATTERNS,
-                *graph_to_te_nn.PATTERNS,
-                *graph_to_te_normalization.patterns(groups),
-                *graph_to_te_attention.patterns(groups),
-                *graph_to_te_tensor.PATTERNS,
-                *graph_to_te_indexing.PATTERNS,
-                *graph_to_te_spatial.PATTERNS,
-                *graph_to_te_extern.PATTERNS,
-                *graph_to_te_selection.PATTERNS,
-                *graph_to_te_generation.PATTERNS,
-                *graph_to_te_compaction.PATTERNS,
-                *graph_to_te_quantized.patterns(op),
-                *graph_to_te_linalg.PATTERNS,
-                *graph_to_te_weight_only.PATTERNS,
-            ]
-        )
+        patterns = RunTimeDimensionGuard(lowering_patterns(op, groups), RepeatedOps(groups))
         PatternRewriteWalker(patterns, apply_recursively=False).rewrite_module(op)
         for leftover in op.walk():
             unregistered = isinstance(leftover, builtin.UnregisteredOp)
