@@ -30,6 +30,8 @@ its static shapes. What a kernel gets, by its structure:
 - **reduction** (one accumulator, a reduction loop of a run-time trip count, the innermost output loop static and
   unit-stride, e.g. `out[j] = sum_i x[i, j]`): the reduction stays serial, the output loop is split by `width`, its
   outer part moved outside the reduction loops and its inner part vectorized, the accumulators in registers.
+- **concatenation** (a static innermost loop that changes input at constants: rotary embeddings' `rotate_half`
+  under run-time rows): the `concat` rule's schedule (`concat.py`), the loop partitioned, each piece vectorized.
 - **rows** (stages over shared row loops, softmax's max, exponentials, sum and division of a prefill's scores over
   a run-time key count): the `rows` rule's schedule (`rows.py`), its dynamic innermost loops split and vectorized.
 - **other** (several accumulators, strided or dynamic innermost output loops): no knobs; only parallel placement.
@@ -52,6 +54,7 @@ from xdsl.dialects.builtin import ModuleOp
 from minimlc.dialects import loop
 from minimlc.lowering.loop.analysis import loops_of, walk_ops
 from minimlc.lowering.loop.loop_split import in_tail, tail_name
+from minimlc.lowering.schedule.concat import CONCAT, ConcatWorkload
 from minimlc.lowering.schedule.conv_batch import BatchedWorkload, batched_steps, batched_workload
 from minimlc.lowering.schedule.elementwise import vector_steps
 from minimlc.lowering.schedule.gemm import GEMM_DEFAULT_DEPTH_BLOCK, GEMM_MAX_DEPTH_BLOCK, GEMM_MAX_ROWS
@@ -130,7 +133,11 @@ class DynamicOther:
     kernel: str
 
 
-DynamicWorkload = DynamicElementwise | DynamicGemm | DynamicReduction | RowsWorkload | DynamicOther | BatchedWorkload
+DynamicWorkload = (
+    DynamicElementwise | DynamicGemm | DynamicReduction | RowsWorkload | ConcatWorkload | DynamicOther | BatchedWorkload
+)
+STATIC_RULES = {RowsWorkload: ROWS, ConcatWorkload: CONCAT}
+"""The workloads whose static rule schedules them over run-time extents too."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +154,8 @@ class DynamicRule:
         name = kernel.sym_name.data
         if accumulator_of(kernel) is None and not any(isinstance(op, loop.AllocOp) for op in walk_ops(kernel)):
             innermost = loops_of(kernel)[-1]
+            if not innermost.is_dynamic and (concat := CONCAT.match(module, kernel, target)) is not None:
+                return concat
             if unit_stride(innermost):
                 trip = None if innermost.is_dynamic else innermost.trip_count
                 return DynamicElementwise(name, innermost.loop_name.data, trip)
@@ -158,8 +167,8 @@ class DynamicRule:
     def space(self, workload: DynamicWorkload, target: Target) -> Space:
         if isinstance(workload, BatchedWorkload):
             return workload.rule.space(workload.workload, target)
-        if isinstance(workload, RowsWorkload):
-            return ROWS.space(workload, target)
+        if (rule := STATIC_RULES.get(type(workload))) is not None:
+            return rule.space(workload, target)
         default = self.default(workload, target)
         lanes = target.vector_lanes
         if isinstance(workload, DynamicElementwise):
@@ -192,8 +201,8 @@ class DynamicRule:
     def default(self, workload: DynamicWorkload, target: Target) -> Config:
         if isinstance(workload, BatchedWorkload):
             return workload.rule.default(workload.workload, target)
-        if isinstance(workload, RowsWorkload):
-            return ROWS.default(workload, target)
+        if (rule := STATIC_RULES.get(type(workload))) is not None:
+            return rule.default(workload, target)
         lanes = target.vector_lanes
         if isinstance(workload, DynamicElementwise):
             return {"width": lanes if workload.trip is None or workload.trip >= lanes else 0}
@@ -210,8 +219,8 @@ class DynamicRule:
     def apply(self, workload: DynamicWorkload, config: Config) -> list[str]:
         if isinstance(workload, BatchedWorkload):
             return batched_steps(workload, config)
-        if isinstance(workload, RowsWorkload):
-            return ROWS.apply(workload, config)
+        if (rule := STATIC_RULES.get(type(workload))) is not None:
+            return rule.apply(workload, config)
         if isinstance(workload, DynamicElementwise):
             return vector_steps(workload.kernel, workload.loop, workload.trip, int(config["width"]))
         if isinstance(workload, DynamicReduction):
