@@ -194,17 +194,29 @@ def _takes_dot_products(op: graph.ConvIntegerOp, target: Target) -> bool:
 
 
 def _word_index(word: SSAValue, j: int, extent: int) -> SSAValue:
-    """Index `4 word + j` of an axis of `extent` grouped by four, clamped into it."""
-    index = _affine(word, 4, j)
-    return index if extent % 4 == 0 else arith.MinSIOp(index, index_constant(extent - 1)).result
+    """Index `word + j * words` (`words = ceil(extent / 4)`) of an axis of `extent` grouped into words of four bytes,
+    clamped into it. Byte j of consecutive words reads consecutive elements, so a word computed per vector lane
+    reads four contiguous vectors (`4 word + j` would read every fourth element: shuffles); a dot product sums
+    every byte of a word, so which four elements share one is free, as long as both operands agree."""
+    index = _unclamped_index(word, j, extent)
+    return index if _always_inside(j, extent) else arith.MinSIOp(index, index_constant(extent - 1)).result
 
 
 def _word_byte(word: SSAValue, j: int, extent: int) -> tuple[SSAValue, SSAValue | None]:
-    """`_word_index` and whether the index lies inside the axis (None: always, `extent` being a multiple of four)."""
-    if extent % 4 == 0:
+    """`_word_index` and whether the index lies inside the axis (None: always)."""
+    if _always_inside(j, extent):
         return _word_index(word, j, extent), None
-    inside = arith.CmpiOp(_affine(word, 4, j), index_constant(extent), "slt").result
+    inside = arith.CmpiOp(_unclamped_index(word, j, extent), index_constant(extent), "slt").result
     return _word_index(word, j, extent), inside
+
+
+def _unclamped_index(word: SSAValue, j: int, extent: int) -> SSAValue:
+    return _affine(word, 1, j * -(-extent // 4))
+
+
+def _always_inside(j: int, extent: int) -> bool:
+    """Whether byte j of every word lies inside an axis of `extent`."""
+    return (j + 1) * -(-extent // 4) <= extent
 
 
 def _shifted(value: SSAValue) -> SSAValue:
@@ -312,7 +324,8 @@ def _byte_word(byte_of: Callable[[int], SSAValue]) -> SSAValue:
 
 
 def _dot_product_conv(op: graph.ConvIntegerOp, x: Shape, w: Shape, shape: Shape) -> list[te.ComputeOp]:
-    """The u8 x s8 dot-product form (see `ConvIntegerLowering`): channels grouped by four bytes into i32 words,
+    """The u8 x s8 dot-product form (see `ConvIntegerLowering`): channels grouped by four bytes into i32 words
+    (byte j of word w is channel `w + j * words`, `_word_index`),
     "conv_integer_input" (N, H', W', C/4) of u8 (an int8 input shifted by +128), padded spatially with the
     (shifted) zero point, "conv_integer_weight" (Co, C/4, KH, KW) of s8 (channels past C are 0, so the input's bytes
     there, clamped reads, add nothing), both at load time where they can be; "conv_integer" (N, OH, OW, Co) sums

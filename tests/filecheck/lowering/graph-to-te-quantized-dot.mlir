@@ -53,8 +53,8 @@ func.func @signed_input(%x: tensor<1x4x4x4xi8>, %xz: tensor<1xi8>) -> tensor<1x1
 
 // -----
 
-// Channels not a multiple of four: the last word's missing channels are 0 in the weight, so the input's are clamped
-// reads of any channel (no select).
+// Channels not a multiple of four: byte j of word w is channel w + 2j (two words), so only the last byte can be past
+// the channels: 0 in the weight there, so the input's is a clamped read of any channel (no select).
 func.func @six_channels(%x: tensor<1x6x4x4xui8>, %xz: tensor<1xui8>) -> tensor<1x16x4x4xi32> {
   %w = graph.weight "w" : tensor<16x6x1x1xi8>
   %zero = graph.constant {value = 0.0 : f32} : tensor<1xf32>
@@ -64,14 +64,19 @@ func.func @six_channels(%x: tensor<1x6x4x4xui8>, %xz: tensor<1xui8>) -> tensor<1
 }
 
 // CHECK-LABEL: func.func @six_channels
-// CHECK:       te.compute "conv_integer_weight" {{.*}} -> tensor<16x2x1x1xi32> {
-// CHECK:         %[[C:[0-9]+]] = arith.muli %{{[0-9]+}}, %{{[0-9]+}} : index
+// CHECK:       te.compute "conv_integer_weight" ({{%[0-9]+}}, %[[WORD:[0-9]+]], {{.*}} -> tensor<16x2x1x1xi32> {
+// CHECK-NOT:     arith.cmpi
+// CHECK:         %[[SIXTH:[0-9]+]] = arith.constant 6 : index
+// CHECK-NEXT:    %[[C:[0-9]+]] = arith.addi %[[WORD]], %[[SIXTH]] : index
 // CHECK-NEXT:    %[[SIX:[0-9]+]] = arith.constant 6 : index
 // CHECK-NEXT:    %[[IN:[0-9]+]] = arith.cmpi slt, %[[C]], %[[SIX]] : index
 // CHECK:         arith.select %[[IN]], %{{[0-9]+}}, %{{[0-9]+}} : i32
-// CHECK:       te.compute "conv_integer_input" {{.*}} -> tensor<1x4x4x2xi32> {
-// CHECK:         %[[C4:[0-9]+]] = arith.muli %{{[0-9]+}}, %{{[0-9]+}} : index
-// CHECK:         %[[C5:[0-9]+]] = arith.minsi %[[C4]], %{{[0-9]+}} : index
+// CHECK:       te.compute "conv_integer_input" ({{.*}}, %[[XWORD:[0-9]+]]) -> tensor<1x4x4x2xi32> {
+// CHECK:         te.read %x[%{{[0-9]+}}, %[[XWORD]], %{{[0-9]+}}, %{{[0-9]+}}] : tensor<1x6x4x4xui8>
+// CHECK:         %[[LAST:[0-9]+]] = arith.constant 6 : index
+// CHECK-NEXT:    %[[C4:[0-9]+]] = arith.addi %[[XWORD]], %[[LAST]] : index
+// CHECK-NEXT:    %[[FIVE:[0-9]+]] = arith.constant 5 : index
+// CHECK-NEXT:    %[[C5:[0-9]+]] = arith.minsi %[[C4]], %[[FIVE]] : index
 // CHECK-NEXT:    te.read %x[%{{[0-9]+}}, %[[C5]], %{{[0-9]+}}, %{{[0-9]+}}] : tensor<1x6x4x4xui8>
 // CHECK-NOT:     arith.select
 // CHECK:       te.compute "conv_integer" 
