@@ -18,6 +18,7 @@ _OURS = {
     "graph-simplify": ("graph.graph_simplify", "GraphSimplifyPass"),
     "graph-fold-batch-norm": ("graph.graph_fold_batch_norm", "GraphFoldBatchNormPass"),
     "graph-fuse-attention": ("graph.graph_fuse_attention", "GraphFuseAttentionPass"),
+    "graph-pad-attention-keys": ("graph.graph_pad_attention_keys", "GraphPadAttentionKeysPass"),
     "graph-split-grouped-conv": ("graph.graph_split_grouped_conv", "GraphSplitGroupedConvPass"),
     "graph-pad-conv": ("graph.graph_pad_conv", "GraphPadConvPass"),
     "graph-pad-max-pool": ("graph.graph_pad_max_pool", "GraphPadMaxPoolPass"),

@@ -45,8 +45,8 @@ _SCHEDULED = (
 OPT_LEVELS: dict[int, str] = {
     0: f"graph-to-te,te-to-loop,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
     1: f"{_GRAPH_CLEANUPS},graph-to-te,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,{_TO_LLVM}",
-    2: "graph-simplify,graph-fuse-attention,cse,dce," + _SCHEDULED.format(hoist=""),
-    3: "graph-simplify,graph-fold-batch-norm,graph-fuse-attention,cse,dce,"
+    2: "graph-simplify,graph-pad-attention-keys,graph-fuse-attention,cse,dce," + _SCHEDULED.format(hoist=""),
+    3: "graph-simplify,graph-fold-batch-norm,graph-pad-attention-keys,graph-fuse-attention,cse,dce,"
     + "graph-pad-conv-channels,graph-pad-gemm-columns,"
     + _SCHEDULED.format(hoist="loop-hoist-constants,"),
 }
@@ -55,8 +55,9 @@ OPT_LEVELS: dict[int, str] = {
 O0 lowers op by op: one kernel per graph op, loops as te-to-loop builds them, one allocation per intermediate. O1
 adds the graph cleanups (no-op reshapes and transposes, common subexpressions, dead ops and unused weights) and
 memory planning (intermediates share one arena by liveness; it runs after any schedule and before outlining). O2 adds
-fusion (attention chains into one op where that beats the GEMMs, te-inline; loop-fuse-kernels after the
-schedules) and the default schedules, with convolutions padded and made channels-last for them. O3 adds the
+fusion (attention keys padded to whole vectors, attention chains into one op where that beats the GEMMs, te-inline;
+loop-fuse-kernels after the schedules) and the default schedules, with convolutions padded and made channels-last for
+them. O3 adds the
 whole-model constant work: batch norms folded into the preceding conv/gemm/matmul,
 and every computation on weights alone hoisted to load time (the two go together: without hoisting, folded weights
 would be recomputed on every call), and the output channels of convolutions and columns of Gemms and MatMuls with a

@@ -22,7 +22,9 @@ batched GEMM schedule cannot take the [S, D] x [D, T] product (its column tile m
 unscheduled (ViT's 197 tokens: 3.6 GFLOP/s, 38 % of the model's time), while where the schedule applies its two
 GEMMs beat the fused kernel, whose products are one dot product (and one horizontal sum) per element. Measured on
 `bench_models.py`'s transformers, one thread, interleaved in one process (O3 with and without this pass): ViT
-0.66x the unfused time, BERT (128 tokens) 1.35x when forced (`aligned=true` fuses every match).
+0.66x the unfused time, BERT (128 tokens) 1.35x when forced (`aligned=true` fuses every match). In the O2 and O3
+pipelines `graph-pad-attention-keys` runs first and pads a static key count to whole vectors (ViT then runs its GEMMs,
+0.85x the fused time), so what this pass fuses there are attentions over a run-time key count (generation's).
 """
 
 from __future__ import annotations
@@ -81,6 +83,40 @@ def _swapped_last(rank: int) -> list[int]:
 
 
 @dataclass
+class AttentionChain:
+    """The ops of `matmul(softmax(matmul(q, kt) * scale + bias), v)` before its last matmul."""
+
+    softmax: graph.SoftmaxOp
+    adder: graph.AddOp | None
+    """The bias's add (None: no bias)."""
+    bias: SSAValue | None
+    scores: _Scores
+
+
+def attention_chain(op: graph.MatMulOp) -> AttentionChain | None:
+    """The attention chain whose last matmul `op` is: every intermediate used once, the softmax over the last axis,
+    query, keys and values of `op`'s rank with the same batch axes; else None."""
+    softmax, rank = op.lhs.owner, len(shape_of(op.result))
+    if not isinstance(softmax, graph.SoftmaxOp) or not op.lhs.has_one_use() or rank < 2:
+        return None
+    if softmax.axis.value.data != rank - 1:
+        return None
+    logits, bias, adder = softmax.input, None, softmax.input.owner
+    if isinstance(adder, graph.AddOp) and logits.has_one_use():
+        for side, other in ((adder.lhs, adder.rhs), (adder.rhs, adder.lhs)):
+            if shape_of(side) == shape_of(logits) and _scores(side) is not None:
+                logits, bias = side, other
+                break
+    scores = _scores(logits)
+    if scores is None:
+        return None
+    shapes = [shape_of(x) for x in (scores.product.lhs, scores.product.rhs, op.rhs)]
+    if any(len(shape) != rank for shape in shapes) or len({shape[:-2] for shape in shapes}) != 1:
+        return None
+    return AttentionChain(softmax, adder if bias is not None else None, bias, scores)  # type: ignore[arg-type]
+
+
+@dataclass
 class AttentionFusion(RewritePattern):
     """Rewrite matmul(softmax(matmul(q, kt) * scale + bias), v) as graph.attention (module docstring), where the
     key count is not a multiple of `lanes` (every match if None)."""
@@ -89,24 +125,12 @@ class AttentionFusion(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatMulOp, rewriter: PatternRewriter) -> None:
-        softmax, rank = op.lhs.owner, len(shape_of(op.result))
-        if not isinstance(softmax, graph.SoftmaxOp) or not op.lhs.has_one_use() or rank < 2:
+        chain = attention_chain(op)
+        if chain is None:
             return
-        if softmax.axis.value.data != rank - 1:
-            return
-        logits, bias, adder = softmax.input, None, softmax.input.owner
-        if isinstance(adder, graph.AddOp) and logits.has_one_use():
-            for side, other in ((adder.lhs, adder.rhs), (adder.rhs, adder.lhs)):
-                if shape_of(side) == shape_of(logits) and _scores(side) is not None:
-                    logits, bias = side, other
-                    break
-        scores = _scores(logits)
-        if scores is None:
-            return
+        softmax, bias, scores, rank = chain.softmax, chain.bias, chain.scores, len(shape_of(op.result))
         query, key_t, value = scores.product.lhs, scores.product.rhs, op.rhs
         shapes = [shape_of(x) for x in (query, key_t, value)]
-        if any(len(shape) != rank for shape in shapes) or len({shape[:-2] for shape in shapes}) != 1:
-            return
         keys = shapes[1][-1]
         if graph.element_type(key_t) != f32 or keys < 2 or shapes[2][-1] < 2:
             return
@@ -131,7 +155,7 @@ class AttentionFusion(RewritePattern):
             factor = scores.factor
         fused = graph.AttentionOp(query, key, value_t, factor, bias)
         fused.result.name_hint = op.result.name_hint
-        dead = [softmax, adder if bias is not None else None, scores.scaler, scores.product]
+        dead = [softmax, chain.adder, scores.scaler, scores.product]
         if key is not key_t and key_t.has_one_use():
             dead.append(transposed)
         rewriter.replace(op, [*added, fused])

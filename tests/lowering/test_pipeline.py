@@ -110,11 +110,13 @@ LEVEL_TEXT = {
     "reconcile-unrealized-casts",
     1: "graph-simplify,cse,dce,graph-to-te,te-to-loop,loop-plan-memory,loop-outline-parallel,loop-to-scf,"
     "convert-scf-to-cf,convert-to-llvm,reconcile-unrealized-casts",
-    2: "graph-simplify,graph-fuse-attention,cse,dce,graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,"
+    2: "graph-simplify,graph-pad-attention-keys,graph-fuse-attention,cse,dce,graph-split-grouped-conv,graph-pad-conv,"
+    "graph-pad-max-pool,"
     "graph-to-te,te-conv-im2col,te-conv-layout,te-channels-last,te-conv-winograd,te-inline,te-expand-math,te-clamped-casts,te-to-loop,"
     "default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,convert-scf-to-cf,"
     "convert-to-llvm,reconcile-unrealized-casts",
-    3: "graph-simplify,graph-fold-batch-norm,graph-fuse-attention,cse,dce,graph-pad-conv-channels,"
+    3: "graph-simplify,graph-fold-batch-norm,graph-pad-attention-keys,graph-fuse-attention,cse,dce,"
+    "graph-pad-conv-channels,"
     "graph-pad-gemm-columns,graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,"
     "te-conv-layout,te-channels-last,te-conv-winograd,te-inline,te-expand-math,te-clamped-casts,te-to-loop,loop-hoist-constants,"
     "default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,convert-scf-to-cf,"
