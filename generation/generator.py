@@ -65,14 +65,15 @@ class Generator:
         graph = read.proto.graph
         self.max_length = max_length
         self.signature = DecoderSignature.of(declared_inputs(graph, {}), declared_outputs(graph))
+        last = last_position_logits(read.proto, self.signature.logits)  # before quantizing: ranks of float ops
+        self.last_logits_only = last is not None
+        """Whether the model computes only the last position's logits (`last_logits`)."""
+        read = read if last is None else ReadModel(last, read.external)
         layout = sequence_major_cache(_quantized(read, precision, accuracy_level), self.signature.cache)
         self.cache_in_place = sorted(layout.rewritten)
         """The caches read from and written into preallocated buffers (the others grow by the model's Concat)."""
-        last_logits = last_position_logits(layout.model, self.signature.logits)
-        self.last_logits_only = last_logits is not None
-        """Whether the model projects only the last position onto the vocabulary (`last_logits`)."""
         bounds = {symbol: max_length for symbol in self.signature.past_symbols}
-        rewritten = ReadModel(layout.model if last_logits is None else last_logits, read.external)
+        rewritten = ReadModel(layout.model, read.external)
         self.session = InferenceSession(rewritten, num_threads=num_threads, input_bounds=bounds, **session_options)
         self._buffers = CacheBuffers(max_length)
         dtypes = {info.name: info.dtype for info in self.session.get_inputs()}

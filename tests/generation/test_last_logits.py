@@ -1,7 +1,8 @@
-"""The last-position logits rewrite (`generation/last_logits.py`): the rewritten model gives the exporter's logits
-of the last position (ONNX Runtime runs both, float and 4-bit weights), `Generator` compiles it once and generates
-ONNX Runtime's tokens, and logits made any other way (after the projection, or by a product of two activations)
-leave the model as it is."""
+"""The last-position rewrite (`generation/last_logits.py`): the rewritten model gives the exporter's logits of the
+last position and its presents (ONNX Runtime runs both, float and 4-bit weights), computing the last layer after
+its attention for that position only; `Generator` compiles it once and generates ONNX Runtime's tokens; a value
+something else reads ends the tail there, and logits made any other way (after the projection, or by a product of
+two activations) leave the model as it is."""
 
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ def model() -> onnx.ModelProto:
     return llama_with_cache(DIMS)
 
 
+def gathered(model: onnx.ModelProto) -> set[str]:
+    """The values the rewrite takes at the last position."""
+    return {node.input[0] for node in model.graph.node if node.op_type == "Gather" and node.output[0].endswith(".last")}
+
+
 def run_both(original: onnx.ModelProto, rewritten: onnx.ModelProto, past: int, new: int):
     rng = np.random.default_rng(0)
     feed = {
@@ -43,6 +49,8 @@ def test_the_rewritten_model_gives_the_last_position_s_logits_and_the_same_prese
     onnx.checker.check_model(rewritten)
     logits = next(info for info in rewritten.graph.output if info.name == "logits")
     assert [d.dim_param or d.dim_value for d in logits.type.tensor_type.shape.dim] == ["batch", 1, DIMS.vocab]
+    # The last layer's tail after attention; past a MatMulNBits, shape inference gives no ranks: the head alone.
+    assert gathered(rewritten) == ({"layer1.attn.merged", "layer0.res2"} if bits is None else {"norm"})
     for past, new in ((0, 5), (4, 1)):
         before, after = run_both(original, rewritten, past, new)
         assert after[0].shape == (2, 1, DIMS.vocab)
@@ -59,6 +67,17 @@ def test_the_generator_projects_one_position_compiles_once_and_generates_onnx_ru
     expected, _ = greedy_with_cache(lambda feed: oracle.run(None, feed), DIMS, prompt, 12)
     assert generator.generate(prompt, max_new_tokens=12) == expected
     assert generator.session.stats["compiles"] == 1
+
+
+def test_a_value_the_model_also_outputs_ends_the_tail(model):
+    edited = onnx.ModelProto()
+    edited.CopyFrom(model)
+    edited.graph.output.append(helper.make_tensor_value_info("layer1.res1", onnx.TensorProto.FLOAT, None))
+    rewritten = last_position_logits(edited, "logits")
+    assert gathered(rewritten) == {"layer1.res1"}
+    before, after = run_both(edited, rewritten, 2, 3)
+    np.testing.assert_array_equal(after[0], before[0][:, -1:])
+    np.testing.assert_array_equal(after[-1], before[-1])  # layer1.res1: every position
 
 
 def test_logits_not_made_by_a_matmul_of_a_weight_are_left_as_they_are(model):
