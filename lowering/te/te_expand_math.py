@@ -38,20 +38,27 @@ _EXPANSIONS: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
 
 
 class MathLowering(RewritePattern):
-    """Replaces an f32 `math.exp`, `math.erf` or `math.tanh` by its arith expansion."""
+    """Replaces an f32 `math.exp`, `math.erf` or `math.tanh` by its arith expansion. The expansion depends on its
+    operand alone, so each is built once, over a placeholder operand, and cloned for every op (a model's layers repeat
+    their GELUs and softmaxes; building the ops costs several times cloning them)."""
+
+    def __init__(self) -> None:
+        self.templates: dict[type[Operation], tuple[list[Operation], SSAValue, SSAValue]] = {}
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         expand = _EXPANSIONS.get(type(op))
         if expand is None or not isinstance(op.results[0].type, builtin.Float32Type):
             return
-        block = Block()
-        with ImplicitBuilder(block):
-            value = expand(op.operands[0])
-        ops = list(block.ops)
-        for new_op in ops:
-            new_op.detach()
-        rewriter.insert(ops, InsertPoint.before(op))
-        rewriter.replace(op, [], [value])
+        template = self.templates.get(type(op))
+        if template is None:
+            block = Block(arg_types=[builtin.f32])
+            with ImplicitBuilder(block):
+                value = expand(block.args[0])
+            template = self.templates[type(op)] = (list(block.ops), block.args[0], value)
+        ops, placeholder, value = template
+        mapping: dict[SSAValue, SSAValue] = {placeholder: op.operands[0]}
+        rewriter.insert([template_op.clone(mapping) for template_op in ops], InsertPoint.before(op))
+        rewriter.replace(op, [], [mapping[value]])
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -95,6 +96,13 @@ def _buffer_type(value: SSAValue) -> Attribute:
     tensor = value.type
     if not isinstance(tensor, TensorType):
         raise DiagnosticException(f"te-to-loop: expected a tensor value, got {tensor}")
+    return _memref_of_tensor(tensor)
+
+
+@lru_cache(maxsize=4096)
+def _memref_of_tensor(tensor: TensorType) -> MemRefType:
+    """The buffer type of a tensor type, made once (building a `MemRefType` verifies it, which a model's repeated
+    tensors would pay for each time)."""
     return loop.memref_of(tensor.get_shape(), loop_type(tensor.element_type))
 
 
@@ -259,14 +267,15 @@ def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs
     every stage's buffer (`outputs` where given, else a caller allocation), the last stage's last; then the index
     values the buffers' extents, the reductions' extents and the bodies use."""
     results = {stage.result for stage in stages}
-    inputs = [t for t in dict.fromkeys(t for stage in stages for t in _outside_values(stage)[0]) if t not in results]
+    outside = [_outside_values(stage) for stage in stages]
+    inputs = [t for t in dict.fromkeys(t for tensors, _ in outside for t in tensors) if t not in results]
     for stage in stages:
         state.buffers[stage.result] = outputs.get(stage.result) or state.allocate(stage.result)
     tensors = [*inputs, *(stage.result for stage in stages)]
     values = [
         state.index.value(value)
-        for stage in stages
-        for value in (*stage.reduce_extent_values(), *_outside_values(stage)[1])
+        for stage, (_, indices) in zip(stages, outside)
+        for value in (*stage.reduce_extent_values(), *indices)
         if isinstance(value, SSAValue)
     ]
     extents = [state.index.extents(t) for t in tensors]
@@ -333,11 +342,16 @@ def _copy(state: _FunctionState, value: SSAValue, target: SSAValue) -> None:
 def _outside_values(compute: te.ComputeOp) -> tuple[list[SSAValue], list[SSAValue]]:
     """The tensors a compute reads, in first-read order, and the `index` values from outside its body that it uses
     (an extent, for a mean); any other value from outside the body is an error."""
+    inside: set[SSAValue] = set()
+    for region in (compute.body, *(region for op in compute.body.walk() for region in op.regions)):
+        for block in region.blocks:
+            inside.update(block.args)
+            inside.update(result for op in block.ops for result in op.results)
     tensors: list[SSAValue] = []
     indices: list[SSAValue] = []
     for op in compute.body.walk():
         for operand in op.operands:
-            if _defined_inside(operand, compute):
+            if operand in inside:
                 continue
             if isinstance(op, te.ReadOp) and operand is op.tensor:
                 if operand not in tensors:
@@ -352,17 +366,6 @@ def _outside_values(compute: te.ComputeOp) -> tuple[list[SSAValue], list[SSAValu
                 f"other than through te.read or an index value (operand of {op.name})"
             )
     return tensors, indices
-
-
-def _defined_inside(value: SSAValue, compute: te.ComputeOp) -> bool:
-    owner = value.owner
-    block = owner if isinstance(owner, Block) else owner.parent_block()
-    while block is not None:
-        if block is compute.body.block:
-            return True
-        parent = block.parent_op()
-        block = parent.parent_block() if parent is not None else None
-    return False
 
 
 def _index_names(count: int, prefix: str = "i") -> list[str]:
