@@ -10,12 +10,14 @@ cache (`examples/llama_cache.py`, random weights), and the memory-bandwidth boun
 
 Both generate greedily from the same prompt through the same loop (prefill the prompt in one call, then one token
 per call, each step's presents fed back as pasts), ONNX Runtime at `--threads` intra-op threads; rounds alternate
-which goes first and the table gives medians. Decode at batch 1 reads every weight once per token, so its tokens/s
-is bounded by bandwidth / weight bytes: the bandwidth (`runtime.machine_peak.memory_bandwidth_gbs`) is that of a
-JIT-compiled sum streaming 512 MiB of float32 (more than the caches hold) at the same thread count, over the weight
-bytes a token reads (at int8 and int4, the packed codes and scales of `Generator(precision=...)`'s quantized
-model). `int8-al4`/`int4-al4` write `accuracy_level=4` on the MatMulNBits (activations quantized to int8 per
-block, integer dot products) and give that model to the Generator. ONNX Runtime runs the float32 model and each
+which goes first and the table gives medians. The Generator computes the last layer's tail and the head for the
+last position only (`generation/last_logits.py`); ONNX Runtime runs the exported model, every position's logits.
+Decode at batch 1 reads every weight once per token, so its tokens/s is bounded by bandwidth / weight bytes: the
+bandwidth (`runtime.machine_peak.memory_bandwidth_gbs`) is that of a JIT-compiled sum streaming 512 MiB of float32
+(more than the caches hold) at the same thread count, over the weight bytes a token reads (at int8 and int4, the
+packed codes and scales of `Generator(precision=...)`'s quantized model). `int8-al4`/`int4-al4` write
+`accuracy_level=4` on the MatMulNBits (activations quantized to int8 per block, integer dot products) and give that
+model to the Generator. ONNX Runtime runs the float32 model and each
 quantized one but plain int8 (its float-activation 8-bit MatMulNBits takes a slow path); the quantized logits after
 the prompt are compared with float32's. On a shared, loaded machine `--clock cpu` times both with CPU time instead
 of wall time (the calling thread's at one thread; the process's, all threads' work, at more), which other
