@@ -59,6 +59,7 @@ for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_variable] = "1"  # numpy's sgemm peak is a one-core figure
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
@@ -236,26 +237,11 @@ def bench_workload(
             row.tuned_max_abs_diff = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
             contenders[f"tuned {row.threads}"] = lambda tuned_session=tuned_session: tuned_session.run(None, feeds)
         if ort is not None:
-            try:
-                run_ort = ort_session(ort, model, row.threads)
-                theirs = run_ort(feeds)
-            except Exception as error:
-                row.errors.append(f"onnxruntime: {_error(error)}")
-            else:
-                ours = session.run(None, feeds)
-                row.max_abs_diff_vs_ort = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
-                contenders[f"onnxruntime {row.threads}"] = lambda run_ort=run_ort: run_ort(feeds)
+            make_ort = functools.partial(ort_session, ort, model, row.threads)
+            row.max_abs_diff_vs_ort = _add_contender(contenders, "onnxruntime", make_ort, session, feeds, row)
         if settings.openvino is not None:
-            try:
-                run_ov, precision = openvino_session(openvino_module(), model, row.threads, settings.openvino)
-                theirs = run_ov(feeds)
-            except Exception as error:
-                row.errors.append(f"openvino: {_error(error)}")
-            else:
-                ours = session.run(None, feeds)
-                row.max_abs_diff_vs_openvino = max(float(np.max(np.abs(a - b))) for a, b in zip(ours, theirs))
-                contenders[f"openvino {row.threads}"] = lambda run_ov=run_ov: run_ov(feeds)
-                print(f"{name}: OpenVINO computes in {precision} at {row.threads} thread(s)", file=sys.stderr)
+            make_openvino = functools.partial(_openvino_run, name, model, row.threads, settings.openvino)
+            row.max_abs_diff_vs_openvino = _add_contender(contenders, "openvino", make_openvino, session, feeds, row)
     budget = settings.budget_seconds * len(rows)
     medians, rounds = interleaved_medians(contenders, settings.warmup, settings.runs, budget, CLOCKS[settings.clock])
     first = rows[0].threads
@@ -285,6 +271,35 @@ def bench_workload(
                 row.ort_gflops = flops / theirs / 1e9
                 row.ort_pct_peak = 100 * row.ort_gflops / core_peak
     return rows
+
+
+def _add_contender(
+    contenders: dict[str, Callable[[], object]],
+    label: str,
+    make: Callable[[], Callable[[Feeds], list[np.ndarray]]],
+    session: InferenceSession,
+    feeds: Feeds,
+    row: Row,
+) -> float | None:
+    """Add the run `make()` builds as contender "`label` `threads`" and return the largest difference of its outputs
+    from minimlc's; None, with the error in `row`, where it cannot be built or run."""
+    try:
+        run = make()
+        theirs = run(feeds)
+    except Exception as error:
+        row.errors.append(f"{label}: {_error(error)}")
+        return None
+    contenders[f"{label} {row.threads}"] = lambda: run(feeds)
+    return max(float(np.max(np.abs(a - b))) for a, b in zip(session.run(None, feeds), theirs))
+
+
+def _openvino_run(
+    name: str, model: onnx.ModelProto, threads: int, precision: str
+) -> Callable[[Feeds], list[np.ndarray]]:
+    """OpenVINO's run of `model` (`openvino_contender.py`), saying which precision it computes in."""
+    run, computes_in = openvino_session(openvino_module(), model, threads, precision)
+    print(f"{name}: OpenVINO computes in {computes_in} at {threads} thread(s)", file=sys.stderr)
+    return run
 
 
 def _tuned_session(

@@ -48,8 +48,14 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     assert report["machine"]["numpy_sgemm_gflops"] > 0
     assert report["onnxruntime"]
     assert report["settings"] == {
-        "threads": [1, 2], "warmup": 1, "runs": 5, "budget_seconds": 1.0, "matmul_size": 128, "quick": True,
-        "clock": "wall", "openvino": None,
+        "threads": [1, 2],
+        "warmup": 1,
+        "runs": 5,
+        "budget_seconds": 1.0,
+        "matmul_size": 128,
+        "quick": True,
+        "clock": "wall",
+        "openvino": None,
     }
     rows = report["rows"]
     assert [(row["workload"], row["threads"]) for row in rows] == [
@@ -107,11 +113,16 @@ def test_tuning_db_times_a_tuned_build_in_the_same_rounds(tmp_path: Path) -> Non
     assert "--tuning-db: no such file" in missing.stderr
 
 
+def hiding(module: str, folder: Path) -> dict[str, str]:
+    """An environment in which importing `module` raises ImportError (a package of that name in `folder`, first on
+    PYTHONPATH)."""
+    (folder / module).mkdir()
+    (folder / module / "__init__.py").write_text(f"raise ImportError('{module} is hidden for this test')\n")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
 def test_without_onnxruntime_its_columns_show_a_dash(tmp_path: Path) -> None:
-    blocker = tmp_path / "onnxruntime"
-    blocker.mkdir()
-    (blocker / "__init__.py").write_text("raise ImportError('onnxruntime is hidden for this test')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    env = hiding("onnxruntime", tmp_path)
     result = run_bench(*QUICK, "--models", "mlp", "--threads", "1", "--json", str(tmp_path / "r.json"), env=env)
     assert result.returncode == 0, result.stderr
     row = r"^mlp\s+1\s+[\d.e-]+\s+[\d.]+\s+[\d.]+\s+-\s+-\s+1.00\s+-\s+[\d.]+\s+[\d.]+\s+-\s+-\s+-\s+5$"
@@ -152,10 +163,7 @@ def test_openvino_precision_is_stated_or_refused(tmp_path: Path) -> None:
 
 
 def test_openvino_missing_is_refused(tmp_path: Path) -> None:
-    blocker = tmp_path / "openvino"
-    blocker.mkdir()
-    (blocker / "__init__.py").write_text("raise ImportError('openvino is hidden for this test')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    env = hiding("openvino", tmp_path)
     result = run_bench(*QUICK, "--models", "mlp", "--openvino", env=env)
     assert result.returncode == 2
     assert "--openvino: openvino is not installed (pip install openvino)" in result.stderr

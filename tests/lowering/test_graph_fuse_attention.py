@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 import onnxruntime
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from attention_models import attention_model, random_feeds
 
 from minimlc.dialects import graph
 from minimlc.driver.compiler import compile_model
@@ -20,32 +20,6 @@ from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import OPT_LEVELS, run_pipeline
 
 RTOL, ATOL = 1e-4, 1e-5
-
-
-def _attention_model(keys: int, scale_by: str, masked: bool) -> onnx.ModelProto:
-    """Q [1, 2, 5, 8] and K, V [1, 2, keys, 8] inputs; scores Transpose/MatMul, scaled, maybe masked, Softmax,
-    MatMul."""
-    shapes = {"q": [1, 2, 5, 8], "k": [1, 2, keys, 8], "v": [1, 2, keys, 8]}
-    inputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, shape) for name, shape in shapes.items()]
-    factor = np.array(np.sqrt(8.0) if scale_by == "Div" else 1 / np.sqrt(8.0), np.float32)
-    initializers = [numpy_helper.from_array(factor, "factor")]
-    nodes = [
-        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
-        helper.make_node("MatMul", ["q", "kt"], ["scores"]),
-        helper.make_node(scale_by, ["scores", "factor"], ["scaled"]),
-    ]
-    logits = "scaled"
-    if masked:
-        inputs.append(helper.make_tensor_value_info("mask", TensorProto.FLOAT, [5, keys]))
-        nodes.append(helper.make_node("Add", ["mask", "scaled"], ["logits"]))
-        logits = "logits"
-    nodes += [
-        helper.make_node("Softmax", [logits], ["weights"], axis=-1),
-        helper.make_node("MatMul", ["weights", "v"], ["y"]),
-    ]
-    output = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 5, 8])
-    graph_proto = helper.make_graph(nodes, "attention", inputs, [output], initializers)
-    return helper.make_model(graph_proto, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
 
 
 def _fused_count(model: onnx.ModelProto, aligned: bool) -> int:
@@ -61,13 +35,9 @@ def _fused_count(model: onnx.ModelProto, aligned: bool) -> int:
 def test_fused_attention_matches_onnxruntime(
     keys: int, aligned: bool, scale_by: str, masked: bool, opt_level: int
 ) -> None:
-    model = _attention_model(keys, scale_by, masked)
+    model = attention_model(keys, scale_by, "mask" if masked else "none")
     assert _fused_count(model, aligned) == 1
-    rng = np.random.default_rng(0)
-    feeds = {
-        value.name: rng.standard_normal([d.dim_value for d in value.type.tensor_type.shape.dim]).astype(np.float32)
-        for value in model.graph.input
-    }
+    feeds = random_feeds(model)
     reference = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     (expected,) = reference.run(None, feeds)
     fusion = "graph-fuse-attention{aligned=true}" if aligned else "graph-fuse-attention"
@@ -82,4 +52,4 @@ def test_fused_attention_matches_onnxruntime(
 
 
 def test_aligned_keys_keep_the_gemms() -> None:
-    assert _fused_count(_attention_model(16, "Mul", False), aligned=False) == 0
+    assert _fused_count(attention_model(16), aligned=False) == 0
