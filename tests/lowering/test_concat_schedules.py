@@ -116,7 +116,6 @@ def test_concat_with_a_constant_input_keeps_numbers() -> None:
     assert re.search(r"loop-partition\{kernel=concat_\d+ loop=i3 points=32\}", trace_of(model))
 
 
-
 def nested_concat_model() -> onnx.ModelProto:
     """x (8 channels) -> three 1x1 convolutions to 12, 20 and 16 channels + ReLU -> Concat(Concat(a, b), c) + ReLU
     (ShuffleNet's grouped convolutions, concatenated per group and then with a pool branch, nest the same way)."""

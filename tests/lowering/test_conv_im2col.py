@@ -177,8 +177,10 @@ def test_auto_reads_a_concatenation_in_place_for_a_narrowing_pointwise_conv(conc
     tags = {op.tag.data for op in imported.module.walk() if isinstance(op, te.ComputeOp)}
     assert ("conv_gemm" in tags) == concat
     rng = np.random.default_rng(3)
-    feeds = {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
-             for i in model.graph.input}
+    feeds = {
+        i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
+        for i in model.graph.input
+    }
     (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, feeds)
     (actual,) = InferenceSession(model).run(None, feeds)
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)

@@ -169,7 +169,6 @@ def test_translation_rejects_unlowered_ops() -> None:
         translate_to_llvm_ir(module)
 
 
-
 def test_translation_rejects_a_passthrough_attribute_that_is_not_a_string() -> None:
     function = llvm.FuncOp(
         "f",
@@ -180,6 +179,7 @@ def test_translation_rejects_a_passthrough_attribute_that_is_not_a_string() -> N
     module = ModuleOp([function])
     with pytest.raises(LLVMTranslationException, match=r"@f: passthrough attribute 1 : i64 is not a string"):
         translate_to_llvm_ir(module)
+
 
 LLVMX = {
     "llvmx.fptosi %x : f32 to i64": "fptosi float %.1 to i64",

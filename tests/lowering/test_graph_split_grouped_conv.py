@@ -28,18 +28,14 @@ def grouped_conv_model(
     """Relu, then Conv(group) (+ bias): the Relu is a producer te-inline would fuse into the convolution."""
     rng = np.random.default_rng(0)
     inits = [
-        numpy_helper.from_array(
-            (rng.standard_normal((f, c // group, kernel, kernel)) * 0.2).astype(np.float32), "w"
-        )
+        numpy_helper.from_array((rng.standard_normal((f, c // group, kernel, kernel)) * 0.2).astype(np.float32), "w")
     ]
     if bias:
         inits.append(numpy_helper.from_array(rng.standard_normal(f).astype(np.float32), "b"))
     out = (size + 2 * pad - kernel) // stride + 1
     nodes = [
         helper.make_node("Relu", ["x"], ["r"]),
-        helper.make_node(
-            "Conv", ["r", "w", "b"][: 2 + bias], ["y"], pads=[pad] * 4, strides=[stride] * 2, group=group
-        ),
+        helper.make_node("Conv", ["r", "w", "b"][: 2 + bias], ["y"], pads=[pad] * 4, strides=[stride] * 2, group=group),
     ]
     graph = helper.make_graph(
         nodes,

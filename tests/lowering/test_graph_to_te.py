@@ -79,9 +79,7 @@ def _evaluate(compute: te.ComputeOp, env: Mapping[SSAValue, Any]) -> np.ndarray:
     return result
 
 
-def interpret(
-    function: func.FuncOp, inputs: list[np.ndarray], weights: Mapping[str, np.ndarray]
-) -> np.ndarray:
+def interpret(function: func.FuncOp, inputs: list[np.ndarray], weights: Mapping[str, np.ndarray]) -> np.ndarray:
     """Run a function of te computes and graph.weight handles on numpy inputs; return its result."""
     env: dict[SSAValue, Any] = dict(zip(function.body.block.args, inputs))
     for op in function.body.block.ops:
@@ -126,9 +124,7 @@ def _lower(text: str, inline: bool) -> tuple[builtin.ModuleOp, func.FuncOp]:
     return module, function
 
 
-def _check(
-    op: str, shapes: list[Shape], reference: Callable[..., np.ndarray], inline: bool
-) -> None:
+def _check(op: str, shapes: list[Shape], reference: Callable[..., np.ndarray], inline: bool) -> None:
     """Lower `%r = op` on inputs `%x0`.. of `shapes` (`$t0`.. and `$r` in `op` stand for the
     types) and compare with `reference` on random data."""
     rng = np.random.default_rng(0)

@@ -64,9 +64,7 @@ def _body(compute: te.ComputeOp, indices: tuple[int, ...], env: Mapping[SSAValue
         if isinstance(op, te.ReadOp):
             tensor = values[op.tensor]
             position = tuple(values[index] for index in op.indices)
-            assert all(0 <= i < n for i, n in zip(position, tensor.shape)), (
-                f"out-of-bounds read {position}"
-            )
+            assert all(0 <= i < n for i, n in zip(position, tensor.shape)), f"out-of-bounds read {position}"
             values[op.result] = tensor[position]
         elif isinstance(op, arith.ConstantOp):
             attr = op.value
@@ -75,9 +73,7 @@ def _body(compute: te.ComputeOp, indices: tuple[int, ...], env: Mapping[SSAValue
             values[op.result] = np.float32(attr.value.data) if is_float else attr.value.data
         elif isinstance(op, arith.CmpiOp | arith.CmpfOp):
             predicate = (
-                arith.CMPI_COMPARISON_OPERATIONS
-                if isinstance(op, arith.CmpiOp)
-                else arith.CMPF_COMPARISON_OPERATIONS
+                arith.CMPI_COMPARISON_OPERATIONS if isinstance(op, arith.CmpiOp) else arith.CMPF_COMPARISON_OPERATIONS
             )[op.predicate.value.data]
             values[op.result] = _PREDICATES[predicate](values[op.lhs], values[op.rhs])
         else:
@@ -130,23 +126,16 @@ def _lower(op: str, shapes: list[Shape], result: Shape, inline: bool) -> func.Fu
     return function
 
 
-def _onnx_runtime(
-    op_type: str, inputs: list[np.ndarray], opset: int = 19, **attributes: Any
-) -> np.ndarray:
+def _onnx_runtime(op_type: str, inputs: list[np.ndarray], opset: int = 19, **attributes: Any) -> np.ndarray:
     names = [f"x{n}" for n in range(len(inputs))]
     graph = helper.make_graph(
         [helper.make_node(op_type, names, ["y"], **attributes)],
         "reference",
-        [
-            helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape)
-            for n, a in zip(names, inputs)
-        ],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, a.shape) for n, a in zip(names, inputs)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), providers=["CPUExecutionProvider"]
-    )
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return np.asarray(session.run(None, dict(zip(names, inputs)))[0])
 
 
@@ -177,9 +166,7 @@ def test_conv(
 ) -> None:
     rng = np.random.default_rng(0)
     inputs = [rng.uniform(-1, 1, s).astype(np.float32) for s in (x, w, (w[0],))]
-    expected = _onnx_runtime(
-        "Conv", inputs, strides=strides, pads=pads, dilations=dilations, group=group
-    )
+    expected = _onnx_runtime("Conv", inputs, strides=strides, pads=pads, dilations=dilations, group=group)
     attrs = f"strides = {_array(strides)}, pads = {_array(pads)}, dilations = {_array(dilations)}"
     op = f"graph.conv %x0, %x1, %x2 {{{attrs}, group = {group} : i64}} : ($types) -> $r"
     function = _lower(op, [x, w, (w[0],)], expected.shape, inline)
@@ -194,9 +181,7 @@ POOLS = [  # (x, kernel, strides, pads, dilations, ceil_mode)
 
 
 @inline_modes
-@pytest.mark.parametrize(
-    ("x", "kernel", "strides", "pads", "dilations", "ceil_mode"), POOLS, ids=str
-)
+@pytest.mark.parametrize(("x", "kernel", "strides", "pads", "dilations", "ceil_mode"), POOLS, ids=str)
 @pytest.mark.parametrize(
     ("op_type", "name", "extra"),
     [

@@ -51,9 +51,7 @@ def call_packed(jit: JitModule, name: str, *buffers: np.ndarray) -> None:
 def elementwise_kernel(body: str, n: int, arity: int) -> str:
     """`out[i] = body(%x, %y)` over `n` elements; `body` ends in a value named %r."""
     inputs = ", ".join(f"%in{k}: memref<{n}xf32>" for k in range(arity))
-    loads = "\n".join(
-        f"    %{'xy'[k]} = memref.load %in{k}[%i] : memref<{n}xf32>" for k in range(arity)
-    )
+    loads = "\n".join(f"    %{'xy'[k]} = memref.load %in{k}[%i] : memref<{n}xf32>" for k in range(arity))
     return f"""
 func.func @kernel({inputs}, %out: memref<{n}xf32>) attributes {{minimlc.entry}} {{
   %c0 = arith.constant 0 : index
@@ -296,7 +294,6 @@ func.func @many({buffers}, %out: memref<1xf32>) attributes {{minimlc.entry}} {{
     out = np.zeros(1, np.float32)
     call_packed(jit, "many", *buffers_in, out)
     assert out[0] == 39.0
-
 
 
 SHARED_KERNEL = """
