@@ -30,6 +30,7 @@ pipelines `graph-pad-attention-keys` runs first and pads a static key count to w
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -92,6 +93,15 @@ class AttentionChain:
     bias: SSAValue | None
     scores: _Scores
 
+    def replace(
+        self, rewriter: PatternRewriter, last: Operation, new_ops: list[Operation], also_dead: Sequence[Operation] = ()
+    ) -> None:
+        """Replace the chain's last matmul `last` by `new_ops`, then erase the chain (users first) and `also_dead`."""
+        rewriter.replace(last, new_ops)
+        for erased in (self.softmax, self.adder, self.scores.scaler, self.scores.product, *also_dead):
+            if erased is not None:
+                rewriter.erase(erased)
+
 
 def attention_chain(op: graph.MatMulOp) -> AttentionChain | None:
     """The attention chain whose last matmul `op` is: every intermediate used once, the softmax over the last axis,
@@ -128,7 +138,7 @@ class AttentionFusion(RewritePattern):
         chain = attention_chain(op)
         if chain is None:
             return
-        softmax, bias, scores, rank = chain.softmax, chain.bias, chain.scores, len(shape_of(op.result))
+        bias, scores, rank = chain.bias, chain.scores, len(shape_of(op.result))
         query, key_t, value = scores.product.lhs, scores.product.rhs, op.rhs
         shapes = [shape_of(x) for x in (query, key_t, value)]
         keys = shapes[1][-1]
@@ -155,13 +165,8 @@ class AttentionFusion(RewritePattern):
             factor = scores.factor
         fused = graph.AttentionOp(query, key, value_t, factor, bias)
         fused.result.name_hint = op.result.name_hint
-        dead = [softmax, chain.adder, scores.scaler, scores.product]
-        if key is not key_t and key_t.has_one_use():
-            dead.append(transposed)
-        rewriter.replace(op, [*added, fused])
-        for erased in dead:
-            if erased is not None:
-                rewriter.erase(erased)
+        transpose_dead = key is not key_t and key_t.has_one_use()
+        chain.replace(rewriter, op, [*added, fused], [transposed] if transpose_dead else [])  # type: ignore[list-item]
 
 
 @dataclass(frozen=True)

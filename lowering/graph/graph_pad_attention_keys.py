@@ -100,11 +100,7 @@ class AttentionKeyPadding(RewritePattern):
         for named, hint in names.items():
             named.results[0].name_hint = hint
         product.result.name_hint = op.result.name_hint
-        dead = [chain.softmax, chain.adder, chain.scores.scaler, chain.scores.product]
-        rewriter.replace(op, new)
-        for erased in dead:
-            if erased is not None:
-                rewriter.erase(erased)
+        chain.replace(rewriter, op, new)
 
 
 @dataclass(frozen=True)
