@@ -41,6 +41,7 @@ from onnx import helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 
+from bench_options import positive_int
 from llama_cache import LlamaDims, greedy_with_cache, llama_with_cache
 from make_llama import SMALL
 
@@ -82,7 +83,9 @@ def onnx_runtime_session(model: onnx.ModelProto, threads: int):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", choices=list(CONFIGS), default="small")
-    parser.add_argument("--layers", type=int, help="the config's shapes with this many layers (default: its own)")
+    parser.add_argument(
+        "--layers", type=positive_int, help="the config's shapes with this many layers (default: its own)"
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--prompt", type=int, default=128, help="prompt tokens (default 128)")
     parser.add_argument("--new", type=int, default=128, help="new tokens (default 128)")
