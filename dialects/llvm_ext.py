@@ -1,9 +1,10 @@
 """LLVM instructions that xDSL's `llvm` dialect lacks, as the `llvmx` dialect.
 
 Each op mirrors the LLVM IR instruction of the same name; `minimlc.lowering.llvm.translate`
-emits them as such. One op is a target instruction rather than an LLVM one: `llvmx.dot_u8s8`, the four-way byte
-dot product of x86 VNNI (`vpdpbusd`), which `convert-to-llvm` lowers to the intrinsic where the target has it and
-to shifts and multiplies elsewhere.
+emits them as such. Two ops are target instructions rather than LLVM ones: `llvmx.dot_u8s8`, the four-way byte
+dot product of x86 VNNI (`vpdpbusd`), and `llvmx.dot_bf16`, the two-way bfloat16 dot product of AVX512-BF16
+(`vdpbf16ps`) and AArch64's BF16 (`bfdot`), which `convert-to-llvm` lowers to the intrinsic where the target has it
+and to shifts and multiplies elsewhere.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     SignlessIntegerConstraint,
     VectorType,
+    f32,
     i32,
 )
 from xdsl.dialects.llvm import LLVMPointerType
@@ -215,4 +217,38 @@ class DotU8S8Op(IRDLOperation):
             raise VerifyException(f"{self.name}: rhs_bits {self.rhs_width} is not a signed byte's width (1 to 8)")
 
 
-LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp, DotU8S8Op], [])
+@irdl_op_definition
+class DotBF16Op(IRDLOperation):
+    """Per float32 lane, the accumulator plus the dot product of two pairs of bfloat16 values held in the 32-bit
+    words of `lhs` and `rhs` (the low half of a word is its first value): `acc + lo(a) * lo(b) + hi(a) * hi(b)`,
+    where a bfloat16 value is the float32 of its 16 bits followed by 16 zero bits (x86 `vdpbf16ps`, AArch64
+    `bfdot`). On f32 with i32 words, or vectors of them of one length:
+    `%r = llvmx.dot_bf16 %acc, %a, %b : vector<16xf32>, vector<16xi32>`. The instructions round their products
+    and sums otherwise than float32 FMAs do (and may flush denormals): a bfloat16 tolerance covers both."""
+
+    name = "llvmx.dot_bf16"
+
+    T: ClassVar = VarConstraint("T", EqAttrConstraint(f32) | VectorType.constr(EqAttrConstraint(f32)))
+    W: ClassVar = VarConstraint("W", EqAttrConstraint(i32) | VectorType.constr(EqAttrConstraint(i32)))
+    acc = operand_def(T)
+    lhs = operand_def(W)
+    rhs = operand_def(W)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$acc `,` $lhs `,` $rhs attr-dict `:` type($result) `,` type($lhs)"
+
+    def __init__(self, acc: Operation | SSAValue, lhs: Operation | SSAValue, rhs: Operation | SSAValue):
+        super().__init__(operands=[acc, lhs, rhs], result_types=[SSAValue.get(acc).type])
+
+    def verify_(self) -> None:
+        kind, words = self.result.type, self.lhs.type
+        lanes = kind.get_shape() if isinstance(kind, VectorType) else ()
+        if len(lanes) > 1:
+            raise VerifyException(f"{self.name}: {kind} is not a one-dimensional vector of f32")
+        if (words.get_shape() if isinstance(words, VectorType) else ()) != lanes:
+            raise VerifyException(f"{self.name}: words {words} and lanes {kind} differ in length")
+
+
+LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp, DotU8S8Op, DotBF16Op], [])

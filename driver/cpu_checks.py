@@ -4,9 +4,9 @@ an illegal instruction or, worse, computing with the wrong vector length.
 
 - x86: each feature of the target that `__builtin_cpu_supports` knows (GCC's and Clang's names).
 - AArch64: the instructions minimlc's kernels choose, from the kernel's auxiliary vector (`getauxval`): the dot
-  product (`udot`, HWCAP_ASIMDDP), I8MM (`usdot`, HWCAP2_I8MM), SVE (HWCAP_SVE) and SVE's vector length, which must
-  be the built one exactly (code built with `-msve-vector-bits=256` is wrong at 512 bits), read with
-  `prctl(PR_SVE_GET_VL)`.
+  product (`udot`, HWCAP_ASIMDDP), I8MM (`usdot`, HWCAP2_I8MM), BF16 (`bfdot`, HWCAP2_BF16), SVE (HWCAP_SVE) and
+  SVE's vector length, which must be the built one exactly (code built with `-msve-vector-bits=256` is wrong at 512
+  bits), read with `prctl(PR_SVE_GET_VL)`.
 - RISC-V: the vector extension (HWCAP's `V` bit, which Linux sets only where it enables V) and VLEN at least the
   built minimum (`zvlNb`), read from the `vlenb` CSR.
 
@@ -30,9 +30,9 @@ CPU_CHECKABLE_FEATURES = frozenset(
 )
 """x86 features of LLVM whose names `__builtin_cpu_supports` accepts too."""
 
-_AARCH64_HWCAPS = {"dotprod": ("hwcap", 20), "i8mm": ("hwcap2", 13), "sve": ("hwcap", 22)}
+_AARCH64_HWCAPS = {"dotprod": ("hwcap", 20), "i8mm": ("hwcap2", 13), "bf16": ("hwcap2", 14), "sve": ("hwcap", 22)}
 """AArch64 features minimlc's kernels choose, as Linux's auxiliary vector bits (HWCAP_ASIMDDP, HWCAP2_I8MM,
-HWCAP_SVE in <asm/hwcap.h>)."""
+HWCAP2_BF16, HWCAP_SVE in <asm/hwcap.h>)."""
 _PR_SVE_GET_VL = 51
 _RISCV_VLENB_CSR = 0xC22
 

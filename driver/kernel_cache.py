@@ -120,11 +120,10 @@ def compile_with_kernel_cache(
 @dataclass
 class KeyedGroups:
     """What `rename_to_keys` did: each key's kernel (its functions' new names) and the functions compiled with the
-    entry (its group and the groups that cannot be keyed, `unkeyed` of them), which keep their names."""
+    entry (its group and the groups that cannot be keyed), which keep their names."""
 
     kernels: dict[str, list[str]]
     with_entry: set[str]
-    unkeyed: int
 
 
 def rename_to_keys(module: ModuleOp, context: str) -> KeyedGroups:
@@ -138,21 +137,19 @@ def rename_to_keys(module: ModuleOp, context: str) -> KeyedGroups:
     renames: dict[str, str] = {}
     kernels: dict[str, list[str]] = {}  # key -> the group's new names
     keys = _GroupKeys(module, context)
-    unkeyed = 0
     for group in groups:
         if set(group) & entry_names:
             continue
         key = keys.key([functions[name] for name in group])
         if key is None:
             with_entry.update(group)
-            unkeyed += 1
             continue
         if key in kernels:  # the same kernel twice: its calls go to the first copy
             for name in group:
                 Rewriter.erase_op(functions[name])
         renames.update(zip(group, kernels.setdefault(key, [_symbol(key, i) for i in range(len(group))]), strict=True))
     _rename_symbols(module, renames)
-    return KeyedGroups(kernels, with_entry, unkeyed)
+    return KeyedGroups(kernels, with_entry)
 
 
 def _symbol(key: str, position: int) -> str:
@@ -199,9 +196,9 @@ class _GroupKeys:
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
     def _function_text(self, function: func.FuncOp, names: dict[str, int]) -> str | None:
+        """`function`'s text, or None at its first operand or successor used before it is numbered."""
         numbers: dict[SSAValue | Block, int] = {}
         words: list[str] = []
-        unnumbered: list[SSAValue | Block] = []
 
         def number(items: Sequence[SSAValue | Block]) -> None:
             for item in items:
@@ -214,9 +211,10 @@ class _GroupKeys:
                 for name, value in named
                 if op is not function or name != "sym_name"
             )
-            unnumbered.extend(item for item in (*op.operands, *op.successors) if item not in numbers)
-            operands = " ".join(str(numbers.get(value, -1)) for value in op.operands)
-            successors = " ".join(str(numbers.get(block, -1)) for block in op.successors)
+            if any(item not in numbers for item in (*op.operands, *op.successors)):
+                raise _Unnumbered
+            operands = " ".join(str(numbers[value]) for value in op.operands)
+            successors = " ".join(str(numbers[block]) for block in op.successors)
             results = " ".join(f"{self._attribute(value.type, names)} %{value.name_hint or ''}" for value in op.results)
             words.append(f"{op.name}({operands})[{successors}] {{{', '.join(fields)}}} -> {results}")
             number(op.results)
@@ -231,8 +229,11 @@ class _GroupKeys:
                         visit(inner)
 
         words.append(f"@{{{names[function.sym_name.data]}}}")
-        visit(function)
-        return None if unnumbered else "\n".join(words)
+        try:
+            visit(function)
+        except _Unnumbered:
+            return None
+        return "\n".join(words)
 
     def _attribute(self, value: Attribute, names: dict[str, int]) -> str:
         if isinstance(value, SymbolRefAttr) and value.root_reference.data in names:
@@ -242,6 +243,10 @@ class _GroupKeys:
         if text is None:
             text = self.printed[value] = str(value)
         return text
+
+
+class _Unnumbered(Exception):
+    """An operand or successor reached before its definition: the group gets no key."""
 
 
 def _references(op: Operation) -> list[str]:

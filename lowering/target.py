@@ -32,6 +32,19 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from minimlc.lowering.host_cpu import TYPICAL_CACHES, host_caches, host_sve_bits
+from minimlc.lowering.known_cpus import (
+    AVX2,
+    AVX512,
+    BF16_CPUS,
+    CPU_CACHES,
+    CPUS,
+    DOTPROD_CPUS,
+    I8MM_CPUS,
+    RVV_CPU_VLEN,
+    SSE,
+    SVE_CPU_BITS,
+    TRIPLES,
+)
 
 if TYPE_CHECKING:  # the runtime checks targets of saved models without loading xDSL; llvmlite: `initialize_llvm`
     import llvmlite.binding as llvm
@@ -44,93 +57,6 @@ class TargetNotRunnableError(ValueError):
 
 TARGET_ATTR = "minimlc.target"
 """Module attribute naming the target CPU (absent: the host)."""
-
-
-@dataclass(frozen=True)
-class _Isa:
-    """A vector instruction-set level: what a schedule can count on."""
-
-    name: str
-    vector_bits: int
-    vector_registers: int
-    required_features: tuple[str, ...]
-    """LLVM feature names a CPU must have to run code built for this level."""
-
-
-_SSE = _Isa("sse4.2", 128, 16, ("sse4.2",))
-_AVX2 = _Isa("avx2", 256, 16, ("avx", "avx2", "fma"))
-_AVX512 = _Isa("avx512", 512, 32, ("avx", "avx2", "fma", "avx512f", "avx512vl", "avx512bw", "avx512dq"))
-_AVX2_VNNI = _Isa("avx2", 256, 16, (*_AVX2.required_features, "avxvnni"))
-_AVX512_VNNI = _Isa("avx512", 512, 32, (*_AVX512.required_features, "avx512vnni"))
-
-_CPUS: dict[str, _Isa] = {
-    "x86-64": _Isa("sse2", 128, 16, ()),
-    "x86-64-v2": _SSE,
-    "nehalem": _SSE,
-    "x86-64-v3": _AVX2,
-    "haswell": _AVX2,
-    "broadwell": _AVX2,
-    "skylake": _AVX2,
-    "alderlake": _AVX2_VNNI,
-    "znver1": _AVX2,
-    "znver2": _AVX2,
-    "znver3": _AVX2,
-    "x86-64-v4": _AVX512,
-    "skylake-avx512": _AVX512,
-    "cascadelake": _AVX512_VNNI,
-    "icelake-server": _AVX512_VNNI,
-    "sapphirerapids": _AVX512_VNNI,
-    "emeraldrapids": _AVX512_VNNI,
-    "graniterapids": _AVX512_VNNI,
-    "znver4": _AVX512_VNNI,
-    "znver5": _AVX512_VNNI,
-}
-"""LLVM CPU names a target may name, with their vector level (the host is read from the CPU itself)."""
-
-
-@dataclass(frozen=True)
-class _Arch:
-    """A CPU architecture named by its triple: what code for it may assume without `-mcpu`/`-mattr`."""
-
-    name: str
-    """The triple's first part, as `platform.machine()` names it."""
-    default_cpu: str
-    base_features: tuple[str, ...]
-    """LLVM features every Linux CPU of the architecture has (the Debian ABI's baseline)."""
-    vector_registers: int
-
-
-_TRIPLES: dict[str, _Arch] = {
-    "aarch64-linux-gnu": _Arch("aarch64", "generic", ("neon", "fp-armv8"), 32),
-    "riscv64-linux-gnu": _Arch("riscv64", "generic-rv64", ("m", "a", "f", "d", "c"), 32),
-}
-"""The other CPUs' triples a target may name (their code runs under qemu-user, or on such a machine)."""
-
-_CPU_CACHES: dict[str, tuple[int, int, int]] = {
-    "neoverse-n1": (64 << 10, 1 << 20, 32 << 20),
-    "neoverse-n2": (64 << 10, 1 << 20, 32 << 20),
-    "neoverse-v1": (64 << 10, 1 << 20, 32 << 20),
-    "neoverse-v2": (64 << 10, 2 << 20, 64 << 20),
-    "cortex-a72": (32 << 10, 1 << 20, 1 << 20),
-    "cortex-a76": (64 << 10, 512 << 10, 2 << 20),
-    "sifive-x280": (32 << 10, 256 << 10, 2 << 20),
-    "spacemit-x60": (32 << 10, 512 << 10, 512 << 10),
-}
-"""L1 data, L2 and L3 bytes of the other architectures' CPUs known here (no L3: the L2 twice); others are typical."""
-
-_I8MM_CPUS = frozenset({"neoverse-v1", "neoverse-n2", "neoverse-v2", "cortex-a710", "cortex-x2", "apple-m2"})
-"""AArch64 CPUs with the u8 x s8 dot product `usdot` (FEAT_I8MM); `-mattr=+i8mm` names it for others."""
-
-_DOTPROD_CPUS = frozenset({"neoverse-n1", "neoverse-e1", "cortex-a55", "cortex-a75", "cortex-a76", "cortex-a77",
-                           "cortex-a78", "cortex-x1", "apple-m1"})  # fmt: skip
-"""AArch64 CPUs with the dot product extension (`udot`/`sdot`) but no I8MM; `-mattr=+dotprod` names it for others."""
-
-_SVE_CPU_BITS = {"neoverse-v1": 256, "a64fx": 512}
-"""AArch64 CPUs whose SVE vectors are wider than NEON's, and their width: code for them may assume it (the CPUs with
-128-bit SVE gain nothing over NEON and are not listed); `-mattr=+sve -msve-vector-bits=N` states it for others."""
-
-_RVV_CPU_VLEN = {"sifive-x280": 512, "spacemit-x60": 256}
-"""RISC-V CPUs with the vector extension, and their VLEN (`-mcpu` names them: no `-mattr=+v` needed)."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +114,7 @@ class Target:
         such instruction: the portable expansion)."""
         features = self.code_features
         if self.arch == "aarch64":  # `usdot` (FEAT_I8MM) on 128-bit NEON vectors
-            return 128 if self._aarch64_has("i8mm", _I8MM_CPUS) else 0
+            return 128 if self._aarch64_has("i8mm", I8MM_CPUS) else 0
         if not self.is_x86:
             return 0
         if "avx512vnni" in features and self.vector_bits == 512:
@@ -209,7 +135,7 @@ class Target:
         AArch64 with the dot product extension (neoverse-n1, cortex-a76, `-mattr=+dotprod`) but no I8MM, else 0."""
         if self.arch != "aarch64" or self.dot_u8s8_bits:
             return 0
-        return 128 if self._aarch64_has("dotprod", _DOTPROD_CPUS | _I8MM_CPUS) else 0
+        return 128 if self._aarch64_has("dotprod", DOTPROD_CPUS | I8MM_CPUS) else 0
 
     @property
     def dot_u8s8_lanes(self) -> int:
@@ -222,6 +148,18 @@ class Target:
         `vpmaddwd` pair (`dot_u8s8_madd_bits`) or the `udot` form (`dot_u8s8_udot_bits`); int8 kernels then take the
         dot-product layout."""
         return bool(self.dot_u8s8_bits or self.dot_u8s8_madd_bits or self.dot_u8s8_udot_bits)
+
+    @property
+    def dot_bf16_bits(self) -> int:
+        """Width in bits of the bfloat16 pair dot product (`llvmx.dot_bf16`) the code may use: 512 with AVX512-BF16 on
+        512-bit vectors (`vdpbf16ps`), 256 with AVX512-BF16 and VL on narrower ones, 128 on AArch64 with BF16
+        (`bfdot`), else 0: no such instruction, so no bfloat16 build (`precision="bf16"` is refused)."""
+        if self.arch == "aarch64":
+            return 128 if self._aarch64_has("bf16", BF16_CPUS) else 0
+        features = self.code_features
+        if not self.is_x86 or "avx512bf16" not in features:
+            return 0
+        return 512 if self.vector_bits == 512 else 256 if "avx512vl" in features else 0
 
     @property
     def sve_bits(self) -> int:
@@ -238,10 +176,16 @@ class Target:
     @property
     def aarch64_kernel_features(self) -> tuple[str, ...]:
         """The AArch64 features whose instructions minimlc's kernels choose (`dotprod`: `udot`, `i8mm`: `usdot`,
-        `sve`), which code built for this target needs beyond the architecture; () for other architectures."""
+        `bf16`: `bfdot`, `sve`), which code built for this target needs beyond the architecture; () for other
+        architectures."""
         if self.arch != "aarch64":
             return ()
-        chosen = (("dotprod", self.dot_u8s8_udot_bits), ("i8mm", self.dot_u8s8_bits), ("sve", self.sve_bits))
+        chosen = (
+            ("dotprod", self.dot_u8s8_udot_bits),
+            ("i8mm", self.dot_u8s8_bits),
+            ("bf16", self.dot_bf16_bits),
+            ("sve", self.sve_bits),
+        )
         return tuple(feature for feature, used in chosen if used)
 
     def _aarch64_has(self, feature: str, cpus: frozenset[str]) -> bool:
@@ -291,7 +235,7 @@ class Target:
 
 def known_targets() -> list[str]:
     """Every x86 CPU name and other CPU's triple `target_from_name` accepts (a triple also takes `-mcpu`/`-mattr`)."""
-    return ["host", *_CPUS, *_TRIPLES]
+    return ["host", *CPUS, *TRIPLES]
 
 
 @functools.cache
@@ -301,13 +245,13 @@ def target_from_name(name: str = "host") -> Target:
     llvm = initialize_llvm()
     if name == "host":
         return _host_target()
-    if name.split(" ", 1)[0] in _TRIPLES:
+    if name.split(" ", 1)[0] in TRIPLES:
         return _triple_target(name)
-    isa = _CPUS.get(name)
+    isa = CPUS.get(name)
     if isa is None:
         raise ValueError(
-            f"unknown target CPU '{name}'; known: {', '.join(['host', *_CPUS])}, or a triple "
-            f"({', '.join(_TRIPLES)}) with -mcpu=CPU and -mattr=+FEATURE,..."
+            f"unknown target CPU '{name}'; known: {', '.join(['host', *CPUS])}, or a triple "
+            f"({', '.join(TRIPLES)}) with -mcpu=CPU and -mattr=+FEATURE,..."
         )
     _check_llvm_knows(name, llvm.get_default_triple())
     return Target(
@@ -319,7 +263,7 @@ def target_from_name(name: str = "host") -> Target:
 def baseline_target() -> Target:
     """The target every CPU of the host's architecture runs (x86: `x86-64`; others: their triple, no `-mcpu`), for
     artifacts that hold no code."""
-    for triple, arch in _TRIPLES.items():
+    for triple, arch in TRIPLES.items():
         if arch.name == host_arch():
             return _triple_target(triple)
     return target_from_name("x86-64")
@@ -329,7 +273,7 @@ def _triple_target(name: str) -> Target:
     """`TRIPLE [-mcpu=CPU] [-mattr=+F,-G,...] [-msve-vector-bits=N]`: a target of another architecture, named
     canonically."""
     triple, *options = name.split()
-    arch = _TRIPLES[triple]
+    arch = TRIPLES[triple]
     cpu, attrs, sve_bits = arch.default_cpu, list[str](), 0
     for option in options:
         key, _, value = option.partition("=")
@@ -352,23 +296,23 @@ def _triple_target(name: str) -> Target:
         canonical += f" -mattr={','.join(attrs)}"
     base = [feature for feature in arch.base_features if f"-{feature}" not in attrs]
     enabled = [*base, *(item[1:] for item in attrs if item[0] == "+" and item[1:] not in base)]
-    if cpu in _RVV_CPU_VLEN and "v" not in enabled:
+    if cpu in RVV_CPU_VLEN and "v" not in enabled:
         enabled.append("v")
     vlens = [int(item[3:-1]) for item in enabled if re.fullmatch(r"zvl\d+b", item)]  # RVV's VLEN, where given
-    vector_bits = max([128, _RVV_CPU_VLEN.get(cpu, 128), *vlens, _sve_bits(name, cpu, attrs, sve_bits)])
+    vector_bits = max([128, RVV_CPU_VLEN.get(cpu, 128), *vlens, _sve_bits(name, cpu, attrs, sve_bits)])
     if sve_bits:
         canonical += f" -msve-vector-bits={sve_bits}"
     features = ",".join([f"+{feature}" for feature in base] + attrs)
-    caches = _CPU_CACHES.get(cpu, TYPICAL_CACHES)
+    caches = CPU_CACHES.get(cpu, TYPICAL_CACHES)
     return Target(canonical, cpu, features, vector_bits, arch.vector_registers, tuple(enabled), caches, triple)
 
 
 def _sve_bits(name: str, cpu: str, attrs: list[str], stated: int) -> int:
     """The fixed SVE width of an AArch64 target: `-msve-vector-bits=N` (which needs SVE: `-mattr=+sve` or a CPU of
-    `_SVE_CPU_BITS`), else its CPU's, none where `-mattr=-sve` turns SVE off."""
-    has_sve = "-sve" not in attrs and (cpu in _SVE_CPU_BITS or any(item in attrs for item in ("+sve", "+sve2")))
+    `SVE_CPU_BITS`), else its CPU's, none where `-mattr=-sve` turns SVE off."""
+    has_sve = "-sve" not in attrs and (cpu in SVE_CPU_BITS or any(item in attrs for item in ("+sve", "+sve2")))
     if not stated:
-        return _SVE_CPU_BITS.get(cpu, 0) if has_sve else 0
+        return SVE_CPU_BITS.get(cpu, 0) if has_sve else 0
     if stated not in (256, 512, 1024, 2048):  # LLVM's `vscale_range` takes powers of two
         raise ValueError(
             f"target '{name}': -msve-vector-bits={stated} is not a length LLVM fixes; expected 256, 512, 1024 or 2048"
@@ -384,14 +328,14 @@ def _check_llvm_knows(cpu: str, triple: str) -> None:
         version = ".".join(map(str, llvm.llvm_version_info))
         if triple == llvm.get_default_triple():
             raise ValueError(f"this LLVM ({version}, from llvmlite) does not know CPU '{cpu}': upgrade llvmlite")
-        arch = _TRIPLES[triple].name
-        known = ", ".join(name for name in _CPU_CACHES if llvm_knows_cpu(name, triple))
+        arch = TRIPLES[triple].name
+        known = ", ".join(name for name in CPU_CACHES if llvm_knows_cpu(name, triple))
         raise ValueError(f"LLVM {version} knows no {arch} CPU '{cpu}' (for {triple}); for example: {known}")
 
 
 @functools.cache
 def _data_layout(triple: str) -> str:
-    return str(target_machine(target_from_name(triple if triple in _TRIPLES else "host")).target_data)
+    return str(target_machine(target_from_name(triple if triple in TRIPLES else "host")).target_data)
 
 
 def host_arch() -> str:
@@ -478,18 +422,18 @@ def _host_target() -> Target:
     llvm, features = initialize_llvm(), _host_features()
     flattened = ",".join(("+" if on else "-") + name for name, on in features.items())
     if host_arch() != "x86_64":  # an AArch64 or RISC-V host: its triple's vector level, its own CPU and features
-        base = _triple_target(next(triple for triple, arch in _TRIPLES.items() if arch.name == host_arch()))
+        base = _triple_target(next(triple for triple, arch in TRIPLES.items() if arch.name == host_arch()))
         enabled = tuple(name for name, on in features.items() if on)
         return dataclasses.replace(
             base, name="host", cpu=llvm.get_host_cpu_name(), features=flattened, required_features=enabled,
             cache_bytes=host_caches(), triple=llvm.get_default_triple(),
         )  # fmt: skip
     if features.get("avx512f") and features.get("avx512vl"):
-        isa = _AVX512
+        isa = AVX512
     elif features.get("avx2") and features.get("fma"):
-        isa = _AVX2
+        isa = AVX2
     else:
-        isa = _CPUS["x86-64"] if not features.get("sse4.2") else _SSE
+        isa = CPUS["x86-64"] if not features.get("sse4.2") else SSE
     return Target(
         "host", llvm.get_host_cpu_name(), flattened, isa.vector_bits, isa.vector_registers, isa.required_features,
         host_caches(), llvm.get_default_triple(),

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, f32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -43,18 +43,12 @@ from xdsl.pattern_rewriter import (
 from minimlc.dialects import graph
 from minimlc.dialects.graph import shape_of
 from minimlc.lowering.graph.graph_fuse_attention import attention_chain
+from minimlc.lowering.graph.graph_pad_gemm_columns import padded_at_end
 from minimlc.lowering.strategy.padding import channel_padding_multiple
 from minimlc.lowering.target import Target, target_of
 
 MASKED = -1.0e30
 """The logit of a padded key: finite (the mask is printed and parsed as IR), far below any real logit."""
-
-
-def _pad_axis(value: SSAValue, axis: int, extra: int, fill: float = 0.0) -> graph.PadOp:
-    """`value` with `extra` elements of `fill` after the end of `axis` (negative: from the end)."""
-    rank = len(shape_of(value))
-    ends = [extra if d == axis % rank else 0 for d in range(rank)]
-    return graph.PadOp(value, [0] * rank + ends, value=fill)
 
 
 @dataclass
@@ -75,7 +69,7 @@ class AttentionKeyPadding(RewritePattern):
         extra = -keys % channel_padding_multiple(keys, self.target)
         if not extra:
             return
-        new: list[Operation] = [key_t := _pad_axis(chain.scores.product.rhs, -1, extra)]
+        new: list[Operation] = [key_t := padded_at_end(chain.scores.product.rhs, -1, extra)]
         new.append(logits := graph.MatMulOp(chain.scores.product.lhs, key_t.result))
         logits.result.name_hint = "scores"
         if (scaler := chain.scores.scaler) is not None:
@@ -84,16 +78,15 @@ class AttentionKeyPadding(RewritePattern):
         if chain.bias is not None:
             bias = chain.bias
             if shape_of(bias)[-1:] == (keys,):
-                new.append(padded_bias := _pad_axis(bias, -1, extra))
+                new.append(padded_bias := padded_at_end(bias, -1, extra, name="bias_padded"))
                 bias = padded_bias.result
-                bias.name_hint = "bias_padded"
             new.append(logits := graph.AddOp(logits.results[0], bias))
             logits.result.name_hint = "logits"
         new.append(zeros := graph.ConstantOp(0.0, (keys,)))
-        new.append(mask := _pad_axis(zeros.result, 0, extra, MASKED))
+        new.append(mask := padded_at_end(zeros.result, 0, extra, MASKED))
         new.append(masked := graph.AddOp(logits.results[0], mask.result))
         new.append(probabilities := graph.SoftmaxOp(masked.result, len(shape_of(op.result)) - 1))
-        new.append(value := _pad_axis(op.rhs, -2, extra))
+        new.append(value := padded_at_end(op.rhs, -2, extra))
         new.append(product := graph.MatMulOp(probabilities.result, value.result))
         names = {key_t: "keys_padded", zeros: "keys", mask: "padded_keys_mask", masked: "logits_masked"}
         names |= {probabilities: "probabilities", value: "values_padded"}

@@ -59,11 +59,10 @@ class GemmColumnPadding(RewritePattern):
         pads_bias = bias is not None and graph.shape_of(bias)[-1:] == (n,)
         if pads_bias and not _is_weight(bias):  # type: ignore[arg-type]
             return  # a bias computed per call would be copied per call
-        weight = _padded(op.b, 0 if op.trans_b is not None else 1, extra)
+        weight = padded_at_end(op.b, 0 if op.trans_b is not None else 1, extra)
         new_ops = [weight]
         if pads_bias:
-            new_ops.append(padded_bias := _padded(bias, len(graph.shape_of(bias)) - 1, extra))  # type: ignore[arg-type]
-            padded_bias.result.name_hint = "bias_padded"
+            new_ops.append(padded_bias := padded_at_end(bias, -1, extra, name="bias_padded"))  # type: ignore[arg-type]
             bias = padded_bias.result
         gemm = graph.GemmOp(
             op.a,
@@ -93,7 +92,7 @@ class MatMulColumnPadding(RewritePattern):
         extra = -n % channel_padding_multiple(n, self.target)
         if not extra:
             return
-        weight = _padded(op.rhs, 1, extra)
+        weight = padded_at_end(op.rhs, 1, extra)
         _replace_with_real_columns(rewriter, op, [weight, graph.MatMulOp(op.lhs, weight.result)])
 
 
@@ -101,11 +100,13 @@ def _is_weight(value: SSAValue) -> bool:
     return isinstance(value.owner, graph.WeightOp)
 
 
-def _padded(value: SSAValue, dim: int, extra: int) -> graph.PadOp:
-    """`value` with `extra` zeros after the end of dimension `dim`."""
+def padded_at_end(
+    value: SSAValue, axis: int, extra: int, fill: float = 0.0, name: str = "weight_padded"
+) -> graph.PadOp:
+    """`value` with `extra` elements of `fill` after the end of `axis` (negative: from the end), named `name`."""
     rank = len(graph.shape_of(value))
-    pad = graph.PadOp(value, [0] * rank + [extra if d == dim else 0 for d in range(rank)])
-    pad.result.name_hint = "weight_padded"
+    pad = graph.PadOp(value, [0] * rank + [extra if d == axis % rank else 0 for d in range(rank)], value=fill)
+    pad.result.name_hint = name
     return pad
 
 

@@ -71,10 +71,10 @@ def test_emit_object_code_for_a_named_cpu(mlp_path: Path, tmp_path: Path) -> Non
 
 def test_a_cpu_this_llvm_does_not_know_is_one_error(mlp_path: Path, monkeypatch, capsys) -> None:
     """A CPU minimlc knows but an older LLVM does not (here: a made-up one) is refused before LLVM aborts."""
-    from minimlc.lowering import target
+    from minimlc.lowering import known_cpus, target
     from minimlc.tools import minimlc_cli
 
-    monkeypatch.setitem(target._CPUS, "made-up-cpu", target._CPUS["x86-64-v3"])
+    monkeypatch.setitem(known_cpus.CPUS, "made-up-cpu", known_cpus.CPUS["x86-64-v3"])
     target.target_from_name.cache_clear()
     with pytest.raises(SystemExit) as exit_:
         minimlc_cli.main(["compile", str(mlp_path), "--emit", "obj", "--target", "made-up-cpu", "-o", "m.o"])

@@ -77,6 +77,9 @@ CASES = [
         "aarch64-linux-gnu -mcpu=neoverse-n1", "neoverse-n1", "cortex-a53", "dotprod", marks=AARCH64, id="dotprod"
     ),
     pytest.param(
+        "aarch64-linux-gnu -mattr=+bf16", "max", "neoverse-n1", "bf16", marks=AARCH64, id="bf16"
+    ),
+    pytest.param(
         "riscv64-linux-gnu -mattr=+v,+zvl256b", f"{RVV},vlen=256", f"{RVV},vlen=128",
         "vectors of at least 256 bits (its VLEN is 128)", marks=RISCV, id="vlen",
     ),
