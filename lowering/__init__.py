@@ -25,6 +25,7 @@ _OURS = {
     "graph-pad-conv-channels": ("graph.graph_pad_conv_channels", "GraphPadConvChannelsPass"),
     "graph-pad-gemm-columns": ("graph.graph_pad_gemm_columns", "GraphPadGemmColumnsPass"),
     "graph-partition": ("graph.graph_partition", "GraphPartitionPass"),
+    "graph-bf16-products": ("graph.graph_bf16_products", "GraphBF16ProductsPass"),
     "graph-to-te": ("graph_to_te.graph_to_te", "GraphToTePass"),
     "te-conv-im2col": ("te.te_conv_im2col", "TeConvIm2colPass"),
     "te-conv-winograd": ("te.te_conv_winograd", "TeConvWinogradPass"),

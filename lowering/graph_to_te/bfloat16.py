@@ -16,12 +16,12 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import bf16, i16, i32
 from xdsl.ir import SSAValue
 
+from minimlc.lowering.graph.graph_bf16_products import BF16_PRODUCTS_ATTR
 from minimlc.lowering.graph_to_te.builder import constant, index_constant
 from minimlc.lowering.graph_to_te.nn import _affine  # pyright: ignore[reportPrivateUsage]
 from minimlc.lowering.graph_to_te.small_floats import from_f32
 
-BF16_PRODUCTS_ATTR = "minimlc.bf16_products"
-"""Unit attribute on a float32 graph.matmul / graph.gemm / graph.conv whose inner products run in bfloat16."""
+__all__ = ["BF16_PRODUCTS_ATTR", "bf16_word", "pair_index"]
 
 
 def bf16_word(low: SSAValue, high: SSAValue) -> SSAValue:

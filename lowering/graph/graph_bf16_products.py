@@ -1,0 +1,55 @@
+"""`graph-bf16-products`: run the inner products of float32 MatMul, Gemm and Conv (group 1) in bfloat16.
+
+Marks each such op with the unit attribute `BF16_PRODUCTS_ATTR`; graph-to-te then gives it the bfloat16 form
+(`graph_to_te/bfloat16.py`: operands rounded to bfloat16 in pairs, `llvmx.dot_bf16` summing into float32) where it
+has one for the op, and the float32 form elsewhere. Everything else stays float32.
+
+    %y = graph.matmul %x, %w : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+    // becomes
+    %y = graph.matmul %x, %w {minimlc.bf16_products} : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+
+A target without a bfloat16 dot product (`Target.dot_bf16_bits` 0) fails the pass in one line naming the target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, UnitAttr, f32
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from minimlc.dialects import graph
+from minimlc.lowering.target import target_of
+
+BF16_PRODUCTS_ATTR = "minimlc.bf16_products"
+"""Unit attribute on a float32 graph.matmul / graph.gemm / graph.conv whose inner products run in bfloat16."""
+
+
+def takes_bf16_products(op: Operation) -> bool:
+    """Whether `op` is a float32 MatMul, a Gemm or a group-1 Conv (the ops whose products may run in bfloat16)."""
+    if isinstance(op, graph.MatMulOp):
+        return graph.element_type(op.result) == f32
+    if isinstance(op, graph.ConvOp):
+        return op.group.value.data == 1
+    return isinstance(op, graph.GemmOp)
+
+
+@dataclass(frozen=True)
+class GraphBF16ProductsPass(ModulePass):
+    """Mark the float32 MatMul / Gemm / Conv (group 1) ops whose inner products run in bfloat16."""
+
+    name = "graph-bf16-products"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = target_of(op)
+        if not target.dot_bf16_bits:
+            raise PassFailedException(
+                f"graph-bf16-products: target '{target.name}' has no bfloat16 dot product "
+                "(x86: avx512bf16; AArch64: bf16)"
+            )
+        for inner in op.walk():
+            if takes_bf16_products(inner):
+                inner.attributes[BF16_PRODUCTS_ATTR] = UnitAttr()
