@@ -8,20 +8,40 @@ to nearest even (NaN kept) where its word is built (`bf16_word`); accumulation s
 
     %w = te.compute "matmul_bf16_rhs" ... { ... te.yield %word : i32 }   // lo: B[k, n], hi: B[k + K/2, n]
     %c = te.compute "matmul" ... { te.yield llvmx.dot_bf16 %zero, %a, %b : f32, i32 } sum
+
+A marked MatMul (A of rank >= 2, B a 2-D matrix computed from weights alone) and a marked Gemm (B from weights
+alone; any transposes, alpha, beta, bias) take the form (`matmul_form`, `gemm_form`): A's words "matmul_bf16_lhs"
+(..., M, ceil(K/2)) per run, B's words "matmul_bf16_rhs" (ceil(K/2), N) from weights alone, so computed once at load
+time (`loop-hoist-constants`), and the sum over words of `llvmx.dot_bf16(0.0, a, b)` in float32 ("matmul"; Gemm's
+"gemm_bf16_lhs", "gemm_bf16_rhs", "gemm", then "gemm_bias" for `alpha * sum + beta * C` as the float form's).
+A MatMul of two activations (attention's), a vector A or B, and run-time K or N stay float32. Past K both sides'
+words hold 0.
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import bf16, i16, i32
-from xdsl.ir import SSAValue
+from collections.abc import Callable
 
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import DYNAMIC_INDEX, bf16, f32, i16, i32
+from xdsl.ir import Operation, SSAValue
+
+from minimlc.dialects import graph, llvm_ext, te
 from minimlc.lowering.graph.graph_bf16_products import BF16_PRODUCTS_ATTR
-from minimlc.lowering.graph_to_te.builder import constant, index_constant
+from minimlc.lowering.graph_to_te.builder import (
+    Indices,
+    broadcast_indices,
+    build_compute,
+    constant,
+    index_constant,
+    scaled,
+)
+from minimlc.lowering.graph_to_te.builder import read as read_at
+from minimlc.lowering.graph_to_te.extents import Extent, Extents
 from minimlc.lowering.graph_to_te.nn import _affine  # pyright: ignore[reportPrivateUsage]
 from minimlc.lowering.graph_to_te.small_floats import from_f32
 
-__all__ = ["BF16_PRODUCTS_ATTR", "bf16_word", "pair_index"]
+__all__ = ["BF16_PRODUCTS_ATTR", "bf16_word", "gemm_form", "matmul_form", "pair_index"]
 
 
 def bf16_word(low: SSAValue, high: SSAValue) -> SSAValue:
@@ -45,3 +65,103 @@ def pair_index(word: SSAValue, j: int, extent: int) -> tuple[SSAValue, SSAValue 
         return index, None
     inside = arith.CmpiOp(index, index_constant(extent), "slt").result
     return arith.MinSIOp(index, index_constant(extent - 1)).result, inside
+
+
+Reader = Callable[[SSAValue, SSAValue], SSAValue]
+"""`(k, other)` -> the float32 element of an operand at depth `k` and its row or column `other`."""
+
+
+def matmul_form(op: graph.MatMulOp) -> list[te.ComputeOp] | None:
+    """The bfloat16 form of a marked MatMul (see the module docstring), or None where it stays float32."""
+    lhs, rhs = graph.shape_of(op.lhs), graph.shape_of(op.rhs)
+    if BF16_PRODUCTS_ATTR not in op.attributes or len(lhs) < 2 or len(rhs) != 2 or DYNAMIC_INDEX in rhs:
+        return None
+    if not _from_weights(op.rhs):
+        return None
+    extents = Extents(op)
+    outer = [extents.at(op.lhs, axis) for axis in range(len(lhs) - 1)]
+    depth, columns = rhs
+
+    def a(k: SSAValue, outer_indices: Indices) -> SSAValue:
+        return read_at(op.lhs, [*outer_indices, k])
+
+    left = _words("matmul_bf16_lhs", outer, depth, a)
+    right = _rhs_words("matmul_bf16_rhs", depth, columns, lambda k, n: read_at(op.rhs, [k, n]))
+    return [left, right, _dot_sum("matmul", left, right, [*outer, columns], depth)]
+
+
+def gemm_form(op: graph.GemmOp) -> list[te.ComputeOp] | None:
+    """The bfloat16 form of a marked Gemm (see the module docstring), or None where it stays float32."""
+    b = graph.shape_of(op.b)
+    if BF16_PRODUCTS_ATTR not in op.attributes or DYNAMIC_INDEX in b or not _from_weights(op.b):
+        return None
+    extents = Extents(op)
+    depth, columns = (b[1], b[0]) if op.trans_b else b
+    rows = extents.at(op.a, 1 if op.trans_a else 0)
+    left = _words("gemm_bf16_lhs", [rows], depth, lambda k, i: read_at(op.a, [k, *i] if op.trans_a else [*i, k]))
+    right = _rhs_words("gemm_bf16_rhs", depth, columns, lambda k, n: read_at(op.b, [n, k] if op.trans_b else [k, n]))
+    shape = [rows, columns]
+    gemm = _dot_sum("gemm", left, right, shape, depth)
+    alpha, beta, bias = op.alpha.value.data, op.beta.value.data, op.c
+    if bias is None and alpha == 1.0:
+        return [left, right, gemm]
+
+    def epilogue(indices: Indices) -> SSAValue:
+        total = scaled(read_at(gemm.result, indices), alpha)
+        if bias is None:
+            return total
+        c = read_at(bias, broadcast_indices(graph.shape_of(bias), graph.shape_of(op.result), indices))
+        return arith.AddfOp(total, scaled(c, beta)).result
+
+    return [left, right, gemm, build_compute("gemm_bias", shape, epilogue)]
+
+
+def _words(tag: str, outer: list[Extent], depth: int, element: Callable[[SSAValue, Indices], SSAValue]) -> te.ComputeOp:
+    """A's words (..., ceil(depth / 2)): `element(k, outer_indices)` paired along k (0 past the depth)."""
+
+    def body(indices: Indices) -> SSAValue:
+        *outer_indices, word = indices
+        return bf16_word(*(_paired(word, j, depth, lambda k: element(k, outer_indices)) for j in (0, 1)))
+
+    return build_compute(tag, (*outer, -(-depth // 2)), body)
+
+
+def _rhs_words(tag: str, depth: int, columns: int, element: Reader) -> te.ComputeOp:
+    """B's words (ceil(depth / 2), columns): `element(k, n)` paired along k (0 past the depth)."""
+
+    def body(indices: Indices) -> SSAValue:
+        word, column = indices
+        return bf16_word(*(_paired(word, j, depth, lambda k: element(k, column)) for j in (0, 1)))
+
+    return build_compute(tag, (-(-depth // 2), columns), body)
+
+
+def _paired(word: SSAValue, j: int, depth: int, element: Callable[[SSAValue], SSAValue]) -> SSAValue:
+    """Element j of `word` along the depth, 0.0 past it."""
+    k, inside = pair_index(word, j, depth)
+    value = element(k)
+    return value if inside is None else arith.SelectOp(inside, value, constant(0.0, f32)).result
+
+
+def _dot_sum(tag: str, left: te.ComputeOp, right: te.ComputeOp, shape: list[Extent], depth: int) -> te.ComputeOp:
+    """The float32 sum over words of `llvmx.dot_bf16(0.0, left[..., w], right[w, n])`."""
+
+    def product(indices: Indices) -> SSAValue:
+        *outer, column, word = indices
+        a, b = read_at(left.result, [*outer, word]), read_at(right.result, [word, column])
+        return llvm_ext.DotBF16Op(constant(0.0, f32), a, b).result
+
+    return build_compute(tag, shape, product, (-(-depth // 2),), "sum")
+
+
+def _from_weights(value: SSAValue) -> bool:
+    """Whether `value` is a weight or constant, or computed (by graph ops or te computes) from those alone."""
+    owner = value.owner
+    if isinstance(owner, graph.WeightOp | graph.ConstantOp):
+        return True
+    if isinstance(owner, te.ComputeOp):
+        reads = [inner.tensor for inner in owner.walk() if isinstance(inner, te.ReadOp)]
+        return not owner.dynamic_sizes and all(_from_weights(tensor) for tensor in reads)
+    if isinstance(owner, Operation) and owner.name.startswith("graph.") and owner.operands:
+        return all(_from_weights(operand) for operand in owner.operands)
+    return False

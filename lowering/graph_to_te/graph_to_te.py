@@ -30,6 +30,7 @@ from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te import activation as graph_to_te_activation
 from minimlc.lowering.graph_to_te import attention as graph_to_te_attention
+from minimlc.lowering.graph_to_te import bfloat16, scalar
 from minimlc.lowering.graph_to_te import compaction as graph_to_te_compaction
 from minimlc.lowering.graph_to_te import extern as graph_to_te_extern
 from minimlc.lowering.graph_to_te import generation as graph_to_te_generation
@@ -38,7 +39,6 @@ from minimlc.lowering.graph_to_te import linalg as graph_to_te_linalg
 from minimlc.lowering.graph_to_te import nn as graph_to_te_nn
 from minimlc.lowering.graph_to_te import normalization as graph_to_te_normalization
 from minimlc.lowering.graph_to_te import quantized as graph_to_te_quantized
-from minimlc.lowering.graph_to_te import scalar
 from minimlc.lowering.graph_to_te import selection as graph_to_te_selection
 from minimlc.lowering.graph_to_te import spatial as graph_to_te_spatial
 from minimlc.lowering.graph_to_te import tensor as graph_to_te_tensor
@@ -188,6 +188,9 @@ class GemmLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.GemmOp, rewriter: PatternRewriter) -> None:
+        if (bf16_form := bfloat16.gemm_form(op)) is not None:
+            rewriter.replace(op, bf16_form)
+            return
         extents = Extents(op)
         shape = [extents.at(op.a, 1 if op.trans_a else 0), extents.at(op.b, 0 if op.trans_b else 1)]
         depth = extents.at(op.a, 0 if op.trans_a else 1)
@@ -215,6 +218,9 @@ class MatMulLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.MatMulOp, rewriter: PatternRewriter) -> None:
+        if (bf16_form := bfloat16.matmul_form(op)) is not None:
+            rewriter.replace(op, bf16_form)
+            return
         lhs, rhs, result = graph.shape_of(op.lhs), graph.shape_of(op.rhs), graph.shape_of(op.result)
         extents = Extents(op)
         batch = extents.broadcast(result[: len(result) - (len(lhs) > 1) - (len(rhs) > 1)], [op.lhs, op.rhs], 2)
