@@ -126,9 +126,7 @@ def _window_coordinates(
         coordinate = arith.AddiOp(
             _affine(outputs[axis], strides[axis], -begin), _affine(taps[axis], dilations[axis], 0)
         ).result
-        highest = (
-            (out_sizes[axis] - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] - begin
-        )
+        highest = (out_sizes[axis] - 1) * strides[axis] + (kernel[axis] - 1) * dilations[axis] - begin
         coordinates.append(guard.clamp(coordinate, -begin, highest, size))
     return guard, coordinates
 
@@ -148,10 +146,16 @@ def _window_read(
 
 
 class ConvLowering(RewritePattern):
-    """Lower conv to a sum reduction "conv" (or "depthwise_conv") and, given a bias, an elementwise "conv_bias"."""
+    """Lower conv to a sum reduction "conv" (or "depthwise_conv") and, given a bias, an elementwise "conv_bias"; a
+    conv marked for bfloat16 products takes `bfloat16_conv`'s form."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: graph.ConvOp, rewriter: PatternRewriter) -> None:
+        from minimlc.lowering.graph_to_te import bfloat16_conv  # it builds on this module's helpers
+
+        if bfloat16_conv.takes_bf16_products(op):
+            rewriter.replace(op, bfloat16_conv.bf16_conv(op))
+            return
         x, w, shape = graph.shape_of(op.input), graph.shape_of(op.weight), batched_shape(op, op.result)
         spatial = len(x) - 2
         group = op.group.value.data
@@ -167,19 +171,13 @@ class ConvLowering(RewritePattern):
             if group == 1:
                 ci = c
             else:
-                g = (
-                    co
-                    if out_per_group == 1
-                    else arith.DivUIOp(co, index_constant(out_per_group)).result
-                )
+                g = co if out_per_group == 1 else arith.DivUIOp(co, index_constant(out_per_group)).result
                 ci = g if in_per_group == 1 else arith.AddiOp(_affine(g, in_per_group, 0), c).result
             value = _window_read(op.input, [n, ci], outputs, taps, op, w[2:], 0.0)
             return arith.MulfOp(value, read(op.weight, [co, c, *taps])).result
 
         depthwise = 1 < group == x[1] == w[0]
-        conv = build_compute(
-            "depthwise_conv" if depthwise else "conv", shape, product, w[1:], "sum"
-        )
+        conv = build_compute("depthwise_conv" if depthwise else "conv", shape, product, w[1:], "sum")
         if (bias := op.bias) is None:
             rewriter.replace(op, conv)
             return
@@ -266,14 +264,9 @@ def _window_counts(op: graph.AveragePoolOp, axis: int) -> list[int]:
     kernel, strides = op.kernel_shape.get_values(), op.strides.get_values()
     pads, dilations = op.pads.get_values(), op.dilations.get_values()
     size = graph.shape_of(op.input)[2 + axis]
-    low, high = (
-        (-pads[axis], size + pads[len(kernel) + axis]) if op.count_include_pad else (0, size)
-    )
+    low, high = (-pads[axis], size + pads[len(kernel) + axis]) if op.count_include_pad else (0, size)
     return [
-        sum(
-            low <= out * strides[axis] + tap * dilations[axis] - pads[axis] < high
-            for tap in range(kernel[axis])
-        )
+        sum(low <= out * strides[axis] + tap * dilations[axis] - pads[axis] < high for tap in range(kernel[axis]))
         for out in range(graph.shape_of(op.result)[2 + axis])
     ]
 
@@ -289,9 +282,7 @@ class AveragePoolLowering(RewritePattern):
 
         def summand(indices: Indices) -> SSAValue:
             rank = len(indices) - len(kernel)
-            return _window_read(
-                op.input, indices[:2], indices[2:rank], indices[rank:], op, kernel, 0.0
-            )
+            return _window_read(op.input, indices[:2], indices[2:rank], indices[rank:], op, kernel, 0.0)
 
         total = build_compute("avg_pool_sum", shape, summand, kernel, "sum")
         counts = [_window_counts(op, axis) for axis in range(len(kernel))]
@@ -322,11 +313,7 @@ class AveragePoolLowering(RewritePattern):
                         _affine(outputs[axis], strides[axis], offset),
                         _affine(taps[axis], dilations[axis], 0),
                     ).result
-                    highest = (
-                        (shape[2 + axis] - 1) * strides[axis]
-                        + (extent - 1) * dilations[axis]
-                        + offset
-                    )
+                    highest = (shape[2 + axis] - 1) * strides[axis] + (extent - 1) * dilations[axis] + offset
                     guard.check(coordinate, offset, highest, counted)
                 return guard.select(f32_constant(1.0), 0.0)
 
@@ -334,9 +321,7 @@ class AveragePoolLowering(RewritePattern):
             computes.append(count)
 
             def average(indices: Indices) -> SSAValue:
-                return arith.DivfOp(
-                    read(total.result, indices), read(count.result, indices[2:])
-                ).result
+                return arith.DivfOp(read(total.result, indices), read(count.result, indices[2:])).result
 
         computes.append(build_compute("avg_pool", shape, average))
         rewriter.replace(op, computes)
@@ -381,18 +366,14 @@ class LRNLowering(RewritePattern):
         def square(indices: Indices) -> SSAValue:
             guard = _Guard()
             highest = shape[1] - 1 + size - 1 - before
-            channel = guard.clamp(
-                _affine_sum(indices[1], indices[-1], -before), -before, highest, shape[1]
-            )
+            channel = guard.clamp(_affine_sum(indices[1], indices[-1], -before), -before, highest, shape[1])
             value = read(op.input, [indices[0], channel, *indices[2:-1]])
             return guard.select(arith.MulfOp(value, value).result, 0.0)
 
         total = build_compute("lrn_square_sum", shape, square, (size,), "sum")
 
         def normalise(indices: Indices) -> SSAValue:
-            scaled = arith.MulfOp(
-                read(total.result, indices), f32_constant(op.alpha.value.data / size)
-            ).result
+            scaled = arith.MulfOp(read(total.result, indices), f32_constant(op.alpha.value.data / size)).result
             base = arith.AddfOp(scaled, f32_constant(op.bias.value.data)).result
             denominator = math.PowFOp(base, f32_constant(op.beta.value.data)).result
             return arith.DivfOp(read(op.input, indices), denominator).result
@@ -436,9 +417,7 @@ class PadLowering(RewritePattern):
                     continue
                 if mode == "wrap":
                     shift = -(-begin // size) * size - begin
-                    coordinates.append(
-                        arith.RemUIOp(_affine(indices[axis], 1, shift), index_constant(size)).result
-                    )
+                    coordinates.append(arith.RemUIOp(_affine(indices[axis], 1, shift), index_constant(size)).result)
                     continue
                 coordinate = _affine(indices[axis], 1, -begin)
                 if mode == "constant":
@@ -457,13 +436,7 @@ class PadLowering(RewritePattern):
             value = read(op.input, coordinates)
             if guard.valid is None:
                 return value
-            fill = (
-                scalar_read(op.fill)
-                if op.fill is not None
-                else op.value.value.data
-                if op.value
-                else 0.0
-            )
+            fill = scalar_read(op.fill) if op.fill is not None else op.value.value.data if op.value else 0.0
             return guard.select(value, fill)
 
         rewriter.replace(op, build_compute("pad", shape, body))

@@ -63,10 +63,10 @@ fill whole vectors of the `depthwise` schedule, which vectorizes over them)."""
 GEMM_TAG = "conv_gemm"
 """Tag of an im2col GEMM: one reading an image directly (a 1x1 convolution's A operand) reads it channels-last as a
 row-major [pixels, channels] matrix."""
-CHANNELS_LAST_READERS = (COPY_TAG, "conv_integer_input", GEMM_TAG)
+CHANNELS_LAST_READERS = (COPY_TAG, "conv_integer_input", "conv_bf16_input", GEMM_TAG)
 """Tags of the computes that read a convolution input channels-last (a chain reaching one stays channels-last):
-te-conv-layout's copy, the integer convolution's words of four channels (`graph_to_te/quantized.py`), and an im2col
-GEMM."""
+te-conv-layout's copy, the integer convolution's words of four channels (`graph_to_te/quantized.py`), the bfloat16
+convolution's words of two (`graph_to_te/bfloat16_conv.py`), and an im2col GEMM."""
 CONCAT_TAG = "concat"
 """The tag of a concatenation (graph-to-te's), stored channels-last when all its inputs are."""
 
@@ -126,9 +126,7 @@ def _joins(compute: te.ComputeOp, channels_last: set[SSAValue], target: Target) 
     return bool(images) and all(r.tensor in channels_last and _keeps_layout(compute, r) for r in images)
 
 
-def joins_channels_last(
-    compute: te.ComputeOp, target: Target, known: dict[te.ComputeOp, bool] | None = None
-) -> bool:
+def joins_channels_last(compute: te.ComputeOp, target: Target, known: dict[te.ComputeOp, bool] | None = None) -> bool:
     """Whether `compute` would be stored channels-last by its inputs alone (before the pruning of chains that reach no
     convolution): what te-conv-im2col asks of a concatenation before te-channels-last runs. `known`: the answers
     for its producers so far (each compute is visited once)."""
