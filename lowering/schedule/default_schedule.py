@@ -42,6 +42,7 @@ from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.loop.analysis import call_sites, calls_fixed, find_kernel, loops_of
 from minimlc.lowering.loop.expand import expand_loops
+from minimlc.lowering.schedule.bfloat16_gemm import BF16_GEMM
 from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
 from minimlc.lowering.schedule.depthwise import DEPTHWISE
@@ -61,7 +62,8 @@ from minimlc.lowering.strategy.tuning_db import TuningDatabase, kernel_key, kern
 from minimlc.lowering.target import Target, copy_target, target_of
 
 RULES: tuple[Rule, ...] = (
-    *(ROWS, WEIGHT_ONLY, GEMM, INTEGER_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, CONCAT, ELEMENTWISE),
+    *(ROWS, WEIGHT_ONLY, GEMM, INTEGER_GEMM, BF16_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, CONCAT),
+    ELEMENTWISE,
 )
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
 
