@@ -2,8 +2,8 @@
 
 Kernels are recognised by structure, not by name, by the schedule rules tried in order (one file each):
 `rows` (kernels of several stages over shared rows: softmax, normalisations), `weight_only` (matmuls reading packed
-int8 / int4 weights), `gemm` (GEMM-like reductions), `conv`
-(direct convolutions), `pool` (pooling and NCHW depthwise convolutions), `depthwise` (channels-last depthwise
+int8 / int4 weights), `gemm` (GEMM-like reductions), `conv` (direct convolutions; `integer_conv`, `bfloat16_conv`
+on their products), `pool` (pooling and NCHW depthwise convolutions), `depthwise` (channels-last depthwise
 convolutions), `shuffle` (channel shuffle copies), `concat` (no reduction, the innermost index compared with
 constants: a concatenation along it) and `elementwise` (no reduction); a kernel with a loop of a run-time trip count
 gets the `dynamic` rule alone (`dynamic.py`: main parts and remainders). The first rule
@@ -42,6 +42,7 @@ from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.loop.analysis import call_sites, calls_fixed, find_kernel, loops_of
 from minimlc.lowering.loop.expand import expand_loops
+from minimlc.lowering.schedule.bfloat16_conv import BF16_CONV
 from minimlc.lowering.schedule.bfloat16_gemm import BF16_GEMM
 from minimlc.lowering.schedule.concat import CONCAT
 from minimlc.lowering.schedule.conv import CONV
@@ -62,8 +63,8 @@ from minimlc.lowering.strategy.tuning_db import TuningDatabase, kernel_key, kern
 from minimlc.lowering.target import Target, copy_target, target_of
 
 RULES: tuple[Rule, ...] = (
-    *(ROWS, WEIGHT_ONLY, GEMM, INTEGER_GEMM, BF16_GEMM, CONV, INTEGER_CONV, POOL, DEPTHWISE, SHUFFLE, CONCAT),
-    ELEMENTWISE,
+    *(ROWS, WEIGHT_ONLY, GEMM, INTEGER_GEMM, BF16_GEMM, CONV, INTEGER_CONV, BF16_CONV),
+    *(POOL, DEPTHWISE, SHUFFLE, CONCAT, ELEMENTWISE),
 )
 """The schedule rules, in the order they are tried: the first that matches a kernel schedules it."""
 
