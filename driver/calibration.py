@@ -30,6 +30,8 @@ import numpy as np
 if TYPE_CHECKING:
     import onnx
 
+    from minimlc.lowering.pipeline import ExtraPasses
+
 METHODS = ("minmax", "percentile")
 """How activation ranges are taken from the calibration runs."""
 
@@ -241,8 +243,10 @@ def quantize_static(
     return quantize_qdq(model, ranges, per_channel, reduce_range, description)
 
 
-PRECISIONS = ("fp32", "int8")
+PRECISIONS = ("fp32", "bf16", "int8")
 """The precisions `InferenceSession(precision=...)` compiles a float model at."""
+BF16_PASS = "graph-bf16-products"
+"""The graph pass a bfloat16 build adds after the graph stage (`lowering/graph/graph_bf16_products.py`)."""
 
 
 def check_precision(precision: str, calibration: object) -> None:
@@ -254,8 +258,26 @@ def check_precision(precision: str, calibration: object) -> None:
             "precision='int8' needs calibration=[{input: array}, ...] or a folder/.npz of them: the activation "
             "ranges are calibrated on them (or quantize the model beforehand: minimlc quantize --calibrate)"
         )
-    if precision == "fp32" and calibration is not None:
+    if precision != "int8" and calibration is not None:
         raise ValueError("calibration is only used with precision='int8'")
+
+
+def bf16_passes(target: str, extra_passes: ExtraPasses | None) -> dict[str, str | Sequence[str]]:
+    """`extra_passes` with `BF16_PASS` after the graph stage, for a bfloat16 build; a one-line `ValueError` where
+    `target` has no bfloat16 dot product (checked before any work)."""
+    from minimlc.lowering.target import target_from_name
+
+    chosen = target_from_name(target)
+    if not chosen.dot_bf16_bits:
+        cpu = f" ({chosen.cpu})" if chosen.name == "host" else ""
+        raise ValueError(
+            f"precision='bf16': target '{chosen.name}'{cpu} has no bfloat16 dot product "
+            "(x86: avx512bf16; AArch64: bf16)"
+        )
+    extra = dict(extra_passes or {})
+    graph = extra.get("graph", [])
+    extra["graph"] = [*([graph] if isinstance(graph, str) else graph), BF16_PASS]
+    return extra
 
 
 def quantized_for_session(

@@ -81,9 +81,11 @@ class InferenceSession(Session):
         `precision` `fp32` (the default) compiles the model as it is; `int8` first quantizes a float model to int8
         QDQ (`minimlc.quantize_static`, `driver/calibration.py`) with activation ranges from running it on
         `calibration` (feeds `[{input: array}, ...]`, or a folder or .npz of them): required, there is no dynamic
-        fallback. The quantizer's description lands in the model metadata (`minimlc.quantization`).
+        fallback. The quantizer's description lands in the model metadata (`minimlc.quantization`). `bf16` runs the
+        inner products of float32 MatMul, Gemm and Conv in bfloat16 on the target's bfloat16 dot product
+        (`graph-bf16-products` after the graph stage), refused where the target has none.
         """
-        from minimlc.driver.calibration import check_precision, quantized_for_session
+        from minimlc.driver.calibration import bf16_passes, check_precision, quantized_for_session
         from minimlc.driver.specializations import Specializations, has_free_dimensions
         from minimlc.driver.symbolic import NeedsFixedShapes, log_fallback, symbols_of
         from minimlc.frontend.onnx import check_model, import_model
@@ -97,6 +99,8 @@ class InferenceSession(Session):
         check_precision(precision, calibration)
         opt_level_pipeline(opt_level)  # reject a bad level, target, pass list or database before importing
         target_from_name(target)
+        if precision == "bf16":
+            extra_passes = bf16_passes(target, extra_passes)
         if tuning_db is not None:
             TuningDatabase(tuning_db)
         if enable_profiling:

@@ -26,6 +26,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--prefix", type=c_identifier, default="model", help="prefix of the C API's names (default model)"
     )
     cli_options.add_opt_level(build)
+    cli_options.add_precision(build)
     cli_options.add_input_shape(build)
     build.add_argument(
         "--input-bound",

@@ -3,9 +3,12 @@
     minimlc compare model.onnx                                  # each output: max abs and rel error vs ONNX Runtime
     minimlc compare model.onnx --random-weights --per-layer     # seeded random weights, every intermediate tensor
     minimlc compare model.onnx --precision int8 --calibrate calib/   # int8 QDQ build against the float32 build
+    minimlc compare model.onnx --precision bf16 --target znver4     # bfloat16 products against the float32 build
 
 `--precision int8` quantizes the model (`minimlc.quantize_static`, ranges from the `--calibrate` inputs) and runs
-both builds on the `--eval` inputs (default: the calibration inputs; same formats, `driver/calibration.py`): per
+both builds on the `--eval` inputs (default: the calibration inputs; same formats, `driver/calibration.py`);
+`--precision bf16` builds it with bfloat16 products (`InferenceSession(precision="bf16")`) and runs both on the
+`--eval` inputs (default: one seeded random input). Printed: per
 output the max and mean absolute error and the relative ones (over max |float32| and mean |float32|), and for a
 classifier (one 2-D output, [batch, classes]) the share of rows whose top-1 class is float32's, and whose top 5
 hold float32's top-1 class.
@@ -55,10 +58,13 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     compare.add_argument("--atol", type=float, default=1e-4, help="absolute tolerance (default 1e-4)")
     cli_options.add_opt_level(compare)
     compare.add_argument(
-        "--precision", choices=["fp32", "int8"], default="fp32", help="int8: the quantized build against float32"
+        "--precision",
+        choices=["fp32", "bf16", "int8"],
+        default="fp32",
+        help="int8 (the quantized build) or bf16 (bfloat16 products) against the float32 build",
     )
     compare.add_argument("--calibrate", metavar="DIR_OR_NPZ", help="--precision int8: the calibration inputs")
-    compare.add_argument("--eval", metavar="DIR_OR_NPZ", help="--precision int8: the inputs compared on")
+    compare.add_argument("--eval", metavar="DIR_OR_NPZ", help="--precision int8/bf16: the inputs compared on")
     compare.add_argument(
         "--method", choices=["minmax", "percentile"], default="minmax", help="--precision int8: activation ranges"
     )
@@ -84,10 +90,10 @@ def compare_model(args: argparse.Namespace) -> int:
     from minimlc.driver.session import InferenceSession
     from minimlc.tools import model_tools
 
-    if args.precision == "int8":
+    if args.precision != "fp32":
         return compare_precision(args)
     if args.calibrate is not None or args.eval is not None:
-        raise cli_options.UsageError("--calibrate and --eval go with --precision int8")
+        raise cli_options.UsageError("--calibrate goes with --precision int8, --eval with --precision int8 or bf16")
     check_oracle(args.oracle)
     model = load_model(args.model)
     if args.random_weights:
@@ -161,39 +167,38 @@ def load_model(path: str) -> onnx.ModelProto:
 
 
 def compare_precision(args: argparse.Namespace) -> int:
-    """`--precision int8`: the model quantized on the calibration inputs, both builds run on the evaluation inputs,
-    a row of errors per output and, for a classifier, top-1/top-5 agreement."""
+    """`--precision int8|bf16`: the quantized (int8, on the calibration inputs) or bfloat16 build and the float32 one
+    run on the evaluation inputs, a row of errors per output and, for a classifier, top-1/top-5 agreement."""
     import numpy as np
 
-    from minimlc.driver.calibration import CalibrationError, load_calibration, quantize_static
+    from minimlc.driver.calibration import CalibrationError
     from minimlc.driver.session import InferenceSession
     from minimlc.tools import model_tools
 
-    if args.calibrate is None:
-        raise cli_options.UsageError("--precision int8 needs --calibrate DIR_OR_NPZ (the calibration inputs)")
     model = load_model(args.model)
     if args.random_weights:
         model = model_tools.randomise_weights(model, seed=args.seed)
+    options = {"opt_level": args.opt_level, "target": args.target, "extra_passes": cli_options.extra_passes(args)}
     try:
-        calibration = load_calibration(args.calibrate, model, args.calibration_count)
-        feeds = calibration if args.eval is None else load_calibration(args.eval, model)
-        with compile_progress(args.model, " (calibrating)"):
-            quantized = quantize_static(model, calibration, method=args.method)
+        if args.precision == "int8":
+            feeds, quantized, description = _quantized(args, model)
+            reduced_build = (quantized, {})
+        else:
+            feeds, description = _bf16_feeds(args, model), "bfloat16 products"
+            reduced_build = (model, {"precision": "bf16"})
     except CalibrationError as error:
         raise cli_options.UsageError(str(error)) from error
-    options = {"opt_level": args.opt_level, "target": args.target, "extra_passes": cli_options.extra_passes(args)}
-    with compile_progress(args.model, " (float32 and int8)"):
-        builds = [InferenceSession(model, **options), InferenceSession(quantized, **options)]
+    with compile_progress(args.model, f" (float32 and {args.precision})"):
+        builds = [InferenceSession(model, **options), InferenceSession(reduced_build[0], **options, **reduced_build[1])]
     names = [info.name for info in builds[0].get_outputs()]
-    float32, int8 = ([session.run(None, feed) for feed in feeds] for session in builds)
-    description = next(prop.value for prop in quantized.metadata_props if prop.key == "minimlc.quantization")
-    print(f"int8 ({description}) against float32, over {len(feeds)} inputs")
+    float32, reduced = ([session.run(None, feed) for feed in feeds] for session in builds)
+    print(f"{args.precision} ({description}) against float32, over {len(feeds)} inputs")
     width = max(len("output"), *(len(name) for name in names))
     header = f"{'output':<{width}}  {'shape':<18}  {'max abs err':>11}  {'mean abs err':>12}  {'max rel err':>11}"
     print(f"{header}  {'mean rel err':>12}")
     for index, name in enumerate(names):
         expected = np.stack([outputs[index] for outputs in float32]).astype(np.float64)
-        error = np.abs(np.stack([outputs[index] for outputs in int8]) - expected)
+        error = np.abs(np.stack([outputs[index] for outputs in reduced]) - expected)
         peak, mean = max(np.abs(expected).max(), 1e-30), max(np.abs(expected).mean(), 1e-30)
         shape = str(list(float32[0][index].shape))
         print(
@@ -201,8 +206,42 @@ def compare_precision(args: argparse.Namespace) -> int:
             f"{error.mean() / mean:12.3e}"
         )
     if len(names) == 1 and float32[0][0].ndim == 2:
-        print(_agreement(np.concatenate([out[0] for out in float32]), np.concatenate([out[0] for out in int8])))
+        print(_agreement(np.concatenate([out[0] for out in float32]), np.concatenate([out[0] for out in reduced])))
     return 0
+
+
+def _bf16_feeds(args: argparse.Namespace, model: onnx.ModelProto) -> list[dict[str, np.ndarray]]:
+    """`--precision bf16`'s evaluation feeds (`--eval`, else one seeded random input); a usage error for a target
+    without a bfloat16 dot product, before any work."""
+    from minimlc.driver.calibration import bf16_passes, load_calibration
+    from minimlc.tools import model_tools
+
+    if args.calibrate is not None:
+        raise cli_options.UsageError("--calibrate goes with --precision int8")
+    try:
+        bf16_passes(args.target, None)
+    except ValueError as error:
+        raise cli_options.UsageError(str(error)) from None
+    if args.eval is not None:
+        return load_calibration(args.eval, model)
+    return [model_tools.random_inputs(model, args.seed, {}, cli_options.input_shapes(args))]
+
+
+def _quantized(
+    args: argparse.Namespace, model: onnx.ModelProto
+) -> tuple[list[dict[str, np.ndarray]], onnx.ModelProto, str]:
+    """`--precision int8`'s evaluation feeds, the model quantized on the calibration inputs, and the quantizer's
+    description."""
+    from minimlc.driver.calibration import load_calibration, quantize_static
+
+    if args.calibrate is None:
+        raise cli_options.UsageError("--precision int8 needs --calibrate DIR_OR_NPZ (the calibration inputs)")
+    calibration = load_calibration(args.calibrate, model, args.calibration_count)
+    feeds = calibration if args.eval is None else load_calibration(args.eval, model)
+    with compile_progress(args.model, " (calibrating)"):
+        quantized = quantize_static(model, calibration, method=args.method)
+    description = next(prop.value for prop in quantized.metadata_props if prop.key == "minimlc.quantization")
+    return feeds, quantized, description
 
 
 def _agreement(expected: np.ndarray, actual: np.ndarray) -> str:

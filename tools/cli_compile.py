@@ -64,6 +64,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "the model's statistics (kernel calls, arena and intermediate bytes, weight bytes); without -o, no IR",
     )
     cli_options.add_opt_level(compile_)
+    cli_options.add_precision(compile_)
     compile_.set_defaults(command=compile_model)
 
 

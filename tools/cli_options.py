@@ -179,6 +179,18 @@ def add_opt_level(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_precision(parser: argparse.ArgumentParser) -> None:
+    """`--precision` of the compiling commands (`extra_passes` adds its passes)."""
+    parser.add_argument(
+        "--precision",
+        dest="compute_precision",
+        choices=["fp32", "bf16"],
+        default="fp32",
+        help="bf16: MatMul, Gemm and Conv products in bfloat16 on the target's bfloat16 dot product (AVX512-BF16, "
+        "AArch64 BF16; refused where it has none), accumulating in float32 (default fp32)",
+    )
+
+
 def passes_after(text: str) -> tuple[str, str]:
     from minimlc.lowering.pipeline import STAGES
 
@@ -190,8 +202,10 @@ def passes_after(text: str) -> tuple[str, str]:
 
 
 def extra_passes(args: argparse.Namespace) -> dict[str, list[str]] | None:
-    """The `--passes-after` passes by stage (None: none), after loading the `--load-plugin` plugins; checked against
-    the opt level's pipeline, so a bad stage or pass is a usage error before any work."""
+    """The `--passes-after` passes by stage (None: none), after loading the `--load-plugin` plugins, and
+    `--precision bf16`'s (`bf16_passes`, refused for a target without a bfloat16 dot product); checked against the
+    opt level's pipeline, so a bad stage or pass is a usage error before any work."""
+    from minimlc.driver.calibration import bf16_passes
     from minimlc.lowering.pipeline import build_pipeline
     from minimlc.lowering.plugins import load_plugin
 
@@ -201,6 +215,8 @@ def extra_passes(args: argparse.Namespace) -> dict[str, list[str]] | None:
     try:
         for spec in args.load_plugin:
             load_plugin(spec)
+        if getattr(args, "compute_precision", "fp32") == "bf16":
+            extra = {stage: list(passes) for stage, passes in bf16_passes(args.target or "host", extra).items()}
         build_pipeline(args.opt_level, extra_passes=extra)
     except ValueError as error:
         raise UsageError(str(error)) from None

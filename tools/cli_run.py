@@ -78,6 +78,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     cli_options.add_tuning_db(run)
     cli_options.add_opt_level(run)
+    cli_options.add_precision(run)
     run.set_defaults(command=run_model, opt_level=None, target=None)  # None: not given (a saved model takes neither)
 
 
@@ -86,6 +87,7 @@ def _compile_options(args: argparse.Namespace) -> list[str]:
     given = {
         "-O/--opt-level": args.opt_level is not None,
         "--target": args.target is not None,
+        "--precision": args.compute_precision != "fp32",
         "--tuning-db": args.tuning_db is not None,
         "--passes-after": bool(args.passes_after),
         "--load-plugin": bool(args.load_plugin),
