@@ -39,6 +39,12 @@ f32; `--openvino-precision f32|bf16` states one): columns `OV ms`, `mlc/OV` and 
 
     python bench/bench_models.py --models resnet50,densenet121,bert,vit --threads 1 --openvino
 
+`--precision bf16` compiles minimlc's side with bfloat16 products (`InferenceSession(precision="bf16")`: MatMul,
+Gemm and Conv on the CPU's bfloat16 dot product); it is refused in one line on a CPU without one. Beside OpenVINO in
+bf16 (`--openvino --openvino-precision bf16`) both sides compute alike:
+
+    python bench/bench_models.py --models resnet50 --threads 1 --precision bf16 --openvino --openvino-precision bf16
+
 `--dynamic` compares instead, for `bert`, `resnet50` and `mlp` exported with dynamic axes, one session serving every
 shape against the same model compiled with static shapes, side by side (`bench_dynamic.py`; `--models`, the first of
 `--threads`, `--clock`, `--runs`, `--warmup`, `--budget-seconds`, `--quick` and `--json` carry over):
@@ -85,6 +91,7 @@ from transformer_models import Dims, bert, gpt, vit  # noqa: E402
 
 from minimlc import InferenceSession  # noqa: E402
 from minimlc.lowering.abi import PARALLEL_FOR  # noqa: E402
+from minimlc.lowering.target import target_from_name  # noqa: E402
 from minimlc.tools.conformance import light_model_paths  # noqa: E402
 
 MIN_ROUNDS = 3
@@ -187,6 +194,8 @@ class Settings:
     clock: str = "wall"
     openvino: str | None = None
     """`--openvino-precision` where OpenVINO is a contender (`--openvino`), else None."""
+    precision: str = "fp32"
+    """minimlc's `--precision`."""
 
 
 def _error(error: Exception) -> str:
@@ -215,7 +224,7 @@ def bench_workload(
     print(f"{name}: compiling ...", file=sys.stderr, flush=True)
     start = time.perf_counter()
     try:
-        compiled = InferenceSession(model, num_threads=settings.threads[0], cache=False)
+        compiled = InferenceSession(model, num_threads=settings.threads[0], cache=False, precision=settings.precision)
     except Exception as error:
         for row in rows:
             row.errors.append(f"minimlc: {_error(error)}")
@@ -223,7 +232,7 @@ def bench_workload(
         return rows
     compile_seconds = time.perf_counter() - start
     feeds = random_feeds(compiled.get_inputs())
-    tuned = _tuned_session(compiled, model, tuning_db, rows) if tuning_db else None
+    tuned = _tuned_session(compiled, model, tuning_db, rows, settings.precision) if tuning_db else None
     print(f"{name}: compiled in {compile_seconds:.1f} s; timing ...", file=sys.stderr, flush=True)
     contenders: dict[str, Callable[[], object]] = {}
     for row in rows:
@@ -303,11 +312,13 @@ def _openvino_run(
 
 
 def _tuned_session(
-    compiled: InferenceSession, model: onnx.ModelProto, tuning_db: str, rows: list[Row]
+    compiled: InferenceSession, model: onnx.ModelProto, tuning_db: str, rows: list[Row], precision: str
 ) -> InferenceSession | None:
     """`model` compiled with `tuning_db`'s best schedules (None, with the error in the rows, if it fails)."""
     try:
-        return InferenceSession(model, num_threads=compiled.num_threads, cache=False, tuning_db=tuning_db)
+        return InferenceSession(
+            model, num_threads=compiled.num_threads, cache=False, tuning_db=tuning_db, precision=precision
+        )
     except Exception as error:
         for row in rows:
             row.errors.append(f"minimlc with {tuning_db}: {_error(error)}")
@@ -362,6 +373,12 @@ def main(argv: list[str] | None = None) -> int:
         help="OpenVINO's inference precision: its default on this CPU (bf16 where the CPU has it), f32 or bf16",
     )
     parser.add_argument(
+        "--precision",
+        choices=("fp32", "bf16"),
+        default="fp32",
+        help="minimlc's precision: fp32 (default) or bf16 (bfloat16 products; needs a CPU with a bfloat16 dot product)",
+    )
+    parser.add_argument(
         "--dynamic",
         action="store_true",
         help="compare one session over dynamic axes with static builds per shape instead (bench_dynamic.py)",
@@ -375,6 +392,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(builders)}")
     if args.clock == "cpu" and args.threads != [1]:
         parser.error("--clock cpu times the calling thread only: use it with --threads 1")
+    if args.precision == "bf16" and not (host := target_from_name("host")).dot_bf16_bits:
+        parser.error(
+            f"--precision bf16: this CPU ({host.cpu}) has no bfloat16 dot product (x86: avx512bf16; AArch64: bf16)"
+        )
     if args.openvino and openvino_module() is None:
         parser.error("--openvino: openvino is not installed (pip install openvino)")
     settings = Settings(
@@ -384,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
         budget_seconds=args.budget_seconds if args.budget_seconds is not None else 1.0 if args.quick else 10.0,
         clock=args.clock,
         openvino=args.openvino_precision if args.openvino else None,
+        precision=args.precision,
     )
     ort = ort_module()
     notes = ["FLOPs count Conv, Gemm and MatMul (2 x MACs); every other op is ignored."]
@@ -396,7 +418,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"machine: {cpu}, {os.cpu_count()} cores, load average {load:.1f} at start; one core's fp32 peak: "
         f"FMA loop {peak.fma_gflops:.1f} GFLOP/s ({peak.vector_lanes} lanes), numpy sgemm 1024^3 "
-        f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads; clock: {args.clock}"
+        f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads; clock: {args.clock}; "
+        f"minimlc precision: {args.precision}"
     )
     if args.tuning_db and not Path(args.tuning_db).is_file():
         parser.error(f"--tuning-db: no such file: {args.tuning_db}")

@@ -56,6 +56,7 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
         "quick": True,
         "clock": "wall",
         "openvino": None,
+        "precision": "fp32",
     }
     rows = report["rows"]
     assert [(row["workload"], row["threads"]) for row in rows] == [
