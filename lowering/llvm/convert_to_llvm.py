@@ -65,6 +65,7 @@ from minimlc.lowering.llvm.conversion import (
     resolve_casts,
     static_memref,
 )
+from minimlc.lowering.llvm.dot_bf16 import DotBF16Lowering, expand_bf16_dot_products
 from minimlc.lowering.llvm.dot_product import DotU8S8Lowering, expand_dot_products
 from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
 from minimlc.lowering.strategy.data_layout import byte_size, llvm_type
@@ -370,6 +371,7 @@ class ConvertToLlvmPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = target_of(op)
         expand_dot_products(op, target)
+        expand_bf16_dot_products(op, target)
         patterns: list[RewritePattern] = [
             FuncLowering(),
             CallLowering(),
@@ -388,6 +390,7 @@ class ConvertToLlvmPass(ModulePass):
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,
             DotU8S8Lowering(target),
+            DotBF16Lowering(target),
         ]
         # One walk: every pattern builds only `llvm` ops, which no pattern matches.
         PatternRewriteWalker(OpClassPatternApplier(patterns), apply_recursively=False).rewrite_module(op)

@@ -59,6 +59,7 @@ from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
+from minimlc.lowering.llvm.dot_bf16 import joined_pairs
 from minimlc.lowering.strategy.dot_product_form import takes_maddubs
 from minimlc.lowering.target import Target
 
@@ -170,7 +171,7 @@ class DotU8S8Lowering(RewritePattern):
                 new_ops.append(llvm.CallIntrinsicOp(intrinsic, pieces, [piece]))
             results.append(new_ops[-1].results[0])
         while len(results) > 1:
-            results = _concatenated(results, new_ops)
+            results = joined_pairs(results, new_ops)
         replace_lowered(rewriter, op, new_ops, results)
 
 
@@ -290,15 +291,3 @@ def _emit_udot_piece(fe: FunctionEmitter, pieces: list[Value], call: Callable[..
     dot = call(fe, UDOT, [(piece, acc), (as_bytes, lhs), (as_bytes, rhs_unsigned)], piece)
     lhs_sum = call(fe, UDOT, [(piece, zero), (as_bytes, lhs), (as_bytes, byte_128)], piece)
     return fe.emit(f"sub {piece} {dot}, {lhs_sum}", None, piece)
-
-
-def _concatenated(parts: list[SSAValue], new_ops: list[Operation]) -> list[SSAValue]:
-    """Concatenate neighbouring pairs of equal-width vectors (one shufflevector each)."""
-    joined: list[SSAValue] = []
-    for first, second in zip(parts[::2], parts[1::2], strict=True):
-        assert isinstance(first.type, VectorType)
-        (lanes,) = first.type.get_shape()
-        mask = DenseArrayBase.from_list(i32, list(range(2 * lanes)))
-        new_ops.append(llvm.ShuffleVectorOp(first, second, mask, VectorType(i32, [2 * lanes])))
-        joined.append(new_ops[-1].res)
-    return joined

@@ -21,6 +21,7 @@ from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm import arith_patterns as ap
 from minimlc.lowering.llvm.conversion import addressable_memref, llvm_fastmath, static_memref, type_suffix
 from minimlc.lowering.llvm.convert_to_llvm import ALLOC_ALIGNMENT
+from minimlc.lowering.llvm.dot_bf16 import emit_bf16_dot, emit_joined, shuffle_mask
 from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, emit_dot_piece, intrinsic_lanes
 from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Handler, Value, constant_text, global_name, undef_text
 from minimlc.lowering.llvm.emit_llvm_dialect import LLVM_HANDLERS, is_pointer
@@ -363,17 +364,13 @@ def _lanes(type: str) -> int:
     return int(type[1:].split(" ", 1)[0])
 
 
-def _mask(values: list[int]) -> str:
-    return f"<{len(values)} x i32> <" + ", ".join(f"i32 {v}" for v in values) + ">"
-
-
 def _broadcast(fe: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, vector.BroadcastOp)
     type = fe.module.type(op.vector.type)
     element = type[1:-1].split(" x ", 1)[1]
     undef = undef_text(type, element)
     first = fe.emit(f"insertelement {type} {undef}, {fe.typed(op.source)}, i64 0", None, type)
-    mask = _mask([0] * _lanes(type))
+    mask = shuffle_mask([0] * _lanes(type))
     fe.emit(f"shufflevector {type} {first}, {type} {undef}, {mask}", op.vector, type)
 
 
@@ -389,7 +386,7 @@ def _vector_fma(fe: FunctionEmitter, op: Operation) -> None:
 def _shuffle(fe: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, vector.ShuffleOp)
     type = fe.module.type(op.result.type)
-    mask = _mask(list(op.mask.get_values()))
+    mask = shuffle_mask(list(op.mask.get_values()))
     fe.emit(f"shufflevector {fe.typed(op.v1)}, {fe.typed(op.v2)}, {mask}", op.result, type)
 
 
@@ -416,7 +413,7 @@ def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
     results: list[Value] = []
     for start in range(0, lanes, width):
         pieces: list[Value] = []
-        mask, as_i8 = _mask(list(range(start, start + width))), f"<{4 * width} x i8>"
+        mask, as_i8 = shuffle_mask(list(range(start, start + width))), f"<{4 * width} x i8>"
         for whole, ref in operands:
             shuffle = f"shufflevector {whole} {ref}, {whole} {ref}, {mask}"
             value = (whole, ref) if width == lanes else (piece, fe.emit(shuffle, None, piece))
@@ -424,14 +421,13 @@ def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
                 value = (as_i8, fe.emit(f"bitcast {value[0]} {value[1]} to {as_i8}", None, as_i8))
             pieces.append(value)
         results.append(emit_dot_piece(fe, name, width, pieces, _call_intrinsic))
-    while len(results) > 1:
-        joined = []
-        for (half, first), (_, second) in zip(results[::2], results[1::2], strict=True):
-            wide = f"<{2 * _lanes(half)} x i32>"
-            mask = _mask(list(range(2 * _lanes(half))))
-            joined.append((wide, fe.emit(f"shufflevector {half} {first}, {half} {second}, {mask}", None, wide)))
-        results = joined
-    fe.values[op.result] = results[0]
+    fe.values[op.result] = emit_joined(fe, results)
+
+
+def _dot_bf16(fe: FunctionEmitter, op: Operation) -> None:
+    """`dot_bf16.DotBF16Lowering`: one `vdpbf16ps` (`bfdot`) per register-wide piece, joined."""
+    assert isinstance(op, llvm_ext.DotBF16Op)
+    fe.values[op.result] = emit_bf16_dot(fe, op, _call_intrinsic, lambda fe, inner: HANDLERS[type(inner)](fe, inner))
 
 
 def _llvm_store(fe: FunctionEmitter, op: Operation) -> None:
@@ -484,6 +480,7 @@ HANDLERS: dict[type[Operation], Handler] = {
     llvm_ext.FCmpOp: _compare("fcmp", _FCMP),
     llvm_ext.SelectOp: _select,
     llvm_ext.DotU8S8Op: _dot_u8s8,
+    llvm_ext.DotBF16Op: _dot_bf16,
     llvm.ConstantOp: _constant,
     llvm.StoreOp: _llvm_store,
     llvm.FRemOp: _binary("frem", _fastmath),  # graph-to-te's fmod: arith has no remf

@@ -21,8 +21,8 @@ from xdsl.backend.llvm.convert_op import convert_op
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.context import Context
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, VectorType
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import BFloat16Type, IntegerAttr, ModuleOp, StringAttr, VectorType
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 from xdsl.utils.target import Target
 
@@ -186,6 +186,8 @@ def _convert_op(op: Operation, builder: ir.IRBuilder, val_map: _ValueMap, block_
             callee = instructions.CastInstr(builder.block, "bitcast", val_map[op.callee], ir.PointerType(function_type))
             builder._insert(callee)  # pyright: ignore[reportPrivateUsage]
             val_map[op.result] = builder.call(callee, args)
+        case llvm.BitcastOp() if _is_bfloat16_vector(op.result.type):
+            val_map[op.result] = builder.bitcast(val_map[op.arg], _bfloat16_vector(op.result.type))
         case llvm_ext.SelectOp():
             val_map[op.result] = builder.select(val_map[op.cond], val_map[op.lhs], val_map[op.rhs])
         case _ if (cast := _LLVMX_CASTS.get(type(op))) is not None:
@@ -199,6 +201,29 @@ def _convert_op(op: Operation, builder: ir.IRBuilder, val_map: _ValueMap, block_
                 # xDSL lists fast-math flags in set order, which changes with Python's hash seed: sort them so
                 # the same module always prints the same LLVM IR.
                 instr.flags = sorted(instr.flags)
+
+
+class _BFloat16(ir.Type):
+    """LLVM's `bfloat`, which llvmlite.ir lacks (`llvm.dot_bf16`'s operands are vectors of it)."""
+
+    def _to_string(self) -> str:
+        return "bfloat"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _BFloat16)
+
+    def __hash__(self) -> int:
+        return hash("bfloat")
+
+
+def _is_bfloat16_vector(type: Attribute) -> bool:
+    return isinstance(type, VectorType) and isinstance(type.element_type, BFloat16Type)
+
+
+def _bfloat16_vector(type: Attribute) -> ir.VectorType:
+    assert isinstance(type, VectorType)
+    (lanes,) = type.get_shape()
+    return ir.VectorType(_BFloat16(), lanes)
 
 
 def _convert_call_intrinsic(op: llvm.CallIntrinsicOp, builder: ir.IRBuilder, val_map: _ValueMap) -> None:

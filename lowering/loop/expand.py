@@ -10,7 +10,8 @@ one contiguous load of the (N - 1) * s + 1 elements it spans and a `vector.shuff
 the last lane's element); any other affine access (a column of a row-major tile, say) is one scalar access per lane
 through a small stack buffer, which LLVM turns into insert/extract-element (cheap where it is rare: a register
 tile's final store). A contracting `arith.mulf` whose only use is a contracting `arith.addf` becomes `vector.fma`,
-and an `arith.addi` of an `llvmx.dot_u8s8` from 0, used only there, the dot product onto that accumulator:
+and an `arith.addi` of an `llvmx.dot_u8s8` from 0 (`arith.addf` of an `llvmx.dot_bf16`), used only there, the dot
+product onto that accumulator:
 
     loop.for "j" %j = 0 to 8 step 1 vectorize {
       %x = memref.load %a[%i, %j] ; %y = memref.load %s[%i] ; %p = arith.mulf %x, %y ; ...
@@ -29,7 +30,7 @@ import functools
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
-from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, VectorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, VectorType, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -103,7 +104,8 @@ def _is_zero(value: SSAValue) -> bool:
     owner = value.owner
     if isinstance(owner, vector.BroadcastOp):
         owner = owner.source.owner
-    return isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr) and owner.value.value.data == 0
+    constant = owner.value if isinstance(owner, arith.ConstantOp) else None
+    return isinstance(constant, IntegerAttr | FloatAttr) and not constant.value.data
 
 
 def _contracts(op: Operation) -> bool:
@@ -256,7 +258,7 @@ class _Vectorizer:
             raise self.fail(op, "has no vector form (it is a scalar libm call)")
         if isinstance(op, arith.AddfOp) and _contracts(op) and self.fused(op):
             return
-        if isinstance(op, arith.AddiOp) and self.accumulated_dot_product(op):
+        if isinstance(op, arith.AddiOp | arith.AddfOp) and self.accumulated_dot_product(op):
             return
         operands = [self.as_vector(operand) for operand in op.operands]
         if isinstance(op, arith.SelectOp) and op.cond in self.vector:
@@ -280,13 +282,15 @@ class _Vectorizer:
         for old, new in zip(op.results, new_op.results):
             self.vector[old] = new
 
-    def accumulated_dot_product(self, op: arith.AddiOp) -> bool:
-        """Emit `acc + dot_u8s8(0, a, b)` as `dot_u8s8(acc, a, b)` (one `vpdpbusd`) if the dot product is used only
-        here."""
+    def accumulated_dot_product(self, op: arith.AddiOp | arith.AddfOp) -> bool:
+        """Emit `acc + dot_u8s8(0, a, b)` as `dot_u8s8(acc, a, b)` (one `vpdpbusd`), and `acc + dot_bf16(0.0, a, b)`
+        as `dot_bf16(acc, a, b)` (one `vdpbf16ps`: its sum is rounded as the instruction rounds it, within the
+        bfloat16 tolerance the op states), if the dot product is used only here."""
+        kind = llvm_ext.DotU8S8Op if isinstance(op, arith.AddiOp) else llvm_ext.DotBF16Op
         for product, addend in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
             dot = self.vector[product].owner if product in self.vector else None
-            if isinstance(dot, llvm_ext.DotU8S8Op) and _is_zero(dot.acc) and product.has_one_use():
-                accumulated = llvm_ext.DotU8S8Op(self.as_vector(addend), dot.lhs, dot.rhs)
+            if isinstance(dot, kind) and _is_zero(dot.acc) and product.has_one_use():
+                accumulated = kind(self.as_vector(addend), dot.lhs, dot.rhs)
                 accumulated.properties.update(dot.properties)  # the operands' bounds (`lhs_max`, `rhs_bits`)
                 self.vector[op.result] = self.builder.insert(accumulated).result
                 dot.detach()

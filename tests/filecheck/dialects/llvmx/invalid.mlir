@@ -46,3 +46,27 @@ func.func @dot_of_matrices(%a: vector<4x4xi32>) -> vector<4x4xi32> {
   %r = "llvmx.dot_u8s8"(%a, %a, %a) : (vector<4x4xi32>, vector<4x4xi32>, vector<4x4xi32>) -> vector<4x4xi32>
   func.return %r : vector<4x4xi32>
 }
+
+// -----
+
+func.func @dot_bf16_lanes_differ(%acc: vector<16xf32>, %b: vector<8xi32>) -> vector<16xf32> {
+  // expected-error@+1 {{llvmx.dot_bf16: words vector<8xi32> and lanes vector<16xf32> differ in length}}
+  %r = "llvmx.dot_bf16"(%acc, %b, %b) : (vector<16xf32>, vector<8xi32>, vector<8xi32>) -> vector<16xf32>
+  func.return %r : vector<16xf32>
+}
+
+// -----
+
+func.func @dot_bf16_of_integers(%a: vector<16xi32>) -> vector<16xi32> {
+  // expected-error@+1 {{operand 'acc' at position 0 does not verify}}
+  %r = "llvmx.dot_bf16"(%a, %a, %a) : (vector<16xi32>, vector<16xi32>, vector<16xi32>) -> vector<16xi32>
+  func.return %r : vector<16xi32>
+}
+
+// -----
+
+func.func @dot_bf16_words_differ(%acc: vector<4xf32>, %a: vector<4xi32>, %b: vector<8xi32>) -> vector<4xf32> {
+  // expected-error@+1 {{operand 'rhs' at position 2 does not verify}}
+  %r = "llvmx.dot_bf16"(%acc, %a, %b) : (vector<4xf32>, vector<4xi32>, vector<8xi32>) -> vector<4xf32>
+  func.return %r : vector<4xf32>
+}

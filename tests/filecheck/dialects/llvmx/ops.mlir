@@ -20,3 +20,13 @@ func.func @dot_u8s8(%acc: vector<16xi32>, %a: vector<16xi32>, %b: vector<16xi32>
 // CHECK:      %r = llvmx.dot_u8s8 %acc, %a, %b : vector<16xi32>
 // CHECK-NEXT: %t = llvmx.dot_u8s8 %s, %s, %s : i32
 // CHECK-NEXT: func.return %r : vector<16xi32>
+
+func.func @dot_bf16(%acc: vector<16xf32>, %a: vector<16xi32>, %b: vector<16xi32>, %s: f32, %w: i32) -> vector<16xf32> {
+  %r = llvmx.dot_bf16 %acc, %a, %b : vector<16xf32>, vector<16xi32>
+  %t = llvmx.dot_bf16 %s, %w, %w : f32, i32
+  func.return %r : vector<16xf32>
+}
+
+// CHECK:      %r = llvmx.dot_bf16 %acc, %a, %b : vector<16xf32>, vector<16xi32>
+// CHECK-NEXT: %t = llvmx.dot_bf16 %s, %w, %w : f32, i32
+// CHECK-NEXT: func.return %r : vector<16xf32>
