@@ -1,8 +1,10 @@
 """`graph-bf16-products`: run the inner products of float32 MatMul, Gemm and Conv (group 1) in bfloat16.
 
-Marks each such op with the unit attribute `BF16_PRODUCTS_ATTR`; graph-to-te then gives it the bfloat16 form
-(`graph_to_te/bfloat16.py`: operands rounded to bfloat16 in pairs, `llvmx.dot_bf16` summing into float32) where it
-has one for the op, and the float32 form elsewhere. Everything else stays float32.
+Marks each such op with the unit attribute `BF16_PRODUCTS_ATTR` (a MatMul or Gemm only where its B is computed from
+weights alone: `takes_bf16_products`); graph-to-te then gives it the bfloat16 form (`graph_to_te/bfloat16.py`:
+operands rounded to bfloat16 in pairs, `llvmx.dot_bf16` summing into float32) where it has one for the op's shapes,
+and the float32 form elsewhere. Everything else stays float32. The mark is part of the op's signature, so that
+graph-to-te's clones of a repeated op (`graph_to_te/repeated.py`) take the same form.
 
     %y = graph.matmul %x, %w : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
     // becomes
@@ -16,12 +18,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, UnitAttr, f32
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph
+from minimlc.lowering.graph.graph_fold_batch_norm import is_weight_derived
 from minimlc.lowering.target import target_of
 
 BF16_PRODUCTS_ATTR = "minimlc.bf16_products"
@@ -29,17 +32,19 @@ BF16_PRODUCTS_ATTR = "minimlc.bf16_products"
 
 
 def takes_bf16_products(op: Operation) -> bool:
-    """Whether `op` is a float32 MatMul, a Gemm or a group-1 Conv (the ops whose products may run in bfloat16)."""
-    if isinstance(op, graph.MatMulOp):
-        return graph.element_type(op.result) == f32
+    """Whether `op`'s products may run in bfloat16: a group-1 Conv, or a MatMul or Gemm whose B is computed from
+    weights alone (its bfloat16 words then are, once, at load time; attention's MatMuls of two activations stay
+    float32)."""
     if isinstance(op, graph.ConvOp):
         return op.group.value.data == 1
-    return isinstance(op, graph.GemmOp)
+    if isinstance(op, graph.MatMulOp):
+        return is_weight_derived(op.rhs)
+    return isinstance(op, graph.GemmOp) and is_weight_derived(op.b)
 
 
 @dataclass(frozen=True)
 class GraphBF16ProductsPass(ModulePass):
-    """Mark the float32 MatMul / Gemm / Conv (group 1) ops whose inner products run in bfloat16."""
+    """Mark the MatMul / Gemm (B from weights) / Conv (group 1) ops whose inner products run in bfloat16."""
 
     name = "graph-bf16-products"
 

@@ -9,13 +9,13 @@ to nearest even (NaN kept) where its word is built (`bf16_word`); accumulation s
     %w = te.compute "matmul_bf16_rhs" ... { ... te.yield %word : i32 }   // lo: B[k, n], hi: B[k + K/2, n]
     %c = te.compute "matmul" ... { te.yield llvmx.dot_bf16 %zero, %a, %b : f32, i32 } sum
 
-A marked MatMul (A of rank >= 2, B a 2-D matrix computed from weights alone) and a marked Gemm (B from weights
-alone; any transposes, alpha, beta, bias) take the form (`matmul_form`, `gemm_form`): A's words "matmul_bf16_lhs"
-(..., M, ceil(K/2)) per run, B's words "matmul_bf16_rhs" (ceil(K/2), N) from weights alone, so computed once at load
-time (`loop-hoist-constants`), and the sum over words of `llvmx.dot_bf16(0.0, a, b)` in float32 ("matmul"; Gemm's
-"gemm_bf16_lhs", "gemm_bf16_rhs", "gemm", then "gemm_bias" for `alpha * sum + beta * C` as the float form's).
-A MatMul of two activations (attention's), a vector A or B, and run-time K or N stay float32. Past K both sides'
-words hold 0.
+A marked MatMul (A of rank >= 2, B a 2-D matrix) and a marked Gemm (any transposes, alpha, beta, bias) take the
+form (`matmul_form`, `gemm_form`); the pass marks them where B is computed from weights alone. A's words
+"matmul_bf16_lhs" (..., M, ceil(K/2)) are computed per run, B's words "matmul_bf16_rhs" (ceil(K/2), N) from weights
+alone, so once at load time (`loop-hoist-constants`), and "matmul" sums `llvmx.dot_bf16(0.0, a, b)` over the words
+in float32 (Gemm's "gemm_bf16_lhs", "gemm_bf16_rhs", "gemm", then "gemm_bias": `alpha * sum + beta * C`).
+A MatMul of two activations (attention's: unmarked), a vector A or B, and run-time K or N stay float32. Past K
+both sides' words hold 0.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, bf16, f32, i16, i32
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph, llvm_ext, te
 from minimlc.lowering.graph.graph_bf16_products import BF16_PRODUCTS_ATTR
@@ -76,8 +76,6 @@ def matmul_form(op: graph.MatMulOp) -> list[te.ComputeOp] | None:
     lhs, rhs = graph.shape_of(op.lhs), graph.shape_of(op.rhs)
     if BF16_PRODUCTS_ATTR not in op.attributes or len(lhs) < 2 or len(rhs) != 2 or DYNAMIC_INDEX in rhs:
         return None
-    if not _from_weights(op.rhs):
-        return None
     extents = Extents(op)
     outer = [extents.at(op.lhs, axis) for axis in range(len(lhs) - 1)]
     depth, columns = rhs
@@ -93,7 +91,7 @@ def matmul_form(op: graph.MatMulOp) -> list[te.ComputeOp] | None:
 def gemm_form(op: graph.GemmOp) -> list[te.ComputeOp] | None:
     """The bfloat16 form of a marked Gemm (see the module docstring), or None where it stays float32."""
     b = graph.shape_of(op.b)
-    if BF16_PRODUCTS_ATTR not in op.attributes or DYNAMIC_INDEX in b or not _from_weights(op.b):
+    if BF16_PRODUCTS_ATTR not in op.attributes or DYNAMIC_INDEX in b:
         return None
     extents = Extents(op)
     depth, columns = (b[1], b[0]) if op.trans_b else b
@@ -152,16 +150,3 @@ def _dot_sum(tag: str, left: te.ComputeOp, right: te.ComputeOp, shape: list[Exte
         return llvm_ext.DotBF16Op(constant(0.0, f32), a, b).result
 
     return build_compute(tag, shape, product, (-(-depth // 2),), "sum")
-
-
-def _from_weights(value: SSAValue) -> bool:
-    """Whether `value` is a weight or constant, or computed (by graph ops or te computes) from those alone."""
-    owner = value.owner
-    if isinstance(owner, graph.WeightOp | graph.ConstantOp):
-        return True
-    if isinstance(owner, te.ComputeOp):
-        reads = [inner.tensor for inner in owner.walk() if isinstance(inner, te.ReadOp)]
-        return not owner.dynamic_sizes and all(_from_weights(tensor) for tensor in reads)
-    if isinstance(owner, Operation) and owner.name.startswith("graph.") and owner.operands:
-        return all(_from_weights(operand) for operand in owner.operands)
-    return False
