@@ -191,7 +191,7 @@ def test_int8_session_is_the_quantized_model() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"precision": "bf16"}, "precision must be one of 'fp32', 'int8', got 'bf16'"),
+        ({"precision": "fp16"}, "precision must be one of 'fp32', 'bf16', 'int8', got 'fp16'"),
         ({"precision": "int8"}, "precision='int8' needs calibration="),
         ({"calibration": []}, "calibration is only used with precision='int8'"),
         ({"precision": "int8", "calibration": [{"y": np.zeros((1, 4, 32), np.float32)}]}, "unknown input 'y'"),
