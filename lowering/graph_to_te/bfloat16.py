@@ -108,7 +108,7 @@ def gemm_form(op: graph.GemmOp) -> list[te.ComputeOp] | None:
         total = scaled(read_at(gemm.result, indices), alpha)
         if bias is None:
             return total
-        c = read_at(bias, broadcast_indices(graph.shape_of(bias), graph.shape_of(op.result), indices))
+        c = read_at(bias, broadcast_indices(graph.shape_of(bias), shape, indices))
         return arith.AddfOp(total, scaled(c, beta)).result
 
     return [left, right, gemm, build_compute("gemm_bias", shape, epilogue)]
