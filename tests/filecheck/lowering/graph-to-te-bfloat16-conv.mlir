@@ -92,3 +92,18 @@ func.func @float_ones(%x: tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1
 // CHECK:       te.compute "conv" {{.*}} reduce sum (%{{[0-9]+}} : 4, %{{[0-9]+}} : 1, %{{[0-9]+}} : 1) -> tensor<1x8x4x4xf32> {
 // CHECK:         arith.mulf
 // CHECK-NOT:   llvmx.dot_bf16
+
+// -----
+
+// A marked conv with a run-time batch keeps the float32 form (the bfloat16 form takes static shapes).
+func.func @run_time_batch(%x: tensor<?x4x4x4xf32>) -> tensor<?x16x4x4xf32> {
+  %w = graph.weight "w" : tensor<16x4x1x1xf32>
+  %y = graph.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, minimlc.bf16_products} : (tensor<?x4x4x4xf32>, tensor<16x4x1x1xf32>) -> tensor<?x16x4x4xf32>
+  func.return %y : tensor<?x16x4x4xf32>
+}
+
+// CHECK-LABEL: func.func @run_time_batch
+// CHECK-NOT:   llvmx.dot_bf16
+// CHECK:       te.compute "conv" {{.*}} [%{{[0-9]+}}] reduce sum (%{{[0-9]+}} : 4, %{{[0-9]+}} : 1, %{{[0-9]+}} : 1) -> tensor<?x16x4x4xf32> {
+// CHECK:         arith.mulf
+// CHECK-NOT:   llvmx.dot_bf16
