@@ -24,14 +24,22 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, llvm, vector
-from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, IntegerAttr, ModuleOp, VectorType, f32, i32
+from xdsl.dialects import arith, llvm
+from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, ModuleOp, VectorType, f32, i32
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
+from minimlc.lowering.llvm.dot_pieces import (
+    emit_joined,
+    expand_unfitted,
+    i32_splat,
+    joined_pairs,
+    piece_lanes,
+    shuffle_mask,
+)
 from minimlc.lowering.target import Target
 
 if TYPE_CHECKING:  # the emitter imports the conversion, which imports this module
@@ -42,14 +50,8 @@ BFDOT = "llvm.aarch64.neon.bfdot.v4f32.v8bf16"
 
 
 def bf16_lanes(target: Target, kind: object) -> int:
-    """f32 lanes of each intrinsic call for a dot product of type `kind` on `target` (the pieces, a power of two of
-    them, are joined pairwise), 0 if it gets the expansion."""
-    if not isinstance(kind, VectorType):
-        return 0
-    (lanes,) = kind.get_shape()
-    fits = [width for width in (16, 8, 4) if width <= target.dot_bf16_bits // 32 and lanes % width == 0]
-    pieces = lanes // fits[0] if fits else 0
-    return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
+    """f32 lanes of each intrinsic call for a dot product of type `kind` on `target`, 0 if it gets the expansion."""
+    return piece_lanes(kind, target.dot_bf16_bits // 32)  # type: ignore[arg-type]
 
 
 def bf16_intrinsic(target: Target, width: int) -> str:
@@ -59,24 +61,13 @@ def bf16_intrinsic(target: Target, width: int) -> str:
 
 def expand_bf16_dot_products(module: ModuleOp, target: Target) -> None:
     """Replace every `llvmx.dot_bf16` that `target` has no instruction for by its definition in arith ops."""
-    for op in list(module.walk()):
-        if isinstance(op, llvm_ext.DotBF16Op) and not bf16_lanes(target, op.result.type):
-            builder = Builder(InsertPoint.before(op))
-            op.result.replace_all_uses_with(bf16_dot_expansion(builder, op.acc, op.lhs, op.rhs))
-            op.detach()
-            op.erase()
+    expand_unfitted(module, llvm_ext.DotBF16Op, lambda kind: bf16_lanes(target, kind), bf16_dot_expansion)
 
 
 def bf16_dot_expansion(builder: Builder, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
     """`acc + lo(lhs) lo(rhs) + hi(lhs) hi(rhs)` in arith ops, the low value first."""
-    words = lhs.type
-
-    def constant(value: int) -> SSAValue:
-        scalar = builder.insert(arith.ConstantOp(IntegerAttr(value, i32))).result
-        return builder.insert(vector.BroadcastOp(scalar, words)).vector if isinstance(words, VectorType) else scalar
-
     floats = acc.type
-    shift, high_half = constant(16), constant(-65536)  # 0xFFFF0000
+    shift, high_half = i32_splat(builder, 16, lhs.type), i32_splat(builder, -65536, lhs.type)  # 0xFFFF0000
 
     def low(word: SSAValue) -> SSAValue:
         return builder.insert(arith.BitcastOp(builder.insert(arith.ShLIOp(word, shift)).result, floats)).result
@@ -128,18 +119,6 @@ class DotBF16Lowering(RewritePattern):
         replace_lowered(rewriter, op, new_ops, results)
 
 
-def joined_pairs(parts: list[SSAValue], new_ops: list[Operation]) -> list[SSAValue]:
-    """Concatenate neighbouring pairs of equal vectors (one shufflevector each, appended to `new_ops`)."""
-    joined: list[SSAValue] = []
-    for first, second in zip(parts[::2], parts[1::2], strict=True):
-        assert isinstance(first.type, VectorType)
-        (lanes,) = first.type.get_shape()
-        mask = DenseArrayBase.from_list(i32, list(range(2 * lanes)))
-        new_ops.append(llvm.ShuffleVectorOp(first, second, mask, VectorType(first.type.element_type, [2 * lanes])))
-        joined.append(new_ops[-1].res)
-    return joined
-
-
 def emit_bf16_dot(
     fe: FunctionEmitter,
     op: llvm_ext.DotBF16Op,
@@ -177,21 +156,3 @@ def emit_bf16_dot(
         piece = f"<{width} x float>"
         results.append((piece, call(fe, name, pieces, piece)))
     return emit_joined(fe, results)
-
-
-def emit_joined(fe: FunctionEmitter, parts: list[Value]) -> Value:
-    """`joined_pairs` as LLVM IR text, until one vector is left."""
-    while len(parts) > 1:
-        joined = []
-        for (half, first), (_, second) in zip(parts[::2], parts[1::2], strict=True):
-            lanes, element = half[1:-1].split(" x ")
-            wide = f"<{2 * int(lanes)} x {element}>"
-            mask = shuffle_mask(range(2 * int(lanes)))
-            joined.append((wide, fe.emit(f"shufflevector {half} {first}, {half} {second}, {mask}", None, wide)))
-        parts = joined
-    return parts[0]
-
-
-def shuffle_mask(values: range | list[int]) -> str:
-    """A `shufflevector` mask of `values` as LLVM IR text."""
-    return f"<{len(values)} x i32> <" + ", ".join(f"i32 {v}" for v in values) + ">"

@@ -42,11 +42,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
-    IntegerAttr,
     ModuleOp,
     VectorType,
     i8,
@@ -55,11 +54,10 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
-from minimlc.lowering.llvm.dot_bf16 import joined_pairs
+from minimlc.lowering.llvm.dot_pieces import expand_unfitted, i32_splat, joined_pairs, piece_lanes
 from minimlc.lowering.strategy.dot_product_form import takes_maddubs
 from minimlc.lowering.target import Target
 
@@ -82,13 +80,8 @@ sum of the two products of its byte pair, saturated."""
 def intrinsic_lanes(target: Target, kind: object) -> int:
     """Lanes of each `vpdpbusd` (or `vpmaddwd` pair) for a dot product of type `kind` on `target` (the pieces, a
     power of two of them, are joined pairwise), 0 if it gets the expansion."""
-    if not isinstance(kind, VectorType):
-        return 0
-    (lanes,) = kind.get_shape()
     widest = (target.dot_u8s8_bits or target.dot_u8s8_madd_bits or target.dot_u8s8_udot_bits) // 32
-    fits = [width for width in (16, 8, 4) if width <= widest and lanes % width == 0]
-    pieces = lanes // fits[0] if fits else 0
-    return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
+    return piece_lanes(kind, widest)  # type: ignore[arg-type]
 
 
 def dot_intrinsic(target: Target, width: int, lhs_bound: int = 255, rhs_bits: int = 8) -> tuple[str, bool]:
@@ -106,20 +99,12 @@ def dot_intrinsic(target: Target, width: int, lhs_bound: int = 255, rhs_bits: in
 
 def expand_dot_products(module: ModuleOp, target: Target) -> None:
     """Replace every `llvmx.dot_u8s8` that `target` has no instruction for by its definition in arith ops."""
-    for op in list(module.walk()):
-        if isinstance(op, llvm_ext.DotU8S8Op) and not intrinsic_lanes(target, op.result.type):
-            builder = Builder(InsertPoint.before(op))
-            op.result.replace_all_uses_with(dot_product_expansion(builder, op.acc, op.lhs, op.rhs))
-            op.detach()
-            op.erase()
+    expand_unfitted(module, llvm_ext.DotU8S8Op, lambda kind: intrinsic_lanes(target, kind), dot_product_expansion)
 
 
 def dot_product_expansion(builder: Builder, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
-    kind = acc.type
-
     def constant(value: int) -> SSAValue:
-        scalar = builder.insert(arith.ConstantOp(IntegerAttr(value, i32))).result
-        return builder.insert(vector.BroadcastOp(scalar, kind)).vector if isinstance(kind, VectorType) else scalar
+        return i32_splat(builder, value, acc.type)
 
     total = acc
     for byte in range(4):

@@ -21,7 +21,8 @@ from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.llvm import arith_patterns as ap
 from minimlc.lowering.llvm.conversion import addressable_memref, llvm_fastmath, static_memref, type_suffix
 from minimlc.lowering.llvm.convert_to_llvm import ALLOC_ALIGNMENT
-from minimlc.lowering.llvm.dot_bf16 import emit_bf16_dot, emit_joined, shuffle_mask
+from minimlc.lowering.llvm.dot_bf16 import emit_bf16_dot
+from minimlc.lowering.llvm.dot_pieces import emit_joined, shuffle_mask
 from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, emit_dot_piece, intrinsic_lanes
 from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Handler, Value, constant_text, global_name, undef_text
 from minimlc.lowering.llvm.emit_llvm_dialect import LLVM_HANDLERS, is_pointer

@@ -1,0 +1,85 @@
+"""What the two dot-product lowerings (`dot_product.py`: `llvmx.dot_u8s8`, `dot_bf16.py`: `llvmx.dot_bf16`) share:
+cutting a vector into the register-wide pieces one instruction takes, joining the pieces' results again (as llvm
+ops, and as LLVM IR text in the direct emitter), and replacing the dot products no instruction takes by their
+definition in arith ops.
+
+    piece_lanes(VectorType(i32, [32]), widest=16)   # 16: two pieces
+    piece_lanes(VectorType(i32, [24]), widest=16)   # 8: three pieces, no power of two: 0, the expansion
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, llvm, vector
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, VectorType, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.rewriter import InsertPoint
+
+if TYPE_CHECKING:  # the emitter imports the conversion, which imports this module
+    from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Value
+
+
+def piece_lanes(kind: Attribute, widest: int) -> int:
+    """Lanes of each piece of a dot product of type `kind` whose instruction takes at most `widest` lanes (16, 8 or 4
+    of them, dividing the vector into a power of two of pieces, joined pairwise), 0 if it gets the expansion."""
+    if not isinstance(kind, VectorType):
+        return 0
+    (lanes,) = kind.get_shape()
+    fits = [width for width in (16, 8, 4) if width <= widest and lanes % width == 0]
+    pieces = lanes // fits[0] if fits else 0
+    return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
+
+
+def expand_unfitted(
+    module: ModuleOp,
+    kind: type[Operation],
+    lanes: Callable[[Attribute], int],
+    expansion: Callable[[Builder, SSAValue, SSAValue, SSAValue], SSAValue],
+) -> None:
+    """Replace every op of `kind` (a dot product: accumulator, two operands) whose type no instruction takes
+    (`lanes(type)` 0) by its `expansion` in arith ops."""
+    for op in list(module.walk()):
+        if isinstance(op, kind) and not lanes(op.results[0].type):
+            builder = Builder(InsertPoint.before(op))
+            op.results[0].replace_all_uses_with(expansion(builder, *op.operands))
+            op.detach()
+            op.erase()
+
+
+def i32_splat(builder: Builder, value: int, like: Attribute) -> SSAValue:
+    """The i32 constant `value`, broadcast to a vector where `like` is one."""
+    scalar = builder.insert(arith.ConstantOp(IntegerAttr(value, i32))).result
+    return builder.insert(vector.BroadcastOp(scalar, like)).vector if isinstance(like, VectorType) else scalar
+
+
+def joined_pairs(parts: list[SSAValue], new_ops: list[Operation]) -> list[SSAValue]:
+    """Concatenate neighbouring pairs of equal vectors (one shufflevector each, appended to `new_ops`)."""
+    joined: list[SSAValue] = []
+    for first, second in zip(parts[::2], parts[1::2], strict=True):
+        assert isinstance(first.type, VectorType)
+        (lanes,) = first.type.get_shape()
+        mask = DenseArrayBase.from_list(i32, list(range(2 * lanes)))
+        new_ops.append(llvm.ShuffleVectorOp(first, second, mask, VectorType(first.type.element_type, [2 * lanes])))
+        joined.append(new_ops[-1].res)
+    return joined
+
+
+def emit_joined(fe: FunctionEmitter, parts: list[Value]) -> Value:
+    """`joined_pairs` as LLVM IR text, until one vector is left."""
+    while len(parts) > 1:
+        joined = []
+        for (half, first), (_, second) in zip(parts[::2], parts[1::2], strict=True):
+            lanes, element = half[1:-1].split(" x ")
+            wide = f"<{2 * int(lanes)} x {element}>"
+            mask = shuffle_mask(range(2 * int(lanes)))
+            joined.append((wide, fe.emit(f"shufflevector {half} {first}, {half} {second}, {mask}", None, wide)))
+        parts = joined
+    return parts[0]
+
+
+def shuffle_mask(values: range | list[int]) -> str:
+    """A `shufflevector` mask of `values` as LLVM IR text."""
+    return f"<{len(values)} x i32> <" + ", ".join(f"i32 {v}" for v in values) + ">"
