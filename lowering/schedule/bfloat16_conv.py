@@ -19,24 +19,17 @@ input channels. Where the target's vectors are wider than the dot product's (neo
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import ModuleOp
 
-from minimlc.dialects import llvm_ext
+from minimlc.lowering.schedule.bfloat16_gemm import bf16_product, bf16_target, bf16_workload
 from minimlc.lowering.schedule.conv import CONV, ConvWorkload, conv_workload
 from minimlc.lowering.schedule.integer_gemm import IntegerWorkload
-from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
+from minimlc.lowering.schedule.kernel_analysis import accumulator_of
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
-
-
-def bf16_target(target: Target) -> Target:
-    """`target` as the bfloat16 dot product's schedule sees it: vectors of `dot_bf16_bits` (the target's own where
-    it has no such instruction)."""
-    return dataclasses.replace(target, vector_bits=target.dot_bf16_bits or target.vector_bits)
 
 
 @dataclass(frozen=True)
@@ -48,24 +41,16 @@ class BF16ConvRule:
     name: str = "bfloat16_conv"
 
     def match(self, module: ModuleOp, kernel: func.FuncOp, target: Target) -> IntegerWorkload[ConvWorkload] | None:
+        found = bf16_product(kernel)
         accumulator = accumulator_of(kernel)
-        if accumulator is None:
+        if found is None or accumulator is None or not target.dot_bf16_bits:
             return None
-        updates = updates_of(kernel, accumulator, (arith.AddfOp,))
-        if len(updates) != 1:
-            return None
-        product = next((v.owner for v in updates[0].operands if isinstance(v.owner, llvm_ext.DotBF16Op)), None)
-        if product is None:
-            return None
+        _, product = found
         reads = [product.lhs.owner, product.rhs.owner]
         if not all(isinstance(read, memref.LoadOp) for read in reads):
             return None
-        tiled = bf16_target(target)
-        shape = conv_workload(module, kernel, tiled, accumulator, reads)
-        if shape is None:
-            return None
-        pieces = tiled.vector_lanes if target.vector_lanes > tiled.vector_lanes else 0
-        return IntegerWorkload(shape, tiled, pieces)
+        shape = conv_workload(module, kernel, bf16_target(target), accumulator, reads)
+        return None if shape is None else bf16_workload(shape, target)
 
     def space(self, workload: IntegerWorkload[ConvWorkload], target: Target) -> Space:
         return CONV.space(workload.shape, workload.target)

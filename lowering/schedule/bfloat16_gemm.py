@@ -9,14 +9,14 @@ reads, A's indexed by the row loop `i` and the word loop `k`, B's by `k` and the
 Same space, default and schedule as the float GEMM (`GEMM.space`, `GEMM.default`, `GEMM.apply`), on the dot
 product's own vectors (`bf16_target`): `Target.dot_bf16_bits` (x86: 16 f32 lanes with AVX-512, one `vdpbf16ps` per
 vector of the `mr x nr` tile; AArch64: 4 lanes, NEON's `bfdot`, in pieces where SVE's vectors are wider:
-`in_pieces`, for the loops of dot products: the zeroing of the output, where there is one, is not cut, and with one
-depth block there is none to cut). No `split_k`: the GEMV split is measured on float32 sums only.
+`in_pieces`). No `split_k`: the GEMV split is measured on float32 sums only.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TypeVar
 
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
@@ -28,17 +28,19 @@ from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
 from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
 
+Shape = TypeVar("Shape")
+
 
 def bf16_target(target: Target) -> Target:
     """`target` as the bfloat16 layout's schedule sees it: vectors of `dot_bf16_bits` (all of `target`'s on x86)."""
     return dataclasses.replace(target, vector_bits=target.dot_bf16_bits)
 
 
-def bf16_workload(shape: GemmWorkload, target: Target) -> IntegerWorkload[GemmWorkload]:
-    """The workload of a bfloat16 GEMM on `target`: tiled for `bf16_target`, in pieces where the target's vectors are
-    wider than the dot product's (SVE)."""
+def bf16_workload(shape: Shape, target: Target) -> IntegerWorkload[Shape]:
+    """The workload of a bfloat16 kernel (GEMM, convolution) on `target`: tiled for `bf16_target`, in pieces where
+    the target's vectors are wider than the dot product's (SVE)."""
     pieces = target.dot_bf16_bits // 32 if target.vector_bits > target.dot_bf16_bits else 0
-    return IntegerWorkload(dataclasses.replace(shape, float_sum=False), bf16_target(target), pieces)
+    return IntegerWorkload(shape, bf16_target(target), pieces)
 
 
 def bf16_product(kernel: func.FuncOp) -> tuple[arith.AddfOp, llvm_ext.DotBF16Op] | None:
@@ -64,7 +66,7 @@ class BF16GemmRule:
         if found is None or not target.dot_bf16_bits:
             return None
         shape = gemm_workload(module, kernel, *found)
-        return None if shape is None else bf16_workload(shape, target)
+        return None if shape is None else bf16_workload(dataclasses.replace(shape, float_sum=False), target)
 
     def space(self, workload: IntegerWorkload[GemmWorkload], target: Target) -> Space:
         return GEMM.space(workload.shape, workload.target)
@@ -73,8 +75,7 @@ class BF16GemmRule:
         return GEMM.default(workload.shape, workload.target)
 
     def apply(self, workload: IntegerWorkload[GemmWorkload], config: Config) -> list[str]:
-        steps = GEMM.apply(workload.shape, config)
-        return [step for step in workload.steps(steps) if step in steps or "_init" not in step]
+        return workload.steps(GEMM.apply(workload.shape, config))
 
 
 BF16_GEMM = BF16GemmRule()

@@ -61,12 +61,16 @@ def in_pieces(steps: list[str], lanes: int) -> list[str]:
         loop-vectorize{kernel=K loop=f_i}, loop-cache-write{kernel=K loop=w_o fill=true}
         // is followed by
         loop-split{kernel=K loop=f_i factor=4}, loop-unroll{kernel=K loop=f_i_o}, loop-vectorize{kernel=K loop=f_i_i}
+
+    The output's zeroing loop (`..._init_...`) holds no dot product and stays whole; with one depth block the
+    cache-write's fill has replaced it, and a step naming it would fail the whole schedule.
     """
     pieces, vectorized = [], []
     for step in steps:
         pieces.append(step)
         if found := re.fullmatch(r"loop-vectorize\{kernel=(\S+) loop=(\S+)\}", step):
-            vectorized.append(found.groups())
+            if "_init" not in found[2]:
+                vectorized.append(found.groups())
         elif step.startswith("loop-cache-write{"):
             for kernel, loop in vectorized:
                 pieces += [

@@ -1,10 +1,14 @@
-"""bfloat16 MatMul and Gemm (`--precision bf16`, issue #50): models built by `minimlc build --precision bf16` for
+"""bfloat16 MatMul, Gemm and Conv (`--precision bf16`, issue #50): models built by `minimlc build --precision bf16` for
 AArch64 with BF16 (neoverse-v1's 256-bit SVE, run under `qemu-aarch64 -cpu max,sve256=on`; `-mattr=+bf16` on
 NEON), linked with examples/c/main.c and run under qemu, against a float64 numpy product of the operands rounded
 to bfloat16 (to nearest even). Measured: at most 2.5e-7 of max |out| off it (float32 sums), and 1.6e-3 to 2.9e-3 off
 the product of the unrounded operands, which the test requires (above 1e-4): the operands were rounded. Those cases
 skip without the cross compiler or qemu (Debian: gcc-aarch64-linux-gnu, qemu-user); a target without a bfloat16 dot
-product (znver3, pinned) refuses the precision in one line."""
+product (znver3, pinned) refuses the precision in one line.
+
+The convolutions (`graph_to_te/bfloat16_conv.py`): 3x3 of stride 1 and 2 with padding, a 1x1 one, an odd channel
+count (5), biases, and a 1x1 convolution reading a ReLU of a bfloat16 one (the channels-last chain), built for
+neoverse-v1; measured under 1e-7 of the rounded reference, 1.5e-3 to 4e-3 off the unrounded one."""
 
 from __future__ import annotations
 
@@ -85,9 +89,9 @@ def _model(
 
 def run_bf16_build(
     model: onnx.ModelProto, feeds: dict[str, np.ndarray], target: str, opt_level: int, folder: Path
-) -> np.ndarray:
-    """`model` built with bfloat16 products for `target` by `minimlc build`, run under qemu on `feeds`: its one
-    output, as main.c prints it (%.9g: every float32 exactly); checks that a neoverse-v1 library built at O3 holds
+) -> list[np.ndarray]:
+    """`model` built with bfloat16 products for `target` by `minimlc build`, run under qemu on `feeds`: its outputs
+    (flat), as main.c prints them (%.9g: every float32 exactly); checks that a neoverse-v1 library built at O3 holds
     `bfdot`."""
     onnx.save(model, folder / "model.onnx")
     library = folder / "libmodel.so"
@@ -112,7 +116,7 @@ def run_bf16_build(
         [*qemu, str(executable), str(folder / "libmodel.weights"), *paths],
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
-    return np.array(result.stdout.split("output ")[1].split()[2:], dtype=np.float64)
+    return [np.array(chunk.split()[2:], dtype=np.float64) for chunk in result.stdout.split("output ")[1:]]
 
 
 @needs_qemu
@@ -123,7 +127,7 @@ def test_bf16_build_runs_under_qemu_as_the_rounded_product(
 ) -> None:
     assert callable(build)
     model, feeds, rounded, exact = build(np.random.default_rng(7))
-    output = run_bf16_build(model, feeds, target, opt_level, tmp_path)
+    (output,) = run_bf16_build(model, feeds, target, opt_level, tmp_path)
     peak = np.abs(rounded).max()
     assert np.abs(output - rounded.ravel()).max() / peak <= TOLERANCE
     assert np.abs(output - exact.ravel()).max() / peak > 1e-4  # the operands were rounded to bfloat16
@@ -134,3 +138,72 @@ def test_bf16_refused_on_a_target_without_a_bf16_dot_product(opt_level: int) -> 
     refusal = "precision='bf16': target 'znver3' has no bfloat16 dot product (x86: avx512bf16; AArch64: bf16)"
     with pytest.raises(ValueError, match=f"^{re.escape(refusal)}$"):
         InferenceSession(model, target="znver3", precision="bf16")
+
+
+CONVS = {
+    "a": ("x", (16, 5, 3, 3), {"pads": [1, 1, 1, 1]}, True),
+    "b": ("x", (16, 5, 3, 3), {"pads": [1, 1, 1, 1], "strides": [2, 2]}, False),
+    "c": ("x", (16, 5, 1, 1), {}, True),
+    "d": ("r", (16, 16, 1, 1), {}, True),
+}
+"""Output name -> (input, weight shape, Conv attributes, whether it has a bias); "r" is ReLU(a)."""
+
+
+def conv(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, strides: list[int], pads: list[int]) -> np.ndarray:
+    """Float64 NCHW convolution, group 1."""
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    f, _, kh, kw = w.shape
+    rows, columns = (x.shape[2] - kh) // strides[0] + 1, (x.shape[3] - kw) // strides[1] + 1
+    out = np.zeros((x.shape[0], f, rows, columns))
+    for i in range(kh):
+        for j in range(kw):
+            window = x[:, :, i : i + strides[0] * rows : strides[0], j : j + strides[1] * columns : strides[1]]
+            out += np.einsum("nchw,fc->nfhw", window, w[:, :, i, j])
+    return out if bias is None else out + bias[None, :, None, None]
+
+
+def convs_model(rng: np.random.Generator) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """The model of `CONVS` over x (1, 5, 8, 8), and its weights and biases by name."""
+    weights: dict[str, np.ndarray] = {}
+    nodes, outputs = [], []
+    for name, (source, shape, attributes, biased) in CONVS.items():
+        weights[f"{name}.w"] = rng.standard_normal(shape).astype(np.float32)
+        if biased:
+            weights[f"{name}.b"] = rng.standard_normal(shape[0]).astype(np.float32)
+        operands = [source, f"{name}.w", *([f"{name}.b"] if biased else [])]
+        nodes.append(helper.make_node("Conv", operands, [name], **attributes))
+        if name == "a":
+            nodes.append(helper.make_node("Relu", ["a"], ["r"]))
+        outputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, None))
+    initializers = [numpy_helper.from_array(value, name) for name, value in weights.items()]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 5, 8, 8])]
+    graph = helper.make_graph(nodes, "convs", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return onnx.shape_inference.infer_shapes(model), weights
+
+
+@needs_qemu
+def test_bfloat16_convolutions_match_a_float64_reference_of_rounded_operands(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    model, weights = convs_model(rng)
+    x = rng.standard_normal((1, 5, 8, 8)).astype(np.float32)
+    printed = run_bf16_build(model, {"x": x}, TARGETS[0], 3, tmp_path)
+    got = dict(zip(CONVS, printed, strict=True))
+    sources = {"x": x, "r": np.maximum(got["a"].reshape(1, 16, 8, 8), 0)}  # d reads the build's own ReLU(a)
+    for name, (source, _, attributes, biased) in CONVS.items():
+        strides, pads = attributes.get("strides", [1, 1]), attributes.get("pads", [0, 0, 0, 0])
+        bias = weights[f"{name}.b"].astype(np.float64) if biased else None
+        rounded = conv(
+            bf16_rounded(sources[source]).astype(np.float64),
+            bf16_rounded(weights[f"{name}.w"]).astype(np.float64),
+            bias,
+            strides,
+            pads,
+        ).ravel()
+        exact = conv(sources[source].astype(np.float64), weights[f"{name}.w"], bias, strides, pads).ravel()
+        scale = float(np.abs(rounded).max())
+        error = float(np.abs(got[name] - rounded).max()) / scale
+        unrounded = float(np.abs(got[name] - exact).max()) / scale
+        print(f"conv {name}: max |build - rounded reference| / max {error:.1e}; unrounded reference {unrounded:.1e}")
+        assert error < TOLERANCE
+        assert unrounded > 10 * TOLERANCE
