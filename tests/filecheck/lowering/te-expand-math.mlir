@@ -88,3 +88,40 @@ func.func @erf(%x: tensor<64xf32>, %y: tensor<64xf64>) -> (tensor<64xf32>, tenso
 // CHECK:         %d = te.compute "erf64" (%i_1) -> tensor<64xf64> {
 // CHECK-NEXT:      %v_1 = te.read %y[%i_1] : tensor<64xf64>
 // CHECK-NEXT:      %w_1 = math.erf %v_1 : f64
+
+// -----
+
+// A power to a constant 0.75 (LRN's beta): `sqrt(b) * sqrt(sqrt(b))` of the base taken as `x + 0.0` with -inf as
+// +inf (`pow`'s values at -0 and -inf); 0.5 is one root, 0.25 two. Another exponent (or one read from a tensor)
+// keeps `math.powf`.
+func.func @quarter_powers(%x: tensor<64xf32>, %e: tensor<f32>) -> tensor<64xf32> {
+  %p = te.compute "pow" (%i) -> tensor<64xf32> {
+    %v = te.read %x[%i] : tensor<64xf32>
+    %three_quarters = arith.constant 7.500000e-01 : f32
+    %a = math.powf %v, %three_quarters : f32
+    %half = arith.constant 5.000000e-01 : f32
+    %b = math.powf %a, %half : f32
+    %third = arith.constant 0.333333343 : f32
+    %c = math.powf %b, %third : f32
+    %w = te.read %e[] : tensor<f32>
+    %d = math.powf %c, %w : f32
+    te.yield %d : f32
+  }
+  func.return %p : tensor<64xf32>
+}
+
+// CHECK-LABEL: func.func @quarter_powers(
+// CHECK:           %v = te.read %x[%i] : tensor<64xf32>
+// CHECK:           %[[MINF:.*]] = arith.constant 0xff800000 : f32
+// CHECK-NEXT:      %[[IS_MINF:.*]] = arith.cmpf oeq, %v, %[[MINF]] : f32
+// CHECK-NEXT:      %[[INF:.*]] = arith.constant 0x7f800000 : f32
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:      %[[PLUS:.*]] = arith.addf %v, %[[ZERO]] : f32
+// CHECK-NEXT:      %[[BASE:.*]] = arith.select %[[IS_MINF]], %[[INF]], %[[PLUS]] : f32
+// CHECK-NEXT:      %[[ROOT:.*]] = math.sqrt %[[BASE]] : f32
+// CHECK-NEXT:      %[[FOURTH:.*]] = math.sqrt %[[ROOT]] : f32
+// CHECK-NEXT:      %[[A:.*]] = arith.mulf %[[ROOT]], %[[FOURTH]] : f32
+// CHECK:           %[[B:.*]] = math.sqrt %{{.*}} : f32
+// CHECK-NOT:       math.sqrt
+// CHECK:           %[[C:.*]] = math.powf %[[B]], %third : f32
+// CHECK:           %{{.*}} = math.powf %[[C]], %w : f32
