@@ -143,6 +143,28 @@ def test_quantization_commands_run(tmp_path: Path) -> None:
     assert re.search(r"top-1 agreement: \d+/16", result.stdout), result.stdout
 
 
+def test_bfloat16_commands_run(tmp_path: Path) -> None:
+    """The bfloat16 block as written: the MLP built with bfloat16 products for AArch64 with BF16 runs under qemu, its
+    logits within 2e-2 of max |logit| of the float32 build's on the same (main.c's) input."""
+    needed = ["aarch64-linux-gnu-gcc", "qemu-aarch64"]
+    if missing := [tool for tool in needed if shutil.which(tool) is None]:
+        pytest.skip(f"not installed: {', '.join(missing)} (CI installs them)")
+    (tmp_path / "examples" / "c").mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "c" / "main.c", tmp_path / "examples" / "c" / "main.c")
+    result = _run_block("--precision bf16 --target", tmp_path)
+    assert result.returncode == 0, result.stderr
+    listing = subprocess.run(["aarch64-linux-gnu-objdump", "-d", str(tmp_path / "bf16" / "libmodel.so")],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "\tbfdot\t" in listing
+    float_block = _run_block("qemu-aarch64 -L", tmp_path)  # the "Other CPUs" block: the float32 AArch64 build
+    assert float_block.returncode == 0, float_block.stderr
+    bf16 = np.array(result.stdout.split("output logits")[1].split()[1:], float)
+    float32 = np.array(float_block.stdout.split("output logits")[1].split()[1:], float)
+    assert bf16.shape == float32.shape == (10,)
+    assert np.abs(bf16 - float32).max() <= 2e-2 * np.abs(float32).max()
+    assert not np.array_equal(bf16, float32)  # the products were rounded to bfloat16
+
+
 def test_other_cpus_commands_run(tmp_path: Path) -> None:
     """The "Other CPUs" block as written (its `examples/c/main.c` copied beside the model)."""
     needed = ["aarch64-linux-gnu-gcc", "riscv64-linux-gnu-gcc", "qemu-aarch64", "qemu-riscv64"]
@@ -150,7 +172,7 @@ def test_other_cpus_commands_run(tmp_path: Path) -> None:
         pytest.skip(f"not installed: {', '.join(missing)} (CI installs them)")
     (tmp_path / "examples" / "c").mkdir(parents=True)
     shutil.copy(ROOT / "examples" / "c" / "main.c", tmp_path / "examples" / "c" / "main.c")
-    result = _run_block("qemu-aarch64", tmp_path)
+    result = _run_block("qemu-aarch64 -L", tmp_path)
     assert result.returncode == 0, result.stderr
     aarch64, riscv64 = (np.array(text.split()[1:], float) for text in result.stdout.split("output logits")[1:])
     assert aarch64.shape == riscv64.shape == (10,)
