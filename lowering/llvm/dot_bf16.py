@@ -25,20 +25,21 @@ from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import BFloat16Type, DenseArrayBase, ModuleOp, VectorType, f32, i32
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import BFloat16Type, ModuleOp, VectorType, f32
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
-from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
 from minimlc.lowering.llvm.dot_pieces import (
+    emit_expanded,
     emit_joined,
+    emit_split_pieces,
     expand_unfitted,
     i32_splat,
     joined_pairs,
     piece_lanes,
-    shuffle_mask,
+    split_pieces,
 )
 from minimlc.lowering.target import Target
 
@@ -94,25 +95,13 @@ class DotBF16Lowering(RewritePattern):
         width = bf16_lanes(self.target, kind)
         assert isinstance(kind, VectorType), "expand_bf16_dot_products leaves only vector dot products"
         assert width, "expand_bf16_dot_products leaves only register-wide dot products"
-        (lanes,) = kind.get_shape()
         intrinsic = bf16_intrinsic(self.target, width)
         operands = [as_llvm(rewriter, value) for value in op.operands]
         new_ops: list[Operation] = []
+        pairs = VectorType(BFloat16Type(), [2 * width])
         results: list[SSAValue] = []
-        for start in range(0, lanes, width):
-            pieces: list[SSAValue] = []
-            for value in operands:
-                if width != lanes:
-                    assert isinstance(value.type, VectorType)
-                    piece = VectorType(value.type.element_type, [width])
-                    mask = DenseArrayBase.from_list(i32, list(range(start, start + width)))
-                    new_ops.append(llvm.ShuffleVectorOp(value, value, mask, piece))
-                    value = new_ops[-1].res
-                if pieces:  # the words as the bfloat16 pairs they hold; the accumulator stays f32
-                    new_ops.append(llvm.BitcastOp(value, VectorType(BFloat16Type(), [2 * width])))
-                    value = new_ops[-1].results[0]
-                pieces.append(value)
-            new_ops.append(llvm.CallIntrinsicOp(intrinsic, pieces, [VectorType(f32, [width])]))
+        for piece in split_pieces(operands, width, new_ops, lambda position: pairs if position else None):
+            new_ops.append(llvm.CallIntrinsicOp(intrinsic, piece, [VectorType(f32, [width])]))
             results.append(new_ops[-1].results[0])
         while len(results) > 1:
             results = joined_pairs(results, new_ops)
@@ -129,30 +118,11 @@ def emit_bf16_dot(
     args, result)` emits an intrinsic call, `emit_op` any other op."""
     kind = op.result.type
     width = bf16_lanes(fe.module.target, kind)
-    if not width:  # the expansion's arith ops, built in a block of their own and emitted like any others
-        scratch = Block()
-        total = bf16_dot_expansion(Builder(InsertPoint.at_end(scratch)), op.acc, op.lhs, op.rhs)
-        for inner in scratch.ops:
-            emit_op(fe, inner)
-        value = fe.values[total]
-        for inner in reversed(list(scratch.ops)):
-            inner.detach()
-            inner.erase()  # drops their uses of the operands
-        return value
-    assert isinstance(kind, VectorType)
-    (lanes,) = kind.get_shape()
+    if not width:
+        return emit_expanded(fe, op, bf16_dot_expansion, emit_op)
     name = bf16_intrinsic(fe.module.target, width)
-    results: list[Value] = []
-    for start in range(0, lanes, width):
-        pieces: list[Value] = []
-        for element, (whole, ref) in zip(("float", "i32", "i32"), (fe.values[v] for v in op.operands), strict=True):
-            piece = f"<{width} x {element}>"
-            shuffle = f"shufflevector {whole} {ref}, {whole} {ref}, {shuffle_mask(range(start, start + width))}"
-            value = (whole, ref) if width == lanes else (piece, fe.emit(shuffle, None, piece))
-            if pieces:
-                pairs = f"<{2 * width} x bfloat>"
-                value = (pairs, fe.emit(f"bitcast {value[0]} {value[1]} to {pairs}", None, pairs))
-            pieces.append(value)
-        piece = f"<{width} x float>"
-        results.append((piece, call(fe, name, pieces, piece)))
+    pairs, piece = f"<{2 * width} x bfloat>", f"<{width} x float>"
+    operands = [fe.values[v] for v in op.operands]
+    pieces = emit_split_pieces(fe, operands, width, lambda position: pairs if position else None)
+    results = [(piece, call(fe, name, parts, piece)) for parts in pieces]
     return emit_joined(fe, results)

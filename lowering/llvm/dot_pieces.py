@@ -9,13 +9,13 @@ definition in arith ops.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, VectorType, i32
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 
 if TYPE_CHECKING:  # the emitter imports the conversion, which imports this module
@@ -47,6 +47,71 @@ def expand_unfitted(
             op.results[0].replace_all_uses_with(expansion(builder, *op.operands))
             op.detach()
             op.erase()
+
+
+def split_pieces(
+    operands: list[SSAValue], width: int, new_ops: list[Operation], recast: Callable[[int], Attribute | None]
+) -> Iterator[list[SSAValue]]:
+    """The operands of each `width`-lane piece, in order: lanes `[start, start + width)` of every operand (one
+    shufflevector where the vector is wider), then bitcast to `recast(position)` where that gives a type (the words
+    as the values the instruction takes); the ops appended to `new_ops` piece by piece, as the caller takes them, so
+    that each piece's instruction follows its operands."""
+    kind = operands[0].type
+    assert isinstance(kind, VectorType)
+    (lanes,) = kind.get_shape()
+    for start in range(0, lanes, width):
+        piece: list[SSAValue] = []
+        for position, value in enumerate(operands):
+            if width != lanes:
+                assert isinstance(value.type, VectorType)
+                mask = DenseArrayBase.from_list(i32, list(range(start, start + width)))
+                new_ops.append(llvm.ShuffleVectorOp(value, value, mask, VectorType(value.type.element_type, [width])))
+                value = new_ops[-1].res
+            if (as_type := recast(position)) is not None:
+                new_ops.append(llvm.BitcastOp(value, as_type))
+                value = new_ops[-1].results[0]
+            piece.append(value)
+        yield piece
+
+
+def emit_split_pieces(
+    fe: FunctionEmitter, operands: list[Value], width: int, recast: Callable[[int], str | None]
+) -> Iterator[list[Value]]:
+    """`split_pieces` as LLVM IR text (`recast` gives LLVM type names), in the same order."""
+    lanes = int(operands[0][0][1:].split(" ", 1)[0])
+    for start in range(0, lanes, width):
+        mask = shuffle_mask(range(start, start + width))
+        piece: list[Value] = []
+        for position, (whole, ref) in enumerate(operands):
+            part = f"<{width} x {whole[1:-1].split(' x ')[1]}>"
+            value = (
+                (whole, ref)
+                if width == lanes
+                else (part, fe.emit(f"shufflevector {whole} {ref}, {whole} {ref}, {mask}", None, part))
+            )
+            if (as_type := recast(position)) is not None:
+                value = (as_type, fe.emit(f"bitcast {value[0]} {value[1]} to {as_type}", None, as_type))
+            piece.append(value)
+        yield piece
+
+
+def emit_expanded(
+    fe: FunctionEmitter,
+    op: Operation,
+    expansion: Callable[[Builder, SSAValue, SSAValue, SSAValue], SSAValue],
+    emit_op: Callable[[FunctionEmitter, Operation], None],
+) -> Value:
+    """`op`'s `expansion` as LLVM IR text: its arith ops built in a block of their own, emitted like any others, and
+    erased again (the module is left as it was)."""
+    scratch = Block()
+    total = expansion(Builder(InsertPoint.at_end(scratch)), *op.operands)
+    for inner in scratch.ops:
+        emit_op(fe, inner)
+    value = fe.values[total]
+    for inner in reversed(list(scratch.ops)):
+        inner.detach()
+        inner.erase()  # drops their uses of the operands
+    return value
 
 
 def i32_splat(builder: Builder, value: int, like: Attribute) -> SSAValue:

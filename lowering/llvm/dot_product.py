@@ -44,7 +44,6 @@ from typing import TYPE_CHECKING
 from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     ModuleOp,
     VectorType,
@@ -57,7 +56,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
-from minimlc.lowering.llvm.dot_pieces import expand_unfitted, i32_splat, joined_pairs, piece_lanes
+from minimlc.lowering.llvm.dot_pieces import expand_unfitted, i32_splat, joined_pairs, piece_lanes, split_pieces
 from minimlc.lowering.strategy.dot_product_form import takes_maddubs
 from minimlc.lowering.target import Target
 
@@ -129,23 +128,13 @@ class DotU8S8Lowering(RewritePattern):
         width = intrinsic_lanes(self.target, kind)
         assert isinstance(kind, VectorType), "expand_dot_products leaves only vector dot products"
         assert width, "expand_dot_products leaves only register-wide dot products"
-        (lanes,) = kind.get_shape()
         piece = VectorType(i32, [width])
         intrinsic, as_bytes = dot_intrinsic(self.target, width, op.lhs_bound, op.rhs_width)
         operands = [as_llvm(rewriter, value) for value in op.operands]
         new_ops: list[Operation] = []
         results: list[SSAValue] = []
-        for start in range(0, lanes, width):
-            pieces: list[SSAValue] = []
-            for value in operands:
-                if width != lanes:
-                    mask = DenseArrayBase.from_list(i32, list(range(start, start + width)))
-                    new_ops.append(llvm.ShuffleVectorOp(value, value, mask, piece))
-                    value = new_ops[-1].res
-                if as_bytes and pieces:  # the accumulator stays i32 words
-                    new_ops.append(llvm.BitcastOp(value, VectorType(i8, [4 * width])))
-                    value = new_ops[-1].results[0]
-                pieces.append(value)
+        as_i8 = VectorType(i8, [4 * width])  # `usdot` takes the bytes; the accumulator stays i32 words
+        for pieces in split_pieces(operands, width, new_ops, lambda position: as_i8 if as_bytes and position else None):
             if intrinsic in MADD_INTRINSICS.values():
                 new_ops += madd_dot_product(intrinsic, width, *pieces)
             elif intrinsic in MADDUBS_INTRINSICS.values():

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.builder import Builder
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, vector
 from xdsl.dialects.builtin import MemRefType, NoneAttr, VectorType
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
-from xdsl.rewriter import InsertPoint
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
@@ -22,7 +20,7 @@ from minimlc.lowering.llvm import arith_patterns as ap
 from minimlc.lowering.llvm.conversion import addressable_memref, llvm_fastmath, static_memref, type_suffix
 from minimlc.lowering.llvm.convert_to_llvm import ALLOC_ALIGNMENT
 from minimlc.lowering.llvm.dot_bf16 import emit_bf16_dot
-from minimlc.lowering.llvm.dot_pieces import emit_joined, shuffle_mask
+from minimlc.lowering.llvm.dot_pieces import emit_expanded, emit_joined, emit_split_pieces, shuffle_mask
 from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, emit_dot_piece, intrinsic_lanes
 from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Handler, Value, constant_text, global_name, undef_text
 from minimlc.lowering.llvm.emit_llvm_dialect import LLVM_HANDLERS, is_pointer
@@ -396,39 +394,25 @@ def _dot_u8s8(fe: FunctionEmitter, op: Operation) -> None:
     assert isinstance(op, llvm_ext.DotU8S8Op)
     kind = op.result.type
     width = intrinsic_lanes(fe.module.target, kind)
-    if not width:  # `expand_dot_products`: arith ops, built in a block of their own and emitted like any others
-        scratch = Block()
-        total = dot_product_expansion(Builder(InsertPoint.at_end(scratch)), op.acc, op.lhs, op.rhs)
-        for inner in scratch.ops:
-            HANDLERS[type(inner)](fe, inner)
-        fe.values[op.result] = fe.values[total]
-        for inner in reversed(list(scratch.ops)):
-            inner.detach()
-            inner.erase()  # drops their uses of the operands
+    if not width:
+        fe.values[op.result] = emit_expanded(fe, op, dot_product_expansion, _emit)
         return
-    assert isinstance(kind, VectorType), "only vector dot products fill registers"
-    (lanes,) = kind.get_shape()
-    piece = f"<{width} x i32>"
     name, as_bytes = dot_intrinsic(fe.module.target, width, op.lhs_bound, op.rhs_width)
+    as_i8 = f"<{4 * width} x i8>"  # `usdot` takes the bytes; the accumulator stays i32 words
     operands = [fe.values[v] for v in op.operands]
-    results: list[Value] = []
-    for start in range(0, lanes, width):
-        pieces: list[Value] = []
-        mask, as_i8 = shuffle_mask(list(range(start, start + width))), f"<{4 * width} x i8>"
-        for whole, ref in operands:
-            shuffle = f"shufflevector {whole} {ref}, {whole} {ref}, {mask}"
-            value = (whole, ref) if width == lanes else (piece, fe.emit(shuffle, None, piece))
-            if as_bytes and pieces:  # `usdot` takes the bytes; the accumulator stays i32 words
-                value = (as_i8, fe.emit(f"bitcast {value[0]} {value[1]} to {as_i8}", None, as_i8))
-            pieces.append(value)
-        results.append(emit_dot_piece(fe, name, width, pieces, _call_intrinsic))
+    pieces = emit_split_pieces(fe, operands, width, lambda position: as_i8 if as_bytes and position else None)
+    results = [emit_dot_piece(fe, name, width, piece, _call_intrinsic) for piece in pieces]
     fe.values[op.result] = emit_joined(fe, results)
 
 
 def _dot_bf16(fe: FunctionEmitter, op: Operation) -> None:
     """`dot_bf16.DotBF16Lowering`: one `vdpbf16ps` (`bfdot`) per register-wide piece, joined."""
     assert isinstance(op, llvm_ext.DotBF16Op)
-    fe.values[op.result] = emit_bf16_dot(fe, op, _call_intrinsic, lambda fe, inner: HANDLERS[type(inner)](fe, inner))
+    fe.values[op.result] = emit_bf16_dot(fe, op, _call_intrinsic, _emit)
+
+
+def _emit(fe: FunctionEmitter, op: Operation) -> None:
+    HANDLERS[type(op)](fe, op)
 
 
 def _llvm_store(fe: FunctionEmitter, op: Operation) -> None:
