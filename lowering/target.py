@@ -200,7 +200,7 @@ class Target:
         if self.arch != host_arch():
             return [self.arch]
         host = _host_features()
-        needed = (*self.required_features, *self.aarch64_kernel_features)
+        needed = dict.fromkeys((*self.required_features, *self.aarch64_kernel_features))  # `-mattr=+F` names F twice
         missing = [feature for feature in needed if not host.get(feature)]
         if self.sve_bits and not missing and (length := host_sve_bits()) != self.sve_bits:
             missing.append(f"{self.sve_bits}-bit SVE vectors (the host's are {length} bits)")

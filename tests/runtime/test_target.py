@@ -86,14 +86,16 @@ def test_target_the_host_cannot_run_is_refused_before_compiling(monkeypatch: pyt
 @pytest.mark.parametrize(
     ("target", "host_features", "host_sve_bits", "missing"),
     [
-        ("aarch64-linux-gnu -mcpu=neoverse-v1", ("sve",), 256, ["i8mm"]),  # Graviton2-like: usdot would trap
+        # SVE without I8MM or BF16: usdot and bfdot would trap
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", ("sve",), 256, ["i8mm", "bf16"]),
         (
             "aarch64-linux-gnu -mcpu=neoverse-v1",
-            ("sve", "i8mm"),
+            ("sve", "i8mm", "bf16"),
             128,
             ["256-bit SVE vectors (the host's are 128 bits)"],
         ),
-        ("aarch64-linux-gnu -mcpu=neoverse-v1", ("sve", "i8mm"), 256, []),
+        ("aarch64-linux-gnu -mcpu=neoverse-v1", ("sve", "i8mm", "bf16"), 256, []),
+        ("aarch64-linux-gnu -mattr=+bf16", ("i8mm",), 0, ["bf16"]),
         ("aarch64-linux-gnu -mcpu=neoverse-n1", (), 0, ["dotprod"]),
         ("aarch64-linux-gnu", (), 0, []),
     ],
