@@ -91,7 +91,7 @@ from transformer_models import Dims, bert, gpt, vit  # noqa: E402
 
 from minimlc import InferenceSession  # noqa: E402
 from minimlc.lowering.abi import PARALLEL_FOR  # noqa: E402
-from minimlc.lowering.target import target_from_name  # noqa: E402
+from minimlc.lowering.target import BF16_FEATURES, target_from_name  # noqa: E402
 from minimlc.tools.conformance import light_model_paths  # noqa: E402
 
 MIN_ROUNDS = 3
@@ -393,9 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.clock == "cpu" and args.threads != [1]:
         parser.error("--clock cpu times the calling thread only: use it with --threads 1")
     if args.precision == "bf16" and not (host := target_from_name("host")).dot_bf16_bits:
-        parser.error(
-            f"--precision bf16: this CPU ({host.cpu}) has no bfloat16 dot product (x86: avx512bf16; AArch64: bf16)"
-        )
+        parser.error(f"--precision bf16: this CPU ({host.cpu}) has no bfloat16 dot product ({BF16_FEATURES})")
     if args.openvino and openvino_module() is None:
         parser.error("--openvino: openvino is not installed (pip install openvino)")
     settings = Settings(

@@ -265,15 +265,12 @@ def check_precision(precision: str, calibration: object) -> None:
 def bf16_passes(target: str, extra_passes: ExtraPasses | None) -> dict[str, str | Sequence[str]]:
     """`extra_passes` with `BF16_PASS` after the graph stage, for a bfloat16 build; a one-line `ValueError` where
     `target` has no bfloat16 dot product (checked before any work)."""
-    from minimlc.lowering.target import target_from_name
+    from minimlc.lowering.target import BF16_FEATURES, target_from_name
 
     chosen = target_from_name(target)
     if not chosen.dot_bf16_bits:
         cpu = f" ({chosen.cpu})" if chosen.name == "host" else ""
-        raise ValueError(
-            f"precision='bf16': target '{chosen.name}'{cpu} has no bfloat16 dot product "
-            "(x86: avx512bf16; AArch64: bf16)"
-        )
+        raise ValueError(f"precision='bf16': target '{chosen.name}'{cpu} has no bfloat16 dot product ({BF16_FEATURES})")
     extra = dict(extra_passes or {})
     graph = extra.get("graph", [])
     extra["graph"] = [*([graph] if isinstance(graph, str) else graph), BF16_PASS]

@@ -55,6 +55,9 @@ class TargetNotRunnableError(ValueError):
     """Code for a target cannot run on this host (another architecture, or features the host lacks)."""
 
 
+BF16_FEATURES = "x86: avx512bf16; AArch64: bf16"
+"""The CPU features a bfloat16 build needs (`Target.dot_bf16_bits`), as refusals name them."""
+
 TARGET_ATTR = "minimlc.target"
 """Module attribute naming the target CPU (absent: the host)."""
 

@@ -143,15 +143,24 @@ def test_quantization_commands_run(tmp_path: Path) -> None:
     assert re.search(r"top-1 agreement: \d+/16", result.stdout), result.stdout
 
 
+CROSS_TOOLS = ["aarch64-linux-gnu-gcc", "riscv64-linux-gnu-gcc", "qemu-aarch64", "qemu-riscv64"]
+"""The cross compilers and emulators the README's other-CPU blocks use."""
+
+
+def _run_cross_block(marker: str, tmp_path: Path, needed: list[str]) -> subprocess.CompletedProcess[str]:
+    """The `sh` block holding `marker`, which builds for another CPU and runs it under qemu, with `examples/c/main.c`
+    copied beside the model; skips where a cross compiler or qemu in `needed` is missing."""
+    if missing := [tool for tool in needed if shutil.which(tool) is None]:
+        pytest.skip(f"not installed: {', '.join(missing)} (CI installs them)")
+    (tmp_path / "examples" / "c").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "examples" / "c" / "main.c", tmp_path / "examples" / "c" / "main.c")
+    return _run_block(marker, tmp_path)
+
+
 def test_bfloat16_commands_run(tmp_path: Path) -> None:
     """The bfloat16 block as written: the MLP built with bfloat16 products for AArch64 with BF16 runs under qemu, its
     logits within 2e-2 of max |logit| of the float32 build's on the same (main.c's) input."""
-    needed = ["aarch64-linux-gnu-gcc", "qemu-aarch64"]
-    if missing := [tool for tool in needed if shutil.which(tool) is None]:
-        pytest.skip(f"not installed: {', '.join(missing)} (CI installs them)")
-    (tmp_path / "examples" / "c").mkdir(parents=True)
-    shutil.copy(ROOT / "examples" / "c" / "main.c", tmp_path / "examples" / "c" / "main.c")
-    result = _run_block("--precision bf16 --target", tmp_path)
+    result = _run_cross_block("--precision bf16 --target", tmp_path, CROSS_TOOLS)  # and the "Other CPUs" block's
     assert result.returncode == 0, result.stderr
     listing = subprocess.run(["aarch64-linux-gnu-objdump", "-d", str(tmp_path / "bf16" / "libmodel.so")],
                              capture_output=True, text=True, check=True).stdout  # fmt: skip
@@ -167,12 +176,7 @@ def test_bfloat16_commands_run(tmp_path: Path) -> None:
 
 def test_other_cpus_commands_run(tmp_path: Path) -> None:
     """The "Other CPUs" block as written (its `examples/c/main.c` copied beside the model)."""
-    needed = ["aarch64-linux-gnu-gcc", "riscv64-linux-gnu-gcc", "qemu-aarch64", "qemu-riscv64"]
-    if missing := [tool for tool in needed if shutil.which(tool) is None]:
-        pytest.skip(f"not installed: {', '.join(missing)} (CI installs them)")
-    (tmp_path / "examples" / "c").mkdir(parents=True)
-    shutil.copy(ROOT / "examples" / "c" / "main.c", tmp_path / "examples" / "c" / "main.c")
-    result = _run_block("qemu-aarch64 -L", tmp_path)
+    result = _run_cross_block("qemu-aarch64 -L", tmp_path, CROSS_TOOLS)
     assert result.returncode == 0, result.stderr
     aarch64, riscv64 = (np.array(text.split()[1:], float) for text in result.stdout.split("output logits")[1:])
     assert aarch64.shape == riscv64.shape == (10,)

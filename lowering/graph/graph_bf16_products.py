@@ -25,7 +25,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph
 from minimlc.lowering.graph.graph_fold_batch_norm import is_weight_derived
-from minimlc.lowering.target import target_of
+from minimlc.lowering.target import BF16_FEATURES, target_of
 
 BF16_PRODUCTS_ATTR = "minimlc.bf16_products"
 """Unit attribute on a float32 graph.matmul / graph.gemm / graph.conv whose inner products run in bfloat16."""
@@ -52,8 +52,7 @@ class GraphBF16ProductsPass(ModulePass):
         target = target_of(op)
         if not target.dot_bf16_bits:
             raise PassFailedException(
-                f"graph-bf16-products: target '{target.name}' has no bfloat16 dot product "
-                "(x86: avx512bf16; AArch64: bf16)"
+                f"graph-bf16-products: target '{target.name}' has no bfloat16 dot product ({BF16_FEATURES})"
             )
         for inner in op.walk():
             if takes_bf16_products(inner):

@@ -22,10 +22,9 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp
 
 from minimlc.dialects import llvm_ext
-from minimlc.lowering.schedule.gemm import GEMM, GemmWorkload, gemm_workload
-from minimlc.lowering.schedule.integer_gemm import IntegerWorkload
+from minimlc.lowering.schedule.gemm import GemmWorkload, gemm_workload
+from minimlc.lowering.schedule.integer_gemm import IntegerGemmRule, IntegerWorkload
 from minimlc.lowering.schedule.kernel_analysis import accumulator_of, updates_of
-from minimlc.lowering.schedule.space import Config, Space
 from minimlc.lowering.target import Target
 
 Shape = TypeVar("Shape")
@@ -56,8 +55,9 @@ def bf16_product(kernel: func.FuncOp) -> tuple[arith.AddfOp, llvm_ext.DotBF16Op]
 
 
 @dataclass(frozen=True)
-class BF16GemmRule:
-    """bfloat16 GEMM: the float GEMM's register tile over `llvmx.dot_bf16` (see the module docstring)."""
+class BF16GemmRule(IntegerGemmRule):
+    """bfloat16 GEMM: the float GEMM's register tile over `llvmx.dot_bf16` (see the module docstring); its space,
+    default and steps are the integer GEMM rule's (the float GEMM's, on the workload's target, in pieces)."""
 
     name: str = "bf16_gemm"
 
@@ -67,15 +67,6 @@ class BF16GemmRule:
             return None
         shape = gemm_workload(module, kernel, *found)
         return None if shape is None else bf16_workload(dataclasses.replace(shape, float_sum=False), target)
-
-    def space(self, workload: IntegerWorkload[GemmWorkload], target: Target) -> Space:
-        return GEMM.space(workload.shape, workload.target)
-
-    def default(self, workload: IntegerWorkload[GemmWorkload], target: Target) -> Config:
-        return GEMM.default(workload.shape, workload.target)
-
-    def apply(self, workload: IntegerWorkload[GemmWorkload], config: Config) -> list[str]:
-        return workload.steps(GEMM.apply(workload.shape, config))
 
 
 BF16_GEMM = BF16GemmRule()
