@@ -125,11 +125,15 @@ def _data_at(op: te.ComputeOp, data: SSAValue) -> Callable[[list[SSAValue]], SSA
 
 
 class ConvToIm2colGemm(RewritePattern):
-    """Rewrite a chosen convolution compute into im2col gather, weight matrix, GEMM and NCHW output computes."""
+    """Rewrite a chosen convolution compute into im2col gather, weight matrix, GEMM and NCHW output computes.
+    `joins_layout` keeps `joins_channels_last`'s answers for the pass: they are asked of computes before the
+    convolution being matched, whose producers, convolutions included, have all been matched (and rewritten or not)
+    already, so an answer never changes."""
 
     def __init__(self, algorithm: str, target: Target):
         self.algorithm = algorithm
         self.target = target
+        self.joins_layout: dict[te.ComputeOp, bool] = {}
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: te.ComputeOp, rewriter: PatternRewriter) -> None:
@@ -149,7 +153,7 @@ class ConvToIm2colGemm(RewritePattern):
         concat = (
             isinstance(source, te.ComputeOp)
             and source.tag.data == CONCAT_TAG
-            and not joins_channels_last(source, self.target)
+            and not joins_channels_last(source, self.target, self.joins_layout)
         )
         if self.algorithm == "auto" and not prefers_im2col(shape, self.target, concat):
             return

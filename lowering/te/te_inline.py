@@ -39,14 +39,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, builtin
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import Rewriter
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
@@ -200,51 +193,78 @@ def _all_constant_consumers(reads: list[Operation], known: dict[SSAValue, bool])
     return all(is_constant(read.parent_op().result, known) for read in reads)  # type: ignore[union-attr]
 
 
-class InlineElementwiseCompute(RewritePattern):
-    """Substitute an elementwise compute's body into every `te.read` of it, then erase it. Inlining never changes
+class _Inliner:
+    """Substitutes an elementwise compute's body into every `te.read` of it, then erases it. Inlining never changes
     whether a compute is computed from weights alone, so the answers are kept for the pass (`known`)."""
 
     def __init__(self) -> None:
         self.known: dict[SSAValue, bool] = {}
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, producer: te.ComputeOp, rewriter: PatternRewriter) -> None:
+    def inline(self, producer: te.ComputeOp) -> bool:
+        """Inline `producer` where the rules allow it; whether it did."""
         if producer.extents or te.KERNEL_GROUP in producer.attributes or producer.tag.data == COPY_TAG:
-            return
+            return False
         reads = [use.operation for use in producer.result.uses]
         if not reads or not all(_is_read_in_compute(read) for read in reads):
-            return
+            return False
         view = is_row_view(producer)
         if not view and not all(_recompute_free(read) or is_padded_row_tap(read) for read in reads):  # type: ignore[arg-type]
-            return
+            return False
         is_literal = not any(isinstance(op, te.ReadOp) for op in producer.body.walk())
         if not is_literal and not view and len({read.parent_op() for read in reads}) > 1:
-            return
+            return False
         if (
             not is_literal
             and is_constant(producer.result, self.known)
             and not _all_constant_consumers(reads, self.known)
         ):
-            return
+            return False
         body = list(producer.body.block.ops)[:-1]
         if len(body) * len(reads) > MAX_INLINED_OPS and not view:
-            return
+            return False
+        value = producer.yield_op.value
         for read in reads:
             assert isinstance(read, te.ReadOp)
+            block = read.parent_block()
+            assert block is not None
             mapping: dict[SSAValue, SSAValue] = dict(zip(producer.output_indices, read.indices))
             for body_op in body:
-                rewriter.insert(body_op.clone(mapping), InsertPoint.before(read))
-            value = producer.yield_op.value
-            rewriter.replace(read, [], [mapping.get(value, value)])
-        rewriter.erase(producer)
+                block.insert_op_before(_clone(body_op, mapping), read)
+            Rewriter.replace_op(read, [], [mapping.get(value, value)])
+        Rewriter.erase_op(producer)
+        return True
+
+
+def _clone(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
+    """`op` cloned with its operands mapped (and its results added to `mapping`); an op without regions by the
+    cheaper `clone_without_regions`, which builds the same op."""
+    return op.clone(mapping) if op.regions else op.clone_without_regions(mapping)
+
+
+def _computes(op: Operation) -> list[te.ComputeOp]:
+    """The te.computes nested in `op`, in program order (not looking inside their bodies, which hold none)."""
+    found: list[te.ComputeOp] = []
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                if isinstance(inner, te.ComputeOp):
+                    found.append(inner)
+                elif inner.regions:
+                    found.extend(_computes(inner))
+    return found
 
 
 @dataclass(frozen=True)
 class TeInlinePass(ModulePass):
-    """Inline elementwise te.computes into the te.compute bodies that read them, to a fixpoint."""
+    """Inline elementwise te.computes into the te.compute bodies that read them, to a fixpoint: the computes are
+    visited in program order, producers before their consumers, again while a visit inlines any."""
 
     name = "te-inline"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        patterns = GreedyRewritePatternApplier([InlineElementwiseCompute()], dce_enabled=False)
-        PatternRewriteWalker(patterns).rewrite_module(op)
+        inliner = _Inliner()
+        changed = True
+        while changed:
+            changed = False
+            for compute in _computes(op):
+                changed |= inliner.inline(compute)
