@@ -14,7 +14,8 @@ and free of effects are erased. An op isolated from above (`func.func`) starts w
 The same rewrite as xDSL's `cse`, which asks for each repeated read whether an op between the two writes by walking
 the ops between them (and into their regions): quadratic in a block's length, seconds for NonMaxSuppression's 2,000
 ops. Here each block counts its writes as the walk passes them, and a read is reused only if the count has not moved
-since; each op's effects are asked for once.
+since; each op's effects are asked for once, and once per op class where its effect traits do not look at the op
+(`_ClassFacts`).
 """
 
 from __future__ import annotations
@@ -26,9 +27,60 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
-from xdsl.traits import IsolatedFromAbove, IsTerminator, MemoryEffectKind, get_effects
+from xdsl.traits import (
+    EffectInstance,
+    IsolatedFromAbove,
+    IsTerminator,
+    MemoryAllocEffect,
+    MemoryEffect,
+    MemoryEffectKind,
+    MemoryFreeEffect,
+    MemoryReadEffect,
+    MemoryWriteEffect,
+    NoMemoryEffect,
+    SymbolOpInterface,
+    get_effects,
+)
 from xdsl.transforms.common_subexpression_elimination import OperationInfo
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+_FIXED_EFFECT_TRAITS = (NoMemoryEffect, MemoryReadEffect, MemoryWriteEffect, MemoryAllocEffect, MemoryFreeEffect)
+"""xDSL's effect traits whose effects are the same for every op (their `get_effects` does not read the op)."""
+
+
+@dataclass(frozen=True)
+class _ClassFacts:
+    """What `cse` asks of an op that its class alone answers (traits are class-level in xDSL): `effects` is None
+    where they depend on the op (a recursive or op-dependent effect trait: ask `get_effects(op)`), `unknown` where
+    the op may do anything; `dead_if_unused` is `would_be_trivially_dead` for ops with fixed effects."""
+
+    terminator: bool
+    isolated: bool
+    effects: frozenset[EffectInstance] | None
+    unknown: bool
+    dead_if_unused: bool
+
+    @staticmethod
+    def of(cls: type[Operation]) -> _ClassFacts:
+        traits = cls.get_traits_of_type(MemoryEffect)
+        fixed = all(getattr(trait.get_effects, "__func__", None) in _FIXED_FUNCTIONS for trait in traits)
+        effects = frozenset(e for trait in traits for e in trait.get_effects(None)) if traits and fixed else None  # type: ignore[arg-type]
+        terminator = cls.has_trait(IsTerminator, value_if_unregistered=False)
+        symbol = cls.has_trait(SymbolOpInterface, value_if_unregistered=False)
+        return _ClassFacts(
+            terminator=cls.has_trait(IsTerminator),
+            isolated=cls.has_trait(IsolatedFromAbove, value_if_unregistered=True),
+            effects=effects,
+            unknown=not traits,
+            dead_if_unused=effects is not None
+            and not terminator
+            and not symbol
+            and all(e.kind is MemoryEffectKind.READ for e in effects),
+        )
+
+
+_FIXED_FUNCTIONS = {trait.get_effects.__func__ for trait in _FIXED_EFFECT_TRAITS}  # type: ignore[attr-defined]
+_FACTS: dict[type[Operation], _ClassFacts] = {}
 
 
 class _Key(OperationInfo):
@@ -74,24 +126,30 @@ class _Eliminator:
 
     def block(self, block: Block) -> None:
         writes = 0
-        for op in list(block.ops):
+        op = block._first_op  # the op links, not `block.ops`: nothing here moves an op, and it is a call less per op
+        while op is not None:
+            facts = _FACTS.get(type(op)) or _FACTS.setdefault(type(op), _ClassFacts.of(type(op)))
             if op.regions:
-                isolated = op.has_trait(IsolatedFromAbove, value_if_unregistered=True)
                 for region in op.regions:
-                    self.region(region, isolated)
-            effects = get_effects(op)
+                    self.region(region, facts.isolated)
+            effects = facts.effects if facts.effects is not None or facts.unknown else get_effects(op)
             pure = effects is not None and not effects
             reads = effects is not None and bool(effects) and all(e.kind is MemoryEffectKind.READ for e in effects)
-            self.operation(op, block, None if pure else writes if reads else -1)
+            self.operation(op, facts, block, None if pure else writes if reads else -1)
             if not (pure or reads):
                 writes += 1
+            op = op._next_op
 
-    def operation(self, op: Operation, block: Block, writes: int | None) -> None:
+    def operation(self, op: Operation, facts: _ClassFacts, block: Block, writes: int | None) -> None:
         """Erase `op` if dead, reuse an equal op for it, or remember it. `writes`: None for an op free of effects,
         the count of writes before `op` in `block` for one that only reads, -1 for any other."""
-        if op.has_trait(IsTerminator):
+        if facts.terminator:
             return
-        if is_trivially_dead(op):
+        if facts.effects is not None:
+            dead = facts.dead_if_unused and all(result.first_use is None for result in op.results)
+        else:
+            dead = is_trivially_dead(op)
+        if dead:
             self.dead.append(op)
             return
         if writes == -1 or any(len(region.blocks) > 1 for region in op.regions):

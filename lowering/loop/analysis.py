@@ -91,19 +91,24 @@ def _public_calls(module: ModuleOp) -> list[func.CallOp]:
     ]
 
 
-def nested_ops(root: Operation, kind: type[OpT]) -> list[OpT]:
+def nested_ops(root: Operation, kind: type[OpT] | tuple[type[OpT], ...]) -> list[OpT]:
     """The ops of class `kind` inside `root`, in program order (an op before the ops nested in it). Descends only
-    into ops with regions: faster than xDSL's generic `walk`, a generator per nesting level for every op."""
+    into ops with regions, and follows xDSL's block and op links (`_first_op`, `_next_op`) itself: twice as fast as
+    iterating `region.blocks` and `block.ops` (an iterator object and a call per op), and far faster than `walk`."""
     found: list[OpT] = []
 
     def visit(op: Operation) -> None:
         for region in op.regions:
-            for block in region.blocks:
-                for inner in block.ops:
+            block = region._first_block
+            while block is not None:
+                inner = block._first_op
+                while inner is not None:
                     if isinstance(inner, kind):
                         found.append(inner)
                     if inner.regions:
                         visit(inner)
+                    inner = inner._next_op
+                block = block._next_block
 
     visit(root)
     return found
@@ -116,11 +121,15 @@ def walk_ops(root: Operation) -> list[Operation]:
 
     def visit(op: Operation) -> None:
         for region in op.regions:
-            for block in region.blocks:
-                for inner in block.ops:
+            block = region._first_block
+            while block is not None:
+                inner = block._first_op
+                while inner is not None:
                     found.append(inner)
                     if inner.regions:
                         visit(inner)
+                    inner = inner._next_op
+                block = block._next_block
 
     visit(root)
     return found
@@ -138,12 +147,16 @@ def ops_by_kind(root: Operation, kinds: Iterable[OpKinds]) -> dict[OpKinds, list
 
     def visit(op: Operation) -> None:
         for region in op.regions:
-            for block in region.blocks:
-                for inner in block.ops:
+            block = region._first_block
+            while block is not None:
+                inner = block._first_op
+                while inner is not None:
                     if (ops := found.get(type(inner))) is not None:
                         ops.append(inner)
                     if inner.regions:
                         visit(inner)
+                    inner = inner._next_op
+                block = block._next_block
 
     visit(root)
     return lists

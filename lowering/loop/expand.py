@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Vector
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
@@ -68,23 +69,52 @@ def _inside_vectorize_loop(op: Operation) -> bool:
 
 def unroll(target: loop.ForOp) -> None:
     """Replace `target` by one copy of its body per iteration: copies for all but the last, which takes the body
-    itself (unrolling is most of the copying `loop-to-scf` does)."""
+    itself (unrolling is most of the copying `loop-to-scf` does). Outside `vectorize` loops, an op free of effects
+    whose operands are the same in every iteration (`_invariant_ops`) is copied once, for the first iteration, and
+    the others use that copy: the copies `cse` would merge into it after `loop-to-scf` are never made. (Inside a
+    `vectorize` loop the vector code generator counts uses: a product used once becomes an `fma`.)"""
     builder = Builder(InsertPoint.before(target))
     lower, step = target.lower.value.data, target.step.value.data
     body = list(target.body.block.ops)
+    invariant = _invariant_ops(target, body) if target.trip_count > 1 and not _inside_vectorize_loop(target) else set()
+    shared: dict[SSAValue, SSAValue] = {}  # the results of invariant ops -> those of their first iteration's copies
     for iteration in range(target.trip_count - 1):
         mapping: dict[SSAValue, SSAValue] = {target.induction_var: index_constant(builder, lower + iteration * step)}
+        mapping.update(shared)
         for op in body:
-            builder.insert(clone_op(op, mapping))
+            if iteration and op in invariant:
+                continue
+            clone = builder.insert(clone_op(op, mapping))
+            if op in invariant:
+                shared.update(zip(op.results, clone.results))
     if target.trip_count > 0:
         last = index_constant(builder, lower + (target.trip_count - 1) * step)
         for use in tuple(target.induction_var.uses):  # not `replace_all_uses_with`: it names `last` after the index
             use.operation.operands[use.index] = last
         for op in body:
             op.detach()
-            builder.insert(op)
+            if op in invariant:
+                for result in op.results:
+                    result.replace_all_uses_with(shared[result])
+                op.erase()
+            else:
+                builder.insert(op)
     target.detach()
     target.erase()
+
+
+def _invariant_ops(target: loop.ForOp, body: list[Operation]) -> set[Operation]:
+    """The ops of `target`'s body without regions and free of effects whose operands are defined outside the body
+    or by such ops: every iteration's copy would be the same op."""
+    inside = {result for op in body for result in op.results}
+    inside.add(target.induction_var)
+    invariant: set[Operation] = set()
+    for op in body:
+        if op.regions or not is_side_effect_free(op):
+            continue
+        if all(operand not in inside or operand.owner in invariant for operand in op.operands):
+            invariant.add(op)
+    return invariant
 
 
 def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:

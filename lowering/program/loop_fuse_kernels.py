@@ -70,6 +70,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.generic.structural_key import structural_key
+from minimlc.lowering.loop.analysis import walk_ops
 from minimlc.lowering.loop.kernel_patterns import Pattern, buffers, extents, is_extent, kernel_pattern, only_reader
 from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back
 
@@ -215,7 +216,7 @@ def _tag(kernel_name: str) -> str:
 
 def _referenced_symbols(module: ModuleOp) -> set[str]:
     names: set[str] = set()
-    for op in module.walk():
+    for op in walk_ops(module):
         values: list[Attribute] = [*op.properties.values(), *op.attributes.values()]
         names.update(value.root_reference.data for value in values if isinstance(value, SymbolRefAttr))
     return names

@@ -62,7 +62,7 @@ from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
-from minimlc.lowering.loop.analysis import band_tasks, parallel_band
+from minimlc.lowering.loop.analysis import band_tasks, nested_ops, parallel_band, walk_ops
 from minimlc.lowering.loop.extents import extents_of, needs_linear_index
 from minimlc.lowering.strategy.data_layout import llvm_type
 
@@ -89,7 +89,7 @@ def _pooled_functions(module: ModuleOp) -> list[func.FuncOp]:
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks}
     callers: dict[str, set[str]] = {name: set() for name in functions}
     referenced: set[str] = set()
-    for op in module.walk():
+    for op in walk_ops(module):
         if isinstance(op, func.CallOp):
             if (caller := _enclosing_function(op)) is not None and op.callee.string_value() in callers:
                 callers[op.callee.string_value()].add(caller.sym_name.data)
@@ -131,7 +131,7 @@ def _pool_parameter(function: func.FuncOp) -> tuple[SSAValue, bool]:
 
 def _pass_pool_to_callees(function: func.FuncOp, pools: dict[str, SSAValue], added: set[str]) -> None:
     """Append the caller's pool to every call of a function that just got a pool parameter."""
-    for call in [op for op in function.walk() if isinstance(op, func.CallOp)]:
+    for call in nested_ops(function, func.CallOp):
         if call.callee.string_value() in added:
             new_call = func.CallOp(call.callee, [*call.arguments, pools[function.sym_name.data]], call.res.types)
             Rewriter.replace_op(call, new_call)
@@ -146,7 +146,7 @@ def _captured_values(loop_op: loop.ForOp) -> list[SSAValue]:
     """Values used in the loop's body but defined outside it, in order of first use (not its own run-time bound:
     the caller counts the tasks with it)."""
     captured: dict[SSAValue, None] = {}
-    for op in loop_op.body.walk():
+    for op in walk_ops(loop_op)[1:]:
         for operand in op.operands:
             owner = operand.owner
             defining = owner if isinstance(owner, Operation) else owner.parent_op()
@@ -157,7 +157,7 @@ def _captured_values(loop_op: loop.ForOp) -> list[SSAValue]:
 
 def _hoist_bindings(loop_op: loop.ForOp) -> None:
     """Move weight handles and precomputed buffers out of the loop: `loop-to-scf` binds them per function."""
-    for op in [op for op in loop_op.walk() if isinstance(op, loop.WeightOp | loop.PrecomputeOp)]:
+    for op in nested_ops(loop_op, (loop.WeightOp, loop.PrecomputeOp)):
         op.detach()
         Rewriter.insert_op(op, InsertPoint.before(loop_op))
 
