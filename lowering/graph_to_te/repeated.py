@@ -21,11 +21,11 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from xdsl.dialects import builtin
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.graph_to_te.builder import KernelGroups
+from minimlc.lowering.graph_to_te.builder import KernelGroups, clone_op
 
 _NOT_RECORDED = (graph.ConvIntegerOp, graph.MatMulIntegerOp, graph.ConstantOp)
 """Ops built each time: integer convolutions and matmuls, whose lowering reads more than the op
@@ -122,8 +122,7 @@ class RepeatedOps:
 
     def _clone(self, recorded: _Lowering, op: Operation, rewriter: PatternRewriter) -> None:
         mapper: dict[SSAValue, SSAValue] = dict(zip(recorded.operands, op.operands, strict=True))
-        blocks: dict[Block, Block] = {}
-        clones = [template.clone(mapper, blocks) for template in recorded.ops]
+        clones = [clone_op(template, mapper) for template in recorded.ops]
         values = _values(clones)
         names = [result.name_hint for result in op.results]
         rewriter.replace(op, clones, [values[position] for position in recorded.results])

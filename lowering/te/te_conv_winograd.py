@@ -31,7 +31,8 @@ Eligible: a group-1 "conv" compute stored channels-last, 3x3, stride 1, no dilat
 (`graph-pad-conv`). An odd output side takes one more tile, whose second row (column) of outputs lies beyond the
 map: computed in the transform domain, never stored (a 7x7 map: 16 tiles, 64 outputs for 49). Run after
 te-channels-last (a convolution whose output stays NCHW would read the GEMM result across channels) and before
-te-inline.
+te-inline. A convolution of the shape of one rewritten before (ResNet-50 has 11 for 3 shapes) gets clones of
+that one's computes, reading its own input and weight: cloning is a fraction of building.
 """
 
 from __future__ import annotations
@@ -47,7 +48,15 @@ from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, Rewrite
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.graph_to_te.builder import Indices, build_compute, f32_constant, index_constant, read, split_index
+from minimlc.lowering.graph_to_te.builder import (
+    Indices,
+    build_compute,
+    clone_op,
+    f32_constant,
+    index_constant,
+    read,
+    split_index,
+)
 from minimlc.lowering.graph_to_te.extents import Extent
 from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd, winograd_tiles
 from minimlc.lowering.strategy.tuning_db import TuningDatabase, algorithm_key, target_key
@@ -161,6 +170,9 @@ class ConvToWinograd(RewritePattern):
         self.choice = choice
         self.target = target
         self.database = database
+        self.built: dict[tuple[object, ...], tuple[list[te.ComputeOp], _Convolution]] = {}
+        """The computes built for each static convolution shape (and operand types), with the convolution they
+        read: another convolution of that shape gets clones of them, reading its own operands."""
 
     def _chosen(self, shape: ConvShape) -> bool:
         """`auto`'s choice: the faster algorithm the tuning database measured for the shape, else the rule's."""
@@ -184,6 +196,15 @@ class ConvToWinograd(RewritePattern):
         if self.choice == "auto" and not self._chosen(ConvShape(1 if per_image else n, c, f, oh, ow, 3, 3)):
             return
         data, weight = convolution.data, convolution.weight
+        key = None if per_image else (n, oh, ow, f, c, data.type, weight.type)
+        if key in self.built:
+            templates, read_by_templates = self.built[key]
+            mapping: dict[SSAValue, SSAValue] = {read_by_templates.data: data, read_by_templates.weight: weight}
+            clones = [clone_op(template, mapping) for template in templates]
+            for clone in clones:
+                clone.result.name_hint = None  # the convolution's, as for built computes (`rewriter.replace`)
+            rewriter.replace(op, clones, [clones[-1].result])
+            return
         tiles_h, tiles_w = winograd_tiles(oh, ow)
         # An odd side's last tiles reach one row (column) past the padded input: clamped, their reads repeat its last
         # row, which only the tile's second output row depends on: beyond the map, never computed.
@@ -255,6 +276,8 @@ class ConvToWinograd(RewritePattern):
 
         output = build_compute(OUTPUT_TAG, (batch_extent(op), oh, ow, f), output_value)
         computes = [transformed_input, transformed_weight, gemm, output]
+        if key is not None:
+            self.built[key] = (computes, convolution)
         rewriter.replace(op, computes, [output.result])
 
 

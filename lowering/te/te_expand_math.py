@@ -30,6 +30,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.te import math_approximations
 
 _EXPANSIONS: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
@@ -66,7 +67,7 @@ class MathLowering(RewritePattern):
             template = self.templates[key] = (list(block.ops), block.args[0], value)
         ops, placeholder, value = template
         mapping: dict[SSAValue, SSAValue] = {placeholder: op.operands[0]}
-        rewriter.insert([template_op.clone(mapping) for template_op in ops], InsertPoint.before(op))
+        rewriter.insert([clone_op(template_op, mapping) for template_op in ops], InsertPoint.before(op))
         rewriter.replace(op, [], [mapping[value]])
 
 

@@ -42,6 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from minimlc.dialects import graph, te
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
 
@@ -229,16 +230,10 @@ class _Inliner:
             assert block is not None
             mapping: dict[SSAValue, SSAValue] = dict(zip(producer.output_indices, read.indices))
             for body_op in body:
-                block.insert_op_before(_clone(body_op, mapping), read)
+                block.insert_op_before(clone_op(body_op, mapping), read)
             Rewriter.replace_op(read, [], [mapping.get(value, value)])
         Rewriter.erase_op(producer)
         return True
-
-
-def _clone(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
-    """`op` cloned with its operands mapped (and its results added to `mapping`); an op without regions by the
-    cheaper `clone_without_regions`, which builds the same op."""
-    return op.clone(mapping) if op.regions else op.clone_without_regions(mapping)
 
 
 def _computes(op: Operation) -> list[te.ComputeOp]:

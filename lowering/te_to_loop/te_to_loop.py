@@ -62,6 +62,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from minimlc.dialects import graph, loop, te
 from minimlc.lowering.abi import ENTRY_ATTR, INPUT_EXTENTS_ATTR, OUTPUT_EXTENTS_ATTR, input_symbols_of
 from minimlc.lowering.generic.structural_key import structural_key
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.te_to_loop.element_types import FUSED_FLAGS, combine, combiner_init, is_unsigned, loop_type
 from minimlc.lowering.te_to_loop.extents import (
     IndexValues,
@@ -422,7 +423,7 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
         if isinstance(op, arith.BitcastOp) and mapping.get(op.input, op.input).type == loop_type(op.result.type):
             mapping[op.result] = mapping.get(op.input, op.input)  # a change of signedness, or bfloat16 <-> its bits
             continue
-        clone = builder.insert(op.clone(value_mapper=mapping))
+        clone = builder.insert(clone_op(op, mapping))
         for old, new in zip(op.results, clone.results):
             if loop_type(new.type) != new.type:
                 mapping[old] = Rewriter.replace_value_with_new_type(new, loop_type(new.type))
