@@ -15,14 +15,16 @@ import onnxruntime
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects import func
+from xdsl.pattern_rewriter import PatternRewriter
 
 from minimlc import InferenceSession
 from minimlc.dialects import loop, te
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import PIPELINES, make_context, run_passes, split_pass_list
-from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd
 from minimlc.lowering.schedule.default_schedule import kernel_space, kernels_of
+from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd
 from minimlc.lowering.target import target_from_name, target_of
+from minimlc.lowering.te.te_conv_winograd import ConvToWinograd, eligible_convolution
 from tests.lowering.test_conv_im2col import session
 
 
@@ -194,3 +196,41 @@ def test_the_gemm_is_a_tuning_task_and_the_weight_transform_runs_at_load_time() 
 )
 def test_prefers_winograd(shape: ConvShape, target: str, expected: bool) -> None:
     assert prefers_winograd(shape, target_from_name(target)) == expected
+
+
+def test_a_convolution_of_a_shape_rewritten_before_gets_clones_reading_its_own_operands() -> None:
+    """Two 64 -> 64 3x3 convolutions on 12x12 maps (ResNet's repeated blocks in small): the second gets clones of
+    the first's four computes, and the module is the one building each gives; the model computes as ONNX Runtime."""
+    rng = np.random.default_rng(5)
+    weights = [
+        numpy_helper.from_array(rng.standard_normal((64, 64, 3, 3)).astype(np.float32) * 0.06, f"w{k}") for k in (1, 2)
+    ]
+    weights.append(numpy_helper.from_array(rng.standard_normal((64, 64, 1, 1)).astype(np.float32) * 0.2, "w3"))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["a"], ["ar"]),
+        helper.make_node("Conv", ["ar", "w2"], ["b"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["b"], ["br"]),
+        helper.make_node("Conv", ["br", "w3"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "two_convs",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64, 12, 12])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 64, 12, 12])],
+        weights,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    module = import_model(model).module
+    passes = split_pass_list(PIPELINES["lower-to-llvm-O3"][1])
+    run_passes(module, passes[: passes.index("te-conv-winograd")], make_context())
+    built = module.clone()
+    run_passes(module, ["te-conv-winograd{convolutions=all}"], make_context())
+    for op in [op for op in built.walk() if isinstance(op, te.ComputeOp) and eligible_convolution(op)]:
+        ConvToWinograd("all", target_of(built), None).match_and_rewrite(op, PatternRewriter(op))  # a new one each
+    assert str(module) == str(built)
+    assert [op.tag.data for op in module.walk() if isinstance(op, te.ComputeOp)].count("winograd_gemm") == 2
+    x = rng.standard_normal((1, 64, 12, 12)).astype(np.float32)
+    (expected,) = onnxruntime.InferenceSession(model.SerializeToString()).run(None, {"x": x})
+    (actual,) = InferenceSession(model).run(None, {"x": x})
+    np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,78 @@
+"""`clone_op` (lowering/graph_to_te/builder.py) gives the IR xDSL's `clone` gives: a te.compute with a run-time
+size, a reduction and named indices, and an op with a region of several blocks (cloned by xDSL's clone)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.dialects import func
+from xdsl.ir import Operation, SSAValue
+
+from minimlc.dialects import te
+from minimlc.lowering.graph_to_te.builder import clone_op
+from tests.lowering.dynamic_entry import parse
+
+ROW_SUMS = """
+func.func @sums(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>, %n: index) -> tensor<?xf32> {
+  %s = te.compute "row_sum" (%row) [%n] reduce sum (%col : 8) -> tensor<?xf32> {
+    %v = te.read %x[%row, %col] : tensor<?x8xf32>
+    %two = arith.constant 2.0 : f32
+    %scaled = arith.mulf %v, %two : f32
+    te.yield %scaled : f32
+  }
+  func.return %s : tensor<?xf32>
+}
+"""
+
+BRANCHES = """
+func.func @outer() {
+  "test.op"() ({
+    %a = arith.constant 1 : index
+    cf.br ^next(%a : index)
+  ^next(%b: index):
+    %c = arith.addi %b, %b : index
+    "test.op"(%c) : (index) -> ()
+  }) : () -> ()
+  func.return
+}
+"""
+
+
+def cloned(source: str, clone: Callable[[Operation, dict[SSAValue, SSAValue]], Operation]) -> str:
+    """`source` with its function's first op cloned by `clone` before the return (reading `%y` for `%x` where it
+    has both), the clone's results returned in place of the original's: the module's text."""
+    module = parse(source)
+    (function,) = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    block = function.body.block
+    original, terminator = block.first_op, block.last_op
+    assert original is not None
+    assert terminator is not None
+    mapping: dict[SSAValue, SSAValue] = dict(zip(block.args[:1], block.args[1:2]))
+    copy = clone(original, mapping)
+    block.insert_op_before(copy, terminator)
+    terminator.operands = [mapping.get(value, value) for value in terminator.operands]
+    return str(module)
+
+
+def test_a_compute_clones_as_xdsl_clones_it_reading_the_mapped_tensor() -> None:
+    expected = cloned(ROW_SUMS, lambda op, mapping: op.clone(mapping))
+    got = cloned(ROW_SUMS, clone_op)
+    assert got == expected
+    assert "te.read %y[%row_1, %col_1]" in got
+    assert "(%row_1) [%n] reduce sum (%col_1 : 8)" in got
+    assert "func.return %s_1" in got
+    original = parse(ROW_SUMS)
+    compute = next(op for op in original.walk() if isinstance(op, te.ComputeOp))
+    copies: dict[SSAValue, SSAValue] = {}
+    copy = clone_op(compute, copies)
+    assert isinstance(copy, te.ComputeOp)
+    assert copies[compute.result] is copy.result
+    assert [copies[arg] for arg in compute.body.block.args] == list(copy.body.block.args)
+    assert [arg.name_hint for arg in copy.body.block.args] == ["row", "col"]
+
+
+def test_an_op_with_several_blocks_clones_as_xdsl_clones_it() -> None:
+    expected = cloned(BRANCHES, lambda op, mapping: op.clone(mapping))
+    got = cloned(BRANCHES, clone_op)
+    assert got == expected
+    assert got.count("cf.br ^") == 2
