@@ -200,6 +200,14 @@ def find_loop(kernel: func.FuncOp, pass_name: str, name: str) -> loop.ForOp:
     )
 
 
+def find_loops(kernel: func.FuncOp, pass_name: str, names: Iterable[str]) -> list[loop.ForOp]:
+    """`find_loop` of each of `names`, the kernel's loops listed once (reordering a nest names each of its loops)."""
+    first: dict[str, loop.ForOp] = {}
+    for candidate in loops_of(kernel):
+        first.setdefault(candidate.loop_name.data, candidate)
+    return [first[name] if name in first else find_loop(kernel, pass_name, name) for name in names]
+
+
 def check_new_names(kernel: func.FuncOp, pass_name: str, names: Iterable[str]) -> None:
     """Fail if a loop the pass is about to create would repeat an existing name."""
     existing = {candidate.loop_name.data for candidate in loops_of(kernel)}

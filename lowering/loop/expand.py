@@ -32,7 +32,7 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, memref, vector
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, VectorType, i64
 from xdsl.dialects.utils.fast_math import FastMathFlag
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
@@ -143,14 +143,39 @@ def _contracts(op: Operation) -> bool:
     return flags is not None and FastMathFlag.ALLOW_CONTRACT in flags.data
 
 
+_REGIONS = "has regions (only the innermost loop can be vectorized)"
+_REDUCTION = "stores a value that differs per lane to one address (a reduction)"
+_SCALAR_CALL = "has no vector form (it is a scalar libm call)"
+
+
+def check_in_place(root: loop.ForOp) -> bool:
+    """Whether `root`, a `vectorize` loop, was checked without copying it: raise DiagnosticException where
+    `expand_loops(root, vectors_only=True)` would, without building its code, if `root` has a static trip count and
+    all loops in it are static `unroll` loops; else return False (copy it and expand the copy)."""
+    if root.kind.data != "vectorize" or root.is_dynamic:
+        return False
+    if any(inner.kind.data != "unroll" or inner.is_dynamic for inner in loops_of(root)[1:]):
+        return False
+    try:
+        _Vectorizer(root, build=False).check(root.body.block)
+    except _Undecided:
+        return False
+    return True
+
+
+class _Undecided(Exception):
+    """The check in place cannot tell: a stride that differs between an unrolled loop's copies."""
+
+
 class _Vectorizer:
     """Rewrites one `vectorize` loop into straight-line vector code before it."""
 
-    def __init__(self, target: loop.ForOp):
+    def __init__(self, target: loop.ForOp, build: bool = True):
         self.target = target
+        self.build = build
         self.lanes = target.trip_count
         self.builder = Builder(InsertPoint.before(target))
-        self.scalar: dict[SSAValue, SSAValue] = {target.induction_var: index_constant(self.builder, 0)}
+        self.scalar: dict[SSAValue, SSAValue] = {target.induction_var: index_constant(self.builder, 0)} if build else {}
         self.stride: dict[SSAValue, int] = {target.induction_var: 1}
         self.vector: dict[SSAValue, SSAValue] = {}
         self.broadcasts: dict[SSAValue, SSAValue] = {}
@@ -171,28 +196,61 @@ class _Vectorizer:
             elif any(operand in self.vector for operand in op.operands):
                 self.vector_op(op)
             elif op.regions:
-                raise self.fail(op, "has regions (only the innermost loop can be vectorized)")
+                raise self.fail(op, _REGIONS)
             else:
                 self.builder.insert(clone_op(op, self.scalar))
         self.target.detach()
         self.target.erase()
 
     def index_op(self, op: Operation) -> None:
-        strides = [self.stride.get(operand, 0) for operand in op.operands]
-        if isinstance(op, arith.AddiOp):
-            stride = strides[0] + strides[1]
-        elif isinstance(op, arith.SubiOp):
-            stride = strides[0] - strides[1]
-        elif isinstance(op, arith.MuliOp) and 0 in strides:
-            other = op.operands[strides.index(0)].owner
-            if not isinstance(other, arith.ConstantOp):
-                raise self.fail(op, "scales the loop index by a non-constant")
-            stride = max(strides) * other.value.value.data  # type: ignore[union-attr]
-        else:
-            raise self.fail(op, "uses the loop index in a non-affine way")
+        stride = self.index_stride(op)
         clone = self.builder.insert(clone_op(op, self.scalar))
         self.scalar[op.results[0]] = clone.results[0]
         self.stride[op.results[0]] = stride
+
+    def index_stride(self, op: Operation) -> int:
+        """How far the result of `op`, an op on the loop index, moves per lane (raises if it is not affine)."""
+        strides = [self.stride.get(operand, 0) for operand in op.operands]
+        if isinstance(op, arith.AddiOp):
+            return strides[0] + strides[1]
+        if isinstance(op, arith.SubiOp):
+            return strides[0] - strides[1]
+        if isinstance(op, arith.MuliOp) and 0 in strides:
+            other = op.operands[strides.index(0)].owner
+            if not self.build and self.unrolled_index(other):  # a constant in each copy, each its own
+                raise _Undecided()
+            if not isinstance(other, arith.ConstantOp):
+                raise self.fail(op, "scales the loop index by a non-constant")
+            return max(strides) * other.value.value.data  # type: ignore[union-attr]
+        raise self.fail(op, "uses the loop index in a non-affine way")
+
+    def unrolled_index(self, owner: Operation | Block) -> bool:
+        """Whether `owner` holds the index of an `unroll` loop inside the loop (the block of its body)."""
+        loop_op = owner.parent_op() if isinstance(owner, Block) else None
+        return isinstance(loop_op, loop.ForOp) and loop_op is not self.target and self.target.is_ancestor(loop_op)
+
+    def check(self, block: Block) -> None:
+        """Raise what `run` would raise on `block` (the loop's body), building nothing: strides and varying values
+        are tracked as `run` tracks them (a varying value maps to itself). A static `unroll` loop in the body is
+        read once, its index uniform like the constants its copies get (`expand_loops` unrolls it first)."""
+        for op in block.ops:
+            if isinstance(op, memref.LoadOp):
+                if self.access_kind(op) != "scalar":
+                    self.vector[op.res] = op.res
+            elif isinstance(op, memref.StoreOp):
+                if self.access_kind(op) == "scalar" and op.value in self.vector:
+                    raise self.fail(op, _REDUCTION)
+            elif any(operand in self.stride for operand in op.operands):
+                self.stride[op.results[0]] = self.index_stride(op)
+            elif any(operand in self.vector for operand in op.operands):
+                if type(op) in LIBM_FUNCTIONS:
+                    raise self.fail(op, _SCALAR_CALL)
+                self.vector.update((result, result) for result in op.results)
+            elif isinstance(op, loop.ForOp) and op.kind.data == "unroll" and not op.is_dynamic:
+                if op.trip_count:
+                    self.check(op.body.block)
+            elif op.regions:
+                raise self.fail(op, _REGIONS)
 
     def access_kind(self, op: memref.LoadOp | memref.StoreOp) -> str:
         indices = list(op.indices)
@@ -261,7 +319,7 @@ class _Vectorizer:
         kind = self.access_kind(op)
         if kind == "scalar":
             if op.value in self.vector:
-                raise self.fail(op, "stores a value that differs per lane to one address (a reduction)")
+                raise self.fail(op, _REDUCTION)
             self.builder.insert(clone_op(op, self.scalar))
             return
         value = self.as_vector(op.value)
@@ -285,7 +343,7 @@ class _Vectorizer:
 
     def vector_op(self, op: Operation) -> None:
         if type(op) in LIBM_FUNCTIONS:
-            raise self.fail(op, "has no vector form (it is a scalar libm call)")
+            raise self.fail(op, _SCALAR_CALL)
         if isinstance(op, arith.AddfOp) and _contracts(op) and self.fused(op):
             return
         if isinstance(op, arith.AddiOp | arith.AddfOp) and self.accumulated_dot_product(op):

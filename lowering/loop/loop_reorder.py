@@ -19,6 +19,7 @@ associative.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,12 +32,12 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import defined_within, find_kernel, find_loop, is_movable, new_loop
+from minimlc.lowering.loop.analysis import defined_within, find_kernel, find_loops, is_movable, new_loop
 
 
 def perfect_chain(kernel: func.FuncOp, names: Sequence[str], pass_name: str) -> list[loop.ForOp]:
     """The named loops as a chain, outermost first, after moving index arithmetic to the innermost body."""
-    loops = [find_loop(kernel, pass_name, name) for name in names]
+    loops = find_loops(kernel, pass_name, names)
     if len(set(names)) != len(names):
         raise DiagnosticException(f"{pass_name}: a loop is named twice in {','.join(names)}")
     chain = [max(loops, key=_depth)]
@@ -52,7 +53,7 @@ def perfect_chain(kernel: func.FuncOp, names: Sequence[str], pass_name: str) -> 
     chain.reverse()
     _hoist_dynamic_uppers(kernel, chain, pass_name)
     innermost = chain[-1].body.block
-    for outer, inner in zip(chain, chain[1:]):
+    for outer, inner in itertools.pairwise(chain):
         for op in list(outer.body.block.ops):
             if op is inner:
                 continue
@@ -133,7 +134,7 @@ def rebuild_nest(chain: Sequence[loop.ForOp], order: Sequence[loop.ForOp]) -> lo
         new_loop(old.loop_name.data, old.lower.value.data, _upper(old), old.step.value.data, old.kind.data)
         for old in order
     ]
-    for outer, inner in zip(new_loops, new_loops[1:]):
+    for outer, inner in itertools.pairwise(new_loops):
         outer.body.block.add_op(inner)
     for old, new in zip(order, new_loops):
         new.induction_var.name_hint = old.induction_var.name_hint

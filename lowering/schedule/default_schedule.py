@@ -41,7 +41,7 @@ from xdsl.utils.exceptions import DiagnosticException
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.loop.analysis import call_sites, calls_fixed, find_kernel, loops_of
-from minimlc.lowering.loop.expand import expand_loops
+from minimlc.lowering.loop.expand import check_in_place, expand_loops
 from minimlc.lowering.schedule.bfloat16_conv import BF16_CONV
 from minimlc.lowering.schedule.bfloat16_gemm import BF16_GEMM
 from minimlc.lowering.schedule.concat import CONCAT
@@ -282,11 +282,15 @@ def apply_or_undo(ctx: Context, module: ModuleOp, name: str, steps: list[str]) -
 
 
 def check_vector_code(module: ModuleOp, kernel: func.FuncOp) -> None:
-    """Raise DiagnosticException if `loop-to-scf` cannot generate `kernel`'s vector code: `expand_loops` (vectors
-    only) run on copies of the loops it would refuse or rewrite, its outermost `vectorize` loops and run-time `unroll`
-    loops, not of the whole kernel (copying kernels was a third of trying schedules). The copies read the kernel's
-    values while they exist and are erased after, dropping those uses."""
-    trial = ModuleOp([root.clone() for root in _expanded_roots(kernel)])
+    """Raise DiagnosticException if `loop-to-scf` cannot generate `kernel`'s vector code, for each loop it would
+    refuse or rewrite (its outermost `vectorize` loops and run-time `unroll` loops): in place, building nothing, where
+    `check_in_place` can tell (a static vectorize loop with only static unroll loops in it), else by `expand_loops`
+    (vectors only) run on a copy of the loop, not of the whole kernel (copying kernels was a third of trying
+    schedules). The copies read the kernel's values while they exist and are erased after, dropping those uses."""
+    copied = [root for root in _expanded_roots(kernel) if not check_in_place(root)]
+    if not copied:
+        return
+    trial = ModuleOp([root.clone() for root in copied])
     copy_target(module, trial)
     try:
         expand_loops(trial, vectors_only=True)
