@@ -33,9 +33,8 @@ from onnx import helper
 from xdsl.builder import Builder
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, f32
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.utils.exceptions import VerifyException
 
 from minimlc.dialects import graph
 from minimlc.dialects.graph import INPUT_SYMBOLS_ATTR, shape_of
@@ -48,6 +47,7 @@ from minimlc.frontend.onnx_errors import (
     UnsupportedOpsError,
     ops_after,
     verify_built,
+    verify_imported,
 )
 from minimlc.frontend.onnx_model_file import ExternalData, ModelSource, ReadModel, check_structure, read_model
 from minimlc.frontend.onnx_operators import CONVERTERS, TYPED_OPS, converter_key, node_label, unsupported_nodes
@@ -196,6 +196,8 @@ class _Importer:
         self.output_dims: dict[str, tuple[int | Dim, ...]] = {}
         self.unnamed_dims = 0
         """Symbolic mode: the dimensions of the inputs and computed outputs, by name."""
+        self.verified: set[Operation] = set()
+        """The ops `verify_built` verified, which the module's last verification skips."""
 
     def run(self) -> ImportedModel:
         """Build the module, verify it and return it with its weight store and signature."""
@@ -251,10 +253,7 @@ class _Importer:
         if self.symbolic is not None and (symbols := self._input_symbols(inputs)):
             main.attributes[INPUT_SYMBOLS_ATTR] = ArrayAttr([StringAttr(symbol) for symbol in symbols])
         module = ModuleOp([main])
-        try:
-            module.verify()
-        except VerifyException as error:
-            raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
+        verify_imported(module, self.verified)
         names = [vi.name for vi in self.graph.output] if sequence_outputs else []
         messages = [message for _, message in self.index_checks]
         signature = (inputs, outputs, constant_outputs, trimmed_outputs, sequence_outputs, names, messages)
@@ -338,7 +337,7 @@ class _Importer:
                 outputs = self.symbolic.convert(node, label, inputs, context)
             finally:
                 builder.name_hint = None
-            verify_built(label, ops_after(builder.insertion_point.block, last))
+            verify_built(label, ops_after(builder.insertion_point.block, last), self.verified)
             self.index_checks += [(count, f"{label}: {message}") for count, message in context.index_checks]
             for name, value in zip(node.output, outputs):
                 if name:
@@ -352,7 +351,7 @@ class _Importer:
             built = ops_after(block, last)
             if self.symbolic is not None:
                 refuse_static_only(label, built)  # before verifying: a static-only op's verifier refuses `?` too
-            verify_built(label, built)
+            verify_built(label, built, self.verified)
             if all(self._is_constant(name) or name in self.unfolded for name in node.input if name):
                 origin = next((self.unfolded[name] for name in node.input if name in self.unfolded), label)
                 computed = [name for name, value in zip(node.output, outputs) if isinstance(value, SSAValue)]
@@ -430,7 +429,7 @@ class _Importer:
             computed = ", ".join(f"'{name}'" for name, value in zip(node.input, inputs) if isinstance(value, SSAValue))
             raise UnsupportedFeatureError(f"{label}: has no converter, and inputs {computed} are computed at run time")
         converter = CONVERTERS[converter_key(node.domain, node.op_type)]
-        parameters = list(inspect.signature(converter).parameters.values())[1:]
+        parameters = onnx_operators.converter_parameters(converter_key(node.domain, node.op_type))
         slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
         keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
         variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)

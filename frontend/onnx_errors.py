@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -33,9 +34,9 @@ class UnsupportedOpsError(UnsupportedFeatureError):
         super().__init__(f"model has {len(ops)} unsupported operator {kinds}: {listing}")
 
 
-def verify_built(label: str, built: list[Operation]) -> None:
+def verify_built(label: str, built: list[Operation], verified: set[Operation] | None = None) -> None:
     """Verify the ops one node became, so a model whose types no op accepts (a float64 weight beside a float32 input)
-    is refused naming its node:
+    is refused naming its node, adding them to `verified`:
 
         node 'mm' (MatMul): it makes an invalid graph.matmul: operand 'rhs' ... Expected attribute f32 but got f64
     """
@@ -45,6 +46,24 @@ def verify_built(label: str, built: list[Operation]) -> None:
         except VerifyException as error:
             reason = " ".join(str(error).split())
             raise ModelImportError(f"{label}: it makes an invalid {op.name}: {reason}") from None
+    if verified is not None:
+        verified.update(built)
+
+
+def verify_imported(module: ModuleOp, verified: set[Operation]) -> None:
+    """Verify the imported module as `module.verify()` does, but for the ops of its functions in `verified`, which
+    `verify_built` verified as their nodes built them (the importer adds no op to them later, only discardable
+    attributes): the module, its functions, and what no node built (inputs' weights, the return)."""
+    try:
+        module.verify(verify_nested_ops=False)
+        for function in module.ops:
+            function.verify(verify_nested_ops=False)
+            for block in (block for region in function.regions for block in region.blocks):
+                for op in block.ops:
+                    if op not in verified:
+                        op.verify()
+    except VerifyException as error:
+        raise ModelImportError(f"internal error: the imported module does not verify: {error}") from error
 
 
 def ops_after(block: Block, last: Operation | None) -> list[Operation]:

@@ -5,6 +5,9 @@ binds).
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import onnx
 
 from minimlc.frontend import (
@@ -30,8 +33,8 @@ from minimlc.frontend import (
     onnx_nn,
     onnx_normalization,
     onnx_ops,
-    onnx_qlinear,
     onnx_padding,
+    onnx_qlinear,
     onnx_quantize,
     onnx_recurrent,
     onnx_resize,
@@ -40,9 +43,9 @@ from minimlc.frontend import (
     onnx_signal,
     onnx_spatial,
     onnx_tensor,
+    onnx_tensor_scatter,
     onnx_text,
     onnx_training,
-    onnx_tensor_scatter,
     onnx_tree_ensemble,
     onnx_tree_ensemble_legacy,
 )
@@ -88,13 +91,21 @@ CONVERTERS = {
 """ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
 
 
+@functools.cache
+def converter_parameters(key: str) -> list[inspect.Parameter]:
+    """The parameters of the converter of `key` (`converter_key`) after its context: what the node's inputs and
+    attributes bind to (read once per converter: `inspect.signature` costs more than many a conversion)."""
+    return list(inspect.signature(CONVERTERS[key]).parameters.values())[1:]
+
+
 def converter_key(domain: str, op_type: str) -> str:
     """The `CONVERTERS` key of an op: its type in the default domain, `domain.OpType` in another one."""
     return op_type if domain in onnx_fold.DEFAULT_DOMAINS else f"{domain}.{op_type}"
 
 
 OTHER_DOMAINS = frozenset(key.rpartition(".")[0] for key in CONVERTERS if "." in key)
-"""The domains besides ONNX's default one that have converters (ai.onnx.preview, ai.onnx.preview.training, ai.onnx.ml)."""
+"""The domains besides ONNX's default one that have converters (ai.onnx.preview, ai.onnx.preview.training,
+ai.onnx.ml)."""
 
 TYPED_OPS = frozenset(
     {
