@@ -24,8 +24,10 @@ from xdsl.dialects import arith, builtin
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
+
+from minimlc.lowering.te.compute_rewriting import rewrite_ops
 
 
 def _constant(value: SSAValue) -> float | int | None:
@@ -160,4 +162,4 @@ class TeClampedCastsPass(ModulePass):
     name = "te-clamped-casts"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        PatternRewriteWalker(ClampedCastLowering(), apply_recursively=False).rewrite_module(op)
+        rewrite_ops(op, (arith.FPToSIOp,), ClampedCastLowering())

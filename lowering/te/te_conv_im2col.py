@@ -41,7 +41,6 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -52,6 +51,7 @@ from minimlc.lowering.graph_to_te.builder import Indices, build_compute, index_c
 from minimlc.lowering.strategy.conv import ConvShape, prefers_im2col
 from minimlc.lowering.strategy.padding import COLUMN_MULTIPLE, ROW_MULTIPLE
 from minimlc.lowering.target import Target, target_of
+from minimlc.lowering.te.compute_rewriting import rewrite_computes
 from minimlc.lowering.te.te_channels_last import CONCAT_TAG, joins_channels_last
 
 ALGORITHMS = ("auto", "im2col", "direct")
@@ -229,4 +229,4 @@ class TeConvIm2colPass(ModulePass):
                 f"{self.name}: algorithm must be one of {', '.join(ALGORITHMS)}, got '{self.algorithm}'"
             )
         pattern = ConvToIm2colGemm(self.algorithm, target_of(op))
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+        rewrite_computes(op, pattern)

@@ -44,7 +44,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ModuleOp, f32
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
@@ -61,6 +61,7 @@ from minimlc.lowering.graph_to_te.extents import Extent
 from minimlc.lowering.strategy.conv import ConvShape, prefers_winograd, winograd_tiles
 from minimlc.lowering.strategy.tuning_db import TuningDatabase, algorithm_key, target_key
 from minimlc.lowering.target import Target, target_of
+from minimlc.lowering.te.compute_rewriting import rewrite_computes
 from minimlc.lowering.te.conv_batch import batch_extent, has_only_a_run_time_batch
 
 CHOICES = ("auto", "all", "none")
@@ -299,4 +300,4 @@ class TeConvWinogradPass(ModulePass):
             )
         database = TuningDatabase(self.tuning_db) if self.tuning_db else None
         pattern = ConvToWinograd(self.convolutions, target_of(op), database)
-        PatternRewriteWalker(pattern, apply_recursively=False).rewrite_module(op)
+        rewrite_computes(op, pattern)

@@ -43,6 +43,7 @@ from xdsl.rewriter import Rewriter
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.te.compute_rewriting import computes_of
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 
 
@@ -236,19 +237,6 @@ class _Inliner:
         return True
 
 
-def _computes(op: Operation) -> list[te.ComputeOp]:
-    """The te.computes nested in `op`, in program order (not looking inside their bodies, which hold none)."""
-    found: list[te.ComputeOp] = []
-    for region in op.regions:
-        for block in region.blocks:
-            for inner in block.ops:
-                if isinstance(inner, te.ComputeOp):
-                    found.append(inner)
-                elif inner.regions:
-                    found.extend(_computes(inner))
-    return found
-
-
 @dataclass(frozen=True)
 class TeInlinePass(ModulePass):
     """Inline elementwise te.computes into the te.compute bodies that read them, to a fixpoint: the computes are
@@ -261,5 +249,5 @@ class TeInlinePass(ModulePass):
         changed = True
         while changed:
             changed = False
-            for compute in _computes(op):
+            for compute in computes_of(op):
                 changed |= inliner.inline(compute)
