@@ -225,14 +225,22 @@ class _Inliner:
         if len(body) * len(reads) > MAX_INLINED_OPS and not view:
             return False
         value = producer.yield_op.value
-        for read in reads:
+        *copied, last = reads
+        for read in copied:
             assert isinstance(read, te.ReadOp)
-            block = read.parent_block()
-            assert block is not None
             mapping: dict[SSAValue, SSAValue] = dict(zip(producer.output_indices, read.indices))
             for body_op in body:
-                block.insert_op_before(clone_op(body_op, mapping), read)
+                read.parent_block().insert_op_before(clone_op(body_op, mapping), read)  # type: ignore[union-attr]
             Rewriter.replace_op(read, [], [mapping.get(value, value)])
+        # The last read takes the body's own ops (the same IR as a clone), the producer's indices replaced by its own.
+        assert isinstance(last, te.ReadOp)
+        indices: dict[SSAValue, SSAValue] = dict(zip(producer.output_indices, last.indices))
+        for index, replacement in indices.items():
+            index.replace_all_uses_with(replacement)
+        for body_op in body:
+            body_op.detach()
+            last.parent_block().insert_op_before(body_op, last)  # type: ignore[union-attr]
+        Rewriter.replace_op(last, [], [indices.get(value, value)])
         Rewriter.erase_op(producer)
         return True
 
