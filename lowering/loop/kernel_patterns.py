@@ -17,11 +17,14 @@ softmax's max and sum).
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Container
+from dataclasses import dataclass
 from enum import IntEnum
 
 from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import IndexType, ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
@@ -105,7 +108,7 @@ def reads_along(out_forms: list[Affine | None], read_forms: list[Affine | None])
     return True
 
 
-def only_reader(call: func.CallOp, calls: set[func.CallOp]) -> func.CallOp | None:
+def only_reader(call: func.CallOp, calls: Container[Operation]) -> func.CallOp | None:
     """The one kernel call that reads `call`'s output, if the output is an intermediate used by nothing else."""
     if not buffers(call):
         return None
@@ -129,15 +132,38 @@ def epilogue_call(module: ModuleOp, call: func.CallOp) -> func.CallOp | None:
     what `loop-fuse-kernels` folds into the contraction's write-back (or runs as the next stage of its fused kernel)."""
     block = call.parent_block()
     assert block is not None
-    reader = only_reader(call, {op for op in block.ops if isinstance(op, func.CallOp)})
+    reader = only_reader(call, _CallsIn(block))
     if reader is None:
         return None
     producer, consumer = (kernel_pattern(callee(module, c)) for c in (call, reader))
     return reader if producer is Pattern.CONTRACTION and consumer is Pattern.ELEMENTWISE else None
 
 
+@dataclass(frozen=True)
+class _CallsIn:
+    """The calls in `block`, as a container (`op in calls`) without listing the block's ops."""
+
+    block: Block
+
+    def __contains__(self, op: object) -> bool:
+        return isinstance(op, func.CallOp) and op.parent is self.block
+
+
 def callee(module: ModuleOp, call: func.CallOp) -> func.FuncOp:
-    """The kernel `call` calls."""
-    function = SymbolTable.lookup_symbol(module, call.callee)
+    """The kernel `call` calls: from an index of the module's functions by name (`SymbolTable.lookup_symbol` walks
+    the module's ops each time), rebuilt where it misses or names a function no longer in the module."""
+    name = call.callee.string_value()
+    functions = _FUNCTIONS.get(module)
+    function = functions.get(name) if functions is not None else None
+    if function is None or function.parent is not module.body.block or function.sym_name.data != name:
+        functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)}
+        _FUNCTIONS[module] = functions
+        function = functions.get(name)
+    if function is None:
+        function = SymbolTable.lookup_symbol(module, call.callee)
     assert isinstance(function, func.FuncOp)
     return function
+
+
+_FUNCTIONS: weakref.WeakKeyDictionary[ModuleOp, dict[str, func.FuncOp]] = weakref.WeakKeyDictionary()
+"""Per module, its functions by name, as `callee` last listed them."""

@@ -91,17 +91,23 @@ class _FusedTable:
     by_group: dict[tuple[object, ...], tuple[str, tuple[int, ...]]] = field(default_factory=dict)
     """A group's key -> its fused kernel and the positions of `_fused_arguments` that the kernel takes."""
     count: int = 0
+    functions: set[str] | None = None
+    """The names of the module's functions, listed at the first `intern` (one walk of the module, not one per name
+    tried) and joined by the kernels it adds; the pass erases functions only after its last `intern`."""
 
     def intern(self, base: str, kernel: func.FuncOp) -> str:
         key = structural_key(kernel)
         if key not in self.by_body:
+            if self.functions is None:
+                self.functions = {op.sym_name.data for op in self.module.ops if isinstance(op, func.FuncOp)}
             name = f"{base}_{self.count}"
-            while any(isinstance(op, func.FuncOp) and op.sym_name.data == name for op in self.module.ops):
+            while name in self.functions:
                 self.count += 1
                 name = f"{base}_{self.count}"
             self.count += 1
             kernel.sym_name = StringAttr(name)
             self.module.body.block.add_op(kernel)
+            self.functions.add(name)
             self.by_body[key] = name
         return self.by_body[key]
 

@@ -58,7 +58,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolTable
+from xdsl.traits import SymbolOpInterface, SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
@@ -246,8 +246,9 @@ def _induction_variable(entry: Block, index: SSAValue, loop_op: loop.ForOp) -> S
     return value
 
 
-def _outline(module: ModuleOp, function: func.FuncOp, loop_op: loop.ForOp, pool: SSAValue) -> None:
-    """Replace `loop_op` by a `minimlc_parallel_for` call on an outlined body function."""
+def _outline(symbols: set[str], function: func.FuncOp, loop_op: loop.ForOp, pool: SSAValue) -> None:
+    """Replace `loop_op` by a `minimlc_parallel_for` call on an outlined body function, named apart from
+    `symbols` (the module's symbols, which it joins)."""
     _hoist_bindings(loop_op)
     captured = _captured_values(loop_op)
     private = [value for value in captured if _is_private(value, loop_op)]
@@ -262,7 +263,7 @@ def _outline(module: ModuleOp, function: func.FuncOp, loop_op: loop.ForOp, pool:
     }
     for sizes in extents.values():
         packed += [size for size in sizes if size not in packed]
-    name = _unique_symbol(module, f"{function.sym_name.data}_{loop_op.loop_name.data}_body")
+    name = _unique_symbol(symbols, f"{function.sym_name.data}_{loop_op.loop_name.data}_body")
     band = parallel_band(loop_op)
     body = _body_function(band, name, packed, cloned, extents)  # type: ignore[arg-type]
     Rewriter.insert_op(body, InsertPoint.after(function))
@@ -332,12 +333,24 @@ def _pack_context(function: func.FuncOp, packed: list[SSAValue], call_site: Inse
     return ctx.res
 
 
-def _unique_symbol(module: ModuleOp, base: str) -> str:
+def _unique_symbol(symbols: set[str], base: str) -> str:
+    """`base`, or `base_1`, `base_2`, ... if `symbols` has it; added to `symbols`."""
     name, suffix = base, 0
-    while SymbolTable.lookup_symbol(module, name) is not None:
+    while name in symbols:
         suffix += 1
         name = f"{base}_{suffix}"
+    symbols.add(name)
     return name
+
+
+def _symbols(module: ModuleOp) -> set[str]:
+    """The names of the module's symbols, as `SymbolTable.lookup_symbol` finds them (one walk of its ops, where a
+    lookup per outlined loop walked them all each time)."""
+    names: set[str] = set()
+    for op in module.ops:
+        if (interface := op.get_trait(SymbolOpInterface)) is not None and (name := interface.get_sym_attr_name(op)):
+            names.add(name.data)
+    return names
 
 
 def _declare_parallel_for(module: ModuleOp) -> None:
@@ -363,7 +376,8 @@ class LoopOutlineParallelPass(ModulePass):
             pools[function.sym_name.data], is_new = _pool_parameter(function)
             if is_new:
                 added.add(function.sym_name.data)
+        symbols = _symbols(op)
         for function in functions:
             _pass_pool_to_callees(function, pools, added)
             for loop_op in outermost_parallel_loops(function):
-                _outline(op, function, loop_op, pools[function.sym_name.data])
+                _outline(symbols, function, loop_op, pools[function.sym_name.data])
