@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 import llvmlite.binding as llvm
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
@@ -40,6 +40,7 @@ from minimlc.lowering.abi import ENTRY_ATTR, EntrySignature, entry_signature
 from minimlc.lowering.llvm.emit_ir import emit_llvm_ir
 from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.pipeline import make_context, run_passes, stage_passes
+from minimlc.lowering.program.loop_mark_load_time import referenced_symbols
 from minimlc.lowering.target import Target
 from minimlc.lowering.workers import compile_jobs, fork_map
 from minimlc.runtime.jit import optimized_module, target_machine
@@ -161,8 +162,7 @@ def reference_groups(module: ModuleOp, entries: set[str]) -> list[set[str]]:
         if name in entries:
             continue
         for op in function.walk():
-            for attribute in (*op.properties.values(), *op.attributes.values()):
-                other = attribute.root_reference.data if isinstance(attribute, SymbolRefAttr) else None
+            for other in referenced_symbols(op):
                 if other in functions and group_of[other] is not group_of[name]:
                     merged = group_of[name] | group_of[other]
                     for member in merged:

@@ -49,6 +49,7 @@ from minimlc.driver.codegen import (
     reference_groups,
 )
 from minimlc.lowering.abi import ENTRY_ATTR
+from minimlc.lowering.program.loop_mark_load_time import referenced_symbols
 from minimlc.lowering.target import Target
 from minimlc.lowering.workers import compile_jobs, fork_map
 from minimlc.runtime import artifact
@@ -185,7 +186,7 @@ class _GroupKeys:
         defines the value, as a CFG may order them): it has no number yet, so two kernels differing only in it
         would share a key."""
         names = {f.sym_name.data: position for position, f in enumerate(group)}
-        referenced = {ref for f in group for op in f.walk() for ref in _references(op)}
+        referenced = {ref for f in group for op in f.walk() for ref in referenced_symbols(op)}
         declarations = sorted(
             str(f) for f in self.module.ops if isinstance(f, func.FuncOp) and f.sym_name.data in referenced - set(names)
         )
@@ -249,12 +250,6 @@ class _Unnumbered(Exception):
     """An operand or successor reached before its definition: the group gets no key."""
 
 
-def _references(op: Operation) -> list[str]:
-    """The symbols `op`'s properties and attributes name (top level, as `codegen.reference_groups` reads them)."""
-    values = (*op.properties.values(), *op.attributes.values())
-    return [value.root_reference.data for value in values if isinstance(value, SymbolRefAttr)]
-
-
 def _rename_symbols(module: ModuleOp, renames: dict[str, str]) -> None:
     """Every function named in `renames` and every (top-level) symbol reference to it, renamed."""
     for op in module.walk():
@@ -301,7 +296,7 @@ def _module_of(module: ModuleOp, names: set[str]) -> ModuleOp:
     """A new module holding clones of the functions in `names` and declarations of the other functions they name
     (only those: ResNet-50 has 180 functions, and each kernel's module declaring them all doubled its compile)."""
     functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
-    named = {ref for f in functions if f.sym_name.data in names for op in f.walk() for ref in _references(op)}
+    named = {ref for f in functions if f.sym_name.data in names for op in f.walk() for ref in referenced_symbols(op)}
     ops = [
         f.clone()
         if f.sym_name.data in names

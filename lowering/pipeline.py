@@ -39,7 +39,8 @@ _SCHEDULED = (
     "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,"
     "te-channels-last,te-conv-winograd,"
     "te-inline,te-expand-math,te-clamped-casts,"
-    "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,loop-to-scf,cse,"
+    "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,"
+    "loop-mark-load-time,loop-to-scf,cse,"
     + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {
@@ -78,14 +79,15 @@ STAGES: dict[str, tuple[str, bool] | None] = {
     "te": ("te-to-loop", False),
     "loop": ("te-to-loop", True),
     "schedule": ("default-schedule", False),
-    "program": ("loop-outline-parallel", True),
+    "program": ("loop-to-scf", False),
     "scf": ("loop-to-scf", True),
     "llvm": None,
 }
 """Stage name -> where it ends in a pipeline: before (False) or after (True) that pass; None: the pipeline's end.
 `schedule` is the loop IR default-schedule receives, the input of `--emit schedule` and `--emit space`; `program` the
-loop IR after the whole-program passes (fusion, memory planning, outlining), where every pass after it works
-function by function and the compile driver splits the module for parallel code generation (`driver/codegen.py`)."""
+loop IR after the whole-program passes (fusion, memory planning, outlining, load-time marking), where every pass
+after it works function by function and the compile driver splits the module for parallel code generation
+(`driver/codegen.py`)."""
 
 
 OptionValue = str | int | bool

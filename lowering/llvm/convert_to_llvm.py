@@ -17,7 +17,8 @@ memref pointer from `args[i]` and calls `@<name>`: the one native entry the runt
 entry itself is marked `alwaysinline` (`passthrough`), so that LLVM compiles the wrapper as the
 entry's body reading its buffers from `args`, not as a call with hundreds of arguments: a model's
 entry takes every weight, and passing ~480 of them on the stack cost LLVM's store merging in the
-instruction selector 108 of light DenseNet-121's 129 s of code generation.
+instruction selector 108 of light DenseNet-121's 129 s of code generation. Load-time code (`minimlc.load_time`)
+is marked `minsize optsize` (`abi.llvm_function_flags`).
 
 The arith/math patterns live in `arith_patterns.py`, the vector ones in `vector_patterns.py`. Patterns bridge
 types with unrealized casts, and the pass resolves them at the end, so its output is pure `llvm`/`llvmx`.
@@ -53,7 +54,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException, PassFailedException
 
 from minimlc.dialects import llvm_ext, loop
-from minimlc.lowering.abi import ENTRY_ATTR, packed_name
+from minimlc.lowering.abi import ENTRY_ATTR, llvm_function_flags, packed_name
 from minimlc.lowering.llvm.arith_patterns import ARITH_MATH_PATTERNS
 from minimlc.lowering.llvm.conversion import (
     OpClassPatternApplier,
@@ -98,8 +99,8 @@ class FuncLowering(RewritePattern):
         props: dict[str, Attribute | None] = {}
         if (arg_attrs := self._llvm_arg_attrs(op)) is not None:
             props["arg_attrs"] = arg_attrs
-        if ENTRY_ATTR in op.attributes:
-            props["passthrough"] = ArrayAttr([StringAttr("alwaysinline")])
+        if flags := llvm_function_flags(op.attributes):
+            props["passthrough"] = ArrayAttr([StringAttr(flag) for flag in flags])
         new_func = llvm.FuncOp(
             op.sym_name,
             llvm.LLVMFunctionType(inputs, output),

@@ -58,7 +58,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
-from minimlc.lowering.abi import ENTRY_ATTR, packed_name
+from minimlc.lowering.abi import ENTRY_ATTR, llvm_function_flags, packed_name
 from minimlc.lowering.llvm.convert_to_llvm import check_entry_signature
 from minimlc.lowering.llvm.translate import PARAM_FLAGS
 from minimlc.lowering.target import target_of
@@ -228,7 +228,7 @@ def undef_text(type_text: str, element_text: str | None) -> str:
 
 
 def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str]) -> str:
-    """The `define`/`declare` line of a lowered `func.func` (linkage, parameter attributes, `alwaysinline`,
+    """The `define`/`declare` line of a lowered `func.func` (linkage, parameter attributes, `llvm_function_flags`,
     `vscale_range`)."""
     name = op.sym_name.data
     result, params = emitter.signatures[name]
@@ -242,7 +242,7 @@ def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str
     prefix = " ".join(
         x for x in ("define" if defined else "declare", "internal" if defined and private else "", result) if x
     )
-    passthrough = " alwaysinline" if ENTRY_ATTR in op.attributes else ""
+    passthrough = "".join(f" {flag}" for flag in llvm_function_flags(op.attributes))
     return f"{prefix} {global_name(name)}({', '.join(args)}){passthrough}{_vscale_range(emitter) if defined else ''}\n"
 
 
