@@ -429,7 +429,7 @@ class _Importer:
             computed = ", ".join(f"'{name}'" for name, value in zip(node.input, inputs) if isinstance(value, SSAValue))
             raise UnsupportedFeatureError(f"{label}: has no converter, and inputs {computed} are computed at run time")
         converter = CONVERTERS[converter_key(node.domain, node.op_type)]
-        parameters = onnx_operators.converter_parameters(converter_key(node.domain, node.op_type))
+        parameters = list(onnx_fold.signature_of(converter).parameters.values())[1:]
         slots = [p for p in parameters if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
         keywords = {p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY}
         variadic = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters)

@@ -61,6 +61,18 @@ def is_constant_output(node: onnx.NodeProto, is_constant: Callable[[str], bool])
     return always or is_foldable(node, is_constant)
 
 
+_SIGNATURES: dict[int, tuple[Callable[..., object], inspect.Signature]] = {}
+
+
+def signature_of(function: Callable[..., object]) -> inspect.Signature:
+    """`inspect.signature(function)`, read once per function (it costs more than many a fold or conversion); kept by
+    identity, as a converter may be an unhashable dataclass instance."""
+    cached = _SIGNATURES.get(id(function))
+    if cached is None or cached[0] is not function:
+        cached = _SIGNATURES[id(function)] = (function, inspect.signature(function))
+    return cached[1]
+
+
 def fold(node: onnx.NodeProto, inputs: Sequence[ConstantValue | None], opset: int) -> list[np.ndarray]:
     """Evaluate the foldable `node` on its constant `inputs` (None for an omitted optional input) at the default
     domain's `opset`; one array per output. Raises `NotFoldable` for a node to compile instead (an input or attribute
@@ -68,7 +80,7 @@ def fold(node: onnx.NodeProto, inputs: Sequence[ConstantValue | None], opset: in
     evaluator = EVALUATORS[node.op_type]
     attributes = {attribute.name: helper.get_attribute_value(attribute) for attribute in node.attribute}
     try:
-        call = inspect.signature(evaluator).bind(Folding(node, opset), *inputs, **attributes)
+        call = signature_of(evaluator).bind(Folding(node, opset), *inputs, **attributes)
     except TypeError as error:
         raise NotFoldable(f"its inputs or attributes: {error}") from error
     with np.errstate(all="ignore"):  # integers wrap, floats overflow to infinities: what the model asks for

@@ -5,9 +5,6 @@ binds).
 
 from __future__ import annotations
 
-import functools
-import inspect
-
 import onnx
 
 from minimlc.frontend import (
@@ -89,13 +86,6 @@ CONVERTERS = {
     **onnx_matmul_nbits.CONVERTERS,
 }
 """ONNX op type -> converter, over every op family (`converter_key`: an op of another domain is `domain.OpType`)."""
-
-
-@functools.cache
-def converter_parameters(key: str) -> list[inspect.Parameter]:
-    """The parameters of the converter of `key` (`converter_key`) after its context: what the node's inputs and
-    attributes bind to (read once per converter: `inspect.signature` costs more than many a conversion)."""
-    return list(inspect.signature(CONVERTERS[key]).parameters.values())[1:]
 
 
 def converter_key(domain: str, op_type: str) -> str:
