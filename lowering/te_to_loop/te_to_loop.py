@@ -254,13 +254,15 @@ class _KernelValues:
     buffers: dict[SSAValue, SSAValue]
     signature: KernelSignature
     index: IndexValues
+    outside_indices: dict[te.ComputeOp, list[SSAValue]]
+    """Per stage, the index values from outside its body that it uses (`_outside_values`)."""
 
     def extent(self, extent: int | SSAValue) -> int | SSAValue:
         return extent if isinstance(extent, int) else self.signature.extent(self.index.value(extent))
 
     def outside(self, compute: te.ComputeOp) -> dict[SSAValue, SSAValue]:
         """The kernel's parameter for each outside index value the compute's body uses."""
-        return {value: self.signature.extent(self.index.value(value)) for value in _outside_values(compute)[1]}
+        return {value: self.signature.extent(self.index.value(value)) for value in self.outside_indices[compute]}
 
 
 def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs: dict[SSAValue, SSAValue]) -> None:
@@ -286,7 +288,8 @@ def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs
         state.builder.insert(func.CallOp(SymbolRefAttr(known), [state.buffers[t] for t in tensors], []))
         return
     signature = KernelSignature([state.buffers[t] for t in tensors], extents, values)
-    kernel = _KernelValues(dict(zip(tensors, signature.buffers)), signature, state.index)
+    outside_indices = {stage: indices for stage, (_, indices) in zip(stages, outside)}
+    kernel = _KernelValues(dict(zip(tensors, signature.buffers)), signature, state.index, outside_indices)
     taken: set[str] = set()
     names = [_loop_names(stage, taken) for stage in reversed(stages)][::-1]
     for stage, stage_names in zip(stages, names):
