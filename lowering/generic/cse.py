@@ -20,11 +20,12 @@ since; each op's effects are asked for once, and once per op class where its eff
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 from xdsl.traits import (
@@ -38,11 +39,11 @@ from xdsl.traits import (
     MemoryReadEffect,
     MemoryWriteEffect,
     NoMemoryEffect,
+    RecursiveMemoryEffect,
     SymbolOpInterface,
     get_effects,
 )
 from xdsl.transforms.common_subexpression_elimination import OperationInfo
-from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 _FIXED_EFFECT_TRAITS = (NoMemoryEffect, MemoryReadEffect, MemoryWriteEffect, MemoryAllocEffect, MemoryFreeEffect)
 """xDSL's effect traits whose effects are the same for every op (their `get_effects` does not read the op)."""
@@ -52,12 +53,16 @@ _FIXED_EFFECT_TRAITS = (NoMemoryEffect, MemoryReadEffect, MemoryWriteEffect, Mem
 class _ClassFacts:
     """What `cse` asks of an op that its class alone answers (traits are class-level in xDSL): `effects` is None
     where they depend on the op (a recursive or op-dependent effect trait: ask `get_effects(op)`), `unknown` where
-    the op may do anything; `dead_if_unused` is `would_be_trivially_dead` for ops with fixed effects."""
+    the op may do anything, `recursive` where its one effect trait is `RecursiveMemoryEffect` (its effects are its
+    ops'); `dead_if_unused` is `would_be_trivially_dead` for ops with fixed effects, `removable` its part that the
+    class answers (neither a terminator nor a symbol)."""
 
     terminator: bool
     isolated: bool
     effects: frozenset[EffectInstance] | None
     unknown: bool
+    recursive: bool
+    removable: bool
     dead_if_unused: bool
 
     @staticmethod
@@ -72,6 +77,8 @@ class _ClassFacts:
             isolated=cls.has_trait(IsolatedFromAbove, value_if_unregistered=True),
             effects=effects,
             unknown=not traits,
+            recursive=[type(trait) for trait in traits] == [RecursiveMemoryEffect],
+            removable=not terminator and not symbol,
             dead_if_unused=effects is not None
             and not terminator
             and not symbol
@@ -107,6 +114,29 @@ class _Known:
 class _Eliminator:
     scopes: list[dict[_Key, _Known]] = field(default_factory=list)
     dead: list[Operation] = field(default_factory=list)
+    nested_effects: dict[Operation, frozenset[EffectInstance] | None] = field(default_factory=dict)
+    """The effects of each op with a `RecursiveMemoryEffect` seen so far (a loop's are its ops', a loop around it
+    reads them here: xDSL's `get_effects` walks every nested op again at each level, and twice per op)."""
+
+    def effects(self, op: Operation, facts: _ClassFacts) -> AbstractSet[EffectInstance] | None:
+        """`get_effects(op)`."""
+        if facts.effects is not None or facts.unknown:
+            return facts.effects
+        if not facts.recursive:
+            return get_effects(op)
+        if op in self.nested_effects:
+            return self.nested_effects[op]
+        found: set[EffectInstance] | None = set()
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.ops:
+                    inner_effects = self.effects(inner, _facts(inner))
+                    if inner_effects is None or found is None:
+                        found = None
+                        break
+                    found.update(inner_effects)
+        self.nested_effects[op] = effects = None if found is None else frozenset(found)
+        return effects
 
     def lookup(self, key: _Key) -> _Known | None:
         for scope in reversed(self.scopes):
@@ -128,27 +158,37 @@ class _Eliminator:
         writes = 0
         op = block._first_op  # the op links, not `block.ops`: nothing here moves an op, and it is a call less per op
         while op is not None:
-            facts = _FACTS.get(type(op)) or _FACTS.setdefault(type(op), _ClassFacts.of(type(op)))
+            facts = _facts(op)
             if op.regions:
                 for region in op.regions:
                     self.region(region, facts.isolated)
-            effects = facts.effects if facts.effects is not None or facts.unknown else get_effects(op)
+            effects = self.effects(op, facts)
             pure = effects is not None and not effects
             reads = effects is not None and bool(effects) and all(e.kind is MemoryEffectKind.READ for e in effects)
-            self.operation(op, facts, block, None if pure else writes if reads else -1)
+            self.operation(op, facts, effects, block, None if pure else writes if reads else -1)
             if not (pure or reads):
                 writes += 1
             op = op._next_op
 
-    def operation(self, op: Operation, facts: _ClassFacts, block: Block, writes: int | None) -> None:
-        """Erase `op` if dead, reuse an equal op for it, or remember it. `writes`: None for an op free of effects,
-        the count of writes before `op` in `block` for one that only reads, -1 for any other."""
+    def operation(
+        self,
+        op: Operation,
+        facts: _ClassFacts,
+        effects: AbstractSet[EffectInstance] | None,
+        block: Block,
+        writes: int | None,
+    ) -> None:
+        """Erase `op` if dead (xDSL's `is_trivially_dead`, of its `effects`), reuse an equal op for it, or remember
+        it. `writes`: None for an op free of effects, the count of writes before `op` in `block` for one that only
+        reads, -1 for any other."""
         if facts.terminator:
             return
-        if facts.effects is not None:
-            dead = facts.dead_if_unused and all(result.first_use is None for result in op.results)
+        if not all(result.first_use is None for result in op.results):
+            dead = False
+        elif facts.effects is not None:
+            dead = facts.dead_if_unused
         else:
-            dead = is_trivially_dead(op)
+            dead = facts.removable and effects is not None and all(_no_effect_outside(op, e) for e in effects)
         if dead:
             self.dead.append(op)
             return
@@ -162,6 +202,19 @@ class _Eliminator:
             self.dead.append(op)
         else:
             self.scopes[-1][key] = _Known(op, None if writes is None else block, writes or 0)
+
+
+def _facts(op: Operation) -> _ClassFacts:
+    return _FACTS.get(type(op)) or _FACTS.setdefault(type(op), _ClassFacts.of(type(op)))
+
+
+def _no_effect_outside(op: Operation, effect: EffectInstance) -> bool:
+    """Whether `effect` of `op` is unseen outside it, as xDSL's `result_only_effects` tells: a read, or an
+    allocation of a value defined inside `op`."""
+    value = effect.value
+    return effect.kind == MemoryEffectKind.READ or (
+        effect.kind == MemoryEffectKind.ALLOC and isinstance(value, SSAValue) and op.is_ancestor(value.owner)
+    )
 
 
 def eliminate_common_subexpressions(root: Operation) -> None:

@@ -64,6 +64,35 @@ func.func @read_in_loop(%m: memref<8xf32>, %i: index) {
   func.return
 }
 
+// A loop's effects are its ops', at every level: a nest that only reads, used by nothing, is erased whole; one
+// that stores deep inside is a write (the read after it is not the read before it).
+// CHECK-LABEL: func.func @nested_effects
+// CHECK-NEXT:    %[[P:.*]] = memref.load %m[%i] : memref<8xf32>
+// CHECK-NEXT:    scf.for
+// CHECK-NEXT:      scf.for
+// CHECK-NEXT:        memref.store
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[Q:.*]] = memref.load %m[%i] : memref<8xf32>
+// CHECK-NEXT:    func.call @usef(%[[P]], %[[Q]]) : (f32, f32) -> ()
+func.func @nested_effects(%m: memref<8xf32>, %i: index, %v: f32) {
+  scf.for %j = %i to %i step %i {
+    scf.for %k = %i to %i step %i {
+      %r = memref.load %m[%k] : memref<8xf32>
+      %s = arith.addf %r, %r : f32
+    }
+  }
+  %p = memref.load %m[%i] : memref<8xf32>
+  scf.for %j = %i to %i step %i {
+    scf.for %k = %i to %i step %i {
+      memref.store %v, %m[%k] : memref<8xf32>
+    }
+  }
+  %q = memref.load %m[%i] : memref<8xf32>
+  func.call @usef(%p, %q) : (f32, f32) -> ()
+  func.return
+}
+
 // A function starts with nothing known: each keeps its constant.
 // CHECK-LABEL: func.func @isolated
 // CHECK-NEXT:    %c = arith.constant 3 : index
