@@ -69,7 +69,8 @@ def test_loaded_session_is_bitwise_equal(session: InferenceSession, saved: Path)
     assert loaded.stats["kernels"] == session.stats["kernels"]
 
 
-def test_load_imports_neither_xdsl_nor_onnx(saved: Path) -> None:
+def test_load_imports_neither_xdsl_onnx_nor_ml_dtypes(saved: Path) -> None:
+    """A float model loads without the compiler (xDSL, ONNX) and without ml_dtypes (1.5 s to import here)."""
     script = f"""
 import sys
 import tracemalloc
@@ -77,7 +78,7 @@ import numpy as np
 from minimlc.runtime import load
 session = load({str(saved)!r})
 session.run(None, {{"x": np.zeros((1, 3, 16, 16), np.float32)}})
-print(sorted(m for m in sys.modules if m.split(".")[0] in ("xdsl", "onnx")))
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("xdsl", "onnx", "ml_dtypes")))
 from minimlc.runtime import threadpool
 print(type(threadpool.native_pool().jit).__name__)
 """
@@ -168,3 +169,26 @@ def test_all_constant_model(tmp_path: Path) -> None:
     session.save(tmp_path / "shape.mlc")
     (shape,) = load(tmp_path / "shape.mlc").run(None, {"x": np.zeros((2, 5), np.float32)})
     np.testing.assert_array_equal(shape, [2, 5])
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [np.float32, np.float16, np.int8, np.uint8, np.int64, np.bool_, "bfloat16", "float8_e5m2", "float8_e4m3fn"],
+)
+def test_a_dtype_survives_its_metadata(dtype: str | type) -> None:
+    import ml_dtypes
+
+    expected = np.dtype(getattr(ml_dtypes, dtype)) if isinstance(dtype, str) else np.dtype(dtype)
+    assert artifact.dtype_from_meta(artifact.dtype_meta(expected)) == expected
+
+
+def test_an_ml_dtypes_name_loads_ml_dtypes_and_an_unknown_name_is_refused() -> None:
+    script = (
+        "import sys\nfrom minimlc.runtime.artifact import dtype_from_meta\n"
+        "print('ml_dtypes' in sys.modules, dtype_from_meta('<f4'), 'ml_dtypes' in sys.modules)\n"
+        "print(dtype_from_meta('bfloat16'), 'ml_dtypes' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert result.stdout.split("\n")[:2] == ["False float32 False", "bfloat16 True"]
+    with pytest.raises(TypeError, match="not understood"):
+        artifact.dtype_from_meta("float7_e9")
