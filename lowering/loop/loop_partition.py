@@ -54,7 +54,8 @@ _DECIDED = {
 def partition_loop(
     kernel: func.FuncOp, target: loop.ForOp, points: tuple[int, ...], pass_name: str
 ) -> list[loop.ForOp]:
-    """Replace `target` by one copy per range between its bounds and `points`, each folded; returns the pieces."""
+    """Replace `target` by one copy per range between its bounds and `points`, each folded; returns the pieces (the
+    last is `target` itself, made after the copies: a copy fewer of the nest)."""
     name = target.loop_name.data
     if target.is_dynamic:
         raise DiagnosticException(
@@ -71,7 +72,8 @@ def partition_loop(
         )
     pieces: list[loop.ForOp] = []
     for number, (start, end) in enumerate(itertools.pairwise(bounds)):
-        piece = target.clone()
+        last = number == len(bounds) - 2
+        piece = target if last else target.clone()
         piece_name = f"{name}_p{number}"
         renamed = {lp: f"{lp.loop_name.data}_in_{piece_name}" for lp in loops_of(piece) if lp is not piece}
         check_new_names(kernel, pass_name, [piece_name, *renamed.values()])
@@ -81,10 +83,10 @@ def partition_loop(
         for inner, inner_name in renamed.items():
             inner.loop_name = StringAttr(inner_name)
             inner.induction_var.name_hint = inner_name
-        Rewriter.insert_op(piece, InsertPoint.before(target))
+        if not last:
+            Rewriter.insert_op(piece, InsertPoint.before(target))
         _fold_decided(piece)
         pieces.append(piece)
-    Rewriter.erase_op(target)
     return pieces
 
 

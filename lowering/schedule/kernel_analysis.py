@@ -21,6 +21,7 @@ from minimlc.lowering.loop.analysis import (
     call_sites,
     is_bool_buffer,
     loops_of,
+    nested_ops,
     walk_ops,
     without_unit_tail,
 )
@@ -42,7 +43,7 @@ def kernels_of(module: ModuleOp) -> list[func.FuncOp]:
 
 def accumulator_of(kernel: func.FuncOp) -> loop.AllocOp | None:
     """The kernel's one local scalar accumulator, or None (no reduction, or more than one)."""
-    accs = [op for op in walk_ops(kernel) if isinstance(op, loop.AllocOp) and op.scope.data == "local"]
+    accs = [op for op in nested_ops(kernel, loop.AllocOp) if op.scope.data == "local"]
     return accs[0] if len(accs) == 1 else None
 
 

@@ -33,7 +33,7 @@ from xdsl.dialects import arith, func, memref
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
-from minimlc.lowering.loop.analysis import affine_form, band_tasks, loops_of, parallel_band, walk_ops
+from minimlc.lowering.loop.analysis import affine_form, band_tasks, loops_of, nested_ops, parallel_band, walk_ops
 from minimlc.lowering.schedule.space import Knob
 
 PARALLEL_MIN_TASKS = 4
@@ -226,7 +226,7 @@ def parameter_buffers(kernel: func.FuncOp) -> set[SSAValue]:
     """The kernel's parameters, and the buffers `loop.extents` makes of them (every access to a parameter with `?`
     dimensions goes through one)."""
     params = set(kernel.body.block.args)
-    return params | {op.result for op in walk_ops(kernel) if isinstance(op, loop.ExtentsOp) and op.source in params}
+    return params | {op.result for op in nested_ops(kernel, loop.ExtentsOp) if op.source in params}
 
 
 def _chain(nest: loop.ForOp) -> list[loop.ForOp]:
@@ -247,8 +247,8 @@ def _iterations_independent(kernel: func.FuncOp, target: loop.ForOp) -> bool:
     """True if every store under `target` to a kernel parameter has an index that moves with `target`."""
     params = parameter_buffers(kernel)
     iv = target.induction_var
-    for store in walk_ops(target):
-        if isinstance(store, memref.StoreOp) and store.memref in params:
+    for store in nested_ops(target, memref.StoreOp):
+        if store.memref in params:
             forms = [affine_form(index) for index in store.indices]
             if not any(form is not None and form.get(iv, 0) != 0 for form in forms):
                 return False
@@ -261,8 +261,8 @@ def _band_independent(kernel: func.FuncOp, band: list[loop.ForOp]) -> bool:
     band (so that `out[i + j]` never joins `i` and `j` in one band)."""
     params = parameter_buffers(kernel)
     ivs = [member.induction_var for member in band if member.trip_count > 1]
-    for store in band[0].walk():
-        if isinstance(store, memref.StoreOp) and store.memref in params:
+    for store in nested_ops(band[0], memref.StoreOp):
+        if store.memref in params:
             forms = [affine_form(index) or {} for index in store.indices]
             for iv in ivs:
                 if not any(form.get(iv, 0) and not any(form.get(o, 0) for o in ivs if o is not iv) for form in forms):
