@@ -56,6 +56,7 @@ _OURS = {
     "loop-fuse-kernels": ("program.loop_fuse_kernels", "LoopFuseKernelsPass"),
     "loop-plan-memory": ("program.loop_plan_memory", "LoopPlanMemoryPass"),
     "loop-outline-parallel": ("program.loop_outline_parallel", "LoopOutlineParallelPass"),
+    "loop-merge-functions": ("program.loop_merge_functions", "LoopMergeFunctionsPass"),
     "loop-mark-load-time": ("program.loop_mark_load_time", "LoopMarkLoadTimePass"),
     "loop-profile-calls": ("program.loop_profile_calls", "LoopProfileCallsPass"),
     "loop-to-scf": ("loop_to_scf.loop_to_scf", "LoopToScfPass"),
