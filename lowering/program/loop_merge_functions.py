@@ -34,16 +34,13 @@ from minimlc.lowering.abi import ENTRY_ATTR
 from minimlc.lowering.generic.structural_key import structural_key
 
 
-def merge_identical_functions(module: ModuleOp) -> dict[str, str]:
-    """Merge the identical non-entry functions of `module` (see the module doc); returns each removed function's
-    name -> the name of the one kept."""
-    merged: dict[str, str] = {}
+def merge_identical_functions(module: ModuleOp) -> None:
+    """Merge the identical non-entry functions of `module` (see the module doc), round after round until none
+    merges."""
     keys = _Keys()
     while renames := _one_round(module, keys):
         for name in _rename_references(module, renames):
             keys.forget(name)
-        merged = {name: renames.get(kept, kept) for name, kept in merged.items()} | renames
-    return merged
 
 
 class _Keys:
