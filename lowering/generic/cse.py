@@ -208,6 +208,16 @@ def _facts(op: Operation) -> _ClassFacts:
     return _FACTS.get(type(op)) or _FACTS.setdefault(type(op), _ClassFacts.of(type(op)))
 
 
+def is_side_effect_free(op: Operation) -> bool:
+    """xDSL's `is_side_effect_free(op)`, answered once per op class where its effect traits do not read the op
+    (`_ClassFacts`): loop-to-scf's unroll asks it of every op of every unrolled body."""
+    facts = _facts(op)
+    if facts.effects is not None or facts.unknown:
+        return facts.effects is not None and not facts.effects
+    effects = get_effects(op)
+    return effects is not None and not effects
+
+
 def _no_effect_outside(op: Operation, effect: EffectInstance) -> bool:
     """Whether `effect` of `op` is unseen outside it, as xDSL's `result_only_effects` tells: a read, or an
     allocation of a value defined inside `op`."""

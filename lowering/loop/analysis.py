@@ -94,8 +94,11 @@ def _public_calls(module: ModuleOp) -> list[func.CallOp]:
 def nested_ops(root: Operation, kind: type[OpT] | tuple[type[OpT], ...]) -> list[OpT]:
     """The ops of class `kind` inside `root`, in program order (an op before the ops nested in it). Descends only
     into ops with regions, and follows xDSL's block and op links (`_first_op`, `_next_op`) itself: twice as fast as
-    iterating `region.blocks` and `block.ops` (an iterator object and a call per op), and far faster than `walk`."""
+    iterating `region.blocks` and `block.ops` (an iterator object and a call per op), and far faster than `walk`. A
+    class without subclasses is matched by `type(op) is kind` (xDSL's op classes are ABCs: `isinstance` runs
+    Python's `ABCMeta.__instancecheck__`, a call per op)."""
     found: list[OpT] = []
+    leaf = kind if isinstance(kind, type) and not kind.__subclasses__() else None
 
     def visit(op: Operation) -> None:
         for region in op.regions:
@@ -103,7 +106,7 @@ def nested_ops(root: Operation, kind: type[OpT] | tuple[type[OpT], ...]) -> list
             while block is not None:
                 inner = block._first_op
                 while inner is not None:
-                    if isinstance(inner, kind):
+                    if type(inner) is leaf or (leaf is None and isinstance(inner, kind)):
                         found.append(inner)
                     if inner.regions:
                         visit(inner)

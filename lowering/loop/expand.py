@@ -34,10 +34,11 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Vector
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
+from minimlc.lowering.generic.cse import is_side_effect_free
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of, without_unit_tail
 from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS, MAX_INTERLEAVE
 
@@ -115,12 +116,6 @@ def _invariant_ops(target: loop.ForOp, body: list[Operation]) -> set[Operation]:
         if all(operand not in inside or operand.owner in invariant for operand in op.operands):
             invariant.add(op)
     return invariant
-
-
-def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
-    """`op.clone(value_mapper=mapping)`; for an op without regions xDSL's cheaper `clone_without_regions`, which
-    gives the same op (its operands mapped as it is built, not set again after a walk)."""
-    return op.clone_without_regions(mapping) if not op.regions else op.clone(value_mapper=mapping)
 
 
 @functools.cache

@@ -103,7 +103,8 @@ class LoopCacheWritePass(ModulePass):
         inner_ivs = {lp.induction_var for lp in loops_of(target) if lp is not target}
         accesses = [a for a in walk_ops(target) if isinstance(a, _Access) and a.memref is buffer]
         self.check_static_tile(kernel, target, accesses)
-        opaque = target.body.block if _has_dynamic_loop(kernel) else None
+        dynamic = _has_dynamic_loop(kernel)  # the steps below add static loops only
+        opaque = target.body.block if dynamic else None
         outer_parts, inner_parts = self.split_indices(accesses, inner_ivs, opaque)
         rank = len(buffer_type.get_shape())
         extents = [max(form_range(parts[d])[1] for parts in inner_parts) + 1 for d in range(rank)]
@@ -126,7 +127,7 @@ class LoopCacheWritePass(ModulePass):
                 builder.insert(memref.StoreOp.get(access.value, tile.result, indices))
             access.detach()
             access.erase()
-        fill_nest, fill = self.fill_nest(kernel, target, buffer) if self.fill else (None, None)
+        fill_nest, fill = self.fill_nest(kernel, target, buffer, dynamic) if self.fill else (None, None)
         start = Builder(InsertPoint.at_start(body))
         bases = [build_form(start, part) for part in outer_parts]
         copies = _Copies(self.loop, self.accumulate, order, extents, kinds, bases, buffer, fill)
@@ -137,7 +138,7 @@ class LoopCacheWritePass(ModulePass):
         else:
             self.staged(kernel, tile, tile_type, copies, start, end)
         if fill_nest is not None:
-            self.remove_fill(kernel, target, buffer, fill_nest)
+            self.remove_fill(kernel, target, buffer, fill_nest, dynamic)
 
     def staged(
         self,
@@ -162,13 +163,15 @@ class LoopCacheWritePass(ModulePass):
         copies.move(end, "stt", tile.result, stage.result)
         copies.store(end, stage.result, serial=True)
 
-    def fill_nest(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue) -> tuple[loop.ForOp, Attribute]:
+    def fill_nest(
+        self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue, dynamic: bool
+    ) -> tuple[loop.ForOp, Attribute]:
         """The nest that fills all of `buffer` with a constant before `target`'s, and that constant (see `fill`): the
         nearest such nest before it, past nests that store to `buffer` without reading it (tiles already started at
         the fill: a row tail's tile after its main tiles' nest)."""
         nest = top_level(target, kernel.body.block)
         before = nest.prev_op if nest is not None else None
-        block = kernel.body.block if _has_dynamic_loop(kernel) else None
+        block = kernel.body.block if dynamic else None
         while before is not None:
             if isinstance(before, loop.ForOp) and (store := _fill_store(before, buffer, block)) is not None:
                 return before, store.value.owner.value  # type: ignore[union-attr]
@@ -177,7 +180,9 @@ class LoopCacheWritePass(ModulePass):
             before = before.prev_op
         raise self.fail("fill=true needs a nest before it to fill the whole output with a constant")
 
-    def remove_fill(self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue, fill: loop.ForOp) -> None:
+    def remove_fill(
+        self, kernel: func.FuncOp, target: loop.ForOp, buffer: SSAValue, fill: loop.ForOp, dynamic: bool
+    ) -> None:
         """Check that the copy back writes no element of `buffer` twice nor one that a store since the fill writes,
         and erase the fill once the stores since it write every element once and nothing since reads `buffer` (with
         a tail's tile still to convert, the fill stays for it). With loops of a run-time trip count the proofs are
@@ -186,7 +191,6 @@ class LoopCacheWritePass(ModulePass):
         nest = top_level(target, block)
         assert nest is not None
         (write_back,) = [op for op in walk_ops(target) if isinstance(op, memref.StoreOp) and op.memref is buffer]
-        dynamic = _has_dynamic_loop(kernel)
         if not (
             cache_write_coverage.writes_once(write_back, block)
             if dynamic

@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import check_new_names, find_kernel, is_movable, loops_of, walk_ops
 
 
@@ -66,7 +67,7 @@ def decompose_reduction(kernel: func.FuncOp, pass_name: str) -> None:
     assert isinstance(outermost, loop.ForOp)
     check_new_names(kernel, pass_name, [f"{lp.loop_name.data}_init" for lp in loops_of(outermost)])
 
-    init_nest = outermost.clone()
+    init_nest = clone_op(outermost, {})
     mapping: dict[Operation, Operation] = dict(zip(walk_ops(outermost), walk_ops(init_nest)))
     reduction_loops = [op for op in block.ops if isinstance(op, loop.ForOp)]
     cloned_store = mapping[final_store]

@@ -49,6 +49,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import Affine, affine_form, find_kernel, find_loop, walk_ops
 
 
@@ -166,7 +167,7 @@ def _copy(target: loop.ForOp, nest: loop.ForOp, name: str) -> loop.ForOp:
     block.args[0].name_hint = name
     for child in body.ops:
         if child in needed or child is nest:
-            block.add_op(child.clone(mapping))
+            block.add_op(clone_op(child, mapping))
     upper = target.dynamic_upper if target.is_dynamic else target.upper.value.data
     assert upper is not None
     return loop.ForOp(name, target.lower.value.data, upper, block, target.step.value.data, target.kind.data)

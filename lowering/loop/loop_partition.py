@@ -35,6 +35,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, loops_of, walk_ops
 
 Range = tuple[int, int]
@@ -73,7 +74,7 @@ def partition_loop(
     pieces: list[loop.ForOp] = []
     for number, (start, end) in enumerate(itertools.pairwise(bounds)):
         last = number == len(bounds) - 2
-        piece = target if last else target.clone()
+        piece = target if last else clone_op(target, {})
         piece_name = f"{name}_p{number}"
         renamed = {lp: f"{lp.loop_name.data}_in_{piece_name}" for lp in loops_of(piece) if lp is not piece}
         check_new_names(kernel, pass_name, [piece_name, *renamed.values()])

@@ -56,6 +56,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import (
     build_form,
     check_new_names,
@@ -172,7 +173,7 @@ class LoopRfactorPass(ModulePass):
     def partial_nest(self, target: loop.ForOp, found: Reduction, partial: SSAValue, accumulator: SSAValue) -> None:
         """Before the outermost spatial loop: `loop` (now from 0, step 1) around a copy of the spatial loops, each
         iteration reducing its range into `partial[loop, output index]`."""
-        copy = found.outermost.clone()
+        copy = clone_op(found.outermost, {})
         values: dict[SSAValue, SSAValue] = {}
         ops: dict[Operation, Operation] = {}
         for old, new in zip(walk_ops(found.outermost), walk_ops(copy)):
@@ -223,7 +224,7 @@ class LoopRfactorPass(ModulePass):
         builder = Builder(InsertPoint.at_end(combine.body.block))
         value = builder.insert(memref.LoadOp.get(partial, [combine.induction_var, *found.output.indices])).res
         current = builder.insert(memref.LoadOp.get(found.accumulator, [])).res
-        update = found.update.clone()
+        update = clone_op(found.update, {})
         for n, operand in enumerate(found.update.operands):
             update.operands[n] = current if operand is found.update_load.res else value
         builder.insert(update)

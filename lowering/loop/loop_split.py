@@ -68,6 +68,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, index_constant, loops_of, new_loop
 
 
@@ -144,7 +145,7 @@ def _peel_remainder(
     """Insert after `target` a copy of it named `<loop>_t` over `0 to remainder`, its body indexing
     `main_upper + r * step`."""
     name = target.loop_name.data
-    copy = target.clone()
+    copy = clone_op(target, {})
     tail = new_loop(tail_name(name), 0, remainder)
     _rename_tail_loops(kernel, copy, name, pass_name)
     builder = Builder(InsertPoint.at_start(tail.body.block))
@@ -173,7 +174,7 @@ def in_tail(inner: str, name: str) -> str:
 
 def _peel_tail(kernel: func.FuncOp, target: loop.ForOp, start: int, pass_name: str) -> None:
     """Insert after `target` a copy of it named `<loop>_t` over the iterations from `start` on."""
-    tail = target.clone()
+    tail = clone_op(target, {})
     _rename_tail_loops(kernel, tail, target.loop_name.data, pass_name)
     tail.loop_name = StringAttr(tail_name(target.loop_name.data))
     tail.lower = IntegerAttr(start, i64)

@@ -44,6 +44,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import (
     Affine,
     cover_each_element_once,
@@ -301,4 +302,4 @@ def _emit(
             stored = mapping.get(op.value, op.value)
             builder.insert(memref.StoreOp.get(stored, op.memref, [indices[d] for d in dims]))
         else:
-            builder.insert(op.clone(value_mapper=mapping))
+            builder.insert(clone_op(op, mapping))

@@ -70,6 +70,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
 from minimlc.lowering.generic.structural_key import structural_key
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import walk_ops
 from minimlc.lowering.loop.kernel_patterns import Pattern, buffers, extents, is_extent, kernel_pattern, only_reader
 from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back
@@ -196,7 +197,7 @@ def _fused_kernel(
         }
         for op in kernel.body.block.ops:
             if not isinstance(op, func.ReturnOp):
-                block.add_op(op.clone(value_mapper=mapping))
+                block.add_op(clone_op(op, mapping))
     block.add_op(func.ReturnOp())
     for value in internal if not sizes else []:  # write-backs under run-time loops: not folded yet
         if fold_epilogue(block, params[value]):

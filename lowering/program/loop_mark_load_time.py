@@ -26,6 +26,7 @@ from xdsl.passes import ModulePass
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import ENTRY_ATTR, LOAD_TIME_ATTR
+from minimlc.lowering.loop.analysis import walk_ops
 
 
 def referenced_symbols(op: Operation) -> list[str]:
@@ -42,7 +43,7 @@ def load_time_functions(module: ModuleOp) -> set[str]:
     load_roots: list[str] = []
     run_roots: list[str] = []
     for name in entries:
-        for op in functions[name].walk():
+        for op in walk_ops(functions[name]):
             (load_roots if isinstance(op, loop.PrecomputeOp) else run_roots).extend(referenced_symbols(op))
     references: dict[str, set[str]] = {}
 
@@ -54,7 +55,7 @@ def load_time_functions(module: ModuleOp) -> set[str]:
                 continue
             seen.add(name)
             if name not in references:
-                references[name] = {ref for op in functions[name].walk() for ref in referenced_symbols(op)}
+                references[name] = {ref for op in walk_ops(functions[name]) for ref in referenced_symbols(op)}
             roots.extend(references[name])
         return seen
 

@@ -32,6 +32,7 @@ from xdsl.passes import ModulePass
 from minimlc.dialects import loop
 from minimlc.lowering.abi import ENTRY_ATTR
 from minimlc.lowering.generic.structural_key import structural_key
+from minimlc.lowering.loop.analysis import walk_ops
 
 
 def merge_identical_functions(module: ModuleOp) -> None:
@@ -95,7 +96,7 @@ def _outline(function: func.FuncOp) -> tuple[object, ...]:
     values that tell kernels of one structure apart, the loops' extents and the constants."""
     parts: list[object] = [function.function_type, function.arg_attrs]
     parts.extend(op.result_types for op in function.body.blocks[0].ops)
-    for op in function.walk():
+    for op in walk_ops(function):
         parts.append(op.name)
         if isinstance(op, loop.ForOp):
             parts.append(op.upper.value.data)
@@ -109,7 +110,7 @@ def _rename_references(module: ModuleOp, renames: dict[str, str]) -> set[str]:
     the kept function; returns the names of the functions that held such a reference."""
     changed: set[str] = set()
     for function in module.ops:
-        for op in function.walk():
+        for op in walk_ops(function):
             for fields in (op.properties, op.attributes):
                 for field, value in fields.items():
                     if isinstance(value, SymbolRefAttr) and value.root_reference.data in renames:

@@ -40,6 +40,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
+from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import call_sites, calls_fixed, find_kernel, loops_of
 from minimlc.lowering.loop.expand import check_in_place, expand_loops
 from minimlc.lowering.schedule.bfloat16_conv import BF16_CONV
@@ -270,7 +271,7 @@ def apply_or_undo(ctx: Context, module: ModuleOp, name: str, steps: list[str]) -
     """Apply `steps` to kernel `name` of `module`; True if they apply and the kernel's vector code can be generated
     (`check_vector_code`). Otherwise undo them (`_undo`) and return False. Applying once and undoing the rare failure
     replaced trying every schedule on a copy first, which doubled the work of scheduling a model."""
-    saved = find_kernel(module, DefaultSchedulePass.name, name).clone()
+    saved = clone_op(find_kernel(module, DefaultSchedulePass.name, name), {})
     last = module.body.block.last_op
     try:
         apply_steps(ctx, module, steps)
@@ -290,7 +291,7 @@ def check_vector_code(module: ModuleOp, kernel: func.FuncOp) -> None:
     copied = [root for root in _expanded_roots(kernel) if not check_in_place(root)]
     if not copied:
         return
-    trial = ModuleOp([root.clone() for root in copied])
+    trial = ModuleOp([clone_op(root, {}) for root in copied])
     copy_target(module, trial)
     try:
         expand_loops(trial, vectors_only=True)
