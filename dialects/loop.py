@@ -27,7 +27,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import DYNAMIC_INDEX, I64, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
 from xdsl.dialects.llvm import LLVMPointerType
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     EqAttrConstraint,
@@ -96,8 +96,11 @@ class ForOp(IRDLOperation):
         kind: str = "serial",
     ):
         dynamic = not isinstance(upper, int)
-        super().__init__(
-            operands=[[upper] if dynamic else []],
+        # `Operation.__init__`, as `create` calls it: the op IRDL's init builds from these arguments (one optional
+        # operand: no segment sizes), without its checks of each argument (a tenth of a schedule's steps)
+        Operation.__init__(
+            self,
+            operands=[upper] if dynamic else [],
             properties={
                 "loop_name": StringAttr(loop_name),
                 "lower": _i64(lower),
@@ -276,9 +279,7 @@ class PrecomputeOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, kernel: str, sources: Sequence[SSAValue], memref_type: MemRefType):
-        super().__init__(
-            operands=[sources], properties={"kernel": SymbolRefAttr(kernel)}, result_types=[memref_type]
-        )
+        super().__init__(operands=[sources], properties={"kernel": SymbolRefAttr(kernel)}, result_types=[memref_type])
 
     def verify_(self) -> None:
         for source in self.sources:
@@ -299,9 +300,7 @@ class CallExternOp(IRDLOperation):
     status = opt_operand_def(EqAttrConstraint(LLVMPointerType()))
     buffers = var_operand_def(MemRefType)
     irdl_options = (AttrSizedOperandSegments(as_property=True), ParsePropInAttrDict())
-    assembly_format = (
-        "$callee (`via` $function^ `status` $status)? `(` $buffers `)` attr-dict `:` type($buffers)"
-    )
+    assembly_format = "$callee (`via` $function^ `status` $status)? `(` $buffers `)` attr-dict `:` type($buffers)"
 
     def __init__(
         self,

@@ -41,6 +41,7 @@ dynamic one, which runs serially in the body). The task count is then computed a
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -142,15 +143,22 @@ def _context_type(packed: list[SSAValue]) -> llvm.LLVMStructType:
     return llvm.LLVMStructType.from_type_list([llvm_type(value.type) for value in packed])
 
 
-def _captured_values(loop_op: loop.ForOp) -> list[SSAValue]:
+@functools.cache
+def _field(position: int) -> DenseArrayBase:
+    """`[position]`, a field of the context struct (attributes are immutable: one per position serves every body)."""
+    return DenseArrayBase.from_list(i64, [position])
+
+
+def _captured_values(ops: list[Operation], inside: set[Operation]) -> list[SSAValue]:
     """Values used in the loop's body but defined outside it, in order of first use (not its own run-time bound:
-    the caller counts the tasks with it)."""
+    the caller counts the tasks with it); `ops` is `walk_ops` of the loop, `inside` their set (it answers
+    `is_ancestor`)."""
     captured: dict[SSAValue, None] = {}
-    for op in walk_ops(loop_op)[1:]:
+    for op in ops[1:]:
         for operand in op.operands:
             owner = operand.owner
             defining = owner if isinstance(owner, Operation) else owner.parent_op()
-            if defining is not None and not loop_op.is_ancestor(defining):
+            if defining is not None and defining not in inside:
                 captured[operand] = None
     return list(captured)
 
@@ -162,13 +170,14 @@ def _hoist_bindings(loop_op: loop.ForOp) -> None:
         Rewriter.insert_op(op, InsertPoint.before(loop_op))
 
 
-def _is_private(value: SSAValue, loop_op: loop.ForOp) -> bool:
-    """Whether `value` is a local scratch buffer that only `loop_op` uses (so each task may have its own)."""
+def _is_private(value: SSAValue, inside: set[Operation]) -> bool:
+    """Whether `value` is a local scratch buffer that only the loop of ops `inside` uses (so each task may have its
+    own)."""
     owner = value.owner
     return (
         isinstance(owner, loop.AllocOp)
         and owner.scope.data == "local"
-        and all(loop_op.is_ancestor(use.operation) for use in value.uses)
+        and all(use.operation in inside for use in value.uses)
     )
 
 
@@ -194,7 +203,7 @@ def _body_function(
         context = llvm.LoadOp(ctx, _context_type(packed))
         entry.add_op(context)
     for field, value in enumerate(packed):
-        extract = llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [field]), context, llvm_type(value.type))
+        extract = llvm.ExtractValueOp(_field(field), context, llvm_type(value.type))
         entry.add_op(extract)
         unpacked = extract.res
         if unpacked.type != value.type:
@@ -250,8 +259,10 @@ def _outline(symbols: set[str], function: func.FuncOp, loop_op: loop.ForOp, pool
     """Replace `loop_op` by a `minimlc_parallel_for` call on an outlined body function, named apart from
     `symbols` (the module's symbols, which it joins)."""
     _hoist_bindings(loop_op)
-    captured = _captured_values(loop_op)
-    private = [value for value in captured if _is_private(value, loop_op)]
+    ops = walk_ops(loop_op)
+    inside = set(ops)
+    captured = _captured_values(ops, inside)
+    private = [value for value in captured if _is_private(value, inside)]
     cloned = [value.owner for value in captured if isinstance(value.owner, arith.ConstantOp) or value in private]
     packed = [value for value in captured if not isinstance(value.owner, arith.ConstantOp) and value not in private]
     # A buffer with a run-time inner extent travels with its extents and gets a `loop.extents` in the body, where
@@ -325,7 +336,7 @@ def _pack_context(function: func.FuncOp, packed: list[SSAValue], call_site: Inse
             cast = builtin.UnrealizedConversionCastOp.get([value], [llvm_type(value.type)])
             ops.append(cast)
             value = cast.results[0]
-        insert = llvm.InsertValueOp(DenseArrayBase.from_list(i64, [field]), context, value)
+        insert = llvm.InsertValueOp(_field(field), context, value)
         ops.append(insert)
         context = insert.res
     ops.append(llvm.StoreOp(context, ctx.res))
