@@ -23,6 +23,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.generic.built_ops import addi, muli
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -356,13 +357,13 @@ def build_form(builder: Builder, form: Affine) -> SSAValue:
             continue
         term = value
         if coeff != 1:
-            term = builder.insert(arith.MuliOp(value, index_constant(builder, coeff))).result
-        total = term if total is None else builder.insert(arith.AddiOp(total, term)).result
+            term = builder.insert(muli(value, index_constant(builder, coeff))).result
+        total = term if total is None else builder.insert(addi(total, term)).result
     constant = form.get(None, 0)
     if total is None:
         return index_constant(builder, constant)
     if constant:
-        total = builder.insert(arith.AddiOp(total, index_constant(builder, constant))).result
+        total = builder.insert(addi(total, index_constant(builder, constant))).result
     return total
 
 

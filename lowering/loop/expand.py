@@ -37,6 +37,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
+from minimlc.lowering.generic.built_ops import addi, load, store, vector_load, vector_store
 from minimlc.lowering.generic.cse import is_side_effect_free
 from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of, without_unit_tail
@@ -273,7 +274,7 @@ class _Vectorizer:
             base, stride = self.scalar.get(index, index), self.stride.get(index, 0)
             if stride and lane:
                 offset = index_constant(self.builder, stride * lane)
-                base = self.builder.insert(arith.AddiOp(base, offset)).result
+                base = self.builder.insert(addi(base, offset)).result
             result.append(base)
         return result
 
@@ -291,22 +292,22 @@ class _Vectorizer:
             return
         vector_type = vector_type_of(op.res.type, self.lanes)
         if kind == "contiguous":
-            load = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), vector_type))
+            load = self.builder.insert(vector_load(op.memref, self.indices(list(op.indices)), vector_type))
         elif kind == "interleaved":
             load = self.interleaved_load(op, vector_type)
         else:
             lanes = self.lanes_buffer(op.res.type)
             for lane in range(self.lanes):
-                value = self.builder.insert(memref.LoadOp.get(op.memref, self.lane_indices(list(op.indices), lane)))
-                self.builder.insert(memref.StoreOp.get(value.res, lanes, [index_constant(self.builder, lane)]))
-            load = self.builder.insert(vector.LoadOp(lanes, [index_constant(self.builder, 0)], vector_type))
+                value = self.builder.insert(load(op.memref, self.lane_indices(list(op.indices), lane)))
+                self.builder.insert(store(value.res, lanes, [index_constant(self.builder, lane)]))
+            load = self.builder.insert(vector_load(lanes, [index_constant(self.builder, 0)], vector_type))
         self.vector[op.res] = load.result
 
     def interleaved_load(self, op: memref.LoadOp, vector_type: VectorType) -> vector.ShuffleOp:
         """Every s-th element of the contiguous span lane 0 to the last lane reads (stride s of the last index)."""
         stride = self.strides(op)[-1]
         span = vector_type_of(op.res.type, (self.lanes - 1) * stride + 1)
-        whole = self.builder.insert(vector.LoadOp(op.memref, self.indices(list(op.indices)), span)).result
+        whole = self.builder.insert(vector_load(op.memref, self.indices(list(op.indices)), span)).result
         mask = DenseArrayBase.from_list(i64, [lane * stride for lane in range(self.lanes)])
         return self.builder.insert(vector.ShuffleOp(whole, whole, mask, result_type=vector_type))
 
@@ -319,13 +320,13 @@ class _Vectorizer:
             return
         value = self.as_vector(op.value)
         if kind == "contiguous":
-            self.builder.insert(vector.StoreOp(value, op.memref, self.indices(list(op.indices))))
+            self.builder.insert(vector_store(value, op.memref, self.indices(list(op.indices))))
             return
         lanes = self.lanes_buffer(op.value.type)
-        self.builder.insert(vector.StoreOp(value, lanes, [index_constant(self.builder, 0)]))
+        self.builder.insert(vector_store(value, lanes, [index_constant(self.builder, 0)]))
         for lane in range(self.lanes):
-            element = self.builder.insert(memref.LoadOp.get(lanes, [index_constant(self.builder, lane)]))
-            self.builder.insert(memref.StoreOp.get(element.res, op.memref, self.lane_indices(list(op.indices), lane)))
+            element = self.builder.insert(load(lanes, [index_constant(self.builder, lane)]))
+            self.builder.insert(store(element.res, op.memref, self.lane_indices(list(op.indices), lane)))
 
     def as_vector(self, value: SSAValue) -> SSAValue:
         if value in self.vector:

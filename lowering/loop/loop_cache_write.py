@@ -40,6 +40,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.generic.built_ops import addi, load, store
 from minimlc.lowering.loop import cache_write_coverage
 from minimlc.lowering.loop.analysis import (
     Affine,
@@ -121,10 +122,10 @@ class LoopCacheWritePass(ModulePass):
             builder = Builder(InsertPoint.before(access))
             indices = [build_form(builder, parts[d]) for d in order]
             if isinstance(access, memref.LoadOp):
-                new_access = builder.insert(memref.LoadOp.get(tile.result, indices))
+                new_access = builder.insert(load(tile.result, indices))
                 access.res.replace_all_uses_with(new_access.res)
             else:
-                builder.insert(memref.StoreOp.get(access.value, tile.result, indices))
+                builder.insert(store(access.value, tile.result, indices))
             access.detach()
             access.erase()
         fill_nest, fill = self.fill_nest(kernel, target, buffer, dynamic) if self.fill else (None, None)
@@ -341,7 +342,7 @@ class _Copies:
         innermost: Block = loops[-1].body.block
         inner_builder = Builder(InsertPoint.at_end(innermost))
         by_dim = {d: lp.induction_var for d, lp in zip(dims, loops)}
-        buffer_indices = [inner_builder.insert(arith.AddiOp(b, by_dim[d])).result for d, b in enumerate(self.bases)]
+        buffer_indices = [inner_builder.insert(addi(b, by_dim[d])).result for d, b in enumerate(self.bases)]
         return inner_builder, buffer_indices, [by_dim[d] for d in self.order]
 
     def load(self, builder: Builder, tile: SSAValue, serial: bool = False) -> None:
@@ -354,22 +355,22 @@ class _Copies:
         elif self.fill is not None:
             value = inner.insert(arith.ConstantOp(self.fill)).result
         else:
-            value = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices)).res
-        inner.insert(memref.StoreOp.get(value, tile, tile_indices))
+            value = inner.insert(load(self.buffer, buffer_indices)).res
+        inner.insert(store(value, tile, tile_indices))
 
     def store(self, builder: Builder, tile: SSAValue, serial: bool = False) -> None:
         inner, buffer_indices, tile_indices = self.nest(builder, "st", serial)
-        value = inner.insert(memref.LoadOp.get(tile, tile_indices)).res
+        value = inner.insert(load(tile, tile_indices)).res
         if self.accumulate:
-            old = inner.insert(memref.LoadOp.get(self.buffer, buffer_indices))
+            old = inner.insert(load(self.buffer, buffer_indices))
             if isinstance(value.type, IntegerType):
-                value = inner.insert(arith.AddiOp(old.res, value)).result
+                value = inner.insert(addi(old.res, value)).result
             else:
                 value = inner.insert(arith.AddfOp(old.res, value, _SUM_FLAGS)).result
-        inner.insert(memref.StoreOp.get(value, self.buffer, buffer_indices))
+        inner.insert(store(value, self.buffer, buffer_indices))
 
     def move(self, builder: Builder, prefix: str, source: SSAValue, target: SSAValue) -> None:
         """Copy one local tile into another, in registers."""
         inner, _, tile_indices = self.nest(builder, prefix, serial=False)
-        value = inner.insert(memref.LoadOp.get(source, tile_indices)).res
-        inner.insert(memref.StoreOp.get(value, target, tile_indices))
+        value = inner.insert(load(source, tile_indices)).res
+        inner.insert(store(value, target, tile_indices))

@@ -68,6 +68,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
+from minimlc.lowering.generic.built_ops import addi, muli
 from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, index_constant, loops_of, new_loop
 
@@ -98,9 +99,7 @@ def _split_main(target: loop.ForOp, factor: int, names: tuple[str, str], main_up
     outer = new_loop(names[0], lower, main_upper, step * factor, target.kind.data)
     inner = new_loop(names[1], 0, step * factor, step)
     outer.body.block.add_op(inner)
-    index = Builder(InsertPoint.at_start(inner.body.block)).insert(
-        arith.AddiOp(outer.induction_var, inner.induction_var)
-    )
+    index = Builder(InsertPoint.at_start(inner.body.block)).insert(addi(outer.induction_var, inner.induction_var))
     index.result.name_hint = target.loop_name.data
     old_body = target.body.block
     old_body.args[0].replace_all_uses_with(index.result)
@@ -132,8 +131,8 @@ def _split_dynamic(kernel: func.FuncOp, target: loop.ForOp, factor: int, names: 
         trip = builder.insert(arith.DivSIOp(span, index_constant(builder, step))).result
         remainder = builder.insert(arith.RemSIOp(trip, index_constant(builder, factor))).result
         main_trip = builder.insert(arith.SubiOp(trip, remainder)).result
-        main_span = builder.insert(arith.MuliOp(main_trip, index_constant(builder, step))).result
-        main_upper = builder.insert(arith.AddiOp(main_span, index_constant(builder, lower))).result
+        main_span = builder.insert(muli(main_trip, index_constant(builder, step))).result
+        main_upper = builder.insert(addi(main_span, index_constant(builder, lower))).result
     remainder.name_hint, main_upper.name_hint = f"{name}_rem", f"{name}_main"
     _peel_remainder(kernel, target, main_upper, remainder, pass_name)
     return _split_main(target, factor, names, main_upper)
@@ -151,8 +150,8 @@ def _peel_remainder(
     builder = Builder(InsertPoint.at_start(tail.body.block))
     offset = tail.induction_var
     if (step := target.step.value.data) != 1:
-        offset = builder.insert(arith.MuliOp(offset, index_constant(builder, step))).result
-    index = builder.insert(arith.AddiOp(main_upper, offset)).result
+        offset = builder.insert(muli(offset, index_constant(builder, step))).result
+    index = builder.insert(addi(main_upper, offset)).result
     index.name_hint = name
     copy.induction_var.replace_all_uses_with(index)
     for op in list(copy.body.block.ops):

@@ -25,6 +25,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import loop
+from minimlc.lowering.generic.built_ops import addi, load, muli, store, vector_load, vector_store
 from minimlc.lowering.loop.analysis import ops_by_kind
 from minimlc.lowering.loop.extents import extents_of, needs_linear_index
 
@@ -61,17 +62,17 @@ def _linearize(op: _Access, views: dict[SSAValue, SSAValue]) -> None:
     for extent, index in zip(extents[1:], indices[1:]):
         if isinstance(extent, int):
             extent = builder.insert(arith.ConstantOp(IntegerAttr(extent, IndexType()))).result
-        scaled = builder.insert(arith.MuliOp(linear, extent)).result
-        linear = builder.insert(arith.AddiOp(scaled, index)).result
+        scaled = builder.insert(muli(linear, extent)).result
+        linear = builder.insert(addi(scaled, index)).result
     flat = _flat_view(buffer, views)
     if isinstance(op, memref.LoadOp):
-        new: Operation = memref.LoadOp.get(flat, [linear])
+        new: Operation = load(flat, [linear])
     elif isinstance(op, memref.StoreOp):
-        new = memref.StoreOp.get(op.value, flat, [linear])
+        new = store(op.value, flat, [linear])
     elif isinstance(op, vector.LoadOp):
-        new = vector.LoadOp(flat, [linear], op.result.type)
+        new = vector_load(flat, [linear], op.result.type)
     elif isinstance(op, vector.StoreOp):
-        new = vector.StoreOp(op.vector, flat, [linear])
+        new = vector_store(op.vector, flat, [linear])
     else:
         new = loop.PrefetchOp(flat, [linear])
     Rewriter.replace_op(op, new)
