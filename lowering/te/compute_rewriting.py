@@ -5,14 +5,20 @@ the module on its worklist (every op of every compute body: ten times the comput
     rewrite_ops(module, (arith.FPToSIOp,), pattern)     # each fptosi once, in walk order, unless erased before
 
 Both visit what the walker with `apply_recursively=False` and the pattern alone visits, in its order: the ops there
-before the rewrites, but for those a rewrite erased; ops a rewrite inserts are not visited. (A pass whose walker
-takes a `GreedyRewritePatternApplier` keeps it: that applier also erases the dead ops among all it is offered.)
+before the rewrites, but for those a rewrite erased; ops a rewrite inserts are not visited. A walker with a
+`GreedyRewritePatternApplier` also erases the trivially dead ops among all it is offered: a pass whose rewrites make
+no op dead that the walker has not yet offered (te-expand-math, te-conv-layout) uses these where `has_dead_op` finds
+none, and keeps the walker otherwise.
+
+    if has_dead_op(module): walker.rewrite_module(module)  # erases the dead ops, as before
+    else: rewrite_ops(module, (math.ExpOp, ...), pattern)  # nothing the walker would erase
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from minimlc.dialects import te
 
@@ -46,3 +52,17 @@ def rewrite_ops(op: Operation, types: tuple[type[Operation], ...], pattern: Rewr
     for inner in [inner for inner in op.walk() if isinstance(inner, types)]:
         if inner.parent is not None:
             pattern.match_and_rewrite(inner, PatternRewriter(inner))
+
+
+def has_dead_op(op: Operation) -> bool:
+    """Whether an op nested in `op` is trivially dead (xDSL's `is_trivially_dead`: no result used, no effect): what a
+    `GreedyRewritePatternApplier` erases when offered it."""
+    for region in op.regions:
+        for inner in region.walk():
+            for result in inner.results:
+                if result.first_use is not None:
+                    break
+            else:
+                if would_be_trivially_dead(inner):
+                    return True
+    return False

@@ -37,6 +37,7 @@ from xdsl.rewriter import InsertPoint
 
 from minimlc.dialects import graph, te
 from minimlc.lowering.graph_to_te.builder import build_compute, read
+from minimlc.lowering.te.compute_rewriting import has_dead_op, rewrite_computes
 from minimlc.lowering.te.conv_batch import batch_extent, has_only_a_run_time_batch
 
 COPY_TAG = "conv_input_nhwc"
@@ -84,4 +85,9 @@ class TeConvLayoutPass(ModulePass):
     name = "te-conv-layout"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(GreedyRewritePatternApplier([ConvInputLayout()])).rewrite_module(op)
+        """The walker (which also erases dead ops, to a fixpoint) only where the module has a dead op: a rewrite makes
+        no op dead (the replaced read's tensor and indices stay read) and leaves nothing it would match again."""
+        if has_dead_op(op):
+            PatternRewriteWalker(GreedyRewritePatternApplier([ConvInputLayout()])).rewrite_module(op)
+        else:
+            rewrite_computes(op, ConvInputLayout())

@@ -32,6 +32,7 @@ from xdsl.rewriter import InsertPoint
 
 from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.te import math_approximations
+from minimlc.lowering.te.compute_rewriting import has_dead_op, rewrite_ops
 
 _EXPANSIONS: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
     math.ExpOp: math_approximations.exp,
@@ -88,5 +89,10 @@ class TeExpandMathPass(ModulePass):
     name = "te-expand-math"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        walker = PatternRewriteWalker(GreedyRewritePatternApplier([MathLowering()]), apply_recursively=False)
-        walker.rewrite_module(op)
+        """The walker's dead-op erasure only where the module has a dead op: a rewrite can make dead only the ops
+        before the one it replaces (its operands), which the walker has offered already."""
+        pattern = MathLowering()
+        if has_dead_op(op):
+            PatternRewriteWalker(GreedyRewritePatternApplier([pattern]), apply_recursively=False).rewrite_module(op)
+        else:
+            rewrite_ops(op, (*_EXPANSIONS, math.PowFOp), pattern)
