@@ -63,6 +63,11 @@ def native_pool(options: PoolOptions = PoolOptions()) -> NativePool:
     return pool
 
 
+def pool_code_ready() -> bool:
+    """Whether this process has its default pool code (compiled or loaded), so that `native_pool()` compiles nothing."""
+    return PoolOptions() in _native_pools
+
+
 def pool_object_code(target: Target) -> bytes:
     """The default pool code compiled for `target`, as an object file for `load_pool_code` (saved with a model).
 
