@@ -292,16 +292,16 @@ class _Vectorizer:
             return
         vector_type = vector_type_of(op.res.type, self.lanes)
         if kind == "contiguous":
-            load = self.builder.insert(vector_load(op.memref, self.indices(list(op.indices)), vector_type))
+            loaded = self.builder.insert(vector_load(op.memref, self.indices(list(op.indices)), vector_type))
         elif kind == "interleaved":
-            load = self.interleaved_load(op, vector_type)
+            loaded = self.interleaved_load(op, vector_type)
         else:
             lanes = self.lanes_buffer(op.res.type)
             for lane in range(self.lanes):
                 value = self.builder.insert(load(op.memref, self.lane_indices(list(op.indices), lane)))
                 self.builder.insert(store(value.res, lanes, [index_constant(self.builder, lane)]))
-            load = self.builder.insert(vector_load(lanes, [index_constant(self.builder, 0)], vector_type))
-        self.vector[op.res] = load.result
+            loaded = self.builder.insert(vector_load(lanes, [index_constant(self.builder, 0)], vector_type))
+        self.vector[op.res] = loaded.result
 
     def interleaved_load(self, op: memref.LoadOp, vector_type: VectorType) -> vector.ShuffleOp:
         """Every s-th element of the contiguous span lane 0 to the last lane reads (stride s of the last index)."""
