@@ -64,7 +64,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -177,9 +177,10 @@ def _group_key(calls: list[func.CallOp], arguments: list[SSAValue]) -> tuple[obj
 
 
 def _fused_kernel(
-    calls: list[func.CallOp], kernels: dict[str, func.FuncOp], arguments: list[SSAValue]
+    calls: list[func.CallOp], kernels: dict[str, func.FuncOp], arguments: list[SSAValue], moved: set[func.CallOp]
 ) -> tuple[func.FuncOp, list[SSAValue]]:
-    """A kernel running the bodies of `calls` in order, and which of their `_fused_arguments` to pass it."""
+    """A kernel running the bodies of `calls` in order, and which of their `_fused_arguments` to pass it. The body of
+    a call in `moved` is taken from its kernel, not copied (`_moved_calls`)."""
     internal = [buffers(call)[-1] for call in calls[:-1]]
     sizes = [value for value in arguments if is_extent(value)]
     arguments = list(arguments)
@@ -195,9 +196,14 @@ def _fused_kernel(
         mapping: dict[SSAValue, SSAValue] = {
             param: params[value] for param, value in zip(kernel.body.block.args, call.arguments)
         }
-        for op in kernel.body.block.ops:
+        if call in moved:
+            for param, value in mapping.items():
+                param.replace_all_uses_with(value)
+        for op in list(kernel.body.block.ops):
             if not isinstance(op, func.ReturnOp):
-                block.add_op(clone_op(op, mapping))
+                if call in moved:
+                    op.detach()
+                block.add_op(op if call in moved else clone_op(op, mapping))
     block.add_op(func.ReturnOp())
     for value in internal if not sizes else []:  # write-backs under run-time loops: not folded yet
         if fold_epilogue(block, params[value]):
@@ -221,12 +227,28 @@ def _tag(kernel_name: str) -> str:
     return re.sub(r"_\d+$", "", kernel_name)
 
 
-def _referenced_symbols(module: ModuleOp) -> set[str]:
-    names: set[str] = set()
+def _unreferenced_after_fusing(module: ModuleOp, members: set[func.CallOp]) -> set[str]:
+    """The kernels that only `members` (the calls fusing replaces) refer to: nothing will once they are fused."""
+    referrers: dict[str, list[Operation]] = {}
     for op in walk_ops(module):
-        values: list[Attribute] = [*op.properties.values(), *op.attributes.values()]
-        names.update(value.root_reference.data for value in values if isinstance(value, SymbolRefAttr))
-    return names
+        for value in (*op.properties.values(), *op.attributes.values()):
+            if isinstance(value, SymbolRefAttr):
+                referrers.setdefault(value.root_reference.data, []).append(op)
+    names = {call.callee.string_value() for call in members}
+    return {name for name in names if all(op in members for op in referrers[name])}
+
+
+def _moved_calls(groups: list[list[func.CallOp]], keys: list[tuple[object, ...]], erased: set[str]) -> set[func.CallOp]:
+    """The calls whose fused kernel takes their kernel's body instead of a copy: for each kernel of `erased`, its last
+    call in the last group that builds a fused kernel (the first of its `keys`). Later groups of a key built before
+    build nothing, and the kernel is erased after: most stages are copied no more."""
+    built: set[tuple[object, ...]] = set()
+    last: dict[str, func.CallOp] = {}
+    for calls, key in zip(groups, keys):
+        if key not in built:
+            built.add(key)
+            last.update((call.callee.string_value(), call) for call in calls if call.callee.string_value() in erased)
+    return set(last.values())
 
 
 @dataclass(frozen=True)
@@ -238,34 +260,33 @@ class LoopFuseKernelsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kernels = _kernels(op)
         table = _FusedTable(op)
-        members: set[str] = set()
         callers = [
             function
             for function in op.ops
             if isinstance(function, func.FuncOp) and function.body.blocks and function.sym_name.data not in kernels
         ]
-        for function in callers:
-            for calls in fusion_groups(function, kernels):
-                names = [call.callee.string_value() for call in calls]
-                candidates = _fused_arguments(calls)
-                key = _group_key(calls, candidates)
-                if key not in table.by_group:
-                    fused, arguments = _fused_kernel(calls, kernels, candidates)
-                    base = "fused_" + "_".join(dict.fromkeys(_tag(name) for name in names))
-                    kept = tuple(candidates.index(value) for value in arguments)
-                    table.by_group[key] = (table.intern(base, fused), kept)
-                name, kept = table.by_group[key]
-                call = func.CallOp(SymbolRefAttr(name), [candidates[index] for index in kept], [])
-                Rewriter.insert_op(call, InsertPoint.before(calls[-1]))
-                internal = [buffers(member)[-1] for member in calls[:-1]]
-                for member in calls:
-                    Rewriter.erase_op(member)
-                for buffer in internal:
-                    if not buffer.uses:
-                        Rewriter.erase_op(buffer.owner)  # type: ignore[arg-type]
-                members.update(names)
-        referenced = _referenced_symbols(op)
-        for name in members - referenced:
+        groups = [calls for function in callers for calls in fusion_groups(function, kernels)]
+        candidates_of = [_fused_arguments(calls) for calls in groups]
+        keys = [_group_key(calls, candidates) for calls, candidates in zip(groups, candidates_of)]
+        erased = _unreferenced_after_fusing(op, {call for calls in groups for call in calls})
+        moved = _moved_calls(groups, keys, erased)
+        for calls, candidates, key in zip(groups, candidates_of, keys):
+            names = [call.callee.string_value() for call in calls]
+            if key not in table.by_group:
+                fused, arguments = _fused_kernel(calls, kernels, candidates, moved)
+                base = "fused_" + "_".join(dict.fromkeys(_tag(name) for name in names))
+                kept = tuple(candidates.index(value) for value in arguments)
+                table.by_group[key] = (table.intern(base, fused), kept)
+            name, kept = table.by_group[key]
+            call = func.CallOp(SymbolRefAttr(name), [candidates[index] for index in kept], [])
+            Rewriter.insert_op(call, InsertPoint.before(calls[-1]))
+            internal = [buffers(member)[-1] for member in calls[:-1]]
+            for member in calls:
+                Rewriter.erase_op(member)
+            for buffer in internal:
+                if not buffer.uses:
+                    Rewriter.erase_op(buffer.owner)  # type: ignore[arg-type]
+        for name in erased:
             Rewriter.erase_op(kernels[name])
         for kernel in _kernels(op).values():
             store_scalar_write_back(kernel)
