@@ -345,30 +345,41 @@ def _copy(state: _FunctionState, value: SSAValue, target: SSAValue) -> None:
 
 def _outside_values(compute: te.ComputeOp) -> tuple[list[SSAValue], list[SSAValue]]:
     """The tensors a compute reads, in first-read order, and the `index` values from outside its body that it uses
-    (an extent, for a mean); any other value from outside the body is an error."""
+    (an extent, for a mean); any other value from outside the body is an error. One pass over the body: a value
+    defined inside it is defined before its uses (in its block, or in a block enclosing theirs); a region of several
+    blocks has all its values counted first."""
     inside: set[SSAValue] = set()
-    for region in (compute.body, *(region for op in compute.body.walk() for region in op.regions)):
-        for block in region.blocks:
-            inside.update(block.args)
-            inside.update(result for op in block.ops for result in op.results)
     tensors: list[SSAValue] = []
     indices: list[SSAValue] = []
-    for op in compute.body.walk():
-        for operand in op.operands:
-            if operand in inside:
-                continue
-            if isinstance(op, te.ReadOp) and operand is op.tensor:
-                if operand not in tensors:
-                    tensors.append(operand)
-                continue
-            if isinstance(operand.type, IndexType):
-                if operand not in indices:
-                    indices.append(operand)
-                continue
-            raise DiagnosticException(
-                f"te-to-loop: te.compute '{compute.tag.data}' uses a value defined outside its body "
-                f"other than through te.read or an index value (operand of {op.name})"
-            )
+
+    def visit(block: Block) -> None:
+        inside.update(block.args)
+        for op in block.ops:
+            for operand in op.operands:
+                if operand in inside:
+                    continue
+                if isinstance(op, te.ReadOp) and operand is op.tensor:
+                    if operand not in tensors:
+                        tensors.append(operand)
+                    continue
+                if isinstance(operand.type, IndexType):
+                    if operand not in indices:
+                        indices.append(operand)
+                    continue
+                raise DiagnosticException(
+                    f"te-to-loop: te.compute '{compute.tag.data}' uses a value defined outside its body "
+                    f"other than through te.read or an index value (operand of {op.name})"
+                )
+            for region in op.regions:
+                if len(region.blocks) > 1:
+                    for inner in region.blocks:
+                        inside.update(inner.args)
+                        inside.update(result for nested in inner.walk() for result in nested.results)
+                for inner in region.blocks:
+                    visit(inner)
+            inside.update(op.results)
+
+    visit(compute.body.block)
     return tensors, indices
 
 
