@@ -5,7 +5,8 @@ one process per core (`lowering/workers.py`).
 A model's kernels are independent functions, and past the `program` stage every pass works function by function. So
 each partition is the module with only its share of function bodies (the other functions become declarations); the
 rest of the pipeline (`loop-to-scf` and what follows it), LLVM IR (written from the `scf` level by `emit_llvm_ir`,
-the same IR `convert-to-llvm` and translation give), LLVM's O3 and instruction selection run on that alone.
+the same IR `convert-to-llvm` and translation give), LLVM's optimisation and instruction selection run on that
+alone.
 Partitions are balanced by op count, unrolled loops counted as often as they will be copied; the entry stays in the
 first, where `loop-to-scf` adds its init function and the entry's ABI (`EntrySignature`) is read. The first partition
 is compiled here and the others in forked children, which inherit the module without serialising it and send their
@@ -64,7 +65,7 @@ CODEGEN_STEPS = ("lower_to_scf", "translate", "optimize", "machine_code")
 class CompiledPartition:
     """One partition's object code and LLVM IR, and the seconds each step took: `lower_to_scf` (the passes
     from `loop-to-scf` on, up to the `scf` level, or to the llvm dialect where the pipeline does not end in
-    `LLVM_DIALECT_TAIL`), `translate` (to LLVM IR), `optimize` (LLVM's O3), `machine_code` (instruction selection
+    `LLVM_DIALECT_TAIL`), `translate` (to LLVM IR), `optimize` (LLVM's module passes), `machine_code` (instruction selection
     to the object file)."""
 
     object_code: bytes

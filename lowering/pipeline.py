@@ -64,14 +64,20 @@ and every computation on weights alone hoisted to load time (the two go together
 would be recomputed on every call), and the output channels of convolutions and columns of Gemms and MatMuls with a
 weight B padded to a multiple of the vector width (zero weight rows or columns, also hoisted).
 
-LLVM optimises the code of O1-O3 with its O3 pipeline and not at all at O0 (`llvm_opt_level`).
+LLVM optimises the code of O1-O3 with its O2 pipeline and not at all at O0 (`llvm_opt_level`).
 """
 
 
 def llvm_opt_level(opt_level: int) -> int:
     """LLVM's optimisation level (module passes and code generation) for minimlc's `opt_level`: none at O0, as
-    clang's `-O0` (the native code follows the IR one to one, and compiles two to three times faster), O3 above."""
-    return 0 if opt_level == 0 else 3
+    clang's `-O0` (the native code follows the IR one to one, and compiles two to three times faster), O2 above.
+
+    Not O3: minimlc's schedules already unroll, vectorise and place the hot loops, and what O3 adds to O2 (larger
+    unrolling and inlining thresholds, non-trivial unswitching, argument promotion) made a fifth more object code
+    and took 15-20% more LLVM time (light ResNet-50: 3.6 -> 2.9 CPU s; Inception v2 6.6-7.3 -> 5.8-6.1) for run
+    times within 3% either way on the bench models, float and quantized, and the weight-only GEMVs of decoding
+    (docs/measurements.md)."""
+    return 0 if opt_level == 0 else 2
 
 
 STAGES: dict[str, tuple[str, bool] | None] = {

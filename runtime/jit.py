@@ -2,8 +2,9 @@
 
 The target machine is the module's target (`minimlc.lowering.target`): by default the host's CPU with all its
 features (AVX2/FMA/AVX-512 where present), or a named CPU such as `x86-64-v3`, whose code runs here if the host has
-its features. The module runs LLVM's O3 pipeline (new pass manager) before MCJIT compiles it. External symbols
-(`aligned_alloc`, `free`, libm) resolve against the running process.
+its features. The module runs LLVM's optimisation pipeline (new pass manager; O2 for a model's code,
+`pipeline.llvm_opt_level`) before MCJIT compiles it. External symbols (`aligned_alloc`, `free`, libm) resolve
+against the running process.
 
 `JitModule.object_code` is the object file MCJIT compiled (caught with its object cache, so nothing is compiled
 twice); `ObjectModule` loads object files (such a file, or the partitions `runtime.codegen` compiled in parallel)
