@@ -24,6 +24,7 @@ A dimension may be a run-time extent (`docs/design/symbolic_shapes.md`): `?` in 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -68,6 +69,13 @@ KERNEL_GROUP = "kernel_group"
 stages of a softmax or a normalisation, `attributes {kernel_group = 0 : i64}`; `te-inline` keeps them."""
 
 
+@lru_cache(maxsize=1024)
+def _extents_array(extents: tuple[int, ...]) -> DenseArrayBase:
+    """The `array<i64: ...>` of a compute's reduction extents, made once per extents (building one verifies it, which
+    every compute built would pay for again: an attribute is immutable, so the ops share it)."""
+    return DenseArrayBase.from_list(i64, extents)
+
+
 @irdl_op_definition
 class ComputeOp(IRDLOperation):
     """A tensor defined elementwise by its body, optionally reduced over extra indices:
@@ -96,7 +104,7 @@ class ComputeOp(IRDLOperation):
     ):
         properties: dict[str, Attribute] = {
             "tag": StringAttr(tag),
-            "reduce_extents": DenseArrayBase.from_list(i64, reduce_extents),
+            "reduce_extents": _extents_array(tuple(reduce_extents)),
         }
         if combiner is not None:
             properties["combiner"] = StringAttr(combiner)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -42,8 +43,8 @@ __all__ = [
     "ELEMENT_TYPES",
     "FLOATS",
     "HALF_FLOATS",
-    "INPUT_SYMBOLS_ATTR",
     "INDICES",
+    "INPUT_SYMBOLS_ATTR",
     "INTEGERS",
     "NUMBERS",
     "STORAGE_ONLY",
@@ -94,7 +95,13 @@ def shape_of(value: SSAValue | Attribute) -> Shape:
 
 
 def tensor_type(shape: Sequence[int], element: Attribute = f32) -> TensorType[Attribute]:
-    """`tensor<shape x element>` (f32 unless given)."""
+    """`tensor<shape x element>` (f32 unless given), made once per shape and element: building a type verifies it,
+    which a model's repeated shapes would pay for each time (a type is immutable, so values share it)."""
+    return _tensor_type(tuple(shape), element)
+
+
+@lru_cache(maxsize=8192)
+def _tensor_type(shape: tuple[int, ...], element: Attribute) -> TensorType[Attribute]:
     return TensorType(element, list(shape))
 
 
@@ -249,7 +256,7 @@ def spelled(shape: Shape) -> str:
 def check_static_axes(op: IRDLOperation, value: SSAValue, axes: Sequence[int], what: str) -> None:
     """Refuse a `?` on `axes` of `value`, which `op` (its lowering) needs static: `what` names them in the message.
 
-        graph.conv: input channels (axis 1) must be static, got shape ?x?x8x8"""
+    graph.conv: input channels (axis 1) must be static, got shape ?x?x8x8"""
     shape = shape_of(value)
     dynamic = [axis for axis in axes if 0 <= axis < len(shape) and shape[axis] == DYNAMIC]
     if dynamic:

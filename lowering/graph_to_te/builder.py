@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from minimlc.dialects import te
+from minimlc.dialects.graph import tensor_type
 from minimlc.lowering.graph_to_te.extents import (
     Extent,
     RunTimeDimensionError,
@@ -52,7 +53,7 @@ def build_compute(
     with ImplicitBuilder(block) as indices:
         value = body(indices)
         te.YieldOp(value)
-    result_type = builtin.TensorType(element_type or value.type, static)
+    result_type = tensor_type(static, element_type or value.type)
     return te.ComputeOp(tag, result_type, block, reductions, combiner, sizes)
 
 

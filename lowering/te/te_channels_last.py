@@ -173,7 +173,7 @@ def _stored_channels_last(compute: te.ComputeOp) -> te.ComputeOp:
     assert isinstance(compute.result.type, TensorType)
     element = compute.result.type.element_type
     result = te.ComputeOp(
-        compute.tag.data, TensorType(element, new_shape), block, compute.extents, combiner, compute.dynamic_sizes
+        compute.tag.data, graph.tensor_type(new_shape, element), block, compute.extents, combiner, compute.dynamic_sizes
     )
     result.attributes |= compute.attributes
     result.result.name_hint = compute.result.name_hint
