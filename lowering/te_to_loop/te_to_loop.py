@@ -42,7 +42,7 @@ from functools import lru_cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
@@ -61,6 +61,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import graph, loop, te
 from minimlc.lowering.abi import ENTRY_ATTR, INPUT_EXTENTS_ATTR, OUTPUT_EXTENTS_ATTR, input_symbols_of
+from minimlc.lowering.generic import built_ops
 from minimlc.lowering.generic.structural_key import structural_key
 from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.te_to_loop.element_types import FUSED_FLAGS, combine, combiner_init, is_unsigned, loop_type
@@ -334,8 +335,8 @@ def _copy(state: _FunctionState, value: SSAValue, target: SSAValue) -> None:
     src, dst = signature.buffers
 
     def store_element(builder: Builder, ivs: list[SSAValue]) -> None:
-        load = builder.insert(memref.LoadOp.get(src, ivs))
-        builder.insert(memref.StoreOp.get(load.res, dst, ivs))
+        load = builder.insert(built_ops.load(src, ivs))
+        builder.insert(built_ops.store(load.res, dst, ivs))
 
     bounds = [signature.extent(extent) for extent in extents]
     body = signature.function.body.block
@@ -430,7 +431,7 @@ def _emit_body(compute: te.ComputeOp, builder: Builder, ivs: Sequence[SSAValue],
         if isinstance(op, te.YieldOp):
             return mapping.get(op.value, op.value)
         if isinstance(op, te.ReadOp):
-            load = builder.insert(memref.LoadOp.get(params[op.tensor], [mapping[i] for i in op.indices]))
+            load = builder.insert(built_ops.load(params[op.tensor], [mapping[i] for i in op.indices]))
             load.res.name_hint = op.result.name_hint
             mapping[op.result] = load.res
             continue
@@ -464,7 +465,7 @@ def _emit_loops(compute: te.ComputeOp, block: Block, kernel: _KernelValues, name
     if compute.combiner is None:
 
         def store_element(inner: Builder, ivs: list[SSAValue]) -> None:
-            inner.insert(memref.StoreOp.get(_emit_body(compute, inner, ivs, kernel), out, ivs))
+            inner.insert(built_ops.store(_emit_body(compute, inner, ivs, kernel), out, ivs))
 
         _build_nest(builder, names, shape, store_element)
         return
@@ -480,16 +481,16 @@ def _emit_loops(compute: te.ComputeOp, block: Block, kernel: _KernelValues, name
 
     def reduce_element(inner: Builder, ivs: list[SSAValue]) -> None:
         init = inner.insert(combiner_init(combiner, element))
-        inner.insert(memref.StoreOp.get(init.result, accumulator, []))
+        inner.insert(built_ops.store(init.result, accumulator, []))
 
         def update(innermost: Builder, reduce_ivs: list[SSAValue]) -> None:
             value = _emit_body(compute, innermost, [*ivs, *reduce_ivs], kernel)
-            current = innermost.insert(memref.LoadOp.get(accumulator, []))
+            current = innermost.insert(built_ops.load(accumulator, []))
             combined = innermost.insert(combine(combiner, current.res, value, unsigned=is_unsigned(element)))
-            innermost.insert(memref.StoreOp.get(combined.results[0], accumulator, []))
+            innermost.insert(built_ops.store(combined.results[0], accumulator, []))
 
         _build_nest(inner, names[rank:], reduce_extents, update)
-        final = inner.insert(memref.LoadOp.get(accumulator, []))
-        inner.insert(memref.StoreOp.get(final.res, out, ivs))
+        final = inner.insert(built_ops.load(accumulator, []))
+        inner.insert(built_ops.store(final.res, out, ivs))
 
     _build_nest(builder, names[:rank], shape, reduce_element)
