@@ -122,8 +122,9 @@ class ForOp(IRDLOperation):
 
     @property
     def is_dynamic(self) -> bool:
-        """Whether the upper bound is a run-time value (`dynamic_upper`)."""
-        return self.dynamic_upper is not None
+        """Whether the upper bound is a run-time value (`dynamic_upper`, the loop's only operand: read from the
+        operand tuple, not through IRDL's accessor, as schedules ask it of every loop after every step)."""
+        return bool(self._operands)
 
     @property
     def trip_count(self) -> int:

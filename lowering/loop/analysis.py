@@ -229,8 +229,8 @@ def new_loop(name: str, lower: int, upper: int | SSAValue, step: int = 1, kind: 
 
 def loop_of(value: SSAValue) -> loop.ForOp | None:
     """The loop whose induction variable `value` is, if any."""
-    if isinstance(value, BlockArgument) and isinstance(value.owner.parent_op(), loop.ForOp):
-        return value.owner.parent_op()  # type: ignore[return-value]
+    if isinstance(value, BlockArgument) and isinstance(owner := value.owner.parent_op(), loop.ForOp):
+        return owner
     return None
 
 
