@@ -10,6 +10,7 @@ creates land in the compute's block.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from math import prod
@@ -79,11 +80,24 @@ def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
 
 
 def f32_constant(value: float) -> SSAValue:
-    return arith.ConstantOp(builtin.FloatAttr(value, builtin.f32)).result
+    return arith.ConstantOp(_f32_attr(value, math.copysign(1.0, value))).result
 
 
 def index_constant(value: int) -> SSAValue:
-    return arith.ConstantOp(builtin.IntegerAttr(value, builtin.IndexType())).result
+    return arith.ConstantOp(_index_attr(value)).result
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _f32_attr(value: float, sign: float) -> builtin.FloatAttr:
+    """The attribute of an f32 constant, made once per value (keyed by its sign too: 0.0 == -0.0); constants share
+    it (an attribute is immutable)."""
+    return builtin.FloatAttr(value, builtin.f32)
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _index_attr(value: int) -> builtin.IntegerAttr:
+    """The attribute of an index constant, made once per value; constants share it."""
+    return builtin.IntegerAttr(value, builtin.IndexType())
 
 
 def i64_constant(value: int) -> SSAValue:
