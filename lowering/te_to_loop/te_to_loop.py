@@ -120,14 +120,15 @@ class _KernelTable:
         self.count = 0
 
     def intern(self, tag: str, kernel: func.FuncOp) -> str:
-        key = structural_key(kernel)
-        if key not in self.by_body:
-            name = f"{tag}_{self.count}"
+        """The name of the kernel structured as `kernel`: `kernel` itself, named and added, if it is the first (the
+        key is hashed once: its attributes do not keep their hashes)."""
+        fresh = f"{tag}_{self.count}"
+        name = self.by_body.setdefault(structural_key(kernel), fresh)
+        if name is fresh:
             self.count += 1
             kernel.sym_name = StringAttr(name)
             self.module.body.block.add_op(kernel)
-            self.by_body[key] = name
-        return self.by_body[key]
+        return name
 
 
 @dataclass
