@@ -7,18 +7,19 @@ the module on its worklist (every op of every compute body: ten times the comput
 Both visit what the walker with `apply_recursively=False` and the pattern alone visits, in its order: the ops there
 before the rewrites, but for those a rewrite erased; ops a rewrite inserts are not visited. A walker with a
 `GreedyRewritePatternApplier` also erases the trivially dead ops among all it is offered: a pass whose rewrites make
-no op dead that the walker has not yet offered (te-expand-math, te-conv-layout) uses these where `has_dead_op` finds
-none, and keeps the walker otherwise.
+no op dead that the walker has not yet offered erases them first with `erase_dead_ops` (te-expand-math, whose walker
+does not apply recursively), or uses these only where `has_dead_op` finds none and keeps the walker otherwise
+(te-conv-layout, whose walker erases dead ops to a fixpoint).
 
-    if has_dead_op(module): walker.rewrite_module(module)  # erases the dead ops, as before
-    else: rewrite_ops(module, (math.ExpOp, ...), pattern)  # nothing the walker would erase
+    erase_dead_ops(module); rewrite_ops(module, (math.ExpOp, ...), pattern)   # te-expand-math
 """
 
 from __future__ import annotations
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
-from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
+from xdsl.rewriter import Rewriter
+from xdsl.transforms.dead_code_elimination import is_trivially_dead, would_be_trivially_dead
 
 from minimlc.dialects import te
 
@@ -66,3 +67,17 @@ def has_dead_op(op: Operation) -> bool:
                 if would_be_trivially_dead(inner):
                     return True
     return False
+
+
+def erase_dead_ops(op: Operation) -> None:
+    """Erase each op nested in `op` that is trivially dead when reached in walk order, with what it holds: what a
+    walker with a `GreedyRewritePatternApplier` and `apply_recursively=False` erases, before or between its rewrites
+    alike where these make dead only ops before the one rewritten (an op's users come after it, so erasing one makes
+    dead only ops already passed)."""
+    erased: set[Operation] = set()
+    for inner in [inner for region in op.regions for inner in region.walk()]:
+        if inner in erased or not is_trivially_dead(inner):
+            continue
+        if inner.regions:
+            erased.update(inner.walk())
+        Rewriter.erase_op(inner)

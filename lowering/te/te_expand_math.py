@@ -23,16 +23,14 @@ from xdsl.dialects import arith, builtin, math
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.te import math_approximations
-from minimlc.lowering.te.compute_rewriting import has_dead_op, rewrite_ops
+from minimlc.lowering.te.compute_rewriting import erase_dead_ops, rewrite_ops
 
 _EXPANSIONS: dict[type[Operation], Callable[[SSAValue], SSAValue]] = {
     math.ExpOp: math_approximations.exp,
@@ -89,10 +87,8 @@ class TeExpandMathPass(ModulePass):
     name = "te-expand-math"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
-        """The walker's dead-op erasure only where the module has a dead op: a rewrite can make dead only the ops
-        before the one it replaces (its operands), which the walker has offered already."""
-        pattern = MathLowering()
-        if has_dead_op(op):
-            PatternRewriteWalker(GreedyRewritePatternApplier([pattern]), apply_recursively=False).rewrite_module(op)
-        else:
-            rewrite_ops(op, (*_EXPANSIONS, math.PowFOp), pattern)
+        """What xDSL's walker (not recursive) with a `GreedyRewritePatternApplier` does: the ops dead when reached
+        erased (te-inline leaves dead constants), the others offered to the pattern; a rewrite makes dead only the
+        ops before the one it replaces (its operands), so the dead ones may be erased first."""
+        erase_dead_ops(op)
+        rewrite_ops(op, (*_EXPANSIONS, math.PowFOp), MathLowering())

@@ -89,3 +89,17 @@ def test_te_conv_layout_gives_the_walkers_ir(dead: bool) -> None:
     assert str(result) == str(expected)
     assert '"conv_input_nhwc"' in str(result)
     assert "arith.negf" not in str(result)
+
+
+def test_te_expand_math_erases_what_the_walker_reaches_dead() -> None:
+    """Erasing the last negf of a dead chain leaves the first (reached before, when it was used), as the walker
+    does; a dead compute goes whole."""
+    chain = "%d0 = arith.negf %u : f32\n    %d1 = arith.negf %d0 : f32"
+    dead_compute = '%unused = te.compute "unused" (%j) -> tensor<8xf32> {\n    %e = te.read %x[%j] : tensor<8xf32>\n'
+    dead_compute += "    %f = math.exp %e : f32\n    te.yield %f : f32\n  }\n  func.return %s"
+    source = MATH.replace("%UNUSED", chain).replace("func.return %s", dead_compute)
+    expected = _walked(source, MathLowering(), recursively=False)
+    result = _passed(source, TeExpandMathPass())
+    assert str(result) == str(expected)
+    assert str(result).count("arith.negf") == 1
+    assert '"unused"' not in str(result)
