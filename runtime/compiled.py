@@ -245,8 +245,8 @@ def _populated_pages(size: int) -> np.ndarray | None:
     """`size` bytes of new private memory, page-aligned and faulted in, writable, by the mapping call itself
     (`MAP_POPULATE`); None below `POPULATED_FROM` or where `mmap` has no such flag (not Linux). The init entry
     writing ResNet-50's precomputed weights page by page took 49,000 faults (0.4-0.5 s on a virtual machine, where
-    each is a trap); populated at once, 0.13-0.18 s. No huge-page advice: on that machine the kernel compacted memory
-    to find them (1.1-1.4 s), as it did for the arrays numpy advises so (over 4 MB)."""
+    each is a trap); populated at once, 0.13-0.2 s. No huge-page advice: on that machine huge pages took 1.1-1.4 s to
+    come, as they did for the arrays numpy advises so (over 4 MB)."""
     if size < POPULATED_FROM or not hasattr(mmap, "MAP_POPULATE"):
         return None
     flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE
