@@ -55,6 +55,7 @@ _OURS = {
     "loop-hoist-constants": ("program.loop_hoist_constants", "LoopHoistConstantsPass"),
     "loop-fuse-kernels": ("program.loop_fuse_kernels", "LoopFuseKernelsPass"),
     "loop-plan-memory": ("program.loop_plan_memory", "LoopPlanMemoryPass"),
+    "loop-generalize-kernels": ("program.loop_generalize_kernels", "LoopGeneralizeKernelsPass"),
     "loop-outline-parallel": ("program.loop_outline_parallel", "LoopOutlineParallelPass"),
     "loop-merge-functions": ("program.loop_merge_functions", "LoopMergeFunctionsPass"),
     "loop-mark-load-time": ("program.loop_mark_load_time", "LoopMarkLoadTimePass"),

@@ -39,7 +39,7 @@ _SCHEDULED = (
     "graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,te-conv-layout,"
     "te-channels-last,te-conv-winograd,"
     "te-inline,te-expand-math,te-clamped-casts,"
-    "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-outline-parallel,"
+    "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-generalize-kernels,loop-outline-parallel,"
     "loop-merge-functions,loop-mark-load-time,loop-to-scf,cse,"
     + _TO_LLVM
 )
