@@ -24,11 +24,12 @@ passes its kernel's numbers, so every call computes what it did:
 
 Numbers that vary together (a buffer's channel extent and the loop over it) share one argument. Parallel,
 unrolled and vectorised loops, local buffers, constants and every other attribute must be equal: those shape the
-code LLVM is given and stay static. A kernel is generalised only if it takes buffers alone, only calls refer to it
-(not a `loop.precompute`: load-time code keeps its static sizes) and its generalised buffers are only read and
-written (`memref`/`vector` loads and stores, `loop.prefetch`), whose addresses `loop-to-scf` computes from the
-extents. It runs after the schedules and the memory plan, before `loop-outline-parallel`, which passes the extents
-on to the parallel bodies.
+code LLVM is given and stay static, as do the kernels' attributes (a profiled build's schedule and task notes). A
+kernel is generalised only if it takes buffers alone (without layouts), only calls refer to it (not a
+`loop.precompute`: load-time code keeps its static sizes) and its buffers are only read and written (`memref` and
+`vector` loads and stores, `loop.prefetch`), whose addresses `loop-to-scf` computes from the extents. It runs after
+the schedules and the memory plan, before `loop-outline-parallel`, which passes the extents on to the parallel
+bodies.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -120,14 +122,14 @@ def _candidate(function: Operation, calls: dict[str, list[func.CallOp]], other_r
 
 def _outline(function: func.FuncOp) -> tuple[tuple[object, ...], _Sites] | None:
     """`function` with its numbers left out (its key: equal keys, equal kernels but for the numbers) and where the
-    numbers are; None where a buffer argument is used by anything but loads and stores."""
+    numbers are; None where a buffer argument has a layout or is used by anything but loads and stores."""
     sites = _Sites()
     numbers: dict[SSAValue, int] = {}
-    key: list[object] = [function.arg_attrs]
+    key: list[object] = [function.arg_attrs, tuple(sorted(function.attributes.items()))]
     for index, arg in enumerate(function.body.block.args):
         buffer = arg.type
         assert isinstance(buffer, MemRefType)
-        if any(not _is_access_of(use.operation, arg) for use in arg.uses):
+        if not isinstance(buffer.layout, NoneAttr) or any(not _is_access_of(use.operation, arg) for use in arg.uses):
             return None
         key.append((buffer.element_type, len(buffer.shape), buffer.layout, buffer.memory_space))
         for axis, extent in enumerate(buffer.get_shape()):
