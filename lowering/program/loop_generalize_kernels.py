@@ -93,7 +93,7 @@ def generalize_kernels(module: ModuleOp) -> None:
     """Generalise every set of kernels of `module` equal but for their extents (see the module doc)."""
     calls: dict[str, list[func.CallOp]] = {}
     other_references: set[str] = set()
-    for op in module.walk():
+    for op in walk_ops(module):
         if isinstance(op, func.CallOp):
             calls.setdefault(op.callee.root_reference.data, []).append(op)
         else:
