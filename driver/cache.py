@@ -110,15 +110,21 @@ def _tuning_fingerprint(pipeline: Pipeline, target: str) -> str | None:
 
 
 def compile_cached(
-    imported: ImportedModel, pipeline: Pipeline | None, *, opt_level: int, target: str, cache: bool = True
+    imported: ImportedModel,
+    pipeline: Pipeline | None,
+    *,
+    opt_level: int,
+    target: str,
+    cache: bool = True,
+    isolated: bool = False,
 ) -> CompiledModel:
-    """`compile_model`, through the cache unless `cache` is False or the cache is off; `stats["cache_hit"]` is 1 when
-    the code came from the cache. A miss compiles through the kernel cache (`driver/kernel_cache.py`): kernels
-    another model compiled are loaded, not compiled."""
+    """`compile_model` (`isolated`: see there), through the cache unless `cache` is False or the cache is off;
+    `stats["cache_hit"]` is 1 when the code came from the cache. A miss compiles through the kernel cache
+    (`driver/kernel_cache.py`): kernels another model compiled are loaded, not compiled."""
     from minimlc.driver.compiler import compile_model
 
     if not (cache and cache_enabled()):
-        compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target)
+        compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target, isolated=isolated)
         compiled.stats["cache_hit"] = 0
         return compiled
     start = time.perf_counter()
@@ -131,7 +137,9 @@ def compile_cached(
         hit.stats.update(compile_seconds=elapsed, lower_seconds=0.0, codegen_seconds=0.0, load_seconds=elapsed)
         hit.stats["cache_hit"] = 1
         return hit
-    compiled = compile_model(imported, pipeline, opt_level=opt_level, target=target, kernel_cache=True)
+    compiled = compile_model(
+        imported, pipeline, opt_level=opt_level, target=target, kernel_cache=True, isolated=isolated
+    )
     compiled.stats["cache_hit"] = 0
     _store_entry(path, compiled, opt_level)
     return compiled

@@ -43,7 +43,7 @@ from minimlc.lowering.llvm.translate import translate_to_llvm_ir
 from minimlc.lowering.pipeline import make_context, run_passes, stage_passes
 from minimlc.lowering.program.loop_mark_load_time import referenced_symbols
 from minimlc.lowering.target import Target
-from minimlc.lowering.workers import compile_jobs, fork_map
+from minimlc.lowering.workers import compile_jobs, fork_map, in_worker
 from minimlc.runtime.jit import optimized_module, target_machine
 
 MIN_OPS_PER_PARTITION = 1_500
@@ -248,8 +248,9 @@ def _emit_in_child(llvm_ir: str, job: PartitionJob) -> tuple[bytes, float, float
     """`_emit` in a forked child (here, where there is no fork). llvmlite 0.50 never frees what LLVM's pass
     instrumentation keeps of an optimisation (a pass builder's `PassInstrumentationCallbacks`, and the callbacks each
     run adds to them): about 70 KB a module, which a process compiling model after model piled up (issue #54: 160 KB
-    a compile). A child takes it with it when it exits; the fork costs a few milliseconds."""
-    work = [None, llvm_ir]  # `fork_map` runs its first item here: nothing, and the second in a child
-    _, emitted = fork_map(lambda item: None if item is None else _emit(item, job), work, lambda _: "the LLVM code")
-    assert emitted is not None
+    a compile). A child takes it with it when it exits; the fork costs a few milliseconds. A worker process (an
+    isolated compile, `compile_model`) emits it itself."""
+    if in_worker():
+        return _emit(llvm_ir, job)
+    (emitted,) = fork_map(lambda item: _emit(item, job), [llvm_ir], lambda _: "the LLVM code", here=False)
     return emitted

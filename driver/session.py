@@ -150,7 +150,7 @@ class InferenceSession(Session):
             self._specialize(specializations, declared_outputs(read.proto.graph), opt_level, num_threads)
             return
         imported = import_model(read, input_shapes)
-        self._compile(imported, opt_level, num_threads, target, pipeline, cache)
+        self._compile(imported, opt_level, num_threads, target, pipeline, cache, profiled=enable_profiling)
         if enable_profiling and self._model is not None:
             self._start_profiling(imported, profiling_clock)
 
@@ -206,7 +206,7 @@ class InferenceSession(Session):
         check_calls(extern_calls_in(imported.module))  # the user's error, whatever the shapes: not a refusal
         outputs = reported_outputs(imported.outputs, declared_outputs(read.proto.graph))
         try:
-            self._compile(imported, opt_level, num_threads, target, pipeline, cache)
+            self._compile(imported, opt_level, num_threads, target, pipeline, cache, profiling_clock is not None)
         except COMPILE_REFUSALS as error:
             return f"{type(error).__name__}: {error}"
         if self._model is not None and self._model.extents is not None:  # else the code takes static shapes
@@ -225,7 +225,10 @@ class InferenceSession(Session):
         target: str,
         pipeline: Pipeline | None,
         cache: bool,
+        profiled: bool = False,
     ) -> None:
+        """Compile `imported` and bind its code. The compile runs in a forked child (`compile_model`'s `isolated`),
+        except where the module is `profiled`: the profiler reads the kernels from the lowered module."""
         from minimlc.driver.cache import compile_cached
 
         signature = (imported.inputs, imported.outputs, imported.constant_outputs, imported.trimmed_outputs)
@@ -235,7 +238,9 @@ class InferenceSession(Session):
         # A model whose outputs are all constants needs no native code.
         compiled = imported.computed_outputs
         model = (
-            compile_cached(imported, pipeline, opt_level=opt_level, target=target, cache=cache) if compiled else None
+            compile_cached(imported, pipeline, opt_level=opt_level, target=target, cache=cache, isolated=not profiled)
+            if compiled
+            else None
         )
         self._bind(model, opt_level, num_threads)
 

@@ -4,7 +4,8 @@
     # shares[0] runs in this process; shares[1:] each in a forked child, at the same time
 
 Children inherit the IR as it is (no serialisation) and send back only their result, pickled: they are our own
-processes, forked from this one, so their replies are as trusted as this process's memory. An exception in a child
+processes, forked from this one, so their replies are as trusted as this process's memory. A child never collects
+garbage (what it allocates goes when it exits) and may report progress before its result (`send_event`). An exception in a child
 is raised here, the child's traceback as its cause; a child that dies gives a `WorkerError` naming its share. Where
 there is no `os.fork`, every share runs here, one after the other. `compile_jobs()` is the number of processes to use:
 `$MINIMLC_COMPILE_JOBS`, else one per core.
@@ -28,7 +29,7 @@ import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -60,23 +61,28 @@ def compile_jobs() -> int:
 
 
 def fork_map(
-    function: Callable[[Item], Result], items: Sequence[Item], describe: Callable[[Item], str] = str
+    function: Callable[[Item], Result],
+    items: Sequence[Item],
+    describe: Callable[[Item], str] = str,
+    *,
+    here: bool = True,
+    on_event: Callable[[object], None] | None = None,
 ) -> list[Result]:
-    """`[function(item) for item in items]`, computed at once: `items[0]` here, each other item in a forked child.
-    `describe(item)` names an item in the error of a child that died."""
-    if len(items) <= 1 or not hasattr(os, "fork"):
+    """`[function(item) for item in items]`, computed at once: `items[0]` here (with `here`; else in a child too),
+    each other item in a forked child. `describe(item)` names an item in the error of a child that died. What a
+    child passes to `send_event` reaches `on_event` here, in order, before its result."""
+    if not hasattr(os, "fork") or (here and len(items) <= 1):
         return [function(item) for item in items]
-    children = [_fork(function, item) for item in items[1:]]
+    children = [_fork(function, item) for item in (items[1:] if here else items)]
     try:
-        first = function(items[0])
+        first = [function(items[0])] if here else []
     except BaseException:
         for pid, reader in children:
-            os.kill(pid, signal.SIGKILL)
-            os.close(reader)
-            os.waitpid(pid, 0)
+            _kill(pid, reader)
         raise
-    replies = [_collect(pid, reader, describe(item)) for (pid, reader), item in zip(children, items[1:], strict=True)]
-    results = [first]
+    forked = items[1:] if here else items
+    replies = [_collect(pid, reader, describe(item), on_event) for (pid, reader), item in zip(children, forked, strict=True)]
+    results = first
     for ok, value in replies:  # every child reaped before the first failure is raised
         if not ok:
             raise value
@@ -84,7 +90,26 @@ def fork_map(
     return results
 
 
+def in_worker() -> bool:
+    """Whether this process is a worker `fork_map` forked (whose garbage goes when it exits)."""
+    return _to_parent is not None
+
+
+def send_event(event: object) -> None:
+    """In a worker: pass `event` (picklable) to the `on_event` of the `fork_map` that forked it, at once."""
+    if _to_parent is None:
+        raise RuntimeError("send_event is called in a fork_map worker only")
+    pickle.dump((_EVENT, event), _to_parent)
+    _to_parent.flush()
+
+
+_EVENT, _REPLY = "event", "reply"
+_to_parent: BinaryIO | None = None
+"""In a worker, the pipe to the process that forked it: events, then one reply."""
+
+
 def _fork(function: Callable[[Item], Result], item: Item) -> tuple[int, int]:
+    global _to_parent
     reader, writer = os.pipe()
     with warnings.catch_warnings():
         # Python 3.12+ warns when a process with threads forks (execnet's, a thread pool's): the child runs only
@@ -93,8 +118,12 @@ def _fork(function: Callable[[Item], Result], item: Item) -> tuple[int, int]:
         pid = os.fork()
     if pid == 0:  # the child: compute, reply, and exit without running the parent's clean-up
         os.close(reader)
+        # Everything the child allocates goes when it exits: collecting its garbage (the IR it builds and drops,
+        # tens of thousands of cyclic objects) would only delay its reply.
+        gc.disable()
         try:
             with os.fdopen(writer, "wb") as pipe:
+                _to_parent = pipe
                 pipe.write(_reply(function, item))
         finally:
             os._exit(0)
@@ -103,26 +132,57 @@ def _fork(function: Callable[[Item], Result], item: Item) -> tuple[int, int]:
 
 
 def _reply(function: Callable[[Item], Result], item: Item) -> bytes:
-    try:
-        return pickle.dumps((True, function(item)))
-    except Exception as error:  # sent to the parent, which raises it
-        text = traceback.format_exc()
+    """The child's reply: (True, the result) or (False, (the exception or None, its traceback)), and the warnings
+    it raised, which the parent raises again (its filters decide)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            return pickle.dumps((False, (error, text)))
-        except Exception:  # an exception that does not pickle comes back as its traceback
-            return pickle.dumps((False, (None, text)))
-
-
-def _collect(pid: int, reader: int, share: str) -> tuple[bool, object]:
-    """(True, the child's result), or (False, the exception to raise for it)."""
-    with os.fdopen(reader, "rb") as pipe:
-        data = pipe.read()
-    _, status = os.waitpid(pid, 0)
+            outcome: tuple[bool, object] = (True, function(item))
+        except Exception as error:  # sent to the parent, which raises it
+            outcome = (False, (error, traceback.format_exc()))
+    raised = [(str(warning.message), warning.category) for warning in caught]
     try:
-        ok, value = pickle.loads(data)
+        reply = pickle.dumps((_REPLY, (outcome, raised)))
+        if not outcome[0]:
+            pickle.loads(reply)  # an exception that does not come back whole comes back as its traceback
+        return reply
     except Exception:
+        text = traceback.format_exc() if outcome[0] else outcome[1][1]  # type: ignore[index]
+        return pickle.dumps((_REPLY, ((False, (None, text)), raised)))
+
+
+def _kill(pid: int, reader: int) -> None:
+    os.kill(pid, signal.SIGKILL)
+    os.close(reader)
+    os.waitpid(pid, 0)
+
+
+def _collect(
+    pid: int, reader: int, share: str, on_event: Callable[[object], None] | None
+) -> tuple[bool, object]:
+    """(True, the child's result), or (False, the exception to raise for it); its events passed to `on_event`."""
+    reply = None
+    with os.fdopen(reader, "rb") as pipe:
+        try:
+            while reply is None:
+                kind, payload = pickle.load(pipe)
+                if kind == _REPLY:
+                    reply = payload
+                elif on_event is not None:
+                    on_event(payload)
+        except (EOFError, pickle.UnpicklingError, ValueError, TypeError):
+            pass  # the child died mid-message
+        except BaseException:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
+    _, status = os.waitpid(pid, 0)
+    if reply is None:
         how = f"killed by signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status) else "exited without replying"
         return False, WorkerError(f"the worker process for {share} failed: it was {how}")
+    (ok, value), raised = reply
+    for message, category in raised:
+        warnings.warn(message, category, stacklevel=3)
     if ok:
         return True, value
     error, text = value

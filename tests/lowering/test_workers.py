@@ -81,3 +81,56 @@ def test_a_compile_raises_the_collectors_thresholds_until_the_last_one_ends() ->
         assert gc.get_threshold() == own
     finally:
         gc.set_threshold(*saved)
+
+
+def test_without_here_every_item_runs_in_a_child_that_never_collects_garbage() -> None:
+    import gc
+
+    from minimlc.lowering.workers import in_worker
+
+    parent = os.getpid()
+    results = fork_map(lambda n: (n, os.getpid() != parent, in_worker(), gc.isenabled()), [7], here=False)
+    assert results == [(7, True, True, False)]
+    assert not in_worker() and gc.isenabled()
+
+
+def test_events_reach_the_parent_in_order_before_the_result() -> None:
+    from minimlc.lowering.workers import send_event
+
+    seen: list[object] = []
+
+    def work(n: int) -> int:
+        send_event(("started", n))
+        send_event(("half", n))
+        seen.append("in the child only")
+        return n * 10
+
+    assert fork_map(work, [1, 2], here=False, on_event=seen.append) == [10, 20]
+    assert seen == [("started", 1), ("half", 1), ("started", 2), ("half", 2)]
+    with pytest.raises(RuntimeError, match="fork_map worker only"):
+        send_event("here")
+
+
+def test_a_childs_warnings_are_raised_again_in_the_parent() -> None:
+    import warnings
+
+    def warn(n: int) -> int:
+        warnings.warn(f"item {n} looks odd", RuntimeWarning)
+        return n
+
+    with pytest.warns(RuntimeWarning, match="looks odd") as caught:
+        assert fork_map(warn, [1, 2]) == [1, 2]
+    assert sorted(str(warning.message) for warning in caught) == ["item 1 looks odd", "item 2 looks odd"]
+
+
+class _NeedsTwoArguments(Exception):
+    def __init__(self, first: str, second: str) -> None:
+        super().__init__(f"{first} and {second}")
+
+
+def test_an_exception_that_does_not_unpickle_comes_back_as_its_traceback() -> None:
+    def fail(n: int) -> int:
+        raise _NeedsTwoArguments("this", "that")
+
+    with pytest.raises(RuntimeError, match="in the worker process for 1:(.|\n)*_NeedsTwoArguments: this and that"):
+        fork_map(fail, [1], here=False)

@@ -112,3 +112,25 @@ def test_compile_jobs_refuses_a_bad_setting(monkeypatch: pytest.MonkeyPatch) -> 
         compile_jobs()
     monkeypatch.setenv("MINIMLC_COMPILE_JOBS", "3")
     assert compile_jobs() == 3
+
+
+def test_an_isolated_compile_leaves_the_module_as_imported_and_reports_its_stages_in_order() -> None:
+    from minimlc.driver.compiler import stage_listener
+
+    imported = import_model(build_mlp(batch=4))
+    before = str(imported.module)
+    stages: list[tuple[str, str]] = []
+    with stage_listener(lambda stage, seconds, detail: stages.append((stage, detail))):
+        isolated = compile_model(imported, isolated=True)
+    assert str(imported.module) == before  # lowered in a child
+    assert [stage for stage, _ in stages] == ["lower", "codegen", "load"]
+    in_place = compile_model(imported)
+    assert str(imported.module) != before
+    assert isolated.llvm_ir == in_place.llvm_ir  # sessions compile isolated: every session test runs its code
+
+
+def test_an_isolated_compiles_error_is_raised_here_with_its_type() -> None:
+    imported = import_model(build_mlp(batch=4))
+    with pytest.raises(ValueError, match="cannot stop at stage 'program'") as raised:
+        compile_model(imported, ["cse"], isolated=True)
+    assert "in the worker process for the model's code" in str(raised.value.__cause__)
