@@ -7,7 +7,7 @@ name; te-to-loop also keys the te computes of a kernel before lowering them, the
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from xdsl.ir import Operation, SSAValue
 
@@ -19,26 +19,35 @@ def structural_key(
     and attributes of `root` named in `ignored` (a function's own symbol): what te-to-loop and loop-fuse-kernels
     deduplicate kernels by (printing them took ten times longer). Values from outside `root` are keyed by their
     position in `given`, all others alike."""
-    numbers: dict[SSAValue, int] = {}
+    numbers: dict[int, int] = {}  # id(value) -> its number: the values live while the key is built
     key: list[object] = []
 
     def number(values: Iterable[SSAValue]) -> tuple[int, ...]:
+        first = len(numbers)
         for value in values:
-            numbers[value] = len(numbers)
-        return tuple(numbers[value] for value in values)
+            numbers[id(value)] = len(numbers)
+        return tuple(range(first, len(numbers)))
+
+    def keyed(items: Mapping[str, object], own: bool) -> tuple[tuple[str, object], ...]:
+        if not items:
+            return ()
+        return tuple(sorted(item for item in items.items() if not own or item[0] not in ignored))
 
     def visit(op: Operation) -> None:
-        properties = tuple(sorted((k, v) for k, v in op.properties.items() if op is not root or k not in ignored))
-        attributes = tuple(sorted((k, v) for k, v in op.attributes.items() if op is not root or k not in ignored))
-        operands = tuple(numbers.get(value, -1) for value in op.operands)
-        key.append((op.name, operands, tuple(op.result_types), properties, attributes, len(op.regions)))
+        own = op is root
+        operands = tuple([numbers.get(id(value), -1) for value in op.operands])
+        types = tuple([result.type for result in op.results])
+        regions = op.regions
+        key.append((op.name, operands, types, keyed(op.properties, own), keyed(op.attributes, own), len(regions)))
         number(op.results)
-        for region in op.regions:
+        for region in regions:
             key.append(len(region.blocks))
             for block in region.blocks:
-                key.append((tuple(block.arg_types), number(block.args)))
-                for inner in block.ops:
+                key.append((tuple([arg.type for arg in block.args]), number(block.args)))
+                inner = block.first_op
+                while inner is not None:
                     visit(inner)
+                    inner = inner.next_op
 
     number(given)
     visit(root)
