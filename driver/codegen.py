@@ -47,15 +47,15 @@ from minimlc.lowering.workers import compile_jobs, fork_map, in_worker
 from minimlc.runtime.jit import optimized_module, target_machine
 
 MIN_OPS_PER_PARTITION = 1_500
-"""Ops (at the `program` stage, unrolled loops counted per copy, the entry's `ENTRY_COST_FACTOR` times) a partition
-should have for a child process to pay off: about 0.6 s of compiling for a transformer's kernels (the 2-layer GPT-2
-counts 4,300 and compiled in 2.65 s as one partition, 2.05 s as two; the BERT encoder 3,900: 1.10 -> 0.83 s;
-ResNet-50 counts 15,500)."""
+"""What a partition should cost (`partition_costs`) for a child process to pay off: about 0.6 s of compiling for a
+transformer's kernels (the 2-layer GPT-2 counts 4,300 and compiled in 2.65 s as one partition, 2.05 s as two; the
+BERT encoder 3,900: 1.10 -> 0.83 s; ResNet-50 counts 15,500)."""
 
-ENTRY_COST_FACTOR = 4
-"""How much more an entry function costs to compile than its op count says: `loop-to-scf` turns its weights into
-parameters (about a thousand in DenseNet-121), which its packed wrappers load and pass, and LLVM optimises it as one
-long function. With 1, DenseNet-121's first partition took 11.6 s against the other's 9.2."""
+ENTRY_PARAMETER_COST = 5
+"""What each weight and precomputed buffer adds to an entry function's cost beyond its op: `loop-to-scf` makes it a
+parameter of the entry, which its packed wrappers load and pass and its init function fills. Measured as the
+partitions' balance (codegen wall time, median of 5, against an entry costing 4x its op count): GPT-2 0.54 -> 0.39 s,
+BERT 0.27 -> 0.24, DenseNet-121 1.52 -> 1.26; the CNNs whose entries hold hundreds of weights lost nothing."""
 
 CODEGEN_STEPS = ("lower_to_scf", "translate", "optimize", "machine_code")
 """The steps of compiling a partition, each timed (`CompiledPartition.seconds`)."""
@@ -110,10 +110,7 @@ def compile_partitions(
     code, in up to `jobs` partitions (default `compile_jobs()`); the first holds the entry and its `signature`.
     `module` is consumed."""
     jobs = compile_jobs() if jobs is None else jobs
-    costs = {
-        f.sym_name.data: op_count(f) * (ENTRY_COST_FACTOR if ENTRY_ATTR in f.attributes else 1)
-        for f in defined_functions(module)
-    }
+    costs = partition_costs(module)
     job = PartitionJob(passes, optimize, frozenset(costs))
     # Without fork the shares could not each start from the whole module: one partition, then.
     count = min(jobs, max(1, sum(costs.values()) // MIN_OPS_PER_PARTITION)) if hasattr(os, "fork") else 1
@@ -181,6 +178,20 @@ def op_count(root: Operation) -> int:
                 copies = op.upper.value.data // op.step.value.data if _is_unrolled(op) else 1
                 count += 1 + copies * op_count(op)
     return count
+
+
+def partition_costs(module: ModuleOp) -> dict[str, int]:
+    """Each defined function's cost: its `op_count`, an entry's parameters `ENTRY_PARAMETER_COST` more each."""
+    return {
+        function.sym_name.data: op_count(function) + _entry_parameters(function)
+        for function in defined_functions(module)
+    }
+
+
+def _entry_parameters(function: func.FuncOp) -> int:
+    if ENTRY_ATTR not in function.attributes:
+        return 0
+    return ENTRY_PARAMETER_COST * sum(isinstance(op, loop.WeightOp | loop.PrecomputeOp) for op in function.body.ops)
 
 
 def _is_unrolled(op: Operation) -> bool:

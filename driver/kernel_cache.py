@@ -38,14 +38,13 @@ from xdsl.rewriter import Rewriter
 from minimlc.driver import cache
 from minimlc.driver.cache import cache_dir
 from minimlc.driver.codegen import (
-    ENTRY_COST_FACTOR,
     MIN_OPS_PER_PARTITION,
     CompiledPartition,
     Optimizer,
     PartitionJob,
     compile_partition,
     defined_functions,
-    op_count,
+    partition_costs,
     reference_groups,
 )
 from minimlc.lowering.abi import ENTRY_ATTR
@@ -268,9 +267,9 @@ def _compile_shares(
     alone, in as many forked children as `codegen.compile_partitions` would make partitions (at most `jobs`; shares
     balanced by op count). One fork per share, not per group: forking this process costs tens of milliseconds, as
     much as compiling a small kernel; the entry alone is lighter than a share, so it runs beside them."""
-    costs = {f.sym_name.data: op_count(f) for f in defined_functions(module)}
+    costs = partition_costs(module)
     cost = [sum(costs[name] for name in names) for _, names in missed]
-    entry_cost = sum(costs.get(name, 0) for name in entry_group) * ENTRY_COST_FACTOR
+    entry_cost = sum(costs.get(name, 0) for name in entry_group)
     count = min(compile_jobs() if jobs is None else jobs, max(1, (entry_cost + sum(cost)) // MIN_OPS_PER_PARTITION))
     shares: list[list[int]] = [[] for _ in range(count if missed else 0)]
     loads = [0] * len(shares)

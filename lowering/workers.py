@@ -5,9 +5,10 @@
 
 Children inherit the IR as it is (no serialisation) and send back only their result, pickled: they are our own
 processes, forked from this one, so their replies are as trusted as this process's memory. A child never collects
-garbage (what it allocates goes when it exits) and may report progress before its result (`send_event`). An exception in a child
-is raised here, the child's traceback as its cause; a child that dies gives a `WorkerError` naming its share. Where
-there is no `os.fork`, every share runs here, one after the other. `compile_jobs()` is the number of processes to use:
+garbage (what it allocates goes when it exits), may report progress before its result (`send_event`), and its
+warnings are raised again here. An exception in a child is raised here, the child's traceback as its cause; a child
+that dies gives a `WorkerError` naming its share. Where there is no `os.fork`, every share runs here, one after the
+other. `compile_jobs()` is the number of processes to use:
 `$MINIMLC_COMPILE_JOBS`, else one per core.
 
 Used by `default-schedule` (which tries each kernel's schedule on every core) and by `driver/codegen.py` (which
@@ -81,7 +82,9 @@ def fork_map(
             _kill(pid, reader)
         raise
     forked = items[1:] if here else items
-    replies = [_collect(pid, reader, describe(item), on_event) for (pid, reader), item in zip(children, forked, strict=True)]
+    replies = [
+        _collect(pid, reader, describe(item), on_event) for (pid, reader), item in zip(children, forked, strict=True)
+    ]
     results = first
     for ok, value in replies:  # every child reaped before the first failure is raised
         if not ok:
@@ -157,9 +160,7 @@ def _kill(pid: int, reader: int) -> None:
     os.waitpid(pid, 0)
 
 
-def _collect(
-    pid: int, reader: int, share: str, on_event: Callable[[object], None] | None
-) -> tuple[bool, object]:
+def _collect(pid: int, reader: int, share: str, on_event: Callable[[object], None] | None) -> tuple[bool, object]:
     """(True, the child's result), or (False, the exception to raise for it); its events passed to `on_event`."""
     reply = None
     with os.fdopen(reader, "rb") as pipe:
