@@ -196,3 +196,33 @@ def test_the_cpu_clock_reads_the_calling_threads_cpu_time(tmp_path: Path) -> Non
 def test_a_bad_profiling_clock_is_refused_before_compiling(clock: str, threads: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         InferenceSession(small_cnn(), enable_profiling=True, profiling_clock=clock, num_threads=threads)
+
+
+def test_a_bfloat16_products_flops_are_two_per_multiply_add() -> None:
+    """`kernel_flops` of a MatMul with bfloat16 products (`acc + dot_bf16(0.0, a, b)` over words of two values) is
+    the float MatMul's 2*M*N*K: each word two products, their sum and the sum into the accumulator (target pinned:
+    znver4 has the dot product; the host need not)."""
+    from minimlc.driver.calibration import bf16_passes
+    from minimlc.frontend.onnx import import_model
+    from minimlc.lowering.abi import ENTRY_ATTR
+    from minimlc.lowering.pipeline import run_pipeline
+    from minimlc.lowering.program.loop_profile_calls import kernel_flops
+
+    m, k, n = 5, 36, 48
+    weight = onnx.numpy_helper.from_array(np.ones((k, n), np.float32), "w")
+    graph = onnx.helper.make_graph(
+        [onnx.helper.make_node("MatMul", ["a", "w"], ["y"])],
+        "bf16_matmul",
+        [onnx.helper.make_tensor_value_info("a", onnx.TensorProto.FLOAT, [m, k])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [m, n])],
+        [weight],
+    )
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+    flops = {}
+    for precision in ("fp32", "bf16"):
+        imported = import_model(model)
+        extra = bf16_passes("znver4", None) if precision == "bf16" else None
+        run_pipeline(imported.module, build_pipeline(3, extra_passes=extra), stop_after="program", target="znver4")
+        kernels = [f for f in imported.module.ops if hasattr(f, "body") and ENTRY_ATTR not in f.attributes]
+        flops[precision] = max(kernel_flops(kernel) for kernel in kernels)
+    assert flops == {"fp32": 2 * m * n * k, "bf16": 2 * m * n * k}
