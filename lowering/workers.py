@@ -11,8 +11,8 @@ that dies gives a `WorkerError` naming its share. Where there is no `os.fork`, e
 other. `compile_jobs()` is the number of processes to use:
 `$MINIMLC_COMPILE_JOBS`, else one per core.
 
-Used by `default-schedule` (which tries each kernel's schedule on every core) and by `driver/codegen.py` (which
-compiles a module's partitions to object code): it sits in lowering, the lower of the two rooms.
+Used by the driver (a session's compile in a child of its own, code generation's partitions): it sits in lowering,
+the lower of the two rooms.
 
 `fewer_collections()` raises the garbage collector's thresholds while a compile runs: lowering builds and drops
 hundreds of thousands of small IR objects, and at Python's default (a young collection every 700 allocations) the

@@ -141,16 +141,21 @@ def test_openvino_is_timed_in_the_same_rounds(tmp_path: Path) -> None:
     result = run_bench(*QUICK, "--models", "mlp,conv_relu", "--threads", "1", "--openvino", "--json", str(report_path))
     assert result.returncode == 0, result.stderr
     assert re.search(r"rounds\s+OV ms\s+mlc/OV\s+max\|diff OV\|$", result.stdout, re.M), result.stdout
+    precisions = {}
     for workload in ("mlp", "conv_relu"):
         assert re.search(rf"^{workload}\s+1(\s+[\d.e+-]+){{16}}$", result.stdout, re.M), result.stdout
-        assert re.search(rf"^{workload}: OpenVINO computes in (f32|bf16) at 1 thread", result.stderr, re.M)
+        stated = re.search(rf"^{workload}: OpenVINO computes in (f32|bf16) at 1 thread", result.stderr, re.M)
+        assert stated is not None, result.stderr
+        precisions[workload] = stated.group(1)
     report = json.loads(report_path.read_text())
     assert report["openvino"]
     assert report["settings"]["openvino"] == "default"
     for row in report["rows"]:
         assert row["errors"] == []
         assert row["minimlc_over_openvino"] == pytest.approx(row["minimlc_ms"] / row["openvino_ms"])
-        assert row["max_abs_diff_vs_openvino"] < 1e-3
+        # OpenVINO's default is bf16 on a CPU with AVX512-BF16 (Zen 4/5, Sapphire Rapids): 8-bit mantissas then
+        # (the MLP's 784-deep sums were 0.010 off minimlc's float32 on Zen 5), else float32.
+        assert row["max_abs_diff_vs_openvino"] < (1e-3 if precisions[row["workload"]] == "f32" else 5e-2)
 
 
 def test_openvino_precision_is_stated_or_refused(tmp_path: Path) -> None:
