@@ -32,6 +32,7 @@ from minimlc.driver.cache import kernel_context
 from minimlc.driver.codegen import CODEGEN_STEPS, CompiledPartition, Optimizer, compile_partitions, jit_optimizer
 from minimlc.driver.kernel_cache import cacheable, compile_with_kernel_cache
 from minimlc.frontend.onnx import ImportedModel
+from minimlc.lowering import import_pass_modules
 from minimlc.lowering.abi import (
     ARENA_BYTES_ATTR,
     INTERMEDIATE_BYTES_ATTR,
@@ -205,6 +206,8 @@ def compile_model(
             imported, pipeline, opt_level=opt_level, target=target, jobs=jobs, kernel_cache=kernel_cache
         )
 
+    if isolated:
+        import_pass_modules()
     pool = ["pool"] if not pool_code_ready() and (jobs or compile_jobs()) > 1 else []
     work = [*pool, "model"] if isolated else ["model", *pool]
     on_event = None if listener is None else lambda stage: listener(*stage)

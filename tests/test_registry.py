@@ -27,3 +27,17 @@ def test_pipelines_name_registered_passes(pipeline: str) -> None:
 
 def test_split_pass_list_respects_braces() -> None:
     assert split_pass_list("a, b{x=1,2 y=3},c") == ["a", "b{x=1,2 y=3}", "c"]
+
+
+def test_import_pass_modules_imports_the_module_of_every_pass() -> None:
+    """What a compile in a forked child relies on (`compile_model(isolated=True)` calls it first): every pass's module
+    imported in the parent, so that the children find them."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from minimlc.lowering import _OURS, import_pass_modules; import_pass_modules(); "
+        "missing = [m for m, _ in _OURS.values() if 'minimlc.lowering.' + m not in sys.modules]; print(missing)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
