@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from test_filecheck import mini_opt_server
@@ -39,7 +40,9 @@ def run_all(folder: Path, path: str) -> dict[str, tuple[int, str, str]]:
 
 def test_the_fork_server_runs_as_the_console_script(tmp_path: Path) -> None:
     (tmp_path / "m.mlir").write_text(GRAPH_IR)
-    console_script = shutil.which("mini-opt")
+    # The venv's scripts may not be on PATH when pytest runs as .venv/bin/python (as `.ci/run` runs it).
+    scripts = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    console_script = shutil.which("mini-opt", path=scripts)
     assert console_script, "mini-opt not installed"
     path = os.pathsep.join([str(Path(console_script).parent), os.environ.get("PATH", "")])
     expected = run_all(tmp_path, path)
