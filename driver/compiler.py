@@ -200,7 +200,7 @@ def compile_model(
     def model_or_pool(item: str) -> CompiledObjects | bytes:
         if item == "pool":
             return pool_object_code(target)
-        if in_worker() and listener is not None:
+        if isolated and in_worker() and listener is not None:  # this compile's child: its stages go to the parent
             _listener.set(lambda *stage: send_event(stage))
         return compile_objects(
             imported, pipeline, opt_level=opt_level, target=target, jobs=jobs, kernel_cache=kernel_cache
@@ -208,13 +208,13 @@ def compile_model(
 
     if isolated:
         import_pass_modules()
-    pool = ["pool"] if not pool_code_ready() and (jobs or compile_jobs()) > 1 else []
-    work = [*pool, "model"] if isolated else ["model", *pool]
+    work = ["model", "pool"] if not pool_code_ready() and (jobs or compile_jobs()) > 1 else ["model"]
     on_event = None if listener is None else lambda stage: listener(*stage)
-    results = fork_map(model_or_pool, work, lambda item: f"the {item}'s code", here=not isolated, on_event=on_event)
-    objects = results[-1] if isolated else results[0]
+    objects, *pool_code = fork_map(
+        model_or_pool, work, lambda item: f"the {item}'s code", here=not isolated, on_event=on_event
+    )
     assert isinstance(objects, CompiledObjects)
-    for object_code in results[:-1] if isolated else results[1:]:
+    for object_code in pool_code:
         assert isinstance(object_code, bytes)
         load_pool_code(object_code, target)
     register_symbols()  # the pool's parallel_for, and the checked allocation of the model's intermediates

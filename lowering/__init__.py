@@ -6,6 +6,7 @@ in-process compiler run exactly the same code. The named pipelines and the pass 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from importlib import import_module
 from typing import TYPE_CHECKING
@@ -87,6 +88,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
     return {**{name: upstream[name] for name in UPSTREAM_PASSES}, **ours}
 
 
+@functools.cache
 def import_pass_modules() -> None:
     """Import the module of every minimlc pass (once per process; about 60 ms). A compile in a forked child
     (`compile_model`'s `isolated`) then finds them imported, as a compile here would after the first: without it each
