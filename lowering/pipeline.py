@@ -40,7 +40,7 @@ _SCHEDULED = (
     "te-channels-last,te-conv-winograd,"
     "te-inline,te-expand-math,te-clamped-casts,"
     "te-to-loop,{hoist}default-schedule,loop-fuse-kernels,loop-plan-memory,loop-generalize-kernels,loop-outline-parallel,"
-    "loop-merge-functions,loop-mark-load-time,loop-to-scf,cse,"
+    "loop-merge-functions,loop-mark-load-time,loop-to-scf,"
     + _TO_LLVM
 )
 OPT_LEVELS: dict[int, str] = {

@@ -18,7 +18,7 @@ from math import prod
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, builtin
 from xdsl.dialects.builtin import DYNAMIC_INDEX
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import te
 from minimlc.dialects.graph import tensor_type
@@ -56,27 +56,6 @@ def build_compute(
         te.YieldOp(value)
     result_type = tensor_type(static, element_type or value.type)
     return te.ComputeOp(tag, result_type, block, reductions, combiner, sizes)
-
-
-def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
-    """`op` cloned as `op.clone(mapping)` would (its values added to `mapping`, name hints kept), at a fraction of
-    the cost: each op is created with its operands, where xDSL's clone creates every op without them and walks the
-    clone to set them. Regions of one block (a te.compute's body: straight-line ops, each value defined before its
-    uses) are cloned so; an op with a region of several blocks, which may branch between them, by xDSL's clone."""
-    if any(len(region.blocks) > 1 for region in op.regions):
-        return op.clone(mapping)
-    new = op.clone_without_regions(mapping)
-    for region, new_region in zip(op.regions, new.regions):
-        for block in region.blocks:
-            new_block = Block()
-            for position, arg in enumerate(block.args):
-                new_arg = new_block.insert_arg(arg.type, position, arg.location)
-                new_arg.name_hint = arg.name_hint
-                mapping[arg] = new_arg
-            new_region.add_block(new_block)
-            for inner in block.ops:
-                new_block.add_op(clone_op(inner, mapping))
-    return new
 
 
 def f32_constant(value: float) -> SSAValue:

@@ -25,7 +25,8 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.graph_to_te.builder import KernelGroups, clone_op
+from minimlc.lowering.generic.clone import clone_op
+from minimlc.lowering.graph_to_te.builder import KernelGroups
 
 _NOT_RECORDED = (graph.ConvIntegerOp, graph.MatMulIntegerOp, graph.ConstantOp)
 """Ops built each time: integer convolutions and matmuls, whose lowering reads more than the op

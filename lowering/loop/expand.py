@@ -38,8 +38,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import llvm_ext, loop
 from minimlc.lowering.generic.built_ops import addi, load, store, vector_load, vector_store
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.generic.cse import is_side_effect_free
-from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import index_constant, is_bool_buffer, loops_of, without_unit_tail
 from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS, MAX_INTERLEAVE
 

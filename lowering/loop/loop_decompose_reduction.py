@@ -31,7 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.loop.analysis import check_new_names, find_kernel, is_movable, loops_of, walk_ops
 
 

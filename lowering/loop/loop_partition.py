@@ -35,7 +35,7 @@ from xdsl.traits import is_side_effect_free
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, loops_of, walk_ops
 
 Range = tuple[int, int]

@@ -56,7 +56,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.loop.analysis import (
     build_form,
     check_new_names,

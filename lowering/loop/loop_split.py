@@ -69,7 +69,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.generic.built_ops import addi, muli
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.loop.analysis import check_new_names, find_kernel, find_loop, index_constant, loops_of, new_loop
 
 

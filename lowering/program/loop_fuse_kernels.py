@@ -69,8 +69,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.generic.structural_key import structural_key
-from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.loop.analysis import walk_ops
 from minimlc.lowering.loop.kernel_patterns import Pattern, buffers, extents, is_extent, kernel_pattern, only_reader
 from minimlc.lowering.program.epilogue import fold_epilogue, store_scalar_write_back

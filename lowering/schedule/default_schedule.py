@@ -40,7 +40,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import SCHEDULE_ATTR, TASK_ATTR
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.loop.analysis import call_sites, calls_fixed, find_kernel, loops_of
 from minimlc.lowering.loop.expand import check_in_place, expand_loops
 from minimlc.lowering.schedule.bfloat16_conv import BF16_CONV

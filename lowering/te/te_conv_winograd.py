@@ -48,10 +48,10 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.graph_to_te.builder import (
     Indices,
     build_compute,
-    clone_op,
     f32_constant,
     index_constant,
     read,

@@ -28,7 +28,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.te import math_approximations
 from minimlc.lowering.te.compute_rewriting import erase_dead_ops, rewrite_ops
 

@@ -42,7 +42,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from minimlc.dialects import graph, te
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.te.compute_rewriting import computes_of
 from minimlc.lowering.te.te_conv_layout import COPY_TAG
 

@@ -62,8 +62,8 @@ from xdsl.utils.exceptions import DiagnosticException
 from minimlc.dialects import graph, loop, te
 from minimlc.lowering.abi import ENTRY_ATTR, INPUT_EXTENTS_ATTR, OUTPUT_EXTENTS_ATTR, input_symbols_of
 from minimlc.lowering.generic import built_ops
+from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.generic.structural_key import structural_key
-from minimlc.lowering.graph_to_te.builder import clone_op
 from minimlc.lowering.te_to_loop.element_types import FUSED_FLAGS, combine, combiner_init, is_unsigned, loop_type
 from minimlc.lowering.te_to_loop.extents import (
     IndexValues,
@@ -109,9 +109,10 @@ def _memref_of_tensor(tensor: TensorType) -> MemRefType:
 
 
 class _KernelTable:
-    """Kernel functions of one module, deduplicated by their structure (`structural_key`); a static kernel also by
-    its computes (`by_source`, `_source_key`), so that a repeated one is not lowered again (a ResNet-50 lowers 87
-    kernels for its 269 computes)."""
+    """Kernel functions of one module, deduplicated: a static kernel by its computes (`by_source`, `_source_key`),
+    so that a repeated one is not lowered again (a ResNet-50 lowers 87 kernels for its 269 computes), others by their
+    structure once lowered (`structural_key`). Static kernels are not keyed by structure as well: on the bench models
+    no two with different computes lowered to the same loops, and `loop-merge-functions` merges any that do."""
 
     def __init__(self, module: ModuleOp):
         self.module = module
@@ -119,11 +120,11 @@ class _KernelTable:
         self.by_source: dict[tuple[object, ...], str] = {}
         self.count = 0
 
-    def intern(self, tag: str, kernel: func.FuncOp) -> str:
-        """The name of the kernel structured as `kernel`: `kernel` itself, named and added, if it is the first (the
-        key is hashed once: its attributes do not keep their hashes)."""
+    def intern(self, tag: str, kernel: func.FuncOp, by_body: bool = True) -> str:
+        """The name of the kernel structured as `kernel` (with `by_body`; else of `kernel`): `kernel` itself, named
+        and added, if it is the first (the key is hashed once: its attributes do not keep their hashes)."""
         fresh = f"{tag}_{self.count}"
-        name = self.by_body.setdefault(structural_key(kernel), fresh)
+        name = self.by_body.setdefault(structural_key(kernel), fresh) if by_body else fresh
         if name is fresh:
             self.count += 1
             kernel.sym_name = StringAttr(name)
@@ -139,8 +140,8 @@ class _FunctionState:
     index: IndexValues
     """The function's index values: run-time extents and what is computed from them."""
 
-    def call_kernel(self, tag: str, signature: KernelSignature) -> str:
-        name = self.kernels.intern(tag, signature.function)
+    def call_kernel(self, tag: str, signature: KernelSignature, by_body: bool = True) -> str:
+        name = self.kernels.intern(tag, signature.function, by_body)
         self.builder.insert(func.CallOp(SymbolRefAttr(name), signature.operands, []))
         return name
 
@@ -296,7 +297,7 @@ def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs
     names = [_loop_names(stage, taken) for stage in reversed(stages)][::-1]
     for stage, stage_names in zip(stages, names):
         _emit_loops(stage, signature.function.body.block, kernel, stage_names)
-    name = state.call_kernel(stages[-1].tag.data, signature)
+    name = state.call_kernel(stages[-1].tag.data, signature, by_body=source is None)
     if source is not None:
         state.kernels.by_source[source] = name
 

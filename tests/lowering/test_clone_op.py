@@ -1,15 +1,22 @@
-"""`clone_op` (lowering/graph_to_te/builder.py) gives the IR xDSL's `clone` gives: a te.compute with a run-time
-size, a reduction and named indices, and an op with a region of several blocks (cloned by xDSL's clone)."""
+"""`clone_op` (lowering/generic/clone.py) gives the IR xDSL's `clone` gives: a te.compute with a run-time size, a
+reduction and named indices, an op with a region of several blocks (cloned by xDSL's clone), an op with successors,
+and every function of a real model at each stage lowering copies IR in, down to the use lists of every value."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from xdsl.dialects import func
-from xdsl.ir import Operation, SSAValue
+import onnx
+import pytest
+from xdsl.dialects import cf, func
+from xdsl.ir import Block, Operation, SSAValue
 
 from minimlc.dialects import te
-from minimlc.lowering.graph_to_te.builder import clone_op
+from minimlc.frontend.onnx import import_model
+from minimlc.lowering.generic.clone import clone_op
+from minimlc.lowering.pipeline import run_pipeline
+from minimlc.lowering.target import set_target, target_from_name
+from minimlc.tools.conformance import light_model_paths
 from tests.lowering.dynamic_entry import parse
 
 ROW_SUMS = """
@@ -76,3 +83,39 @@ def test_an_op_with_several_blocks_clones_as_xdsl_clones_it() -> None:
     got = cloned(BRANCHES, clone_op)
     assert got == expected
     assert got.count("cf.br ^") == 2
+
+
+def test_a_branch_keeps_its_successors_and_their_uses() -> None:
+    target = Block()
+    branch = cf.BranchOp(target)
+    copy = clone_op(branch, {})
+    assert tuple(copy.successors) == (target,) == tuple(branch.successors)
+    assert [use.operation for use in target.uses] == [copy, branch]
+
+
+def _uses(op: Operation) -> list[tuple[int, ...]]:
+    """Per op inside `op` in walk order, how many uses each of its results and block arguments has."""
+    counts = []
+    for inner in op.walk():
+        counts.append(tuple(len(list(result.uses)) for result in inner.results))
+        for region in inner.regions:
+            for block in region.blocks:
+                counts.append(tuple(len(list(arg.uses)) for arg in block.args))
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("model", "stage"),
+    [("squeezenet", "te"), ("squeezenet", "schedule"), ("squeezenet", "scf"), ("inception_v2", "program")],
+)
+def test_every_function_of_a_lowered_model_clones_as_xdsl_clones_it(model: str, stage: str) -> None:
+    (path,) = [path for path in light_model_paths() if path.stem == f"light_{model}"]
+    imported = import_model(onnx.load(path))
+    set_target(imported.module, target_from_name("x86-64-v3"))
+    run_pipeline(imported.module, 3, stop_after=stage)
+    functions = [op for op in imported.module.ops if isinstance(op, func.FuncOp)]
+    assert sum(1 for function in functions for _ in function.walk()) > 1000
+    for function in functions:
+        expected, got = function.clone(), clone_op(function, {})
+        assert str(got) == str(expected)
+        assert _uses(got) == _uses(expected) == _uses(function)

@@ -113,13 +113,13 @@ LEVEL_TEXT = {
     2: "graph-simplify,graph-pad-attention-keys,graph-fuse-attention,cse,dce,graph-split-grouped-conv,graph-pad-conv,"
     "graph-pad-max-pool,"
     "graph-to-te,te-conv-im2col,te-conv-layout,te-channels-last,te-conv-winograd,te-inline,te-expand-math,te-clamped-casts,te-to-loop,"
-    "default-schedule,loop-fuse-kernels,loop-plan-memory,loop-generalize-kernels,loop-outline-parallel,loop-merge-functions,loop-mark-load-time,loop-to-scf,cse,convert-scf-to-cf,"
+    "default-schedule,loop-fuse-kernels,loop-plan-memory,loop-generalize-kernels,loop-outline-parallel,loop-merge-functions,loop-mark-load-time,loop-to-scf,convert-scf-to-cf,"
     "convert-to-llvm,reconcile-unrealized-casts",
     3: "graph-simplify,graph-fold-batch-norm,graph-pad-attention-keys,graph-fuse-attention,cse,dce,"
     "graph-pad-conv-channels,"
     "graph-pad-gemm-columns,graph-split-grouped-conv,graph-pad-conv,graph-pad-max-pool,graph-to-te,te-conv-im2col,"
     "te-conv-layout,te-channels-last,te-conv-winograd,te-inline,te-expand-math,te-clamped-casts,te-to-loop,loop-hoist-constants,"
-    "default-schedule,loop-fuse-kernels,loop-plan-memory,loop-generalize-kernels,loop-outline-parallel,loop-merge-functions,loop-mark-load-time,loop-to-scf,cse,convert-scf-to-cf,"
+    "default-schedule,loop-fuse-kernels,loop-plan-memory,loop-generalize-kernels,loop-outline-parallel,loop-merge-functions,loop-mark-load-time,loop-to-scf,convert-scf-to-cf,"
     "convert-to-llvm,reconcile-unrealized-casts",
 }
 """`pipeline_passes(level)` before pipelines were built from `PassItem`s: the built ones render to the same text."""
