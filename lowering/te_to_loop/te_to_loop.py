@@ -109,10 +109,10 @@ def _memref_of_tensor(tensor: TensorType) -> MemRefType:
 
 
 class _KernelTable:
-    """Kernel functions of one module, deduplicated: a static kernel by its computes (`by_source`, `_source_key`),
-    so that a repeated one is not lowered again (a ResNet-50 lowers 87 kernels for its 269 computes), others by their
-    structure once lowered (`structural_key`). Static kernels are not keyed by structure as well: on the bench models
-    no two with different computes lowered to the same loops, and `loop-merge-functions` merges any that do."""
+    """Kernel functions of one module, deduplicated by their structure (`structural_key`); a static kernel also by
+    its computes (`by_source`, `_source_key`), so that a repeated one is not lowered again (a ResNet-50 lowers 87
+    kernels for its 269 computes). Both keys: computes of different tags with one body (a TE user's `first` and
+    `second` ReLU) share a kernel by structure alone."""
 
     def __init__(self, module: ModuleOp):
         self.module = module
@@ -120,11 +120,11 @@ class _KernelTable:
         self.by_source: dict[tuple[object, ...], str] = {}
         self.count = 0
 
-    def intern(self, tag: str, kernel: func.FuncOp, by_body: bool = True) -> str:
-        """The name of the kernel structured as `kernel` (with `by_body`; else of `kernel`): `kernel` itself, named
-        and added, if it is the first (the key is hashed once: its attributes do not keep their hashes)."""
+    def intern(self, tag: str, kernel: func.FuncOp) -> str:
+        """The name of the kernel structured as `kernel`: `kernel` itself, named and added, if it is the first (the
+        key is hashed once: its attributes do not keep their hashes)."""
         fresh = f"{tag}_{self.count}"
-        name = self.by_body.setdefault(structural_key(kernel), fresh) if by_body else fresh
+        name = self.by_body.setdefault(structural_key(kernel), fresh)
         if name is fresh:
             self.count += 1
             kernel.sym_name = StringAttr(name)
@@ -140,8 +140,8 @@ class _FunctionState:
     index: IndexValues
     """The function's index values: run-time extents and what is computed from them."""
 
-    def call_kernel(self, tag: str, signature: KernelSignature, by_body: bool = True) -> str:
-        name = self.kernels.intern(tag, signature.function, by_body)
+    def call_kernel(self, tag: str, signature: KernelSignature) -> str:
+        name = self.kernels.intern(tag, signature.function)
         self.builder.insert(func.CallOp(SymbolRefAttr(name), signature.operands, []))
         return name
 
@@ -297,7 +297,7 @@ def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs
     names = [_loop_names(stage, taken) for stage in reversed(stages)][::-1]
     for stage, stage_names in zip(stages, names):
         _emit_loops(stage, signature.function.body.block, kernel, stage_names)
-    name = state.call_kernel(stages[-1].tag.data, signature, by_body=source is None)
+    name = state.call_kernel(stages[-1].tag.data, signature)
     if source is not None:
         state.kernels.by_source[source] = name
 
