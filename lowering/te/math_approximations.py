@@ -101,6 +101,23 @@ def exp(x: SSAValue) -> SSAValue:
     """e^x: n = round(x / ln 2), r = x - n ln 2 (two-part ln 2), e^r by a degree-6 polynomial, then the scale 2^n in
     two halves so that results between 2^-149 and 2^128 (subnormal or overflowing to inf) come out right."""
     x = _limit(_limit(x, "ogt", _EXP_HIGHEST), "olt", _EXP_LOWEST)
+    polynomial, n = _exp_reduced(x)
+    half = arith.ShRSIOp(n, _i(1)).result
+    scaled = _mul(polynomial, _power_of_two(half), contract=False)
+    return _mul(scaled, _power_of_two(arith.SubiOp(n, half).result), contract=False)
+
+
+def _exp_normal(x: SSAValue) -> SSAValue:
+    """e^x for x in [-87, 88], where e^x is a normal f32 (erf's e^(-a^2), a <= 4; tanh's e^(2a), a <= 9): `exp`
+    without its bounds, scaled by 2^n in one step: the same value (scaling by a power of two is exact between the
+    normal bounds) in 10 ops fewer, an eighth of erf's ops and a sixth of tanh's."""
+    polynomial, n = _exp_reduced(x)
+    return _mul(polynomial, _power_of_two(n), contract=False)
+
+
+def _exp_reduced(x: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(e^r, n) with e^x = e^r * 2^n: n = round(x / ln 2) as an i32, r = x - n ln 2 (two-part ln 2), e^r by a
+    degree-6 polynomial; x within `exp`'s bounds."""
     rounder = _f(_ROUNDER)
     shifted = _add(_mul(x, _f(_LOG2E)), rounder)
     n = arith.SubfOp(shifted, rounder).result
@@ -108,10 +125,7 @@ def exp(x: SSAValue) -> SSAValue:
     r = _add(_mul(n, _f(-_LN2_LOW)), r)
     polynomial = _add(_add(_mul(_mul(r, r), horner(_EXP_Q, r)), r), _f(1.0))
     bits = arith.BitcastOp(shifted, i32).result
-    k = arith.SubiOp(bits, arith.BitcastOp(rounder, i32).result).result
-    half = arith.ShRSIOp(k, _i(1)).result
-    scaled = _mul(polynomial, _power_of_two(half), contract=False)
-    return _mul(scaled, _power_of_two(arith.SubiOp(k, half).result), contract=False)
+    return polynomial, arith.SubiOp(bits, arith.BitcastOp(rounder, i32).result).result
 
 
 def erf(x: SSAValue) -> SSAValue:
@@ -119,7 +133,8 @@ def erf(x: SSAValue) -> SSAValue:
     a = _limit(xmath.AbsFOp(x).result, "ogt", 4.0)
     square = _mul(a, a, contract=False)
     small = _add(_mul(a, horner(_ERF_SMALL, square)), a)
-    tail = _mul(exp(arith.NegfOp(square).result), horner(_ERF_LARGE, arith.SubfOp(a, _f(_ERF_LARGE_CENTRE)).result))
+    centred = arith.SubfOp(a, _f(_ERF_LARGE_CENTRE)).result
+    tail = _mul(_exp_normal(arith.NegfOp(square).result), horner(_ERF_LARGE, centred))
     large = arith.SubfOp(_f(1.0), tail).result
     magnitude = arith.SelectOp(arith.CmpfOp(a, _f(1.0), "olt").result, small, large).result
     return xmath.CopySignOp(magnitude, x).result
@@ -130,7 +145,7 @@ def tanh(x: SSAValue) -> SSAValue:
     there: the quotient is under 0.46), a clamped to 9."""
     a = _limit(xmath.AbsFOp(x).result, "ogt", _TANH_HIGHEST)
     small = _add(_mul(a, horner(_TANH_SMALL, _mul(a, a, contract=False))), a)
-    grown = _add(exp(_add(a, a)), _f(1.0))
+    grown = _add(_exp_normal(_add(a, a)), _f(1.0))
     large = arith.SubfOp(_f(1.0), arith.DivfOp(_f(2.0), grown).result).result
     magnitude = arith.SelectOp(arith.CmpfOp(a, _f(_TANH_SMALL_BELOW), "olt").result, small, large).result
     return xmath.CopySignOp(magnitude, x).result
