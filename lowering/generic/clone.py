@@ -1,4 +1,5 @@
-"""`clone_op`: the copy of an op xDSL's `op.clone(mapping)` gives, built in about a third of the time.
+"""`clone_op`: the copy of an op xDSL's `op.clone(mapping)` gives, built in under half the time (every function of
+Inception v2's program-stage module, 16,669 ops: 0.09 s against 0.20-0.24 s).
 
 Lowering copies a great deal of IR: te-inline copies producer bodies into consumers, te-to-loop copies compute
 bodies into loop nests, loop-partition and loop-split copy nests, default-schedule keeps a copy of each kernel it
