@@ -133,8 +133,8 @@ def erf(x: SSAValue) -> SSAValue:
     a = _limit(xmath.AbsFOp(x).result, "ogt", 4.0)
     square = _mul(a, a, contract=False)
     small = _add(_mul(a, horner(_ERF_SMALL, square)), a)
-    centred = arith.SubfOp(a, _f(_ERF_LARGE_CENTRE)).result
-    tail = _mul(_exp_normal(arith.NegfOp(square).result), horner(_ERF_LARGE, centred))
+    decay = _exp_normal(arith.NegfOp(square).result)
+    tail = _mul(decay, horner(_ERF_LARGE, arith.SubfOp(a, _f(_ERF_LARGE_CENTRE)).result))
     large = arith.SubfOp(_f(1.0), tail).result
     magnitude = arith.SelectOp(arith.CmpfOp(a, _f(1.0), "olt").result, small, large).result
     return xmath.CopySignOp(magnitude, x).result
