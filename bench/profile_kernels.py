@@ -46,8 +46,8 @@ def out_of_line(llvm_ir: str) -> str:
 
 
 def _addresses(jit: object, names: list[str]) -> Iterator[tuple[int, str]]:
-    """(address, name) of each function the loaded code has; the entries' `alwaysinline` bodies (`main`,
-    `main_init`) are inlined into their packed wrappers and have none."""
+    """(address, name) of each function the loaded code has; the entries' unpacked wrappers (`main`, `main_init`)
+    are internal in a model's code and dropped, and have none."""
     for name in names:
         try:
             yield jit.function_address(name), name  # type: ignore[attr-defined]

@@ -46,16 +46,17 @@ from minimlc.lowering.target import Target
 from minimlc.lowering.workers import compile_jobs, fork_map, in_worker
 from minimlc.runtime.jit import optimized_module, target_machine
 
-MIN_OPS_PER_PARTITION = 1_500
-"""What a partition should cost (`partition_costs`) for a child process to pay off: about 0.6 s of compiling for a
-transformer's kernels (the 2-layer GPT-2 counts 4,300 and compiled in 2.65 s as one partition, 2.05 s as two; the
-BERT encoder 3,900: 1.10 -> 0.83 s; ResNet-50 counts 15,500)."""
+MIN_OPS_PER_PARTITION = 1_250
+"""What a partition should cost (`partition_costs`) for a child process to pay off: the BERT-style encoder (4
+layers) counts 2,900 and generated its code in 0.26 s as two partitions, 0.33 s as one; ResNet-50 counts 15,500."""
 
-ENTRY_PARAMETER_COST = 5
+ENTRY_PARAMETER_COST = 1
 """What each weight and precomputed buffer adds to an entry function's cost beyond its op: `loop-to-scf` makes it a
-parameter of the entry, which its packed wrappers load and pass and its init function fills. Measured as the
-partitions' balance (codegen wall time, median of 5, against an entry costing 4x its op count): GPT-2 0.54 -> 0.39 s,
-BERT 0.27 -> 0.24, DenseNet-121 1.52 -> 1.26; the CNNs whose entries hold hundreds of weights lost nothing."""
+parameter of the entry, which the packed entry loads where it first needs it and its init function fills. Measured
+as the partitions' balance (codegen wall time, median of 3, against 5 per parameter, which balanced the entries that
+loaded every parameter up front): ResNet-50 0.82 -> 0.74 s, DenseNet-121 1.44 -> 1.02, Inception v2 1.57 -> 1.43,
+BERT 0.30 -> 0.26 (with `MIN_OPS_PER_PARTITION`), the 2-layer GPT-2 0.42 -> 0.55 (one attention kernel whose strided
+reads LLVM vectorises costs a hundred times its op count, and 5 happened to balance it)."""
 
 CODEGEN_STEPS = ("lower_to_scf", "translate", "optimize", "machine_code")
 """The steps of compiling a partition, each timed (`CompiledPartition.seconds`)."""

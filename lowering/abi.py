@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 ENTRY_FUNCTION = "main"
 """The model's entry function."""
 ENTRY_ATTR = "minimlc.entry"
-"""Unit attribute on the functions that are native entry points (each gets a `<name>_packed` wrapper)."""
+"""Unit attribute on the functions that are native entry points: each is compiled as `<name>_packed`, reading its
+buffers from one array (`packed_name`)."""
 LOAD_TIME_ATTR = "minimlc.load_time"
 """Unit attribute on a function that only load-time code runs (a `loop.precompute` kernel, what it calls, its
 parallel bodies; `loop-mark-load-time` sets it): LLVM compiles it for size, since it runs once
@@ -98,15 +99,15 @@ def trim_to_count(array: np.ndarray, axis: int, count: np.ndarray) -> np.ndarray
 
 def llvm_function_flags(attributes: Mapping[str, Attribute]) -> list[str]:
     """The LLVM attributes of a lowered function with these (discardable) attributes, sorted as llvmlite prints
-    them: `alwaysinline` on an entry (the runtime calls its packed wrapper), `minsize optsize` on load-time code
-    (LLVM then neither unrolls nor vectorises it further: ResNet-50's weight packing and Winograd weight transforms
-    were 47% of its instructions after LLVM's O3 and a fifth of LLVM's time, for code that runs once)."""
-    flags = ["alwaysinline"] if ENTRY_ATTR in attributes else []
-    return sorted(flags + (["minsize", "optsize"] if LOAD_TIME_ATTR in attributes else []))
+    them: `minsize optsize` on load-time code (LLVM then neither unrolls nor vectorises it further: ResNet-50's
+    weight packing and Winograd weight transforms were 47% of its instructions after LLVM's O3 and a fifth of LLVM's
+    time, for code that runs once)."""
+    return ["minsize", "optsize"] if LOAD_TIME_ATTR in attributes else []
 
 
 def packed_name(function: str) -> str:
-    """The symbol of a function's one-pointer wrapper: `main` -> `main_packed`."""
+    """The symbol of an entry's native form, which reads its buffers' pointers from one array: `main` ->
+    `main_packed(ptr args)`, the function the runtime calls (`convert_to_llvm.packed_reads`)."""
     return f"{function}_packed"
 
 
@@ -334,8 +335,15 @@ def int_attribute(function: func.FuncOp | llvm.FuncOp, name: str, default: int |
 
 
 def entry_function(module: ModuleOp) -> func.FuncOp | llvm.FuncOp:
-    """The model's entry function, before or after convert-to-llvm; ValueError if there is none."""
-    return _function(module, ENTRY_FUNCTION)
+    """The model's entry function: `@main` before convert-to-llvm, `@main_packed` after (which holds its body and
+    attributes; `@main` is then its wrapper); ValueError if there is none."""
+    from xdsl.dialects import llvm
+
+    packed = next(
+        (op for op in module.ops if isinstance(op, llvm.FuncOp) and op.sym_name.data == packed_name(ENTRY_FUNCTION)),
+        None,
+    )
+    return packed if packed is not None else _function(module, ENTRY_FUNCTION)
 
 
 def _function(module: ModuleOp, name: str) -> func.FuncOp | llvm.FuncOp:

@@ -11,14 +11,14 @@ access one `getelementptr` over the buffer as nested arrays (`%m[%i, %j]` of a `
 in the entry block, where `mem2reg` promotes it, and `memref.view` (a typed buffer inside a byte
 arena, from `loop-plan-memory`) a byte `getelementptr` to its offset. Private functions get internal linkage;
 `llvm.*` argument attributes (such as `llvm.noalias`) and `minimlc.*` function attributes (for
-the runtime: `minimlc.entry`, `minimlc.weights`) are kept. For every function marked
-`minimlc.entry`, the pass adds `@<name>_packed(%args: !llvm.ptr)`, which loads the i-th
-memref pointer from `args[i]` and calls `@<name>`: the one native entry the runtime calls. The
-entry itself is marked `alwaysinline` (`passthrough`), so that LLVM compiles the wrapper as the
-entry's body reading its buffers from `args`, not as a call with hundreds of arguments: a model's
-entry takes every weight, and passing ~480 of them on the stack cost LLVM's store merging in the
-instruction selector 108 of light DenseNet-121's 129 s of code generation. Load-time code (`minimlc.load_time`)
-is marked `minsize optsize` (`abi.llvm_function_flags`).
+the runtime: `minimlc.entry`, `minimlc.weights`) are kept. A function marked
+`minimlc.entry` becomes `@<name>_packed(%args: !llvm.ptr)`, the one native entry the runtime calls: the entry's
+body, reading its i-th buffer's pointer from `args[i]` where it first needs it (`packed_reads`); `@<name>`, with
+the entry's own signature, becomes a wrapper that stores its pointers into a stack array and calls it. A model's
+entry takes every weight. Passing ~480 of them on the stack cost LLVM's store merging in the instruction selector
+108 of light DenseNet-121's 129 s of code generation; loading all of them at the start of the body kept each one
+live across the whole entry (that partition's LLVM time: 0.80 s, against 0.38 s loading each at its first use).
+Load-time code (`minimlc.load_time`) is marked `minsize optsize` (`abi.llvm_function_flags`).
 
 The arith/math patterns live in `arith_patterns.py`, the vector ones in `vector_patterns.py`. Patterns bridge
 types with unrealized casts, and the pass resolves them at the end, so its output is pure `llvm`/`llvmx`.
@@ -80,8 +80,12 @@ ALLOC_ALIGNMENT = 64
 _PTR = llvm.LLVMPointerType()
 
 
+@dataclass
 class FuncLowering(RewritePattern):
-    """Lowers `func.func` to `llvm.func`, plus `<name>_packed` for entry functions."""
+    """Lowers `func.func` to `llvm.func`; an entry to `@<name>_packed` and its wrapper `@<name>`. `parameters`
+    gets, for each argument a packed entry loads, the value that stands for it and its index."""
+
+    parameters: dict[SSAValue, int]
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
@@ -93,26 +97,47 @@ class FuncLowering(RewritePattern):
         defined = bool(op.body.blocks)
         private = op.sym_visibility is not None and op.sym_visibility.data == "private"
         linkage = "internal" if defined and private else "external"
+        entry = ENTRY_ATTR in op.attributes and defined
+        if entry:
+            check_entry_signature(op)
+        reads = packed_reads(op) if entry else {}
+        names = [argument.name_hint for argument in op.args] if entry else []
         body = rewriter.move_region_contents_to_new_regions(op.body)
+        if entry:
+            self.parameters.update(_read_arguments_from_array(body, reads))
         for block in body.blocks:
             self._convert_arguments(block, rewriter)
-        props: dict[str, Attribute | None] = {}
-        if (arg_attrs := self._llvm_arg_attrs(op)) is not None:
-            props["arg_attrs"] = arg_attrs
+        arg_attrs: dict[str, Attribute | None] = {}
+        if (kept := self._llvm_arg_attrs(op)) is not None:
+            arg_attrs["arg_attrs"] = kept
+        props: dict[str, Attribute | None] = {} if entry else dict(arg_attrs)
         if flags := llvm_function_flags(op.attributes):
             props["passthrough"] = ArrayAttr([StringAttr(flag) for flag in flags])
-        new_func = llvm.FuncOp(
-            op.sym_name,
-            llvm.LLVMFunctionType(inputs, output),
-            linkage=llvm.LinkageAttr(linkage),
+        extra = {k: v for k, v in op.attributes.items() if k.startswith("minimlc.")}
+        if not entry:
+            function_type = llvm.LLVMFunctionType(inputs, output)
+            new_func = llvm.FuncOp(
+                op.sym_name, function_type, llvm.LinkageAttr(linkage), body=body, other_props=props, extra_attrs=extra
+            )
+            rewriter.replace(op, [new_func], [])
+            return
+        packed = llvm.FuncOp(
+            packed_name(op.sym_name.data),
+            llvm.LLVMFunctionType([_PTR], output),
+            llvm.LinkageAttr("external"),
             body=body,
             other_props=props,
-            extra_attrs={k: v for k, v in op.attributes.items() if k.startswith("minimlc.")},
+            extra_attrs=extra,
         )
-        new_ops: list[Operation] = [new_func]
-        if ENTRY_ATTR in op.attributes:
-            new_ops.append(_packed_entry(op))
-        rewriter.replace(op, new_ops, [])
+        unpacked_type = llvm.LLVMFunctionType(inputs, output)
+        unpacked = llvm.FuncOp(
+            op.sym_name,
+            unpacked_type,
+            llvm.LinkageAttr("external"),
+            body=_unpacked_body(op, names),
+            other_props=arg_attrs,
+        )
+        rewriter.replace(op, [packed, unpacked], [])
 
     @staticmethod
     def _convert_arguments(block: Block, rewriter: PatternRewriter) -> None:
@@ -148,25 +173,69 @@ def check_entry_signature(op: func.FuncOp) -> None:
         raise DiagnosticException(f"convert-to-llvm: entry @{name} must not return values")
 
 
-def _packed_entry(op: func.FuncOp) -> llvm.FuncOp:
-    """`@<name>_packed(%args)`: calls `@<name>(args[0], args[1], ...)` and returns nothing."""
-    check_entry_signature(op)
-    name = op.sym_name.data
-    block = Block(arg_types=[_PTR])
-    block.args[0].name_hint = "args"
-    pointers: list[SSAValue] = []
-    for i in range(len(op.function_type.inputs)):
-        slot = llvm.GEPOp(block.args[0], [i], _PTR, inbounds=True)
-        pointer = llvm.LoadOp(slot, _PTR)
-        block.add_ops([slot, pointer])
-        pointers.append(pointer.dereferenced_value)
-    block.add_ops([llvm.CallOp(name, *pointers), llvm.ReturnOp()])
-    return llvm.FuncOp(
-        packed_name(name),
-        llvm.LLVMFunctionType([_PTR], llvm.LLVMVoidType()),
-        linkage=llvm.LinkageAttr("external"),
-        body=builtin.Region(block),
-    )
+def packed_reads(entry: func.FuncOp) -> dict[Operation | None, list[BlockArgument]]:
+    """Where `@<entry>_packed` loads the arguments its body uses from its array: in a straight-line entry (one
+    block, no op with regions: a static model's), each just before the first op that takes it (key: that op), in
+    operand order, so that a pointer is live only from its first use on; in any other entry all at the start (key
+    None), in argument order. `emit_ir` follows the same plan.
+
+        call @conv(%x, %w, %t)  ->  %x = load args[0]; %w = load args[2]; %t = load args[3]; call @conv(%x, %w, %t)
+        call @relu(%t, %y)      ->  %y = load args[1]; call @relu(%t, %y)
+    """
+    entry_block = entry.body.blocks.first
+    assert entry_block is not None
+    if len(entry.body.blocks) > 1 or any(op.regions for op in entry_block.ops):
+        return {None: [arg for arg in entry_block.args if arg.first_use is not None]}
+    reads: dict[Operation | None, list[BlockArgument]] = {}
+    read: set[SSAValue] = set()
+    for op in entry_block.ops:
+        for value in op.operands:
+            if isinstance(value, BlockArgument) and value.block is entry_block and value not in read:
+                read.add(value)
+                reads.setdefault(op, []).append(value)
+    return reads
+
+
+def _read_arguments_from_array(
+    body: builtin.Region, reads: dict[Operation | None, list[BlockArgument]]
+) -> dict[SSAValue, int]:
+    """Replace the arguments of an entry's `body` by one pointer `%args` and the loads of its `packed_reads`:
+    `args[i]` for the i-th argument, bridged back to its type by a cast; returns each cast's value and i."""
+    parameters: dict[SSAValue, int] = {}
+    block = body.blocks.first
+    assert block is not None
+    start = block.first_op
+    array = block.insert_arg(_PTR, 0)
+    array.name_hint = "args"
+    for before, arguments in reads.items():
+        for argument in arguments:
+            slot = llvm.GEPOp(array, [argument.index - 1], _PTR, inbounds=True)
+            pointer = llvm.LoadOp(slot, _PTR)
+            cast = builtin.UnrealizedConversionCastOp.get([pointer.dereferenced_value], [argument.type])
+            anchor = before if before is not None else start
+            assert anchor is not None
+            block.insert_ops_before([slot, pointer, cast], anchor)
+            argument.replace_all_uses_with(cast.results[0])
+            parameters[cast.results[0]] = argument.index - 1
+    for argument in block.args[1:]:
+        block.erase_arg(argument)
+    return parameters
+
+
+def _unpacked_body(entry: func.FuncOp, names: list[str | None]) -> builtin.Region:
+    """`@<name>(%b0, %b1, ...)` of an entry, its arguments named `names`: its pointers stored into a stack array,
+    then `@<name>_packed(array)`."""
+    block = Block(arg_types=[_PTR] * len(entry.function_type.inputs))
+    for argument, name in zip(block.args, names, strict=True):
+        argument.name_hint = name
+    count = i64_constant(len(block.args))
+    array = llvm.AllocaOp(count, _PTR, 8)
+    block.add_ops([count, array])
+    for index, argument in enumerate(block.args):
+        slot = llvm.GEPOp(array.res, [index], _PTR, inbounds=True)
+        block.add_ops([slot, llvm.StoreOp(argument, slot.result)])
+    block.add_ops([llvm.CallOp(packed_name(entry.sym_name.data), array.res), llvm.ReturnOp()])
+    return builtin.Region(block)
 
 
 class CallLowering(RewritePattern):
@@ -329,14 +398,20 @@ class ViewLowering(RewritePattern):
         replace_lowered(rewriter, op, [gep])
 
 
+@dataclass
 class CallExternLowering(RewritePattern):
     """Lowers `loop.call_extern "f" via %fn status %st (%a, %b)` to `%fn(args)`, `args` a stack array of the buffers'
     addresses (the external-function ABI, `int32_t f(void **buffers)`), then records a non-zero result in the run's
     status word if it is still clear: `st[0]` = the function pointer's parameter index + 1, `st[1]` = the result."""
 
+    parameters: dict[SSAValue, int]
+    """A packed entry's loaded arguments and their indexes (`FuncLowering`)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: loop.CallExternOp, rewriter: PatternRewriter) -> None:
-        if not isinstance(op.function, BlockArgument) or op.status is None:
+        function = op.function
+        parameter = function.index if isinstance(function, BlockArgument) else self.parameters.get(function)
+        if parameter is None or op.status is None:
             raise DiagnosticException(
                 f"convert-to-llvm: call_extern '{op.callee.data}' has no function pointer parameter (run loop-to-scf)"
             )
@@ -349,7 +424,7 @@ class CallExternLowering(RewritePattern):
             ops += [slot, llvm.StoreOp(as_llvm(rewriter, buffer), slot.result)]
         result = llvm_ext.CallIndirectOp(op.function, [array.res], i32)
         zero = llvm.ConstantOp(IntegerAttr(0, i32), i32)
-        site = llvm.ConstantOp(IntegerAttr(op.function.index + 1, i32), i32)
+        site = llvm.ConstantOp(IntegerAttr(parameter + 1, i32), i32)
         first = llvm.LoadOp(op.status, i32)
         clear = llvm.ICmpOp(first.dereferenced_value, zero.result, IntegerAttr(0, i64))  # eq
         failed = llvm.ICmpOp(result.result, zero.result, IntegerAttr(1, i64))  # ne
@@ -373,8 +448,9 @@ class ConvertToLlvmPass(ModulePass):
         target = target_of(op)
         expand_dot_products(op, target)
         expand_bf16_dot_products(op, target)
+        parameters: dict[SSAValue, int] = {}
         patterns: list[RewritePattern] = [
-            FuncLowering(),
+            FuncLowering(parameters),
             CallLowering(),
             ReturnLowering(),
             BranchLowering(),
@@ -387,7 +463,7 @@ class ConvertToLlvmPass(ModulePass):
             AllocaLowering(),
             ViewLowering(),
             CollapseShapeLowering(),
-            CallExternLowering(),
+            CallExternLowering(parameters),
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,
             DotU8S8Lowering(target),

@@ -55,11 +55,11 @@ from xdsl.dialects.builtin import (
     StringAttr,
     VectorType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.lowering.abi import ENTRY_ATTR, llvm_function_flags, packed_name
-from minimlc.lowering.llvm.convert_to_llvm import check_entry_signature
+from minimlc.lowering.llvm.convert_to_llvm import check_entry_signature, packed_reads
 from minimlc.lowering.llvm.translate import PARAM_FLAGS
 from minimlc.lowering.target import target_of
 
@@ -81,9 +81,11 @@ def emit_llvm_ir(module: ModuleOp) -> str:
     texts: list[str] = []
     for op in module.ops:
         assert isinstance(op, func.FuncOp)
-        texts.append(emit_function(emitter, op, handlers))
-        if ENTRY_ATTR in op.attributes:
-            texts.append(_packed_entry(emitter, op))
+        if ENTRY_ATTR in op.attributes and op.body.blocks:
+            texts.append(emit_function(emitter, op, handlers, packed=True))
+            texts.append(_unpacked_entry(emitter, op))
+        else:
+            texts.append(emit_function(emitter, op, handlers))
     texts += emitter.tail_declarations
     texts += emitter.intrinsics.values()
     triple = module.attributes.get("llvm.target_triple")
@@ -227,14 +229,15 @@ def undef_text(type_text: str, element_text: str | None) -> str:
     return "<" + ", ".join([f"{element_text} undef"] * count) + ">"
 
 
-def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str]) -> str:
+def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str], form: str = "plain") -> str:
     """The `define`/`declare` line of a lowered `func.func` (linkage, parameter attributes, `llvm_function_flags`,
-    `vscale_range`)."""
-    name = op.sym_name.data
+    `vscale_range`); of an entry, `form` picks `packed` (`@<name>_packed(ptr)`, its body, with the flags) or
+    `unpacked` (`@<name>` with its parameters, the wrapper)."""
+    name = packed_name(op.sym_name.data) if form == "packed" else op.sym_name.data
     result, params = emitter.signatures[name]
     defined = bool(op.body.blocks)
     private = op.sym_visibility is not None and op.sym_visibility.data == "private"
-    attrs = _param_attributes(op)
+    attrs = _param_attributes(op) if form != "packed" else None
     args = []
     for index, (param, arg) in enumerate(zip(params, arg_names, strict=True)):
         listed = attrs[index] if attrs else []
@@ -242,7 +245,8 @@ def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str
     prefix = " ".join(
         x for x in ("define" if defined else "declare", "internal" if defined and private else "", result) if x
     )
-    passthrough = "".join(f" {flag}" for flag in llvm_function_flags(op.attributes))
+    flags = llvm_function_flags(op.attributes) if form != "unpacked" else []
+    passthrough = "".join(f" {flag}" for flag in flags)
     return f"{prefix} {global_name(name)}({', '.join(args)}){passthrough}{_vscale_range(emitter) if defined else ''}\n"
 
 
@@ -270,17 +274,17 @@ def _param_attributes(op: func.FuncOp) -> list[list[str]] | None:
     return result
 
 
-def _packed_entry(emitter: ModuleEmitter, op: func.FuncOp) -> str:
-    """`@<name>_packed(ptr %args)`: loads args[i] and calls `@<name>` (`convert_to_llvm._packed_entry`)."""
-    check_entry_signature(op)
-    name = op.sym_name.data
-    lines = [f"define void {global_name(packed_name(name))}(ptr %.1){_vscale_range(emitter)}\n{{\n.2:\n"]
-    pointers = []
-    for index in range(len(op.function_type.inputs)):
-        lines.append(f"  %.s{index} = getelementptr inbounds ptr, ptr %.1, i32 {index}\n")
-        lines.append(f"  %.p{index} = load ptr, ptr %.s{index}\n")
-        pointers.append(f"ptr %.p{index}")
-    lines.append(f"  call ccc void {global_name(name)}({', '.join(pointers)})\n  ret void\n}}\n")
+def _unpacked_entry(emitter: ModuleEmitter, op: func.FuncOp) -> str:
+    """`@<name>(ptr, ...)`: stores its pointers into a stack array and calls `@<name>_packed`
+    (`convert_to_llvm._unpacked_body`)."""
+    count = len(op.function_type.inputs)
+    names = [f"%.{index}" for index in range(1, count + 1)]
+    lines = [function_header(emitter, op, names, form="unpacked"), "{\n", f".{count + 1}:\n"]
+    lines.append(f"  %.a = alloca ptr, i64 {count}, align 8\n")
+    for index, name in enumerate(names):
+        lines.append(f"  %.s{index} = getelementptr inbounds ptr, ptr %.a, i32 {index}\n")
+        lines.append(f"  store ptr {name}, ptr %.s{index}\n")
+    lines.append(f"  call ccc void {global_name(packed_name(op.sym_name.data))}(ptr %.a)\n  ret void\n}}\n")
     return "".join(lines)
 
 
@@ -315,6 +319,10 @@ class FunctionEmitter:
         self.blocks: list[BlockText] = []
         self.scopes: dict[Operation, tuple[str, list[Phi]]] = {}
         """Each open `scf.for`/`scf.if`: the label its `scf.yield` branches to and the phis it feeds."""
+        self.reads_before: dict[Operation, list[BlockArgument]] = {}
+        """In a packed entry, the arguments to load from its array before each op (`packed_reads`)."""
+        self.argument_array = ""
+        """A packed entry's array of argument pointers (`%.1`)."""
         self.hoisted: list[str] = []
         """The `alloca`s of the `memref.alloca`s in op order: the entry block starts with them, last one first, as
         `convert-to-llvm` inserts each at its start."""
@@ -356,9 +364,21 @@ class FunctionEmitter:
         """Record `args` as the incoming values of `target`'s phis from the current block."""
         self.incoming(self.phis[target], [self.values[arg][1] for arg in args])
 
+    def read_arguments(self, arguments: list[BlockArgument]) -> None:
+        """Load each of a packed entry's `arguments` from its array: `args[i]` for the i-th."""
+        for argument in arguments:
+            slot = self.emit(
+                f"getelementptr inbounds ptr, ptr {self.argument_array}, i32 {argument.index}", None, "ptr"
+            )
+            self.emit(f"load ptr, ptr {slot}", argument, "ptr")
+
     def emit_block(self, block: Block) -> None:
-        """Emit each op of `block` by its handler."""
+        """Emit each op of `block` by its handler (in a packed entry, after the loads of the arguments it reads
+        first)."""
+        reads = self.reads_before
         for op in block.ops:
+            if reads and op in reads:
+                self.read_arguments(reads[op])
             handler = self.handlers.get(type(op))
             if handler is None:
                 raise DiagnosticException(f"emit-llvm-ir: cannot emit '{op.name}'")
@@ -368,8 +388,11 @@ class FunctionEmitter:
 Handler = Callable[[FunctionEmitter, Operation], None]
 
 
-def emit_function(module: ModuleEmitter, op: func.FuncOp, handlers: dict[type[Operation], Handler]) -> str:
-    """The LLVM text of one `func.func`, its definition or declaration, each op emitted by its handler."""
+def emit_function(
+    module: ModuleEmitter, op: func.FuncOp, handlers: dict[type[Operation], Handler], packed: bool = False
+) -> str:
+    """The LLVM text of one `func.func`, its definition or declaration, each op emitted by its handler; with
+    `packed`, an entry's body as `@<name>_packed(ptr %args)`, loading its arguments as `packed_reads` plans."""
     fe = FunctionEmitter(module, handlers)
     blocks = list(op.body.blocks)
     if not blocks:
@@ -377,9 +400,17 @@ def emit_function(module: ModuleEmitter, op: func.FuncOp, handlers: dict[type[Op
         return function_header(module, op, names)
     entry = blocks[0]
     arg_names = []
-    for arg, param in zip(entry.args, module.signatures[op.sym_name.data][1], strict=True):
-        arg_names.append(fe.name())
-        fe.values[arg] = (param, arg_names[-1])
+    reads: dict[Operation | None, list[BlockArgument]] = {}
+    if packed:
+        check_entry_signature(op)
+        fe.argument_array = fe.name()
+        arg_names.append(fe.argument_array)
+        reads = packed_reads(op)
+        fe.reads_before = {before: arguments for before, arguments in reads.items() if before is not None}
+    else:
+        for arg, param in zip(entry.args, module.signatures[op.sym_name.data][1], strict=True):
+            arg_names.append(fe.name())
+            fe.values[arg] = (param, arg_names[-1])
     for block in blocks:
         fe.labels[block] = fe.name()[1:]
         if block is not entry:
@@ -388,9 +419,11 @@ def emit_function(module: ModuleEmitter, op: func.FuncOp, handlers: dict[type[Op
                 fe.values[arg] = (phi_type, name)
     for block in blocks:
         fe.start_block(fe.labels[block], fe.phis.get(block, []))
+        if block is entry and None in reads:
+            fe.read_arguments(reads[None])
         fe.emit_block(block)
     fe.blocks[0].lines[:0] = reversed(fe.hoisted)
-    out = [function_header(module, op, arg_names), "{\n"]
+    out = [function_header(module, op, arg_names, "packed" if packed else "plain"), "{\n"]
     for block_text in fe.blocks:
         out.append(f"{block_text.label}:\n")
         for name, phi_type, incoming in block_text.phis:

@@ -1,7 +1,7 @@
 """The `llvm` dialect (plus `llvmx`) -> LLVM IR text, through `llvmlite.ir`.
 
 Reuses xDSL's `convert_op` for the instructions it translates faithfully, and owns what xDSL's
-`convert_module` drops or lacks: function linkage and `passthrough` attributes (`alwaysinline`),
+`convert_module` drops or lacks: function linkage and `passthrough` attributes (`minsize optsize`),
 the target's `vscale_range(N,N)` on every defined function (fixed-length SVE: `Target.sve_vscale`),
 parameter attributes (`noalias`, ...), fast-math flags on `llvm.call_intrinsic` and `llvm.fcmp`,
 and the `llvmx` casts. Expects a module of `llvm.func`s, as `convert-to-llvm` produces; the
@@ -107,7 +107,7 @@ def _declare_function(op: llvm.FuncOp, llvm_module: ir.Module) -> None:
 
 class _VscaleRangeAttributes(ir.FunctionAttributes):
     """llvmlite's function attributes and `vscale_range(N,N)` last (which llvmlite does not know), as `emit_ir.py`
-    writes them: `define void @f(ptr %0) alwaysinline vscale_range(2,2)`."""
+    writes them: `define void @f(ptr %0) minsize optsize vscale_range(2,2)`."""
 
     def __init__(self, attributes: ir.FunctionAttributes, vscale: int) -> None:
         super().__init__(attributes)

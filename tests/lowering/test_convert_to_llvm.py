@@ -87,20 +87,31 @@ def test_linkage_follows_visibility() -> None:
     assert funcs["main_packed"].linkage.linkage.data == "external"
 
 
-def test_noalias_survives_and_packed_entry_takes_one_pointer() -> None:
+def test_entry_becomes_its_packed_body_and_an_unpacked_wrapper() -> None:
+    """`@main_packed(args)` holds the entry's body; with several blocks it loads both buffers at the start (after
+    the hoisted alloca). `@main` keeps the signature and `noalias`, and only packs its arguments and calls it."""
     funcs = functions(lower(KERNEL))
-    assert funcs["main"].arg_attrs is not None
-    assert all("llvm.noalias" in attrs.data for attrs in funcs["main"].arg_attrs)
-    assert "minimlc.entry" in funcs["main"].attributes
-    packed = funcs["main_packed"]
+    main, packed = funcs["main"], funcs["main_packed"]
+    assert main.arg_attrs is not None
+    assert all("llvm.noalias" in attrs.data for attrs in main.arg_attrs)
+    assert "minimlc.entry" in packed.attributes
     assert list(packed.function_type.inputs) == [llvm.LLVMPointerType()]
-    calls = [op for op in packed.walk() if isinstance(op, llvm.CallOp)]
-    assert [c.callee.string_value() for c in calls if c.callee] == ["main"]
-    assert len(calls[0].args) == 2
+    entry = packed.body.blocks.first
+    assert entry is not None
+    assert [type(op) for op in entry.ops][:6] == [
+        llvm.ConstantOp,
+        llvm.AllocaOp,
+        llvm.GEPOp,
+        llvm.LoadOp,
+        llvm.GEPOp,
+        llvm.LoadOp,
+    ]
+    calls = [op for op in main.walk() if isinstance(op, llvm.CallOp)]
+    assert [c.callee.string_value() for c in calls if c.callee] == ["main_packed"]
 
 
 def test_alloca_is_hoisted_into_the_entry_block() -> None:
-    main = functions(lower(KERNEL))["main"]
+    main = functions(lower(KERNEL))["main_packed"]
     allocas = [op for op in main.walk() if isinstance(op, llvm.AllocaOp)]
     assert len(allocas) == 1
     assert allocas[0].parent_block() is main.body.blocks.first

@@ -240,7 +240,9 @@ def test_the_matmul_tile_is_the_targets_own_fma(target: str, fma: str, count: in
     module = Parser(make_context(), MATMUL_RELU).parse_module()
     run_pipeline(module, 3, target=target)
     machine = target_machine(target_from_name(target))
-    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, llvm_opt_level(3)))
+    assembly = machine.emit_assembly(
+        optimized_module(translate_to_llvm_ir(module), machine, llvm_opt_level(3), sealed=True)
+    )
     assert len(re.findall(fma, assembly)) == count
     assert not re.search(r"%[xyz]mm|vfmadd\d+ps", assembly)
 
@@ -250,7 +252,9 @@ def gemm_inner_loop(target: str, rows: int) -> tuple[str, list[str]]:
     module = Parser(make_context(), MATMUL_RELU.replace("16x64", f"{rows}x64")).parse_module()
     run_pipeline(module, 3, target=target)
     machine = target_machine(target_from_name(target))
-    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, llvm_opt_level(3)))
+    assembly = machine.emit_assembly(
+        optimized_module(translate_to_llvm_ir(module), machine, llvm_opt_level(3), sealed=True)
+    )
     loop = re.search(r"^(\.LBB\w+):\n(.*?)\n\tb\.ne\t\1$", assembly, re.M | re.S)
     assert loop is not None
     body = loop.group(2)
@@ -327,7 +331,9 @@ def test_the_dot_product_is_alike_in_both_paths_and_parses(target: str, intrinsi
     assert direct.count(f"call <4 x i32> @llvm.aarch64.neon.{intrinsic}.v4i32.v16i8(") > 0
     assert "llvm.x86" not in direct
     machine = target_machine(target_from_name(target))
-    assert re.search(instruction, machine.emit_assembly(optimized_module(direct, machine, llvm_opt_level(3))))
+    assert re.search(
+        instruction, machine.emit_assembly(optimized_module(direct, machine, llvm_opt_level(3), sealed=True))
+    )
 
 
 def conv_dot_product_loops(target: str) -> list[str]:
@@ -335,7 +341,9 @@ def conv_dot_product_loops(target: str) -> list[str]:
     module = import_model(quantized_resnet(channels=8, size=14, blocks=1)).module
     run_pipeline(module, 3, target=target)
     machine = target_machine(target_from_name(target))
-    assembly = machine.emit_assembly(optimized_module(translate_to_llvm_ir(module), machine, llvm_opt_level(3)))
+    assembly = machine.emit_assembly(
+        optimized_module(translate_to_llvm_ir(module), machine, llvm_opt_level(3), sealed=True)
+    )
     functions = re.split(r"^(\w+):$", assembly, flags=re.M)
     conv = "".join(code for name, code in zip(functions[1::2], functions[2::2], strict=True) if "conv" in name)
     loops = re.finditer(r"^(\.LBB\w+):\n((?:(?!\.LBB).*\n)*?)\tb\.\w+\t\1$", conv, re.M)

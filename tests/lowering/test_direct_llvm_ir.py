@@ -250,7 +250,7 @@ def test_direct_path_gives_the_llvm_ir_of_the_passes(name: str) -> None:
 def test_direct_path_covers_the_ops_models_leave_out() -> None:
     """Libm and intrinsic math, rounding divisions, casts, allocas (typed pointers: bitcast vector stores),
     run-time sized allocations, prefetches, calls, phis from both branches, dot products the target has no
-    instruction for, llvm ops, an entry's packed wrapper."""
+    instruction for, llvm ops, an entry's packed form and its wrapper."""
     module = Parser(make_context(), KERNEL).parse_module()
     before = str(module)
     actual = emit_llvm_ir(module)

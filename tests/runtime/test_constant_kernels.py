@@ -39,8 +39,8 @@ def test_weight_only_subgraph_is_precomputed_once() -> None:
         [TensorInfo("y", (3, 4), float32)],
     )
     session = InferenceSession.from_imported(imported)
-    main = session.llvm_ir.split("define void @main(")[1].split("\n}\n")[0]
-    init = session.llvm_ir.split("define void @main_init(")[1].split("\n}\n")[0]
+    main = session.llvm_ir.split("define void @main_packed(")[1].split("\n}\n")[0]
+    init = session.llvm_ir.split("define void @main_init_packed(")[1].split("\n}\n")[0]
     assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", main) == ["add"], "only the add kernel may run per call"
     assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", init) == ["exp"], "mul fused into exp, run at load time"
     x = rng.standard_normal((3, 4)).astype(np.float32)
@@ -72,8 +72,8 @@ def test_batch_norm_factor_is_computed_at_load_time() -> None:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)], ir_version=9)
     session = InferenceSession(model, cache=False)
-    main = session.llvm_ir.split("define void @main(")[1].split("\n}\n")[0]
-    init = session.llvm_ir.split("define void @main_init(")[1].split("\n}\n")[0]
+    main = session.llvm_ir.split("define void @main_packed(")[1].split("\n}\n")[0]
+    init = session.llvm_ir.split("define void @main_init_packed(")[1].split("\n}\n")[0]
     assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", main) == ["batch_norm"], "only the normalisation per run"
     assert re.findall(r"call \w* ?void @(\w+?)_\d+\(", init) == ["batch_norm_factor"]
     x = rng.standard_normal((1, channels, 5, 5)).astype(np.float32)

@@ -32,7 +32,14 @@ func.func @main(%x: tensor<1x8xf32>, %w: tensor<4x8xf32>) -> tensor<1x4xf32> {
 
 // The first failing call (non-zero result) is recorded in the status word: its parameter index + 1, its result.
 
-// LLVM:      define void @main(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}}, ptr %[[LINEAR:.*]], ptr %[[RELU:.*]], ptr %[[STATUS:.*]])
+// The native entry reads each parameter from its pointer array where first used: the function pointer (3) and the
+// status word (5) just before the first call.
+
+// LLVM:      define void @main_packed(ptr %[[PACKED:.*]])
+// LLVM:        %[[LINEAR_SLOT:.*]] = getelementptr inbounds ptr, ptr %[[PACKED]], i32 3
+// LLVM-NEXT:   %[[LINEAR:.*]] = load ptr, ptr %[[LINEAR_SLOT]]
+// LLVM-NEXT:   %[[STATUS_SLOT:.*]] = getelementptr inbounds ptr, ptr %[[PACKED]], i32 5
+// LLVM-NEXT:   %[[STATUS:.*]] = load ptr, ptr %[[STATUS_SLOT]]
 // LLVM:        %[[ARGS:.*]] = alloca ptr, i64 3
 // LLVM:        %[[FN:.*]] = bitcast ptr %[[LINEAR]] to i32 (ptr)*
 // LLVM-NEXT:   %[[RC:.*]] = call i32 %[[FN]](ptr %[[ARGS]])

@@ -71,20 +71,39 @@ func.func @caller(%x: f32, %m: memref<4xf32>) -> index {
 
 // -----
 
-func.func @main(%x: memref<2x3xf32> {llvm.noalias}, %y: memref<6xf32> {llvm.noalias}) attributes {minimlc.entry} {
+func.func @main(%x: memref<2x3xf32> {llvm.noalias}, %y: memref<6xf32> {llvm.noalias}, %unused: memref<4xf32>) attributes {minimlc.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %v = memref.load %x[%c0, %c1] : memref<2x3xf32>
+  memref.store %v, %y[%c1] : memref<6xf32>
   func.return
 }
 
-// The entry is always inlined into its packed wrapper (no call with one argument per buffer).
-// CHECK:      llvm.func @main(%x: !llvm.ptr {llvm.noalias}, %y: !llvm.ptr {llvm.noalias}) attributes {minimlc.entry, passthrough = ["alwaysinline"]} {
+// An entry becomes @main_packed, its body reading each buffer from the array where first used (nothing for a
+// buffer it never reads), and @main a wrapper that packs its arguments (no call with one argument per buffer).
+// CHECK:      llvm.func @main_packed(%args: !llvm.ptr) attributes {minimlc.entry} {
+// CHECK-NEXT:   %c0 = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:   %c1 = llvm.mlir.constant(1) : i64
+// CHECK-NEXT:   %[[SLOT0:.*]] = llvm.getelementptr inbounds %args[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   %x = llvm.load %[[SLOT0]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:   %[[AT:.*]] = llvm.getelementptr inbounds %x[%c0, %c1]
+// CHECK-NEXT:   %v = llvm.load %[[AT]] : !llvm.ptr -> f32
+// CHECK-NEXT:   %[[SLOT1:.*]] = llvm.getelementptr inbounds %args[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   %y = llvm.load %[[SLOT1]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:   %[[TO:.*]] = llvm.getelementptr inbounds %y[%c1]
+// CHECK-NEXT:   llvm.store %v, %[[TO]] : f32, !llvm.ptr
 // CHECK-NEXT:   llvm.return
 // CHECK-NEXT: }
-// CHECK-NEXT: llvm.func @main_packed(%args: !llvm.ptr) {
-// CHECK-NEXT:   %[[SLOT0:.*]] = llvm.getelementptr inbounds %args[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:   %[[X:.*]] = llvm.load %[[SLOT0]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:   %[[SLOT1:.*]] = llvm.getelementptr inbounds %args[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
-// CHECK-NEXT:   %[[Y:.*]] = llvm.load %[[SLOT1]] : !llvm.ptr -> !llvm.ptr
-// CHECK-NEXT:   llvm.call @main(%[[X]], %[[Y]]) : (!llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NEXT: llvm.func @main(%[[WX:x.*]]: !llvm.ptr {llvm.noalias}, %[[WY:y.*]]: !llvm.ptr {llvm.noalias}, %unused: !llvm.ptr) {
+// CHECK-NEXT:   %[[COUNT:.*]] = llvm.mlir.constant(3) : i64
+// CHECK-NEXT:   %[[ARRAY:.*]] = llvm.alloca %[[COUNT]] x !llvm.ptr {alignment = 8 : i64} : (i64) -> !llvm.ptr
+// CHECK-NEXT:   %[[TO0:.*]] = llvm.getelementptr inbounds %[[ARRAY]][0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   llvm.store %[[WX]], %[[TO0]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   %[[TO1:.*]] = llvm.getelementptr inbounds %[[ARRAY]][1] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   llvm.store %[[WY]], %[[TO1]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   %[[TO2:.*]] = llvm.getelementptr inbounds %[[ARRAY]][2] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   llvm.store %unused, %[[TO2]] : !llvm.ptr, !llvm.ptr
+// CHECK-NEXT:   llvm.call @main_packed(%[[ARRAY]]) : (!llvm.ptr) -> ()
 // CHECK-NEXT:   llvm.return
 
 // -----

@@ -18,8 +18,8 @@ func.func @main(%x: tensor<24x64xf32>, %w: tensor<64x64xf32>) -> tensor<24x64xf3
 }
 
 // IR:       target triple = "aarch64-linux-gnu"
-// IR:       define void @main(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}}) alwaysinline vscale_range(2,2)
 // IR:       define void @main_packed(ptr %{{.*}}) vscale_range(2,2)
+// IR:       define void @main(ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}}, ptr %{{.*}}) vscale_range(2,2)
 // IR:       define internal void @fused_matmul_relu_0({{.*}}) vscale_range(2,2)
 // IR:       define internal void @fused_matmul_relu_0_i0_o_body({{.*}}) vscale_range(2,2)
 // IR-COUNT-6: call <32 x float> @llvm.fma.v32f32(<32 x float>

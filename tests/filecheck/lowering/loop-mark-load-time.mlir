@@ -32,7 +32,8 @@ func.func private @run_3(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>
 // CHECK:      func.func private @shared_2(%a: memref<8xf32>, %b: memref<8xf32>) {
 // CHECK:      func.func private @run_3(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>) {
 
-// LLVM:      define void @main(ptr {{.*}}) alwaysinline{{$}}
+// LLVM:      define void @main_packed(ptr {{.*}}){{$}}
+// LLVM:      define void @main(ptr {{.*}}){{$}}
 // LLVM:      define internal void @pack_0(ptr %{{.*}}, ptr %{{.*}}) minsize optsize
 // LLVM:      define internal void @helper_1(ptr %{{.*}}, ptr %{{.*}}) minsize optsize
 // LLVM:      define internal void @shared_2(ptr %{{.*}}, ptr %{{.*}}){{$}}

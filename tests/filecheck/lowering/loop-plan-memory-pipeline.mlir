@@ -32,19 +32,31 @@ func.func @main(%x: tensor<1x16xf32>) -> tensor<1x16xf32> {
 // SCF-NEXT:   func.return
 
 // In LLVM, a view is the arena's address plus its offset (h2 and h0 share offset 0; LLVM's own CSE merges them).
-// LLVM:      llvm.func @main(
+// LLVM:      llvm.func @main_packed(%args: !llvm.ptr)
 // LLVM-NEXT:   %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
 // LLVM-NEXT:   %[[SIZE:.*]] = llvm.mlir.constant(128) : i64
 // LLVM-NEXT:   %arena = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
 // LLVM-NEXT:   %[[AT0:.*]] = llvm.mlir.constant(0) : i64
 // LLVM-NEXT:   %h0 = llvm.getelementptr inbounds %arena[%[[AT0]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// LLVM-NEXT:   %[[X_SLOT:.*]] = llvm.getelementptr inbounds %args[0]
+// LLVM-NEXT:   %x = llvm.load %[[X_SLOT]]
+// LLVM-NEXT:   %[[W0_SLOT:.*]] = llvm.getelementptr inbounds %args[6]
+// LLVM-NEXT:   %w0_packed = llvm.load %[[W0_SLOT]]
 // LLVM-NEXT:   llvm.call @gemm_0(%x, %w0_packed, %h0)
 // LLVM-NEXT:   %[[AT64:.*]] = llvm.mlir.constant(64) : i64
 // LLVM-NEXT:   %h1 = llvm.getelementptr inbounds %arena[%[[AT64]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// LLVM-NEXT:   %[[W1_SLOT:.*]] = llvm.getelementptr inbounds %args[7]
+// LLVM-NEXT:   %w1_packed = llvm.load %[[W1_SLOT]]
 // LLVM-NEXT:   llvm.call @gemm_0(%h0, %w1_packed, %h1)
 // LLVM-NEXT:   %[[AT0_AGAIN:.*]] = llvm.mlir.constant(0) : i64
 // LLVM-NEXT:   %h2 = llvm.getelementptr inbounds %arena[%[[AT0_AGAIN]]] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// LLVM-NEXT:   %[[W2_SLOT:.*]] = llvm.getelementptr inbounds %args[8]
+// LLVM-NEXT:   %w2_packed = llvm.load %[[W2_SLOT]]
 // LLVM-NEXT:   llvm.call @gemm_0(%h1, %w2_packed, %h2)
+// LLVM-NEXT:   %[[W3_SLOT:.*]] = llvm.getelementptr inbounds %args[9]
+// LLVM-NEXT:   %w3_packed = llvm.load %[[W3_SLOT]]
+// LLVM-NEXT:   %[[OUT_SLOT:.*]] = llvm.getelementptr inbounds %args[1]
+// LLVM-NEXT:   %out0 = llvm.load %[[OUT_SLOT]]
 // LLVM-NEXT:   llvm.call @gemm_0(%h2, %w3_packed, %out0)
 // LLVM-NEXT:   llvm.call @free(%arena) : (!llvm.ptr) -> ()
 // LLVM-NEXT:   llvm.return
