@@ -21,9 +21,11 @@ def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
     (and those of every op inside it) added to `mapping`, name hints, properties, attributes and locations kept.
 
     Each op is made directly with its operands and results (`_bare_copy`), where xDSL's clone creates every op
-    through its constructor without operands, checks its defaults, and walks the copy again to set them. Regions of
-    one block are copied so (each value is defined before its uses there); an op with a region of several blocks,
-    which may branch between them and use a value of a later block, is cloned by xDSL."""
+    through its constructor without operands, checks its defaults, and walks the copy again to set them; the copies
+    are linked into their new block directly too (no copy can contain the block it is added to, which xDSL's
+    `add_op` checks by walking up from the block). Regions of one block are copied so (each value is defined before
+    its uses there); an op with a region of several blocks, which may branch between them and use a value of a
+    later block, is cloned by xDSL."""
     if any(len(region.blocks) > 1 for region in op.regions):
         return op.clone(mapping)
     new = _bare_copy(op, mapping)
@@ -37,8 +39,17 @@ def clone_op(op: Operation, mapping: dict[SSAValue, SSAValue]) -> Operation:
                 new_arg.name_hint = arg.name_hint
                 mapping[arg] = new_arg
             new_region.add_block(new_block)
+            previous = None
             for inner in block.ops:
-                new_block.add_op(clone_op(inner, mapping))
+                copy = clone_op(inner, mapping)
+                copy.parent = new_block
+                copy._prev_op = previous
+                if previous is None:
+                    new_block._first_op = copy
+                else:
+                    previous._next_op = copy
+                previous = copy
+            new_block._last_op = previous
     return new
 
 

@@ -1,6 +1,7 @@
 """`clone_op` (lowering/generic/clone.py) gives the IR xDSL's `clone` gives: a te.compute with a run-time size, a
 reduction and named indices, an op with a region of several blocks (cloned by xDSL's clone), an op with successors,
-and every function of a real model at each stage lowering copies IR in, down to the use lists of every value."""
+and every function of a real model at each stage lowering copies IR in, down to the use lists of every value and
+the links between the ops of every block."""
 
 from __future__ import annotations
 
@@ -93,6 +94,25 @@ def test_a_branch_keeps_its_successors_and_their_uses() -> None:
     assert [use.operation for use in target.uses] == [copy, branch]
 
 
+def _links(op: Operation) -> list[list[Operation]]:
+    """Per block inside `op`, its ops read backwards from `last_op` by `prev_op`, each checked to name the block as
+    its parent and the one before it as its `next_op` (what `add_op` sets, and printing never reads)."""
+    blocks = []
+    for inner in op.walk():
+        for region in inner.regions:
+            for block in region.blocks:
+                backwards, following = [], None
+                current = block.last_op
+                while current is not None:
+                    assert current.parent is block
+                    assert current.next_op is following
+                    backwards.append(current)
+                    following, current = current, current.prev_op
+                assert following is block.first_op
+                blocks.append(backwards[::-1])
+    return blocks
+
+
 def _uses(op: Operation) -> list[tuple[int, ...]]:
     """Per op inside `op` in walk order, how many uses each of its results and block arguments has."""
     counts = []
@@ -119,3 +139,4 @@ def test_every_function_of_a_lowered_model_clones_as_xdsl_clones_it(model: str, 
         expected, got = function.clone(), clone_op(function, {})
         assert str(got) == str(expected)
         assert _uses(got) == _uses(expected) == _uses(function)
+        assert [len(ops) for ops in _links(got)] == [len(ops) for ops in _links(expected)]
