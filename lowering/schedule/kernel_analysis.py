@@ -112,9 +112,11 @@ def unit_stride(target: loop.ForOp) -> bool:
     none at an index read from memory in `target` (a gather: each lane has its own) and none to bool (i1) memory,
     which LLVM packs into bits as vectors."""
     iv = target.induction_var
-    for access in walk_ops(target):
+    ops = walk_ops(target)
+    inside, loaded = set(ops), {}
+    for access in ops:
         if isinstance(access, memref.LoadOp | memref.StoreOp):
-            if is_bool_buffer(access.memref) or any(_read_in(index, target) for index in access.indices):
+            if is_bool_buffer(access.memref) or any(_read_in(index, inside, loaded) for index in access.indices):
                 return False
             strides = [(affine_form(index) or {}).get(iv, 0) for index in access.indices]
             strides = without_unit_tail(access.memref, strides)
@@ -124,12 +126,18 @@ def unit_stride(target: loop.ForOp) -> bool:
     return True
 
 
-def _read_in(value: SSAValue, target: loop.ForOp) -> bool:
-    """Whether `value` is computed from a value loaded from memory inside `target`."""
+def _read_in(value: SSAValue, inside: set[Operation], loaded: dict[SSAValue, bool]) -> bool:
+    """Whether `value` is computed from a value loaded from memory by one of the ops `inside` (a loop's); `loaded`
+    remembers the answer for each value asked (index expressions share their terms)."""
+    known = loaded.get(value)
+    if known is not None:
+        return known
     owner = value.owner
-    if not isinstance(owner, Operation) or not target.is_ancestor(owner):
-        return False
-    return isinstance(owner, memref.LoadOp) or any(_read_in(operand, target) for operand in owner.operands)
+    found = owner in inside and (
+        isinstance(owner, memref.LoadOp) or any(_read_in(operand, inside, loaded) for operand in owner.operands)
+    )
+    loaded[value] = found
+    return found
 
 
 def is_weight_at_every_call(module: ModuleOp, name: str, operand: int) -> bool:
