@@ -66,8 +66,8 @@ CODEGEN_STEPS = ("lower_to_scf", "translate", "optimize", "machine_code")
 class CompiledPartition:
     """One partition's object code and LLVM IR, and the seconds each step took: `lower_to_scf` (the passes
     from `loop-to-scf` on, up to the `scf` level, or to the llvm dialect where the pipeline does not end in
-    `LLVM_DIALECT_TAIL`), `translate` (to LLVM IR), `optimize` (LLVM's module passes), `machine_code` (instruction selection
-    to the object file)."""
+    `LLVM_DIALECT_TAIL`), `translate` (to LLVM IR), `optimize` (LLVM's module passes), `machine_code` (instruction
+    selection to the object file)."""
 
     object_code: bytes
     llvm_ir: str

@@ -187,7 +187,8 @@ class IndexCastLowering(RewritePattern):
     def match_and_rewrite(self, op: arith.IndexCastOp, rewriter: PatternRewriter) -> None:
         source = as_llvm(rewriter, op.input)
         target = llvm_type(op.result.type)
-        assert isinstance(source.type, IntegerType) and isinstance(target, IntegerType)
+        assert isinstance(source.type, IntegerType)
+        assert isinstance(target, IntegerType)
         if source.type.width.data < target.width.data:
             replace_lowered(rewriter, op, [llvm.SExtOp(source, target)])
         elif source.type.width.data > target.width.data:

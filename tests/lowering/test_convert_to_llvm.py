@@ -176,7 +176,7 @@ def test_unsupported_input_raises_a_diagnostic_naming_it(case: str) -> None:
 
 def test_translation_rejects_unlowered_ops() -> None:
     module = Parser(make_context(), "func.func @f() {\n  func.return\n}").parse_module()
-    with pytest.raises(LLVMTranslationException, match="func.func"):
+    with pytest.raises(LLVMTranslationException, match=r"func\.func"):
         translate_to_llvm_ir(module)
 
 

@@ -372,7 +372,8 @@ func.func @dot(%a: memref<1024xf32>, %b: memref<1024xf32>, %out: memref<f32>)
 def test_fastmath_reduction_vectorizes_with_host_features() -> None:
     jit = compile_mlir(REDUCTION)
     widths = {int(w) for w in re.findall(r"<(\d+) x float>", jit.optimized_ir())}
-    assert widths and max(widths) >= 8, f"expected AVX2-wide float vectors, got {widths}"
+    assert widths, "expected float vectors"
+    assert max(widths) >= 8, f"expected AVX2-wide float vectors, got {widths}"
     assert re.search(r"vfmadd\w*ps\s.*%[yz]mm", jit.asm()), "expected packed FMA on ymm/zmm"
     rng = np.random.default_rng(5)
     a, b = (rng.standard_normal(1024, dtype=np.float32) for _ in "ab")

@@ -64,7 +64,8 @@ def matmul_bn() -> onnx.ModelProto:
 
 def mlp() -> onnx.ModelProto:
     spec = importlib.util.spec_from_file_location("make_mlp", ROOT / "examples" / "make_mlp.py")
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.build_mlp()
