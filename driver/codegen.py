@@ -56,8 +56,8 @@ ENTRY_PARAMETER_COST = 1
 parameter of the entry, which the packed entry loads where it first needs it and its init function fills. Measured
 as the partitions' balance (codegen wall time, median of 3, against 5 per parameter, which balanced the entries that
 loaded every parameter up front): ResNet-50 0.82 -> 0.74 s, DenseNet-121 1.44 -> 1.02, Inception v2 1.57 -> 1.43,
-BERT 0.30 -> 0.26 (with `MIN_OPS_PER_PARTITION`), the 2-layer GPT-2 0.42 -> 0.55 (one attention kernel whose strided
-reads LLVM vectorises costs a hundred times its op count, and 5 happened to balance it)."""
+BERT 0.30 -> 0.26 (with `MIN_OPS_PER_PARTITION`), the 2-layer GPT-2 0.42 -> 0.55 until `GATHER_LOOP_COST` counted
+the one attention kernel that costs LLVM a hundred times its op count (which 5 per parameter had happened to offset)."""
 
 GATHER_LOOP_COST = 16
 """How many copies of its body an innermost loop with a run-time trip count counts (`op_count`) where the schedule

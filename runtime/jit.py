@@ -70,7 +70,7 @@ def seal_entries(module: llvm.ModuleRef) -> None:
             for instruction in block.instructions:
                 if instruction.opcode == "call":
                     callees.add(list(instruction.operands)[-1].name)
-    for name in callees - wrappers.keys():
+    for name in callees:
         if name in defined:
             defined[name].add_function_attribute("noinline")
 

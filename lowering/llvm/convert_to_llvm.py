@@ -205,19 +205,19 @@ def _read_arguments_from_array(
     block = body.blocks.first
     assert block is not None
     start = block.first_op
-    array = block.insert_arg(_PTR, 0)
+    array = block.insert_arg(_PTR, len(block.args))
     array.name_hint = "args"
     for before, arguments in reads.items():
         for argument in arguments:
-            slot = llvm.GEPOp(array, [argument.index - 1], _PTR, inbounds=True)
+            slot = llvm.GEPOp(array, [argument.index], _PTR, inbounds=True)
             pointer = llvm.LoadOp(slot, _PTR)
             cast = builtin.UnrealizedConversionCastOp.get([pointer.dereferenced_value], [argument.type])
             anchor = before if before is not None else start
             assert anchor is not None
             block.insert_ops_before([slot, pointer, cast], anchor)
             argument.replace_all_uses_with(cast.results[0])
-            parameters[cast.results[0]] = argument.index - 1
-    for argument in block.args[1:]:
+            parameters[cast.results[0]] = argument.index
+    for argument in block.args[:-1]:
         block.erase_arg(argument)
     return parameters
 

@@ -41,6 +41,7 @@ import re
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from xdsl.dialects import builtin, func, llvm
 from xdsl.dialects.builtin import (
@@ -229,7 +230,12 @@ def undef_text(type_text: str, element_text: str | None) -> str:
     return "<" + ", ".join([f"{element_text} undef"] * count) + ">"
 
 
-def function_header(emitter: ModuleEmitter, op: func.FuncOp, arg_names: list[str], form: str = "plain") -> str:
+def function_header(
+    emitter: ModuleEmitter,
+    op: func.FuncOp,
+    arg_names: list[str],
+    form: Literal["plain", "packed", "unpacked"] = "plain",
+) -> str:
     """The `define`/`declare` line of a lowered `func.func` (linkage, parameter attributes, `llvm_function_flags`,
     `vscale_range`); of an entry, `form` picks `packed` (`@<name>_packed(ptr)`, its body, with the flags) or
     `unpacked` (`@<name>` with its parameters, the wrapper)."""

@@ -113,7 +113,8 @@ def unit_stride(target: loop.ForOp) -> bool:
     which LLVM packs into bits as vectors."""
     iv = target.induction_var
     ops = walk_ops(target)
-    inside, loaded = set(ops), {}
+    inside = set(ops)
+    loaded: dict[SSAValue, bool] = {}
     for access in ops:
         if isinstance(access, memref.LoadOp | memref.StoreOp):
             if is_bool_buffer(access.memref) or any(_read_in(index, inside, loaded) for index in access.indices):
