@@ -218,8 +218,8 @@ class AllocOp(IRDLOperation):
     assembly_format = "$scope (` ` `[` $dynamic_sizes^ `]`)? attr-dict `:` type($result)"
 
     def __init__(self, memref_type: MemRefType, scope: str = "global", dynamic_sizes: Sequence[SSAValue] = ()):
-        super().__init__(
-            operands=[list(dynamic_sizes)], properties={"scope": StringAttr(scope)}, result_types=[memref_type]
+        Operation.__init__(  # as `create` builds it, like `ForOp`
+            self, operands=tuple(dynamic_sizes), properties={"scope": StringAttr(scope)}, result_types=(memref_type,)
         )
 
     def verify_(self) -> None:
@@ -264,7 +264,7 @@ class WeightOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, weight_name: str, memref_type: Attribute):
-        super().__init__(properties={"weight_name": StringAttr(weight_name)}, result_types=[memref_type])
+        Operation.__init__(self, properties={"weight_name": StringAttr(weight_name)}, result_types=(memref_type,))
 
 
 @irdl_op_definition
@@ -280,7 +280,9 @@ class PrecomputeOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, kernel: str, sources: Sequence[SSAValue], memref_type: MemRefType):
-        super().__init__(operands=[sources], properties={"kernel": SymbolRefAttr(kernel)}, result_types=[memref_type])
+        Operation.__init__(
+            self, operands=tuple(sources), properties={"kernel": SymbolRefAttr(kernel)}, result_types=(memref_type,)
+        )
 
     def verify_(self) -> None:
         for source in self.sources:

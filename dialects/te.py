@@ -19,6 +19,10 @@ A dimension may be a run-time extent (`docs/design/symbolic_shapes.md`): `?` in 
     %n = te.dim %x[0] : tensor<?x768xf32>
     %s = te.compute "row_sum" (%i) [%n] reduce sum (%k : 768) -> tensor<?xf32> { ... }
     %t = te.compute "col_sum" (%j) reduce sum (%k : ?) [%n] -> tensor<768xf32> { ... }
+
+`te.compute`, `te.read` and `te.yield` are built as `Operation.create` builds an op: the op IRDL's init gives for
+the same arguments (each has at most one variadic operand group, so no segment sizes), without its check of each
+argument against the definition, which took three quarters of building one (a model builds thousands).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Dialect, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -108,10 +112,11 @@ class ComputeOp(IRDLOperation):
         }
         if combiner is not None:
             properties["combiner"] = StringAttr(combiner)
-        super().__init__(
-            operands=[list(dynamic_sizes)],
-            result_types=[result_type],
-            regions=[body if isinstance(body, Region) else Region(body)],
+        Operation.__init__(  # as `create` builds it: see the module docstring
+            self,
+            operands=tuple(dynamic_sizes),
+            result_types=(result_type,),
+            regions=(body if isinstance(body, Region) else Region(body),),
             properties=properties,
         )
 
@@ -299,7 +304,7 @@ class ReadOp(IRDLOperation):
 
     def __init__(self, tensor: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(tensor.type, TensorType)
-        super().__init__(operands=[tensor, indices], result_types=[tensor.type.element_type])
+        Operation.__init__(self, operands=(tensor, *indices), result_types=(tensor.type.element_type,))
 
     def verify_(self) -> None:
         assert isinstance(self.tensor.type, TensorType)
@@ -360,7 +365,7 @@ class YieldOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
 
     def __init__(self, value: SSAValue):
-        super().__init__(operands=[value])
+        Operation.__init__(self, operands=(value,))
 
 
 @irdl_op_definition

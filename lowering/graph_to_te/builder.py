@@ -22,6 +22,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import te
 from minimlc.dialects.graph import tensor_type
+from minimlc.lowering.generic import built_ops
 from minimlc.lowering.graph_to_te.extents import (
     Extent,
     RunTimeDimensionError,
@@ -59,11 +60,11 @@ def build_compute(
 
 
 def f32_constant(value: float) -> SSAValue:
-    return arith.ConstantOp(_f32_attr(value, math.copysign(1.0, value))).result
+    return built_ops.constant(_f32_attr(value, math.copysign(1.0, value))).result
 
 
 def index_constant(value: int) -> SSAValue:
-    return arith.ConstantOp(_index_attr(value)).result
+    return built_ops.constant(_index_attr(value)).result
 
 
 @functools.lru_cache(maxsize=1024, typed=True)

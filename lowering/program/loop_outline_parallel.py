@@ -45,7 +45,7 @@ import functools
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, func, llvm
+from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
@@ -63,6 +63,7 @@ from xdsl.traits import SymbolOpInterface, SymbolTable
 
 from minimlc.dialects import loop
 from minimlc.lowering.abi import PARALLEL_FOR, POOL_ATTR
+from minimlc.lowering.generic import built_ops
 from minimlc.lowering.loop.analysis import band_tasks, nested_ops, parallel_band, walk_ops
 from minimlc.lowering.loop.extents import extents_of, needs_linear_index
 from minimlc.lowering.strategy.data_layout import llvm_type
@@ -200,14 +201,15 @@ def _body_function(
         entry.add_op(clone)
         replacements[op.results[0]] = clone.results[0]
     if packed:
-        context = llvm.LoadOp(ctx, _context_type(packed))
-        entry.add_op(context)
+        load = llvm.LoadOp(ctx, _context_type(packed))
+        entry.add_op(load)
+        context = load.dereferenced_value
     for field, value in enumerate(packed):
-        extract = llvm.ExtractValueOp(_field(field), context, llvm_type(value.type))
+        extract = built_ops.extract_value(_field(field), context, llvm_type(value.type))
         entry.add_op(extract)
         unpacked = extract.res
         if unpacked.type != value.type:
-            cast = builtin.UnrealizedConversionCastOp.get([unpacked], [value.type])
+            cast = built_ops.cast(unpacked, value.type)
             entry.add_op(cast)
             unpacked = cast.results[0]
         unpacked.name_hint = value.name_hint
@@ -333,10 +335,10 @@ def _pack_context(function: func.FuncOp, packed: list[SSAValue], call_site: Inse
     context: SSAValue = undef.res
     for field, value in enumerate(packed):
         if llvm_type(value.type) != value.type:
-            cast = builtin.UnrealizedConversionCastOp.get([value], [llvm_type(value.type)])
+            cast = built_ops.cast(value, llvm_type(value.type))
             ops.append(cast)
             value = cast.results[0]
-        insert = llvm.InsertValueOp(_field(field), context, value)
+        insert = built_ops.insert_value(_field(field), context, value)
         ops.append(insert)
         context = insert.res
     ops.append(llvm.StoreOp(context, ctx.res))

@@ -48,6 +48,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, te
+from minimlc.lowering.generic import built_ops
 from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.graph_to_te.builder import (
     Indices,
@@ -88,8 +89,8 @@ def _lookup(index: SSAValue, values: tuple[int | float, ...], as_float: bool) ->
     result = make(usual)
     for position, value in enumerate(values):
         if value != usual:
-            is_position = arith.CmpiOp(index, index_constant(position), "eq").result
-            result = arith.SelectOp(is_position, make(value), result).result
+            is_position = built_ops.cmpi(index, index_constant(position), "eq").result
+            result = built_ops.select(is_position, make(value), result).result
     return result
 
 

@@ -109,10 +109,10 @@ def _memref_of_tensor(tensor: TensorType) -> MemRefType:
 
 
 class _KernelTable:
-    """Kernel functions of one module, deduplicated by their structure (`structural_key`); a static kernel also by
-    its computes (`by_source`, `_source_key`), so that a repeated one is not lowered again (a ResNet-50 lowers 87
-    kernels for its 269 computes). Both keys: computes of different tags with one body (a TE user's `first` and
-    `second` ReLU) share a kernel by structure alone."""
+    """Kernel functions of one module, deduplicated: a static kernel by its computes before it is lowered
+    (`by_source`, `_source_key`: a ResNet-50 lowers 87 kernels for its 269 computes), a kernel over run-time extents
+    by its structure once lowered (`by_body`, `structural_key`). The tag only names a kernel, so computes of
+    different tags with one body (a TE user's `first` and `second` ReLU) share one."""
 
     def __init__(self, module: ModuleOp):
         self.module = module
@@ -120,12 +120,14 @@ class _KernelTable:
         self.by_source: dict[tuple[object, ...], str] = {}
         self.count = 0
 
-    def intern(self, tag: str, kernel: func.FuncOp) -> str:
-        """The name of the kernel structured as `kernel`: `kernel` itself, named and added, if it is the first (the
-        key is hashed once: its attributes do not keep their hashes)."""
-        fresh = f"{tag}_{self.count}"
-        name = self.by_body.setdefault(structural_key(kernel), fresh)
-        if name is fresh:
+    def intern(self, tag: str, kernel: func.FuncOp, source: tuple[object, ...] | None) -> str:
+        """The name of `kernel`, added as `<tag>_<n>` if it is new: a static kernel's computes' key `source` was
+        new, so is the kernel; a kernel over run-time extents (`source` None) may be one of its structure added
+        before (its key is hashed once: its attributes do not keep their hashes)."""
+        key = structural_key(kernel) if source is None else source
+        known = self.by_body if source is None else self.by_source
+        if (name := known.get(key)) is None:
+            known[key] = name = f"{tag}_{self.count}"
             self.count += 1
             kernel.sym_name = StringAttr(name)
             self.module.body.block.add_op(kernel)
@@ -140,10 +142,10 @@ class _FunctionState:
     index: IndexValues
     """The function's index values: run-time extents and what is computed from them."""
 
-    def call_kernel(self, tag: str, signature: KernelSignature) -> str:
-        name = self.kernels.intern(tag, signature.function)
+    def call_kernel(self, tag: str, signature: KernelSignature, source: tuple[object, ...] | None = None) -> None:
+        """Call the kernel `signature` built (`_KernelTable.intern`)."""
+        name = self.kernels.intern(tag, signature.function, source)
         self.builder.insert(func.CallOp(SymbolRefAttr(name), signature.operands, []))
-        return name
 
     def allocate(self, value: SSAValue) -> SSAValue:
         """A `loop.alloc "global"` for the te tensor `value`, sized by its run-time extents where it has `?`s."""
@@ -297,19 +299,18 @@ def _lower_stages(stages: Sequence[te.ComputeOp], state: _FunctionState, outputs
     names = [_loop_names(stage, taken) for stage in reversed(stages)][::-1]
     for stage, stage_names in zip(stages, names):
         _emit_loops(stage, signature.function.body.block, kernel, stage_names)
-    name = state.call_kernel(stages[-1].tag.data, signature)
-    if source is not None:
-        state.kernels.by_source[source] = name
+    state.call_kernel(stages[-1].tag.data, signature, source)
 
 
 def _source_key(stages: Sequence[te.ComputeOp], tensors: Sequence[SSAValue]) -> tuple[object, ...]:
-    """What a static kernel is lowered from: its tensors' types in parameter order and each stage's compute (its
-    reads keyed by tensor position, its index names, which name the loops; not its group number)."""
+    """What a static kernel is lowered from, all that its body depends on: its tensors' types in parameter order and
+    each stage's compute (its reads keyed by tensor position, its index names, which name the loops; not its tag,
+    which names only the kernel, nor its group number)."""
     return (
         tuple(tensor.type for tensor in tensors),
         *(
             (
-                structural_key(stage, tensors, ignored=(te.KERNEL_GROUP,)),
+                structural_key(stage, tensors, ignored=("tag", te.KERNEL_GROUP)),
                 tuple(arg.name_hint for arg in stage.body.block.args),
             )
             for stage in stages

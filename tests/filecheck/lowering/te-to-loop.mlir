@@ -246,3 +246,26 @@ func.func @row_sum_scale(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return
 // CHECK-NEXT: }
+
+// -----
+
+// The tag only names a kernel: computes of different tags with one body share the first one's kernel.
+func.func @tags_share(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = te.compute "first" (%i) -> tensor<4xf32> {
+    %v = te.read %x[%i] : tensor<4xf32>
+    %e = math.exp %v : f32
+    te.yield %e : f32
+  }
+  %b = te.compute "second" (%i) -> tensor<4xf32> {
+    %v = te.read %a[%i] : tensor<4xf32>
+    %e = math.exp %v : f32
+    te.yield %e : f32
+  }
+  func.return %a, %b : tensor<4xf32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func.func @tags_share(%x: memref<4xf32>, %out0: memref<4xf32>, %out1: memref<4xf32>)
+// CHECK-NEXT:    func.call @first_0(%x, %out0)
+// CHECK-NEXT:    func.call @first_0(%out0, %out1)
+// CHECK-NEXT:    func.return
+// CHECK-NOT:   func.func private @second
