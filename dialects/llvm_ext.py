@@ -1,10 +1,11 @@
 """LLVM instructions that xDSL's `llvm` dialect lacks, as the `llvmx` dialect.
 
 Each op mirrors the LLVM IR instruction of the same name; `minimlc.lowering.llvm.translate`
-emits them as such. Two ops are target instructions rather than LLVM ones: `llvmx.dot_u8s8`, the four-way byte
+emits them as such. Three ops are target instructions rather than LLVM ones: `llvmx.dot_u8s8`, the four-way byte
 dot product of x86 VNNI (`vpdpbusd`), and `llvmx.dot_bf16`, the two-way bfloat16 dot product of AVX512-BF16
 (`vdpbf16ps`) and AArch64's BF16 (`bfdot`), which `convert-to-llvm` lowers to the intrinsic where the target has it
-and to shifts and multiplies elsewhere.
+and to shifts and multiplies elsewhere; `llvmx.pack_bf16`, the words `llvmx.dot_bf16` takes, made by AVX512-BF16's
+conversion (`vcvtneps2bf16`) or by integer rounding elsewhere.
 """
 
 from __future__ import annotations
@@ -251,4 +252,36 @@ class DotBF16Op(IRDLOperation):
             raise VerifyException(f"{self.name}: words {words} and lanes {kind} differ in length")
 
 
-LLVMExt = Dialect("llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp, DotU8S8Op, DotBF16Op], [])
+@irdl_op_definition
+class PackBF16Op(IRDLOperation):
+    """Per 32-bit lane, the word of two float32 values rounded to nearest even as bfloat16, `low`'s in bits 0-15 and
+    `high`'s in bits 16-31, a NaN as a quiet NaN of its sign: the words `llvmx.dot_bf16` takes. On f32, or vectors of
+    f32 and of i32 of one length: `%w = llvmx.pack_bf16 %lo, %hi : vector<16xf32> -> vector<16xi32>`. x86's
+    conversion (`vcvtneps2bf16`) reads a denormal as zero, as `vdpbf16ps` then reads the word anyway."""
+
+    name = "llvmx.pack_bf16"
+
+    T: ClassVar = VarConstraint("T", EqAttrConstraint(f32) | VectorType.constr(EqAttrConstraint(f32)))
+    low = operand_def(T)
+    high = operand_def(T)
+    result = result_def(EqAttrConstraint(i32) | VectorType.constr(EqAttrConstraint(i32)))
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$low `,` $high attr-dict `:` type($low) `->` type($result)"
+
+    def __init__(self, low: SSAValue, high: SSAValue):
+        kind = low.type
+        words = VectorType(i32, kind.get_shape()) if isinstance(kind, VectorType) else i32
+        super().__init__(operands=[low, high], result_types=[words])
+
+    def verify_(self) -> None:
+        kind, words = self.low.type, self.result.type
+        lanes = kind.get_shape() if isinstance(kind, VectorType) else ()
+        if (words.get_shape() if isinstance(words, VectorType) else ()) != lanes:
+            raise VerifyException(f"{self.name}: words {words} and values {kind} differ in length")
+
+
+LLVMExt = Dialect(
+    "llvmx", [FPToSIOp, FPToUIOp, UIToFPOp, SelectOp, FCmpOp, CallIndirectOp, DotU8S8Op, DotBF16Op, PackBF16Op], []
+)

@@ -4,7 +4,7 @@
 The graph pass `graph-bf16-products` marks the float32 ops whose inner products run in bfloat16
 (`BF16_PRODUCTS_ATTR`); their te forms pair the reduction axis into words: element j (0 or 1) of word w is element
 `w + j * ceil(extent / 2)` (`pair_index`), so a vector of words reads two contiguous vectors. Each value is rounded
-to nearest even (NaN kept) where its word is built (`bf16_word`); accumulation stays float32.
+to nearest even (NaN kept) where its word is built (`bf16_word`: `llvmx.pack_bf16`); accumulation stays float32.
 
     %w = te.compute "matmul_bf16_rhs" ... { ... te.yield %word : i32 }   // lo: B[k, n], hi: B[k + K/2, n]
     %c = te.compute "matmul" ... { te.yield llvmx.dot_bf16 %zero, %a, %b : f32, i32 } sum
@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, bf16, f32, i16, i32
+from xdsl.dialects.builtin import DYNAMIC_INDEX, f32
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import graph, llvm_ext, te
@@ -39,20 +39,14 @@ from minimlc.lowering.graph_to_te.builder import (
 from minimlc.lowering.graph_to_te.builder import read as read_at
 from minimlc.lowering.graph_to_te.extents import Extent, Extents
 from minimlc.lowering.graph_to_te.nn import _affine  # pyright: ignore[reportPrivateUsage]
-from minimlc.lowering.graph_to_te.small_floats import from_f32
 
 __all__ = ["BF16_PRODUCTS_ATTR", "bf16_word", "gemm_form", "matmul_form", "pair_index"]
 
 
 def bf16_word(low: SSAValue, high: SSAValue) -> SSAValue:
-    """The i32 word of two float32 values rounded to bfloat16: `low`'s in bits 0-15, `high`'s in bits 16-31."""
-    low_bits = arith.ExtUIOp(_bf16_bits(low), i32).result
-    high_bits = arith.ShLIOp(arith.ExtUIOp(_bf16_bits(high), i32).result, constant(16, i32)).result
-    return arith.OrIOp(low_bits, high_bits).result
-
-
-def _bf16_bits(value: SSAValue) -> SSAValue:
-    return arith.BitcastOp(from_f32(value, bf16), i16).result
+    """The i32 word of two float32 values rounded to bfloat16: `low`'s in bits 0-15, `high`'s in bits 16-31
+    (`llvmx.pack_bf16`, which the LLVM lowerings give the target's conversion)."""
+    return llvm_ext.PackBF16Op(low, high).result
 
 
 def pair_index(word: SSAValue, j: int, extent: int) -> tuple[SSAValue, SSAValue | None]:

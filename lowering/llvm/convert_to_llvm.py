@@ -68,6 +68,7 @@ from minimlc.lowering.llvm.conversion import (
 )
 from minimlc.lowering.llvm.dot_bf16 import DotBF16Lowering, expand_bf16_dot_products
 from minimlc.lowering.llvm.dot_product import DotU8S8Lowering, expand_dot_products
+from minimlc.lowering.llvm.pack_bf16 import expand_bf16_packs
 from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
 from minimlc.lowering.strategy.data_layout import byte_size, llvm_type
 from minimlc.lowering.target import target_of
@@ -448,6 +449,7 @@ class ConvertToLlvmPass(ModulePass):
         target = target_of(op)
         expand_dot_products(op, target)
         expand_bf16_dot_products(op, target)
+        expand_bf16_packs(op, target)
         parameters: dict[SSAValue, int] = {}
         patterns: list[RewritePattern] = [
             FuncLowering(parameters),

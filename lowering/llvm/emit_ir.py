@@ -45,6 +45,7 @@ from typing import Literal
 
 from xdsl.dialects import builtin, func, llvm
 from xdsl.dialects.builtin import (
+    BFloat16Type,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -168,6 +169,8 @@ def _type_text(type: Attribute) -> str:
         return "double"
     if isinstance(type, Float16Type):
         return "half"
+    if isinstance(type, BFloat16Type):
+        return "bfloat"
     if isinstance(type, MemRefType | llvm.LLVMPointerType):
         space = getattr(type, "addr_space", None)
         if isinstance(space, builtin.IntAttr) and space.data:

@@ -8,6 +8,7 @@ are typed as llvmlite types them: an `alloca` of `float` is a `float*`, and what
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, builtin, cf, func, llvm, math, memref, vector
@@ -24,6 +25,7 @@ from minimlc.lowering.llvm.dot_pieces import emit_expanded, emit_joined, emit_sp
 from minimlc.lowering.llvm.dot_product import dot_intrinsic, dot_product_expansion, emit_dot_piece, intrinsic_lanes
 from minimlc.lowering.llvm.emit_ir import FunctionEmitter, Handler, Value, constant_text, global_name, undef_text
 from minimlc.lowering.llvm.emit_llvm_dialect import LLVM_HANDLERS, is_pointer
+from minimlc.lowering.llvm.pack_bf16 import converts_bf16, pack_bf16_expansion
 from minimlc.lowering.strategy.data_layout import byte_size, llvm_type
 from minimlc.lowering.strategy.vectorization import LIBM_FUNCTIONS
 
@@ -411,6 +413,13 @@ def _dot_bf16(fe: FunctionEmitter, op: Operation) -> None:
     fe.values[op.result] = emit_bf16_dot(fe, op, _call_intrinsic, _emit)
 
 
+def _pack_bf16(fe: FunctionEmitter, op: Operation) -> None:
+    """`pack_bf16.expand_bf16_packs`: the target's conversion (`fptrunc`) or integer rounding."""
+    assert isinstance(op, llvm_ext.PackBF16Op)
+    expansion = functools.partial(pack_bf16_expansion, hardware=converts_bf16(fe.module.target))
+    fe.values[op.result] = emit_expanded(fe, op, expansion, _emit)
+
+
 def _emit(fe: FunctionEmitter, op: Operation) -> None:
     HANDLERS[type(op)](fe, op)
 
@@ -466,6 +475,7 @@ HANDLERS: dict[type[Operation], Handler] = {
     llvm_ext.SelectOp: _select,
     llvm_ext.DotU8S8Op: _dot_u8s8,
     llvm_ext.DotBF16Op: _dot_bf16,
+    llvm_ext.PackBF16Op: _pack_bf16,
     llvm.ConstantOp: _constant,
     llvm.StoreOp: _llvm_store,
     llvm.FRemOp: _binary("frem", _fastmath),  # graph-to-te's fmod: arith has no remf

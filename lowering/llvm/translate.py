@@ -186,8 +186,10 @@ def _convert_op(op: Operation, builder: ir.IRBuilder, val_map: _ValueMap, block_
             callee = instructions.CastInstr(builder.block, "bitcast", val_map[op.callee], ir.PointerType(function_type))
             builder._insert(callee)  # pyright: ignore[reportPrivateUsage]
             val_map[op.result] = builder.call(callee, args)
-        case llvm.BitcastOp() if _is_bfloat16_vector(op.result.type):
-            val_map[op.result] = builder.bitcast(val_map[op.arg], _bfloat16_vector(op.result.type))
+        case llvm.BitcastOp() if _has_bfloat16(op.result.type):
+            val_map[op.result] = builder.bitcast(val_map[op.arg], _bfloat16_type(op.result.type))
+        case llvm.FPTruncOp() if _has_bfloat16(op.result.type):
+            val_map[op.result] = builder.fptrunc(val_map[op.arg], _bfloat16_type(op.result.type))
         case llvm_ext.SelectOp():
             val_map[op.result] = builder.select(val_map[op.cond], val_map[op.lhs], val_map[op.rhs])
         case _ if (cast := _LLVMX_CASTS.get(type(op))) is not None:
@@ -204,7 +206,8 @@ def _convert_op(op: Operation, builder: ir.IRBuilder, val_map: _ValueMap, block_
 
 
 class _BFloat16(ir.Type):
-    """LLVM's `bfloat`, which llvmlite.ir lacks (`llvm.dot_bf16`'s operands are vectors of it)."""
+    """LLVM's `bfloat`, which llvmlite.ir lacks (`llvm.dot_bf16`'s operands are vectors of it, `llvmx.pack_bf16`'s
+    conversion gives it)."""
 
     def _to_string(self) -> str:
         return "bfloat"
@@ -216,12 +219,16 @@ class _BFloat16(ir.Type):
         return hash("bfloat")
 
 
-def _is_bfloat16_vector(type: Attribute) -> bool:
-    return isinstance(type, VectorType) and isinstance(type.element_type, BFloat16Type)
+def _has_bfloat16(type: Attribute) -> bool:
+    """Whether `type` is bfloat16 or a vector of it."""
+    element = type.element_type if isinstance(type, VectorType) else type
+    return isinstance(element, BFloat16Type)
 
 
-def _bfloat16_vector(type: Attribute) -> ir.VectorType:
-    assert isinstance(type, VectorType)
+def _bfloat16_type(type: Attribute) -> ir.Type:
+    """llvmlite's type for bfloat16 or a vector of it."""
+    if not isinstance(type, VectorType):
+        return _BFloat16()
     (lanes,) = type.get_shape()
     return ir.VectorType(_BFloat16(), lanes)
 

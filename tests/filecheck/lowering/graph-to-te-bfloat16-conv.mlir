@@ -23,9 +23,8 @@ func.func @odd_channels(%x: tensor<1x3x6x6xf32>, %b: tensor<16xf32>) -> tensor<1
 // CHECK-NEXT:    %[[CLAMPED:[0-9]+]] = arith.minsi %[[C2]], %[[LAST]] : index
 // CHECK-NEXT:    %[[HIGH:[0-9]+]] = te.read %w[%[[F]], %[[CLAMPED]], %[[KH]], %[[KW]]] : tensor<16x3x3x3xf32>
 // CHECK-NEXT:    %[[ZERO:[0-9]+]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:    %{{[0-9]+}} = arith.select %[[INSIDE]], %[[HIGH]], %[[ZERO]] : f32
-// CHECK:         %[[SHIFTED:[0-9]+]] = arith.shli %{{[0-9]+}}, %{{[0-9]+}} : i32
-// CHECK-NEXT:    %[[WORD:[0-9]+]] = arith.ori %{{[0-9]+}}, %[[SHIFTED]] : i32
+// CHECK-NEXT:    %[[HIGH_OR_ZERO:[0-9]+]] = arith.select %[[INSIDE]], %[[HIGH]], %[[ZERO]] : f32
+// CHECK-NEXT:    %[[WORD:[0-9]+]] = llvmx.pack_bf16 %[[LO]], %[[HIGH_OR_ZERO]] : f32 -> i32
 // CHECK-NEXT:    te.yield %[[WORD]] : i32
 // CHECK:       %[[X:.*]] = te.compute "conv_bf16_input" (%[[N:[0-9]+]], %[[H:[0-9]+]], %[[V:[0-9]+]], %[[XC:[0-9]+]]) -> tensor<1x7x7x2xi32> {
 // CHECK-NEXT:    %[[ONE:[0-9]+]] = arith.constant 1 : index

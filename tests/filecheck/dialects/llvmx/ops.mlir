@@ -30,3 +30,13 @@ func.func @dot_bf16(%acc: vector<16xf32>, %a: vector<16xi32>, %b: vector<16xi32>
 // CHECK:      %r = llvmx.dot_bf16 %acc, %a, %b : vector<16xf32>, vector<16xi32>
 // CHECK-NEXT: %t = llvmx.dot_bf16 %s, %w, %w : f32, i32
 // CHECK-NEXT: func.return %r : vector<16xf32>
+
+func.func @pack_bf16(%lo: vector<16xf32>, %hi: vector<16xf32>, %s: f32) -> vector<16xi32> {
+  %w = llvmx.pack_bf16 %lo, %hi : vector<16xf32> -> vector<16xi32>
+  %t = llvmx.pack_bf16 %s, %s : f32 -> i32
+  func.return %w : vector<16xi32>
+}
+
+// CHECK:      %w = llvmx.pack_bf16 %lo, %hi : vector<16xf32> -> vector<16xi32>
+// CHECK-NEXT: %t = llvmx.pack_bf16 %s, %s : f32 -> i32
+// CHECK-NEXT: func.return %w : vector<16xi32>

@@ -24,9 +24,8 @@ func.func @main(%x: tensor<2x3x7xf32>, %a: tensor<7x5xf32>, %b: tensor<7x16xf32>
 // CHECK-NEXT:   %[[SEVEN:.*]] = arith.constant 7 : index
 // CHECK-NEXT:   %[[INSIDE:.*]] = arith.cmpi slt, %[[HIGH]], %[[SEVEN]] : index
 // CHECK:        arith.minsi %[[HIGH]]
-// CHECK:        arith.select %[[INSIDE]], %{{.*}}, %{{.*}} : f32
-// CHECK:        arith.shli %{{.*}}, %{{.*}} : i32
-// CHECK-NEXT:   %[[WORD:.*]] = arith.ori %{{.*}}, %{{.*}} : i32
+// CHECK:        %[[HIGH_OR_ZERO:.*]] = arith.select %[[INSIDE]], %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:   %[[WORD:.*]] = llvmx.pack_bf16 %{{.*}}, %[[HIGH_OR_ZERO]] : f32 -> i32
 // CHECK-NEXT:   te.yield %[[WORD]] : i32
 // CHECK:      %[[RHS:.*]] = te.compute "matmul_bf16_rhs" (%[[K:.*]], %[[N:.*]]) -> tensor<4x16xi32> {
 // CHECK-NEXT:   te.read %w[%[[K]], %[[N]]] : tensor<7x16xf32>
