@@ -1,7 +1,7 @@
 """`graph-bf16-products`: run the inner products of float32 MatMul, Gemm and Conv (group 1) in bfloat16.
 
-Marks each such op with the unit attribute `BF16_PRODUCTS_ATTR` (a MatMul or Gemm only where its B is computed from
-weights alone: `takes_bf16_products`); graph-to-te then gives it the bfloat16 form (`graph_to_te/bfloat16.py`:
+Marks each such op with the unit attribute `BF16_PRODUCTS_ATTR` (a Gemm only where its B is computed from weights
+alone: `takes_bf16_products`); graph-to-te then gives it the bfloat16 form (`graph_to_te/bfloat16.py`:
 operands rounded to bfloat16 in pairs, `llvmx.dot_bf16` summing into float32) where it has one for the op's shapes,
 and the float32 form elsewhere. Everything else stays float32. The mark is part of the op's signature, so that
 graph-to-te's clones of a repeated op (`graph_to_te/repeated.py`) take the same form.
@@ -32,13 +32,13 @@ BF16_PRODUCTS_ATTR = "minimlc.bf16_products"
 
 
 def takes_bf16_products(op: Operation) -> bool:
-    """Whether `op`'s products may run in bfloat16: a group-1 Conv, or a MatMul or Gemm whose B is computed from
-    weights alone (its bfloat16 words then are, once, at load time; attention's MatMuls of two activations stay
-    float32)."""
+    """Whether `op`'s products may run in bfloat16: a group-1 Conv, a MatMul (B's bfloat16 words are computed once, at
+    load time, where B is computed from weights alone, else per run: attention's MatMuls of two activations), or a
+    Gemm whose B is computed from weights alone (the three ops are float32 only)."""
     if isinstance(op, graph.ConvOp):
         return op.group.value.data == 1
     if isinstance(op, graph.MatMulOp):
-        return is_weight_derived(op.rhs)
+        return True
     return isinstance(op, graph.GemmOp) and is_weight_derived(op.b)
 
 

@@ -9,13 +9,13 @@ to nearest even (NaN kept) where its word is built (`bf16_word`: `llvmx.pack_bf1
     %w = te.compute "matmul_bf16_rhs" ... { ... te.yield %word : i32 }   // lo: B[k, n], hi: B[k + K/2, n]
     %c = te.compute "matmul" ... { te.yield llvmx.dot_bf16 %zero, %a, %b : f32, i32 } sum
 
-A marked MatMul (A of rank >= 2, B a 2-D matrix) and a marked Gemm (any transposes, alpha, beta, bias) take the
-form (`matmul_form`, `gemm_form`); the pass marks them where B is computed from weights alone. A's words
-"matmul_bf16_lhs" (..., M, ceil(K/2)) are computed per run, B's words "matmul_bf16_rhs" (ceil(K/2), N) from weights
-alone, so once at load time (`loop-hoist-constants`), and "matmul" sums `llvmx.dot_bf16(0.0, a, b)` over the words
-in float32 (Gemm's "gemm_bf16_lhs", "gemm_bf16_rhs", "gemm", then "gemm_bias": `alpha * sum + beta * C`).
-A MatMul of two activations (attention's: unmarked), a vector A or B, and run-time K or N stay float32. Past K
-both sides' words hold 0.
+A marked MatMul (A of rank >= 2, B a matrix or of A's batch axes) and a marked Gemm (any transposes, alpha, beta, bias;
+the pass marks it where B is computed from weights alone) take the form (`matmul_form`, `gemm_form`). A's words
+"matmul_bf16_lhs" (..., M, ceil(K/2)) are computed per run, B's words "matmul_bf16_rhs" (B's batch..., ceil(K/2), N)
+once at load time where B is computed from weights alone (`loop-hoist-constants`), per run where it is an activation
+(attention's scores and context), and "matmul" sums `llvmx.dot_bf16(0.0, a, b)` over the words in float32 (Gemm's
+"gemm_bf16_lhs", "gemm_bf16_rhs", "gemm", then "gemm_bias": `alpha * sum + beta * C`). A vector A or B, a broadcast B
+batch, and run-time K, N or B batch axes stay float32. Past K both sides' words hold 0.
 """
 
 from __future__ import annotations
@@ -61,24 +61,26 @@ def pair_index(word: SSAValue, j: int, extent: int) -> tuple[SSAValue, SSAValue 
     return arith.MinSIOp(index, index_constant(extent - 1)).result, inside
 
 
-Reader = Callable[[SSAValue, SSAValue], SSAValue]
-"""`(k, other)` -> the float32 element of an operand at depth `k` and its row or column `other`."""
+Reader = Callable[[Indices, SSAValue, SSAValue], SSAValue]
+"""`(batch, k, n)` -> the float32 element of B at batch indices `batch`, depth `k` and column `n`."""
 
 
 def matmul_form(op: graph.MatMulOp) -> list[te.ComputeOp] | None:
     """The bfloat16 form of a marked MatMul (see the module docstring), or None where it stays float32."""
     lhs, rhs = graph.shape_of(op.lhs), graph.shape_of(op.rhs)
-    if BF16_PRODUCTS_ATTR not in op.attributes or len(lhs) < 2 or len(rhs) != 2 or DYNAMIC_INDEX in rhs:
+    if BF16_PRODUCTS_ATTR not in op.attributes or len(lhs) < 2 or len(rhs) < 2 or DYNAMIC_INDEX in rhs:
         return None
+    if len(rhs) > 2 and list(rhs[:-2]) != list(lhs[:-2]):
+        return None  # B's batch must be A's: the bf16 GEMM rule tiles no broadcast B
     extents = Extents(op)
     outer = [extents.at(op.lhs, axis) for axis in range(len(lhs) - 1)]
-    depth, columns = rhs
+    *batch, depth, columns = rhs
 
     def a(k: SSAValue, outer_indices: Indices) -> SSAValue:
         return read_at(op.lhs, [*outer_indices, k])
 
     left = _words("matmul_bf16_lhs", outer, depth, a)
-    right = _rhs_words("matmul_bf16_rhs", depth, columns, lambda k, n: read_at(op.rhs, [k, n]))
+    right = _rhs_words("matmul_bf16_rhs", batch, depth, columns, lambda b, k, n: read_at(op.rhs, [*b, k, n]))
     return [left, right, _dot_sum("matmul", left, right, [*outer, columns], depth)]
 
 
@@ -91,7 +93,9 @@ def gemm_form(op: graph.GemmOp) -> list[te.ComputeOp] | None:
     depth, columns = (b[1], b[0]) if op.trans_b else b
     rows = extents.at(op.a, 1 if op.trans_a else 0)
     left = _words("gemm_bf16_lhs", [rows], depth, lambda k, i: read_at(op.a, [k, *i] if op.trans_a else [*i, k]))
-    right = _rhs_words("gemm_bf16_rhs", depth, columns, lambda k, n: read_at(op.b, [n, k] if op.trans_b else [k, n]))
+    right = _rhs_words(
+        "gemm_bf16_rhs", [], depth, columns, lambda _, k, n: read_at(op.b, [n, k] if op.trans_b else [k, n])
+    )
     shape = [rows, columns]
     gemm = _dot_sum("gemm", left, right, shape, depth)
     alpha, beta, bias = op.alpha.value.data, op.beta.value.data, op.c
@@ -118,14 +122,15 @@ def _words(tag: str, outer: list[Extent], depth: int, element: Callable[[SSAValu
     return build_compute(tag, (*outer, -(-depth // 2)), body)
 
 
-def _rhs_words(tag: str, depth: int, columns: int, element: Reader) -> te.ComputeOp:
-    """B's words (ceil(depth / 2), columns): `element(k, n)` paired along k (0 past the depth)."""
+def _rhs_words(tag: str, batch: list[int], depth: int, columns: int, element: Reader) -> te.ComputeOp:
+    """B's words (batch..., ceil(depth / 2), columns): `element(batch_indices, k, n)` paired along k (0 past the
+    depth)."""
 
     def body(indices: Indices) -> SSAValue:
-        word, column = indices
-        return bf16_word(*(_paired(word, j, depth, lambda k: element(k, column)) for j in (0, 1)))
+        *batch_indices, word, column = indices
+        return bf16_word(*(_paired(word, j, depth, lambda k: element(batch_indices, k, column)) for j in (0, 1)))
 
-    return build_compute(tag, (-(-depth // 2), columns), body)
+    return build_compute(tag, (*batch, -(-depth // 2), columns), body)
 
 
 def _paired(word: SSAValue, j: int, depth: int, element: Callable[[SSAValue], SSAValue]) -> SSAValue:
@@ -138,9 +143,12 @@ def _paired(word: SSAValue, j: int, depth: int, element: Callable[[SSAValue], SS
 def _dot_sum(tag: str, left: te.ComputeOp, right: te.ComputeOp, shape: list[Extent], depth: int) -> te.ComputeOp:
     """The float32 sum over words of `llvmx.dot_bf16(0.0, left[..., w], right[w, n])`."""
 
+    batched = len(graph.shape_of(right.result)) > 2  # B's batch axes are A's
+
     def product(indices: Indices) -> SSAValue:
         *outer, column, word = indices
-        a, b = read_at(left.result, [*outer, word]), read_at(right.result, [word, column])
+        b_batch = outer[:-1] if batched else []
+        a, b = read_at(left.result, [*outer, word]), read_at(right.result, [*b_batch, word, column])
         return llvm_ext.DotBF16Op(constant(0.0, f32), a, b).result
 
     return build_compute(tag, shape, product, (-(-depth // 2),), "sum")

@@ -62,6 +62,16 @@ def deep_matmul_model(rng: np.random.Generator) -> Case:
     return matmul_model(rng, (5, 601), 24)
 
 
+def attention_model(rng: np.random.Generator) -> Case:
+    """A MatMul of two activations, as attention's: per batch (2) and head (3), 5 queries by a 37-deep key matrix
+    of 20 columns; both are feeds, so both sides' words are computed per run."""
+    q = rng.standard_normal((2, 3, 5, 37)).astype(np.float32)
+    k = rng.standard_normal((2, 3, 37, 20)).astype(np.float32)
+    model = _model(helper.make_node("MatMul", ["q", "k"], ["y"]), {"q": q, "k": k}, {}, [2, 3, 5, 20])
+    rounded = bf16_rounded(q).astype(np.float64) @ bf16_rounded(k)
+    return model, {"q": q, "k": k}, rounded, q.astype(np.float64) @ k
+
+
 def gemm_model(rng: np.random.Generator) -> Case:
     """A Gemm with both transposes, alpha, beta and a bias (odd depth 21), its feed, and the float64 results of the
     rounded and the unrounded operands."""
@@ -119,15 +129,33 @@ def run_bf16_build(
     return [np.array(chunk.split()[2:], dtype=np.float64) for chunk in result.stdout.split("output ")[1:]]
 
 
+BUILD_NAMES = {"matmul": matmul_model, "deep": deep_matmul_model, "attention": attention_model, "gemm": gemm_model}
+BUILDS = list(BUILD_NAMES.values())
+
+
 @needs_qemu
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("build", [matmul_model, deep_matmul_model, gemm_model], ids=["matmul", "deep", "gemm"])
+@pytest.mark.parametrize("build", BUILDS, ids=list(BUILD_NAMES))
 def test_bf16_build_runs_under_qemu_as_the_rounded_product(
     build: object, target: str, opt_level: int, tmp_path: Path
 ) -> None:
     assert callable(build)
     model, feeds, rounded, exact = build(np.random.default_rng(7))
     (output,) = run_bf16_build(model, feeds, target, opt_level, tmp_path)
+    _assert_the_rounded_product(output, rounded, exact)
+
+
+@pytest.mark.skipif(not target_from_name("host").dot_bf16_bits, reason="this host has no bfloat16 dot product")
+@pytest.mark.parametrize("build", BUILDS, ids=list(BUILD_NAMES))
+def test_bf16_session_on_this_host_is_the_rounded_product(build: object, opt_level: int) -> None:
+    """The same on this host (x86 with AVX512-BF16: `vcvtneps2bf16` words, `vdpbf16ps` sums), in process."""
+    assert callable(build)
+    model, feeds, rounded, exact = build(np.random.default_rng(7))
+    (output,) = InferenceSession(model, precision="bf16", opt_level=opt_level).run(None, feeds)
+    _assert_the_rounded_product(output.astype(np.float64).ravel(), rounded, exact)
+
+
+def _assert_the_rounded_product(output: np.ndarray, rounded: np.ndarray, exact: np.ndarray) -> None:
     peak = np.abs(rounded).max()
     assert np.abs(output - rounded.ravel()).max() / peak <= TOLERANCE
     assert np.abs(output - exact.ravel()).max() / peak > 1e-4  # the operands were rounded to bfloat16

@@ -4,7 +4,7 @@
 // high half past the depth (a select of 0.0: `pair_index`'s bound); A's words "matmul_bf16_lhs" (batch, rows, 4)
 // and B's "matmul_bf16_rhs" (4, columns) are i32, and "matmul" sums `llvmx.dot_bf16` from 0.0 over the words.
 // A Gemm with both transposes reads A and B transposed and keeps alpha and beta*C in "gemm_bias". Unmarked MatMuls
-// (the pass leaves a MatMul of two activations unmarked) stay float32 products (`arith.mulf`), the one of the same
+// (the pass leaves none unmarked; a user's pass list may) stay float32 products (`arith.mulf`), the one of the same
 // signature as the marked one too (graph-to-te clones repeated ops: the mark is part of the signature).
 func.func @main(%x: tensor<2x3x7xf32>, %a: tensor<7x5xf32>, %b: tensor<7x16xf32>) -> (tensor<2x3x16xf32>, tensor<5x16xf32>, tensor<2x3x16xf32>, tensor<2x3x16xf32>) {
   %w = graph.weight "w" : tensor<7x16xf32>
@@ -60,3 +60,26 @@ func.func @main(%x: tensor<2x3x7xf32>, %a: tensor<7x5xf32>, %b: tensor<7x16xf32>
 // CHECK:        te.read %w
 // CHECK-NEXT:   arith.mulf
 // CHECK-NOT:  llvmx.dot_bf16
+
+// A MatMul of two activations (attention's scores: queries by keys, per batch and head) takes the form too: B's
+// words "matmul_bf16_rhs" keep B's batch axes (computed per run: B is no weight), and "matmul" reads them at A's batch
+// indices. A B batch broadcast against A's (1 against 2) stays float32.
+func.func @batched(%q: tensor<2x3x5x7xf32>, %k: tensor<2x3x7x4xf32>, %s: tensor<1x3x7x4xf32>) -> (tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>) {
+  %t = graph.matmul %q, %k {minimlc.bf16_products} : (tensor<2x3x5x7xf32>, tensor<2x3x7x4xf32>) -> tensor<2x3x5x4xf32>
+  %u = graph.matmul %q, %s {minimlc.bf16_products} : (tensor<2x3x5x7xf32>, tensor<1x3x7x4xf32>) -> tensor<2x3x5x4xf32>
+  func.return %t, %u : tensor<2x3x5x4xf32>, tensor<2x3x5x4xf32>
+}
+
+// CHECK-LABEL: func.func @batched
+// CHECK:       %[[LHS:.*]] = te.compute "matmul_bf16_lhs" ({{.*}}) -> tensor<2x3x5x4xi32> {
+// CHECK:         llvmx.pack_bf16
+// CHECK:       %[[RHS:.*]] = te.compute "matmul_bf16_rhs" (%[[B:[0-9]+]], %[[H:[0-9]+]], %[[W:[0-9]+]], %[[N:[0-9]+]]) -> tensor<2x3x4x4xi32> {
+// CHECK-NEXT:    te.read %k[%[[B]], %[[H]], %[[W]], %[[N]]] : tensor<2x3x7x4xf32>
+// CHECK:         llvmx.pack_bf16
+// CHECK:       te.compute "matmul" (%[[I:[0-9]+]], %[[J:[0-9]+]], %[[R:[0-9]+]], %[[C:[0-9]+]]) reduce sum (%[[S:[0-9]+]] : 4) -> tensor<2x3x5x4xf32> {
+// CHECK-NEXT:    %[[A:[0-9]+]] = te.read %[[LHS]][%[[I]], %[[J]], %[[R]], %[[S]]] : tensor<2x3x5x4xi32>
+// CHECK-NEXT:    %[[BW:[0-9]+]] = te.read %[[RHS]][%[[I]], %[[J]], %[[S]], %[[C]]] : tensor<2x3x4x4xi32>
+// CHECK:         llvmx.dot_bf16 %{{[0-9]+}}, %[[A]], %[[BW]] : f32, i32
+// CHECK:       te.compute "matmul" ({{.*}}) reduce sum ({{.*}} : 7) -> tensor<2x3x5x4xf32> {
+// CHECK-NOT:     llvmx
+// CHECK:         arith.mulf
