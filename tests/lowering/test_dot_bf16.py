@@ -14,13 +14,13 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+from llvm_paths import both_llvm_ir
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.lowering.llvm.emit_ir import canonical_llvm_ir, emit_llvm_ir
-from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.pipeline import make_context, run_passes
-from minimlc.lowering.target import initialize_llvm, set_target, target_from_name, target_machine
+from minimlc.lowering.llvm.emit_ir import canonical_llvm_ir
+from minimlc.lowering.pipeline import make_context
+from minimlc.lowering.target import initialize_llvm, target_from_name, target_machine
 from minimlc.runtime.jit import JitModule
 
 LANES = 8
@@ -56,11 +56,7 @@ FORMS = {
 
 def _llvm_ir(target: str) -> tuple[str, str]:
     """(the pass path's LLVM IR, the direct emitter's) of `KERNEL` built for `target`."""
-    module = Parser(make_context(), KERNEL).parse_module()
-    set_target(module, target)
-    direct = emit_llvm_ir(module)
-    run_passes(module, ["convert-to-llvm", "reconcile-unrealized-casts"])
-    return translate_to_llvm_ir(module), direct
+    return both_llvm_ir(KERNEL, target)
 
 
 @pytest.mark.parametrize("target", FORMS)

@@ -12,13 +12,13 @@ import re
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+from llvm_paths import both_llvm_ir
 from xdsl.parser import Parser
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.lowering.llvm.emit_ir import canonical_llvm_ir, emit_llvm_ir
-from minimlc.lowering.llvm.translate import translate_to_llvm_ir
-from minimlc.lowering.pipeline import make_context, run_passes
-from minimlc.lowering.target import initialize_llvm, set_target, target_from_name, target_machine
+from minimlc.lowering.llvm.emit_ir import canonical_llvm_ir
+from minimlc.lowering.pipeline import make_context
+from minimlc.lowering.target import initialize_llvm, target_from_name, target_machine
 from minimlc.runtime.jit import JitModule
 
 LANES = 8
@@ -53,11 +53,7 @@ CONVERTS = {"znver4": True, "sapphirerapids": True, "znver3": False, "aarch64-li
 
 def _llvm_ir(target: str) -> tuple[str, str]:
     """(the pass path's LLVM IR, the direct emitter's) of `KERNEL` built for `target`."""
-    module = Parser(make_context(), KERNEL).parse_module()
-    set_target(module, target)
-    direct = emit_llvm_ir(module)
-    run_passes(module, ["convert-to-llvm", "reconcile-unrealized-casts"])
-    return translate_to_llvm_ir(module), direct
+    return both_llvm_ir(KERNEL, target)
 
 
 @pytest.mark.parametrize("target", CONVERTS)
@@ -92,8 +88,12 @@ def _values(count: int) -> np.ndarray:
     both signs, one whose low bits would round it to infinity), infinities, zeros, the largest float (rounding to
     infinity) and float32 denormals."""
     special = np.array(
-        [0x3F808000, 0x3F818000, 0x3F80_7FFF, 0x3F80_8001, 0x7FC00000, 0xFFC00001, 0x7F800001, 0x7F80FFFF, 0xFF800001]
-        + [0x7F800000, 0xFF800000, 0x00000000, 0x80000000, 0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x807FFFFF, 0x00408000],
+        [
+            *(0x3F808000, 0x3F818000, 0x3F807FFF, 0x3F808001),  # ties to even (down, up), either side of a tie
+            *(0x7FC00000, 0xFFC00001, 0x7F800001, 0x7F80FFFF, 0xFF800001),  # NaNs
+            *(0x7F800000, 0xFF800000, 0x00000000, 0x80000000, 0x7F7FFFFF, 0xFF7FFFFF),  # infinities, zeros, largest
+            *(0x00000001, 0x807FFFFF, 0x00408000),  # denormals
+        ],
         dtype=np.uint32,
     ).view(np.float32)
     rng = np.random.default_rng(0)
