@@ -70,7 +70,7 @@ def matmul_form(op: graph.MatMulOp) -> list[te.ComputeOp] | None:
     lhs, rhs = graph.shape_of(op.lhs), graph.shape_of(op.rhs)
     if BF16_PRODUCTS_ATTR not in op.attributes or len(lhs) < 2 or len(rhs) < 2 or DYNAMIC_INDEX in rhs:
         return None
-    if len(rhs) > 2 and list(rhs[:-2]) != list(lhs[:-2]):
+    if len(rhs) > 2 and rhs[:-2] != lhs[:-2]:
         return None  # B's batch must be A's: the bf16 GEMM rule tiles no broadcast B
     extents = Extents(op)
     outer = [extents.at(op.lhs, axis) for axis in range(len(lhs) - 1)]

@@ -99,10 +99,11 @@ class FuncLowering(RewritePattern):
         private = op.sym_visibility is not None and op.sym_visibility.data == "private"
         linkage = "internal" if defined and private else "external"
         entry = ENTRY_ATTR in op.attributes and defined
+        reads: dict[Operation | None, list[BlockArgument]] = {}
+        names: list[str | None] = []
         if entry:
             check_entry_signature(op)
-        reads = packed_reads(op) if entry else {}
-        names = [argument.name_hint for argument in op.args] if entry else []
+            reads, names = packed_reads(op), [argument.name_hint for argument in op.args]
         body = rewriter.move_region_contents_to_new_regions(op.body)
         if entry:
             self.parameters.update(_read_arguments_from_array(body, reads))
@@ -115,8 +116,8 @@ class FuncLowering(RewritePattern):
         if flags := llvm_function_flags(op.attributes):
             props["passthrough"] = ArrayAttr([StringAttr(flag) for flag in flags])
         extra = {k: v for k, v in op.attributes.items() if k.startswith("minimlc.")}
+        function_type = llvm.LLVMFunctionType(inputs, output)
         if not entry:
-            function_type = llvm.LLVMFunctionType(inputs, output)
             new_func = llvm.FuncOp(
                 op.sym_name, function_type, llvm.LinkageAttr(linkage), body=body, other_props=props, extra_attrs=extra
             )
@@ -130,10 +131,9 @@ class FuncLowering(RewritePattern):
             other_props=props,
             extra_attrs=extra,
         )
-        unpacked_type = llvm.LLVMFunctionType(inputs, output)
         unpacked = llvm.FuncOp(
             op.sym_name,
-            unpacked_type,
+            function_type,
             llvm.LinkageAttr("external"),
             body=_unpacked_body(op, names),
             other_props=arg_attrs,

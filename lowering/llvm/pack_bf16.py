@@ -29,7 +29,7 @@ from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.dot_pieces import i32_splat
 from minimlc.lowering.target import Target
 
-_UNORDERED = 14
+_UNORDERED = arith.CMPF_COMPARISON_OPERATIONS.index("uno")
 """`arith.cmpf`'s (and LLVM's) predicate number of `uno`: true where either operand is NaN."""
 
 
