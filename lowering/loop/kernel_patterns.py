@@ -8,8 +8,8 @@ told apart by type, and reach their buffers through `loop.extents`) is **element
 store (with run-time extents one per part of a loop split into a main part and a remainder), and reads every input at
 the store's indices or at an ordered subset of them (broadcast, like a per-channel bias); **injective** if it has no
 reduction otherwise (pad, transpose/layout copy, reshape); a **contraction** if it reduces (a `"local"` accumulator or
-tile, or reads of its own output) a product of two input reads (convolution, GEMM); else a **reduction** (pooling,
-softmax's max and sum).
+tile, or reads of its own output) a product of two input reads (convolution, GEMM: `arith.mulf`, or a dot product of
+words packed with bfloat16 pairs or int8 quads); else a **reduction** (pooling, softmax's max and sum).
 
     func.call @conv_1(%p, %w, %c)    // contraction, only @relu_2 reads %c
     func.call @relu_2(%c, %b, %y)    // elementwise: epilogue_call(module, <call of @conv_1>) is this call
@@ -28,7 +28,13 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from minimlc.dialects import loop
+from minimlc.dialects.llvm_ext import DotBF16Op, DotU8S8Op
 from minimlc.lowering.loop.analysis import Affine, sparse_form, walk_ops
+
+
+_PRODUCTS = (arith.MulfOp, DotBF16Op, DotU8S8Op)
+"""The products a contraction reduces: a float multiply, or a dot product of packed words (bfloat16 pairs, int8
+quads), whose inputs are the kernel's packed operands."""
 
 
 class Pattern(IntEnum):
@@ -49,7 +55,7 @@ def kernel_pattern(kernel: func.FuncOp) -> Pattern:
     )
     if reduces:
         contracts = any(
-            isinstance(op, arith.MulfOp)
+            isinstance(op, _PRODUCTS)
             and all(
                 isinstance(v.owner, memref.LoadOp) and _parameter(v.owner.memref) in inputs for v in (op.lhs, op.rhs)
             )

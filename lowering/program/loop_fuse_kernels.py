@@ -10,7 +10,8 @@ Each kernel gets a pattern from its structure (TVM's `OpPatternKind`, weakest fi
   them (broadcast, like a per-channel bias);
 - **injective**: any other kernel without reduction (pad, transpose/layout copy, reshape);
 - **contraction** (TVM's out-elementwise-fusable): a reduction (a `"local"` accumulator or tile, or reads of its own
-  output) that multiplies two input reads: convolution, GEMM;
+  output) that multiplies two input reads, or takes the dot product of two reads of packed bfloat16 or int8 words:
+  convolution, GEMM;
 - **reduction**: any other reduction (pooling, softmax's max and sum).
 
 Groups grow along producer -> consumer edges of the calling function, visited in program order; an edge is only

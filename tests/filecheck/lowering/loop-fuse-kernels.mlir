@@ -821,3 +821,113 @@ func.func private @relu_1(%in0: memref<6x4xf32> {llvm.noalias}, %in1: memref<4xf
 // CHECK:             memref.store %v, %in3[%i, %st] : memref<6x4xf32>
 // CHECK:         loop.for "i" %i_1 = 0 to 6 step 1 serial {
 // CHECK:             %a_1 = memref.load %in3[%i_1, %j_1] : memref<6x4xf32>
+
+// -----
+
+// A contraction over packed words: `llvmx.dot_bf16` of two input reads (bfloat16 pairs) and `llvmx.dot_u8s8` (int8
+// quads) are products as `arith.mulf` is, so each kernel takes the bias and ReLU that alone read it into its register
+// tile's write-back, as a float32 convolution does.
+func.func @dot_product_epilogues(%x: memref<4x8xi32>, %w: memref<8x4xi32>, %b: memref<4xf32>, %out0: memref<4x4xf32>, %out1: memref<4x4xi32>) {
+  %y = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_bf16_0(%x, %w, %y) : (memref<4x8xi32>, memref<8x4xi32>, memref<4x4xf32>) -> ()
+  func.call @relu_1(%y, %b, %out0) : (memref<4x4xf32>, memref<4xf32>, memref<4x4xf32>) -> ()
+  %z = loop.alloc "global" : memref<4x4xi32>
+  func.call @matmul_int8_2(%x, %w, %z) : (memref<4x8xi32>, memref<8x4xi32>, memref<4x4xi32>) -> ()
+  func.call @relu_3(%z, %out1) : (memref<4x4xi32>, memref<4x4xi32>) -> ()
+  func.return
+}
+func.func private @matmul_bf16_0(%in0: memref<4x8xi32> {llvm.noalias}, %in1: memref<8x4xi32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "i_ld" %l = 0 to 4 step 1 serial {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x8xi32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xi32>
+        %zero = arith.constant 0.000000e+00 : f32
+        %p = llvmx.dot_bf16 %zero, %a, %c : f32, i32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 serial {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      memref.store %v, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @relu_1(%in0: memref<4x4xf32> {llvm.noalias}, %in1: memref<4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %e = memref.load %in1[%j] : memref<4xf32>
+      %s = arith.addf %a, %e fastmath<contract> : f32
+      %zero = arith.constant 0.000000e+00 : f32
+      %m = arith.maximumf %s, %zero : f32
+      memref.store %m, %out[%i, %j] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @matmul_int8_2(%in0: memref<4x8xi32> {llvm.noalias}, %in1: memref<8x4xi32> {llvm.noalias}, %out: memref<4x4xi32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xi32>
+  loop.for "i" %i = 0 to 4 step 1 parallel {
+    loop.for "i_ld" %l = 0 to 4 step 1 serial {
+      %zero = arith.constant 0 : i32
+      memref.store %zero, %tile[%l] : memref<4xi32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 serial {
+        %a = memref.load %in0[%i, %k] : memref<4x8xi32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xi32>
+        %t = memref.load %tile[%j] : memref<4xi32>
+        %s = llvmx.dot_u8s8 %t, %a, %c : i32
+        memref.store %s, %tile[%j] : memref<4xi32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 serial {
+      %v = memref.load %tile[%st] : memref<4xi32>
+      memref.store %v, %out[%i, %st] : memref<4x4xi32>
+    }
+  }
+  func.return
+}
+func.func private @relu_3(%in0: memref<4x4xi32> {llvm.noalias}, %out: memref<4x4xi32> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 serial {
+      %a = memref.load %in0[%i, %j] : memref<4x4xi32>
+      %zero = arith.constant 0 : i32
+      %m = arith.maxsi %a, %zero : i32
+      memref.store %m, %out[%i, %j] : memref<4x4xi32>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @dot_product_epilogues(
+// CHECK-NEXT:    func.call @fused_matmul_bf16_relu_0(%x, %w, %b, %out0) : (memref<4x8xi32>, memref<8x4xi32>, memref<4xf32>, memref<4x4xf32>) -> ()
+// CHECK-NEXT:    func.call @fused_matmul_int8_relu_1(%x, %w, %out1) : (memref<4x8xi32>, memref<8x4xi32>, memref<4x4xi32>) -> ()
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_bf16_relu_0(
+// CHECK:           %p = llvmx.dot_bf16 %zero_1, %a, %c : f32, i32
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %e = memref.load %in2[%st] : memref<4xf32>
+// CHECK-NEXT:        %s_1 = arith.addf %v, %e fastmath<contract> : f32
+// CHECK-NEXT:        %zero_2 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %m = arith.maximumf %s_1, %zero_2 : f32
+// CHECK-NEXT:        memref.store %m, %out[%i, %st] : memref<4x4xf32>
+
+// CHECK:       func.func private @fused_matmul_int8_relu_1(
+// CHECK:           %s = llvmx.dot_u8s8 %t, %a, %c : i32
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 serial {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xi32>
+// CHECK-NEXT:        %zero_1 = arith.constant 0 : i32
+// CHECK-NEXT:        %m = arith.maxsi %v, %zero_1 : i32
+// CHECK-NEXT:        memref.store %m, %out[%i, %st] : memref<4x4xi32>
