@@ -14,6 +14,7 @@ import math
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TypeVar
 
 from xdsl.builder import Builder
@@ -54,42 +55,70 @@ def find_kernel(module: ModuleOp, pass_name: str, name: str) -> func.FuncOp:
     raise DiagnosticException(f"{pass_name}: no kernel named '{name}' (kernels: {names})")
 
 
-_CALL_INDEX: weakref.WeakKeyDictionary[ModuleOp, dict[str, list[func.CallOp]]] = weakref.WeakKeyDictionary()
-"""Per module, the kernel calls of its public functions by callee, while a `calls_fixed` block runs."""
+@dataclass(frozen=True)
+class _EntryIndex:
+    """What a `calls_fixed` block reads off the public functions once: the kernel calls by callee, and the bytes of
+    the weights they bind."""
+
+    calls: dict[str, list[func.CallOp]]
+    weight_bytes: int
+
+
+_ENTRY_INDEX: weakref.WeakKeyDictionary[ModuleOp, _EntryIndex] = weakref.WeakKeyDictionary()
+"""Per module, its public functions' calls and weights, while a `calls_fixed` block runs."""
 
 
 @contextmanager
 def calls_fixed(module: ModuleOp) -> Iterator[None]:
-    """Within this block, `call_sites(module, ...)` reads an index of the calls built once: for a pass that adds,
-    removes and retargets no call (default-schedule, whose rules ask for the call sites of most kernels: a search of
-    the entry each time was a twentieth of a DenseNet's lowering)."""
-    index: dict[str, list[func.CallOp]] = {}
+    """Within this block, `call_sites(module, ...)` and `model_weight_bytes(module)` read an index of the public
+    functions built once: for a pass that adds, removes and retargets no call and binds no weight (default-schedule,
+    whose rules ask for the call sites of most kernels: a search of the entry each time was a twentieth of a
+    DenseNet's lowering)."""
+    calls: dict[str, list[func.CallOp]] = {}
     for call in _public_calls(module):
-        index.setdefault(call.callee.root_reference.data, []).append(call)
-    _CALL_INDEX[module] = index
+        calls.setdefault(call.callee.root_reference.data, []).append(call)
+    _ENTRY_INDEX[module] = _EntryIndex(calls, _weight_bytes(module))
     try:
         yield
     finally:
-        del _CALL_INDEX[module]
+        del _ENTRY_INDEX[module]
 
 
 def call_sites(module: ModuleOp, name: str) -> list[func.CallOp]:
     """The calls of kernel `@name` in `module`. Kernels are called from the public functions (the entry and its init
     function), never from kernels, so only those are searched: walking every kernel's loops as well made scheduling
     quadratic in the model's size (and xDSL's generic `walk` doubled the cost of each search)."""
-    index = _CALL_INDEX.get(module)
+    index = _ENTRY_INDEX.get(module)
     if index is not None:
-        return list(index.get(name, ()))
+        return list(index.calls.get(name, ()))
     return [call for call in _public_calls(module) if call.callee.root_reference.data == name]
 
 
+def model_weight_bytes(module: ModuleOp) -> int:
+    """The bytes of the weights `module`'s public functions bind (`loop.weight`, as the model stores them). Where
+    they exceed a core's L2, a run finds each kernel's weights in L3 or memory, not where its last call left them.
+
+        %w = loop.weight "conv1.weight" : memref<64x3x7x7xf32>     // 37,632 bytes"""
+    index = _ENTRY_INDEX.get(module)
+    return index.weight_bytes if index is not None else _weight_bytes(module)
+
+
+def _public_functions(module: ModuleOp) -> list[func.FuncOp]:
+    return [op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_visibility is None]
+
+
 def _public_calls(module: ModuleOp) -> list[func.CallOp]:
-    return [
-        call
-        for function in module.ops
-        if isinstance(function, func.FuncOp) and function.sym_visibility is None
-        for call in nested_ops(function, func.CallOp)
-    ]
+    return [call for function in _public_functions(module) for call in nested_ops(function, func.CallOp)]
+
+
+def _weight_bytes(module: ModuleOp) -> int:
+    total = 0
+    for function in _public_functions(module):
+        for weight in nested_ops(function, loop.WeightOp):
+            memref_type = weight.result.type
+            assert isinstance(memref_type, MemRefType)
+            total += memref_type.element_count() * ((memref_type.element_type.bitwidth + 7) // 8)
+    return total
 
 
 def nested_ops(root: Operation, kind: type[OpT] | tuple[type[OpT], ...]) -> list[OpT]:
