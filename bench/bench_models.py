@@ -7,7 +7,9 @@ transformers.
 
 Workloads: `mlp` (the example MLP 784-128-10, batch 1), `matmul` (MatMul `--matmul-size`^3 with a constant B),
 `conv_relu` (Conv 1x64x56x56, 3x3, 64 filters, pad 1, + ReLU) and the nine light models (1x3x224x224 CNNs whose
-weights are ConstantOfShape(0.02): fine for timing), and three transformers built as the exporter writes them
+weights are ConstantOfShape(0.02); `--random-weights` gives them seeded random ones, `model_tools.randomise_weights`,
+as a trained model's: with equal weights OpenVINO merges the convolutions that read one input, Inception's sibling
+1x1s, into one), and three transformers built as the exporter writes them
 (`examples/transformer_models.py`): `bert` (4 post-norm layers, hidden 256, 4 heads, FFN 1024, erf-GELU, 128 int64
 token ids through an embedding Gather), `vit` (224x224 image in 16x16 patches: 197 tokens of 192, 3 heads, FFN 768, 4
 pre-norm layers, 1000 classes) and `gpt` (one causal decoder block, nanoGPT's, at BERT's sizes). Float inputs are
@@ -93,13 +95,15 @@ from minimlc import InferenceSession  # noqa: E402
 from minimlc.lowering.abi import PARALLEL_FOR  # noqa: E402
 from minimlc.lowering.target import BF16_FEATURES, target_from_name  # noqa: E402
 from minimlc.tools.conformance import light_model_paths  # noqa: E402
+from minimlc.tools.model_tools import randomise_weights  # noqa: E402
 
 MIN_ROUNDS = 3
 Feeds = dict[str, np.ndarray]
 
 
-def workloads(matmul_size: int) -> dict[str, Callable[[], onnx.ModelProto]]:
-    """Workload name -> a function building its model, in table order."""
+def workloads(matmul_size: int, random_weights: bool = False) -> dict[str, Callable[[], onnx.ModelProto]]:
+    """Workload name -> a function building its model, in table order; with `random_weights` the light CNNs get
+    seeded random weights (`randomise_weights`) instead of their constant ones."""
     rng = np.random.default_rng(0)
     builders: dict[str, Callable[[], onnx.ModelProto]] = {
         "mlp": lambda: build_mlp(batch=1),
@@ -107,7 +111,8 @@ def workloads(matmul_size: int) -> dict[str, Callable[[], onnx.ModelProto]]:
         "conv_relu": lambda: conv_model(64, 56, 64, 3, 1, 1),
     }
     for path in light_model_paths():
-        builders[path.stem.removeprefix("light_")] = lambda path=path: onnx.load(path)
+        load = (lambda path: randomise_weights(onnx.load(path), seed=0)) if random_weights else onnx.load
+        builders[path.stem.removeprefix("light_")] = lambda path=path, load=load: load(path)
     text = Dims(tokens=128, hidden=256, heads=4, ffn=1024)
     builders["bert"] = lambda: bert(text, layers=4, vocab=30522)
     builders["vit"] = lambda: vit(Dims(tokens=197, hidden=192, heads=3, ffn=768), 4, image=224, patch=16, classes=1000)
@@ -379,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
         help="minimlc's precision: fp32 (default) or bf16 (bfloat16 products; needs a CPU with a bfloat16 dot product)",
     )
     parser.add_argument(
+        "--random-weights",
+        action="store_true",
+        help="give the light CNNs seeded random weights instead of their constant 0.02 (as a trained model's differ)",
+    )
+    parser.add_argument(
         "--dynamic",
         action="store_true",
         help="compare one session over dynamic axes with static builds per shape instead (bench_dynamic.py)",
@@ -386,7 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.dynamic:
         return _bench_dynamic(args)
-    builders = workloads(args.matmul_size)
+    builders = workloads(args.matmul_size, args.random_weights)
     names = args.models.split(",") if args.models else list(builders)
     if unknown := [name for name in names if name not in builders]:
         parser.error(f"unknown workload(s) {', '.join(unknown)}; choose from {', '.join(builders)}")

@@ -262,3 +262,20 @@ def test_the_cpu_clock_leaves_out_time_off_the_cpu(monkeypatch: pytest.MonkeyPat
     cpu, _ = bench_models.interleaved_medians(contenders, 0, 3, 0.0, bench_models.CLOCKS["cpu"])
     assert wall["sleeper"] >= 0.02
     assert cpu["sleeper"] < wall["sleeper"] / 4  # a sleep costs next to no CPU time, on a fast machine or a slow one
+
+
+def test_random_weights_replace_the_light_models_constant_ones() -> None:
+    """`--random-weights`: the light CNNs' weights, ConstantOfShape(0.02) fills, become seeded random constants (the
+    same at every build); the other workloads are built as without it."""
+    bench_models = importlib.import_module("bench_models")
+    plain, random = bench_models.workloads(128)["squeezenet"](), bench_models.workloads(128, True)["squeezenet"]()
+    assert sum(node.op_type == "ConstantOfShape" for node in plain.graph.node) > 20
+    assert not any(node.op_type == "ConstantOfShape" for node in random.graph.node)
+    constants = [node.attribute[0].t for node in random.graph.node if node.op_type == "Constant"]
+    conv_weights = [onnx.numpy_helper.to_array(tensor) for tensor in constants if len(tensor.dims) == 4]
+    assert len(conv_weights) == 26
+    assert all(weight.std() > 0 for weight in conv_weights)
+    again = bench_models.workloads(128, True)["squeezenet"]()
+    assert again.SerializeToString() == random.SerializeToString()
+    mlp, random_mlp = bench_models.workloads(128)["mlp"](), bench_models.workloads(128, True)["mlp"]()
+    assert random_mlp.SerializeToString() == mlp.SerializeToString()
