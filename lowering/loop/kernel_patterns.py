@@ -31,7 +31,6 @@ from minimlc.dialects import loop
 from minimlc.dialects.llvm_ext import DotBF16Op, DotU8S8Op
 from minimlc.lowering.loop.analysis import Affine, sparse_form, walk_ops
 
-
 _PRODUCTS = (arith.MulfOp, DotBF16Op, DotU8S8Op)
 """The products a contraction reduces: a float multiply, or a dot product of packed words (bfloat16 pairs, int8
 quads), whose inputs are the kernel's packed operands."""

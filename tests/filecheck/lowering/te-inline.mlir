@@ -479,3 +479,90 @@ func.func @channels_first_pad_stays(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x2x2xf
 // CHECK:       %p = te.compute "pad" (%n, %c, %h, %w) -> tensor<1x8x5x5xf32> {
 // CHECK:       %y = te.compute "max_pool" (%a, %e, %b, %d) reduce max (%kh : 3, %kw : 3) -> tensor<1x8x2x2xf32> {
 // CHECK:         %t = te.read %p[%a, %e, %row, %col] : tensor<1x8x5x5xf32>
+
+// A producer read by two stages of one kernel group (a softmax's row max and exp: the logits, scaled and masked) is
+// inlined into both, being a few cheap ops: the group runs its stages row after row, so recomputing a row costs less
+// than writing the logits to memory and reading them back. The max reads it at [i, k], not at its output's size-1
+// axis: still each element once.
+func.func @into_one_group(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %l = te.compute "scale" (%i, %j) -> tensor<2x3xf32> {
+    %v = te.read %x[%i, %j] : tensor<2x3xf32>
+    %c = arith.constant 0.125 : f32
+    %s = arith.mulf %v, %c : f32
+    te.yield %s : f32
+  }
+  %m = te.compute "softmax_max" (%i, %o) reduce max (%k : 3) -> tensor<2x1xf32> {
+    %v = te.read %l[%i, %k] : tensor<2x3xf32>
+    te.yield %v : f32
+  } attributes {kernel_group = 0 : i64}
+  %e = te.compute "softmax_exp" (%i, %j) -> tensor<2x3xf32> {
+    %v = te.read %l[%i, %j] : tensor<2x3xf32>
+    %z = arith.constant 0 : index
+    %w = te.read %m[%i, %z] : tensor<2x1xf32>
+    %d = arith.subf %v, %w : f32
+    %r = math.exp %d : f32
+    te.yield %r : f32
+  } attributes {kernel_group = 0 : i64}
+  func.return %e : tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @into_one_group(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+// CHECK-NEXT: %m = te.compute "softmax_max" (%i, %o) reduce max (%k : 3) -> tensor<2x1xf32> {
+// CHECK-NEXT:   %v = te.read %x[%i, %k] : tensor<2x3xf32>
+// CHECK-NEXT:   %c = arith.constant 1.250000e-01 : f32
+// CHECK-NEXT:   %s = arith.mulf %v, %c : f32
+// CHECK-NEXT:   te.yield %s : f32
+// CHECK-NEXT: } attributes {kernel_group = 0 : i64}
+// CHECK-NEXT: %e = te.compute "softmax_exp" (%i_1, %j) -> tensor<2x3xf32> {
+// CHECK-NEXT:   %v_1 = te.read %x[%i_1, %j] : tensor<2x3xf32>
+// CHECK-NEXT:   %c_1 = arith.constant 1.250000e-01 : f32
+// CHECK-NEXT:   %s_1 = arith.mulf %v_1, %c_1 : f32
+// CHECK:        %d = arith.subf %s_1, %w : f32
+
+// Read by two stages of one group but dividing (not a cheap op), or read by computes of two groups, a producer
+// stays: its recomputation would cost more than the pass it saves, or land in two kernels.
+func.func @costly_or_two_groups_stay(%x: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x3xf32>) {
+  %l = te.compute "divide" (%i, %j) -> tensor<2x3xf32> {
+    %v = te.read %x[%i, %j] : tensor<2x3xf32>
+    %c = arith.constant 3.0 : f32
+    %s = arith.divf %v, %c : f32
+    te.yield %s : f32
+  }
+  %m = te.compute "group_max" (%i, %o) reduce max (%k : 3) -> tensor<2x1xf32> {
+    %v = te.read %l[%i, %k] : tensor<2x3xf32>
+    te.yield %v : f32
+  } attributes {kernel_group = 0 : i64}
+  %e = te.compute "group_neg" (%i, %j) -> tensor<2x3xf32> {
+    %v = te.read %l[%i, %j] : tensor<2x3xf32>
+    %n = arith.negf %v : f32
+    te.yield %n : f32
+  } attributes {kernel_group = 0 : i64}
+  %a = te.compute "scale" (%i, %j) -> tensor<2x3xf32> {
+    %v = te.read %x[%i, %j] : tensor<2x3xf32>
+    %c = arith.constant 0.5 : f32
+    %s = arith.mulf %v, %c : f32
+    te.yield %s : f32
+  }
+  %p = te.compute "one_max" (%i, %o) reduce max (%k : 3) -> tensor<2x1xf32> {
+    %v = te.read %a[%i, %k] : tensor<2x3xf32>
+    te.yield %v : f32
+  } attributes {kernel_group = 1 : i64}
+  %q = te.compute "other_neg" (%i, %j) -> tensor<2x3xf32> {
+    %v = te.read %a[%i, %j] : tensor<2x3xf32>
+    %n = arith.negf %v : f32
+    te.yield %n : f32
+  } attributes {kernel_group = 2 : i64}
+  func.return %m, %e, %p, %q : tensor<2x1xf32>, tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @costly_or_two_groups_stay(
+// CHECK-NEXT: %l = te.compute "divide" (%i, %j) -> tensor<2x3xf32> {
+// CHECK:      %m = te.compute "group_max"
+// CHECK-NEXT:   %{{.*}} = te.read %l[
+// CHECK:      %e = te.compute "group_neg"
+// CHECK-NEXT:   %{{.*}} = te.read %l[
+// CHECK:      %a = te.compute "scale"
+// CHECK:      %p = te.compute "one_max"
+// CHECK-NEXT:   %{{.*}} = te.read %a[
+// CHECK:      %q = te.compute "other_neg"
+// CHECK-NEXT:   %{{.*}} = te.read %a[
