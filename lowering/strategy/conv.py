@@ -34,7 +34,7 @@ CONV_MIN_ACCUMULATORS = 8
 """Fewest vector accumulators the default register tile should hold: a multiply-add's latency (4 cycles on Zen 4/5
 and recent Intel cores) times the multiply-adds issued per cycle (2), the independent sums that keep the FMA units
 busy. SqueezeNet's stem (3x3/2 3->64, 111 columns: 3 per tile) held 6 with two vectors of channels, and took 1.2x the
-time of the 12 of four vectors (one thread, by CPU time)."""
+time of the 12 of four vectors (one thread, by CPU time); 14 columns and a tail hold 28 (`_tile_columns`)."""
 
 
 @dataclass(frozen=True)
@@ -136,8 +136,7 @@ def conv_tile(channels: int, width: int, target: Target, column_stride: int = 0)
     `channels` output channels (a multiple of the vector width) and output rows `width` wide, whose consecutive
     columns read input pixels `column_stride` bytes apart (0: unknown): two vectors of channels where they divide
     them, else one, and the most columns that fit (`_tile_columns`); four vectors where two leave fewer than
-    `CONV_MIN_ACCUMULATORS` accumulators and four hold more (widths with no divisor from 4 to 14: SqueezeNet's 3x3/2
-    stem, 111 wide, 3 columns, on 32-register targets)."""
+    `CONV_MIN_ACCUMULATORS` accumulators and four hold more (maps at most 3 wide)."""
     lanes = target.vector_lanes
     nr = 2 * lanes if channels % (2 * lanes) == 0 else lanes
     mr = _tile_columns(width, nr // lanes, target, column_stride)
@@ -156,7 +155,11 @@ def _tile_columns(width: int, vectors: int, target: Target, column_stride: int =
     4, one thread, caches warm); on 2 KiB (512 channels: 7 lines to a set) 14 columns and 7 ran alike.
 
     On 32-register targets, the most columns that divide `width` (tiles of up to 14 columns find a divisor on common
-    widths). On 16-register targets (AVX2: at most 6 columns of two vectors) the count need not divide it: the
+    widths), where that divisor holds at least `CONV_MIN_ACCUMULATORS` accumulators; else, as on 16 registers, the
+    cheapest count with a tail. ZFNet's 7x7/2 stem over a prime width of 109 took one column (2 accumulators, 5.07 ms)
+    and takes 14 and a tail of 11 (2.02 ms; the model 0.89x, Zen 5, one thread); SqueezeNet's 111-wide stem, whose
+    divisor 3 had been widened to four vectors (12 accumulators, 0.199 ms), takes 14 columns of two (0.204 ms).
+    On 16-register targets (AVX2: at most 6 columns of two vectors) the count need not divide it: the
     columns left over get a tile of their own (`ConvRule.apply` in `schedule/conv.py`), and the count is the one
     whose tiles take the fewest cycles by `_row_cycles`: 6 on widths 56 and 28, 5 on 14 (5 + 5 + 4), 4 on 7 (4 + 3).
     Light ResNet-50 on Zen 3 (one thread, thread CPU time, one process): 172 ms with divisors (4 columns on its 56/28
@@ -169,8 +172,8 @@ def _tile_columns(width: int, vectors: int, target: Target, column_stride: int =
     fitting = [f for f in in_registers if _same_set_lines(f, column_stride) <= L1_WAYS]
     if target.vector_registers >= 32:
         divisor = next(f for f in fitting if width % f == 0)
-        if fitting == in_registers or divisor * vectors >= CONV_MIN_ACCUMULATORS:
-            return divisor  # else the L1 took the divisors worth having: a tail, as with 16 registers
+        if divisor * vectors >= CONV_MIN_ACCUMULATORS:
+            return divisor  # else a tail, as with 16 registers: a prime width, or the L1 took the divisors worth having
     return min(fitting, key=lambda f: _row_cycles(width, f, vectors))
 
 

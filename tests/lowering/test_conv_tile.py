@@ -1,9 +1,10 @@
 """The direct convolution's default register tile (`conv_tile`): two vectors of output channels and the most
-columns that fit the registers (on 32-register targets: that divide the width; on 16-register ones a tail takes the
-rest), widened to four vectors where two leave fewer than `CONV_MIN_ACCUMULATORS` accumulators (widths with no
-divisor from 4 to 14: SqueezeNet's 111-wide stem) and four hold more; every other shape (ResNet-50's, SqueezeNet's
-and Inception's widths) keeps its tile; and the output-channel padding (`channel_padding_multiple`): two vectors
-where that costs few more channels and they need padding anyway or the target has 16 registers."""
+columns that fit the registers (on 32-register targets: that divide the width, where a divisor holds at least
+`CONV_MIN_ACCUMULATORS` accumulators; else, and on 16-register targets, the cheapest columns with a tail taking the
+rest: ZFNet's prime 109-wide stem, SqueezeNet's 111), widened to four vectors where two leave fewer than
+`CONV_MIN_ACCUMULATORS` accumulators (maps at most 3 wide) and four hold more; every other shape (ResNet-50's,
+SqueezeNet's and Inception's widths) keeps its tile; and the output-channel padding (`channel_padding_multiple`):
+two vectors where that costs few more channels and they need padding anyway or the target has 16 registers."""
 
 from __future__ import annotations
 
@@ -25,11 +26,25 @@ AVX512, AVX2 = target_from_name("skylake-avx512"), target_from_name("x86-64-v3")
 @pytest.mark.parametrize(
     ("channels", "width", "tile"),
     [
-        (64, 111, (64, 3)),  # SqueezeNet's stem, 3x3/2 3->64: 12 accumulators instead of 6
-        (64, 51, (64, 3)),
-        (128, 17, (64, 1)),  # a prime width: one column of four vectors, not two
-        (32, 111, (32, 3)),  # channels that four vectors do not divide keep two
-        (16, 111, (16, 3)),
+        (96, 109, (32, 14)),  # ZFNet's stem, 7x7/2 3->96 over a prime width: 7 tiles of 14 and a tail of 11, not 1
+        (128, 17, (32, 13)),  # 13 + 4 columns: 26 and 8 accumulators
+        (64, 111, (32, 14)),  # SqueezeNet's stem, 3x3/2 3->64: its divisor 3 held 6 accumulators
+        (64, 51, (32, 14)),
+        (32, 111, (32, 14)),
+        (16, 111, (16, 14)),
+    ],
+)
+def test_widths_without_a_good_divisor_take_a_tail(channels: int, width: int, tile: tuple[int, int]) -> None:
+    assert conv_tile(channels, width, AVX512) == tile
+
+
+@pytest.mark.parametrize(
+    ("channels", "width", "tile"),
+    [
+        (64, 3, (64, 3)),  # 12 accumulators instead of 6
+        (64, 2, (64, 2)),
+        (64, 1, (64, 1)),
+        (32, 3, (32, 3)),  # channels that four vectors do not divide keep two
     ],
 )
 def test_few_accumulators_widen_the_tile(channels: int, width: int, tile: tuple[int, int]) -> None:
@@ -85,7 +100,8 @@ def test_tiles_fit_the_registers_and_divide_the_shape_on_32_registers(target: Ta
             vectors = nr // lanes
             assert channels % nr == 0
             assert mr <= min(width, CONV_MAX_COLUMNS)
-            assert width % mr == 0 or target.vector_registers < 32
+            if target.vector_registers >= 32 and width % mr:  # a tail only where no divisor holds enough
+                assert all(d * vectors < CONV_MIN_ACCUMULATORS for d in range(1, mr + 1) if width % d == 0)
             assert mr * vectors + vectors + 1 <= target.vector_registers
             if vectors == 4:  # widened only from a tile of too few accumulators, to one of more
                 assert mr * 4 > conv_tile(2 * lanes, width, target)[1] * 2
