@@ -139,8 +139,9 @@ def add_tuning_db(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_opt_level(parser: argparse.ArgumentParser) -> None:
-    """The options every compiling command takes: the opt level and the target CPU."""
+def add_opt_level(parser: argparse.ArgumentParser, pipeline_passes: bool = True) -> None:
+    """The options every compiling command takes: the opt level and the target CPU, and with `pipeline_passes`
+    `--passes-after` and `--load-plugin` (`tune` builds its own pipelines per task and takes neither)."""
     parser.add_argument(
         "--target",
         type=target_name,
@@ -159,6 +160,8 @@ def add_opt_level(parser: argparse.ArgumentParser) -> None:
         help="optimisation level: 0 none, 1 graph cleanups, 2 + fusion and schedules, 3 + batch-norm folding and "
         "load-time constants (default 3; -O2 is --opt-level 2)",
     )
+    if not pipeline_passes:
+        return
     parser.add_argument(
         "--passes-after",
         action="append",

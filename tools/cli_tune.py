@@ -81,7 +81,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         type=cli_options.positive_int,
         help="core sets timing at once (with --runner ray; default: every one the cluster offers for the target)",
     )
-    cli_options.add_opt_level(tune)
+    cli_options.add_opt_level(tune, pipeline_passes=False)
     tune.set_defaults(command=tune_model)
 
 

@@ -58,6 +58,15 @@ def test_bad_tuning_options_are_reported(mlp_path: Path, tmp_path: Path) -> None
         assert result.returncode == 2 and "--peak-gflops: must be positive, got 0" in result.stderr
 
 
+@pytest.mark.parametrize("option", [["--passes-after", "graph:graph-bf16-products"], ["--load-plugin", "toy.py"]])
+def test_tune_refuses_pipeline_passes(mlp_path: Path, tmp_path: Path, option: list[str]) -> None:
+    """tune builds each task's pipeline itself: a pass or plugin it would not apply is refused, not ignored."""
+    result = minimlc("tune", str(mlp_path), "--trials", "1", "--db", str(tmp_path / "db.jsonl"), *option)
+    assert result.returncode == 2
+    assert f"unrecognized arguments: {' '.join(option)}" in result.stderr
+    assert not (tmp_path / "db.jsonl").exists()
+
+
 def test_the_cpu_profile_clock_needs_one_thread(mlp_path: Path) -> None:
     refused = minimlc("run", str(mlp_path), "--profile", "--profile-clock", "cpu", "--threads", "2")
     assert refused.returncode == 1
