@@ -66,9 +66,10 @@ from minimlc.lowering.llvm.conversion import (
     resolve_casts,
     static_memref,
 )
-from minimlc.lowering.llvm.dot_bf16 import DotBF16Lowering, expand_bf16_dot_products
-from minimlc.lowering.llvm.dot_product import DotU8S8Lowering, expand_dot_products
-from minimlc.lowering.llvm.pack_bf16 import expand_bf16_packs
+from minimlc.lowering.llvm.dot_bf16 import DotBF16Lowering, bf16_dot_expander
+from minimlc.lowering.llvm.dot_pieces import expand_ops
+from minimlc.lowering.llvm.dot_product import DotU8S8Lowering, dot_product_expander
+from minimlc.lowering.llvm.pack_bf16 import pack_bf16_expander
 from minimlc.lowering.llvm.vector_patterns import VECTOR_PATTERNS
 from minimlc.lowering.strategy.data_layout import byte_size, llvm_type
 from minimlc.lowering.target import target_of
@@ -447,9 +448,14 @@ class ConvertToLlvmPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = target_of(op)
-        expand_dot_products(op, target)
-        expand_bf16_dot_products(op, target)
-        expand_bf16_packs(op, target)
+        expand_ops(
+            op,
+            {
+                llvm_ext.DotU8S8Op: dot_product_expander(target),
+                llvm_ext.DotBF16Op: bf16_dot_expander(target),
+                llvm_ext.PackBF16Op: pack_bf16_expander(target),
+            },
+        )
         parameters: dict[SSAValue, int] = {}
         patterns: list[RewritePattern] = [
             FuncLowering(parameters),

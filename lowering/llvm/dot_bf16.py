@@ -25,17 +25,17 @@ from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm
-from xdsl.dialects.builtin import BFloat16Type, ModuleOp, VectorType, f32
+from xdsl.dialects.builtin import BFloat16Type, VectorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
 from minimlc.lowering.llvm.dot_pieces import (
+    Expansion,
     emit_expanded,
     emit_joined,
     emit_split_pieces,
-    expand_unfitted,
     i32_splat,
     joined_pairs,
     piece_lanes,
@@ -60,9 +60,9 @@ def bf16_intrinsic(target: Target, width: int) -> str:
     return BFDOT if target.arch == "aarch64" else f"llvm.x86.avx512bf16.dpbf16ps.{width * 32}"
 
 
-def expand_bf16_dot_products(module: ModuleOp, target: Target) -> None:
-    """Replace every `llvmx.dot_bf16` that `target` has no instruction for by its definition in arith ops."""
-    expand_unfitted(module, llvm_ext.DotBF16Op, lambda kind: bf16_lanes(target, kind), bf16_dot_expansion)
+def bf16_dot_expander(target: Target) -> Callable[[Operation], Expansion | None]:
+    """For `expand_ops`: a `llvmx.dot_bf16` that `target` has no instruction for gets its definition in arith ops."""
+    return lambda op: None if bf16_lanes(target, op.results[0].type) else bf16_dot_expansion
 
 
 def bf16_dot_expansion(builder: Builder, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -93,8 +93,8 @@ class DotBF16Lowering(RewritePattern):
     def match_and_rewrite(self, op: llvm_ext.DotBF16Op, rewriter: PatternRewriter) -> None:
         kind = op.result.type
         width = bf16_lanes(self.target, kind)
-        assert isinstance(kind, VectorType), "expand_bf16_dot_products leaves only vector dot products"
-        assert width, "expand_bf16_dot_products leaves only register-wide dot products"
+        assert isinstance(kind, VectorType), "expand_ops leaves only vector dot products"
+        assert width, "expand_ops leaves only register-wide dot products"
         intrinsic = bf16_intrinsic(self.target, width)
         operands = [as_llvm(rewriter, value) for value in op.operands]
         new_ops: list[Operation] = []

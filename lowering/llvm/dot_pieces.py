@@ -1,7 +1,7 @@
 """What the two dot-product lowerings (`dot_product.py`: `llvmx.dot_u8s8`, `dot_bf16.py`: `llvmx.dot_bf16`) share:
 cutting a vector into the register-wide pieces one instruction takes, joining the pieces' results again (as llvm
-ops, and as LLVM IR text in the direct emitter), and replacing the dot products no instruction takes by their
-definition in arith ops.
+ops, and as LLVM IR text in the direct emitter), and replacing the dot products no instruction takes (and
+`llvmx.pack_bf16`, `pack_bf16.py`) by their definition in arith ops, in one walk of the module (`expand_ops`).
 
     piece_lanes(VectorType(i32, [32]), widest=16)   # 16: two pieces
     piece_lanes(VectorType(i32, [24]), widest=16)   # 8: three pieces, no power of two: 0, the expansion
@@ -9,7 +9,7 @@ definition in arith ops.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from xdsl.builder import Builder
@@ -33,16 +33,18 @@ def piece_lanes(kind: Attribute, widest: int) -> int:
     return fits[0] if pieces and pieces & (pieces - 1) == 0 else 0
 
 
-def expand_unfitted(
-    module: ModuleOp,
-    kind: type[Operation],
-    lanes: Callable[[Attribute], int],
-    expansion: Callable[[Builder, SSAValue, SSAValue, SSAValue], SSAValue],
-) -> None:
-    """Replace every op of `kind` (a dot product: accumulator, two operands) whose type no instruction takes
-    (`lanes(type)` 0) by its `expansion` in arith ops."""
+Expansion = Callable[..., SSAValue]
+"""An op's definition in arith ops, built at a builder from its operands: `expansion(builder, *op.operands)`."""
+
+
+def expand_ops(module: ModuleOp, expanders: Mapping[type[Operation], Callable[[Operation], Expansion | None]]) -> None:
+    """In one walk of `module`, replace every op whose kind `expanders` lists and whose expander gives it an
+    expansion (None: the op stays, an instruction takes it) by that expansion in arith ops: the dot products no
+    instruction takes, and `llvmx.pack_bf16`."""
     for op in list(module.walk()):
-        if isinstance(op, kind) and not lanes(op.results[0].type):
+        expander = expanders.get(type(op))
+        expansion = expander(op) if expander is not None else None
+        if expansion is not None:
             builder = Builder(InsertPoint.before(op))
             op.results[0].replace_all_uses_with(expansion(builder, *op.operands))
             op.detach()

@@ -45,7 +45,6 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
-    ModuleOp,
     VectorType,
     i8,
     i16,
@@ -56,7 +55,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from minimlc.dialects import llvm_ext
 from minimlc.lowering.llvm.conversion import as_llvm, replace_lowered
-from minimlc.lowering.llvm.dot_pieces import expand_unfitted, i32_splat, joined_pairs, piece_lanes, split_pieces
+from minimlc.lowering.llvm.dot_pieces import Expansion, i32_splat, joined_pairs, piece_lanes, split_pieces
 from minimlc.lowering.strategy.dot_product_form import takes_maddubs
 from minimlc.lowering.target import Target
 
@@ -96,9 +95,9 @@ def dot_intrinsic(target: Target, width: int, lhs_bound: int = 255, rhs_bits: in
     return f"llvm.x86.avx512.vpdpbusd.{width * 32}", False
 
 
-def expand_dot_products(module: ModuleOp, target: Target) -> None:
-    """Replace every `llvmx.dot_u8s8` that `target` has no instruction for by its definition in arith ops."""
-    expand_unfitted(module, llvm_ext.DotU8S8Op, lambda kind: intrinsic_lanes(target, kind), dot_product_expansion)
+def dot_product_expander(target: Target) -> Callable[[Operation], Expansion | None]:
+    """For `expand_ops`: a `llvmx.dot_u8s8` that `target` has no instruction for gets its definition in arith ops."""
+    return lambda op: None if intrinsic_lanes(target, op.results[0].type) else dot_product_expansion
 
 
 def dot_product_expansion(builder: Builder, acc: SSAValue, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
@@ -126,8 +125,8 @@ class DotU8S8Lowering(RewritePattern):
     def match_and_rewrite(self, op: llvm_ext.DotU8S8Op, rewriter: PatternRewriter) -> None:
         kind = op.result.type
         width = intrinsic_lanes(self.target, kind)
-        assert isinstance(kind, VectorType), "expand_dot_products leaves only vector dot products"
-        assert width, "expand_dot_products leaves only register-wide dot products"
+        assert isinstance(kind, VectorType), "expand_ops leaves only vector dot products"
+        assert width, "expand_ops leaves only register-wide dot products"
         piece = VectorType(i32, [width])
         intrinsic, as_bytes = dot_intrinsic(self.target, width, op.lhs_bound, op.rhs_width)
         operands = [as_llvm(rewriter, value) for value in op.operands]

@@ -414,7 +414,7 @@ def _dot_bf16(fe: FunctionEmitter, op: Operation) -> None:
 
 
 def _pack_bf16(fe: FunctionEmitter, op: Operation) -> None:
-    """`pack_bf16.expand_bf16_packs`: the target's conversion (`fptrunc`) or integer rounding."""
+    """`pack_bf16.pack_bf16_expansion`: the target's conversion (`fptrunc`) or integer rounding."""
     assert isinstance(op, llvm_ext.PackBF16Op)
     expansion = functools.partial(pack_bf16_expansion, hardware=converts_bf16(fe.module.target))
     fe.values[op.result] = emit_expanded(fe, op, expansion, _emit)

@@ -1,5 +1,6 @@
 """`llvmx.pack_bf16` -> AVX512-BF16's conversion, or integer rounding elsewhere, as arith ops (`convert-to-llvm`
-replaces each op before its patterns run, the direct emitter emits the same ops in its place).
+replaces each op before its patterns run, `dot_pieces.expand_ops`; the direct emitter emits the same ops in its
+place).
 
 Where the target converts float32 to bfloat16 itself (`converts_bf16`: x86 with AVX512-BF16), each half is an
 `arith.truncf` to bfloat16 (LLVM's `fptrunc`, selected as `vcvtneps2bf16`: rounding to nearest even, a NaN quieted,
@@ -19,14 +20,16 @@ bit`, its top 16 bits, a NaN's with the quiet bit set instead.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from xdsl.builder import Builder
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, IntegerType, ModuleOp, VectorType, i32
-from xdsl.ir import Attribute, SSAValue
-from xdsl.rewriter import InsertPoint
+from xdsl.dialects.builtin import BFloat16Type, IntegerType, VectorType, i32
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from minimlc.dialects import llvm_ext
-from minimlc.lowering.llvm.dot_pieces import i32_splat
+from minimlc.lowering.llvm.dot_pieces import Expansion, i32_splat
 from minimlc.lowering.target import Target
 
 _UNORDERED = arith.CMPF_COMPARISON_OPERATIONS.index("uno")
@@ -39,15 +42,10 @@ def converts_bf16(target: Target) -> bool:
     return target.is_x86 and target.dot_bf16_bits > 0
 
 
-def expand_bf16_packs(module: ModuleOp, target: Target) -> None:
-    """Replace every `llvmx.pack_bf16` of `module` by `pack_bf16_expansion` for `target`."""
-    hardware = converts_bf16(target)
-    for op in list(module.walk()):
-        if isinstance(op, llvm_ext.PackBF16Op):
-            builder = Builder(InsertPoint.before(op))
-            op.result.replace_all_uses_with(pack_bf16_expansion(builder, op.low, op.high, hardware))
-            op.detach()
-            op.erase()
+def pack_bf16_expander(target: Target) -> Callable[[Operation], Expansion]:
+    """For `expand_ops`: every `llvmx.pack_bf16` gets `pack_bf16_expansion` for `target`."""
+    expansion = functools.partial(pack_bf16_expansion, hardware=converts_bf16(target))
+    return lambda op: expansion
 
 
 def pack_bf16_expansion(builder: Builder, low: SSAValue, high: SSAValue, hardware: bool) -> SSAValue:
