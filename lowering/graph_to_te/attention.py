@@ -7,7 +7,7 @@ probabilities never go to memory as a whole. Both products are dot products alon
 the transposed value), which LLVM vectorizes as reassociable sums:
 
     %s = te.compute "attention_scores" (%b, %i, %j) reduce sum (%d : D)   // q[b, i, d] * k[b, j, d]
-    %m = te.compute "attention_max" (%b, %i, %0) reduce max (%j : T)      // s * scale + bias
+    %m = te.compute "attention_max" (%b, %i, %0) reduce max_nnan (%j : T) // s * scale + bias
     %e = te.compute "attention_exp" (%b, %i, %j)                          // exp(s * scale + bias - m)
     %z = te.compute "attention_sum" (%b, %i, %0) reduce sum (%j : T)      // e
     %o = te.compute "attention_context" (%b, %i, %c) reduce sum (%j : T)  // e[b, i, j] * vt[b, c, j]
@@ -75,7 +75,7 @@ class AttentionLowering(RewritePattern):
         def per_row(tensor: te.ComputeOp, indices: Indices) -> SSAValue:
             return read(tensor.result, [*indices[: len(rows)], _zero()])
 
-        peak = row_reduction("attention_max", None, "max")
+        peak = row_reduction("attention_max", None, "max_nnan")
         exp = build_compute(
             "attention_exp",
             scores_shape,

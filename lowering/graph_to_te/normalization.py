@@ -72,7 +72,7 @@ def softmax_computes(
             lambda: per_row(total, indices),
         )
 
-    peak = reduce("max", op.input, "max")
+    peak = reduce("max", op.input, "max_nnan")
     exp = build_compute(f"{tag}_exp", shape, exp_body)
     total = reduce("sum", exp.result, "sum")
     return [peak, exp, total, build_compute(final_tag, shape, final_body)]

@@ -327,12 +327,17 @@ class ReduceLowering(RewritePattern):
             rewriter.replace(op, build_compute(tag, shape, alone))
             return
         if isinstance(op, graph.ReduceLogSumExpOp):
-            peak = reduction(f"{tag}_max", "max", lambda x: x)
+            peak = reduction(f"{tag}_max", "max_nnan", lambda x: x)
+
+            def shift(idx: Indices) -> SSAValue:
+                """The row's max, or 0 where it is infinite: log(sum(exp(x))) is then +inf for a row holding +inf
+                and -inf for a row of -inf, where x - max would be NaN."""
+                top = read(peak.result, idx[: len(shape)])
+                finite = arith.CmpfOp(math.AbsFOp(top).result, constant(float("inf"), top.type), "olt").result
+                return arith.SelectOp(finite, top, constant(0.0, top.type)).result
 
             def shifted_exp(x: SSAValue, idx: Indices) -> SSAValue:
-                return math.ExpOp(
-                    arith.SubfOp(x, read(peak.result, idx[: len(shape)])).result
-                ).result
+                return math.ExpOp(arith.SubfOp(x, shift(idx)).result).result
 
             total = build_compute(
                 f"{tag}_sum",
@@ -344,7 +349,7 @@ class ReduceLowering(RewritePattern):
 
             def log_plus_peak(idx: Indices) -> SSAValue:
                 log = math.LogOp(read(total.result, idx)).result
-                return arith.AddfOp(log, read(peak.result, idx)).result
+                return arith.AddfOp(log, shift(idx)).result
 
             rewriter.replace(op, [peak, total, build_compute(tag, shape, log_plus_peak)])
             return

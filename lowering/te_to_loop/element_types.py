@@ -20,11 +20,19 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from minimlc.dialects import loop
 
-_COMBINER_INIT = {"sum": 0.0, "prod": 1.0, "max": float("-inf"), "min": float("inf"), "maxnum": float("nan")}
-_INTEGER_COMBINER = {"maxnum": "max"}
+_COMBINER_INIT = {
+    "sum": 0.0,
+    "prod": 1.0,
+    "max": float("-inf"),
+    "min": float("inf"),
+    "maxnum": float("nan"),
+    "max_nnan": float("-inf"),
+}
+_INTEGER_COMBINER = {"maxnum": "max", "max_nnan": "max"}
 """Combiners that are another one on integers (which have no NaN)."""
 FUSED_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.ALLOW_CONTRACT,))
 _REDUCE_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.REASSOC, FastMathFlag.ALLOW_CONTRACT))
+_NO_NAN_FLAGS = arith.FastMathFlagsAttr((FastMathFlag.NO_NANS, FastMathFlag.NO_SIGNED_ZEROS))
 
 
 def is_unsigned(element: Attribute) -> bool:
@@ -85,4 +93,6 @@ def combine(combiner: str, acc: SSAValue, value: SSAValue, *, unsigned: bool) ->
         return arith.MaximumfOp(acc, value)
     if combiner == "maxnum":
         return arith.MaxnumfOp(acc, value)
+    if combiner == "max_nnan":
+        return arith.MaximumfOp(acc, value, _NO_NAN_FLAGS)
     return arith.MinimumfOp(acc, value)

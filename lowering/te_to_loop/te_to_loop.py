@@ -15,7 +15,8 @@ caller allocates, as for any intermediate, so the schedule can move each stage i
 
 Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register by LLVM): init, update in the
 innermost loops, final store. Float `max` and `min` are `arith.maximumf`/`minimumf` (NaN-propagating) from -inf/+inf,
-`maxnum` is `arith.maxnumf` from NaN (NaNs passed over; NaN only if every value is). Float contraction (fused
+`maxnum` is `arith.maxnumf` from NaN (NaNs passed over; NaN only if every value is), `max_nnan` an
+`arith.maximumf` flagged `nnan,nsz` (one `vmaxps` on x86; for maxima whose readers turn a NaN row into NaN). Float contraction (fused
 multiply-add) is allowed in kernels, and sums may be reassociated, as ONNX Runtime and TVM do; a product marked
 `exact` (dequantization's) and the adds that read it are not contracted, so quantized outputs match on every CPU.
 

@@ -42,6 +42,7 @@ _SCALAR: dict[str, Callable[..., Any]] = {
 _COMBINERS: dict[str, tuple[np.float32, Callable[[Any, Any], Any]]] = {
     "sum": (np.float32(0), np.add),
     "max": (np.float32(-np.inf), np.maximum),
+    "max_nnan": (np.float32(-np.inf), np.maximum),
 }
 
 

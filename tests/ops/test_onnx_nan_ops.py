@@ -5,6 +5,8 @@
   element; its Eigen SIMD path over long contiguous rows answers by lane, so those cases check that rule alone);
 - MaxPool, GlobalMaxPool: the max of the other values, NaN where the whole window is (ONNX Runtime's MLAS kernels
   answer by lane: the small cases are ones where it does not, large ones check the rule alone);
+- Softmax, LogSoftmax, ReduceLogSumExp: NaN across a row holding a NaN, and what ONNX Runtime gives for infinities
+  (their row maximum, `max_nnan`, may pass over NaNs, as the row's sum carries them to every output);
 - Cast float -> integer: x86-64's truncating conversions, NaN and out-of-range values giving INT_MIN (8 and 16 bits:
   the low bits of the 32-bit conversion).
 """
@@ -140,6 +142,25 @@ def test_vectorized_max_pool_passes_over_nans(shape: tuple[int, ...], kernel: in
     x[0, 0, :4, :4] = NAN
     model = _model("MaxPool", x, kernel_shape=[kernel, kernel], strides=[stride, stride], pads=[pad] * 4)
     np.testing.assert_array_equal(_run(model, x), _pool_rule(x, kernel, stride, pad))
+
+
+@pytest.mark.parametrize("op_type", ["Softmax", "LogSoftmax", "ReduceLogSumExp"])
+@pytest.mark.parametrize("width", [4, 40])
+def test_softmax_rows_with_nans_and_infinities(op_type: str, width: int) -> None:
+    """Rows of 40 run the maximum on whole vectors; a NaN first, last or amid them, a NaN beside a large value, +inf,
+    -inf, an all-NaN row and an all -inf row."""
+    x = np.random.default_rng(5).uniform(-2.0, 3.0, (8, width)).astype(np.float32)
+    x[0, 0] = x[1, -1] = x[2, 1] = NAN
+    x[2, 0] = 50.0
+    x[3, 2] = INF
+    x[4, 1] = -INF
+    x[5] = NAN
+    x[6] = -INF
+    attributes = {"axes": [1], "keepdims": 0} if op_type == "ReduceLogSumExp" else {"axis": 1}
+    model = _model(op_type, x, **attributes)
+    expected = _onnxruntime(model, x)
+    assert np.isnan(expected[[0, 1, 2, 5]]).all() and np.isfinite(expected[7]).all()
+    np.testing.assert_allclose(_run(model, x), expected, rtol=1e-5, atol=1e-6)
 
 
 INTEGER_TARGETS = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]

@@ -17,7 +17,7 @@ func.func @attention(%q: tensor<2x8x4xf32>, %k: tensor<2x6x4xf32>, %vt: tensor<2
 // CHECK-NEXT: %[[V6:[0-9]+]] = arith.mulf %[[V4]], %[[V5]] : f32
 // CHECK-NEXT: te.yield %[[V6]] : f32
 // CHECK-NEXT: } attributes {kernel_group = 0 : i64}
-// CHECK-NEXT: %y_1 = te.compute "attention_max" (%[[V7:[0-9]+]], %[[V8:[0-9]+]], %[[V9:[0-9]+]]) reduce max (%[[V10:[0-9]+]] : 6) -> tensor<2x8x1xf32> {
+// CHECK-NEXT: %y_1 = te.compute "attention_max" (%[[V7:[0-9]+]], %[[V8:[0-9]+]], %[[V9:[0-9]+]]) reduce max_nnan (%[[V10:[0-9]+]] : 6) -> tensor<2x8x1xf32> {
 // CHECK-NEXT: %[[V11:[0-9]+]] = te.read %y[%[[V7]], %[[V8]], %[[V10]]] : tensor<2x8x6xf32>
 // CHECK-NEXT: %[[V12:[0-9]+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[V13:[0-9]+]] = te.read %s[%[[V12]]] : tensor<1xf32>

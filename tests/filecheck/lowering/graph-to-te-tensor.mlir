@@ -192,25 +192,32 @@ func.func @reduce_log_sum_exp(%x: tensor<2x3xf32>) -> tensor<f32> {
 }
 
 // CHECK-LABEL: func.func @reduce_log_sum_exp(%x: tensor<2x3xf32>) -> tensor<f32> {
-// CHECK-NEXT:   %[[V0:[0-9]+]] = te.compute "reduce_log_sum_exp_max" () reduce max (%[[V1:[0-9]+]] : 2, %[[V2:[0-9]+]] : 3) -> tensor<f32> {
+// CHECK-NEXT:   %[[V0:[0-9]+]] = te.compute "reduce_log_sum_exp_max" () reduce max_nnan (%[[V1:[0-9]+]] : 2, %[[V2:[0-9]+]] : 3) -> tensor<f32> {
 // CHECK-NEXT:     %[[V3:[0-9]+]] = te.read %x[%[[V1]], %[[V2]]] : tensor<2x3xf32>
 // CHECK-NEXT:     te.yield %[[V3]] : f32
 // CHECK-NEXT:   }
+// The shift is the max where it is finite, else 0 (a row holding +inf sums to +inf, one of -inf to 0).
 // CHECK-NEXT:   %[[V4:[0-9]+]] = te.compute "reduce_log_sum_exp_sum" () reduce sum (%[[V5:[0-9]+]] : 2, %[[V6:[0-9]+]] : 3) -> tensor<f32> {
 // CHECK-NEXT:     %[[V7:[0-9]+]] = te.read %x[%[[V5]], %[[V6]]] : tensor<2x3xf32>
 // CHECK-NEXT:     %[[V8:[0-9]+]] = te.read %[[V0]][] : tensor<f32>
-// CHECK-NEXT:     %[[V9:[0-9]+]] = arith.subf %[[V7]], %[[V8]] : f32
-// CHECK-NEXT:     %[[V10:[0-9]+]] = math.exp %[[V9]] : f32
-// CHECK-NEXT:     te.yield %[[V10]] : f32
-// CHECK-NEXT:   }
-// CHECK-NEXT:   %[[V11:[0-9]+]] = te.compute "reduce_log_sum_exp" () -> tensor<f32> {
-// CHECK-NEXT:     %[[V12:[0-9]+]] = te.read %[[V4]][] : tensor<f32>
-// CHECK-NEXT:     %[[V13:[0-9]+]] = math.log %[[V12]] : f32
-// CHECK-NEXT:     %[[V14:[0-9]+]] = te.read %[[V0]][] : tensor<f32>
-// CHECK-NEXT:     %[[V15:[0-9]+]] = arith.addf %[[V13]], %[[V14]] : f32
+// CHECK-NEXT:     %[[V9:[0-9]+]] = math.absf %[[V8]] : f32
+// CHECK-NEXT:     %[[V10:[0-9]+]] = arith.constant 0x7f800000 : f32
+// CHECK-NEXT:     %[[V11:[0-9]+]] = arith.cmpf olt, %[[V9]], %[[V10]] : f32
+// CHECK-NEXT:     %[[V12:[0-9]+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:     %[[V13:[0-9]+]] = arith.select %[[V11]], %[[V8]], %[[V12]] : f32
+// CHECK-NEXT:     %[[V14:[0-9]+]] = arith.subf %[[V7]], %[[V13]] : f32
+// CHECK-NEXT:     %[[V15:[0-9]+]] = math.exp %[[V14]] : f32
 // CHECK-NEXT:     te.yield %[[V15]] : f32
 // CHECK-NEXT:   }
-// CHECK-NEXT:   func.return %[[V11]] : tensor<f32>
+// CHECK-NEXT:   %[[V16:[0-9]+]] = te.compute "reduce_log_sum_exp" () -> tensor<f32> {
+// CHECK-NEXT:     %[[V17:[0-9]+]] = te.read %[[V4]][] : tensor<f32>
+// CHECK-NEXT:     %[[V18:[0-9]+]] = math.log %[[V17]] : f32
+// CHECK-NEXT:     %[[V19:[0-9]+]] = te.read %[[V0]][] : tensor<f32>
+// CHECK:          %[[V24:[0-9]+]] = arith.select %{{.*}}, %[[V19]], %{{.*}} : f32
+// CHECK-NEXT:     %[[V25:[0-9]+]] = arith.addf %[[V18]], %[[V24]] : f32
+// CHECK-NEXT:     te.yield %[[V25]] : f32
+// CHECK-NEXT:   }
+// CHECK-NEXT:   func.return %[[V16]] : tensor<f32>
 // CHECK-NEXT: }
 
 func.func @reduce_l1_over_no_axes(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {

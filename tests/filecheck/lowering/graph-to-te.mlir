@@ -300,7 +300,7 @@ func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 }
 
 // CHECK-LABEL: func.func @softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
-// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "softmax_max" (%[[V1:[0-9]+]], %[[V2:[0-9]+]]) reduce max (%[[V3:[0-9]+]] : 5) -> tensor<2x1xf32> {
+// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "softmax_max" (%[[V1:[0-9]+]], %[[V2:[0-9]+]]) reduce max_nnan (%[[V3:[0-9]+]] : 5) -> tensor<2x1xf32> {
 // CHECK-NEXT:   %[[V4:[0-9]+]] = te.read %x[%[[V1]], %[[V3]]] : tensor<2x5xf32>
 // CHECK-NEXT:   te.yield %[[V4]] : f32
 // CHECK-NEXT: } attributes {kernel_group = 0 : i64}
@@ -332,7 +332,7 @@ func.func @softmax_middle_axis(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 }
 
 // CHECK-LABEL: func.func @softmax_middle_axis(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
-// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "softmax_max" (%[[V1:[0-9]+]], %[[V2:[0-9]+]], %[[V3:[0-9]+]]) reduce max (%[[V4:[0-9]+]] : 3) -> tensor<2x1x4xf32> {
+// CHECK-NEXT: %[[V0:[0-9]+]] = te.compute "softmax_max" (%[[V1:[0-9]+]], %[[V2:[0-9]+]], %[[V3:[0-9]+]]) reduce max_nnan (%[[V4:[0-9]+]] : 3) -> tensor<2x1x4xf32> {
 // CHECK-NEXT:   %[[V5:[0-9]+]] = te.read %x[%[[V1]], %[[V4]], %[[V3]]] : tensor<2x3x4xf32>
 // CHECK-NEXT:   te.yield %[[V5]] : f32
 // CHECK-NEXT: } attributes {kernel_group = 1 : i64}

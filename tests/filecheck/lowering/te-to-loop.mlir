@@ -77,6 +77,23 @@ func.func @reduce_max(%x: tensor<3x5xf32>) -> tensor<1xf32> {
 
 // -----
 
+// A `max_nnan` maximum (a softmax's row max) is flagged nnan,nsz, which x86 lowers to one vmaxps; `max` propagates
+// NaN and has no flags.
+func.func @row_max(%x: tensor<2x8xf32>) -> tensor<2x1xf32> {
+  %m = te.compute "softmax_max" (%i, %o) reduce max_nnan (%k : 8) -> tensor<2x1xf32> {
+    %a = te.read %x[%i, %k] : tensor<2x8xf32>
+    te.yield %a : f32
+  }
+  func.return %m : tensor<2x1xf32>
+}
+
+// CHECK-LABEL: func.func private @softmax_max_0(
+// CHECK:         %[[INIT:.*]] = arith.constant 0xff800000 : f32
+// CHECK:         loop.for "k" %k = 0 to 8 step 1 serial {
+// CHECK:           arith.maximumf %{{.*}}, %{{.*}} fastmath<nnan,nsz> : f32
+
+// -----
+
 // Identical computes share one kernel; an argument returned directly and a value returned twice are copied.
 func.func @dedup_and_copies(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %a = te.compute "exp" (%i) -> tensor<4xf32> {

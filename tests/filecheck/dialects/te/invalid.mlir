@@ -25,7 +25,7 @@ func.func @reduce_without_combiner(%x: tensor<4xf32>) -> tensor<1xf32> {
 // -----
 
 func.func @unknown_combiner(%x: tensor<4xf32>) -> tensor<1xf32> {
-  // expected-error@+1 {{te.compute 'bad': unknown combiner 'mean' (expected one of sum, max, min, prod, maxnum)}}
+  // expected-error@+1 {{te.compute 'bad': unknown combiner 'mean' (expected one of sum, max, min, prod, maxnum, max_nnan)}}
   %y = te.compute "bad" (%i) reduce mean (%k : 4) -> tensor<1xf32> {
     %v = te.read %x[%k] : tensor<4xf32>
     te.yield %v : f32
