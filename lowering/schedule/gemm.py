@@ -29,26 +29,29 @@ blocks or `pack_a`) a tail of rows split inside the panels, after each panel's f
     k_o { i_o_o (mc rows) { j_o (nr columns) { i_o_i (mr rows) { k_i { i_i (unrolled) { j_i (vector) }}}}}}
     k_o { j_o (nr columns) { i_o (mr rows) { k_i { i_i { j_i }}} ; i_t_o (the tail) { k_i { i_t_i { j_i }}} }}
 
-Default: `mr` the largest of 8, 7, 6, 4, 3, 2, 1 that leaves the accumulators, B vectors and a broadcast within the
-vector registers (7 for the 49 rows of a 7x7 window under batch loops: (16, 49, 256) x (16, 256, 256) ran at 45
-GFLOP/s one row at a time, 87 with 7 rows, Zen 4), the tail of rows (where it does not divide them) one more register
-tile per column panel; where the rows make fewer than 4 such tiles, or under batch loops (where the tail is not inside
-the panels, a tail beside the full tiles in a batch loop's body leaves parallel placement only the batch loops), the
-largest that divides them unless that is under 4 (Winograd's 16 x (49 x 256) x (256 x 256) GEMM on AVX2: 7.0 ms one
-row at a time, 4.1 with 6 rows and a tail of 1, an EPYC LLVM calls znver1). With AVX2, 6 x 16 (12 accumulators) over 4
-x 16 (8, the FMA latency's bare minimum): MatMul 1024^3 0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136
-rows) 0.94x, 128-token BERT and GPT unchanged. `nr` two vectors if they divide the columns, else one; where 32
-registers hold 4-lane vectors (NEON, RVV at VLEN 128), four vectors first (`_tile_vectors`): a 6 x 16 tile of 24
-accumulators, where 8 x 8 used 16 of the 32 and loaded a B vector per 4 FMAs instead of per 6; `nc` 0; one row
-(a batch-1 classifier): `kc` the whole depth, in one pass over B. Where B is a weight whose 256-deep row of panels
-(`256 x N`) fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024
-(one block: the output is read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most
-a quarter of L2; batched, with one depth block and a tail of rows, order `k,j,i` with the tail inside the panels, so
-that the batch loops' body is one nest and the parallel band takes the panels (and the depth loop of one iteration)
-too: Winograd's GEMM for a 14x14 map on AVX2 (the 49 rows above) got 256 tasks instead of 16 and ran 0.94x its time at
-one thread (3.8 ms against 4.0-4.2; the 28x28 and 56x56 maps' GEMMs, 196 and 784 rows, 0.98-1.02x); elsewhere order
-`k,i,j` with `kc` the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep
-the schedule they were measured with).
+Default: `mr` the largest of 8, 7, 6, 4, 3, 2, 1 (12 first for a one-vector tile over rows that 8 does not divide) that
+leaves the accumulators, B vectors and a broadcast within the vector registers (7 for the 49 rows of a 7x7 window under
+batch loops: (16, 49, 256) x (16, 256, 256) ran at 45 GFLOP/s one row at a time, 87 with 7 rows, Zen 4), the tail of
+rows (where it does not divide them) one more register tile per column panel; where the rows make fewer than 4 such
+tiles, or under batch loops (where the tail is not inside the panels, a tail beside the full tiles in a batch loop's
+body leaves parallel placement only the batch loops), the largest that divides them unless that is under 4 (Winograd's
+16 x (49 x 256) x (256 x 256) GEMM on AVX2: 7.0 ms one row at a time, 4.1 with 6 rows and a tail of 1, an EPYC LLVM
+calls znver1). With AVX2, 6 x 16 (12 accumulators) over 4 x 16 (8, the FMA latency's bare minimum): MatMul 1024^3
+0.87-0.89x its time, ShuffleNet's grouped 1x1 GEMMs (3,136 rows) 0.94x, 128-token BERT and GPT unchanged. Likewise 12 x
+16 over 8 x 16 on AVX-512 where 16 lanes divide the columns and 32 do not, for rows that need a tail anyway (ViT's
+attention scores, 197 x 208 a head: 0.041 against 0.048 ms a layer; ViT 0.98x in bf16 and in float32, Zen 5); rows that
+8 divides keep 8 (ShuffleNet's grouped GEMMs would grow tails). `nr` two vectors if they divide the columns, else one;
+where 32 registers hold 4-lane vectors (NEON, RVV at VLEN 128), four vectors first (`_tile_vectors`): a 6 x 16 tile of
+24 accumulators, where 8 x 8 used 16 of the 32 and loaded a B vector per 4 FMAs instead of per 6; `nc` 0; one row (a
+batch-1 classifier): `kc` the whole depth, in one pass over B. Where B is a weight whose 256-deep row of panels (`256 x
+N`) fills the L2 cache (MatMul 1024^3), order `k,j,i` with `kc` the largest divisor of the depth up to 1024 (one block:
+the output is read and written once) and `mc` the largest row block whose `mc x kc` rows of A fill at most a quarter of
+L2; batched, with one depth block and a tail of rows, order `k,j,i` with the tail inside the panels, so that the batch
+loops' body is one nest and the parallel band takes the panels (and the depth loop of one iteration) too: Winograd's
+GEMM for a 14x14 map on AVX2 (the 49 rows above) got 256 tasks instead of 16 and ran 0.94x its time at one thread (3.8
+ms against 4.0-4.2; the 28x28 and 56x56 maps' GEMMs, 196 and 784 rows, 0.98-1.02x); elsewhere order `k,i,j` with `kc`
+the largest divisor of the depth up to 256 and `mc` 0 (the small GEMMs of im2col convolutions keep the schedule they
+were measured with).
 
 `split_k` (only for a float GEMV: one row, unbatched, B a weight walked by the columns with unit stride): 0, or about
 how many depth ranges `loop-rfactor` reduces separately, each a parallel task streaming whole rows of unpacked B into a
@@ -216,7 +219,8 @@ class GemmRule:
             return {}
         vectors = nr // lanes
         registers = target.vector_registers
-        fitting = [f for f in (8, 7, 6, 4, 3, 2, 1) if f * vectors + vectors + 1 <= registers]
+        heights = (8, 7, 6, 4, 3, 2, 1) if vectors > 1 or g.m % 8 == 0 else (12, 8, 7, 6, 4, 3, 2, 1)
+        fitting = [f for f in heights if f * vectors + vectors + 1 <= registers]
         mr, widest = next(f for f in fitting if g.m % f == 0), fitting[0]
         if mr < widest and ((not g.batched and g.m >= 4 * widest) or (mr < 4 and g.m > widest)):
             mr = widest  # the widest tile, with a tail of rows
