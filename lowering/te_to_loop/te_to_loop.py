@@ -13,12 +13,12 @@ loop nest per compute, in order (their accumulators allocated first): the earlie
 caller allocates, as for any intermediate, so the schedule can move each stage into the rows of the last one
 (`loop-compute-at`, see `schedule/rows.py`). Loop names stay unique within the kernel, the last compute's unchanged.
 
-Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register by LLVM): init, update in the
-innermost loops, final store. Float `max` and `min` are `arith.maximumf`/`minimumf` (NaN-propagating) from -inf/+inf,
-`maxnum` is `arith.maxnumf` from NaN (NaNs passed over; NaN only if every value is), `max_nnan` an
-`arith.maximumf` flagged `nnan,nsz` (one `vmaxps` on x86; for maxima whose readers turn a NaN row into NaN). Float contraction (fused
-multiply-add) is allowed in kernels, and sums may be reassociated, as ONNX Runtime and TVM do; a product marked
-`exact` (dequantization's) and the adds that read it are not contracted, so quantized outputs match on every CPU.
+Reductions accumulate in a `loop.alloc "local"` scalar (promoted to a register by LLVM): init, update in the innermost
+loops, final store. Float `max` and `min` are `arith.maximumf`/`minimumf` (NaN-propagating) from -inf/+inf, `maxnum` is
+`arith.maxnumf` from NaN (NaNs passed over; NaN only if every value is), `max_nnan` an `arith.maximumf` flagged
+`nnan,nsz` (one `vmaxps` on x86; for maxima whose readers turn a NaN row into NaN). Float contraction (fused
+multiply-add) is allowed in kernels, and sums may be reassociated, as ONNX Runtime and TVM do; a product marked `exact`
+(dequantization's) and the adds that read it are not contracted, so quantized outputs match on every CPU.
 
 Element types are the computes' own (f32, f64, f16, bf16, or integers such as the i64 of MaxPool's indices: integer
 reductions combine with addi/muli/maxsi/minsi, or maxui/minui for unsigned ones, from 0, 1, or the type's extreme
