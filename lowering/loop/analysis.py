@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 from minimlc.lowering.generic.built_ops import addi, muli
+from minimlc.lowering.strategy.data_layout import byte_size
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -117,7 +118,7 @@ def _weight_bytes(module: ModuleOp) -> int:
         for weight in nested_ops(function, loop.WeightOp):
             memref_type = weight.result.type
             assert isinstance(memref_type, MemRefType)
-            total += memref_type.element_count() * ((memref_type.element_type.bitwidth + 7) // 8)
+            total += memref_type.element_count() * byte_size(memref_type.element_type)
     return total
 
 
