@@ -171,6 +171,43 @@ def test_default_rows_per_tile(m: int, batched: bool, cpu: str, mr: int) -> None
     assert GEMM.default(workload, target_from_name(cpu))["mr"] == mr
 
 
+@pytest.mark.parametrize(
+    ("m", "cpu", "mr"),
+    [
+        (197, "znver4", 12),  # 208 columns are one zmm vector wide: 12 rows (12 accumulators) and a tail of 5
+        (192, "znver4", 8),  # rows that 8 divides keep 8, no tail
+        (197, "x86-64-v3", 6),  # two ymm vectors divide 208 columns: the two-vector tile as before
+    ],
+)
+def test_one_vector_tiles_are_twelve_rows_tall_where_a_tail_is_needed(m: int, cpu: str, mr: int) -> None:
+    workload = GemmWorkload("matmul_0", "i2", "i3", "k4", m, 208, 64, 1, 3, False, True, True)
+    assert GEMM.default(workload, target_from_name(cpu))["mr"] == mr
+
+
+def test_attention_scores_on_twelve_row_tiles_keep_the_numbers() -> None:
+    """ViT's attention scores, [1, 3, 197, 64] by [1, 3, 64, 208] (two activations), on AVX-512's 12-row tiles and
+    their 5-row tail: numpy's product (float64) within the tolerance."""
+    rng = np.random.default_rng(6)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["q", "k"], ["s"])],
+        "scores",
+        [
+            helper.make_tensor_value_info("q", TensorProto.FLOAT, [1, 3, 197, 64]),
+            helper.make_tensor_value_info("k", TensorProto.FLOAT, [1, 3, 64, 208]),
+        ],
+        [helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 3, 197, 208])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9)
+    (gemm,) = [task for task in extract_tasks(import_model(model), target_from_name("znver4")) if task.rule == "gemm"]
+    assert gemm.space.default()["mr"] == 12
+    if missing := target_from_name("znver4").missing_on_host():
+        pytest.skip(f"this host lacks {', '.join(missing)} to run the znver4 build")
+    q = rng.standard_normal((1, 3, 197, 64)).astype(np.float32)
+    k = rng.standard_normal((1, 3, 64, 208)).astype(np.float32)
+    (s,) = InferenceSession(model, cache=False, target="znver4").run(None, {"q": q, "k": k})
+    np.testing.assert_allclose(s, q.astype(np.float64) @ k.astype(np.float64), rtol=RTOL, atol=ATOL)
+
+
 @pytest.mark.parametrize(("cpu", "mr"), [("znver4", 7), ("x86-64-v3", 6)])
 def test_batched_window_rows_take_wide_tiles_and_keep_the_numbers(cpu: str, mr: int) -> None:
     """A batched MatMul of 49 rows (a 7x7 window's pixels or tokens) by a weight: 7-row tiles on AVX-512, 6-row tiles
