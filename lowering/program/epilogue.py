@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import FloatAttr, IndexType, f32
+from xdsl.dialects.builtin import FloatAttr, IndexType, MemRefType, f32
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -192,8 +192,11 @@ def _find_epilogue(block: Block, buffer: SSAValue) -> _Epilogue | None:
     out_stores = [op for op in stage.walk() if isinstance(op, memref.StoreOp)]
     if len(out_stores) != 1 or out_stores[0].parent_block() is not body:
         return None
-    if out_stores[0].memref.type != buffer.type:
-        return None  # a slice or broadcast: the write-back's elements are not the stage's
+    output, internal = out_stores[0].memref.type, buffer.type
+    assert isinstance(output, MemRefType)
+    assert isinstance(internal, MemRefType)
+    if output.get_shape() != internal.get_shape():
+        return None  # a slice or broadcast: the write-back's elements are not the stage's (its element type may differ)
     forms = [sparse_form(index) for index in out_stores[0].indices]
     if [sparse_form(index) for index in read.indices] != forms or any(form is None for form in forms):
         return None

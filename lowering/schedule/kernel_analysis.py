@@ -12,7 +12,7 @@ scalar, initialised inside the output loops and updated inside the reduction loo
 from __future__ import annotations
 
 from xdsl.dialects import arith, func, memref
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from minimlc.dialects import loop
@@ -149,11 +149,20 @@ def is_weight_at_every_call(module: ModuleOp, name: str, operand: int) -> bool:
     )
 
 
+def _same_shape(buffer: SSAValue, other: SSAValue) -> bool:
+    return (
+        isinstance(buffer.type, MemRefType)
+        and isinstance(other.type, MemRefType)
+        and buffer.type.get_shape() == other.type.get_shape()
+    )
+
+
 def feeds_a_residual_add(module: ModuleOp, kernel: func.FuncOp) -> bool:
     """Whether every call of `kernel` writes an intermediate that one kernel call alone reads, beside another buffer of
-    the same type: a residual add after a convolution (ResNet's `relu(conv(x) + shortcut)`; a bias or a ReLU reads no
-    such buffer). `loop-fuse-kernels` folds it into the convolution's write-back where the tile walks a block of
-    channel panels (`conv.py`, the `channel_block` knob).
+    the same shape (of any element type: a bfloat16 build may store the shortcut in bfloat16): a residual add after a
+    convolution (ResNet's `relu(conv(x) + shortcut)`; a bias or a ReLU reads no such buffer). `loop-fuse-kernels`
+    folds it into the convolution's write-back where the tile walks a block of channel panels (`conv.py`, the
+    `channel_block` knob).
 
         %y = loop.alloc "global" ... ; func.call @conv_16(%x, %w, %y)   // each call of @conv_16 ...
         func.call @add_relu_17(%y, %shortcut, %z)                       // ... read only here, beside %shortcut"""
@@ -161,6 +170,6 @@ def feeds_a_residual_add(module: ModuleOp, kernel: func.FuncOp) -> bool:
     for call in sites:
         reader = epilogue_call(module, call)  # elementwise: a concatenation reads its inputs side by side, not added
         output = call.arguments[-1]
-        if reader is None or not any(a is not output and a.type == output.type for a in reader.arguments[:-1]):
+        if reader is None or not any(a is not output and _same_shape(a, output) for a in reader.arguments[:-1]):
             return False
     return bool(sites)

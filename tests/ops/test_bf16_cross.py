@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -98,14 +99,19 @@ def _model(
 
 
 def run_bf16_build(
-    model: onnx.ModelProto, feeds: dict[str, np.ndarray], target: str, opt_level: int, folder: Path
+    model: onnx.ModelProto,
+    feeds: dict[str, np.ndarray],
+    target: str,
+    opt_level: int,
+    folder: Path,
+    build_options: Sequence[str] = (),
 ) -> list[np.ndarray]:
-    """`model` built with bfloat16 products for `target` by `minimlc build`, run under qemu on `feeds`: its outputs
-    (flat), as main.c prints them (%.9g: every float32 exactly); checks that a neoverse-v1 library built at O3 holds
-    `bfdot`."""
+    """`model` built with bfloat16 products for `target` by `minimlc build` (with `build_options`), run under qemu on
+    `feeds`: its outputs (flat), as main.c prints them (%.9g: every float32 exactly); checks that a neoverse-v1
+    library built at O3 holds `bfdot`."""
     onnx.save(model, folder / "model.onnx")
     library = folder / "libmodel.so"
-    options = ["--precision", "bf16", "--target", target, "-O", str(opt_level), "-o", str(library)]
+    options = ["--precision", "bf16", "--target", target, "-O", str(opt_level), "-o", str(library), *build_options]
     subprocess.run([MINIMLC, "build", str(folder / "model.onnx"), *options], check=True, capture_output=True)
     if "neoverse-v1" in target and opt_level == 3:  # vector dot products: at O0 they are scalar
         listing = subprocess.run(["aarch64-linux-gnu-objdump", "-d", str(library)], capture_output=True, text=True)

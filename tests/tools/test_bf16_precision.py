@@ -52,9 +52,13 @@ def test_session_refuses_bf16_calibration_and_unknown_precisions() -> None:
         InferenceSession(matmul_model(), precision="fp16")
 
 
-def test_bf16_passes_follow_the_given_ones_after_the_graph_stage() -> None:
-    extra = bf16_passes(SVE, {"graph": "graph-simplify", "loop": ["cse"]})
-    assert extra == {"graph": ["graph-simplify", "graph-bf16-products"], "loop": ["cse"]}
+def test_bf16_passes_follow_the_given_ones_after_the_graph_and_te_stages() -> None:
+    extra = bf16_passes(SVE, {"graph": "graph-simplify", "te": "te-clamped-casts", "loop": ["cse"]})
+    assert extra == {
+        "graph": ["graph-simplify", "graph-bf16-products"],
+        "te": ["te-clamped-casts", "te-bf16-activations"],
+        "loop": ["cse"],
+    }
     with pytest.raises(ValueError, match=re.escape(f"precision='bf16': target 'znver3' {REFUSAL}")):
         bf16_passes("znver3", None)
 

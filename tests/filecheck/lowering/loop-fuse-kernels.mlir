@@ -931,3 +931,75 @@ func.func private @relu_3(%in0: memref<4x4xi32> {llvm.noalias}, %out: memref<4x4
 // CHECK-NEXT:        %zero_1 = arith.constant 0 : i32
 // CHECK-NEXT:        %m = arith.maxsi %v, %zero_1 : i32
 // CHECK-NEXT:        memref.store %m, %out[%i, %st] : memref<4x4xi32>
+
+// -----
+
+// An epilogue may store another element type than the buffer it replaces: the rounding to bfloat16 of a bf16 build's
+// activations (`te-bf16-activations`) moves into the float32 tile's write-back, which then stores the rounded bits,
+// and the float32 intermediate goes.
+func.func @narrowing_epilogue(%x: memref<4x8xf32>, %w: memref<8x4xf32>, %out: memref<4x4xi16>) {
+  %y = loop.alloc "global" : memref<4x4xf32>
+  func.call @matmul_0(%x, %w, %y) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xf32>) -> ()
+  func.call @to_bf16_1(%y, %out) : (memref<4x4xf32>, memref<4x4xi16>) -> ()
+  func.return
+}
+func.func private @matmul_0(%in0: memref<4x8xf32> {llvm.noalias}, %in1: memref<8x4xf32> {llvm.noalias}, %out: memref<4x4xf32> {llvm.noalias}) {
+  %tile = loop.alloc "local" : memref<4xf32>
+  loop.for "i_init" %ii = 0 to 4 step 1 serial {
+    loop.for "j_init" %ji = 0 to 4 step 1 vectorize {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %out[%ii, %ji] : memref<4x4xf32>
+    }
+  }
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "i_ld" %l = 0 to 4 step 1 vectorize {
+      %zero = arith.constant 0.000000e+00 : f32
+      memref.store %zero, %tile[%l] : memref<4xf32>
+    }
+    loop.for "k" %k = 0 to 8 step 1 serial {
+      loop.for "j" %j = 0 to 4 step 1 vectorize {
+        %a = memref.load %in0[%i, %k] : memref<4x8xf32>
+        %c = memref.load %in1[%k, %j] : memref<8x4xf32>
+        %p = arith.mulf %a, %c fastmath<contract> : f32
+        %t = memref.load %tile[%j] : memref<4xf32>
+        %s = arith.addf %t, %p fastmath<reassoc,contract> : f32
+        memref.store %s, %tile[%j] : memref<4xf32>
+      }
+    }
+    loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+      %v = memref.load %tile[%st] : memref<4xf32>
+      %o = memref.load %out[%i, %st] : memref<4x4xf32>
+      %n = arith.addf %o, %v fastmath<reassoc,contract> : f32
+      memref.store %n, %out[%i, %st] : memref<4x4xf32>
+    }
+  }
+  func.return
+}
+func.func private @to_bf16_1(%in0: memref<4x4xf32> {llvm.noalias}, %out: memref<4x4xi16> {llvm.noalias}) {
+  loop.for "i" %i = 0 to 4 step 1 serial {
+    loop.for "j" %j = 0 to 4 step 1 vectorize {
+      %a = memref.load %in0[%i, %j] : memref<4x4xf32>
+      %zero = arith.constant 0.000000e+00 : f32
+      %word = llvmx.pack_bf16 %a, %zero : f32 -> i32
+      %b = arith.trunci %word : i32 to i16
+      memref.store %b, %out[%i, %j] : memref<4x4xi16>
+    }
+  }
+  func.return
+}
+
+// CHECK-LABEL: func.func @narrowing_epilogue(
+// CHECK-NEXT:    func.call @fused_matmul_to_bf16_0(%x, %w, %out) : (memref<4x8xf32>, memref<8x4xf32>, memref<4x4xi16>) -> ()
+// CHECK-NEXT:    func.return
+
+// CHECK:       func.func private @fused_matmul_to_bf16_0(
+// CHECK-NOT:     memref<4x4xf32>
+// CHECK:           loop.for "i_st" %st = 0 to 4 step 1 vectorize {
+// CHECK-NEXT:        %v = memref.load %tile[%st] : memref<4xf32>
+// CHECK-NEXT:        %zero_1 = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:        %word = llvmx.pack_bf16 %v, %zero_1 : f32 -> i32
+// CHECK-NEXT:        %b = arith.trunci %word : i32 to i16
+// CHECK-NEXT:        memref.store %b, %out[%i, %st] : memref<4x4xi16>
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
