@@ -82,6 +82,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="core sets timing at once (with --runner ray; default: every one the cluster offers for the target)",
     )
     cli_options.add_opt_level(tune, pipeline_passes=False)
+    cli_options.add_precision(tune)
     tune.set_defaults(command=tune_model)
 
 
@@ -98,6 +99,13 @@ def tune_model(args: argparse.Namespace) -> int:
     if args.plot:
         cli_files.output_file(args.plot, "--plot")
     kept = _records(database)
+    if args.compute_precision == "bf16":
+        from minimlc.driver.calibration import bf16_passes
+
+        try:
+            bf16_passes(args.target, None)
+        except ValueError as error:
+            raise cli_options.UsageError(str(error)) from None
     try:
         result = tune(
             args.model,
@@ -117,6 +125,7 @@ def tune_model(args: argparse.Namespace) -> int:
             ray_address=args.ray_address,
             ray_target_key=args.target_key,
             parallel=args.parallel,
+            precision=args.compute_precision,
         )
     except KeyboardInterrupt:
         total = _records(database)

@@ -45,12 +45,13 @@ def calibrated_cache_modes(
     runs: int = 5,
     out: TextIO = sys.stdout,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    precision: str = "fp32",
 ) -> dict[str, str]:
-    """Per task key of `tasks` (of `model`, an ONNX model or path), the cache state (`CACHE_MODES`) to time its
-    candidates in: for the heaviest tasks whose kernels work alone in the model, the state whose timing of the
-    default config comes closer to the model's; for the others, the state the calibrated ones' time mostly chose
-    (see the module docstring). All `cold` where no task could be compared."""
-    in_model = _model_times(model, tasks, threads, opt_level, target, runs, input_shapes)
+    """Per task key of `tasks` (of `model`, an ONNX model or path, built at `precision`), the cache state
+    (`CACHE_MODES`) to time its candidates in: for the heaviest tasks whose kernels work alone in the model, the
+    state whose timing of the default config comes closer to the model's; for the others, the state the calibrated
+    ones' time mostly chose (see the module docstring). All `cold` where no task could be compared."""
+    in_model = _model_times(model, tasks, threads, opt_level, target, runs, input_shapes, precision)
     chosen = sorted((task for task in tasks if task.key in in_model), key=lambda task: -in_model[task.key])
     timed: dict[str, dict[str, float]] = {}
     with Measurer(threads=threads) as measurer:
@@ -99,12 +100,13 @@ def _model_times(
     target: str,
     runs: int,
     input_shapes: Mapping[str, Sequence[int]] | None,
+    precision: str,
 ) -> dict[str, float]:
     """Per task key whose kernels do their work alone in `model` (its group, `verify.task_groups`, holds no other
     task but the elementwise epilogues its measured module brings along, `tasks.standalone_module`), the median
     seconds per run of its group's kernel calls, over `runs` profiled runs with the default schedules (after a
     warm-up run)."""
-    session = profiled_session(model, threads, opt_level, target, input_shapes=input_shapes)
+    session = profiled_session(model, threads, opt_level, target, input_shapes=input_shapes, precision=precision)
     feeds = random_feeds(session)
     for _ in range(runs + 1):
         session.run(None, feeds)

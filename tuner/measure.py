@@ -138,8 +138,21 @@ def scheduled_model(job: dict[str, Any], config: Config, rng: np.random.Generato
 
 
 def random_weights(rng: np.random.Generator, buffers: Any) -> dict[str, np.ndarray]:
-    """Normals for a task's weights (`w0`, `w1`, ...: shapes and dtypes), aligned as the runtime aligns them."""
-    return {f"w{i}": _aligned(rng.standard_normal(shape).astype(np.float32)) for i, (shape, _) in enumerate(buffers)}
+    """Random weights for a task (`w0`, `w1`, ...: shapes and dtypes), aligned as the runtime aligns them: normals
+    for floats; for int32 (a bfloat16 build's words) words of two normals in bfloat16; for other integers (int8
+    weights) values across the type's range."""
+    weights = (_random_weight(rng, tuple(shape), np.dtype(kind)) for shape, kind in buffers)
+    return {f"w{i}": _aligned(weight) for i, weight in enumerate(weights)}
+
+
+def _random_weight(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if np.issubdtype(dtype, np.floating):
+        return rng.standard_normal(shape).astype(dtype)
+    if dtype == np.int32:
+        halves = rng.standard_normal((*shape, 2)).astype(np.float32).view(np.uint32) >> 16
+        return (halves[..., 0] | halves[..., 1] << 16).astype(np.uint32).view(np.int32)
+    limits = np.iinfo(dtype)
+    return rng.integers(limits.min, limits.max, shape, dtype=dtype, endpoint=True)
 
 
 def _bound_call(compiled: Any, inputs: list[Any], outputs: list[Any], threads: int, rng: np.random.Generator) -> _Call:

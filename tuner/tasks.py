@@ -20,14 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import Float32Type, MemRefType, ModuleOp, UnitAttr
+from xdsl.dialects.builtin import MemRefType, ModuleOp, UnitAttr
 from xdsl.ir import SSAValue
 
 from minimlc.dialects import loop
 from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import ENTRY_ATTR, ENTRY_FUNCTION
 from minimlc.lowering.loop.kernel_patterns import callee, epilogue_call
-from minimlc.lowering.pipeline import build_pipeline, run_pipeline
+from minimlc.lowering.pipeline import ExtraPasses, build_pipeline, run_pipeline
 from minimlc.lowering.program.loop_profile_calls import kernel_flops
 from minimlc.lowering.schedule.default_schedule import kernel_space
 from minimlc.lowering.schedule.kernel_analysis import call_sites, kernels_of
@@ -60,13 +60,18 @@ class Task:
 
 
 def extract_tasks(
-    imported: ImportedModel, target: Target, opt_level: int = 3, tuning_db: str | None = None
+    imported: ImportedModel,
+    target: Target,
+    opt_level: int = 3,
+    tuning_db: str | None = None,
+    extra_passes: ExtraPasses | None = None,
 ) -> list[Task]:
     """The tasks of `imported` (lowered in place to the `schedule` stage), in first-call order; `tuning_db`: with the
-    convolution algorithms that database chose (`te-conv-winograd{tuning-db}`)."""
+    convolution algorithms that database chose (`te-conv-winograd{tuning-db}`); `extra_passes`: those of the build
+    tuned (a bfloat16 build's, `bf16_passes`)."""
     module = imported.module
     set_target(module, target)
-    pipeline = build_pipeline(opt_level, tuning_db=tuning_db or None)
+    pipeline = build_pipeline(opt_level, extra_passes=extra_passes, tuning_db=tuning_db or None)
     run_pipeline(module, pipeline, stop_after="schedule")
     tasks: dict[str, Task] = {}
     calls: dict[str, int] = {}
@@ -117,9 +122,7 @@ def standalone_module(
     result = calls[-1].arguments[-1]
     types = [operand.type for operand in operands]
     is_weight = [
-        isinstance(operand.owner, loop.WeightOp | loop.PrecomputeOp)
-        and isinstance(t, MemRefType)
-        and isinstance(t.element_type, Float32Type)
+        isinstance(operand.owner, loop.WeightOp | loop.PrecomputeOp) and isinstance(t, MemRefType)
         for operand, t in zip(operands, types)
     ]
     input_types = [t for t, weight in zip(types, is_weight) if not weight]

@@ -23,7 +23,9 @@ model's weights exceed the L2 and the model's own kernel times agree (`cache="au
 
 Before the schedules, the convolution algorithms: each stride-1 3x3 convolution shape Winograd could take is timed
 both ways in a standalone block (`algorithms.py`), and the tasks are then the kernels of the model as the faster
-algorithms build it (the Winograd GEMMs where Winograd won).
+algorithms build it (the Winograd GEMMs where Winograd won). `precision="bf16"` tunes the model's bfloat16 build
+(`InferenceSession(precision="bf16")`'s kernels, whose convolutions take the bfloat16 form, not Winograd: no
+algorithm is timed).
 
 Last, the chosen configs are checked in the model itself (`verify.py`): the model built with the default schedules
 and with the database's best records, run in alternation with the profiler on; a config whose kernels take longer in
@@ -33,6 +35,7 @@ the kernel in the model: fused with its neighbours, it meets their data in the c
     result = tune("model.onnx", "tuning.jsonl", trials=64)
     InferenceSession("model.onnx", tuning_db="tuning.jsonl")
     tune("bert.onnx", "tuning.jsonl", trials=64, input_shapes={"ids": [1, 128]})   # symbolic dimensions fixed
+    tune("model.onnx", "tuning.jsonl", trials=64, precision="bf16")   # then InferenceSession(..., precision="bf16")
 """
 
 from __future__ import annotations
@@ -117,6 +120,7 @@ def tune(
     ray_address: str | None = None,
     ray_target_key: str | None = None,
     parallel: int | None = None,
+    precision: str = "fp32",
     out: TextIO = sys.stdout,
 ) -> TuningResult:
     """Measure up to `trials` candidates of `model`'s tasks (at most `trials_per_task` each; `input_shapes` fixes
@@ -125,8 +129,11 @@ def tune(
     candidates find their weights; `verify`: check the chosen configs in the model (see the module docstring);
     `peak_gflops`: one core's peak (default: measured, `fma_peak_gflops`); `runner="ray"`: candidates are timed by
     up to `parallel` workers of the Ray cluster at `ray_address` that offer `ray_target_key` (default: the target's
-    CPU, which the key names when `target` is the host; `ray_runner.py`). Raises `TuningDatabaseError` for a
-    database line that is not a record, `RunnerError` for a cluster that cannot time candidates."""
+    CPU, which the key names when `target` is the host; `ray_runner.py`); `precision`: `fp32` or `bf16`, the build
+    whose kernels are tuned (see the module docstring). Raises `TuningDatabaseError` for a database line that is
+    not a record, `RunnerError` for a cluster that cannot time candidates, ValueError for a precision it does not
+    tune or a target without a bfloat16 dot product."""
+    extra_passes = _precision_passes(precision, target)
     db = TuningDatabase(database)
     chosen = target_from_name(target)
     if runner == "ray" and ray_target_key is not None and ray_target_key != target_key(chosen):
@@ -137,17 +144,26 @@ def tune(
     imported = model if isinstance(model, ImportedModel) else import_model(model, input_shapes)
     calibrate = cache == "auto" and not isinstance(model, ImportedModel)
     mode = cache_mode(cache, imported, out, calibrate)
-    with Measurer(threads=threads, timeout=timeout) as measurer:
-        algorithms = tune_algorithms(imported, db, chosen, measurer, name, opt_level, out)
+    algorithms = {}
+    if extra_passes is None:
+        with Measurer(threads=threads, timeout=timeout) as measurer:
+            algorithms = tune_algorithms(imported, db, chosen, measurer, name, opt_level, out)
     if verify and algorithms and not isinstance(model, ImportedModel):
         with Measurer(threads=threads, timeout=max(timeout, MODEL_CHECK_TIMEOUT)) as measurer:
             serialized = onnx.load(model).SerializeToString()
             check_in_model(serialized, algorithms, db, chosen, measurer, name, opt_level, out, input_shapes)
-    tasks = extract_tasks(imported, chosen, opt_level, tuning_db=str(database))
+    tasks = extract_tasks(imported, chosen, opt_level, tuning_db=str(database), extra_passes=extra_passes)
     modes = {task.key: mode for task in tasks}
     if calibrate and mode == "cold":
         modes = calibrated_cache_modes(
-            model, tasks, threads=threads, opt_level=opt_level, target=target, out=out, input_shapes=input_shapes
+            model,
+            tasks,
+            threads=threads,
+            opt_level=opt_level,
+            target=target,
+            out=out,
+            input_shapes=input_shapes,
+            precision=precision,
         )
     core_peak = peak_gflops or fma_peak_gflops()
     peak = core_peak * threads
@@ -209,8 +225,23 @@ def tune(
             name=name,
             out=out,
             input_shapes=input_shapes,
+            precision=precision,
         )
     return result
+
+
+def _precision_passes(precision: str, target: str) -> dict[str, str | Sequence[str]] | None:
+    """The extra passes of the build `precision` names (None for fp32); a ValueError for one `tune` does not take
+    (int8: tune the quantized model file) or a target without a bfloat16 dot product, before any work."""
+    from minimlc.driver.calibration import bf16_passes
+
+    if precision == "fp32":
+        return None
+    if precision != "bf16":
+        raise ValueError(
+            f"precision must be 'fp32' or 'bf16', got {precision!r} (for int8, tune the model `minimlc quantize` wrote)"
+        )
+    return bf16_passes(target, None)
 
 
 def _runner(

@@ -64,12 +64,13 @@ def verify_in_model(
     name: str = "model",
     out: TextIO = sys.stdout,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    precision: str = "fp32",
 ) -> list[Verdict]:
     """Check the best records of `tasks` in `database` in `model` (an ONNX model or path, its symbolic dimensions
-    fixed by `input_shapes`) and reject those that lose there (see the module docstring); returns every verdict, in
-    the order they were reached."""
+    fixed by `input_shapes`, built at `precision`) and reject those that lose there (see the module docstring);
+    returns every verdict, in the order they were reached."""
     cpu = target_key(target_from_name(target))
-    default = profiled_session(model, threads, opt_level, target, input_shapes=input_shapes)
+    default = profiled_session(model, threads, opt_level, target, input_shapes=input_shapes, precision=precision)
     feeds = random_feeds(default)
     checked: set[tuple[str, str]] = set()
     verdicts: list[Verdict] = []
@@ -86,7 +87,7 @@ def verify_in_model(
                 print("checked in the model: no kernel's best config differs from its default", file=out)
             break
         print(f"checking {len(chosen)} tuned kernel(s) in the model ({rounds} runs each way)", file=out, flush=True)
-        tuned = profiled_session(model, threads, opt_level, target, database, input_shapes)
+        tuned = profiled_session(model, threads, opt_level, target, database, input_shapes, precision)
         default_times, tuned_times, totals = _alternate(default, tuned, feeds, rounds)
         found = []
         for key, record in chosen.items():
@@ -113,9 +114,10 @@ def profiled_session(
     target: str,
     tuning_db: str | None = None,
     input_shapes: Mapping[str, Sequence[int]] | None = None,
+    precision: str = "fp32",
 ) -> Any:
-    """`model` (for `input_shapes`) built uncached with the profiler on (thread CPU time on one thread, else wall
-    time), with the default schedules or `tuning_db`'s best records."""
+    """`model` (for `input_shapes`, at `precision`) built uncached with the profiler on (thread CPU time on one
+    thread, else wall time), with the default schedules or `tuning_db`'s best records."""
     from minimlc.driver.session import InferenceSession
 
     return InferenceSession(
@@ -128,6 +130,7 @@ def profiled_session(
         tuning_db=tuning_db,
         enable_profiling=True,
         profiling_clock="cpu" if threads == 1 else "wall",
+        precision=precision,
     )
 
 

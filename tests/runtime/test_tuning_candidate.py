@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 from tuning_models import matmul_8x64x64
 
 from minimlc.frontend.onnx import import_model
@@ -76,3 +77,24 @@ def test_the_core_never_imports_ray() -> None:
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_a_bf16_gemm_task_takes_its_load_time_words_as_weights() -> None:
+    """The bfloat16 build's GEMM reads B's i32 words computed at load time. Its standalone module takes them as a
+    weight, as the model does, so the rule sees a weight B there too and the default config (packed B) builds; with
+    B's words as an input the space had `pack` in [False] only and every candidate of the task failed to build."""
+    from minimlc.driver.calibration import bf16_passes
+    from minimlc.tuner.measure import scheduled_model
+
+    znver4 = target_from_name("znver4")
+    tasks = extract_tasks(import_model(matmul_8x64x64()), znver4, extra_passes=bf16_passes("znver4", None))
+    (gemm,) = [task for task in tasks if task.rule == "bf16_gemm"]
+    assert [dtype for _, dtype in gemm.weights] == ["int32"]
+    default = gemm.space.default()
+    assert default["pack"] is True
+    with Measurer(timeout=60) as measurer:
+        job = measurer.job(gemm, default)
+    scheduled = scheduled_model(job, default, np.random.default_rng(0))
+    assert isinstance(scheduled, tuple), scheduled
+    imported, _ = scheduled
+    assert imported.weights["w0"].dtype == np.int32

@@ -1,7 +1,8 @@
 """`precision="bf16"` on its surfaces (issue #50): the session's and the CLI's refusals on a target without a
 bfloat16 dot product (znver3, pinned; this host's too where it lacks one), calibration refused with it, the compile
 cache's key telling a bf16 build from a float32 one, `--precision bf16` on `minimlc compile` (the te form for
-znver4) and `minimlc compare`, and `graph-bf16-products` refused through mini-opt in one line."""
+znver4), `minimlc compare` and `minimlc tune` (the bf16 build's kernels tuned, on a host with the dot product), and
+`graph-bf16-products` refused through mini-opt in one line."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from minimlc.driver.cache import cache_key
 from minimlc.driver.calibration import bf16_passes
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import build_pipeline
+from minimlc.lowering.strategy.tuning_db import TuningDatabase
+from minimlc.lowering.target import target_from_name
+from minimlc.tuner.tuner import tune
 
 REFUSAL = "has no bfloat16 dot product (x86: avx512bf16; AArch64: bf16)"
 SVE = "aarch64-linux-gnu -mcpu=neoverse-v1"
@@ -80,11 +84,36 @@ def test_compile_precision_chooses_the_te_form(precision: str, model_file: Path)
     assert ("llvmx.dot_bf16" in result.stdout) == (precision == "bf16")
 
 
-@pytest.mark.parametrize("command", ["compile", "build", "run", "compare"])
+@pytest.mark.parametrize("command", ["compile", "build", "run", "compare", "tune"])
 def test_cli_refuses_bf16_on_znver3_in_one_line(command: str, model_file: Path, tmp_path: Path) -> None:
-    output = ["-o", str(tmp_path / "libm.so")] if command == "build" else []
-    result = minimlc(command, str(model_file), "--precision", "bf16", "--target", "znver3", *output)
+    database = tmp_path / "db.jsonl"
+    output = {"build": ["-o", str(tmp_path / "libm.so")], "tune": ["--trials", "1", "--db", str(database)]}
+    result = minimlc(command, str(model_file), "--precision", "bf16", "--target", "znver3", *output.get(command, []))
     assert_one_line_error(result, f"precision='bf16': target 'znver3' {REFUSAL}")
+    assert not database.exists()
+
+
+def test_tune_refuses_a_precision_it_does_not_tune(model_file: Path, tmp_path: Path) -> None:
+    message = "precision must be 'fp32' or 'bf16', got 'int8' (for int8, tune the model `minimlc quantize` wrote)"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        tune(str(model_file), tmp_path / "db.jsonl", trials=1, precision="int8")
+    assert not (tmp_path / "db.jsonl").exists()
+
+
+@pytest.mark.skipif(not target_from_name("host").dot_bf16_bits, reason="this host has no bfloat16 dot product")
+def test_tune_bf16_tunes_the_bf16_builds_kernels(model_file: Path, tmp_path: Path) -> None:
+    """`tune --precision bf16` measures the kernels of the bfloat16 build (its MatMul's, the bf16 GEMM rule's, sums
+    `llvmx.dot_bf16` words of a load-time B), whose records `run --precision bf16 --tuning-db` then applies. The
+    candidates build: the standalone module of a task takes its load-time words as weights, as the model does."""
+    database = tmp_path / "db.jsonl"
+    result = minimlc("tune", str(model_file), "--precision", "bf16", "--trials", "2", "--db", str(database))
+    assert result.returncode == 0, result.stderr
+    records = TuningDatabase(database).records
+    gemms = [record for record in records if record.rule == "bf16_gemm"]
+    assert gemms
+    assert all(record.error is None and record.latency is not None for record in gemms)
+    run = minimlc("run", str(model_file), "--precision", "bf16", "--tuning-db", str(database))
+    assert run.returncode == 0, run.stderr
 
 
 def test_compare_bf16_refuses_calibration_inputs(model_file: Path) -> None:
