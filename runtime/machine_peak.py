@@ -1,7 +1,9 @@
-"""This machine's one-core fp32 peak (a JIT-compiled loop of independent vector FMAs) and its memory bandwidth (a
-JIT-compiled vector sum streaming a buffer larger than the caches).
+"""This machine's one-core fp32 peak (a JIT-compiled loop of independent vector FMAs), its bfloat16 dot product's
+(the same loop of `vdpbf16ps` / `bfdot`) and its memory bandwidth (a JIT-compiled vector sum streaming a buffer larger
+than the caches).
 
     fma_peak_gflops()        # e.g. 116.2 on a Zen 4 core (AVX-512, 16 lanes), 39.8 on a Zen 2 one (AVX2, 8 lanes)
+    dot_bf16_peak_gflops()   # e.g. 234 on a Zen 4 core: 4 FLOPs a lane (two products and their sums) at the FMA's rate
     memory_bandwidth_gbs(2)  # GB/s that 2 threads read, each summing its slice of 256 MiB of float32
 
 The loop is LLVM IR built here and compiled by minimlc's JIT (host CPU, O3): one `llvm.fma.v<lanes>f32` per
@@ -40,24 +42,35 @@ def fma_loop_ir(lanes: int, accumulators: int) -> str:
     the loop cannot be folded away.
     """
     vector = f"<{lanes} x float>"
-    fma = f"@llvm.fma.v{lanes}f32"
+    return _accumulating_loop_ir(lanes, accumulators, vector, f"@llvm.fma.v{lanes}f32")
 
-    def load(index: int, name: str) -> list[str]:
+
+def dot_bf16_loop_ir(lanes: int, accumulators: int, intrinsic: str) -> str:
+    """`void fma_peak(ptr state, i64 iterations)` as `fma_loop_ir`'s, each step the bfloat16 pair dot product
+    `intrinsic` (`dot_bf16.bf16_intrinsic`) of `lanes` float32 lanes: acc_k = acc_k + m.c over each lane's pair."""
+    return _accumulating_loop_ir(lanes, accumulators, f"<{2 * lanes} x bfloat>", f"@{intrinsic}")
+
+
+def _accumulating_loop_ir(lanes: int, accumulators: int, operand: str, step: str) -> str:
+    """The loop of `fma_loop_ir`: `acc_k = step(acc_k, m, c)` with m and c of type `operand`."""
+    vector = f"<{lanes} x float>"
+
+    def load(index: int, name: str, kind: str = vector) -> list[str]:
         return [
             f"  %{name}.ptr = getelementptr {vector}, ptr %state, i64 {index}",
-            f"  %{name} = load {vector}, ptr %{name}.ptr, align 4",
+            f"  %{name} = load {kind}, ptr %{name}.ptr, align 4",
         ]
 
-    entry = load(0, "m") + load(1, "c")
+    entry = load(0, "m", operand) + load(1, "c", operand)
     phis, body, stores = [], [], []
     for k in range(accumulators):
         entry += load(2 + k, f"init{k}")
         phis.append(f"  %acc{k} = phi {vector} [ %init{k}, %entry ], [ %next{k}, %loop ]")
-        body.append(f"  %next{k} = call {vector} {fma}({vector} %acc{k}, {vector} %m, {vector} %c)")
+        body.append(f"  %next{k} = call {vector} {step}({vector} %acc{k}, {operand} %m, {operand} %c)")
         stores.append(f"  store {vector} %next{k}, ptr %init{k}.ptr, align 4")
     return "\n".join(
         [
-            f"declare {vector} {fma}({vector}, {vector}, {vector})",
+            f"declare {vector} {step}({vector}, {operand}, {operand})",
             "",
             f"define void @{FMA_FUNCTION}(ptr %state, i64 %iterations) {{",
             "entry:",
@@ -93,12 +106,33 @@ def fma_peak_gflops(seconds_per_repeat: float = 0.05, repeats: int = 7) -> float
     `seconds_per_repeat` each."""
     info = target_from_name("host")
     lanes, accumulators = info.vector_lanes, info.vector_registers // 2
-    jit = JitModule(fma_loop_ir(lanes, accumulators))
-    run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(jit.function_address(FMA_FUNCTION))
     state = np.empty((2 + accumulators, lanes), dtype=np.float32)
     state[0], state[1], state[2:] = 0.999, 0.001, 1.0  # converges to 1.0: no overflow, no denormals
+    return _loop_gflops(fma_loop_ir(lanes, accumulators), state, 2 * lanes * accumulators, seconds_per_repeat, repeats)
+
+
+def dot_bf16_peak_gflops(seconds_per_repeat: float = 0.05, repeats: int = 7) -> float:
+    """One core's GFLOP/s in the loop of its bfloat16 pair dot product (4 FLOPs per lane per instruction: two
+    products and their sums, as a GEMM's 2*M*N*K counts them), best of `repeats` of about `seconds_per_repeat` each;
+    ValueError on a host without one."""
+    from minimlc.lowering.llvm.dot_bf16 import bf16_intrinsic
+
+    info = target_from_name("host")
+    if not info.dot_bf16_bits:
+        raise ValueError(f"this CPU ({info.cpu}) has no bfloat16 dot product")
+    lanes, accumulators = info.dot_bf16_bits // 32, info.vector_registers // 2
+    state = np.zeros((2 + accumulators, lanes), dtype=np.float32)  # m.c = 0: the sums stay 0, no overflow
+    ir = dot_bf16_loop_ir(lanes, accumulators, bf16_intrinsic(info, lanes))
+    return _loop_gflops(ir, state, 4 * lanes * accumulators, seconds_per_repeat, repeats)
+
+
+def _loop_gflops(
+    ir: str, state: np.ndarray, flops_per_iteration: int, seconds_per_repeat: float, repeats: int
+) -> float:
+    """GFLOP/s of the loop `ir` (`fma_peak(state, iterations)`), timed as `fma_peak_gflops` says."""
+    jit = JitModule(ir)
+    run = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64)(jit.function_address(FMA_FUNCTION))
     address = state.ctypes.data
-    flops_per_iteration = 2 * lanes * accumulators
     iterations = 1000
     while (elapsed := best_cpu_seconds(lambda: run(address, iterations), 1)) < seconds_per_repeat / 4:
         iterations *= 4

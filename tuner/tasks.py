@@ -28,7 +28,7 @@ from minimlc.frontend.onnx import ImportedModel
 from minimlc.lowering.abi import ENTRY_ATTR, ENTRY_FUNCTION
 from minimlc.lowering.loop.kernel_patterns import callee, epilogue_call
 from minimlc.lowering.pipeline import ExtraPasses, build_pipeline, run_pipeline
-from minimlc.lowering.program.loop_profile_calls import kernel_flops
+from minimlc.lowering.program.loop_profile_calls import bf16_product_flops, kernel_flops
 from minimlc.lowering.schedule.default_schedule import kernel_space
 from minimlc.lowering.schedule.kernel_analysis import call_sites, kernels_of
 from minimlc.lowering.schedule.space import Space
@@ -50,6 +50,8 @@ class Task:
     calls: int
     flops: int
     """Floating-point operations of one call."""
+    bf16_flops: int
+    """Those of them that bfloat16 dot products do (`bf16_product_flops`), at their own peak."""
     space: Space
     module: str
     """The standalone module (loop level, unscheduled) as text."""
@@ -91,6 +93,7 @@ def extract_tasks(
                 rule,
                 0,
                 kernel_flops(kernel),
+                bf16_product_flops(kernel),
                 space.space,
                 str(standalone),
                 inputs,

@@ -5,10 +5,10 @@ later run continues from it: each task starts from the records of its key (from 
 another model sharing the kernel: printed as reused) and never measures a config twice. Each round, the task with
 the most weighted room gets a batch of proposals from its `Search`: calls x (best latency - its float work at the
 machine's peak), damped by the trials it already had; tasks with no measurement first. A kernel that already runs
-near the FMA peak (`runtime.machine_peak`, measured at the start) has little left to gain, whatever its share of the
-time. (Its room counts at least `ROOM_FLOOR` of its latency: the peak and the timings are measurements.) The
-default config is every task's first candidate, measured alone, so that every task's room is known before the rest
-of the budget goes by it.
+near the FMA peak (`runtime.machine_peak`, measured at the start; a bfloat16 build's products near the peak of the
+bfloat16 dot product loop, measured too) has little left to gain, whatever its share of the time. (Its room counts
+at least `ROOM_FLOOR` of its latency: the peak and the timings are measurements.) The default config is every task's
+first candidate, measured alone, so that every task's room is known before the rest of the budget goes by it.
 
 Every other candidate is timed paired with the default (`Measurer.measure(..., paired=True)`: both in one worker, in
 alternating batches) and recorded as the default's first latency times their ratio, so that a busy moment of the
@@ -53,7 +53,7 @@ import onnx
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.strategy.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.machine_peak import fma_peak_gflops
+from minimlc.runtime.machine_peak import dot_bf16_peak_gflops, fma_peak_gflops
 from minimlc.tuner.algorithms import check_in_model, tune_algorithms
 from minimlc.tuner.cache_flush import cache_mode_for, can_flush
 from minimlc.tuner.calibrate import calibrated_cache_modes
@@ -167,8 +167,11 @@ def tune(
         )
     core_peak = peak_gflops or fma_peak_gflops()
     peak = core_peak * threads
-    print(f"peak {core_peak:.1f} GFLOP/s per core (FMA loop) x {threads} threads", file=out)
-    states = [_start(task, db, target_key(chosen), seed, modes[task.key], peak) for task in tasks]
+    bf16_core_peak = _bf16_peak(core_peak) if any(task.bf16_flops for task in tasks) else None
+    bf16_peak = bf16_core_peak * threads if bf16_core_peak else None
+    dot_loop = f", {bf16_core_peak:.1f} (bfloat16 dot product loop)" if bf16_core_peak else ""
+    print(f"peak {core_peak:.1f} GFLOP/s per core (FMA loop){dot_loop} x {threads} threads", file=out)
+    states = [_start(task, db, target_key(chosen), seed, modes[task.key], peak, bf16_peak) for task in tasks]
     per_task = trials_per_task if trials_per_task is not None else trials
     for number, state in enumerate(states):
         if state.reused:
@@ -211,7 +214,7 @@ def tune(
             elapsed = time.perf_counter() - start
             print(task_table(states), file=out)
             print(_progress(done, trials, elapsed, states, workers), file=out, flush=True)
-    print(headroom_line(states, peak), file=out)
+    print(headroom_line(states, peak, bf16_peak), file=out)
     if verify and isinstance(model, ImportedModel):
         print("not checked in the model: tune() was given an imported model, not an ONNX one", file=out)
     elif verify:
@@ -294,8 +297,32 @@ def _size(count: int) -> str:
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 2**10:.0f} KiB"
 
 
-def _start(task: Task, db: TuningDatabase, target: str, seed: int, mode: str, peak_gflops: float) -> TaskState:
-    state = TaskState(task, Search(task.space, seed), mode, task.flops / (peak_gflops * 1e9))
+def _bf16_peak(fma_gflops: float) -> float:
+    """This core's bfloat16 dot product peak (`dot_bf16_peak_gflops`); the FMA peak where the host has none (a Ray
+    cluster's workers may: their bfloat16 tasks' room is then underestimated, not overestimated)."""
+    try:
+        return dot_bf16_peak_gflops()
+    except ValueError:
+        return fma_gflops
+
+
+def at_peak_seconds(task: Task, peak_gflops: float, bf16_peak_gflops: float | None = None) -> float:
+    """Seconds `task`'s float work takes at the peaks: its bfloat16 products at `bf16_peak_gflops` (the FMA's where
+    None), the rest at `peak_gflops`."""
+    bf16 = bf16_peak_gflops or peak_gflops
+    return (task.flops - task.bf16_flops) / (peak_gflops * 1e9) + task.bf16_flops / (bf16 * 1e9)
+
+
+def _start(
+    task: Task,
+    db: TuningDatabase,
+    target: str,
+    seed: int,
+    mode: str,
+    peak_gflops: float,
+    bf16_peak_gflops: float | None = None,
+) -> TaskState:
+    state = TaskState(task, Search(task.space, seed), mode, at_peak_seconds(task, peak_gflops, bf16_peak_gflops))
     records = db.records_for(task.key, target, mode)
     for record in records:
         if not task.space.fits(record.config):
@@ -321,14 +348,18 @@ def total_latency(states: list[TaskState]) -> float:
     return sum(s.task.calls * (s.best_latency or 0.0) for s in states)
 
 
-def headroom_line(states: list[TaskState], peak_gflops: float) -> str:
-    """The weighted latency of the best configs against the tasks' float work at the peak."""
+def headroom_line(states: list[TaskState], peak_gflops: float, bf16_peak_gflops: float | None = None) -> str:
+    """The weighted latency of the best configs against the tasks' float work at the peak (and the bfloat16
+    products' at theirs)."""
     measured = [(s.task.calls, s.at_peak, best) for s in states if (best := s.best_latency) is not None]
     total = sum(calls * best for calls, _, best in measured)
     at_peak = sum(calls * min(floor, best) for calls, floor, best in measured)
     room = 100 * (1 - at_peak / total) if total else 0.0
+    peaks = f"peak ({peak_gflops:.1f} GFLOP/s)"
+    if bf16_peak_gflops:
+        peaks = f"peaks ({peak_gflops:.1f} GFLOP/s, bfloat16 products {bf16_peak_gflops:.1f})"
     return (
-        f"at the peak ({peak_gflops:.1f} GFLOP/s) the tasks' float work takes {at_peak * 1e3:.3f} ms of their "
+        f"at the {peaks} the tasks' float work takes {at_peak * 1e3:.3f} ms of their "
         f"{total * 1e3:.3f} ms weighted: their schedules can save at most {room:.1f}% more"
     )
 

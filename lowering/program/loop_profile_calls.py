@@ -23,6 +23,7 @@ with a one-thread pool).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from math import prod
 
@@ -74,15 +75,28 @@ def kernel_flops(kernel: func.FuncOp) -> int:
     """Floating-point operations one call of `kernel` performs: each float add/sub/mul/div/max/min once per
     iteration of the loops around it (an FMA twice); 0 (not known, so the profile shows no GFLOP/s) where a loop's
     trip count is a run-time extent."""
+    return _counted(kernel, lambda op: 2 if isinstance(op, math.FmaOp) else 1, _dot_bf16_flops)
+
+
+def bf16_product_flops(kernel: func.FuncOp) -> int:
+    """The share of `kernel_flops` that bfloat16 dot products do: 4 for each `llvmx.dot_bf16` a lane (its two
+    products and their sums, with the add into the accumulator the te form writes outside it), which run at the
+    rate of the target's bfloat16 instruction rather than its FMA's."""
+    return _counted(kernel, lambda op: 0, lambda op: 4)
+
+
+def _counted(kernel: func.FuncOp, float_op: Callable[[Operation], int], dot_bf16: Callable[[DotBF16Op], int]) -> int:
+    """The sum over `kernel`'s float ops (`float_op`) and bfloat16 dot products (`dot_bf16`) of their count times
+    the iterations of the loops around them; 0 where a loop's trip count is a run-time extent."""
     if any(isinstance(op, loop.ForOp) and op.is_dynamic for op in kernel.walk()):
         return 0
 
     def count(op: Operation, iterations: int) -> int:
         total = 0
         if isinstance(op, _FLOAT_OPS):
-            total += iterations * (2 if isinstance(op, math.FmaOp) else 1)
+            total += iterations * float_op(op)
         elif isinstance(op, DotBF16Op):
-            total += iterations * _dot_bf16_flops(op)
+            total += iterations * dot_bf16(op)
         inner = iterations * op.trip_count if isinstance(op, loop.ForOp) else iterations
         for region in op.regions:
             for block in region.blocks:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from minimlc.runtime.profiler import ProfiledCall, Profiler
 from minimlc.tuner.measure import Measurer
 from minimlc.tuner.search import Search
 from minimlc.tuner.tasks import Task, extract_tasks
-from minimlc.tuner.tuner import ROOM_FLOOR, TaskState, _priority, headroom_line, tune
+from minimlc.tuner.tuner import ROOM_FLOOR, TaskState, _priority, at_peak_seconds, headroom_line, tune
 from minimlc.tuner.verify import group_times, task_groups, verify_in_model
 
 HOST = target_from_name("host")
@@ -279,3 +280,12 @@ def test_an_imported_model_is_tuned_but_not_checked_in_the_model(tmp_path: Path)
     out = io.StringIO()
     tune(import_model(mlp(1)), tmp_path / "tuning.jsonl", trials=1, out=out)
     assert "not checked in the model: tune() was given an imported model, not an ONNX one" in out.getvalue()
+
+
+def test_bf16_products_count_at_their_own_peak() -> None:
+    """A task's float work at the peaks: its bfloat16 dot products' at the dot product loop's, the rest at the FMA
+    loop's (without a bfloat16 peak, all at the FMA's)."""
+    (gemm, *_) = extract_tasks(import_model(mlp(3)), HOST)
+    task = replace(gemm, flops=3_000_000_000, bf16_flops=2_000_000_000)
+    assert at_peak_seconds(task, 100.0, 200.0) == pytest.approx(0.01 + 0.01)
+    assert at_peak_seconds(task, 100.0) == pytest.approx(0.03)
