@@ -30,6 +30,10 @@ def profiled_calls(module: ModuleOp) -> list[ProfiledCall]:
         assert isinstance(tasks, StringAttr)
         moved = entry.data.get("bytes")
         assert isinstance(moved, IntegerAttr)
+        bf16 = entry.data.get("bf16_flops")
+        assert isinstance(bf16, IntegerAttr)
         keys = tuple(tasks.data.split(" + ")) if tasks.data else ()
-        calls.append(ProfiledCall(kernel.data, flops.value.data, schedule.data, keys, moved.value.data))
+        calls.append(
+            ProfiledCall(kernel.data, flops.value.data, schedule.data, keys, moved.value.data, bf16.value.data)
+        )
     return calls

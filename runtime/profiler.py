@@ -17,7 +17,8 @@ other processes load, a preempted kernel's wall time includes their slices, its 
 such a run's kernel events then sit at their CPU-time offsets from the run's first kernel call.
 
 With a peak (`peak_gflops`: the machine's, times the threads; `runtime.machine_peak` measures one core's), each
-kernel's floating-point work also gives the least time it could take, `peak_ms`; `headroom_line` sums them into the
+kernel's floating-point work also gives the least time it could take, `peak_ms` (its bfloat16 dot products at
+`bf16_peak_gflops`, the bfloat16 dot product loop's, where given); `headroom_line` sums them into the
 most that any schedule of these kernels can save (light ResNet-50 on a Zen 4 core: 58.9 ms of work at the peak in
 68.2 ms of kernels, so schedules save at most 13.6%). A kernel bound by memory traffic counts nearly all its time as
 room: the bound is loose there, never wrong.
@@ -62,12 +63,17 @@ class ProfiledCall:
     bytes: int = 0
     """The summed sizes of the buffers the call passes (each moved once: the least traffic it can have); 0 where
     not known (a buffer with a run-time extent; a build saved before bytes were recorded)."""
+    bf16_flops: int = 0
+    """The share of `flops` that bfloat16 dot products do (`bf16_product_flops`; 0 in a build saved before it was
+    recorded)."""
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> ProfiledCall:
         """The call `dataclasses.asdict` wrote into a saved build's metadata (`tasks` as a list)."""
         tasks = tuple(value.get("tasks", ()))
-        return cls(value["kernel"], value["flops"], value["schedule"], tasks, value.get("bytes", 0))
+        return cls(
+            value["kernel"], value["flops"], value["schedule"], tasks, value.get("bytes", 0), value.get("bf16_flops", 0)
+        )
 
 
 class Profiler:
@@ -90,11 +96,12 @@ class Profiler:
         seconds, nanoseconds = self._clock[..., 0], self._clock[..., 1]
         self.runs.append((start_ns, end_ns, seconds * 1_000_000_000 + nanoseconds))
 
-    def summary(self, peak_gflops: float | None = None) -> list[dict[str, Any]]:
+    def summary(self, peak_gflops: float | None = None, bf16_peak_gflops: float | None = None) -> list[dict[str, Any]]:
         """Per kernel, slowest first: `kernel`, `schedule`, `calls`, `total_ms`, `share` (of all kernel time),
         `gflops` (None without float work), `gbs` (GB/s of its buffers' bytes) and `intensity` (FLOP per byte; both
         None where a call's bytes are not known), and with `peak_gflops` (else None) `peak_percent` and `peak_ms`:
-        the kernel's float work at the peak, at most its measured time."""
+        the kernel's float work at the peak (its bfloat16 dot products' at `bf16_peak_gflops` where given), at most
+        its measured time."""
         rows: dict[str, dict[str, Any]] = {}
         for _, _, times in self.runs:
             for call, (begin, end) in zip(self.calls, times):
@@ -102,18 +109,22 @@ class Profiler:
                 row["calls"] += 1
                 row["ns"] = row.get("ns", 0) + int(end - begin)
                 row["flops"] = row.get("flops", 0) + call.flops
+                row["bf16_flops"] = row.get("bf16_flops", 0) + call.bf16_flops
                 known = call.bytes > 0 and row.get("bytes", 0) >= 0  # -1: some call's bytes not known
                 row["bytes"] = row.get("bytes", 0) + call.bytes if known else -1
         total = sum(row["ns"] for row in rows.values()) or 1
         for row in rows.values():
-            nanoseconds, flops, moved = row.pop("ns"), row.pop("flops"), row.pop("bytes")
+            nanoseconds, flops, moved, bf16 = row.pop("ns"), row.pop("flops"), row.pop("bytes"), row.pop("bf16_flops")
             row["total_ms"] = nanoseconds / 1e6
             row["share"] = nanoseconds / total
             row["gflops"] = flops / nanoseconds if flops and nanoseconds else None
             row["gbs"] = moved / nanoseconds if moved > 0 and nanoseconds else None
             row["intensity"] = flops / moved if flops and moved > 0 else None
-            row["peak_percent"] = 100 * row["gflops"] / peak_gflops if row["gflops"] and peak_gflops else None
-            row["peak_ms"] = min(row["total_ms"], flops / peak_gflops / 1e6) if peak_gflops else None
+            at_peak_ms = None
+            if peak_gflops:
+                at_peak_ms = (flops - bf16) / peak_gflops / 1e6 + bf16 / (bf16_peak_gflops or peak_gflops) / 1e6
+            row["peak_percent"] = 100 * at_peak_ms / row["total_ms"] if at_peak_ms and row["total_ms"] else None
+            row["peak_ms"] = min(row["total_ms"], at_peak_ms) if at_peak_ms is not None else None
         return sorted(rows.values(), key=lambda row: -row["total_ms"])
 
     def trace_events(self) -> list[dict[str, Any]]:
@@ -162,13 +173,19 @@ def summary_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def headroom_line(rows: Sequence[dict[str, Any]], peak_gflops: float, runs: int = 1) -> str:
-    """What a schedule could still save: the kernels' float work at `peak_gflops` against their measured time, per
-    run (`rows`: `summary` over `runs` runs, computed with that peak)."""
+def headroom_line(
+    rows: Sequence[dict[str, Any]], peak_gflops: float, runs: int = 1, bf16_peak_gflops: float | None = None
+) -> str:
+    """What a schedule could still save: the kernels' float work at `peak_gflops` (their bfloat16 dot products' at
+    `bf16_peak_gflops`, where given) against their measured time, per run (`rows`: `summary` over `runs` runs,
+    computed with those peaks)."""
     measured = sum(row["total_ms"] for row in rows) / max(runs, 1)
     at_peak = sum(row["peak_ms"] for row in rows) / max(runs, 1)
     room = 100 * (1 - at_peak / measured) if measured else 0.0
+    peaks = f"peak ({peak_gflops:.1f} GFLOP/s)"
+    if bf16_peak_gflops:
+        peaks = f"peaks ({peak_gflops:.1f} GFLOP/s, bfloat16 products {bf16_peak_gflops:.1f})"
     return (
-        f"at the peak ({peak_gflops:.1f} GFLOP/s) the kernels' float work takes {at_peak:.3f} ms a run of the "
+        f"at the {peaks} the kernels' float work takes {at_peak:.3f} ms a run of the "
         f"{measured:.3f} ms they took: schedules that keep these algorithms save at most {room:.1f}%"
     )

@@ -210,6 +210,17 @@ def _write_profile_summary(path: Path, model: str, session: Session, peak: float
     cli_files.write_atomically(path, json.dumps(summary, indent=1))
 
 
+def _bf16_peak(session: Session, given_peak: float | None) -> float | None:
+    """The bfloat16 dot product loop's peak times the threads where the profiled kernels have bfloat16 products and
+    no `--peak-gflops` was given (that one peak then stands for all), else None."""
+    from minimlc.runtime.machine_peak import dot_bf16_peak_gflops
+
+    assert session.profiler is not None
+    if given_peak or not any(call.bf16_flops for call in session.profiler.calls):
+        return None
+    return dot_bf16_peak_gflops() * session.num_threads
+
+
 def run_model(args: argparse.Namespace) -> int:
     """`minimlc run MODEL`: outputs checked before any work, then compile (or load), run, time and report."""
     if args.profile_clock == "cpu" and (not args.profile or args.threads != 1):
@@ -254,10 +265,11 @@ def run_model(args: argparse.Namespace) -> int:
         from minimlc.runtime.profiler import headroom_line, summary_table
 
         peak = (args.peak_gflops or fma_peak_gflops()) * session.num_threads
-        rows = session.profiler.summary(peak)
+        bf16_peak = _bf16_peak(session, args.peak_gflops)
+        rows = session.profiler.summary(peak, bf16_peak)
         print(f"kernel profile over {len(session.profiler.runs)} runs (after the warm-up):")
         print(summary_table(rows))
-        print(headroom_line(rows, peak, len(session.profiler.runs)))
+        print(headroom_line(rows, peak, len(session.profiler.runs), bf16_peak))
         if trace is not None:
             cli_files.write_atomically(trace, session.end_profiling)
             print(f"wrote {trace}")

@@ -177,6 +177,7 @@ class LoopProfileCallsPass(ModulePass):
                     {
                         "kernel": StringAttr(kernel.sym_name.data),
                         "flops": IntegerAttr(kernel_flops(kernel), i64),
+                        "bf16_flops": IntegerAttr(bf16_product_flops(kernel), i64),
                         "bytes": IntegerAttr(call_bytes(call), i64),
                         "schedule": schedule,
                         "tasks": tasks,

@@ -112,6 +112,24 @@ def test_calls_of_unknown_bytes_have_no_bandwidth() -> None:
     assert ProfiledCall.from_json(saved_without_bytes) == ProfiledCall("k", 100, "", ("a",), 0)
 
 
+def test_bfloat16_products_count_at_their_own_peak() -> None:
+    """A kernel of 3000 FLOPs, 2000 of them bfloat16 dot products, in 1 us: at peaks of 2 and 4 GFLOP/s its work
+    takes 0.5 + 0.5 us (100%), at the FMA peak alone 1.5 us (150%, capped at its time); a saved build without the
+    share reads 0."""
+    profiler = Profiler([ProfiledCall("k", 3000, "", (), 0, 2000)], np.zeros(32, np.uint8))
+    profiler._clock[:, 1, 1] = 1000
+    profiler.record_run(0, 0)
+    (row,) = profiler.summary(2.0, 4.0)
+    assert row["peak_percent"] == pytest.approx(100.0)
+    assert row["peak_ms"] == pytest.approx(0.001)
+    (row,) = profiler.summary(2.0)
+    assert row["peak_percent"] == pytest.approx(150.0)
+    assert row["peak_ms"] == pytest.approx(0.001)
+    assert ProfiledCall.from_json({"kernel": "k", "flops": 3000, "schedule": "", "tasks": []}).bf16_flops == 0
+    line = headroom_line([{"total_ms": 1.0, "peak_ms": 0.5}], 2.0, bf16_peak_gflops=4.0)
+    assert line.startswith("at the peaks (2.0 GFLOP/s, bfloat16 products 4.0) the kernels' float work takes 0.500 ms")
+
+
 def test_the_headroom_line_compares_the_work_at_the_peak_with_the_time_measured():
     rows = [{"total_ms": 30.0, "peak_ms": 24.0}, {"total_ms": 10.0, "peak_ms": 0.0}]  # over two runs
     line = headroom_line(rows, 50.0, runs=2)

@@ -20,4 +20,4 @@ func.func private @nibbles(%a: memref<8xi4>) {
   func.return
 }
 
-// CHECK: minimlc.profile = [{kernel = "mixed", flops = 0 : i64, bytes = 144 : i64, schedule = "", tasks = ""}, {kernel = "dynamic", flops = 0 : i64, bytes = 0 : i64, schedule = "", tasks = ""}, {kernel = "nibbles", flops = 0 : i64, bytes = 0 : i64, schedule = "", tasks = ""}]
+// CHECK: minimlc.profile = [{kernel = "mixed", flops = 0 : i64, bf16_flops = 0 : i64, bytes = 144 : i64, schedule = "", tasks = ""}, {kernel = "dynamic", flops = 0 : i64, bf16_flops = 0 : i64, bytes = 0 : i64, schedule = "", tasks = ""}, {kernel = "nibbles", flops = 0 : i64, bf16_flops = 0 : i64, bytes = 0 : i64, schedule = "", tasks = ""}]

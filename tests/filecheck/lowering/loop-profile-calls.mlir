@@ -23,7 +23,7 @@ func.func private @relu_0(%in: memref<64xf32>, %out: memref<64xf32>) attributes 
   func.return
 }
 
-// CHECK:      func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry, minimlc.profile = [{kernel = "relu_0", flops = 64 : i64, bytes = 512 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}, {kernel = "relu_0", flops = 64 : i64, bytes = 512 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}]} {
+// CHECK:      func.func @main(%x: memref<64xf32>, %out: memref<64xf32>) attributes {minimlc.entry, minimlc.profile = [{kernel = "relu_0", flops = 64 : i64, bf16_flops = 0 : i64, bytes = 512 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}, {kernel = "relu_0", flops = 64 : i64, bf16_flops = 0 : i64, bytes = 512 : i64, schedule = "elementwise width=16 parallel=true", tasks = "3f9c0a"}]} {
 // CHECK-NEXT:   %[[BUF:.*]] = loop.precompute @minimlc_profile_buffer() : () -> memref<64xi8>
 // CHECK-NEXT:   %[[CLOCK:.*]] = arith.constant 1 : i32
 // CHECK-NEXT:   %t = loop.alloc "global" : memref<64xf32>
