@@ -126,6 +126,20 @@ def dot_bf16_peak_gflops(seconds_per_repeat: float = 0.05, repeats: int = 7) -> 
     return _loop_gflops(ir, state, 4 * lanes * accumulators, seconds_per_repeat, repeats)
 
 
+def host_dot_bf16_peak_gflops() -> float | None:
+    """`dot_bf16_peak_gflops()`, or None on a host without a bfloat16 dot product (bfloat16 products then count at
+    the FMA peak: a Ray cluster's workers may have one the host lacks; their room is underestimated, never
+    overestimated)."""
+    return dot_bf16_peak_gflops() if target_from_name("host").dot_bf16_bits else None
+
+
+def seconds_at_peaks(flops: int, bf16_flops: int, peak_gflops: float, bf16_peak_gflops: float | None = None) -> float:
+    """Seconds `flops` take at the peaks: the `bf16_flops` of them that bfloat16 dot products do at
+    `bf16_peak_gflops` (the FMA's where None), the rest at `peak_gflops`."""
+    bf16 = bf16_peak_gflops or peak_gflops
+    return (flops - bf16_flops) / (peak_gflops * 1e9) + bf16_flops / (bf16 * 1e9)
+
+
 def _loop_gflops(
     ir: str, state: np.ndarray, flops_per_iteration: int, seconds_per_repeat: float, repeats: int
 ) -> float:

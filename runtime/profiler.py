@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from minimlc.runtime.machine_peak import seconds_at_peaks
+
 PROFILING_CLOCKS = {"wall": "monotonic", "cpu": "thread-cpu"}
 """`profiling_clock` values and the `loop-profile-calls` clock each reads."""
 
@@ -120,9 +122,7 @@ class Profiler:
             row["gflops"] = flops / nanoseconds if flops and nanoseconds else None
             row["gbs"] = moved / nanoseconds if moved > 0 and nanoseconds else None
             row["intensity"] = flops / moved if flops and moved > 0 else None
-            at_peak_ms = None
-            if peak_gflops:
-                at_peak_ms = (flops - bf16) / peak_gflops / 1e6 + bf16 / (bf16_peak_gflops or peak_gflops) / 1e6
+            at_peak_ms = 1e3 * seconds_at_peaks(flops, bf16, peak_gflops, bf16_peak_gflops) if peak_gflops else None
             row["peak_percent"] = 100 * at_peak_ms / row["total_ms"] if at_peak_ms and row["total_ms"] else None
             row["peak_ms"] = min(row["total_ms"], at_peak_ms) if at_peak_ms is not None else None
         return sorted(rows.values(), key=lambda row: -row["total_ms"])

@@ -213,12 +213,13 @@ def _write_profile_summary(path: Path, model: str, session: Session, peak: float
 def _bf16_peak(session: Session, given_peak: float | None) -> float | None:
     """The bfloat16 dot product loop's peak times the threads where the profiled kernels have bfloat16 products and
     no `--peak-gflops` was given (that one peak then stands for all), else None."""
-    from minimlc.runtime.machine_peak import dot_bf16_peak_gflops
+    from minimlc.runtime.machine_peak import host_dot_bf16_peak_gflops
 
     assert session.profiler is not None
     if given_peak or not any(call.bf16_flops for call in session.profiler.calls):
         return None
-    return dot_bf16_peak_gflops() * session.num_threads
+    core = host_dot_bf16_peak_gflops()
+    return core * session.num_threads if core else None
 
 
 def run_model(args: argparse.Namespace) -> int:

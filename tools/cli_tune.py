@@ -89,7 +89,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
 def tune_model(args: argparse.Namespace) -> int:
     """`minimlc tune MODEL --db D`: the model and database checked before any work, then tune; on Ctrl-C, say what
     `D` keeps and exit 130."""
-    from minimlc.tuner.tuner import tune
+    from minimlc.tuner.tuner import precision_passes, tune
 
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise cli_options.UsageError("--plot needs matplotlib: pip install 'minimlc[plot]' (or matplotlib)")
@@ -99,13 +99,10 @@ def tune_model(args: argparse.Namespace) -> int:
     if args.plot:
         cli_files.output_file(args.plot, "--plot")
     kept = _records(database)
-    if args.compute_precision == "bf16":
-        from minimlc.driver.calibration import bf16_passes
-
-        try:
-            bf16_passes(args.target, None)
-        except ValueError as error:
-            raise cli_options.UsageError(str(error)) from None
+    try:
+        precision_passes(args.compute_precision, args.target)  # refused before any work
+    except ValueError as error:
+        raise cli_options.UsageError(str(error)) from None
     try:
         result = tune(
             args.model,

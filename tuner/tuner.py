@@ -53,7 +53,7 @@ import onnx
 from minimlc.frontend.onnx import ImportedModel, import_model
 from minimlc.lowering.strategy.tuning_db import CACHE_MODES, Record, TuningDatabase, config_id, target_key
 from minimlc.lowering.target import target_from_name
-from minimlc.runtime.machine_peak import dot_bf16_peak_gflops, fma_peak_gflops
+from minimlc.runtime.machine_peak import fma_peak_gflops, host_dot_bf16_peak_gflops, seconds_at_peaks
 from minimlc.tuner.algorithms import check_in_model, tune_algorithms
 from minimlc.tuner.cache_flush import cache_mode_for, can_flush
 from minimlc.tuner.calibrate import calibrated_cache_modes
@@ -133,7 +133,7 @@ def tune(
     whose kernels are tuned (see the module docstring). Raises `TuningDatabaseError` for a database line that is
     not a record, `RunnerError` for a cluster that cannot time candidates, ValueError for a precision it does not
     tune or a target without a bfloat16 dot product."""
-    extra_passes = _precision_passes(precision, target)
+    extra_passes = precision_passes(precision, target)
     db = TuningDatabase(database)
     chosen = target_from_name(target)
     if runner == "ray" and ray_target_key is not None and ray_target_key != target_key(chosen):
@@ -167,7 +167,8 @@ def tune(
         )
     core_peak = peak_gflops or fma_peak_gflops()
     peak = core_peak * threads
-    bf16_core_peak = _bf16_peak(core_peak) if any(task.bf16_flops for task in tasks) else None
+    bf16_work = peak_gflops is None and any(task.bf16_flops for task in tasks)  # a given peak stands for all
+    bf16_core_peak = host_dot_bf16_peak_gflops() if bf16_work else None
     bf16_peak = bf16_core_peak * threads if bf16_core_peak else None
     dot_loop = f", {bf16_core_peak:.1f} (bfloat16 dot product loop)" if bf16_core_peak else ""
     print(f"peak {core_peak:.1f} GFLOP/s per core (FMA loop){dot_loop} x {threads} threads", file=out)
@@ -233,7 +234,7 @@ def tune(
     return result
 
 
-def _precision_passes(precision: str, target: str) -> dict[str, str | Sequence[str]] | None:
+def precision_passes(precision: str, target: str) -> dict[str, str | Sequence[str]] | None:
     """The extra passes of the build `precision` names (None for fp32); a ValueError for one `tune` does not take
     (int8: tune the quantized model file) or a target without a bfloat16 dot product, before any work."""
     from minimlc.driver.calibration import bf16_passes
@@ -297,20 +298,9 @@ def _size(count: int) -> str:
     return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count / 2**10:.0f} KiB"
 
 
-def _bf16_peak(fma_gflops: float) -> float:
-    """This core's bfloat16 dot product peak (`dot_bf16_peak_gflops`); the FMA peak where the host has none (a Ray
-    cluster's workers may: their bfloat16 tasks' room is then underestimated, not overestimated)."""
-    try:
-        return dot_bf16_peak_gflops()
-    except ValueError:
-        return fma_gflops
-
-
 def at_peak_seconds(task: Task, peak_gflops: float, bf16_peak_gflops: float | None = None) -> float:
-    """Seconds `task`'s float work takes at the peaks: its bfloat16 products at `bf16_peak_gflops` (the FMA's where
-    None), the rest at `peak_gflops`."""
-    bf16 = bf16_peak_gflops or peak_gflops
-    return (task.flops - task.bf16_flops) / (peak_gflops * 1e9) + task.bf16_flops / (bf16 * 1e9)
+    """Seconds `task`'s float work takes at the peaks (`seconds_at_peaks`)."""
+    return seconds_at_peaks(task.flops, task.bf16_flops, peak_gflops, bf16_peak_gflops)
 
 
 def _start(

@@ -48,6 +48,7 @@ from xdsl.utils.exceptions import PassFailedException
 from minimlc.dialects import graph, llvm_ext, te
 from minimlc.lowering.graph_to_te.builder import build_compute, f32_constant, read
 from minimlc.lowering.graph_to_te.small_floats import to_f32
+from minimlc.lowering.strategy.data_layout import byte_size
 from minimlc.lowering.target import target_of
 from minimlc.lowering.te.compute_rewriting import computes_of
 from minimlc.lowering.te.te_inline import is_constant
@@ -86,7 +87,8 @@ def _stored_in_bf16(compute: te.ComputeOp, known: dict[SSAValue, bool], min_byte
     assert isinstance(result_type, TensorType)
     if result_type.element_type != f32 or (compute.extents and not _is_contraction(compute)):
         return False
-    if is_constant(compute.result, known) or math.prod(max(n, 1) for n in result_type.get_shape()) * 4 <= min_bytes:
+    float32_bytes = math.prod(max(n, 1) for n in result_type.get_shape()) * byte_size(f32)
+    if is_constant(compute.result, known) or float32_bytes <= min_bytes:
         return False
     readers = _readers(compute.result)
     return readers is not None and any(reader.tag.data in BF16_WORD_TAGS for reader in readers)
