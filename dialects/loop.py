@@ -25,7 +25,16 @@ import functools
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DYNAMIC_INDEX, I64, IndexType, IntegerAttr, MemRefType, StringAttr, SymbolRefAttr, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    I64,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
 from xdsl.dialects.llvm import LLVMPointerType
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -48,6 +57,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
+
+from minimlc.dialects.te import static_bits
 
 LOOP_KINDS = ("serial", "parallel", "vectorize", "unroll")
 """How a `loop.for` is to be executed; every kind has serial semantics, the others are schedule directives."""
@@ -357,4 +368,28 @@ class PrefetchOp(IRDLOperation):
             raise VerifyException(f"{self.name}: {len(self.indices)} indices for a buffer of rank {rank}")
 
 
-Loop = Dialect("loop", [ForOp, AllocOp, ExtentsOp, WeightOp, PrecomputeOp, CallExternOp, PrefetchOp], [])
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """A buffer's bytes read as another static shape and element type of the same size (row-major, no copy): the
+    result is the same memory, alive as long as the source (`loop-plan-memory` follows it), e.g. a channels-last
+    bfloat16 activation read by a convolution as words of two adjacent channels (`te.view`):
+    `%w = loop.view %a : memref<1x56x56x256xi16> to memref<1x56x56x128xi32>`."""
+
+    name = "loop.view"
+    source = operand_def(MemRefType)
+    result = result_def(MemRefType)
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue, result_type: MemRefType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source_bits, result_bits = static_bits(self.source.type), static_bits(self.result.type)
+        if source_bits is None or result_bits is None or source_bits != result_bits:
+            raise VerifyException(
+                f"{self.name}: needs static buffers of the same size, got {self.source.type} to {self.result.type}"
+            )
+
+
+Loop = Dialect("loop", [ForOp, AllocOp, ExtentsOp, WeightOp, PrecomputeOp, CallExternOp, PrefetchOp, ViewOp], [])

@@ -35,6 +35,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     I64,
     DenseArrayBase,
+    FixedBitwidthType,
     IndexType,
     IntegerAttr,
     StringAttr,
@@ -73,6 +74,18 @@ DYNAMIC_EXTENT = -1
 KERNEL_GROUP = "kernel_group"
 """The attribute (an integer) that makes consecutive computes one kernel, one loop nest each (`te-to-loop`): the
 stages of a softmax or a normalisation, `attributes {kernel_group = 0 : i64}`; `te-inline` keeps them."""
+
+
+def static_bits(type: Attribute) -> int | None:
+    """The bits of a static tensor or memref type whose elements have a fixed width, else None."""
+    shape = getattr(type, "get_shape", lambda: None)()
+    element = getattr(type, "element_type", None)
+    if shape is None or DYNAMIC_INDEX in shape or not isinstance(element, FixedBitwidthType):
+        return None
+    bits = element.bitwidth
+    for dim in shape:
+        bits *= dim
+    return bits
 
 
 @lru_cache(maxsize=1024)
@@ -389,4 +402,28 @@ class CallExternOp(IRDLOperation):
             raise VerifyException(f"{self.name}: needs a callee name and at least one result")
 
 
-TE = Dialect("te", [ComputeOp, ReadOp, DimOp, YieldOp, CallExternOp], [])
+@irdl_op_definition
+class ViewOp(IRDLOperation):
+    """A tensor's bytes read as another static shape and element type of the same size (row-major, no copy; `te-to-loop`
+    makes it a `loop.view` of the source's buffer): a channels-last bfloat16 activation read by a 1x1 convolution as
+    the words of two adjacent channels its dot products take (`te-bf16-word-views`):
+    `%w = te.view %a : tensor<1x56x56x256xbf16> to tensor<1x56x56x128xi32>`."""
+
+    name = "te.view"
+    source = operand_def(TensorType)
+    result = result_def(TensorType)
+    assembly_format = "$source attr-dict `:` type($source) `to` type($result)"
+    traits = traits_def(Pure())
+
+    def __init__(self, source: SSAValue, result_type: TensorType):
+        super().__init__(operands=[source], result_types=[result_type])
+
+    def verify_(self) -> None:
+        source_bits, result_bits = static_bits(self.source.type), static_bits(self.result.type)
+        if source_bits is None or result_bits is None or source_bits != result_bits:
+            raise VerifyException(
+                f"{self.name}: needs static tensors of the same size, got {self.source.type} to {self.result.type}"
+            )
+
+
+TE = Dialect("te", [ComputeOp, ReadOp, DimOp, YieldOp, CallExternOp, ViewOp], [])

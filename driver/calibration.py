@@ -247,8 +247,9 @@ PRECISIONS = ("fp32", "bf16", "int8")
 """The precisions `InferenceSession(precision=...)` compiles a float model at."""
 BF16_PASS = "graph-bf16-products"
 """The graph pass a bfloat16 build adds after the graph stage (`lowering/graph/graph_bf16_products.py`)."""
-BF16_TE_PASS = "te-bf16-activations"
-"""The te pass a bfloat16 build adds after the te stage (`lowering/te/te_bf16_activations.py`)."""
+BF16_TE_PASSES = ("te-bf16-word-views", "te-bf16-activations")
+"""The te passes a bfloat16 build adds after the te stage (`lowering/te/te_bf16_word_views.py`,
+`te_bf16_activations.py`)."""
 
 
 def check_precision(precision: str, calibration: object) -> None:
@@ -265,7 +266,7 @@ def check_precision(precision: str, calibration: object) -> None:
 
 
 def bf16_passes(target: str, extra_passes: ExtraPasses | None) -> dict[str, str | Sequence[str]]:
-    """`extra_passes` with `BF16_PASS` after the graph stage and `BF16_TE_PASS` after the te stage, for a bfloat16
+    """`extra_passes` with `BF16_PASS` after the graph stage and `BF16_TE_PASSES` after the te stage, for a bfloat16
     build; a one-line `ValueError` where `target` has no bfloat16 dot product (checked before any work)."""
     from minimlc.lowering.target import BF16_FEATURES, target_from_name
 
@@ -277,7 +278,7 @@ def bf16_passes(target: str, extra_passes: ExtraPasses | None) -> dict[str, str 
     graph = extra.get("graph", [])
     extra["graph"] = [*([graph] if isinstance(graph, str) else graph), BF16_PASS]
     te = extra.get("te", [])
-    extra["te"] = [*([te] if isinstance(te, str) else te), BF16_TE_PASS]
+    extra["te"] = [*([te] if isinstance(te, str) else te), *BF16_TE_PASSES]
     return extra
 
 

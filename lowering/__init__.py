@@ -36,6 +36,7 @@ _OURS = {
     "te-expand-math": ("te.te_expand_math", "TeExpandMathPass"),
     "te-clamped-casts": ("te.te_clamped_casts", "TeClampedCastsPass"),
     "te-bf16-activations": ("te.te_bf16_activations", "TeBF16ActivationsPass"),
+    "te-bf16-word-views": ("te.te_bf16_word_views", "TeBF16WordViewsPass"),
     "te-to-loop": ("te_to_loop.te_to_loop", "TeToLoopPass"),
     "loop-split": ("loop.loop_split", "LoopSplitPass"),
     "loop-rfactor": ("loop.loop_rfactor", "LoopRfactorPass"),

@@ -17,6 +17,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
+from minimlc.dialects import llvm_ext
 from minimlc.lowering.graph_to_te.builder import constant
 
 
@@ -90,3 +91,10 @@ def from_f32(value: SSAValue, target: Attribute) -> SSAValue:
 def _magnitude(value: SSAValue) -> SSAValue:
     """|value| of a float32 by clearing the sign bit (no libm, vectorisable)."""
     return _as_f32(arith.AndIOp(_bits(value), _u32(0x7FFFFFFF)).result)
+
+
+def rounded_to_bf16(value: SSAValue) -> SSAValue:
+    """float32 `value` rounded to bfloat16 as the bfloat16 word packs round it (`graph_to_te/bfloat16.py`): the low
+    half of an `llvmx.pack_bf16` word."""
+    word = llvm_ext.PackBF16Op(value, constant(0.0, f32)).result
+    return arith.BitcastOp(arith.TruncIOp(word, i16).result, BFloat16Type()).result

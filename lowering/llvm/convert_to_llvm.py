@@ -7,7 +7,7 @@ access one `getelementptr` over the buffer as nested arrays (`%m[%i, %j]` of a `
 `getelementptr [8 x float], ptr %m, i64 %i, i64 %j`), and a `loop.prefetch` an `llvm.prefetch` of such an address;
 `index` becomes `i64`.
 `memref.alloc`/`dealloc` call `aligned_alloc`/`free` (a run-time byte size for run-time extents),
-`memref.collapse_shape` is its source's pointer, `memref.alloca` becomes an `llvm.alloca`
+`memref.collapse_shape` and `loop.view` are their source's pointer, `memref.alloca` becomes an `llvm.alloca`
 in the entry block, where `mem2reg` promotes it, and `memref.view` (a typed buffer inside a byte
 arena, from `loop-plan-memory`) a byte `getelementptr` to its offset. Private functions get internal linkage;
 `llvm.*` argument attributes (such as `llvm.noalias`) and `minimlc.*` function attributes (for
@@ -349,13 +349,14 @@ def _run_time_size(rewriter: PatternRewriter, op: memref.AllocOp, alignment: int
     return rewriter.insert(llvm.AndOp(size, rewriter.insert(i64_constant(-alignment)).result)).res
 
 
-class CollapseShapeLowering(RewritePattern):
+class SamePointerLowering(RewritePattern):
     """Lowers `memref.collapse_shape` (the one-dimensional view `loop-to-scf` gives a buffer with run-time extents)
-    to the buffer's own pointer."""
+    and `loop.view` (a buffer's bytes as another shape and element type) to the buffer's own pointer."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: memref.CollapseShapeOp, rewriter: PatternRewriter) -> None:
-        replace_lowered(rewriter, op, [], [as_llvm(rewriter, op.src)])
+    def match_and_rewrite(self, op: memref.CollapseShapeOp | loop.ViewOp, rewriter: PatternRewriter) -> None:
+        source = op.src if isinstance(op, memref.CollapseShapeOp) else op.source
+        replace_lowered(rewriter, op, [], [as_llvm(rewriter, source)])
 
 
 class DeallocLowering(RewritePattern):
@@ -470,7 +471,7 @@ class ConvertToLlvmPass(ModulePass):
             DeallocLowering(),
             AllocaLowering(),
             ViewLowering(),
-            CollapseShapeLowering(),
+            SamePointerLowering(),
             CallExternLowering(parameters),
             *ARITH_MATH_PATTERNS,
             *VECTOR_PATTERNS,

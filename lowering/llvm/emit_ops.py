@@ -459,6 +459,7 @@ HANDLERS: dict[type[Operation], Handler] = {
     memref.AllocaOp: _alloca,
     memref.ViewOp: _view,
     memref.CollapseShapeOp: _same_value,
+    loop.ViewOp: _same_value,
     vector.LoadOp: _load,
     vector.StoreOp: _store_op,
     vector.BroadcastOp: _broadcast,

@@ -1,11 +1,11 @@
 """Place a function's intermediate buffers in one arena, reusing memory between buffers whose lifetimes are disjoint.
 
 Runs at the loop level on every function with `loop.alloc "global"` buffers in its body (the model entry after
-`te-to-loop`). A buffer lives from its first to its last use. Static buffers are placed largest first at the lowest
-64-byte-aligned offset that overlaps no buffer alive at the same time (greedy best fit, as TVM's and ONNX Runtime's
-planners do). The buffers become `memref.view`s of one `loop.alloc "global"` byte arena, and the function records
-`minimlc.arena_bytes` and `minimlc.intermediate_bytes` (the sum of the buffers' sizes) for the runtime's statistics;
-a function that already has them is left alone.
+`te-to-loop`). A buffer lives from its first to its last use, its `loop.view`s' uses included. Static buffers are
+placed largest first at the lowest 64-byte-aligned offset that overlaps no buffer alive at the same time (greedy
+best fit, as TVM's and ONNX Runtime's planners do). The buffers become `memref.view`s of one `loop.alloc "global"`
+byte arena, and the function records `minimlc.arena_bytes` and `minimlc.intermediate_bytes` (the sum of the buffers'
+sizes) for the runtime's statistics; a function that already has them is left alone.
 
     %a = loop.alloc "global" : memref<1x128xf32>
     %b = loop.alloc "global" : memref<1x128xf32>
@@ -57,7 +57,7 @@ from xdsl.dialects.builtin import (
     i8,
     i64,
 )
-from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
@@ -98,7 +98,7 @@ def _lifetime(alloc: loop.AllocOp, body: Block, position: dict[Operation, int]) 
     """From the first to the last op of `body` that uses the buffer (directly or inside a nested region); its size
     in bytes (per unit of the product of its run-time sizes, if it has any)."""
     users = []
-    for use in alloc.result.uses:
+    for use in _uses_through_views(alloc.result):
         user: Operation | None = use.operation
         while user is not None and user.parent_block() is not body:
             user = user.parent_op()
@@ -109,6 +109,17 @@ def _lifetime(alloc: loop.AllocOp, body: Block, position: dict[Operation, int]) 
     element = memref_type.element_type
     width = element.bitwidth if isinstance(element, FixedBitwidthType) else 64
     return Lifetime(bytes_per_unit(memref_type, max(1, width // 8)), start, end)
+
+
+def _uses_through_views(buffer: SSAValue) -> list[Use]:
+    """The uses of `buffer` and of the `loop.view`s of it (the same memory), the views' own uses excluded."""
+    uses: list[Use] = []
+    for use in buffer.uses:
+        if isinstance(use.operation, loop.ViewOp):
+            uses.extend(_uses_through_views(use.operation.result))
+        else:
+            uses.append(use)
+    return uses
 
 
 def _plan_function(function: func.FuncOp) -> None:

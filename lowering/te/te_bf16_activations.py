@@ -8,6 +8,12 @@ half the bytes go to and come back from L3 or memory. A smaller one comes back f
 and widening then cost more than they save (ViT-style's attention probabilities and FFN activations, 0.15-0.6 MB:
 1.02x its time with them stored in bfloat16; Zen 4, one thread). The pass option `min-bytes` sets another size.
 
+An elementwise activation that a 1x1 convolution reads in place (`te-bf16-word-views`, which runs first: a
+"bf16_channels" compute that copies it in bfloat16, the view of that the convolution's words) is stored in bfloat16
+whatever its size, and the copy replaced by it: the copy's pass over the activation goes. Convolution sums read so
+(their bias and ReLU in the "bf16_channels" compute) stay float32: that compute becomes their write-back, and rounds
+once.
+
 A compute whose result a word pack reads (`BF16_WORD_TAGS`) yields its value rounded to bfloat16 as the packs round
 it (the low half of an `llvmx.pack_bf16` word), and every read of it is widened back to float32 (the bits moved up,
 exact). The packs then read what they would have rounded themselves (rounding twice to bfloat16 is rounding once);
@@ -17,7 +23,8 @@ An elementwise compute changes its own element type. A contraction (a convolutio
 its float32 sums and gets a rounding compute ("to_bf16") after it, which `loop-fuse-kernels` moves into its register
 tiles' write-back (`program/epilogue.py`), so the float32 tensor is never stored. Other reductions (pools, a
 softmax's sums) stay float32, as do weights and what is computed from them alone (biases a pack adds), the
-function's results and tensors used anywhere but in te bodies.
+function's results and what a result copies (a model output in another layout), and tensors used anywhere but in
+te bodies.
 
     %c = te.compute "relu" (%i, %j) -> tensor<512x1024xf32> { ... te.yield %r : f32 }
     %w = te.compute "matmul_bf16_lhs" (%i, %k) -> tensor<512x512xi32> { %a = te.read %c[%i, %k] ... }
@@ -38,19 +45,20 @@ from dataclasses import dataclass
 
 from xdsl.builder import Builder, ImplicitBuilder
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin
-from xdsl.dialects.builtin import BFloat16Type, TensorType, f32, i16
+from xdsl.dialects import arith, builtin, func
+from xdsl.dialects.builtin import BFloat16Type, FloatAttr, IndexType, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, llvm_ext, te
-from minimlc.lowering.graph_to_te.builder import build_compute, f32_constant, read
-from minimlc.lowering.graph_to_te.small_floats import to_f32
+from minimlc.lowering.graph_to_te.builder import build_compute, read
+from minimlc.lowering.graph_to_te.small_floats import rounded_to_bf16, to_f32
 from minimlc.lowering.strategy.data_layout import byte_size
 from minimlc.lowering.target import target_of
 from minimlc.lowering.te.compute_rewriting import computes_of
+from minimlc.lowering.te.te_bf16_word_views import CHANNELS_TAG
 from minimlc.lowering.te.te_inline import is_constant
 
 BF16_WORD_TAGS = frozenset({"conv_bf16_input", "matmul_bf16_lhs", "matmul_bf16_rhs", "gemm_bf16_lhs"})
@@ -80,24 +88,57 @@ def _is_contraction(compute: te.ComputeOp) -> bool:
     return combiner == "sum" and isinstance(yielded.value.owner, arith.MulfOp | llvm_ext.DotBF16Op)
 
 
+def _copies_into_a_result(reader: te.ComputeOp, tensor: SSAValue) -> bool:
+    """Whether `reader` is a result of the function that copies `tensor` (a layout copy of a model output): its body
+    reads `tensor` and computes nothing but indices."""
+    if not any(isinstance(use.operation, func.ReturnOp) for use in reader.result.uses):
+        return False
+    for op in reader.body.block.ops:
+        if isinstance(op, te.ReadOp) and op.tensor is not tensor:
+            return False
+        if not isinstance(op, te.ReadOp | te.YieldOp) and not all(isinstance(r.type, IndexType) for r in op.results):
+            return False
+    return True
+
+
 def _stored_in_bf16(compute: te.ComputeOp, known: dict[SSAValue, bool], min_bytes: int) -> bool:
     """Whether `compute`'s float32 result is an activation (computed from run-time data) that a word pack reads, of
-    more than `min_bytes` in float32 (a run-time extent counts as 1)."""
+    more than `min_bytes` in float32 (a run-time extent counts as 1), or an elementwise one a "bf16_channels" reads."""
     result_type = compute.result.type
     assert isinstance(result_type, TensorType)
     if result_type.element_type != f32 or (compute.extents and not _is_contraction(compute)):
         return False
-    float32_bytes = math.prod(max(n, 1) for n in result_type.get_shape()) * byte_size(f32)
-    if is_constant(compute.result, known) or float32_bytes <= min_bytes:
-        return False
     readers = _readers(compute.result)
-    return readers is not None and any(reader.tag.data in BF16_WORD_TAGS for reader in readers)
+    if is_constant(compute.result, known) or readers is None:
+        return False
+    if any(_copies_into_a_result(reader, compute.result) for reader in readers):
+        return False  # a model output in another layout
+    tags = {reader.tag.data for reader in readers}
+    if CHANNELS_TAG in tags and not _is_contraction(compute):
+        return True  # read in place by a 1x1 convolution: the copy goes, whatever the size
+    float32_bytes = math.prod(max(n, 1) for n in result_type.get_shape()) * byte_size(f32)
+    return float32_bytes > min_bytes and bool(tags & BF16_WORD_TAGS)
 
 
-def _rounded(value: SSAValue) -> SSAValue:
-    """float32 `value` rounded to bfloat16 as the word packs round it: the low half of `llvmx.pack_bf16`'s word."""
-    word = llvm_ext.PackBF16Op(value, f32_constant(0.0)).result
-    return arith.BitcastOp(arith.TruncIOp(word, i16).result, BFloat16Type()).result
+def _copies(reader: te.ComputeOp, tensor: SSAValue) -> bool:
+    """Whether `reader` (a "bf16_channels" compute) only rounds `tensor`, read at its own indices, to bfloat16."""
+    yielded = reader.body.block.last_op
+    assert isinstance(yielded, te.YieldOp)
+    cast = yielded.value.owner
+    if not isinstance(cast, arith.BitcastOp) or not isinstance(narrow := cast.input.owner, arith.TruncIOp):
+        return False
+    word = narrow.input.owner
+    if not isinstance(word, llvm_ext.PackBF16Op) or not isinstance(high := word.high.owner, arith.ConstantOp):
+        return False
+    value = word.low.owner
+    return (
+        isinstance(value, te.ReadOp)
+        and value.tensor is tensor
+        and list(value.indices) == list(reader.body.block.args)
+        and isinstance(tensor.type, TensorType)
+        and reader.shape == tuple(tensor.type.get_shape())
+        and high.value == FloatAttr(0.0, f32)
+    )
 
 
 def _rounded_in_place(compute: te.ComputeOp) -> te.ComputeOp:
@@ -105,10 +146,10 @@ def _rounded_in_place(compute: te.ComputeOp) -> te.ComputeOp:
     yielded = compute.body.block.last_op
     assert isinstance(yielded, te.YieldOp)
     with ImplicitBuilder(compute.body.block):
-        rounded = _rounded(yielded.value)
+        narrow = rounded_to_bf16(yielded.value)
     yielded.detach()
     compute.body.block.add_op(yielded)
-    yielded.operands[0] = rounded
+    yielded.operands[0] = narrow
     result_type = compute.result.type
     assert isinstance(result_type, TensorType)
     block = compute.body.detach_block(0)
@@ -131,7 +172,7 @@ def _rounding(compute: te.ComputeOp) -> te.ComputeOp:
     assert isinstance(result_type, TensorType)
     sizes = iter(compute.dynamic_sizes)
     shape = [next(sizes) if extent == builtin.DYNAMIC_INDEX else extent for extent in result_type.get_shape()]
-    return build_compute(ROUNDING_TAG, shape, lambda indices: _rounded(read(compute.result, indices)))
+    return build_compute(ROUNDING_TAG, shape, lambda indices: rounded_to_bf16(read(compute.result, indices)))
 
 
 def _widen_reads(readings: list[Operation], stored: SSAValue) -> None:
@@ -146,20 +187,24 @@ def _widen_reads(readings: list[Operation], stored: SSAValue) -> None:
 
 
 def _store_in_bf16(compute: te.ComputeOp) -> None:
-    """`compute`'s readers read its value rounded to bfloat16 from a bfloat16 tensor."""
-    readings = [use.operation for use in compute.result.uses]
+    """`compute`'s readers read its value rounded to bfloat16 from a bfloat16 tensor; a "bf16_channels" compute that
+    only copies it so (`_copies`) is replaced by that tensor."""
+    copies = [reader for reader in _readers(compute.result) or [] if _copies(reader, compute.result)]
+    readings = [use.operation for use in compute.result.uses if use.operation.parent_op() not in copies]
     if compute.extents:
-        rounding = _rounding(compute)
+        stored = _rounding(compute)
         if compute.result.name_hint:
-            rounding.result.name_hint = f"{compute.result.name_hint}_bf16"
-        Rewriter.insert_op(rounding, InsertPoint.after(compute))
-        _widen_reads(readings, rounding.result)
-        return
-    stored = _rounded_in_place(compute)
-    stored.result.name_hint = compute.result.name_hint
-    Rewriter.insert_op(stored, InsertPoint.before(compute))
+            stored.result.name_hint = f"{compute.result.name_hint}_bf16"
+        Rewriter.insert_op(stored, InsertPoint.after(compute))
+    else:
+        stored = _rounded_in_place(compute)
+        stored.result.name_hint = compute.result.name_hint
+        Rewriter.insert_op(stored, InsertPoint.before(compute))
     _widen_reads(readings, stored.result)
-    Rewriter.erase_op(compute)
+    for copy in copies:
+        Rewriter.replace_op(copy, [], [stored.result])
+    if not compute.extents:
+        Rewriter.erase_op(compute)
 
 
 @dataclass(frozen=True)

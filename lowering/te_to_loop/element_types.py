@@ -4,6 +4,8 @@ update (`arith.addf %acc, %v fastmath<reassoc,contract>` for a float sum).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -14,9 +16,11 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ReducedPrecisionFloatType,
     Signedness,
+    TensorType,
 )
 from xdsl.dialects.utils.fast_math import FastMathFlag
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import DiagnosticException
 
 from minimlc.dialects import loop
 
@@ -96,3 +100,18 @@ def combine(combiner: str, acc: SSAValue, value: SSAValue, *, unsigned: bool) ->
     if combiner == "max_nnan":
         return arith.MaximumfOp(acc, value, _NO_NAN_FLAGS)
     return arith.MinimumfOp(acc, value)
+
+
+def buffer_type(value: SSAValue) -> Attribute:
+    """The buffer type of the te tensor `value` (elements of its `loop_type`)."""
+    tensor = value.type
+    if not isinstance(tensor, TensorType):
+        raise DiagnosticException(f"te-to-loop: expected a tensor value, got {tensor}")
+    return _memref_of_tensor(tensor)
+
+
+@lru_cache(maxsize=4096)
+def _memref_of_tensor(tensor: TensorType) -> MemRefType:
+    """The buffer type of a tensor type, made once (building a `MemRefType` verifies it, which a model's repeated
+    tensors would pay for each time)."""
+    return loop.memref_of(tensor.get_shape(), loop_type(tensor.element_type))

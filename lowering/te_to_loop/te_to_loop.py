@@ -39,7 +39,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -55,7 +54,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir import Block, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import DiagnosticException
@@ -65,7 +64,14 @@ from minimlc.lowering.abi import ENTRY_ATTR, INPUT_EXTENTS_ATTR, OUTPUT_EXTENTS_
 from minimlc.lowering.generic import built_ops
 from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.generic.structural_key import structural_key
-from minimlc.lowering.te_to_loop.element_types import FUSED_FLAGS, combine, combiner_init, is_unsigned, loop_type
+from minimlc.lowering.te_to_loop.element_types import (
+    FUSED_FLAGS,
+    buffer_type,
+    combine,
+    combiner_init,
+    is_unsigned,
+    loop_type,
+)
 from minimlc.lowering.te_to_loop.extents import (
     IndexValues,
     KernelSignature,
@@ -93,20 +99,6 @@ class TeToLoopPass(ModulePass):
 def _has_tensors(function: func.FuncOp) -> bool:
     types = (*function.function_type.inputs, *function.function_type.outputs)
     return any(isinstance(t, TensorType) for t in types)
-
-
-def _buffer_type(value: SSAValue) -> Attribute:
-    tensor = value.type
-    if not isinstance(tensor, TensorType):
-        raise DiagnosticException(f"te-to-loop: expected a tensor value, got {tensor}")
-    return _memref_of_tensor(tensor)
-
-
-@lru_cache(maxsize=4096)
-def _memref_of_tensor(tensor: TensorType) -> MemRefType:
-    """The buffer type of a tensor type, made once (building a `MemRefType` verifies it, which a model's repeated
-    tensors would pay for each time)."""
-    return loop.memref_of(tensor.get_shape(), loop_type(tensor.element_type))
 
 
 class _KernelTable:
@@ -151,7 +143,7 @@ class _FunctionState:
     def allocate(self, value: SSAValue) -> SSAValue:
         """A `loop.alloc "global"` for the te tensor `value`, sized by its run-time extents where it has `?`s."""
         sizes = [extent for extent in self.index.extents(value) if isinstance(extent, SSAValue)]
-        alloc = self.builder.insert(loop.AllocOp(_buffer_type(value), "global", sizes))
+        alloc = self.builder.insert(loop.AllocOp(buffer_type(value), "global", sizes))
         alloc.result.name_hint = value.name_hint
         return alloc.result
 
@@ -174,7 +166,7 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
         extents_function, count = output_extents_function(name, returned, inputs)
         function.parent_block().insert_op_after(extents_function, function)  # type: ignore[union-attr]
         function.attributes[OUTPUT_EXTENTS_ATTR] = IntegerAttr(count, i64)
-    arg_types = [_buffer_type(arg) for arg in old_block.args] + [
+    arg_types = [buffer_type(arg) for arg in old_block.args] + [
         loop.memref_of(t.get_shape(), loop_type(t.element_type)) for t in results if isinstance(t, TensorType)
     ]
     if dynamic:
@@ -206,12 +198,16 @@ def _bufferize_function(function: func.FuncOp, kernels: _KernelTable) -> None:
         elif isinstance(op, graph.WeightOp):
             if is_dynamic(op.result.type):
                 raise DiagnosticException(f"te-to-loop: weight '{op.weight_name.data}' has a '?' dimension")
-            weight = loop.WeightOp(op.weight_name.data, _buffer_type(op.result))
+            weight = loop.WeightOp(op.weight_name.data, buffer_type(op.result))
             weight.result.name_hint = op.result.name_hint
             state.builder.insert(weight)
             state.buffers[op.result] = weight.result
         elif isinstance(op, te.ComputeOp):
             _lower_compute(op, state, direct_output.get(op.result))
+        elif isinstance(op, te.ViewOp):
+            view = state.builder.insert(loop.ViewOp(state.buffers[op.source], buffer_type(op.result)))
+            view.result.name_hint = op.result.name_hint
+            state.buffers[op.result] = view.result
         elif isinstance(op, te.CallExternOp):
             _lower_extern_call(op, state, direct_output)
         elif isinstance(op, te.DimOp) or is_index_arith(op):

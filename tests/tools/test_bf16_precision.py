@@ -60,7 +60,7 @@ def test_bf16_passes_follow_the_given_ones_after_the_graph_and_te_stages() -> No
     extra = bf16_passes(SVE, {"graph": "graph-simplify", "te": "te-clamped-casts", "loop": ["cse"]})
     assert extra == {
         "graph": ["graph-simplify", "graph-bf16-products"],
-        "te": ["te-clamped-casts", "te-bf16-activations"],
+        "te": ["te-clamped-casts", "te-bf16-word-views", "te-bf16-activations"],
         "loop": ["cse"],
     }
     with pytest.raises(ValueError, match=re.escape(f"precision='bf16': target 'znver3' {REFUSAL}")):

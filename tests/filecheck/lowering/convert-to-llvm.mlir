@@ -334,3 +334,18 @@ func.func @views() {
 // CHECK:        llvm.load
 // CHECK:        llvm.store
 // CHECK:        llvm.call @free(%arena) : (!llvm.ptr) -> ()
+
+// -----
+
+// A `loop.view` is its source's pointer: the load reads the source's bytes as an i32.
+func.func @view(%a: memref<2x8xi16>, %i: index) -> i32 {
+  %w = loop.view %a : memref<2x8xi16> to memref<16xi16>
+  %v = loop.view %a : memref<2x8xi16> to memref<8xi32>
+  %x = memref.load %v[%i] : memref<8xi32>
+  func.return %x : i32
+}
+
+// CHECK-LABEL: llvm.func @view(%a: !llvm.ptr, %i: i64) -> i32
+// CHECK-NOT:     loop.view
+// CHECK:         %[[P:.*]] = llvm.getelementptr inbounds %a[%i] : (!llvm.ptr, i64) -> !llvm.ptr, i32
+// CHECK-NEXT:    %{{.*}} = llvm.load %[[P]]

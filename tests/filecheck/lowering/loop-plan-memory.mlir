@@ -38,6 +38,37 @@ func.func private @k(%in: memref<256xf32>, %out: memref<256xf32>)
 // CHECK-NEXT:  }
 // CHECK-NEXT:  func.func private @k(memref<256xf32>, memref<256xf32>) -> ()
 
+// A buffer read through a `loop.view` (its bytes as another type) lives until the view's last use. a = 1024 bytes
+// (calls 1-2), b = 1024 bytes (written by call 2, read as %w by calls 3-4), e = 2048 bytes (calls 3-4). e, the
+// largest, goes first, at 0; a is not alive with e: 0; b is alive with a (call 2) and with e (calls 3-4): past e, at
+// 2048. Arena 3072 bytes. Were b dead after call 2, its own last use, it would sit at 1024 over e's bytes.
+func.func @viewed(%x: memref<256xf32>, %out: memref<256xf32>) {
+  %a = loop.alloc "global" : memref<256xf32>
+  %b = loop.alloc "global" : memref<512xi16>
+  %w = loop.view %b : memref<512xi16> to memref<256xi32>
+  %e = loop.alloc "global" : memref<512xf32>
+  func.call @k(%x, %a) : (memref<256xf32>, memref<256xf32>) -> ()
+  func.call @kb(%a, %b) : (memref<256xf32>, memref<512xi16>) -> ()
+  func.call @ke(%w, %e) : (memref<256xi32>, memref<512xf32>) -> ()
+  func.call @kf(%e, %w, %out) : (memref<512xf32>, memref<256xi32>, memref<256xf32>) -> ()
+  func.return
+}
+func.func private @kb(%in: memref<256xf32>, %out: memref<512xi16>)
+func.func private @ke(%in: memref<256xi32>, %out: memref<512xf32>)
+func.func private @kf(%in: memref<512xf32>, %words: memref<256xi32>, %out: memref<256xf32>)
+
+// CHECK-LABEL: func.func @viewed(
+// CHECK-SAME:    minimlc.arena_bytes = 3072 : i64, minimlc.intermediate_bytes = 4096 : i64
+// CHECK:         %[[OFF_A:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[A:.*]] = memref.view %{{.*}}[%[[OFF_A]]][] : memref<3072xi8> to memref<256xf32>
+// CHECK-NEXT:    %[[OFF_B:.*]] = arith.constant 2048 : index
+// CHECK-NEXT:    %[[B:.*]] = memref.view %{{.*}}[%[[OFF_B]]][] : memref<3072xi8> to memref<512xi16>
+// CHECK-NEXT:    %[[W:.*]] = loop.view %[[B]] : memref<512xi16> to memref<256xi32>
+// CHECK-NEXT:    %[[OFF_E:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[E:.*]] = memref.view %{{.*}}[%[[OFF_E]]][] : memref<3072xi8> to memref<512xf32>
+// CHECK:         func.call @ke(%[[W]], %[[E]])
+// CHECK-NEXT:    func.call @kf(%[[E]], %[[W]], %out)
+
 // Offsets are 64-byte aligned and the arena is rounded up to 64 bytes; intermediate_bytes is not rounded.
 // a = 3 x 4 = 12 bytes (calls 1-2), b = 5 x 4 = 20 bytes (call 2): 32 intermediate bytes. b, the larger, goes
 // first, at 0; a is alive with b at call 2, and 0 + 12 > 0 (b's start), so a goes to the first aligned offset past

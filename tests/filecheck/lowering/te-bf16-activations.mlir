@@ -4,9 +4,18 @@
 // RUN: not mini-opt %s --split-input-file -p "te-bf16-activations{min-bytes=-2}" 2>&1 | filecheck %s --check-prefix=BAD
 
 // Only activations of more than `min-bytes` in float32 are stored in bfloat16 (by default, more than the target's L2
-// cache: 1 MiB a core on znver4). Here each holds 4 x 16 floats, 256 bytes.
-// SMALL-NOT: xbf16
-// SMALL-NOT: "to_bf16"
+// cache: 1 MiB a core on znver4), but for those a 1x1 convolution reads in place (@copied). Here each holds 4 x 16
+// floats, 256 bytes.
+// SMALL-LABEL: func.func @contraction(
+// SMALL-NOT:     te.read {{.*}}xbf16>
+// SMALL-NOT:     "to_bf16"
+// SMALL-LABEL: func.func @elementwise(
+// SMALL-NOT:     te.read {{.*}}xbf16>
+// SMALL-LABEL: func.func @copied(
+// SMALL:         %r = te.compute "relu" ({{.*}}) -> tensor<1x2x2x4xbf16> {
+// SMALL:         %words = te.view %r
+// SMALL-LABEL: func.func @sums(
+// SMALL-NOT:     "to_bf16"
 // BAD: te-bf16-activations: min-bytes must be -1 or at least 0, got -2
 
 // A contraction (a sum of bfloat16 dot products) that a word pack reads keeps its float32 sums; a "to_bf16" compute
@@ -144,4 +153,103 @@ func.func @float32(%x: tensor<4x16xf32>) -> (tensor<4x8xi32>, tensor<4x16xf32>, 
 // CHECK-LABEL: func.func @float32(
 // CHECK-NOT:     xbf16
 // CHECK-NOT:     arith.trunci
+// CHECK:         func.return
+
+// -----
+
+// A "bf16_channels" compute (`te-bf16-word-views`: a 1x1 convolution's input in bfloat16, read through a view) makes
+// an elementwise activation it reads stored in bfloat16, whatever its size; one that only copies the activation so,
+// at its own indices, is replaced by the stored activation. Its other reader (a residual add) reads it widened.
+func.func @copied(%x: tensor<1x2x2x4xf32>) -> (tensor<1x2x2x2xi32>, tensor<1x2x2x4xf32>) {
+  %r = te.compute "relu" (%n, %h, %v, %c) -> tensor<1x2x2x4xf32> {
+    %a = te.read %x[%n, %h, %v, %c] : tensor<1x2x2x4xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %m = arith.maximumf %a, %zero : f32
+    te.yield %m : f32
+  }
+  %e = te.compute "bf16_channels" (%n, %h, %v, %c) -> tensor<1x2x2x4xbf16> {
+    %a = te.read %r[%n, %h, %v, %c] : tensor<1x2x2x4xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %word = llvmx.pack_bf16 %a, %zero : f32 -> i32
+    %bits = arith.trunci %word : i32 to i16
+    %b = arith.bitcast %bits : i16 to bf16
+    te.yield %b : bf16
+  }
+  %words = te.view %e : tensor<1x2x2x4xbf16> to tensor<1x2x2x2xi32>
+  %sum = te.compute "add" (%n, %h, %v, %c) -> tensor<1x2x2x4xf32> {
+    %a = te.read %r[%n, %h, %v, %c] : tensor<1x2x2x4xf32>
+    %s = arith.addf %a, %a : f32
+    te.yield %s : f32
+  }
+  func.return %words, %sum : tensor<1x2x2x2xi32>, tensor<1x2x2x4xf32>
+}
+
+// CHECK-LABEL: func.func @copied(
+// CHECK:         %r = te.compute "relu" ({{.*}}) -> tensor<1x2x2x4xbf16> {
+// CHECK-NOT:     "bf16_channels"
+// CHECK:         %words = te.view %r : tensor<1x2x2x4xbf16> to tensor<1x2x2x2xi32>
+// CHECK:         %sum = te.compute "add"
+// CHECK:           arith.shli
+// CHECK:         func.return %words, %sum
+
+// -----
+
+// Convolution sums that only a "bf16_channels" compute reads stay float32: it adds their bias and rounds once, in the
+// convolution's write-back (`loop-fuse-kernels`); rounding the sums first would round twice.
+func.func @sums(%a: tensor<1x2x2x2xi32>, %w: tensor<4x2x1x1xi32>, %b: tensor<4xf32>) -> tensor<1x2x2x2xi32> {
+  %y = te.compute "conv" (%n, %h, %v, %o) reduce sum (%c : 2) -> tensor<1x2x2x4xf32> {
+    %p = te.read %a[%n, %h, %v, %c] : tensor<1x2x2x2xi32>
+    %q = te.read %w[%o, %c, %n, %n] : tensor<4x2x1x1xi32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %d = llvmx.dot_bf16 %zero, %p, %q : f32, i32
+    te.yield %d : f32
+  }
+  %e = te.compute "bf16_channels" (%n, %h, %v, %c) -> tensor<1x2x2x4xbf16> {
+    %s = te.read %y[%n, %h, %v, %c] : tensor<1x2x2x4xf32>
+    %bias = te.read %b[%c] : tensor<4xf32>
+    %t = arith.addf %s, %bias : f32
+    %zero = arith.constant 0.000000e+00 : f32
+    %word = llvmx.pack_bf16 %t, %zero : f32 -> i32
+    %bits = arith.trunci %word : i32 to i16
+    %r = arith.bitcast %bits : i16 to bf16
+    te.yield %r : bf16
+  }
+  %words = te.view %e : tensor<1x2x2x4xbf16> to tensor<1x2x2x2xi32>
+  func.return %words : tensor<1x2x2x2xi32>
+}
+
+// CHECK-LABEL: func.func @sums(
+// CHECK:         %y = te.compute "conv" {{.*}} -> tensor<1x2x2x4xf32> {
+// CHECK-NOT:     "to_bf16"
+// CHECK:         %e = te.compute "bf16_channels"
+// CHECK-NEXT:      te.read %y[
+
+// -----
+
+// An activation that a result of the function copies (a model output in another layout) stays float32: the output
+// is the computed value, not its rounding.
+func.func @output_copy(%x: tensor<4x16xf32>) -> (tensor<4x8xi32>, tensor<16x4xf32>) {
+  %r = te.compute "relu" (%i, %j) -> tensor<4x16xf32> {
+    %v = te.read %x[%i, %j] : tensor<4x16xf32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %m = arith.maximumf %v, %zero : f32
+    te.yield %m : f32
+  }
+  %words = te.compute "matmul_bf16_lhs" (%i, %w) -> tensor<4x8xi32> {
+    %lo = te.read %r[%i, %w] : tensor<4x16xf32>
+    %eight = arith.constant 8 : index
+    %w8 = arith.addi %w, %eight : index
+    %hi = te.read %r[%i, %w8] : tensor<4x16xf32>
+    %word = llvmx.pack_bf16 %lo, %hi : f32 -> i32
+    te.yield %word : i32
+  }
+  %t = te.compute "transpose" (%j, %i) -> tensor<16x4xf32> {
+    %v = te.read %r[%i, %j] : tensor<4x16xf32>
+    te.yield %v : f32
+  }
+  func.return %words, %t : tensor<4x8xi32>, tensor<16x4xf32>
+}
+
+// CHECK-LABEL: func.func @output_copy(
+// CHECK-NOT:     xbf16
 // CHECK:         func.return

@@ -286,3 +286,29 @@ func.func @tags_share(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
 // CHECK-NEXT:    func.call @first_0(%out0, %out1)
 // CHECK-NEXT:    func.return
 // CHECK-NOT:   func.func private @second
+
+// -----
+
+// A `te.view` is a `loop.view` of its source's buffer: the reader's kernel takes the same memory as words.
+func.func @view(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %h = te.compute "half" (%i, %j) -> tensor<2x8xbf16> {
+    %v = te.read %x[%i, %j] : tensor<2x8xf32>
+    %b = arith.bitcast %v : f32 to i32
+    %s = arith.trunci %b : i32 to i16
+    %t = arith.bitcast %s : i16 to bf16
+    te.yield %t : bf16
+  }
+  %w = te.view %h : tensor<2x8xbf16> to tensor<2x4xi32>
+  %y = te.compute "words" (%i, %k) -> tensor<2x4xf32> {
+    %v = te.read %w[%i, %k] : tensor<2x4xi32>
+    %f = arith.sitofp %v : i32 to f32
+    te.yield %f : f32
+  }
+  func.return %y : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func.func @view(%x: memref<2x8xf32>, %out0: memref<2x4xf32>)
+// CHECK-NEXT:    %h = loop.alloc "global" : memref<2x8xi16>
+// CHECK-NEXT:    func.call @half_{{[0-9]+}}(%x, %h) : (memref<2x8xf32>, memref<2x8xi16>) -> ()
+// CHECK-NEXT:    %w = loop.view %h : memref<2x8xi16> to memref<2x4xi32>
+// CHECK-NEXT:    func.call @words_{{[0-9]+}}(%w, %out0) : (memref<2x4xi32>, memref<2x4xf32>) -> ()

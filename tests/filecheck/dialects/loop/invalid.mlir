@@ -48,3 +48,19 @@ func.func @prefetch_rank(%w: memref<4x8xf32>, %i: index) {
   loop.prefetch %w[%i] : memref<4x8xf32>
   func.return
 }
+
+// -----
+
+func.func @view_of_another_size(%a: memref<1x4x8xi16>) {
+  // expected-error@+1 {{loop.view: needs static buffers of the same size, got memref<1x4x8xi16> to memref<1x4x8xi32>}}
+  %w = loop.view %a : memref<1x4x8xi16> to memref<1x4x8xi32>
+  func.return
+}
+
+// -----
+
+func.func @view_of_a_run_time_buffer(%a: memref<?x8xi16>) {
+  // expected-error@+1 {{loop.view: needs static buffers of the same size, got memref<?x8xi16> to memref<4x4xi32>}}
+  %w = loop.view %a : memref<?x8xi16> to memref<4x4xi32>
+  func.return
+}

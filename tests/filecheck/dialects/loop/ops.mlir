@@ -31,3 +31,11 @@ func.func @relu(%x: memref<4x8xf32>, %y: memref<4x8xf32>) {
 // CHECK-NEXT: } attributes {note = "kept"}
 // CHECK-NEXT: loop.for "u" %u = 2 to 2 step 1 unroll {
 // CHECK-NEXT: }
+
+func.func @view(%a: memref<1x2x2x8xi16>) {
+  %w = loop.view %a : memref<1x2x2x8xi16> to memref<1x2x2x4xi32>
+  func.return
+}
+
+// CHECK-LABEL: func.func @view(
+// CHECK-NEXT:    %w = loop.view %a : memref<1x2x2x8xi16> to memref<1x2x2x4xi32>

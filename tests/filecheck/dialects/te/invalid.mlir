@@ -54,3 +54,11 @@ func.func @read_rank_mismatch(%x: tensor<4x4xf32>) -> tensor<4xf32> {
   }
   func.return %y : tensor<4xf32>
 }
+
+// -----
+
+func.func @view_of_another_size(%a: tensor<1x4x8xbf16>) -> tensor<1x4x8xi32> {
+  // expected-error@+1 {{te.view: needs static tensors of the same size, got tensor<1x4x8xbf16> to tensor<1x4x8xi32>}}
+  %w = te.view %a : tensor<1x4x8xbf16> to tensor<1x4x8xi32>
+  func.return %w : tensor<1x4x8xi32>
+}

@@ -36,3 +36,11 @@ func.func @max_over_two_axes(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
 }
 
 // CHECK:      te.compute "reduce_max" (%{{.*}}) reduce max (%{{.*}} : 3, %{{.*}} : 4) -> tensor<2xf32> {
+
+func.func @view(%a: tensor<1x2x2x8xbf16>) -> tensor<1x2x2x4xi32> {
+  %w = te.view %a : tensor<1x2x2x8xbf16> to tensor<1x2x2x4xi32>
+  func.return %w : tensor<1x2x2x4xi32>
+}
+
+// CHECK-LABEL: func.func @view(
+// CHECK-NEXT:    %w = te.view %a : tensor<1x2x2x8xbf16> to tensor<1x2x2x4xi32>
