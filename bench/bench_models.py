@@ -24,9 +24,10 @@ interleaved, one call each per round with the order reversed every round, so mac
 medians. So the thread-scaling columns `mlc/first` and `ORT/first` (latency at this row's thread count over latency at
 the first one, `--threads` order) compare times measured in the same rounds. FLOPs count Conv, Gemm and MatMul (2 x
 MACs, shapes from onnx shape inference, `model_flops.py`); every other op is ignored. "% peak" is of this machine's
-measured one-core fp32 peak (a JIT-compiled FMA loop, `machine_peak.py`) times the thread count. ONNX Runtime is
-optional: without it its columns show "-". Progress goes to stderr, the table to stdout; `--json` also writes every
-figure.
+measured one-core fp32 peak (a JIT-compiled FMA loop, `machine_peak.py`) times the thread count; with `--precision
+bf16` minimlc's is of the bfloat16 dot product loop's instead (its products run there), ONNX Runtime's still the
+FMA's. ONNX Runtime is optional: without it its columns show "-". Progress goes to stderr, the table to stdout;
+`--json` also writes every figure.
 
 `--tuning-db PATH` (a database `minimlc tune` wrote) compiles each workload a second time with that database's best
 schedules and times it as a third contender in the same interleaved rounds: the columns `tuned ms`, `tuned/def`
@@ -279,8 +280,9 @@ def bench_workload(
             row.minimlc_over_openvino = mini / openvino_median
         if flops is not None:
             core_peak = peak.fma_gflops * row.threads
+            bf16_peak = peak.bf16_dot_gflops if settings.precision == "bf16" else None
             row.minimlc_gflops = flops / mini / 1e9
-            row.minimlc_pct_peak = 100 * row.minimlc_gflops / core_peak
+            row.minimlc_pct_peak = 100 * row.minimlc_gflops / (bf16_peak * row.threads if bf16_peak else core_peak)
             if theirs is not None:
                 row.ort_gflops = flops / theirs / 1e9
                 row.ort_pct_peak = 100 * row.ort_gflops / core_peak
@@ -421,13 +423,18 @@ def main(argv: list[str] | None = None) -> int:
         notes.append('onnxruntime is not installed: its columns show "-".')
     load = os.getloadavg()[0]
     print("measuring this machine's peak ...", file=sys.stderr, flush=True)
-    peak = measure(*((0.01, 3) if args.quick else (0.05, 7)))
+    peak = measure(*((0.01, 3) if args.quick else (0.05, 7)), bf16=args.precision == "bf16")
     cpu = llvm.get_host_cpu_name()
     print(
         f"machine: {cpu}, {os.cpu_count()} cores, load average {load:.1f} at start; one core's fp32 peak: "
         f"FMA loop {peak.fma_gflops:.1f} GFLOP/s ({peak.vector_lanes} lanes), numpy sgemm 1024^3 "
-        f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads; clock: {args.clock}; "
-        f"minimlc precision: {args.precision}"
+        f"{peak.numpy_sgemm_gflops:.1f} GFLOP/s; % peak is of the FMA loop x threads"
+        + (
+            f" (minimlc's: of the bfloat16 dot product loop, {peak.bf16_dot_gflops:.1f} GFLOP/s, x threads)"
+            if peak.bf16_dot_gflops
+            else ""
+        )
+        + f"; clock: {args.clock}; minimlc precision: {args.precision}"
     )
     if args.tuning_db and not Path(args.tuning_db).is_file():
         parser.error(f"--tuning-db: no such file: {args.tuning_db}")

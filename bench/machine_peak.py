@@ -1,6 +1,7 @@
-"""This machine's single-core fp32 peak: a JIT-compiled loop of independent vector FMAs, and numpy's sgemm.
+"""This machine's single-core peaks: a JIT-compiled loop of independent vector FMAs, numpy's sgemm, and (where the CPU
+has one) a loop of its bfloat16 pair dot product.
 
-    python bench/machine_peak.py            # both figures, GFLOP/s on one core
+    python bench/machine_peak.py            # the figures, GFLOP/s on one core
 
 The FMA loop is `minimlc.runtime.machine_peak`'s (the peak the profiler and the tuner divide by): independent
 vector FMAs compiled by minimlc's JIT, so nothing but FMA throughput bounds it. numpy's figure is a
@@ -22,7 +23,7 @@ from dataclasses import dataclass  # noqa: E402
 import numpy as np  # noqa: E402
 
 from minimlc.lowering.target import target_from_name  # noqa: E402
-from minimlc.runtime.machine_peak import best_cpu_seconds, fma_peak_gflops  # noqa: E402
+from minimlc.runtime.machine_peak import best_cpu_seconds, dot_bf16_peak_gflops, fma_peak_gflops  # noqa: E402
 
 
 def numpy_sgemm_gflops(size: int = 1024, repeats: int = 7) -> float:
@@ -36,23 +37,30 @@ def numpy_sgemm_gflops(size: int = 1024, repeats: int = 7) -> float:
 
 @dataclass(frozen=True)
 class MachinePeak:
-    """One core's measured fp32 GFLOP/s: the FMA loop (the peak) and numpy's sgemm (what a tuned BLAS reaches)."""
+    """One core's measured GFLOP/s: the FMA loop (the fp32 peak), numpy's sgemm (what a tuned BLAS reaches) and the
+    bfloat16 dot product loop (the peak of a bf16 build's products; None where not measured or the CPU has none)."""
 
     fma_gflops: float
     numpy_sgemm_gflops: float
     vector_lanes: int
+    bf16_dot_gflops: float | None = None
 
 
-def measure(seconds_per_repeat: float = 0.05, repeats: int = 7) -> MachinePeak:
-    """Measure both figures on this machine (the FMA loop runs about `seconds_per_repeat` per repeat)."""
+def measure(seconds_per_repeat: float = 0.05, repeats: int = 7, bf16: bool = False) -> MachinePeak:
+    """Measure the figures on this machine (each loop runs about `seconds_per_repeat` per repeat), the bfloat16 dot
+    product's where `bf16` and the CPU has one."""
+    host = target_from_name("host")
     return MachinePeak(
         fma_peak_gflops(seconds_per_repeat, repeats),
         numpy_sgemm_gflops(repeats=repeats),
-        target_from_name("host").vector_lanes,
+        host.vector_lanes,
+        dot_bf16_peak_gflops(seconds_per_repeat, repeats) if bf16 and host.dot_bf16_bits else None,
     )
 
 
 if __name__ == "__main__":
-    peak = measure()
+    peak = measure(bf16=True)
     print(f"FMA loop ({peak.vector_lanes} lanes): {peak.fma_gflops:.1f} GFLOP/s on one core")
     print(f"numpy sgemm 1024^3, 1 thread: {peak.numpy_sgemm_gflops:.1f} GFLOP/s")
+    if peak.bf16_dot_gflops is not None:
+        print(f"bfloat16 dot product loop: {peak.bf16_dot_gflops:.1f} GFLOP/s on one core")

@@ -3,6 +3,7 @@ product (this host's Zen 3; skipped where the host has one)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,21 @@ def test_precision_takes_fp32_or_bf16_only() -> None:
     assert result.returncode == 2
     assert "argument --precision: invalid choice: 'int8' (choose from" in result.stderr.splitlines()[-1]
     assert "'fp32', 'bf16'" in result.stderr.splitlines()[-1]
+
+
+def test_bf16_percent_of_peak_is_of_the_bf16_dot_product_loop(tmp_path: Path) -> None:
+    """A bf16 build's products run on the bfloat16 dot product: its "% peak" is of that loop's measured peak (about
+    twice the FMA loop's on Zen 4), ONNX Runtime's (float32) still of the FMA loop's."""
+    host = target_from_name("host")
+    if not host.dot_bf16_bits:
+        pytest.skip(f"this CPU ({host.cpu}) has no bfloat16 dot product")
+    report_path = tmp_path / "report.json"
+    result = run_bench("--quick", "--models", "matmul", "--matmul-size", "128", "--threads", "1", "--precision",
+                       "bf16", "--json", str(report_path))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    machine, (row,) = (report := json.loads(report_path.read_text()))["machine"], report["rows"]
+    assert machine["bf16_dot_gflops"] > machine["fma_gflops"]
+    assert row["minimlc_pct_peak"] == pytest.approx(100 * row["minimlc_gflops"] / machine["bf16_dot_gflops"])
+    if row["ort_gflops"] is not None:
+        assert row["ort_pct_peak"] == pytest.approx(100 * row["ort_gflops"] / machine["fma_gflops"])
+    assert "(minimlc's: of the bfloat16 dot product loop," in result.stdout
