@@ -15,7 +15,8 @@ rounded to bfloat16, over the whole source:
 - of an activation with other readers (a residual), it is a copy that `te-bf16-activations` replaces by the
   activation itself where it stores that in bfloat16 (a "bf16_channels" reader makes it a candidate as a pack does).
 
-An input already stored in bfloat16 is viewed as it is. The pack's two halves must compute the same function of the
+Packs of one input (a ResNet stage's first block and its projection shortcut) share one "bf16_channels" compute. An
+input already stored in bfloat16 is viewed as it is. The pack's two halves must compute the same function of the
 channel (the second reads `C/2` channels on, checked op by op), the weight words' too; a convolution with an odd
 channel count (its last word padded), a pack that reads its source at other indices (padding, a stride inside the
 pack) and any other form keep their pack.
@@ -51,6 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from minimlc.dialects import graph, llvm_ext, te
 from minimlc.lowering.generic.clone import clone_op
+from minimlc.lowering.generic.structural_key import structural_key
 from minimlc.lowering.graph_to_te.builder import index_constant
 from minimlc.lowering.graph_to_te.small_floats import rounded_to_bf16
 from minimlc.lowering.te.compute_rewriting import computes_of
@@ -242,9 +244,20 @@ def _in_place_domain(low: SSAValue, pack: te.ComputeOp) -> tuple[int, ...] | Non
     return shape[:-1]
 
 
-def view_words(pack: te.ComputeOp) -> bool:
+def _shared(channels: te.ComputeOp, made: dict[tuple[object, ...], te.ComputeOp]) -> te.ComputeOp:
+    """`channels` (a new "bf16_channels" compute), or one made before that computes the same from the same tensors
+    (the packs of two 1x1 convolutions reading one input: a ResNet stage's first block and its projection), which
+    then replaces it."""
+    tensors = [op.tensor for op in channels.body.walk() if isinstance(op, te.ReadOp)]
+    key = (structural_key(channels, tensors), *tensors)
+    if (earlier := made.setdefault(key, channels)) is not channels:
+        Rewriter.erase_op(channels)
+    return earlier
+
+
+def view_words(pack: te.ComputeOp, made: dict[tuple[object, ...], te.ComputeOp]) -> bool:
     """Replace `pack` (a "conv_bf16_input") by a view of its values in bfloat16 where it qualifies (see the module
-    docstring); whether it did."""
+    docstring), sharing the "bf16_channels" computes `made` holds; whether it did."""
     conv = _only_reader(pack.result)
     weights = _weight_words(conv, pack) if conv is not None else None
     paired, weight_pairs = _paired(pack, len(pack.shape) - 1), _paired(weights, 1) if weights is not None else None
@@ -259,7 +272,7 @@ def view_words(pack: te.ComputeOp) -> bool:
     Rewriter.replace_op(weights, [], [new_weights.result])
     if source is None:
         assert domain is not None
-        source = _rounded_channels(pack, low, domain).result
+        source = _shared(_rounded_channels(pack, low, domain), made).result
     source_type = source.type
     assert isinstance(source_type, TensorType)
     words = graph.tensor_type([*source_type.get_shape()[:-1], pack.shape[-1]], i32)
@@ -276,6 +289,7 @@ class TeBF16WordViewsPass(ModulePass):
     name = "te-bf16-word-views"
 
     def apply(self, ctx: Context, op: builtin.ModuleOp) -> None:
+        made: dict[tuple[object, ...], te.ComputeOp] = {}
         for compute in computes_of(op):
             if compute.tag.data == INPUT_TAG:
-                view_words(compute)
+                view_words(compute, made)

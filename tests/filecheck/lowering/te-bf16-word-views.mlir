@@ -117,6 +117,69 @@ func.func @elementwise(%s: tensor<1x2x2x4xf32>, %b: tensor<4xf32>, %f: tensor<8x
 
 // -----
 
+// Two 1x1 convolutions reading one input (a ResNet stage's first block and its projection shortcut) share one
+// "bf16_channels" compute of it: one pass, two views.
+func.func @shared(%s: tensor<1x2x2x4xf32>, %f: tensor<8x4x1x1xf32>) -> (tensor<1x8x2x2xf32>, tensor<1x8x2x2xf32>) {
+  %w1 = te.compute "conv_bf16_weight" (%o, %c, %kh, %kw) -> tensor<8x2x1x1xi32> {
+    %lo = te.read %f[%o, %c, %kh, %kw] : tensor<8x4x1x1xf32>
+    %two = arith.constant 2 : index
+    %c2 = arith.addi %c, %two : index
+    %hi = te.read %f[%o, %c2, %kh, %kw] : tensor<8x4x1x1xf32>
+    %word = llvmx.pack_bf16 %lo, %hi : f32 -> i32
+    te.yield %word : i32
+  }
+  %x1 = te.compute "conv_bf16_input" (%n, %h, %v, %c) -> tensor<1x2x2x2xi32> {
+    %l = te.read %s[%n, %h, %v, %c] : tensor<1x2x2x4xf32>
+    %two = arith.constant 2 : index
+    %c2 = arith.addi %c, %two : index
+    %hv = te.read %s[%n, %h, %v, %c2] : tensor<1x2x2x4xf32>
+    %word = llvmx.pack_bf16 %l, %hv : f32 -> i32
+    te.yield %word : i32
+  }
+  %y1 = te.compute "conv" (%n, %o, %h, %v) reduce sum (%kh : 1, %kw : 1, %c : 2) -> tensor<1x8x2x2xf32> {
+    %p = te.read %x1[%n, %h, %v, %c] : tensor<1x2x2x2xi32>
+    %q = te.read %w1[%o, %c, %kh, %kw] : tensor<8x2x1x1xi32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %d = llvmx.dot_bf16 %zero, %p, %q : f32, i32
+    te.yield %d : f32
+  }
+  %w2 = te.compute "conv_bf16_weight" (%o, %c, %kh, %kw) -> tensor<8x2x1x1xi32> {
+    %lo = te.read %f[%o, %c, %kh, %kw] : tensor<8x4x1x1xf32>
+    %two = arith.constant 2 : index
+    %c2 = arith.addi %c, %two : index
+    %hi = te.read %f[%o, %c2, %kh, %kw] : tensor<8x4x1x1xf32>
+    %word = llvmx.pack_bf16 %lo, %hi : f32 -> i32
+    te.yield %word : i32
+  }
+  %x2 = te.compute "conv_bf16_input" (%n, %h, %v, %c) -> tensor<1x2x2x2xi32> {
+    %l = te.read %s[%n, %h, %v, %c] : tensor<1x2x2x4xf32>
+    %two = arith.constant 2 : index
+    %c2 = arith.addi %c, %two : index
+    %hv = te.read %s[%n, %h, %v, %c2] : tensor<1x2x2x4xf32>
+    %word = llvmx.pack_bf16 %l, %hv : f32 -> i32
+    te.yield %word : i32
+  }
+  %y2 = te.compute "conv" (%n, %o, %h, %v) reduce sum (%kh : 1, %kw : 1, %c : 2) -> tensor<1x8x2x2xf32> {
+    %p = te.read %x2[%n, %h, %v, %c] : tensor<1x2x2x2xi32>
+    %q = te.read %w2[%o, %c, %kh, %kw] : tensor<8x2x1x1xi32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %d = llvmx.dot_bf16 %zero, %p, %q : f32, i32
+    te.yield %d : f32
+  }
+  func.return %y1, %y2 : tensor<1x8x2x2xf32>, tensor<1x8x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @shared(
+// CHECK:         %x1 = te.compute "bf16_channels"
+// CHECK-NEXT:      te.read %s[
+// CHECK:         %[[FIRST:.*]] = te.view %x1 : tensor<1x2x2x4xbf16> to tensor<1x2x2x2xi32>
+// CHECK-NOT:     "bf16_channels"
+// CHECK:         %[[SECOND:.*]] = te.view %x1 : tensor<1x2x2x4xbf16> to tensor<1x2x2x2xi32>
+// CHECK-NOT:     "bf16_channels"
+// CHECK:         func.return
+
+// -----
+
 // A strided 1x1 convolution's pack holds the corner of its input that the stride reads (here 1x1 of 2x2): the view is
 // of the whole input, which the convolution reads at its own (strided) indices as it read the pack.
 func.func @corner(%a: tensor<1x2x2x4xbf16>, %f: tensor<8x4x1x1xf32>) -> tensor<1x8x1x1xf32> {
