@@ -58,7 +58,7 @@ from xdsl.printer import Printer
 from xdsl.traits import NoTerminator, Pure, RecursiveMemoryEffect
 from xdsl.utils.exceptions import VerifyException
 
-from minimlc.dialects.te import static_bits
+from minimlc.dialects.te import check_same_size
 
 LOOP_KINDS = ("serial", "parallel", "vectorize", "unroll")
 """How a `loop.for` is to be executed; every kind has serial semantics, the others are schedule directives."""
@@ -385,11 +385,7 @@ class ViewOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[result_type])
 
     def verify_(self) -> None:
-        source_bits, result_bits = static_bits(self.source.type), static_bits(self.result.type)
-        if source_bits is None or result_bits is None or source_bits != result_bits:
-            raise VerifyException(
-                f"{self.name}: needs static buffers of the same size, got {self.source.type} to {self.result.type}"
-            )
+        check_same_size(self, self.source, self.result, "buffers")
 
 
 Loop = Dialect("loop", [ForOp, AllocOp, ExtentsOp, WeightOp, PrecomputeOp, CallExternOp, PrefetchOp, ViewOp], [])

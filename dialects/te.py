@@ -76,7 +76,7 @@ KERNEL_GROUP = "kernel_group"
 stages of a softmax or a normalisation, `attributes {kernel_group = 0 : i64}`; `te-inline` keeps them."""
 
 
-def static_bits(type: Attribute) -> int | None:
+def _static_bits(type: Attribute) -> int | None:
     """The bits of a static tensor or memref type whose elements have a fixed width, else None."""
     shape = getattr(type, "get_shape", lambda: None)()
     element = getattr(type, "element_type", None)
@@ -86,6 +86,13 @@ def static_bits(type: Attribute) -> int | None:
     for dim in shape:
         bits *= dim
     return bits
+
+
+def check_same_size(op: Operation, source: SSAValue, result: SSAValue, what: str) -> None:
+    """A view's check (`te.view`, `loop.view`): `source` and `result` are static `what` of the same size."""
+    source_bits, result_bits = _static_bits(source.type), _static_bits(result.type)
+    if source_bits is None or source_bits != result_bits:
+        raise VerifyException(f"{op.name}: needs static {what} of the same size, got {source.type} to {result.type}")
 
 
 @lru_cache(maxsize=1024)
@@ -419,11 +426,7 @@ class ViewOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[result_type])
 
     def verify_(self) -> None:
-        source_bits, result_bits = static_bits(self.source.type), static_bits(self.result.type)
-        if source_bits is None or result_bits is None or source_bits != result_bits:
-            raise VerifyException(
-                f"{self.name}: needs static tensors of the same size, got {self.source.type} to {self.result.type}"
-            )
+        check_same_size(self, self.source, self.result, "tensors")
 
 
 TE = Dialect("te", [ComputeOp, ReadOp, DimOp, YieldOp, CallExternOp, ViewOp], [])

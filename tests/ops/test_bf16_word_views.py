@@ -29,18 +29,14 @@ from minimlc import InferenceSession
 from minimlc.driver.calibration import bf16_passes
 from minimlc.frontend.onnx import import_model
 from minimlc.lowering.pipeline import build_pipeline, run_pipeline
-from tests.ops.test_bf16_activations import EVERY_SIZE, TOLERANCE, on_bf16_host
-from tests.ops.test_bf16_cross import TARGETS, bf16_rounded, conv, needs_qemu, run_bf16_build
+from tests.ops.test_bf16_activations import EVERY_SIZE, TOLERANCE, _rounded, on_bf16_host
+from tests.ops.test_bf16_cross import TARGETS, conv, needs_qemu, run_bf16_build
 
 OUTPUTS = ("t", "u", "v", "p")
 AS_BUILT = f"te-bf16-word-views,{EVERY_SIZE}"
 """The bfloat16 build's te passes in its order, activations of any size stored in bfloat16."""
 OPT_LEVELS = (0, 1, 3)
 """O0 allocates each buffer on its own, O1 plans them without fusing, O3 fuses: a view is its source's memory."""
-
-
-def _rounded(values: np.ndarray) -> np.ndarray:
-    return bf16_rounded(values.astype(np.float32)).astype(np.float64)
 
 
 def views_case(rng: np.random.Generator) -> tuple[onnx.ModelProto, np.ndarray, dict[str, np.ndarray]]:
