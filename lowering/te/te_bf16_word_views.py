@@ -130,12 +130,23 @@ def _only_reader(tensor: SSAValue) -> te.ComputeOp | None:
 
 
 def _weight_words(conv: te.ComputeOp, pack: te.ComputeOp) -> te.ComputeOp | None:
-    """The weight words the convolution `conv` takes with the words of `pack`, if only it reads them."""
-    for op in conv.body.block.ops:
-        if isinstance(op, te.ReadOp) and op.tensor is not pack.result:
-            words = op.tensor.owner
-            if isinstance(words, te.ComputeOp) and words.tag.data == WEIGHT_TAG and _only_reader(words.result) is conv:
-                return words
+    """The weight words the convolution `conv` takes the dot product of with the words of `pack`, word `w` of one
+    with word `w` of the other (the pack's last index is the weights' second), if only `conv` reads them."""
+    yielded = conv.body.block.last_op
+    assert isinstance(yielded, te.YieldOp)
+    dot = yielded.value.owner
+    if not isinstance(dot, llvm_ext.DotBF16Op):
+        return None
+    reads = [operand.owner for operand in (dot.lhs, dot.rhs)]
+    if not all(isinstance(read, te.ReadOp) for read in reads):
+        return None
+    for data, weight in (reads, reads[::-1]):
+        assert isinstance(data, te.ReadOp)
+        assert isinstance(weight, te.ReadOp)
+        words = weight.tensor.owner
+        if data.tensor is pack.result and isinstance(words, te.ComputeOp) and words.tag.data == WEIGHT_TAG:
+            same_word = len(weight.indices) > 1 and data.indices[-1] is weight.indices[1]
+            return words if same_word and _only_reader(words.result) is conv else None
     return None
 
 

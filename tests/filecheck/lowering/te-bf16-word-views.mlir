@@ -393,6 +393,44 @@ func.func @kept(%s: tensor<1x4x4x4xf32>, %f: tensor<8x4x1x1xf32>) -> (tensor<1x8
 
 // -----
 
+// A convolution that takes word w of its input with another word of its weights (here 1 - w) keeps its pairs: both
+// re-paired would no longer meet channel for channel.
+func.func @crossed(%s: tensor<1x2x2x4xf32>, %f: tensor<8x4x1x1xf32>) -> tensor<1x8x2x2xf32> {
+  %w = te.compute "conv_bf16_weight" (%o, %c, %kh, %kw) -> tensor<8x2x1x1xi32> {
+    %lo = te.read %f[%o, %c, %kh, %kw] : tensor<8x4x1x1xf32>
+    %two = arith.constant 2 : index
+    %c2 = arith.addi %c, %two : index
+    %hi = te.read %f[%o, %c2, %kh, %kw] : tensor<8x4x1x1xf32>
+    %word = llvmx.pack_bf16 %lo, %hi : f32 -> i32
+    te.yield %word : i32
+  }
+  %x = te.compute "conv_bf16_input" (%n, %h, %v, %c) -> tensor<1x2x2x2xi32> {
+    %l = te.read %s[%n, %h, %v, %c] : tensor<1x2x2x4xf32>
+    %two = arith.constant 2 : index
+    %c2 = arith.addi %c, %two : index
+    %hv = te.read %s[%n, %h, %v, %c2] : tensor<1x2x2x4xf32>
+    %word = llvmx.pack_bf16 %l, %hv : f32 -> i32
+    te.yield %word : i32
+  }
+  %y = te.compute "conv" (%n, %o, %h, %v) reduce sum (%kh : 1, %kw : 1, %c : 2) -> tensor<1x8x2x2xf32> {
+    %one = arith.constant 1 : index
+    %other = arith.subi %one, %c : index
+    %p = te.read %x[%n, %h, %v, %c] : tensor<1x2x2x2xi32>
+    %q = te.read %w[%o, %other, %kh, %kw] : tensor<8x2x1x1xi32>
+    %zero = arith.constant 0.000000e+00 : f32
+    %d = llvmx.dot_bf16 %zero, %p, %q : f32, i32
+    te.yield %d : f32
+  }
+  func.return %y : tensor<1x8x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @crossed(
+// CHECK-NOT:     te.view
+// CHECK-NOT:     arith.muli
+// CHECK:         %x = te.compute "conv_bf16_input"
+
+// -----
+
 // An odd channel count: the last word's high half is 0.0 past the channels (a select), not the low half's function.
 func.func @odd(%s: tensor<1x2x2x3xf32>, %f: tensor<8x3x1x1xf32>) -> tensor<1x8x2x2xf32> {
   %w = te.compute "conv_bf16_weight" (%o, %c, %kh, %kw) -> tensor<8x2x1x1xi32> {
