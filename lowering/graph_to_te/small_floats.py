@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import BFloat16Type, Float16Type, f32, i16, i32
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, FloatAttr, IntegerAttr, f32, i16, i32
 from xdsl.ir import Attribute, SSAValue
 
 from minimlc.dialects import llvm_ext
@@ -98,3 +98,28 @@ def rounded_to_bf16(value: SSAValue) -> SSAValue:
     half of an `llvmx.pack_bf16` word."""
     word = llvm_ext.PackBF16Op(value, constant(0.0, f32)).result
     return arith.BitcastOp(arith.TruncIOp(word, i16).result, BFloat16Type()).result
+
+
+def rounded_operand(value: SSAValue) -> SSAValue | None:
+    """The float32 value that `value` is, as `rounded_to_bf16` builds it, the rounding of; None if it is not one."""
+    cast = value.owner
+    if not isinstance(cast, arith.BitcastOp) or not isinstance(narrow := cast.input.owner, arith.TruncIOp):
+        return None
+    word = narrow.input.owner
+    if not isinstance(word, llvm_ext.PackBF16Op) or not isinstance(high := word.high.owner, arith.ConstantOp):
+        return None
+    return word.low if high.value == FloatAttr(0.0, f32) else None
+
+
+def widened_operand(value: SSAValue) -> SSAValue | None:
+    """The bfloat16 value that `value` is, as `to_f32` builds it, the widening of; None if it is not one."""
+    cast = value.owner
+    if not isinstance(cast, arith.BitcastOp) or not isinstance(shift := cast.input.owner, arith.ShLIOp):
+        return None
+    wide, bits = shift.lhs.owner, shift.rhs.owner
+    if not isinstance(wide, arith.ExtUIOp) or not isinstance(bits, arith.ConstantOp):
+        return None
+    if bits.value != IntegerAttr(16, i32) or not isinstance(as_integer := wide.input.owner, arith.BitcastOp):
+        return None
+    narrow = as_integer.input
+    return narrow if isinstance(narrow.type, BFloat16Type) else None

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder, ImplicitBuilder
 from xdsl.context import Context
 from xdsl.dialects import arith, builtin, func
-from xdsl.dialects.builtin import BFloat16Type, FloatAttr, IndexType, TensorType, f32
+from xdsl.dialects.builtin import BFloat16Type, IndexType, TensorType, f32
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -54,7 +54,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from minimlc.dialects import graph, llvm_ext, te
 from minimlc.lowering.graph_to_te.builder import build_compute, read
-from minimlc.lowering.graph_to_te.small_floats import rounded_to_bf16, to_f32
+from minimlc.lowering.graph_to_te.small_floats import rounded_operand, rounded_to_bf16, to_f32
 from minimlc.lowering.strategy.data_layout import byte_size
 from minimlc.lowering.target import target_of
 from minimlc.lowering.te.compute_rewriting import computes_of
@@ -124,20 +124,14 @@ def _copies(reader: te.ComputeOp, tensor: SSAValue) -> bool:
     """Whether `reader` (a "bf16_channels" compute) only rounds `tensor`, read at its own indices, to bfloat16."""
     yielded = reader.body.block.last_op
     assert isinstance(yielded, te.YieldOp)
-    cast = yielded.value.owner
-    if not isinstance(cast, arith.BitcastOp) or not isinstance(narrow := cast.input.owner, arith.TruncIOp):
-        return False
-    word = narrow.input.owner
-    if not isinstance(word, llvm_ext.PackBF16Op) or not isinstance(high := word.high.owner, arith.ConstantOp):
-        return False
-    value = word.low.owner
+    value = rounded_operand(yielded.value)
+    read = value.owner if value is not None else None
     return (
-        isinstance(value, te.ReadOp)
-        and value.tensor is tensor
-        and list(value.indices) == list(reader.body.block.args)
+        isinstance(read, te.ReadOp)
+        and read.tensor is tensor
+        and list(read.indices) == list(reader.body.block.args)
         and isinstance(tensor.type, TensorType)
         and reader.shape == tuple(tensor.type.get_shape())
-        and high.value == FloatAttr(0.0, f32)
     )
 
 

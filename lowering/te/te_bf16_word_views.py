@@ -54,7 +54,7 @@ from minimlc.dialects import graph, llvm_ext, te
 from minimlc.lowering.generic.clone import clone_op
 from minimlc.lowering.generic.structural_key import structural_key
 from minimlc.lowering.graph_to_te.builder import index_constant
-from minimlc.lowering.graph_to_te.small_floats import rounded_to_bf16
+from minimlc.lowering.graph_to_te.small_floats import rounded_to_bf16, widened_operand
 from minimlc.lowering.te.compute_rewriting import computes_of
 
 INPUT_TAG, WEIGHT_TAG = "conv_bf16_input", "conv_bf16_weight"
@@ -210,23 +210,13 @@ def _covers(shape: Sequence[int], pack: te.ComputeOp) -> bool:
 
 def _stored_source(low: SSAValue, pack: te.ComputeOp) -> SSAValue | None:
     """The bfloat16 tensor whose value `low` widens, read at the pack's own indices, if it is that."""
-    cast = low.owner
-    if not isinstance(cast, arith.BitcastOp) or not isinstance(shift := cast.input.owner, arith.ShLIOp):
-        return None
-    widened, bits = shift.lhs.owner, shift.rhs.owner
-    if not isinstance(widened, arith.ExtUIOp) or not isinstance(bits, arith.ConstantOp):
-        return None
-    if not isinstance(bits.value, IntegerAttr) or bits.value.value.data != 16:
-        return None
-    if not isinstance(as_integer := widened.input.owner, arith.BitcastOp):
-        return None
-    read = as_integer.input.owner
+    narrow = widened_operand(low)
+    read = narrow.owner if narrow is not None else None
     if not isinstance(read, te.ReadOp) or list(read.indices) != list(pack.body.block.args):
         return None
     source_type = read.tensor.type
     assert isinstance(source_type, TensorType)
-    stored = isinstance(source_type.element_type, BFloat16Type) and _covers(source_type.get_shape(), pack)
-    return read.tensor if stored else None
+    return read.tensor if _covers(source_type.get_shape(), pack) else None
 
 
 def _in_place_domain(low: SSAValue, pack: te.ComputeOp) -> tuple[int, ...] | None:
