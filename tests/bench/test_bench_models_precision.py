@@ -41,8 +41,9 @@ def test_precision_takes_fp32_or_bf16_only() -> None:
 
 
 def test_bf16_percent_of_peak_is_of_the_bf16_dot_product_loop(tmp_path: Path) -> None:
-    """A bf16 build's products run on the bfloat16 dot product: its "% peak" is of that loop's measured peak (about
-    twice the FMA loop's on Zen 4), ONNX Runtime's (float32) still of the FMA loop's."""
+    """A bf16 build's products run on the bfloat16 dot product: its "% peak" is of that loop's measured peak (twice
+    the FMA loop's on Zen 4, about the same on CPUs with two FMA ports: the two are not compared here), ONNX
+    Runtime's (float32) still of the FMA loop's."""
     host = target_from_name("host")
     if not host.dot_bf16_bits:
         pytest.skip(f"this CPU ({host.cpu}) has no bfloat16 dot product")
@@ -51,7 +52,7 @@ def test_bf16_percent_of_peak_is_of_the_bf16_dot_product_loop(tmp_path: Path) ->
                        "bf16", "--json", str(report_path))  # fmt: skip
     assert result.returncode == 0, result.stderr
     machine, (row,) = (report := json.loads(report_path.read_text()))["machine"], report["rows"]
-    assert machine["bf16_dot_gflops"] > machine["fma_gflops"]
+    assert machine["bf16_dot_gflops"] > 0
     assert row["minimlc_pct_peak"] == pytest.approx(100 * row["minimlc_gflops"] / machine["bf16_dot_gflops"])
     if row["ort_gflops"] is not None:
         assert row["ort_pct_peak"] == pytest.approx(100 * row["ort_gflops"] / machine["fma_gflops"])
